@@ -1,0 +1,1 @@
+//! (in progress) ibsim + OpenSM testbed for integration tests and benchmarks.

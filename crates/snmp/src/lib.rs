@@ -1,0 +1,15 @@
+//! IB-agnostic SNMP agent engine.
+//!
+//! Layers, bottom up:
+//! - [`ber`]: pure BER encode/decode over byte slices (X.690 subset used by SNMP);
+//! - [`oid`], [`value`]: the SMI data model;
+//! - [`pdu`], [`message`]: SNMPv1/v2c messages and PDUs as typed structs;
+//! - [`mib`], [`table`], [`index`]: the seam every MIB module plugs into, and
+//!   the one generic table walker;
+//! - [`dispatch`]: Get/GetNext/GetBulk/Set processing over registered objects
+//!   (RFC 3416, with RFC 3584 mapping for v1);
+//! - [`agent`]: the UDP transport, community checks and snmp-group counters.
+
+pub mod oid;
+pub mod value;
+pub mod mib;

@@ -1,0 +1,64 @@
+//! The seam every MIB module plugs into.
+//!
+//! The agent is generic over two types chosen by the application:
+//! - `V`, the *view*: one consistent, immutable state a whole request is
+//!   answered from (for ibsnmpd: an `Arc` of the current fabric snapshot plus
+//!   agent state). The agent obtains one view per request and never blocks.
+//! - `K`, the *change*: what a validated Set varbind turns into. Phase 1 of a
+//!   Set (RFC 3416 4.2.5) calls [`MibObject::check_set`] on every varbind;
+//!   only when all pass does the application's one control path apply the
+//!   resulting `Vec<K>` (phase 2), with undo on failure.
+
+use crate::oid::Oid;
+use crate::value::{Value, VarBind};
+
+/// Why a Set varbind was refused in phase 1 (RFC 3416 error-status names).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum SetError {
+    NoAccess,
+    NotWritable,
+    WrongType,
+    WrongLength,
+    WrongEncoding,
+    WrongValue,
+    NoCreation,
+    InconsistentValue,
+    ResourceUnavailable,
+    InconsistentName,
+}
+
+/// One registered MIB subtree: a scalar, a table, or a group of them.
+///
+/// Registrations must not overlap. OIDs passed in are full OIDs.
+pub trait MibObject<V, K>: Send + Sync {
+    /// The subtree this object answers for (for a table, its entry OID; for
+    /// a scalar, the object OID without the `.0` instance).
+    fn root(&self) -> &Oid;
+
+    /// Exact-match read of `oid` (which starts with `root()`). Returns
+    /// `Value::NoSuchObject` or `Value::NoSuchInstance` when absent.
+    fn get(&self, view: &V, oid: &[u32]) -> Value;
+
+    /// The first instance in this subtree strictly after `oid` in
+    /// lexicographic order. `oid` may lie before the subtree (then the first
+    /// instance is returned) or inside it.
+    fn next(&self, view: &V, oid: &[u32]) -> Option<VarBind>;
+
+    /// Phase 1 of Set: validate `value` for `oid` against `view` and return
+    /// the change to apply. Nothing may be changed here.
+    fn check_set(&self, view: &V, oid: &[u32], value: &Value) -> Result<K, SetError> {
+        let _ = (view, value);
+        if self.get_is_instance(oid) {
+            Err(SetError::NotWritable)
+        } else {
+            Err(SetError::NoCreation)
+        }
+    }
+
+    /// Helper for the default `check_set`: does `oid` name an instance the
+    /// object could hold? Defaults to "yes", giving notWritable.
+    fn get_is_instance(&self, oid: &[u32]) -> bool {
+        let _ = oid;
+        true
+    }
+}

@@ -1,0 +1,104 @@
+//! OBJECT IDENTIFIER values.
+
+use std::fmt;
+use std::str::FromStr;
+
+/// An OBJECT IDENTIFIER: a sequence of sub-identifiers (at most 128, each u32).
+#[derive(Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+pub struct Oid(Vec<u32>);
+
+/// The longest OID SNMP allows (RFC 2578 section 3.5).
+pub const MAX_SUBIDS: usize = 128;
+
+impl Oid {
+    pub fn new(subids: Vec<u32>) -> Self {
+        Oid(subids)
+    }
+    pub fn from_slice(s: &[u32]) -> Self {
+        Oid(s.to_vec())
+    }
+    pub fn as_slice(&self) -> &[u32] {
+        &self.0
+    }
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+    pub fn starts_with(&self, prefix: &[u32]) -> bool {
+        self.0.starts_with(prefix)
+    }
+    pub fn push(&mut self, subid: u32) {
+        self.0.push(subid)
+    }
+    pub fn extend_from_slice(&mut self, s: &[u32]) {
+        self.0.extend_from_slice(s)
+    }
+    /// `self` followed by `suffix`.
+    pub fn join(&self, suffix: &[u32]) -> Oid {
+        let mut v = Vec::with_capacity(self.0.len() + suffix.len());
+        v.extend_from_slice(&self.0);
+        v.extend_from_slice(suffix);
+        Oid(v)
+    }
+    pub fn into_vec(self) -> Vec<u32> {
+        self.0
+    }
+}
+
+impl From<Vec<u32>> for Oid {
+    fn from(v: Vec<u32>) -> Self {
+        Oid(v)
+    }
+}
+
+impl From<&[u32]> for Oid {
+    fn from(v: &[u32]) -> Self {
+        Oid(v.to_vec())
+    }
+}
+
+impl AsRef<[u32]> for Oid {
+    fn as_ref(&self) -> &[u32] {
+        &self.0
+    }
+}
+
+impl fmt::Display for Oid {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for (i, s) in self.0.iter().enumerate() {
+            if i > 0 {
+                f.write_str(".")?;
+            }
+            write!(f, "{s}")?;
+        }
+        Ok(())
+    }
+}
+
+impl fmt::Debug for Oid {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Oid({self})")
+    }
+}
+
+/// Error parsing a dotted OID string.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("invalid OID {0:?}: expected dotted decimal sub-identifiers")]
+pub struct ParseOidError(pub String);
+
+impl FromStr for Oid {
+    type Err = ParseOidError;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let t = s.strip_prefix('.').unwrap_or(s);
+        if t.is_empty() {
+            return Err(ParseOidError(s.to_string()));
+        }
+        t.split('.')
+            .map(|p| p.parse::<u32>())
+            .collect::<Result<Vec<_>, _>>()
+            .map(Oid)
+            .map_err(|_| ParseOidError(s.to_string()))
+    }
+}
