@@ -1,1 +1,147 @@
-//! (in progress: generated OID constants)
+//! OID constants generated at build time from the MIB files in `mibs/`
+//! (see `build.rs`), so the code and the shipped MIB files cannot drift apart.
+//!
+//! One module per MIB module (`ib_pm_mib`, `ib_if_mib`, `ib_sm_mib`,
+//! `ib_tc_mib`, `if_mib`, `snmpv2_mib`, `snmpv2_smi`), each with a
+//! `pub const` per descriptor in SCREAMING_SNAKE_CASE
+//! (`if_mib::IF_HC_IN_OCTETS`), `MODULE` (the module name) and `OBJECTS`,
+//! every descriptor with its OID.
+
+include!(concat!(env!("OUT_DIR"), "/oids.rs"));
+
+/// The parser of `build.rs`, compiled here so its unit tests run.
+#[cfg(test)]
+#[allow(dead_code)]
+#[path = "../build.rs"]
+mod build_script;
+
+#[cfg(test)]
+mod tests {
+    use super::build_script::{parse_module, resolve, screaming_snake, Component, Module};
+    use super::*;
+
+    fn mibs_dir() -> std::path::PathBuf {
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../mibs")
+    }
+
+    #[test]
+    fn known_oids() {
+        assert_eq!(if_mib::IF_HC_IN_OCTETS, &[1, 3, 6, 1, 2, 1, 31, 1, 1, 1, 6]);
+        assert_eq!(snmpv2_mib::SYS_DESCR, &[1, 3, 6, 1, 2, 1, 1, 1]);
+        assert_eq!(
+            ib_pm_mib::PM_PORT_COUNTERS_ENTRY,
+            &[1, 3, 6, 1, 3, 117, 1, 4, 1]
+        );
+        assert_eq!(
+            ib_pm_mib::PM_PORT_COUNTERSO_ENTRY,
+            ib_pm_mib::PM_PORT_COUNTERS_ENTRY
+        );
+        assert_eq!(ib_tc_mib::IB_TC_MIB, &[1, 3, 6, 1, 3, 117, 1]);
+        assert_eq!(
+            ib_if_mib::IB_IF_VL_TRAFFIC_IF_INDEX,
+            &[1, 3, 6, 1, 3, 117, 2, 1, 2, 1, 1]
+        );
+        assert_eq!(
+            ib_if_mib::IB_IF_PORT_STAT_VL15_DROPPED,
+            &[1, 3, 6, 1, 3, 117, 2, 1, 1, 1, 15]
+        );
+        assert_eq!(ib_sm_mib::IB_SM_MIB, &[1, 3, 6, 1, 3, 117, 7]);
+        assert_eq!(snmpv2_smi::MIB_2, &[1, 3, 6, 1, 2, 1]);
+        assert_eq!(ib_pm_mib::MODULE, "IB-PM-MIB");
+    }
+
+    #[test]
+    fn objects_tables_are_complete_and_consistent() {
+        // 90 = the object-by-object listing of seed 001.
+        assert_eq!(ib_pm_mib::OBJECTS.len(), 90);
+        fn find(t: &'static [(&str, &'static [u32])], n: &str) -> Option<&'static [u32]> {
+            t.iter().find(|o| o.0 == n).map(|o| o.1)
+        }
+        assert_eq!(
+            find(if_mib::OBJECTS, "ifHCInOctets"),
+            Some(if_mib::IF_HC_IN_OCTETS)
+        );
+        assert_eq!(
+            find(snmpv2_mib::OBJECTS, "sysDescr"),
+            Some(snmpv2_mib::SYS_DESCR)
+        );
+        for table in [
+            ib_pm_mib::OBJECTS,
+            ib_if_mib::OBJECTS,
+            ib_sm_mib::OBJECTS,
+            ib_tc_mib::OBJECTS,
+        ] {
+            for (name, oid) in table {
+                assert!(oid.starts_with(&[1, 3, 6, 1, 3, 117]), "{name} outside 117");
+            }
+        }
+    }
+
+    #[test]
+    fn parser_resolves_across_imports_and_skips_strings_and_comments() {
+        let smi = "SNMPv2-SMI DEFINITIONS ::= BEGIN
+            org OBJECT IDENTIFIER ::= { iso 3 }  -- fooBar OBJECT IDENTIFIER ::= { org 9 }
+            dod OBJECT IDENTIFIER ::= { org 6 }
+            internet OBJECT IDENTIFIER ::= { dod 1 }
+            mgmt OBJECT IDENTIFIER ::= { internet 2 }
+            mib-2 OBJECT IDENTIFIER ::= { mgmt 1 }
+            zeroDotZero OBJECT-IDENTITY STATUS current DESCRIPTION \"x ::= { y 1 }\" ::= { 0 0 }
+            END";
+        let mib = "X-MIB DEFINITIONS ::= BEGIN
+            IMPORTS MODULE-IDENTITY, OBJECT-TYPE, mib-2 FROM SNMPv2-SMI;
+            xMIB MODULE-IDENTITY LAST-UPDATED \"200001010000Z\" DESCRIPTION \"--\" ::= { mib-2 99 }
+            xTable OBJECT-TYPE SYNTAX SEQUENCE OF XEntry INDEX { xIndex } ::= { xMIB 1 }
+            XEntry ::= SEQUENCE { xIndex INTEGER, xOid OBJECT IDENTIFIER }
+            xCol OBJECT-TYPE SYNTAX INTEGER { up(1), down(2) } ::= { xTable iso(1) 7 }
+            END";
+        let mods: Vec<Module> = vec![
+            parse_module("SMI", smi).unwrap(),
+            parse_module("X", mib).unwrap(),
+        ];
+        assert_eq!(mods[0].assignments.len(), 6);
+        assert_eq!(mods[1].assignments.len(), 3);
+        assert_eq!(
+            mods[1].assignments[2].value,
+            vec![
+                Component::Name("xTable".into()),
+                Component::Num(1),
+                Component::Num(7)
+            ]
+        );
+        let r = resolve(&mods).unwrap();
+        let x = &r["X-MIB"];
+        assert_eq!(x[0].2, vec![1, 3, 6, 1, 2, 1, 99]);
+        assert_eq!(x[2].2, vec![1, 3, 6, 1, 2, 1, 99, 1, 1, 7]);
+        assert_eq!(r["SNMPv2-SMI"][5].2, vec![0, 0]);
+    }
+
+    #[test]
+    fn unresolvable_parent_names_file_and_line() {
+        let mib = "Y-MIB DEFINITIONS ::= BEGIN\n\nyObj OBJECT IDENTIFIER ::= { nowhere 1 }\nEND";
+        let mods = vec![parse_module("mibs/Y-MIB", mib).unwrap()];
+        let e = resolve(&mods).unwrap_err();
+        assert!(e.contains("mibs/Y-MIB:3") && e.contains("nowhere"), "{e}");
+    }
+
+    #[test]
+    fn parser_reads_the_shipped_files() {
+        let (src, paths) = build_script::generate(&mibs_dir()).unwrap();
+        assert_eq!(paths.len(), build_script::MIB_FILES.len());
+        assert!(src.contains("pub const PM_PORT_COUNTERS_ENTRY: &[u32] = PM_PORT_COUNTERSO_ENTRY;"));
+    }
+
+    #[test]
+    fn snake_case_names() {
+        assert_eq!(screaming_snake("ifHCInOctets"), "IF_HC_IN_OCTETS");
+        assert_eq!(screaming_snake("mib-2"), "MIB_2");
+        assert_eq!(
+            screaming_snake("ibIfPortStatVL15Dropped"),
+            "IB_IF_PORT_STAT_VL15_DROPPED"
+        );
+        assert_eq!(
+            screaming_snake("pmPortSampleCntrlCounter0Mask"),
+            "PM_PORT_SAMPLE_CNTRL_COUNTER0_MASK"
+        );
+        assert_eq!(screaming_snake("ibSmGUIDInfo"), "IB_SM_GUID_INFO");
+    }
+}

@@ -1,0 +1,561 @@
+//! Generates `$OUT_DIR/oids.rs` from the MIB module files the project ships
+//! (`mibs/` at the workspace root), so that the OIDs the code serves can never
+//! drift from the OIDs the MIB files declare.
+//!
+//! A purpose-built parser of value assignments
+//! `name <MACRO> ... ::= { parent n }` (OBJECT IDENTIFIER, MODULE-IDENTITY,
+//! OBJECT-IDENTITY, OBJECT-TYPE, NOTIFICATION-TYPE, OBJECT-GROUP,
+//! NOTIFICATION-GROUP, MODULE-COMPLIANCE, AGENT-CAPABILITIES).  Strings and
+//! comments are skipped, macro definitions (`X MACRO ::= BEGIN ... END`) too.
+//! Parents resolve in the module itself, then through its IMPORTS, then the
+//! three ASN.1 roots.  Depends on nothing but std.
+//!
+//! The parser is also compiled into the library's unit tests
+//! (`src/oids.rs`, `#[path = "../build.rs"]`), hence `pub(crate)` items.
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+/// The files parsed, relative to the workspace `mibs/` directory, in an order
+/// where nothing matters: resolution is by name, across all of them.
+pub(crate) const MIB_FILES: &[&str] = &[
+    "ietf/SNMPv2-SMI",
+    "ietf/SNMPv2-MIB",
+    "ietf/IF-MIB",
+    "IB-TC-MIB",
+    "IB-IF-MIB",
+    "IB-PM-MIB",
+    "IB-SM-MIB",
+];
+
+/// Extra names for descriptors whose seed spelling is a typo the MIB file
+/// keeps (managers were built against it): (module, alias, descriptor).
+pub(crate) const ALIASES: &[(&str, &str, &str)] =
+    &[("IB-PM-MIB", "pmPortCountersEntry", "pmPortCountersoEntry")];
+
+/// Macros whose value is an OID and whose name is a descriptor.
+const OID_MACROS: &[&str] = &[
+    "MODULE-IDENTITY",
+    "OBJECT-IDENTITY",
+    "OBJECT-TYPE",
+    "NOTIFICATION-TYPE",
+    "OBJECT-GROUP",
+    "NOTIFICATION-GROUP",
+    "MODULE-COMPLIANCE",
+    "AGENT-CAPABILITIES",
+];
+
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Tok {
+    Word(String),
+    Num(u32),
+    Assign,
+    Punct(char),
+    Str,
+}
+
+#[derive(Debug, Clone)]
+pub(crate) struct Token {
+    pub(crate) tok: Tok,
+    pub(crate) line: usize,
+}
+
+/// One OID component: a name (only first), a number, or `name(number)`.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Component {
+    Name(String),
+    Num(u32),
+}
+
+#[derive(Debug, Clone)]
+pub(crate) struct Assignment {
+    pub(crate) name: String,
+    /// The macro, e.g. "OBJECT-TYPE" or "OBJECT IDENTIFIER".
+    pub(crate) kind: String,
+    pub(crate) value: Vec<Component>,
+    pub(crate) line: usize,
+}
+
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Module {
+    pub(crate) name: String,
+    pub(crate) file: String,
+    /// descriptor -> module it is imported from
+    pub(crate) imports: HashMap<String, String>,
+    pub(crate) assignments: Vec<Assignment>,
+}
+
+/// Splits MIB text into tokens; `--` comments run to the end of the line,
+/// strings are one `Str` token.  Characters SMI does not use are skipped.
+pub(crate) fn lex(text: &str) -> Result<Vec<Token>, String> {
+    let mut out = Vec::new();
+    let chars: Vec<char> = text.chars().collect();
+    let mut i = 0;
+    let mut line = 1;
+    while let Some(&c) = chars.get(i) {
+        match c {
+            '\n' => {
+                line += 1;
+                i += 1;
+            }
+            c if c.is_whitespace() => i += 1,
+            '"' => {
+                let start = line;
+                i += 1;
+                loop {
+                    match chars.get(i) {
+                        None => return Err(format!("line {start}: unterminated string")),
+                        Some('"') => break,
+                        Some('\n') => line += 1,
+                        Some(_) => {}
+                    }
+                    i += 1;
+                }
+                i += 1;
+                out.push(Token {
+                    tok: Tok::Str,
+                    line: start,
+                });
+            }
+            '-' if chars.get(i + 1) == Some(&'-') => {
+                while chars.get(i).is_some_and(|&c| c != '\n') {
+                    i += 1;
+                }
+            }
+            ':' if chars.get(i + 1) == Some(&':') && chars.get(i + 2) == Some(&'=') => {
+                out.push(Token {
+                    tok: Tok::Assign,
+                    line,
+                });
+                i += 3;
+            }
+            c if c.is_ascii_digit() => {
+                let start = i;
+                while chars.get(i).is_some_and(|c| c.is_ascii_digit()) {
+                    i += 1;
+                }
+                let digits: String = chars.get(start..i).unwrap_or_default().iter().collect();
+                // Sub-identifiers are 32-bit; bigger numbers only occur in ranges.
+                let tok = digits.parse::<u32>().map_or(Tok::Punct('#'), Tok::Num);
+                out.push(Token { tok, line });
+            }
+            c if c.is_ascii_alphabetic() => {
+                let start = i;
+                // A hyphen belongs to the word unless it starts a comment.
+                while let Some(&c) = chars.get(i) {
+                    let hyphen_ok = c == '-' && chars.get(i + 1) != Some(&'-');
+                    if c.is_ascii_alphanumeric() || c == '_' || hyphen_ok {
+                        i += 1;
+                    } else {
+                        break;
+                    }
+                }
+                let word: String = chars.get(start..i).unwrap_or_default().iter().collect();
+                out.push(Token {
+                    tok: Tok::Word(word),
+                    line,
+                });
+            }
+            c => {
+                out.push(Token {
+                    tok: Tok::Punct(c),
+                    line,
+                });
+                i += 1;
+            }
+        }
+    }
+    Ok(out)
+}
+
+fn word(t: Option<&Token>) -> Option<&str> {
+    match t.map(|t| &t.tok) {
+        Some(Tok::Word(w)) => Some(w.as_str()),
+        _ => None,
+    }
+}
+
+fn is_descriptor(w: &str) -> bool {
+    w.starts_with(|c: char| c.is_ascii_lowercase())
+}
+
+/// Parses one module file into its name, imports and OID assignments.
+pub(crate) fn parse_module(file: &str, text: &str) -> Result<Module, String> {
+    let toks = lex(text).map_err(|e| format!("{file}: {e}"))?;
+    let mut m = Module {
+        file: file.to_string(),
+        ..Module::default()
+    };
+    let at = |i: usize| toks.get(i);
+    // "NAME DEFINITIONS ::= BEGIN"
+    let mut i = 0;
+    while i < toks.len() {
+        if word(at(i + 1)) == Some("DEFINITIONS") {
+            if let Some(w) = word(at(i)) {
+                m.name = w.to_string();
+                break;
+            }
+        }
+        i += 1;
+    }
+    if m.name.is_empty() {
+        return Err(format!("{file}: no `NAME DEFINITIONS ::= BEGIN` header"));
+    }
+    i += 1;
+    while i < toks.len() {
+        let w = word(at(i));
+        match w {
+            Some("IMPORTS") => {
+                i += 1;
+                let mut pending = Vec::new();
+                loop {
+                    match at(i).map(|t| &t.tok) {
+                        None => return Err(format!("{file}: IMPORTS without `;`")),
+                        Some(Tok::Punct(';')) => break,
+                        Some(Tok::Word(f)) if f == "FROM" => {
+                            let src = word(at(i + 1)).ok_or_else(|| {
+                                format!("{file}:{}: FROM without a module name", line_of(&toks, i))
+                            })?;
+                            for p in pending.drain(..) {
+                                m.imports.insert(p, src.to_string());
+                            }
+                            i += 1;
+                        }
+                        Some(Tok::Word(n)) => pending.push(n.clone()),
+                        _ => {}
+                    }
+                    i += 1;
+                }
+                i += 1;
+            }
+            Some("MACRO") => {
+                // A macro definition: skip to its END.
+                while i < toks.len() && word(at(i)) != Some("END") {
+                    i += 1;
+                }
+                i += 1;
+            }
+            Some(name) if is_descriptor(name) => {
+                let kind = match (word(at(i + 1)), word(at(i + 2))) {
+                    // `x OBJECT IDENTIFIER ::=` only: SEQUENCE and CHOICE
+                    // members also read `x OBJECT IDENTIFIER`.
+                    (Some("OBJECT"), Some("IDENTIFIER"))
+                        if at(i + 3).map(|t| &t.tok) == Some(&Tok::Assign) =>
+                    {
+                        Some(("OBJECT IDENTIFIER", 3))
+                    }
+                    (Some(k), _) if OID_MACROS.contains(&k) => Some((k, 2)),
+                    _ => None,
+                };
+                let Some((kind, skip)) = kind else {
+                    i += 1;
+                    continue;
+                };
+                let line = line_of(&toks, i);
+                let name = name.to_string();
+                i += skip;
+                // The macro body holds no `::=`; the first one is the value.
+                while i < toks.len() && at(i).map(|t| &t.tok) != Some(&Tok::Assign) {
+                    if let Some(w) = word(at(i)) {
+                        let next_is_macro = matches!(word(at(i + 1)), Some(k) if OID_MACROS.contains(&k))
+                            || (word(at(i + 1)) == Some("OBJECT")
+                                && word(at(i + 2)) == Some("IDENTIFIER")
+                                && at(i + 3).map(|t| &t.tok) == Some(&Tok::Assign));
+                        if is_descriptor(w) && next_is_macro && w != name {
+                            return Err(format!(
+                                "{file}:{line}: `{name} {kind}` has no `::= {{ parent n }}` before `{w}`"
+                            ));
+                        }
+                    }
+                    i += 1;
+                }
+                i += 1;
+                let (value, next) = parse_value(&toks, i)
+                    .map_err(|e| format!("{file}:{line}: value of `{name}`: {e}"))?;
+                i = next;
+                m.assignments.push(Assignment {
+                    name,
+                    kind: kind.to_string(),
+                    value,
+                    line,
+                });
+            }
+            _ => i += 1,
+        }
+    }
+    Ok(m)
+}
+
+fn line_of(toks: &[Token], i: usize) -> usize {
+    toks.get(i).or_else(|| toks.last()).map_or(0, |t| t.line)
+}
+
+/// Parses `{ comp comp ... }` at `i`; returns the components and the index
+/// after `}`.
+fn parse_value(toks: &[Token], mut i: usize) -> Result<(Vec<Component>, usize), String> {
+    if toks.get(i).map(|t| &t.tok) != Some(&Tok::Punct('{')) {
+        return Err("expected `{` after `::=`".to_string());
+    }
+    i += 1;
+    let mut comps = Vec::new();
+    loop {
+        match toks.get(i).map(|t| &t.tok) {
+            None => return Err("unterminated `{`".to_string()),
+            Some(Tok::Punct('}')) => break,
+            Some(Tok::Num(n)) => comps.push(Component::Num(*n)),
+            Some(Tok::Word(w)) => {
+                // name(number): the number is what counts
+                let paren = toks.get(i + 1).map(|t| &t.tok) == Some(&Tok::Punct('('));
+                match (
+                    paren,
+                    toks.get(i + 2).map(|t| &t.tok),
+                    toks.get(i + 3).map(|t| &t.tok),
+                ) {
+                    (true, Some(Tok::Num(n)), Some(Tok::Punct(')'))) => {
+                        comps.push(Component::Num(*n));
+                        i += 3;
+                    }
+                    (false, _, _) if comps.is_empty() => comps.push(Component::Name(w.clone())),
+                    _ => return Err(format!("unexpected `{w}` inside the OID value")),
+                }
+            }
+            Some(other) => return Err(format!("unexpected {other:?} inside the OID value")),
+        }
+        i += 1;
+    }
+    if comps.is_empty() {
+        return Err("empty OID value".to_string());
+    }
+    Ok((comps, i + 1))
+}
+
+/// Resolves every assignment of every module to a numeric OID.
+/// Result: module name -> ordered (descriptor, kind, oid, line).
+pub(crate) type Resolved = BTreeMap<String, Vec<(String, String, Vec<u32>, usize)>>;
+
+pub(crate) fn resolve(modules: &[Module]) -> Result<Resolved, String> {
+    let by_name: HashMap<&str, &Module> = modules.iter().map(|m| (m.name.as_str(), m)).collect();
+    let mut cache: HashMap<(String, String), Vec<u32>> = HashMap::new();
+    let mut out = Resolved::new();
+    for m in modules {
+        let mut rows = Vec::new();
+        for a in &m.assignments {
+            let oid = resolve_name(&by_name, &m.name, &a.name, &mut cache, &mut HashSet::new())?;
+            rows.push((a.name.clone(), a.kind.clone(), oid, a.line));
+        }
+        out.insert(m.name.clone(), rows);
+    }
+    Ok(out)
+}
+
+fn resolve_name(
+    by_name: &HashMap<&str, &Module>,
+    module: &str,
+    name: &str,
+    cache: &mut HashMap<(String, String), Vec<u32>>,
+    visiting: &mut HashSet<(String, String)>,
+) -> Result<Vec<u32>, String> {
+    match name {
+        "ccitt" => return Ok(vec![0]),
+        "iso" => return Ok(vec![1]),
+        "joint-iso-ccitt" => return Ok(vec![2]),
+        _ => {}
+    }
+    let key = (module.to_string(), name.to_string());
+    if let Some(o) = cache.get(&key) {
+        return Ok(o.clone());
+    }
+    let m = by_name.get(module).ok_or_else(|| {
+        format!("module {module} (needed for `{name}`) is not among the parsed files")
+    })?;
+    if !visiting.insert(key.clone()) {
+        return Err(format!(
+            "{}: `{name}` is defined in terms of itself",
+            m.file
+        ));
+    }
+    let oid = if let Some(a) = m.assignments.iter().find(|a| a.name == name) {
+        let mut oid = Vec::new();
+        for (k, c) in a.value.iter().enumerate() {
+            match c {
+                Component::Num(n) => oid.push(*n),
+                Component::Name(p) if k == 0 => {
+                    let parent =
+                        resolve_name(by_name, module, p, cache, visiting).map_err(|e| {
+                            format!(
+                                "{}:{}: cannot resolve parent `{p}` of `{name}`: {e}",
+                                m.file, a.line
+                            )
+                        })?;
+                    oid.extend(parent);
+                }
+                Component::Name(p) => {
+                    return Err(format!(
+                        "{}:{}: bad component `{p}` of `{name}`",
+                        m.file, a.line
+                    ))
+                }
+            }
+        }
+        oid
+    } else if let Some(src) = m.imports.get(name) {
+        resolve_name(by_name, src, name, cache, visiting)?
+    } else {
+        return Err(format!(
+            "{}: `{name}` is neither defined nor imported in {module}",
+            m.file
+        ));
+    };
+    visiting.remove(&key);
+    cache.insert(key, oid.clone());
+    Ok(oid)
+}
+
+/// `ifHCInOctets` -> `IF_HC_IN_OCTETS`, `mib-2` -> `MIB_2`,
+/// `ibIfPortStatVL15Dropped` -> `IB_IF_PORT_STAT_VL15_DROPPED`.
+pub(crate) fn screaming_snake(name: &str) -> String {
+    let chars: Vec<char> = name.chars().collect();
+    let mut s = String::new();
+    for (k, &c) in chars.iter().enumerate() {
+        if c == '-' || c == '_' {
+            s.push('_');
+            continue;
+        }
+        if c.is_ascii_uppercase() && k > 0 {
+            let prev = chars.get(k - 1).copied().unwrap_or('_');
+            let next = chars.get(k + 1).copied().unwrap_or('_');
+            let boundary = prev.is_ascii_lowercase()
+                || prev.is_ascii_digit()
+                || (prev.is_ascii_uppercase() && next.is_ascii_lowercase());
+            if boundary && !s.ends_with('_') {
+                s.push('_');
+            }
+        }
+        s.push(c.to_ascii_uppercase());
+    }
+    s
+}
+
+/// `IB-PM-MIB` -> `ib_pm_mib`, `SNMPv2-MIB` -> `snmpv2_mib`.
+pub(crate) fn module_ident(name: &str) -> String {
+    name.to_ascii_lowercase().replace('-', "_")
+}
+
+fn oid_literal(oid: &[u32]) -> String {
+    let parts: Vec<String> = oid.iter().map(u32::to_string).collect();
+    format!("&[{}]", parts.join(", "))
+}
+
+fn dotted(oid: &[u32]) -> String {
+    let parts: Vec<String> = oid.iter().map(u32::to_string).collect();
+    parts.join(".")
+}
+
+/// Renders the Rust source of `oids.rs`.
+pub(crate) fn render(modules: &[Module], resolved: &Resolved) -> Result<String, String> {
+    let mut src = String::from(
+        "// @generated by crates/mibs/build.rs from the files in mibs/; do not edit.\n",
+    );
+    for m in modules {
+        let rows = resolved.get(&m.name).map(Vec::as_slice).unwrap_or_default();
+        let ident = module_ident(&m.name);
+        let _ = writeln!(src, "\n/// OIDs of {} (`{}`).", m.name, m.file);
+        let _ = writeln!(src, "pub mod {ident} {{");
+        let _ = writeln!(src, "    /// The MIB module's name.");
+        let _ = writeln!(src, "    pub const MODULE: &str = {:?};", m.name);
+        let mut seen: HashMap<String, &str> = HashMap::new();
+        for (name, kind, oid, line) in rows {
+            let c = screaming_snake(name);
+            if let Some(prev) = seen.insert(c.clone(), name) {
+                return Err(format!(
+                    "{}:{line}: `{name}` and `{prev}` both map to the constant {c}",
+                    m.file
+                ));
+            }
+            let _ = writeln!(
+                src,
+                "    /// `{name}` ({kind}), {} (`{}` line {line}).",
+                dotted(oid),
+                m.file
+            );
+            let _ = writeln!(src, "    pub const {c}: &[u32] = {};", oid_literal(oid));
+        }
+        for (module, alias, target) in ALIASES.iter().filter(|a| a.0 == m.name) {
+            let c = screaming_snake(alias);
+            let t = screaming_snake(target);
+            if !rows.iter().any(|r| r.0 == *target) {
+                return Err(format!(
+                    "alias {alias}: `{target}` is not defined in {module}"
+                ));
+            }
+            if seen.contains_key(&c) {
+                return Err(format!(
+                    "alias {alias} collides with a descriptor of {module}"
+                ));
+            }
+            let _ = writeln!(
+                src,
+                "    /// Alias of [`{t}`]: the MIB spells the descriptor `{target}` (seed typo, kept)."
+            );
+            let _ = writeln!(src, "    pub const {c}: &[u32] = {t};");
+        }
+        let _ = writeln!(
+            src,
+            "    /// Every descriptor of the module with its OID, in file order."
+        );
+        let _ = writeln!(src, "    pub const OBJECTS: &[(&str, &[u32])] = &[");
+        for (name, _, _, _) in rows {
+            let _ = writeln!(src, "        ({name:?}, {}),", screaming_snake(name));
+        }
+        let _ = writeln!(src, "    ];");
+        let _ = writeln!(src, "}}");
+    }
+    Ok(src)
+}
+
+/// Parses and resolves the files under `mib_dir`.
+pub(crate) fn generate(mib_dir: &Path) -> Result<(String, Vec<PathBuf>), String> {
+    let mut modules = Vec::new();
+    let mut paths = Vec::new();
+    for f in MIB_FILES {
+        let path = mib_dir.join(f);
+        let text = std::fs::read_to_string(&path)
+            .map_err(|e| format!("{}: cannot read: {e}", path.display()))?;
+        modules.push(parse_module(&format!("mibs/{f}"), &text)?);
+        paths.push(path);
+    }
+    let resolved = resolve(&modules)?;
+    Ok((render(&modules, &resolved)?, paths))
+}
+
+#[allow(dead_code)] // also compiled as a module of the unit tests
+fn main() {
+    println!("cargo:rerun-if-changed=build.rs");
+    let manifest = std::env::var_os("CARGO_MANIFEST_DIR").map(PathBuf::from);
+    let out_dir = std::env::var_os("OUT_DIR").map(PathBuf::from);
+    let (Some(manifest), Some(out_dir)) = (manifest, out_dir) else {
+        eprintln!("error: CARGO_MANIFEST_DIR and OUT_DIR must be set (run through cargo)");
+        std::process::exit(1);
+    };
+    let mib_dir = manifest.join("../../mibs");
+    match generate(&mib_dir) {
+        Ok((src, paths)) => {
+            for p in &paths {
+                println!("cargo:rerun-if-changed={}", p.display());
+            }
+            if let Err(e) = std::fs::write(out_dir.join("oids.rs"), src) {
+                eprintln!("error: cannot write oids.rs: {e}");
+                std::process::exit(1);
+            }
+        }
+        Err(e) => {
+            // Still watch the files, so fixing one re-runs the script.
+            for f in MIB_FILES {
+                println!("cargo:rerun-if-changed={}", mib_dir.join(f).display());
+            }
+            eprintln!("error: generating OID constants from the MIB files: {e}");
+            std::process::exit(1);
+        }
+    }
+}
