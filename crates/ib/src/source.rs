@@ -1,1 +1,234 @@
-//! (in progress)
+//! Sources sweep a fabric into [`Snapshot`]s and carry out control operations
+//! (PMA Sets, simulator faults).
+//!
+//! A source is blocking: the daemon runs each one on its own thread and
+//! serialises control operations with sweeps, so [`Source::control`] is the one
+//! path every SNMP Set takes to the fabric.
+//!
+//! - [`sim`]: the built-in simulated fabric (the default);
+//! - umad (MADs through libibumad) and sysfs (a host's own ports) are written
+//!   by their own modules and plugged into [`open`].
+
+pub mod sim;
+pub mod sysfs;
+pub mod umad;
+
+use crate::mad::pma::{PortCounters, PortSamplesControl};
+use crate::model::Snapshot;
+use crate::types::{Guid, PortNum};
+use std::path::PathBuf;
+use std::str::FromStr;
+use std::time::Duration;
+
+/// Why a sweep or control operation failed.
+#[derive(Debug, thiserror::Error)]
+pub enum SourceError {
+    /// The source kind exists in the CLI but is not compiled in yet.
+    #[error("source {0:?} is not built yet in this version of ibsnmpd")]
+    NotBuilt(String),
+    #[error("no node with GUID {0}")]
+    NoSuchNode(Guid),
+    #[error("node {0} has no port {1}")]
+    NoSuchPort(Guid, PortNum),
+    /// The operation is valid but this source or PMA cannot do it.
+    #[error("not supported: {0}")]
+    Unsupported(String),
+    #[error("invalid argument: {0}")]
+    Invalid(String),
+    #[error(transparent)]
+    Topology(#[from] crate::topology::TopologyError),
+    #[error("{0}")]
+    Io(#[from] std::io::Error),
+    /// A MAD or transport failure (umad).
+    #[error("{0}")]
+    Fabric(String),
+}
+
+/// A change or live query the daemon's control path sends to a source.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ControlOp {
+    /// PMA Get(PortCounters) of `port` (255 = all ports, when AllPortSelect is supported).
+    GetPortCounters { node: Guid, port: PortNum },
+    /// PMA Set(PortCounters): the counters selected by `counter_select`
+    /// (bit per counter, IBA table 182) and `counter_select2` (bit 0: PortXmitWait)
+    /// take the values in `values` (0 clears). `port` 255 = all ports.
+    SetPortCounters {
+        node: Guid,
+        port: PortNum,
+        counter_select: u16,
+        counter_select2: u8,
+        values: PortCounters,
+    },
+    /// PMA Set(PortSamplesControl): OpCode, PortSelect, SampleStart,
+    /// SampleInterval, Tag and CounterSelect0..14 are taken from `control`.
+    SetPortSamplesControl {
+        node: Guid,
+        control: PortSamplesControl,
+    },
+    /// Simulator: take the link at (node, port) down for `down_for`, then up again.
+    SimLinkFlap {
+        node: Guid,
+        port: PortNum,
+        down_for: Duration,
+    },
+    /// Simulator: `count` symbol errors at (node, port), with the link error
+    /// recoveries, receive errors and local physical errors they cause.
+    SimErrorBurst {
+        node: Guid,
+        port: PortNum,
+        count: u32,
+    },
+}
+
+/// What a control operation returns (the PMA's GetResp where there is one).
+#[derive(Debug, Clone, PartialEq)]
+pub enum ControlReply {
+    PortCounters(PortCounters),
+    PortSamplesControl(PortSamplesControl),
+    Done,
+}
+
+/// A source of snapshots.
+pub trait Source: Send {
+    /// One sweep of the fabric: a new snapshot (counter totals continue from the
+    /// previous sweep of this source).
+    fn sweep(&mut self) -> Result<Snapshot, SourceError>;
+    /// A control operation, serialised with sweeps by the caller.
+    fn control(&mut self, op: ControlOp) -> Result<ControlReply, SourceError>;
+}
+
+/// `--source` as given on the command line.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SourceSpec {
+    /// `sim` (built-in default fabric) or `sim:FILE` (a topology file).
+    Sim { file: Option<PathBuf> },
+    /// `umad[:CA[:PORT]]`.
+    Umad { ca: Option<String>, port: Option<u8> },
+    /// `sysfs[:ROOT]` (ROOT defaults to /).
+    Sysfs { root: PathBuf },
+}
+
+/// A `--source` value that does not parse.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("invalid source {input:?}: {reason} (expected sim, sim:FILE, umad[:CA[:PORT]] or sysfs[:ROOT])")]
+pub struct SourceSpecError {
+    pub input: String,
+    pub reason: String,
+}
+
+impl FromStr for SourceSpec {
+    type Err = SourceSpecError;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let err = |reason: &str| SourceSpecError {
+            input: s.to_string(),
+            reason: reason.to_string(),
+        };
+        let (kind, rest) = match s.split_once(':') {
+            Some((k, r)) => (k, Some(r)),
+            None => (s, None),
+        };
+        match kind {
+            "sim" => match rest {
+                None => Ok(SourceSpec::Sim { file: None }),
+                Some("") => Err(err("sim: expects a topology file after ':'")),
+                Some(f) => Ok(SourceSpec::Sim {
+                    file: Some(PathBuf::from(f)),
+                }),
+            },
+            "umad" => {
+                let Some(rest) = rest else {
+                    return Ok(SourceSpec::Umad {
+                        ca: None,
+                        port: None,
+                    });
+                };
+                let (ca, port) = match rest.split_once(':') {
+                    Some((c, p)) => (c, Some(p)),
+                    None => (rest, None),
+                };
+                if ca.is_empty() {
+                    return Err(err("umad: expects a CA name after ':' (e.g. umad:mlx5_0:1)"));
+                }
+                let port = port
+                    .map(|p| {
+                        p.parse::<u8>()
+                            .ok()
+                            .filter(|p| (1..=254).contains(p))
+                            .ok_or_else(|| err("umad: the port must be a number from 1 to 254"))
+                    })
+                    .transpose()?;
+                Ok(SourceSpec::Umad {
+                    ca: Some(ca.to_string()),
+                    port,
+                })
+            }
+            "sysfs" => match rest {
+                None => Ok(SourceSpec::Sysfs {
+                    root: PathBuf::from("/"),
+                }),
+                Some("") => Err(err("sysfs: expects a root directory after ':'")),
+                Some(r) => Ok(SourceSpec::Sysfs {
+                    root: PathBuf::from(r),
+                }),
+            },
+            "" => Err(err("empty source")),
+            other => Err(err(&format!("unknown source kind {other:?}"))),
+        }
+    }
+}
+
+impl std::fmt::Display for SourceSpec {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            SourceSpec::Sim { file: None } => write!(f, "sim"),
+            SourceSpec::Sim { file: Some(p) } => write!(f, "sim:{}", p.display()),
+            SourceSpec::Umad { ca: None, .. } => write!(f, "umad"),
+            SourceSpec::Umad {
+                ca: Some(c),
+                port: None,
+            } => write!(f, "umad:{c}"),
+            SourceSpec::Umad {
+                ca: Some(c),
+                port: Some(p),
+            } => write!(f, "umad:{c}:{p}"),
+            SourceSpec::Sysfs { root } => write!(f, "sysfs:{}", root.display()),
+        }
+    }
+}
+
+/// Options every source takes.
+#[derive(Debug, Clone, Default)]
+pub struct SourceOptions {
+    /// `--local-node NAME|GUID`: "this system" for IF-MIB (sim: default first node).
+    pub local_node: Option<String>,
+    /// Seed of the simulator's traffic model (reproducible runs).
+    pub seed: u64,
+}
+
+/// Opens the source a spec names.
+pub fn open(spec: &SourceSpec, opts: &SourceOptions) -> Result<Box<dyn Source>, SourceError> {
+    match spec {
+        SourceSpec::Sim { file } => {
+            let cfg = sim::SimConfig {
+                seed: opts.seed,
+                local_node: opts.local_node.clone(),
+                ..sim::SimConfig::default()
+            };
+            let s = match file {
+                Some(f) => sim::SimSource::from_file(f, cfg)?,
+                None => sim::SimSource::default_fabric(cfg)?,
+            };
+            Ok(Box::new(s))
+        }
+        // The umad and sysfs sources plug in here when their modules land.
+        SourceSpec::Umad { ca, port } => Ok(Box::new(umad::UmadSource::open(
+            ca.as_deref(),
+            *port,
+            umad::UmadOptions::default(),
+        )?)),
+        SourceSpec::Sysfs { root } => Ok(Box::new(
+            sysfs::SysfsSource::new(root)?.with_local_node(opts.local_node.clone()),
+        )),
+    }
+}
+pub mod sampler;

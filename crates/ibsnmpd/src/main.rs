@@ -1,1 +1,66 @@
-fn main() {}
+//! ibsnmpd: an SNMP agent for InfiniBand fabrics.
+//!
+//! Exit codes: 0 clean stop (SIGTERM/SIGINT) or subcommand done; 2 a bad
+//! command line or configuration (one line on stderr); 1 any other failure.
+
+mod cli;
+mod commands;
+mod config;
+mod controller;
+mod daemon;
+mod fabric;
+mod logging;
+mod sources;
+mod state;
+
+use std::process::ExitCode;
+
+use clap::error::ErrorKind;
+use clap::Parser;
+
+use crate::cli::{Cli, Command};
+use crate::config::ConfigError;
+
+fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(c) => c,
+        Err(e) => return usage_error(&e),
+    };
+    let result = match cli.command {
+        Some(Command::Dump(args)) => commands::dump(&args),
+        Some(Command::Topology(cmd)) => commands::topology(&cmd),
+        None => run(&cli.run),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            if let Some(c) = e.downcast_ref::<ConfigError>() {
+                eprintln!("ibsnmpd: {c}");
+                return ExitCode::from(2);
+            }
+            eprintln!("ibsnmpd: {}", format!("{e:#}").replace('\n', " "));
+            ExitCode::from(1)
+        }
+    }
+}
+
+fn run(args: &cli::RunArgs) -> anyhow::Result<()> {
+    let settings = config::load(args)?;
+    logging::init(&settings.log_level)?;
+    let source = sources::open(&settings)?;
+    daemon::run(settings, source)
+}
+
+/// `--help`/`--version` print as clap renders them; real errors become one
+/// line on stderr and exit 2.
+fn usage_error(e: &clap::Error) -> ExitCode {
+    if matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion) {
+        let _ = e.print();
+        return ExitCode::SUCCESS;
+    }
+    let text = e.render().to_string();
+    let first = text.lines().next().unwrap_or("invalid command line");
+    let first = first.strip_prefix("error: ").unwrap_or(first);
+    eprintln!("ibsnmpd: {first} (see --help)");
+    ExitCode::from(2)
+}

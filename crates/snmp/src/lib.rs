@@ -10,6 +10,13 @@
 //!   (RFC 3416, with RFC 3584 mapping for v1);
 //! - [`agent`]: the UDP transport, community checks and snmp-group counters.
 
-pub mod oid;
-pub mod value;
+pub mod agent;
+pub mod ber;
+pub mod dispatch;
+pub mod index;
+pub mod message;
 pub mod mib;
+pub mod oid;
+pub mod pdu;
+pub mod table;
+pub mod value;

@@ -1,0 +1,142 @@
+//! Raw PMA readings of one port, and the one place IBA's 4-octet data units
+//! become octets.
+//!
+//! The conversions follow draft-ietf-ipoib-ibif-mib section 2.4: every packet
+//! carries POH = 4 octets of framing (START, END, 2 VCRC) that PortXmitData /
+//! PortRcvData do not count, and every link-level flow-control packet is
+//! SLP = 8 octets. The functions take 64-bit totals (see [`super::accum`]) so
+//! IF-MIB can serve ifHC* directly and the 32-bit objects as their low bits.
+
+use crate::mad::pma::{
+    PortCounters, PortCountersExtended, PortFlowCtlCounters, PortRcvErrorDetails,
+    PortVlOpData, PortVlOpPackets, PortVlXmitWaitCounters, PortXmitDiscardDetails,
+};
+use serde::{Deserialize, Serialize};
+
+/// Packet overhead: 1 START + 1 END + 2 VCRC octets per packet.
+pub const POH: u64 = 4;
+/// Size of a link flow-control packet: 1 START + 1 END + 6 octets.
+pub const SLP: u64 = 8;
+/// PortXmitData/PortRcvData/PortVLOpData count 4-octet words.
+pub const DATA_UNIT_OCTETS: u64 = 4;
+
+/// What one sweep read from a port's PMA. `counters` is mandatory in IBA; the
+/// others are present when the PMA answered them.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct PortReadings {
+    pub counters: PortCounters,
+    pub extended: Option<PortCountersExtended>,
+    pub rcv_error_details: Option<PortRcvErrorDetails>,
+    pub xmit_discard_details: Option<PortXmitDiscardDetails>,
+    pub flow_ctl: Option<PortFlowCtlCounters>,
+    pub vl_op_packets: Option<PortVlOpPackets>,
+    pub vl_op_data: Option<PortVlOpData>,
+    pub vl_xmit_wait: Option<PortVlXmitWaitCounters>,
+}
+
+/// Data words (4-octet units) to octets.
+pub const fn data_octets(words: u64) -> u64 {
+    words.wrapping_mul(DATA_UNIT_OCTETS)
+}
+
+/// ifInOctets / ifHCInOctets = PortRcvData * 4 + PortRcvPkts * POH + PortRcvFlowPkts * SLP.
+pub const fn if_in_octets(rcv_data: u64, rcv_pkts: u64, rcv_flow_pkts: u64) -> u64 {
+    data_octets(rcv_data)
+        .wrapping_add(rcv_pkts.wrapping_mul(POH))
+        .wrapping_add(rcv_flow_pkts.wrapping_mul(SLP))
+}
+
+/// ifOutOctets / ifHCOutOctets = PortXmitData * 4 + PortXmitPkts * POH + PortXmitFlowPkts * SLP.
+pub const fn if_out_octets(xmit_data: u64, xmit_pkts: u64, xmit_flow_pkts: u64) -> u64 {
+    data_octets(xmit_data)
+        .wrapping_add(xmit_pkts.wrapping_mul(POH))
+        .wrapping_add(xmit_flow_pkts.wrapping_mul(SLP))
+}
+
+/// ifInUcastPkts = PortRcvPkts (IBA multicast is counted in the unicast counters).
+pub const fn if_in_ucast_pkts(rcv_pkts: u64) -> u64 {
+    rcv_pkts
+}
+
+/// ifOutUcastPkts = PortXmitPkts + PortXmitDiscards + PortXmitConstraintErrors.
+pub const fn if_out_ucast_pkts(xmit_pkts: u64, xmit_discards: u64, xmit_constraint: u64) -> u64 {
+    xmit_pkts
+        .wrapping_add(xmit_discards)
+        .wrapping_add(xmit_constraint)
+}
+
+/// ifInDiscards = PortRcvConstraintErrors + VL15Dropped.
+pub const fn if_in_discards(rcv_constraint: u64, vl15_dropped: u64) -> u64 {
+    rcv_constraint.wrapping_add(vl15_dropped)
+}
+
+/// ifInErrors = PortRcvRemotePhysicalErrors + PortRcvErrors.
+pub const fn if_in_errors(rcv_remote_physical: u64, rcv_errors: u64) -> u64 {
+    rcv_remote_physical.wrapping_add(rcv_errors)
+}
+
+/// ifOutDiscards = PortXmitDiscards + PortXmitConstraintErrors.
+pub const fn if_out_discards(xmit_discards: u64, xmit_constraint: u64) -> u64 {
+    xmit_discards.wrapping_add(xmit_constraint)
+}
+
+/// ibIfVLInOctets / ibIfVLOutOctets = data words * 4 + packets * POH.
+pub const fn vl_octets(data_words: u64, pkts: u64) -> u64 {
+    data_octets(data_words).wrapping_add(pkts.wrapping_mul(POH))
+}
+
+/// The IF-MIB octet and packet counters of a port from its accumulated totals.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+pub struct IfCounters {
+    pub in_octets: u64,
+    pub in_ucast_pkts: u64,
+    pub in_multicast_pkts: u64,
+    pub in_discards: u64,
+    pub in_errors: u64,
+    pub out_octets: u64,
+    pub out_ucast_pkts: u64,
+    pub out_multicast_pkts: u64,
+    pub out_discards: u64,
+    pub out_errors: u64,
+}
+
+impl IfCounters {
+    /// Section 2.4 over 64-bit totals; multicast counters come from
+    /// PortCountersExtended's multicast counters (0 where the PMA lacks them).
+    pub fn from_totals(t: &super::PortTotals) -> Self {
+        Self {
+            in_octets: if_in_octets(t.port_rcv_data, t.port_rcv_pkts, t.port_rcv_flow_pkts),
+            in_ucast_pkts: if_in_ucast_pkts(t.port_rcv_pkts),
+            in_multicast_pkts: t.port_multicast_rcv_pkts,
+            in_discards: if_in_discards(t.port_rcv_constraint_errors, t.vl15_dropped),
+            in_errors: if_in_errors(t.port_rcv_remote_physical_errors, t.port_rcv_errors),
+            out_octets: if_out_octets(t.port_xmit_data, t.port_xmit_pkts, t.port_xmit_flow_pkts),
+            out_ucast_pkts: if_out_ucast_pkts(
+                t.port_xmit_pkts,
+                t.port_xmit_discards,
+                t.port_xmit_constraint_errors,
+            ),
+            out_multicast_pkts: t.port_multicast_xmit_pkts,
+            out_discards: if_out_discards(t.port_xmit_discards, t.port_xmit_constraint_errors),
+            out_errors: 0,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn formulas() {
+        assert_eq!(if_in_octets(10, 2, 1), 40 + 8 + 8);
+        assert_eq!(if_out_octets(0, 0, 0), 0);
+        assert_eq!(if_out_octets(1 << 40, 3, 2), (1 << 42) + 12 + 16);
+        assert_eq!(if_out_ucast_pkts(5, 1, 2), 8);
+        assert_eq!(if_in_discards(1, 2), 3);
+        assert_eq!(if_in_errors(4, 5), 9);
+        assert_eq!(vl_octets(2, 1), 12);
+        // Wraps modulo 2^64 like the Counter64 it feeds.
+        assert_eq!(if_in_octets(u64::MAX / 4 + 1, 0, 0), 0);
+    }
+}

@@ -1,0 +1,146 @@
+//! Fabric events between two sweeps, from diffing consecutive snapshots: one
+//! generic diff, so every source reports changes the same way.
+
+use super::snapshot::{Port, Snapshot};
+use crate::types::{Guid, Lid, PhysPortState, PortNum, PortState};
+use serde::Serialize;
+use std::collections::HashMap;
+use std::time::SystemTime;
+
+/// A change seen between two sweeps, stamped with the later sweep's time.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct FabricEvent {
+    pub time: SystemTime,
+    pub kind: FabricEventKind,
+}
+
+/// What changed. "In/out of service" follows IBA traps 64/65 (an end port's GID
+/// becomes usable or not: PortState Active or not, or its node came or went);
+/// link state changes follow trap 128 (any port's PortState/PhysPortState).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum FabricEventKind {
+    NodeAdded {
+        node_guid: Guid,
+        description: String,
+    },
+    NodeRemoved {
+        node_guid: Guid,
+        description: String,
+    },
+    PortInService {
+        node_guid: Guid,
+        port: PortNum,
+        port_guid: Guid,
+        lid: Lid,
+    },
+    PortOutOfService {
+        node_guid: Guid,
+        port: PortNum,
+        port_guid: Guid,
+        lid: Lid,
+    },
+    LinkStateChange {
+        node_guid: Guid,
+        port: PortNum,
+        from: Option<PortState>,
+        to: Option<PortState>,
+        phys_from: Option<PhysPortState>,
+        phys_to: Option<PhysPortState>,
+    },
+}
+
+fn active(p: &Port) -> bool {
+    p.info.port_state() == Some(PortState::Active)
+}
+
+/// Events that turn `prev` into `next`, in a stable order (removals first, then
+/// additions, then per-port changes in `next`'s port order).
+pub fn diff(prev: &Snapshot, next: &Snapshot) -> Vec<FabricEvent> {
+    let time = next.sweep.time;
+    let mut out = Vec::new();
+    let mut push = |kind| out.push(FabricEvent { time, kind });
+
+    let next_nodes: HashMap<Guid, u32> = next
+        .nodes
+        .iter()
+        .enumerate()
+        .map(|(i, n)| (n.info.node_guid, i as u32))
+        .collect();
+    for (i, n) in prev.nodes.iter().enumerate() {
+        let g = n.info.node_guid;
+        if next_nodes.contains_key(&g) {
+            continue;
+        }
+        for p in prev.node_ports(i as u32) {
+            if prev.is_end_port(p) && active(p) {
+                push(FabricEventKind::PortOutOfService {
+                    node_guid: g,
+                    port: p.num,
+                    port_guid: p.guid,
+                    lid: p.info.lid,
+                });
+            }
+        }
+        push(FabricEventKind::NodeRemoved {
+            node_guid: g,
+            description: n.description.clone(),
+        });
+    }
+    for (i, n) in next.nodes.iter().enumerate() {
+        let g = n.info.node_guid;
+        let Some(pn) = prev.node_by_guid(g) else {
+            push(FabricEventKind::NodeAdded {
+                node_guid: g,
+                description: n.description.clone(),
+            });
+            for p in next.node_ports(i as u32) {
+                if next.is_end_port(p) && active(p) {
+                    push(FabricEventKind::PortInService {
+                        node_guid: g,
+                        port: p.num,
+                        port_guid: p.guid,
+                        lid: p.info.lid,
+                    });
+                }
+            }
+            continue;
+        };
+        for p in next.node_ports(i as u32) {
+            let Some(q) = prev.node_port(pn, p.num).and_then(|q| prev.port(q)) else {
+                continue;
+            };
+            let (from, to) = (q.info.port_state(), p.info.port_state());
+            let (pf, pt) = (q.info.phys_state(), p.info.phys_state());
+            if from != to || pf != pt {
+                push(FabricEventKind::LinkStateChange {
+                    node_guid: g,
+                    port: p.num,
+                    from,
+                    to,
+                    phys_from: pf,
+                    phys_to: pt,
+                });
+            }
+            if next.is_end_port(p) && active(q) != active(p) {
+                let (port, port_guid, lid) = (p.num, p.guid, p.info.lid);
+                push(if active(p) {
+                    FabricEventKind::PortInService {
+                        node_guid: g,
+                        port,
+                        port_guid,
+                        lid,
+                    }
+                } else {
+                    FabricEventKind::PortOutOfService {
+                        node_guid: g,
+                        port,
+                        port_guid,
+                        lid: q.info.lid,
+                    }
+                });
+            }
+        }
+    }
+    out
+}

@@ -1,0 +1,474 @@
+//! PortSamplesControl / PortSamplesResult in software (IBA 16.1.3.2-16.1.3.4).
+//!
+//! Many PMAs (ibsim's, most current HCAs') do not implement the sampling
+//! attributes: the MAD fails. For those the agent runs the same state machine
+//! itself over PortCounters / PortCountersExtended readings:
+//!
+//! - a Set is accepted only while SampleStatus is 0 (sampling complete);
+//!   otherwise it is ignored and the answer carries the current values, so
+//!   the requester sees someone else's Tag (IBA's Tag collision rule);
+//! - an accepted Set zeroes the result counters, sets SampleStatus 1 and
+//!   loads the SampleStart timer; when it expires the selected quantities are
+//!   read (the baseline), SampleStatus becomes 2 and the SampleInterval timer
+//!   runs; when that expires they are read again, each ResultCounter becomes
+//!   the difference and SampleStatus returns to 0;
+//! - timers count Ticks: Tick 0xFF (2,560 link transfer periods of a 2.5 Gb/s
+//!   lane, 400 ps each: 1.024 us), so SampleStart/SampleInterval are in units
+//!   of 1.024 us; CounterWidth is 32 bits.
+//!
+//! The state machine is pure: the owner (a source) passes the time and a
+//! function reading the current quantities of a port, and calls
+//! [`Sampler::advance`] at [`Sampler::deadline`] (reading late only stretches
+//! the interval: the readings carry when they were taken).
+//!
+//! Quantities implemented: the mandatory ones, CounterSelect 0x0001
+//! PortXmitData, 0x0002 PortRcvData, 0x0003 PortXmitPkts, 0x0004 PortRcvPkts,
+//! 0x0005 PortXmitWait. Any other selection reads as zero (as IBA prescribes
+//! for an unimplemented quantity).
+
+use std::collections::HashMap;
+use std::time::{Duration, Instant};
+
+use crate::mad::pma::{sample_select, sample_status, PortSamplesControl, PortSamplesResult};
+use crate::model::{PortReadings, Sampling};
+use crate::types::Guid;
+
+/// The Tick a software sampler reports: 0xFF = 2,560 link transfer periods.
+pub const SOFTWARE_TICK: u8 = 0xFF;
+/// CounterWidth encoding 4 = 32-bit SampleStart, SampleInterval and results.
+pub const COUNTER_WIDTH_32: u8 = 4;
+/// CounterMask bit 0: all mandatory quantities supported.
+const MASK_MANDATORY: u8 = 1;
+
+/// Length of one Tick: (Tick + 1) x 10 link transfer periods of a 2.5 Gb/s
+/// lane (400 ps), i.e. (Tick + 1) x 4 ns.
+pub fn tick_duration(tick: u8) -> Duration {
+    Duration::from_nanos((u64::from(tick) + 1) * 4)
+}
+
+/// `ticks` Ticks of length `tick`.
+pub fn ticks(tick: u8, ticks: u32) -> Duration {
+    Duration::from_nanos((u64::from(tick) + 1) * 4 * u64::from(ticks))
+}
+
+/// The mandatory sample quantities of one port (or of all ports added up)
+/// at one instant, as cumulative counts (data in 4-octet words).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Quantities {
+    pub xmit_data: u64,
+    pub rcv_data: u64,
+    pub xmit_pkts: u64,
+    pub rcv_pkts: u64,
+    pub xmit_wait: u64,
+}
+
+impl Quantities {
+    /// From one PMA reading: the 64-bit PortCountersExtended where the PMA
+    /// has them, else the 32-bit PortCounters.
+    pub fn from_readings(r: &PortReadings) -> Self {
+        let c = &r.counters;
+        match &r.extended {
+            Some(x) => Quantities {
+                xmit_data: x.port_xmit_data,
+                rcv_data: x.port_rcv_data,
+                xmit_pkts: x.port_xmit_pkts,
+                rcv_pkts: x.port_rcv_pkts,
+                // PortXmitWait of the extended attribute is valid only with
+                // IsExtendedWidthSupported; the 32-bit one always is.
+                xmit_wait: u64::from(c.port_xmit_wait).max(x.port_xmit_wait),
+            },
+            None => Quantities {
+                xmit_data: u64::from(c.port_xmit_data),
+                rcv_data: u64::from(c.port_rcv_data),
+                xmit_pkts: u64::from(c.port_xmit_pkts),
+                rcv_pkts: u64::from(c.port_rcv_pkts),
+                xmit_wait: u64::from(c.port_xmit_wait),
+            },
+        }
+    }
+
+    /// Sum over several ports (PortSelect 0xFF).
+    pub fn add(self, o: Quantities) -> Quantities {
+        Quantities {
+            xmit_data: self.xmit_data.wrapping_add(o.xmit_data),
+            rcv_data: self.rcv_data.wrapping_add(o.rcv_data),
+            xmit_pkts: self.xmit_pkts.wrapping_add(o.xmit_pkts),
+            rcv_pkts: self.rcv_pkts.wrapping_add(o.rcv_pkts),
+            xmit_wait: self.xmit_wait.wrapping_add(o.xmit_wait),
+        }
+    }
+
+    /// The quantity a CounterSelect value names (None: not implemented).
+    pub fn get(&self, select: u16) -> Option<u64> {
+        match select {
+            sample_select::PORT_XMIT_DATA => Some(self.xmit_data),
+            sample_select::PORT_RCV_DATA => Some(self.rcv_data),
+            sample_select::PORT_XMIT_PKTS => Some(self.xmit_pkts),
+            sample_select::PORT_RCV_PKTS => Some(self.rcv_pkts),
+            sample_select::PORT_XMIT_WAIT => Some(self.xmit_wait),
+            _ => None,
+        }
+    }
+}
+
+/// Where the state machine is.
+#[derive(Debug, Clone, PartialEq)]
+enum Phase {
+    /// SampleStatus 0.
+    Done,
+    /// SampleStatus 1: the SampleStart timer runs until `start_at`.
+    StartTimer { start_at: Instant },
+    /// SampleStatus 2: sampling since `started`, until `end_at`.
+    Sampling {
+        started: Instant,
+        end_at: Instant,
+        base: Option<Quantities>,
+    },
+}
+
+/// What a completed run measured (for the log).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Completed {
+    /// The interval actually covered by the two readings.
+    pub measured: Duration,
+    /// The interval the requester asked for.
+    pub requested: Duration,
+}
+
+/// One PMA's software sampling mechanism.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Sampler {
+    control: PortSamplesControl,
+    result: PortSamplesResult,
+    phase: Phase,
+}
+
+impl Default for Sampler {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Sampler {
+    /// An idle sampler: SampleStatus 0, Tick 0xFF, 32-bit counters, the
+    /// mandatory quantities on all 15 counters, one mechanism.
+    pub fn new() -> Self {
+        let mut control = PortSamplesControl {
+            tick: SOFTWARE_TICK,
+            counter_width: COUNTER_WIDTH_32,
+            sample_status: sample_status::DONE,
+            port_select: 1,
+            ..PortSamplesControl::default()
+        };
+        for i in 0..15 {
+            control.set_counter_mask(i, MASK_MANDATORY);
+        }
+        Sampler {
+            control,
+            result: PortSamplesResult::default(),
+            phase: Phase::Done,
+        }
+    }
+
+    pub fn control(&self) -> &PortSamplesControl {
+        &self.control
+    }
+
+    pub fn result(&self) -> &PortSamplesResult {
+        &self.result
+    }
+
+    /// The state as the snapshot carries it.
+    pub fn sampling(&self) -> Sampling {
+        Sampling {
+            control: self.control.clone(),
+            result: self.result.clone(),
+        }
+    }
+
+    /// SampleStatus now (0, 1 or 2).
+    pub fn status(&self) -> u8 {
+        self.control.sample_status
+    }
+
+    /// When [`Sampler::advance`] must next run (None: nothing pending).
+    pub fn deadline(&self) -> Option<Instant> {
+        match &self.phase {
+            Phase::Done => None,
+            Phase::StartTimer { start_at } => Some(*start_at),
+            Phase::Sampling { end_at, .. } => Some(*end_at),
+        }
+    }
+
+    /// Set(PortSamplesControl). Returns the answer (the attribute after the
+    /// Set) and whether the Set was accepted: while sampling is in progress
+    /// (SampleStatus 1 or 2) it is ignored and the answer shows the current
+    /// run, Tag included. `read` gives the port's quantities now; it is
+    /// called when SampleStart is 0 (sampling starts at once).
+    pub fn set<F>(&mut self, req: &PortSamplesControl, now: Instant, read: F) -> (PortSamplesControl, bool)
+    where
+        F: FnMut(u8) -> Option<Quantities>,
+    {
+        self.advance(now, read_none);
+        if self.control.sample_status != sample_status::DONE {
+            return (self.control.clone(), false);
+        }
+        // The writable components (IBA table 246: OpCode, PortSelect,
+        // SampleStart, SampleInterval, Tag, CounterSelect0..14).
+        self.control.op_code = req.op_code;
+        self.control.port_select = req.port_select;
+        self.control.sample_start = req.sample_start;
+        self.control.sample_interval = req.sample_interval;
+        self.control.tag = req.tag;
+        self.control.counter_select = req.counter_select;
+        self.result = PortSamplesResult {
+            tag: req.tag,
+            ..PortSamplesResult::default()
+        };
+        let tick = self.control.tick;
+        let start_at = now + ticks(tick, req.sample_start);
+        self.phase = Phase::StartTimer { start_at };
+        self.set_status(sample_status::STARTED);
+        self.advance(now, read);
+        (self.control.clone(), true)
+    }
+
+    fn set_status(&mut self, s: u8) {
+        self.control.sample_status = s;
+        self.result.sample_status = s;
+    }
+
+    /// Runs the timers up to `now`: takes the baseline when SampleStart
+    /// expires and the results when SampleInterval does. Returns the run
+    /// that completed, if one did.
+    pub fn advance<F>(&mut self, now: Instant, mut read: F) -> Option<Completed>
+    where
+        F: FnMut(u8) -> Option<Quantities>,
+    {
+        if let Phase::StartTimer { start_at } = self.phase {
+            if now < start_at {
+                return None;
+            }
+            let interval = ticks(self.control.tick, self.control.sample_interval);
+            let base = read(self.control.port_select);
+            self.phase = Phase::Sampling {
+                started: now,
+                end_at: start_at + interval,
+                base,
+            };
+            self.set_status(sample_status::RUNNING);
+        }
+        if let Phase::Sampling {
+            started,
+            end_at,
+            base,
+        } = self.phase.clone()
+        {
+            if now < end_at {
+                return None;
+            }
+            let end = read(self.control.port_select);
+            for (i, sel) in self.control.counter_select.iter().enumerate() {
+                let v = match (base, end) {
+                    (Some(b), Some(e)) => match (b.get(*sel), e.get(*sel)) {
+                        (Some(b), Some(e)) => e.saturating_sub(b),
+                        _ => 0,
+                    },
+                    _ => 0,
+                };
+                if let Some(slot) = self.result.counter.get_mut(i) {
+                    *slot = u32::try_from(v).unwrap_or(u32::MAX);
+                }
+            }
+            self.phase = Phase::Done;
+            self.set_status(sample_status::DONE);
+            return Some(Completed {
+                measured: now.saturating_duration_since(started),
+                requested: ticks(self.control.tick, self.control.sample_interval),
+            });
+        }
+        None
+    }
+}
+
+fn read_none(_: u8) -> Option<Quantities> {
+    None
+}
+
+/// Software samplers of every node whose PMA lacks PortSamplesControl,
+/// keyed by node GUID: what a source keeps between sweeps.
+#[derive(Debug, Clone, Default)]
+pub struct Samplers {
+    by_node: HashMap<Guid, Sampler>,
+}
+
+impl Samplers {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The node's sampler, created idle on first use.
+    pub fn node(&mut self, g: Guid) -> &mut Sampler {
+        self.by_node.entry(g).or_default()
+    }
+
+    /// The node's sampling state for the snapshot (idle when never used).
+    pub fn sampling(&self, g: Guid) -> Sampling {
+        self.by_node
+            .get(&g)
+            .map(Sampler::sampling)
+            .unwrap_or_else(|| Sampler::new().sampling())
+    }
+
+    /// The earliest deadline of any node.
+    pub fn deadline(&self) -> Option<Instant> {
+        self.by_node.values().filter_map(Sampler::deadline).min()
+    }
+
+    /// Advances every node due by `now`; `read(node, port_select)` reads
+    /// quantities. Returns the nodes whose state changed (to republish),
+    /// with the completed runs.
+    pub fn advance<F>(&mut self, now: Instant, mut read: F) -> Vec<(Guid, Option<Completed>)>
+    where
+        F: FnMut(Guid, u8) -> Option<Quantities>,
+    {
+        let mut changed = Vec::new();
+        for (g, s) in self.by_node.iter_mut() {
+            if s.deadline().is_some_and(|d| d <= now) {
+                let before = s.status();
+                let done = s.advance(now, |p| read(*g, p));
+                if s.status() != before {
+                    changed.push((*g, done));
+                }
+            }
+        }
+        changed
+    }
+
+    /// Drops nodes no longer in the fabric.
+    pub fn retain(&mut self, mut keep: impl FnMut(Guid) -> bool) {
+        self.by_node.retain(|g, _| keep(*g));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn q(x: u64) -> Quantities {
+        Quantities {
+            xmit_data: 10 * x,
+            rcv_data: 20 * x,
+            xmit_pkts: x,
+            rcv_pkts: 2 * x,
+            xmit_wait: 3 * x,
+        }
+    }
+
+    fn req(start: u32, interval: u32, tag: u16) -> PortSamplesControl {
+        let mut c = PortSamplesControl {
+            port_select: 1,
+            sample_start: start,
+            sample_interval: interval,
+            tag,
+            ..PortSamplesControl::default()
+        };
+        c.counter_select[0] = sample_select::PORT_XMIT_DATA;
+        c.counter_select[1] = sample_select::PORT_RCV_DATA;
+        c.counter_select[2] = sample_select::PORT_XMIT_PKTS;
+        c.counter_select[3] = sample_select::PORT_RCV_PKTS;
+        c.counter_select[4] = sample_select::PORT_XMIT_WAIT;
+        c.counter_select[5] = 0x0123; // not implemented: reads 0
+        c
+    }
+
+    #[test]
+    fn tick_lengths() {
+        assert_eq!(tick_duration(0), Duration::from_nanos(4));
+        assert_eq!(tick_duration(0xFF), Duration::from_nanos(1024));
+        assert_eq!(ticks(0xFF, 1_000_000), Duration::from_micros(1_024_000));
+    }
+
+    #[test]
+    fn status_1_2_0_and_deltas() {
+        let t0 = Instant::now();
+        let mut s = Sampler::new();
+        assert_eq!(s.status(), 0);
+        assert_eq!(s.control().tick, SOFTWARE_TICK);
+        assert_eq!(s.control().counter_mask(14), 1);
+        // Start after 1000 ticks, sample for 10,000.
+        let (ans, ok) = s.set(&req(1000, 10_000, 0xBEEF), t0, |_| Some(q(1)));
+        assert!(ok);
+        assert_eq!(ans.sample_status, 1);
+        assert_eq!(ans.tag, 0xBEEF);
+        assert_eq!(s.result().tag, 0xBEEF);
+        let start_at = t0 + ticks(0xFF, 1000);
+        assert_eq!(s.deadline(), Some(start_at));
+        assert!(s.advance(start_at - Duration::from_nanos(1), |_| Some(q(2))).is_none());
+        assert_eq!(s.status(), 1);
+        assert!(s.advance(start_at, |_| Some(q(5))).is_none());
+        assert_eq!(s.status(), 2);
+        assert_eq!(s.result().sample_status, 2);
+        let end_at = start_at + ticks(0xFF, 10_000);
+        assert_eq!(s.deadline(), Some(end_at));
+        let done = s.advance(end_at, |p| {
+            assert_eq!(p, 1);
+            Some(q(12))
+        });
+        assert!(done.is_some());
+        assert_eq!(s.status(), 0);
+        assert_eq!(s.result().sample_status, 0);
+        assert_eq!(&s.result().counter[..6], &[70, 140, 7, 14, 21, 0]);
+        assert_eq!(s.deadline(), None);
+    }
+
+    #[test]
+    fn tag_collision_rule() {
+        let t0 = Instant::now();
+        let mut s = Sampler::new();
+        let (_, ok) = s.set(&req(0, 1_000_000, 1), t0, |_| Some(q(1)));
+        assert!(ok);
+        assert_eq!(s.status(), 2, "SampleStart 0 starts at once");
+        // Another application's Set while sampling: ignored, shows tag 1.
+        let (ans, ok) = s.set(&req(0, 5, 2), t0 + Duration::from_millis(1), |_| Some(q(1)));
+        assert!(!ok);
+        assert_eq!(ans.tag, 1);
+        assert_eq!(ans.sample_interval, 1_000_000);
+        // After completion a new Set is accepted.
+        let later = t0 + Duration::from_secs(2);
+        s.advance(later, |_| Some(q(3)));
+        assert_eq!(s.status(), 0);
+        let (ans, ok) = s.set(&req(0, 5, 2), later, |_| Some(q(3)));
+        assert!(ok);
+        assert_eq!(ans.tag, 2);
+    }
+
+    #[test]
+    fn missing_port_gives_zeros_and_saturates() {
+        let t0 = Instant::now();
+        let mut s = Sampler::new();
+        s.set(&req(0, 1, 7), t0, |_| None);
+        s.advance(t0 + Duration::from_secs(1), |_| Some(q(9)));
+        assert_eq!(s.status(), 0);
+        assert!(s.result().counter.iter().all(|&c| c == 0));
+        let mut s = Sampler::new();
+        s.set(&req(0, 1, 7), t0, |_| Some(q(0)));
+        s.advance(t0 + Duration::from_secs(1), |_| Some(q(1 << 40)));
+        assert_eq!(s.result().counter[0], u32::MAX);
+    }
+
+    #[test]
+    fn samplers_by_node() {
+        let t0 = Instant::now();
+        let mut all = Samplers::new();
+        let g = Guid(0x10);
+        assert_eq!(all.sampling(g).control.sample_status, 0);
+        all.node(g).set(&req(10, 10, 3), t0, |_| Some(q(0)));
+        assert!(all.deadline().is_some());
+        let changed = all.advance(t0 + Duration::from_secs(1), |_, _| Some(q(1)));
+        // Both timers expired in one late call: a run of zero length.
+        assert_eq!(changed.len(), 1);
+        assert_eq!(all.sampling(g).control.sample_status, 0);
+        assert!(all.deadline().is_none());
+    }
+}

@@ -1,0 +1,631 @@
+//! Bring-up of a simulated fabric, as a master SM would do it once: node and
+//! port attributes, LIDs, min-hop linear forwarding tables, SMInfo, the
+//! default partition and the IPoIB broadcast group.
+
+use super::PortFaults;
+use crate::mad::pma::{cap, ClassPortInfo};
+use crate::mad::sa::McMemberRecord;
+use crate::mad::smp::{port_cap, NodeInfo, PortInfo, SmInfo, SwitchInfo};
+use crate::model::snapshot::{McastGroup, Partition, PartitionMember, SmRecord, SwitchData};
+use crate::model::{Node, NodeIdx, Port, PortIdx, SnapshotBuilder};
+use crate::source::SourceError;
+use crate::topology::Topology;
+use crate::types::{
+    Gid, Guid, Lid, LinkSpeed, LinkWidth, NodeType, PKey, PhysPortState, PortNum, PortState,
+    SmState,
+};
+use std::collections::{HashMap, VecDeque};
+use std::sync::Arc;
+
+const NONE: u32 = u32::MAX;
+/// Mellanox's vendor id, and ConnectX-6 / Quantum device ids, for nodes the
+/// topology gives none.
+const DEFAULT_VENDOR: u32 = 0x02c9;
+const DEFAULT_CA_DEVICE: u16 = 0x101b;
+const DEFAULT_SWITCH_DEVICE: u16 = 0xcf08;
+/// IPoIB IPv4 broadcast group of the default partition (RFC 4391).
+pub const IPOIB_BROADCAST_MGID: &str = "ff12:401b:ffff::ffff:ffff";
+pub const IPOIB_BROADCAST_MLID: Lid = Lid(0xC000);
+/// PortSamplesControl:Tick we report: 0xFF = 2,560 x 0.4 ns.
+pub const SAMPLE_TICK: u8 = 0xFF;
+
+/// The static part of a simulated fabric (what does not change between sweeps).
+pub struct Fabric {
+    pub(crate) nodes: Vec<Node>,
+    pub(crate) ports: Vec<Port>,
+    pub(crate) sms: Vec<SmRecord>,
+    pub(crate) partitions: Vec<Partition>,
+    pub(crate) mcast_groups: Vec<McastGroup>,
+    pub(crate) local_node: NodeIdx,
+    pub(crate) subnet_prefix: u64,
+    node_by_guid: HashMap<Guid, NodeIdx>,
+}
+
+/// "This system": the node `key` names (name, description or GUID), else the
+/// first node of the topology, as ibsim attaches clients by default.
+pub fn choose_local_node(topo: &Topology, key: Option<&str>) -> Result<NodeIdx, SourceError> {
+    if topo.nodes.is_empty() {
+        return Err(SourceError::Invalid("the topology has no nodes".into()));
+    }
+    match key {
+        None => Ok(0),
+        Some(k) => topo.find(k).map(|i| i as NodeIdx).ok_or_else(|| {
+            SourceError::Invalid(format!(
+                "--local-node {k:?}: no node with that name, description or GUID"
+            ))
+        }),
+    }
+}
+
+fn port_info_template(
+    t: NodeType,
+    num: u8,
+    connected: bool,
+    width: LinkWidth,
+    speed: LinkSpeed,
+) -> PortInfo {
+    let mut pi = PortInfo {
+        gid_prefix: Gid::DEFAULT_SUBNET_PREFIX,
+        m_key_lease_period: 0,
+        local_port_num: if t == NodeType::Switch { 0 } else { num },
+        link_width_enabled: width.raw(),
+        link_width_supported: LinkWidth::X1.raw() | LinkWidth::X4.raw(),
+        link_speed_supported: 0x7,
+        link_down_default_state: 2,
+        link_speed_enabled: 0x7,
+        neighbor_mtu: 5,
+        vl_cap: 4,
+        vl_high_limit: 4,
+        vl_arbitration_high_cap: 8,
+        vl_arbitration_low_cap: 8,
+        mtu_cap: 5,
+        vl_stall_count: 7,
+        hoq_life: 16,
+        operational_vls: 4,
+        guid_cap: if t == NodeType::Switch && num != 0 { 0 } else { 1 },
+        subnet_timeout: 18,
+        resp_time_value: 16,
+        capability_mask: port_cap::IS_TRAP_SUPPORTED
+            | port_cap::IS_SL_MAPPING_SUPPORTED
+            | port_cap::IS_EXTENDED_SPEEDS_SUPPORTED
+            | port_cap::IS_CAPABILITY_MASK2_SUPPORTED
+            | port_cap::IS_SYSTEM_IMAGE_GUID_SUPPORTED,
+        ..PortInfo::default()
+    };
+    if t != NodeType::Switch {
+        pi.capability_mask |= port_cap::IS_COMMUNICATION_MANAGEMENT_SUPPORTED
+            | port_cap::IS_VENDOR_CLASS_SUPPORTED
+            | port_cap::IS_CLIENT_REREGISTRATION_SUPPORTED;
+    }
+    let (ext_sup, _) = ext_speed_masks(speed);
+    pi.link_speed_ext_supported = ext_sup & 0x0F;
+    pi.link_speed_ext_supported2 = (ext_sup >> 4) & 0x03;
+    pi.link_speed_ext_enabled = ext_sup & 0x1F;
+    let switch_port0 = t == NodeType::Switch && num == 0;
+    if connected || switch_port0 {
+        pi.port_state = PortState::Active.raw();
+        pi.port_physical_state = PhysPortState::LinkUp.raw();
+        pi.link_width_active = width.raw();
+        pi.set_link_speed(speed);
+    } else {
+        pi.port_state = PortState::Down.raw();
+        pi.port_physical_state = PhysPortState::Polling.raw();
+    }
+    pi
+}
+
+/// LinkSpeedExtSupported mask up to `speed` (FDR=1, EDR=2, HDR=4, NDR=8, XDR=16).
+fn ext_speed_masks(speed: LinkSpeed) -> (u8, u8) {
+    let top = match speed {
+        LinkSpeed::Fdr => 1,
+        LinkSpeed::Edr => 2,
+        LinkSpeed::Hdr => 4,
+        LinkSpeed::Ndr => 8,
+        LinkSpeed::Xdr => 16,
+        _ => 0,
+    };
+    let mask = if top == 0 { 0 } else { (top << 1) - 1 };
+    (mask, top)
+}
+
+impl Fabric {
+    /// Brings up `topo` with the SM on its first node and `local` as this system.
+    pub fn build(topo: &Topology, local: NodeIdx, lmc: u8) -> Result<Self, SourceError> {
+        if lmc > 7 {
+            return Err(SourceError::Invalid(format!("lmc {lmc}: expected 0-7")));
+        }
+        let mut nodes = Vec::with_capacity(topo.nodes.len());
+        let mut ports: Vec<Port> = Vec::with_capacity(topo.num_ports_total());
+        let pkeys: Arc<[PKey]> = Arc::from(vec![PKey::DEFAULT]);
+        let no_guids: Arc<[Guid]> = Arc::from(Vec::<Guid>::new());
+        let mut node_by_guid = HashMap::with_capacity(topo.nodes.len());
+
+        for (ni, tn) in topo.nodes.iter().enumerate() {
+            let t = tn.node_type;
+            let first_port = if t == NodeType::Switch { 0 } else { 1 };
+            let start = ports.len() as PortIdx;
+            for num in first_port..=tn.num_ports {
+                let tp = tn.port(PortNum(num));
+                let width = tp.and_then(|p| p.width).unwrap_or(LinkWidth::X4);
+                let speed = tp.and_then(|p| p.speed).unwrap_or(LinkSpeed::Sdr);
+                let info = port_info_template(t, num, tp.is_some(), width, speed);
+                let guid = tn.port_guid(PortNum(num));
+                let end_port = t != NodeType::Switch || num == 0;
+                ports.push(Port {
+                    node: ni as NodeIdx,
+                    num: PortNum(num),
+                    guid,
+                    info,
+                    remote: None,
+                    pkeys: Arc::clone(&pkeys),
+                    guids: if end_port {
+                        Arc::from(vec![guid])
+                    } else {
+                        Arc::clone(&no_guids)
+                    },
+                    counters: None,
+                });
+            }
+            let end = ports.len() as PortIdx;
+            let port_guid = if t == NodeType::Switch {
+                tn.port0_guid
+            } else {
+                tn.port_guid(PortNum(1))
+            };
+            let info = NodeInfo {
+                base_version: 1,
+                class_version: 1,
+                node_type: t.raw(),
+                num_ports: tn.num_ports,
+                system_image_guid: tn.sys_image_guid,
+                node_guid: tn.node_guid,
+                port_guid,
+                partition_cap: if t == NodeType::Switch { 8 } else { 128 },
+                device_id: if tn.device_id != 0 {
+                    tn.device_id
+                } else if t == NodeType::Switch {
+                    DEFAULT_SWITCH_DEVICE
+                } else {
+                    DEFAULT_CA_DEVICE
+                },
+                revision: 0,
+                local_port_num: if t == NodeType::Switch { 0 } else { 1 },
+                vendor_id: if tn.vendor_id != 0 {
+                    tn.vendor_id
+                } else {
+                    DEFAULT_VENDOR
+                },
+            };
+            let pma_cap = cap::IS_EXTENDED_WIDTH_SUPPORTED
+                | cap::IS_PORT_COUNTERS_XMIT_WAIT_SUPPORTED
+                | if t == NodeType::Switch {
+                    cap::ALL_PORT_SELECT
+                } else {
+                    0
+                };
+            let switch = (t == NodeType::Switch).then(|| {
+                Box::new(SwitchData {
+                    info: SwitchInfo {
+                        linear_fdb_cap: 0xC000,
+                        multicast_fdb_cap: 0x1000,
+                        life_time_value: 18,
+                        partition_enforcement_cap: 32,
+                        inbound_enforcement_cap: true,
+                        outbound_enforcement_cap: true,
+                        filter_raw_inbound_cap: true,
+                        filter_raw_outbound_cap: true,
+                        enhanced_port0: tn.enhanced_port0.unwrap_or(false),
+                        ..SwitchInfo::default()
+                    },
+                    lft: Arc::from(Vec::<u8>::new()),
+                })
+            });
+            if node_by_guid.insert(tn.node_guid, ni as NodeIdx).is_some() {
+                return Err(SourceError::Invalid(format!(
+                    "node {:?}: GUID {} used twice",
+                    tn.name, tn.node_guid
+                )));
+            }
+            nodes.push(Node {
+                info,
+                description: tn.description().to_string(),
+                ports: start..end,
+                switch,
+                pma: Some(Box::new(ClassPortInfo {
+                    base_version: 1,
+                    class_version: 1,
+                    capability_mask: pma_cap,
+                    resp_time_value: 18,
+                    ..ClassPortInfo::default()
+                })),
+                sampling: None,
+            });
+        }
+
+        let mut f = Fabric {
+            nodes,
+            ports,
+            sms: Vec::new(),
+            partitions: Vec::new(),
+            mcast_groups: Vec::new(),
+            local_node: local,
+            subnet_prefix: Gid::DEFAULT_SUBNET_PREFIX,
+            node_by_guid,
+        };
+        // Links.
+        for (a, ap, z, zp) in topo.links() {
+            let (Some(pa), Some(pz)) = (
+                f.node_port(a as NodeIdx, ap),
+                f.node_port(z as NodeIdx, zp),
+            ) else {
+                continue;
+            };
+            if let Some(p) = f.ports.get_mut(pa as usize) {
+                p.remote = Some(pz);
+            }
+            if let Some(p) = f.ports.get_mut(pz as usize) {
+                p.remote = Some(pa);
+            }
+        }
+        let reached = f.assign_lids(topo, lmc);
+        f.route();
+        f.sm_and_groups(&reached);
+        Ok(f)
+    }
+
+    pub fn node_by_guid(&self, g: Guid) -> Option<NodeIdx> {
+        self.node_by_guid.get(&g).copied()
+    }
+
+    pub fn nodes(&self) -> &[Node] {
+        &self.nodes
+    }
+
+    pub fn ports(&self) -> &[Port] {
+        &self.ports
+    }
+
+    pub fn node_port(&self, n: NodeIdx, num: PortNum) -> Option<PortIdx> {
+        let node = self.nodes.get(n as usize)?;
+        let base = if node.info.node_type == NodeType::Switch.raw() {
+            0
+        } else {
+            1
+        };
+        let i = node.ports.start + u32::from(num.0).checked_sub(base)?;
+        (i < node.ports.end).then_some(i)
+    }
+
+    pub(crate) fn node_port_range(&self, n: NodeIdx) -> std::ops::Range<PortIdx> {
+        self.nodes.get(n as usize).map_or(0..0, |x| x.ports.clone())
+    }
+
+    pub(crate) fn remote(&self, p: PortIdx) -> Option<PortIdx> {
+        self.ports.get(p as usize).and_then(|x| x.remote)
+    }
+
+    pub(crate) fn node_type_of_port(&self, p: PortIdx) -> Option<NodeType> {
+        let port = self.ports.get(p as usize)?;
+        self.nodes.get(port.node as usize)?.info.node_type()
+    }
+
+    pub(crate) fn all_port_select(&self, n: NodeIdx) -> bool {
+        self.nodes
+            .get(n as usize)
+            .and_then(|x| x.pma.as_ref())
+            .is_some_and(|c| c.has(cap::ALL_PORT_SELECT))
+    }
+
+    /// Seconds per PortSamplesControl tick.
+    pub(crate) fn sample_tick_secs(&self) -> f64 {
+        (f64::from(SAMPLE_TICK) + 1.0) * 10.0 * 0.4e-9
+    }
+
+    /// LIDs: those the file gives are kept when valid and free; the rest are
+    /// handed out breadth-first from the SM's node (the first of the file),
+    /// each end port taking an aligned block of 2^LMC (switch port 0: LMC 0).
+    /// Returns which nodes the SM reached.
+    fn assign_lids(&mut self, topo: &Topology, lmc: u8) -> Vec<bool> {
+        let n = self.nodes.len();
+        let mut reached = vec![false; n];
+        let mut order = Vec::with_capacity(n);
+        let mut q = VecDeque::new();
+        if n > 0 {
+            reached[0] = true;
+            q.push_back(0u32);
+        }
+        while let Some(x) = q.pop_front() {
+            order.push(x);
+            let range = self.node_port_range(x);
+            for p in range {
+                if let Some(r) = self.remote(p) {
+                    let rn = self.ports.get(r as usize).map_or(NONE, |rp| rp.node);
+                    if let Some(slot) = reached.get_mut(rn as usize) {
+                        if !*slot {
+                            *slot = true;
+                            q.push_back(rn);
+                        }
+                    }
+                }
+            }
+        }
+        let max = usize::from(Lid::UNICAST_MAX.0);
+        let mut used = vec![false; max + 1];
+        let mut want: Vec<(PortIdx, u8)> = Vec::new();
+        for &ni in &order {
+            let is_switch = self.nodes[ni as usize].info.node_type == NodeType::Switch.raw();
+            let tn = topo.nodes.get(ni as usize);
+            for p in self.node_port_range(ni) {
+                let port = &self.ports[p as usize];
+                let end_port = !is_switch || port.num.0 == 0;
+                let active = port.info.port_state == PortState::Active.raw();
+                if !end_port || !active {
+                    continue;
+                }
+                let l = if is_switch { 0 } else { lmc };
+                let given = tn.and_then(|tn| {
+                    if is_switch {
+                        tn.lid
+                    } else {
+                        tn.port(port.num).and_then(|tp| tp.lid)
+                    }
+                });
+                let size = 1usize << l;
+                let ok = given.filter(|g| {
+                    let b = usize::from(g.0);
+                    g.is_unicast()
+                        && b % size == 0
+                        && b + size - 1 <= max
+                        && (b..b + size).all(|i| !used[i])
+                });
+                match ok {
+                    Some(g) => {
+                        let b = usize::from(g.0);
+                        used[b..b + size].iter_mut().for_each(|u| *u = true);
+                        self.set_lid(p, g, l);
+                    }
+                    None => want.push((p, l)),
+                }
+            }
+        }
+        let mut next = 1usize;
+        for (p, l) in want {
+            let size = 1usize << l;
+            let mut b = next.div_ceil(size) * size;
+            while b + size - 1 <= max && (b..b + size).any(|i| used[i]) {
+                b += size;
+            }
+            if b + size - 1 > max {
+                tracing::warn!("simulated SM: out of unicast LIDs; some ports get none");
+                break;
+            }
+            used[b..b + size].iter_mut().for_each(|u| *u = true);
+            self.set_lid(p, Lid(b as u16), l);
+            next = b + size;
+        }
+        // Nodes the SM cannot reach stay in Initialize without LIDs.
+        for (ni, r) in reached.iter().enumerate() {
+            if !*r {
+                for p in self.node_port_range(ni as NodeIdx) {
+                    let port = &mut self.ports[p as usize];
+                    if port.info.port_state == PortState::Active.raw() {
+                        port.info.port_state = PortState::Init.raw();
+                    }
+                }
+            }
+        }
+        reached
+    }
+
+    fn set_lid(&mut self, p: PortIdx, lid: Lid, lmc: u8) {
+        if let Some(port) = self.ports.get_mut(p as usize) {
+            port.info.lid = lid;
+            port.info.lmc = lmc;
+        }
+    }
+
+    /// Min-hop routing into every switch's LFT. For each destination switch a
+    /// BFS over the switch graph gives each switch its next hops; a LID's
+    /// route picks among equal next hops by LID, spreading destinations.
+    fn route(&mut self) {
+        let switches: Vec<NodeIdx> = (0..self.nodes.len() as NodeIdx)
+            .filter(|n| self.nodes[*n as usize].info.node_type == NodeType::Switch.raw())
+            .collect();
+        let mut sw_index = vec![NONE; self.nodes.len()];
+        for (i, s) in switches.iter().enumerate() {
+            sw_index[*s as usize] = i as u32;
+        }
+        let ns = switches.len();
+        // Switch-to-switch adjacency (CSR) and the LIDs attached to each switch.
+        let mut adj_start = vec![0u32; ns + 1];
+        let mut adj: Vec<(u32, u8)> = Vec::new();
+        let mut attached: Vec<Vec<(u16, u16, u8)>> = vec![Vec::new(); ns];
+        let mut top: u16 = 0;
+        for (i, &s) in switches.iter().enumerate() {
+            for p in self.node_port_range(s) {
+                let port = &self.ports[p as usize];
+                if port.num.0 == 0 {
+                    if port.info.lid.is_unicast() {
+                        attached[i].push((port.info.lid.0, 1, 0));
+                        top = top.max(port.info.lid.0);
+                    }
+                    continue;
+                }
+                let Some(r) = port.remote else { continue };
+                let rp = &self.ports[r as usize];
+                let rsw = sw_index[rp.node as usize];
+                if rsw != NONE {
+                    adj.push((rsw, port.num.0));
+                } else if rp.info.lid.is_unicast() {
+                    let size = 1u16 << rp.info.lmc;
+                    attached[i].push((rp.info.lid.0, size, port.num.0));
+                    top = top.max(rp.info.lid.0 + size - 1);
+                }
+            }
+            adj_start[i + 1] = adj.len() as u32;
+        }
+        let mut lfts: Vec<Vec<u8>> = vec![vec![0xFF; usize::from(top) + 1]; ns];
+        let mut dist = vec![u32::MAX; ns];
+        let mut queue = VecDeque::with_capacity(ns);
+        let mut cands: Vec<u8> = Vec::new();
+        for d in 0..ns {
+            if attached[d].is_empty() {
+                continue;
+            }
+            dist.iter_mut().for_each(|x| *x = u32::MAX);
+            dist[d] = 0;
+            queue.clear();
+            queue.push_back(d as u32);
+            while let Some(x) = queue.pop_front() {
+                let (a, b) = (adj_start[x as usize] as usize, adj_start[x as usize + 1] as usize);
+                for &(y, _) in &adj[a..b] {
+                    if dist[y as usize] == u32::MAX {
+                        dist[y as usize] = dist[x as usize] + 1;
+                        queue.push_back(y);
+                    }
+                }
+            }
+            for s in 0..ns {
+                let lft = &mut lfts[s];
+                if s == d {
+                    for &(base, size, port) in &attached[d] {
+                        for l in base..base + size {
+                            lft[usize::from(l)] = port;
+                        }
+                    }
+                    continue;
+                }
+                if dist[s] == u32::MAX {
+                    continue;
+                }
+                cands.clear();
+                let (a, b) = (adj_start[s] as usize, adj_start[s + 1] as usize);
+                for &(y, port) in &adj[a..b] {
+                    if dist[y as usize] + 1 == dist[s] {
+                        cands.push(port);
+                    }
+                }
+                if cands.is_empty() {
+                    continue;
+                }
+                for &(base, size, _) in &attached[d] {
+                    for l in base..base + size {
+                        lft[usize::from(l)] = cands[usize::from(l) % cands.len()];
+                    }
+                }
+            }
+        }
+        for (i, s) in switches.iter().enumerate() {
+            if let Some(sw) = self.nodes[*s as usize].switch.as_mut() {
+                let lft = std::mem::take(&mut lfts[i]);
+                sw.info.linear_fdb_top = top;
+                sw.info.multicast_fdb_top = 0xC000;
+                sw.lft = Arc::from(lft);
+            }
+        }
+    }
+
+    /// SMInfo of the master (on the first node), MasterSMLID everywhere, the
+    /// default partition and the IPoIB broadcast group.
+    fn sm_and_groups(&mut self, reached: &[bool]) {
+        let sm_port = self
+            .node_port_range(0)
+            .find(|p| {
+                let port = &self.ports[*p as usize];
+                port.info.lid.is_unicast()
+            });
+        if let Some(smp) = sm_port {
+            let (lid, guid) = {
+                let p = &mut self.ports[smp as usize];
+                p.info.capability_mask |= port_cap::IS_SM;
+                (p.info.lid, p.guid)
+            };
+            for (i, p) in self.ports.iter_mut().enumerate() {
+                let reached_node = reached.get(p.node as usize).copied().unwrap_or(false);
+                if reached_node && p.info.port_state == PortState::Active.raw() {
+                    p.info.master_sm_lid = lid;
+                }
+                let _ = i;
+            }
+            self.sms.push(SmRecord {
+                lid,
+                port: Some(smp),
+                info: SmInfo {
+                    guid,
+                    sm_key: 0,
+                    act_count: 0,
+                    priority: 0,
+                    sm_state: SmState::Master.raw(),
+                },
+            });
+        }
+        let mut members = Vec::new();
+        let mut mc_members = Vec::new();
+        let mgid: Gid = IPOIB_BROADCAST_MGID.parse().unwrap_or_default();
+        let group = McMemberRecord {
+            mgid,
+            q_key: 0x0B1B,
+            mlid: IPOIB_BROADCAST_MLID,
+            mtu_selector: 2,
+            mtu: 4,
+            p_key: PKey::DEFAULT,
+            rate_selector: 2,
+            rate: 3,
+            packet_life_time_selector: 2,
+            packet_life_time: 18,
+            scope: 2,
+            join_state: 1,
+            ..McMemberRecord::default()
+        };
+        for p in &self.ports {
+            let Some(node) = self.nodes.get(p.node as usize) else {
+                continue;
+            };
+            let is_switch = node.info.node_type == NodeType::Switch.raw();
+            if (is_switch && p.num.0 != 0) || !p.info.lid.is_unicast() {
+                continue;
+            }
+            members.push(PartitionMember {
+                port_guid: p.guid,
+                full: true,
+            });
+            if !is_switch {
+                mc_members.push(McMemberRecord {
+                    port_gid: Gid::new(self.subnet_prefix, p.guid),
+                    ..group.clone()
+                });
+            }
+        }
+        self.partitions.push(Partition {
+            pkey: PKey::DEFAULT,
+            members,
+        });
+        self.mcast_groups.push(McastGroup {
+            group,
+            members: mc_members,
+        });
+    }
+
+    /// A snapshot builder with this fabric's static state at time `t` (seconds
+    /// since start): ports whose link is flapped down read Down/Polling.
+    pub(crate) fn builder(&self, t: f64, faults: &HashMap<PortIdx, PortFaults>) -> SnapshotBuilder {
+        let mut b = SnapshotBuilder::new(self.subnet_prefix);
+        b.nodes = self.nodes.clone();
+        b.ports = self.ports.clone();
+        b.readings = vec![None; b.ports.len()];
+        for (p, f) in faults {
+            if f.down.iter().any(|(s, e)| *s <= t && t < *e) {
+                if let Some(port) = b.ports.get_mut(*p as usize) {
+                    port.info.port_state = PortState::Down.raw();
+                    port.info.port_physical_state = PhysPortState::Polling.raw();
+                    port.info.link_width_active = 0;
+                }
+            }
+        }
+        b.sms = self.sms.clone();
+        b.partitions = self.partitions.clone();
+        b.mcast_groups = self.mcast_groups.clone();
+        b.local_node = Some(self.local_node);
+        b
+    }
+}

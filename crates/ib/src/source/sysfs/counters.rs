@@ -1,0 +1,214 @@
+//! A port's PMA counters as the kernel shows them (`counters/`,
+//! `counters_ext/`) and the vendor's extras (`hw_counters/`).
+//!
+//! The kernel fills `counters/` from the PMA: the error counters always from
+//! PortCounters (their IBA widths: they saturate), and `port_xmit_data`,
+//! `port_rcv_data`, `port_xmit_packets`, `port_rcv_packets` from
+//! PortCountersExtended (64 bits) when the PMA's ClassPortInfo says it has
+//! them, else from PortCounters (32 bits, saturating). Data counters stay in
+//! IBA's 4-octet units; the model converts them once.
+//!
+//! The 64-bit rule, first match wins (see docs/sysfs.md):
+//! 1. `counters_ext/` exists (older kernels/OFED): its `*_64` and
+//!    unicast/multicast files are the 64-bit data and packet counters;
+//! 2. `counters/` has `unicast_xmit_packets`, `unicast_rcv_packets`,
+//!    `multicast_xmit_packets` or `multicast_rcv_packets`: the kernel chose
+//!    its extended (IETF) group, so the four data/packet files are 64-bit;
+//! 3. one of the four data/packet values exceeds 2^32-1, or did on an earlier
+//!    sweep of this port: the kernel's extended group without the IETF
+//!    counters (64-bit data/packets, no unicast/multicast);
+//! 4. otherwise the legacy 32-bit PortCounters values (saturating).
+
+use super::attr::{list_dir, parse_dec_u64, SysfsError};
+use crate::mad::pma::{PortCounters, PortCountersExtended};
+use crate::model::PortReadings;
+use std::collections::BTreeMap;
+use std::path::Path;
+use tracing::debug;
+
+/// Where a port's 64-bit (or not) data and packet counters came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+pub enum CounterWidthRule {
+    /// Rule 1: `counters_ext/*_64`.
+    CountersExt64,
+    /// Rule 2: `counters/` is the kernel's extended group with IETF counters.
+    Ietf64,
+    /// Rule 3: 64-bit by value (the kernel's extended group without IETF counters).
+    Wide64,
+    /// Rule 4: legacy 32-bit PortCounters values, which saturate.
+    Legacy32,
+}
+
+impl CounterWidthRule {
+    pub fn is_64(self) -> bool {
+        self != CounterWidthRule::Legacy32
+    }
+}
+
+/// What one sweep read from a port's counter files.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CounterFiles {
+    pub readings: PortReadings,
+    pub rule: CounterWidthRule,
+    /// Legacy 32-bit data/packet counters stuck at 2^32-1: totals stall until
+    /// someone resets them.
+    pub saturated: bool,
+}
+
+/// Reads one counter file: `Ok(None)` when absent or unreadable (the kernel
+/// answers EINVAL when the PMA query fails), an error when its text is not a
+/// number.
+fn read_counter(dir: &Path, name: &str) -> Result<Option<u64>, SysfsError> {
+    let path = dir.join(name);
+    match super::attr::read_opt(&path) {
+        Ok(Some(s)) => parse_dec_u64(&path, &s).map(Some),
+        Ok(None) => Ok(None),
+        Err(SysfsError::Io { path, source }) => {
+            debug!(file = %path.display(), error = %source, "counter unreadable; left out");
+            Ok(None)
+        }
+        Err(e) => Err(e),
+    }
+}
+
+fn sat16(v: u64) -> u16 {
+    u16::try_from(v).unwrap_or(u16::MAX)
+}
+fn sat8(v: u64) -> u8 {
+    u8::try_from(v).unwrap_or(u8::MAX)
+}
+fn sat4(v: u64) -> u8 {
+    u8::try_from(v.min(15)).unwrap_or(15)
+}
+fn sat32(v: u64) -> u32 {
+    u32::try_from(v).unwrap_or(u32::MAX)
+}
+
+/// Reads `port_dir/counters` (and `counters_ext`). `None` when the port has
+/// no `counters/` directory. `known_wide`: rule 3 held on an earlier sweep.
+pub fn read_counters(
+    port_dir: &Path,
+    port_num: u8,
+    known_wide: bool,
+) -> Result<Option<CounterFiles>, SysfsError> {
+    let cdir = port_dir.join("counters");
+    let Some(names) = list_dir(&cdir)? else {
+        return Ok(None);
+    };
+    let get = |n: &str| read_counter(&cdir, n);
+    let g = |n: &str| -> Result<u64, SysfsError> { Ok(get(n)?.unwrap_or(0)) };
+
+    let pc = PortCounters {
+        port_select: port_num,
+        symbol_error_counter: sat16(g("symbol_error")?),
+        link_error_recovery_counter: sat8(g("link_error_recovery")?),
+        link_downed_counter: sat8(g("link_downed")?),
+        port_rcv_errors: sat16(g("port_rcv_errors")?),
+        port_rcv_remote_physical_errors: sat16(g("port_rcv_remote_physical_errors")?),
+        port_rcv_switch_relay_errors: sat16(g("port_rcv_switch_relay_errors")?),
+        port_xmit_discards: sat16(g("port_xmit_discards")?),
+        port_xmit_constraint_errors: sat8(g("port_xmit_constraint_errors")?),
+        port_rcv_constraint_errors: sat8(g("port_rcv_constraint_errors")?),
+        local_link_integrity_errors: sat4(g("local_link_integrity_errors")?),
+        excessive_buffer_overrun_errors: sat4(g("excessive_buffer_overrun_errors")?),
+        vl15_dropped: sat16(g("VL15_dropped")?),
+        port_xmit_wait: sat32(g("port_xmit_wait")?),
+        ..PortCounters::default()
+    };
+    let xmit_data = g("port_xmit_data")?;
+    let rcv_data = g("port_rcv_data")?;
+    let xmit_pkts = g("port_xmit_packets")?;
+    let rcv_pkts = g("port_rcv_packets")?;
+
+    let edir = port_dir.join("counters_ext");
+    let ietf = ["unicast_xmit_packets", "unicast_rcv_packets", "multicast_xmit_packets", "multicast_rcv_packets"];
+    let wide = [xmit_data, rcv_data, xmit_pkts, rcv_pkts]
+        .iter()
+        .any(|v| *v > u64::from(u32::MAX));
+
+    let (rule, ext) = if edir.is_dir() {
+        let e = |n: &str| -> Result<u64, SysfsError> { Ok(read_counter(&edir, n)?.unwrap_or(0)) };
+        let ext = PortCountersExtended {
+            port_select: port_num,
+            port_xmit_data: e("port_xmit_data_64")?,
+            port_rcv_data: e("port_rcv_data_64")?,
+            port_xmit_pkts: e("port_xmit_packets_64")?,
+            port_rcv_pkts: e("port_rcv_packets_64")?,
+            port_unicast_xmit_pkts: e("port_unicast_xmit_packets")?,
+            port_unicast_rcv_pkts: e("port_unicast_rcv_packets")?,
+            port_multicast_xmit_pkts: e("port_multicast_xmit_packets")?,
+            port_multicast_rcv_pkts: e("port_multicast_rcv_packets")?,
+            ..PortCountersExtended::default()
+        };
+        (CounterWidthRule::CountersExt64, Some(ext))
+    } else {
+        let has_ietf = ietf.iter().any(|n| names.iter().any(|x| x == n));
+        let rule = if has_ietf {
+            CounterWidthRule::Ietf64
+        } else if wide || known_wide {
+            CounterWidthRule::Wide64
+        } else {
+            CounterWidthRule::Legacy32
+        };
+        let ext = if rule.is_64() {
+            Some(PortCountersExtended {
+                port_select: port_num,
+                port_xmit_data: xmit_data,
+                port_rcv_data: rcv_data,
+                port_xmit_pkts: xmit_pkts,
+                port_rcv_pkts: rcv_pkts,
+                port_unicast_xmit_pkts: g("unicast_xmit_packets")?,
+                port_unicast_rcv_pkts: g("unicast_rcv_packets")?,
+                port_multicast_xmit_pkts: g("multicast_xmit_packets")?,
+                port_multicast_rcv_pkts: g("multicast_rcv_packets")?,
+                ..PortCountersExtended::default()
+            })
+        } else {
+            None
+        };
+        (rule, ext)
+    };
+
+    // PortCounters' own 32-bit fields: what a PMA Get(PortCounters) would
+    // show (counters/ holds the same values as the extended ones, or the
+    // 32-bit ones beside counters_ext/).
+    let pc = PortCounters {
+        port_xmit_data: sat32(xmit_data),
+        port_rcv_data: sat32(rcv_data),
+        port_xmit_pkts: sat32(xmit_pkts),
+        port_rcv_pkts: sat32(rcv_pkts),
+        ..pc
+    };
+    let saturated = rule == CounterWidthRule::Legacy32
+        && [pc.port_xmit_data, pc.port_rcv_data, pc.port_xmit_pkts, pc.port_rcv_pkts]
+            .contains(&u32::MAX);
+    Ok(Some(CounterFiles {
+        readings: PortReadings {
+            counters: pc,
+            extended: ext,
+            ..PortReadings::default()
+        },
+        rule,
+        saturated,
+    }))
+}
+
+/// `hw_counters/`: the vendor's extra counters by name (`lifespan` is a
+/// setting, not a counter). Unreadable or non-numeric entries are left out.
+pub fn read_hw_counters(port_dir: &Path) -> Result<BTreeMap<String, u64>, SysfsError> {
+    let dir = port_dir.join("hw_counters");
+    let mut out = BTreeMap::new();
+    let Some(names) = list_dir(&dir)? else {
+        return Ok(out);
+    };
+    for n in names.into_iter().filter(|n| n != "lifespan") {
+        match read_counter(&dir, &n) {
+            Ok(Some(v)) => {
+                out.insert(n, v);
+            }
+            Ok(None) => {}
+            Err(e) => debug!(error = %e, "vendor counter left out"),
+        }
+    }
+    Ok(out)
+}

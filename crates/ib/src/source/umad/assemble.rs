@@ -1,0 +1,230 @@
+//! Turns one sweep's discovery, SA and PMA results into the model's snapshot builder.
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
+
+use super::discover::{DNode, Discovered};
+use super::pma::{PmaCaps, PmaSweep, PortSample, Target};
+use super::sa::SaView;
+use crate::mad::smp::PortInfo;
+use crate::model::{
+    McastGroup, Node, Partition, PartitionMember, Port, PortIdx, PortReadings, SmRecord,
+    SnapshotBuilder, SwitchData,
+};
+use crate::types::{Guid, PKey, PortNum};
+
+/// Port numbers a node has in the snapshot (switch 0..=N, CA 1..=N).
+fn port_range(n: &DNode) -> std::ops::RangeInclusive<u8> {
+    if n.is_switch() {
+        0..=n.info.num_ports
+    } else {
+        1..=n.info.num_ports.max(1)
+    }
+}
+
+/// Nodes in a stable order: by hop distance, then GUID (the local node first).
+pub fn ordered(d: &Discovered) -> Vec<&DNode> {
+    let mut v: Vec<&DNode> = d.nodes.values().collect();
+    v.sort_by_key(|n| (n.path.len(), n.info.node_guid));
+    v
+}
+
+/// PMA targets: each node's management LID and its linked ports (switch port 0 excluded).
+pub fn pma_targets(d: &Discovered) -> Vec<Target> {
+    ordered(d)
+        .into_iter()
+        .map(|n| Target {
+            node: n.info.node_guid,
+            lid: n.lid(),
+            ports: n
+                .ports
+                .values()
+                .filter(|p| p.num != 0 || !n.is_switch())
+                .filter(|p| p.peer.is_some() || p.info.as_ref().is_some_and(|i| i.port_state >= 2))
+                .map(|p| p.num)
+                .collect(),
+        })
+        .collect()
+}
+
+/// (LID, port) pairs whose P_Key tables the SA is asked for: CA ports and switch port 0.
+pub fn pkey_ports(d: &Discovered) -> Vec<(u16, u8)> {
+    let mut v = Vec::new();
+    for n in ordered(d) {
+        for p in n.ports.values() {
+            let lid = p.info.as_ref().map(|i| i.lid.0).unwrap_or(0);
+            if lid != 0 && (!n.is_switch() || p.num == 0) {
+                v.push((lid, p.num));
+            }
+        }
+    }
+    v
+}
+
+fn readings(s: &PortSample) -> Option<PortReadings> {
+    Some(PortReadings {
+        counters: s.counters.clone()?,
+        extended: s.extended.clone(),
+        rcv_error_details: s.rcv_error_details.clone(),
+        xmit_discard_details: s.xmit_discard_details.clone(),
+        flow_ctl: s.flow_ctl.clone(),
+        vl_op_packets: s.vl_op_packets.clone(),
+        vl_op_data: s.vl_op_data.clone(),
+        vl_xmit_wait: s.vl_xmit_wait.clone(),
+    })
+}
+
+/// Fills a builder from one sweep. `pma` and `sa` may be partial or empty (failures).
+pub fn build(
+    d: &Discovered,
+    sa: Option<&SaView>,
+    pma: Option<&PmaSweep>,
+    caps: &HashMap<Guid, PmaCaps>,
+) -> SnapshotBuilder {
+    let prefix = d
+        .local_port
+        .as_ref()
+        .map(|p| p.gid_prefix)
+        .filter(|&p| p != 0)
+        .unwrap_or(0xfe80_0000_0000_0000);
+    let nports: usize = d.nodes.values().map(|n| port_range(n).count()).sum();
+    let mut b = SnapshotBuilder::with_capacity(prefix, d.nodes.len(), nports);
+    let mut index: HashMap<(Guid, u8), PortIdx> = HashMap::with_capacity(nports);
+    let mut by_lid: HashMap<u16, PortIdx> = HashMap::new();
+    let empty_pkeys: Arc<[PKey]> = Arc::from(Vec::new());
+    let mut pkey_cache: BTreeMap<Vec<u16>, Arc<[PKey]>> = BTreeMap::new();
+    for n in ordered(d) {
+        let g = n.info.node_guid;
+        let mut ports = Vec::new();
+        for num in port_range(n) {
+            let dp = n.ports.get(&num);
+            let info: PortInfo = dp.and_then(|p| p.info.clone()).unwrap_or_default();
+            let guid = dp.map(|p| p.guid).unwrap_or(if n.is_switch() {
+                n.info.port_guid
+            } else {
+                Guid(0)
+            });
+            let end_port = !n.is_switch() || num == 0;
+            let pkeys = sa
+                .and_then(|s| s.pkeys.get(&(info.lid.0, num)))
+                .map(|keys| {
+                    pkey_cache
+                        .entry(keys.clone())
+                        .or_insert_with(|| keys.iter().map(|&k| PKey(k)).collect())
+                        .clone()
+                })
+                .unwrap_or_else(|| empty_pkeys.clone());
+            ports.push(Port {
+                node: 0,
+                num: PortNum(num),
+                guid,
+                info,
+                remote: None,
+                pkeys,
+                guids: if end_port && guid.0 != 0 {
+                    Arc::from(vec![guid])
+                } else {
+                    Arc::from(Vec::new())
+                },
+                counters: None,
+            });
+        }
+        let node = Node {
+            info: n.info.clone(),
+            description: n.description.clone(),
+            ports: 0..0,
+            switch: n.switch_info.clone().map(|info| {
+                Box::new(SwitchData {
+                    info,
+                    lft: Arc::from(n.lft.clone()),
+                })
+            }),
+            pma: caps.get(&g).and_then(|c| c.class_port_info.clone()).map(Box::new),
+            sampling: None,
+        };
+        let nums: Vec<u8> = port_range(n).collect();
+        let ni = b.add_node(node, ports);
+        if g == d.local {
+            b.local_node = Some(ni);
+        }
+        if let Some(r) = b.nodes.get(ni as usize).map(|x| x.ports.clone()) {
+            for (pi, num) in r.zip(nums) {
+                index.insert((g, num), pi);
+                if let Some(p) = b.ports.get(pi as usize) {
+                    let end_port = !n.is_switch() || num == 0;
+                    if end_port && p.info.lid.0 != 0 {
+                        by_lid.insert(p.info.lid.0, pi);
+                    }
+                }
+            }
+        }
+    }
+    for n in d.nodes.values() {
+        for p in n.ports.values() {
+            if let Some(peer) = p.peer {
+                if let (Some(&a), Some(&z)) =
+                    (index.get(&(n.info.node_guid, p.num)), index.get(&peer))
+                {
+                    b.link(a, z);
+                }
+            }
+        }
+    }
+    if let Some(pma) = pma {
+        for (k, s) in &pma.samples {
+            if let (Some(&pi), Some(r)) = (index.get(k), readings(s)) {
+                b.set_readings(pi, r);
+            }
+        }
+    }
+    if let Some(sa) = sa {
+        b.sms = sa
+            .sms
+            .iter()
+            .map(|r| SmRecord {
+                lid: r.lid,
+                port: by_lid.get(&r.lid.0).copied(),
+                info: r.sm_info.clone(),
+            })
+            .collect();
+        let mut groups: BTreeMap<[u8; 16], McastGroup> = BTreeMap::new();
+        for g in &sa.mc_groups {
+            groups.entry(g.mgid.0).or_insert_with(|| McastGroup {
+                group: g.clone(),
+                members: Vec::new(),
+            });
+        }
+        for m in &sa.mc_members {
+            groups
+                .entry(m.mgid.0)
+                .or_insert_with(|| McastGroup {
+                    group: m.clone(),
+                    members: Vec::new(),
+                })
+                .members
+                .push(m.clone());
+        }
+        b.mcast_groups = groups.into_values().collect();
+        b.services = sa.services.clone();
+        let mut parts: BTreeMap<u16, Vec<PartitionMember>> = BTreeMap::new();
+        for p in &b.ports {
+            if p.guid.0 == 0 {
+                continue;
+            }
+            for k in p.pkeys.iter() {
+                parts.entry(k.0 & 0x7fff).or_default().push(PartitionMember {
+                    port_guid: p.guid,
+                    full: k.0 & 0x8000 != 0,
+                });
+            }
+        }
+        b.partitions = parts
+            .into_iter()
+            .map(|(k, members)| Partition {
+                pkey: PKey(k | if members.iter().any(|m| m.full) { 0x8000 } else { 0 }),
+                members,
+            })
+            .collect();
+    }
+    b
+}

@@ -1,0 +1,294 @@
+//! Fabric discovery by directed-route SMPs, breadth first, as ibnetdiscover does:
+//! NodeInfo along each path, then NodeDescription, SwitchInfo, PortInfo per port and the
+//! LFT blocks of each switch. Every query is pipelined through the transport's window;
+//! answers to NodeInfo and PortInfo enqueue the next hop.
+
+use std::collections::{BTreeMap, HashMap};
+
+use super::req;
+use super::transport::{Request, Transport, TxError};
+use crate::mad::smp::{
+    attr, LinearForwardingTable, NodeDescription, NodeInfo, PortInfo, SwitchInfo,
+};
+use crate::types::Guid;
+
+/// Longest directed route IBA allows.
+const MAX_HOPS: usize = 63;
+
+/// One port as discovered.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct DPort {
+    pub num: u8,
+    /// The port's GUID (a switch's ports share its port 0 GUID).
+    pub guid: Guid,
+    pub info: Option<PortInfo>,
+    /// The remote end of the link: (node GUID, port number).
+    pub peer: Option<(Guid, u8)>,
+}
+
+/// One node as discovered.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DNode {
+    pub info: NodeInfo,
+    pub description: String,
+    pub switch_info: Option<SwitchInfo>,
+    /// Directed route from us to this node (first arrival).
+    pub path: Vec<u8>,
+    pub ports: BTreeMap<u8, DPort>,
+    /// Linear forwarding table: output port per LID (index = LID), switches only.
+    pub lft: Vec<u8>,
+}
+
+impl DNode {
+    pub fn is_switch(&self) -> bool {
+        self.info.node_type == 2
+    }
+
+    /// The node's management LID (switch: port 0; CA: the first port with a LID).
+    pub fn lid(&self) -> u16 {
+        self.ports
+            .values()
+            .filter_map(|p| p.info.as_ref())
+            .map(|i| i.lid.0)
+            .find(|&l| l != 0)
+            .unwrap_or(0)
+    }
+}
+
+/// The result of one discovery sweep.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Discovered {
+    pub nodes: HashMap<Guid, DNode>,
+    /// GUID of the node we are attached to.
+    pub local: Guid,
+    /// Our port's PortInfo (MasterSMLID, our LID).
+    pub local_port: Option<PortInfo>,
+    /// SMP queries that failed for good (the sweep may be partial).
+    pub failures: u64,
+    /// Distinct failure reasons seen, for the log.
+    pub errors: Vec<String>,
+}
+
+/// What each outstanding SMP is for.
+#[derive(Debug, Clone)]
+enum Q {
+    NodeInfo {
+        path: Vec<u8>,
+        from: Option<(Guid, u8)>,
+    },
+    NodeDesc(Guid),
+    SwitchInfo(Guid),
+    PortInfo(Guid, u8),
+    Lft(Guid, u32),
+}
+
+/// Discovery options.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DiscoverOptions {
+    /// Read the switches' linear forwarding tables (one SMP per 64 LIDs per switch).
+    pub lft: bool,
+}
+
+impl Default for DiscoverOptions {
+    fn default() -> Self {
+        DiscoverOptions { lft: true }
+    }
+}
+
+fn link_up(pi: &PortInfo) -> bool {
+    // PortState above Down, or physically LinkUp (5).
+    pi.port_state >= 2 || pi.port_physical_state == 5
+}
+
+/// Runs one BFS sweep from our port.
+pub fn discover(t: &mut Transport, opts: DiscoverOptions) -> Discovered {
+    let mut d = Discovered::default();
+    let start = (
+        Q::NodeInfo {
+            path: Vec::new(),
+            from: None,
+        },
+        req::dr_get(attr::NODE_INFO, 0, &[]),
+    );
+    t.pipeline([start], |q, r| match r {
+        Ok(mad) => on_answer(&mut d, q, req::smp_data(&mad), opts),
+        Err(e) => {
+            on_failure(&mut d, &q, &e);
+            Vec::new()
+        }
+    });
+    d
+}
+
+fn on_failure(d: &mut Discovered, q: &Q, e: &TxError) {
+    d.failures += 1;
+    let msg = format!("{q:?}: {e}");
+    tracing::debug!("SMP failed: {msg}");
+    if d.errors.len() < 16 {
+        d.errors.push(msg);
+    }
+}
+
+fn path_to(d: &Discovered, g: Guid) -> Vec<u8> {
+    d.nodes.get(&g).map(|n| n.path.clone()).unwrap_or_default()
+}
+
+fn on_answer(d: &mut Discovered, q: Q, data: &[u8], opts: DiscoverOptions) -> Vec<(Q, Request)> {
+    let mut next = Vec::new();
+    match q {
+        Q::NodeInfo { path, from } => {
+            let Ok(ni) = NodeInfo::decode(data) else {
+                d.failures += 1;
+                return next;
+            };
+            let g = ni.node_guid;
+            let port = ni.local_port_num;
+            if from.is_none() {
+                d.local = g;
+            }
+            let is_switch = ni.node_type == 2;
+            let is_new = !d.nodes.contains_key(&g);
+            if is_new {
+                next.push((Q::NodeDesc(g), req::dr_get(attr::NODE_DESCRIPTION, 0, &path)));
+                if is_switch {
+                    next.push((Q::SwitchInfo(g), req::dr_get(attr::SWITCH_INFO, 0, &path)));
+                    for p in 0..=ni.num_ports {
+                        next.push((
+                            Q::PortInfo(g, p),
+                            req::dr_get(attr::PORT_INFO, u32::from(p), &path),
+                        ));
+                    }
+                }
+                d.nodes.insert(
+                    g,
+                    DNode {
+                        info: ni.clone(),
+                        description: String::new(),
+                        switch_info: None,
+                        path: path.clone(),
+                        ports: BTreeMap::new(),
+                        lft: Vec::new(),
+                    },
+                );
+            }
+            let Some(node) = d.nodes.get_mut(&g) else {
+                return next;
+            };
+            // A CA is reached once per port: each arrival names one port and its GUID.
+            if !is_switch && !node.ports.contains_key(&port) {
+                node.ports.insert(
+                    port,
+                    DPort {
+                        num: port,
+                        guid: ni.port_guid,
+                        ..DPort::default()
+                    },
+                );
+                let mut p = path.clone();
+                // Query that port along the path that reached it.
+                p.truncate(MAX_HOPS);
+                next.push((
+                    Q::PortInfo(g, port),
+                    req::dr_get(attr::PORT_INFO, u32::from(port), &p),
+                ));
+            }
+            if let Some((pg, pp)) = from {
+                link(d, (pg, pp), (g, port));
+            }
+        }
+        Q::NodeDesc(g) => {
+            if let (Ok(nd), Some(n)) = (NodeDescription::decode(data), d.nodes.get_mut(&g)) {
+                n.description = nd.node_string.trim_end_matches('\0').to_string();
+            }
+        }
+        Q::SwitchInfo(g) => {
+            let Ok(si) = SwitchInfo::decode(data) else {
+                return next;
+            };
+            if opts.lft && si.linear_fdb_top > 0 {
+                let path = path_to(d, g);
+                let blocks = u32::from(si.linear_fdb_top) / 64 + 1;
+                for b in 0..blocks {
+                    next.push((
+                        Q::Lft(g, b),
+                        req::dr_get(attr::LINEAR_FORWARDING_TABLE, b, &path),
+                    ));
+                }
+            }
+            if let Some(n) = d.nodes.get_mut(&g) {
+                n.lft = vec![LinearForwardingTable::INVALID_PORT; usize::from(si.linear_fdb_top) + 1];
+                n.switch_info = Some(si);
+            }
+        }
+        Q::Lft(g, b) => {
+            if let (Ok(t), Some(n)) = (LinearForwardingTable::decode(data), d.nodes.get_mut(&g)) {
+                let base = b as usize * 64;
+                for (i, port) in t.port.iter().enumerate() {
+                    if let Some(slot) = n.lft.get_mut(base + i) {
+                        *slot = *port;
+                    }
+                }
+            }
+        }
+        Q::PortInfo(g, p) => {
+            let Ok(pi) = PortInfo::decode(data) else {
+                return next;
+            };
+            let Some(n) = d.nodes.get_mut(&g) else {
+                return next;
+            };
+            let is_switch = n.is_switch();
+            let port_guid = if is_switch {
+                n.info.port_guid
+            } else {
+                n.ports.get(&p).map(|x| x.guid).unwrap_or(n.info.port_guid)
+            };
+            let path = n.path.clone();
+            let entry = n.ports.entry(p).or_insert_with(|| DPort {
+                num: p,
+                guid: port_guid,
+                ..DPort::default()
+            });
+            let up = link_up(&pi);
+            let has_peer = entry.peer.is_some();
+            entry.info = Some(pi.clone());
+            if g == d.local && d.local_port.is_none() && (!is_switch || p == 0) {
+                d.local_port = Some(pi);
+            }
+            // Switches forward; from a CA we only leave through our own port (hop 0).
+            let may_traverse = (is_switch && p != 0) || (!is_switch && path.is_empty());
+            if up && !has_peer && may_traverse && path.len() < MAX_HOPS {
+                let mut np = path;
+                np.push(p);
+                next.push((
+                    Q::NodeInfo {
+                        path: np.clone(),
+                        from: Some((g, p)),
+                    },
+                    req::dr_get(attr::NODE_INFO, 0, &np),
+                ));
+            }
+        }
+    }
+    next
+}
+
+fn link(d: &mut Discovered, a: (Guid, u8), b: (Guid, u8)) {
+    for (x, y) in [(a, b), (b, a)] {
+        if let Some(n) = d.nodes.get_mut(&x.0) {
+            let guid = if n.is_switch() {
+                n.info.port_guid
+            } else {
+                n.ports.get(&x.1).map(|p| p.guid).unwrap_or(n.info.port_guid)
+            };
+            n.ports
+                .entry(x.1)
+                .or_insert_with(|| DPort {
+                    num: x.1,
+                    guid,
+                    ..DPort::default()
+                })
+                .peer = Some(y);
+        }
+    }
+}

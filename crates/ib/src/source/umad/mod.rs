@@ -1,0 +1,25 @@
+//! The real fabric source: SMP, SA and PerfMgt MADs through libibumad (loaded at run
+//! time), verified on ibsim + umad2sim + OpenSM. See docs/umad.md.
+//!
+//! - [`ffi`]: the libibumad binding (all `unsafe` lives there);
+//! - [`transport`]: agents, TIDs, pipelining window, expiry and retries;
+//! - [`discover`]: directed-route BFS discovery;
+//! - [`sa`]: SA queries and trap subscription;
+//! - [`pma`]: PMA polling and counter resets;
+//! - [`assemble`]: results into the model's snapshot builder;
+//! - [`source`]: [`UmadSource`], one sweep at a time.
+
+pub mod assemble;
+pub mod discover;
+pub mod ffi;
+pub mod pma;
+pub mod req;
+pub mod sa;
+pub mod source;
+pub mod transport;
+
+pub use ffi::UmadError;
+pub use source::{
+    parse_spec, ControlError, PmaControl, SweepError, UmadOptions, UmadSource, UmadStats,
+};
+pub use transport::TransportConfig;

@@ -1,0 +1,309 @@
+//! PMA polling of every port, pipelined: ClassPortInfo once per node (cached across
+//! sweeps) to learn whether PortCountersExtended is there, then PortCounters (+Extended,
+//! + the detail attributes) for each port. Counters are never reset here unless
+//! `reset_threshold` asks for it on PMAs without extended counters.
+
+use std::collections::HashMap;
+
+use super::req::{self, GET, SET};
+use super::transport::{Request, Transport, TxError};
+use crate::mad::pma::{
+    attr, counter_select, ClassPortInfo, PortCounters, PortCountersExtended,
+    PortFlowCtlCounters, PortRcvErrorDetails, PortVlOpData, PortVlOpPackets,
+    PortVlXmitWaitCounters, PortXmitDiscardDetails,
+};
+use crate::types::Guid;
+
+/// Detail attributes polled besides PortCounters(Extended), as bits of a mask.
+pub mod detail {
+    pub const RCV_ERROR_DETAILS: u8 = 1 << 0;
+    pub const XMIT_DISCARD_DETAILS: u8 = 1 << 1;
+    pub const FLOW_CTL: u8 = 1 << 2;
+    pub const VL_OP_PACKETS: u8 = 1 << 3;
+    pub const VL_OP_DATA: u8 = 1 << 4;
+    pub const VL_XMIT_WAIT: u8 = 1 << 5;
+    pub const ALL: u8 = 0x3f;
+}
+
+const DETAILS: [(u8, u16); 6] = [
+    (detail::RCV_ERROR_DETAILS, attr::PORT_RCV_ERROR_DETAILS),
+    (detail::XMIT_DISCARD_DETAILS, attr::PORT_XMIT_DISCARD_DETAILS),
+    (detail::FLOW_CTL, attr::PORT_FLOW_CTL_COUNTERS),
+    (detail::VL_OP_PACKETS, attr::PORT_VL_OP_PACKETS),
+    (detail::VL_OP_DATA, attr::PORT_VL_OP_DATA),
+    (detail::VL_XMIT_WAIT, attr::PORT_VL_XMIT_WAIT_COUNTERS),
+];
+
+/// PMA polling options.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct PmaOptions {
+    /// Detail attributes to poll (mask of [`detail`] bits); 0 polls only the counters.
+    pub details: u8,
+    /// Reset a PMA's 32-bit data/packet counters once one passes this fraction of its
+    /// range (e.g. 0.75) - only on PMAs without PortCountersExtended. None: never reset.
+    pub reset_threshold: Option<f64>,
+}
+
+impl Default for PmaOptions {
+    fn default() -> Self {
+        PmaOptions {
+            details: detail::ALL,
+            reset_threshold: None,
+        }
+    }
+}
+
+/// What a node's PMA supports (learned from ClassPortInfo and failed queries).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct PmaCaps {
+    pub class_port_info: Option<ClassPortInfo>,
+    pub capability_mask: u16,
+    pub extended: bool,
+    /// Detail attributes that answered with an error status: not asked again.
+    pub unsupported: u8,
+}
+
+/// One port to poll.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Target {
+    pub node: Guid,
+    pub lid: u16,
+    pub ports: Vec<u8>,
+}
+
+/// One port's raw readings of this sweep.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct PortSample {
+    pub counters: Option<PortCounters>,
+    pub extended: Option<PortCountersExtended>,
+    pub rcv_error_details: Option<PortRcvErrorDetails>,
+    pub xmit_discard_details: Option<PortXmitDiscardDetails>,
+    pub flow_ctl: Option<PortFlowCtlCounters>,
+    pub vl_op_packets: Option<PortVlOpPackets>,
+    pub vl_op_data: Option<PortVlOpData>,
+    pub vl_xmit_wait: Option<PortVlXmitWaitCounters>,
+    /// This sweep reset the 32-bit counters after reading them (reset_threshold).
+    pub reset_after_read: bool,
+}
+
+/// The result of one PMA sweep.
+#[derive(Debug, Clone, Default)]
+pub struct PmaSweep {
+    pub samples: HashMap<(Guid, u8), PortSample>,
+    pub failures: u64,
+    pub errors: Vec<String>,
+    /// MADs answered.
+    pub answered: u64,
+}
+
+#[derive(Debug, Clone, Copy)]
+enum Q {
+    ClassPortInfo(usize),
+    Attr { target: usize, port: u8, attr: u16 },
+    Reset,
+}
+
+/// The PortSelect-carrying data of a PMA Get for `port`.
+fn select(port: u8) -> [u8; 4] {
+    [0, port, 0, 0]
+}
+
+fn port_requests(t: &Target, i: usize, caps: &PmaCaps, opts: &PmaOptions) -> Vec<(Q, Request)> {
+    let mut v = Vec::new();
+    for &p in &t.ports {
+        let mut attrs = vec![attr::PORT_COUNTERS];
+        if caps.extended {
+            attrs.push(attr::PORT_COUNTERS_EXTENDED);
+        }
+        for (bit, a) in DETAILS {
+            if opts.details & bit != 0 && caps.unsupported & bit == 0 {
+                attrs.push(a);
+            }
+        }
+        for a in attrs {
+            v.push((
+                Q::Attr {
+                    target: i,
+                    port: p,
+                    attr: a,
+                },
+                req::pma(GET, a, 0, t.lid, &select(p)),
+            ));
+        }
+    }
+    v
+}
+
+/// Polls every target port. `caps` is the per-node cache kept by the source.
+pub fn sweep(
+    tr: &mut Transport,
+    targets: &[Target],
+    caps: &mut HashMap<Guid, PmaCaps>,
+    opts: PmaOptions,
+) -> PmaSweep {
+    let mut out = PmaSweep::default();
+    let mut initial = Vec::new();
+    for (i, t) in targets.iter().enumerate() {
+        if t.lid == 0 || t.ports.is_empty() {
+            continue;
+        }
+        match caps.get(&t.node) {
+            Some(c) => initial.extend(port_requests(t, i, c, &opts)),
+            None => initial.push((
+                Q::ClassPortInfo(i),
+                req::pma(GET, attr::CLASS_PORT_INFO, 0, t.lid, &[]),
+            )),
+        }
+    }
+    let mut resets: Vec<(u16, u8, u16)> = Vec::new();
+    tr.pipeline(initial, |q, r| {
+        let mut next = Vec::new();
+        match (q, r) {
+            (Q::ClassPortInfo(i), Ok(mad)) => {
+                out.answered += 1;
+                let Some(t) = targets.get(i) else {
+                    return next;
+                };
+                let c = match ClassPortInfo::decode(req::pma_data(&mad)) {
+                    Ok(cpi) => PmaCaps {
+                        capability_mask: cpi.capability_mask,
+                        extended: cpi.supports_extended_counters(),
+                        unsupported: 0,
+                        class_port_info: Some(cpi),
+                    },
+                    Err(_) => PmaCaps::default(),
+                };
+                next = port_requests(t, i, &c, &opts);
+                caps.insert(t.node, c);
+            }
+            (Q::Attr { target, port, attr: a }, Ok(mad)) => {
+                out.answered += 1;
+                let Some(t) = targets.get(target) else {
+                    return next;
+                };
+                let data = req::pma_data(&mad);
+                let s = out.samples.entry((t.node, port)).or_default();
+                store(s, a, data);
+                if a == attr::PORT_COUNTERS {
+                    if let (Some(th), Some(pc)) = (opts.reset_threshold, &s.counters) {
+                        let extended = caps.get(&t.node).map(|c| c.extended).unwrap_or(false);
+                        let mask = saturating_mask(pc, th);
+                        if !extended && mask != 0 {
+                            s.reset_after_read = true;
+                            resets.push((t.lid, port, mask));
+                        }
+                    }
+                }
+            }
+            (Q::Reset, Ok(_)) => out.answered += 1,
+            (q, Err(e)) => {
+                out.failures += 1;
+                if let Q::Attr {
+                    target,
+                    attr: a,
+                    ..
+                } = q
+                {
+                    if let (TxError::Status(_), Some(t)) = (&e, targets.get(target)) {
+                        if let Some(bit) = DETAILS.iter().find(|(_, x)| *x == a).map(|(b, _)| *b) {
+                            caps.entry(t.node).or_default().unsupported |= bit;
+                        }
+                    }
+                }
+                if out.errors.len() < 16 {
+                    out.errors.push(format!("{q:?}: {e}"));
+                }
+            }
+        }
+        next
+    });
+    if !resets.is_empty() {
+        let reqs = resets
+            .into_iter()
+            .map(|(lid, port, mask)| (Q::Reset, counter_reset(lid, port, mask)));
+        tr.pipeline(reqs, |_, r| {
+            if let Err(e) = r {
+                tracing::warn!("PMA counter reset failed: {e}");
+            }
+            Vec::new()
+        });
+    }
+    out
+}
+
+fn store(s: &mut PortSample, a: u16, data: &[u8]) {
+    match a {
+        attr::PORT_COUNTERS => s.counters = PortCounters::decode(data).ok(),
+        attr::PORT_COUNTERS_EXTENDED => s.extended = PortCountersExtended::decode(data).ok(),
+        attr::PORT_RCV_ERROR_DETAILS => {
+            s.rcv_error_details = PortRcvErrorDetails::decode(data).ok()
+        }
+        attr::PORT_XMIT_DISCARD_DETAILS => {
+            s.xmit_discard_details = PortXmitDiscardDetails::decode(data).ok()
+        }
+        attr::PORT_FLOW_CTL_COUNTERS => s.flow_ctl = PortFlowCtlCounters::decode(data).ok(),
+        attr::PORT_VL_OP_PACKETS => s.vl_op_packets = PortVlOpPackets::decode(data).ok(),
+        attr::PORT_VL_OP_DATA => s.vl_op_data = PortVlOpData::decode(data).ok(),
+        attr::PORT_VL_XMIT_WAIT_COUNTERS => {
+            s.vl_xmit_wait = PortVlXmitWaitCounters::decode(data).ok()
+        }
+        _ => {}
+    }
+}
+
+/// CounterSelect bits of the 32-bit data/packet counters past `threshold` of their range.
+fn saturating_mask(pc: &PortCounters, threshold: f64) -> u16 {
+    let limit = (f64::from(u32::MAX) * threshold.clamp(0.0, 1.0)) as u64;
+    let mut m = 0;
+    for (v, bit) in [
+        (pc.port_xmit_data, counter_select::PORT_XMIT_DATA),
+        (pc.port_rcv_data, counter_select::PORT_RCV_DATA),
+        (pc.port_xmit_pkts, counter_select::PORT_XMIT_PKTS),
+        (pc.port_rcv_pkts, counter_select::PORT_RCV_PKTS),
+    ] {
+        if u64::from(v) >= limit {
+            m |= bit;
+        }
+    }
+    m
+}
+
+/// A PMA Set(PortCounters) that clears the counters selected by `mask` on `port`.
+pub fn counter_reset(lid: u16, port: u8, mask: u16) -> Request {
+    let pc = PortCounters {
+        port_select: port,
+        counter_select: mask,
+        ..PortCounters::default()
+    };
+    let mut data = [0u8; PortCounters::LEN];
+    let _ = pc.encode(&mut data);
+    req::pma(SET, attr::PORT_COUNTERS, 0, lid, &data)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn saturating_mask_selects_counters_past_the_threshold() {
+        let pc = PortCounters {
+            port_xmit_data: u32::MAX - 1,
+            port_rcv_data: 10,
+            port_xmit_pkts: (u32::MAX / 4) * 3 + 10,
+            port_rcv_pkts: u32::MAX / 2,
+            ..PortCounters::default()
+        };
+        let m = saturating_mask(&pc, 0.75);
+        assert_eq!(m, counter_select::PORT_XMIT_DATA | counter_select::PORT_XMIT_PKTS);
+        assert_eq!(saturating_mask(&PortCounters::default(), 0.75), 0);
+    }
+
+    #[test]
+    fn counter_reset_encodes_select_mask() {
+        let r = counter_reset(9, 3, 0xF000);
+        assert_eq!(r.mad[3], SET);
+        let pc = PortCounters::decode(req::pma_data(&r.mad)).unwrap();
+        assert_eq!(pc.port_select, 3);
+        assert_eq!(pc.counter_select, 0xF000);
+    }
+}

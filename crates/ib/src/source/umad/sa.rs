@@ -1,0 +1,193 @@
+//! SA queries to the master SM for what only the SM knows: SMs (SMInfoRecord), multicast
+//! groups (MCMemberRecord), partitions (PKeyTableRecord, trusted with the SM_Key),
+//! services (ServiceRecord), paths on demand (PathRecord), and InformInfo subscriptions.
+//!
+//! Large answers come through RMPP on real hardware (the kernel reassembles them for an
+//! agent registered with RMPP version 1); ibsim cuts them to their first packet, so
+//! partitions are asked per key (one LID/port at a time), which fits one packet each.
+
+use std::collections::HashMap;
+
+use super::req::{self, GET, GET_TABLE, SET};
+use super::transport::{Transport, TxError};
+use crate::mad::sa::{
+    attr, comp, InformInfo, McMemberRecord, PKeyTableRecord, PathRecord, ServiceRecord,
+    SmInfoRecord,
+};
+use crate::mad::Codec;
+use crate::types::{Gid, Lid};
+
+/// The traps we subscribe to where the SM delivers Reports: GID in/out of service (64,
+/// 65), multicast group create/delete (66, 67), link state / integrity / buffer overrun /
+/// flow control (128-131), capability and system image changes (144, 145), M_Key, P_Key,
+/// Q_Key violations (256-259).
+pub const TRAPS: [u16; 14] = [64, 65, 66, 67, 128, 129, 130, 131, 144, 145, 256, 257, 258, 259];
+
+/// Everything the SA told us in one sweep.
+#[derive(Debug, Clone, Default)]
+pub struct SaView {
+    pub sms: Vec<SmInfoRecord>,
+    /// One record per multicast group (OpenSM's answer to an untrusted requester).
+    pub mc_groups: Vec<McMemberRecord>,
+    /// One record per member port (trusted requesters only).
+    pub mc_members: Vec<McMemberRecord>,
+    pub services: Vec<ServiceRecord>,
+    /// (LID, port) -> P_Keys of block 0 (plus further blocks when present).
+    pub pkeys: HashMap<(u16, u8), Vec<u16>>,
+    pub failures: u64,
+    pub errors: Vec<String>,
+}
+
+fn get_table<T: Codec>(
+    tr: &mut Transport,
+    attr_id: u16,
+    sm_lid: u16,
+    sm_key: u64,
+    mask: u64,
+    template: &[u8],
+) -> Result<Vec<T>, TxError> {
+    let mad = tr.call(req::sa(GET_TABLE, attr_id, sm_lid, sm_key, mask, template))?;
+    Ok(req::sa_records(&mad)
+        .into_iter()
+        .filter_map(|r| T::decode(r).ok())
+        .collect())
+}
+
+/// Queries the SA. `pkey_ports` lists the (LID, port) pairs whose partition tables to read
+/// (only when `sm_key` is given: OpenSM answers PKeyTableRecord to trusted requesters).
+pub fn query(
+    tr: &mut Transport,
+    sm_lid: u16,
+    sm_key: Option<u64>,
+    pkey_ports: &[(u16, u8)],
+) -> SaView {
+    let mut v = SaView::default();
+    let key = sm_key.unwrap_or(0);
+    let note = |v: &mut SaView, what: &str, e: TxError| {
+        v.failures += 1;
+        if v.errors.len() < 16 {
+            v.errors.push(format!("{what}: {e}"));
+        }
+    };
+    match get_table::<SmInfoRecord>(tr, attr::SM_INFO_RECORD, sm_lid, key, 0, &[]) {
+        Ok(r) => v.sms = r,
+        Err(e) => {
+            note(&mut v, "SMInfoRecord", e);
+            // The SM does not answer: skip the rest rather than time out on each.
+            return v;
+        }
+    }
+    // Untrusted, OpenSM answers one record per group (PortGID zero); trusted, one per
+    // member port (none for a group nobody joined yet).
+    match get_table::<McMemberRecord>(tr, attr::MC_MEMBER_RECORD, sm_lid, 0, 0, &[]) {
+        Ok(r) => v.mc_groups = r,
+        Err(e) => note(&mut v, "MCMemberRecord", e),
+    }
+    if key != 0 {
+        match get_table::<McMemberRecord>(tr, attr::MC_MEMBER_RECORD, sm_lid, key, 0, &[]) {
+            Ok(r) => v.mc_members = r,
+            Err(e) => note(&mut v, "MCMemberRecord (members)", e),
+        }
+    }
+    match get_table::<ServiceRecord>(tr, attr::SERVICE_RECORD, sm_lid, key, 0, &[]) {
+        Ok(r) => v.services = r,
+        // OpenSM answers an empty table with status "no records" (0x0400) on a Get; on a
+        // GetTable it returns zero records. Treat the status as empty.
+        Err(TxError::Status(_)) => {}
+        Err(e) => note(&mut v, "ServiceRecord", e),
+    }
+    if let Some(sm_key) = sm_key {
+        let reqs = pkey_ports.iter().map(|&(lid, port)| {
+            let t = PKeyTableRecord {
+                lid: Lid(lid),
+                port_num: port,
+                ..PKeyTableRecord::default()
+            };
+            let mut buf = [0u8; PKeyTableRecord::LEN];
+            let _ = t.encode(&mut buf);
+            let mask = comp::p_key_table_record::LID | comp::p_key_table_record::PORT_NUM;
+            (
+                (lid, port),
+                req::sa(GET_TABLE, attr::P_KEY_TABLE_RECORD, sm_lid, sm_key, mask, &buf),
+            )
+        });
+        let mut errs = Vec::new();
+        tr.pipeline(reqs, |k, r| {
+            match r {
+                Ok(mad) => {
+                    let mut keys = Vec::new();
+                    for rec in req::sa_records(&mad) {
+                        if let Ok(p) = PKeyTableRecord::decode(rec) {
+                            keys.extend(
+                                p.p_key_table.p_key.iter().map(|k| k.0).filter(|&k| k & 0x7fff != 0),
+                            );
+                        }
+                    }
+                    v.pkeys.insert(k, keys);
+                }
+                Err(e) => errs.push((k, e)),
+            }
+            Vec::new()
+        });
+        for (k, e) in errs {
+            note(&mut v, &format!("PKeyTableRecord {k:?}"), e);
+        }
+    }
+    v
+}
+
+/// One PathRecord from `slid` to `dlid` (on demand).
+pub fn path_record(
+    tr: &mut Transport,
+    sm_lid: u16,
+    slid: u16,
+    dlid: u16,
+) -> Result<Option<PathRecord>, TxError> {
+    let t = PathRecord {
+        slid: Lid(slid),
+        dlid: Lid(dlid),
+        reversible: true,
+        numb_path: 1,
+        ..PathRecord::default()
+    };
+    let mut buf = [0u8; PathRecord::LEN];
+    let _ = t.encode(&mut buf);
+    let mask = comp::path_record::SLID
+        | comp::path_record::DLID
+        | comp::path_record::REVERSIBLE
+        | comp::path_record::NUMB_PATH;
+    let mad = tr.call(req::sa(GET, attr::PATH_RECORD, sm_lid, 0, mask, &buf))?;
+    Ok(req::sa_records(&mad)
+        .first()
+        .and_then(|r| PathRecord::decode(r).ok()))
+}
+
+/// Subscribes `gid` to [`TRAPS`] (InformInfo Set, one per trap). Returns how many the SM
+/// accepted. ibsim accepts but never delivers the Reports; the source compares sweeps.
+pub fn subscribe(tr: &mut Transport, sm_lid: u16, gid: Gid) -> usize {
+    let reqs = TRAPS.iter().map(|&trap| {
+        let ii = InformInfo {
+            gid,
+            lid_range_begin: InformInfo::ALL_LIDS,
+            is_generic: 1,
+            subscribe: 1,
+            notice_type: InformInfo::ALL_TYPES,
+            trap_number_device_id: trap,
+            producer_type_vendor_id: InformInfo::ALL_PRODUCERS,
+            ..InformInfo::default()
+        };
+        let mut buf = [0u8; InformInfo::LEN];
+        let _ = ii.encode(&mut buf);
+        // InformInfo is sent as the bare attribute (not a record): no component mask.
+        (trap, req::sa(SET, attr::INFORM_INFO, sm_lid, 0, 0, &buf))
+    });
+    let mut ok = 0;
+    tr.pipeline(reqs, |trap, r| {
+        match r {
+            Ok(_) => ok += 1,
+            Err(e) => tracing::debug!(trap, "InformInfo subscription failed: {e}"),
+        }
+        Vec::new()
+    });
+    ok
+}

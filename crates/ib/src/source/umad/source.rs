@@ -1,0 +1,453 @@
+//! `UmadSource`: one sweep = DR-SMP discovery, SA queries, PMA polling, assembled into a
+//! snapshot whose counters continue from the previous one; events by diffing snapshots.
+//!
+//! Failure policy (the daemon keeps serving the last good snapshot meanwhile):
+//! - discovery failures (SMPs unanswered after retries) fail the sweep: a partial
+//!   topology would report nodes as removed that are only unreachable for a moment;
+//! - SA failures (dead or busy SM) keep the last good SA answers, counted and logged;
+//! - PMA failures leave those ports' counters as last read, counted and logged.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::{Duration, Instant, SystemTime};
+
+use super::assemble;
+use super::discover::{discover, DiscoverOptions};
+use super::ffi::{self, PortAttrs, UmadError};
+use super::pma::{self, PmaCaps, PmaOptions};
+use super::req;
+use super::sa::{self, SaView};
+use super::transport::{Transport, TransportConfig, TransportStats, TxError};
+use crate::mad::pma::{attr as pma_attr, PortSamplesControl};
+use crate::model::{diff, CounterHistory, FabricEvent, Snapshot};
+use crate::types::{Gid, Guid};
+
+/// Options of the umad source (all have working defaults).
+#[derive(Debug, Clone, PartialEq)]
+pub struct UmadOptions {
+    pub transport: TransportConfig,
+    /// SM_Key presented to the SA to read partition tables as a trusted requester
+    /// (OpenSM's default is 0x1). None: partitions are not read.
+    pub sm_key: Option<u64>,
+    pub pma: PmaOptions,
+    /// Read switch linear forwarding tables.
+    pub lft: bool,
+    /// Subscribe to traps (InformInfo) at the SM. ibsim accepts but never delivers them;
+    /// Reports are not consumed yet, so this is off by default (events come from diffs).
+    pub subscribe_traps: bool,
+}
+
+impl Default for UmadOptions {
+    fn default() -> Self {
+        UmadOptions {
+            transport: TransportConfig {
+                retries: 3,
+                ..TransportConfig::default()
+            },
+            sm_key: Some(0x1),
+            pma: PmaOptions::default(),
+            lft: true,
+            subscribe_traps: false,
+        }
+    }
+}
+
+/// Why a sweep produced no snapshot.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SweepError {
+    #[error("discovery incomplete: {failures} SMP queries failed (first: {first})")]
+    Discovery { failures: u64, first: String },
+    #[error(transparent)]
+    Umad(#[from] UmadError),
+}
+
+/// Counters of what the source did, for logs and the daemon's health view.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct UmadStats {
+    pub sweeps: u64,
+    pub failed_sweeps: u64,
+    pub smp_failures: u64,
+    pub sa_failures: u64,
+    pub pma_failures: u64,
+    /// Sweeps that reused the previous SA answers because the SM did not answer.
+    pub sa_stale_sweeps: u64,
+    pub transport: TransportStats,
+}
+
+/// A PMA change requested through the control path.
+#[derive(Debug, Clone, PartialEq)]
+pub enum PmaControl {
+    /// Set(PortCounters) with this CounterSelect mask: clears those counters.
+    ClearCounters { mask: u16 },
+    /// Set(PortSamplesControl): start/stop the PMA's sampling engine.
+    SamplesControl(Box<PortSamplesControl>),
+}
+
+/// Why a control operation failed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ControlError {
+    #[error("node {0} is not in the last snapshot (or has no LID)")]
+    UnknownNode(Guid),
+    #[error("PMA did not accept the change: {0}")]
+    Tx(#[from] TxError),
+}
+
+/// The real-fabric source.
+pub struct UmadSource {
+    port: PortAttrs,
+    spec: String,
+    opts: UmadOptions,
+    tr: Transport,
+    caps: HashMap<Guid, PmaCaps>,
+    last_sa: Option<SaView>,
+    last: Option<Arc<Snapshot>>,
+    history: CounterHistory,
+    events: Vec<FabricEvent>,
+    sweep_no: u64,
+    stats: UmadStats,
+    subscribed: bool,
+}
+
+/// Parses `umad[:CA[:PORT]]` into (CA, port).
+pub fn parse_spec(spec: &str) -> Result<(Option<String>, Option<u8>), UmadError> {
+    let mut it = spec.split(':');
+    if it.next() != Some("umad") {
+        return Err(UmadError::Invalid(format!(
+            "{spec:?}: expected umad[:CA[:PORT]]"
+        )));
+    }
+    let ca = it.next().filter(|s| !s.is_empty()).map(str::to_string);
+    let port = match it.next().filter(|s| !s.is_empty()) {
+        Some(p) => Some(p.parse::<u8>().map_err(|_| {
+            UmadError::Invalid(format!("{spec:?}: port {p:?} is not a number 0-255"))
+        })?),
+        None => None,
+    };
+    if it.next().is_some() {
+        return Err(UmadError::Invalid(format!(
+            "{spec:?}: expected umad[:CA[:PORT]]"
+        )));
+    }
+    Ok((ca, port))
+}
+
+impl UmadSource {
+    /// Opens the CA port (`ca`/`port`, or the first active one) and registers the agents.
+    /// Fails clearly when libibumad, the CA or the port is missing.
+    pub fn open(ca: Option<&str>, port: Option<u8>, opts: UmadOptions) -> Result<Self, UmadError> {
+        let lib = ffi::library()?;
+        let pa = lib.resolve(ca, port)?;
+        let tr = Transport::open(&pa.ca, pa.port, opts.transport)?;
+        tracing::info!(
+            ca = %pa.ca,
+            port = pa.port,
+            window = tr.config().window,
+            "umad source opened"
+        );
+        Ok(UmadSource {
+            spec: format!("umad:{}:{}", pa.ca, pa.port),
+            port: pa,
+            opts,
+            tr,
+            caps: HashMap::new(),
+            last_sa: None,
+            last: None,
+            history: CounterHistory::new(),
+            events: Vec::new(),
+            sweep_no: 0,
+            stats: UmadStats::default(),
+            subscribed: false,
+        })
+    }
+
+    /// Opens from a `umad[:CA[:PORT]]` spec.
+    pub fn open_spec(spec: &str, opts: UmadOptions) -> Result<Self, UmadError> {
+        let (ca, port) = parse_spec(spec)?;
+        Self::open(ca.as_deref(), port, opts)
+    }
+
+    /// `umad:CA:PORT` of the opened port.
+    pub fn spec(&self) -> &str {
+        &self.spec
+    }
+
+    /// The local port as sysfs describes it.
+    pub fn local_port(&self) -> &PortAttrs {
+        &self.port
+    }
+
+    pub fn stats(&self) -> UmadStats {
+        let mut s = self.stats;
+        s.transport = self.tr.stats();
+        s
+    }
+
+    /// The last snapshot built (None before the first good sweep).
+    pub fn last(&self) -> Option<&Arc<Snapshot>> {
+        self.last.as_ref()
+    }
+
+    /// Events found by the last successful sweep (diff against the one before).
+    pub fn take_events(&mut self) -> Vec<FabricEvent> {
+        std::mem::take(&mut self.events)
+    }
+
+    /// One full sweep. On error no snapshot is produced and the previous one stands.
+    pub fn sweep(&mut self) -> Result<Arc<Snapshot>, SweepError> {
+        let started = Instant::now();
+        let time = SystemTime::now();
+        self.stats.sweeps += 1;
+        let d = discover(&mut self.tr, DiscoverOptions { lft: self.opts.lft });
+        self.stats.smp_failures += d.failures;
+        if d.failures > 0 || d.nodes.is_empty() {
+            self.stats.failed_sweeps += 1;
+            let first = d.errors.first().cloned().unwrap_or_else(|| "no answer".into());
+            tracing::warn!(
+                failures = d.failures,
+                nodes = d.nodes.len(),
+                "umad sweep failed in discovery: {first}"
+            );
+            return Err(SweepError::Discovery {
+                failures: d.failures.max(1),
+                first,
+            });
+        }
+        let sm_lid = d.local_port.as_ref().map(|p| p.master_sm_lid.0).unwrap_or(0);
+        let sa_view = if sm_lid == 0 {
+            tracing::debug!("no master SM LID known: SA not queried");
+            None
+        } else {
+            let v = sa::query(
+                &mut self.tr,
+                sm_lid,
+                self.opts.sm_key,
+                &assemble::pkey_ports(&d),
+            );
+            self.stats.sa_failures += v.failures;
+            if v.failures > 0 {
+                tracing::warn!(
+                    failures = v.failures,
+                    sm_lid,
+                    "SA queries failed: {}",
+                    v.errors.first().map(String::as_str).unwrap_or("")
+                );
+            }
+            if self.opts.subscribe_traps && !self.subscribed && v.failures == 0 {
+                let gid = Gid::new(
+                    d.local_port.as_ref().map(|p| p.gid_prefix).unwrap_or(0),
+                    Guid(self.port.port_guid),
+                );
+                self.subscribed = sa::subscribe(&mut self.tr, sm_lid, gid) > 0;
+            }
+            Some(v)
+        };
+        // A dead SM (SMInfoRecord unanswered) keeps the last good SA answers.
+        let sa_ok = sa_view.as_ref().is_some_and(|v| v.errors.iter().all(|e| !e.starts_with("SMInfoRecord")));
+        if sa_ok {
+            self.last_sa = sa_view;
+        } else if sa_view.is_some() {
+            self.stats.sa_stale_sweeps += 1;
+            self.subscribed = false;
+        }
+        let targets = assemble::pma_targets(&d);
+        let pma = pma::sweep(&mut self.tr, &targets, &mut self.caps, self.opts.pma);
+        self.stats.pma_failures += pma.failures;
+        if pma.failures > 0 {
+            tracing::warn!(
+                failures = pma.failures,
+                "PMA queries failed: {}",
+                pma.errors.first().map(String::as_str).unwrap_or("")
+            );
+        }
+        let builder = assemble::build(&d, self.last_sa.as_ref(), Some(&pma), &self.caps);
+        self.sweep_no += 1;
+        let snap = builder.build(
+            crate::model::SweepInfo {
+                number: self.sweep_no,
+                time,
+                duration: started.elapsed(),
+                source: self.spec.clone(),
+            },
+            &mut self.history,
+        );
+        if let Some(prev) = &self.last {
+            self.events = diff(prev, &snap);
+            for e in &self.events {
+                tracing::info!(event = ?e.kind, "fabric event");
+            }
+        }
+        let snap = Arc::new(snap);
+        self.last = Some(snap.clone());
+        Ok(snap)
+    }
+
+    /// Applies a PMA change on (node, port) through the node's PMA (LID from the last
+    /// snapshot).
+    pub fn pma_control(
+        &mut self,
+        node: Guid,
+        port: u8,
+        op: &PmaControl,
+    ) -> Result<(), ControlError> {
+        let lid = self
+            .last
+            .as_ref()
+            .and_then(|s| s.node_by_guid(node).map(|n| s.node_lid(n).0))
+            .filter(|&l| l != 0)
+            .ok_or(ControlError::UnknownNode(node))?;
+        let request = match op {
+            PmaControl::ClearCounters { mask } => pma::counter_reset(lid, port, *mask),
+            PmaControl::SamplesControl(c) => {
+                let mut c = (**c).clone();
+                c.port_select = port;
+                let mut data = [0u8; PortSamplesControl::LEN];
+                let _ = c.encode(&mut data);
+                req::pma(req::SET, pma_attr::PORT_SAMPLES_CONTROL, 0, lid, &data)
+            }
+        };
+        self.tr.call(request)?;
+        Ok(())
+    }
+
+    /// A PathRecord from the SA, on demand.
+    pub fn path_record(
+        &mut self,
+        slid: u16,
+        dlid: u16,
+    ) -> Result<Option<crate::mad::sa::PathRecord>, TxError> {
+        let sm = self
+            .last
+            .as_ref()
+            .and_then(|s| s.master_sm().map(|m| m.lid.0))
+            .unwrap_or(self.port.sm_lid);
+        sa::path_record(&mut self.tr, sm, slid, dlid)
+    }
+
+    /// Sleeps the rest of `interval` after a sweep that took `took` (helper for loops).
+    pub fn pause(interval: Duration, took: Duration) {
+        if let Some(rest) = interval.checked_sub(took) {
+            std::thread::sleep(rest);
+        }
+    }
+}
+
+impl From<UmadError> for crate::source::SourceError {
+    fn from(e: UmadError) -> Self {
+        crate::source::SourceError::Fabric(e.to_string())
+    }
+}
+
+impl From<SweepError> for crate::source::SourceError {
+    fn from(e: SweepError) -> Self {
+        crate::source::SourceError::Fabric(e.to_string())
+    }
+}
+
+impl UmadSource {
+    fn node_lid(&self, node: Guid) -> Result<u16, crate::source::SourceError> {
+        self.last
+            .as_ref()
+            .and_then(|s| s.node_by_guid(node).map(|n| s.node_lid(n).0))
+            .filter(|&l| l != 0)
+            .ok_or(crate::source::SourceError::NoSuchNode(node))
+    }
+
+    fn pma_call(
+        &mut self,
+        request: super::transport::Request,
+    ) -> Result<Vec<u8>, crate::source::SourceError> {
+        self.tr.call(request).map_err(|e| match e {
+            TxError::Status(s) => crate::source::SourceError::Unsupported(format!(
+                "PMA answered status {s:#06x} ({})",
+                crate::mad::header::status_text(s)
+            )),
+            e => crate::source::SourceError::Fabric(format!("PMA: {e}")),
+        })
+    }
+}
+
+impl crate::source::Source for UmadSource {
+    fn sweep(&mut self) -> Result<Snapshot, crate::source::SourceError> {
+        Ok((*UmadSource::sweep(self)?).clone())
+    }
+
+    fn control(
+        &mut self,
+        op: crate::source::ControlOp,
+    ) -> Result<crate::source::ControlReply, crate::source::SourceError> {
+        use crate::mad::pma::PortCounters;
+        use crate::source::{ControlOp, ControlReply, SourceError};
+        match op {
+            ControlOp::GetPortCounters { node, port } => {
+                let lid = self.node_lid(node)?;
+                let mad = self.pma_call(req::pma(
+                    req::GET,
+                    pma_attr::PORT_COUNTERS,
+                    0,
+                    lid,
+                    &[0, port.0, 0, 0],
+                ))?;
+                let pc = PortCounters::decode(req::pma_data(&mad))
+                    .map_err(|e| SourceError::Fabric(e.to_string()))?;
+                Ok(ControlReply::PortCounters(pc))
+            }
+            ControlOp::SetPortCounters {
+                node,
+                port,
+                counter_select,
+                counter_select2,
+                values,
+            } => {
+                let lid = self.node_lid(node)?;
+                let pc = PortCounters {
+                    port_select: port.0,
+                    counter_select,
+                    counter_select2,
+                    ..values
+                };
+                let mut data = [0u8; PortCounters::LEN];
+                pc.encode(&mut data)
+                    .map_err(|e| SourceError::Invalid(e.to_string()))?;
+                let mad = self.pma_call(req::pma(req::SET, pma_attr::PORT_COUNTERS, 0, lid, &data))?;
+                let pc = PortCounters::decode(req::pma_data(&mad))
+                    .map_err(|e| SourceError::Fabric(e.to_string()))?;
+                Ok(ControlReply::PortCounters(pc))
+            }
+            ControlOp::SetPortSamplesControl { node, control } => {
+                let lid = self.node_lid(node)?;
+                let mut data = [0u8; PortSamplesControl::LEN];
+                control
+                    .encode(&mut data)
+                    .map_err(|e| SourceError::Invalid(e.to_string()))?;
+                let mad = self.pma_call(req::pma(
+                    req::SET,
+                    pma_attr::PORT_SAMPLES_CONTROL,
+                    0,
+                    lid,
+                    &data,
+                ))?;
+                let c = PortSamplesControl::decode(req::pma_data(&mad))
+                    .map_err(|e| SourceError::Fabric(e.to_string()))?;
+                Ok(ControlReply::PortSamplesControl(c))
+            }
+            ControlOp::SimLinkFlap { .. } | ControlOp::SimErrorBurst { .. } => Err(
+                SourceError::Unsupported("simulator faults need --source sim".into()),
+            ),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn specs() {
+        assert_eq!(parse_spec("umad").unwrap(), (None, None));
+        assert_eq!(parse_spec("umad:mlx5_0").unwrap(), (Some("mlx5_0".into()), None));
+        assert_eq!(parse_spec("umad:mlx5_0:2").unwrap(), (Some("mlx5_0".into()), Some(2)));
+        assert!(parse_spec("umad:mlx5_0:x").is_err());
+        assert!(parse_spec("sim").is_err());
+        assert!(parse_spec("umad:a:1:2").is_err());
+    }
+}

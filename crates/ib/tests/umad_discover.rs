@@ -1,0 +1,49 @@
+//! Discovery by directed-route SMPs equals ibnetdiscover's view of the same fabric.
+mod umad_util;
+
+use ib::source::umad::discover::{discover, DiscoverOptions};
+use ib::source::umad::ffi;
+use ib::source::umad::transport::{Transport, TransportConfig};
+use ib::testbed::{Testbed, TestbedConfig, SMALL_NET};
+use umad_util::*;
+
+fn our_view() -> IbnetView {
+    let lib = ffi::library().unwrap();
+    let p = lib.resolve(None, None).unwrap();
+    let mut t = Transport::open(&p.ca, p.port, TransportConfig { window: 64, ..Default::default() }).unwrap();
+    let d = discover(&mut t, DiscoverOptions::default());
+    assert_eq!(d.failures, 0, "{:?}", d.errors);
+    let mut v = IbnetView::default();
+    for (g, n) in &d.nodes {
+        if n.is_switch() {
+            v.switch_lids.insert(g.0, n.lid());
+            v.switch_ports.insert(g.0, n.info.num_ports);
+        }
+        for (pn, p) in &n.ports {
+            if let Some((pg, pp)) = p.peer {
+                v.links.insert(((g.0, *pn), (pg.0, pp)));
+                if !n.is_switch() {
+                    v.ca_port_lids.insert((g.0, *pn), p.info.as_ref().unwrap().lid.0);
+                    v.ca_port_guids.insert((g.0, *pn), p.guid.0);
+                }
+            }
+        }
+    }
+    v
+}
+
+#[test]
+fn discovery_equals_ibnetdiscover() {
+    if !in_child() {
+        let tb = Testbed::start(TestbedConfig::new(SMALL_NET)).unwrap();
+        run_child(&tb, "discovery_equals_ibnetdiscover", &[]);
+        return;
+    }
+    let ours = our_view();
+    let out = std::process::Command::new("ibnetdiscover").output().unwrap();
+    assert!(out.status.success());
+    let theirs = parse_ibnetdiscover(&String::from_utf8_lossy(&out.stdout));
+    assert!(!theirs.links.is_empty());
+    assert_eq!(ours, theirs);
+    println!("links {}", ours.links.len());
+}

@@ -1,0 +1,145 @@
+//! The umad source on ibsim + OpenSM: discovery equals ibnetdiscover, counters set in
+//! ibsim appear, Unlink/ReLink give events within one sweep, failures are survived.
+mod umad_util;
+
+use ib::model::{dump_ibnetdiscover, FabricEventKind};
+use ib::source::umad::{UmadOptions, UmadSource};
+use ib::testbed::{Testbed, TestbedConfig, SMALL_NET};
+use ib::types::{Guid, PortNum};
+use umad_util::*;
+
+fn open() -> UmadSource {
+    let mut o = UmadOptions::default();
+    o.transport.window = 64;
+    o.transport.timeout = std::time::Duration::from_millis(200);
+    UmadSource::open(None, None, o).unwrap()
+}
+
+fn parent(name: &str) {
+    let tb = Testbed::start(TestbedConfig::new(SMALL_NET)).unwrap();
+    println!("{}", run_child(&tb, name, &[]));
+}
+
+#[test]
+fn dump_equals_ibnetdiscover() {
+    if !in_child() {
+        return parent("dump_equals_ibnetdiscover");
+    }
+    let mut s = open();
+    let snap = s.sweep().unwrap();
+    let ours = dump_ibnetdiscover(&snap);
+    let theirs = child_diag("ibnetdiscover", &[]);
+    let (a, b) = (parse_ibnetdiscover(&ours), parse_ibnetdiscover(&theirs));
+    assert!(!b.links.is_empty());
+    assert_eq!(a, b, "ours:\n{ours}\nibnetdiscover:\n{theirs}");
+    assert_eq!(sorted_lines(&ours), sorted_lines(&theirs), "ours:\n{ours}\nibnetdiscover:\n{theirs}");
+    // SA: the master SM is known, with the IPoIB multicast groups of the default partition.
+    assert!(snap.master_sm().is_some(), "no master SM in {:?}", snap.sms);
+    assert!(!snap.mcast_groups.is_empty());
+    assert!(snap.partitions.iter().any(|p| p.pkey.0 & 0x7fff == 0x7fff), "{:?}", snap.partitions);
+    println!("{ours}");
+}
+
+fn port_of<'a>(snap: &'a ib::model::Snapshot, desc: &str, port: u8) -> &'a ib::model::Port {
+    let n = snap.nodes.iter().position(|n| n.description == desc).unwrap();
+    let pi = snap.node_port(n as u32, PortNum(port)).unwrap();
+    snap.port(pi).unwrap()
+}
+
+#[test]
+fn performance_set_counters_appear() {
+    if !in_child() {
+        return parent("performance_set_counters_appear");
+    }
+    let mut s = open();
+    s.sweep().unwrap();
+    child_console("PerformanceSet \"Hca1\"[1] PortCounters.SymbolErrorCounter=5");
+    child_console("PerformanceSet \"Hca1\"[1] PortCountersExtended.PortUnicastXmitPkts=123456789012");
+    child_console("PerformanceSet \"Hca1\"[1] PortRcvErrorDetails.PortLocalPhysicalErrors=3");
+    child_console("PerformanceSet \"Hca1\"[1] PortVLXmitWaitCounters.PortVLXmitWaitCounters0=1000");
+    let snap = s.sweep().unwrap();
+    let p = port_of(&snap, "Hca1", 1);
+    let c = p.counters.as_ref().expect("Hca1 port 1 read");
+    assert_eq!(c.readings.counters.symbol_error_counter, 5);
+    assert_eq!(c.totals.symbol_error_counter, 5);
+    assert_eq!(c.readings.extended.as_ref().unwrap().port_unicast_xmit_pkts, 123456789012);
+    assert_eq!(c.readings.rcv_error_details.as_ref().unwrap().port_local_physical_errors, 3);
+    assert_eq!(c.readings.vl_xmit_wait.as_ref().unwrap().port_vl_xmit_wait[0], 1000);
+    // Switch ports are polled too.
+    let sw = port_of(&snap, "Switch1", 3);
+    assert!(sw.counters.is_some());
+    // Totals keep growing, never reset by us.
+    let before = c.totals.port_xmit_pkts;
+    let snap2 = s.sweep().unwrap();
+    let c2 = port_of(&snap2, "Hca1", 1).counters.as_ref().unwrap();
+    assert!(c2.totals.port_xmit_pkts >= before);
+    assert_eq!(c2.totals.symbol_error_counter, 5);
+}
+
+#[test]
+fn unlink_relink_events_within_one_sweep() {
+    if !in_child() {
+        return parent("unlink_relink_events_within_one_sweep");
+    }
+    let mut s = open();
+    let snap = s.sweep().unwrap();
+    let hca4 = snap.nodes.iter().find(|n| n.description == "Hca4").unwrap().info.node_guid;
+    child_console("Unlink \"Hca4\"[1]");
+    s.sweep().unwrap();
+    let ev = s.take_events();
+    assert!(
+        ev.iter().any(|e| matches!(&e.kind, FabricEventKind::PortOutOfService { node_guid, .. } if *node_guid == hca4)),
+        "no out-of-service event for Hca4: {ev:?}"
+    );
+    child_console("ReLink \"Hca4\"[1]");
+    // OpenSM brings the port back to Active on its resweep (trap 128 makes it immediate).
+    let mut seen = false;
+    for _ in 0..20 {
+        s.sweep().unwrap();
+        let ev = s.take_events();
+        if ev.iter().any(|e| matches!(&e.kind, FabricEventKind::PortInService { node_guid, .. } if *node_guid == hca4)) {
+            seen = true;
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(250));
+    }
+    assert!(seen, "no in-service event for Hca4 after ReLink");
+    let _ = Guid(0);
+}
+
+#[test]
+fn dead_sm_and_packet_loss_are_survived() {
+    if !in_child() {
+        return parent("dead_sm_and_packet_loss_are_survived");
+    }
+    let mut s = open();
+    let good = s.sweep().unwrap();
+    let groups = good.mcast_groups.len();
+    // A frozen SM: SA queries fail, the snapshot keeps the last SA answers.
+    child_signal_opensm("STOP");
+    let snap = s.sweep().unwrap();
+    let st = s.stats();
+    assert!(st.sa_failures > 0 && st.sa_stale_sweeps == 1, "{st:?}");
+    assert_eq!(snap.mcast_groups.len(), groups);
+    assert!(snap.master_sm().is_some());
+    child_signal_opensm("CONT");
+    s.sweep().unwrap();
+    assert_eq!(s.stats().sa_stale_sweeps, 1, "SA did not recover");
+    // 30% loss into Hca1's port: retries absorb most; failures are counted, never fatal.
+    child_console("Error \"Hca1\"[1] 30");
+    let mut ok = 0;
+    for _ in 0..10 {
+        match s.sweep() {
+            Ok(_) => ok += 1,
+            Err(e) => println!("sweep failed (expected now and then): {e}"),
+        }
+    }
+    let st = s.stats();
+    println!("after loss: ok {ok}/10, {st:?}");
+    assert!(st.transport.retries > 0, "{st:?}");
+    assert!(ok > 0);
+    child_console("Error \"Hca1\"[1] 0");
+    s.sweep().unwrap();
+    let snap = s.last().unwrap();
+    assert!(port_of(snap, "Hca1", 1).counters.is_some());
+}

@@ -1,0 +1,104 @@
+//! A minimal, fast GetBulk walker used by scripts/bench-walk.sh, so that the
+//! benchmark measures the agents rather than net-snmp's client-side parsing
+//! and printing.
+//!
+//! Usage: bulkwalk HOST:PORT COMMUNITY ROOT_OID [MAX_REPETITIONS] [PASSES]
+//! Prints one line per pass: `varbinds=N seconds=S vbps=R`.
+
+use std::net::{ToSocketAddrs, UdpSocket};
+use std::process::ExitCode;
+use std::time::{Duration, Instant};
+
+use snmp::message::{Message, Version};
+use snmp::oid::Oid;
+use snmp::pdu::{BulkBody, Pdu};
+use snmp::value::{Value, VarBind};
+
+fn main() -> ExitCode {
+    match run() {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("bulkwalk: {e}");
+            ExitCode::from(1)
+        }
+    }
+}
+
+fn run() -> Result<(), String> {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    if args.len() < 3 {
+        return Err("usage: bulkwalk HOST:PORT COMMUNITY ROOT_OID [MAX_REP] [PASSES]".into());
+    }
+    let target = args[0]
+        .to_socket_addrs()
+        .map_err(|e| format!("{}: {e}", args[0]))?
+        .next()
+        .ok_or("no address")?;
+    let community = args[1].as_bytes().to_vec();
+    let root: Oid = args[2].parse().map_err(|e| format!("{e}"))?;
+    let max_rep: i32 = args.get(3).map(|s| s.parse()).transpose().map_err(|_| "bad MAX_REP")?.unwrap_or(50);
+    let passes: u32 = args.get(4).map(|s| s.parse()).transpose().map_err(|_| "bad PASSES")?.unwrap_or(1);
+
+    let bind = if target.is_ipv6() { "[::1]:0" } else { "127.0.0.1:0" };
+    let sock = UdpSocket::bind(bind).map_err(|e| e.to_string())?;
+    sock.connect(target).map_err(|e| e.to_string())?;
+    sock.set_read_timeout(Some(Duration::from_secs(2))).map_err(|e| e.to_string())?;
+    let mut buf = vec![0u8; 65536];
+    let mut request_id: i32 = 1;
+    for _ in 0..passes {
+        let start = Instant::now();
+        let mut count: u64 = 0;
+        let mut cursor = root.clone();
+        'walk: loop {
+            request_id = request_id.wrapping_add(1) & 0x7fff_ffff;
+            let msg = Message {
+                version: Version::V2c,
+                community: community.clone(),
+                pdu: Pdu::GetBulkRequest(BulkBody {
+                    request_id,
+                    non_repeaters: 0,
+                    max_repetitions: max_rep,
+                    varbinds: vec![VarBind::new(cursor.clone(), Value::Null)],
+                }),
+            };
+            let bytes = msg.to_bytes();
+            let resp = exchange(&sock, &bytes, &mut buf, request_id)?;
+            let vbs = resp.pdu.varbinds();
+            if vbs.is_empty() {
+                return Err("empty response".into());
+            }
+            for vb in vbs {
+                if vb.value == Value::EndOfMibView || !vb.oid.starts_with(root.as_slice()) {
+                    break 'walk;
+                }
+                if vb.oid <= cursor {
+                    return Err(format!("OID not increasing: {} after {}", vb.oid, cursor));
+                }
+                count += 1;
+                cursor = vb.oid.clone();
+            }
+        }
+        let secs = start.elapsed().as_secs_f64();
+        println!("varbinds={count} seconds={secs:.4} vbps={:.0}", count as f64 / secs.max(1e-9));
+    }
+    Ok(())
+}
+
+fn exchange(sock: &UdpSocket, req: &[u8], buf: &mut [u8], id: i32) -> Result<Message, String> {
+    for _ in 0..3 {
+        sock.send(req).map_err(|e| e.to_string())?;
+        loop {
+            match sock.recv(buf) {
+                Ok(n) => {
+                    let m = Message::decode(buf.get(..n).unwrap_or_default())
+                        .map_err(|e| format!("bad response: {e}"))?;
+                    if m.pdu.request_id() == Some(id) {
+                        return Ok(m);
+                    }
+                }
+                Err(_) => break,
+            }
+        }
+    }
+    Err("timeout".into())
+}

@@ -1,0 +1,124 @@
+//! Command line: the agent's flags and the `dump` / `topology` subcommands.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+/// SNMP agent for InfiniBand fabrics.
+///
+/// Without a subcommand, runs the agent. Flags override the config file.
+#[derive(Debug, Parser)]
+#[command(name = "ibsnmpd", version, about, long_about = None)]
+pub struct Cli {
+    #[command(flatten)]
+    pub run: RunArgs,
+
+    #[command(subcommand)]
+    pub command: Option<Command>,
+}
+
+/// Flags of the agent itself (no subcommand).
+#[derive(Debug, Default, Args)]
+pub struct RunArgs {
+    /// UDP address to listen on, ADDR:PORT or [IPV6]:PORT (repeatable;
+    /// default 127.0.0.1:1161).
+    #[arg(long = "listen", value_name = "ADDR:PORT")]
+    pub listen: Vec<String>,
+
+    /// Where fabric snapshots come from: sim, sim:FILE, umad[:CA[:PORT]],
+    /// sysfs[:ROOT] (default sim).
+    #[arg(long, value_name = "SPEC")]
+    pub source: Option<String>,
+
+    /// TOML configuration file (keys mirror snmpd.conf; see docs/config.md).
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+
+    /// Read-only community, accepted from any source address (replaces the
+    /// config file's rocommunity entries; default public).
+    #[arg(long, value_name = "NAME")]
+    pub community: Option<String>,
+
+    /// Read-write community, accepted from any source address (replaces the
+    /// config file's rwcommunity entries; default none: no write access).
+    #[arg(long = "rw-community", value_name = "NAME")]
+    pub rw_community: Option<String>,
+
+    /// Directory for persisted state (writable objects set over SNMP).
+    #[arg(long = "state-dir", value_name = "DIR")]
+    pub state_dir: Option<PathBuf>,
+
+    /// Log filter: error, warn, info, debug, trace, or tracing directives.
+    #[arg(long = "log-level", value_name = "L")]
+    pub log_level: Option<String>,
+
+    /// Seconds between fabric sweeps (fractions allowed; default 10).
+    #[arg(long = "sweep-interval", value_name = "SECONDS")]
+    pub sweep_interval: Option<String>,
+
+    /// The node that is "this system" for IF-MIB: node description or GUID.
+    #[arg(long = "local-node", value_name = "NAME|GUID")]
+    pub local_node: Option<String>,
+
+    /// Cap on GetBulk max-repetitions (default 100).
+    #[arg(long = "max-repetitions", value_name = "N")]
+    pub max_repetitions: Option<u32>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Take one sweep of a source, print it and exit.
+    Dump(DumpArgs),
+    /// Generate topology files.
+    #[command(subcommand)]
+    Topology(TopologyCommand),
+}
+
+#[derive(Debug, Args)]
+pub struct DumpArgs {
+    /// Source to sweep: sim, sim:FILE, umad[:CA[:PORT]], sysfs[:ROOT].
+    #[arg(long, value_name = "SPEC", default_value = "sim")]
+    pub source: String,
+
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = DumpFormat::Ibnetdiscover)]
+    pub format: DumpFormat,
+
+    /// Log filter for the sweep's messages (stderr).
+    #[arg(long = "log-level", value_name = "L", default_value = "warn")]
+    pub log_level: String,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum DumpFormat {
+    /// What `ibnetdiscover` prints.
+    Ibnetdiscover,
+    /// The snapshot as JSON (schema in docs/usage.md).
+    Json,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum TopologyCommand {
+    /// Write a fat tree in ibnetdiscover/ibsim format.
+    FatTree(FatTreeArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct FatTreeArgs {
+    /// Number of host channel adapters.
+    #[arg(long, value_name = "N")]
+    pub hosts: usize,
+
+    /// Switch radix (ports per switch).
+    #[arg(long, value_name = "R", default_value_t = 36)]
+    pub radix: u8,
+
+    /// Switch levels (2 or 3).
+    #[arg(long, value_name = "2|3", default_value_t = 2,
+          value_parser = clap::value_parser!(u8).range(2..=3))]
+    pub levels: u8,
+
+    /// Output file (default: stdout).
+    #[arg(short = 'o', long = "output", value_name = "FILE")]
+    pub output: Option<PathBuf>,
+}

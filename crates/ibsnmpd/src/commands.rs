@@ -1,0 +1,50 @@
+//! The subcommands: `dump` and `topology fat-tree`.
+
+use std::io::Write;
+
+use anyhow::{Context, Result};
+
+use crate::cli::{DumpArgs, DumpFormat, TopologyCommand};
+use crate::config::ConfigError;
+
+/// `ibsnmpd dump`: one sweep, printed.
+pub fn dump(args: &DumpArgs) -> Result<()> {
+    crate::logging::init(&args.log_level)?;
+    let mut source = crate::sources::open_spec(&args.source, None)?;
+    let snap = source
+        .sweep()
+        .map_err(|e| anyhow::anyhow!("sweep of {} failed: {e}", args.source))?;
+    let text = match args.format {
+        DumpFormat::Ibnetdiscover => ib::model::dump_ibnetdiscover(&snap),
+        DumpFormat::Json => {
+            let mut t = serde_json::to_string_pretty(&ib::model::dump_json(&snap))
+                .context("cannot render JSON")?;
+            t.push('\n');
+            t
+        }
+    };
+    std::io::stdout()
+        .lock()
+        .write_all(text.as_bytes())
+        .context("cannot write to stdout")
+}
+
+/// `ibsnmpd topology fat-tree`.
+pub fn topology(cmd: &TopologyCommand) -> Result<()> {
+    match cmd {
+        TopologyCommand::FatTree(a) => {
+            let topo = ib::topology::fat_tree(a.hosts, a.radix, a.levels)
+                .map_err(|e| ConfigError(format!("fat-tree: {e}")))?;
+            let text = ib::topology::write_ibnetdiscover(&topo, &Default::default());
+            match &a.output {
+                Some(path) => std::fs::write(path, text)
+                    .with_context(|| format!("cannot write {}", path.display()))?,
+                None => std::io::stdout()
+                    .lock()
+                    .write_all(text.as_bytes())
+                    .context("cannot write to stdout")?,
+            }
+            Ok(())
+        }
+    }
+}

@@ -1,0 +1,152 @@
+//! Phase 2 of Sets: the daemon's one control path.
+//!
+//! Every Set request that passed phase 1 arrives here as a list of
+//! [`Change`]s. Requests are serialised (one at a time). Changes to the
+//! agent's own state are applied to a copy of the state, which is persisted
+//! (atomically, fsynced) before it is published and before the agent sends
+//! the response; changes for the fabric go to the source thread over its
+//! channel and are awaited. On failure nothing is published and what was
+//! persisted is rolled back (commitFailed), or undoFailed when the rollback
+//! itself fails.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use arc_swap::ArcSwap;
+use mibs::change::{Change, Effect};
+use mibs::SystemState;
+use snmp::agent::{ApplyError, ApplyErrorKind, ApplyFuture, SetController};
+use tracing::{error, info};
+
+use ib::source::ControlOp;
+
+use crate::fabric::FabricHandle;
+use crate::state::StateStore;
+
+/// Applies Sets; shared by every receive task of the agent.
+pub struct Controller {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    system: Arc<ArcSwap<SystemState>>,
+    /// What the state file holds (only values ever Set over SNMP).
+    stored: std::sync::Mutex<BTreeMap<String, String>>,
+    store: StateStore,
+    fabric: FabricHandle,
+    serial: tokio::sync::Mutex<()>,
+}
+
+impl Controller {
+    /// `stored` is what `store` held at start.
+    pub fn new(
+        system: Arc<ArcSwap<SystemState>>,
+        stored: BTreeMap<String, String>,
+        store: StateStore,
+        fabric: FabricHandle,
+    ) -> Self {
+        Controller {
+            inner: Arc::new(Inner {
+                system,
+                stored: std::sync::Mutex::new(stored),
+                store,
+                fabric,
+                serial: tokio::sync::Mutex::new(()),
+            }),
+        }
+    }
+}
+
+impl Inner {
+    fn stored_values(&self) -> BTreeMap<String, String> {
+        self.stored.lock().map(|s| s.clone()).unwrap_or_default()
+    }
+
+    async fn persist(&self, kv: BTreeMap<String, String>) -> std::io::Result<()> {
+        let store = self.store.clone();
+        tokio::task::spawn_blocking(move || store.save(&kv))
+            .await
+            .map_err(std::io::Error::other)?
+    }
+
+    async fn apply_all(&self, changes: Vec<Change>) -> Result<(), ApplyError> {
+        let _one_at_a_time = self.serial.lock().await;
+        let old = self.system.load_full();
+        let mut new = (*old).clone();
+        let mut fabric_ops: Vec<(usize, ControlOp)> = Vec::new();
+        let mut grouped = false;
+        let mut first_local = None;
+        let old_kv = self.stored_values();
+        let mut new_kv = old_kv.clone();
+        for (i, c) in changes.iter().enumerate() {
+            match c.effect() {
+                Effect::Agent => {
+                    c.apply(&mut new);
+                    new_kv.extend(c.persisted());
+                    first_local.get_or_insert(i);
+                }
+                Effect::Fabric(op) => fabric_ops.push((i, op)),
+                Effect::Grouped => grouped = true,
+            }
+        }
+        if grouped {
+            // Several varbinds, one operation (e.g. one PMA Set per node).
+            fabric_ops.extend(mibs::change::grouped_fabric_ops(&changes));
+            fabric_ops.sort_by_key(|(i, _)| *i);
+        }
+        let persisted = old_kv != new_kv;
+        if persisted {
+            if let Err(e) = self.persist(new_kv.clone()).await {
+                error!(path = %self.store.path().display(), error = %e, "cannot persist Set");
+                return Err(ApplyError {
+                    index: first_local.unwrap_or(0),
+                    kind: ApplyErrorKind::CommitFailed,
+                    reason: format!("cannot write {}: {e}", self.store.path().display()),
+                });
+            }
+        }
+        let mut done = 0usize;
+        for (i, op) in fabric_ops {
+            let result = match self.fabric.control(op.clone()).await {
+                Ok(reply) => mibs::change::check_reply(&op, &reply),
+                Err(e) => Err(e),
+            };
+            if let Err(reason) = result {
+                error!(varbind = i + 1, %reason, "fabric Set failed");
+                // Fabric operations already done cannot be taken back.
+                let mut kind = if done == 0 {
+                    ApplyErrorKind::CommitFailed
+                } else {
+                    ApplyErrorKind::UndoFailed
+                };
+                if persisted {
+                    if let Err(e) = self.persist(old_kv.clone()).await {
+                        error!(error = %e, "cannot roll back persisted state");
+                        kind = ApplyErrorKind::UndoFailed;
+                    }
+                }
+                return Err(ApplyError {
+                    index: i,
+                    kind,
+                    reason,
+                });
+            }
+            done += 1;
+        }
+        if persisted {
+            info!(changes = changes.len(), "Set applied and persisted");
+            if let Ok(mut stored) = self.stored.lock() {
+                *stored = new_kv;
+            }
+        }
+        self.system.store(Arc::new(new));
+        Ok(())
+    }
+}
+
+impl SetController<Change> for Controller {
+    fn apply(&self, changes: Vec<Change>) -> ApplyFuture {
+        let me = Arc::clone(&self.inner);
+        Box::pin(async move { me.apply_all(changes).await })
+    }
+}

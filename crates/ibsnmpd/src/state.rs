@@ -1,0 +1,132 @@
+//! Persisted agent state: a small key/value map in `<state-dir>/state.json`.
+//!
+//! Keys are MIB object names with their instance where there is one
+//! (`sysContact`, `ifAlias.3`); values are strings. The file is replaced
+//! atomically (write a temporary file, fsync it, rename it over the old one,
+//! fsync the directory) before a Set is acknowledged, so a crash at any
+//! moment leaves either the old or the new file, never a torn one.
+
+use std::collections::BTreeMap;
+use std::fs::{self, File, OpenOptions};
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result};
+use serde::{Deserialize, Serialize};
+
+const FILE_NAME: &str = "state.json";
+const FORMAT_VERSION: u32 = 1;
+
+#[derive(Debug, Serialize, Deserialize)]
+struct OnDisk {
+    version: u32,
+    values: BTreeMap<String, String>,
+}
+
+/// The state file under one directory.
+#[derive(Debug, Clone)]
+pub struct StateStore {
+    dir: PathBuf,
+    path: PathBuf,
+}
+
+impl StateStore {
+    /// Creates the directory when missing.
+    pub fn open(dir: &Path) -> Result<Self> {
+        fs::create_dir_all(dir)
+            .with_context(|| format!("cannot create state directory {}", dir.display()))?;
+        Ok(StateStore {
+            dir: dir.to_path_buf(),
+            path: dir.join(FILE_NAME),
+        })
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The stored values; empty when nothing was ever stored.
+    pub fn load(&self) -> Result<BTreeMap<String, String>> {
+        let text = match fs::read_to_string(&self.path) {
+            Ok(t) => t,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(BTreeMap::new()),
+            Err(e) => {
+                return Err(e).with_context(|| format!("cannot read {}", self.path.display()))
+            }
+        };
+        let disk: OnDisk = serde_json::from_str(&text)
+            .with_context(|| format!("{}: not a valid state file", self.path.display()))?;
+        if disk.version != FORMAT_VERSION {
+            anyhow::bail!(
+                "{}: state file version {} not supported (expected {FORMAT_VERSION})",
+                self.path.display(),
+                disk.version
+            );
+        }
+        Ok(disk.values)
+    }
+
+    /// Durably replaces the stored values.
+    pub fn save(&self, values: &BTreeMap<String, String>) -> io::Result<()> {
+        let disk = OnDisk {
+            version: FORMAT_VERSION,
+            values: values.clone(),
+        };
+        let mut bytes = serde_json::to_vec_pretty(&disk).map_err(io::Error::other)?;
+        bytes.push(b'\n');
+        let tmp = self
+            .dir
+            .join(format!(".{FILE_NAME}.{}.tmp", std::process::id()));
+        let result = write_synced(&tmp, &bytes).and_then(|()| fs::rename(&tmp, &self.path));
+        if result.is_err() {
+            let _ = fs::remove_file(&tmp);
+        }
+        result?;
+        // The rename is durable only once the directory entry is.
+        File::open(&self.dir)?.sync_all()
+    }
+}
+
+fn write_synced(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    let mut f = OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .open(path)?;
+    f.write_all(bytes)?;
+    f.sync_all()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn round_trip_and_replace() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = StateStore::open(&dir.path().join("sub")).unwrap();
+        assert!(store.load().unwrap().is_empty());
+        let mut kv = BTreeMap::new();
+        kv.insert("sysContact".to_string(), "a \"quoted\" é".to_string());
+        store.save(&kv).unwrap();
+        assert_eq!(store.load().unwrap(), kv);
+        kv.insert("ifAlias.1".to_string(), "uplink".to_string());
+        store.save(&kv).unwrap();
+        assert_eq!(store.load().unwrap(), kv);
+        let leftovers: Vec<_> = fs::read_dir(store.dir.clone())
+            .unwrap()
+            .filter_map(|e| e.ok())
+            .filter(|e| e.file_name().to_string_lossy().ends_with(".tmp"))
+            .collect();
+        assert!(leftovers.is_empty());
+    }
+
+    #[test]
+    fn corrupt_file_is_an_error() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = StateStore::open(dir.path()).unwrap();
+        fs::write(store.path(), "{not json").unwrap();
+        let e = store.load().unwrap_err();
+        assert!(format!("{e:#}").contains("not a valid state file"));
+    }
+}

@@ -1,0 +1,63 @@
+//! The subcommands and the sim source, through the real binary.
+
+mod common;
+
+use std::process::Command;
+
+use common::{parse_lines, Agent, BIN};
+
+#[test]
+fn fat_tree_dump_and_serve() {
+    let tmp = tempfile::tempdir().unwrap();
+    let net = tmp.path().join("fabric.net");
+    let o = Command::new(BIN)
+        .args(["topology", "fat-tree", "--hosts", "24", "--radix", "8", "-o"])
+        .arg(&net)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let text = std::fs::read_to_string(&net).unwrap();
+    assert!(text.contains("Switch"), "{text}");
+
+    let spec = format!("sim:{}", net.display());
+    let o = Command::new(BIN)
+        .args(["dump", "--source", &spec, "--format", "json"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let json: serde_json::Value = serde_json::from_slice(&o.stdout).expect("dump --format json");
+    assert!(json.is_object());
+
+    let o = Command::new(BIN)
+        .args(["dump", "--source", &spec])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(String::from_utf8_lossy(&o.stdout).contains("Switch"));
+
+    // The agent serves it, with a fast sweep, and keeps answering across sweeps.
+    let agent = Agent::start(&["--source", &spec, "--sweep-interval", "0.2"]);
+    let out = agent.ok("snmpwalk", "2c", "public", &[], &[".1.3.6.1.2.1.1"]);
+    assert!(parse_lines(&out).len() >= 10, "{out}");
+    std::thread::sleep(std::time::Duration::from_millis(600));
+    let out = agent.ok("snmpget", "2c", "public", &[], &[".1.3.6.1.2.1.1.1.0"]);
+    assert!(out.contains("sim:"), "{out}");
+}
+
+#[test]
+fn bad_topology_file_exits_2() {
+    let tmp = tempfile::tempdir().unwrap();
+    let net = tmp.path().join("bad.net");
+    std::fs::write(&net, "Switch 8 \"S1\"\n[1] \"nowhere\"[1]\nthis is not a topology line\n").unwrap();
+    let spec = format!("sim:{}", net.display());
+    let o = Command::new(BIN)
+        .args(["--source", &spec, "--listen", "127.0.0.1:0"])
+        .arg("--state-dir")
+        .arg(tmp.path())
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    assert!(err.contains("bad.net"), "{err}");
+}

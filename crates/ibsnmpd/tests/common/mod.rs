@@ -1,0 +1,284 @@
+//! Test support: run the real `ibsnmpd` binary on a random loopback port and
+//! drive it with net-snmp's command-line tools.
+#![allow(dead_code)]
+
+use std::collections::hash_map::RandomState;
+use std::hash::{BuildHasher, Hasher};
+use std::net::UdpSocket;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+pub const BIN: &str = env!("CARGO_BIN_EXE_ibsnmpd");
+
+/// Panics with a clear message when a net-snmp tool is missing.
+pub fn require_tool(name: &str) {
+    let found = std::env::var_os("PATH")
+        .map(|p| std::env::split_paths(&p).any(|d| d.join(name).is_file()))
+        .unwrap_or(false);
+    assert!(
+        found,
+        "net-snmp tool `{name}` not found in PATH: install the Debian package `snmp` \
+         (apt-get install snmp), or run .ci/run which installs it"
+    );
+}
+
+/// A random number without a rand dependency.
+pub fn random_u64() -> u64 {
+    let mut h = RandomState::new().build_hasher();
+    h.write_u128(
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos())
+            .unwrap_or(0),
+    );
+    h.write_u32(std::process::id());
+    h.finish()
+}
+
+/// A UDP port in 20000..60000 that is free on `host` right now.
+pub fn free_port(host: &str) -> u16 {
+    for _ in 0..100 {
+        let port = 20000 + (random_u64() % 40000) as u16;
+        if UdpSocket::bind((host, port)).is_ok() {
+            return port;
+        }
+    }
+    panic!("no free UDP port found on {host}");
+}
+
+/// A running agent; killed (SIGKILL) when dropped.
+pub struct Agent {
+    child: Option<Child>,
+    /// `host:port` as net-snmp tools want it (`udp6:[::1]:p` for IPv6).
+    pub target: String,
+    pub port: u16,
+    pub state_dir: PathBuf,
+    pub extra: Vec<String>,
+    log: PathBuf,
+    _tmp: Option<tempfile::TempDir>,
+}
+
+impl Agent {
+    /// Starts on 127.0.0.1 with a fresh temporary state directory.
+    pub fn start(extra: &[&str]) -> Agent {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let dir = tmp.path().to_path_buf();
+        let mut a = Agent::start_in(&dir, extra);
+        a._tmp = Some(tmp);
+        a
+    }
+
+    /// Starts on 127.0.0.1 with the given state directory.
+    pub fn start_in(state_dir: &Path, extra: &[&str]) -> Agent {
+        require_tool("snmpget");
+        let mut last = String::new();
+        for _ in 0..5 {
+            let port = free_port("127.0.0.1");
+            let mut a = Agent {
+                child: None,
+                target: format!("127.0.0.1:{port}"),
+                port,
+                state_dir: state_dir.to_path_buf(),
+                extra: extra.iter().map(|s| s.to_string()).collect(),
+                log: state_dir.join(format!("agent-{port}.log")),
+                _tmp: None,
+            };
+            let listen = format!("127.0.0.1:{port}");
+            match a.spawn(&["--listen", &listen]) {
+                Ok(()) => return a,
+                Err(e) => last = e,
+            }
+        }
+        panic!("agent did not start: {last}");
+    }
+
+    /// Starts with explicit listen addresses (`target` is what tools use).
+    pub fn start_listen(listen: &str, target: &str, port: u16, extra: &[&str]) -> Agent {
+        require_tool("snmpget");
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let mut a = Agent {
+            child: None,
+            target: target.to_string(),
+            port,
+            state_dir: tmp.path().to_path_buf(),
+            extra: extra.iter().map(|s| s.to_string()).collect(),
+            log: tmp.path().join("agent.log"),
+            _tmp: None,
+        };
+        a._tmp = Some(tmp);
+        if let Err(e) = a.spawn(&["--listen", listen]) {
+            panic!("agent did not start: {e}");
+        }
+        a
+    }
+
+    fn spawn(&mut self, listen: &[&str]) -> Result<(), String> {
+        let log = std::fs::File::create(&self.log).map_err(|e| e.to_string())?;
+        let mut cmd = Command::new(BIN);
+        cmd.args(listen)
+            .arg("--state-dir")
+            .arg(&self.state_dir)
+            .args(["--rw-community", "private", "--log-level", "debug"])
+            .args(&self.extra)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(log);
+        let child = cmd.spawn().map_err(|e| format!("spawn {BIN}: {e}"))?;
+        self.child = Some(child);
+        self.wait_ready()
+    }
+
+    /// Polls sysUpTime until the agent answers (or exits).
+    fn wait_ready(&mut self) -> Result<(), String> {
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while Instant::now() < deadline {
+            if let Some(child) = self.child.as_mut() {
+                if let Ok(Some(status)) = child.try_wait() {
+                    self.child = None;
+                    return Err(format!("agent exited with {status}: {}", self.log_text()));
+                }
+            }
+            let out = snmp(
+                "snmpget",
+                &["-v2c", "-c", "public", "-t", "0.3", "-r", "0", "-On", &self.target, ".1.3.6.1.2.1.1.3.0"],
+            );
+            if out.status.success() {
+                return Ok(());
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        Err(format!("agent did not answer in 20 s: {}", self.log_text()))
+    }
+
+    pub fn log_text(&self) -> String {
+        std::fs::read_to_string(&self.log).unwrap_or_default()
+    }
+
+    pub fn pid(&self) -> u32 {
+        self.child.as_ref().map(|c| c.id()).expect("agent running")
+    }
+
+    /// SIGKILL and reap.
+    pub fn kill9(&mut self) {
+        if let Some(mut c) = self.child.take() {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+
+    /// SIGTERM; returns the exit status.
+    pub fn terminate(&mut self) -> std::process::ExitStatus {
+        let mut c = self.child.take().expect("agent running");
+        let _ = Command::new("kill")
+            .args(["-TERM", &c.id().to_string()])
+            .status();
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            if let Ok(Some(st)) = c.try_wait() {
+                return st;
+            }
+            if Instant::now() > deadline {
+                let _ = c.kill();
+                let _ = c.wait();
+                panic!("agent did not exit within 10 s of SIGTERM");
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    /// Starts the agent again with the same port, state dir and flags.
+    pub fn restart(&mut self) {
+        self.kill9();
+        let listen = format!("127.0.0.1:{}", self.port);
+        let mut last = String::new();
+        for _ in 0..20 {
+            match self.spawn(&["--listen", &listen]) {
+                Ok(()) => return,
+                Err(e) => last = e,
+            }
+            std::thread::sleep(Duration::from_millis(200));
+        }
+        panic!("agent did not restart: {last}");
+    }
+
+    /// Runs a net-snmp tool against this agent: `tool [args] target [oids]`.
+    pub fn tool(&self, tool: &str, args: &[&str], oids: &[&str]) -> Output {
+        let mut all: Vec<&str> = args.to_vec();
+        all.push(&self.target);
+        all.extend_from_slice(oids);
+        snmp(tool, &all)
+    }
+
+    /// `tool` with `-v VERSION -c COMMUNITY -On -t 2 -r 1`, expecting success;
+    /// returns stdout.
+    pub fn ok(&self, tool: &str, version: &str, community: &str, extra: &[&str], oids: &[&str]) -> String {
+        let mut args = vec!["-v", version, "-c", community, "-On", "-t", "2", "-r", "1"];
+        args.extend_from_slice(extra);
+        let out = self.tool(tool, &args, oids);
+        let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+        let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert!(
+            out.status.success(),
+            "{tool} {args:?} {oids:?} failed: {}\nstdout: {stdout}\nstderr: {stderr}\nagent log:\n{}",
+            out.status,
+            self.log_text()
+        );
+        stdout
+    }
+
+    /// Reads one integer-like scalar (Counter32, INTEGER, ...).
+    pub fn get_number(&self, oid: &str) -> u64 {
+        let out = self.ok("snmpget", "2c", "public", &["-Oqv", "-Oe"], &[oid]);
+        out.trim()
+            .parse()
+            .unwrap_or_else(|_| panic!("{oid}: not a number: {out:?}"))
+    }
+}
+
+impl Drop for Agent {
+    fn drop(&mut self) {
+        self.kill9();
+    }
+}
+
+/// Runs a net-snmp tool (no MIBs loaded, so output is numeric and stable).
+pub fn snmp(tool: &str, args: &[&str]) -> Output {
+    require_tool(tool);
+    Command::new(tool)
+        .env("MIBS", "")
+        .env("MIBDIRS", "")
+        .args(["-m", ""])
+        .args(args)
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run {tool}: {e}"))
+}
+
+/// One `-On` output line: numeric OID and the rest after ` = `.
+pub fn parse_lines(out: &str) -> Vec<(Vec<u32>, String)> {
+    out.lines()
+        .filter(|l| l.starts_with('.'))
+        .filter_map(|l| {
+            let (oid, val) = l.split_once(" = ")?;
+            let oid = oid
+                .trim_start_matches('.')
+                .split('.')
+                .map(|s| s.parse::<u32>())
+                .collect::<Result<Vec<_>, _>>()
+                .ok()?;
+            Some((oid, val.to_string()))
+        })
+        .collect()
+}
+
+/// Asserts that OIDs are strictly increasing in lexicographic order.
+pub fn assert_increasing(rows: &[(Vec<u32>, String)]) {
+    for w in rows.windows(2) {
+        assert!(
+            w[0].0 < w[1].0,
+            "OIDs not increasing: {:?} then {:?}",
+            w[0].0,
+            w[1].0
+        );
+    }
+}

@@ -1,0 +1,767 @@
+//! IB-PM-MIB (draft-yang-ib-performance-management-mib-00): the PerfMgt
+//! attributes ClassPortInfo, PortSamplesControl, PortSamplesResult and
+//! PortCounters of every node's PMA, one row per node of the snapshot in each
+//! of the four tables, indexed by node GUID (8-octet fixed-size index: eight
+//! sub-identifiers, no length).
+//!
+//! - pmClassPortInfoTable: AllPortSelect from the PMA's CapabilityMask bit 8.
+//! - pmPortCountersTable: pmPortCountersPortSelect (agent state, persisted
+//!   under `pmPortCountersPortSelect.<GUID>`, default 1) picks the port the row
+//!   reports: a port the node lacks reads as zeros; 255 adds up all ports
+//!   (saturating at each counter's IBA width) and may be set only when the
+//!   PMA has AllPortSelect (else wrongValue). Counter Sets write the PMA:
+//!   Set(PortCounters) with the counter's CounterSelect bit. PMAs clear the
+//!   selected counters whatever value the Set carries, so 0 is the only value
+//!   accepted (wrongValue otherwise). Values wider than Integer32 read as
+//!   2147483647 (the objects are Integer32; IBA counters saturate too).
+//! - pmPortSampleCntrlTable / pmPortSampleResultTable: the PMA's
+//!   PortSamplesControl / PortSamplesResult as of the last sweep (zeros before
+//!   the PMA was first asked). The writable columns of one node in one Set
+//!   request become ONE Set(PortSamplesControl) (see [`fabric_ops`]). A Set
+//!   while the node is sampling (SampleStatus 1 or 2) is refused with
+//!   inconsistentValue; the PMA's own Tag check (IBA's collision rule) turns a
+//!   lost race into commitFailed (see [`check_reply`]). The 4-octet Tag
+//!   objects carry IBA's 16-bit Tag in their last two octets.
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex, Weak};
+
+use ib::mad::pma::{cap, PortCounters, PortSamplesControl, PortSamplesResult};
+use ib::model::{Node, NodeIdx, Snapshot};
+use ib::source::{ControlOp, ControlReply};
+use ib::types::{Guid, NodeType, PortNum};
+use snmp::index::{FixedOctets, IndexCodec};
+use snmp::mib::{MibObject, SetError};
+use snmp::oid::Oid;
+use snmp::table::{check, Access, RowSet, Table};
+use snmp::value::{Value, VarBind};
+
+use crate::change::Change;
+use crate::oids::ib_pm_mib as o;
+use crate::view::{SysOrEntry, View};
+
+/// Persistence key prefix of pmPortCountersPortSelect (`<prefix>.<GUID hex>`).
+pub const PORT_SELECT_KEY: &str = "pmPortCountersPortSelect";
+/// PortSelect of a row never set: port 1.
+pub const DEFAULT_PORT_SELECT: u8 = 1;
+/// PortSelect value that selects all ports.
+pub const ALL_PORTS: u8 = 0xFF;
+
+/// sysORTable row for this module (its MODULE-IDENTITY `pm`).
+pub fn or_entry() -> SysOrEntry {
+    SysOrEntry {
+        id: Oid::from_slice(o::PM),
+        descr: "IB-PM-MIB: InfiniBand PerfMgt ClassPortInfo, PortSamplesControl/Result \
+                and PortCounters of every node"
+            .to_string(),
+        up_time: 0,
+    }
+}
+
+/// Every object of the module: the four tables.
+pub fn objects() -> Vec<Arc<dyn MibObject<View, Change>>> {
+    let cache = Arc::new(RowCache::default());
+    vec![
+        Arc::new(PmTable::new(class_port_info_table(), cache.clone())),
+        Arc::new(PmTable::new(sample_control_table(), cache.clone())),
+        Arc::new(PmTable::new(sample_result_table(), cache.clone())),
+        Arc::new(PmTable::new(port_counters_table(), cache)),
+    ]
+}
+
+// ------------------------------------------------------------- row cache
+
+/// A view plus the rows (node indexes in GUID order) of its snapshot.
+pub struct PmView {
+    view: View,
+    rows: Arc<RowSet<NodeIdx>>,
+}
+
+struct Cached {
+    snapshot: Weak<Snapshot>,
+    rows: Arc<RowSet<NodeIdx>>,
+}
+
+/// Node rows sorted by GUID, built once per snapshot and shared by the four
+/// tables (the Weak keeps the old snapshot's address from being reused).
+#[derive(Default)]
+struct RowCache {
+    cached: Mutex<Option<Cached>>,
+}
+
+impl RowCache {
+    fn rows(&self, snap: &Arc<Snapshot>) -> Arc<RowSet<NodeIdx>> {
+        if let Ok(guard) = self.cached.lock() {
+            if let Some(c) = guard.as_ref() {
+                if std::ptr::eq(c.snapshot.as_ptr(), Arc::as_ptr(snap)) {
+                    return c.rows.clone();
+                }
+            }
+        }
+        let rows = Arc::new(RowSet::from_rows(0..snap.nodes.len() as NodeIdx, |&n, out| {
+            let g = snap.node(n).map(|n| n.info.node_guid).unwrap_or(Guid(0));
+            FixedOctets::<8>::encode(&g.to_bytes(), out);
+        }));
+        if let Ok(mut guard) = self.cached.lock() {
+            *guard = Some(Cached {
+                snapshot: Arc::downgrade(snap),
+                rows: rows.clone(),
+            });
+        }
+        rows
+    }
+}
+
+/// One IB-PM-MIB table served over a [`View`].
+struct PmTable {
+    table: Table<PmView, Change, NodeIdx>,
+    cache: Arc<RowCache>,
+}
+
+impl PmTable {
+    fn new(table: Table<PmView, Change, NodeIdx>, cache: Arc<RowCache>) -> Self {
+        PmTable { table, cache }
+    }
+
+    fn pm(&self, view: &View) -> PmView {
+        PmView {
+            view: view.clone(),
+            rows: self.cache.rows(&view.snapshot),
+        }
+    }
+}
+
+impl MibObject<View, Change> for PmTable {
+    fn root(&self) -> &Oid {
+        self.table.root()
+    }
+    fn get(&self, view: &View, oid: &[u32]) -> Value {
+        self.table.get(&self.pm(view), oid)
+    }
+    fn next(&self, view: &View, oid: &[u32]) -> Option<VarBind> {
+        self.table.next(&self.pm(view), oid)
+    }
+    fn check_set(&self, view: &View, oid: &[u32], value: &Value) -> Result<Change, SetError> {
+        self.table.check_set(&self.pm(view), oid, value)
+    }
+}
+
+fn rows(v: &PmView) -> &RowSet<NodeIdx> {
+    &v.rows
+}
+
+fn node(v: &PmView, n: NodeIdx) -> Option<&Node> {
+    v.view.snapshot.node(n)
+}
+
+fn guid_value(node: &Node) -> Value {
+    Value::OctetString(node.info.node_guid.to_bytes().to_vec())
+}
+
+fn last(s: &[u32]) -> u32 {
+    s.last().copied().unwrap_or(0)
+}
+
+/// Integer32 view of an unsigned IBA field (saturating).
+fn int(v: u64) -> Value {
+    Value::Integer(i32::try_from(v).unwrap_or(i32::MAX))
+}
+
+fn all_port_select(node: &Node) -> bool {
+    node.pma.as_ref().is_some_and(|c| c.has(cap::ALL_PORT_SELECT))
+}
+
+/// IBA's 16-bit Tag as the MIB's 4-octet string.
+fn tag_value(tag: u16) -> Value {
+    let [a, b] = tag.to_be_bytes();
+    Value::OctetString(vec![0, 0, a, b])
+}
+
+// ------------------------------------------------------ pmClassPortInfoTable
+
+fn class_port_info_table() -> Table<PmView, Change, NodeIdx> {
+    Table::new(
+        Oid::from_slice(o::PM_CLASS_PORT_INFO_ENTRY),
+        rows,
+        |v: &PmView, &n, col| {
+            let node = node(v, n)?;
+            match col {
+                1 => Some(guid_value(node)),
+                // TruthValue: true(1), false(2).
+                2 => Some(Value::Integer(if all_port_select(node) { 1 } else { 2 })),
+                _ => None,
+            }
+        },
+    )
+    .read_only(&[
+        last(o::PM_CLASS_PORT_INFO_GUID),
+        last(o::PM_CLASS_PORT_INFO_ALL_PORT_SELECT),
+    ])
+}
+
+// ---------------------------------------------------- pmPortSampleCntrlTable
+
+/// The PortSamplesControl a row shows (zeros before the PMA was asked).
+fn control_of(node: &Node) -> PortSamplesControl {
+    node.sampling
+        .as_ref()
+        .map(|s| s.control.clone())
+        .unwrap_or_default()
+}
+
+fn result_of(node: &Node) -> PortSamplesResult {
+    node.sampling
+        .as_ref()
+        .map(|s| s.result.clone())
+        .unwrap_or_default()
+}
+
+// Column numbers of pmPortSampleCntrlEntry.
+const SC_GUID: u32 = 1;
+const SC_OP_CODE: u32 = 2;
+const SC_PORT_SELECT: u32 = 3;
+const SC_TICK: u32 = 4;
+const SC_COUNTER_WIDTH: u32 = 5;
+const SC_MASK0: u32 = 6;
+const SC_MASK14: u32 = 20;
+const SC_SAMPLE_MECHANISMS: u32 = 21;
+const SC_SAMPLE_STATUS: u32 = 22;
+const SC_OPTION_MASK: u32 = 23;
+const SC_VENDOR_MASK: u32 = 24;
+const SC_SAMPLE_START: u32 = 25;
+const SC_SAMPLE_INTERVAL: u32 = 26;
+const SC_TAG: u32 = 27;
+const SC_SELECT0: u32 = 28;
+const SC_SELECT14: u32 = 42;
+
+fn sample_control_cell(v: &PmView, n: &NodeIdx, col: u32) -> Option<Value> {
+    let node = node(v, *n)?;
+    let c = control_of(node);
+    Some(match col {
+        SC_GUID => guid_value(node),
+        SC_OP_CODE => int(c.op_code.into()),
+        SC_PORT_SELECT => int(c.port_select.into()),
+        SC_TICK => int(c.tick.into()),
+        SC_COUNTER_WIDTH => int(c.counter_width.into()),
+        SC_MASK0..=SC_MASK14 => int(c.counter_mask((col - SC_MASK0) as usize).into()),
+        SC_SAMPLE_MECHANISMS => int(c.sample_mechanisms.into()),
+        SC_SAMPLE_STATUS => int(c.sample_status.into()),
+        SC_OPTION_MASK => Value::OctetString(c.option_mask.to_be_bytes().to_vec()),
+        SC_VENDOR_MASK => Value::OctetString(c.vendor_mask.to_be_bytes().to_vec()),
+        SC_SAMPLE_START => int(c.sample_start.into()),
+        SC_SAMPLE_INTERVAL => int(c.sample_interval.into()),
+        SC_TAG => tag_value(c.tag),
+        SC_SELECT0..=SC_SELECT14 => {
+            let i = (col - SC_SELECT0) as usize;
+            int(c.counter_select.get(i).copied().unwrap_or(0).into())
+        }
+        _ => return None,
+    })
+}
+
+/// One writable component of PortSamplesControl.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SampleField {
+    OpCode(u8),
+    PortSelect(u8),
+    SampleStart(u32),
+    SampleInterval(u32),
+    Tag(u16),
+    /// CounterSelect`index` (0..=14).
+    CounterSelect(u8, u16),
+}
+
+impl SampleField {
+    fn apply(self, c: &mut PortSamplesControl) {
+        match self {
+            SampleField::OpCode(x) => c.op_code = x,
+            SampleField::PortSelect(x) => c.port_select = x,
+            SampleField::SampleStart(x) => c.sample_start = x,
+            SampleField::SampleInterval(x) => c.sample_interval = x,
+            SampleField::Tag(x) => c.tag = x,
+            SampleField::CounterSelect(i, x) => {
+                if let Some(slot) = c.counter_select.get_mut(usize::from(i)) {
+                    *slot = x;
+                }
+            }
+        }
+    }
+}
+
+/// Phase-1 check of a pmPortSampleCntrl column.
+fn check_sample_field(v: &PmView, n: NodeIdx, col: u32, value: &Value) -> Result<Change, SetError> {
+    let node = node(v, n).ok_or(SetError::NoCreation)?;
+    let field = match col {
+        SC_OP_CODE => SampleField::OpCode(u8_of(check::integer_in(value, 0..=255)?)),
+        SC_PORT_SELECT => {
+            let p = u8_of(check::integer_in(value, 0..=255)?);
+            if p == ALL_PORTS && !all_port_select(node) {
+                return Err(SetError::WrongValue);
+            }
+            SampleField::PortSelect(p)
+        }
+        SC_SAMPLE_START => SampleField::SampleStart(u32_of(check::integer_in(value, 0..=i32::MAX)?)),
+        SC_SAMPLE_INTERVAL => {
+            SampleField::SampleInterval(u32_of(check::integer_in(value, 0..=i32::MAX)?))
+        }
+        SC_TAG => {
+            let b = check::octets(value, 4..=4)?;
+            match b {
+                [0, 0, hi, lo] => SampleField::Tag(u16::from_be_bytes([*hi, *lo])),
+                // IBA's Tag is 16 bits: the first two octets must be zero.
+                _ => return Err(SetError::WrongValue),
+            }
+        }
+        SC_SELECT0..=SC_SELECT14 => SampleField::CounterSelect(
+            u8_of((col - SC_SELECT0) as i32),
+            u16::try_from(check::integer_in(value, 0..=0xFFFF)?).unwrap_or(0),
+        ),
+        _ => return Err(SetError::NotWritable),
+    };
+    let base = control_of(node);
+    if base.sample_status != 0 {
+        // Sampling in progress: the PMA would ignore the Set (IBA 16.1.3.2).
+        return Err(SetError::InconsistentValue);
+    }
+    Ok(Change::PmSampleControl {
+        node: node.info.node_guid,
+        base: Box::new(base),
+        field,
+    })
+}
+
+fn u8_of(i: i32) -> u8 {
+    u8::try_from(i).unwrap_or(0)
+}
+
+fn u32_of(i: i32) -> u32 {
+    u32::try_from(i).unwrap_or(0)
+}
+
+fn sample_control_table() -> Table<PmView, Change, NodeIdx> {
+    let mut t = Table::new(
+        Oid::from_slice(o::PM_PORT_SAMPLE_CNTRL_ENTRY),
+        rows,
+        sample_control_cell,
+    )
+    .read_only(&[SC_GUID, SC_TICK, SC_COUNTER_WIDTH])
+    .read_only(&(SC_MASK0..=SC_MASK14).collect::<Vec<_>>())
+    .read_only(&[SC_SAMPLE_MECHANISMS, SC_SAMPLE_STATUS, SC_OPTION_MASK, SC_VENDOR_MASK]);
+    let writable = [SC_OP_CODE, SC_PORT_SELECT, SC_SAMPLE_START, SC_SAMPLE_INTERVAL, SC_TAG]
+        .into_iter()
+        .chain(SC_SELECT0..=SC_SELECT14);
+    for col in writable {
+        t = t.read_write(col, move |v, &n, _idx, value| check_sample_field(v, n, col, value));
+    }
+    t
+}
+
+// --------------------------------------------------- pmPortSampleResultTable
+
+const SR_GUID: u32 = 1;
+const SR_TAG: u32 = 2;
+const SR_STATUS: u32 = 3;
+const SR_COUNTER0: u32 = 4;
+const SR_COUNTER14: u32 = 18;
+
+fn sample_result_table() -> Table<PmView, Change, NodeIdx> {
+    Table::new(
+        Oid::from_slice(o::PM_PORT_SAMPLE_RESULT_ENTRY),
+        rows,
+        |v: &PmView, &n, col| {
+            let node = node(v, n)?;
+            let r = result_of(node);
+            Some(match col {
+                SR_GUID => guid_value(node),
+                SR_TAG => tag_value(r.tag),
+                SR_STATUS => int(r.sample_status.into()),
+                SR_COUNTER0..=SR_COUNTER14 => Value::Counter32(
+                    r.counter
+                        .get((col - SR_COUNTER0) as usize)
+                        .copied()
+                        .unwrap_or(0),
+                ),
+                _ => return None,
+            })
+        },
+    )
+    .read_only(&(SR_GUID..=SR_COUNTER14).collect::<Vec<_>>())
+}
+
+// ------------------------------------------------------- pmPortCountersTable
+
+const PC_GUID: u32 = 1;
+const PC_PORT_SELECT: u32 = 2;
+/// pmPortCountersSymbolErrors: column c (3..=18) has CounterSelect bit c - 3.
+const PC_FIRST: u32 = 3;
+const PC_LAST: u32 = 18;
+
+/// The persistence key of a node's pmPortCountersPortSelect.
+pub fn port_select_key(g: Guid) -> String {
+    format!("{PORT_SELECT_KEY}.{:016x}", g.0)
+}
+
+/// The port a row reports (agent state).
+pub fn port_select(view: &View, g: Guid) -> u8 {
+    view.system
+        .extra
+        .get(&port_select_key(g))
+        .and_then(|s| s.parse::<u8>().ok())
+        .unwrap_or(DEFAULT_PORT_SELECT)
+}
+
+/// A node's PortCounters for PortSelect `sel`: one port's last reading,
+/// zeros for a port the node lacks (or never read), the saturating sum of
+/// all ports for 255.
+pub fn counters_for(snap: &Snapshot, n: NodeIdx, sel: u8) -> PortCounters {
+    let reading = |p: &ib::model::Port| {
+        p.counters
+            .as_deref()
+            .map(|c| c.readings.counters.clone())
+            .unwrap_or_default()
+    };
+    let mut out = if sel == ALL_PORTS {
+        let ports = snap.node_ports(n);
+        let is_switch = snap
+            .node(n)
+            .is_some_and(|x| x.info.node_type == NodeType::Switch as u8);
+        ports
+            .iter()
+            // A switch's aggregate is over its external ports.
+            .filter(|p| !(is_switch && p.num.0 == 0))
+            .fold(PortCounters::default(), |acc, p| add_saturating(&acc, &reading(p)))
+    } else {
+        snap.node_port(n, PortNum(sel))
+            .and_then(|p| snap.port(p))
+            .map(reading)
+            .unwrap_or_default()
+    };
+    out.port_select = sel;
+    out
+}
+
+fn sat_add<T: Into<u64> + TryFrom<u64> + Copy>(a: T, b: T, max: u64) -> T
+where
+    <T as TryFrom<u64>>::Error: std::fmt::Debug,
+{
+    let s = a.into().saturating_add(b.into()).min(max);
+    T::try_from(s).unwrap_or(a)
+}
+
+/// Field-wise sum at IBA's widths (each counter stops at all ones).
+fn add_saturating(a: &PortCounters, b: &PortCounters) -> PortCounters {
+    const M4: u64 = 0xF;
+    const M8: u64 = 0xFF;
+    const M16: u64 = 0xFFFF;
+    const M32: u64 = 0xFFFF_FFFF;
+    PortCounters {
+        symbol_error_counter: sat_add(a.symbol_error_counter, b.symbol_error_counter, M16),
+        link_error_recovery_counter: sat_add(
+            a.link_error_recovery_counter,
+            b.link_error_recovery_counter,
+            M8,
+        ),
+        link_downed_counter: sat_add(a.link_downed_counter, b.link_downed_counter, M8),
+        port_rcv_errors: sat_add(a.port_rcv_errors, b.port_rcv_errors, M16),
+        port_rcv_remote_physical_errors: sat_add(
+            a.port_rcv_remote_physical_errors,
+            b.port_rcv_remote_physical_errors,
+            M16,
+        ),
+        port_rcv_switch_relay_errors: sat_add(
+            a.port_rcv_switch_relay_errors,
+            b.port_rcv_switch_relay_errors,
+            M16,
+        ),
+        port_xmit_discards: sat_add(a.port_xmit_discards, b.port_xmit_discards, M16),
+        port_xmit_constraint_errors: sat_add(
+            a.port_xmit_constraint_errors,
+            b.port_xmit_constraint_errors,
+            M8,
+        ),
+        port_rcv_constraint_errors: sat_add(
+            a.port_rcv_constraint_errors,
+            b.port_rcv_constraint_errors,
+            M8,
+        ),
+        local_link_integrity_errors: sat_add(
+            a.local_link_integrity_errors,
+            b.local_link_integrity_errors,
+            M4,
+        ),
+        excessive_buffer_overrun_errors: sat_add(
+            a.excessive_buffer_overrun_errors,
+            b.excessive_buffer_overrun_errors,
+            M4,
+        ),
+        qp1_dropped: sat_add(a.qp1_dropped, b.qp1_dropped, M16),
+        vl15_dropped: sat_add(a.vl15_dropped, b.vl15_dropped, M16),
+        port_xmit_data: sat_add(a.port_xmit_data, b.port_xmit_data, M32),
+        port_rcv_data: sat_add(a.port_rcv_data, b.port_rcv_data, M32),
+        port_xmit_pkts: sat_add(a.port_xmit_pkts, b.port_xmit_pkts, M32),
+        port_rcv_pkts: sat_add(a.port_rcv_pkts, b.port_rcv_pkts, M32),
+        port_xmit_wait: sat_add(a.port_xmit_wait, b.port_xmit_wait, M32),
+        ..a.clone()
+    }
+}
+
+/// The value of pmPortCounters column `col` (3..=18) in `c`.
+pub fn counter_column(c: &PortCounters, col: u32) -> Option<u64> {
+    Some(match col {
+        3 => c.symbol_error_counter.into(),
+        4 => c.link_error_recovery_counter.into(),
+        5 => c.link_downed_counter.into(),
+        6 => c.port_rcv_errors.into(),
+        7 => c.port_rcv_remote_physical_errors.into(),
+        8 => c.port_rcv_switch_relay_errors.into(),
+        9 => c.port_xmit_discards.into(),
+        10 => c.port_xmit_constraint_errors.into(),
+        11 => c.port_rcv_constraint_errors.into(),
+        12 => c.local_link_integrity_errors.into(),
+        13 => c.excessive_buffer_overrun_errors.into(),
+        14 => c.vl15_dropped.into(),
+        15 => c.port_xmit_data.into(),
+        16 => c.port_rcv_data.into(),
+        17 => c.port_xmit_pkts.into(),
+        18 => c.port_rcv_pkts.into(),
+        _ => return None,
+    })
+}
+
+fn port_counters_table() -> Table<PmView, Change, NodeIdx> {
+    let mut t = Table::new(
+        Oid::from_slice(o::PM_PORT_COUNTERSO_ENTRY),
+        rows,
+        |v: &PmView, &n, col| {
+            let node = node(v, n)?;
+            let sel = port_select(&v.view, node.info.node_guid);
+            match col {
+                PC_GUID => Some(guid_value(node)),
+                PC_PORT_SELECT => Some(int(sel.into())),
+                PC_FIRST..=PC_LAST => {
+                    let c = counters_for(&v.view.snapshot, n, sel);
+                    counter_column(&c, col).map(int)
+                }
+                _ => None,
+            }
+        },
+    )
+    .column(PC_GUID, Access::ReadOnly)
+    .read_write(PC_PORT_SELECT, |v: &PmView, &n, _idx, value| {
+        let node = node(v, n).ok_or(SetError::NoCreation)?;
+        let p = u8_of(check::integer_in(value, 0..=255)?);
+        if p == ALL_PORTS && !all_port_select(node) {
+            return Err(SetError::WrongValue);
+        }
+        Ok(Change::Stored {
+            key: port_select_key(node.info.node_guid),
+            value: p.to_string(),
+        })
+    });
+    for col in PC_FIRST..=PC_LAST {
+        t = t.read_write(col, move |v: &PmView, &n, _idx, value| {
+            let node = node(v, n).ok_or(SetError::NoCreation)?;
+            // PMAs clear the selected counters whatever the value: only 0
+            // says what will happen.
+            check::integer_in(value, 0..=0)?;
+            let g = node.info.node_guid;
+            let port = port_select(&v.view, g);
+            if port != ALL_PORTS && v.view.snapshot.node_port(n, PortNum(port)).is_none() {
+                // No such port on this node: nothing to clear.
+                return Err(SetError::InconsistentValue);
+            }
+            Ok(Change::PmClearCounter {
+                node: g,
+                port,
+                select: 1u16 << (col - PC_FIRST),
+            })
+        });
+    }
+    t
+}
+
+// ----------------------------------------------------------- phase 2 helpers
+
+/// The fabric operations of one Set request's IB-PM-MIB changes, each with
+/// the index of the first varbind it came from: one Set(PortCounters) per
+/// node (CounterSelect bits OR-ed; a pmPortCountersPortSelect Set of the same
+/// node in the same request picks the port) and one Set(PortSamplesControl)
+/// per node (the node's current control with every written component).
+pub fn fabric_ops(changes: &[Change]) -> Vec<(usize, ControlOp)> {
+    let mut port_select: BTreeMap<String, u8> = BTreeMap::new();
+    for c in changes {
+        if let Change::Stored { key, value } = c {
+            if key.starts_with(PORT_SELECT_KEY) {
+                if let Ok(p) = value.parse() {
+                    port_select.insert(key.clone(), p);
+                }
+            }
+        }
+    }
+    // (first index, op) per node, in first-appearance order.
+    let mut counters: Vec<(usize, Guid, u8, u16)> = Vec::new();
+    let mut samples: Vec<(usize, Guid, PortSamplesControl)> = Vec::new();
+    for (i, c) in changes.iter().enumerate() {
+        match c {
+            Change::PmClearCounter { node, port, select } => {
+                let port = port_select
+                    .get(&port_select_key(*node))
+                    .copied()
+                    .unwrap_or(*port);
+                match counters.iter_mut().find(|x| x.1 == *node) {
+                    Some(x) => x.3 |= select,
+                    None => counters.push((i, *node, port, *select)),
+                }
+            }
+            Change::PmSampleControl { node, base, field } => {
+                match samples.iter_mut().find(|x| x.1 == *node) {
+                    Some(x) => field.apply(&mut x.2),
+                    None => {
+                        let mut c = (**base).clone();
+                        field.apply(&mut c);
+                        samples.push((i, *node, c));
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    let mut ops: Vec<(usize, ControlOp)> = counters
+        .into_iter()
+        .map(|(i, node, port, select)| {
+            (
+                i,
+                ControlOp::SetPortCounters {
+                    node,
+                    port: PortNum(port),
+                    counter_select: select,
+                    counter_select2: 0,
+                    values: PortCounters::default(),
+                },
+            )
+        })
+        .chain(
+            samples
+                .into_iter()
+                .map(|(i, node, control)| (i, ControlOp::SetPortSamplesControl { node, control })),
+        )
+        .collect();
+    ops.sort_by_key(|(i, _)| *i);
+    ops
+}
+
+/// Checks a PMA's answer to an operation from [`fabric_ops`]: a
+/// Set(PortSamplesControl) answered with another Tag was ignored by the PMA
+/// (someone else's sampling run holds it: IBA's Tag collision rule).
+pub fn check_reply(op: &ControlOp, reply: &ControlReply) -> Result<(), String> {
+    match (op, reply) {
+        (
+            ControlOp::SetPortSamplesControl { node, control },
+            ControlReply::PortSamplesControl(answer),
+        ) if answer.tag != control.tag => Err(format!(
+            "node {node}: PortSamplesControl Set ignored by the PMA: sampling run with Tag \
+             {:#06x} in progress (Tag collision)",
+            answer.tag
+        )),
+        _ => Ok(()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sample_fields_merge_into_one_op_per_node() {
+        let g = Guid(0x0002_c903_0000_0001);
+        let h = Guid(0x0002_c903_0000_0002);
+        let base = Box::new(PortSamplesControl {
+            tick: 0xFF,
+            sample_interval: 5,
+            ..PortSamplesControl::default()
+        });
+        let sc = |node, field| Change::PmSampleControl {
+            node,
+            base: base.clone(),
+            field,
+        };
+        let changes = vec![
+            Change::SysContact("x".into()),
+            sc(g, SampleField::CounterSelect(0, 1)),
+            Change::PmClearCounter {
+                node: h,
+                port: 1,
+                select: 1,
+            },
+            sc(g, SampleField::Tag(0x1234)),
+            Change::PmClearCounter {
+                node: h,
+                port: 1,
+                select: 1 << 5,
+            },
+            Change::Stored {
+                key: port_select_key(h),
+                value: "3".into(),
+            },
+            sc(g, SampleField::SampleStart(7)),
+        ];
+        let ops = fabric_ops(&changes);
+        assert_eq!(ops.len(), 2);
+        match &ops[0] {
+            (1, ControlOp::SetPortSamplesControl { node, control }) => {
+                assert_eq!(*node, g);
+                assert_eq!(control.counter_select[0], 1);
+                assert_eq!(control.tag, 0x1234);
+                assert_eq!(control.sample_start, 7);
+                assert_eq!(control.sample_interval, 5);
+            }
+            other => panic!("{other:?}"),
+        }
+        match &ops[1] {
+            (
+                2,
+                ControlOp::SetPortCounters {
+                    node,
+                    port,
+                    counter_select,
+                    ..
+                },
+            ) => {
+                assert_eq!(*node, h);
+                assert_eq!(port.0, 3, "PortSelect of the same request wins");
+                assert_eq!(*counter_select, 0b10_0001);
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn reply_with_foreign_tag_fails() {
+        let control = PortSamplesControl {
+            tag: 1,
+            ..PortSamplesControl::default()
+        };
+        let op = ControlOp::SetPortSamplesControl {
+            node: Guid(1),
+            control: control.clone(),
+        };
+        assert!(check_reply(&op, &ControlReply::PortSamplesControl(control.clone())).is_ok());
+        let other = PortSamplesControl { tag: 2, ..control };
+        assert!(check_reply(&op, &ControlReply::PortSamplesControl(other)).is_err());
+    }
+
+    #[test]
+    fn aggregate_saturates() {
+        let a = PortCounters {
+            symbol_error_counter: 0xFFF0,
+            local_link_integrity_errors: 9,
+            port_xmit_data: 0xFFFF_FFF0,
+            ..PortCounters::default()
+        };
+        let s = add_saturating(&a, &a);
+        assert_eq!(s.symbol_error_counter, 0xFFFF);
+        assert_eq!(s.local_link_integrity_errors, 0xF);
+        assert_eq!(s.port_xmit_data, 0xFFFF_FFFF);
+        assert_eq!(int(0xFFFF_FFFF), Value::Integer(i32::MAX));
+    }
+}

@@ -1,0 +1,253 @@
+//! IF-MIB (RFC 2863) for the local node's InfiniBand ports, as
+//! draft-ietf-ipoib-ibif-mib section 2 prescribes: ifNumber, ifTable,
+//! ifXTable, ifStackTable (no layering), ifTableLastChange and
+//! ifStackLastChange.
+//!
+//! One row per port of the local node (`Snapshot::local_node`), ifIndex by
+//! the IbPort convention ([`port::if_index`]). Counters are the section 2.4
+//! formulas over the model's 64-bit totals ([`ib::model::counters`]); the
+//! Counter32 objects are their low 32 bits, so they wrap and never reset.
+//! ifAlias and ifLinkUpDownTrapEnable are writable and persisted (keys
+//! `ifAlias.<ifIndex>`, `ifLinkUpDownTrapEnable.<ifIndex>`).
+//!
+//! Status mapping (see [`port::oper_status`]): ifAdminStatus is down only for
+//! a port whose PortPhysicalState is Disabled; ifOperStatus is up for
+//! PortState Active, dormant for Init/Armed (link trained, waiting for the
+//! SM), testing for PhyTest, down otherwise, unknown when PortState is invalid.
+
+pub mod interfaces;
+pub mod port;
+#[cfg(test)]
+mod tests;
+
+use std::sync::Arc;
+
+use snmp::mib::MibObject;
+use snmp::oid::Oid;
+use snmp::table::{check, Access, Scalar, Table};
+use snmp::value::Value;
+
+use crate::change::Change;
+use crate::oids::if_mib as o;
+use crate::view::{SysOrEntry, View};
+
+pub use interfaces::{ticks_at, IfRow, Interfaces, IpoibRow, VlRow};
+
+/// ifAlias: DisplayString (SIZE(0..64)).
+const IF_ALIAS_MAX: usize = 64;
+
+/// Persistence key of ifAlias for an interface.
+pub fn alias_key(if_index: u32) -> String {
+    format!("ifAlias.{if_index}")
+}
+
+/// Persistence key of ifLinkUpDownTrapEnable for an interface.
+pub fn trap_enable_key(if_index: u32) -> String {
+    format!("ifLinkUpDownTrapEnable.{if_index}")
+}
+
+/// ifLinkUpDownTrapEnable of an interface: enabled(1) unless set to
+/// disabled(2) (the draft's default is enabled).
+pub fn link_up_down_trap_enabled(view: &View, if_index: u32) -> bool {
+    view.system
+        .extra
+        .get(&trap_enable_key(if_index))
+        .map_or(true, |v| v != "2")
+}
+
+/// sysORTable row: the IF-MIB module identity.
+pub fn or_entry() -> SysOrEntry {
+    SysOrEntry {
+        id: Oid::from_slice(o::IF_MIB),
+        descr:
+            "The MIB module to describe generic objects for network interface sub-layers (RFC 2863)"
+                .to_string(),
+        up_time: 0,
+    }
+}
+
+fn oid(s: &[u32]) -> Oid {
+    Oid::from_slice(s)
+}
+
+fn last(s: &[u32]) -> u32 {
+    s.last().copied().unwrap_or(0)
+}
+
+fn int(i: u32) -> Value {
+    Value::Integer(i32::try_from(i).unwrap_or(i32::MAX))
+}
+
+/// Low 32 bits: a Counter32 view of a 64-bit total (wraps, never resets).
+fn c32(v: u64) -> Value {
+    Value::Counter32(v as u32)
+}
+
+fn ticks(view: &View, t: Option<std::time::Instant>) -> Value {
+    Value::TimeTicks(ticks_at(view.system.started, t))
+}
+
+/// Every object of the module, ready for `Dispatcher::register_all`.
+pub fn objects() -> Vec<Arc<dyn MibObject<View, Change>>> {
+    vec![
+        Arc::new(Scalar::read_only(oid(o::IF_NUMBER), |v: &View| {
+            Value::Integer(i32::try_from(v.interfaces.ifs.len()).unwrap_or(i32::MAX))
+        })),
+        Arc::new(if_table()),
+        Arc::new(if_x_table()),
+        Arc::new(if_stack_table()),
+        Arc::new(Scalar::read_only(
+            oid(o::IF_TABLE_LAST_CHANGE),
+            |v: &View| ticks(v, v.interfaces.table_last_change),
+        )),
+        // The stack changes exactly when ifTable rows come and go.
+        Arc::new(Scalar::read_only(
+            oid(o::IF_STACK_LAST_CHANGE),
+            |v: &View| ticks(v, v.interfaces.table_last_change),
+        )),
+    ]
+}
+
+fn if_table() -> Table<View, Change, IfRow> {
+    Table::new(
+        oid(o::IF_ENTRY),
+        |v: &View| &v.interfaces.ifs,
+        |v, r: &IfRow, col| {
+            let c = &r.counters;
+            Some(match col {
+                1 => int(r.if_index),
+                2 => Value::OctetString(r.descr.clone().into_bytes()),
+                3 => Value::Integer(port::IF_TYPE_INFINIBAND),
+                4 => Value::Integer(r.mtu),
+                5 => Value::Gauge32(port::if_speed(r.speed_mbps)),
+                6 => Value::OctetString(r.phys_address.clone()),
+                7 => Value::Integer(r.admin as i32),
+                8 => Value::Integer(r.oper as i32),
+                9 => ticks(v, r.last_change),
+                10 => c32(c.in_octets),
+                11 => c32(c.in_ucast_pkts),
+                13 => c32(c.in_discards),
+                14 => c32(c.in_errors),
+                15 => c32(0),
+                16 => c32(c.out_octets),
+                17 => c32(c.out_ucast_pkts),
+                19 => c32(c.out_discards),
+                20 => c32(c.out_errors),
+                _ => return None,
+            })
+        },
+    )
+    // ifAdminStatus is read-only: port state belongs to the subnet manager
+    // (draft-ietf-ipoib-ibif-mib 2.2.7).
+    .read_only(&[
+        last(o::IF_INDEX),
+        last(o::IF_DESCR),
+        last(o::IF_TYPE),
+        last(o::IF_MTU),
+        last(o::IF_SPEED),
+        last(o::IF_PHYS_ADDRESS),
+        last(o::IF_ADMIN_STATUS),
+        last(o::IF_OPER_STATUS),
+        last(o::IF_LAST_CHANGE),
+        last(o::IF_IN_OCTETS),
+        last(o::IF_IN_UCAST_PKTS),
+        last(o::IF_IN_DISCARDS),
+        last(o::IF_IN_ERRORS),
+        last(o::IF_IN_UNKNOWN_PROTOS),
+        last(o::IF_OUT_OCTETS),
+        last(o::IF_OUT_UCAST_PKTS),
+        last(o::IF_OUT_DISCARDS),
+        last(o::IF_OUT_ERRORS),
+    ])
+}
+
+fn if_x_table() -> Table<View, Change, IfRow> {
+    Table::new(
+        oid(o::IF_X_ENTRY),
+        |v: &View| &v.interfaces.ifs,
+        |v, r: &IfRow, col| {
+            let c = &r.counters;
+            Some(match col {
+                1 => Value::OctetString(r.name.clone().into_bytes()),
+                2 => c32(c.in_multicast_pkts),
+                3 => c32(0),
+                4 => c32(c.out_multicast_pkts),
+                5 => c32(0),
+                6 => Value::Counter64(c.in_octets),
+                7 => Value::Counter64(c.in_ucast_pkts),
+                8 => Value::Counter64(c.in_multicast_pkts),
+                9 => Value::Counter64(0),
+                10 => Value::Counter64(c.out_octets),
+                11 => Value::Counter64(c.out_ucast_pkts),
+                12 => Value::Counter64(c.out_multicast_pkts),
+                13 => Value::Counter64(0),
+                14 => Value::Integer(if link_up_down_trap_enabled(v, r.if_index) {
+                    1
+                } else {
+                    2
+                }),
+                15 => Value::Gauge32(port::if_high_speed(r.speed_mbps)),
+                // ifPromiscuousMode false(2), ifConnectorPresent true(1).
+                16 => Value::Integer(2),
+                17 => Value::Integer(1),
+                18 => Value::OctetString(
+                    v.system
+                        .extra
+                        .get(&alias_key(r.if_index))
+                        .map(|s| s.clone().into_bytes())
+                        .unwrap_or_default(),
+                ),
+                19 => ticks(v, r.discontinuity),
+                _ => return None,
+            })
+        },
+    )
+    .read_only(&[
+        last(o::IF_NAME),
+        last(o::IF_IN_MULTICAST_PKTS),
+        last(o::IF_IN_BROADCAST_PKTS),
+        last(o::IF_OUT_MULTICAST_PKTS),
+        last(o::IF_OUT_BROADCAST_PKTS),
+        last(o::IF_HC_IN_OCTETS),
+        last(o::IF_HC_IN_UCAST_PKTS),
+        last(o::IF_HC_IN_MULTICAST_PKTS),
+        last(o::IF_HC_IN_BROADCAST_PKTS),
+        last(o::IF_HC_OUT_OCTETS),
+        last(o::IF_HC_OUT_UCAST_PKTS),
+        last(o::IF_HC_OUT_MULTICAST_PKTS),
+        last(o::IF_HC_OUT_BROADCAST_PKTS),
+        last(o::IF_HIGH_SPEED),
+        last(o::IF_PROMISCUOUS_MODE),
+        last(o::IF_CONNECTOR_PRESENT),
+        last(o::IF_COUNTER_DISCONTINUITY_TIME),
+    ])
+    .read_write(
+        last(o::IF_LINK_UP_DOWN_TRAP_ENABLE),
+        |_, r: &IfRow, _, val| {
+            let e = check::enumerated(val, &[1, 2])?;
+            Ok(Change::Stored {
+                key: trap_enable_key(r.if_index),
+                value: e.to_string(),
+            })
+        },
+    )
+    .read_write(last(o::IF_ALIAS), |_, r: &IfRow, _, val| {
+        let alias = check::display_string(val, IF_ALIAS_MAX)?;
+        Ok(Change::Stored {
+            key: alias_key(r.if_index),
+            value: alias,
+        })
+    })
+}
+
+fn if_stack_table() -> Table<View, Change, (u32, u32)> {
+    Table::new(
+        oid(o::IF_STACK_ENTRY),
+        |v: &View| &v.interfaces.stack,
+        // ifStackStatus active(1): the fixed (0, i) / (i, 0) rows.
+        |_, _, col| (col == 3).then_some(Value::Integer(1)),
+    )
+    .column(last(o::IF_STACK_HIGHER_LAYER), Access::NotAccessible)
+    .column(last(o::IF_STACK_LOWER_LAYER), Access::NotAccessible)
+    .read_only(&[last(o::IF_STACK_STATUS)])
+}

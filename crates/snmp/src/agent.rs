@@ -1,0 +1,506 @@
+//! The UDP agent: transport, community-based access control (RFC 3584
+//! style communities with source prefixes), the snmp group counters
+//! (RFC 3418), and the hand-off of Sets to the application's control path.
+//!
+//! Reads are answered inline on the receiving task from a view obtained per
+//! request; nothing on that path blocks. A Set that passes phase 1 is handed
+//! to the [`SetController`] on a spawned task, so reads never wait for it.
+
+use std::future::Future;
+use std::io;
+use std::net::{IpAddr, SocketAddr};
+use std::pin::Pin;
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use ipnet::IpNet;
+use tokio::net::UdpSocket;
+use tokio::task::JoinSet;
+use tracing::{debug, warn};
+
+use crate::dispatch::{Dispatcher, Outcome};
+use crate::message::{response_overhead, Message, Version};
+use crate::pdu::{ErrorStatus, Pdu, PduBody};
+
+/// The largest UDP payload over IPv4.
+pub const MAX_UDP_PAYLOAD: usize = 65507;
+
+/// What a community may do.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CommunityAccess {
+    ReadOnly,
+    ReadWrite,
+}
+
+/// A community string, its access, and the source prefixes allowed to use
+/// it (empty: any source), like snmpd.conf's `rocommunity NAME [SOURCE]`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Community {
+    pub name: Vec<u8>,
+    pub access: CommunityAccess,
+    pub sources: Vec<IpNet>,
+}
+
+impl Community {
+    pub fn new(name: impl Into<Vec<u8>>, access: CommunityAccess) -> Self {
+        Community {
+            name: name.into(),
+            access,
+            sources: Vec::new(),
+        }
+    }
+
+    fn allows(&self, ip: IpAddr) -> bool {
+        let ip = match ip {
+            IpAddr::V6(v6) => v6.to_ipv4_mapped().map(IpAddr::V4).unwrap_or(ip),
+            v4 => v4,
+        };
+        self.sources.is_empty() || self.sources.iter().any(|n| n.contains(&ip))
+    }
+}
+
+/// Agent settings.
+#[derive(Clone, Debug)]
+pub struct AgentConfig {
+    /// Addresses to bind (IPv4 and/or IPv6).
+    pub listen: Vec<SocketAddr>,
+    pub communities: Vec<Community>,
+    /// Largest response message the agent sends (at most 65507).
+    pub max_message_size: usize,
+    /// Receive tasks per socket (0: one per available core).
+    pub workers_per_socket: usize,
+}
+
+impl Default for AgentConfig {
+    fn default() -> Self {
+        AgentConfig {
+            listen: vec![SocketAddr::from(([127, 0, 0, 1], 1161))],
+            communities: vec![Community::new("public", CommunityAccess::ReadOnly)],
+            max_message_size: MAX_UDP_PAYLOAD,
+            workers_per_socket: 0,
+        }
+    }
+}
+
+/// The snmp group counters (RFC 3418 section 2), plus the cheap obsolete
+/// RFC 1213 ones. Counter32 semantics: they wrap.
+#[derive(Debug, Default)]
+pub struct SnmpStats {
+    pub in_pkts: AtomicU32,
+    pub out_pkts: AtomicU32,
+    pub in_bad_versions: AtomicU32,
+    pub in_bad_community_names: AtomicU32,
+    pub in_bad_community_uses: AtomicU32,
+    pub in_asn_parse_errs: AtomicU32,
+    pub silent_drops: AtomicU32,
+    pub proxy_drops: AtomicU32,
+    pub in_get_requests: AtomicU32,
+    pub in_get_nexts: AtomicU32,
+    pub in_set_requests: AtomicU32,
+    pub in_total_req_vars: AtomicU32,
+    pub in_total_set_vars: AtomicU32,
+    pub out_too_bigs: AtomicU32,
+    pub out_no_such_names: AtomicU32,
+    pub out_bad_values: AtomicU32,
+    pub out_gen_errs: AtomicU32,
+    pub out_get_responses: AtomicU32,
+}
+
+fn inc(c: &AtomicU32) {
+    c.fetch_add(1, Ordering::Relaxed);
+}
+
+fn add(c: &AtomicU32, n: usize) {
+    c.fetch_add(n as u32, Ordering::Relaxed);
+}
+
+impl SnmpStats {
+    pub fn new() -> Arc<Self> {
+        Arc::new(Self::default())
+    }
+
+    /// Reads a counter.
+    pub fn load(c: &AtomicU32) -> u32 {
+        c.load(Ordering::Relaxed)
+    }
+}
+
+/// Why phase 2 of a Set failed (RFC 3416 4.2.5).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{kind:?} at varbind {index}: {reason}")]
+pub struct ApplyError {
+    /// 0-based position of the failing change (= varbind position).
+    pub index: usize,
+    pub kind: ApplyErrorKind,
+    /// For the log.
+    pub reason: String,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ApplyErrorKind {
+    /// Nothing (or everything undone) was changed.
+    CommitFailed,
+    /// Some changes could not be undone.
+    UndoFailed,
+}
+
+/// A future returned by a [`SetController`].
+pub type ApplyFuture = Pin<Box<dyn Future<Output = Result<(), ApplyError>> + Send>>;
+
+/// The application's one control path for Sets (phase 2): apply all changes
+/// of one request atomically, undoing on failure.
+pub trait SetController<K>: Send + Sync {
+    fn apply(&self, changes: Vec<K>) -> ApplyFuture;
+}
+
+impl<K, F, Fut> SetController<K> for F
+where
+    F: Fn(Vec<K>) -> Fut + Send + Sync,
+    Fut: Future<Output = Result<(), ApplyError>> + Send + 'static,
+{
+    fn apply(&self, changes: Vec<K>) -> ApplyFuture {
+        Box::pin(self(changes))
+    }
+}
+
+/// Why a request failed authentication (for authenticationFailure traps).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AuthFailure {
+    pub source: SocketAddr,
+    pub community: Vec<u8>,
+    /// False: unknown community or source; true: a Set with a read-only
+    /// community.
+    pub bad_use: bool,
+}
+
+pub type AuthFailureHook = Arc<dyn Fn(&AuthFailure) + Send + Sync>;
+
+struct Inner<V, K> {
+    dispatcher: Arc<Dispatcher<V, K>>,
+    view: Box<dyn Fn() -> V + Send + Sync>,
+    controller: Arc<dyn SetController<K>>,
+    stats: Arc<SnmpStats>,
+    communities: Vec<Community>,
+    max_message_size: usize,
+    auth_hook: Option<AuthFailureHook>,
+    auth_failures: AtomicU64,
+    last_auth_warn: std::sync::Mutex<Option<Instant>>,
+}
+
+/// A Set waiting for phase 2.
+struct PendingSet<K> {
+    version: Version,
+    community: Vec<u8>,
+    changes: Vec<K>,
+    response: PduBody,
+}
+
+enum Action<K> {
+    None,
+    Send,
+    Set(PendingSet<K>),
+}
+
+/// The SNMP agent bound to its sockets.
+pub struct Agent<V, K> {
+    sockets: Vec<Arc<UdpSocket>>,
+    workers: usize,
+    inner: Arc<Inner<V, K>>,
+}
+
+impl<V: 'static, K: Send + 'static> Agent<V, K> {
+    /// Binds every listen address. `view` is called once per request and
+    /// must not block (e.g. an `ArcSwap::load_full`).
+    pub async fn bind<F>(
+        config: AgentConfig,
+        dispatcher: Arc<Dispatcher<V, K>>,
+        view: F,
+        controller: Arc<dyn SetController<K>>,
+        stats: Arc<SnmpStats>,
+    ) -> io::Result<Self>
+    where
+        F: Fn() -> V + Send + Sync + 'static,
+    {
+        let mut sockets = Vec::with_capacity(config.listen.len());
+        for addr in &config.listen {
+            let s = UdpSocket::bind(addr)
+                .await
+                .map_err(|e| io::Error::new(e.kind(), format!("cannot bind UDP {addr}: {e}")))?;
+            sockets.push(Arc::new(s));
+        }
+        let workers = match config.workers_per_socket {
+            0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
+            n => n,
+        };
+        Ok(Agent {
+            sockets,
+            workers,
+            inner: Arc::new(Inner {
+                dispatcher,
+                view: Box::new(view),
+                controller,
+                stats,
+                communities: config.communities,
+                max_message_size: config.max_message_size.clamp(484, MAX_UDP_PAYLOAD),
+                auth_hook: None,
+                auth_failures: AtomicU64::new(0),
+                last_auth_warn: std::sync::Mutex::new(None),
+            }),
+        })
+    }
+
+    /// Calls `hook` on every authentication failure (the seam for
+    /// authenticationFailure notifications). Call before [`Agent::run`].
+    pub fn with_auth_failure_hook(mut self, hook: AuthFailureHook) -> Self {
+        if let Some(inner) = Arc::get_mut(&mut self.inner) {
+            inner.auth_hook = Some(hook);
+        }
+        self
+    }
+
+    /// The bound addresses (useful with port 0).
+    pub fn local_addrs(&self) -> Vec<SocketAddr> {
+        self.sockets
+            .iter()
+            .filter_map(|s| s.local_addr().ok())
+            .collect()
+    }
+
+    /// Serves requests until a socket fails. Dropping the future stops all
+    /// receive tasks.
+    pub async fn run(self) -> io::Result<()> {
+        let mut tasks = JoinSet::new();
+        for sock in &self.sockets {
+            for _ in 0..self.workers {
+                let sock = Arc::clone(sock);
+                let inner = Arc::clone(&self.inner);
+                tasks.spawn(async move { serve(sock, inner).await });
+            }
+        }
+        while let Some(r) = tasks.join_next().await {
+            match r {
+                Ok(Err(e)) => return Err(e),
+                Ok(Ok(())) => {}
+                Err(e) => return Err(io::Error::other(e)),
+            }
+        }
+        Ok(())
+    }
+}
+
+async fn serve<V: 'static, K: Send + 'static>(
+    sock: Arc<UdpSocket>,
+    inner: Arc<Inner<V, K>>,
+) -> io::Result<()> {
+    let mut buf = vec![0u8; 65536];
+    let mut out = Vec::with_capacity(MAX_UDP_PAYLOAD);
+    loop {
+        let (n, src) = match sock.recv_from(&mut buf).await {
+            Ok(x) => x,
+            // ICMP errors from earlier sends surface here on some systems.
+            Err(e) if e.kind() == io::ErrorKind::ConnectionReset => continue,
+            Err(e) => return Err(e),
+        };
+        out.clear();
+        let data = buf.get(..n).unwrap_or(&[]);
+        match inner.handle(src, data, &mut out) {
+            Action::None => {}
+            Action::Send => send(&sock, &inner.stats, &out, src).await,
+            Action::Set(p) => {
+                let sock = Arc::clone(&sock);
+                let inner = Arc::clone(&inner);
+                tokio::spawn(async move { inner.finish_set(p, &sock, src).await });
+            }
+        }
+    }
+}
+
+async fn send(sock: &UdpSocket, stats: &SnmpStats, out: &[u8], dst: SocketAddr) {
+    match sock.send_to(out, dst).await {
+        Ok(_) => inc(&stats.out_pkts),
+        Err(e) => debug!(%dst, error = %e, "send failed"),
+    }
+}
+
+impl<V, K> Inner<V, K> {
+    fn auth_failure(&self, src: SocketAddr, community: &[u8], bad_use: bool) {
+        let n = self.auth_failures.fetch_add(1, Ordering::Relaxed) + 1;
+        debug!(%src, bad_use, "authentication failure");
+        if let Ok(mut last) = self.last_auth_warn.lock() {
+            let now = Instant::now();
+            let due = match *last {
+                Some(t) => now.duration_since(t) >= Duration::from_secs(60),
+                None => true,
+            };
+            if due {
+                *last = Some(now);
+                warn!(
+                    %src,
+                    community = %String::from_utf8_lossy(community),
+                    total = n,
+                    "SNMP authentication failure (unknown community, disallowed source, or write with a read-only community)"
+                );
+            }
+        }
+        if let Some(h) = &self.auth_hook {
+            h(&AuthFailure {
+                source: src,
+                community: community.to_vec(),
+                bad_use,
+            });
+        }
+    }
+
+    fn count_response(&self, pdu: &Pdu) {
+        let s = &self.stats;
+        inc(&s.out_get_responses);
+        if let Pdu::Response(b) = pdu {
+            match b.error_status {
+                ErrorStatus::TooBig => inc(&s.out_too_bigs),
+                ErrorStatus::NoSuchName => inc(&s.out_no_such_names),
+                ErrorStatus::BadValue => inc(&s.out_bad_values),
+                ErrorStatus::GenErr => inc(&s.out_gen_errs),
+                _ => {}
+            }
+        }
+    }
+
+    /// Processes one datagram; writes any immediate response into `out`.
+    fn handle(&self, src: SocketAddr, data: &[u8], out: &mut Vec<u8>) -> Action<K> {
+        let s = &self.stats;
+        inc(&s.in_pkts);
+        let msg = match Message::decode(data) {
+            Ok(m) => m,
+            Err(e) => {
+                if e.is_bad_version() {
+                    inc(&s.in_bad_versions);
+                } else {
+                    inc(&s.in_asn_parse_errs);
+                }
+                debug!(%src, error = %e, "dropped datagram");
+                return Action::None;
+            }
+        };
+        let Some(community) = self
+            .communities
+            .iter()
+            .find(|c| c.name == msg.community && c.allows(src.ip()))
+        else {
+            inc(&s.in_bad_community_names);
+            self.auth_failure(src, &msg.community, false);
+            return Action::None;
+        };
+        let Message {
+            version,
+            community: name,
+            pdu,
+        } = msg;
+        debug!(%src, ?version, pdu = pdu.tag(), "request");
+        match &pdu {
+            Pdu::GetRequest(_) => inc(&s.in_get_requests),
+            Pdu::GetNextRequest(_) | Pdu::GetBulkRequest(_) => inc(&s.in_get_nexts),
+            Pdu::SetRequest(_) => inc(&s.in_set_requests),
+            _ => {}
+        }
+        let rid = pdu.request_id().unwrap_or(0);
+        let budget = self
+            .max_message_size
+            .saturating_sub(response_overhead(name.len(), rid));
+        let outcome = match &pdu {
+            Pdu::SetRequest(req) if community.access == CommunityAccess::ReadOnly => {
+                // As net-snmp with a rocommunity: noAccess (v1: noSuchName)
+                // on the first varbind.
+                inc(&s.in_bad_community_uses);
+                self.auth_failure(src, &name, true);
+                let index = usize::from(!req.varbinds.is_empty());
+                crate::dispatch::error_response(version, req, ErrorStatus::NoAccess, index, budget)
+            }
+            _ => {
+                let view = (self.view)();
+                self.dispatcher.process(&view, version, &pdu, budget)
+            }
+        };
+        match outcome {
+            Outcome::Response(resp) => {
+                if let (
+                    Pdu::Response(b),
+                    Pdu::GetRequest(_) | Pdu::GetNextRequest(_) | Pdu::GetBulkRequest(_),
+                ) = (&resp, &pdu)
+                {
+                    if b.error_status == ErrorStatus::NoError {
+                        add(&s.in_total_req_vars, b.varbinds.len());
+                    }
+                }
+                self.count_response(&resp);
+                Message {
+                    version,
+                    community: name,
+                    pdu: resp,
+                }
+                .encode(out);
+                Action::Send
+            }
+            Outcome::Set { changes, response } if changes.is_empty() => {
+                let resp = Pdu::Response(response);
+                self.count_response(&resp);
+                Message {
+                    version,
+                    community: name,
+                    pdu: resp,
+                }
+                .encode(out);
+                Action::Send
+            }
+            Outcome::Set { changes, response } => Action::Set(PendingSet {
+                version,
+                community: name,
+                changes,
+                response,
+            }),
+            Outcome::SilentDrop => {
+                inc(&s.silent_drops);
+                Action::None
+            }
+            Outcome::Ignore => {
+                debug!(%src, pdu = pdu.tag(), "ignored non-request PDU");
+                Action::None
+            }
+        }
+    }
+
+    async fn finish_set(&self, p: PendingSet<K>, sock: &UdpSocket, src: SocketAddr) {
+        let PendingSet {
+            version,
+            community,
+            changes,
+            mut response,
+        } = p;
+        let n = changes.len();
+        match self.controller.apply(changes).await {
+            Ok(()) => add(&self.stats.in_total_set_vars, n),
+            Err(e) => {
+                warn!(%src, error = %e, "SNMP Set failed in phase 2");
+                let status = match e.kind {
+                    ApplyErrorKind::CommitFailed => ErrorStatus::CommitFailed,
+                    ApplyErrorKind::UndoFailed => ErrorStatus::UndoFailed,
+                };
+                response.error_status = match version {
+                    Version::V1 => status.to_v1(),
+                    Version::V2c => status,
+                };
+                response.error_index = i32::try_from(e.index.saturating_add(1)).unwrap_or(i32::MAX);
+            }
+        }
+        let pdu = Pdu::Response(response);
+        self.count_response(&pdu);
+        let mut out = Vec::with_capacity(512);
+        Message {
+            version,
+            community,
+            pdu,
+        }
+        .encode(&mut out);
+        send(sock, &self.stats, &out, src).await;
+    }
+}

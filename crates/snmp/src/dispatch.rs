@@ -1,0 +1,584 @@
+//! PDU processing over registered MIB objects (RFC 3416 section 4.2), with
+//! the SNMPv1 rules of RFC 3584 section 4.4.
+//!
+//! The dispatcher is pure: it turns a request PDU and a view into a response
+//! PDU (or, for a Set that passed phase 1, the changes to apply). Transport,
+//! communities and counters live in [`crate::agent`].
+
+use std::sync::Arc;
+
+use crate::ber;
+use crate::message::Version;
+use crate::mib::{MibObject, SetError};
+use crate::oid::Oid;
+use crate::pdu::{BulkBody, ErrorStatus, Pdu, PduBody};
+use crate::value::{Value, VarBind};
+
+/// Default cap on GetBulk max-repetitions.
+pub const DEFAULT_MAX_REPETITIONS: u32 = 1000;
+
+/// A registration was refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum RegisterError {
+    #[error("MIB object {new} overlaps the registered {existing}")]
+    Overlap { new: Oid, existing: Oid },
+}
+
+/// What the agent should do with a request.
+#[derive(Debug)]
+pub enum Outcome<K> {
+    /// Send this Response PDU.
+    Response(Pdu),
+    /// A SetRequest passed phase 1: apply `changes` (phase 2), then send
+    /// `response`, or on failure the same PDU with commitFailed/undoFailed.
+    Set { changes: Vec<K>, response: PduBody },
+    /// Even a tooBig response with an empty varbind list does not fit:
+    /// drop (count snmpSilentDrops).
+    SilentDrop,
+    /// Not a request an agent answers (Response, Trap, Report, Inform).
+    Ignore,
+}
+
+/// Get/GetNext/GetBulk/Set over a set of non-overlapping MIB objects.
+pub struct Dispatcher<V, K> {
+    roots: Vec<Oid>,
+    objects: Vec<Arc<dyn MibObject<V, K>>>,
+    max_repetitions: u32,
+}
+
+impl<V, K> Default for Dispatcher<V, K> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+fn is_owner(root: &[u32], oid: &[u32]) -> bool {
+    oid.starts_with(root)
+}
+
+impl<V, K> Dispatcher<V, K> {
+    pub fn new() -> Self {
+        Dispatcher {
+            roots: Vec::new(),
+            objects: Vec::new(),
+            max_repetitions: DEFAULT_MAX_REPETITIONS,
+        }
+    }
+
+    /// Caps GetBulk max-repetitions (on top of the response size bound).
+    pub fn set_max_repetitions(&mut self, cap: u32) {
+        self.max_repetitions = cap;
+    }
+
+    pub fn max_repetitions(&self) -> u32 {
+        self.max_repetitions
+    }
+
+    /// Registers an object; its subtree must not overlap any other.
+    pub fn register(&mut self, obj: Arc<dyn MibObject<V, K>>) -> Result<(), RegisterError> {
+        let root = obj.root().clone();
+        let pos = self.roots.partition_point(|r| r < &root);
+        for r in [pos.checked_sub(1), Some(pos)].into_iter().flatten() {
+            if let Some(existing) = self.roots.get(r) {
+                if root.starts_with(existing.as_slice()) || existing.starts_with(root.as_slice()) {
+                    return Err(RegisterError::Overlap {
+                        new: root,
+                        existing: existing.clone(),
+                    });
+                }
+            }
+        }
+        self.roots.insert(pos, root);
+        self.objects.insert(pos, obj);
+        Ok(())
+    }
+
+    /// Registers several objects (e.g. [`crate::table::Scalars::into_objects`]).
+    pub fn register_all<I>(&mut self, objs: I) -> Result<(), RegisterError>
+    where
+        I: IntoIterator<Item = Arc<dyn MibObject<V, K>>>,
+    {
+        objs.into_iter().try_for_each(|o| self.register(o))
+    }
+
+    /// The registered roots in order.
+    pub fn roots(&self) -> &[Oid] {
+        &self.roots
+    }
+
+    fn owner(&self, oid: &[u32]) -> Option<&Arc<dyn MibObject<V, K>>> {
+        let i = self.roots.partition_point(|r| r.as_slice() <= oid);
+        let i = i.checked_sub(1)?;
+        match self.roots.get(i) {
+            Some(r) if is_owner(r.as_slice(), oid) => self.objects.get(i),
+            _ => None,
+        }
+    }
+
+    /// Exact read (v2 semantics: exceptions as values).
+    pub fn get(&self, view: &V, oid: &[u32]) -> Value {
+        match self.owner(oid) {
+            Some(o) => o.get(view, oid),
+            None => Value::NoSuchObject,
+        }
+    }
+
+    /// The first instance after `oid` across all objects.
+    pub fn next(&self, view: &V, oid: &[u32]) -> Option<VarBind> {
+        // Objects whose whole subtree lies before `oid` form a prefix.
+        let start = self
+            .roots
+            .partition_point(|r| r.as_slice() < oid && !is_owner(r.as_slice(), oid));
+        self.objects
+            .get(start..)
+            .unwrap_or(&[])
+            .iter()
+            .find_map(|o| o.next(view, oid))
+    }
+
+    /// `next` for a version: SNMPv1 never sees Counter64 (RFC 3584 4.4).
+    fn next_for(&self, view: &V, version: Version, oid: &[u32]) -> Option<VarBind> {
+        let mut vb = self.next(view, oid)?;
+        while version == Version::V1 && matches!(vb.value, Value::Counter64(_)) {
+            vb = self.next(view, vb.oid.as_slice())?;
+        }
+        Some(vb)
+    }
+
+    /// Phase 1 of a Set for one varbind.
+    pub fn check_set(&self, view: &V, oid: &[u32], value: &Value) -> Result<K, SetError> {
+        match self.owner(oid) {
+            Some(o) => o.check_set(view, oid, value),
+            None => Err(SetError::NotWritable),
+        }
+    }
+
+    /// Processes a request PDU. `budget` is the most octets the response's
+    /// VarBindList content may take (the maximum message size minus
+    /// [`crate::message::response_overhead`]).
+    pub fn process(&self, view: &V, version: Version, pdu: &Pdu, budget: usize) -> Outcome<K> {
+        match pdu {
+            Pdu::GetRequest(b) => self.get_request(view, version, b, budget),
+            Pdu::GetNextRequest(b) => self.get_next_request(view, version, b, budget),
+            Pdu::GetBulkRequest(b) => self.get_bulk_request(view, b, budget),
+            Pdu::SetRequest(b) => self.set_request(view, version, b, budget),
+            _ => Outcome::Ignore,
+        }
+    }
+
+    fn get_request(&self, view: &V, version: Version, req: &PduBody, budget: usize) -> Outcome<K> {
+        let mut out = Vec::with_capacity(req.varbinds.len());
+        for (i, vb) in req.varbinds.iter().enumerate() {
+            let value = self.get(view, vb.oid.as_slice());
+            if version == Version::V1
+                && (value.is_exception() || matches!(value, Value::Counter64(_)))
+            {
+                return error_response(version, req, ErrorStatus::NoSuchName, i + 1, budget);
+            }
+            out.push(VarBind::new(vb.oid.clone(), value));
+        }
+        finish(version, req, out, budget)
+    }
+
+    fn get_next_request(
+        &self,
+        view: &V,
+        version: Version,
+        req: &PduBody,
+        budget: usize,
+    ) -> Outcome<K> {
+        let mut out = Vec::with_capacity(req.varbinds.len());
+        for (i, vb) in req.varbinds.iter().enumerate() {
+            match self.next_for(view, version, vb.oid.as_slice()) {
+                Some(n) => out.push(n),
+                None if version == Version::V1 => {
+                    return error_response(version, req, ErrorStatus::NoSuchName, i + 1, budget)
+                }
+                None => out.push(VarBind::new(vb.oid.clone(), Value::EndOfMibView)),
+            }
+        }
+        finish(version, req, out, budget)
+    }
+
+    fn get_bulk_request(&self, view: &V, req: &BulkBody, budget: usize) -> Outcome<K> {
+        let l = req.varbinds.len();
+        let n = usize::try_from(req.non_repeaters.max(0))
+            .unwrap_or(0)
+            .min(l);
+        let m = usize::try_from(req.max_repetitions.max(0))
+            .unwrap_or(0)
+            .min(self.max_repetitions as usize);
+        let (non_rep, rep) = req.varbinds.split_at(n);
+        let r = rep.len();
+        let too_big = || {
+            Outcome::Response(Pdu::Response(PduBody {
+                request_id: req.request_id,
+                error_status: ErrorStatus::TooBig,
+                error_index: 0,
+                varbinds: Vec::new(),
+            }))
+        };
+        let mut out: Vec<VarBind> = Vec::with_capacity(n + r * m.min(64));
+        let mut used = 0usize;
+        for vb in non_rep {
+            let next = self
+                .next(view, vb.oid.as_slice())
+                .unwrap_or_else(|| VarBind::new(vb.oid.clone(), Value::EndOfMibView));
+            used += ber::varbind_len(&next);
+            if used > budget {
+                return too_big();
+            }
+            out.push(next);
+        }
+        'reps: for rep_no in 0..m {
+            let mut all_end = true;
+            for (j, vb) in rep.iter().enumerate() {
+                // The previous repetition's varbind for this column.
+                let prev = if rep_no == 0 {
+                    Some(vb)
+                } else {
+                    out.get(n + (rep_no - 1) * r + j)
+                };
+                let Some(prev) = prev else { break 'reps };
+                let next = if prev.value == Value::EndOfMibView {
+                    VarBind::new(prev.oid.clone(), Value::EndOfMibView)
+                } else {
+                    match self.next(view, prev.oid.as_slice()) {
+                        Some(v) => {
+                            all_end = false;
+                            v
+                        }
+                        None => VarBind::new(prev.oid.clone(), Value::EndOfMibView),
+                    }
+                };
+                used += ber::varbind_len(&next);
+                if used > budget {
+                    break 'reps;
+                }
+                out.push(next);
+            }
+            // Every repeater is past the end: further repetitions add nothing.
+            if all_end {
+                break;
+            }
+        }
+        Outcome::Response(Pdu::Response(PduBody {
+            request_id: req.request_id,
+            error_status: ErrorStatus::NoError,
+            error_index: 0,
+            varbinds: out,
+        }))
+    }
+
+    fn set_request(&self, view: &V, version: Version, req: &PduBody, budget: usize) -> Outcome<K> {
+        let mut changes = Vec::with_capacity(req.varbinds.len());
+        for (i, vb) in req.varbinds.iter().enumerate() {
+            match self.check_set(view, vb.oid.as_slice(), &vb.value) {
+                Ok(k) => changes.push(k),
+                Err(e) => return error_response(version, req, e.into(), i + 1, budget),
+            }
+        }
+        // The response echoes the request; if it cannot fit, tooBig now.
+        if list_len(&req.varbinds) > budget {
+            return finish(version, req, req.varbinds.clone(), budget);
+        }
+        Outcome::Set {
+            changes,
+            response: PduBody {
+                request_id: req.request_id,
+                error_status: ErrorStatus::NoError,
+                error_index: 0,
+                varbinds: req.varbinds.clone(),
+            },
+        }
+    }
+}
+
+fn list_len(vbs: &[VarBind]) -> usize {
+    vbs.iter().map(ber::varbind_len).sum()
+}
+
+/// An error response echoing the request's varbinds (RFC 3416 4.2.1), with
+/// the status mapped for v1. `index` is 1-based.
+pub fn error_response<K>(
+    version: Version,
+    req: &PduBody,
+    status: ErrorStatus,
+    index: usize,
+    budget: usize,
+) -> Outcome<K> {
+    let status = match version {
+        Version::V1 => status.to_v1(),
+        Version::V2c => status,
+    };
+    if list_len(&req.varbinds) > budget {
+        return too_big(version, req, budget);
+    }
+    Outcome::Response(Pdu::Response(PduBody {
+        request_id: req.request_id,
+        error_status: status,
+        error_index: i32::try_from(index).unwrap_or(i32::MAX),
+        varbinds: req.varbinds.clone(),
+    }))
+}
+
+/// tooBig: v2 sends an empty varbind list (RFC 3416 4.2.1); v1 echoes the
+/// request (RFC 1157 4.1.2), dropping silently when even that cannot fit.
+fn too_big<K>(version: Version, req: &PduBody, budget: usize) -> Outcome<K> {
+    let varbinds = match version {
+        Version::V2c => Vec::new(),
+        Version::V1 if list_len(&req.varbinds) <= budget => req.varbinds.clone(),
+        Version::V1 => return Outcome::SilentDrop,
+    };
+    Outcome::Response(Pdu::Response(PduBody {
+        request_id: req.request_id,
+        error_status: ErrorStatus::TooBig,
+        error_index: 0,
+        varbinds,
+    }))
+}
+
+fn finish<K>(version: Version, req: &PduBody, out: Vec<VarBind>, budget: usize) -> Outcome<K> {
+    if list_len(&out) > budget {
+        return too_big(version, req, budget);
+    }
+    Outcome::Response(Pdu::Response(PduBody {
+        request_id: req.request_id,
+        error_status: ErrorStatus::NoError,
+        error_index: 0,
+        varbinds: out,
+    }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::index::{IndexCodec, Unsigned32};
+    use crate::table::{check, RowSet, Scalars, Table};
+
+    struct View {
+        rows: RowSet<u32>,
+        name: String,
+    }
+
+    #[derive(Debug, PartialEq)]
+    enum Change {
+        Name(String),
+        Row(u32, i32),
+    }
+
+    fn oid(s: &str) -> Oid {
+        s.parse().unwrap()
+    }
+
+    fn dispatcher() -> Dispatcher<View, Change> {
+        let mut d = Dispatcher::new();
+        let sys = Scalars::<View, Change>::new(oid("1.3.6.1.2.1.1"))
+            .read_only(1, |_| Value::OctetString(b"descr".to_vec()))
+            .read_write(
+                5,
+                |v| Value::OctetString(v.name.clone().into_bytes()),
+                |_, val| Ok(Change::Name(check::display_string(val, 255)?)),
+            );
+        d.register_all(sys.into_objects()).unwrap();
+        let t: Table<View, Change, u32> = Table::new(
+            oid("1.3.6.1.2.1.2.2.1"),
+            |v: &View| &v.rows,
+            |_, r, c| match c {
+                1 => Some(Value::Integer(*r as i32)),
+                2 => Some(Value::Counter64(u64::from(*r) << 40)),
+                3 => Some(Value::Gauge32(*r)),
+                _ => None,
+            },
+        )
+        .read_only(&[1, 2])
+        .read_write(3, |_, r, _, v| Ok(Change::Row(*r, check::integer(v)?)));
+        d.register(Arc::new(t)).unwrap();
+        d
+    }
+
+    fn view() -> View {
+        View {
+            rows: RowSet::from_rows(1..=3u32, Unsigned32::encode),
+            name: "n".into(),
+        }
+    }
+
+    fn body(oids: &[&str]) -> PduBody {
+        PduBody::request(
+            7,
+            oids.iter()
+                .map(|o| VarBind::new(oid(o), Value::Null))
+                .collect(),
+        )
+    }
+
+    fn response(o: Outcome<Change>) -> PduBody {
+        match o {
+            Outcome::Response(Pdu::Response(b)) => b,
+            other => panic!("unexpected {other:?}"),
+        }
+    }
+
+    #[test]
+    fn overlap_rejected() {
+        let mut d = dispatcher();
+        let s: Scalars<View, Change> = Scalars::new(oid("1.3.6.1.2.1.1"));
+        assert!(d.register(Arc::new(s)).is_err());
+        let s: Scalars<View, Change> = Scalars::new(oid("1.3.6.1.2.1.2.2.1.5"));
+        assert!(d.register(Arc::new(s)).is_err());
+    }
+
+    #[test]
+    fn get_v2_and_v1() {
+        let d = dispatcher();
+        let v = view();
+        let req = Pdu::GetRequest(body(&[
+            "1.3.6.1.2.1.1.1.0",
+            "1.3.6.1.2.1.1.2.0",
+            "1.3.6.1.2.1.1.1.1",
+            "1.3.6.1.2.1.2.2.1.2.1",
+        ]));
+        let r = response(d.process(&v, Version::V2c, &req, 65000));
+        let vals: Vec<_> = r.varbinds.iter().map(|x| x.value.clone()).collect();
+        assert_eq!(
+            vals,
+            [
+                Value::OctetString(b"descr".to_vec()),
+                Value::NoSuchObject,
+                Value::NoSuchInstance,
+                Value::Counter64(1 << 40)
+            ]
+        );
+        let r = response(d.process(&v, Version::V1, &req, 65000));
+        assert_eq!(r.error_status, ErrorStatus::NoSuchName);
+        assert_eq!(r.error_index, 2);
+        let req = Pdu::GetRequest(body(&["1.3.6.1.2.1.1.1.0", "1.3.6.1.2.1.2.2.1.2.1"]));
+        let r = response(d.process(&v, Version::V1, &req, 65000));
+        assert_eq!(
+            (r.error_status, r.error_index),
+            (ErrorStatus::NoSuchName, 2)
+        );
+    }
+
+    fn walk(d: &Dispatcher<View, Change>, version: Version) -> Vec<String> {
+        let v = view();
+        let mut cur = oid("0.0");
+        let mut seen = Vec::new();
+        loop {
+            let req = Pdu::GetNextRequest(PduBody::request(
+                1,
+                vec![VarBind::new(cur.clone(), Value::Null)],
+            ));
+            let r = response(d.process(&v, version, &req, 65000));
+            if r.error_status != ErrorStatus::NoError {
+                assert_eq!(version, Version::V1);
+                assert_eq!(r.error_status, ErrorStatus::NoSuchName);
+                break;
+            }
+            let vb = &r.varbinds[0];
+            if vb.value == Value::EndOfMibView {
+                break;
+            }
+            assert!(vb.oid > cur);
+            cur = vb.oid.clone();
+            seen.push(cur.to_string());
+        }
+        seen
+    }
+
+    #[test]
+    fn walks() {
+        let d = dispatcher();
+        let v2 = walk(&d, Version::V2c);
+        assert_eq!(v2.len(), 2 + 9);
+        let v1 = walk(&d, Version::V1);
+        assert_eq!(v1.len(), 2 + 6);
+        assert!(!v1.iter().any(|o| o.starts_with("1.3.6.1.2.1.2.2.1.2.")));
+    }
+
+    #[test]
+    fn bulk() {
+        let d = dispatcher();
+        let v = view();
+        let req = Pdu::GetBulkRequest(BulkBody {
+            request_id: 3,
+            non_repeaters: 1,
+            max_repetitions: 4,
+            varbinds: vec![
+                VarBind::new(oid("1.3.6.1.2.1.1"), Value::Null),
+                VarBind::new(oid("1.3.6.1.2.1.2.2.1.3"), Value::Null),
+                VarBind::new(oid("1.3.6.1.2.1.2.2.1.1.2"), Value::Null),
+            ],
+        });
+        let r = response(d.process(&v, Version::V2c, &req, 65000));
+        let got: Vec<String> = r
+            .varbinds
+            .iter()
+            .map(|x| format!("{}={}", x.oid, matches!(x.value, Value::EndOfMibView)))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                "1.3.6.1.2.1.1.1.0=false",
+                "1.3.6.1.2.1.2.2.1.3.1=false",
+                "1.3.6.1.2.1.2.2.1.1.3=false",
+                "1.3.6.1.2.1.2.2.1.3.2=false",
+                "1.3.6.1.2.1.2.2.1.2.1=false",
+                "1.3.6.1.2.1.2.2.1.3.3=false",
+                "1.3.6.1.2.1.2.2.1.2.2=false",
+                "1.3.6.1.2.1.2.2.1.3.3=true",
+                "1.3.6.1.2.1.2.2.1.2.3=false",
+            ]
+        );
+        // Size bound: the response is cut, never tooBig, once non-repeaters fit.
+        let r = response(d.process(&v, Version::V2c, &req, 60));
+        assert_eq!(r.error_status, ErrorStatus::NoError);
+        assert!(list_len(&r.varbinds) <= 60);
+        assert!(r.varbinds.len() >= 2);
+        let r = response(d.process(&v, Version::V2c, &req, 5));
+        assert_eq!(r.error_status, ErrorStatus::TooBig);
+        assert!(r.varbinds.is_empty());
+    }
+
+    #[test]
+    fn sets() {
+        let d = dispatcher();
+        let v = view();
+        let mut b = body(&["1.3.6.1.2.1.1.5.0", "1.3.6.1.2.1.2.2.1.3.2"]);
+        b.varbinds[0].value = Value::OctetString(b"x".to_vec());
+        b.varbinds[1].value = Value::Integer(9);
+        match d.process(&v, Version::V2c, &Pdu::SetRequest(b.clone()), 65000) {
+            Outcome::Set { changes, response } => {
+                assert_eq!(changes, [Change::Name("x".into()), Change::Row(2, 9)]);
+                assert_eq!(response.varbinds, b.varbinds);
+            }
+            o => panic!("{o:?}"),
+        }
+        let mut bad = b.clone();
+        bad.varbinds[1].value = Value::Null;
+        let r = response(d.process(&v, Version::V2c, &Pdu::SetRequest(bad.clone()), 65000));
+        assert_eq!((r.error_status, r.error_index), (ErrorStatus::WrongType, 2));
+        let r = response(d.process(&v, Version::V1, &Pdu::SetRequest(bad), 65000));
+        assert_eq!((r.error_status, r.error_index), (ErrorStatus::BadValue, 2));
+        let mut ro = b.clone();
+        ro.varbinds[0].oid = oid("1.3.6.1.2.1.1.1.0");
+        let r = response(d.process(&v, Version::V2c, &Pdu::SetRequest(ro.clone()), 65000));
+        assert_eq!(
+            (r.error_status, r.error_index),
+            (ErrorStatus::NotWritable, 1)
+        );
+        let r = response(d.process(&v, Version::V1, &Pdu::SetRequest(ro), 65000));
+        assert_eq!(
+            (r.error_status, r.error_index),
+            (ErrorStatus::NoSuchName, 1)
+        );
+        let mut nc = b;
+        nc.varbinds[1].oid = oid("1.3.6.1.2.1.2.2.1.3.99");
+        let r = response(d.process(&v, Version::V2c, &Pdu::SetRequest(nc), 65000));
+        assert_eq!(
+            (r.error_status, r.error_index),
+            (ErrorStatus::NoCreation, 2)
+        );
+    }
+}

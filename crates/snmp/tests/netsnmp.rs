@@ -1,0 +1,246 @@
+//! The agent against net-snmp's own tools (snmpget, snmpgetnext, snmpwalk,
+//! snmpbulkwalk, snmpset), v1 and v2c.
+
+use std::process::Command;
+use std::sync::{Arc, Mutex};
+
+use snmp::agent::{
+    Agent, AgentConfig, ApplyError, ApplyErrorKind, Community, CommunityAccess, SnmpStats,
+};
+use snmp::dispatch::Dispatcher;
+use snmp::index::{IndexCodec, Unsigned32};
+use snmp::oid::Oid;
+use snmp::table::{check, RowSet, Scalars, Table};
+use snmp::value::Value;
+
+#[derive(Clone)]
+struct Row {
+    n: u32,
+    bytes: u64,
+}
+
+struct State {
+    contact: String,
+    rows: RowSet<Row>,
+}
+
+type View = Arc<State>;
+
+#[derive(Debug)]
+enum Change {
+    Contact(String),
+    Fail,
+}
+
+fn oid(s: &str) -> Oid {
+    s.parse().unwrap()
+}
+
+fn dispatcher() -> Dispatcher<View, Change> {
+    let mut d = Dispatcher::new();
+    let sys = Scalars::<View, Change>::new(oid("1.3.6.1.2.1.1"))
+        .read_only(1, |_| Value::OctetString(b"test agent".to_vec()))
+        .read_only(3, |_| Value::TimeTicks(4242))
+        .read_write(
+            4,
+            |v| Value::OctetString(v.contact.clone().into_bytes()),
+            |_, val| Ok(Change::Contact(check::display_string(val, 255)?)),
+        )
+        .read_write(
+            6,
+            |_| Value::OctetString(b"loc".to_vec()),
+            |_, val| {
+                check::octets(val, 0..=255)?;
+                Ok(Change::Fail)
+            },
+        );
+    d.register_all(sys.into_objects()).unwrap();
+    let t = Table::<View, Change, Row>::new(
+        oid("1.3.6.1.2.1.31.1.1.1"),
+        |v: &View| &v.rows,
+        |_, r, c| match c {
+            1 => Some(Value::OctetString(format!("port{}", r.n).into_bytes())),
+            6 => Some(Value::Counter64(r.bytes)),
+            15 => Some(Value::Gauge32(r.n * 1000)),
+            _ => None,
+        },
+    )
+    .read_only(&[1, 6, 15]);
+    d.register(Arc::new(t)).unwrap();
+    d
+}
+
+struct Harness {
+    port: u16,
+    port6: u16,
+    stats: Arc<SnmpStats>,
+    state: Arc<Mutex<View>>,
+    _rt: tokio::runtime::Runtime,
+}
+
+fn start() -> Harness {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    let rows = RowSet::from_rows(
+        (1..=20u32).map(|n| Row {
+            n,
+            bytes: u64::from(n) << 33,
+        }),
+        |r, o| Unsigned32::encode(&r.n, o),
+    );
+    let state = Arc::new(Mutex::new(Arc::new(State {
+        contact: "nobody".into(),
+        rows,
+    })));
+    let stats = SnmpStats::new();
+    let st = Arc::clone(&state);
+    let st2 = Arc::clone(&state);
+    let controller = Arc::new(move |changes: Vec<Change>| {
+        let st2 = Arc::clone(&st2);
+        async move {
+            for (i, c) in changes.into_iter().enumerate() {
+                match c {
+                    Change::Contact(s) => {
+                        let mut g = st2.lock().unwrap();
+                        let rows = g.rows.clone();
+                        *g = Arc::new(State { contact: s, rows });
+                    }
+                    Change::Fail => {
+                        return Err(ApplyError {
+                            index: i,
+                            kind: ApplyErrorKind::CommitFailed,
+                            reason: "test".into(),
+                        })
+                    }
+                }
+            }
+            Ok(())
+        }
+    });
+    let cfg = AgentConfig {
+        listen: vec!["127.0.0.1:0".parse().unwrap(), "[::1]:0".parse().unwrap()],
+        communities: vec![
+            Community::new("public", CommunityAccess::ReadOnly),
+            Community::new("private", CommunityAccess::ReadWrite),
+            Community {
+                name: b"elsewhere".to_vec(),
+                access: CommunityAccess::ReadWrite,
+                sources: vec!["10.0.0.0/8".parse().unwrap()],
+            },
+        ],
+        ..AgentConfig::default()
+    };
+    let agent = rt
+        .block_on(Agent::bind(
+            cfg,
+            Arc::new(dispatcher()),
+            move || st.lock().unwrap().clone(),
+            controller,
+            Arc::clone(&stats),
+        ))
+        .unwrap();
+    let port = agent.local_addrs()[0].port();
+    let port6 = agent.local_addrs()[1].port();
+    rt.spawn(agent.run());
+    Harness {
+        port,
+        port6,
+        stats,
+        state,
+        _rt: rt,
+    }
+}
+
+fn run(tool: &str, args: &[&str]) -> (bool, String) {
+    let o = Command::new(tool)
+        .args(["-On", "-t", "1", "-r", "0"])
+        .args(args)
+        .output()
+        .expect("net-snmp tools installed");
+    let mut s = String::from_utf8_lossy(&o.stdout).into_owned();
+    s.push_str(&String::from_utf8_lossy(&o.stderr));
+    (o.status.success(), s)
+}
+
+fn oids_of(out: &str) -> Vec<Oid> {
+    out.lines()
+        .filter(|l| l.contains(" = ") && !l.contains("No more variables"))
+        .filter_map(|l| l.split_whitespace().next())
+        .filter_map(|t| t.parse().ok())
+        .collect()
+}
+
+#[test]
+fn net_snmp_tools() {
+    let h = start();
+    let agent = format!("127.0.0.1:{}", h.port);
+    let a = agent.as_str();
+
+    // Get in both versions.
+    let (ok, out) = run("snmpget", &["-v2c", "-c", "public", a, "1.3.6.1.2.1.1.1.0"]);
+    assert!(ok && out.contains("\"test agent\""), "{out}");
+    let (_, out) = run(
+        "snmpget",
+        &["-v2c", "-c", "public", a, "1.3.6.1.2.1.1.2.0", "1.3.6.1.2.1.1.1.5"],
+    );
+    assert!(out.contains("No Such Object"), "{out}");
+    assert!(out.contains("No Such Instance"), "{out}");
+    let (ok, out) = run("snmpget", &["-v1", "-c", "public", a, "1.3.6.1.2.1.1.2.0"]);
+    assert!(!ok && out.contains("noSuchName"), "{out}");
+    let (ok, out) = run("snmpget", &["-v1", "-c", "public", a, "1.3.6.1.2.1.31.1.1.1.6.1"]);
+    assert!(!ok && out.contains("noSuchName"), "{out}");
+
+    // Walks: strictly increasing, complete; v1 skips Counter64.
+    let (ok, out) = run("snmpwalk", &["-v2c", "-c", "public", a, "1.3"]);
+    assert!(ok, "{out}");
+    let v2 = oids_of(&out);
+    assert!(v2.windows(2).all(|w| w[0] < w[1]), "{out}");
+    assert_eq!(v2.len(), 4 + 60, "{out}");
+    let (ok, out) = run("snmpwalk", &["-v1", "-c", "public", a, "1.3"]);
+    assert!(ok, "{out}");
+    let v1 = oids_of(&out);
+    assert!(v1.windows(2).all(|w| w[0] < w[1]), "{out}");
+    assert_eq!(v1.len(), 4 + 40, "{out}");
+    let (ok, out) = run("snmpbulkwalk", &["-v2c", "-c", "public", "-Cr50", a, "1.3"]);
+    assert!(ok, "{out}");
+    assert_eq!(oids_of(&out), v2);
+    let (ok, out) = run("snmpgetnext", &["-v2c", "-c", "public", a, "1.3.6.1.2.1.31.1.1.1.15.20"]);
+    assert!(ok && out.contains("No more variables"), "{out}");
+
+    // Sets.
+    let (ok, out) = run("snmpset", &["-v2c", "-c", "private", a, "1.3.6.1.2.1.1.4.0", "s", "ops@x"]);
+    assert!(ok, "{out}");
+    assert_eq!(h.state.lock().unwrap().contact, "ops@x");
+    let (ok, out) = run("snmpget", &["-v2c", "-c", "public", a, "1.3.6.1.2.1.1.4.0"]);
+    assert!(ok && out.contains("ops@x"), "{out}");
+    let (ok, out) = run("snmpset", &["-v2c", "-c", "private", a, "1.3.6.1.2.1.1.4.0", "i", "3"]);
+    assert!(!ok && out.contains("wrongType"), "{out}");
+    let (ok, out) = run("snmpset", &["-v1", "-c", "private", a, "1.3.6.1.2.1.1.4.0", "i", "3"]);
+    assert!(!ok && out.contains("badValue"), "{out}");
+    let (ok, out) = run("snmpset", &["-v2c", "-c", "private", a, "1.3.6.1.2.1.1.1.0", "s", "x"]);
+    assert!(!ok && out.contains("notWritable"), "{out}");
+    let (ok, out) = run("snmpset", &["-v1", "-c", "private", a, "1.3.6.1.2.1.1.1.0", "s", "x"]);
+    assert!(!ok && out.contains("noSuchName"), "{out}");
+    let (ok, out) = run("snmpset", &["-v2c", "-c", "public", a, "1.3.6.1.2.1.1.4.0", "s", "y"]);
+    assert!(!ok && out.contains("noAccess"), "{out}");
+    let (ok, out) = run("snmpset", &["-v2c", "-c", "private", a, "1.3.6.1.2.1.1.6.0", "s", "y"]);
+    assert!(!ok && out.contains("commitFailed"), "{out}");
+    assert_eq!(h.state.lock().unwrap().contact, "ops@x");
+
+    // Unknown community and disallowed source: no answer, counted.
+    let before = SnmpStats::load(&h.stats.in_bad_community_names);
+    let (ok, out) = run("snmpget", &["-v2c", "-c", "wrong", a, "1.3.6.1.2.1.1.1.0"]);
+    assert!(!ok && out.contains("Timeout"), "{out}");
+    let (ok, _) = run("snmpget", &["-v2c", "-c", "elsewhere", a, "1.3.6.1.2.1.1.1.0"]);
+    assert!(!ok);
+    assert_eq!(SnmpStats::load(&h.stats.in_bad_community_names), before + 2);
+    assert_eq!(SnmpStats::load(&h.stats.in_bad_community_uses), 1);
+
+    // IPv6.
+    let a6 = format!("udp6:[::1]:{}", h.port6);
+    let (ok, out) = run("snmpget", &["-v2c", "-c", "public", &a6, "1.3.6.1.2.1.1.1.0"]);
+    assert!(ok && out.contains("\"test agent\""), "{out}");
+}

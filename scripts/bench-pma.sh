@@ -1,0 +1,103 @@
+#!/bin/sh
+# Full PMA sweep of a ~4,000-host fat tree in ibsim: ibsnmpd's umad source against
+# `ibqueryerrors` on the same fabric, and against ibsim's own MAD ceiling.
+#
+#   scripts/bench-pma.sh [HOSTS] [WINDOW] [ROUNDS]      (defaults 4096 128 3)
+#
+# Fabric: a two-level fat tree of 64-port leaves (32 hosts + 32 uplinks each) and
+# 128-port spines (one link to every leaf); HOSTS/32 leaves, 32 spines.
+# Needs ibsim-utils, opensm, infiniband-diags. Timings on a shared 2-core machine vary by
+# 30-50% from run to run: compare the figures of one run.
+set -eu
+
+HOSTS=${1:-4096}
+WINDOW=${2:-128}
+ROUNDS=${3:-3}
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+DIR=$(mktemp -d /tmp/ibsnmpd-bench-pma.XXXXXX)
+export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$ROOT/target}
+
+cleanup() {
+    "$ROOT/scripts/testbed.sh" stop "$DIR" >/dev/null 2>&1 || true
+    rm -rf "$DIR"
+}
+trap cleanup EXIT INT TERM
+
+python3 - "$HOSTS" >"$DIR/fabric.net" <<'EOF'
+import sys
+hosts = int(sys.argv[1])
+down = 32
+leaves = (hosts + down - 1) // down
+spines = 32
+out = []
+for s in range(spines):
+    out.append(f'Switch\t{leaves} "Spine{s}"')
+    for l in range(leaves):
+        out.append(f'[{l + 1}]\t"Leaf{l}"[{down + s + 1}]')
+    out.append("")
+for l in range(leaves):
+    out.append(f'Switch\t{down + spines} "Leaf{l}"')
+    for h in range(down):
+        n = l * down + h
+        if n < hosts:
+            out.append(f'[{h + 1}]\t"Hca{n}"[1]')
+    for s in range(spines):
+        out.append(f'[{down + s + 1}]\t"Spine{s}"[{l + 1}]')
+    out.append("")
+for n in range(hosts):
+    l, h = divmod(n, down)
+    out.append(f'Hca\t1 "Hca{n}"')
+    out.append(f'[1]\t"Leaf{l}"[{h + 1}]')
+    out.append("")
+print("\n".join(out))
+EOF
+
+echo "building the benchmark (release)..."
+(cd "$ROOT" && cargo test -p ib --release --test umad_bench --no-run >/dev/null 2>&1)
+BIN=$(cd "$ROOT" && cargo test -p ib --release --test umad_bench --no-run --message-format=json 2>/dev/null |
+    python3 -c 'import sys,json
+for l in sys.stdin:
+    m=json.loads(l)
+    if m.get("reason")=="compiler-artifact" and m["target"]["name"]=="umad_bench" and m.get("executable"): print(m["executable"])' | tail -1)
+
+echo "starting ibsim + OpenSM with $HOSTS hosts in $DIR..."
+t0=$(date +%s.%N)
+"$ROOT/scripts/testbed.sh" start "$DIR" "$DIR/fabric.net" --ibsim-args "-N 16384 -S 1024 -P 65536" >/dev/null
+t1=$(date +%s.%N)
+echo "SUBNET UP after $(echo "$t1 - $t0" | bc) s"
+. "$DIR/env.sh"
+cd "$DIR"
+
+timeit() { # label cmd...
+    label=$1
+    shift
+    s=$(date +%s.%N)
+    "$@" >"$DIR/$label.out" 2>"$DIR/$label.err" || true
+    e=$(date +%s.%N)
+    echo "$label $(echo "$e - $s" | bc)"
+}
+
+echo "--- ibqueryerrors (discovery + PortCounters of every port, one MAD at a time)"
+IBQ=$(timeit ibqueryerrors ibqueryerrors | awk '{print $2}')
+echo "ibqueryerrors: ${IBQ}s ($(grep -c '' "$DIR/ibqueryerrors.out") lines of output)"
+IBQS=$(timeit ibqueryerrors_skipsl ibqueryerrors --skip-sl | awk '{print $2}')
+echo "ibqueryerrors --skip-sl: ${IBQS}s"
+IBN=$(timeit ibnetdiscover ibnetdiscover | awk '{print $2}')
+echo "ibnetdiscover: ${IBN}s"
+
+echo "--- ibsnmpd umad source (window $WINDOW)"
+UMAD_BENCH_WINDOW=$WINDOW UMAD_BENCH_ROUNDS=$ROUNDS "$BIN" --ignored --exact bench_pma_sweep --nocapture \
+    --test-threads=1 2>"$DIR/bench.err" | grep RESULT | tee "$DIR/bench.out"
+
+python3 - "$DIR/bench.out" "$IBQ" "$IBQS" <<'EOF'
+import re, sys
+text = open(sys.argv[1]).read()
+ibq, ibqs = float(sys.argv[2]), float(sys.argv[3])
+disc = float(re.search(r"discovery .*secs=([0-9.]+)", text).group(1))
+rounds = [(float(m.group(1)), float(m.group(2))) for m in re.finditer(r"pma .*secs=([0-9.]+) mads_per_sec=([0-9.]+)", text)]
+best = min(s for s, _ in rounds)
+rate = max(r for _, r in rounds)
+print(f"SUMMARY discovery {disc:.2f}s; PMA sweep best {best:.2f}s at {rate:.0f} MADs/s (ibsim ceiling here ~100-115k/s)")
+print(f"SUMMARY discovery+PMA {disc + best:.2f}s vs ibqueryerrors {ibq:.2f}s ({ibq / (disc + best):.1f}x), --skip-sl {ibqs:.2f}s ({ibqs / (disc + best):.1f}x)")
+print(f"SUMMARY PMA sweep alone vs ibqueryerrors: {ibq / best:.1f}x")
+EOF
