@@ -13,7 +13,7 @@
 #      snmpbulkwalk's own parsing and printing can be the bottleneck;
 #   3. the largest table of each agent with the Rust client: on ibsnmpd the
 #      subtree given by $OUR_TABLE (default: the biggest subtree found in the
-#      walk, by the first 10 arcs), on snmpd hrSWInstalledTable (one row per
+#      walk by its first 8 arcs, i.e. a table), on snmpd hrSWInstalledTable (one row per
 #      installed Debian package: the biggest table snmpd serves on a stock
 #      host; override with $SNMPD_TABLE).
 # Prints the figures and the ratio ibsnmpd/snmpd; stops both agents at the end.
@@ -50,7 +50,9 @@ P2=$(port)
 while [ "$P2" = "$P1" ]; do P2=$(port); done
 
 echo "== fabric: fat tree with $HOSTS hosts"
-"$BIN" topology fat-tree --hosts "$HOSTS" -o "$tmp/fabric.net"
+LEVELS=2
+[ "$HOSTS" -le 648 ] || LEVELS=3   # radix 36: 2 levels hold at most 648 hosts
+"$BIN" topology fat-tree --hosts "$HOSTS" --levels "$LEVELS" -o "$tmp/fabric.net"
 
 "$BIN" --listen "127.0.0.1:$P1" --source "sim:$tmp/fabric.net" --state-dir "$tmp/state" \
     --log-level warn --max-repetitions 1000 2>"$tmp/ibsnmpd.log" &
@@ -114,7 +116,7 @@ echo "== walking (best of $PASSES passes for the Rust client)"
 o1=$(netsnmp_walk "$P1" .1)
 t1=$(netsnmp_walk "$P2" .1)
 if [ -z "${OUR_TABLE:-}" ]; then
-    OUR_TABLE=$(sed -E 's/ = .*//' "$tmp/walk.$P1.txt" | cut -d. -f1-11 | sort | uniq -c |
+    OUR_TABLE=$(sed -E 's/ = .*//' "$tmp/walk.$P1.txt" | cut -d. -f1-9 | sort | uniq -c |
         sort -rn | head -1 | awk '{print $2}')
 fi
 SNMPD_TABLE=${SNMPD_TABLE:-.1.3.6.1.2.1.25.6.3}

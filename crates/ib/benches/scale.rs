@@ -44,7 +44,11 @@ fn scale(c: &mut Criterion) {
     let t_first = t2.elapsed();
     let nodes = s1.nodes.len();
     let ports = s1.ports.len();
-    let lids = s1.ports.iter().filter(|p| s1.is_end_port(p) && p.info.lid.0 != 0).count();
+    let lids = s1
+        .ports
+        .iter()
+        .filter(|p| s1.is_end_port(p) && p.info.lid.0 != 0)
+        .count();
     cell.store(Arc::new(s1));
     // A second sweep while the first is published: the steady state (two
     // snapshots alive at once, as when readers hold the old one).

@@ -24,5 +24,5 @@ pub use dump::{dump_ibnetdiscover, dump_json, to_topology};
 pub use events::{diff, FabricEvent, FabricEventKind};
 pub use snapshot::{
     IpoibInterface, McastGroup, Node, NodeIdx, Partition, PartitionMember, Port, PortIdx, Sampling,
-    Snapshot, SnapshotBuilder, SmRecord, SweepInfo, SwitchData,
+    SmRecord, Snapshot, SnapshotBuilder, SweepInfo, SwitchData,
 };

@@ -95,6 +95,16 @@ pub trait Source: Send {
     fn sweep(&mut self) -> Result<Snapshot, SourceError>;
     /// A control operation, serialised with sweeps by the caller.
     fn control(&mut self, op: ControlOp) -> Result<ControlReply, SourceError>;
+    /// When the source next needs [`Source::wake`] between sweeps (timers,
+    /// e.g. software sampling); None: no timer pending.
+    fn wake_at(&self) -> Option<std::time::Instant> {
+        None
+    }
+    /// Runs the timers due by now; true when what a snapshot shows changed
+    /// (the caller then sweeps to publish it).
+    fn wake(&mut self) -> bool {
+        false
+    }
 }
 
 /// `--source` as given on the command line.
@@ -103,14 +113,19 @@ pub enum SourceSpec {
     /// `sim` (built-in default fabric) or `sim:FILE` (a topology file).
     Sim { file: Option<PathBuf> },
     /// `umad[:CA[:PORT]]`.
-    Umad { ca: Option<String>, port: Option<u8> },
+    Umad {
+        ca: Option<String>,
+        port: Option<u8>,
+    },
     /// `sysfs[:ROOT]` (ROOT defaults to /).
     Sysfs { root: PathBuf },
 }
 
 /// A `--source` value that does not parse.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("invalid source {input:?}: {reason} (expected sim, sim:FILE, umad[:CA[:PORT]] or sysfs[:ROOT])")]
+#[error(
+    "invalid source {input:?}: {reason} (expected sim, sim:FILE, umad[:CA[:PORT]] or sysfs[:ROOT])"
+)]
 pub struct SourceSpecError {
     pub input: String,
     pub reason: String,
@@ -147,7 +162,9 @@ impl FromStr for SourceSpec {
                     None => (rest, None),
                 };
                 if ca.is_empty() {
-                    return Err(err("umad: expects a CA name after ':' (e.g. umad:mlx5_0:1)"));
+                    return Err(err(
+                        "umad: expects a CA name after ':' (e.g. umad:mlx5_0:1)",
+                    ));
                 }
                 let port = port
                     .map(|p| {
@@ -221,11 +238,10 @@ pub fn open(spec: &SourceSpec, opts: &SourceOptions) -> Result<Box<dyn Source>, 
             Ok(Box::new(s))
         }
         // The umad and sysfs sources plug in here when their modules land.
-        SourceSpec::Umad { ca, port } => Ok(Box::new(umad::UmadSource::open(
-            ca.as_deref(),
-            *port,
-            umad::UmadOptions::default(),
-        )?)),
+        // PMAs without PortSamplesControl get IB-PM-MIB sampling in software.
+        SourceSpec::Umad { ca, port } => Ok(Box::new(sampler::SoftSampling::new(
+            umad::UmadSource::open(ca.as_deref(), *port, umad::UmadOptions::default())?,
+        ))),
         SourceSpec::Sysfs { root } => Ok(Box::new(
             sysfs::SysfsSource::new(root)?.with_local_node(opts.local_node.clone()),
         )),

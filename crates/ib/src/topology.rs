@@ -18,8 +18,8 @@ mod write;
 
 pub use fat_tree::{fat_tree, shape as fat_tree_shape, FatTreeShape};
 pub use parse::{parse_file, parse_str};
-pub use write::{write_ibnetdiscover, WriteHeader};
 pub(crate) use write::civil_from_days;
+pub use write::{write_ibnetdiscover, WriteHeader};
 
 use crate::types::{Guid, Lid, LinkSpeed, LinkWidth, NodeType, PortNum};
 use std::collections::HashMap;

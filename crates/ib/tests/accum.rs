@@ -46,7 +46,11 @@ fn readings16(start: u64, steps: &[Step]) -> (Vec<u16>, Vec<u64>) {
     (out, counted_since_reading)
 }
 
-fn state_with_symbol_errors(prev: Option<&PortCounterState>, v: u16, at: SystemTime) -> PortCounterState {
+fn state_with_symbol_errors(
+    prev: Option<&PortCounterState>,
+    v: u16,
+    at: SystemTime,
+) -> PortCounterState {
     let mut r = PortReadings::default();
     r.counters.symbol_error_counter = v;
     advance(prev, r, at)

@@ -30,7 +30,11 @@ fn discovered(sim: &support::IbSim) -> Topology {
         "ibnetdiscover failed: {}",
         String::from_utf8_lossy(&out.stderr)
     );
-    parse_str(&String::from_utf8_lossy(&out.stdout), "ibnetdiscover output").unwrap()
+    parse_str(
+        &String::from_utf8_lossy(&out.stdout),
+        "ibnetdiscover output",
+    )
+    .unwrap()
 }
 
 fn check_fat_tree(hosts: usize, radix: u8, levels: u8) {
@@ -97,8 +101,7 @@ fn same_graph_as_ibnetdiscover(net: &std::path::Path) {
 
 #[test]
 fn sim_dump_matches_ibnetdiscover_on_ibsim_example() {
-    let net = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/data/net.2sw2path4hca");
+    let net = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/net.2sw2path4hca");
     same_graph_as_ibnetdiscover(&net);
 }
 

@@ -32,7 +32,10 @@ fn trace(s: &Snapshot, from: u32, lid: Lid) -> bool {
     for _ in 0..64 {
         let n = s.node(node).unwrap();
         let Some(sw) = &n.switch else {
-            return s.node_ports(node).iter().any(|p| s.port_by_lid(lid) == s.port_by_guid(p.guid)) ;
+            return s
+                .node_ports(node)
+                .iter()
+                .any(|p| s.port_by_lid(lid) == s.port_by_guid(p.guid));
         };
         let out = *sw.lft.get(usize::from(lid.0)).unwrap();
         if out == 0 {
@@ -74,13 +77,20 @@ fn default_fabric_bring_up() {
     for (i, n) in s.nodes.iter().enumerate() {
         if n.switch.is_some() {
             for &l in &lids {
-                assert!(trace(&s, i as u32, Lid(l)), "switch {} lid {l}", n.description);
+                assert!(
+                    trace(&s, i as u32, Lid(l)),
+                    "switch {} lid {l}",
+                    n.description
+                );
             }
         }
     }
     // Links run 4x HDR.
     let p = s.port_of(guid_of(&s, "node01 mlx5_0"), PortNum(1)).unwrap();
-    assert_eq!(s.port(p).unwrap().info.link_speed(false), Some(LinkSpeed::Hdr));
+    assert_eq!(
+        s.port(p).unwrap().info.link_speed(false),
+        Some(LinkSpeed::Hdr)
+    );
     // The master SM, the default partition, the IPoIB broadcast group.
     let sm = s.master_sm().unwrap();
     assert_eq!(sm.info.sm_state(), Some(SmState::Master));
@@ -121,7 +131,9 @@ fn counters_follow_the_clock_and_never_go_back() {
     let s1 = sim.sweep().unwrap();
     sim.advance_clock(Duration::from_secs(10));
     let s2 = sim.sweep().unwrap();
-    let p = s1.port_of(guid_of(&s1, "node01 mlx5_0"), PortNum(1)).unwrap();
+    let p = s1
+        .port_of(guid_of(&s1, "node01 mlx5_0"), PortNum(1))
+        .unwrap();
     let c1 = s1.port(p).unwrap().counters.clone().unwrap();
     let c2 = s2.port(p).unwrap().counters.clone().unwrap();
     // HDR: the 32-bit data counter is saturated, the 64-bit one moves.
@@ -223,8 +235,11 @@ fn link_flap_gives_events_and_bumps_link_downed() {
     sim.advance_clock(Duration::from_secs(10));
     let s3 = sim.sweep().unwrap();
     let ev = diff(&s2, &s3);
-    assert!(ev.iter().any(|e| matches!(e.kind,
-        FabricEventKind::PortInService { node_guid, .. } if node_guid == host)), "{ev:?}");
+    assert!(
+        ev.iter().any(|e| matches!(e.kind,
+        FabricEventKind::PortInService { node_guid, .. } if node_guid == host)),
+        "{ev:?}"
+    );
     let p = s3.port_of(host, PortNum(1)).unwrap();
     let c1 = s1.port(p).unwrap().counters.clone().unwrap();
     let c3 = s3.port(p).unwrap().counters.clone().unwrap();
@@ -252,7 +267,10 @@ fn error_burst_moves_error_counters() {
     let p = s2.port_of(host, PortNum(1)).unwrap();
     let a = s1.port(p).unwrap().counters.clone().unwrap();
     let b = s2.port(p).unwrap().counters.clone().unwrap();
-    assert_eq!(b.totals.symbol_error_counter - a.totals.symbol_error_counter, 400);
+    assert_eq!(
+        b.totals.symbol_error_counter - a.totals.symbol_error_counter,
+        400
+    );
     assert_eq!(b.totals.port_rcv_errors - a.totals.port_rcv_errors, 100);
 }
 
@@ -268,7 +286,11 @@ fn sampling_state_machine() {
         ticks(1.0),
         ticks(2.0),
         0x1234,
-        &[sample_select::PORT_XMIT_DATA, sample_select::PORT_RCV_PKTS, 0x7777],
+        &[
+            sample_select::PORT_XMIT_DATA,
+            sample_select::PORT_RCV_PKTS,
+            0x7777,
+        ],
     );
     let ControlReply::PortSamplesControl(c) = sim
         .control(ControlOp::SetPortSamplesControl {
@@ -286,7 +308,10 @@ fn sampling_state_machine() {
     let mut other = req.clone();
     other.tag = 0x9999;
     let ControlReply::PortSamplesControl(c) = sim
-        .control(ControlOp::SetPortSamplesControl { node, control: other })
+        .control(ControlOp::SetPortSamplesControl {
+            node,
+            control: other,
+        })
         .unwrap()
     else {
         panic!()
@@ -312,8 +337,21 @@ fn sampling_state_machine() {
     // The result equals the extended counter's movement over the 2 s window,
     // which (at a fixed utilisation swing) is close to 2/4.5 of what moved here.
     let p = s0.port_of(node, PortNum(1)).unwrap();
-    let moved = s3.port(p).unwrap().counters.as_ref().unwrap().totals.port_xmit_data
-        - s0.port(p).unwrap().counters.as_ref().unwrap().totals.port_xmit_data;
+    let moved = s3
+        .port(p)
+        .unwrap()
+        .counters
+        .as_ref()
+        .unwrap()
+        .totals
+        .port_xmit_data
+        - s0.port(p)
+            .unwrap()
+            .counters
+            .as_ref()
+            .unwrap()
+            .totals
+            .port_xmit_data;
     let got = st.result.counter[0] as f64;
     let expect = moved as f64 * 2.0 / 4.5;
     assert!((got - expect).abs() / expect < 0.2, "{got} vs {expect}");
@@ -321,7 +359,10 @@ fn sampling_state_machine() {
     let mut next = req;
     next.tag = 0x4321;
     let ControlReply::PortSamplesControl(c) = sim
-        .control(ControlOp::SetPortSamplesControl { node, control: next })
+        .control(ControlOp::SetPortSamplesControl {
+            node,
+            control: next,
+        })
         .unwrap()
     else {
         panic!()
@@ -369,7 +410,12 @@ fn dumps() {
     assert_eq!(j["nodes"].as_array().unwrap().len(), 12);
     let port = &j["nodes"][0]["ports"][0];
     assert_eq!(port["state"], "Active");
-    assert!(port["counters"]["totals"]["port_xmit_data"].as_u64().unwrap() > 0);
+    assert!(
+        port["counters"]["totals"]["port_xmit_data"]
+            .as_u64()
+            .unwrap()
+            > 0
+    );
     assert!(port["counters"]["raw"]["counters"]["port_xmit_data"].is_u64());
     assert!(port["counters"]["if"]["in_octets"].is_u64());
     assert_eq!(j["multicast_groups"][0]["mlid"], "0xc000");
@@ -377,7 +423,10 @@ fn dumps() {
 
 #[test]
 fn spec_parsing_and_open() {
-    assert_eq!("sim".parse::<SourceSpec>().unwrap(), SourceSpec::Sim { file: None });
+    assert_eq!(
+        "sim".parse::<SourceSpec>().unwrap(),
+        SourceSpec::Sim { file: None }
+    );
     assert_eq!(
         "umad:mlx5_0:1".parse::<SourceSpec>().unwrap(),
         SourceSpec::Umad {
@@ -389,13 +438,25 @@ fn spec_parsing_and_open() {
         "sysfs".parse::<SourceSpec>().unwrap(),
         SourceSpec::Sysfs { root: "/".into() }
     );
-    for bad in ["", "sim:", "umad:", "umad:mlx5_0:x", "umad:mlx5_0:0", "bogus", "sysfs:"] {
+    for bad in [
+        "",
+        "sim:",
+        "umad:",
+        "umad:mlx5_0:x",
+        "umad:mlx5_0:0",
+        "bogus",
+        "sysfs:",
+    ] {
         let e = bad.parse::<SourceSpec>().unwrap_err().to_string();
         assert!(e.contains("expected sim, sim:FILE"), "{bad}: {e}");
     }
     let mut s = open(&SourceSpec::Sim { file: None }, &SourceOptions::default()).unwrap();
     assert_eq!(s.sweep().unwrap().sweep.number, 1);
-    assert!(open(&"sim:/nonexistent".parse().unwrap(), &SourceOptions::default()).is_err());
+    assert!(open(
+        &"sim:/nonexistent".parse().unwrap(),
+        &SourceOptions::default()
+    )
+    .is_err());
 }
 
 #[test]
@@ -410,7 +471,13 @@ fn generated_fat_tree_routes() {
         .map(|p| p.info.lid)
         .collect();
     assert_eq!(cas.len(), s.nodes.len());
-    for (i, n) in s.nodes.iter().enumerate().filter(|(_, n)| n.switch.is_some()).step_by(7) {
+    for (i, n) in s
+        .nodes
+        .iter()
+        .enumerate()
+        .filter(|(_, n)| n.switch.is_some())
+        .step_by(7)
+    {
         for l in cas.iter().step_by(13) {
             assert!(trace(&s, i as u32, *l), "{} -> {}", n.description, l.0);
         }

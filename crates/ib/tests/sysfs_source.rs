@@ -4,7 +4,7 @@
 use ib::model::counters::IfCounters;
 use ib::model::Snapshot;
 use ib::source::sysfs::{scan, CounterWidthRule, Rate, SysfsError, SysfsSource};
-use ib::source::{open, ControlOp, ControlReply, Source, SourceOptions, SourceSpec};
+use ib::source::{open, ControlOp, ControlReply, SourceOptions, SourceSpec};
 use ib::types::{
     Guid, Lid, LinkSpeed, LinkWidth, Mtu, NodeType, PKey, PhysPortState, PortNum, PortState,
 };
@@ -113,10 +113,17 @@ fn parses_devices_ports_and_netdevs() {
         c1.readings.extended.as_ref().unwrap().port_xmit_data,
         9_876_543_210_123
     );
-    assert!(!c1.saturated, "counters_ext/ makes the saturated 32-bit files irrelevant");
+    assert!(
+        !c1.saturated,
+        "counters_ext/ makes the saturated 32-bit files irrelevant"
+    );
     assert_eq!(p2.state, PortState::Down);
     assert_eq!(p2.phys_state, PhysPortState::Polling);
-    assert_eq!(p2.rate.unwrap().speed, LinkSpeed::Sdr, "old kernels print no name for SDR");
+    assert_eq!(
+        p2.rate.unwrap().speed,
+        LinkSpeed::Sdr,
+        "old kernels print no name for SDR"
+    );
     let c2 = p2.counters.as_ref().unwrap();
     assert_eq!(c2.rule, CounterWidthRule::Legacy32);
     assert!(c2.readings.extended.is_none());
@@ -127,7 +134,11 @@ fn parses_devices_ports_and_netdevs() {
     assert_eq!(roce.skipped, [(1, "Ethernet".to_string())]);
 
     let nd: Vec<_> = s.netdevs.iter().map(|n| n.name.as_str()).collect();
-    assert_eq!(nd, ["ib0", "ib0.8001", "ib1"], "Ethernet netdevs are not IPoIB");
+    assert_eq!(
+        nd,
+        ["ib0", "ib0.8001", "ib1"],
+        "Ethernet netdevs are not IPoIB"
+    );
     let ib0 = &s.netdevs[0];
     assert_eq!(&ib0.address[..4], &[0x00, 0x00, 0x10, 0x87]);
     assert_eq!(ib0.gid().guid(), MLX5);
@@ -143,7 +154,9 @@ fn local_ports(s: &Snapshot) -> Vec<&ib::model::Port> {
 
 #[test]
 fn snapshot_has_one_node_per_ib_device() {
-    let mut src = SysfsSource::new(fixture()).unwrap().with_local_node(Some("mlx5_0".into()));
+    let mut src = SysfsSource::new(fixture())
+        .unwrap()
+        .with_local_node(Some("mlx5_0".into()));
     let s = src.sweep_snapshot().unwrap();
     assert_eq!(s.nodes.len(), 2, "the RoCE-only device is left out");
     assert_eq!(s.ports.len(), 3);
@@ -177,7 +190,10 @@ fn snapshot_has_one_node_per_ib_device() {
         73_728_374_651_234 * 4 + 45_678_901_234 * 4,
         "4-octet words kept for the model's conversion"
     );
-    assert_eq!(s.port_by_lid(Lid(0x1a)), Some(s.port_by_guid(MLX5).unwrap()));
+    assert_eq!(
+        s.port_by_lid(Lid(0x1a)),
+        Some(s.port_by_guid(MLX5).unwrap())
+    );
 
     // mlx4_0: LMC 2 covers LIDs 4..7; port 2 is down with no LID.
     let n4 = s.node_by_guid(MLX4).unwrap();
@@ -198,11 +214,15 @@ fn snapshot_has_one_node_per_ib_device() {
     assert_eq!(s.local_node().unwrap().info.node_guid, MLX4);
     // By GUID or description too; a wrong one is a clear error.
     for sel in ["0x0c42a10300a1b2c4", "node01 mlx5_0"] {
-        let mut src = SysfsSource::new(fixture()).unwrap().with_local_node(Some(sel.into()));
+        let mut src = SysfsSource::new(fixture())
+            .unwrap()
+            .with_local_node(Some(sel.into()));
         let s = src.sweep_snapshot().unwrap();
         assert_eq!(s.local_node().unwrap().info.node_guid, MLX5, "{sel}");
     }
-    let mut src = SysfsSource::new(fixture()).unwrap().with_local_node(Some("mlx9_9".into()));
+    let mut src = SysfsSource::new(fixture())
+        .unwrap()
+        .with_local_node(Some("mlx9_9".into()));
     let e = src.sweep_snapshot().unwrap_err().to_string();
     assert!(e.contains("mlx9_9") && e.contains("mlx5_0"), "{e}");
 }
@@ -227,8 +247,20 @@ fn counters_accumulate_across_sweeps_and_resets() {
         .discontinuity;
 
     // Traffic: +1000 words, +10 packets; one more symbol error.
-    set(&root, "mlx5_0", 1, "counters/port_xmit_data", 73_728_374_652_234u64);
-    set(&root, "mlx5_0", 1, "counters/port_xmit_packets", 45_678_901_244u64);
+    set(
+        &root,
+        "mlx5_0",
+        1,
+        "counters/port_xmit_data",
+        73_728_374_652_234u64,
+    );
+    set(
+        &root,
+        "mlx5_0",
+        1,
+        "counters/port_xmit_packets",
+        45_678_901_244u64,
+    );
     set(&root, "mlx5_0", 1, "counters/symbol_error", 1);
     let s2 = src.sweep_snapshot().unwrap();
     let t2 = totals(&s2, MLX5, 1);
@@ -237,7 +269,12 @@ fn counters_accumulate_across_sweeps_and_resets() {
     assert_eq!(t2.symbol_error_counter, 1);
 
     // Someone resets the counters (perfquery -R), then 5 words flow.
-    for f in ["port_xmit_data", "port_rcv_data", "port_xmit_packets", "port_rcv_packets"] {
+    for f in [
+        "port_xmit_data",
+        "port_rcv_data",
+        "port_xmit_packets",
+        "port_rcv_packets",
+    ] {
         set(&root, "mlx5_0", 1, &format!("counters/{f}"), 0);
     }
     set(&root, "mlx5_0", 1, "counters/port_xmit_data", 5);
@@ -247,8 +284,16 @@ fn counters_accumulate_across_sweeps_and_resets() {
     assert_eq!(t3.port_xmit_data, t2.port_xmit_data + 5, "never backwards");
     assert_eq!(t3.port_rcv_data, t2.port_rcv_data);
     assert_eq!(t3.symbol_error_counter, 1);
-    let c3 = s3.port(s3.port_of(MLX5, PortNum(1)).unwrap()).unwrap().counters.clone().unwrap();
-    assert_eq!(c3.discontinuity, disc1, "a reset by someone else is no discontinuity");
+    let c3 = s3
+        .port(s3.port_of(MLX5, PortNum(1)).unwrap())
+        .unwrap()
+        .counters
+        .clone()
+        .unwrap();
+    assert_eq!(
+        c3.discontinuity, disc1,
+        "a reset by someone else is no discontinuity"
+    );
 
     // Legacy 32-bit port (mlx4_0 port 2): grows to saturation, stays, is reset.
     let l1 = totals(&s3, MLX4, 2).port_rcv_data;
@@ -257,7 +302,16 @@ fn counters_accumulate_across_sweeps_and_resets() {
     assert_eq!(l2 - l1, u64::from(u32::MAX - 10));
     set(&root, "mlx4_0", 2, "counters/port_rcv_data", u32::MAX);
     let s = src.sweep_snapshot().unwrap();
-    assert!(src.last_scan().unwrap().port("mlx4_0", 2).unwrap().counters.as_ref().unwrap().saturated);
+    assert!(
+        src.last_scan()
+            .unwrap()
+            .port("mlx4_0", 2)
+            .unwrap()
+            .counters
+            .as_ref()
+            .unwrap()
+            .saturated
+    );
     let l3 = totals(&s, MLX4, 2).port_rcv_data;
     assert_eq!(l3 - l2, 10);
     let l4 = totals(&src.sweep_snapshot().unwrap(), MLX4, 2).port_rcv_data;
@@ -269,7 +323,13 @@ fn counters_accumulate_across_sweeps_and_resets() {
     // counters_ext/ port (mlx4_0 port 1): the 64-bit files count, not the
     // saturated 32-bit ones.
     let e1 = totals(&s, MLX4, 1).port_xmit_data;
-    set(&root, "mlx4_0", 1, "counters_ext/port_xmit_data_64", 9_876_543_210_123u64 + (1 << 33));
+    set(
+        &root,
+        "mlx4_0",
+        1,
+        "counters_ext/port_xmit_data_64",
+        9_876_543_210_123u64 + (1 << 33),
+    );
     let e2 = totals(&src.sweep_snapshot().unwrap(), MLX4, 1).port_xmit_data;
     assert_eq!(e2 - e1, 1 << 33);
 }
@@ -279,14 +339,27 @@ fn wide_values_without_ietf_files_are_64_bit_and_stay_so() {
     let (_t, root) = writable();
     let mut src = SysfsSource::new(&root).unwrap();
     let rule = |src: &SysfsSource| {
-        src.last_scan().unwrap().port("mlx4_0", 2).unwrap().counters.as_ref().unwrap().rule
+        src.last_scan()
+            .unwrap()
+            .port("mlx4_0", 2)
+            .unwrap()
+            .counters
+            .as_ref()
+            .unwrap()
+            .rule
     };
     let t0 = totals(&src.sweep_snapshot().unwrap(), MLX4, 2).port_xmit_data;
     assert_eq!(rule(&src), CounterWidthRule::Legacy32);
     set(&root, "mlx4_0", 2, "counters/port_xmit_data", 1u64 << 32);
     src.sweep_snapshot().unwrap();
     assert_eq!(rule(&src), CounterWidthRule::Wide64);
-    set(&root, "mlx4_0", 2, "counters/port_xmit_data", (1u64 << 32) + 100);
+    set(
+        &root,
+        "mlx4_0",
+        2,
+        "counters/port_xmit_data",
+        (1u64 << 32) + 100,
+    );
     let t2 = totals(&src.sweep_snapshot().unwrap(), MLX4, 2).port_xmit_data;
     set(&root, "mlx4_0", 2, "counters/port_xmit_data", 50);
     let t3 = totals(&src.sweep_snapshot().unwrap(), MLX4, 2).port_xmit_data;
@@ -301,31 +374,51 @@ fn roce_only_host_and_missing_roots_are_clear_errors() {
     for d in ["mlx4_0", "mlx5_0"] {
         fs::remove_dir_all(root.join("sys/class/infiniband").join(d)).unwrap();
     }
-    let e = SysfsSource::new(&root).unwrap().sweep_snapshot().unwrap_err();
+    let e = SysfsSource::new(&root)
+        .unwrap()
+        .sweep_snapshot()
+        .unwrap_err();
     assert!(matches!(e, SysfsError::NoIbPorts { .. }));
     let m = e.to_string();
-    assert!(m.contains("no InfiniBand ports") && m.contains("mlx5_1 port 1 (Ethernet)"), "{m}");
+    assert!(
+        m.contains("no InfiniBand ports") && m.contains("mlx5_1 port 1 (Ethernet)"),
+        "{m}"
+    );
 
     let e = SysfsSource::new("/nonexistent/sysfs-root").unwrap_err();
     assert!(e.to_string().contains("/nonexistent/sysfs-root"), "{e}");
     let empty = tempfile::tempdir().unwrap();
-    let e = SysfsSource::new(empty.path()).unwrap().sweep_snapshot().unwrap_err();
+    let e = SysfsSource::new(empty.path())
+        .unwrap()
+        .sweep_snapshot()
+        .unwrap_err();
     assert!(matches!(e, SysfsError::NoClassDir(_)));
-    assert!(e.to_string().contains("sys/class/infiniband does not exist"), "{e}");
+    assert!(
+        e.to_string()
+            .contains("sys/class/infiniband does not exist"),
+        "{e}"
+    );
     fs::create_dir_all(empty.path().join("sys/class/infiniband")).unwrap();
-    let e = SysfsSource::new(empty.path()).unwrap().sweep_snapshot().unwrap_err();
+    let e = SysfsSource::new(empty.path())
+        .unwrap()
+        .sweep_snapshot()
+        .unwrap_err();
     assert!(e.to_string().contains("empty"), "{e}");
 }
 
 #[test]
 fn broken_files_name_the_file_and_the_expectation() {
     let cases: [(&str, &str, &str); 8] = [
-        ("ports/1/state", "ACTIVE", "a port state"),
+        ("ports/1/state", "ACTIVE", "\"N: NAME\" with a decimal N"),
         ("ports/1/state", "9: WEIRD", "a port state 0..4"),
         ("ports/1/phys_state", "LinkUp", "\"N: NAME\""),
         ("ports/1/rate", "fast", "Gb/sec"),
         ("ports/1/lid", "0xzz", "a hex LID"),
-        ("ports/1/counters/port_rcv_data", "lots", "an unsigned decimal number"),
+        (
+            "ports/1/counters/port_rcv_data",
+            "lots",
+            "an unsigned decimal number",
+        ),
         ("node_guid", "0c42a10300a1b2c4", "a GUID as four"),
         ("ports/1/gids/0", "fe80::zz", "a GID"),
     ];
@@ -333,19 +426,34 @@ fn broken_files_name_the_file_and_the_expectation() {
         let (_t, root) = writable();
         let path = root.join("sys/class/infiniband/mlx5_0").join(file);
         fs::write(&path, format!("{text}\n")).unwrap();
-        let e = SysfsSource::new(&root).unwrap().sweep_snapshot().unwrap_err().to_string();
+        let e = SysfsSource::new(&root)
+            .unwrap()
+            .sweep_snapshot()
+            .unwrap_err()
+            .to_string();
         assert!(e.contains(&path.display().to_string()), "{file}: {e}");
         assert!(e.contains(expect), "{file}: {e}");
         assert!(e.contains(text), "{file}: {e}");
     }
     let (_t, root) = writable();
     fs::remove_file(root.join("sys/class/infiniband/mlx5_0/node_guid")).unwrap();
-    let e = SysfsSource::new(&root).unwrap().sweep_snapshot().unwrap_err().to_string();
+    let e = SysfsSource::new(&root)
+        .unwrap()
+        .sweep_snapshot()
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("mlx5_0/node_guid: missing"), "{e}");
     let (_t, root) = writable();
     fs::write(root.join("sys/class/net/ib0/address"), "00:11:22\n").unwrap();
-    let e = SysfsSource::new(&root).unwrap().sweep_snapshot().unwrap_err().to_string();
-    assert!(e.contains("ib0/address: expected a 20-octet IPoIB address"), "{e}");
+    let e = SysfsSource::new(&root)
+        .unwrap()
+        .sweep_snapshot()
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("ib0/address: expected a 20-octet IPoIB address"),
+        "{e}"
+    );
     // Vendor extras that do not parse are left out, not fatal.
     let (_t, root) = writable();
     set(&root, "mlx5_0", 1, "hw_counters/out_of_buffer", "n/a");
@@ -374,7 +482,10 @@ fn a_roce_port_before_an_ib_port_keeps_port_lookups_right() {
     let s2 = src.sweep_snapshot().unwrap();
     let p = s2.port(s2.port_of(MLX4, PortNum(2)).unwrap()).unwrap();
     assert_eq!(p.counters.as_ref().unwrap().discontinuity, d1);
-    assert!(s2.ipoib.iter().all(|i| i.name != "ib1"), "ib1 ran over the now-Ethernet port");
+    assert!(
+        s2.ipoib.iter().all(|i| i.name != "ib1"),
+        "ib1 ran over the now-Ethernet port"
+    );
 }
 
 #[test]
@@ -423,4 +534,18 @@ fn opened_through_the_source_spec() {
     .err()
     .unwrap();
     assert!(e.to_string().contains("/nonexistent/root"), "{e}");
+}
+
+#[test]
+fn the_sim_synthesizes_ipoib_interfaces_for_its_local_ca() {
+    let mut src = open(&"sim".parse().unwrap(), &SourceOptions::default()).unwrap();
+    let s = src.sweep().unwrap();
+    let local = s.local_node.unwrap();
+    assert!(!s.ipoib.is_empty());
+    for (i, ip) in s.ipoib.iter().enumerate() {
+        let p = s.port(ip.port).unwrap();
+        assert_eq!(p.node, local);
+        assert_eq!(ip.name, format!("ib{i}"));
+        assert_eq!(&ip.address[4..], &s.port_gid(ip.port).unwrap().to_bytes());
+    }
 }

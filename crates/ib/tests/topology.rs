@@ -1,8 +1,8 @@
 //! Topology files: parsing both forms, errors, the writer, the fat-tree generator.
 
 use ib::topology::{
-    fat_tree, fat_tree_shape, parse_file, parse_str, write_ibnetdiscover, Topology,
-    TopologyError, WriteHeader,
+    fat_tree, fat_tree_shape, parse_file, parse_str, write_ibnetdiscover, Topology, TopologyError,
+    WriteHeader,
 };
 use ib::types::{Guid, Lid, LinkSpeed, LinkWidth, NodeType, PortNum};
 use std::collections::BTreeSet;
@@ -107,12 +107,20 @@ fn writer_round_trip_is_exact() {
         assert_eq!(b.lid, n.lid);
         for p in &n.ports {
             let q = b.port(p.port).unwrap();
-            assert_eq!((q.guid, q.lid, q.width, q.speed), (p.guid, p.lid, p.width, p.speed));
+            assert_eq!(
+                (q.guid, q.lid, q.width, q.speed),
+                (p.guid, p.lid, p.width, p.speed)
+            );
         }
     }
     // Writing the parse of the writer's text gives the same text.
-    assert_eq!(write_ibnetdiscover(&back, &WriteHeader::default()).lines().skip(2).collect::<Vec<_>>(),
-               text.lines().skip(2).collect::<Vec<_>>());
+    assert_eq!(
+        write_ibnetdiscover(&back, &WriteHeader::default())
+            .lines()
+            .skip(2)
+            .collect::<Vec<_>>(),
+        text.lines().skip(2).collect::<Vec<_>>()
+    );
 }
 
 #[test]
@@ -181,7 +189,10 @@ fn errors_name_file_line_and_expectation() {
     let e = err_of("Switch 8 \"a\"\n[1] \"b\"[1]\n\nFoo bar\n");
     assert!(e.starts_with("bad.net:4: expected a node header"), "{e}");
     let e = err_of("Switch x \"a\"\n");
-    assert!(e.starts_with("bad.net:1: expected the number of ports"), "{e}");
+    assert!(
+        e.starts_with("bad.net:1: expected the number of ports"),
+        "{e}"
+    );
     let e = err_of("Switch 8 a\n");
     assert!(e.contains("bad.net:1: expected the quoted node id"), "{e}");
     let e = err_of("Switch 8 \"a\"\n[9] \"b\"[1]\n");
@@ -189,11 +200,17 @@ fn errors_name_file_line_and_expectation() {
     let e = err_of("Switch 8 \"a\"\n[1] \"b\"[1]\n");
     assert!(e.contains("bad.net:2: remote node \"b\""), "{e}");
     let e = err_of("[1] \"b\"[1]\n");
-    assert!(e.contains("bad.net:1: port line outside a node record"), "{e}");
+    assert!(
+        e.contains("bad.net:1: port line outside a node record"),
+        "{e}"
+    );
     let e = err_of("Switch 8 \"a\"\n[1] \"b\"[1]\n\nHca 1 \"b\"\n[1] \"a\"[2]\n");
     assert!(e.contains("says it is connected to"), "{e}");
     let e = err_of("Switch 8 \"a\"\n\nSwitch 8 \"a\"\n");
-    assert!(e.contains("bad.net:3: duplicate node id \"a\" (first defined at line 1)"), "{e}");
+    assert!(
+        e.contains("bad.net:3: duplicate node id \"a\" (first defined at line 1)"),
+        "{e}"
+    );
     let e = err_of("Switch 8 \"a\"\n[1] \"b\"[1] q=3\n");
     assert!(e.contains("expected options w=N, s=N"), "{e}");
     let e = err_of("Hca 1 \"b\"\n[1] \"a\"[1] # lid 70000\n\nSwitch 2 \"a\"\n[1] \"b\"[1]\n");
@@ -207,7 +224,11 @@ fn errors_name_file_line_and_expectation() {
 #[test]
 fn fat_tree_two_levels() {
     let t = fat_tree(100, 16, 2).unwrap();
-    let hosts = t.nodes.iter().filter(|n| n.node_type == NodeType::Ca).count();
+    let hosts = t
+        .nodes
+        .iter()
+        .filter(|n| n.node_type == NodeType::Ca)
+        .count();
     assert_eq!(hosts, 100);
     let s = fat_tree_shape(100, 16, 2).unwrap();
     assert_eq!(s.leaves, 13);
@@ -217,7 +238,10 @@ fn fat_tree_two_levels() {
     for n in &t.nodes {
         let ports: BTreeSet<u8> = n.ports.iter().map(|p| p.port.0).collect();
         assert_eq!(ports.len(), n.ports.len());
-        assert!(n.ports.iter().all(|p| p.port.0 >= 1 && p.port.0 <= n.num_ports));
+        assert!(n
+            .ports
+            .iter()
+            .all(|p| p.port.0 >= 1 && p.port.0 <= n.num_ports));
     }
     let leaf = t.node("leaf0001").unwrap();
     let spines: BTreeSet<&str> = leaf

@@ -8,7 +8,10 @@ use ib::source::umad::pma::{self, PmaOptions, Target};
 use ib::source::umad::transport::{Transport, TransportConfig};
 
 fn env_or(name: &str, default: usize) -> usize {
-    std::env::var(name).ok().and_then(|v| v.parse().ok()).unwrap_or(default)
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
 }
 
 #[test]
@@ -18,7 +21,10 @@ fn bench_pma_sweep() {
     let rounds = env_or("UMAD_BENCH_ROUNDS", 3);
     let lib = ffi::library().unwrap();
     let p = lib.resolve(None, None).unwrap();
-    let cfg = TransportConfig { window, ..Default::default() };
+    let cfg = TransportConfig {
+        window,
+        ..Default::default()
+    };
     let mut t = Transport::open(&p.ca, p.port, cfg).unwrap();
     let t0 = Instant::now();
     let d = discover(&mut t, DiscoverOptions { lft: false });
@@ -48,7 +54,10 @@ fn bench_pma_sweep() {
         d.failures
     );
     let mut caps = Default::default();
-    let opts = PmaOptions { details: 0, reset_threshold: None };
+    let opts = PmaOptions {
+        details: 0,
+        reset_threshold: None,
+    };
     for r in 0..rounds {
         let before = t.stats().sent;
         let t1 = Instant::now();

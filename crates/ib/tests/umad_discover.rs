@@ -10,7 +10,15 @@ use umad_util::*;
 fn our_view() -> IbnetView {
     let lib = ffi::library().unwrap();
     let p = lib.resolve(None, None).unwrap();
-    let mut t = Transport::open(&p.ca, p.port, TransportConfig { window: 64, ..Default::default() }).unwrap();
+    let mut t = Transport::open(
+        &p.ca,
+        p.port,
+        TransportConfig {
+            window: 64,
+            ..Default::default()
+        },
+    )
+    .unwrap();
     let d = discover(&mut t, DiscoverOptions::default());
     assert_eq!(d.failures, 0, "{:?}", d.errors);
     let mut v = IbnetView::default();
@@ -23,7 +31,8 @@ fn our_view() -> IbnetView {
             if let Some((pg, pp)) = p.peer {
                 v.links.insert(((g.0, *pn), (pg.0, pp)));
                 if !n.is_switch() {
-                    v.ca_port_lids.insert((g.0, *pn), p.info.as_ref().unwrap().lid.0);
+                    v.ca_port_lids
+                        .insert((g.0, *pn), p.info.as_ref().unwrap().lid.0);
                     v.ca_port_guids.insert((g.0, *pn), p.guid.0);
                 }
             }
@@ -40,7 +49,9 @@ fn discovery_equals_ibnetdiscover() {
         return;
     }
     let ours = our_view();
-    let out = std::process::Command::new("ibnetdiscover").output().unwrap();
+    let out = std::process::Command::new("ibnetdiscover")
+        .output()
+        .unwrap();
     assert!(out.status.success());
     let theirs = parse_ibnetdiscover(&String::from_utf8_lossy(&out.stdout));
     assert!(!theirs.links.is_empty());

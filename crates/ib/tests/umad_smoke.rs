@@ -43,7 +43,14 @@ fn smoke_dr_nodeinfo() {
     mad[34..36].copy_from_slice(&0xffffu16.to_be_bytes());
     let mut reqs = Vec::new();
     for i in 0..1000u32 {
-        reqs.push((i, Request { agent: Agent::Smp, addr: Address::directed_route(), mad: mad.clone() }));
+        reqs.push((
+            i,
+            Request {
+                agent: Agent::Smp,
+                addr: Address::directed_route(),
+                mad: mad.clone(),
+            },
+        ));
     }
     let t0 = std::time::Instant::now();
     let mut ok = 0;

@@ -32,16 +32,28 @@ fn dump_equals_ibnetdiscover() {
     let (a, b) = (parse_ibnetdiscover(&ours), parse_ibnetdiscover(&theirs));
     assert!(!b.links.is_empty());
     assert_eq!(a, b, "ours:\n{ours}\nibnetdiscover:\n{theirs}");
-    assert_eq!(sorted_lines(&ours), sorted_lines(&theirs), "ours:\n{ours}\nibnetdiscover:\n{theirs}");
+    assert_eq!(
+        sorted_lines(&ours),
+        sorted_lines(&theirs),
+        "ours:\n{ours}\nibnetdiscover:\n{theirs}"
+    );
     // SA: the master SM is known, with the IPoIB multicast groups of the default partition.
     assert!(snap.master_sm().is_some(), "no master SM in {:?}", snap.sms);
     assert!(!snap.mcast_groups.is_empty());
-    assert!(snap.partitions.iter().any(|p| p.pkey.0 & 0x7fff == 0x7fff), "{:?}", snap.partitions);
+    assert!(
+        snap.partitions.iter().any(|p| p.pkey.0 & 0x7fff == 0x7fff),
+        "{:?}",
+        snap.partitions
+    );
     println!("{ours}");
 }
 
 fn port_of<'a>(snap: &'a ib::model::Snapshot, desc: &str, port: u8) -> &'a ib::model::Port {
-    let n = snap.nodes.iter().position(|n| n.description == desc).unwrap();
+    let n = snap
+        .nodes
+        .iter()
+        .position(|n| n.description == desc)
+        .unwrap();
     let pi = snap.node_port(n as u32, PortNum(port)).unwrap();
     snap.port(pi).unwrap()
 }
@@ -54,7 +66,9 @@ fn performance_set_counters_appear() {
     let mut s = open();
     s.sweep().unwrap();
     child_console("PerformanceSet \"Hca1\"[1] PortCounters.SymbolErrorCounter=5");
-    child_console("PerformanceSet \"Hca1\"[1] PortCountersExtended.PortUnicastXmitPkts=123456789012");
+    child_console(
+        "PerformanceSet \"Hca1\"[1] PortCountersExtended.PortUnicastXmitPkts=123456789012",
+    );
     child_console("PerformanceSet \"Hca1\"[1] PortRcvErrorDetails.PortLocalPhysicalErrors=3");
     child_console("PerformanceSet \"Hca1\"[1] PortVLXmitWaitCounters.PortVLXmitWaitCounters0=1000");
     let snap = s.sweep().unwrap();
@@ -62,9 +76,22 @@ fn performance_set_counters_appear() {
     let c = p.counters.as_ref().expect("Hca1 port 1 read");
     assert_eq!(c.readings.counters.symbol_error_counter, 5);
     assert_eq!(c.totals.symbol_error_counter, 5);
-    assert_eq!(c.readings.extended.as_ref().unwrap().port_unicast_xmit_pkts, 123456789012);
-    assert_eq!(c.readings.rcv_error_details.as_ref().unwrap().port_local_physical_errors, 3);
-    assert_eq!(c.readings.vl_xmit_wait.as_ref().unwrap().port_vl_xmit_wait[0], 1000);
+    assert_eq!(
+        c.readings.extended.as_ref().unwrap().port_unicast_xmit_pkts,
+        123456789012
+    );
+    assert_eq!(
+        c.readings
+            .rcv_error_details
+            .as_ref()
+            .unwrap()
+            .port_local_physical_errors,
+        3
+    );
+    assert_eq!(
+        c.readings.vl_xmit_wait.as_ref().unwrap().port_vl_xmit_wait[0],
+        1000
+    );
     // Switch ports are polled too.
     let sw = port_of(&snap, "Switch1", 3);
     assert!(sw.counters.is_some());
@@ -83,7 +110,13 @@ fn unlink_relink_events_within_one_sweep() {
     }
     let mut s = open();
     let snap = s.sweep().unwrap();
-    let hca4 = snap.nodes.iter().find(|n| n.description == "Hca4").unwrap().info.node_guid;
+    let hca4 = snap
+        .nodes
+        .iter()
+        .find(|n| n.description == "Hca4")
+        .unwrap()
+        .info
+        .node_guid;
     child_console("Unlink \"Hca4\"[1]");
     s.sweep().unwrap();
     let ev = s.take_events();

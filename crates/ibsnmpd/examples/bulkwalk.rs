@@ -36,13 +36,28 @@ fn run() -> Result<(), String> {
         .ok_or("no address")?;
     let community = args[1].as_bytes().to_vec();
     let root: Oid = args[2].parse().map_err(|e| format!("{e}"))?;
-    let max_rep: i32 = args.get(3).map(|s| s.parse()).transpose().map_err(|_| "bad MAX_REP")?.unwrap_or(50);
-    let passes: u32 = args.get(4).map(|s| s.parse()).transpose().map_err(|_| "bad PASSES")?.unwrap_or(1);
+    let max_rep: i32 = args
+        .get(3)
+        .map(|s| s.parse())
+        .transpose()
+        .map_err(|_| "bad MAX_REP")?
+        .unwrap_or(50);
+    let passes: u32 = args
+        .get(4)
+        .map(|s| s.parse())
+        .transpose()
+        .map_err(|_| "bad PASSES")?
+        .unwrap_or(1);
 
-    let bind = if target.is_ipv6() { "[::1]:0" } else { "127.0.0.1:0" };
+    let bind = if target.is_ipv6() {
+        "[::1]:0"
+    } else {
+        "127.0.0.1:0"
+    };
     let sock = UdpSocket::bind(bind).map_err(|e| e.to_string())?;
     sock.connect(target).map_err(|e| e.to_string())?;
-    sock.set_read_timeout(Some(Duration::from_secs(2))).map_err(|e| e.to_string())?;
+    sock.set_read_timeout(Some(Duration::from_secs(2)))
+        .map_err(|e| e.to_string())?;
     let mut buf = vec![0u8; 65536];
     let mut request_id: i32 = 1;
     for _ in 0..passes {
@@ -79,7 +94,10 @@ fn run() -> Result<(), String> {
             }
         }
         let secs = start.elapsed().as_secs_f64();
-        println!("varbinds={count} seconds={secs:.4} vbps={:.0}", count as f64 / secs.max(1e-9));
+        println!(
+            "varbinds={count} seconds={secs:.4} vbps={:.0}",
+            count as f64 / secs.max(1e-9)
+        );
     }
     Ok(())
 }
@@ -87,16 +105,11 @@ fn run() -> Result<(), String> {
 fn exchange(sock: &UdpSocket, req: &[u8], buf: &mut [u8], id: i32) -> Result<Message, String> {
     for _ in 0..3 {
         sock.send(req).map_err(|e| e.to_string())?;
-        loop {
-            match sock.recv(buf) {
-                Ok(n) => {
-                    let m = Message::decode(buf.get(..n).unwrap_or_default())
-                        .map_err(|e| format!("bad response: {e}"))?;
-                    if m.pdu.request_id() == Some(id) {
-                        return Ok(m);
-                    }
-                }
-                Err(_) => break,
+        while let Ok(n) = sock.recv(buf) {
+            let m = Message::decode(buf.get(..n).unwrap_or_default())
+                .map_err(|e| format!("bad response: {e}"))?;
+            if m.pdu.request_id() == Some(id) {
+                return Ok(m);
             }
         }
     }

@@ -183,9 +183,7 @@ fn merge(file: FileConfig, origin: &str, args: &RunArgs) -> Result<Settings, Con
         },
     }
     match &args.rw_community {
-        Some(name) => {
-            communities.push(flag_community("--rw-community", name, Access::ReadWrite)?)
-        }
+        Some(name) => communities.push(flag_community("--rw-community", name, Access::ReadWrite)?),
         None => {
             for e in file.rwcommunity.unwrap_or_default() {
                 communities.push(file_community("rwcommunity", origin, e, Access::ReadWrite)?);
@@ -196,7 +194,9 @@ fn merge(file: FileConfig, origin: &str, args: &RunArgs) -> Result<Settings, Con
     let sweep_interval = match &args.sweep_interval {
         Some(s) => {
             let secs: f64 = s.trim().parse().map_err(|_| {
-                ConfigError(format!("--sweep-interval {s:?}: expected seconds, e.g. 10 or 0.5"))
+                ConfigError(format!(
+                    "--sweep-interval {s:?}: expected seconds, e.g. 10 or 0.5"
+                ))
             })?;
             seconds(secs).map_err(|m| ConfigError(format!("--sweep-interval {s:?}: {m}")))?
         }
@@ -331,7 +331,10 @@ pub fn parse_listen(s: &str) -> Result<SocketAddr, String> {
     if let Ok(a) = t.parse::<SocketAddr>() {
         return Ok(a);
     }
-    let bare = t.strip_prefix('[').and_then(|x| x.strip_suffix(']')).unwrap_or(t);
+    let bare = t
+        .strip_prefix('[')
+        .and_then(|x| x.strip_suffix(']'))
+        .unwrap_or(t);
     if let Ok(ip) = bare.parse::<IpAddr>() {
         return Ok(SocketAddr::new(ip, DEFAULT_PORT));
     }
@@ -404,7 +407,10 @@ source = "127.0.0.1"
         assert_eq!(s.sys_contact, "ops@example.org");
         assert_eq!(s.communities.len(), 2);
         assert_eq!(s.communities[1].access, Access::ReadWrite);
-        assert_eq!(s.communities[1].source, Some("127.0.0.1/32".parse().unwrap()));
+        assert_eq!(
+            s.communities[1].source,
+            Some("127.0.0.1/32".parse().unwrap())
+        );
 
         let f = parse_file(text, "x.toml").unwrap();
         let mut a = args();
@@ -425,17 +431,26 @@ source = "127.0.0.1"
         assert!(!e.0.contains('\n'));
         let e = parse_file("sweep_interval = \"x\"\n", "c.toml").unwrap_err();
         assert!(e.0.starts_with("c.toml:1: "), "{e}");
-        let f = parse_file("[[rocommunity]]\ncommunity = \"p\"\nsource = \"nope\"\n", "c.toml")
-            .unwrap();
+        let f = parse_file(
+            "[[rocommunity]]\ncommunity = \"p\"\nsource = \"nope\"\n",
+            "c.toml",
+        )
+        .unwrap();
         let e = merge(f, "c.toml", &args()).unwrap_err();
         assert!(e.0.contains("nope"), "{e}");
     }
 
     #[test]
     fn listen_forms() {
-        assert_eq!(parse_listen("[::1]:1161").unwrap(), "[::1]:1161".parse().unwrap());
+        assert_eq!(
+            parse_listen("[::1]:1161").unwrap(),
+            "[::1]:1161".parse().unwrap()
+        );
         assert_eq!(parse_listen("::1").unwrap(), "[::1]:1161".parse().unwrap());
-        assert_eq!(parse_listen("udp6:[::1]:5").unwrap(), "[::1]:5".parse().unwrap());
+        assert_eq!(
+            parse_listen("udp6:[::1]:5").unwrap(),
+            "[::1]:5".parse().unwrap()
+        );
         assert!(parse_listen("localhost:1").is_err());
         let mut a = args();
         a.sweep_interval = Some("-1".into());

@@ -105,8 +105,7 @@ impl Inner {
                 });
             }
         }
-        let mut done = 0usize;
-        for (i, op) in fabric_ops {
+        for (done, (i, op)) in fabric_ops.into_iter().enumerate() {
             let result = match self.fabric.control(op.clone()).await {
                 Ok(reply) => mibs::change::check_reply(&op, &reply),
                 Err(e) => Err(e),
@@ -131,7 +130,6 @@ impl Inner {
                     reason,
                 });
             }
-            done += 1;
         }
         if persisted {
             info!(changes = changes.len(), "Set applied and persisted");

@@ -30,10 +30,7 @@ fn sys_descr(source: &str) -> String {
 }
 
 /// The initial agent state: defaults from settings, then what was persisted.
-fn initial_state(
-    settings: &Settings,
-    stored: &BTreeMap<String, String>,
-) -> SystemState {
+fn initial_state(settings: &Settings, stored: &BTreeMap<String, String>) -> SystemState {
     let mut st = SystemState::new(
         sys_descr(&settings.source),
         Oid::from_slice(mibs::snmpv2::IBSNMPD_OBJECT_ID),

@@ -71,18 +71,30 @@ impl FabricThread {
             .spawn(move || {
                 let mut next = Instant::now() + interval;
                 loop {
-                    let wait = next.saturating_duration_since(Instant::now());
+                    // Wake for the next sweep, or earlier for the source's
+                    // own timers (software sampling).
+                    let until = match source.wake_at() {
+                        Some(w) if w < next => w,
+                        _ => next,
+                    };
+                    let wait = until.saturating_duration_since(Instant::now());
                     match rx.recv_timeout(wait) {
                         Ok(Msg::Control(op, reply)) => {
                             let r = source.control(op).map_err(|e| e.to_string());
-                            let ok = r.is_ok();
+                            // Show the effect of the Set to the next reader:
+                            // publish before answering, so a Get right after
+                            // the Set's response sees it.
+                            if r.is_ok() {
+                                sweep_into(source.as_mut(), &cell);
+                            }
                             let _ = reply.send(r);
-                            // Show the effect of the Set to the next reader.
-                            if ok {
+                        }
+                        Ok(Msg::Stop) | Err(RecvTimeoutError::Disconnected) => break,
+                        Err(RecvTimeoutError::Timeout) if Instant::now() < next => {
+                            if source.wake() {
                                 sweep_into(source.as_mut(), &cell);
                             }
                         }
-                        Ok(Msg::Stop) | Err(RecvTimeoutError::Disconnected) => break,
                         Err(RecvTimeoutError::Timeout) => {
                             sweep_into(source.as_mut(), &cell);
                             next += interval;
@@ -128,7 +140,11 @@ pub fn sweep_into(source: &mut dyn Source, cell: &SnapshotCell) -> bool {
                 "sweep"
             );
             if snap.sweep.number == 1 {
-                info!(nodes = snap.nodes.len(), ports = snap.ports.len(), "first sweep done");
+                info!(
+                    nodes = snap.nodes.len(),
+                    ports = snap.ports.len(),
+                    "first sweep done"
+                );
             }
             cell.store(Arc::new(snap));
             true

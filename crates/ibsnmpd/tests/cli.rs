@@ -11,7 +11,9 @@ fn fat_tree_dump_and_serve() {
     let tmp = tempfile::tempdir().unwrap();
     let net = tmp.path().join("fabric.net");
     let o = Command::new(BIN)
-        .args(["topology", "fat-tree", "--hosts", "24", "--radix", "8", "-o"])
+        .args([
+            "topology", "fat-tree", "--hosts", "24", "--radix", "8", "-o",
+        ])
         .arg(&net)
         .output()
         .unwrap();
@@ -48,7 +50,11 @@ fn fat_tree_dump_and_serve() {
 fn bad_topology_file_exits_2() {
     let tmp = tempfile::tempdir().unwrap();
     let net = tmp.path().join("bad.net");
-    std::fs::write(&net, "Switch 8 \"S1\"\n[1] \"nowhere\"[1]\nthis is not a topology line\n").unwrap();
+    std::fs::write(
+        &net,
+        "Switch 8 \"S1\"\n[1] \"nowhere\"[1]\nthis is not a topology line\n",
+    )
+    .unwrap();
     let spec = format!("sim:{}", net.display());
     let o = Command::new(BIN)
         .args(["--source", &spec, "--listen", "127.0.0.1:0"])

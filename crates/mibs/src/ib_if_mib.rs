@@ -51,7 +51,7 @@ fn last(s: &[u32]) -> u32 {
     s.last().copied().unwrap_or(0)
 }
 
-fn totals<'a>(v: &'a View, port: ib::model::PortIdx) -> Option<&'a PortTotals> {
+fn totals(v: &View, port: ib::model::PortIdx) -> Option<&PortTotals> {
     v.snapshot
         .port(port)
         .and_then(|p| p.counters.as_deref())

@@ -12,16 +12,20 @@
 //!   PMA has AllPortSelect (else wrongValue). Counter Sets write the PMA:
 //!   Set(PortCounters) with the counter's CounterSelect bit. PMAs clear the
 //!   selected counters whatever value the Set carries, so 0 is the only value
-//!   accepted (wrongValue otherwise). Values wider than Integer32 read as
-//!   2147483647 (the objects are Integer32; IBA counters saturate too).
+//!   accepted (wrongValue otherwise).
+//! - The seed types these unsigned 32-bit IBA fields (PortXmitData...,
+//!   SampleStart, SampleInterval) as Integer32: the value carries the field's
+//!   32 bits unchanged, so values of 2^31 and more read as negative numbers
+//!   (add 2^32), and a saturated 32-bit counter reads -1. Nothing is lost and
+//!   values equal perfquery's modulo 2^32.
 //! - pmPortSampleCntrlTable / pmPortSampleResultTable: the PMA's
 //!   PortSamplesControl / PortSamplesResult as of the last sweep (zeros before
 //!   the PMA was first asked). The writable columns of one node in one Set
-//!   request become ONE Set(PortSamplesControl) (see [`fabric_ops`]). A Set
-//!   while the node is sampling (SampleStatus 1 or 2) is refused with
-//!   inconsistentValue; the PMA's own Tag check (IBA's collision rule) turns a
-//!   lost race into commitFailed (see [`check_reply`]). The 4-octet Tag
-//!   objects carry IBA's 16-bit Tag in their last two octets.
+//!   request become ONE Set(PortSamplesControl) (see [`fabric_ops`]). While
+//!   a run with another Tag is in progress the PMA ignores the Set and
+//!   answers with the running Tag (IBA's collision rule): the SNMP Set then
+//!   fails with commitFailed, the reason logged (see [`check_reply`]). The
+//!   4-octet Tag objects carry IBA's 16-bit Tag in their last two octets.
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, Weak};
@@ -162,9 +166,10 @@ fn last(s: &[u32]) -> u32 {
     s.last().copied().unwrap_or(0)
 }
 
-/// Integer32 view of an unsigned IBA field (saturating).
+/// Integer32 view of an unsigned IBA field of at most 32 bits: the same 32
+/// bits (two's complement), so nothing is lost.
 fn int(v: u64) -> Value {
-    Value::Integer(i32::try_from(v).unwrap_or(i32::MAX))
+    Value::Integer(v as u32 as i32)
 }
 
 fn all_port_select(node: &Node) -> bool {
@@ -300,10 +305,9 @@ fn check_sample_field(v: &PmView, n: NodeIdx, col: u32, value: &Value) -> Result
             }
             SampleField::PortSelect(p)
         }
-        SC_SAMPLE_START => SampleField::SampleStart(u32_of(check::integer_in(value, 0..=i32::MAX)?)),
-        SC_SAMPLE_INTERVAL => {
-            SampleField::SampleInterval(u32_of(check::integer_in(value, 0..=i32::MAX)?))
-        }
+        // The 32 bits of the Integer32 are the IBA field (see the module docs).
+        SC_SAMPLE_START => SampleField::SampleStart(check::integer(value)? as u32),
+        SC_SAMPLE_INTERVAL => SampleField::SampleInterval(check::integer(value)? as u32),
         SC_TAG => {
             let b = check::octets(value, 4..=4)?;
             match b {
@@ -318,11 +322,10 @@ fn check_sample_field(v: &PmView, n: NodeIdx, col: u32, value: &Value) -> Result
         ),
         _ => return Err(SetError::NotWritable),
     };
+    // No refusal here while the node samples: the snapshot may be stale,
+    // and the run's owner (same Tag) may restart it. The PMA decides; an
+    // ignored Set shows in its answer (check_reply: commitFailed).
     let base = control_of(node);
-    if base.sample_status != 0 {
-        // Sampling in progress: the PMA would ignore the Set (IBA 16.1.3.2).
-        return Err(SetError::InconsistentValue);
-    }
     Ok(Change::PmSampleControl {
         node: node.info.node_guid,
         base: Box::new(base),
@@ -332,10 +335,6 @@ fn check_sample_field(v: &PmView, n: NodeIdx, col: u32, value: &Value) -> Result
 
 fn u8_of(i: i32) -> u8 {
     u8::try_from(i).unwrap_or(0)
-}
-
-fn u32_of(i: i32) -> u32 {
-    u32::try_from(i).unwrap_or(0)
 }
 
 fn sample_control_table() -> Table<PmView, Change, NodeIdx> {
@@ -762,6 +761,8 @@ mod tests {
         assert_eq!(s.symbol_error_counter, 0xFFFF);
         assert_eq!(s.local_link_integrity_errors, 0xF);
         assert_eq!(s.port_xmit_data, 0xFFFF_FFFF);
-        assert_eq!(int(0xFFFF_FFFF), Value::Integer(i32::MAX));
+        assert_eq!(int(0xFFFF_FFFF), Value::Integer(-1));
+        assert_eq!(int(0x8000_0000), Value::Integer(i32::MIN));
+        assert_eq!(int(5), Value::Integer(5));
     }
 }

@@ -18,6 +18,7 @@
 pub mod interfaces;
 pub mod port;
 #[cfg(test)]
+#[allow(clippy::field_reassign_with_default)]
 mod tests;
 
 use std::sync::Arc;
@@ -52,7 +53,7 @@ pub fn link_up_down_trap_enabled(view: &View, if_index: u32) -> bool {
     view.system
         .extra
         .get(&trap_enable_key(if_index))
-        .map_or(true, |v| v != "2")
+        .is_none_or(|v| v != "2")
 }
 
 /// sysORTable row: the IF-MIB module identity.

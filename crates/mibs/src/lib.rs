@@ -51,5 +51,10 @@ pub fn modules() -> Vec<Module> {
             or_entry: Some(ib_if_mib::or_entry()),
             objects: ib_if_mib::objects(),
         },
+        Module {
+            name: "IB-PM-MIB",
+            or_entry: Some(ib_pm_mib::or_entry()),
+            objects: ib_pm_mib::objects(),
+        },
     ]
 }

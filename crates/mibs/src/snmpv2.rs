@@ -113,15 +113,22 @@ fn or_table() -> Table<View, Change, SysOrEntry> {
     ])
 }
 
-/// The snmp group: the agent's message counters and snmpEnableAuthenTraps.
+/// The snmp group: the agent's message counters and snmpEnableAuthenTraps,
+/// plus the obsolete RFC 1213 counters (snmpObsoleteGroup) that managers
+/// still poll, as net-snmp serves them. Those counting PDUs this agent never
+/// receives or sends (responses, traps, outgoing requests) stay at zero.
 fn snmp_group() -> Scalars<View, Change> {
     use std::sync::atomic::Ordering::Relaxed;
     let counter = |f: fn(&snmp::agent::SnmpStats) -> &std::sync::atomic::AtomicU32| {
         move |v: &View| Value::Counter32(f(&v.stats).load(Relaxed))
     };
+    let zero = |_: &View| Value::Counter32(0);
     Scalars::new(oid(o::SNMP))
         .read_only(last(o::SNMP_IN_PKTS), counter(|s| &s.in_pkts))
-        .read_only(last(o::SNMP_IN_BAD_VERSIONS), counter(|s| &s.in_bad_versions))
+        .read_only(
+            last(o::SNMP_IN_BAD_VERSIONS),
+            counter(|s| &s.in_bad_versions),
+        )
         .read_only(
             last(o::SNMP_IN_BAD_COMMUNITY_NAMES),
             counter(|s| &s.in_bad_community_names),
@@ -130,12 +137,155 @@ fn snmp_group() -> Scalars<View, Change> {
             last(o::SNMP_IN_BAD_COMMUNITY_USES),
             counter(|s| &s.in_bad_community_uses),
         )
-        .read_only(last(o::SNMP_IN_ASN_PARSE_ERRS), counter(|s| &s.in_asn_parse_errs))
+        .read_only(
+            last(o::SNMP_IN_ASN_PARSE_ERRS),
+            counter(|s| &s.in_asn_parse_errs),
+        )
         .read_write(
             last(o::SNMP_ENABLE_AUTHEN_TRAPS),
             |v: &View| Value::Integer(if v.system.enable_authen_traps { 1 } else { 2 }),
             |_, val| check::enumerated(val, &[1, 2]).map(|i| Change::SnmpEnableAuthenTraps(i == 1)),
         )
+        .read_only(last(o::SNMP_OUT_PKTS), counter(|s| &s.out_pkts))
+        .read_only(
+            last(o::SNMP_IN_TOTAL_REQ_VARS),
+            counter(|s| &s.in_total_req_vars),
+        )
+        .read_only(
+            last(o::SNMP_IN_TOTAL_SET_VARS),
+            counter(|s| &s.in_total_set_vars),
+        )
+        .read_only(
+            last(o::SNMP_IN_GET_REQUESTS),
+            counter(|s| &s.in_get_requests),
+        )
+        .read_only(last(o::SNMP_IN_GET_NEXTS), counter(|s| &s.in_get_nexts))
+        .read_only(
+            last(o::SNMP_IN_SET_REQUESTS),
+            counter(|s| &s.in_set_requests),
+        )
+        .read_only(last(o::SNMP_OUT_TOO_BIGS), counter(|s| &s.out_too_bigs))
+        .read_only(
+            last(o::SNMP_OUT_NO_SUCH_NAMES),
+            counter(|s| &s.out_no_such_names),
+        )
+        .read_only(last(o::SNMP_OUT_BAD_VALUES), counter(|s| &s.out_bad_values))
+        .read_only(last(o::SNMP_OUT_GEN_ERRS), counter(|s| &s.out_gen_errs))
+        .read_only(
+            last(o::SNMP_OUT_GET_RESPONSES),
+            counter(|s| &s.out_get_responses),
+        )
+        .read_only(last(o::SNMP_IN_TOO_BIGS), zero)
+        .read_only(last(o::SNMP_IN_NO_SUCH_NAMES), zero)
+        .read_only(last(o::SNMP_IN_BAD_VALUES), zero)
+        .read_only(last(o::SNMP_IN_READ_ONLYS), zero)
+        .read_only(last(o::SNMP_IN_GEN_ERRS), zero)
+        .read_only(last(o::SNMP_IN_GET_RESPONSES), zero)
+        .read_only(last(o::SNMP_IN_TRAPS), zero)
+        .read_only(last(o::SNMP_OUT_GET_REQUESTS), zero)
+        .read_only(last(o::SNMP_OUT_GET_NEXTS), zero)
+        .read_only(last(o::SNMP_OUT_SET_REQUESTS), zero)
+        .read_only(last(o::SNMP_OUT_TRAPS), zero)
         .read_only(last(o::SNMP_SILENT_DROPS), counter(|s| &s.silent_drops))
         .read_only(last(o::SNMP_PROXY_DROPS), counter(|s| &s.proxy_drops))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::view::SystemState;
+    use ib::model::{CounterHistory, SnapshotBuilder, SweepInfo};
+    use snmp::agent::SnmpStats;
+    use snmp::dispatch::Dispatcher;
+
+    fn view() -> View {
+        let snap = SnapshotBuilder::new(0xfe80_0000_0000_0000).build(
+            SweepInfo {
+                number: 1,
+                time: std::time::SystemTime::now(),
+                duration: std::time::Duration::ZERO,
+                source: "test".into(),
+            },
+            &mut CounterHistory::new(),
+        );
+        let mut st = SystemState::new("descr".into(), Oid::from_slice(IBSNMPD_OBJECT_ID));
+        st.contact = "c".into();
+        st.set_or_table(vec![or_entry()]);
+        View::new(Arc::new(snap), Arc::new(st), SnmpStats::new())
+    }
+
+    fn dispatcher() -> Dispatcher<View, Change> {
+        let mut d = Dispatcher::new();
+        d.register_all(objects()).unwrap();
+        d
+    }
+
+    #[test]
+    fn walk_is_ordered_and_complete() {
+        let d = dispatcher();
+        let v = view();
+        let mut oid = vec![1, 3];
+        let mut seen = Vec::new();
+        while let Some(vb) = d.next(&v, &oid) {
+            assert!(vb.oid.as_slice() > oid.as_slice());
+            oid = vb.oid.clone().into_vec();
+            seen.push(vb);
+        }
+        let at = |o: &[u32]| {
+            seen.iter()
+                .find(|vb| vb.oid.as_slice() == o)
+                .map(|vb| &vb.value)
+        };
+        assert_eq!(
+            at(&[1, 3, 6, 1, 2, 1, 1, 4, 0]),
+            Some(&Value::OctetString(b"c".to_vec()))
+        );
+        assert_eq!(at(&[1, 3, 6, 1, 2, 1, 1, 7, 0]), Some(&Value::Integer(72)));
+        assert_eq!(
+            at(&[1, 3, 6, 1, 2, 1, 1, 9, 1, 2, 1]),
+            Some(&Value::ObjectId(Oid::from_slice(o::SNMP_MIB)))
+        );
+        assert_eq!(at(&[1, 3, 6, 1, 2, 1, 11, 30, 0]), Some(&Value::Integer(2)));
+        assert!(
+            at(&[1, 3, 6, 1, 2, 1, 1, 9, 1, 1, 1]).is_none(),
+            "sysORIndex is not-accessible"
+        );
+    }
+
+    #[test]
+    fn set_checks() {
+        let d = dispatcher();
+        let v = view();
+        let contact = [1, 3, 6, 1, 2, 1, 1, 4, 0];
+        let s = |b: &[u8]| Value::OctetString(b.to_vec());
+        assert_eq!(
+            d.check_set(&v, &contact, &s(b"ops")),
+            Ok(Change::SysContact("ops".into()))
+        );
+        assert_eq!(
+            d.check_set(&v, &contact, &s(&[b'a'; 256])),
+            Err(SetError::WrongLength)
+        );
+        assert_eq!(
+            d.check_set(&v, &contact, &s(&[b'a', 1])),
+            Err(SetError::WrongValue)
+        );
+        assert_eq!(
+            d.check_set(&v, &contact, &Value::Integer(1)),
+            Err(SetError::WrongType)
+        );
+        assert_eq!(
+            d.check_set(&v, &[1, 3, 6, 1, 2, 1, 1, 1, 0], &s(b"x")),
+            Err(SetError::NotWritable)
+        );
+        let traps = [1, 3, 6, 1, 2, 1, 11, 30, 0];
+        assert_eq!(
+            d.check_set(&v, &traps, &Value::Integer(1)),
+            Ok(Change::SnmpEnableAuthenTraps(true))
+        );
+        assert_eq!(
+            d.check_set(&v, &traps, &Value::Integer(3)),
+            Err(SetError::WrongValue)
+        );
+    }
 }

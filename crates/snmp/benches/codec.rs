@@ -48,7 +48,10 @@ fn response_50() -> Message {
         let mut pm = oid("1.3.6.1.3.117.4.1.1.4.1.5").into_vec();
         pm.extend_from_slice(&guid);
         pm.push(port);
-        vbs.push(VarBind::new(Oid::new(pm), Value::Counter32(3_000_000_000 + port)));
+        vbs.push(VarBind::new(
+            Oid::new(pm),
+            Value::Counter32(3_000_000_000 + port),
+        ));
     }
     Message {
         version: Version::V2c,
@@ -82,12 +85,12 @@ mod rasn_side {
             .map(|vb| v2::VarBind {
                 name: ObjectIdentifier::new_unchecked(vb.oid.as_slice().to_vec().into()),
                 value: v2::VarBindValue::Value(match &vb.value {
-                    Value::Integer(i) => ObjectSyntax::Simple(SimpleSyntax::Integer(
-                        Integer::from(i64::from(*i)),
-                    )),
-                    Value::OctetString(s) => ObjectSyntax::Simple(SimpleSyntax::String(
-                        OctetString::from(s.clone()),
-                    )),
+                    Value::Integer(i) => {
+                        ObjectSyntax::Simple(SimpleSyntax::Integer(Integer::from(i64::from(*i))))
+                    }
+                    Value::OctetString(s) => {
+                        ObjectSyntax::Simple(SimpleSyntax::String(OctetString::from(s.clone())))
+                    }
                     Value::Counter32(c) => ObjectSyntax::ApplicationWide(
                         ApplicationSyntax::Counter(rasn_smi::v1::Counter(*c)),
                     ),

@@ -622,7 +622,6 @@ impl<'a> Encoder<'a> {
         self.out.push(0);
     }
 
-
     pub fn oid(&mut self, s: &[u32]) {
         let (first, rest) = oid_parts(s);
         // Fast path: every sub-identifier fits in one octet.

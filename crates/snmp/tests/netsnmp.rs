@@ -184,13 +184,23 @@ fn net_snmp_tools() {
     assert!(ok && out.contains("\"test agent\""), "{out}");
     let (_, out) = run(
         "snmpget",
-        &["-v2c", "-c", "public", a, "1.3.6.1.2.1.1.2.0", "1.3.6.1.2.1.1.1.5"],
+        &[
+            "-v2c",
+            "-c",
+            "public",
+            a,
+            "1.3.6.1.2.1.1.2.0",
+            "1.3.6.1.2.1.1.1.5",
+        ],
     );
     assert!(out.contains("No Such Object"), "{out}");
     assert!(out.contains("No Such Instance"), "{out}");
     let (ok, out) = run("snmpget", &["-v1", "-c", "public", a, "1.3.6.1.2.1.1.2.0"]);
     assert!(!ok && out.contains("noSuchName"), "{out}");
-    let (ok, out) = run("snmpget", &["-v1", "-c", "public", a, "1.3.6.1.2.1.31.1.1.1.6.1"]);
+    let (ok, out) = run(
+        "snmpget",
+        &["-v1", "-c", "public", a, "1.3.6.1.2.1.31.1.1.1.6.1"],
+    );
     assert!(!ok && out.contains("noSuchName"), "{out}");
 
     // Walks: strictly increasing, complete; v1 skips Counter64.
@@ -207,26 +217,58 @@ fn net_snmp_tools() {
     let (ok, out) = run("snmpbulkwalk", &["-v2c", "-c", "public", "-Cr50", a, "1.3"]);
     assert!(ok, "{out}");
     assert_eq!(oids_of(&out), v2);
-    let (ok, out) = run("snmpgetnext", &["-v2c", "-c", "public", a, "1.3.6.1.2.1.31.1.1.1.15.20"]);
+    let (ok, out) = run(
+        "snmpgetnext",
+        &["-v2c", "-c", "public", a, "1.3.6.1.2.1.31.1.1.1.15.20"],
+    );
     assert!(ok && out.contains("No more variables"), "{out}");
 
     // Sets.
-    let (ok, out) = run("snmpset", &["-v2c", "-c", "private", a, "1.3.6.1.2.1.1.4.0", "s", "ops@x"]);
+    let (ok, out) = run(
+        "snmpset",
+        &[
+            "-v2c",
+            "-c",
+            "private",
+            a,
+            "1.3.6.1.2.1.1.4.0",
+            "s",
+            "ops@x",
+        ],
+    );
     assert!(ok, "{out}");
     assert_eq!(h.state.lock().unwrap().contact, "ops@x");
     let (ok, out) = run("snmpget", &["-v2c", "-c", "public", a, "1.3.6.1.2.1.1.4.0"]);
     assert!(ok && out.contains("ops@x"), "{out}");
-    let (ok, out) = run("snmpset", &["-v2c", "-c", "private", a, "1.3.6.1.2.1.1.4.0", "i", "3"]);
+    let (ok, out) = run(
+        "snmpset",
+        &["-v2c", "-c", "private", a, "1.3.6.1.2.1.1.4.0", "i", "3"],
+    );
     assert!(!ok && out.contains("wrongType"), "{out}");
-    let (ok, out) = run("snmpset", &["-v1", "-c", "private", a, "1.3.6.1.2.1.1.4.0", "i", "3"]);
+    let (ok, out) = run(
+        "snmpset",
+        &["-v1", "-c", "private", a, "1.3.6.1.2.1.1.4.0", "i", "3"],
+    );
     assert!(!ok && out.contains("badValue"), "{out}");
-    let (ok, out) = run("snmpset", &["-v2c", "-c", "private", a, "1.3.6.1.2.1.1.1.0", "s", "x"]);
+    let (ok, out) = run(
+        "snmpset",
+        &["-v2c", "-c", "private", a, "1.3.6.1.2.1.1.1.0", "s", "x"],
+    );
     assert!(!ok && out.contains("notWritable"), "{out}");
-    let (ok, out) = run("snmpset", &["-v1", "-c", "private", a, "1.3.6.1.2.1.1.1.0", "s", "x"]);
+    let (ok, out) = run(
+        "snmpset",
+        &["-v1", "-c", "private", a, "1.3.6.1.2.1.1.1.0", "s", "x"],
+    );
     assert!(!ok && out.contains("noSuchName"), "{out}");
-    let (ok, out) = run("snmpset", &["-v2c", "-c", "public", a, "1.3.6.1.2.1.1.4.0", "s", "y"]);
+    let (ok, out) = run(
+        "snmpset",
+        &["-v2c", "-c", "public", a, "1.3.6.1.2.1.1.4.0", "s", "y"],
+    );
     assert!(!ok && out.contains("noAccess"), "{out}");
-    let (ok, out) = run("snmpset", &["-v2c", "-c", "private", a, "1.3.6.1.2.1.1.6.0", "s", "y"]);
+    let (ok, out) = run(
+        "snmpset",
+        &["-v2c", "-c", "private", a, "1.3.6.1.2.1.1.6.0", "s", "y"],
+    );
     assert!(!ok && out.contains("commitFailed"), "{out}");
     assert_eq!(h.state.lock().unwrap().contact, "ops@x");
 
@@ -234,13 +276,19 @@ fn net_snmp_tools() {
     let before = SnmpStats::load(&h.stats.in_bad_community_names);
     let (ok, out) = run("snmpget", &["-v2c", "-c", "wrong", a, "1.3.6.1.2.1.1.1.0"]);
     assert!(!ok && out.contains("Timeout"), "{out}");
-    let (ok, _) = run("snmpget", &["-v2c", "-c", "elsewhere", a, "1.3.6.1.2.1.1.1.0"]);
+    let (ok, _) = run(
+        "snmpget",
+        &["-v2c", "-c", "elsewhere", a, "1.3.6.1.2.1.1.1.0"],
+    );
     assert!(!ok);
     assert_eq!(SnmpStats::load(&h.stats.in_bad_community_names), before + 2);
     assert_eq!(SnmpStats::load(&h.stats.in_bad_community_uses), 1);
 
     // IPv6.
     let a6 = format!("udp6:[::1]:{}", h.port6);
-    let (ok, out) = run("snmpget", &["-v2c", "-c", "public", &a6, "1.3.6.1.2.1.1.1.0"]);
+    let (ok, out) = run(
+        "snmpget",
+        &["-v2c", "-c", "public", &a6, "1.3.6.1.2.1.1.1.0"],
+    );
     assert!(ok && out.contains("\"test agent\""), "{out}");
 }

@@ -206,7 +206,7 @@ fn cell(r: &Row, c: u32) -> Option<Value> {
     // Deterministically sparse; column 4 is Counter64 (v1 skips it).
     match c {
         4 => Some(Value::Counter64(u64::from(r.seed))),
-        _ if (r.seed.wrapping_mul(31).wrapping_add(c)) % 5 == 0 => None,
+        _ if matches!(r.seed.wrapping_mul(31).wrapping_add(c) % 5, 0) => None,
         _ => Some(Value::Integer((r.seed % 1000) as i32)),
     }
 }
@@ -215,9 +215,11 @@ const ENTRY: [u32; 6] = [1, 3, 6, 1, 4, 1];
 
 fn build(indexes: &[Vec<u32>], cols: &[u32]) -> Dispatcher<View, ()> {
     let mut d = Dispatcher::new();
-    let t = Table::<View, (), Row>::new(Oid::from_slice(&ENTRY), |v: &View| &v.rows, |_, r, c| {
-        cell(r, c)
-    })
+    let t = Table::<View, (), Row>::new(
+        Oid::from_slice(&ENTRY),
+        |v: &View| &v.rows,
+        |_, r, c| cell(r, c),
+    )
     .read_only(cols);
     d.register(Arc::new(t)).unwrap();
     let s = Scalars::<View, ()>::new(Oid::new(vec![1, 3, 6, 1, 2]))
@@ -288,6 +290,49 @@ proptest! {
                 Some(v) => prop_assert_eq!(&g, v),
                 None => prop_assert!(g.is_exception()),
             }
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 200, ..ProptestConfig::default() })]
+    /// GetBulk responses never exceed the message size limit, and are cut
+    /// only at the end (the non-repeaters always come first and complete).
+    #[test]
+    fn bulk_response_bounded(
+        indexes in prop::collection::vec(prop::collection::vec(0u32..50, 1..3), 0..200),
+        non_rep in -2i32..4, max_rep in -2i32..300, max_size in 484usize..4000,
+        community in prop::collection::vec(any::<u8>(), 0..40), rid in any::<i32>(),
+        starts in prop::collection::vec(prop::collection::vec(0u32..8, 0..8), 0..5),
+    ) {
+        use snmp::dispatch::Outcome;
+        use snmp::message::response_overhead;
+        let cols = [1, 2, 3, 4, 5, 6];
+        let rows = RowSet::from_pairs(indexes.iter().enumerate().map(|(i, k)| (k.clone(), Row { seed: i as u32 })));
+        let view = View { rows };
+        let d = build(&indexes, &cols);
+        let vbs: Vec<VarBind> = starts.iter().map(|s| {
+            let mut o = vec![1, 3, 6, 1];
+            o.extend(s);
+            VarBind::new(Oid::new(o), Value::Null)
+        }).collect();
+        let pdu = Pdu::GetBulkRequest(BulkBody { request_id: rid, non_repeaters: non_rep, max_repetitions: max_rep, varbinds: vbs.clone() });
+        let budget = max_size.saturating_sub(response_overhead(community.len(), rid));
+        let Outcome::Response(resp) = d.process(&view, Version::V2c, &pdu, budget) else {
+            panic!("GetBulk must give a response");
+        };
+        let Pdu::Response(b) = &resp else { panic!("not a Response") };
+        let m = Message { version: Version::V2c, community, pdu: resp.clone() };
+        prop_assert!(m.to_bytes().len() <= max_size);
+        let n = usize::try_from(non_rep.max(0)).unwrap().min(vbs.len());
+        if b.error_status == ErrorStatus::NoError {
+            prop_assert!(b.varbinds.len() >= n);
+            for (i, vb) in b.varbinds.iter().take(n).enumerate() {
+                prop_assert!(vb.oid > vbs[i].oid || vb.value == Value::EndOfMibView);
+            }
+        } else {
+            prop_assert_eq!(b.error_status, ErrorStatus::TooBig);
+            prop_assert!(b.varbinds.is_empty());
         }
     }
 }

@@ -8,8 +8,8 @@
 //! IF-MIB can serve ifHC* directly and the 32-bit objects as their low bits.
 
 use crate::mad::pma::{
-    PortCounters, PortCountersExtended, PortFlowCtlCounters, PortRcvErrorDetails,
-    PortVlOpData, PortVlOpPackets, PortVlXmitWaitCounters, PortXmitDiscardDetails,
+    PortCounters, PortCountersExtended, PortFlowCtlCounters, PortRcvErrorDetails, PortVlOpData,
+    PortVlOpPackets, PortVlXmitWaitCounters, PortXmitDiscardDetails,
 };
 use serde::{Deserialize, Serialize};
 

@@ -62,9 +62,7 @@ pub fn to_topology(s: &Snapshot) -> Topology {
 
 /// What ibnetdiscover would print for this fabric.
 pub fn dump_ibnetdiscover(s: &Snapshot) -> String {
-    let from = s
-        .local_node()
-        .map(|n| (n.info.node_guid, n.info.port_guid));
+    let from = s.local_node().map(|n| (n.info.node_guid, n.info.port_guid));
     write_ibnetdiscover(
         &to_topology(s),
         &WriteHeader {

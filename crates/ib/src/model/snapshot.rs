@@ -189,7 +189,11 @@ impl Snapshot {
             .and_then(|off| first.checked_add(off))
             .filter(|i| *i < node.ports.end && self.port(*i).is_some_and(|p| p.num == num));
         // A node may leave ports out (sysfs skips RoCE ports): then search.
-        direct.or_else(|| node.ports.clone().find(|i| self.port(*i).is_some_and(|p| p.num == num)))
+        direct.or_else(|| {
+            node.ports
+                .clone()
+                .find(|i| self.port(*i).is_some_and(|p| p.num == num))
+        })
     }
     /// Port `num` of the node with GUID `g`.
     pub fn port_of(&self, g: Guid, num: PortNum) -> Option<PortIdx> {
@@ -306,6 +310,9 @@ impl SnapshotBuilder {
 
     /// Records this sweep's PMA readings of a port.
     pub fn set_readings(&mut self, p: PortIdx, r: PortReadings) {
+        if self.readings.len() < self.ports.len() {
+            self.readings.resize(self.ports.len(), None);
+        }
         if let Some(slot) = self.readings.get_mut(p as usize) {
             *slot = Some(r);
         }
@@ -317,6 +324,18 @@ impl SnapshotBuilder {
     /// state; ports absent from this sweep leave the history, so their return is
     /// a discontinuity. `history` is updated to this sweep's states.
     pub fn build(self, sweep: SweepInfo, history: &mut CounterHistory) -> Snapshot {
+        self.build_with(sweep, history, |_| None)
+    }
+
+    /// [`SnapshotBuilder::build`], asking `read` for the readings of ports that
+    /// [`SnapshotBuilder::set_readings`] did not fill (so a source that reads
+    /// on demand never holds a second copy of every port's readings).
+    pub fn build_with(
+        self,
+        sweep: SweepInfo,
+        history: &mut CounterHistory,
+        mut read: impl FnMut(PortIdx) -> Option<PortReadings>,
+    ) -> Snapshot {
         let SnapshotBuilder {
             subnet_prefix,
             nodes,
@@ -331,7 +350,9 @@ impl SnapshotBuilder {
         } = self;
         let now = sweep.time;
         let mut next = HashMap::with_capacity(ports.len());
-        for (port, r) in ports.iter_mut().zip(readings) {
+        let mut readings = readings.into_iter();
+        for (i, port) in ports.iter_mut().enumerate() {
+            let r = readings.next().flatten().or_else(|| read(i as PortIdx));
             let Some(node) = nodes.get(port.node as usize) else {
                 continue;
             };

@@ -4,9 +4,10 @@
 //! attributes: the MAD fails. For those the agent runs the same state machine
 //! itself over PortCounters / PortCountersExtended readings:
 //!
-//! - a Set is accepted only while SampleStatus is 0 (sampling complete);
-//!   otherwise it is ignored and the answer carries the current values, so
-//!   the requester sees someone else's Tag (IBA's Tag collision rule);
+//! - a Set is accepted while SampleStatus is 0 (sampling complete), or from
+//!   the run's owner (same Tag: a restart); otherwise it is ignored and the
+//!   answer carries the current values, so the requester sees someone else's
+//!   Tag (IBA's Tag collision rule);
 //! - an accepted Set zeroes the result counters, sets SampleStatus 1 and
 //!   loads the SampleStart timer; when it expires the selected quantities are
 //!   read (the baseline), SampleStatus becomes 2 and the SampleInterval timer
@@ -26,12 +27,15 @@
 //! 0x0005 PortXmitWait. Any other selection reads as zero (as IBA prescribes
 //! for an unimplemented quantity).
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::time::{Duration, Instant};
 
+use tracing::{debug, info};
+
 use crate::mad::pma::{sample_select, sample_status, PortSamplesControl, PortSamplesResult};
-use crate::model::{PortReadings, Sampling};
-use crate::types::Guid;
+use crate::model::{PortReadings, Sampling, Snapshot};
+use crate::source::{ControlOp, ControlReply, Source, SourceError};
+use crate::types::{Guid, PortNum};
 
 /// The Tick a software sampler reports: 0xFF = 2,560 link transfer periods.
 pub const SOFTWARE_TICK: u8 = 0xFF;
@@ -87,17 +91,6 @@ impl Quantities {
         }
     }
 
-    /// Sum over several ports (PortSelect 0xFF).
-    pub fn add(self, o: Quantities) -> Quantities {
-        Quantities {
-            xmit_data: self.xmit_data.wrapping_add(o.xmit_data),
-            rcv_data: self.rcv_data.wrapping_add(o.rcv_data),
-            xmit_pkts: self.xmit_pkts.wrapping_add(o.xmit_pkts),
-            rcv_pkts: self.rcv_pkts.wrapping_add(o.rcv_pkts),
-            xmit_wait: self.xmit_wait.wrapping_add(o.xmit_wait),
-        }
-    }
-
     /// The quantity a CounterSelect value names (None: not implemented).
     pub fn get(&self, select: u16) -> Option<u64> {
         match select {
@@ -107,6 +100,20 @@ impl Quantities {
             sample_select::PORT_RCV_PKTS => Some(self.rcv_pkts),
             sample_select::PORT_XMIT_WAIT => Some(self.xmit_wait),
             _ => None,
+        }
+    }
+}
+
+/// Sum over several ports (PortSelect 0xFF).
+impl std::ops::Add for Quantities {
+    type Output = Quantities;
+    fn add(self, o: Quantities) -> Quantities {
+        Quantities {
+            xmit_data: self.xmit_data.wrapping_add(o.xmit_data),
+            rcv_data: self.rcv_data.wrapping_add(o.rcv_data),
+            xmit_pkts: self.xmit_pkts.wrapping_add(o.xmit_pkts),
+            rcv_pkts: self.rcv_pkts.wrapping_add(o.rcv_pkts),
+            xmit_wait: self.xmit_wait.wrapping_add(o.xmit_wait),
         }
     }
 }
@@ -201,16 +208,21 @@ impl Sampler {
     }
 
     /// Set(PortSamplesControl). Returns the answer (the attribute after the
-    /// Set) and whether the Set was accepted: while sampling is in progress
-    /// (SampleStatus 1 or 2) it is ignored and the answer shows the current
-    /// run, Tag included. `read` gives the port's quantities now; it is
+    /// Set) and whether the Set was accepted: while a run with another Tag
+    /// is in progress (SampleStatus 1 or 2) it is ignored and the answer
+    /// shows the current run, Tag included. `read` gives the port's quantities now; it is
     /// called when SampleStart is 0 (sampling starts at once).
-    pub fn set<F>(&mut self, req: &PortSamplesControl, now: Instant, read: F) -> (PortSamplesControl, bool)
+    pub fn set<F>(
+        &mut self,
+        req: &PortSamplesControl,
+        now: Instant,
+        read: F,
+    ) -> (PortSamplesControl, bool)
     where
         F: FnMut(u8) -> Option<Quantities>,
     {
         self.advance(now, read_none);
-        if self.control.sample_status != sample_status::DONE {
+        if self.control.sample_status != sample_status::DONE && req.tag != self.control.tag {
             return (self.control.clone(), false);
         }
         // The writable components (IBA table 246: OpCode, PortSelect,
@@ -351,6 +363,160 @@ impl Samplers {
     }
 }
 
+/// A source whose PMAs may lack PortSamplesControl: Set(PortSamplesControl)
+/// goes to the PMA first; when the PMA refuses it (an error status: the
+/// attribute is not implemented, as on ibsim and many HCAs) the node is
+/// sampled in software from then on, over live Get(PortCounters) of the
+/// selected port, and its snapshot rows show the software sampler's state.
+pub struct SoftSampling<S> {
+    inner: S,
+    samplers: Samplers,
+    soft: HashSet<Guid>,
+}
+
+impl<S: Source> SoftSampling<S> {
+    pub fn new(inner: S) -> Self {
+        SoftSampling {
+            inner,
+            samplers: Samplers::new(),
+            soft: HashSet::new(),
+        }
+    }
+
+    pub fn inner(&self) -> &S {
+        &self.inner
+    }
+
+    /// Whether `g` is sampled in software.
+    pub fn is_soft(&self, g: Guid) -> bool {
+        self.soft.contains(&g)
+    }
+
+    fn read(inner: &mut S, node: Guid, port: u8) -> Option<Quantities> {
+        match inner.control(ControlOp::GetPortCounters {
+            node,
+            port: PortNum(port),
+        }) {
+            Ok(ControlReply::PortCounters(c)) => Some(Quantities::from_readings(&PortReadings {
+                counters: c,
+                ..PortReadings::default()
+            })),
+            Ok(_) => None,
+            Err(e) => {
+                debug!(node = %node, port, error = %e, "software sampling: PortCounters read failed; zeros");
+                None
+            }
+        }
+    }
+
+    /// Runs the software samplers due by now; true when one changed state.
+    fn run_due(&mut self) -> bool {
+        let now = Instant::now();
+        let inner = &mut self.inner;
+        let changed = self.samplers.advance(now, |g, p| Self::read(inner, g, p));
+        for (g, done) in &changed {
+            if let Some(c) = done {
+                info!(
+                    node = %g,
+                    requested_ms = c.requested.as_millis() as u64,
+                    measured_ms = c.measured.as_millis() as u64,
+                    "software sampling run complete"
+                );
+            }
+        }
+        !changed.is_empty()
+    }
+
+    fn set_soft(&mut self, node: Guid, control: &PortSamplesControl) -> ControlReply {
+        let inner = &mut self.inner;
+        let (answer, accepted) = self
+            .samplers
+            .node(node)
+            .set(control, Instant::now(), |p| Self::read(inner, node, p));
+        if accepted {
+            info!(
+                node = %node,
+                tag = control.tag,
+                port = control.port_select,
+                start_ticks = control.sample_start,
+                interval_ticks = control.sample_interval,
+                "software sampling run started"
+            );
+        }
+        ControlReply::PortSamplesControl(answer)
+    }
+}
+
+impl<S: Source> Source for SoftSampling<S> {
+    fn sweep(&mut self) -> Result<Snapshot, SourceError> {
+        self.run_due();
+        let mut snap = self.inner.sweep()?;
+        if !self.soft.is_empty() {
+            let present: HashSet<Guid> = snap.nodes.iter().map(|n| n.info.node_guid).collect();
+            self.soft.retain(|g| present.contains(g));
+            self.samplers.retain(|g| present.contains(&g));
+            for n in snap.nodes.iter_mut() {
+                if self.soft.contains(&n.info.node_guid) {
+                    n.sampling = Some(Box::new(self.samplers.sampling(n.info.node_guid)));
+                }
+            }
+        }
+        Ok(snap)
+    }
+
+    fn control(&mut self, op: ControlOp) -> Result<ControlReply, SourceError> {
+        match op {
+            ControlOp::SetPortSamplesControl { node, control } if self.soft.contains(&node) => {
+                Ok(self.set_soft(node, &control))
+            }
+            ControlOp::SetPortSamplesControl { node, control } => {
+                let op = ControlOp::SetPortSamplesControl {
+                    node,
+                    control: control.clone(),
+                };
+                match self.inner.control(op) {
+                    // The PMA answered with an error status, or did not
+                    // answer this attribute while it answers PortCounters
+                    // (ibsim drops it): no sampling there.
+                    Err(SourceError::Unsupported(reason)) => {
+                        Ok(self.fall_back(node, &control, &reason))
+                    }
+                    Err(SourceError::Fabric(reason))
+                        if Self::read(&mut self.inner, node, control.port_select).is_some()
+                            || Self::read(&mut self.inner, node, 1).is_some() =>
+                    {
+                        Ok(self.fall_back(node, &control, &reason))
+                    }
+                    other => other,
+                }
+            }
+            other => self.inner.control(other),
+        }
+    }
+
+    fn wake_at(&self) -> Option<Instant> {
+        self.samplers.deadline()
+    }
+
+    fn wake(&mut self) -> bool {
+        self.run_due()
+    }
+}
+
+impl<S: Source> SoftSampling<S> {
+    fn fall_back(&mut self, node: Guid, control: &PortSamplesControl, reason: &str) -> ControlReply {
+        info!(
+            node = %node,
+            %reason,
+            "PMA does not implement PortSamplesControl: sampling this node in \
+             software over PortCounters (IB-PM-MIB pmPortSampleCntrlTable)"
+        );
+        self.soft.insert(node);
+        self.set_soft(node, control)
+    }
+}
+
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -404,7 +570,9 @@ mod tests {
         assert_eq!(s.result().tag, 0xBEEF);
         let start_at = t0 + ticks(0xFF, 1000);
         assert_eq!(s.deadline(), Some(start_at));
-        assert!(s.advance(start_at - Duration::from_nanos(1), |_| Some(q(2))).is_none());
+        assert!(s
+            .advance(start_at - Duration::from_nanos(1), |_| Some(q(2)))
+            .is_none());
         assert_eq!(s.status(), 1);
         assert!(s.advance(start_at, |_| Some(q(5))).is_none());
         assert_eq!(s.status(), 2);
@@ -434,6 +602,12 @@ mod tests {
         assert!(!ok);
         assert_eq!(ans.tag, 1);
         assert_eq!(ans.sample_interval, 1_000_000);
+        // The owner (same Tag) may restart its run.
+        let (ans, ok) = s.set(&req(0, 1_000_000, 1), t0 + Duration::from_millis(2), |_| {
+            Some(q(1))
+        });
+        assert!(ok);
+        assert_eq!(ans.sample_status, 2);
         // After completion a new Set is accepted.
         let later = t0 + Duration::from_secs(2);
         s.advance(later, |_| Some(q(3)));

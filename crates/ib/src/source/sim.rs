@@ -196,10 +196,6 @@ impl Source for SimSource {
         self.sweeps += 1;
         let time = self.wall(t);
         let mut b: SnapshotBuilder = self.fabric.builder(t, &self.faults);
-        for p in 0..b.ports.len() as PortIdx {
-            let r = self.model.readings(&self.fabric, p, t, &self.faults);
-            b.set_readings(p, r);
-        }
         for (n, e) in &self.sampling {
             if let Some(node) = b.nodes.get_mut(*n as usize) {
                 let (control, result) = e.state_at(&self.model, &self.fabric, t, &self.faults);
@@ -209,15 +205,18 @@ impl Source for SimSource {
         for sm in &mut b.sms {
             sm.info.act_count = sm.info.act_count.wrapping_add(self.sweeps as u32);
         }
-        let snap = b.build(
+        let (model, fabric, faults) = (&self.model, &self.fabric, &self.faults);
+        let mut snap = b.build_with(
             SweepInfo {
                 number: self.sweeps,
                 time,
-                duration: begun.elapsed(),
+                duration: Duration::ZERO,
                 source: self.config.source_name.clone(),
             },
             &mut self.history,
+            |p| Some(model.readings(fabric, p, t, faults)),
         );
+        snap.sweep.duration = begun.elapsed();
         Ok(snap)
     }
 
@@ -266,7 +265,10 @@ impl Source for SimSource {
             ControlOp::SetPortSamplesControl { node, control } => {
                 let n = self.node_idx(node)?;
                 let tick = self.fabric.sample_tick_secs();
-                let e = self.sampling.entry(n).or_insert_with(|| sampling::Engine::new(n));
+                let e = self
+                    .sampling
+                    .entry(n)
+                    .or_insert_with(|| sampling::Engine::new(n));
                 e.set(&control, t, tick);
                 let (c, _) = e.state_at(&self.model, &self.fabric, t, &self.faults);
                 Ok(ControlReply::PortSamplesControl(c))

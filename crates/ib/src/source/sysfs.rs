@@ -39,7 +39,7 @@ use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Instant, SystemTime};
-use tracing::warn;
+use tracing::{info, warn};
 
 /// Everything one sweep read.
 #[derive(Debug, Clone, PartialEq)]
@@ -195,7 +195,11 @@ pub fn to_builder(scan: &SysfsScan, local: Option<&str>) -> Result<SnapshotBuild
         if is_local && local_idx.is_none() {
             local_idx = Some(ni);
         }
-        let range = b.nodes.get(ni as usize).map(|n| n.ports.clone()).unwrap_or(0..0);
+        let range = b
+            .nodes
+            .get(ni as usize)
+            .map(|n| n.ports.clone())
+            .unwrap_or(0..0);
         for (pi, p) in range.zip(d.ports.iter()) {
             if let Some(c) = &p.counters {
                 b.set_readings(pi, c.readings.clone());
@@ -234,7 +238,10 @@ pub fn to_builder(scan: &SysfsScan, local: Option<&str>) -> Result<SnapshotBuild
 /// A snapshot port from a sysfs port.
 fn sysfs_port(p: &SysfsPort, mtu: Option<Mtu>) -> Port {
     let mut info = PortInfo {
-        gid_prefix: p.gid.map(|g| g.prefix()).unwrap_or(Gid::DEFAULT_SUBNET_PREFIX),
+        gid_prefix: p
+            .gid
+            .map(|g| g.prefix())
+            .unwrap_or(Gid::DEFAULT_SUBNET_PREFIX),
         lid: p.lid,
         master_sm_lid: p.sm_lid,
         capability_mask: p.cap_mask,
@@ -252,8 +259,7 @@ fn sysfs_port(p: &SysfsPort, mtu: Option<Mtu>) -> Port {
         let _fdr10 = info.set_link_speed(r.speed);
         // set_link_speed may add IsExtendedSpeedsSupported; sysfs's cap_mask is the truth.
         info.capability_mask = p.cap_mask
-            | (info.capability_mask
-                & crate::mad::smp::port_cap::IS_EXTENDED_SPEEDS_SUPPORTED);
+            | (info.capability_mask & crate::mad::smp::port_cap::IS_EXTENDED_SPEEDS_SUPPORTED);
     }
     let guid = p.gid.map(|g| g.guid()).unwrap_or(Guid(0));
     Port {
@@ -281,6 +287,8 @@ pub struct SysfsSource {
     wide: HashSet<(Guid, u8)>,
     /// Ports already warned about for saturated legacy counters.
     warned: HashSet<(Guid, u8)>,
+    /// Non-InfiniBand ports already logged as left out.
+    noted: HashSet<(Guid, u8)>,
     last: Option<SysfsScan>,
 }
 
@@ -300,6 +308,7 @@ impl SysfsSource {
             number: 0,
             wide: HashSet::new(),
             warned: HashSet::new(),
+            noted: HashSet::new(),
             last: None,
         })
     }
@@ -325,6 +334,11 @@ impl SysfsSource {
         let wide = &self.wide;
         let s = scan(&self.root, &|g, p| wide.contains(&(g, p)))?;
         for d in &s.devices {
+            for (n, ll) in &d.skipped {
+                if self.noted.insert((d.node_guid, *n)) {
+                    info!(device = %d.name, port = n, link_layer = %ll, "not an InfiniBand port (RoCE?); left out");
+                }
+            }
             for p in &d.ports {
                 let Some(c) = &p.counters else { continue };
                 let key = (d.node_guid, p.num.0);
@@ -395,7 +409,10 @@ impl Source for SysfsSource {
                     .find(|p| p.num == port)
                     .ok_or(SourceError::NoSuchPort(node, port))?;
                 let c = p.counters.as_ref().ok_or_else(|| {
-                    SourceError::Unsupported(format!("{} port {} has no counters in sysfs", d.name, port))
+                    SourceError::Unsupported(format!(
+                        "{} port {} has no counters in sysfs",
+                        d.name, port
+                    ))
                 })?;
                 Ok(ControlReply::PortCounters(c.readings.counters.clone()))
             }

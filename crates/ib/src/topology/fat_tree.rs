@@ -10,7 +10,9 @@
 //! one it can. Full trees are the textbook non-blocking fat trees: radix^2/2
 //! hosts with 2 levels, radix^3/4 with 3.
 
-use super::{TopoNode, TopoPort, Topology, TopologyError, IBSIM_CA_GUID_BASE, IBSIM_SWITCH_GUID_BASE};
+use super::{
+    TopoNode, TopoPort, Topology, TopologyError, IBSIM_CA_GUID_BASE, IBSIM_SWITCH_GUID_BASE,
+};
 use crate::types::{Guid, Lid, LinkSpeed, LinkWidth, NodeType, PortNum};
 
 /// Counts of what [`fat_tree`] builds.
@@ -55,7 +57,13 @@ pub fn fat_tree(hosts: usize, radix: u8, levels: u8) -> Result<Topology, Topolog
     };
     let sw_w = digits(shape.switches()).max(4);
     let leaves: Vec<usize> = (0..shape.leaves)
-        .map(|i| b.node(NodeType::Switch, format!("{leaf_name}{:0sw_w$}", i + 1), radix))
+        .map(|i| {
+            b.node(
+                NodeType::Switch,
+                format!("{leaf_name}{:0sw_w$}", i + 1),
+                radix,
+            )
+        })
         .collect();
     // Hosts fill leaves in order, on the lower half of the ports.
     for (h, &host) in hosts_ix.iter().enumerate() {
@@ -75,16 +83,36 @@ pub fn fat_tree(hosts: usize, radix: u8, levels: u8) -> Result<Topology, Topolog
                 .map(|n| b.node(NodeType::Switch, format!("agg{n:0sw_w$}"), radix))
                 .collect();
             let mut down_next = vec![1u8; pod_aggs.len()];
-            deal(&mut b, pod, &pod_aggs, half, &mut uplink_next, &mut down_next);
+            deal(
+                &mut b,
+                pod,
+                &pod_aggs,
+                half,
+                &mut uplink_next,
+                &mut down_next,
+            );
             aggs.extend(pod_aggs);
         }
         aggs
     };
     let tops: Vec<usize> = (0..shape.top)
-        .map(|i| b.node(NodeType::Switch, format!("{top_name}{:0sw_w$}", i + 1), radix))
+        .map(|i| {
+            b.node(
+                NodeType::Switch,
+                format!("{top_name}{:0sw_w$}", i + 1),
+                radix,
+            )
+        })
         .collect();
     let mut down_next = vec![1u8; tops.len()];
-    deal(&mut b, &lower_for_top, &tops, half, &mut uplink_next, &mut down_next);
+    deal(
+        &mut b,
+        &lower_for_top,
+        &tops,
+        half,
+        &mut uplink_next,
+        &mut down_next,
+    );
 
     // Switches first in the file, as ibnetdiscover prints them; the first node
     // is ibsim's default attach point, and a leaf is the natural SM host.
@@ -97,7 +125,7 @@ pub fn fat_tree(hosts: usize, radix: u8, levels: u8) -> Result<Topology, Topolog
 /// Counts for `hosts`, `radix`, `levels`, or why they cannot be built.
 pub fn shape(hosts: usize, radix: u8, levels: u8) -> Result<FatTreeShape, TopologyError> {
     let err = |m: String| Err(TopologyError::Generator(m));
-    if !(4..=super::MAX_PORTS).contains(&radix) || radix % 2 != 0 {
+    if !(4..=super::MAX_PORTS).contains(&radix) || radix & 1 == 1 {
         return err(format!(
             "radix {radix}: expected an even number of switch ports from 4 to {}",
             super::MAX_PORTS - 1

@@ -344,8 +344,8 @@ impl Parser {
             .nodes
             .get(n)
             .ok_or_else(|| ctx.err("internal: no open node"))?;
-        let (port, rest) =
-            bracket_num(line).ok_or_else(|| ctx.err("expected '[N]' with the local port number"))?;
+        let (port, rest) = bracket_num(line)
+            .ok_or_else(|| ctx.err("expected '[N]' with the local port number"))?;
         if port == 0 || port > u64::from(node.num_ports) {
             return Err(ctx.err(format!(
                 "port {port} out of range: node {:?} has ports 1-{}",
@@ -358,9 +358,8 @@ impl Parser {
         }
         let rest = skip_ext(rest);
         let (own_guid, rest) = paren_guid(rest, ctx)?;
-        let (remote, rest) = quoted(rest).ok_or_else(|| {
-            ctx.err("expected the quoted remote node id after the port number")
-        })?;
+        let (remote, rest) = quoted(rest)
+            .ok_or_else(|| ctx.err("expected the quoted remote node id after the port number"))?;
         if remote.is_empty() {
             return Err(ctx.err("empty remote node id"));
         }
@@ -375,7 +374,11 @@ impl Parser {
         let remote_port = u8::try_from(remote_port)
             .ok()
             .filter(|p| (1..=MAX_PORTS).contains(p))
-            .ok_or_else(|| ctx.err(format!("remote port {remote_port} out of range 1-{MAX_PORTS}")))?;
+            .ok_or_else(|| {
+                ctx.err(format!(
+                    "remote port {remote_port} out of range 1-{MAX_PORTS}"
+                ))
+            })?;
         let rest = skip_ext(rest);
         let (_remote_guid, rest) = paren_guid(rest, ctx)?;
 
@@ -435,10 +438,9 @@ impl Parser {
         }
         for word in after.split_whitespace() {
             if let Some((w, s)) = word.split_once(['x', 'X']) {
-                if let (Ok(w), Ok(s)) = (
-                    format!("{w}X").parse::<LinkWidth>(),
-                    s.parse::<LinkSpeed>(),
-                ) {
+                if let (Ok(w), Ok(s)) =
+                    (format!("{w}X").parse::<LinkWidth>(), s.parse::<LinkSpeed>())
+                {
                     tp.width = Some(w);
                     tp.speed = Some(s);
                 }
@@ -576,7 +578,9 @@ fn number_prefix(s: &str) -> Option<(u64, &str)> {
     } else {
         (10, s)
     };
-    let len = body.find(|c: char| !c.is_digit(radix)).unwrap_or(body.len());
+    let len = body
+        .find(|c: char| !c.is_digit(radix))
+        .unwrap_or(body.len());
     if len == 0 {
         return if radix == 8 { Some((0, body)) } else { None };
     }
@@ -602,14 +606,22 @@ fn width_mask(v: u64, ctx: &Ctx) -> Result<u8, TopologyError> {
     u8::try_from(v)
         .ok()
         .filter(|v| (1..=31).contains(v))
-        .ok_or_else(|| ctx.err(format!("width {v}: expected a LinkWidthEnabled mask 1-31 (1=1x, 2=4x, 4=8x, 8=12x, 16=2x)")))
+        .ok_or_else(|| {
+            ctx.err(format!(
+                "width {v}: expected a LinkWidthEnabled mask 1-31 (1=1x, 2=4x, 4=8x, 8=12x, 16=2x)"
+            ))
+        })
 }
 
 fn speed_mask(v: u64, ctx: &Ctx) -> Result<u8, TopologyError> {
     u8::try_from(v)
         .ok()
         .filter(|v| (1..=15).contains(v))
-        .ok_or_else(|| ctx.err(format!("speed {v}: expected a LinkSpeedEnabled mask 1-15 (1=SDR, 2=DDR, 4=QDR)")))
+        .ok_or_else(|| {
+            ctx.err(format!(
+                "speed {v}: expected a LinkSpeedEnabled mask 1-15 (1=SDR, 2=DDR, 4=QDR)"
+            ))
+        })
 }
 
 /// The number after `key` in a word list.

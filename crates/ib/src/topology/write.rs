@@ -94,7 +94,11 @@ fn write_node(out: &mut String, topo: &Topology, node: &TopoNode) {
         };
         let rate = rate_text(p.width, p.speed);
         if node.node_type == NodeType::Switch {
-            let _ = write!(out, "[{}]\t\"{}\"[{}]", p.port.0, remote.name, p.remote_port.0);
+            let _ = write!(
+                out,
+                "[{}]\t\"{}\"[{}]",
+                p.port.0, remote.name, p.remote_port.0
+            );
             if !remote_is_switch {
                 let _ = write!(out, "({:x}) ", remote.port_guid(p.remote_port).0);
             }
@@ -150,8 +154,14 @@ pub(crate) fn ctime(t: SystemTime) -> String {
     const MO: [&str; 12] = [
         "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
     ];
-    let wd = WD.get(days.rem_euclid(7) as usize).copied().unwrap_or("???");
-    let mo = MO.get((m as usize).saturating_sub(1)).copied().unwrap_or("???");
+    let wd = WD
+        .get(days.rem_euclid(7) as usize)
+        .copied()
+        .unwrap_or("???");
+    let mo = MO
+        .get((m as usize).saturating_sub(1))
+        .copied()
+        .unwrap_or("???");
     format!(
         "{wd} {mo} {d:2} {:02}:{:02}:{:02} {y}",
         rem / 3600,

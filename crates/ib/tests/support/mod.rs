@@ -26,11 +26,7 @@ impl IbSim {
     /// Starts ibsim on `net` (without OpenSM) and waits until it is ready.
     pub fn start(net: &Path, extra_args: &[&str]) -> Result<Self, String> {
         let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
-        let sockname = format!(
-            "ibsnmpd-model-{}-{}",
-            std::process::id(),
-            rand_suffix()
-        );
+        let sockname = format!("ibsnmpd-model-{}-{}", std::process::id(), rand_suffix());
         let out = std::fs::File::create(dir.path().join("ibsim.out")).map_err(|e| e.to_string())?;
         let err = out.try_clone().map_err(|e| e.to_string())?;
         // The console's stdin stays open (a pipe we hold): at EOF ibsim would spin.

@@ -24,7 +24,10 @@ pub fn run_child(tb: &Testbed, name: &str, extra: &[(&str, String)]) -> String {
     let out = c.output().unwrap();
     let so = String::from_utf8_lossy(&out.stdout).into_owned();
     let se = String::from_utf8_lossy(&out.stderr).into_owned();
-    assert!(out.status.success(), "child test {name} failed:\n{so}\n{se}");
+    assert!(
+        out.status.success(),
+        "child test {name} failed:\n{so}\n{se}"
+    );
     so
 }
 
@@ -41,13 +44,20 @@ pub struct IbnetView {
 
 fn hex_after(s: &str, prefix: &str) -> Option<u64> {
     let i = s.find(prefix)? + prefix.len();
-    let h: String = s[i..].chars().take_while(|c| c.is_ascii_hexdigit()).collect();
+    let h: String = s[i..]
+        .chars()
+        .take_while(|c| c.is_ascii_hexdigit())
+        .collect();
     u64::from_str_radix(&h, 16).ok()
 }
 
 fn quoted_guid(s: &str) -> Option<u64> {
     // "S-0000000000200001" or "H-..."
-    let i = s.find("\"S-").or_else(|| s.find("\"H-")).or_else(|| s.find("\"R-"))? + 3;
+    let i = s
+        .find("\"S-")
+        .or_else(|| s.find("\"H-"))
+        .or_else(|| s.find("\"R-"))?
+        + 3;
     u64::from_str_radix(s.get(i..i + 16)?, 16).ok()
 }
 
@@ -67,7 +77,8 @@ pub fn parse_ibnetdiscover(text: &str) -> IbnetView {
             let sw = l.starts_with("Switch");
             let nports: u8 = l.split_whitespace().nth(1).unwrap().parse().unwrap();
             if sw {
-                v.switch_lids.insert(g, num_after(l, "base port 0 lid ").unwrap() as u16);
+                v.switch_lids
+                    .insert(g, num_after(l, "base port 0 lid ").unwrap() as u16);
                 v.switch_ports.insert(g, nports);
             }
             cur = Some((g, sw));
@@ -88,7 +99,8 @@ pub fn parse_ibnetdiscover(text: &str) -> IbnetView {
                         v.ca_port_guids.insert((g, port), pg);
                     }
                 }
-                v.ca_port_lids.insert((g, port), num_after(comment, "lid ").unwrap() as u16);
+                v.ca_port_lids
+                    .insert((g, port), num_after(comment, "lid ").unwrap() as u16);
             }
         }
     }
@@ -125,7 +137,11 @@ pub fn child_signal_opensm(sig: &str) {
 /// Runs an infiniband-diags tool from the child (the preload env is inherited).
 pub fn child_diag(cmd: &str, args: &[&str]) -> String {
     let out = std::process::Command::new(cmd).args(args).output().unwrap();
-    assert!(out.status.success(), "{cmd} failed: {}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{cmd} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
 

@@ -141,7 +141,18 @@ impl Agent {
             }
             let out = snmp(
                 "snmpget",
-                &["-v2c", "-c", "public", "-t", "0.3", "-r", "0", "-On", &self.target, ".1.3.6.1.2.1.1.3.0"],
+                &[
+                    "-v2c",
+                    "-c",
+                    "public",
+                    "-t",
+                    "0.3",
+                    "-r",
+                    "0",
+                    "-On",
+                    &self.target,
+                    ".1.3.6.1.2.1.1.3.0",
+                ],
             );
             if out.status.success() {
                 return Ok(());
@@ -212,7 +223,14 @@ impl Agent {
 
     /// `tool` with `-v VERSION -c COMMUNITY -On -t 2 -r 1`, expecting success;
     /// returns stdout.
-    pub fn ok(&self, tool: &str, version: &str, community: &str, extra: &[&str], oids: &[&str]) -> String {
+    pub fn ok(
+        &self,
+        tool: &str,
+        version: &str,
+        community: &str,
+        extra: &[&str],
+        oids: &[&str],
+    ) -> String {
         let mut args = vec!["-v", version, "-c", community, "-On", "-t", "2", "-r", "1"];
         args.extend_from_slice(extra);
         let out = self.tool(tool, &args, oids);

@@ -218,7 +218,7 @@ impl History {
     }
 
     fn is_newer(&self, s: &Snapshot) -> bool {
-        self.sweep.map_or(true, |n| s.sweep.number > n)
+        self.sweep.is_none_or(|n| s.sweep.number > n)
     }
 }
 

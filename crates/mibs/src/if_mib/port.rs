@@ -168,6 +168,7 @@ pub fn name(device: &str, num: u8) -> String {
 }
 
 #[cfg(test)]
+#[allow(clippy::field_reassign_with_default)]
 mod tests {
     use super::*;
     use ib::types::LinkSpeed::*;

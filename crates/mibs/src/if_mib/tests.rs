@@ -551,3 +551,78 @@ fn no_local_node_no_rows() {
     assert_eq!(get(&v, o::IF_NUMBER, &[0]), Value::Integer(0));
     assert_eq!(get(&v, o::IF_TABLE_LAST_CHANGE, &[0]), Value::TimeTicks(0));
 }
+
+/// The built-in simulated fabric: every IF-MIB counter equals the 2.4
+/// formulas over the totals `ibsnmpd dump --format json` prints for the
+/// same snapshot.
+#[test]
+fn sim_values_equal_the_formulas_over_the_dumped_totals() {
+    use ib::source::Source;
+    let mut src = ib::source::sim::SimSource::default_fabric(ib::source::sim::SimConfig {
+        source_name: "test-sim-formulas".into(),
+        ..Default::default()
+    })
+    .unwrap();
+    let sys = system();
+    for _ in 0..3 {
+        let s = Arc::new(src.sweep().unwrap());
+        let v = view(&s, &sys);
+        let dump = ib::model::dump_json(&s);
+        let local = dump["local_node"].as_str().unwrap().to_string();
+        let node = dump["nodes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|n| n["guid"].as_str() == Some(local.as_str()))
+            .unwrap();
+        for p in node["ports"].as_array().unwrap() {
+            let i = p["num"].as_u64().unwrap() as u32;
+            let t = |k: &str| p["counters"]["totals"][k].as_u64().unwrap();
+            let in_octets =
+                t("port_rcv_data") * 4 + t("port_rcv_pkts") * 4 + t("port_rcv_flow_pkts") * 8;
+            let out_octets =
+                t("port_xmit_data") * 4 + t("port_xmit_pkts") * 4 + t("port_xmit_flow_pkts") * 8;
+            assert!(in_octets > 0);
+            assert_eq!(
+                get(&v, o::IF_HC_IN_OCTETS, &[i]),
+                Value::Counter64(in_octets)
+            );
+            assert_eq!(
+                get(&v, o::IF_IN_OCTETS, &[i]),
+                Value::Counter32(in_octets as u32)
+            );
+            assert_eq!(
+                get(&v, o::IF_HC_OUT_OCTETS, &[i]),
+                Value::Counter64(out_octets)
+            );
+            assert_eq!(
+                get(&v, o::IF_HC_OUT_UCAST_PKTS, &[i]),
+                Value::Counter64(
+                    t("port_xmit_pkts")
+                        + t("port_xmit_discards")
+                        + t("port_xmit_constraint_errors")
+                )
+            );
+            assert_eq!(
+                get(&v, o::IF_IN_ERRORS, &[i]),
+                Value::Counter32(
+                    (t("port_rcv_remote_physical_errors") + t("port_rcv_errors")) as u32
+                )
+            );
+            assert_eq!(
+                get(&v, o::IF_HC_IN_MULTICAST_PKTS, &[i]),
+                Value::Counter64(t("port_multicast_rcv_pkts"))
+            );
+            let vl0 = p["counters"]["totals"]["vl_op_data"][0].as_u64().unwrap() * 4
+                + p["counters"]["totals"]["vl_op_packets"][0]
+                    .as_u64()
+                    .unwrap()
+                    * 4;
+            assert_eq!(
+                get(&v, ibo::IB_IF_VL_IN_OCTETS, &[i, 0]),
+                Value::Counter64(vl0)
+            );
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}

@@ -82,7 +82,11 @@ fn port_info_template(
         vl_stall_count: 7,
         hoq_life: 16,
         operational_vls: 4,
-        guid_cap: if t == NodeType::Switch && num != 0 { 0 } else { 1 },
+        guid_cap: if t == NodeType::Switch && num != 0 {
+            0
+        } else {
+            1
+        },
         subnet_timeout: 18,
         resp_time_value: 16,
         capability_mask: port_cap::IS_TRAP_SUPPORTED
@@ -254,10 +258,9 @@ impl Fabric {
         };
         // Links.
         for (a, ap, z, zp) in topo.links() {
-            let (Some(pa), Some(pz)) = (
-                f.node_port(a as NodeIdx, ap),
-                f.node_port(z as NodeIdx, zp),
-            ) else {
+            let (Some(pa), Some(pz)) =
+                (f.node_port(a as NodeIdx, ap), f.node_port(z as NodeIdx, zp))
+            else {
                 continue;
             };
             if let Some(p) = f.ports.get_mut(pa as usize) {
@@ -477,7 +480,10 @@ impl Fabric {
             queue.clear();
             queue.push_back(d as u32);
             while let Some(x) = queue.pop_front() {
-                let (a, b) = (adj_start[x as usize] as usize, adj_start[x as usize + 1] as usize);
+                let (a, b) = (
+                    adj_start[x as usize] as usize,
+                    adj_start[x as usize + 1] as usize,
+                );
                 for &(y, _) in &adj[a..b] {
                     if dist[y as usize] == u32::MAX {
                         dist[y as usize] = dist[x as usize] + 1;
@@ -528,12 +534,10 @@ impl Fabric {
     /// SMInfo of the master (on the first node), MasterSMLID everywhere, the
     /// default partition and the IPoIB broadcast group.
     fn sm_and_groups(&mut self, reached: &[bool]) {
-        let sm_port = self
-            .node_port_range(0)
-            .find(|p| {
-                let port = &self.ports[*p as usize];
-                port.info.lid.is_unicast()
-            });
+        let sm_port = self.node_port_range(0).find(|p| {
+            let port = &self.ports[*p as usize];
+            port.info.lid.is_unicast()
+        });
         if let Some(smp) = sm_port {
             let (lid, guid) = {
                 let p = &mut self.ports[smp as usize];
@@ -612,7 +616,6 @@ impl Fabric {
         let mut b = SnapshotBuilder::new(self.subnet_prefix);
         b.nodes = self.nodes.clone();
         b.ports = self.ports.clone();
-        b.readings = vec![None; b.ports.len()];
         for (p, f) in faults {
             if f.down.iter().any(|(s, e)| *s <= t && t < *e) {
                 if let Some(port) = b.ports.get_mut(*p as usize) {
@@ -626,6 +629,35 @@ impl Fabric {
         b.partitions = self.partitions.clone();
         b.mcast_groups = self.mcast_groups.clone();
         b.local_node = Some(self.local_node);
+        b.ipoib = self.ipoib_interfaces();
         b
+    }
+
+    /// One IPoIB interface per port of the local node when it is a CA, as a
+    /// Linux host has them: `ib0`, `ib1`, ... with a 20-octet address of
+    /// flags/QPN (a made-up QPN per interface) and the port GID.
+    fn ipoib_interfaces(&self) -> Vec<crate::model::IpoibInterface> {
+        let Some(node) = self.nodes.get(self.local_node as usize) else {
+            return Vec::new();
+        };
+        if node.info.node_type != NodeType::Ca as u8 {
+            return Vec::new();
+        }
+        node.ports
+            .clone()
+            .zip(0u32..)
+            .filter_map(|(pi, i)| {
+                let port = self.ports.get(pi as usize)?;
+                let mut address = [0u8; 20];
+                let qpn = 0x48 + i;
+                address[1..4].copy_from_slice(&qpn.to_be_bytes()[1..4]);
+                address[4..].copy_from_slice(&Gid::new(self.subnet_prefix, port.guid).to_bytes());
+                Some(crate::model::IpoibInterface {
+                    port: pi,
+                    name: format!("ib{i}"),
+                    address,
+                })
+            })
+            .collect()
     }
 }

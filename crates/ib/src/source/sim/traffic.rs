@@ -14,8 +14,8 @@
 use super::fabric::Fabric;
 use super::PortFaults;
 use crate::mad::pma::{
-    PortCounters, PortCountersExtended, PortFlowCtlCounters, PortRcvErrorDetails,
-    PortVlOpData, PortVlOpPackets, PortVlXmitWaitCounters, PortXmitDiscardDetails,
+    PortCounters, PortCountersExtended, PortFlowCtlCounters, PortRcvErrorDetails, PortVlOpData,
+    PortVlOpPackets, PortVlXmitWaitCounters, PortXmitDiscardDetails,
 };
 use crate::model::{PortIdx, PortReadings};
 use crate::types::{data_rate_mbps, LinkWidth, NodeType, PortState};
@@ -125,10 +125,7 @@ impl TrafficModel {
     fn effective_time(&self, p: PortIdx, t: f64, faults: Option<&PortFaults>) -> f64 {
         let up = self.params.get(p as usize).map_or(0.0, |x| x.uptime);
         let down: f64 = faults.map_or(0.0, |f| {
-            f.down
-                .iter()
-                .map(|(s, e)| (t.min(*e) - s).max(0.0))
-                .sum()
+            f.down.iter().map(|(s, e)| (t.min(*e) - s).max(0.0)).sum()
         });
         up + t - down
     }
@@ -140,8 +137,8 @@ impl TrafficModel {
         if x.rate == 0.0 {
             return 0.0;
         }
-        let integral = x.base * t_eff
-            + x.amp / x.omega * (x.phase.cos() - (x.omega * t_eff + x.phase).cos());
+        let integral =
+            x.base * t_eff + x.amp / x.omega * (x.phase.cos() - (x.omega * t_eff + x.phase).cos());
         x.rate * integral.max(0.0)
     }
 
@@ -179,7 +176,12 @@ impl TrafficModel {
         u[2] = flaps + u64::from(x.err_rate > 0.1);
         u[3] = (errs / 20.0) as u64 + burst / 4;
         u[4] = (errs / 100.0) as u64;
-        u[5] = if self.is_switch_port.get(p as usize).copied().unwrap_or(false) {
+        u[5] = if self
+            .is_switch_port
+            .get(p as usize)
+            .copied()
+            .unwrap_or(false)
+        {
             (x.discard_rate * te * 0.1) as u64
         } else {
             0
@@ -269,7 +271,13 @@ impl TrafficModel {
             port_sw_hoq_lifetime_limit_discards: s16(u[6]),
             ..PortXmitDiscardDetails::default()
         };
-        let flows = |linked: bool, te: f64| if linked { (te * FLOW_PKTS_PER_SEC) as u64 } else { 0 };
+        let flows = |linked: bool, te: f64| {
+            if linked {
+                (te * FLOW_PKTS_PER_SEC) as u64
+            } else {
+                0
+            }
+        };
         let r = self.remote.get(p as usize).copied().unwrap_or(u32::MAX);
         let rlinked = r != u32::MAX && self.params.get(r as usize).is_some_and(|y| y.rate > 0.0);
         let rte = if rlinked {

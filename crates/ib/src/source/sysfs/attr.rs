@@ -116,7 +116,11 @@ pub(crate) fn parse_enum_num(path: &Path, s: &str) -> Result<u8, SysfsError> {
 }
 
 /// A hex number with optional 0x (lid, sm_lid, cap_mask, pkeys, dev_id).
-pub(crate) fn parse_hex_u32(path: &Path, s: &str, expected: &'static str) -> Result<u32, SysfsError> {
+pub(crate) fn parse_hex_u32(
+    path: &Path,
+    s: &str,
+    expected: &'static str,
+) -> Result<u32, SysfsError> {
     let h = s
         .strip_prefix("0x")
         .or_else(|| s.strip_prefix("0X"))
@@ -128,7 +132,11 @@ pub(crate) fn parse_hex_u32(path: &Path, s: &str, expected: &'static str) -> Res
 }
 
 /// A 16-bit hex value (LIDs, P_Keys).
-pub(crate) fn parse_hex_u16(path: &Path, s: &str, expected: &'static str) -> Result<u16, SysfsError> {
+pub(crate) fn parse_hex_u16(
+    path: &Path,
+    s: &str,
+    expected: &'static str,
+) -> Result<u16, SysfsError> {
     let v = parse_hex_u32(path, s, expected)?;
     u16::try_from(v).map_err(|_| parse_err(path, expected, s))
 }
@@ -184,7 +192,10 @@ mod tests {
         assert!(parse_guid(p(), "0c42a10300a1b2c4").is_err());
         assert!(parse_guid(p(), "zz42:a103:00a1:b2c4").is_err());
         let e = parse_guid(Path::new("/s/node_guid"), "bad").unwrap_err();
-        assert!(e.to_string().starts_with("/s/node_guid: expected a GUID"), "{e}");
+        assert!(
+            e.to_string().starts_with("/s/node_guid: expected a GUID"),
+            "{e}"
+        );
     }
 
     #[test]
@@ -196,7 +207,10 @@ mod tests {
         assert!(parse_hex_u16(p(), "0x10000", "lid").is_err());
         assert!(parse_hex_u16(p(), "0x", "lid").is_err());
         assert_eq!(parse_hex_u32(p(), "0xa651e848", "m").unwrap(), 0xa651_e848);
-        assert_eq!(parse_dec_u64(p(), "18446744073709551615").unwrap(), u64::MAX);
+        assert_eq!(
+            parse_dec_u64(p(), "18446744073709551615").unwrap(),
+            u64::MAX
+        );
         assert!(parse_dec_u64(p(), "-1").is_err());
     }
 

@@ -121,7 +121,12 @@ pub fn read_counters(
     let rcv_pkts = g("port_rcv_packets")?;
 
     let edir = port_dir.join("counters_ext");
-    let ietf = ["unicast_xmit_packets", "unicast_rcv_packets", "multicast_xmit_packets", "multicast_rcv_packets"];
+    let ietf = [
+        "unicast_xmit_packets",
+        "unicast_rcv_packets",
+        "multicast_xmit_packets",
+        "multicast_rcv_packets",
+    ];
     let wide = [xmit_data, rcv_data, xmit_pkts, rcv_pkts]
         .iter()
         .any(|v| *v > u64::from(u32::MAX));
@@ -180,8 +185,13 @@ pub fn read_counters(
         ..pc
     };
     let saturated = rule == CounterWidthRule::Legacy32
-        && [pc.port_xmit_data, pc.port_rcv_data, pc.port_xmit_pkts, pc.port_rcv_pkts]
-            .contains(&u32::MAX);
+        && [
+            pc.port_xmit_data,
+            pc.port_rcv_data,
+            pc.port_xmit_pkts,
+            pc.port_rcv_pkts,
+        ]
+        .contains(&u32::MAX);
     Ok(Some(CounterFiles {
         readings: PortReadings {
             counters: pc,

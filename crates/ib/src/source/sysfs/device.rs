@@ -9,7 +9,7 @@ use super::rate::{parse_rate, Rate};
 use crate::types::{Gid, Guid, Lid, NodeType, PKey, PhysPortState, PortNum, PortState};
 use std::collections::BTreeMap;
 use std::path::Path;
-use tracing::{debug, info};
+use tracing::debug;
 
 /// A local RDMA device with its InfiniBand ports (RoCE ports left out).
 #[derive(Debug, Clone, PartialEq)]
@@ -75,7 +75,8 @@ pub fn read_device(
     let node_desc = read_opt(&dir.join("node_desc"))?.unwrap_or_default();
     let node_type = match parse_opt(&dir.join("node_type"), |p, s| {
         let n = parse_enum_num(p, s)?;
-        NodeType::from_raw(n).ok_or_else(|| parse_err(p, "node type 1: CA, 2: switch or 3: router", s))
+        NodeType::from_raw(n)
+            .ok_or_else(|| parse_err(p, "node type 1: CA, 2: switch or 3: router", s))
     })? {
         Some(t) => t,
         None => NodeType::Ca,
@@ -107,7 +108,8 @@ pub fn read_device(
         let pd = pdir.join(n.to_string());
         let ll = read_opt(&pd.join("link_layer"))?.unwrap_or_else(|| "InfiniBand".to_string());
         if !ll.eq_ignore_ascii_case("InfiniBand") {
-            info!(device = name, port = n, link_layer = %ll, "not an InfiniBand port (RoCE?); left out");
+            // Logged once at info level by the source.
+            debug!(device = name, port = n, link_layer = %ll, "not an InfiniBand port; left out");
             skipped.push((*n, ll));
             continue;
         }
@@ -132,7 +134,8 @@ fn read_port(dir: &Path, num: u8, known_wide: bool) -> Result<SysfsPort, SysfsEr
         let p = dir.join("state");
         let s = read_req(&p)?;
         let n = parse_enum_num(&p, &s)?;
-        PortState::from_raw(n).ok_or_else(|| parse_err(&p, "a port state 0..4 (\"4: ACTIVE\")", &s))?
+        PortState::from_raw(n)
+            .ok_or_else(|| parse_err(&p, "a port state 0..4 (\"4: ACTIVE\")", &s))?
     };
     let phys_state = {
         let p = dir.join("phys_state");
@@ -154,9 +157,10 @@ fn read_port(dir: &Path, num: u8, known_wide: bool) -> Result<SysfsPort, SysfsEr
         Err(e) => return Err(e),
     };
     let lid16 = |f: &str| -> Result<Lid, SysfsError> {
-        Ok(Lid(
-            parse_opt(&dir.join(f), |p, s| parse_hex_u16(p, s, "a hex LID (0x1a)"))?.unwrap_or(0),
-        ))
+        Ok(Lid(parse_opt(&dir.join(f), |p, s| {
+            parse_hex_u16(p, s, "a hex LID (0x1a)")
+        })?
+        .unwrap_or(0)))
     };
     let small = |f: &str, max: u64, expected: &'static str| -> Result<u8, SysfsError> {
         parse_opt(&dir.join(f), |p, s| {

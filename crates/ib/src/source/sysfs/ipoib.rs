@@ -1,7 +1,9 @@
 //! IPoIB network interfaces, `/sys/class/net/<if>/` with `type` 32
 //! (ARPHRD_INFINIBAND), and the (device, port) each runs over.
 
-use super::attr::{list_dir, parse_dec_u64, parse_hex_u32, parse_ipoib_addr, parse_opt, read_opt, SysfsError};
+use super::attr::{
+    list_dir, parse_dec_u64, parse_hex_u32, parse_ipoib_addr, parse_opt, read_opt, SysfsError,
+};
 use super::device::SysfsDevice;
 use crate::types::{Gid, PortNum};
 use std::path::Path;
@@ -45,7 +47,9 @@ impl SysfsNetdev {
                 return Some((d, p.num));
             }
         }
-        let d = devices.iter().find(|d| Some(&d.name) == self.device.as_ref())?;
+        let d = devices
+            .iter()
+            .find(|d| Some(&d.name) == self.device.as_ref())?;
         let port = self.port?;
         d.ports.iter().any(|p| p.num == port).then_some((d, port))
     }
@@ -64,8 +68,8 @@ pub fn read_netdevs(net_dir: &Path) -> Result<Vec<SysfsNetdev>, SysfsError> {
             debug!(netdev = %name, "IPoIB netdev without an address; left out");
             continue;
         };
-        let device = list_dir(&dir.join("device").join("infiniband"))?
-            .and_then(|v| v.into_iter().next());
+        let device =
+            list_dir(&dir.join("device").join("infiniband"))?.and_then(|v| v.into_iter().next());
         let port0 = match parse_opt(&dir.join("dev_port"), parse_dec_u64)? {
             Some(p) => Some(p),
             None => parse_opt(&dir.join("dev_id"), |p, s| {

@@ -41,10 +41,14 @@ pub fn parse_rate(path: &Path, s: &str) -> Result<Rate, SysfsError> {
 /// SDR/DDR/QDR from their per-lane signalling rate (the only speeds old
 /// kernels may print without a name).
 fn speed_from_lane_rate(gbps: f64) -> Option<LinkSpeed> {
-    [(2.5, LinkSpeed::Sdr), (5.0, LinkSpeed::Ddr), (10.0, LinkSpeed::Qdr)]
-        .into_iter()
-        .find(|(r, _)| (gbps - r).abs() < 0.01)
-        .map(|(_, s)| s)
+    [
+        (2.5, LinkSpeed::Sdr),
+        (5.0, LinkSpeed::Ddr),
+        (10.0, LinkSpeed::Qdr),
+    ]
+    .into_iter()
+    .find(|(r, _)| (gbps - r).abs() < 0.01)
+    .map(|(_, s)| s)
 }
 
 #[cfg(test)]
@@ -82,7 +86,14 @@ mod tests {
             ("1600 Gb/sec (8X XDR)", X8, Xdr),
         ];
         for (s, w, sp) in cases {
-            assert_eq!(r(s).unwrap(), Rate { width: w, speed: sp }, "{s}");
+            assert_eq!(
+                r(s).unwrap(),
+                Rate {
+                    width: w,
+                    speed: sp
+                },
+                "{s}"
+            );
         }
     }
 

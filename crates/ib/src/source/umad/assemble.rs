@@ -139,7 +139,10 @@ pub fn build(
                     lft: Arc::from(n.lft.clone()),
                 })
             }),
-            pma: caps.get(&g).and_then(|c| c.class_port_info.clone()).map(Box::new),
+            pma: caps
+                .get(&g)
+                .and_then(|c| c.class_port_info.clone())
+                .map(Box::new),
             sampling: None,
         };
         let nums: Vec<u8> = port_range(n).collect();
@@ -212,16 +215,25 @@ pub fn build(
                 continue;
             }
             for k in p.pkeys.iter() {
-                parts.entry(k.0 & 0x7fff).or_default().push(PartitionMember {
-                    port_guid: p.guid,
-                    full: k.0 & 0x8000 != 0,
-                });
+                parts
+                    .entry(k.0 & 0x7fff)
+                    .or_default()
+                    .push(PartitionMember {
+                        port_guid: p.guid,
+                        full: k.0 & 0x8000 != 0,
+                    });
             }
         }
         b.partitions = parts
             .into_iter()
             .map(|(k, members)| Partition {
-                pkey: PKey(k | if members.iter().any(|m| m.full) { 0x8000 } else { 0 }),
+                pkey: PKey(
+                    k | if members.iter().any(|m| m.full) {
+                        0x8000
+                    } else {
+                        0
+                    },
+                ),
                 members,
             })
             .collect();

@@ -149,7 +149,10 @@ fn on_answer(d: &mut Discovered, q: Q, data: &[u8], opts: DiscoverOptions) -> Ve
             let is_switch = ni.node_type == 2;
             let is_new = !d.nodes.contains_key(&g);
             if is_new {
-                next.push((Q::NodeDesc(g), req::dr_get(attr::NODE_DESCRIPTION, 0, &path)));
+                next.push((
+                    Q::NodeDesc(g),
+                    req::dr_get(attr::NODE_DESCRIPTION, 0, &path),
+                ));
                 if is_switch {
                     next.push((Q::SwitchInfo(g), req::dr_get(attr::SWITCH_INFO, 0, &path)));
                     for p in 0..=ni.num_ports {
@@ -216,7 +219,8 @@ fn on_answer(d: &mut Discovered, q: Q, data: &[u8], opts: DiscoverOptions) -> Ve
                 }
             }
             if let Some(n) = d.nodes.get_mut(&g) {
-                n.lft = vec![LinearForwardingTable::INVALID_PORT; usize::from(si.linear_fdb_top) + 1];
+                n.lft =
+                    vec![LinearForwardingTable::INVALID_PORT; usize::from(si.linear_fdb_top) + 1];
                 n.switch_info = Some(si);
             }
         }
@@ -279,7 +283,10 @@ fn link(d: &mut Discovered, a: (Guid, u8), b: (Guid, u8)) {
             let guid = if n.is_switch() {
                 n.info.port_guid
             } else {
-                n.ports.get(&x.1).map(|p| p.guid).unwrap_or(n.info.port_guid)
+                n.ports
+                    .get(&x.1)
+                    .map(|p| p.guid)
+                    .unwrap_or(n.info.port_guid)
             };
             n.ports
                 .entry(x.1)

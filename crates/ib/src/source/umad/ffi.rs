@@ -146,8 +146,8 @@ pub fn library() -> Result<&'static Umad, UmadError> {
 fn load() -> Result<Umad, UmadError> {
     // SAFETY: loading libibumad runs its ELF constructors, which only initialise static
     // state; the library is a plain C library with no unsound initialisers.
-    let lib = unsafe { Library::new(LIBRARY) }
-        .map_err(|e| UmadError::LibraryMissing(e.to_string()))?;
+    let lib =
+        unsafe { Library::new(LIBRARY) }.map_err(|e| UmadError::LibraryMissing(e.to_string()))?;
     macro_rules! sym {
         ($name:literal, $ty:ty) => {{
             // SAFETY: the symbol is declared in <infiniband/umad.h> with exactly the C
@@ -258,7 +258,11 @@ impl Umad {
         unsafe { (self.release_ca)(&mut raw) };
         let mut attrs = attrs;
         // Switches expose port 0 only; CAs ports 1..=numports.
-        let candidates = if attrs.node_type == 2 { 0..=0 } else { 1..=numports.max(1) };
+        let candidates = if attrs.node_type == 2 {
+            0..=0
+        } else {
+            1..=numports.max(1)
+        };
         for p in candidates {
             if let Some(pa) = self.port(&cname, name, p) {
                 attrs.ports.push(pa);
@@ -492,7 +496,8 @@ impl Port {
             }
             if rc == -ENOSPC && len as usize > cap {
                 // An RMPP-reassembled answer larger than our buffer stays queued: grow, retry.
-                self.recv_buf.resize((self.hdr + len as usize).div_ceil(8), 0);
+                self.recv_buf
+                    .resize((self.hdr + len as usize).div_ceil(8), 0);
                 continue;
             }
             if rc < 0 {

@@ -8,9 +8,9 @@ use std::collections::HashMap;
 use super::req::{self, GET, SET};
 use super::transport::{Request, Transport, TxError};
 use crate::mad::pma::{
-    attr, counter_select, ClassPortInfo, PortCounters, PortCountersExtended,
-    PortFlowCtlCounters, PortRcvErrorDetails, PortVlOpData, PortVlOpPackets,
-    PortVlXmitWaitCounters, PortXmitDiscardDetails,
+    attr, counter_select, ClassPortInfo, PortCounters, PortCountersExtended, PortFlowCtlCounters,
+    PortRcvErrorDetails, PortVlOpData, PortVlOpPackets, PortVlXmitWaitCounters,
+    PortXmitDiscardDetails,
 };
 use crate::types::Guid;
 
@@ -27,7 +27,10 @@ pub mod detail {
 
 const DETAILS: [(u8, u16); 6] = [
     (detail::RCV_ERROR_DETAILS, attr::PORT_RCV_ERROR_DETAILS),
-    (detail::XMIT_DISCARD_DETAILS, attr::PORT_XMIT_DISCARD_DETAILS),
+    (
+        detail::XMIT_DISCARD_DETAILS,
+        attr::PORT_XMIT_DISCARD_DETAILS,
+    ),
     (detail::FLOW_CTL, attr::PORT_FLOW_CTL_COUNTERS),
     (detail::VL_OP_PACKETS, attr::PORT_VL_OP_PACKETS),
     (detail::VL_OP_DATA, attr::PORT_VL_OP_DATA),
@@ -176,7 +179,14 @@ pub fn sweep(
                 next = port_requests(t, i, &c, &opts);
                 caps.insert(t.node, c);
             }
-            (Q::Attr { target, port, attr: a }, Ok(mad)) => {
+            (
+                Q::Attr {
+                    target,
+                    port,
+                    attr: a,
+                },
+                Ok(mad),
+            ) => {
                 out.answered += 1;
                 let Some(t) = targets.get(target) else {
                     return next;
@@ -199,9 +209,7 @@ pub fn sweep(
             (q, Err(e)) => {
                 out.failures += 1;
                 if let Q::Attr {
-                    target,
-                    attr: a,
-                    ..
+                    target, attr: a, ..
                 } = q
                 {
                     if let (TxError::Status(_), Some(t)) = (&e, targets.get(target)) {
@@ -294,7 +302,10 @@ mod tests {
             ..PortCounters::default()
         };
         let m = saturating_mask(&pc, 0.75);
-        assert_eq!(m, counter_select::PORT_XMIT_DATA | counter_select::PORT_XMIT_PKTS);
+        assert_eq!(
+            m,
+            counter_select::PORT_XMIT_DATA | counter_select::PORT_XMIT_PKTS
+        );
         assert_eq!(saturating_mask(&PortCounters::default(), 0.75), 0);
     }
 

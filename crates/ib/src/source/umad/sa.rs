@@ -21,7 +21,9 @@ use crate::types::{Gid, Lid};
 /// 65), multicast group create/delete (66, 67), link state / integrity / buffer overrun /
 /// flow control (128-131), capability and system image changes (144, 145), M_Key, P_Key,
 /// Q_Key violations (256-259).
-pub const TRAPS: [u16; 14] = [64, 65, 66, 67, 128, 129, 130, 131, 144, 145, 256, 257, 258, 259];
+pub const TRAPS: [u16; 14] = [
+    64, 65, 66, 67, 128, 129, 130, 131, 144, 145, 256, 257, 258, 259,
+];
 
 /// Everything the SA told us in one sweep.
 #[derive(Debug, Clone, Default)]
@@ -108,7 +110,14 @@ pub fn query(
             let mask = comp::p_key_table_record::LID | comp::p_key_table_record::PORT_NUM;
             (
                 (lid, port),
-                req::sa(GET_TABLE, attr::P_KEY_TABLE_RECORD, sm_lid, sm_key, mask, &buf),
+                req::sa(
+                    GET_TABLE,
+                    attr::P_KEY_TABLE_RECORD,
+                    sm_lid,
+                    sm_key,
+                    mask,
+                    &buf,
+                ),
             )
         });
         let mut errs = Vec::new();
@@ -119,7 +128,11 @@ pub fn query(
                     for rec in req::sa_records(&mad) {
                         if let Ok(p) = PKeyTableRecord::decode(rec) {
                             keys.extend(
-                                p.p_key_table.p_key.iter().map(|k| k.0).filter(|&k| k & 0x7fff != 0),
+                                p.p_key_table
+                                    .p_key
+                                    .iter()
+                                    .map(|k| k.0)
+                                    .filter(|&k| k & 0x7fff != 0),
                             );
                         }
                     }

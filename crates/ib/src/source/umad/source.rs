@@ -201,7 +201,11 @@ impl UmadSource {
         self.stats.smp_failures += d.failures;
         if d.failures > 0 || d.nodes.is_empty() {
             self.stats.failed_sweeps += 1;
-            let first = d.errors.first().cloned().unwrap_or_else(|| "no answer".into());
+            let first = d
+                .errors
+                .first()
+                .cloned()
+                .unwrap_or_else(|| "no answer".into());
             tracing::warn!(
                 failures = d.failures,
                 nodes = d.nodes.len(),
@@ -212,7 +216,11 @@ impl UmadSource {
                 first,
             });
         }
-        let sm_lid = d.local_port.as_ref().map(|p| p.master_sm_lid.0).unwrap_or(0);
+        let sm_lid = d
+            .local_port
+            .as_ref()
+            .map(|p| p.master_sm_lid.0)
+            .unwrap_or(0);
         let sa_view = if sm_lid == 0 {
             tracing::debug!("no master SM LID known: SA not queried");
             None
@@ -242,7 +250,9 @@ impl UmadSource {
             Some(v)
         };
         // A dead SM (SMInfoRecord unanswered) keeps the last good SA answers.
-        let sa_ok = sa_view.as_ref().is_some_and(|v| v.errors.iter().all(|e| !e.starts_with("SMInfoRecord")));
+        let sa_ok = sa_view
+            .as_ref()
+            .is_some_and(|v| v.errors.iter().all(|e| !e.starts_with("SMInfoRecord")));
         if sa_ok {
             self.last_sa = sa_view;
         } else if sa_view.is_some() {
@@ -408,7 +418,8 @@ impl crate::source::Source for UmadSource {
                 let mut data = [0u8; PortCounters::LEN];
                 pc.encode(&mut data)
                     .map_err(|e| SourceError::Invalid(e.to_string()))?;
-                let mad = self.pma_call(req::pma(req::SET, pma_attr::PORT_COUNTERS, 0, lid, &data))?;
+                let mad =
+                    self.pma_call(req::pma(req::SET, pma_attr::PORT_COUNTERS, 0, lid, &data))?;
                 let pc = PortCounters::decode(req::pma_data(&mad))
                     .map_err(|e| SourceError::Fabric(e.to_string()))?;
                 Ok(ControlReply::PortCounters(pc))
@@ -444,8 +455,14 @@ mod tests {
     #[test]
     fn specs() {
         assert_eq!(parse_spec("umad").unwrap(), (None, None));
-        assert_eq!(parse_spec("umad:mlx5_0").unwrap(), (Some("mlx5_0".into()), None));
-        assert_eq!(parse_spec("umad:mlx5_0:2").unwrap(), (Some("mlx5_0".into()), Some(2)));
+        assert_eq!(
+            parse_spec("umad:mlx5_0").unwrap(),
+            (Some("mlx5_0".into()), None)
+        );
+        assert_eq!(
+            parse_spec("umad:mlx5_0:2").unwrap(),
+            (Some("mlx5_0".into()), Some(2))
+        );
         assert!(parse_spec("umad:mlx5_0:x").is_err());
         assert!(parse_spec("sim").is_err());
         assert!(parse_spec("umad:a:1:2").is_err());

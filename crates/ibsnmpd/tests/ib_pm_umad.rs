@@ -1,0 +1,340 @@
+//! IB-PM-MIB on the umad source over ibsim + OpenSM (the testbed of
+//! `ib::testbed`): PortSelect then the counters equal perfquery's for several
+//! nodes, a counter Set clears it in the PMA (perfquery shows it), and ibsim's
+//! PMA, which lacks PortSamplesControl, gets a software sampling run.
+
+mod common;
+
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use common::{free_port, parse_lines, snmp, BIN};
+use ib::testbed::{Testbed, TestbedConfig, SMALL_NET};
+use serde_json::Value as Json;
+
+const SC: &str = ".1.3.6.1.3.117.1.2.1";
+const SR: &str = ".1.3.6.1.3.117.1.3.1";
+const PC: &str = ".1.3.6.1.3.117.1.4.1";
+
+/// pmPortCounters columns and perfquery's names.
+const COUNTERS: [(u32, &str); 16] = [
+    (3, "SymbolErrorCounter"),
+    (4, "LinkErrorRecoveryCounter"),
+    (5, "LinkDownedCounter"),
+    (6, "PortRcvErrors"),
+    (7, "PortRcvRemotePhysicalErrors"),
+    (8, "PortRcvSwitchRelayErrors"),
+    (9, "PortXmitDiscards"),
+    (10, "PortXmitConstraintErrors"),
+    (11, "PortRcvConstraintErrors"),
+    (12, "LocalLinkIntegrityErrors"),
+    (13, "ExcessiveBufferOverrunErrors"),
+    (14, "VL15Dropped"),
+    (15, "PortXmitData"),
+    (16, "PortRcvData"),
+    (17, "PortXmitPkts"),
+    (18, "PortRcvPkts"),
+];
+
+/// The agent on the umad source, under the testbed's preload; killed on drop.
+struct UmadAgent {
+    child: Child,
+    target: String,
+    log: std::path::PathBuf,
+    _state: tempfile::TempDir,
+}
+
+impl UmadAgent {
+    /// Sweeps once at start and then only after Sets (or software-sampling
+    /// timers), so the counters it serves are those of a known moment.
+    fn start(tb: &Testbed) -> UmadAgent {
+        let state = tempfile::tempdir().unwrap();
+        let port = free_port("127.0.0.1");
+        let target = format!("127.0.0.1:{port}");
+        let log = tb.dir().join(format!("agent-{port}.log"));
+        let child = tb
+            .command(BIN)
+            .args(["--listen", &target, "--source", "umad", "--sweep-interval", "3600"])
+            .args(["--rw-community", "private", "--log-level", "debug", "--state-dir"])
+            .arg(state.path())
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(std::fs::File::create(&log).unwrap())
+            .spawn()
+            .expect("spawn ibsnmpd");
+        let a = UmadAgent {
+            child,
+            target,
+            log,
+            _state: state,
+        };
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            // Ready once the first sweep is in: some node row exists.
+            let next = a.snmp("snmpgetnext", "public", &[".1.3.6.1.3.117.1.1.1.1"]);
+            if String::from_utf8_lossy(&next.stdout).contains(".1.3.6.1.3.117.1.1.1.1.") {
+                return a;
+            }
+            assert!(Instant::now() < deadline, "agent not ready: {}", a.log_text());
+            std::thread::sleep(Duration::from_millis(200));
+        }
+    }
+
+    fn log_text(&self) -> String {
+        std::fs::read_to_string(&self.log).unwrap_or_default()
+    }
+
+    fn snmp(&self, tool: &str, community: &str, rest: &[&str]) -> Output {
+        let mut args = vec!["-v2c", "-c", community, "-On", "-t", "3", "-r", "0", &self.target];
+        args.extend_from_slice(rest);
+        snmp(tool, &args)
+    }
+
+    fn get(&self, oids: &[String]) -> Vec<String> {
+        let refs: Vec<&str> = oids.iter().map(String::as_str).collect();
+        let out = self.snmp("snmpget", "public", &refs);
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let rows = parse_lines(&String::from_utf8_lossy(&out.stdout));
+        assert_eq!(rows.len(), oids.len());
+        rows.into_iter().map(|(_, v)| v).collect()
+    }
+
+    fn set(&self, community: &str, vbs: &[(String, &str, String)]) -> Output {
+        let mut args: Vec<&str> = vec![];
+        for (o, t, v) in vbs {
+            args.extend([o.as_str(), *t, v.as_str()]);
+        }
+        self.snmp("snmpset", community, &args)
+    }
+
+    fn set_ok(&self, vbs: &[(String, &str, String)]) {
+        let out = self.set("private", vbs);
+        assert!(
+            out.status.success(),
+            "snmpset: {}{}\nagent log:\n{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr),
+            self.log_text()
+        );
+    }
+}
+
+impl Drop for UmadAgent {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn guid_index(g: &str) -> String {
+    let v = u64::from_str_radix(g.trim_start_matches("0x"), 16).expect("hex GUID");
+    v.to_be_bytes()
+        .iter()
+        .map(|b| b.to_string())
+        .collect::<Vec<_>>()
+        .join(".")
+}
+
+/// (description, GUID, LID) of every node, from `ibsnmpd dump --source umad`.
+fn nodes(tb: &Testbed) -> Vec<(String, String, u64)> {
+    let out = tb
+        .command(BIN)
+        .args(["dump", "--source", "umad", "--format", "json"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let d: Json = serde_json::from_slice(&out.stdout).unwrap();
+    d["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| {
+            (
+                n["description"].as_str().unwrap().to_string(),
+                n["guid"].as_str().unwrap().to_string(),
+                n["lid"].as_u64().unwrap(),
+            )
+        })
+        .collect()
+}
+
+fn node<'a>(ns: &'a [(String, String, u64)], desc: &str) -> &'a (String, String, u64) {
+    ns.iter()
+        .find(|n| n.0 == desc)
+        .unwrap_or_else(|| panic!("{desc} not in {ns:?}"))
+}
+
+/// perfquery LID PORT, as name -> value.
+fn perfquery(tb: &Testbed, lid: u64, port: u8) -> std::collections::BTreeMap<String, u64> {
+    let out = tb
+        .run_diag("perfquery", &[&lid.to_string(), &port.to_string()])
+        .unwrap();
+    assert!(out.success(), "perfquery {lid} {port}: {}", out.stderr);
+    out.stdout
+        .lines()
+        .filter_map(|l| {
+            let (k, v) = l.split_once(':')?;
+            let v = v.trim_start_matches('.');
+            let v = if let Some(h) = v.strip_prefix("0x") {
+                u64::from_str_radix(h, 16).ok()?
+            } else {
+                v.parse().ok()?
+            };
+            Some((k.trim().to_string(), v))
+        })
+        .collect()
+}
+
+fn as_u32(v: &str) -> u64 {
+    let i: i64 = v.trim_start_matches("INTEGER: ").trim().parse().unwrap();
+    (i as i32 as u32).into()
+}
+
+fn console(tb: &Testbed, cmd: &str) {
+    tb.console(cmd).unwrap_or_else(|e| panic!("ibsim console {cmd}: {e}"));
+}
+
+#[test]
+fn umad_port_select_counters_equal_perfquery_and_clear() {
+    let Ok(tb) = Testbed::start(TestbedConfig::new(SMALL_NET)) else {
+        panic!("ibsim testbed did not start (apt-get install ibsim-utils opensm infiniband-diags)");
+    };
+    let ns = nodes(&tb);
+
+    // Distinct error counts on the ports compared, so equality means something.
+    let ports = [("Hca1", 1u8), ("Hca2", 1), ("Hca4", 1), ("Switch1", 3), ("Switch2", 1)];
+    for (i, (desc, port)) in ports.iter().enumerate() {
+        let i = i as u64 + 1;
+        for (field, v) in [
+            ("SymbolErrorCounter", i),
+            ("LinkDownedCounter", i + 1),
+            ("PortRcvErrors", 10 * i),
+            ("PortXmitDiscards", 20 * i),
+            ("VL15Dropped", 30 * i),
+        ] {
+            console(&tb, &format!("PerformanceSet \"{desc}\"[{port}] PortCounters.{field}={v}"));
+        }
+    }
+    // Its first sweep reads them.
+    let agent = UmadAgent::start(&tb);
+
+    for (desc, port) in ports {
+        let (_, g, lid) = node(&ns, desc);
+        let idx = guid_index(g);
+        agent.set_ok(&[(format!("{PC}.2.{idx}"), "i", port.to_string())]);
+        let mut oids = vec![format!("{PC}.2.{idx}")];
+        oids.extend(COUNTERS.iter().map(|(c, _)| format!("{PC}.{c}.{idx}")));
+        let vals = agent.get(&oids);
+        // perfquery later: MADs since the agent's sweep (OpenSM's sweeps,
+        // the other perfquery calls, its own) add packets to the traffic
+        // counters of ports on their path; error counters do not move.
+        let pq = perfquery(&tb, *lid, port);
+        assert_eq!(vals[0], format!("INTEGER: {port}"));
+        for ((_, name), v) in COUNTERS.iter().zip(&vals[1..]) {
+            let ours = as_u32(v);
+            let theirs = pq[*name];
+            if name.starts_with("PortXmit") && (name.ends_with("Data") || name.ends_with("Pkts"))
+                || name.starts_with("PortRcv") && (name.ends_with("Data") || name.ends_with("Pkts"))
+            {
+                let slack = if name.ends_with("Data") { 72 * 300 } else { 300 };
+                assert!(
+                    ours <= theirs && theirs - ours <= slack,
+                    "{desc}[{port}] {name}: agent {ours}, perfquery {theirs}"
+                );
+            } else {
+                assert_eq!(ours, theirs, "{desc}[{port}] {name}");
+            }
+        }
+        println!("{desc}[{port}]: {} counters equal perfquery's", COUNTERS.len());
+    }
+
+    // Clear SymbolErrors and PortXmitDiscards of Hca2 port 1 in one Set.
+    let (_, g, lid) = node(&ns, "Hca2");
+    let idx = guid_index(g);
+    agent.set_ok(&[(format!("{PC}.2.{idx}"), "i", "1".into())]);
+    assert!(perfquery(&tb, *lid, 1)["SymbolErrorCounter"] > 0);
+    agent.set_ok(&[
+        (format!("{PC}.3.{idx}"), "i", "0".into()),
+        (format!("{PC}.9.{idx}"), "i", "0".into()),
+    ]);
+    // The next read already shows it (the agent re-reads after the Set)...
+    let v = agent.get(&[format!("{PC}.3.{idx}"), format!("{PC}.9.{idx}"), format!("{PC}.6.{idx}")]);
+    assert_eq!(v[0], "INTEGER: 0");
+    assert_eq!(v[1], "INTEGER: 0");
+    assert_eq!(v[2], "INTEGER: 20", "PortRcvErrors was not selected");
+    // ...and so does the PMA.
+    let pq = perfquery(&tb, *lid, 1);
+    assert_eq!(pq["SymbolErrorCounter"], 0);
+    assert_eq!(pq["PortXmitDiscards"], 0);
+    assert_eq!(pq["PortRcvErrors"], 20);
+
+    // The read-only community cannot.
+    let out = agent.set("public", &[(format!("{PC}.6.{idx}"), "i", "0".into())]);
+    assert!(!out.status.success());
+    assert_eq!(perfquery(&tb, *lid, 1)["PortRcvErrors"], 20);
+
+    // All ports of a switch (ibsim's switch PMAs have AllPortSelect).
+    let (_, g, lid) = node(&ns, "Switch1");
+    let sidx = guid_index(g);
+    agent.set_ok(&[(format!("{PC}.2.{sidx}"), "i", "255".into())]);
+    agent.set_ok(&[(format!("{PC}.5.{sidx}"), "i", "0".into())]);
+    assert_eq!(perfquery(&tb, *lid, 3)["LinkDownedCounter"], 0);
+}
+
+#[test]
+fn umad_software_sampling_when_the_pma_lacks_it() {
+    let Ok(tb) = Testbed::start(TestbedConfig::new(SMALL_NET)) else {
+        panic!("ibsim testbed did not start");
+    };
+    let ns = nodes(&tb);
+    let agent = UmadAgent::start(&tb);
+    let (_, g, lid) = node(&ns, "Hca3");
+    let idx = guid_index(g);
+    let base = perfquery(&tb, *lid, 1)["PortXmitPkts"];
+
+    // 0.5 s start, ~2 s interval; PortXmitPkts and PortRcvData.
+    agent.set_ok(&[
+        (format!("{SC}.3.{idx}"), "i", "1".into()),
+        (format!("{SC}.28.{idx}"), "i", "3".into()),
+        (format!("{SC}.29.{idx}"), "i", "2".into()),
+        (format!("{SC}.25.{idx}"), "i", "500000".into()),
+        (format!("{SC}.26.{idx}"), "i", "2000000".into()),
+        (format!("{SC}.27.{idx}"), "x", "00000042".into()),
+    ]);
+    assert!(
+        agent.log_text().contains("sampling this node in software"),
+        "no log line about software sampling:\n{}",
+        agent.log_text()
+    );
+    let st = agent.get(&[format!("{SC}.22.{idx}"), format!("{SC}.4.{idx}")]);
+    assert_eq!(st[0], "INTEGER: 1", "SampleStart timer running");
+    assert_eq!(st[1], "INTEGER: 255", "Tick");
+    // During the interval the port transmits a million packets.
+    std::thread::sleep(Duration::from_millis(1200));
+    assert_eq!(agent.get(&[format!("{SC}.22.{idx}")])[0], "INTEGER: 2");
+    let now = perfquery(&tb, *lid, 1)["PortXmitPkts"];
+    console(
+        &tb,
+        &format!("PerformanceSet \"Hca3\"[1] PortCounters.PortXmitPkts={}", now + 1_000_000),
+    );
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while agent.get(&[format!("{SC}.22.{idx}")])[0] != "INTEGER: 0" {
+        assert!(Instant::now() < deadline, "sampling did not complete: {}", agent.log_text());
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let r = agent.get(&[
+        format!("{SR}.2.{idx}"),
+        format!("{SR}.3.{idx}"),
+        format!("{SR}.4.{idx}"),
+        format!("{SR}.5.{idx}"),
+    ]);
+    assert_eq!(r[0], "Hex-STRING: 00 00 00 42 ");
+    assert_eq!(r[1], "INTEGER: 0");
+    let pkts: u64 = r[2].trim_start_matches("Counter32: ").parse().unwrap();
+    // A million plus the few MADs that crossed the port meanwhile.
+    assert!(
+        (1_000_000..1_000_100).contains(&pkts),
+        "result {pkts} (PortXmitPkts was {base} before the run)"
+    );
+    assert!(agent.log_text().contains("software sampling run complete"));
+}

@@ -1,0 +1,340 @@
+//! IF-MIB and IB-IF-MIB on the umad source over ibsim + OpenSM (the
+//! project's testbed): the agent runs under umad2sim attached at Hca1
+//! (SIM_HOST), so IF-MIB shows Hca1's ports; values are checked against
+//! perfquery, counters set with ibsim's PerformanceSet past 2^32 show in
+//! ifHCInOctets and wrap in ifInOctets, and resets by someone else
+//! (perfquery -R) or saturation never move a counter back nor the
+//! discontinuity time.
+
+mod common;
+
+use std::collections::BTreeMap;
+use std::process::{Child, Stdio};
+use std::time::{Duration, Instant};
+
+use common::{free_port, snmp};
+use ib::testbed::{check_tools, Testbed, TestbedConfig, SMALL_NET};
+
+const IF_ENTRY: &str = ".1.3.6.1.2.1.2.2.1";
+const IF_X_ENTRY: &str = ".1.3.6.1.2.1.31.1.1.1";
+const IB_IF_PORT_STAT_ENTRY: &str = ".1.3.6.1.3.117.2.1.1.1";
+
+/// The agent under the testbed's preload; killed on drop.
+struct UmadAgent {
+    child: Child,
+    target: String,
+    _state: tempfile::TempDir,
+}
+
+impl Drop for UmadAgent {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl UmadAgent {
+    fn start(tb: &Testbed, sweep: &str) -> UmadAgent {
+        let state = tempfile::tempdir().unwrap();
+        let port = free_port("127.0.0.1");
+        let target = format!("127.0.0.1:{port}");
+        let log = std::fs::File::create(state.path().join("agent.log")).unwrap();
+        let child = tb
+            .command(common::BIN)
+            .env("SIM_HOST", "Hca1")
+            .args([
+                "--source",
+                "umad",
+                "--sweep-interval",
+                sweep,
+                "--listen",
+                &target,
+            ])
+            .arg("--state-dir")
+            .arg(state.path())
+            .args(["--log-level", "info"])
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(log)
+            .spawn()
+            .unwrap();
+        let mut a = UmadAgent {
+            child,
+            target,
+            _state: state,
+        };
+        let deadline = Instant::now() + Duration::from_secs(60);
+        loop {
+            if let Ok(Some(st)) = a.child.try_wait() {
+                panic!("agent exited with {st}: {}", a.log());
+            }
+            let out = snmp(
+                "snmpget",
+                &[
+                    "-v2c",
+                    "-c",
+                    "public",
+                    "-t",
+                    "0.5",
+                    "-r",
+                    "0",
+                    "-Oqv",
+                    &a.target,
+                    ".1.3.6.1.2.1.2.1.0",
+                ],
+            );
+            let n = String::from_utf8_lossy(&out.stdout)
+                .trim()
+                .parse::<u32>()
+                .unwrap_or(0);
+            if out.status.success() && n > 0 {
+                return a;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "agent not serving IF-MIB rows: {}",
+                a.log()
+            );
+            std::thread::sleep(Duration::from_millis(200));
+        }
+    }
+
+    fn log(&self) -> String {
+        std::fs::read_to_string(self._state.path().join("agent.log")).unwrap_or_default()
+    }
+
+    /// Numeric values of several instances in one Get (one snapshot).
+    fn get(&self, oids: &[String]) -> Vec<u64> {
+        let mut args = vec![
+            "-v2c",
+            "-c",
+            "public",
+            "-t",
+            "2",
+            "-r",
+            "1",
+            "-Oqv",
+            "-Oe",
+            "-Ot",
+            &self.target,
+        ];
+        args.extend(oids.iter().map(String::as_str));
+        let out = snmp("snmpget", &args);
+        let text = String::from_utf8_lossy(&out.stdout).into_owned();
+        assert!(
+            out.status.success(),
+            "{text}{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let v: Vec<u64> = text
+            .lines()
+            .map(|l| {
+                l.trim()
+                    .parse()
+                    .unwrap_or_else(|_| panic!("not a number: {l:?}\n{text}"))
+            })
+            .collect();
+        assert_eq!(v.len(), oids.len(), "{text}");
+        v
+    }
+
+    /// The octets of an OCTET STRING instance.
+    fn octets(&self, oid: &str) -> Vec<u8> {
+        let out = snmp(
+            "snmpget",
+            &[
+                "-v2c",
+                "-c",
+                "public",
+                "-t",
+                "2",
+                "-r",
+                "1",
+                "-Oqv",
+                "-Ox",
+                &self.target,
+                oid,
+            ],
+        );
+        String::from_utf8_lossy(&out.stdout)
+            .split_whitespace()
+            .filter_map(|h| u8::from_str_radix(h.trim_matches('"'), 16).ok())
+            .collect()
+    }
+}
+
+fn col(entry: &str, c: u32) -> String {
+    format!("{entry}.{c}.1")
+}
+
+/// perfquery's `Name:....value` lines.
+fn perfquery(tb: &Testbed, args: &[&str]) -> BTreeMap<String, u64> {
+    let out = tb.run_diag("perfquery", args).unwrap();
+    assert!(
+        out.success(),
+        "perfquery {args:?}: {}{}",
+        out.stdout,
+        out.stderr
+    );
+    out.stdout
+        .lines()
+        .filter_map(|l| {
+            let (k, v) = l.split_once(':')?;
+            let v = v.trim_start_matches('.').trim();
+            let v = v
+                .strip_prefix("0x")
+                .map_or_else(|| v.parse().ok(), |h| u64::from_str_radix(h, 16).ok())?;
+            Some((k.trim().to_string(), v))
+        })
+        .collect()
+}
+
+fn console(tb: &Testbed, cmd: &str) {
+    tb.console(cmd).unwrap();
+}
+
+/// The testbed (ibsim + OpenSM); missing tools fail with an install hint.
+fn testbed() -> Testbed {
+    if let Err(e) = check_tools() {
+        panic!("{e}");
+    }
+    Testbed::start(TestbedConfig::new(SMALL_NET)).unwrap()
+}
+
+#[test]
+fn umad_counters_match_perfquery_and_survive_resets() {
+    let tb = testbed();
+    // Before the agent's first sweep: data past 2^32 octets, error counters
+    // that MAD traffic does not move.
+    console(
+        &tb,
+        "PerformanceSet \"Hca1\"[1] PortCountersExtended.PortRcvData=2000000000",
+    );
+    console(
+        &tb,
+        "PerformanceSet \"Hca1\"[1] PortCounters.SymbolErrorCounter=7",
+    );
+    console(
+        &tb,
+        "PerformanceSet \"Hca1\"[1] PortCounters.PortRcvErrors=11",
+    );
+    console(
+        &tb,
+        "PerformanceSet \"Hca1\"[1] PortCounters.PortRcvRemotePhysicalErrors=3",
+    );
+    console(&tb, "PerformanceSet \"Hca1\"[1] PortCounters.VL15Dropped=5");
+    console(
+        &tb,
+        "PerformanceSet \"Hca1\"[1] PortCounters.PortXmitDiscards=13",
+    );
+
+    let agent = UmadAgent::start(&tb, "0.5");
+    let lid_octets = agent.octets(&col(IF_ENTRY, 6));
+    assert_eq!(
+        lid_octets.len(),
+        2,
+        "ifPhysAddress is the 2-octet LID: {lid_octets:?}"
+    );
+    let lid = (u16::from(lid_octets[0]) << 8 | u16::from(lid_octets[1])).to_string();
+
+    let watch = [
+        col(IF_X_ENTRY, 6),             // 0 ifHCInOctets
+        col(IF_ENTRY, 10),              // 1 ifInOctets
+        col(IB_IF_PORT_STAT_ENTRY, 2),  // 2 ibIfPortSymbolErrs
+        col(IF_ENTRY, 14),              // 3 ifInErrors
+        col(IF_ENTRY, 13),              // 4 ifInDiscards
+        col(IF_ENTRY, 19),              // 5 ifOutDiscards
+        col(IB_IF_PORT_STAT_ENTRY, 15), // 6 ibIfPortStatVL15Dropped
+        col(IF_X_ENTRY, 19),            // 7 ifCounterDiscontinuityTime
+        col(IF_X_ENTRY, 7),             // 8 ifHCInUcastPkts
+        col(IF_X_ENTRY, 10),            // 9 ifHCOutOctets
+    ];
+    let v = agent.get(&watch);
+    let pq = perfquery(&tb, &["-x", &lid, "1"]);
+    let pc = perfquery(&tb, &[&lid, "1"]);
+    println!("agent {v:?}\nperfquery -x {pq:?}\nperfquery {pc:?}");
+
+    // Past 2^32 in ifHCInOctets, wrapped in ifInOctets (same snapshot).
+    assert!(v[0] >= 8_000_000_000, "{v:?}");
+    assert_eq!(v[1], v[0] & 0xFFFF_FFFF);
+    assert!(v[1] < v[0]);
+    // perfquery reads later: MADs since the agent's last sweep add a few
+    // packets of 72 words; the formula over its values is never below ours.
+    let pq_in = pq["PortRcvData"] * 4 + pq["PortRcvPkts"] * 4;
+    assert!(
+        pq_in >= v[0] && pq_in - v[0] < 2_000_000,
+        "perfquery {pq_in} vs ifHCInOctets {v:?}"
+    );
+    let pq_out = pq["PortXmitData"] * 4 + pq["PortXmitPkts"] * 4;
+    assert!(
+        pq_out >= v[9] && pq_out - v[9] < 2_000_000,
+        "perfquery {pq_out} vs ifHCOutOctets {v:?}"
+    );
+    assert!(pq["PortRcvPkts"] >= v[8] && pq["PortRcvPkts"] - v[8] < 5_000);
+    // Error counters do not move by themselves: exact.
+    assert_eq!(v[2], pc["SymbolErrorCounter"]);
+    assert_eq!(v[2], 7);
+    assert_eq!(
+        v[3],
+        pc["PortRcvRemotePhysicalErrors"] + pc["PortRcvErrors"]
+    );
+    assert_eq!(v[3], 14);
+    assert_eq!(v[4], pc["PortRcvConstraintErrors"] + pc["VL15Dropped"]);
+    assert_eq!(
+        v[5],
+        pc["PortXmitDiscards"] + pc["PortXmitConstraintErrors"]
+    );
+    assert_eq!(v[6], 5);
+    let disc = v[7];
+
+    // Someone else resets every counter (basic and extended).
+    perfquery(&tb, &["-R", &lid, "1"]);
+    perfquery(&tb, &["-x", "-R", &lid, "1"]);
+    std::thread::sleep(Duration::from_millis(2000));
+    let w = agent.get(&watch);
+    for i in [0, 2, 3, 4, 5, 6, 8, 9] {
+        assert!(
+            w[i] >= v[i],
+            "{} went back after perfquery -R: {v:?} -> {w:?}",
+            watch[i]
+        );
+    }
+    assert_eq!(w[2], 7, "nothing new counted from the reset");
+    assert_eq!(w[7], disc, "a reset by someone else is no discontinuity");
+
+    // Saturation: the 16-bit counter clamps at 65535 and then stays.
+    console(
+        &tb,
+        "PerformanceSet \"Hca1\"[1] PortCounters.SymbolErrorCounter=70000",
+    );
+    std::thread::sleep(Duration::from_millis(2000));
+    let x = agent.get(&watch);
+    assert_eq!(x[2], w[2] + 65535, "{w:?} -> {x:?}");
+    std::thread::sleep(Duration::from_millis(1500));
+    let y = agent.get(&watch);
+    assert_eq!(y[2], x[2], "a saturated counter adds nothing");
+    // Then reset and 4 more: +4.
+    perfquery(&tb, &["-R", &lid, "1"]);
+    console(
+        &tb,
+        "PerformanceSet \"Hca1\"[1] PortCounters.SymbolErrorCounter=4",
+    );
+    std::thread::sleep(Duration::from_millis(2000));
+    let z = agent.get(&watch);
+    assert_eq!(z[2], y[2] + 4, "{y:?} -> {z:?}");
+    for i in [0, 8, 9] {
+        assert!(z[i] >= y[i], "{} went back: {y:?} -> {z:?}", watch[i]);
+    }
+    assert_eq!(z[7], disc);
+
+    // A new value past 2^32 again after the reset: counted on top.
+    console(
+        &tb,
+        "PerformanceSet \"Hca1\"[1] PortCountersExtended.PortRcvData=1500000000",
+    );
+    std::thread::sleep(Duration::from_millis(2000));
+    let u = agent.get(&watch);
+    assert!(u[0] >= z[0] + 5_900_000_000, "{z:?} -> {u:?}");
+    assert_eq!(u[1], u[0] & 0xFFFF_FFFF);
+    assert_eq!(u[7], disc);
+}

@@ -1,0 +1,172 @@
+//! The real binary on the sysfs fixture tree (crates/ib/tests/fixtures/sysfs/host):
+//! `ibsnmpd --source sysfs:<fixture>` walked with net-snmp's snmpwalk, and the
+//! clear errors of `ibsnmpd dump --source sysfs:...` on bad roots.
+//! (Counter formulas, resets and discontinuities over sysfs: if_mib.rs.)
+
+mod common;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use common::{Agent, BIN};
+
+const IF_NUMBER: &str = ".1.3.6.1.2.1.2.1.0";
+const IF_TABLE: &str = ".1.3.6.1.2.1.2.2";
+const IF_X_TABLE: &str = ".1.3.6.1.2.1.31.1.1";
+const IB_IPOIB_ADDR: &str = ".1.3.6.1.3.117.2.1.3.1.3";
+
+fn fixture() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../ib/tests/fixtures/sysfs/host")
+}
+
+/// A numeric walk as `OID -> value` (`-On -Oe -OQ`: numbers; text without
+/// quotes; hex strings, which net-snmp wraps over lines, joined).
+fn walk(agent: &Agent, oid: &str) -> BTreeMap<String, String> {
+    let out = agent.ok("snmpwalk", "2c", "public", &["-Oe", "-OQ"], &[oid]);
+    let mut t = BTreeMap::new();
+    let mut last: Option<String> = None;
+    for l in out.lines() {
+        if l.contains("No more variables left") || l.contains("End of MIB") {
+            last = None;
+        } else if let Some((k, v)) = l.split_once(" = ") {
+            let k = k.trim().to_string();
+            t.insert(k.clone(), v.trim().trim_matches('"').trim().to_string());
+            last = Some(k);
+        } else if let Some(v) = last.as_ref().and_then(|k| t.get_mut(k)) {
+            v.push(' ');
+            v.push_str(l.trim().trim_matches('"').trim());
+        }
+    }
+    t
+}
+
+fn get<'a>(t: &'a BTreeMap<String, String>, oid: &str) -> &'a str {
+    t.get(oid)
+        .map(String::as_str)
+        .unwrap_or_else(|| panic!("{oid} missing in {t:#?}"))
+}
+
+#[test]
+fn if_table_of_the_hdr_hca_walks() {
+    let spec = format!("sysfs:{}", fixture().display());
+    let agent = Agent::start(&[
+        "--source",
+        &spec,
+        "--local-node",
+        "mlx5_0",
+        "--sweep-interval",
+        "3600",
+    ]);
+    assert_eq!(agent.get_number(IF_NUMBER), 1);
+    let t = walk(&agent, IF_TABLE);
+    let e = ".1.3.6.1.2.1.2.2.1";
+    assert_eq!(get(&t, &format!("{e}.1.1")), "1");
+    assert!(
+        get(&t, &format!("{e}.2.1")).contains("mlx5_0 port 1 4x HDR"),
+        "{t:#?}"
+    );
+    assert_eq!(get(&t, &format!("{e}.3.1")), "199", "ifType infiniband");
+    assert_eq!(
+        get(&t, &format!("{e}.4.1")),
+        "4096",
+        "ifMtu from ib0's datagram MTU"
+    );
+    assert_eq!(
+        get(&t, &format!("{e}.5.1")),
+        "4294967295",
+        "ifSpeed at its maximum"
+    );
+    assert_eq!(
+        get(&t, &format!("{e}.6.1")).replace(' ', ""),
+        "001A",
+        "ifPhysAddress = LID 0x1a"
+    );
+    assert_eq!(get(&t, &format!("{e}.8.1")), "1", "ifOperStatus up");
+    assert!(
+        !t.keys().any(|k| k.ends_with(".2")),
+        "only the local device's one port: {t:#?}"
+    );
+    let x = walk(&agent, IF_X_TABLE);
+    let xe = ".1.3.6.1.2.1.31.1.1.1";
+    assert_eq!(
+        get(&x, &format!("{xe}.15.1")),
+        "200000",
+        "ifHighSpeed 4x HDR"
+    );
+    // ifHCOutOctets = PortXmitData*4 + PortXmitPkts*4 from counters/ (64-bit).
+    assert_eq!(
+        get(&x, &format!("{xe}.10.1")),
+        (73_728_374_651_234u64 * 4 + 45_678_901_234 * 4).to_string()
+    );
+
+    // ib0 and its P_Key child ib0.8001 over port 1; the RoCE netdev is absent.
+    let a = walk(&agent, IB_IPOIB_ADDR);
+    assert_eq!(a.len(), 2, "{a:#?}");
+    assert!(
+        a.keys()
+            .all(|k| k.starts_with(&format!("{IB_IPOIB_ADDR}.1."))),
+        "{a:#?}"
+    );
+    for v in a.values() {
+        let flat = v.replace(' ', "").to_uppercase();
+        assert!(flat.contains("FE800000000000000C42A10300A1B2C4"), "{v}");
+    }
+}
+
+#[test]
+fn a_down_port_and_a_qdr_port_of_the_dual_port_hca() {
+    let spec = format!("sysfs:{}", fixture().display());
+    let agent = Agent::start(&["--source", &spec, "--sweep-interval", "3600"]);
+    // Default "this system": the first device in name order, mlx4_0.
+    assert_eq!(agent.get_number(IF_NUMBER), 2);
+    let t = walk(&agent, IF_TABLE);
+    let e = ".1.3.6.1.2.1.2.2.1";
+    assert!(
+        get(&t, &format!("{e}.2.1")).contains("mlx4_0 port 1 4x QDR"),
+        "{t:#?}"
+    );
+    assert_eq!(get(&t, &format!("{e}.8.1")), "1");
+    assert_eq!(get(&t, &format!("{e}.8.2")), "2", "port 2 is down");
+    assert_eq!(
+        get(&t, &format!("{e}.6.2")),
+        "",
+        "no LID, empty ifPhysAddress"
+    );
+    let x = walk(&agent, IF_X_TABLE);
+    assert_eq!(get(&x, ".1.3.6.1.2.1.31.1.1.1.15.1"), "32000", "4x QDR");
+}
+
+fn dump(spec: &str) -> std::process::Output {
+    Command::new(BIN)
+        .args(["dump", "--source", spec, "--format", "json"])
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn dump_reads_the_fixture_and_bad_roots_fail_clearly() {
+    let out = dump(&format!("sysfs:{}", fixture().display()));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let j: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        j["nodes"].as_array().unwrap().len(),
+        2,
+        "RoCE-only mlx5_1 left out"
+    );
+
+    let out = dump("sysfs:/nonexistent/sysfs-root");
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("/nonexistent/sysfs-root"), "{err}");
+
+    let empty = tempfile::tempdir().unwrap();
+    let out = dump(&format!("sysfs:{}", empty.path().display()));
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("sys/class/infiniband does not exist"), "{err}");
+}
