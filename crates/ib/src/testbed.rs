@@ -76,7 +76,11 @@ pub enum TestbedError {
     },
     /// Something did not happen in time; the directory holds the logs.
     #[error("testbed: timed out after {secs:.1}s waiting for {what} (logs in {dir})")]
-    Timeout { what: String, secs: f64, dir: String },
+    Timeout {
+        what: String,
+        secs: f64,
+        dir: String,
+    },
     /// OpenSM is not running (never started or stopped).
     #[error("testbed: OpenSM is not running")]
     NoOpenSm,
@@ -319,11 +323,16 @@ impl Testbed {
             keep,
         };
         let out = tb.dir.join("ibsim.out");
-        wait_for("ibsim 'Network simulator ready'", &tb.dir, tb.config.up_timeout, || {
-            fs::read_to_string(&out)
-                .ok()
-                .filter(|s| s.contains("Network simulator ready"))
-        })?;
+        wait_for(
+            "ibsim 'Network simulator ready'",
+            &tb.dir,
+            tb.config.up_timeout,
+            || {
+                fs::read_to_string(&out)
+                    .ok()
+                    .filter(|s| s.contains("Network simulator ready"))
+            },
+        )?;
         if tb.config.opensm {
             tb.start_opensm()?;
         }

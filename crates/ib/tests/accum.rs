@@ -134,11 +134,13 @@ proptest! {
 
 #[test]
 fn missing_optional_attributes_are_not_counted_twice() {
-    let mut r = PortReadings::default();
-    r.flow_ctl = Some(ib::mad::pma::PortFlowCtlCounters {
-        port_xmit_flow_pkts: 100,
+    let mut r = PortReadings {
+        flow_ctl: Some(ib::mad::pma::PortFlowCtlCounters {
+            port_xmit_flow_pkts: 100,
+            ..Default::default()
+        }),
         ..Default::default()
-    });
+    };
     let a = advance(None, r.clone(), t(0));
     // This sweep the PMA did not answer PortFlowCtlCounters.
     let b = advance(Some(&a), PortReadings::default(), t(1));

@@ -5,9 +5,8 @@ use std::sync::Arc;
 
 use anyhow::{Context, Result};
 use arc_swap::ArcSwap;
-use ib::model::SnapshotCell;
 use ib::source::Source;
-use mibs::{SystemState, View};
+use mibs::{Published, SystemState, View};
 use snmp::agent::{Agent, AgentConfig, Community as AgentCommunity, CommunityAccess, SnmpStats};
 use snmp::dispatch::Dispatcher;
 use snmp::oid::Oid;
@@ -63,12 +62,19 @@ pub fn run(settings: Settings, source: Box<dyn Source>) -> Result<()> {
     system.set_or_table(or_entries);
     let system = Arc::new(ArcSwap::from_pointee(system));
 
+    // The current snapshot with what the modules derive from it, swapped
+    // atomically: readers never block a sweep, a sweep never blocks readers.
+    let current = Arc::new(ArcSwap::from_pointee(Published::new(Arc::new(
+        fabric::empty_snapshot(&settings.source, 0),
+    ))));
+    let publish: fabric::Publish = {
+        let current = Arc::clone(&current);
+        Arc::new(move |snap| current.store(Arc::new(Published::new(snap))))
+    };
     // First sweep before answering, so the first walk sees the fabric.
-    let cell = Arc::new(SnapshotCell::new());
     let mut source = source;
-    fabric::sweep_into(source.as_mut(), &cell);
-    let empty = Arc::new(fabric::empty_snapshot(&settings.source, 0));
-    let fabric = FabricThread::start(source, Arc::clone(&cell), settings.sweep_interval)
+    fabric::sweep_into(source.as_mut(), &publish);
+    let fabric = FabricThread::start(source, publish, settings.sweep_interval)
         .context("cannot start the source thread")?;
 
     let stats = SnmpStats::new();
@@ -105,8 +111,8 @@ pub fn run(settings: Settings, source: Box<dyn Source>) -> Result<()> {
         let view_stats = Arc::clone(&stats);
         let view_system = Arc::clone(&system);
         let view = move || {
-            View::new(
-                cell.load().unwrap_or_else(|| Arc::clone(&empty)),
+            View::from_published(
+                &current.load(),
                 view_system.load_full(),
                 Arc::clone(&view_stats),
             )

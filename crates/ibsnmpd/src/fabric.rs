@@ -1,16 +1,21 @@
-//! The source thread: sweeps the fabric every interval into the
-//! [`SnapshotCell`], and runs control operations (the fabric side of Sets)
-//! in between sweeps, so sweeps and Sets never race: the one control path.
+//! The source thread: sweeps the fabric every interval and publishes each
+//! snapshot (an atomic pointer swap, see [`Publish`]), and runs control
+//! operations (the fabric side of Sets) in between sweeps, so sweeps and
+//! Sets never race: the one control path.
 
 use std::sync::mpsc::{self, RecvTimeoutError};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant, SystemTime};
 
-use ib::model::{CounterHistory, Snapshot, SnapshotBuilder, SnapshotCell, SweepInfo};
+use ib::model::{CounterHistory, Snapshot, SnapshotBuilder, SweepInfo};
 use ib::source::{ControlOp, ControlReply, Source};
 use tokio::sync::oneshot;
 use tracing::{debug, info, warn};
+
+/// Makes a new snapshot current (derives what the MIB modules need from it
+/// and swaps it in); called on the source thread.
+pub type Publish = Arc<dyn Fn(Arc<Snapshot>) + Send + Sync>;
 
 /// A snapshot with no nodes (before the first sweep succeeds).
 pub fn empty_snapshot(source: &str, number: u64) -> Snapshot {
@@ -58,11 +63,11 @@ pub struct FabricThread {
 }
 
 impl FabricThread {
-    /// Starts sweeping `source` every `interval` into `cell`. The caller has
-    /// normally published a first snapshot already.
+    /// Starts sweeping `source` every `interval`, publishing each snapshot.
+    /// The caller has normally published a first snapshot already.
     pub fn start(
         mut source: Box<dyn Source>,
-        cell: Arc<SnapshotCell>,
+        publish: Publish,
         interval: Duration,
     ) -> std::io::Result<Self> {
         let (tx, rx) = mpsc::channel::<Msg>();
@@ -85,18 +90,18 @@ impl FabricThread {
                             // publish before answering, so a Get right after
                             // the Set's response sees it.
                             if r.is_ok() {
-                                sweep_into(source.as_mut(), &cell);
+                                sweep_into(source.as_mut(), &publish);
                             }
                             let _ = reply.send(r);
                         }
                         Ok(Msg::Stop) | Err(RecvTimeoutError::Disconnected) => break,
                         Err(RecvTimeoutError::Timeout) if Instant::now() < next => {
                             if source.wake() {
-                                sweep_into(source.as_mut(), &cell);
+                                sweep_into(source.as_mut(), &publish);
                             }
                         }
                         Err(RecvTimeoutError::Timeout) => {
-                            sweep_into(source.as_mut(), &cell);
+                            sweep_into(source.as_mut(), &publish);
                             next += interval;
                             let now = Instant::now();
                             if next < now {
@@ -129,7 +134,7 @@ impl FabricThread {
 }
 
 /// One sweep, published on success; on failure the last snapshot stays.
-pub fn sweep_into(source: &mut dyn Source, cell: &SnapshotCell) -> bool {
+pub fn sweep_into(source: &mut dyn Source, publish: &Publish) -> bool {
     let t = Instant::now();
     match source.sweep() {
         Ok(snap) => {
@@ -146,7 +151,7 @@ pub fn sweep_into(source: &mut dyn Source, cell: &SnapshotCell) -> bool {
                     "first sweep done"
                 );
             }
-            cell.store(Arc::new(snap));
+            publish(Arc::new(snap));
             true
         }
         Err(e) => {

@@ -134,7 +134,10 @@ fn set_ok(agent: &Agent, vbs: &[(String, &str, String)]) {
 fn set_err(agent: &Agent, vbs: &[(String, &str, String)], error: &str) {
     let out = set(agent, "private", vbs);
     let t = text(&out);
-    assert!(!out.status.success(), "snmpset should fail with {error}: {t}");
+    assert!(
+        !out.status.success(),
+        "snmpset should fail with {error}: {t}"
+    );
     assert!(t.contains(error), "expected {error}: {t}");
 }
 
@@ -176,11 +179,19 @@ fn walk_all_four_tables() {
             value(format!("{CPI}.2.{idx}")),
             format!("INTEGER: {}", if all_ports { 1 } else { 2 })
         );
-        assert_eq!(value(format!("{PC}.2.{idx}")), "INTEGER: 1", "default PortSelect");
-        assert_eq!(value(format!("{SC}.22.{idx}")), "INTEGER: 0", "SampleStatus");
+        assert_eq!(
+            value(format!("{PC}.2.{idx}")),
+            "INTEGER: 1",
+            "default PortSelect"
+        );
+        assert_eq!(
+            value(format!("{SC}.22.{idx}")),
+            "INTEGER: 0",
+            "SampleStatus"
+        );
     }
     // Switches of the sim support AllPortSelect, its HCAs do not.
-    assert!(ns.iter().any(|n| is_switch(n)));
+    assert!(ns.iter().any(is_switch));
 
     // The shipped MIB file names every column.
     let r = repo();
@@ -189,7 +200,11 @@ fn walk_all_four_tables() {
         .env("MIBDIRS", "")
         .args([
             "-M",
-            &format!("{}:{}", r.join("mibs").display(), r.join("mibs/ietf").display()),
+            &format!(
+                "{}:{}",
+                r.join("mibs").display(),
+                r.join("mibs/ietf").display()
+            ),
             "-m",
             "IB-PM-MIB",
             "-v2c",
@@ -201,7 +216,11 @@ fn walk_all_four_tables() {
         .output()
         .unwrap();
     let t = String::from_utf8_lossy(&named.stdout);
-    assert!(named.status.success() && named.stderr.is_empty(), "{}", text(&named));
+    assert!(
+        named.status.success() && named.stderr.is_empty(),
+        "{}",
+        text(&named)
+    );
     for name in [
         "pmClassPortInfoAllPortSelect",
         "pmPortSampleCntrlCounterSelect14",
@@ -220,7 +239,9 @@ fn walk_all_four_tables() {
 fn assert_counters_match(agent_vals: &[String], dump: &Json, what: &str) {
     for ((col, field), v) in COUNTERS.iter().zip(agent_vals) {
         let got = as_u32(v);
-        let want = dump[field].as_u64().unwrap_or_else(|| panic!("{field} in dump"));
+        let want = dump[field]
+            .as_u64()
+            .unwrap_or_else(|| panic!("{field} in dump"));
         let moving = matches!(*col, 15..=18) && want != u64::from(u32::MAX);
         if moving {
             let tol = want / 1000 + 10;
@@ -248,23 +269,37 @@ fn port_select_then_counters_equal_the_sims() {
         oids.extend(COUNTERS.iter().map(|(c, _)| format!("{PC}.{c}.{idx}")));
         let vals = get(&agent, &oids);
         assert_eq!(vals[0], format!("INTEGER: {port}"));
-        assert_counters_match(&vals[1..], &dump_counters(n, port), &format!("{} port {port}", n["guid"]));
+        assert_counters_match(
+            &vals[1..],
+            &dump_counters(n, port),
+            &format!("{} port {port}", n["guid"]),
+        );
     }
 
     // A port the node lacks reads as zeros (IBA).
     let idx = guid_index(ca["guid"].as_str().unwrap());
     set_ok(&agent, &[(format!("{PC}.2.{idx}"), "i", "9".into())]);
-    let oids: Vec<String> = COUNTERS.iter().map(|(c, _)| format!("{PC}.{c}.{idx}")).collect();
+    let oids: Vec<String> = COUNTERS
+        .iter()
+        .map(|(c, _)| format!("{PC}.{c}.{idx}"))
+        .collect();
     assert!(get(&agent, &oids).iter().all(|v| v == "INTEGER: 0"));
 
     // 255 on an HCA without AllPortSelect: wrongValue, nothing changed.
-    set_err(&agent, &[(format!("{PC}.2.{idx}"), "i", "255".into())], "wrongValue");
+    set_err(
+        &agent,
+        &[(format!("{PC}.2.{idx}"), "i", "255".into())],
+        "wrongValue",
+    );
     assert_eq!(get(&agent, &[format!("{PC}.2.{idx}")])[0], "INTEGER: 9");
 
     // 255 on a switch: the sum of its ports, saturating at IBA's widths.
     let sidx = guid_index(sw["guid"].as_str().unwrap());
     set_ok(&agent, &[(format!("{PC}.2.{sidx}"), "i", "255".into())]);
-    let oids: Vec<String> = COUNTERS.iter().map(|(c, _)| format!("{PC}.{c}.{sidx}")).collect();
+    let oids: Vec<String> = COUNTERS
+        .iter()
+        .map(|(c, _)| format!("{PC}.{c}.{sidx}"))
+        .collect();
     let vals = get(&agent, &oids);
     let ports: Vec<u64> = sw["ports"]
         .as_array()
@@ -275,10 +310,22 @@ fn port_select_then_counters_equal_the_sims() {
         .collect();
     // Error counters are the model's and do not move: exact sums.
     for ((col, field), v) in COUNTERS.iter().zip(&vals).take(12) {
-        let widths: BTreeMap<u32, u64> =
-            [(3, 16), (4, 8), (5, 8), (6, 16), (7, 16), (8, 16), (9, 16), (10, 8), (11, 8), (12, 4), (13, 4), (14, 16)]
-                .into_iter()
-                .collect();
+        let widths: BTreeMap<u32, u64> = [
+            (3, 16),
+            (4, 8),
+            (5, 8),
+            (6, 16),
+            (7, 16),
+            (8, 16),
+            (9, 16),
+            (10, 8),
+            (11, 8),
+            (12, 4),
+            (13, 4),
+            (14, 16),
+        ]
+        .into_iter()
+        .collect();
         let max = (1u64 << widths[col]) - 1;
         let sum: u64 = ports
             .iter()
@@ -318,7 +365,7 @@ fn counter_set_to_zero_clears_it() {
     let idx = guid_index(n["guid"].as_str().unwrap());
     set_ok(&agent, &[(format!("{PC}.2.{idx}"), "i", port.to_string())]);
     let pkts = format!("{PC}.17.{idx}");
-    let before = as_u32(&get(&agent, &[pkts.clone()])[0]);
+    let before = as_u32(&get(&agent, std::slice::from_ref(&pkts))[0]);
     assert!(before > 1_000_000, "{before}");
 
     // Clear PortXmitPkts and SymbolErrors in one request: one PMA Set.
@@ -329,13 +376,24 @@ fn counter_set_to_zero_clears_it() {
             (format!("{PC}.3.{idx}"), "i", "0".into()),
         ],
     );
-    let vals = get(&agent, &[pkts.clone(), format!("{PC}.3.{idx}"), format!("{PC}.18.{idx}")]);
+    let vals = get(
+        &agent,
+        &[
+            pkts.clone(),
+            format!("{PC}.3.{idx}"),
+            format!("{PC}.18.{idx}"),
+        ],
+    );
     let after = as_u32(&vals[0]);
     // Read right after the Set: what the PMA counted since (milliseconds).
     assert!(after < before / 100, "PortXmitPkts {before} -> {after}");
     assert_eq!(vals[1], "INTEGER: 0");
     // Counters not selected are untouched.
-    assert!(as_u32(&vals[2]) > 1_000_000, "PortRcvPkts was cleared too: {}", vals[2]);
+    assert!(
+        as_u32(&vals[2]) > 1_000_000,
+        "PortRcvPkts was cleared too: {}",
+        vals[2]
+    );
 
     // Only 0 is accepted (PMAs clear whatever value is written).
     set_err(&agent, &[(pkts.clone(), "i", "5".into())], "wrongValue");
@@ -363,9 +421,16 @@ fn read_only_community_cannot_set() {
         (format!("{SC}.26.{idx}"), "i", "1000"),
     ] {
         let out = set(&agent, "public", &[(oid.clone(), ty, val.to_string())]);
-        assert!(!out.status.success(), "Set with the read-only community succeeded: {}", text(&out));
+        assert!(
+            !out.status.success(),
+            "Set with the read-only community succeeded: {}",
+            text(&out)
+        );
         let t = text(&out);
-        assert!(t.contains("noAccess") || t.contains("authorizationError"), "{t}");
+        assert!(
+            t.contains("noAccess") || t.contains("authorizationError"),
+            "{t}"
+        );
     }
     assert_eq!(get(&agent, &[format!("{SC}.26.{idx}")])[0], "INTEGER: 0");
 }
@@ -444,15 +509,24 @@ fn sampling_run_over_snmp_completes_with_the_sims_deltas() {
         if o.status == 0 && seen.iter().any(|s| s.status == 2) {
             break;
         }
-        assert!(Instant::now() < deadline, "sampling did not complete: {seen:?}");
+        assert!(
+            Instant::now() < deadline,
+            "sampling did not complete: {seen:?}"
+        );
         std::thread::sleep(Duration::from_millis(30));
     }
     let statuses: Vec<u64> = seen.iter().map(|o| o.status).collect();
-    assert!(statuses.contains(&1), "SampleStatus 1 never seen: {statuses:?}");
+    assert!(
+        statuses.contains(&1),
+        "SampleStatus 1 never seen: {statuses:?}"
+    );
     // 1 -> 2 -> 0 in order.
     let first2 = statuses.iter().position(|&s| s == 2).unwrap();
     assert!(statuses[..first2].iter().all(|&s| s == 1), "{statuses:?}");
-    assert!(statuses[first2..statuses.len() - 1].iter().all(|&s| s == 2), "{statuses:?}");
+    assert!(
+        statuses[first2..statuses.len() - 1].iter().all(|&s| s == 2),
+        "{statuses:?}"
+    );
 
     let res = get(
         &agent,
@@ -502,16 +576,48 @@ fn sample_control_sets_are_checked_first() {
     let ca = ns.iter().find(|n| !is_switch(n)).unwrap();
     let idx = guid_index(ca["guid"].as_str().unwrap());
     // Tag is 4 octets carrying IBA's 16-bit Tag.
-    set_err(&agent, &[(format!("{SC}.27.{idx}"), "x", "0001".into())], "wrongLength");
-    set_err(&agent, &[(format!("{SC}.27.{idx}"), "x", "00010000".into())], "wrongValue");
-    set_err(&agent, &[(format!("{SC}.28.{idx}"), "i", "65536".into())], "wrongValue");
-    set_err(&agent, &[(format!("{SC}.2.{idx}"), "i", "256".into())], "wrongValue");
+    set_err(
+        &agent,
+        &[(format!("{SC}.27.{idx}"), "x", "0001".into())],
+        "wrongLength",
+    );
+    set_err(
+        &agent,
+        &[(format!("{SC}.27.{idx}"), "x", "00010000".into())],
+        "wrongValue",
+    );
+    set_err(
+        &agent,
+        &[(format!("{SC}.28.{idx}"), "i", "65536".into())],
+        "wrongValue",
+    );
+    set_err(
+        &agent,
+        &[(format!("{SC}.2.{idx}"), "i", "256".into())],
+        "wrongValue",
+    );
     // PortSelect 255 without AllPortSelect.
-    set_err(&agent, &[(format!("{SC}.3.{idx}"), "i", "255".into())], "wrongValue");
-    set_err(&agent, &[(format!("{SC}.4.{idx}"), "i", "1".into())], "notWritable");
-    set_err(&agent, &[(format!("{SC}.22.{idx}"), "i", "0".into())], "notWritable");
+    set_err(
+        &agent,
+        &[(format!("{SC}.3.{idx}"), "i", "255".into())],
+        "wrongValue",
+    );
+    set_err(
+        &agent,
+        &[(format!("{SC}.4.{idx}"), "i", "1".into())],
+        "notWritable",
+    );
+    set_err(
+        &agent,
+        &[(format!("{SC}.22.{idx}"), "i", "0".into())],
+        "notWritable",
+    );
     // No such row.
-    set_err(&agent, &[(format!("{SC}.26.9.9.9.9.9.9.9.9"), "i", "5".into())], "noCreation");
+    set_err(
+        &agent,
+        &[(format!("{SC}.26.9.9.9.9.9.9.9.9"), "i", "5".into())],
+        "noCreation",
+    );
     // One bad varbind: nothing of the request happens (no run started).
     set_err(
         &agent,
@@ -521,6 +627,9 @@ fn sample_control_sets_are_checked_first() {
         ],
         "wrongLength",
     );
-    let v = get(&agent, &[format!("{SC}.22.{idx}"), format!("{SC}.26.{idx}")]);
+    let v = get(
+        &agent,
+        &[format!("{SC}.22.{idx}"), format!("{SC}.26.{idx}")],
+    );
     assert_eq!(v, ["INTEGER: 0", "INTEGER: 0"]);
 }

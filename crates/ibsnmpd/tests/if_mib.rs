@@ -236,7 +236,11 @@ fn sim_tables_walk_with_the_shipped_mibs() {
         &["-Oqv", "-Ox"],
         &[&format!("{IB_IPOIB_ADDR}.1.1")],
     );
-    let octets: Vec<&str> = addr.split_whitespace().collect();
+    let octets: Vec<&str> = addr
+        .split_whitespace()
+        .map(|h| h.trim_matches('"'))
+        .filter(|h| !h.is_empty())
+        .collect();
     assert_eq!(octets.len(), 20, "{addr}");
     assert_eq!(&octets[..2], &["FE", "80"], "{addr}");
     assert_eq!(&octets[16..], &["00", "00", "48", "00"], "{addr}");

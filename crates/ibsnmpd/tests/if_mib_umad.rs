@@ -34,14 +34,18 @@ impl Drop for UmadAgent {
 }
 
 impl UmadAgent {
-    fn start(tb: &Testbed, sweep: &str) -> UmadAgent {
+    /// Starts the agent attached at `host` (ibsim's SIM_HOST; None: ibsim's
+    /// default attach point, Switch1 port 0).
+    fn start(tb: &Testbed, host: Option<&str>, sweep: &str) -> UmadAgent {
         let state = tempfile::tempdir().unwrap();
         let port = free_port("127.0.0.1");
         let target = format!("127.0.0.1:{port}");
         let log = std::fs::File::create(state.path().join("agent.log")).unwrap();
-        let child = tb
-            .command(common::BIN)
-            .env("SIM_HOST", "Hca1")
+        let mut cmd = tb.command(common::BIN);
+        if let Some(h) = host {
+            cmd.env("SIM_HOST", h);
+        }
+        let child = cmd
             .args([
                 "--source",
                 "umad",
@@ -228,7 +232,7 @@ fn umad_counters_match_perfquery_and_survive_resets() {
         "PerformanceSet \"Hca1\"[1] PortCounters.PortXmitDiscards=13",
     );
 
-    let agent = UmadAgent::start(&tb, "0.5");
+    let agent = UmadAgent::start(&tb, Some("Hca1"), "0.5");
     let lid_octets = agent.octets(&col(IF_ENTRY, 6));
     assert_eq!(
         lid_octets.len(),
@@ -337,4 +341,57 @@ fn umad_counters_match_perfquery_and_survive_resets() {
     assert!(u[0] >= z[0] + 5_900_000_000, "{z:?} -> {u:?}");
     assert_eq!(u[1], u[0] & 0xFFFF_FFFF);
     assert_eq!(u[7], disc);
+}
+
+/// Attached at a switch (ibsim's default), IF-MIB lists the switch's ports:
+/// ifIndex = port number, or port + 1 with an enhanced port 0; every row
+/// shows the switch's LID (port 0's) as ifPhysAddress.
+#[test]
+fn umad_switch_ports_are_interfaces() {
+    let tb = testbed();
+    let agent = UmadAgent::start(&tb, None, "3600");
+    let n = agent.get(&[".1.3.6.1.2.1.2.1.0".to_string()])[0];
+    assert!(
+        n == 8 || n == 9,
+        "Switch1 has 8 ports (+ enhanced port 0): ifNumber {n}"
+    );
+    let out = snmp(
+        "snmpwalk",
+        &[
+            "-v2c",
+            "-c",
+            "public",
+            "-Oqv",
+            &agent.target,
+            ".1.3.6.1.2.1.2.2.1.2",
+        ],
+    );
+    let descrs: Vec<String> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| l.trim_matches('"').to_string())
+        .collect();
+    assert_eq!(descrs.len() as u64, n, "{descrs:?}");
+    let first_port = if n == 9 { 0 } else { 1 };
+    for (i, d) in descrs.iter().enumerate() {
+        assert!(
+            d.contains(&format!(" port {} ", i + first_port))
+                || d.ends_with(&format!(" port {}", i + first_port)),
+            "ifDescr.{} = {d:?}",
+            i + 1
+        );
+    }
+    let lids: Vec<Vec<u8>> = (1..=n)
+        .map(|i| agent.octets(&format!("{IF_ENTRY}.6.{i}")))
+        .collect();
+    assert_eq!(lids[0].len(), 2, "{lids:?}");
+    assert!(
+        lids.iter().all(|l| *l == lids[0]),
+        "one LID for the switch: {lids:?}"
+    );
+    // The linked ports (1, 2, 3, 5) are up; the others down.
+    let oper = agent.get(&[
+        format!("{IF_ENTRY}.8.{}", 1 + (n - 8)),
+        format!("{IF_ENTRY}.8.{}", 4 + (n - 8)),
+    ]);
+    assert_eq!(oper, vec![1, 2], "ifOperStatus of ports 1 and 4");
 }

@@ -26,6 +26,9 @@
 //!   answers with the running Tag (IBA's collision rule): the SNMP Set then
 //!   fails with commitFailed, the reason logged (see [`check_reply`]). The
 //!   4-octet Tag objects carry IBA's 16-bit Tag in their last two octets.
+//!   PMAs without PortSamplesControl (ibsim, many HCAs) are sampled in
+//!   software by the source (`ib::source::sampler`): their rows then show
+//!   Tick 255, CounterWidth 32 bits and SampleMechanisms 0 (docs/ib-pm.md).
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, Weak};
@@ -102,10 +105,13 @@ impl RowCache {
                 }
             }
         }
-        let rows = Arc::new(RowSet::from_rows(0..snap.nodes.len() as NodeIdx, |&n, out| {
-            let g = snap.node(n).map(|n| n.info.node_guid).unwrap_or(Guid(0));
-            FixedOctets::<8>::encode(&g.to_bytes(), out);
-        }));
+        let rows = Arc::new(RowSet::from_rows(
+            0..snap.nodes.len() as NodeIdx,
+            |&n, out| {
+                let g = snap.node(n).map(|n| n.info.node_guid).unwrap_or(Guid(0));
+                FixedOctets::<8>::encode(&g.to_bytes(), out);
+            },
+        ));
         if let Ok(mut guard) = self.cached.lock() {
             *guard = Some(Cached {
                 snapshot: Arc::downgrade(snap),
@@ -173,7 +179,9 @@ fn int(v: u64) -> Value {
 }
 
 fn all_port_select(node: &Node) -> bool {
-    node.pma.as_ref().is_some_and(|c| c.has(cap::ALL_PORT_SELECT))
+    node.pma
+        .as_ref()
+        .is_some_and(|c| c.has(cap::ALL_PORT_SELECT))
 }
 
 /// IBA's 16-bit Tag as the MIB's 4-octet string.
@@ -345,12 +353,25 @@ fn sample_control_table() -> Table<PmView, Change, NodeIdx> {
     )
     .read_only(&[SC_GUID, SC_TICK, SC_COUNTER_WIDTH])
     .read_only(&(SC_MASK0..=SC_MASK14).collect::<Vec<_>>())
-    .read_only(&[SC_SAMPLE_MECHANISMS, SC_SAMPLE_STATUS, SC_OPTION_MASK, SC_VENDOR_MASK]);
-    let writable = [SC_OP_CODE, SC_PORT_SELECT, SC_SAMPLE_START, SC_SAMPLE_INTERVAL, SC_TAG]
-        .into_iter()
-        .chain(SC_SELECT0..=SC_SELECT14);
+    .read_only(&[
+        SC_SAMPLE_MECHANISMS,
+        SC_SAMPLE_STATUS,
+        SC_OPTION_MASK,
+        SC_VENDOR_MASK,
+    ]);
+    let writable = [
+        SC_OP_CODE,
+        SC_PORT_SELECT,
+        SC_SAMPLE_START,
+        SC_SAMPLE_INTERVAL,
+        SC_TAG,
+    ]
+    .into_iter()
+    .chain(SC_SELECT0..=SC_SELECT14);
     for col in writable {
-        t = t.read_write(col, move |v, &n, _idx, value| check_sample_field(v, n, col, value));
+        t = t.read_write(col, move |v, &n, _idx, value| {
+            check_sample_field(v, n, col, value)
+        });
     }
     t
 }
@@ -428,7 +449,9 @@ pub fn counters_for(snap: &Snapshot, n: NodeIdx, sel: u8) -> PortCounters {
             .iter()
             // A switch's aggregate is over its external ports.
             .filter(|p| !(is_switch && p.num.0 == 0))
-            .fold(PortCounters::default(), |acc, p| add_saturating(&acc, &reading(p)))
+            .fold(PortCounters::default(), |acc, p| {
+                add_saturating(&acc, &reading(p))
+            })
     } else {
         snap.node_port(n, PortNum(sel))
             .and_then(|p| snap.port(p))

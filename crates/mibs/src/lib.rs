@@ -9,16 +9,16 @@ use std::sync::Arc;
 
 use snmp::mib::MibObject;
 
-pub mod oids;
-pub mod view;
 pub mod change;
-pub mod snmpv2;
+pub mod ib_if_mib;
 pub mod ib_pm_mib;
 pub mod if_mib;
-pub mod ib_if_mib;
+pub mod oids;
+pub mod snmpv2;
+pub mod view;
 
 pub use change::Change;
-pub use view::{SysOrEntry, SystemState, View};
+pub use view::{Published, SysOrEntry, SystemState, View};
 
 /// One registrable MIB object of ibsnmpd.
 pub type Object = Arc<dyn MibObject<View, Change>>;

@@ -1,8 +1,9 @@
 //! The per-request view every MIB module reads.
 //!
-//! A [`View`] is three `Arc`s: the fabric snapshot, the agent's own state
-//! (writable system objects, sysORTable, start time) and the SNMP engine's
-//! counters. The daemon builds one per request by cloning them, so a request
+//! A [`View`] is a few `Arc`s: the fabric snapshot, the agent's own state
+//! (writable system objects, sysORTable, start time), the SNMP engine's
+//! counters, and the local node's interfaces derived from the snapshot once
+//! (see `if_mib::Interfaces`). The daemon builds one per request, so a request
 //! is answered from one consistent state and nothing on the request path
 //! waits for a sweep or a Set.
 
@@ -130,7 +131,36 @@ pub struct View {
     pub interfaces: Arc<crate::if_mib::Interfaces>,
 }
 
+/// A snapshot with what the modules derive from it, computed once when the
+/// snapshot is published (on the source thread), so that building a
+/// [`View`] per request is only reference-count increments.
+#[derive(Clone)]
+pub struct Published {
+    pub snapshot: Arc<Snapshot>,
+    pub interfaces: Arc<crate::if_mib::Interfaces>,
+}
+
+impl Published {
+    pub fn new(snapshot: Arc<Snapshot>) -> Self {
+        Published {
+            interfaces: crate::if_mib::Interfaces::for_snapshot(&snapshot),
+            snapshot,
+        }
+    }
+}
+
 impl View {
+    /// The per-request view from a published snapshot (no derivation).
+    pub fn from_published(p: &Published, system: Arc<SystemState>, stats: Arc<SnmpStats>) -> Self {
+        View {
+            snapshot: Arc::clone(&p.snapshot),
+            interfaces: Arc::clone(&p.interfaces),
+            system,
+            stats,
+        }
+    }
+
+    /// A view deriving the per-snapshot parts now (tests, one-off uses).
     pub fn new(snapshot: Arc<Snapshot>, system: Arc<SystemState>, stats: Arc<SnmpStats>) -> Self {
         View {
             interfaces: crate::if_mib::Interfaces::for_snapshot(&snapshot),

@@ -23,11 +23,14 @@ use std::sync::Arc;
 use std::time::SystemTime;
 
 /// The counter state of every port seen in the previous sweep, keyed by (node
-/// GUID, port number). A source keeps one and passes it to each
-/// [`super::SnapshotBuilder::build`]; the states are shared with the snapshots.
+/// GUID, port number), in that sweep's port order. A source keeps one and
+/// passes it to each [`super::SnapshotBuilder::build`]; the states are shared
+/// with the snapshots. When a sweep lists the same ports in the same order
+/// (the usual case) states are matched by position, without hashing.
 #[derive(Debug, Default)]
 pub struct CounterHistory {
-    pub(crate) map: HashMap<(Guid, PortNum), Arc<PortCounterState>>,
+    pub(crate) keys: Vec<(Guid, PortNum)>,
+    pub(crate) states: Vec<Option<Arc<PortCounterState>>>,
 }
 
 impl CounterHistory {
@@ -35,13 +38,32 @@ impl CounterHistory {
         Self::default()
     }
     pub fn get(&self, node: Guid, port: PortNum) -> Option<&Arc<PortCounterState>> {
-        self.map.get(&(node, port))
+        let i = self.keys.iter().position(|k| *k == (node, port))?;
+        self.states.get(i)?.as_ref()
     }
+    /// Ports with a counter state.
     pub fn len(&self) -> usize {
-        self.map.len()
+        self.states.iter().filter(|s| s.is_some()).count()
     }
     pub fn is_empty(&self) -> bool {
-        self.map.is_empty()
+        self.len() == 0
+    }
+
+    /// The previous states aligned with `keys` (None where a port is new or
+    /// was absent), taking them out of the history.
+    pub(crate) fn take_aligned(&mut self, keys: &[(Guid, PortNum)]) -> Vec<Option<Arc<PortCounterState>>> {
+        let states = std::mem::take(&mut self.states);
+        if self.keys.as_slice() == keys {
+            return states;
+        }
+        let mut by_key: HashMap<(Guid, PortNum), Arc<PortCounterState>> = self
+            .keys
+            .iter()
+            .copied()
+            .zip(states)
+            .filter_map(|(k, s)| Some((k, s?)))
+            .collect();
+        keys.iter().map(|k| by_key.remove(k)).collect()
     }
 }
 

@@ -329,18 +329,19 @@ impl SnapshotBuilder {
 
     /// [`SnapshotBuilder::build`], asking `read` for the readings of ports that
     /// [`SnapshotBuilder::set_readings`] did not fill (so a source that reads
-    /// on demand never holds a second copy of every port's readings).
+    /// on demand never holds a second copy of every port's readings). Ports are
+    /// processed on all cores.
     pub fn build_with(
         self,
         sweep: SweepInfo,
         history: &mut CounterHistory,
-        mut read: impl FnMut(PortIdx) -> Option<PortReadings>,
+        read: impl Fn(PortIdx) -> Option<PortReadings> + Sync,
     ) -> Snapshot {
         let SnapshotBuilder {
             subnet_prefix,
             nodes,
             mut ports,
-            readings,
+            mut readings,
             sms,
             partitions,
             mcast_groups,
@@ -349,26 +350,57 @@ impl SnapshotBuilder {
             ipoib,
         } = self;
         let now = sweep.time;
-        let mut next = HashMap::with_capacity(ports.len());
-        let mut readings = readings.into_iter();
-        for (i, port) in ports.iter_mut().enumerate() {
-            let r = readings.next().flatten().or_else(|| read(i as PortIdx));
-            let Some(node) = nodes.get(port.node as usize) else {
-                continue;
-            };
-            let key = (node.info.node_guid, port.num);
-            let prev = history.map.remove(&key);
-            let state = match (r, prev) {
-                (Some(r), prev) => Some(Arc::new(advance(prev.as_deref(), r, now))),
-                (None, Some(ps)) => Some(ps),
-                (None, None) => port.counters.take(),
-            };
-            if let Some(st) = &state {
-                next.insert(key, Arc::clone(st));
+        let keys: Vec<(Guid, PortNum)> = ports
+            .iter()
+            .map(|p| {
+                let g = nodes
+                    .get(p.node as usize)
+                    .map_or(Guid(0), |n| n.info.node_guid);
+                (g, p.num)
+            })
+            .collect();
+        let mut prev = history.take_aligned(&keys);
+        readings.resize(ports.len(), None);
+        let threads = std::thread::available_parallelism()
+            .map_or(1, |n| n.get())
+            .clamp(1, 8);
+        let chunk = ports.len().div_ceil(threads).max(1024);
+        let read = &read;
+        std::thread::scope(|scope| {
+            let mut offset = 0usize;
+            let mut handles = Vec::new();
+            for ((ps, rs), pv) in ports
+                .chunks_mut(chunk)
+                .zip(readings.chunks_mut(chunk))
+                .zip(prev.chunks_mut(chunk))
+            {
+                let base = offset;
+                offset += ps.len();
+                let mut work = move || {
+                    for (j, ((port, r), pv)) in
+                        ps.iter_mut().zip(rs.iter_mut()).zip(pv.iter_mut()).enumerate()
+                    {
+                        let r = r.take().or_else(|| read((base + j) as PortIdx));
+                        let prev = pv.take();
+                        port.counters = match (r, prev) {
+                            (Some(r), prev) => Some(Arc::new(advance(prev.as_deref(), r, now))),
+                            (None, Some(ps)) => Some(ps),
+                            (None, None) => port.counters.take(),
+                        };
+                    }
+                };
+                if threads == 1 {
+                    work();
+                } else {
+                    handles.push(scope.spawn(work));
+                }
             }
-            port.counters = state;
-        }
-        history.map = next;
+            for h in handles {
+                let _ = h.join();
+            }
+        });
+        history.states = ports.iter().map(|p| p.counters.clone()).collect();
+        history.keys = keys;
         let index = build_index(&nodes, &ports);
         Snapshot {
             sweep,

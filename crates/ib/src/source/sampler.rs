@@ -504,7 +504,12 @@ impl<S: Source> Source for SoftSampling<S> {
 }
 
 impl<S: Source> SoftSampling<S> {
-    fn fall_back(&mut self, node: Guid, control: &PortSamplesControl, reason: &str) -> ControlReply {
+    fn fall_back(
+        &mut self,
+        node: Guid,
+        control: &PortSamplesControl,
+        reason: &str,
+    ) -> ControlReply {
         info!(
             node = %node,
             %reason,
@@ -515,7 +520,6 @@ impl<S: Source> SoftSampling<S> {
         self.set_soft(node, control)
     }
 }
-
 
 #[cfg(test)]
 mod tests {

@@ -544,12 +544,11 @@ impl Fabric {
                 p.info.capability_mask |= port_cap::IS_SM;
                 (p.info.lid, p.guid)
             };
-            for (i, p) in self.ports.iter_mut().enumerate() {
+            for p in self.ports.iter_mut() {
                 let reached_node = reached.get(p.node as usize).copied().unwrap_or(false);
                 if reached_node && p.info.port_state == PortState::Active.raw() {
                     p.info.master_sm_lid = lid;
                 }
-                let _ = i;
             }
             self.sms.push(SmRecord {
                 lid,

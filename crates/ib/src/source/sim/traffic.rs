@@ -45,6 +45,7 @@ struct PortParams {
     amp: f64,
     omega: f64,
     phase: f64,
+    cos_phase: f64,
     pkt_octets: f64,
     uptime: f64,
     /// Symbol errors per second (0 for clean ports).
@@ -56,6 +57,8 @@ struct PortParams {
 
 /// Seeded per-port parameters of the model.
 pub struct TrafficModel {
+    /// All-zero readings to fill in (cheaper than decoding defaults per port).
+    zero: PortReadings,
     params: Vec<PortParams>,
     remote: Vec<u32>,
     is_switch_port: Vec<bool>,
@@ -95,13 +98,15 @@ impl TrafficModel {
             };
             let base: f64 = rng.gen_range(0.02..0.35);
             let period: f64 = rng.gen_range(60.0..900.0);
+            let phase: f64 = rng.gen_range(0.0..std::f64::consts::TAU);
             let err = rng.gen_bool(0.05) && linked;
             params.push(PortParams {
                 rate,
                 base,
                 amp: base * rng.gen_range(0.2..0.95),
                 omega: std::f64::consts::TAU / period,
-                phase: rng.gen_range(0.0..std::f64::consts::TAU),
+                phase,
+                cos_phase: phase.cos(),
                 pkt_octets: rng.gen_range(600.0..4100.0),
                 uptime: rng.gen_range(600.0..7200.0),
                 err_rate: if err { rng.gen_range(0.002..0.2) } else { 0.0 },
@@ -114,6 +119,16 @@ impl TrafficModel {
             });
         }
         Self {
+            zero: PortReadings {
+                counters: PortCounters::default(),
+                extended: Some(PortCountersExtended::default()),
+                rcv_error_details: Some(PortRcvErrorDetails::default()),
+                xmit_discard_details: Some(PortXmitDiscardDetails::default()),
+                flow_ctl: Some(PortFlowCtlCounters::default()),
+                vl_op_packets: Some(PortVlOpPackets::default()),
+                vl_op_data: Some(PortVlOpData::default()),
+                vl_xmit_wait: Some(PortVlXmitWaitCounters::default()),
+            },
             params,
             remote,
             is_switch_port,
@@ -138,7 +153,7 @@ impl TrafficModel {
             return 0.0;
         }
         let integral =
-            x.base * t_eff + x.amp / x.omega * (x.phase.cos() - (x.omega * t_eff + x.phase).cos());
+            x.base * t_eff + x.amp / x.omega * (x.cos_phase - (x.omega * t_eff + x.phase).cos());
         x.rate * integral.max(0.0)
     }
 
@@ -217,6 +232,7 @@ impl TrafficModel {
             }
         }
         let w = |i: usize| sat(v[i], PC_WIDTH[i]);
+        let z = &self.zero;
         let linked = x.rate > 0.0;
         let te = self.effective_time(p, t, my);
         let counters = PortCounters {
@@ -237,7 +253,7 @@ impl TrafficModel {
             port_xmit_pkts: w(XMIT_PKTS) as u32,
             port_rcv_pkts: w(RCV_PKTS) as u32,
             port_xmit_wait: w(XMIT_WAIT) as u32,
-            ..PortCounters::default()
+            ..z.counters.clone()
         };
         let mc = |pk: u64| (pk as f64 * x.multicast_share) as u64;
         let extended = PortCountersExtended {
@@ -258,18 +274,18 @@ impl TrafficModel {
             port_xmit_discards: u[6],
             local_link_integrity_errors: u[9],
             port_xmit_wait: u[XMIT_WAIT],
-            ..PortCountersExtended::default()
+            ..z.extended.clone().unwrap_or_default()
         };
         let s16 = |v: u64| sat(v, 16) as u16;
         let s32 = |v: u64| sat(v, 32) as u32;
         let rcv_error_details = PortRcvErrorDetails {
             port_local_physical_errors: s16(u[3] - u[3] / 5),
             port_malformed_packet_errors: s16(u[3] / 5),
-            ..PortRcvErrorDetails::default()
+            ..z.rcv_error_details.clone().unwrap_or_default()
         };
         let xmit_discard_details = PortXmitDiscardDetails {
             port_sw_hoq_lifetime_limit_discards: s16(u[6]),
-            ..PortXmitDiscardDetails::default()
+            ..z.xmit_discard_details.clone().unwrap_or_default()
         };
         let flows = |linked: bool, te: f64| {
             if linked {
@@ -288,11 +304,11 @@ impl TrafficModel {
         let flow_ctl = PortFlowCtlCounters {
             port_xmit_flow_pkts: s32(flows(linked, te)),
             port_rcv_flow_pkts: s32(flows(rlinked, rte)),
-            ..PortFlowCtlCounters::default()
+            ..z.flow_ctl.clone().unwrap_or_default()
         };
-        let mut vl_op_packets = PortVlOpPackets::default();
-        let mut vl_op_data = PortVlOpData::default();
-        let mut vl_xmit_wait = PortVlXmitWaitCounters::default();
+        let mut vl_op_packets = z.vl_op_packets.clone().unwrap_or_default();
+        let mut vl_op_data = z.vl_op_data.clone().unwrap_or_default();
+        let mut vl_xmit_wait = z.vl_xmit_wait.clone().unwrap_or_default();
         for (i, share) in VL_SHARE.iter().enumerate() {
             let pk = (u[RCV_PKTS] as f64 * share) as u64;
             let d = (u[RCV_DATA] as f64 * share) as u64;

@@ -1,6 +1,6 @@
 //! PMA polling of every port, pipelined: ClassPortInfo once per node (cached across
-//! sweeps) to learn whether PortCountersExtended is there, then PortCounters (+Extended,
-//! + the detail attributes) for each port. Counters are never reset here unless
+//! sweeps) to learn whether PortCountersExtended is there, then PortCounters, plus
+//! PortCountersExtended and the detail attributes, for each port. Counters are never reset here unless
 //! `reset_threshold` asks for it on PMAs without extended counters.
 
 use std::collections::HashMap;

@@ -12,7 +12,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
 
 use super::assemble;
-use super::discover::{discover, DiscoverOptions};
+use super::discover::{discover, DiscoverOptions, Discovered};
 use super::ffi::{self, PortAttrs, UmadError};
 use super::pma::{self, PmaCaps, PmaOptions};
 use super::req;
@@ -35,6 +35,10 @@ pub struct UmadOptions {
     /// Subscribe to traps (InformInfo) at the SM. ibsim accepts but never delivers them;
     /// Reports are not consumed yet, so this is off by default (events come from diffs).
     pub subscribe_traps: bool,
+    /// Discover the topology (and ask the SA) every Nth sweep; the sweeps between only
+    /// poll the PMAs of the last topology (a PMA failure forces the next discovery).
+    /// 1 (the default) discovers every sweep; large fabrics poll counters faster with more.
+    pub topology_every: u32,
 }
 
 impl Default for UmadOptions {
@@ -48,6 +52,7 @@ impl Default for UmadOptions {
             pma: PmaOptions::default(),
             lft: true,
             subscribe_traps: false,
+            topology_every: 1,
         }
     }
 }
@@ -100,6 +105,9 @@ pub struct UmadSource {
     tr: Transport,
     caps: HashMap<Guid, PmaCaps>,
     last_sa: Option<SaView>,
+    /// The last complete discovery, reused by counter-only sweeps.
+    last_disc: Option<Discovered>,
+    since_discovery: u32,
     last: Option<Arc<Snapshot>>,
     history: CounterHistory,
     events: Vec<FabricEvent>,
@@ -151,6 +159,8 @@ impl UmadSource {
             tr,
             caps: HashMap::new(),
             last_sa: None,
+            last_disc: None,
+            since_discovery: 0,
             last: None,
             history: CounterHistory::new(),
             events: Vec::new(),
@@ -197,6 +207,56 @@ impl UmadSource {
         let started = Instant::now();
         let time = SystemTime::now();
         self.stats.sweeps += 1;
+        let reuse = self.opts.topology_every > 1
+            && self.since_discovery + 1 < self.opts.topology_every
+            && self.last_disc.is_some();
+        let d = match self.last_disc.take() {
+            Some(d) if reuse => {
+                self.since_discovery += 1;
+                d
+            }
+            _ => {
+                let d = self.discover_and_ask_sa()?;
+                self.since_discovery = 0;
+                d
+            }
+        };
+        let targets = assemble::pma_targets(&d);
+        let pma = pma::sweep(&mut self.tr, &targets, &mut self.caps, self.opts.pma);
+        self.stats.pma_failures += pma.failures;
+        if pma.failures > 0 {
+            tracing::warn!(
+                failures = pma.failures,
+                "PMA queries failed: {}",
+                pma.errors.first().map(String::as_str).unwrap_or("")
+            );
+        }
+        let builder = assemble::build(&d, self.last_sa.as_ref(), Some(&pma), &self.caps);
+        // A PMA that stops answering may be a topology change: look again next sweep.
+        self.last_disc = (pma.failures == 0).then_some(d);
+        self.sweep_no += 1;
+        let snap = builder.build(
+            crate::model::SweepInfo {
+                number: self.sweep_no,
+                time,
+                duration: started.elapsed(),
+                source: self.spec.clone(),
+            },
+            &mut self.history,
+        );
+        if let Some(prev) = &self.last {
+            self.events = diff(prev, &snap);
+            for e in &self.events {
+                tracing::info!(event = ?e.kind, "fabric event");
+            }
+        }
+        let snap = Arc::new(snap);
+        self.last = Some(snap.clone());
+        Ok(snap)
+    }
+
+    /// Discovery by SMPs, then the SA; fails when discovery is incomplete.
+    fn discover_and_ask_sa(&mut self) -> Result<Discovered, SweepError> {
         let d = discover(&mut self.tr, DiscoverOptions { lft: self.opts.lft });
         self.stats.smp_failures += d.failures;
         if d.failures > 0 || d.nodes.is_empty() {
@@ -259,36 +319,7 @@ impl UmadSource {
             self.stats.sa_stale_sweeps += 1;
             self.subscribed = false;
         }
-        let targets = assemble::pma_targets(&d);
-        let pma = pma::sweep(&mut self.tr, &targets, &mut self.caps, self.opts.pma);
-        self.stats.pma_failures += pma.failures;
-        if pma.failures > 0 {
-            tracing::warn!(
-                failures = pma.failures,
-                "PMA queries failed: {}",
-                pma.errors.first().map(String::as_str).unwrap_or("")
-            );
-        }
-        let builder = assemble::build(&d, self.last_sa.as_ref(), Some(&pma), &self.caps);
-        self.sweep_no += 1;
-        let snap = builder.build(
-            crate::model::SweepInfo {
-                number: self.sweep_no,
-                time,
-                duration: started.elapsed(),
-                source: self.spec.clone(),
-            },
-            &mut self.history,
-        );
-        if let Some(prev) = &self.last {
-            self.events = diff(prev, &snap);
-            for e in &self.events {
-                tracing::info!(event = ?e.kind, "fabric event");
-            }
-        }
-        let snap = Arc::new(snap);
-        self.last = Some(snap.clone());
-        Ok(snap)
+        Ok(d)
     }
 
     /// Applies a PMA change on (node, port) through the node's PMA (LID from the last
