@@ -2,7 +2,7 @@
 # Full PMA sweep of a ~4,000-host fat tree in ibsim: ibsnmpd's umad source against
 # `ibqueryerrors` on the same fabric, and against ibsim's own MAD ceiling.
 #
-#   scripts/bench-pma.sh [HOSTS] [WINDOW] [ROUNDS]      (defaults 4096 128 3)
+#   scripts/bench-pma.sh [HOSTS] [WINDOWS] [ROUNDS]     (defaults 4096 "16 64 256" 3)
 #
 # Fabric: a two-level fat tree of 64-port leaves (32 hosts + 32 uplinks each) and
 # 128-port spines (one link to every leaf); HOSTS/32 leaves, 32 spines.
@@ -11,7 +11,7 @@
 set -eu
 
 HOSTS=${1:-4096}
-WINDOW=${2:-128}
+WINDOWS=${2:-16 64 256}
 ROUNDS=${3:-3}
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 DIR=$(mktemp -d /tmp/ibsnmpd-bench-pma.XXXXXX)
@@ -78,26 +78,32 @@ timeit() { # label cmd...
 }
 
 echo "--- ibqueryerrors (discovery + PortCounters of every port, one MAD at a time)"
-IBQ=$(timeit ibqueryerrors ibqueryerrors | awk '{print $2}')
-echo "ibqueryerrors: ${IBQ}s ($(grep -c '' "$DIR/ibqueryerrors.out") lines of output)"
+IBQ1=$(timeit ibqueryerrors ibqueryerrors | awk '{print $2}')
+IBQ2=$(timeit ibqueryerrors ibqueryerrors | awk '{print $2}')
+IBQ=$(echo "if ($IBQ1 < $IBQ2) $IBQ1 else $IBQ2" | bc)
+echo "ibqueryerrors runs: ${IBQ1}s ${IBQ2}s"
+echo "ibqueryerrors (best): ${IBQ}s ($(grep -c '' "$DIR/ibqueryerrors.out") lines of output)"
 IBQS=$(timeit ibqueryerrors_skipsl ibqueryerrors --skip-sl | awk '{print $2}')
 echo "ibqueryerrors --skip-sl: ${IBQS}s"
 IBN=$(timeit ibnetdiscover ibnetdiscover | awk '{print $2}')
 echo "ibnetdiscover: ${IBN}s"
 
-echo "--- ibsnmpd umad source (window $WINDOW)"
-UMAD_BENCH_WINDOW=$WINDOW UMAD_BENCH_ROUNDS=$ROUNDS "$BIN" --ignored --exact bench_pma_sweep --nocapture \
-    --test-threads=1 2>"$DIR/bench.err" | grep RESULT | tee "$DIR/bench.out"
+: >"$DIR/bench.out"
+for WINDOW in $WINDOWS; do
+    echo "--- ibsnmpd umad source (window $WINDOW)"
+    UMAD_BENCH_WINDOW=$WINDOW UMAD_BENCH_ROUNDS=$ROUNDS "$BIN" --ignored --exact bench_pma_sweep --nocapture \
+        --test-threads=1 2>>"$DIR/bench.err" | grep RESULT | tee -a "$DIR/bench.out"
+done
 
 python3 - "$DIR/bench.out" "$IBQ" "$IBQS" <<'EOF'
 import re, sys
 text = open(sys.argv[1]).read()
 ibq, ibqs = float(sys.argv[2]), float(sys.argv[3])
-disc = float(re.search(r"discovery .*secs=([0-9.]+)", text).group(1))
+disc = min(float(m.group(1)) for m in re.finditer(r"discovery .*secs=([0-9.]+)", text))
 rounds = [(float(m.group(1)), float(m.group(2))) for m in re.finditer(r"pma .*secs=([0-9.]+) mads_per_sec=([0-9.]+)", text)]
 best = min(s for s, _ in rounds)
 rate = max(r for _, r in rounds)
-print(f"SUMMARY discovery {disc:.2f}s; PMA sweep best {best:.2f}s at {rate:.0f} MADs/s (ibsim ceiling here ~100-115k/s)")
+print(f"SUMMARY discovery best {disc:.2f}s; PMA sweep best {best:.2f}s at {rate:.0f} MADs/s (ibsim's ceiling: ~100-115k/s on an idle machine)")
 print(f"SUMMARY discovery+PMA {disc + best:.2f}s vs ibqueryerrors {ibq:.2f}s ({ibq / (disc + best):.1f}x), --skip-sl {ibqs:.2f}s ({ibqs / (disc + best):.1f}x)")
 print(f"SUMMARY PMA sweep alone vs ibqueryerrors: {ibq / best:.1f}x")
 EOF

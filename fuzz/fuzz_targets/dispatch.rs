@@ -22,9 +22,11 @@ fn setup() -> &'static (Dispatcher<View, u32>, View) {
         let mut d = Dispatcher::new();
         let s = Scalars::<View, u32>::new(Oid::new(vec![1, 3, 6, 1, 2, 1, 1]))
             .read_only(1, |_| Value::OctetString(b"fuzz".to_vec()))
-            .read_write(4, |_| Value::OctetString(vec![]), |_, v| {
-                check::octets(v, 0..=255).map(|b| b.len() as u32)
-            });
+            .read_write(
+                4,
+                |_| Value::OctetString(vec![]),
+                |_, v| check::octets(v, 0..=255).map(|b| b.len() as u32),
+            );
         d.register_all(s.into_objects()).unwrap();
         let t = Table::<View, u32, (Vec<u8>, u32)>::new(
             Oid::new(vec![1, 3, 6, 1, 2, 1, 2, 2, 1]),
@@ -50,7 +52,9 @@ fn setup() -> &'static (Dispatcher<View, u32>, View) {
 
 fuzz_target!(|data: &[u8]| {
     let (d, view) = setup();
-    let Some((&sz, msg)) = data.split_first() else { return };
+    let Some((&sz, msg)) = data.split_first() else {
+        return;
+    };
     let Ok(m) = Message::decode(msg) else { return };
     let max = 484 + usize::from(sz) * 40;
     let rid = m.pdu.request_id().unwrap_or(0);
@@ -60,6 +64,11 @@ fuzz_target!(|data: &[u8]| {
         Outcome::Set { response, .. } => snmp::pdu::Pdu::Response(response),
         _ => return,
     };
-    let out = Message { version: m.version, community: m.community, pdu }.to_bytes();
+    let out = Message {
+        version: m.version,
+        community: m.community,
+        pdu,
+    }
+    .to_bytes();
     assert!(out.len() <= max, "{} > {}", out.len(), max);
 });

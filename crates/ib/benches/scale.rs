@@ -60,6 +60,8 @@ fn scale(c: &mut Criterion) {
     let events = diff(&prev, &s2).len();
     let t_diff = t4.elapsed();
     drop(prev);
+    // Only the cell's snapshot stays alive from here on, as in the daemon.
+    drop(s2);
     println!(
         "scale: {hosts} hosts, radix {radix}: {nodes} nodes, {ports} ports, {lids} LIDs\n\
          scale: topology {:.3} s, bring-up (LIDs, min-hop LFTs) {:.3} s\n\

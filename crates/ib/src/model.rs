@@ -17,7 +17,7 @@ pub mod dump;
 pub mod events;
 pub mod snapshot;
 
-pub use accum::{advance, CounterHistory, CounterWidth, PortCounterState, PortTotals};
+pub use accum::{advance, CounterHistory, CounterWidth, PortCounterState, PortTotals, VlCounts};
 pub use cell::SnapshotCell;
 pub use counters::PortReadings;
 pub use dump::{dump_ibnetdiscover, dump_json, to_topology};

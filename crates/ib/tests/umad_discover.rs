@@ -4,7 +4,7 @@ mod umad_util;
 use ib::source::umad::discover::{discover, DiscoverOptions};
 use ib::source::umad::ffi;
 use ib::source::umad::transport::{Transport, TransportConfig};
-use ib::testbed::{Testbed, TestbedConfig, SMALL_NET};
+use ib::testbed::{TestbedConfig, SMALL_NET};
 use umad_util::*;
 
 fn our_view() -> IbnetView {
@@ -44,7 +44,7 @@ fn our_view() -> IbnetView {
 #[test]
 fn discovery_equals_ibnetdiscover() {
     if !in_child() {
-        let tb = Testbed::start(TestbedConfig::new(SMALL_NET)).unwrap();
+        let tb = start(TestbedConfig::new(SMALL_NET));
         run_child(&tb, "discovery_equals_ibnetdiscover", &[]);
         return;
     }
@@ -57,4 +57,24 @@ fn discovery_equals_ibnetdiscover() {
     assert!(!theirs.links.is_empty());
     assert_eq!(ours, theirs);
     println!("links {}", ours.links.len());
+}
+
+/// A three-level fat tree (parallel paths, 4 hops deep) written by the topology module.
+#[test]
+fn fat_tree_discovery_equals_ibnetdiscover() {
+    if !in_child() {
+        let topo = ib::topology::fat_tree(128, 8, 3).unwrap();
+        let net = ib::topology::write_ibnetdiscover(&topo, &Default::default());
+        let tb = start(TestbedConfig::new(net));
+        run_child(&tb, "fat_tree_discovery_equals_ibnetdiscover", &[]);
+        return;
+    }
+    let ours = our_view();
+    let out = std::process::Command::new("ibnetdiscover")
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let theirs = parse_ibnetdiscover(&String::from_utf8_lossy(&out.stdout));
+    assert!(theirs.links.len() > 500, "{}", theirs.links.len());
+    assert_eq!(ours, theirs);
 }

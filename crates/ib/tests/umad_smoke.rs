@@ -23,7 +23,8 @@ fn run_child(tb: &Testbed, name: &str) {
 #[test]
 fn smoke_dr_nodeinfo() {
     if !in_child() {
-        let tb = Testbed::start(TestbedConfig::new(SMALL_NET)).unwrap();
+        let tb = Testbed::start(TestbedConfig::new(SMALL_NET))
+            .unwrap_or_else(|e| panic!("cannot start the ibsim testbed: {e}"));
         run_child(&tb, "smoke_dr_nodeinfo");
         return;
     }

@@ -3,7 +3,8 @@ use ib::testbed::{Testbed, TestbedConfig, SMALL_NET};
 
 #[test]
 fn testbed_starts_answers_and_tears_down() {
-    let tb = Testbed::start(TestbedConfig::new(SMALL_NET)).unwrap();
+    let tb = Testbed::start(TestbedConfig::new(SMALL_NET))
+        .unwrap_or_else(|e| panic!("cannot start the ibsim testbed: {e}"));
     let out = tb.run_diag("ibnetdiscover", &[]).unwrap();
     assert!(out.success(), "ibnetdiscover failed: {}", out.stderr);
     assert!(out.stdout.contains("\"Hca4\""), "{}", out.stdout);

@@ -119,7 +119,9 @@ fn main() {
                 s.send(&req.to_bytes()).expect("send");
                 let Ok(n) = s.recv(&mut buf) else { continue };
                 let m = Message::decode(&buf[..n]).expect("decode");
-                let Pdu::Response(b) = m.pdu else { panic!("not a response") };
+                let Pdu::Response(b) = m.pdu else {
+                    panic!("not a response")
+                };
                 pdus.fetch_add(1, Ordering::Relaxed);
                 vbs.fetch_add(b.varbinds.len() as u64, Ordering::Relaxed);
                 match b.varbinds.last() {

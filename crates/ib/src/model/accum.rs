@@ -51,7 +51,10 @@ impl CounterHistory {
 
     /// The previous states aligned with `keys` (None where a port is new or
     /// was absent), taking them out of the history.
-    pub(crate) fn take_aligned(&mut self, keys: &[(Guid, PortNum)]) -> Vec<Option<Arc<PortCounterState>>> {
+    pub(crate) fn take_aligned(
+        &mut self,
+        keys: &[(Guid, PortNum)],
+    ) -> Vec<Option<Arc<PortCounterState>>> {
         let states = std::mem::take(&mut self.states);
         if self.keys.as_slice() == keys {
             return states;
@@ -146,9 +149,40 @@ pub struct PortTotals {
     pub port_xmit_flow_pkts: u64,
     pub port_rcv_flow_pkts: u64,
     /// Per VL 0..15 (PortVLOpPackets, PortVLOpData in 4-octet words, PortVLXmitWait).
-    pub vl_op_packets: [u64; 16],
-    pub vl_op_data: [u64; 16],
-    pub vl_xmit_wait: [u64; 16],
+    pub vl_op_packets: VlCounts,
+    pub vl_op_data: VlCounts,
+    pub vl_xmit_wait: VlCounts,
+}
+
+/// 64-bit totals for VL0..VL15, allocated only for ports whose PMA reports
+/// per-VL counters (most switch PMAs do not); reads as zeros otherwise.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct VlCounts(Option<Box<[u64; 16]>>);
+
+impl VlCounts {
+    /// The total of VL `vl` (0 when the PMA has no per-VL counters); None past VL15.
+    pub fn get(&self, vl: usize) -> Option<&u64> {
+        match &self.0 {
+            Some(a) => a.get(vl),
+            None => (vl < 16).then_some(&0),
+        }
+    }
+    pub fn to_array(&self) -> [u64; 16] {
+        self.0.as_deref().copied().unwrap_or([0; 16])
+    }
+    /// Whether the PMA ever reported these counters.
+    pub fn is_present(&self) -> bool {
+        self.0.is_some()
+    }
+    fn slots(&mut self) -> &mut [u64; 16] {
+        self.0.get_or_insert_with(|| Box::new([0; 16]))
+    }
+}
+
+impl Serialize for VlCounts {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_seq(self.to_array())
+    }
 }
 
 /// A port's counters as the snapshot carries them: the last readings, when they
@@ -306,7 +340,7 @@ pub fn advance(
         ($attr:ident . $arr:ident => $tot:ident, $w:expr) => {{
             let p = pr.and_then(|p| p.$attr.as_ref());
             if let Some(n) = &new.$attr {
-                for (i, (tot, nv)) in t.$tot.iter_mut().zip(n.$arr.iter()).enumerate() {
+                for (i, (tot, nv)) in t.$tot.slots().iter_mut().zip(n.$arr.iter()).enumerate() {
                     let pv = p.and_then(|a| a.$arr.get(i)).map(|v| u64::from(*v));
                     acc(tot, pv, Some(u64::from(*nv)), $w);
                 }

@@ -139,10 +139,7 @@ pub fn dump_json(s: &Snapshot) -> Value {
             let sw = n.switch.as_ref().map(|sw| {
                 json!({
                     "info": serde_json::to_value(&sw.info).unwrap_or(Value::Null),
-                    "lft": sw.lft.iter().enumerate()
-                        .filter(|(lid, port)| *lid > 0 && **port != 0xFF)
-                        .map(|(lid, port)| json!([lid, port]))
-                        .collect::<Vec<_>>(),
+                    "lft": sw.lft.iter().collect::<Vec<_>>(),
                 })
             });
             json!({

@@ -377,8 +377,11 @@ impl SnapshotBuilder {
                 let base = offset;
                 offset += ps.len();
                 let mut work = move || {
-                    for (j, ((port, r), pv)) in
-                        ps.iter_mut().zip(rs.iter_mut()).zip(pv.iter_mut()).enumerate()
+                    for (j, ((port, r), pv)) in ps
+                        .iter_mut()
+                        .zip(rs.iter_mut())
+                        .zip(pv.iter_mut())
+                        .enumerate()
                     {
                         let r = r.take().or_else(|| read((base + j) as PortIdx));
                         let prev = pv.take();

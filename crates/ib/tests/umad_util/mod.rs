@@ -155,3 +155,9 @@ pub fn sorted_lines(text: &str) -> Vec<String> {
     v.sort();
     v
 }
+
+/// Starts a testbed or fails the test with the reason in words (e.g. which package to
+/// install when ibsim or OpenSM is missing).
+pub fn start(cfg: ib::testbed::TestbedConfig) -> Testbed {
+    Testbed::start(cfg).unwrap_or_else(|e| panic!("cannot start the ibsim testbed: {e}"))
+}

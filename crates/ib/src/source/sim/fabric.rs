@@ -6,7 +6,9 @@ use super::PortFaults;
 use crate::mad::pma::{cap, ClassPortInfo};
 use crate::mad::sa::McMemberRecord;
 use crate::mad::smp::{port_cap, NodeInfo, PortInfo, SmInfo, SwitchInfo};
-use crate::model::snapshot::{McastGroup, Partition, PartitionMember, SmRecord, SwitchData};
+use crate::model::snapshot::{
+    McastGroup, Partition, PartitionMember, Sampling, SmRecord, SwitchData,
+};
 use crate::model::{Node, NodeIdx, Port, PortIdx, SnapshotBuilder};
 use crate::source::SourceError;
 use crate::topology::Topology;
@@ -143,6 +145,8 @@ impl Fabric {
         let pkeys: Arc<[PKey]> = Arc::from(vec![PKey::DEFAULT]);
         let no_guids: Arc<[Guid]> = Arc::from(Vec::<Guid>::new());
         let mut node_by_guid = HashMap::with_capacity(topo.nodes.len());
+        let (control, result) = super::sampling::idle();
+        let idle_sampling = Sampling { control, result };
 
         for (ni, tn) in topo.nodes.iter().enumerate() {
             let t = tn.node_type;
@@ -242,7 +246,7 @@ impl Fabric {
                     resp_time_value: 18,
                     ..ClassPortInfo::default()
                 })),
-                sampling: None,
+                sampling: Some(Box::new(idle_sampling.clone())),
             });
         }
 

@@ -70,13 +70,7 @@ impl Engine {
     ) -> (PortSamplesControl, PortSamplesResult) {
         let status = self.status(t);
         let mut c = self.control.clone();
-        c.tick = SAMPLE_TICK;
-        c.counter_width = COUNTER_WIDTH;
-        for i in 0..15 {
-            // Bit 0: all mandatory quantities supported.
-            c.set_counter_mask(i, 1);
-        }
-        c.sample_mechanisms = 0;
+        describe(&mut c);
         c.sample_status = status;
         let mut r = PortSamplesResult {
             tag: c.tag,
@@ -118,4 +112,22 @@ pub(crate) fn select_ports(f: &Fabric, node: u32, sel: u8) -> Vec<PortIdx> {
         return f.node_port_range(node).collect();
     }
     f.node_port(node, PortNum(sel)).into_iter().collect()
+}
+
+/// The read-only fields of our PortSamplesControl (Tick, CounterWidth, masks).
+fn describe(c: &mut PortSamplesControl) {
+    c.tick = SAMPLE_TICK;
+    c.counter_width = COUNTER_WIDTH;
+    for i in 0..15 {
+        // Bit 0: all mandatory quantities supported.
+        c.set_counter_mask(i, 1);
+    }
+    c.sample_mechanisms = 0;
+}
+
+/// What a PMA shows before any sampling run: status 0, results zero.
+pub(crate) fn idle() -> (PortSamplesControl, PortSamplesResult) {
+    let mut c = PortSamplesControl::default();
+    describe(&mut c);
+    (c, PortSamplesResult::default())
 }

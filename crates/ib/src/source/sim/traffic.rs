@@ -309,7 +309,12 @@ impl TrafficModel {
         let mut vl_op_packets = z.vl_op_packets.clone().unwrap_or_default();
         let mut vl_op_data = z.vl_op_data.clone().unwrap_or_default();
         let mut vl_xmit_wait = z.vl_xmit_wait.clone().unwrap_or_default();
-        for (i, share) in VL_SHARE.iter().enumerate() {
+        let per_vl = !self
+            .is_switch_port
+            .get(p as usize)
+            .copied()
+            .unwrap_or(false);
+        for (i, share) in VL_SHARE.iter().enumerate().filter(|_| per_vl) {
             let pk = (u[RCV_PKTS] as f64 * share) as u64;
             let d = (u[RCV_DATA] as f64 * share) as u64;
             let wt = (u[XMIT_WAIT] as f64 * share) as u64;
@@ -332,15 +337,16 @@ impl TrafficModel {
                 *s = s32((te * 2.0 * 64.0) as u64);
             }
         }
+        // Switch PMAs commonly lack the optional per-VL attributes; so do ours.
         PortReadings {
             counters,
             extended: Some(extended),
             rcv_error_details: Some(rcv_error_details),
             xmit_discard_details: Some(xmit_discard_details),
             flow_ctl: Some(flow_ctl),
-            vl_op_packets: Some(vl_op_packets),
-            vl_op_data: Some(vl_op_data),
-            vl_xmit_wait: Some(vl_xmit_wait),
+            vl_op_packets: per_vl.then_some(vl_op_packets),
+            vl_op_data: per_vl.then_some(vl_op_data),
+            vl_xmit_wait: per_vl.then_some(vl_xmit_wait),
         }
     }
 

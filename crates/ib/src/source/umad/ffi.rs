@@ -416,16 +416,39 @@ pub struct Port {
 
 impl Port {
     /// Registers an agent for a management class; `rmpp_version` 1 lets the kernel
-    /// reassemble multi-packet (RMPP) answers (SA), 0 otherwise.
-    pub fn register(&mut self, class: u8, version: u8, rmpp_version: u8) -> Result<i32, UmadError> {
-        // SAFETY: a null method mask is allowed (client agent, receives only responses).
+    /// reassemble multi-packet (RMPP) answers (SA), 0 otherwise. `methods` lists the
+    /// request methods this agent also receives unsolicited (e.g. Report, 0x06); empty
+    /// for a client that only receives answers to its own requests.
+    pub fn register(
+        &mut self,
+        class: u8,
+        version: u8,
+        rmpp_version: u8,
+        methods: &[u8],
+    ) -> Result<i32, UmadError> {
+        // The C prototype takes `long method_mask[16 / sizeof(long)]`: 128 bits.
+        const WORDS: usize = 16 / std::mem::size_of::<c_long>();
+        const BITS: usize = 8 * std::mem::size_of::<c_long>();
+        let mut mask = [0 as c_long; WORDS];
+        for &m in methods.iter().filter(|&&m| m < 128) {
+            if let Some(w) = mask.get_mut(usize::from(m) / BITS) {
+                *w |= 1 << (usize::from(m) % BITS);
+            }
+        }
+        let mask_ptr = if methods.is_empty() {
+            std::ptr::null_mut()
+        } else {
+            mask.as_mut_ptr()
+        };
+        // SAFETY: the mask is null (client agent) or points to 128 bits, as the C
+        // prototype requires; libibumad only reads it during the call.
         let id = unsafe {
             (self.umad.register)(
                 self.id,
                 c_int::from(class),
                 c_int::from(version),
                 rmpp_version,
-                std::ptr::null_mut(),
+                mask_ptr,
             )
         };
         if id < 0 {

@@ -1,8 +1,10 @@
-//! The few request MADs the umad source sends, as [`Request`]s for the transport.
-//! Attribute payloads come from `crate::mad`'s codecs; only header framing lives here.
+//! The request MADs the umad source sends, as addressed [`Request`]s for the transport.
+//! The MADs themselves come from `crate::mad::build`; this adds the addressing (DLID,
+//! QP, Q_Key) and the agent, and finds the data in the answers.
 
 use super::ffi::Address;
 use super::transport::{Agent, Request};
+use crate::mad::build::{self, DrPath};
 
 /// Get / Set / GetTable methods.
 pub const GET: u8 = 0x01;
@@ -10,43 +12,23 @@ pub const SET: u8 = 0x02;
 pub const GET_TABLE: u8 = 0x12;
 
 const MAD_SIZE: usize = 256;
-/// Directed-route SMP: DrSLID, DrDLID, data, initial path offsets.
-const DR_SLID: usize = 32;
-const DR_DLID: usize = 34;
+/// Directed-route SMP data offset.
 pub const SMP_DATA: usize = 64;
-const DR_INITIAL_PATH: usize = 128;
 /// GS classes: data follows the 24-octet common header (PerfMgt adds 40 reserved octets).
 pub const PMA_DATA: usize = 64;
 /// SA: RMPP header (12) + SA header (20) after the common header.
 pub const SA_DATA: usize = 56;
-const SA_COMPONENT_MASK: usize = 48;
-const SA_SM_KEY: usize = 36;
 
-fn header(buf: &mut [u8], class: u8, class_version: u8, method: u8, attr: u16, modifier: u32) {
-    if let Some(h) = buf.get_mut(..24) {
-        h[0] = 1; // BaseVersion
-        h[1] = class;
-        h[2] = class_version;
-        h[3] = method;
-        h[16..18].copy_from_slice(&attr.to_be_bytes());
-        h[20..24].copy_from_slice(&modifier.to_be_bytes());
-    }
+fn to_vec(r: Result<crate::mad::build::MadBuf, crate::mad::MadError>) -> Vec<u8> {
+    // A request that cannot be built (only a route over 63 hops could) goes out as an
+    // all-zero MAD that no agent answers: it fails like an unanswered query.
+    r.map(|b| b.to_vec())
+        .unwrap_or_else(|_| vec![0u8; MAD_SIZE])
 }
 
 /// A directed-route SMP Get along `path` (output ports, at most 63 hops).
 pub fn dr_get(attr: u16, modifier: u32, path: &[u8]) -> Request {
-    let mut mad = vec![0u8; MAD_SIZE];
-    header(&mut mad, 0x81, 1, GET, attr, modifier);
-    if let Some(h) = mad.get_mut(7) {
-        *h = path.len().min(63) as u8; // HopCount; HopPointer stays 0
-    }
-    mad[DR_SLID..DR_SLID + 2].copy_from_slice(&0xffffu16.to_be_bytes());
-    mad[DR_DLID..DR_DLID + 2].copy_from_slice(&0xffffu16.to_be_bytes());
-    for (i, p) in path.iter().take(63).enumerate() {
-        if let Some(b) = mad.get_mut(DR_INITIAL_PATH + 1 + i) {
-            *b = *p;
-        }
-    }
+    let mad = to_vec(DrPath::new(path).map(|p| build::dr_smp_get(&p, attr, modifier, 0)));
     Request {
         agent: Agent::Smp,
         addr: Address::directed_route(),
@@ -62,14 +44,10 @@ pub fn smp_data(mad: &[u8]) -> &[u8] {
 /// A PerfMgt request to the PMA at `lid`; `data` is the encoded attribute (Set) or the
 /// PortSelect-carrying template (Get).
 pub fn pma(method: u8, attr: u16, modifier: u32, lid: u16, data: &[u8]) -> Request {
-    let mut mad = vec![0u8; MAD_SIZE];
-    header(&mut mad, 0x04, 1, method, attr, modifier);
-    let n = data.len().min(MAD_SIZE - PMA_DATA);
-    mad[PMA_DATA..PMA_DATA + n].copy_from_slice(&data[..n]);
     Request {
         agent: Agent::PerfMgt,
         addr: Address::gsi(lid),
-        mad,
+        mad: to_vec(build::pma(method, attr, modifier, 0, data)),
     }
 }
 
@@ -88,16 +66,18 @@ pub fn sa(
     component_mask: u64,
     record: &[u8],
 ) -> Request {
-    let mut mad = vec![0u8; MAD_SIZE];
-    header(&mut mad, 0x03, 2, method, attr, 0);
-    mad[SA_SM_KEY..SA_SM_KEY + 8].copy_from_slice(&sm_key.to_be_bytes());
-    mad[SA_COMPONENT_MASK..SA_COMPONENT_MASK + 8].copy_from_slice(&component_mask.to_be_bytes());
-    let n = record.len().min(MAD_SIZE - SA_DATA);
-    mad[SA_DATA..SA_DATA + n].copy_from_slice(&record[..n]);
     Request {
         agent: Agent::Sa,
         addr: Address::gsi(sm_lid),
-        mad,
+        mad: to_vec(build::sa(
+            method,
+            attr,
+            0,
+            component_mask,
+            sm_key,
+            0,
+            record,
+        )),
     }
 }
 

@@ -32,8 +32,9 @@ pub struct UmadOptions {
     pub pma: PmaOptions,
     /// Read switch linear forwarding tables.
     pub lft: bool,
-    /// Subscribe to traps (InformInfo) at the SM. ibsim accepts but never delivers them;
-    /// Reports are not consumed yet, so this is off by default (events come from diffs).
+    /// Subscribe to traps (InformInfo) at the SM. Reports are acknowledged, logged and
+    /// make the next sweep rediscover; events still come from diffing sweeps (ibsim
+    /// accepts the subscription but never delivers Reports). Off by default.
     pub subscribe_traps: bool,
     /// Discover the topology (and ask the SA) every Nth sweep; the sweeps between only
     /// poll the PMAs of the last topology (a PMA failure forces the next discovery).
@@ -76,6 +77,8 @@ pub struct UmadStats {
     pub pma_failures: u64,
     /// Sweeps that reused the previous SA answers because the SM did not answer.
     pub sa_stale_sweeps: u64,
+    /// SA Reports (traps) received through the subscription.
+    pub reports: u64,
     pub transport: TransportStats,
 }
 
@@ -108,6 +111,7 @@ pub struct UmadSource {
     /// The last complete discovery, reused by counter-only sweeps.
     last_disc: Option<Discovered>,
     since_discovery: u32,
+    force_discovery: bool,
     last: Option<Arc<Snapshot>>,
     history: CounterHistory,
     events: Vec<FabricEvent>,
@@ -161,6 +165,7 @@ impl UmadSource {
             last_sa: None,
             last_disc: None,
             since_discovery: 0,
+            force_discovery: false,
             last: None,
             history: CounterHistory::new(),
             events: Vec::new(),
@@ -190,6 +195,11 @@ impl UmadSource {
         let mut s = self.stats;
         s.transport = self.tr.stats();
         s
+    }
+
+    /// True once the SM accepted our trap subscriptions (`subscribe_traps`).
+    pub fn is_subscribed(&self) -> bool {
+        self.subscribed
     }
 
     /// The last snapshot built (None before the first good sweep).
@@ -231,9 +241,18 @@ impl UmadSource {
                 pma.errors.first().map(String::as_str).unwrap_or("")
             );
         }
+        let reports = self.tr.take_reports();
+        if !reports.is_empty() {
+            // A trap (port state change, GID in/out of service...): the topology the
+            // next sweep reuses may be stale, so the next sweep discovers again.
+            tracing::info!(count = reports.len(), "SA Reports received");
+            self.stats.reports += reports.len() as u64;
+            self.force_discovery = true;
+        }
         let builder = assemble::build(&d, self.last_sa.as_ref(), Some(&pma), &self.caps);
         // A PMA that stops answering may be a topology change: look again next sweep.
-        self.last_disc = (pma.failures == 0).then_some(d);
+        self.last_disc = (pma.failures == 0 && !self.force_discovery).then_some(d);
+        self.force_discovery = false;
         self.sweep_no += 1;
         let snap = builder.build(
             crate::model::SweepInfo {

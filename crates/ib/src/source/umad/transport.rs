@@ -81,6 +81,8 @@ pub struct TransportStats {
     pub status_errors: u64,
     /// Answers that matched nothing outstanding (late answers after a retry).
     pub stale: u64,
+    /// Unsolicited SA Reports received (and acknowledged with ReportResp).
+    pub reports: u64,
 }
 
 struct Outstanding<K> {
@@ -99,6 +101,7 @@ pub struct Transport {
     cfg: TransportConfig,
     next_tid: u32,
     stats: TransportStats,
+    reports: Vec<Vec<u8>>,
 }
 
 /// True when umad2sim is preloaded into this process.
@@ -109,6 +112,9 @@ pub fn under_umad2sim() -> bool {
 }
 
 const TID_LOW: std::ops::Range<usize> = 12..16;
+const METHOD_REPORT: u8 = 0x06;
+/// Reports kept for the source between sweeps (further ones are acknowledged, not kept).
+const MAX_REPORTS: usize = 1024;
 const MGMT_CLASS_DR: u8 = 0x81;
 
 fn tid_low(mad: &[u8]) -> Option<u32> {
@@ -135,9 +141,17 @@ impl Transport {
     pub fn open(ca: &str, port: u8, mut cfg: TransportConfig) -> Result<Self, UmadError> {
         let lib = ffi::library()?;
         let mut p = lib.open(ca, port)?;
-        let smp = p.register(MGMT_CLASS_DR, 1, 0)?;
-        let sa = p.register(0x03, 2, 1)?;
-        let pma = p.register(0x04, 1, 0)?;
+        let smp = p.register(MGMT_CLASS_DR, 1, 0, &[])?;
+        // The SA agent also takes unsolicited Reports (trap subscriptions). Another
+        // agent on this port may own them already: then answers only.
+        let sa = match p.register(0x03, 2, 1, &[METHOD_REPORT]) {
+            Ok(a) => a,
+            Err(e) => {
+                tracing::debug!("SA Report registration refused ({e}): answers only");
+                p.register(0x03, 2, 1, &[])?
+            }
+        };
+        let pma = p.register(0x04, 1, 0, &[])?;
         if under_umad2sim() && cfg.window > UMAD2SIM_MAX_WINDOW {
             tracing::info!(
                 window = cfg.window,
@@ -154,6 +168,7 @@ impl Transport {
             cfg,
             next_tid: rand::random::<u32>() | 1,
             stats: TransportStats::default(),
+            reports: Vec::new(),
         })
     }
 
@@ -246,6 +261,7 @@ impl Transport {
                 self.stats.received += 1;
                 let entry = tid_low(&r.mad).and_then(|t| outstanding.remove(&t));
                 match entry {
+                    None if r.mad.get(3) == Some(&METHOD_REPORT) => self.on_report(r),
                     None => self.stats.stale += 1,
                     Some(o) if r.status != 0 => {
                         // The kernel (or umad2sim at once) gave our request back unanswered.
@@ -283,6 +299,44 @@ impl Transport {
                     self.retry_or_fail(o, &mut queue, &mut handle);
                 }
             }
+        }
+    }
+
+    /// Reports received so far (Notice data in the MAD), oldest first.
+    pub fn take_reports(&mut self) -> Vec<Vec<u8>> {
+        std::mem::take(&mut self.reports)
+    }
+
+    /// Waits up to `timeout` for unsolicited Reports alone (between sweeps).
+    pub fn poll_reports(&mut self, timeout: Duration) {
+        let end = Instant::now() + timeout;
+        loop {
+            let left = end.saturating_duration_since(Instant::now());
+            match self.port.recv(left.as_millis().min(1000) as i32) {
+                Ok(Some(r)) if r.mad.get(3) == Some(&METHOD_REPORT) => self.on_report(r),
+                Ok(Some(_)) => self.stats.stale += 1,
+                Ok(None) | Err(_) => {}
+            }
+            if Instant::now() >= end {
+                return;
+            }
+        }
+    }
+
+    /// Acknowledges a Report with ReportResp (else the SA retransmits it) and keeps it.
+    fn on_report(&mut self, r: ffi::Received) {
+        self.stats.reports += 1;
+        match crate::mad::build::sa_report_resp(&r.mad) {
+            Ok(resp) => {
+                // A response expects no answer: timeout 0.
+                if let Err(e) = self.port.send(self.sa, &resp, Address::gsi(r.slid), 0, 0) {
+                    tracing::warn!("ReportResp not sent: {e}");
+                }
+            }
+            Err(e) => tracing::warn!("bad Report MAD: {e}"),
+        }
+        if self.reports.len() < MAX_REPORTS {
+            self.reports.push(r.mad);
         }
     }
 
