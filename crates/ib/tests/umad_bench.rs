@@ -54,20 +54,25 @@ fn bench_pma_sweep() {
         d.failures
     );
     let mut caps = Default::default();
-    let opts = PmaOptions {
-        details: 0,
-        reset_threshold: None,
-    };
-    for r in 0..rounds {
-        let before = t.stats().sent;
-        let t1 = Instant::now();
-        let s = pma::sweep(&mut t, &targets, &mut caps, opts);
-        let secs = t1.elapsed().as_secs_f64();
-        let mads = t.stats().sent - before;
-        println!(
-            "RESULT pma round={} window={} ports={} mads={} secs={:.3} mads_per_sec={:.0} failures={} samples={}",
-            r, window, nports, mads, secs, mads as f64 / secs, s.failures, s.samples.len()
-        );
+    // "full": PortCounters + PortCountersExtended of every port (what the source does);
+    // "pc": PortCounters only, like for like with ibqueryerrors.
+    for (mode, extended) in [("full", true), ("pc", false)] {
+        let opts = PmaOptions {
+            details: 0,
+            extended,
+            reset_threshold: None,
+        };
+        for r in 0..rounds {
+            let before = t.stats().sent;
+            let t1 = Instant::now();
+            let s = pma::sweep(&mut t, &targets, &mut caps, opts);
+            let secs = t1.elapsed().as_secs_f64();
+            let mads = t.stats().sent - before;
+            println!(
+                "RESULT pma mode={} round={} window={} ports={} mads={} secs={:.3} mads_per_sec={:.0} failures={} samples={}",
+                mode, r, window, nports, mads, secs, mads as f64 / secs, s.failures, s.samples.len()
+            );
+        }
     }
     println!("RESULT stats {:?}", t.stats());
 }

@@ -51,6 +51,13 @@ fn dump_equals_ibnetdiscover() {
         "{:?}",
         snap.partitions
     );
+    // PathRecord on demand, between two HCAs.
+    let lid = |d: &str| port_of(&snap, d, 1).info.lid;
+    let pr = s
+        .path_record(lid("Hca1").0, lid("Hca4").0)
+        .unwrap()
+        .expect("a path");
+    assert_eq!((pr.slid, pr.dlid), (lid("Hca1"), lid("Hca4")));
     // OpenSM accepts the InformInfo subscriptions (ibsim never delivers the Reports).
     assert!(s.is_subscribed());
     println!("{ours}");

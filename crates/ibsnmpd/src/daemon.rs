@@ -71,10 +71,9 @@ pub fn run(settings: Settings, source: Box<dyn Source>) -> Result<()> {
         let current = Arc::clone(&current);
         Arc::new(move |snap| current.store(Arc::new(Published::new(snap))))
     };
-    // First sweep before answering, so the first walk sees the fabric.
-    let mut source = source;
-    fabric::sweep_into(source.as_mut(), &publish);
-    let fabric = FabricThread::start(source, publish, settings.sweep_interval)
+    // The source thread sweeps at once; the agent answers after that first
+    // sweep, so the first walk sees the fabric.
+    let (fabric, first_sweep) = FabricThread::start(source, publish, settings.sweep_interval)
         .context("cannot start the source thread")?;
 
     let stats = SnmpStats::new();
@@ -107,24 +106,32 @@ pub fn run(settings: Settings, source: Box<dyn Source>) -> Result<()> {
         .thread_name("ibsnmpd-agent")
         .build()
         .context("cannot start the async runtime")?;
-    let result = runtime.block_on(async {
-        let view_stats = Arc::clone(&stats);
-        let view_system = Arc::clone(&system);
-        let view = move || {
-            View::from_published(
-                &current.load(),
-                view_system.load_full(),
-                Arc::clone(&view_stats),
-            )
-        };
-        let agent = Agent::bind(
-            config,
-            Arc::new(dispatcher),
-            view,
-            controller as Arc<dyn snmp::agent::SetController<mibs::Change>>,
-            Arc::clone(&stats),
+    let view_stats = Arc::clone(&stats);
+    let view_system = Arc::clone(&system);
+    let view = move || {
+        View::from_published(
+            &current.load(),
+            view_system.load_full(),
+            Arc::clone(&view_stats),
         )
-        .await?;
+    };
+    // Bind first: a bad or busy address fails at once, not after a sweep.
+    let agent = match runtime.block_on(Agent::bind(
+        config,
+        Arc::new(dispatcher),
+        view,
+        controller as Arc<dyn snmp::agent::SetController<mibs::Change>>,
+        Arc::clone(&stats),
+    )) {
+        Ok(a) => a,
+        Err(e) => {
+            fabric.stop();
+            return Err(e.into());
+        }
+    };
+    // The sockets queue requests meanwhile.
+    let _ = first_sweep.recv();
+    let result = runtime.block_on(async {
         let addrs = agent.local_addrs();
         info!(?addrs, source = %settings.source, "ibsnmpd listening");
         tokio::select! {

@@ -63,17 +63,21 @@ pub struct FabricThread {
 }
 
 impl FabricThread {
-    /// Starts sweeping `source` every `interval`, publishing each snapshot.
-    /// The caller has normally published a first snapshot already.
+    /// Starts sweeping `source`: once at once, then every `interval`,
+    /// publishing each snapshot. The receiver gets a message when the first
+    /// sweep is over (published or failed).
     pub fn start(
         mut source: Box<dyn Source>,
         publish: Publish,
         interval: Duration,
-    ) -> std::io::Result<Self> {
+    ) -> std::io::Result<(Self, mpsc::Receiver<()>)> {
         let (tx, rx) = mpsc::channel::<Msg>();
+        let (first_tx, first_rx) = mpsc::channel::<()>();
         let join = std::thread::Builder::new()
             .name("ibsnmpd-source".into())
             .spawn(move || {
+                sweep_into(source.as_mut(), &publish);
+                let _ = first_tx.send(());
                 let mut next = Instant::now() + interval;
                 loop {
                     // Wake for the next sweep, or earlier for the source's
@@ -114,10 +118,13 @@ impl FabricThread {
                 }
                 debug!("source thread stopped");
             })?;
-        Ok(FabricThread {
-            handle: FabricHandle { tx },
-            join: Some(join),
-        })
+        Ok((
+            FabricThread {
+                handle: FabricHandle { tx },
+                join: Some(join),
+            },
+            first_rx,
+        ))
     }
 
     pub fn handle(&self) -> FabricHandle {

@@ -42,6 +42,9 @@ const DETAILS: [(u8, u16); 6] = [
 pub struct PmaOptions {
     /// Detail attributes to poll (mask of [`detail`] bits); 0 polls only the counters.
     pub details: u8,
+    /// Read PortCountersExtended where the PMA has it (default true); false halves the
+    /// MADs and leaves the 64-bit totals to the accumulation of the 32-bit counters.
+    pub extended: bool,
     /// Reset a PMA's 32-bit data/packet counters once one passes this fraction of its
     /// range (e.g. 0.75) - only on PMAs without PortCountersExtended. None: never reset.
     pub reset_threshold: Option<f64>,
@@ -51,6 +54,7 @@ impl Default for PmaOptions {
     fn default() -> Self {
         PmaOptions {
             details: detail::ALL,
+            extended: true,
             reset_threshold: None,
         }
     }
@@ -115,7 +119,7 @@ fn port_requests(t: &Target, i: usize, caps: &PmaCaps, opts: &PmaOptions) -> Vec
     let mut v = Vec::new();
     for &p in &t.ports {
         let mut attrs = vec![attr::PORT_COUNTERS];
-        if caps.extended {
+        if caps.extended && opts.extended {
             attrs.push(attr::PORT_COUNTERS_EXTENDED);
         }
         for (bit, a) in DETAILS {
