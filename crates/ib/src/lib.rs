@@ -6,9 +6,9 @@
 //! - [`topology`]: ibnetdiscover/ibsim "net" topology files, fat-tree generator;
 //! - [`source`]: the sources that sweep a fabric into snapshots (sim, umad, sysfs).
 
-pub mod types;
 pub mod mad;
 pub mod model;
-pub mod topology;
 pub mod source;
 pub mod testbed;
+pub mod topology;
+pub mod types;
