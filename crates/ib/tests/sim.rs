@@ -417,6 +417,14 @@ fn dumps() {
     assert!(port["counters"]["raw"]["counters"]["port_xmit_data"].is_u64());
     assert!(port["counters"]["if"]["in_octets"].is_u64());
     assert_eq!(j["multicast_groups"][0]["mlid"], "0xc000");
+    // The sim names no CA (IF-MIB falls back to the node description).
+    assert!(j["local_ca"].is_null());
+    let ipoib = j["ipoib"].as_array().unwrap();
+    assert_eq!(ipoib.len(), s.ipoib.len());
+    assert!(!ipoib.is_empty());
+    assert_eq!(j["ipoib"][0]["node_guid"], j["local_node"]);
+    let addr = j["ipoib"][0]["address"].as_str().unwrap();
+    assert_eq!(addr.split(':').count(), 20, "{addr}");
 }
 
 #[test]

@@ -167,6 +167,17 @@ fn snapshot_has_one_node_per_ib_device() {
     let local = s.local_node().unwrap();
     assert_eq!(local.info.node_guid, MLX5);
     assert_eq!(local.description, "node01 mlx5_0");
+    assert_eq!(
+        s.local_ca.as_deref(),
+        Some("mlx5_0"),
+        "the device directory"
+    );
+    let j = ib::model::dump_json(&s);
+    assert_eq!(j["local_ca"], "mlx5_0");
+    assert_eq!(j["ipoib"][0]["name"], "ib0");
+    assert_eq!(j["ipoib"][0]["node_guid"], MLX5.to_string());
+    assert_eq!(j["ipoib"][0]["port"], 1);
+    assert_eq!(j["ipoib"][0]["address"].as_str().unwrap().len(), 20 * 3 - 1);
     assert_eq!(local.info.node_type(), Some(NodeType::Ca));
     let ports = local_ports(&s);
     assert_eq!(ports.len(), 1);
@@ -212,6 +223,7 @@ fn snapshot_has_one_node_per_ib_device() {
     let mut src = SysfsSource::new(fixture()).unwrap();
     let s = src.sweep_snapshot().unwrap();
     assert_eq!(s.local_node().unwrap().info.node_guid, MLX4);
+    assert_eq!(s.local_ca.as_deref(), Some("mlx4_0"));
     // By GUID or description too; a wrong one is a clear error.
     for sel in ["0x0c42a10300a1b2c4", "node01 mlx5_0"] {
         let mut src = SysfsSource::new(fixture())

@@ -33,6 +33,14 @@ fn dump_equals_ibnetdiscover() {
         ..UmadOptions::default()
     });
     let snap = s.sweep().unwrap();
+    // The CA the source opened names the local node's device.
+    assert_eq!(
+        snap.local_ca.as_deref(),
+        Some(s.local_port().ca.as_str()),
+        "{}",
+        s.spec()
+    );
+    assert!(s.spec().contains(snap.local_ca.as_deref().unwrap_or("?")));
     let ours = dump_ibnetdiscover(&snap);
     let theirs = child_diag("ibnetdiscover", &[]);
     let (a, b) = (parse_ibnetdiscover(&ours), parse_ibnetdiscover(&theirs));

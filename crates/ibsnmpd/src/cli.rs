@@ -1,4 +1,4 @@
-//! Command line: the agent's flags and the `dump` / `topology` subcommands.
+//! Command line: the agent's flags and the `dump` / `topology` / `ctl` subcommands.
 
 use std::path::PathBuf;
 
@@ -63,6 +63,11 @@ pub struct RunArgs {
     /// Cap on GetBulk max-repetitions (default 100).
     #[arg(long = "max-repetitions", value_name = "N")]
     pub max_repetitions: Option<u32>,
+
+    /// Unix socket for operator commands (link flaps and error bursts on
+    /// the simulated fabric, sweeps on demand; see `ibsnmpd ctl`). Mode 0600.
+    #[arg(long = "control-socket", value_name = "PATH")]
+    pub control_socket: Option<PathBuf>,
 }
 
 #[derive(Debug, Subcommand)]
@@ -72,6 +77,25 @@ pub enum Command {
     /// Generate topology files.
     #[command(subcommand)]
     Topology(TopologyCommand),
+    /// Send a command to a running agent's control socket and print the answer.
+    Ctl(CtlArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct CtlArgs {
+    /// The agent's --control-socket.
+    #[arg(long, value_name = "PATH")]
+    pub socket: PathBuf,
+
+    /// Seconds to wait for the answer.
+    #[arg(long, value_name = "SECONDS", default_value_t = 60.0)]
+    pub timeout: f64,
+
+    /// The command: link-flap NODE PORT [SECONDS], error-burst NODE PORT
+    /// COUNT, sweep, status or help.
+    #[arg(required = true, num_args = 1.., trailing_var_arg = true,
+          allow_hyphen_values = true, value_name = "COMMAND")]
+    pub command: Vec<String>,
 }
 
 #[derive(Debug, Args)]

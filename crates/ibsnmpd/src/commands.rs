@@ -1,10 +1,10 @@
-//! The subcommands: `dump` and `topology fat-tree`.
+//! The subcommands: `dump`, `topology fat-tree` and `ctl`.
 
 use std::io::Write;
 
 use anyhow::{Context, Result};
 
-use crate::cli::{DumpArgs, DumpFormat, TopologyCommand};
+use crate::cli::{CtlArgs, DumpArgs, DumpFormat, TopologyCommand};
 use crate::config::ConfigError;
 
 /// `ibsnmpd dump`: one sweep, printed.
@@ -47,4 +47,20 @@ pub fn topology(cmd: &TopologyCommand) -> Result<()> {
             Ok(())
         }
     }
+}
+
+/// `ibsnmpd ctl`: one command to a running agent's control socket.
+pub fn ctl(args: &CtlArgs) -> Result<()> {
+    if !(args.timeout.is_finite() && args.timeout > 0.0 && args.timeout <= 86_400.0) {
+        return Err(ConfigError(format!(
+            "--timeout {}: expected a positive number of seconds",
+            args.timeout
+        ))
+        .into());
+    }
+    crate::ctl::client(
+        &args.socket,
+        &args.command,
+        std::time::Duration::from_secs_f64(args.timeout),
+    )
 }

@@ -65,6 +65,8 @@ pub struct Settings {
     pub sys_contact: String,
     pub sys_name: String,
     pub sys_location: String,
+    /// Operator control socket (`--control-socket`), none by default.
+    pub control_socket: Option<PathBuf>,
 }
 
 /// The file as written. Unknown keys are errors (a typo must not be ignored).
@@ -84,6 +86,7 @@ struct FileConfig {
     local_node: Option<String>,
     max_repetitions: Option<u32>,
     log_level: Option<String>,
+    control_socket: Option<PathBuf>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -259,6 +262,7 @@ fn merge(file: FileConfig, origin: &str, args: &RunArgs) -> Result<Settings, Con
         sys_contact,
         sys_name,
         sys_location,
+        control_socket: args.control_socket.clone().or(file.control_socket),
     })
 }
 

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use anyhow::{Context, Result};
 use arc_swap::ArcSwap;
 use ib::source::Source;
-use mibs::{Published, SystemState, View};
+use mibs::{Published, Publisher, SystemState, View};
 use snmp::agent::{Agent, AgentConfig, Community as AgentCommunity, CommunityAccess, SnmpStats};
 use snmp::dispatch::Dispatcher;
 use snmp::oid::Oid;
@@ -69,7 +69,16 @@ pub fn run(settings: Settings, source: Box<dyn Source>) -> Result<()> {
     ))));
     let publish: fabric::Publish = {
         let current = Arc::clone(&current);
-        Arc::new(move |snap| current.store(Arc::new(Published::new(snap))))
+        // The publisher owns IF-MIB's history from one snapshot to the next;
+        // only the source thread publishes, so this lock is never contended.
+        let publisher = std::sync::Mutex::new(Publisher::new());
+        Arc::new(move |snap| {
+            let published = match publisher.lock() {
+                Ok(mut p) => p.publish(snap),
+                Err(poisoned) => poisoned.into_inner().publish(snap),
+            };
+            current.store(Arc::new(published))
+        })
     };
     // The source thread sweeps at once; the agent answers after that first
     // sweep, so the first walk sees the fabric.
@@ -129,6 +138,18 @@ pub fn run(settings: Settings, source: Box<dyn Source>) -> Result<()> {
             return Err(e.into());
         }
     };
+    // The operator control socket (docs/usage.md), when configured;
+    // removed again when `control` drops at the end of run().
+    let control = match settings.control_socket.as_deref().map(|p| {
+        let _rt = runtime.enter();
+        crate::ctl::ControlSocket::start(p, fabric.handle())
+    }) {
+        Some(Err(e)) => {
+            fabric.stop();
+            return Err(e);
+        }
+        c => c.and_then(Result::ok),
+    };
     // The sockets queue requests meanwhile.
     let _ = first_sweep.recv();
     let result = runtime.block_on(async {
@@ -145,6 +166,7 @@ pub fn run(settings: Settings, source: Box<dyn Source>) -> Result<()> {
     });
     // Any Set in flight was persisted before its response; nothing to flush.
     runtime.shutdown_timeout(std::time::Duration::from_secs(2));
+    drop(control);
     fabric.stop();
     result
 }

@@ -1,16 +1,26 @@
 //! The source thread: sweeps the fabric every interval and publishes each
 //! snapshot (an atomic pointer swap, see [`Publish`]), and runs control
-//! operations (the fabric side of Sets) in between sweeps, so sweeps and
-//! Sets never race: the one control path.
+//! operations (the fabric side of Sets, operator commands) in between
+//! sweeps, so sweeps and Sets never race: the one control path.
+//!
+//! Each new snapshot is diffed against the previous one ([`ib::model::diff`]);
+//! the events are logged, counted, kept in a small ring and broadcast to
+//! subscribers (the notification layer), see [`FabricHandle::subscribe`].
 
+use std::collections::VecDeque;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::{self, RecvTimeoutError};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant, SystemTime};
 
-use ib::model::{CounterHistory, Snapshot, SnapshotBuilder, SweepInfo};
+use arc_swap::ArcSwap;
+use ib::model::{
+    CounterHistory, FabricEvent, FabricEventKind, Snapshot, SnapshotBuilder, SweepInfo,
+};
 use ib::source::{ControlOp, ControlReply, Source};
-use tokio::sync::oneshot;
+use ib::types::{Guid, PortNum};
+use tokio::sync::{broadcast, oneshot};
 use tracing::{debug, info, warn};
 
 /// Makes a new snapshot current (derives what the MIB modules need from it
@@ -33,15 +43,57 @@ pub fn empty_snapshot(source: &str, number: u64) -> Snapshot {
 /// IBA's default GID prefix fe80::/64.
 const DEFAULT_SUBNET_PREFIX: u64 = 0xfe80_0000_0000_0000;
 
+/// Events a lagging subscriber may fall behind by before it loses some
+/// (it then gets `RecvError::Lagged` and can read [`FabricHandle::recent_events`]).
+pub const EVENT_CHANNEL_CAPACITY: usize = 1024;
+/// Recent events kept for late readers.
+pub const RECENT_EVENTS: usize = 256;
+
 enum Msg {
     Control(ControlOp, oneshot::Sender<Result<ControlReply, String>>),
+    /// Sweep now; answers the new snapshot's sweep number.
+    Sweep(oneshot::Sender<Result<u64, String>>),
     Stop,
 }
 
-/// Sends control operations to the source thread; cheap to clone.
+/// The fabric event stream: a broadcast channel, a bounded ring of recent
+/// events and a total count.
+struct Events {
+    tx: broadcast::Sender<Arc<FabricEvent>>,
+    recent: Mutex<VecDeque<Arc<FabricEvent>>>,
+    total: AtomicU64,
+}
+
+impl Events {
+    fn new() -> Self {
+        Events {
+            tx: broadcast::channel(EVENT_CHANNEL_CAPACITY).0,
+            recent: Mutex::new(VecDeque::with_capacity(RECENT_EVENTS)),
+            total: AtomicU64::new(0),
+        }
+    }
+
+    fn emit(&self, ev: FabricEvent) {
+        let ev = Arc::new(ev);
+        self.total.fetch_add(1, Ordering::Relaxed);
+        if let Ok(mut r) = self.recent.lock() {
+            if r.len() == RECENT_EVENTS {
+                r.pop_front();
+            }
+            r.push_back(Arc::clone(&ev));
+        }
+        // No subscriber is not an error: the ring and the log still have it.
+        let _ = self.tx.send(ev);
+    }
+}
+
+/// Sends control operations to the source thread and reads what it
+/// publishes (latest snapshot, events); cheap to clone.
 #[derive(Clone)]
 pub struct FabricHandle {
     tx: mpsc::Sender<Msg>,
+    latest: Arc<ArcSwap<Snapshot>>,
+    events: Arc<Events>,
 }
 
 impl FabricHandle {
@@ -53,6 +105,45 @@ impl FabricHandle {
             .map_err(|_| "source thread has stopped".to_string())?;
         rx.await
             .map_err(|_| "source thread dropped the request".to_string())?
+    }
+
+    /// Sweeps now (between other operations) and waits for the new snapshot
+    /// to be published; returns its sweep number.
+    pub async fn sweep_now(&self) -> Result<u64, String> {
+        let (tx, rx) = oneshot::channel();
+        self.tx
+            .send(Msg::Sweep(tx))
+            .map_err(|_| "source thread has stopped".to_string())?;
+        rx.await
+            .map_err(|_| "source thread dropped the request".to_string())?
+    }
+
+    /// The last snapshot the source thread published (empty before the
+    /// first successful sweep).
+    pub fn snapshot(&self) -> Arc<Snapshot> {
+        self.latest.load_full()
+    }
+
+    /// Fabric events from now on, in order (node added/removed, port in/out
+    /// of service, link state changes), one per change between two sweeps.
+    #[allow(dead_code)] // the notification layer's entry point (next wave)
+    pub fn subscribe(&self) -> broadcast::Receiver<Arc<FabricEvent>> {
+        self.events.tx.subscribe()
+    }
+
+    /// The most recent events (at most [`RECENT_EVENTS`]), oldest first.
+    #[allow(dead_code)] // for the notification layer (next wave)
+    pub fn recent_events(&self) -> Vec<Arc<FabricEvent>> {
+        self.events
+            .recent
+            .lock()
+            .map(|r| r.iter().cloned().collect())
+            .unwrap_or_default()
+    }
+
+    /// Events seen since start.
+    pub fn events_total(&self) -> u64 {
+        self.events.total.load(Ordering::Relaxed)
     }
 }
 
@@ -73,10 +164,18 @@ impl FabricThread {
     ) -> std::io::Result<(Self, mpsc::Receiver<()>)> {
         let (tx, rx) = mpsc::channel::<Msg>();
         let (first_tx, first_rx) = mpsc::channel::<()>();
+        let latest = Arc::new(ArcSwap::from_pointee(empty_snapshot("", 0)));
+        let events = Arc::new(Events::new());
+        let mut sweeper = Sweeper {
+            publish,
+            latest: Arc::clone(&latest),
+            events: Arc::clone(&events),
+            have_prev: false,
+        };
         let join = std::thread::Builder::new()
             .name("ibsnmpd-source".into())
             .spawn(move || {
-                sweep_into(source.as_mut(), &publish);
+                sweeper.sweep(source.as_mut());
                 let _ = first_tx.send(());
                 let mut next = Instant::now() + interval;
                 loop {
@@ -94,18 +193,26 @@ impl FabricThread {
                             // publish before answering, so a Get right after
                             // the Set's response sees it.
                             if r.is_ok() {
-                                sweep_into(source.as_mut(), &publish);
+                                sweeper.sweep(source.as_mut());
                             }
+                            let _ = reply.send(r);
+                        }
+                        Ok(Msg::Sweep(reply)) => {
+                            let r = if sweeper.sweep(source.as_mut()) {
+                                Ok(sweeper.latest.load().sweep.number)
+                            } else {
+                                Err("sweep failed; serving the previous snapshot".to_string())
+                            };
                             let _ = reply.send(r);
                         }
                         Ok(Msg::Stop) | Err(RecvTimeoutError::Disconnected) => break,
                         Err(RecvTimeoutError::Timeout) if Instant::now() < next => {
                             if source.wake() {
-                                sweep_into(source.as_mut(), &publish);
+                                sweeper.sweep(source.as_mut());
                             }
                         }
                         Err(RecvTimeoutError::Timeout) => {
-                            sweep_into(source.as_mut(), &publish);
+                            sweeper.sweep(source.as_mut());
                             next += interval;
                             let now = Instant::now();
                             if next < now {
@@ -120,7 +227,7 @@ impl FabricThread {
             })?;
         Ok((
             FabricThread {
-                handle: FabricHandle { tx },
+                handle: FabricHandle { tx, latest, events },
                 join: Some(join),
             },
             first_rx,
@@ -129,6 +236,12 @@ impl FabricThread {
 
     pub fn handle(&self) -> FabricHandle {
         self.handle.clone()
+    }
+
+    /// Fabric events from now on (see [`FabricHandle::subscribe`]).
+    #[allow(dead_code)] // the notification layer's entry point (next wave)
+    pub fn subscribe(&self) -> broadcast::Receiver<Arc<FabricEvent>> {
+        self.handle.subscribe()
     }
 
     /// Stops the thread after its current sweep or operation.
@@ -140,30 +253,187 @@ impl FabricThread {
     }
 }
 
-/// One sweep, published on success; on failure the last snapshot stays.
-pub fn sweep_into(source: &mut dyn Source, publish: &Publish) -> bool {
-    let t = Instant::now();
-    match source.sweep() {
-        Ok(snap) => {
-            debug!(
+/// The source thread's publishing side: publishes each snapshot, keeps the
+/// latest for control commands, and turns differences into events.
+struct Sweeper {
+    publish: Publish,
+    latest: Arc<ArcSwap<Snapshot>>,
+    events: Arc<Events>,
+    /// Whether `latest` holds a swept snapshot (the first sweep has nothing
+    /// to compare against: the fabric as found is not a change).
+    have_prev: bool,
+}
+
+impl Sweeper {
+    /// One sweep, published on success; on failure the last snapshot stays
+    /// (a failed sweep is no evidence of change, so it makes no events).
+    fn sweep(&mut self, source: &mut dyn Source) -> bool {
+        let t = Instant::now();
+        let snap = match source.sweep() {
+            Ok(snap) => Arc::new(snap),
+            Err(e) => {
+                warn!(error = %e, "sweep failed; serving the previous snapshot");
+                return false;
+            }
+        };
+        debug!(
+            nodes = snap.nodes.len(),
+            ports = snap.ports.len(),
+            ms = t.elapsed().as_millis() as u64,
+            "sweep"
+        );
+        if snap.sweep.number == 1 {
+            info!(
                 nodes = snap.nodes.len(),
                 ports = snap.ports.len(),
-                ms = t.elapsed().as_millis() as u64,
-                "sweep"
+                "first sweep done"
             );
-            if snap.sweep.number == 1 {
-                info!(
-                    nodes = snap.nodes.len(),
-                    ports = snap.ports.len(),
-                    "first sweep done"
-                );
+        }
+        let prev = self.latest.load_full();
+        (self.publish)(Arc::clone(&snap));
+        self.latest.store(Arc::clone(&snap));
+        if std::mem::replace(&mut self.have_prev, true) {
+            for ev in ib::model::diff(&prev, &snap) {
+                log_event(&ev, &prev, &snap);
+                self.events.emit(ev);
             }
-            publish(Arc::new(snap));
-            true
         }
-        Err(e) => {
-            warn!(error = %e, "sweep failed; serving the previous snapshot");
-            false
-        }
+        true
+    }
+}
+
+/// A node's description for log lines, from whichever snapshot has it.
+fn node_name(g: Guid, prev: &Snapshot, next: &Snapshot) -> String {
+    [next, prev]
+        .iter()
+        .find_map(|s| s.node_by_guid(g).and_then(|i| s.node(i)))
+        .map(|n| n.description.clone())
+        .unwrap_or_default()
+}
+
+/// A port state for log lines (`unknown` for values IBA reserves).
+fn state<T: std::fmt::Debug>(s: &Option<T>) -> String {
+    s.as_ref()
+        .map_or_else(|| "unknown".to_string(), |v| format!("{v:?}"))
+}
+
+/// One info line per event: what, which node (description and GUID), which port.
+fn log_event(ev: &FabricEvent, prev: &Snapshot, next: &Snapshot) {
+    let port_of = |p: PortNum| p.0;
+    match &ev.kind {
+        FabricEventKind::NodeAdded {
+            node_guid,
+            description,
+        } => info!(node = %description, guid = %node_guid, "fabric event: node added"),
+        FabricEventKind::NodeRemoved {
+            node_guid,
+            description,
+        } => info!(node = %description, guid = %node_guid, "fabric event: node removed"),
+        FabricEventKind::PortInService {
+            node_guid,
+            port,
+            port_guid,
+            lid,
+        } => info!(
+            node = %node_name(*node_guid, prev, next),
+            guid = %node_guid,
+            port = port_of(*port),
+            port_guid = %port_guid,
+            lid = lid.0,
+            "fabric event: port in service"
+        ),
+        FabricEventKind::PortOutOfService {
+            node_guid,
+            port,
+            port_guid,
+            lid,
+        } => info!(
+            node = %node_name(*node_guid, prev, next),
+            guid = %node_guid,
+            port = port_of(*port),
+            port_guid = %port_guid,
+            lid = lid.0,
+            "fabric event: port out of service"
+        ),
+        FabricEventKind::LinkStateChange {
+            node_guid,
+            port,
+            from,
+            to,
+            phys_from,
+            phys_to,
+        } => info!(
+            node = %node_name(*node_guid, prev, next),
+            guid = %node_guid,
+            port = port_of(*port),
+            from = %state(from),
+            to = %state(to),
+            phys_from = %state(phys_from),
+            phys_to = %state(phys_to),
+            "fabric event: link state change"
+        ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ib::source::sim::{SimConfig, SimSource};
+
+    /// A flap through the control path makes out-of-service and link state
+    /// events, broadcast to subscribers and kept in the ring; the link
+    /// comes back with in-service events.
+    #[test]
+    fn link_flap_events_are_broadcast() {
+        let source = SimSource::default_fabric(SimConfig::default()).unwrap();
+        let publish: Publish = Arc::new(|_| {});
+        let (thread, first) =
+            FabricThread::start(Box::new(source), publish, Duration::from_secs(3600)).unwrap();
+        first.recv().unwrap();
+        let handle = thread.handle();
+        let mut rx = thread.subscribe();
+        let snap = handle.snapshot();
+        let node = snap.nodes[0].info.node_guid;
+        assert_eq!(handle.events_total(), 0, "the first sweep is no change");
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        let kinds = rt.block_on(async {
+            handle
+                .control(ControlOp::SimLinkFlap {
+                    node,
+                    port: PortNum(1),
+                    down_for: Duration::from_millis(200),
+                })
+                .await
+                .unwrap();
+            tokio::time::sleep(Duration::from_millis(300)).await;
+            handle.sweep_now().await.unwrap();
+            let mut kinds = Vec::new();
+            while let Ok(ev) = rx.try_recv() {
+                kinds.push(ev.kind.clone());
+            }
+            kinds
+        });
+        let out = kinds
+            .iter()
+            .position(|k| matches!(k, FabricEventKind::PortOutOfService { node_guid, port, .. } if *node_guid == node && port.0 == 1));
+        let back = kinds
+            .iter()
+            .position(|k| matches!(k, FabricEventKind::PortInService { node_guid, port, .. } if *node_guid == node && port.0 == 1));
+        assert!(
+            matches!((out, back), (Some(o), Some(b)) if o < b),
+            "{kinds:#?}"
+        );
+        // Both ends of the link changed state, twice.
+        let changes = kinds
+            .iter()
+            .filter(|k| matches!(k, FabricEventKind::LinkStateChange { .. }))
+            .count();
+        assert_eq!(changes, 4, "{kinds:#?}");
+        assert_eq!(handle.events_total(), kinds.len() as u64);
+        assert_eq!(handle.recent_events().len(), kinds.len());
+        thread.stop();
     }
 }

@@ -7,6 +7,7 @@ mod cli;
 mod commands;
 mod config;
 mod controller;
+mod ctl;
 mod daemon;
 mod fabric;
 mod logging;
@@ -29,6 +30,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Some(Command::Dump(args)) => commands::dump(&args),
         Some(Command::Topology(cmd)) => commands::topology(&cmd),
+        Some(Command::Ctl(args)) => commands::ctl(&args),
         None => run(&cli.run),
     };
     match result {

@@ -371,8 +371,24 @@ fn umad_switch_ports_are_interfaces() {
         .map(|l| l.trim_matches('"').to_string())
         .collect();
     assert_eq!(descrs.len() as u64, n, "{descrs:?}");
+    // The device is the CA the source opened (ibstat -l lists it first),
+    // not a word of the node description.
+    let ibstat = tb.run_diag("ibstat", &["-l"]).unwrap();
+    let ca = ibstat
+        .stdout
+        .lines()
+        .next()
+        .unwrap_or("")
+        .trim()
+        .to_string();
+    assert!(!ca.is_empty(), "{ibstat:?}");
     let first_port = if n == 9 { 0 } else { 1 };
     for (i, d) in descrs.iter().enumerate() {
+        assert!(
+            d.starts_with(&format!("{ca} port ")),
+            "ifDescr.{} = {d:?}, CA {ca}",
+            i + 1
+        );
         assert!(
             d.contains(&format!(" port {} ", i + first_port))
                 || d.ends_with(&format!(" port {}", i + first_port)),

@@ -31,7 +31,7 @@
 //!   Tick 255, CounterWidth 32 bits and SampleMechanisms 0 (docs/ib-pm.md).
 
 use std::collections::BTreeMap;
-use std::sync::{Arc, Mutex, Weak};
+use std::sync::Arc;
 
 use ib::mad::pma::{cap, PortCounters, PortSamplesControl, PortSamplesResult};
 use ib::model::{Node, NodeIdx, Snapshot};
@@ -41,7 +41,7 @@ use snmp::index::{FixedOctets, IndexCodec};
 use snmp::mib::{MibObject, SetError};
 use snmp::oid::Oid;
 use snmp::table::{check, Access, RowSet, Table};
-use snmp::value::{Value, VarBind};
+use snmp::value::Value;
 
 use crate::change::Change;
 use crate::oids::ib_pm_mib as o;
@@ -67,101 +67,34 @@ pub fn or_entry() -> SysOrEntry {
 
 /// Every object of the module: the four tables.
 pub fn objects() -> Vec<Arc<dyn MibObject<View, Change>>> {
-    let cache = Arc::new(RowCache::default());
     vec![
-        Arc::new(PmTable::new(class_port_info_table(), cache.clone())),
-        Arc::new(PmTable::new(sample_control_table(), cache.clone())),
-        Arc::new(PmTable::new(sample_result_table(), cache.clone())),
-        Arc::new(PmTable::new(port_counters_table(), cache)),
+        Arc::new(class_port_info_table()),
+        Arc::new(sample_control_table()),
+        Arc::new(sample_result_table()),
+        Arc::new(port_counters_table()),
     ]
 }
 
-// ------------------------------------------------------------- row cache
+// ------------------------------------------------------------------ rows
 
-/// A view plus the rows (node indexes in GUID order) of its snapshot.
-pub struct PmView {
-    view: View,
-    rows: Arc<RowSet<NodeIdx>>,
+/// The rows of the four tables: every node of a snapshot, in node GUID
+/// order (the 8-octet index). Derived once per published snapshot
+/// (`crate::publish::Publisher`) and read by requests through
+/// [`View::pm_rows`].
+pub fn node_rows(snap: &Snapshot) -> RowSet<NodeIdx> {
+    let count = NodeIdx::try_from(snap.nodes.len()).unwrap_or(NodeIdx::MAX);
+    RowSet::from_rows(0..count, |&n, out| {
+        let g = snap.node(n).map(|n| n.info.node_guid).unwrap_or(Guid(0));
+        FixedOctets::<8>::encode(&g.to_bytes(), out);
+    })
 }
 
-struct Cached {
-    snapshot: Weak<Snapshot>,
-    rows: Arc<RowSet<NodeIdx>>,
+fn rows(v: &View) -> &RowSet<NodeIdx> {
+    &v.pm_rows
 }
 
-/// Node rows sorted by GUID, built once per snapshot and shared by the four
-/// tables (the Weak keeps the old snapshot's address from being reused).
-#[derive(Default)]
-struct RowCache {
-    cached: Mutex<Option<Cached>>,
-}
-
-impl RowCache {
-    fn rows(&self, snap: &Arc<Snapshot>) -> Arc<RowSet<NodeIdx>> {
-        if let Ok(guard) = self.cached.lock() {
-            if let Some(c) = guard.as_ref() {
-                if std::ptr::eq(c.snapshot.as_ptr(), Arc::as_ptr(snap)) {
-                    return c.rows.clone();
-                }
-            }
-        }
-        let rows = Arc::new(RowSet::from_rows(
-            0..snap.nodes.len() as NodeIdx,
-            |&n, out| {
-                let g = snap.node(n).map(|n| n.info.node_guid).unwrap_or(Guid(0));
-                FixedOctets::<8>::encode(&g.to_bytes(), out);
-            },
-        ));
-        if let Ok(mut guard) = self.cached.lock() {
-            *guard = Some(Cached {
-                snapshot: Arc::downgrade(snap),
-                rows: rows.clone(),
-            });
-        }
-        rows
-    }
-}
-
-/// One IB-PM-MIB table served over a [`View`].
-struct PmTable {
-    table: Table<PmView, Change, NodeIdx>,
-    cache: Arc<RowCache>,
-}
-
-impl PmTable {
-    fn new(table: Table<PmView, Change, NodeIdx>, cache: Arc<RowCache>) -> Self {
-        PmTable { table, cache }
-    }
-
-    fn pm(&self, view: &View) -> PmView {
-        PmView {
-            view: view.clone(),
-            rows: self.cache.rows(&view.snapshot),
-        }
-    }
-}
-
-impl MibObject<View, Change> for PmTable {
-    fn root(&self) -> &Oid {
-        self.table.root()
-    }
-    fn get(&self, view: &View, oid: &[u32]) -> Value {
-        self.table.get(&self.pm(view), oid)
-    }
-    fn next(&self, view: &View, oid: &[u32]) -> Option<VarBind> {
-        self.table.next(&self.pm(view), oid)
-    }
-    fn check_set(&self, view: &View, oid: &[u32], value: &Value) -> Result<Change, SetError> {
-        self.table.check_set(&self.pm(view), oid, value)
-    }
-}
-
-fn rows(v: &PmView) -> &RowSet<NodeIdx> {
-    &v.rows
-}
-
-fn node(v: &PmView, n: NodeIdx) -> Option<&Node> {
-    v.view.snapshot.node(n)
+fn node(v: &View, n: NodeIdx) -> Option<&Node> {
+    v.snapshot.node(n)
 }
 
 fn guid_value(node: &Node) -> Value {
@@ -192,11 +125,11 @@ fn tag_value(tag: u16) -> Value {
 
 // ------------------------------------------------------ pmClassPortInfoTable
 
-fn class_port_info_table() -> Table<PmView, Change, NodeIdx> {
+fn class_port_info_table() -> Table<View, Change, NodeIdx> {
     Table::new(
         Oid::from_slice(o::PM_CLASS_PORT_INFO_ENTRY),
         rows,
-        |v: &PmView, &n, col| {
+        |v: &View, &n, col| {
             let node = node(v, n)?;
             match col {
                 1 => Some(guid_value(node)),
@@ -247,7 +180,7 @@ const SC_TAG: u32 = 27;
 const SC_SELECT0: u32 = 28;
 const SC_SELECT14: u32 = 42;
 
-fn sample_control_cell(v: &PmView, n: &NodeIdx, col: u32) -> Option<Value> {
+fn sample_control_cell(v: &View, n: &NodeIdx, col: u32) -> Option<Value> {
     let node = node(v, *n)?;
     let c = control_of(node);
     Some(match col {
@@ -302,7 +235,7 @@ impl SampleField {
 }
 
 /// Phase-1 check of a pmPortSampleCntrl column.
-fn check_sample_field(v: &PmView, n: NodeIdx, col: u32, value: &Value) -> Result<Change, SetError> {
+fn check_sample_field(v: &View, n: NodeIdx, col: u32, value: &Value) -> Result<Change, SetError> {
     let node = node(v, n).ok_or(SetError::NoCreation)?;
     let field = match col {
         SC_OP_CODE => SampleField::OpCode(u8_of(check::integer_in(value, 0..=255)?)),
@@ -345,7 +278,7 @@ fn u8_of(i: i32) -> u8 {
     u8::try_from(i).unwrap_or(0)
 }
 
-fn sample_control_table() -> Table<PmView, Change, NodeIdx> {
+fn sample_control_table() -> Table<View, Change, NodeIdx> {
     let mut t = Table::new(
         Oid::from_slice(o::PM_PORT_SAMPLE_CNTRL_ENTRY),
         rows,
@@ -384,11 +317,11 @@ const SR_STATUS: u32 = 3;
 const SR_COUNTER0: u32 = 4;
 const SR_COUNTER14: u32 = 18;
 
-fn sample_result_table() -> Table<PmView, Change, NodeIdx> {
+fn sample_result_table() -> Table<View, Change, NodeIdx> {
     Table::new(
         Oid::from_slice(o::PM_PORT_SAMPLE_RESULT_ENTRY),
         rows,
-        |v: &PmView, &n, col| {
+        |v: &View, &n, col| {
             let node = node(v, n)?;
             let r = result_of(node);
             Some(match col {
@@ -550,18 +483,18 @@ pub fn counter_column(c: &PortCounters, col: u32) -> Option<u64> {
     })
 }
 
-fn port_counters_table() -> Table<PmView, Change, NodeIdx> {
+fn port_counters_table() -> Table<View, Change, NodeIdx> {
     let mut t = Table::new(
         Oid::from_slice(o::PM_PORT_COUNTERSO_ENTRY),
         rows,
-        |v: &PmView, &n, col| {
+        |v: &View, &n, col| {
             let node = node(v, n)?;
-            let sel = port_select(&v.view, node.info.node_guid);
+            let sel = port_select(v, node.info.node_guid);
             match col {
                 PC_GUID => Some(guid_value(node)),
                 PC_PORT_SELECT => Some(int(sel.into())),
                 PC_FIRST..=PC_LAST => {
-                    let c = counters_for(&v.view.snapshot, n, sel);
+                    let c = counters_for(&v.snapshot, n, sel);
                     counter_column(&c, col).map(int)
                 }
                 _ => None,
@@ -569,7 +502,7 @@ fn port_counters_table() -> Table<PmView, Change, NodeIdx> {
         },
     )
     .column(PC_GUID, Access::ReadOnly)
-    .read_write(PC_PORT_SELECT, |v: &PmView, &n, _idx, value| {
+    .read_write(PC_PORT_SELECT, |v: &View, &n, _idx, value| {
         let node = node(v, n).ok_or(SetError::NoCreation)?;
         let p = u8_of(check::integer_in(value, 0..=255)?);
         if p == ALL_PORTS && !all_port_select(node) {
@@ -581,14 +514,14 @@ fn port_counters_table() -> Table<PmView, Change, NodeIdx> {
         })
     });
     for col in PC_FIRST..=PC_LAST {
-        t = t.read_write(col, move |v: &PmView, &n, _idx, value| {
+        t = t.read_write(col, move |v: &View, &n, _idx, value| {
             let node = node(v, n).ok_or(SetError::NoCreation)?;
             // PMAs clear the selected counters whatever the value: only 0
             // says what will happen.
             check::integer_in(value, 0..=0)?;
             let g = node.info.node_guid;
-            let port = port_select(&v.view, g);
-            if port != ALL_PORTS && v.view.snapshot.node_port(n, PortNum(port)).is_none() {
+            let port = port_select(v, g);
+            if port != ALL_PORTS && v.snapshot.node_port(n, PortNum(port)).is_none() {
                 // No such port on this node: nothing to clear.
                 return Err(SetError::InconsistentValue);
             }
@@ -770,6 +703,60 @@ mod tests {
         assert!(check_reply(&op, &ControlReply::PortSamplesControl(control.clone())).is_ok());
         let other = PortSamplesControl { tag: 2, ..control };
         assert!(check_reply(&op, &ControlReply::PortSamplesControl(other)).is_err());
+    }
+
+    fn ca(guid: u64) -> Node {
+        Node {
+            info: ib::mad::smp::NodeInfo {
+                node_type: NodeType::Ca.raw(),
+                node_guid: Guid(guid),
+                ..Default::default()
+            },
+            description: String::new(),
+            ports: 0..0,
+            switch: None,
+            pma: None,
+            sampling: None,
+        }
+    }
+
+    #[test]
+    fn rows_are_published_once_in_guid_order() {
+        let mut b = ib::model::SnapshotBuilder::new(0);
+        for g in [0x30, 0x10, 0x20] {
+            b.add_node(ca(g), Vec::new());
+        }
+        let snap = Arc::new(b.build(
+            ib::model::SweepInfo {
+                number: 1,
+                time: std::time::SystemTime::now(),
+                duration: std::time::Duration::ZERO,
+                source: "test-pm-rows".into(),
+            },
+            &mut ib::model::CounterHistory::new(),
+        ));
+        let published = crate::Publisher::new().publish(snap);
+        let order: Vec<u64> = published
+            .pm_rows
+            .rows()
+            .iter()
+            .filter_map(|&n| published.snapshot.node(n))
+            .map(|n| n.info.node_guid.0)
+            .collect();
+        assert_eq!(order, vec![0x10, 0x20, 0x30]);
+        // Views share the published rows: no per-request derivation.
+        let system = Arc::new(crate::SystemState::new("t".into(), Oid::new(vec![1, 3])));
+        let stats = Arc::new(snmp::agent::SnmpStats::default());
+        let v1 = View::from_published(&published, system.clone(), stats.clone());
+        let v2 = View::from_published(&published, system, stats);
+        assert!(Arc::ptr_eq(&v1.pm_rows, &v2.pm_rows));
+        let table = class_port_info_table();
+        let mut oid = o::PM_CLASS_PORT_INFO_GUID.to_vec();
+        oid.extend([0, 0, 0, 0, 0, 0, 0, 0x20]);
+        assert_eq!(
+            table.get(&v1, &oid),
+            Value::OctetString(vec![0, 0, 0, 0, 0, 0, 0, 0x20])
+        );
     }
 
     #[test]

@@ -32,7 +32,7 @@ use crate::change::Change;
 use crate::oids::if_mib as o;
 use crate::view::{SysOrEntry, View};
 
-pub use interfaces::{ticks_at, IfRow, Interfaces, IpoibRow, VlRow};
+pub use interfaces::{ticks_at, IfHistory, IfRow, Interfaces, IpoibRow, VlRow};
 
 /// ifAlias: DisplayString (SIZE(0..64)).
 const IF_ALIAS_MAX: usize = 64;

@@ -14,11 +14,13 @@ pub mod ib_if_mib;
 pub mod ib_pm_mib;
 pub mod if_mib;
 pub mod oids;
+pub mod publish;
 pub mod snmpv2;
 pub mod view;
 
 pub use change::Change;
-pub use view::{Published, SysOrEntry, SystemState, View};
+pub use publish::{Published, Publisher};
+pub use view::{SysOrEntry, SystemState, View};
 
 /// One registrable MIB object of ibsnmpd.
 pub type Object = Arc<dyn MibObject<View, Change>>;

@@ -2,10 +2,10 @@
 //!
 //! A [`View`] is a few `Arc`s: the fabric snapshot, the agent's own state
 //! (writable system objects, sysORTable, start time), the SNMP engine's
-//! counters, and the local node's interfaces derived from the snapshot once
-//! (see `if_mib::Interfaces`). The daemon builds one per request, so a request
-//! is answered from one consistent state and nothing on the request path
-//! waits for a sweep or a Set.
+//! counters, and what the modules derived from the snapshot when it was
+//! published (see [`crate::publish`]). The daemon builds one per request, so
+//! a request is answered from one consistent state and nothing on the
+//! request path waits for a sweep or a Set.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -15,6 +15,7 @@ use snmp::agent::SnmpStats;
 use snmp::oid::Oid;
 use snmp::table::RowSet;
 
+pub use crate::publish::Published;
 pub use ib::model::Snapshot;
 
 /// One row of sysORTable (RFC 3418): a module this agent implements.
@@ -127,26 +128,10 @@ pub struct View {
     pub system: Arc<SystemState>,
     pub stats: Arc<SnmpStats>,
     /// The local node's interfaces (IF-MIB, IB-IF-MIB rows), derived from
-    /// `snapshot` once per snapshot.
+    /// `snapshot` once when it was published.
     pub interfaces: Arc<crate::if_mib::Interfaces>,
-}
-
-/// A snapshot with what the modules derive from it, computed once when the
-/// snapshot is published (on the source thread), so that building a
-/// [`View`] per request is only reference-count increments.
-#[derive(Clone)]
-pub struct Published {
-    pub snapshot: Arc<Snapshot>,
-    pub interfaces: Arc<crate::if_mib::Interfaces>,
-}
-
-impl Published {
-    pub fn new(snapshot: Arc<Snapshot>) -> Self {
-        Published {
-            interfaces: crate::if_mib::Interfaces::for_snapshot(&snapshot),
-            snapshot,
-        }
-    }
+    /// IB-PM-MIB's rows (every node in GUID order), derived likewise.
+    pub pm_rows: Arc<RowSet<ib::model::NodeIdx>>,
 }
 
 impl View {
@@ -155,19 +140,16 @@ impl View {
         View {
             snapshot: Arc::clone(&p.snapshot),
             interfaces: Arc::clone(&p.interfaces),
+            pm_rows: Arc::clone(&p.pm_rows),
             system,
             stats,
         }
     }
 
-    /// A view deriving the per-snapshot parts now (tests, one-off uses).
+    /// A view deriving the per-snapshot parts now, with no history (tests,
+    /// one-off uses; see [`Published::new`]).
     pub fn new(snapshot: Arc<Snapshot>, system: Arc<SystemState>, stats: Arc<SnmpStats>) -> Self {
-        View {
-            interfaces: crate::if_mib::Interfaces::for_snapshot(&snapshot),
-            snapshot,
-            system,
-            stats,
-        }
+        View::from_published(&Published::new(snapshot), system, stats)
     }
 }
 

@@ -210,26 +210,27 @@ impl<V, K> Dispatcher<V, K> {
             .min(self.max_repetitions as usize);
         let (non_rep, rep) = req.varbinds.split_at(n);
         let r = rep.len();
-        let too_big = || {
-            Outcome::Response(Pdu::Response(PduBody {
-                request_id: req.request_id,
-                error_status: ErrorStatus::TooBig,
-                error_index: 0,
-                varbinds: Vec::new(),
-            }))
-        };
         let mut out: Vec<VarBind> = Vec::with_capacity(n + r * m.min(64));
         let mut used = 0usize;
+        // RFC 3416 4.2.3: a response that would be too large carries the
+        // longest prefix of its varbinds that fits (non-repeaters included),
+        // never tooBig. Only when not even the first varbind fits is there
+        // nothing to send: then tooBig, as net-snmp does, because an empty
+        // noError list would read as the end of a walk.
+        let requested = n > 0 || (r > 0 && m > 0);
+        let mut full = false;
         for vb in non_rep {
             let next = self
                 .next(view, vb.oid.as_slice())
                 .unwrap_or_else(|| VarBind::new(vb.oid.clone(), Value::EndOfMibView));
             used += ber::varbind_len(&next);
             if used > budget {
-                return too_big();
+                full = true;
+                break;
             }
             out.push(next);
         }
+        let m = if full { 0 } else { m };
         'reps: for rep_no in 0..m {
             let mut all_end = true;
             for (j, vb) in rep.iter().enumerate() {
@@ -262,9 +263,14 @@ impl<V, K> Dispatcher<V, K> {
                 break;
             }
         }
+        let error_status = if out.is_empty() && requested {
+            ErrorStatus::TooBig
+        } else {
+            ErrorStatus::NoError
+        };
         Outcome::Response(Pdu::Response(PduBody {
             request_id: req.request_id,
-            error_status: ErrorStatus::NoError,
+            error_status,
             error_index: 0,
             varbinds: out,
         }))
@@ -539,6 +545,71 @@ mod tests {
         let r = response(d.process(&v, Version::V2c, &req, 5));
         assert_eq!(r.error_status, ErrorStatus::TooBig);
         assert!(r.varbinds.is_empty());
+    }
+
+    /// RFC 3416 4.2.3: when even the non-repeaters overflow the budget, the
+    /// response is the longest prefix that fits (noError), cut inside the
+    /// non-repeaters, with no repetitions after it; tooBig only when not even
+    /// the first varbind fits. Get and GetNext keep tooBig (4.2.1, 4.2.2).
+    #[test]
+    fn bulk_cut_inside_the_non_repeaters() {
+        let d = dispatcher();
+        let v = view();
+        let oids = [
+            "1.3.6.1.2.1.1",
+            "1.3.6.1.2.1.2.2.1.1",
+            "1.3.6.1.2.1.2.2.1.2",
+            "1.3.6.1.2.1.2.2.1.3",
+        ];
+        let req = |non_repeaters| {
+            Pdu::GetBulkRequest(BulkBody {
+                request_id: 9,
+                non_repeaters,
+                max_repetitions: 5,
+                varbinds: oids
+                    .iter()
+                    .map(|o| VarBind::new(oid(o), Value::Null))
+                    .collect(),
+            })
+        };
+        let full = response(d.process(&v, Version::V2c, &req(3), 65000));
+        assert_eq!(full.error_status, ErrorStatus::NoError);
+        assert!(full.varbinds.len() > 3);
+        let two = list_len(&full.varbinds[..2]);
+        let three = list_len(&full.varbinds[..3]);
+        for budget in [two, three - 1] {
+            let r = response(d.process(&v, Version::V2c, &req(3), budget));
+            assert_eq!(r.error_status, ErrorStatus::NoError, "budget {budget}");
+            assert_eq!(r.varbinds, full.varbinds[..2], "budget {budget}");
+        }
+        // All non-repeaters fit but no repetition: exactly the non-repeaters.
+        let r = response(d.process(&v, Version::V2c, &req(3), three));
+        assert_eq!(r.error_status, ErrorStatus::NoError);
+        assert_eq!(r.varbinds, full.varbinds[..3]);
+        // Not even the first: tooBig with an empty list (as net-snmp).
+        let first = list_len(&full.varbinds[..1]);
+        let r = response(d.process(&v, Version::V2c, &req(3), first - 1));
+        assert_eq!(r.error_status, ErrorStatus::TooBig);
+        assert!(r.varbinds.is_empty());
+        // Nothing requested (max-repetitions 0, no non-repeaters): an empty
+        // noError response, whatever the budget.
+        let none = Pdu::GetBulkRequest(BulkBody {
+            request_id: 10,
+            non_repeaters: 0,
+            max_repetitions: 0,
+            varbinds: vec![VarBind::new(oid(oids[0]), Value::Null)],
+        });
+        let r = response(d.process(&v, Version::V2c, &none, 0));
+        assert_eq!(r.error_status, ErrorStatus::NoError);
+        assert!(r.varbinds.is_empty());
+        // GetNext over the same varbinds with the same small budget: tooBig.
+        let next = Pdu::GetNextRequest(body(&oids[..3]));
+        let r = response(d.process(&v, Version::V2c, &next, two));
+        assert_eq!(r.error_status, ErrorStatus::TooBig);
+        assert!(r.varbinds.is_empty());
+        let get = Pdu::GetRequest(body(&["1.3.6.1.2.1.1.1.0", "1.3.6.1.2.1.1.1.0"]));
+        let r = response(d.process(&v, Version::V2c, &get, first));
+        assert_eq!(r.error_status, ErrorStatus::TooBig);
     }
 
     #[test]

@@ -204,6 +204,19 @@ pub fn dump_json(s: &Snapshot) -> Value {
             })
         })
         .collect();
+    let ipoib: Vec<Value> = s
+        .ipoib
+        .iter()
+        .map(|i| {
+            let port = s.port(i.port);
+            json!({
+                "name": i.name,
+                "node_guid": port.and_then(|p| s.node(p.node)).map(|n| guid(n.info.node_guid)),
+                "port": port.map(|p| p.num.0),
+                "address": i.address.iter().map(|b| format!("{b:02x}")).collect::<Vec<_>>().join(":"),
+            })
+        })
+        .collect();
     let services: Vec<Value> = s
         .services
         .iter()
@@ -219,11 +232,13 @@ pub fn dump_json(s: &Snapshot) -> Value {
         },
         "subnet_prefix": format!("{:#018x}", s.subnet_prefix),
         "local_node": s.local_node().map(|n| guid(n.info.node_guid)),
+        "local_ca": s.local_ca,
         "master_sm_lid": s.master_sm().map(|m| m.lid.0).unwrap_or(Lid(0).0),
         "nodes": nodes,
         "sms": sms,
         "partitions": partitions,
         "multicast_groups": groups,
         "services": services,
+        "ipoib": ipoib,
     })
 }

@@ -140,6 +140,10 @@ pub struct Snapshot {
     pub local_node: Option<NodeIdx>,
     /// IPoIB interfaces of the local node's ports (ibIpoibLinkLayerAddrTable).
     pub ipoib: Vec<IpoibInterface>,
+    /// The local node's CA device name as the host knows it (`mlx5_0`):
+    /// the sysfs device directory or the CA the umad source opened; None when
+    /// the source has no such name (the simulator).
+    pub local_ca: Option<String>,
     index: Index,
 }
 
@@ -262,6 +266,8 @@ pub struct SnapshotBuilder {
     pub local_node: Option<NodeIdx>,
     /// IPoIB interfaces (see [`Snapshot::ipoib`]).
     pub ipoib: Vec<IpoibInterface>,
+    /// See [`Snapshot::local_ca`].
+    pub local_ca: Option<String>,
 }
 
 impl SnapshotBuilder {
@@ -348,6 +354,7 @@ impl SnapshotBuilder {
             services,
             local_node,
             ipoib,
+            local_ca,
         } = self;
         let now = sweep.time;
         let keys: Vec<(Guid, PortNum)> = ports
@@ -416,6 +423,7 @@ impl SnapshotBuilder {
             services,
             local_node,
             ipoib,
+            local_ca,
             index,
         }
     }

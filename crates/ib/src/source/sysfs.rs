@@ -194,6 +194,7 @@ pub fn to_builder(scan: &SysfsScan, local: Option<&str>) -> Result<SnapshotBuild
         };
         if is_local && local_idx.is_none() {
             local_idx = Some(ni);
+            b.local_ca = Some(d.name.clone());
         }
         let range = b
             .nodes

@@ -1,13 +1,14 @@
-//! The local node's interfaces, built once per snapshot and shared by IF-MIB
-//! and IB-IF-MIB, with the little history IF-MIB needs across snapshots
-//! (ifLastChange, ifCounterDiscontinuityTime, ifTableLastChange).
+//! The local node's interfaces, derived once per published snapshot and
+//! shared by IF-MIB and IB-IF-MIB, with the little history IF-MIB needs
+//! across snapshots (ifLastChange, ifCounterDiscontinuityTime,
+//! ifTableLastChange).
 //!
 //! A snapshot is immutable, but those three objects are "sysUpTime when
 //! something changed", which only a comparison with the previous snapshot can
-//! tell. [`Interfaces::for_snapshot`] keeps that history in one process-wide
-//! cache that advances only with newer sweeps, so a slow request still
-//! holding an older snapshot cannot rewind it, and every request on the same
-//! snapshot shares one build.
+//! tell. That history is an [`IfHistory`] owned by the publisher
+//! (`crate::publish::Publisher`), which folds in each snapshot in publication
+//! order on the source thread; requests only read the [`Interfaces`] it
+//! produced.
 //!
 //! Times are kept as `Instant`s converted once from the snapshot's
 //! `SystemTime`s, so the TimeTicks served for an event never jitter between
@@ -15,7 +16,6 @@
 //! as RFC 2863 asks for changes before the last re-initialization.
 
 use std::collections::{HashMap, HashSet};
-use std::sync::{Arc, Mutex, Weak};
 use std::time::{Instant, SystemTime};
 
 use ib::model::counters::IfCounters;
@@ -124,10 +124,11 @@ struct PortHistory {
     discontinuity: Option<Instant>,
 }
 
+/// What IF-MIB remembers from one published snapshot to the next. One per
+/// publisher (so per source); a fresh one treats its first snapshot as what
+/// the agent found at start (nothing changed since).
 #[derive(Debug, Default)]
-struct History {
-    /// The newest sweep folded in.
-    sweep: Option<u64>,
+pub struct IfHistory {
     /// Whether a snapshot with a local node was folded in: what the agent
     /// saw before that (an empty placeholder snapshot) is not a change.
     seen_local: bool,
@@ -168,8 +169,15 @@ fn local_ports(s: &Snapshot) -> (Option<NodeIdx>, Vec<LocalPort>) {
     (Some(n), ports)
 }
 
-impl History {
-    /// Folds in a newer snapshot's states.
+impl IfHistory {
+    /// Folds in the next published snapshot and derives its interfaces.
+    pub fn derive(&mut self, s: &Snapshot) -> Interfaces {
+        let (node, ports) = local_ports(s);
+        self.advance(s, node, &ports);
+        Interfaces::build(s, node, &ports, self)
+    }
+
+    /// Folds in the next snapshot's states.
     fn advance(&mut self, s: &Snapshot, node: Option<NodeIdx>, ports: &[LocalPort]) {
         let first = !self.seen_local;
         self.seen_local |= node.is_some();
@@ -214,59 +222,18 @@ impl History {
         }
         self.ports = next;
         self.if_indexes = if_indexes;
-        self.sweep = Some(s.sweep.number);
-    }
-
-    fn is_newer(&self, s: &Snapshot) -> bool {
-        self.sweep.is_none_or(|n| s.sweep.number > n)
     }
 }
-
-#[derive(Default)]
-struct Cache {
-    latest: Option<(Weak<Snapshot>, Arc<Interfaces>)>,
-    /// One history per source (the daemon has one; tests run several).
-    histories: HashMap<String, History>,
-}
-
-/// More sources than any process runs; beyond it the histories restart.
-const MAX_HISTORIES: usize = 64;
-
-static CACHE: Mutex<Option<Cache>> = Mutex::new(None);
 
 impl Interfaces {
-    /// The interfaces of `s`, built at most once per snapshot.
-    pub fn for_snapshot(s: &Arc<Snapshot>) -> Arc<Interfaces> {
-        let mut guard = match CACHE.lock() {
-            Ok(g) => g,
-            // A panic elsewhere while holding the lock leaves a usable cache.
-            Err(poisoned) => poisoned.into_inner(),
-        };
-        let cache = guard.get_or_insert_with(Cache::default);
-        if let Some((w, ifs)) = &cache.latest {
-            // The Weak keeps the allocation, so an equal address is this snapshot.
-            if std::ptr::eq(w.as_ptr(), Arc::as_ptr(s)) {
-                return Arc::clone(ifs);
-            }
-        }
-        let (node, ports) = local_ports(s);
-        if cache.histories.len() >= MAX_HISTORIES && !cache.histories.contains_key(&s.sweep.source)
-        {
-            cache.histories.clear();
-        }
-        let history = cache.histories.entry(s.sweep.source.clone()).or_default();
-        let newer = history.is_newer(s);
-        if newer {
-            history.advance(s, node, &ports);
-        }
-        let built = Arc::new(Self::build(s, node, &ports, history));
-        if newer {
-            cache.latest = Some((Arc::downgrade(s), Arc::clone(&built)));
-        }
-        built
+    /// The interfaces of `s` alone, with no history (as if `s` were the
+    /// agent's first snapshot): tests and one-off uses. The agent derives
+    /// them through its publisher ([`IfHistory::derive`]).
+    pub fn standalone(s: &Snapshot) -> Interfaces {
+        IfHistory::default().derive(s)
     }
 
-    fn build(s: &Snapshot, node: Option<NodeIdx>, ports: &[LocalPort], h: &History) -> Self {
+    fn build(s: &Snapshot, node: Option<NodeIdx>, ports: &[LocalPort], h: &IfHistory) -> Self {
         let Some(n) = node else {
             return Interfaces::default();
         };

@@ -134,17 +134,12 @@ pub fn phys_address(lid: Lid) -> Vec<u8> {
     }
 }
 
-/// The device name shown in ifDescr/ifName: the CA name when the source
-/// names one (`umad:mlx5_0`), else the last word of the node description
-/// (Linux hosts describe themselves as "<hostname> <CA name>"), else the
-/// node GUID.
+/// The device name shown in ifDescr/ifName: the local CA's name when the
+/// source knows it (`Snapshot::local_ca`: sysfs, umad), else the last word of
+/// the node description (Linux hosts describe themselves as
+/// "<hostname> <CA name>"; the simulator's nodes too), else the node GUID.
 pub fn device_name(snapshot: &Snapshot, node: &Node) -> String {
-    let spec = snapshot.sweep.source.as_str();
-    if let Some(ca) = spec
-        .strip_prefix("umad:")
-        .and_then(|rest| rest.split(':').next())
-        .filter(|ca| !ca.is_empty())
-    {
+    if let Some(ca) = snapshot.local_ca.as_deref().filter(|ca| !ca.is_empty()) {
         return ca.to_string();
     }
     match node.description.split_whitespace().last() {

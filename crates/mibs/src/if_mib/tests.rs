@@ -21,6 +21,7 @@ use snmp::value::Value;
 
 use crate::change::Change;
 use crate::oids::{ib_if_mib as ibo, if_mib as o};
+use crate::publish::{Published, Publisher};
 use crate::view::{SystemState, View};
 
 fn port_info(lid: u16, state: PortState, phys: PhysPortState) -> PortInfo {
@@ -105,10 +106,12 @@ fn readings(k: u64) -> PortReadings {
     }
 }
 
+/// One source's successive snapshots, published like the daemon does.
 struct Fabric {
     source: String,
     history: CounterHistory,
     number: u64,
+    publisher: Publisher,
 }
 
 impl Fabric {
@@ -117,7 +120,13 @@ impl Fabric {
             source: format!("test-{name}"),
             history: CounterHistory::new(),
             number: 0,
+            publisher: Publisher::new(),
         }
+    }
+
+    /// Publishes `s` as the next snapshot and gives a view of it.
+    fn publish(&mut self, s: &Arc<Snapshot>, sys: &Arc<SystemState>) -> View {
+        published_view(&self.publisher.publish(Arc::clone(s)), sys)
     }
 
     /// A CA with two ports: port 1 as given, port 2 `p2`.
@@ -159,6 +168,11 @@ fn system() -> Arc<SystemState> {
     Arc::new(SystemState::new("t".into(), Oid::new(vec![1, 3])))
 }
 
+fn published_view(p: &Published, sys: &Arc<SystemState>) -> View {
+    View::from_published(p, Arc::clone(sys), Arc::new(SnmpStats::default()))
+}
+
+/// A view of `s` alone (no history).
 fn view(s: &Arc<Snapshot>, sys: &Arc<SystemState>) -> View {
     View::new(
         Arc::clone(s),
@@ -356,12 +370,12 @@ fn history_moves_only_on_change() {
     let mut f = Fabric::new("history");
     let sys = system();
     let s1 = f.ca(up(), down(), 1);
-    let v1 = view(&s1, &sys);
+    let v1 = f.publish(&s1, &sys);
     assert_eq!(get(&v1, o::IF_LAST_CHANGE, &[2]), Value::TimeTicks(0));
     std::thread::sleep(Duration::from_millis(30));
     // Port 2 comes up; port 1's counters grow (no discontinuity).
     let s2 = f.ca(up(), up(), 2);
-    let v2 = view(&s2, &sys);
+    let v2 = f.publish(&s2, &sys);
     let Value::TimeTicks(lc) = get(&v2, o::IF_LAST_CHANGE, &[2]) else {
         panic!()
     };
@@ -376,35 +390,47 @@ fn history_moves_only_on_change() {
         Value::Counter64(200),
         "totals carry on"
     );
-    // An older snapshot seen late does not rewind the history.
-    let v1b = view(&s1, &sys);
-    assert_eq!(get(&v1b, o::IF_LAST_CHANGE, &[2]), Value::TimeTicks(lc));
+    // A request still holding the older publication reads it unchanged; it
+    // cannot touch the publisher's history.
+    assert_eq!(get(&v1, o::IF_LAST_CHANGE, &[2]), Value::TimeTicks(0));
     std::thread::sleep(Duration::from_millis(30));
+    // Nothing changes: ifLastChange stays where it was.
     let s3 = f.ca(up(), up(), 3);
-    let v3 = view(&s3, &sys);
+    let v3 = f.publish(&s3, &sys);
     assert_eq!(get(&v3, o::IF_LAST_CHANGE, &[2]), Value::TimeTicks(lc));
+    assert_eq!(get(&v3, o::IF_LAST_CHANGE, &[1]), Value::TimeTicks(0));
     assert_eq!(get(&v3, o::IF_TABLE_LAST_CHANGE, &[0]), Value::TimeTicks(0));
+    std::thread::sleep(Duration::from_millis(30));
+    // Port 2 goes down again: a later ifLastChange.
+    let s4 = f.ca(up(), down(), 4);
+    let v4 = f.publish(&s4, &sys);
+    let Value::TimeTicks(lc4) = get(&v4, o::IF_LAST_CHANGE, &[2]) else {
+        panic!()
+    };
+    assert!(lc4 > lc, "{lc4} > {lc}");
+    assert_eq!(get(&v4, o::IF_LAST_CHANGE, &[1]), Value::TimeTicks(0));
 }
 
 #[test]
 fn discontinuity_when_port_returns() {
     let mut f = Fabric::new("disc");
     let sys = system();
-    let _ = view(&f.ca(up(), down(), 1), &sys);
+    let s1 = f.ca(up(), down(), 1);
+    let _ = f.publish(&s1, &sys);
     // Sweep 2: no readings for port 1 at all (node gone), then back.
     f.number += 1;
     let mut b = SnapshotBuilder::new(0);
     let n = b.add_node(node(NodeType::Ca, 0xAA, "node01 mlx5_0", false), vec![]);
     b.local_node = Some(n);
     let s2 = f.build(b);
-    let v2 = view(&s2, &sys);
+    let v2 = f.publish(&s2, &sys);
     assert_eq!(get(&v2, o::IF_NUMBER, &[0]), Value::Integer(0));
     let Value::TimeTicks(tlc) = get(&v2, o::IF_TABLE_LAST_CHANGE, &[0]) else {
         panic!()
     };
     std::thread::sleep(Duration::from_millis(30));
     let s3 = f.ca(up(), down(), 1);
-    let v3 = view(&s3, &sys);
+    let v3 = f.publish(&s3, &sys);
     let Value::TimeTicks(d) = get(&v3, o::IF_COUNTER_DISCONTINUITY_TIME, &[1]) else {
         panic!()
     };
@@ -413,11 +439,123 @@ fn discontinuity_when_port_returns() {
         panic!()
     };
     assert!(tlc3 >= tlc);
-    // The same discontinuity is served identically later.
+    // The same discontinuity is served identically later; counters that
+    // merely grow are no discontinuity.
+    std::thread::sleep(Duration::from_millis(30));
     let s4 = f.ca(up(), down(), 2);
     assert_eq!(
-        get(&view(&s4, &sys), o::IF_COUNTER_DISCONTINUITY_TIME, &[1]),
+        get(
+            &f.publish(&s4, &sys),
+            o::IF_COUNTER_DISCONTINUITY_TIME,
+            &[1]
+        ),
         Value::TimeTicks(d)
+    );
+}
+
+#[test]
+fn counter_reset_by_others_is_no_discontinuity() {
+    let mut f = Fabric::new("reset");
+    let sys = system();
+    let s1 = f.ca(up(), down(), 5);
+    let _ = f.publish(&s1, &sys);
+    std::thread::sleep(Duration::from_millis(30));
+    // The PMA's counters drop (perfquery -R): the totals carry on.
+    let s2 = f.ca(up(), down(), 1);
+    let v2 = f.publish(&s2, &sys);
+    assert_eq!(
+        get(&v2, o::IF_COUNTER_DISCONTINUITY_TIME, &[1]),
+        Value::TimeTicks(0)
+    );
+    let Value::Counter64(after) = get(&v2, o::IF_HC_IN_UCAST_PKTS, &[1]) else {
+        panic!()
+    };
+    // 500 packets, then the reset, then 100 more: all is counted once.
+    assert_eq!(after, 600, "totals never go back");
+}
+
+#[test]
+fn publishers_are_independent() {
+    // Two publishers of the same source name: no state is shared (no global
+    // cache), so each one's history is its own.
+    let sys = system();
+    let mut a = Fabric::new("independent");
+    let mut b = Fabric::new("independent");
+    let s = a.ca(up(), down(), 1);
+    let _ = a.publish(&s, &sys);
+    let s = b.ca(up(), down(), 1);
+    let _ = b.publish(&s, &sys);
+    std::thread::sleep(Duration::from_millis(30));
+    // Port 2 comes up in A only.
+    let s = a.ca(up(), up(), 2);
+    let va = a.publish(&s, &sys);
+    let s = b.ca(up(), down(), 2);
+    let vb = b.publish(&s, &sys);
+    let Value::TimeTicks(lc) = get(&va, o::IF_LAST_CHANGE, &[2]) else {
+        panic!()
+    };
+    assert!(lc > 0);
+    assert_eq!(get(&vb, o::IF_LAST_CHANGE, &[2]), Value::TimeTicks(0));
+    // A fresh publisher (or a standalone view) of A's latest snapshot has no
+    // history: what it finds first changed before the agent started.
+    let s = a.ca(up(), up(), 3);
+    let fresh = published_view(&Publisher::new().publish(Arc::clone(&s)), &sys);
+    assert_eq!(get(&fresh, o::IF_LAST_CHANGE, &[2]), Value::TimeTicks(0));
+    assert_eq!(
+        get(&view(&s, &sys), o::IF_LAST_CHANGE, &[2]),
+        Value::TimeTicks(0)
+    );
+    // ...while A's own publisher keeps its earlier change.
+    assert_eq!(
+        get(&a.publish(&s, &sys), o::IF_LAST_CHANGE, &[2]),
+        Value::TimeTicks(lc)
+    );
+}
+
+#[test]
+fn device_name_from_local_ca() {
+    let mut f = Fabric::new("local-ca");
+    f.number += 1;
+    let mut b = SnapshotBuilder::new(0);
+    let n = b.add_node(
+        node(
+            NodeType::Ca,
+            0xAC,
+            "MT4123 ConnectX6 Mellanox Technologies",
+            false,
+        ),
+        vec![port(1, up())],
+    );
+    b.local_node = Some(n);
+    b.local_ca = Some("mlx5_0".into());
+    let s = f.build(b);
+    let sys = system();
+    let v = view(&s, &sys);
+    assert_eq!(
+        get(&v, o::IF_DESCR, &[1]),
+        Value::OctetString(b"mlx5_0 port 1 4x HDR".to_vec())
+    );
+    assert_eq!(
+        get(&v, o::IF_NAME, &[1]),
+        Value::OctetString(b"mlx5_0/1".to_vec())
+    );
+    // Without it, the last word of the description stands in.
+    f.number += 1;
+    let mut b = SnapshotBuilder::new(0);
+    let n = b.add_node(
+        node(
+            NodeType::Ca,
+            0xAC,
+            "MT4123 ConnectX6 Mellanox Technologies",
+            false,
+        ),
+        vec![port(1, up())],
+    );
+    b.local_node = Some(n);
+    let s = f.build(b);
+    assert_eq!(
+        get(&view(&s, &sys), o::IF_NAME, &[1]),
+        Value::OctetString(b"Technologies/1".to_vec())
     );
 }
 

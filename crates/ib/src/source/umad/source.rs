@@ -249,7 +249,11 @@ impl UmadSource {
             self.stats.reports += reports.len() as u64;
             self.force_discovery = true;
         }
-        let builder = assemble::build(&d, self.last_sa.as_ref(), Some(&pma), &self.caps);
+        let mut builder = assemble::build(&d, self.last_sa.as_ref(), Some(&pma), &self.caps);
+        // The CA we opened is the local node (assemble::build marks it).
+        if builder.local_node.is_some() {
+            builder.local_ca = Some(self.port.ca.clone());
+        }
         // A PMA that stops answering may be a topology change: look again next sweep.
         self.last_disc = (pma.failures == 0 && !self.force_discovery).then_some(d);
         self.force_discovery = false;
