@@ -328,6 +328,24 @@ impl PortSamplesControl {
             _ => {}
         }
     }
+
+    /// The Set collision rule (IBA 16.1.3.2): a Set is ignored while a run
+    /// is in progress (`status` not DONE) under another Tag, so the requester
+    /// sees the other Tag in the reply.
+    pub fn accepts_set(&self, req: &PortSamplesControl, status: u8) -> bool {
+        status == sample_status::DONE || req.tag == self.tag
+    }
+
+    /// Copies the writable components of a Set (IBA table 246: OpCode,
+    /// PortSelect, SampleStart, SampleInterval, Tag, CounterSelect0..14).
+    pub fn apply_writable(&mut self, req: &PortSamplesControl) {
+        self.op_code = req.op_code;
+        self.port_select = req.port_select;
+        self.sample_start = req.sample_start;
+        self.sample_interval = req.sample_interval;
+        self.tag = req.tag;
+        self.counter_select = req.counter_select;
+    }
 }
 
 attribute! {

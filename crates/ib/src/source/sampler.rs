@@ -222,17 +222,10 @@ impl Sampler {
         F: FnMut(u8) -> Option<Quantities>,
     {
         self.advance(now, read_none);
-        if self.control.sample_status != sample_status::DONE && req.tag != self.control.tag {
+        if !self.control.accepts_set(req, self.control.sample_status) {
             return (self.control.clone(), false);
         }
-        // The writable components (IBA table 246: OpCode, PortSelect,
-        // SampleStart, SampleInterval, Tag, CounterSelect0..14).
-        self.control.op_code = req.op_code;
-        self.control.port_select = req.port_select;
-        self.control.sample_start = req.sample_start;
-        self.control.sample_interval = req.sample_interval;
-        self.control.tag = req.tag;
-        self.control.counter_select = req.counter_select;
+        self.control.apply_writable(req);
         self.result = PortSamplesResult {
             tag: req.tag,
             ..PortSamplesResult::default()

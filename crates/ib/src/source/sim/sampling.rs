@@ -46,15 +46,10 @@ impl Engine {
 
     /// Applies a Set at time `t` (seconds); `tick` is seconds per tick.
     pub(crate) fn set(&mut self, req: &PortSamplesControl, t: f64, tick: f64) {
-        if self.status(t) != sample_status::DONE && req.tag != self.control.tag {
+        if !self.control.accepts_set(req, self.status(t)) {
             return;
         }
-        self.control.op_code = req.op_code;
-        self.control.port_select = req.port_select;
-        self.control.sample_start = req.sample_start;
-        self.control.sample_interval = req.sample_interval;
-        self.control.tag = req.tag;
-        self.control.counter_select = req.counter_select;
+        self.control.apply_writable(req);
         let start = t + f64::from(req.sample_start) * tick;
         let end = start + f64::from(req.sample_interval) * tick;
         self.window = Some((start, end));

@@ -4,11 +4,11 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
 use super::discover::{DNode, Discovered};
-use super::pma::{PmaCaps, PmaSweep, PortSample, Target};
+use super::pma::{PmaCaps, PmaSweep, Target};
 use super::sa::SaView;
 use crate::mad::smp::PortInfo;
 use crate::model::{
-    McastGroup, Node, Partition, PartitionMember, Port, PortIdx, PortReadings, SmRecord,
+    McastGroup, Node, Partition, PartitionMember, Port, PortIdx, SmRecord,
     SnapshotBuilder, SwitchData,
 };
 use crate::types::{Guid, PKey, PortNum};
@@ -59,19 +59,6 @@ pub fn pkey_ports(d: &Discovered) -> Vec<(u16, u8)> {
         }
     }
     v
-}
-
-fn readings(s: &PortSample) -> Option<PortReadings> {
-    Some(PortReadings {
-        counters: s.counters.clone()?,
-        extended: s.extended.clone(),
-        rcv_error_details: s.rcv_error_details.clone(),
-        xmit_discard_details: s.xmit_discard_details.clone(),
-        flow_ctl: s.flow_ctl.clone(),
-        vl_op_packets: s.vl_op_packets.clone(),
-        vl_op_data: s.vl_op_data.clone(),
-        vl_xmit_wait: s.vl_xmit_wait.clone(),
-    })
 }
 
 /// Fills a builder from one sweep. `pma` and `sa` may be partial or empty (failures).
@@ -175,8 +162,8 @@ pub fn build(
     }
     if let Some(pma) = pma {
         for (k, s) in &pma.samples {
-            if let (Some(&pi), Some(r)) = (index.get(k), readings(s)) {
-                b.set_readings(pi, r);
+            if let (Some(&pi), Some(r)) = (index.get(k), s.readings()) {
+                b.set_readings(pi, r.clone());
             }
         }
     }

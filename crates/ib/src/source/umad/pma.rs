@@ -12,6 +12,7 @@ use crate::mad::pma::{
     PortRcvErrorDetails, PortVlOpData, PortVlOpPackets, PortVlXmitWaitCounters,
     PortXmitDiscardDetails,
 };
+use crate::model::PortReadings;
 use crate::types::Guid;
 
 /// Detail attributes polled besides PortCounters(Extended), as bits of a mask.
@@ -81,16 +82,20 @@ pub struct Target {
 /// One port's raw readings of this sweep.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct PortSample {
-    pub counters: Option<PortCounters>,
-    pub extended: Option<PortCountersExtended>,
-    pub rcv_error_details: Option<PortRcvErrorDetails>,
-    pub xmit_discard_details: Option<PortXmitDiscardDetails>,
-    pub flow_ctl: Option<PortFlowCtlCounters>,
-    pub vl_op_packets: Option<PortVlOpPackets>,
-    pub vl_op_data: Option<PortVlOpData>,
-    pub vl_xmit_wait: Option<PortVlXmitWaitCounters>,
+    /// What the PMA answered; `readings.counters` is meaningful only when
+    /// `counters_read` (PortCounters is mandatory, but its query may fail).
+    pub readings: PortReadings,
+    /// PortCounters answered and decoded this sweep.
+    pub counters_read: bool,
     /// This sweep reset the 32-bit counters after reading them (reset_threshold).
     pub reset_after_read: bool,
+}
+
+impl PortSample {
+    /// The readings, when PortCounters was read.
+    pub fn readings(&self) -> Option<&PortReadings> {
+        self.counters_read.then_some(&self.readings)
+    }
 }
 
 /// The result of one PMA sweep.
@@ -199,9 +204,9 @@ pub fn sweep(
                 let s = out.samples.entry((t.node, port)).or_default();
                 store(s, a, data);
                 if a == attr::PORT_COUNTERS {
-                    if let (Some(th), Some(pc)) = (opts.reset_threshold, &s.counters) {
+                    if let (Some(th), Some(r)) = (opts.reset_threshold, s.readings()) {
                         let extended = caps.get(&t.node).map(|c| c.extended).unwrap_or(false);
-                        let mask = saturating_mask(pc, th);
+                        let mask = saturating_mask(&r.counters, th);
                         if !extended && mask != 0 {
                             s.reset_after_read = true;
                             resets.push((t.lid, port, mask));
@@ -244,20 +249,27 @@ pub fn sweep(
 }
 
 fn store(s: &mut PortSample, a: u16, data: &[u8]) {
+    let r = &mut s.readings;
     match a {
-        attr::PORT_COUNTERS => s.counters = PortCounters::decode(data).ok(),
-        attr::PORT_COUNTERS_EXTENDED => s.extended = PortCountersExtended::decode(data).ok(),
+        attr::PORT_COUNTERS => match PortCounters::decode(data) {
+            Ok(c) => {
+                r.counters = c;
+                s.counters_read = true;
+            }
+            Err(_) => s.counters_read = false,
+        },
+        attr::PORT_COUNTERS_EXTENDED => r.extended = PortCountersExtended::decode(data).ok(),
         attr::PORT_RCV_ERROR_DETAILS => {
-            s.rcv_error_details = PortRcvErrorDetails::decode(data).ok()
+            r.rcv_error_details = PortRcvErrorDetails::decode(data).ok()
         }
         attr::PORT_XMIT_DISCARD_DETAILS => {
-            s.xmit_discard_details = PortXmitDiscardDetails::decode(data).ok()
+            r.xmit_discard_details = PortXmitDiscardDetails::decode(data).ok()
         }
-        attr::PORT_FLOW_CTL_COUNTERS => s.flow_ctl = PortFlowCtlCounters::decode(data).ok(),
-        attr::PORT_VL_OP_PACKETS => s.vl_op_packets = PortVlOpPackets::decode(data).ok(),
-        attr::PORT_VL_OP_DATA => s.vl_op_data = PortVlOpData::decode(data).ok(),
+        attr::PORT_FLOW_CTL_COUNTERS => r.flow_ctl = PortFlowCtlCounters::decode(data).ok(),
+        attr::PORT_VL_OP_PACKETS => r.vl_op_packets = PortVlOpPackets::decode(data).ok(),
+        attr::PORT_VL_OP_DATA => r.vl_op_data = PortVlOpData::decode(data).ok(),
         attr::PORT_VL_XMIT_WAIT_COUNTERS => {
-            s.vl_xmit_wait = PortVlXmitWaitCounters::decode(data).ok()
+            r.vl_xmit_wait = PortVlXmitWaitCounters::decode(data).ok()
         }
         _ => {}
     }
