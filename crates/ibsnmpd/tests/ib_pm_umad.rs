@@ -5,10 +5,10 @@
 
 mod common;
 
-use std::process::{Child, Output, Stdio};
+use std::process::Output;
 use std::time::{Duration, Instant};
 
-use common::{free_port, parse_lines, snmp, BIN};
+use common::{parse_lines, snmp, UmadAgent, BIN};
 use ib::testbed::{Testbed, TestbedConfig, SMALL_NET};
 use serde_json::Value as Json;
 
@@ -36,69 +36,17 @@ const COUNTERS: [(u32, &str); 16] = [
     (18, "PortRcvPkts"),
 ];
 
-/// The agent on the umad source, under the testbed's preload; killed on drop.
-struct UmadAgent {
-    child: Child,
-    target: String,
-    log: std::path::PathBuf,
-    _state: tempfile::TempDir,
-}
-
 impl UmadAgent {
     /// Sweeps once at start and then only after Sets (or software-sampling
     /// timers), so the counters it serves are those of a known moment.
-    fn start(tb: &Testbed) -> UmadAgent {
-        let state = tempfile::tempdir().unwrap();
-        let port = free_port("127.0.0.1");
-        let target = format!("127.0.0.1:{port}");
-        let log = tb.dir().join(format!("agent-{port}.log"));
-        let child = tb
-            .command(BIN)
-            .args([
-                "--listen",
-                &target,
-                "--source",
-                "umad",
-                "--sweep-interval",
-                "3600",
-            ])
-            .args([
-                "--rw-community",
-                "private",
-                "--log-level",
-                "debug",
-                "--state-dir",
-            ])
-            .arg(state.path())
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(std::fs::File::create(&log).unwrap())
-            .spawn()
-            .expect("spawn ibsnmpd");
-        let a = UmadAgent {
-            child,
-            target,
-            log,
-            _state: state,
-        };
-        let deadline = Instant::now() + Duration::from_secs(30);
-        loop {
-            // Ready once the first sweep is in: some node row exists.
+    fn start_pm(tb: &Testbed) -> UmadAgent {
+        // Ready once the first sweep is in: some node row exists.
+        let ready = |a: &UmadAgent| {
             let next = a.snmp("snmpgetnext", "public", &[".1.3.6.1.3.117.1.1.1.1"]);
-            if String::from_utf8_lossy(&next.stdout).contains(".1.3.6.1.3.117.1.1.1.1.") {
-                return a;
-            }
-            assert!(
-                Instant::now() < deadline,
-                "agent not ready: {}",
-                a.log_text()
-            );
-            std::thread::sleep(Duration::from_millis(200));
-        }
-    }
-
-    fn log_text(&self) -> String {
-        std::fs::read_to_string(&self.log).unwrap_or_default()
+            String::from_utf8_lossy(&next.stdout).contains(".1.3.6.1.3.117.1.1.1.1.")
+        };
+        let args = ["--sweep-interval", "3600"];
+        UmadAgent::start(tb, None, &args, Duration::from_secs(30), ready)
     }
 
     fn snmp(&self, tool: &str, community: &str, rest: &[&str]) -> Output {
@@ -147,13 +95,6 @@ impl UmadAgent {
             String::from_utf8_lossy(&out.stderr),
             self.log_text()
         );
-    }
-}
-
-impl Drop for UmadAgent {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
     }
 }
 
@@ -261,7 +202,7 @@ fn umad_port_select_counters_equal_perfquery_and_clear() {
         }
     }
     // Its first sweep reads them.
-    let agent = UmadAgent::start(&tb);
+    let agent = UmadAgent::start_pm(&tb);
 
     for (desc, port) in ports {
         let (_, g, lid) = node(&ns, desc);
@@ -346,7 +287,7 @@ fn umad_software_sampling_when_the_pma_lacks_it() {
         panic!("ibsim testbed did not start");
     };
     let ns = nodes(&tb);
-    let agent = UmadAgent::start(&tb);
+    let agent = UmadAgent::start_pm(&tb);
     let (_, g, lid) = node(&ns, "Hca3");
     let idx = guid_index(g);
     let base = perfquery(&tb, *lid, 1)["PortXmitPkts"];

@@ -9,69 +9,21 @@
 mod common;
 
 use std::collections::BTreeMap;
-use std::process::{Child, Stdio};
-use std::time::{Duration, Instant};
 
-use common::{free_port, snmp};
+use std::time::Duration;
+
+use common::{snmp, UmadAgent};
 use ib::testbed::{check_tools, Testbed, TestbedConfig, SMALL_NET};
 
 const IF_ENTRY: &str = ".1.3.6.1.2.1.2.2.1";
 const IF_X_ENTRY: &str = ".1.3.6.1.2.1.31.1.1.1";
 const IB_IF_PORT_STAT_ENTRY: &str = ".1.3.6.1.3.117.2.1.1.1";
 
-/// The agent under the testbed's preload; killed on drop.
-struct UmadAgent {
-    child: Child,
-    target: String,
-    _state: tempfile::TempDir,
-}
-
-impl Drop for UmadAgent {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
 impl UmadAgent {
     /// Starts the agent attached at `host` (ibsim's SIM_HOST; None: ibsim's
-    /// default attach point, Switch1 port 0).
-    fn start(tb: &Testbed, host: Option<&str>, sweep: &str) -> UmadAgent {
-        let state = tempfile::tempdir().unwrap();
-        let port = free_port("127.0.0.1");
-        let target = format!("127.0.0.1:{port}");
-        let log = std::fs::File::create(state.path().join("agent.log")).unwrap();
-        let mut cmd = tb.command(common::BIN);
-        if let Some(h) = host {
-            cmd.env("SIM_HOST", h);
-        }
-        let child = cmd
-            .args([
-                "--source",
-                "umad",
-                "--sweep-interval",
-                sweep,
-                "--listen",
-                &target,
-            ])
-            .arg("--state-dir")
-            .arg(state.path())
-            .args(["--log-level", "info"])
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(log)
-            .spawn()
-            .unwrap();
-        let mut a = UmadAgent {
-            child,
-            target,
-            _state: state,
-        };
-        let deadline = Instant::now() + Duration::from_secs(60);
-        loop {
-            if let Ok(Some(st)) = a.child.try_wait() {
-                panic!("agent exited with {st}: {}", a.log());
-            }
+    /// default attach point, Switch1 port 0), ready once it serves IF-MIB rows.
+    fn start_if(tb: &Testbed, host: Option<&str>, sweep: &str) -> UmadAgent {
+        let ready = |a: &UmadAgent| {
             let out = snmp(
                 "snmpget",
                 &[
@@ -91,20 +43,10 @@ impl UmadAgent {
                 .trim()
                 .parse::<u32>()
                 .unwrap_or(0);
-            if out.status.success() && n > 0 {
-                return a;
-            }
-            assert!(
-                Instant::now() < deadline,
-                "agent not serving IF-MIB rows: {}",
-                a.log()
-            );
-            std::thread::sleep(Duration::from_millis(200));
-        }
-    }
-
-    fn log(&self) -> String {
-        std::fs::read_to_string(self._state.path().join("agent.log")).unwrap_or_default()
+            out.status.success() && n > 0
+        };
+        let args = ["--sweep-interval", sweep];
+        UmadAgent::start(tb, host, &args, Duration::from_secs(60), ready)
     }
 
     /// Numeric values of several instances in one Get (one snapshot).
@@ -232,7 +174,7 @@ fn umad_counters_match_perfquery_and_survive_resets() {
         "PerformanceSet \"Hca1\"[1] PortCounters.PortXmitDiscards=13",
     );
 
-    let agent = UmadAgent::start(&tb, Some("Hca1"), "0.5");
+    let agent = UmadAgent::start_if(&tb, Some("Hca1"), "0.5");
     let lid_octets = agent.octets(&col(IF_ENTRY, 6));
     assert_eq!(
         lid_octets.len(),
@@ -349,7 +291,7 @@ fn umad_counters_match_perfquery_and_survive_resets() {
 #[test]
 fn umad_switch_ports_are_interfaces() {
     let tb = testbed();
-    let agent = UmadAgent::start(&tb, None, "3600");
+    let agent = UmadAgent::start_if(&tb, None, "3600");
     let n = agent.get(&[".1.3.6.1.2.1.2.1.0".to_string()])[0];
     assert!(
         n == 8 || n == 9,

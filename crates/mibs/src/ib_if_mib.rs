@@ -24,31 +24,21 @@ use std::sync::Arc;
 use ib::model::counters::vl_octets;
 use ib::model::PortTotals;
 use snmp::mib::MibObject;
-use snmp::oid::Oid;
 use snmp::table::{Access, Table};
 use snmp::value::Value;
 
 use crate::change::Change;
 use crate::if_mib::{IfRow, IpoibRow, VlRow};
 use crate::oids::ib_if_mib as o;
+use crate::util::{last, oid};
 use crate::view::{SysOrEntry, View};
 
 /// sysORTable row: the IB-IF-MIB module identity.
 pub fn or_entry() -> SysOrEntry {
-    SysOrEntry {
-        id: Oid::from_slice(o::IB_IF_MIB),
-        descr: "InfiniBand interface statistics: port errors, per-VL traffic, IPoIB addresses (IB-IF-MIB)"
-            .to_string(),
-        up_time: 0,
-    }
-}
-
-fn oid(s: &[u32]) -> Oid {
-    Oid::from_slice(s)
-}
-
-fn last(s: &[u32]) -> u32 {
-    s.last().copied().unwrap_or(0)
+    SysOrEntry::new(
+        o::IB_IF_MIB,
+        "InfiniBand interface statistics: port errors, per-VL traffic, IPoIB addresses (IB-IF-MIB)",
+    )
 }
 
 fn totals(v: &View, port: ib::model::PortIdx) -> Option<&PortTotals> {

@@ -45,6 +45,7 @@ use snmp::value::Value;
 
 use crate::change::Change;
 use crate::oids::ib_pm_mib as o;
+use crate::util::last;
 use crate::view::{SysOrEntry, View};
 
 /// Persistence key prefix of pmPortCountersPortSelect (`<prefix>.<GUID hex>`).
@@ -56,13 +57,11 @@ pub const ALL_PORTS: u8 = 0xFF;
 
 /// sysORTable row for this module (its MODULE-IDENTITY `pm`).
 pub fn or_entry() -> SysOrEntry {
-    SysOrEntry {
-        id: Oid::from_slice(o::PM),
-        descr: "IB-PM-MIB: InfiniBand PerfMgt ClassPortInfo, PortSamplesControl/Result \
-                and PortCounters of every node"
-            .to_string(),
-        up_time: 0,
-    }
+    SysOrEntry::new(
+        o::PM,
+        "IB-PM-MIB: InfiniBand PerfMgt ClassPortInfo, PortSamplesControl/Result \
+                and PortCounters of every node",
+    )
 }
 
 /// Every object of the module: the four tables.
@@ -99,10 +98,6 @@ fn node(v: &View, n: NodeIdx) -> Option<&Node> {
 
 fn guid_value(node: &Node) -> Value {
     Value::OctetString(node.info.node_guid.to_bytes().to_vec())
-}
-
-fn last(s: &[u32]) -> u32 {
-    s.last().copied().unwrap_or(0)
 }
 
 /// Integer32 view of an unsigned IBA field of at most 32 bits: the same 32

@@ -24,12 +24,12 @@ mod tests;
 use std::sync::Arc;
 
 use snmp::mib::MibObject;
-use snmp::oid::Oid;
 use snmp::table::{check, Access, Scalar, Table};
 use snmp::value::Value;
 
 use crate::change::Change;
 use crate::oids::if_mib as o;
+use crate::util::{last, oid};
 use crate::view::{SysOrEntry, View};
 
 pub use interfaces::{ticks_at, IfHistory, IfRow, Interfaces, IpoibRow, VlRow};
@@ -58,21 +58,10 @@ pub fn link_up_down_trap_enabled(view: &View, if_index: u32) -> bool {
 
 /// sysORTable row: the IF-MIB module identity.
 pub fn or_entry() -> SysOrEntry {
-    SysOrEntry {
-        id: Oid::from_slice(o::IF_MIB),
-        descr:
-            "The MIB module to describe generic objects for network interface sub-layers (RFC 2863)"
-                .to_string(),
-        up_time: 0,
-    }
-}
-
-fn oid(s: &[u32]) -> Oid {
-    Oid::from_slice(s)
-}
-
-fn last(s: &[u32]) -> u32 {
-    s.last().copied().unwrap_or(0)
+    SysOrEntry::new(
+        o::IF_MIB,
+        "The MIB module to describe generic objects for network interface sub-layers (RFC 2863)",
+    )
 }
 
 fn int(i: u32) -> Value {

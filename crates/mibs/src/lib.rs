@@ -16,6 +16,7 @@ pub mod if_mib;
 pub mod oids;
 pub mod publish;
 pub mod snmpv2;
+mod util;
 pub mod view;
 
 pub use change::Change;

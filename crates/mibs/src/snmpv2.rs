@@ -6,12 +6,12 @@
 use std::sync::Arc;
 
 use snmp::mib::{MibObject, SetError};
-use snmp::oid::Oid;
 use snmp::table::{check, Scalars, Table};
 use snmp::value::Value;
 
 use crate::change::Change;
 use crate::oids::snmpv2_mib as o;
+use crate::util::{last, oid};
 use crate::view::{SysOrEntry, View};
 
 /// sysObjectID of ibsnmpd: `infinibandMIB.100.1` (1.3.6.1.3.117.100.1).
@@ -31,19 +31,7 @@ const DISPLAY_STRING_MAX: usize = 255;
 
 /// sysORTable row for this module (its MODULE-IDENTITY snmpMIB).
 pub fn or_entry() -> SysOrEntry {
-    SysOrEntry {
-        id: Oid::from_slice(o::SNMP_MIB),
-        descr: "The MIB module for SNMP entities (RFC 3418)".to_string(),
-        up_time: 0,
-    }
-}
-
-fn oid(s: &[u32]) -> Oid {
-    Oid::from_slice(s)
-}
-
-fn last(s: &[u32]) -> u32 {
-    s.last().copied().unwrap_or(0)
+    SysOrEntry::new(o::SNMP_MIB, "The MIB module for SNMP entities (RFC 3418)")
 }
 
 fn text(s: &str) -> Value {
@@ -197,6 +185,7 @@ mod tests {
     use ib::model::{CounterHistory, SnapshotBuilder, SweepInfo};
     use snmp::agent::SnmpStats;
     use snmp::dispatch::Dispatcher;
+    use snmp::oid::Oid;
 
     fn view() -> View {
         let snap = SnapshotBuilder::new(0xfe80_0000_0000_0000).build(

@@ -29,6 +29,17 @@ pub struct SysOrEntry {
     pub up_time: u32,
 }
 
+impl SysOrEntry {
+    /// A module's row, there since the agent started (sysORUpTime 0).
+    pub fn new(id: &[u32], descr: &str) -> Self {
+        Self {
+            id: Oid::from_slice(id),
+            descr: descr.to_string(),
+            up_time: 0,
+        }
+    }
+}
+
 /// The agent's own state: what the system group shows and what Sets change.
 ///
 /// Immutable once published; a Set produces a new `SystemState` (see

@@ -366,6 +366,17 @@ impl<V, K> Inner<V, K> {
         }
     }
 
+    /// Counts a response in the snmp group and encodes its message into `out`.
+    fn encode_response(&self, version: Version, community: Vec<u8>, pdu: Pdu, out: &mut Vec<u8>) {
+        self.count_response(&pdu);
+        Message {
+            version,
+            community,
+            pdu,
+        }
+        .encode(out);
+    }
+
     /// Processes one datagram; writes any immediate response into `out`.
     fn handle(&self, src: SocketAddr, data: &[u8], out: &mut Vec<u8>) -> Action<K> {
         let s = &self.stats;
@@ -432,24 +443,11 @@ impl<V, K> Inner<V, K> {
                         add(&s.in_total_req_vars, b.varbinds.len());
                     }
                 }
-                self.count_response(&resp);
-                Message {
-                    version,
-                    community: name,
-                    pdu: resp,
-                }
-                .encode(out);
+                self.encode_response(version, name, resp, out);
                 Action::Send
             }
             Outcome::Set { changes, response } if changes.is_empty() => {
-                let resp = Pdu::Response(response);
-                self.count_response(&resp);
-                Message {
-                    version,
-                    community: name,
-                    pdu: resp,
-                }
-                .encode(out);
+                self.encode_response(version, name, Pdu::Response(response), out);
                 Action::Send
             }
             Outcome::Set { changes, response } => Action::Set(PendingSet {
@@ -492,15 +490,8 @@ impl<V, K> Inner<V, K> {
                 response.error_index = i32::try_from(e.index.saturating_add(1)).unwrap_or(i32::MAX);
             }
         }
-        let pdu = Pdu::Response(response);
-        self.count_response(&pdu);
         let mut out = Vec::with_capacity(512);
-        Message {
-            version,
-            community,
-            pdu,
-        }
-        .encode(&mut out);
+        self.encode_response(version, community, Pdu::Response(response), &mut out);
         send(sock, &self.stats, &out, src).await;
     }
 }

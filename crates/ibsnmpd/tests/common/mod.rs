@@ -300,3 +300,81 @@ pub fn assert_increasing(rows: &[(Vec<u32>, String)]) {
         );
     }
 }
+
+/// The agent on the umad source under an ibsim testbed's preload
+/// (`ib::testbed`), with a fresh state directory; killed on drop. Tests add
+/// their own query helpers in `impl UmadAgent` blocks.
+pub struct UmadAgent {
+    child: Child,
+    /// `127.0.0.1:port` as net-snmp tools want it.
+    pub target: String,
+    /// In the testbed's directory, so it outlives the agent.
+    log: PathBuf,
+    _state: tempfile::TempDir,
+}
+
+impl UmadAgent {
+    /// Spawns `ibsnmpd --source umad` on a free loopback port with `args`
+    /// added (`SIM_HOST=host` attaches it there; None: ibsim's default
+    /// attach point, Switch1 port 0), then polls `ready` until it holds;
+    /// panics when the agent exits or `wait` passes first.
+    pub fn start(
+        tb: &ib::testbed::Testbed,
+        host: Option<&str>,
+        args: &[&str],
+        wait: Duration,
+        ready: impl Fn(&UmadAgent) -> bool,
+    ) -> UmadAgent {
+        let state = tempfile::tempdir().expect("tempdir");
+        let port = free_port("127.0.0.1");
+        let target = format!("127.0.0.1:{port}");
+        let log = tb.dir().join(format!("agent-{port}.log"));
+        let mut cmd = tb.command(BIN);
+        if let Some(h) = host {
+            cmd.env("SIM_HOST", h);
+        }
+        let child = cmd
+            .args(["--source", "umad", "--listen", &target])
+            .args(["--rw-community", "private", "--log-level", "debug"])
+            .arg("--state-dir")
+            .arg(state.path())
+            .args(args)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(std::fs::File::create(&log).expect("agent log"))
+            .spawn()
+            .expect("spawn ibsnmpd");
+        let mut a = UmadAgent {
+            child,
+            target,
+            log,
+            _state: state,
+        };
+        let deadline = Instant::now() + wait;
+        loop {
+            if let Ok(Some(st)) = a.child.try_wait() {
+                panic!("agent exited with {st}: {}", a.log_text());
+            }
+            if ready(&a) {
+                return a;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "agent not ready: {}",
+                a.log_text()
+            );
+            std::thread::sleep(Duration::from_millis(200));
+        }
+    }
+
+    pub fn log_text(&self) -> String {
+        std::fs::read_to_string(&self.log).unwrap_or_default()
+    }
+}
+
+impl Drop for UmadAgent {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}

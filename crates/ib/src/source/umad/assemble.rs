@@ -8,8 +8,8 @@ use super::pma::{PmaCaps, PmaSweep, Target};
 use super::sa::SaView;
 use crate::mad::smp::PortInfo;
 use crate::model::{
-    McastGroup, Node, Partition, PartitionMember, Port, PortIdx, SmRecord,
-    SnapshotBuilder, SwitchData,
+    McastGroup, Node, Partition, PartitionMember, Port, PortIdx, SmRecord, SnapshotBuilder,
+    SwitchData,
 };
 use crate::types::{Guid, PKey, PortNum};
 

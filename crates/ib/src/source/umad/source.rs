@@ -428,6 +428,23 @@ impl UmadSource {
             e => crate::source::SourceError::Fabric(format!("PMA: {e}")),
         })
     }
+
+    /// One PMA exchange of attribute `T` with the PMA at `lid`: `value` is the
+    /// Set data or the PortSelect-carrying Get template; the answer is decoded.
+    fn pma_exchange<T: crate::mad::Attribute>(
+        &mut self,
+        method: u8,
+        lid: u16,
+        value: &T,
+    ) -> Result<T, crate::source::SourceError> {
+        use crate::source::SourceError;
+        let mut data = vec![0u8; T::LEN];
+        value
+            .encode(&mut data)
+            .map_err(|e| SourceError::Invalid(e.to_string()))?;
+        let mad = self.pma_call(req::pma(method, T::ATTRIBUTE_ID, 0, lid, &data))?;
+        T::decode(req::pma_data(&mad)).map_err(|e| SourceError::Fabric(e.to_string()))
+    }
 }
 
 impl crate::source::Source for UmadSource {
@@ -444,15 +461,11 @@ impl crate::source::Source for UmadSource {
         match op {
             ControlOp::GetPortCounters { node, port } => {
                 let lid = self.node_lid(node)?;
-                let mad = self.pma_call(req::pma(
-                    req::GET,
-                    pma_attr::PORT_COUNTERS,
-                    0,
-                    lid,
-                    &[0, port.0, 0, 0],
-                ))?;
-                let pc = PortCounters::decode(req::pma_data(&mad))
-                    .map_err(|e| SourceError::Fabric(e.to_string()))?;
+                let template = PortCounters {
+                    port_select: port.0,
+                    ..PortCounters::default()
+                };
+                let pc = self.pma_exchange(req::GET, lid, &template)?;
                 Ok(ControlReply::PortCounters(pc))
             }
             ControlOp::SetPortCounters {
@@ -469,30 +482,12 @@ impl crate::source::Source for UmadSource {
                     counter_select2,
                     ..values
                 };
-                let mut data = [0u8; PortCounters::LEN];
-                pc.encode(&mut data)
-                    .map_err(|e| SourceError::Invalid(e.to_string()))?;
-                let mad =
-                    self.pma_call(req::pma(req::SET, pma_attr::PORT_COUNTERS, 0, lid, &data))?;
-                let pc = PortCounters::decode(req::pma_data(&mad))
-                    .map_err(|e| SourceError::Fabric(e.to_string()))?;
+                let pc = self.pma_exchange(req::SET, lid, &pc)?;
                 Ok(ControlReply::PortCounters(pc))
             }
             ControlOp::SetPortSamplesControl { node, control } => {
                 let lid = self.node_lid(node)?;
-                let mut data = [0u8; PortSamplesControl::LEN];
-                control
-                    .encode(&mut data)
-                    .map_err(|e| SourceError::Invalid(e.to_string()))?;
-                let mad = self.pma_call(req::pma(
-                    req::SET,
-                    pma_attr::PORT_SAMPLES_CONTROL,
-                    0,
-                    lid,
-                    &data,
-                ))?;
-                let c = PortSamplesControl::decode(req::pma_data(&mad))
-                    .map_err(|e| SourceError::Fabric(e.to_string()))?;
+                let c = self.pma_exchange(req::SET, lid, &control)?;
                 Ok(ControlReply::PortSamplesControl(c))
             }
             ControlOp::SimLinkFlap { .. } | ControlOp::SimErrorBurst { .. } => Err(
