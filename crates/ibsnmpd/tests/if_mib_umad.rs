@@ -150,11 +150,12 @@ fn testbed() -> Testbed {
 #[test]
 fn umad_counters_match_perfquery_and_survive_resets() {
     let tb = testbed();
-    // Before the agent's first sweep: data past 2^32 octets, error counters
-    // that MAD traffic does not move.
+    // Before the agent's first sweep: a 64-bit data counter past 2^32 (so
+    // its octets are far past 2^32 too), error counters that MAD traffic
+    // does not move.
     console(
         &tb,
-        "PerformanceSet \"Hca1\"[1] PortCountersExtended.PortRcvData=2000000000",
+        "PerformanceSet \"Hca1\"[1] PortCountersExtended.PortRcvData=5000000000",
     );
     console(
         &tb,
@@ -201,7 +202,7 @@ fn umad_counters_match_perfquery_and_survive_resets() {
     println!("agent {v:?}\nperfquery -x {pq:?}\nperfquery {pc:?}");
 
     // Past 2^32 in ifHCInOctets, wrapped in ifInOctets (same snapshot).
-    assert!(v[0] >= 8_000_000_000, "{v:?}");
+    assert!(v[0] >= 20_000_000_000, "{v:?}");
     assert_eq!(v[1], v[0] & 0xFFFF_FFFF);
     assert!(v[1] < v[0]);
     // perfquery reads later: MADs since the agent's last sweep add a few

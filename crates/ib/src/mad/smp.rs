@@ -182,7 +182,14 @@ impl PortInfo {
     /// The active speed; `mlnx_fdr10` is MlnxExtPortInfo:LinkSpeedActive bit 0 when known.
     /// Extended speeds count only when the port advertises IsExtendedSpeedsSupported.
     pub fn link_speed(&self, mlnx_fdr10: bool) -> Option<LinkSpeed> {
-        let ext = if self.capability_mask & port_cap::IS_EXTENDED_SPEEDS_SUPPORTED != 0 {
+        self.link_speed_with(self.capability_mask, mlnx_fdr10)
+    }
+    /// [`PortInfo::link_speed`] under another port's CapabilityMask: a
+    /// switch's external ports carry none of their own (IBA 14.2.5.6), so
+    /// whether their extended-speed fields are valid is said by the switch's
+    /// port 0 (as ibnetdiscover reads it). See `Snapshot::port_speed`.
+    pub fn link_speed_with(&self, capability_mask: u32, mlnx_fdr10: bool) -> Option<LinkSpeed> {
+        let ext = if capability_mask & port_cap::IS_EXTENDED_SPEEDS_SUPPORTED != 0 {
             self.link_speed_ext_active_combined()
         } else {
             0

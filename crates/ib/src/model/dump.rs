@@ -51,7 +51,7 @@ pub fn to_topology(s: &Snapshot) -> Topology {
                 tp.lmc = Some(p.info.lmc);
             }
             tp.width = p.info.link_width();
-            tp.speed = p.info.link_speed(false);
+            tp.speed = s.port_speed(p);
             tn.ports.push(tp);
         }
         nodes.push(tn);
@@ -94,7 +94,7 @@ fn guid(g: Guid) -> Value {
 fn port_json(s: &Snapshot, p: &Port) -> Value {
     let info = &p.info;
     let width = info.link_width();
-    let speed = info.link_speed(false);
+    let speed = s.port_speed(p);
     let remote = p.remote.and_then(|r| s.port(r)).and_then(|rp| {
         let rn = s.node(rp.node)?;
         Some(json!({"node_guid": guid(rn.info.node_guid), "port": rp.num.0}))

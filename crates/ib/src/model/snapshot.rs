@@ -11,7 +11,7 @@ use super::counters::PortReadings;
 use crate::mad::pma::{ClassPortInfo, PortSamplesControl, PortSamplesResult};
 use crate::mad::sa::{McMemberRecord, ServiceRecord};
 use crate::mad::smp::{NodeInfo, PortInfo, SmInfo, SwitchInfo};
-use crate::types::{Gid, Guid, Lid, NodeType, PKey, PortNum, PortState};
+use crate::types::{Gid, Guid, Lid, LinkSpeed, NodeType, PKey, PortNum, PortState};
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
@@ -202,6 +202,20 @@ impl Snapshot {
     /// Port `num` of the node with GUID `g`.
     pub fn port_of(&self, g: Guid, num: PortNum) -> Option<PortIdx> {
         self.node_port(self.node_by_guid(g)?, num)
+    }
+    /// The port's active link speed. On a switch, port 0's CapabilityMask
+    /// says whether the external ports' extended-speed fields are valid
+    /// (theirs is reserved), so FDR..XDR switch links read right.
+    pub fn port_speed(&self, port: &Port) -> Option<LinkSpeed> {
+        let node = self.node(port.node)?;
+        let cap = if node.info.node_type == NodeType::Switch as u8 {
+            self.node_port(port.node, PortNum(0))
+                .and_then(|p0| self.port(p0))
+                .map_or(port.info.capability_mask, |p0| p0.info.capability_mask)
+        } else {
+            port.info.capability_mask
+        };
+        port.info.link_speed_with(cap, false)
     }
     pub fn node_ports(&self, n: NodeIdx) -> &[Port] {
         self.node(n)

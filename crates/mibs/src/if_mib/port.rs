@@ -6,7 +6,7 @@
 //! tested on its own.
 
 use ib::mad::smp::PortInfo;
-use ib::model::{Node, NodeIdx, Snapshot};
+use ib::model::{Node, NodeIdx, Port, Snapshot};
 use ib::types::{data_rate_mbps, Lid, LinkSpeed, LinkWidth, NodeType, PhysPortState, PortState};
 
 /// ifType infiniband(199) (IANAifType-MIB).
@@ -63,15 +63,17 @@ pub fn oper_status(state: Option<PortState>, phys: Option<PhysPortState>) -> Ope
     }
 }
 
-/// Active width and speed of a port, when both are valid.
-pub fn active_link(info: &PortInfo) -> Option<(LinkWidth, LinkSpeed)> {
-    Some((info.link_width()?, info.link_speed(false)?))
+/// Active width and speed of a port, when both are valid (the speed through
+/// the snapshot: a switch port's extended speeds hang on port 0's
+/// CapabilityMask).
+pub fn active_link(s: &Snapshot, p: &Port) -> Option<(LinkWidth, LinkSpeed)> {
+    Some((p.info.link_width()?, s.port_speed(p)?))
 }
 
 /// Effective data rate in Mb/s (line coding compensated: 4x SDR = 8,000,
 /// 4x HDR = 200,000, 4x NDR = 400,000), 0 when width or speed is unknown.
-pub fn speed_mbps(info: &PortInfo) -> u64 {
-    active_link(info).map_or(0, |(w, s)| data_rate_mbps(w, s))
+pub fn speed_mbps(link: Option<(LinkWidth, LinkSpeed)>) -> u64 {
+    link.map_or(0, |(w, s)| data_rate_mbps(w, s))
 }
 
 /// ifSpeed in bits/s, at its maximum when the rate does not fit.
@@ -150,8 +152,8 @@ pub fn device_name(snapshot: &Snapshot, node: &Node) -> String {
 
 /// ifDescr: device, port, and the active width and speed when known
 /// (e.g. "mlx5_0 port 1 4x HDR").
-pub fn descr(device: &str, num: u8, info: &PortInfo) -> String {
-    match active_link(info) {
+pub fn descr(device: &str, num: u8, link: Option<(LinkWidth, LinkSpeed)>) -> String {
+    match link {
         Some((w, s)) => format!("{device} port {num} {}x {}", w.lanes(), s.name()),
         None => format!("{device} port {num}"),
     }
@@ -167,6 +169,11 @@ pub fn name(device: &str, num: u8) -> String {
 mod tests {
     use super::*;
     use ib::types::LinkSpeed::*;
+
+    /// A lone port's active link (its own CapabilityMask applies).
+    fn link_of(pi: &PortInfo) -> Option<(LinkWidth, LinkSpeed)> {
+        Some((pi.link_width()?, pi.link_speed(false)?))
+    }
 
     fn info(width: LinkWidth, speed: LinkSpeed) -> PortInfo {
         let mut pi = PortInfo::default();
@@ -189,24 +196,27 @@ mod tests {
         ];
         for (s, mbps) in cases {
             let pi = info(LinkWidth::X4, s);
-            assert_eq!(speed_mbps(&pi), mbps, "{s}");
-            assert_eq!(if_high_speed(speed_mbps(&pi)), mbps as u32);
-            assert_eq!(if_speed(speed_mbps(&pi)), IF_SPEED_MAX, "{s}");
+            assert_eq!(speed_mbps(link_of(&pi)), mbps, "{s}");
+            assert_eq!(if_high_speed(speed_mbps(link_of(&pi))), mbps as u32);
+            assert_eq!(if_speed(speed_mbps(link_of(&pi))), IF_SPEED_MAX, "{s}");
         }
-        assert_eq!(speed_mbps(&info(LinkWidth::X1, Sdr)), 2_000);
+        assert_eq!(speed_mbps(link_of(&info(LinkWidth::X1, Sdr))), 2_000);
         assert_eq!(if_speed(2_000), 2_000_000_000);
         assert_eq!(if_speed(4_294), 4_294_000_000);
         assert_eq!(if_speed(4_295), IF_SPEED_MAX);
-        assert_eq!(speed_mbps(&info(LinkWidth::X12, Sdr)), 24_000);
-        assert_eq!(speed_mbps(&PortInfo::default()), 0);
+        assert_eq!(speed_mbps(link_of(&info(LinkWidth::X12, Sdr))), 24_000);
+        assert_eq!(speed_mbps(link_of(&PortInfo::default())), 0);
         assert_eq!(if_speed(0), 0);
     }
 
     #[test]
     fn descr_and_name() {
         let pi = info(LinkWidth::X4, Hdr);
-        assert_eq!(descr("mlx5_0", 1, &pi), "mlx5_0 port 1 4x HDR");
-        assert_eq!(descr("mlx5_0", 2, &PortInfo::default()), "mlx5_0 port 2");
+        assert_eq!(descr("mlx5_0", 1, link_of(&pi)), "mlx5_0 port 1 4x HDR");
+        assert_eq!(
+            descr("mlx5_0", 2, link_of(&PortInfo::default())),
+            "mlx5_0 port 2"
+        );
         assert_eq!(name("mlx5_0", 1), "mlx5_0/1");
     }
 
