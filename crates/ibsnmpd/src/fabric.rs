@@ -334,27 +334,26 @@ fn log_event(ev: &FabricEvent, prev: &Snapshot, next: &Snapshot) {
             port,
             port_guid,
             lid,
-        } => info!(
-            node = %node_name(*node_guid, prev, next),
-            guid = %node_guid,
-            port = port_of(*port),
-            port_guid = %port_guid,
-            lid = lid.0,
-            "fabric event: port in service"
-        ),
-        FabricEventKind::PortOutOfService {
+        }
+        | FabricEventKind::PortOutOfService {
             node_guid,
             port,
             port_guid,
             lid,
-        } => info!(
-            node = %node_name(*node_guid, prev, next),
-            guid = %node_guid,
-            port = port_of(*port),
-            port_guid = %port_guid,
-            lid = lid.0,
-            "fabric event: port out of service"
-        ),
+        } => {
+            let what = match ev.kind {
+                FabricEventKind::PortInService { .. } => "in",
+                _ => "out of",
+            };
+            info!(
+                node = %node_name(*node_guid, prev, next),
+                guid = %node_guid,
+                port = port_of(*port),
+                port_guid = %port_guid,
+                lid = lid.0,
+                "fabric event: port {what} service"
+            )
+        }
         FabricEventKind::LinkStateChange {
             node_guid,
             port,
