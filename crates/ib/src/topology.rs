@@ -22,7 +22,7 @@ pub(crate) use write::civil_from_days;
 pub use write::{write_ibnetdiscover, WriteHeader};
 
 use crate::types::{Guid, Lid, LinkSpeed, LinkWidth, NodeType, PortNum};
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
 
 /// First GUID ibsim gives a CA (each CA reserves 1 + NumPorts GUIDs).
 pub const IBSIM_CA_GUID_BASE: u64 = 0x10_0000;
@@ -211,6 +211,23 @@ impl Topology {
                 ((i, p.port) < (j, p.remote_port)).then_some((i, p.port, j, p.remote_port))
             })
         })
+    }
+
+    /// Each link once as (description, port, description, port), ends in
+    /// order: how two views of one fabric whose GUIDs differ are compared
+    /// (our dump against ibnetdiscover, a generated file against ibsim's).
+    pub fn link_set(&self) -> BTreeSet<(String, u8, String, u8)> {
+        self.links()
+            .filter_map(|(a, ap, z, zp)| {
+                let a = self.nodes.get(a)?.description().to_string();
+                let z = self.nodes.get(z)?.description().to_string();
+                Some(if (a.as_str(), ap) <= (z.as_str(), zp) {
+                    (a, ap.0, z, zp.0)
+                } else {
+                    (z, zp.0, a, ap.0)
+                })
+            })
+            .collect()
     }
 
     pub fn num_ports_total(&self) -> usize {

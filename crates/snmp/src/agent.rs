@@ -12,7 +12,7 @@ use std::net::{IpAddr, SocketAddr};
 use std::pin::Pin;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use ipnet::IpNet;
 use tokio::net::UdpSocket;
@@ -185,8 +185,15 @@ struct Inner<V, K> {
     max_message_size: usize,
     auth_hook: Option<AuthFailureHook>,
     auth_failures: AtomicU64,
-    last_auth_warn: std::sync::Mutex<Option<Instant>>,
+    /// When the agent started: the clock for `next_auth_warn`.
+    started: Instant,
+    /// Milliseconds after `started` before which auth failures are not
+    /// logged again (lock-free: a flood of bad packets must not contend).
+    next_auth_warn: AtomicU64,
 }
+
+/// How often authentication failures are logged at warn level.
+const AUTH_WARN_EVERY_MS: u64 = 60_000;
 
 /// A Set waiting for phase 2.
 struct PendingSet<K> {
@@ -245,7 +252,8 @@ impl<V: 'static, K: Send + 'static> Agent<V, K> {
                 max_message_size: config.max_message_size.clamp(484, MAX_UDP_PAYLOAD),
                 auth_hook: None,
                 auth_failures: AtomicU64::new(0),
-                last_auth_warn: std::sync::Mutex::new(None),
+                started: Instant::now(),
+                next_auth_warn: AtomicU64::new(0),
             }),
         })
     }
@@ -327,21 +335,26 @@ impl<V, K> Inner<V, K> {
     fn auth_failure(&self, src: SocketAddr, community: &[u8], bad_use: bool) {
         let n = self.auth_failures.fetch_add(1, Ordering::Relaxed) + 1;
         debug!(%src, bad_use, "authentication failure");
-        if let Ok(mut last) = self.last_auth_warn.lock() {
-            let now = Instant::now();
-            let due = match *last {
-                Some(t) => now.duration_since(t) >= Duration::from_secs(60),
-                None => true,
-            };
-            if due {
-                *last = Some(now);
-                warn!(
-                    %src,
-                    community = %String::from_utf8_lossy(community),
-                    total = n,
-                    "SNMP authentication failure (unknown community, disallowed source, or write with a read-only community)"
-                );
-            }
+        // At most one warning a minute; the thread that moves the deadline logs.
+        let now = u64::try_from(self.started.elapsed().as_millis()).unwrap_or(u64::MAX);
+        let due = self.next_auth_warn.load(Ordering::Relaxed);
+        if now >= due
+            && self
+                .next_auth_warn
+                .compare_exchange(
+                    due,
+                    now.saturating_add(AUTH_WARN_EVERY_MS),
+                    Ordering::Relaxed,
+                    Ordering::Relaxed,
+                )
+                .is_ok()
+        {
+            warn!(
+                %src,
+                community = %String::from_utf8_lossy(community),
+                total = n,
+                "SNMP authentication failure (unknown community, disallowed source, or write with a read-only community)"
+            );
         }
         if let Some(h) = &self.auth_hook {
             h(&AuthFailure {
