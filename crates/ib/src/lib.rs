@@ -6,6 +6,9 @@
 //! - [`topology`]: ibnetdiscover/ibsim "net" topology files, fat-tree generator;
 //! - [`source`]: the sources that sweep a fabric into snapshots (sim, umad, sysfs).
 
+// `unsafe` is confined to the libibumad binding (source::umad::ffi).
+#![deny(unsafe_code)]
+
 pub mod mad;
 pub mod model;
 pub mod source;

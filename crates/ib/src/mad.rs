@@ -10,6 +10,9 @@
 //! - [`sa`]: Subnet Administration records (PathRecord, MCMemberRecord, ...);
 //! - [`build`]: whole 256-octet request MADs the sources send.
 
+// Input path: bytes from the wire or files never panic.
+#![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::indexing_slicing))]
+
 pub mod bits;
 pub mod build;
 pub mod header;

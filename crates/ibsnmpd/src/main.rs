@@ -3,6 +3,8 @@
 //! Exit codes: 0 clean stop (SIGTERM/SIGINT) or subcommand done; 2 a bad
 //! command line or configuration (one line on stderr); 1 any other failure.
 
+#![forbid(unsafe_code)]
+
 mod cli;
 mod commands;
 mod config;

@@ -5,6 +5,8 @@
 //! [`change::Change`] values that the daemon's one control path applies.
 //! [`modules`] lists what the daemon registers and what sysORTable shows.
 
+#![forbid(unsafe_code)]
+
 use std::sync::Arc;
 
 use snmp::mib::MibObject;

@@ -7,6 +7,9 @@
 //! one length octet and shifts its contents in the rare case the content
 //! grows past 127 octets, which keeps the encoder allocation-free.
 
+// Input path: bytes from the wire or files never panic.
+#![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::indexing_slicing))]
+
 use crate::oid::{Oid, MAX_SUBIDS};
 use crate::value::{Value, VarBind};
 
@@ -232,7 +235,9 @@ pub fn decode_i64(c: &[u8]) -> Result<i64, BerError> {
     let mut s = c;
     while s.len() > 8 {
         match s {
-            [a, b, ..] if *a == pad && (b & 0x80) == (pad & 0x80) => s = &s[1..],
+            [a, rest @ ..] if *a == pad && rest.first().is_some_and(|b| b & 0x80 == pad & 0x80) => {
+                s = rest
+            }
             _ => return Err(BerError::IntegerOverflow),
         }
     }
@@ -589,7 +594,8 @@ impl<'a> Encoder<'a> {
         let n = i64_content_len(v);
         self.header(t, n);
         let bytes = v.to_be_bytes();
-        self.out.extend_from_slice(&bytes[8 - n..]);
+        self.out
+            .extend_from_slice(bytes.get(8usize.saturating_sub(n)..).unwrap_or(&bytes));
     }
 
     pub fn integer(&mut self, v: i64) {
@@ -604,7 +610,8 @@ impl<'a> Encoder<'a> {
             self.out.extend_from_slice(&v.to_be_bytes());
         } else {
             let bytes = v.to_be_bytes();
-            self.out.extend_from_slice(&bytes[8 - n..]);
+            self.out
+                .extend_from_slice(bytes.get(8usize.saturating_sub(n)..).unwrap_or(&bytes));
         }
     }
 

@@ -10,6 +10,8 @@
 //!   (RFC 3416, with RFC 3584 mapping for v1);
 //! - [`agent`]: the UDP transport, community checks and snmp-group counters.
 
+#![forbid(unsafe_code)]
+
 pub mod agent;
 pub mod ber;
 pub mod dispatch;

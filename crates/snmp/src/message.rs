@@ -6,6 +6,9 @@
 //! counts it, and [`peek_version`] is the seam where a v3 message processing
 //! model will branch off later.
 
+// Input path: bytes from the wire or files never panic.
+#![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::indexing_slicing))]
+
 use crate::ber::{self, BerError, Encoder, Reader};
 use crate::pdu::Pdu;
 

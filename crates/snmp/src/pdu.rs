@@ -1,5 +1,8 @@
 //! SNMP PDUs (RFC 3416 section 3, RFC 1157 Trap-PDU) as typed structs.
 
+// Input path: bytes from the wire or files never panic.
+#![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::indexing_slicing))]
+
 use crate::ber::{self, BerError, Encoder, Reader};
 use crate::oid::Oid;
 use crate::value::VarBind;

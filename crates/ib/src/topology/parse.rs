@@ -1,5 +1,8 @@
 //! Reader for ibnetdiscover / ibsim "net" topology files.
 
+// Input path: bytes from the wire or files never panic.
+#![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::indexing_slicing))]
+
 use super::{
     TopoNode, TopoPort, Topology, TopologyError, IBSIM_CA_GUID_BASE, IBSIM_ROUTER_GUID_BASE,
     IBSIM_SWITCH_GUID_BASE, MAX_PORTS,

@@ -1,6 +1,9 @@
 //! Reading and parsing single sysfs attribute files. Every error names the
 //! file and what was expected in it.
 
+// Input path: bytes from the wire or files never panic.
+#![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::indexing_slicing))]
+
 use crate::types::{Gid, Guid};
 use std::io;
 use std::net::Ipv6Addr;

@@ -11,6 +11,7 @@
 
 pub mod assemble;
 pub mod discover;
+#[allow(unsafe_code)]
 pub mod ffi;
 pub mod pma;
 pub mod req;
