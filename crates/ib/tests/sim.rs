@@ -94,11 +94,11 @@ fn default_fabric_bring_up() {
     assert_eq!(sm.info.sm_state(), Some(SmState::Master));
     assert_eq!(s.port(p).unwrap().info.master_sm_lid, sm.lid);
     assert_eq!(s.partitions[0].pkey.0, 0xFFFF);
-    assert_eq!(s.partitions[0].members.len(), 12);
+    assert_eq!(s.partitions[0].members.len(), 14); // 10 HCA ports + 4 switch port 0
     let g = &s.mcast_groups[0];
     assert_eq!(g.group.mgid.to_string(), "ff12:401b:ffff::ffff:ffff");
     assert_eq!(g.group.mlid, Lid(0xC000));
-    assert_eq!(g.members.len(), 8);
+    assert_eq!(g.members.len(), 10); // every HCA port, both of node01 and node05
 }
 
 #[test]

@@ -156,10 +156,16 @@ fn sim_tables_walk_with_the_shipped_mibs() {
     assert!(t
         .get("ifInOctets.1")
         .is_some_and(|v| v.starts_with("Counter32: ")));
-    // The local node (node01) has one port.
-    assert!(!t.keys().any(|k| k.ends_with(".2")), "{t:#?}");
+    // The local node (node01) is a dual-port HCA: port 2 (to leaf02) is an
+    // interface of its own, and there is no third.
+    assert_eq!(
+        t.get("ifDescr.2").map(String::as_str),
+        Some("STRING: mlx5_0 port 2 4x HDR"),
+        "{t:#?}"
+    );
+    assert!(!t.keys().any(|k| k.ends_with(".3")), "{t:#?}");
     let n = walk(&agent, "IF-MIB::ifNumber");
-    assert_eq!(n.get("ifNumber.0").map(String::as_str), Some("INTEGER: 1"));
+    assert_eq!(n.get("ifNumber.0").map(String::as_str), Some("INTEGER: 2"));
 
     let x = walk(&agent, "IF-MIB::ifXTable");
     assert_eq!(
@@ -193,7 +199,7 @@ fn sim_tables_walk_with_the_shipped_mibs() {
         x.get("ifCounterDiscontinuityTime.1").map(String::as_str),
         Some("Timeticks: (0) 0:00:00.00")
     );
-    assert_eq!(x.len(), 19, "{x:#?}");
+    assert_eq!(x.len(), 2 * 19, "{x:#?}");
 
     let s = walk(&agent, "IF-MIB::ifStackTable");
     assert_eq!(
