@@ -19,7 +19,7 @@ pub mod snapshot;
 
 pub use accum::{advance, CounterHistory, CounterWidth, PortCounterState, PortTotals, VlCounts};
 pub use cell::SnapshotCell;
-pub use counters::PortReadings;
+pub use counters::{ExtendedFields, PortReadings};
 pub use dump::{dump_ibnetdiscover, dump_json, to_topology};
 pub use events::{diff, FabricEvent, FabricEventKind};
 pub use snapshot::{

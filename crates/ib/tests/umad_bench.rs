@@ -70,7 +70,7 @@ fn bench_pma_sweep() {
             let mads = t.stats().sent - before;
             println!(
                 "RESULT pma mode={} round={} window={} ports={} mads={} secs={:.3} mads_per_sec={:.0} failures={} samples={}",
-                mode, r, window, nports, mads, secs, mads as f64 / secs, s.failures, s.samples.len()
+                mode, r, window, nports, mads, secs, mads as f64 / secs, s.failures(), s.samples.len()
             );
         }
     }

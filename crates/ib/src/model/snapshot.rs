@@ -226,6 +226,25 @@ impl Snapshot {
             .unwrap_or(&[])
     }
     /// The node's own LID (switch: port 0's; CA: its first port with a LID).
+    /// The LID a PMA query about port `num` of node `g` goes to: a switch's
+    /// management LID (one PMA for all its ports), an HCA port's own LID (each
+    /// port has its own PMA, reached only through that port). None when the
+    /// node is unknown or has no LID.
+    pub fn pma_lid(&self, g: Guid, num: PortNum) -> Option<Lid> {
+        let n = self.node_by_guid(g)?;
+        let node = self.node(n)?;
+        let lid = if node.info.node_type == NodeType::Switch as u8 {
+            self.node_lid(n)
+        } else {
+            self.port_of(g, num)
+                .and_then(|p| self.port(p))
+                .map(|p| p.info.lid)
+                .filter(|l| l.0 != 0)
+                .unwrap_or_else(|| self.node_lid(n))
+        };
+        (lid.0 != 0).then_some(lid)
+    }
+
     pub fn node_lid(&self, n: NodeIdx) -> Lid {
         self.node_ports(n)
             .iter()

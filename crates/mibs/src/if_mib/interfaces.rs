@@ -272,7 +272,14 @@ impl Interfaces {
                 descr: port::descr(&device, p.num.0, port::active_link(s, p)),
                 name: port::name(&device, p.num.0),
                 mtu: port::mtu(&p.info),
-                speed_mbps: port::speed_mbps(port::active_link(s, p)),
+                // A link that is down has no operational speed: its PortInfo's
+                // active width and speed are left from the last link (002 2.2:
+                // LinkWidthActive "if valid").
+                speed_mbps: if lp.oper == port::OperStatus::Down {
+                    0
+                } else {
+                    port::speed_mbps(port::active_link(s, p))
+                },
                 phys_address: port::phys_address(port::base_lid(s, n, &p.info)),
                 admin: port::admin_status(p.info.phys_state()),
                 oper: lp.oper,
