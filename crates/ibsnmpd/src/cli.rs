@@ -68,6 +68,13 @@ pub struct RunArgs {
     /// the simulated fabric, sweeps on demand; see `ibsnmpd ctl`). Mode 0600.
     #[arg(long = "control-socket", value_name = "PATH")]
     pub control_socket: Option<PathBuf>,
+
+    /// Serve the InfiniBand MIBs as an AgentX subagent of the master agent at
+    /// ADDR (snmpd.conf's agentXSocket syntax: a Unix socket path, default
+    /// /var/agentx/master, or tcp:HOST:PORT). Without --listen, no UDP port
+    /// is opened.
+    #[arg(long = "agentx", value_name = "ADDR", num_args = 0..=1, default_missing_value = "")]
+    pub agentx: Option<String>,
 }
 
 #[derive(Debug, Subcommand)]

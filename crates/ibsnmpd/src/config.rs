@@ -67,6 +67,10 @@ pub struct Settings {
     pub sys_location: String,
     /// Operator control socket (`--control-socket`), none by default.
     pub control_socket: Option<PathBuf>,
+    /// AgentX subagent mode (`--agentx`, `agentx`): the master's address.
+    pub agentx: Option<snmp::agentx::MasterAddress>,
+    /// In AgentX mode, also serve IF-MIB rows for the IB ports (`agentx_if_mib`).
+    pub agentx_if_mib: bool,
 }
 
 /// The file as written. Unknown keys are errors (a typo must not be ignored).
@@ -87,6 +91,8 @@ struct FileConfig {
     max_repetitions: Option<u32>,
     log_level: Option<String>,
     control_socket: Option<PathBuf>,
+    agentx: Option<String>,
+    agentx_if_mib: Option<bool>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -148,7 +154,21 @@ fn line_of(text: &str, offset: usize) -> usize {
 fn merge(file: FileConfig, origin: &str, args: &RunArgs) -> Result<Settings, ConfigError> {
     let in_file = |key: &str, msg: String| ConfigError(format!("{origin}: {key}: {msg}"));
 
-    let listen = if !args.listen.is_empty() {
+    // AgentX: the flag wins over the file; in AgentX mode UDP is opened only when
+    // asked for (--listen or agentaddress).
+    let agentx = match args.agentx.as_deref().or(file.agentx.as_deref()) {
+        Some(a) => Some(a.parse::<snmp::agentx::MasterAddress>().map_err(|m| {
+            if args.agentx.is_some() {
+                ConfigError(format!("--agentx: {m}"))
+            } else {
+                in_file("agentx", m)
+            }
+        })?),
+        None => None,
+    };
+    let listen = if agentx.is_some() && args.listen.is_empty() && file.agentaddress.is_none() {
+        Vec::new()
+    } else if !args.listen.is_empty() {
         args.listen
             .iter()
             .map(|a| parse_listen(a).map_err(|m| ConfigError(format!("--listen {a:?}: {m}"))))
@@ -263,6 +283,8 @@ fn merge(file: FileConfig, origin: &str, args: &RunArgs) -> Result<Settings, Con
         sys_name,
         sys_location,
         control_socket: args.control_socket.clone().or(file.control_socket),
+        agentx,
+        agentx_if_mib: file.agentx_if_mib.unwrap_or(false),
     })
 }
 

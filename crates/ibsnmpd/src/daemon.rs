@@ -53,7 +53,11 @@ pub fn run(settings: Settings, source: Box<dyn Source>) -> Result<()> {
     let mut dispatcher: Dispatcher<View, mibs::Change> = Dispatcher::new();
     dispatcher.set_max_repetitions(settings.max_repetitions);
     let mut or_entries = Vec::new();
+    let mut agentx_modules = Vec::new();
     for m in mibs::modules() {
+        if crate::agentx::serves(m.name, settings.agentx_if_mib) {
+            agentx_modules.push(crate::agentx::Module::of(&m));
+        }
         dispatcher
             .register_all(m.objects)
             .with_context(|| format!("registering {}", m.name))?;
@@ -124,12 +128,28 @@ pub fn run(settings: Settings, source: Box<dyn Source>) -> Result<()> {
             Arc::clone(&view_stats),
         )
     };
+    let dispatcher = Arc::new(dispatcher);
+    let controller = controller as Arc<dyn snmp::agent::SetController<mibs::Change>>;
+    let view = Arc::new(view);
+    let subagent = settings.agentx.clone().map(|master| {
+        let view = Arc::clone(&view);
+        let system = Arc::clone(&system);
+        crate::agentx::subagent(
+            master,
+            &agentx_modules,
+            Arc::clone(&dispatcher),
+            move || view(),
+            Arc::clone(&controller),
+            move || system.load().up_time(),
+        )
+    });
+    let udp = !config.listen.is_empty();
     // Bind first: a bad or busy address fails at once, not after a sweep.
     let agent = match runtime.block_on(Agent::bind(
         config,
-        Arc::new(dispatcher),
-        view,
-        controller as Arc<dyn snmp::agent::SetController<mibs::Change>>,
+        dispatcher,
+        move || view(),
+        controller,
         Arc::clone(&stats),
     )) {
         Ok(a) => a,
@@ -154,15 +174,37 @@ pub fn run(settings: Settings, source: Box<dyn Source>) -> Result<()> {
     let _ = first_sweep.recv();
     let result = runtime.block_on(async {
         let addrs = agent.local_addrs();
-        info!(?addrs, source = %settings.source, "ibsnmpd listening");
-        tokio::select! {
-            r = agent.run() => r.context("agent stopped"),
+        if udp {
+            info!(?addrs, source = %settings.source, "ibsnmpd listening");
+        }
+        let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
+        let subagent = subagent.map(|s| {
+            let mut stop = stop_rx.clone();
+            tokio::spawn(s.run(async move {
+                let _ = stop.wait_for(|v| *v).await;
+            }))
+        });
+        let udp_agent = async {
+            if udp {
+                agent.run().await
+            } else {
+                std::future::pending().await
+            }
+        };
+        let r = tokio::select! {
+            r = udp_agent => r.context("agent stopped"),
             s = shutdown_signal() => {
                 let name = s?;
                 info!(signal = name, "shutting down");
                 Ok(())
             }
+        };
+        // The subagent closes its session with the master before we go.
+        let _ = stop_tx.send(true);
+        if let Some(t) = subagent {
+            let _ = tokio::time::timeout(std::time::Duration::from_secs(2), t).await;
         }
+        r
     });
     // Any Set in flight was persisted before its response; nothing to flush.
     runtime.shutdown_timeout(std::time::Duration::from_secs(2));

@@ -5,6 +5,7 @@
 
 #![forbid(unsafe_code)]
 
+mod agentx;
 mod cli;
 mod commands;
 mod config;

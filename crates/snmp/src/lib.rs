@@ -13,6 +13,7 @@
 #![forbid(unsafe_code)]
 
 pub mod agent;
+pub mod agentx;
 pub mod ber;
 pub mod dispatch;
 pub mod index;
