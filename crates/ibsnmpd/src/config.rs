@@ -71,6 +71,9 @@ pub struct Settings {
     pub agentx: Option<snmp::agentx::MasterAddress>,
     /// In AgentX mode, also serve IF-MIB rows for the IB ports (`agentx_if_mib`).
     pub agentx_if_mib: bool,
+    /// Added to every ifIndex (`agentx_if_index_offset`; 1,000,000 by default
+    /// with `agentx_if_mib`, else 0).
+    pub agentx_if_index_offset: u32,
 }
 
 /// The file as written. Unknown keys are errors (a typo must not be ignored).
@@ -93,6 +96,7 @@ struct FileConfig {
     control_socket: Option<PathBuf>,
     agentx: Option<String>,
     agentx_if_mib: Option<bool>,
+    agentx_if_index_offset: Option<u32>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -283,6 +287,12 @@ fn merge(file: FileConfig, origin: &str, args: &RunArgs) -> Result<Settings, Con
         sys_name,
         sys_location,
         control_socket: args.control_socket.clone().or(file.control_socket),
+        agentx_if_index_offset: match (&agentx, file.agentx_if_mib) {
+            (Some(_), Some(true)) => file
+                .agentx_if_index_offset
+                .unwrap_or(crate::agentx::DEFAULT_IF_INDEX_OFFSET),
+            _ => 0,
+        },
         agentx,
         agentx_if_mib: file.agentx_if_mib.unwrap_or(false),
     })

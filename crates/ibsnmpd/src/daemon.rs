@@ -55,7 +55,7 @@ pub fn run(settings: Settings, source: Box<dyn Source>) -> Result<()> {
     let mut or_entries = Vec::new();
     let mut agentx_modules = Vec::new();
     for m in mibs::modules() {
-        if crate::agentx::serves(m.name, settings.agentx_if_mib) {
+        if crate::agentx::serves(m.name) {
             agentx_modules.push(crate::agentx::Module::of(&m));
         }
         dispatcher
@@ -75,7 +75,10 @@ pub fn run(settings: Settings, source: Box<dyn Source>) -> Result<()> {
         let current = Arc::clone(&current);
         // The publisher owns IF-MIB's history from one snapshot to the next;
         // only the source thread publishes, so this lock is never contended.
-        let publisher = std::sync::Mutex::new(Publisher::new());
+        let publisher = std::sync::Mutex::new(match settings.agentx_if_index_offset {
+            0 => Publisher::new(),
+            n => Publisher::with_if_index_offset(n),
+        });
         Arc::new(move |snap| {
             let published = match publisher.lock() {
                 Ok(mut p) => p.publish(snap),
@@ -141,6 +144,7 @@ pub fn run(settings: Settings, source: Box<dyn Source>) -> Result<()> {
             move || view(),
             Arc::clone(&controller),
             move || system.load().up_time(),
+            settings.agentx_if_mib,
         )
     });
     let udp = !config.listen.is_empty();

@@ -393,3 +393,47 @@ fn a_counter_clear_through_snmpd_reaches_the_fabric() {
     assert!(!out.status.success());
     assert_eq!(perf("PortRcvErrors"), 4);
 }
+
+#[test]
+fn ib_ports_join_the_masters_if_table_above_its_own_indexes() {
+    let dir = tempfile::tempdir().unwrap();
+    let m = Master::start(dir.path());
+    let conf = dir.path().join("ibsnmpd.toml");
+    std::fs::write(
+        &conf,
+        format!(
+            "agentx = \"{}\"\nagentx_if_mib = true\nagentx_if_index_offset = 5000\n",
+            m.socket.display()
+        ),
+    )
+    .unwrap();
+    let conf_s = conf.display().to_string();
+    // --listen too: the same rows on the agent's own port.
+    let agent = Agent::start(&["--config", &conf_s, "--sweep-interval", "3600"]);
+    wait_registered(&m, &agent);
+    let types: Vec<(Vec<u32>, String)> = walk(&m.target, "public", ".1.3.6.1.2.1.2.2.1.3");
+    // snmpd's own interfaces (lo at least) and ours, numbered past the offset.
+    assert!(types.iter().any(|(o, _)| o.last() == Some(&1)), "{types:?}");
+    let ours: Vec<_> = types
+        .iter()
+        .filter(|(o, _)| o.last() > Some(&5000))
+        .collect();
+    assert_eq!(ours.len(), 2, "the local dual-port HCA: {types:?}");
+    assert!(ours.iter().all(|(_, v)| v == "INTEGER: 199"), "{ours:?}");
+    // ifXTable rows and IB-IF-MIB use the same ifIndex.
+    for oid in [
+        ".1.3.6.1.2.1.31.1.1.1.1.5001",
+        ".1.3.6.1.3.117.2.1.1.1.2.5002",
+    ] {
+        let out = snmp("snmpget", &["-v2c", "-c", "public", "-On", &m.target, oid]);
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success() && !text.contains("No Such"),
+            "{oid}: {text}"
+        );
+    }
+    assert_eq!(
+        walk(&m.target, "public", ".1.3.6.1.2.1.31.1.1.1.1.5001"),
+        walk(&agent.target, "public", ".1.3.6.1.2.1.31.1.1.1.1.5001"),
+    );
+}

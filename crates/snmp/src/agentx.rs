@@ -9,4 +9,4 @@
 pub mod pdu;
 pub mod subagent;
 
-pub use subagent::{MasterAddress, Notification, Subagent, SubagentConfig};
+pub use subagent::{MasterAddress, Notification, Registration, Subagent, SubagentConfig};

@@ -83,12 +83,45 @@ impl std::fmt::Display for MasterAddress {
     }
 }
 
+/// One registration: a subtree, or with `range`, the OIDs whose sub-identifier
+/// number `range.0` (1-based) runs from the subtree's up to `range.1` (RFC 2741
+/// 6.2.3), e.g. every column of one table row.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Registration {
+    pub subtree: Oid,
+    pub range: Option<(u8, u32)>,
+}
+
+impl Registration {
+    pub fn subtree(subtree: Oid) -> Self {
+        Registration {
+            subtree,
+            range: None,
+        }
+    }
+
+    /// Columns `first..=last` of the row `index` of the table entry `entry`.
+    pub fn row(entry: &Oid, first: u32, last: u32, index: &[u32]) -> Self {
+        let mut subtree = entry.join(&[first]);
+        subtree.extend_from_slice(index);
+        Registration {
+            range: u8::try_from(entry.len() + 1).ok().map(|at| (at, last)),
+            subtree,
+        }
+    }
+}
+
+/// Registrations computed when a session opens (rows that exist then).
+pub type RegistrationsFn = Arc<dyn Fn() -> Vec<Registration> + Send + Sync>;
+
 /// What the subagent registers and how it keeps the session alive.
-#[derive(Clone, Debug)]
+#[derive(Clone)]
 pub struct SubagentConfig {
     pub master: MasterAddress,
     /// The subtrees served (each registered at `priority`).
-    pub regions: Vec<Oid>,
+    pub regions: Vec<Registration>,
+    /// More registrations, computed at each (re)connection.
+    pub dynamic_regions: Option<RegistrationsFn>,
     /// Registration priority (lower wins; 127 is the RFC's default).
     pub priority: u8,
     /// Open-PDU id and description (the subagent's identity in the master).
@@ -105,10 +138,11 @@ pub struct SubagentConfig {
 }
 
 impl SubagentConfig {
-    pub fn new(master: MasterAddress, regions: Vec<Oid>) -> Self {
+    pub fn new(master: MasterAddress, regions: Vec<Registration>) -> Self {
         SubagentConfig {
             master,
             regions,
+            dynamic_regions: None,
             priority: 127,
             id: Oid::new(vec![]),
             descr: "ibsnmpd".to_string(),
@@ -468,15 +502,19 @@ impl Session<'_> {
             }
         }
         self.session_id = r.header.session_id;
-        for subtree in &a.config.regions {
+        let mut regions = a.config.regions.clone();
+        if let Some(f) = &a.config.dynamic_regions {
+            regions.extend(f());
+        }
+        for g in regions {
             let r = self
                 .call(
                     Body::Register(Region {
                         timeout: 0,
                         priority: a.config.priority,
-                        range_subid: 0,
-                        subtree: subtree.clone(),
-                        upper_bound: None,
+                        range_subid: g.range.map_or(0, |r| r.0),
+                        subtree: g.subtree.clone(),
+                        upper_bound: g.range.map(|r| r.1),
                     }),
                     t,
                 )
@@ -484,7 +522,7 @@ impl Session<'_> {
             if let Body::Response { error, .. } = r.body {
                 if error != 0 {
                     // Another subagent holds it at this priority: the rest still serve.
-                    warn!(%subtree, error, "AgentX: registration refused");
+                    warn!(subtree = %g.subtree, error, "AgentX: registration refused");
                 }
             }
         }
