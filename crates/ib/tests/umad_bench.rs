@@ -61,11 +61,12 @@ fn bench_pma_sweep() {
             details: 0,
             extended,
             reset_threshold: None,
+            ..PmaOptions::default()
         };
         for r in 0..rounds {
             let before = t.stats().sent;
             let t1 = Instant::now();
-            let s = pma::sweep(&mut t, &targets, &mut caps, opts);
+            let s = pma::sweep(&mut t, &targets, &mut caps, opts, pma::Schedule::default());
             let secs = t1.elapsed().as_secs_f64();
             let mads = t.stats().sent - before;
             println!(

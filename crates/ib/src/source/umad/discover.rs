@@ -122,6 +122,52 @@ pub fn discover(t: &mut Transport, opts: DiscoverOptions) -> Discovered {
     d
 }
 
+/// Reads the linear forwarding tables of every switch of a discovery made
+/// without them (`DiscoverOptions { lft: false }`).
+pub fn fetch_lfts(t: &mut Transport, d: &mut Discovered) {
+    let mut reqs = Vec::new();
+    for n in d.nodes.values() {
+        if let Some(si) = n.switch_info.as_ref().filter(|si| si.linear_fdb_top > 0) {
+            let blocks = u32::from(si.linear_fdb_top) / 64 + 1;
+            for b in 0..blocks {
+                reqs.push((
+                    Q::Lft(n.info.node_guid, b),
+                    req::dr_get(attr::LINEAR_FORWARDING_TABLE, b, &n.path),
+                ));
+            }
+        }
+    }
+    let opts = DiscoverOptions { lft: true };
+    t.pipeline(reqs, |q, r| match r {
+        Ok(mad) => on_answer(d, q, req::smp_data(&mad), opts),
+        Err(e) => {
+            on_failure(d, &q, &e);
+            Vec::new()
+        }
+    });
+}
+
+/// What decides whether a discovery saw the same subnet as another: every node,
+/// port, LID and link. Equal signatures let forwarding and partition tables be
+/// reused instead of read again.
+pub fn signature(d: &Discovered) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut ports: Vec<(Guid, u8, u16, Option<(Guid, u8)>, u8)> = d
+        .nodes
+        .values()
+        .flat_map(|n| {
+            n.ports.values().map(|p| {
+                let (lid, state) = p.info.as_ref().map_or((0, 0), |i| (i.lid.0, i.port_state));
+                (n.info.node_guid, p.num, lid, p.peer, state)
+            })
+        })
+        .collect();
+    ports.sort_unstable();
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    ports.hash(&mut h);
+    h.finish()
+}
+
 fn on_failure(d: &mut Discovered, q: &Q, e: &TxError) {
     d.failures += 1;
     let msg = format!("{q:?}: {e}");

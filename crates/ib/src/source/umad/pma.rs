@@ -46,6 +46,11 @@ const DETAILS: [(u8, u16); 6] = [
 pub struct PmaOptions {
     /// Detail attributes to poll (mask of [`detail`] bits); 0 polls only the counters.
     pub details: u8,
+    /// Detail attributes are read every sweep for the local node's ports (IF-MIB
+    /// and IB-IF-MIB serve them), and for other ports when the summary counter
+    /// they break down moved (PortRcvErrors, PortXmitDiscards, PortXmitWait) or
+    /// on every `detail_every`-th sweep; 1 reads them every sweep.
+    pub detail_every: u32,
     /// Read PortCountersExtended where the PMA has it (default true); false halves the
     /// MADs and leaves the 64-bit totals to the accumulation of the 32-bit counters.
     pub extended: bool,
@@ -58,6 +63,7 @@ impl Default for PmaOptions {
     fn default() -> Self {
         PmaOptions {
             details: detail::ALL,
+            detail_every: 6,
             extended: true,
             reset_threshold: None,
         }
@@ -215,23 +221,53 @@ fn port_requests(t: &Target, i: usize, caps: &PmaCaps, opts: &PmaOptions) -> Vec
         if caps.extended && opts.extended {
             attrs.push(attr::PORT_COUNTERS_EXTENDED);
         }
-        for (bit, a) in DETAILS {
-            if opts.details & bit != 0 && caps.unsupported & bit == 0 {
-                attrs.push(a);
-            }
-        }
         for a in attrs {
-            v.push((
-                Q::Attr {
-                    target: i,
-                    port: p,
-                    attr: a,
-                },
-                req::pma(GET, a, 0, t.lid, &select(p)),
-            ));
+            v.push(attr_request(t, i, p, a));
         }
     }
     v
+}
+
+fn attr_request(t: &Target, i: usize, port: u8, a: u16) -> (Q, Request) {
+    (
+        Q::Attr {
+            target: i,
+            port,
+            attr: a,
+        },
+        req::pma(GET, a, 0, t.lid, &select(port)),
+    )
+}
+
+/// Which detail attributes (mask of [`detail`] bits) to read for a port after its
+/// PortCounters answer: all of them when `every` (local ports, the periodic full
+/// read, a port seen for the first time), else those whose summary counter moved.
+pub fn details_due(prev: Option<&PortCounters>, now: &PortCounters, every: bool) -> u8 {
+    let Some(p) = prev.filter(|_| !every) else {
+        return detail::ALL;
+    };
+    let mut m = 0;
+    if p.port_rcv_errors != now.port_rcv_errors {
+        m |= detail::RCV_ERROR_DETAILS;
+    }
+    if p.port_xmit_discards != now.port_xmit_discards {
+        m |= detail::XMIT_DISCARD_DETAILS;
+    }
+    if p.port_xmit_wait != now.port_xmit_wait {
+        m |= detail::VL_XMIT_WAIT;
+    }
+    m
+}
+
+/// What the previous sweep read, for deciding which detail attributes are due.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Schedule<'a> {
+    /// PortCounters of each port at the previous sweep.
+    pub prev: Option<&'a HashMap<(Guid, u8), PortCounters>>,
+    /// The node whose ports are read in full every sweep (the local node).
+    pub local: Option<Guid>,
+    /// This sweep reads every port in full (`detail_every`).
+    pub full: bool,
 }
 
 /// Polls every target port. `caps` is the per-node cache kept by the source.
@@ -240,6 +276,7 @@ pub fn sweep(
     targets: &[Target],
     caps: &mut HashMap<Guid, PmaCaps>,
     opts: PmaOptions,
+    schedule: Schedule<'_>,
 ) -> PmaSweep {
     let mut out = PmaSweep::default();
     let mut initial = Vec::new();
@@ -292,6 +329,17 @@ pub fn sweep(
                     .unwrap_or_default();
                 let s = out.samples.entry((t.node, port)).or_default();
                 store(s, a, data, fields);
+                if let (attr::PORT_COUNTERS, Some(r)) = (a, s.readings()) {
+                    let every = schedule.full || schedule.local == Some(t.node);
+                    let prev = schedule.prev.and_then(|m| m.get(&(t.node, port)));
+                    let due = details_due(prev, &r.counters, every) & opts.details;
+                    let unsupported = caps.get(&t.node).map_or(0, |c| c.unsupported);
+                    for (bit, d) in DETAILS {
+                        if due & bit != 0 && unsupported & bit == 0 {
+                            next.push(attr_request(t, target, port, d));
+                        }
+                    }
+                }
                 if a == attr::PORT_COUNTERS {
                     if let (Some(th), Some(r)) = (opts.reset_threshold, s.readings()) {
                         let extended = caps.get(&t.node).map(|c| c.extended).unwrap_or(false);
@@ -426,6 +474,32 @@ pub fn counter_reset(lid: u16, port: u8, mask: u16) -> Request {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn details_follow_the_summary_counters_that_moved() {
+        let a = PortCounters::default();
+        assert_eq!(details_due(None, &a, false), detail::ALL, "first sighting");
+        assert_eq!(details_due(Some(&a), &a, true), detail::ALL, "full read");
+        assert_eq!(details_due(Some(&a), &a, false), 0);
+        let b = PortCounters {
+            port_rcv_errors: 1,
+            port_xmit_wait: 9,
+            port_xmit_data: 100,
+            ..a.clone()
+        };
+        assert_eq!(
+            details_due(Some(&a), &b, false),
+            detail::RCV_ERROR_DETAILS | detail::VL_XMIT_WAIT
+        );
+        let c = PortCounters {
+            port_xmit_discards: 1,
+            ..a.clone()
+        };
+        assert_eq!(
+            details_due(Some(&a), &c, false),
+            detail::XMIT_DISCARD_DETAILS
+        );
+    }
 
     #[test]
     fn saturating_mask_selects_counters_past_the_threshold() {

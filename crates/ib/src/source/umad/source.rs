@@ -45,8 +45,16 @@ pub struct UmadOptions {
     pub subscribe_traps: bool,
     /// Discover the topology (and ask the SA) every Nth sweep; the sweeps between only
     /// poll the PMAs of the last topology (a PMA failure forces the next discovery).
-    /// 1 (the default) discovers every sweep; large fabrics poll counters faster with more.
+    /// 1 (the default) discovers every sweep, so a link that goes down is an event
+    /// within one sweep; large fabrics poll counters faster with more (sweeps between
+    /// cost only the PMA MADs). A PMA that stops answering, an SA Report, or an
+    /// incomplete discovery makes the next sweep discover again.
     pub topology_every: u32,
+    /// Switch forwarding tables and P_Key tables are read again only when a
+    /// discovery sees a changed subnet (nodes, ports, LIDs, links, port states, the
+    /// master SM's LID) or on every `tables_every`-th discovery; otherwise the last
+    /// ones are kept. 1 reads them at every discovery.
+    pub tables_every: u32,
 }
 
 impl Default for UmadOptions {
@@ -61,6 +69,7 @@ impl Default for UmadOptions {
             lft: true,
             subscribe_traps: false,
             topology_every: 1,
+            tables_every: 6,
         }
     }
 }
@@ -130,6 +139,13 @@ pub struct UmadSource {
     /// The SM stopped answering (SMInfoRecord): its return is logged once.
     sa_down: bool,
     pma_faults: PmaFaults,
+    /// PortCounters as the last sweep read them: detail attributes follow the
+    /// summary counters that moved ([`pma::details_due`]).
+    prev_counters: HashMap<(Guid, u8), crate::mad::pma::PortCounters>,
+    /// The subnet the last discovery saw ([`super::discover::signature`]) and its
+    /// master SM's LID, and discoveries since tables were last read.
+    last_signature: Option<(u64, u16)>,
+    since_tables: u32,
     force_discovery: bool,
     last: Option<Arc<Snapshot>>,
     history: CounterHistory,
@@ -187,6 +203,9 @@ impl UmadSource {
             since_discovery: 0,
             sa_down: false,
             pma_faults: PmaFaults::default(),
+            prev_counters: HashMap::new(),
+            last_signature: None,
+            since_tables: 0,
             force_discovery: false,
             last: None,
             history: CounterHistory::new(),
@@ -252,7 +271,7 @@ impl UmadSource {
                 self.since_discovery += 1;
                 d
             }
-            known => match self.discover_and_ask_sa() {
+            known => match self.discover_and_ask_sa(known.as_ref()) {
                 Ok(d) => {
                     self.since_discovery = 0;
                     d
@@ -273,7 +292,23 @@ impl UmadSource {
             },
         };
         let targets = assemble::pma_targets(&d);
-        let pma = pma::sweep(&mut self.tr, &targets, &mut self.caps, self.opts.pma);
+        let schedule = pma::Schedule {
+            prev: Some(&self.prev_counters),
+            local: Some(d.local),
+            full: self.sweep_no % u64::from(self.opts.pma.detail_every.max(1)) == 0,
+        };
+        let pma = pma::sweep(
+            &mut self.tr,
+            &targets,
+            &mut self.caps,
+            self.opts.pma,
+            schedule,
+        );
+        for (k, s) in &pma.samples {
+            if let Some(r) = s.readings() {
+                self.prev_counters.insert(*k, r.counters.clone());
+            }
+        }
         self.stats.pma_failures += pma.failures();
         self.stats.unreached_ports = pma.unreached_ports().count() as u64;
         self.pma_faults.record(&pma, Instant::now());
@@ -316,8 +351,8 @@ impl UmadSource {
     }
 
     /// Discovery by SMPs, then the SA; fails when discovery is incomplete.
-    fn discover_and_ask_sa(&mut self) -> Result<Discovered, SweepError> {
-        let d = discover(&mut self.tr, DiscoverOptions { lft: self.opts.lft });
+    fn discover_and_ask_sa(&mut self, prev: Option<&Discovered>) -> Result<Discovered, SweepError> {
+        let mut d = discover(&mut self.tr, DiscoverOptions { lft: false });
         self.stats.smp_failures += d.failures;
         if d.failures > 0 || d.nodes.is_empty() {
             let first = d
@@ -335,16 +370,45 @@ impl UmadSource {
             .as_ref()
             .map(|p| p.master_sm_lid.0)
             .unwrap_or(0);
+        // Forwarding and P_Key tables: read again only for a changed subnet (or now
+        // and then); an unchanged one keeps the last tables.
+        let sig = (super::discover::signature(&d), sm_lid);
+        self.since_tables += 1;
+        let refresh = prev.is_none()
+            || self.last_sa.is_none()
+            || self.last_signature != Some(sig)
+            || self.since_tables >= self.opts.tables_every.max(1);
+        self.last_signature = Some(sig);
+        if refresh {
+            self.since_tables = 0;
+        }
+        if self.opts.lft {
+            match prev.filter(|_| !refresh) {
+                Some(p) => {
+                    for (g, n) in d.nodes.iter_mut() {
+                        if let Some(old) = p.nodes.get(g).filter(|o| o.lft.len() == n.lft.len()) {
+                            n.lft.clone_from(&old.lft);
+                        }
+                    }
+                }
+                None => super::discover::fetch_lfts(&mut self.tr, &mut d),
+            }
+        }
         let sa_view = if sm_lid == 0 {
             tracing::debug!("no master SM LID known: SA not queried");
             None
         } else {
-            let v = sa::query(
-                &mut self.tr,
-                sm_lid,
-                self.opts.sm_key,
-                &assemble::pkey_ports(&d),
-            );
+            let pkey_ports = if refresh {
+                assemble::pkey_ports(&d)
+            } else {
+                Vec::new()
+            };
+            let mut v = sa::query(&mut self.tr, sm_lid, self.opts.sm_key, &pkey_ports);
+            if !refresh {
+                if let Some(last) = &self.last_sa {
+                    v.pkeys.clone_from(&last.pkeys);
+                }
+            }
             self.stats.sa_failures += v.failures;
             if v.failures > 0 {
                 tracing::warn!(
