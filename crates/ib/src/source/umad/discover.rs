@@ -152,7 +152,8 @@ pub fn fetch_lfts(t: &mut Transport, d: &mut Discovered) {
 /// reused instead of read again.
 pub fn signature(d: &Discovered) -> u64 {
     use std::hash::{Hash, Hasher};
-    let mut ports: Vec<(Guid, u8, u16, Option<(Guid, u8)>, u8)> = d
+    type PortKey = (Guid, u8, u16, Option<(Guid, u8)>, u8);
+    let mut ports: Vec<PortKey> = d
         .nodes
         .values()
         .flat_map(|n| {

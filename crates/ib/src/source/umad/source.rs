@@ -295,7 +295,9 @@ impl UmadSource {
         let schedule = pma::Schedule {
             prev: Some(&self.prev_counters),
             local: Some(d.local),
-            full: self.sweep_no % u64::from(self.opts.pma.detail_every.max(1)) == 0,
+            full: self
+                .sweep_no
+                .is_multiple_of(u64::from(self.opts.pma.detail_every.max(1))),
         };
         let pma = pma::sweep(
             &mut self.tr,
