@@ -23,6 +23,6 @@ pub use counters::{ExtendedFields, PortReadings};
 pub use dump::{dump_ibnetdiscover, dump_json, to_topology};
 pub use events::{diff, FabricEvent, FabricEventKind};
 pub use snapshot::{
-    IpoibInterface, McastGroup, Node, NodeIdx, Partition, PartitionMember, Port, PortIdx, Sampling,
-    SmRecord, Snapshot, SnapshotBuilder, SweepInfo, SwitchData,
+    IpoibInterface, McastGroup, Node, NodeIdx, Partition, PartitionMember, PhaseCost, Port,
+    PortIdx, Sampling, SmRecord, Snapshot, SnapshotBuilder, SweepCost, SweepInfo, SwitchData,
 };

@@ -35,6 +35,7 @@ pub fn empty_snapshot(source: &str, number: u64) -> Snapshot {
             time: SystemTime::now(),
             duration: Duration::ZERO,
             source: source.to_string(),
+            cost: Default::default(),
         },
         &mut CounterHistory::new(),
     )

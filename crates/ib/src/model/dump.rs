@@ -229,6 +229,7 @@ pub fn dump_json(s: &Snapshot) -> Value {
             "time": rfc3339(s.sweep.time),
             "duration_s": s.sweep.duration.as_secs_f64(),
             "source": s.sweep.source,
+            "cost": cost_json(&s.sweep.cost),
         },
         "subnet_prefix": format!("{:#018x}", s.subnet_prefix),
         "local_node": s.local_node().map(|n| guid(n.info.node_guid)),
@@ -240,5 +241,22 @@ pub fn dump_json(s: &Snapshot) -> Value {
         "multicast_groups": groups,
         "services": services,
         "ipoib": ipoib,
+    })
+}
+
+/// A sweep's cost per phase (MAD class), as `dump` shows it.
+fn cost_json(c: &super::SweepCost) -> Value {
+    let phase = |p: &super::PhaseCost| {
+        serde_json::json!({
+            "duration_s": p.duration.as_secs_f64(),
+            "mads_sent": p.sent,
+            "failed": p.failed,
+            "timeouts": p.timeouts,
+        })
+    };
+    serde_json::json!({
+        "discovery": phase(&c.discovery),
+        "sa": phase(&c.sa),
+        "pma": phase(&c.pma),
     })
 }

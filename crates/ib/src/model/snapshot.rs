@@ -31,6 +31,28 @@ pub struct SweepInfo {
     pub duration: Duration,
     /// The source spec that produced it (`sim`, `umad:mlx5_0:1`, ...).
     pub source: String,
+    /// What the sweep cost per phase (sources that send MADs fill it).
+    pub cost: SweepCost,
+}
+
+/// One phase of a sweep: how long it took and the MADs it sent.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct PhaseCost {
+    pub duration: Duration,
+    /// MADs sent, retries included.
+    pub sent: u64,
+    /// Queries that failed for good.
+    pub failed: u64,
+    /// Attempts that got no answer in time.
+    pub timeouts: u64,
+}
+
+/// A sweep's cost by MAD class: discovery (SMPs), SA queries, PMA polling.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct SweepCost {
+    pub discovery: PhaseCost,
+    pub sa: PhaseCost,
+    pub pma: PhaseCost,
 }
 
 /// A node: NodeInfo and NodeDescription as the SMA reports them.

@@ -146,6 +146,8 @@ pub struct UmadSource {
     /// master SM's LID, and discoveries since tables were last read.
     last_signature: Option<(u64, u16)>,
     since_tables: u32,
+    /// This sweep's cost so far.
+    cost: crate::model::SweepCost,
     force_discovery: bool,
     last: Option<Arc<Snapshot>>,
     history: CounterHistory,
@@ -178,6 +180,31 @@ pub fn parse_spec(spec: &str) -> Result<(Option<String>, Option<u8>), UmadError>
     Ok((ca, port))
 }
 
+/// Measures one phase of a sweep from the transport's counters.
+struct Phase {
+    started: Instant,
+    before: TransportStats,
+}
+
+impl Phase {
+    fn start(tr: &Transport) -> Phase {
+        Phase {
+            started: Instant::now(),
+            before: tr.stats(),
+        }
+    }
+
+    fn end(self, tr: &Transport) -> crate::model::PhaseCost {
+        let now = tr.stats();
+        crate::model::PhaseCost {
+            duration: self.started.elapsed(),
+            sent: now.sent - self.before.sent,
+            failed: now.failed - self.before.failed,
+            timeouts: now.timeouts - self.before.timeouts,
+        }
+    }
+}
+
 impl UmadSource {
     /// Opens the CA port (`ca`/`port`, or the first active one) and registers the agents.
     /// Fails clearly when libibumad, the CA or the port is missing.
@@ -206,6 +233,7 @@ impl UmadSource {
             prev_counters: HashMap::new(),
             last_signature: None,
             since_tables: 0,
+            cost: crate::model::SweepCost::default(),
             force_discovery: false,
             last: None,
             history: CounterHistory::new(),
@@ -263,6 +291,7 @@ impl UmadSource {
         let started = Instant::now();
         let time = SystemTime::now();
         self.stats.sweeps += 1;
+        self.cost = crate::model::SweepCost::default();
         let reuse = self.opts.topology_every > 1
             && self.since_discovery + 1 < self.opts.topology_every
             && self.reuse_disc;
@@ -299,6 +328,7 @@ impl UmadSource {
                 .sweep_no
                 .is_multiple_of(u64::from(self.opts.pma.detail_every.max(1))),
         };
+        let phase = Phase::start(&self.tr);
         let pma = pma::sweep(
             &mut self.tr,
             &targets,
@@ -306,6 +336,7 @@ impl UmadSource {
             self.opts.pma,
             schedule,
         );
+        self.cost.pma = phase.end(&self.tr);
         for (k, s) in &pma.samples {
             if let Some(r) = s.readings() {
                 self.prev_counters.insert(*k, r.counters.clone());
@@ -338,6 +369,7 @@ impl UmadSource {
                 time,
                 duration: started.elapsed(),
                 source: self.spec.clone(),
+                cost: self.cost,
             },
             &mut self.history,
         );
@@ -354,6 +386,7 @@ impl UmadSource {
 
     /// Discovery by SMPs, then the SA; fails when discovery is incomplete.
     fn discover_and_ask_sa(&mut self, prev: Option<&Discovered>) -> Result<Discovered, SweepError> {
+        let phase = Phase::start(&self.tr);
         let mut d = discover(&mut self.tr, DiscoverOptions { lft: false });
         self.stats.smp_failures += d.failures;
         if d.failures > 0 || d.nodes.is_empty() {
@@ -396,6 +429,8 @@ impl UmadSource {
                 None => super::discover::fetch_lfts(&mut self.tr, &mut d),
             }
         }
+        self.cost.discovery = phase.end(&self.tr);
+        let phase = Phase::start(&self.tr);
         let sa_view = if sm_lid == 0 {
             tracing::debug!("no master SM LID known: SA not queried");
             None
@@ -429,6 +464,7 @@ impl UmadSource {
             }
             Some(v)
         };
+        self.cost.sa = phase.end(&self.tr);
         // A dead SM (SMInfoRecord unanswered) keeps the last good SA answers.
         let sa_ok = sa_view
             .as_ref()
