@@ -68,6 +68,12 @@ pub struct RunArgs {
     /// the simulated fabric, sweeps on demand; see `ibsnmpd ctl`). Mode 0600.
     #[arg(long = "control-socket", value_name = "PATH")]
     pub control_socket: Option<PathBuf>,
+
+    /// Send SNMPv2c traps to HOST[:PORT] (default port 162; repeatable;
+    /// added to the config file's trap2sink entries, community from
+    /// trapcommunity, default public).
+    #[arg(long = "trap2sink", value_name = "HOST[:PORT]")]
+    pub trap2sink: Vec<String>,
 }
 
 #[derive(Debug, Subcommand)]

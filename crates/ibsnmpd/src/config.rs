@@ -67,6 +67,8 @@ pub struct Settings {
     pub sys_location: String,
     /// Operator control socket (`--control-socket`), none by default.
     pub control_socket: Option<PathBuf>,
+    /// Notification sinks, storm control and thresholds (docs/notifications.md).
+    pub notify: crate::traps::NotifySettings,
 }
 
 /// The file as written. Unknown keys are errors (a typo must not be ignored).
@@ -87,6 +89,17 @@ struct FileConfig {
     max_repetitions: Option<u32>,
     log_level: Option<String>,
     control_socket: Option<PathBuf>,
+    // Notifications (docs/notifications.md), read by crate::traps::settings.
+    trapsink: Option<Vec<crate::traps::SinkEntry>>,
+    trap2sink: Option<Vec<crate::traps::SinkEntry>>,
+    informsink: Option<Vec<crate::traps::SinkEntry>>,
+    trapcommunity: Option<String>,
+    authtrapenable: Option<u8>,
+    notification_rate_limit: Option<u32>,
+    notification_rate_interval: Option<f64>,
+    notification_queue: Option<usize>,
+    link_integrity_threshold: Option<u64>,
+    buffer_overrun_threshold: Option<u64>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -145,8 +158,24 @@ fn line_of(text: &str, offset: usize) -> usize {
         .unwrap_or(1)
 }
 
-fn merge(file: FileConfig, origin: &str, args: &RunArgs) -> Result<Settings, ConfigError> {
+fn merge(mut file: FileConfig, origin: &str, args: &RunArgs) -> Result<Settings, ConfigError> {
     let in_file = |key: &str, msg: String| ConfigError(format!("{origin}: {key}: {msg}"));
+    let notify = crate::traps::settings(
+        crate::traps::FileKeys {
+            trapsink: file.trapsink.take(),
+            trap2sink: file.trap2sink.take(),
+            informsink: file.informsink.take(),
+            trapcommunity: file.trapcommunity.take(),
+            authtrapenable: file.authtrapenable.take(),
+            rate_limit: file.notification_rate_limit.take(),
+            rate_interval: file.notification_rate_interval.take(),
+            queue: file.notification_queue.take(),
+            link_integrity_threshold: file.link_integrity_threshold.take(),
+            buffer_overrun_threshold: file.buffer_overrun_threshold.take(),
+        },
+        origin,
+        &args.trap2sink,
+    )?;
 
     let listen = if !args.listen.is_empty() {
         args.listen
@@ -263,6 +292,7 @@ fn merge(file: FileConfig, origin: &str, args: &RunArgs) -> Result<Settings, Con
         sys_name,
         sys_location,
         control_socket: args.control_socket.clone().or(file.control_socket),
+        notify,
     })
 }
 

@@ -15,6 +15,7 @@ mod fabric;
 mod logging;
 mod sources;
 mod state;
+mod traps;
 
 use std::process::ExitCode;
 
