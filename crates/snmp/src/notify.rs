@@ -656,6 +656,7 @@ impl Task {
                 }
                 p.tries_left -= 1;
                 p.deadline = now + p.timeout;
+                debug!(sink = %addr, request_id = p.request_id, tries_left = p.tries_left, "inform retry");
                 resend.push((addr, p.datagram.clone()));
                 true
             });
