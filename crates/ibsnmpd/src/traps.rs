@@ -6,6 +6,7 @@
 //! hook, which only reads the agent state and queues without blocking.
 
 use std::net::{IpAddr, Ipv4Addr, SocketAddr, ToSocketAddrs};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -25,13 +26,15 @@ use crate::fabric::FabricHandle;
 
 /// The port notifications go to when none is given (RFC 3417 snmptrap).
 pub const DEFAULT_TRAP_PORT: u16 = 162;
-/// Inform defaults, as net-snmp's (1 s, 5 retries... shortened: 1 s, 3).
+/// Inform defaults: a second between tries, three retries.
 pub const DEFAULT_INFORM_TIMEOUT_SECS: f64 = 1.0;
 pub const DEFAULT_INFORM_RETRIES: u32 = 3;
 /// Storm control defaults: 10 notifications a minute per source object.
 pub const DEFAULT_RATE_LIMIT: u32 = 10;
 pub const DEFAULT_RATE_INTERVAL_SECS: f64 = 60.0;
 pub const DEFAULT_QUEUE: usize = 1024;
+/// At most one authenticationFailure queued per this interval.
+const AUTH_QUEUE_EVERY: Duration = Duration::from_millis(200);
 
 /// A sink as written in the file: snmpd.conf's `"HOST[:PORT] [COMMUNITY]"`
 /// or a table.
@@ -249,7 +252,9 @@ fn resolve(s: &SinkSettings) -> Result<SocketAddr> {
         .with_context(|| format!("notification sink {}: no address", s.host))
 }
 
-/// The running notification layer.
+/// The running notification layer; clones share it (e.g. the reload path
+/// keeps one for [`Traps::warm_start`]).
+#[derive(Clone)]
 pub struct Traps {
     notifier: Notifier,
 }
@@ -269,7 +274,15 @@ impl Traps {
         }
         let mut sinks = Vec::new();
         for s in &settings.sinks {
-            let addr = resolve(s)?;
+            // A name that does not resolve now must not keep the agent
+            // from serving: that sink is left out, loudly.
+            let addr = match resolve(s) {
+                Ok(a) => a,
+                Err(e) => {
+                    warn!(error = format!("{e:#}"), "notification sink left out");
+                    continue;
+                }
+            };
             let community = s.community.as_bytes().to_vec();
             let kind = match s.kind {
                 SinkType::TrapV1 => SinkKind::TrapV1 { community },
@@ -323,8 +336,28 @@ impl Traps {
     /// rate-limited by storm control.
     pub fn auth_failure_hook(&self, system: Arc<ArcSwap<SystemState>>) -> AuthFailureHook {
         let n = self.notifier.clone();
+        // A flood of bad packets queues at most one notification per
+        // AUTH_QUEUE_EVERY (lock-free), so it cannot crowd fabric
+        // notifications out of the queue; storm control limits the rest.
+        let started = std::time::Instant::now();
+        let next = Arc::new(AtomicU64::new(0));
         Arc::new(move |_| {
-            if system.load().enable_authen_traps {
+            if !system.load().enable_authen_traps {
+                return;
+            }
+            let now = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
+            let due = next.load(Ordering::Relaxed);
+            let every = u64::try_from(AUTH_QUEUE_EVERY.as_millis()).unwrap_or(1000);
+            if now >= due
+                && next
+                    .compare_exchange(
+                        due,
+                        now.saturating_add(every),
+                        Ordering::Relaxed,
+                        Ordering::Relaxed,
+                    )
+                    .is_ok()
+            {
                 n.notify(notif::authentication_failure());
             }
         })

@@ -733,4 +733,79 @@ mod tests {
         );
         assert!(!names(&bad_m_key(1, p, g, 1, &k)).contains(&"?"));
     }
+
+    fn trap_names(v: &[Notification]) -> Vec<&'static str> {
+        v.iter()
+            .map(|n| {
+                sm::OBJECTS
+                    .iter()
+                    .find(|(_, o)| *o == n.trap_oid.as_slice())
+                    .map_or("?", |(name, _)| *name)
+            })
+            .collect()
+    }
+
+    /// Each kind of snapshot difference gives its notification once, and
+    /// the same snapshot twice gives nothing.
+    #[test]
+    fn snapshot_differences() {
+        use ib::source::Source;
+        let mut src = ib::source::sim::SimSource::default_fabric(ib::source::sim::SimConfig {
+            source_name: "test-notifications".into(),
+            manual_clock: true,
+            ..Default::default()
+        })
+        .unwrap();
+        let a = src.sweep().unwrap();
+        let th = Thresholds {
+            link_integrity: 3,
+            buffer_overrun: 1,
+        };
+        assert!(from_snapshots(&a, &a, &th).is_empty());
+        let mut b = a.clone();
+        // A CA port (node01 port 1) and a switch's external port.
+        let ca = b.node_port(0, ib::types::PortNum(1)).unwrap() as usize;
+        let sw_node = b
+            .nodes
+            .iter()
+            .position(|n| n.info.node_type() == Some(NodeType::Switch))
+            .unwrap();
+        let sw = b.node_port(sw_node as u32, ib::types::PortNum(1)).unwrap() as usize;
+        b.ports[ca].info.capability_mask ^= 1 << 5;
+        b.ports[ca].info.m_key_violations += 1;
+        b.ports[ca].info.p_key_violations += 2;
+        b.ports[ca].info.q_key_violations += 1;
+        b.ports[sw].info.p_key_violations += 1;
+        b.nodes[0].info.system_image_guid = Guid(0x1234);
+        let mut c = (**b.ports[ca].counters.as_ref().unwrap()).clone();
+        c.totals.local_link_integrity_errors += 2; // under the threshold
+        c.totals.excessive_buffer_overrun_errors += 1;
+        b.ports[ca].counters = Some(std::sync::Arc::new(c));
+        let group = ib::model::McastGroup {
+            group: ib::mad::sa::McMemberRecord::decode(&[0u8; 52]).unwrap(),
+            members: Vec::new(),
+        };
+        b.mcast_groups.push(group);
+        let n = from_snapshots(&a, &b, &th);
+        let mut got = trap_names(&n);
+        got.sort();
+        assert_eq!(
+            got,
+            vec![
+                "ibSmTrapBadMKey",
+                "ibSmTrapBadPKey",
+                "ibSmTrapBadQKey",
+                "ibSmTrapBufferOverrunThresholdReached",
+                "ibSmTrapCapabilityMaskChanged",
+                "ibSmTrapMCGroupCreated",
+                "ibSmTrapSwitchExternalPortsBadPKey",
+                "ibSmTrapSystemImageGUIDChanged",
+            ]
+        );
+        // Back again: the group is deleted; decreases (resets) say nothing.
+        let back = trap_names(&from_snapshots(&b, &a, &th));
+        assert!(back.contains(&"ibSmTrapMCGroupDeleted"), "{back:?}");
+        assert!(!back.iter().any(|n| n.contains("Bad")), "{back:?}");
+        assert!(from_snapshots(&b, &b, &th).is_empty());
+    }
 }

@@ -769,7 +769,7 @@ mod tests {
                         addr: rx.local_addr().unwrap(),
                         kind: SinkKind::InformV2c {
                             community: b"public".to_vec(),
-                            timeout: Duration::from_millis(50),
+                            timeout: Duration::from_millis(200),
                             retries: 3,
                         },
                     },
@@ -806,7 +806,7 @@ mod tests {
                 pdu: Pdu::Response(body),
             };
             rx.send_to(&resp.to_bytes(), from).await.unwrap();
-            tokio::time::sleep(Duration::from_millis(300)).await;
+            tokio::time::sleep(Duration::from_millis(500)).await;
             let s = n.stats();
             assert_eq!(NotifyStats::get(&s.informs_sent), 2);
             assert_eq!(NotifyStats::get(&s.informs_acked), 1);
