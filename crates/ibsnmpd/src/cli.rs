@@ -75,6 +75,11 @@ pub struct RunArgs {
     /// is opened.
     #[arg(long = "agentx", value_name = "ADDR", num_args = 0..=1, default_missing_value = "")]
     pub agentx: Option<String>,
+    /// Send SNMPv2c traps to HOST[:PORT] (default port 162; repeatable;
+    /// added to the config file's trap2sink entries, community from
+    /// trapcommunity, default public).
+    #[arg(long = "trap2sink", value_name = "HOST[:PORT]")]
+    pub trap2sink: Vec<String>,
 }
 
 #[derive(Debug, Subcommand)]

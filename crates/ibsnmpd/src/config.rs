@@ -74,6 +74,8 @@ pub struct Settings {
     /// Added to every ifIndex (`agentx_if_index_offset`; 1,000,000 by default
     /// with `agentx_if_mib`, else 0).
     pub agentx_if_index_offset: u32,
+    /// Notification sinks, storm control and thresholds (docs/notifications.md).
+    pub notify: crate::traps::NotifySettings,
 }
 
 /// The file as written. Unknown keys are errors (a typo must not be ignored).
@@ -97,6 +99,17 @@ struct FileConfig {
     agentx: Option<String>,
     agentx_if_mib: Option<bool>,
     agentx_if_index_offset: Option<u32>,
+    // Notifications (docs/notifications.md), read by crate::traps::settings.
+    trapsink: Option<Vec<crate::traps::SinkEntry>>,
+    trap2sink: Option<Vec<crate::traps::SinkEntry>>,
+    informsink: Option<Vec<crate::traps::SinkEntry>>,
+    trapcommunity: Option<String>,
+    authtrapenable: Option<u8>,
+    notification_rate_limit: Option<u32>,
+    notification_rate_interval: Option<f64>,
+    notification_queue: Option<usize>,
+    link_integrity_threshold: Option<u64>,
+    buffer_overrun_threshold: Option<u64>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -155,8 +168,24 @@ fn line_of(text: &str, offset: usize) -> usize {
         .unwrap_or(1)
 }
 
-fn merge(file: FileConfig, origin: &str, args: &RunArgs) -> Result<Settings, ConfigError> {
+fn merge(mut file: FileConfig, origin: &str, args: &RunArgs) -> Result<Settings, ConfigError> {
     let in_file = |key: &str, msg: String| ConfigError(format!("{origin}: {key}: {msg}"));
+    let notify = crate::traps::settings(
+        crate::traps::FileKeys {
+            trapsink: file.trapsink.take(),
+            trap2sink: file.trap2sink.take(),
+            informsink: file.informsink.take(),
+            trapcommunity: file.trapcommunity.take(),
+            authtrapenable: file.authtrapenable.take(),
+            rate_limit: file.notification_rate_limit.take(),
+            rate_interval: file.notification_rate_interval.take(),
+            queue: file.notification_queue.take(),
+            link_integrity_threshold: file.link_integrity_threshold.take(),
+            buffer_overrun_threshold: file.buffer_overrun_threshold.take(),
+        },
+        origin,
+        &args.trap2sink,
+    )?;
 
     // AgentX: the flag wins over the file; in AgentX mode UDP is opened only when
     // asked for (--listen or agentaddress).
@@ -295,6 +324,7 @@ fn merge(file: FileConfig, origin: &str, args: &RunArgs) -> Result<Settings, Con
         },
         agentx,
         agentx_if_mib: file.agentx_if_mib.unwrap_or(false),
+        notify,
     })
 }
 

@@ -37,6 +37,7 @@ fn initial_state(settings: &Settings, stored: &BTreeMap<String, String>) -> Syst
     st.contact = settings.sys_contact.clone();
     st.name = settings.sys_name.clone();
     st.location = settings.sys_location.clone();
+    st.enable_authen_traps = settings.notify.auth_traps;
     st.restore(stored);
     st
 }
@@ -71,6 +72,8 @@ pub fn run(settings: Settings, source: Box<dyn Source>) -> Result<()> {
     let current = Arc::new(ArcSwap::from_pointee(Published::new(Arc::new(
         fabric::empty_snapshot(&settings.source, 0),
     ))));
+    // Every published snapshot, for the notification layer's diffs.
+    let (snap_tx, snap_rx) = tokio::sync::watch::channel(Arc::clone(&current.load().snapshot));
     let publish: fabric::Publish = {
         let current = Arc::clone(&current);
         // The publisher owns IF-MIB's history from one snapshot to the next;
@@ -81,10 +84,11 @@ pub fn run(settings: Settings, source: Box<dyn Source>) -> Result<()> {
         });
         Arc::new(move |snap| {
             let published = match publisher.lock() {
-                Ok(mut p) => p.publish(snap),
-                Err(poisoned) => poisoned.into_inner().publish(snap),
+                Ok(mut p) => p.publish(Arc::clone(&snap)),
+                Err(poisoned) => poisoned.into_inner().publish(Arc::clone(&snap)),
             };
-            current.store(Arc::new(published))
+            current.store(Arc::new(published));
+            snap_tx.send_replace(snap);
         })
     };
     // The source thread sweeps at once; the agent answers after that first
@@ -148,6 +152,13 @@ pub fn run(settings: Settings, source: Box<dyn Source>) -> Result<()> {
         )
     });
     let udp = !config.listen.is_empty();
+    let traps = match runtime.block_on(start_traps(&settings, &system, &fabric, snap_rx)) {
+        Ok(t) => t,
+        Err(e) => {
+            fabric.stop();
+            return Err(e);
+        }
+    };
     // Bind first: a bad or busy address fails at once, not after a sweep.
     let agent = match runtime.block_on(Agent::bind(
         config,
@@ -161,6 +172,10 @@ pub fn run(settings: Settings, source: Box<dyn Source>) -> Result<()> {
             fabric.stop();
             return Err(e.into());
         }
+    };
+    let agent = match &traps {
+        Some(t) => agent.with_auth_failure_hook(t.auth_failure_hook(Arc::clone(&system))),
+        None => agent,
     };
     // The operator control socket (docs/usage.md), when configured;
     // removed again when `control` drops at the end of run().
@@ -176,6 +191,9 @@ pub fn run(settings: Settings, source: Box<dyn Source>) -> Result<()> {
     };
     // The sockets queue requests meanwhile.
     let _ = first_sweep.recv();
+    if let Some(t) = &traps {
+        t.cold_start();
+    }
     let result = runtime.block_on(async {
         let addrs = agent.local_addrs();
         if udp {
@@ -210,11 +228,40 @@ pub fn run(settings: Settings, source: Box<dyn Source>) -> Result<()> {
         }
         r
     });
+    if let Some(t) = &traps {
+        t.log_stats();
+    }
     // Any Set in flight was persisted before its response; nothing to flush.
     runtime.shutdown_timeout(std::time::Duration::from_secs(2));
     drop(control);
     fabric.stop();
     result
+}
+
+/// The notification layer (docs/notifications.md), None without sinks.
+async fn start_traps(
+    settings: &Settings,
+    system: &Arc<ArcSwap<SystemState>>,
+    fabric: &FabricThread,
+    snapshots: tokio::sync::watch::Receiver<Arc<ib::model::Snapshot>>,
+) -> Result<Option<crate::traps::Traps>> {
+    // SNMPv1's agent-addr: the first IPv4 listen address that names one.
+    let agent_addr = settings
+        .listen
+        .iter()
+        .find_map(|a| match a.ip() {
+            std::net::IpAddr::V4(v4) if !v4.is_unspecified() => Some(v4),
+            _ => None,
+        })
+        .unwrap_or(std::net::Ipv4Addr::UNSPECIFIED);
+    crate::traps::Traps::start(
+        &settings.notify,
+        agent_addr,
+        Arc::clone(system),
+        fabric.handle(),
+        snapshots,
+    )
+    .await
 }
 
 async fn shutdown_signal() -> Result<&'static str> {

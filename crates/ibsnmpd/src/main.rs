@@ -16,6 +16,7 @@ mod fabric;
 mod logging;
 mod sources;
 mod state;
+mod traps;
 
 use std::process::ExitCode;
 

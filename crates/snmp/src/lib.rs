@@ -8,7 +8,8 @@
 //!   the one generic table walker;
 //! - [`dispatch`]: Get/GetNext/GetBulk/Set processing over registered objects
 //!   (RFC 3416, with RFC 3584 mapping for v1);
-//! - [`agent`]: the UDP transport, community checks and snmp-group counters.
+//! - [`agent`]: the UDP transport, community checks and snmp-group counters;
+//! - [`notify`]: the notification originator (traps, informs).
 
 #![forbid(unsafe_code)]
 
@@ -19,6 +20,7 @@ pub mod dispatch;
 pub mod index;
 pub mod message;
 pub mod mib;
+pub mod notify;
 pub mod oid;
 pub mod pdu;
 pub mod table;
