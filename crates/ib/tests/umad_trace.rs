@@ -53,7 +53,7 @@ fn traces_equal_ibtracert_in_a_fat_tree() {
     let cas: Vec<u32> = (0..s.ports.len() as u32)
         .filter(|&p| {
             let port = s.port(p).unwrap();
-            !s.node(port.node).unwrap().switch.is_some() && port.info.lid.0 != 0
+            s.node(port.node).unwrap().switch.is_none() && port.info.lid.0 != 0
         })
         .collect();
     assert!(cas.len() >= 32, "{}", cas.len());
