@@ -138,7 +138,7 @@ pub fn run(settings: Settings, source: Box<dyn Source>) -> Result<()> {
     let dispatcher = Arc::new(dispatcher);
     let controller = controller as Arc<dyn snmp::agent::SetController<mibs::Change>>;
     let view = Arc::new(view);
-    let subagent = settings.agentx.clone().map(|master| {
+    let mut subagent = settings.agentx.clone().map(|master| {
         let view = Arc::clone(&view);
         let system = Arc::clone(&system);
         crate::agentx::subagent(
@@ -152,7 +152,10 @@ pub fn run(settings: Settings, source: Box<dyn Source>) -> Result<()> {
         )
     });
     let udp = !config.listen.is_empty();
-    let traps = match runtime.block_on(start_traps(&settings, &system, &fabric, snap_rx)) {
+    // In AgentX mode notifications also go out as Notify-PDUs, through the
+    // master's own sinks.
+    let forward = subagent.as_mut().map(|s| s.notification_channel(256));
+    let traps = match runtime.block_on(start_traps(&settings, &system, &fabric, snap_rx, forward)) {
         Ok(t) => t,
         Err(e) => {
             fabric.stop();
@@ -244,6 +247,7 @@ async fn start_traps(
     system: &Arc<ArcSwap<SystemState>>,
     fabric: &FabricThread,
     snapshots: tokio::sync::watch::Receiver<Arc<ib::model::Snapshot>>,
+    forward: Option<tokio::sync::mpsc::Sender<Vec<snmp::value::VarBind>>>,
 ) -> Result<Option<crate::traps::Traps>> {
     // SNMPv1's agent-addr: the first IPv4 listen address that names one.
     let agent_addr = settings
@@ -260,6 +264,7 @@ async fn start_traps(
         Arc::clone(system),
         fabric.handle(),
         snapshots,
+        forward,
     )
     .await
 }

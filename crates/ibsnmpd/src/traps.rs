@@ -268,8 +268,11 @@ impl Traps {
         system: Arc<ArcSwap<SystemState>>,
         fabric: FabricHandle,
         snapshots: watch::Receiver<Arc<Snapshot>>,
+        forward: Option<tokio::sync::mpsc::Sender<Vec<snmp::value::VarBind>>>,
     ) -> Result<Option<Traps>> {
-        if settings.sinks.is_empty() {
+        // AgentX mode forwards notifications to the master even without sinks
+        // of our own.
+        if settings.sinks.is_empty() && forward.is_none() {
             return Ok(None);
         }
         let mut sinks = Vec::new();
@@ -301,6 +304,7 @@ impl Traps {
             queue: settings.queue,
             agent_addr,
             storm: settings.storm,
+            forward,
             ..OriginatorConfig::default()
         };
         let up_system = Arc::clone(&system);

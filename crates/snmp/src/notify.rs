@@ -220,6 +220,10 @@ pub struct OriginatorConfig {
     pub storm: StormControl,
     /// Unacknowledged informs kept per sink; beyond, the oldest is dropped.
     pub max_pending_informs: usize,
+    /// Also hand every notification that passes storm control, as SNMPv2
+    /// varbinds (sysUpTime.0, snmpTrapOID.0, objects), to another transport:
+    /// the AgentX session's Notify-PDUs, which the master sends to its sinks.
+    pub forward: Option<tokio::sync::mpsc::Sender<Vec<VarBind>>>,
 }
 
 impl Default for OriginatorConfig {
@@ -230,6 +234,7 @@ impl Default for OriginatorConfig {
             agent_addr: Ipv4Addr::UNSPECIFIED,
             storm: StormControl::default(),
             max_pending_informs: 256,
+            forward: None,
         }
     }
 }
@@ -508,6 +513,13 @@ impl Task {
         }
         let up = (self.up_time)();
         debug!(trap = %n.trap_oid, sinks = self.config.sinks.len(), "notification");
+        if let Some(tx) = &self.config.forward {
+            if tx.try_send(n.v2_varbinds(up)).is_ok() {
+                inc(&self.stats.traps_sent);
+            } else {
+                inc(&self.stats.send_errors);
+            }
+        }
         for i in 0..self.config.sinks.len() {
             let Some(sink) = self.config.sinks.get(i).cloned() else {
                 continue;
