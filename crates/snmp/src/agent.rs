@@ -150,8 +150,25 @@ pub type ApplyFuture = Pin<Box<dyn Future<Output = Result<(), ApplyError>> + Sen
 
 /// The application's one control path for Sets (phase 2): apply all changes
 /// of one request atomically, undoing on failure.
+///
+/// Both transports drive it: the UDP agent calls `apply` after phase 1 of a
+/// SetRequest; the AgentX session calls `apply` on CommitSet and `undo_last`
+/// on an UndoSet that follows a successful commit (another subagent's commit
+/// failed).
 pub trait SetController<K>: Send + Sync {
     fn apply(&self, changes: Vec<K>) -> ApplyFuture;
+
+    /// Takes back the last successful `apply`, if nothing was applied since and
+    /// everything it did can be taken back; otherwise undoFailed.
+    fn undo_last(&self) -> ApplyFuture {
+        Box::pin(async {
+            Err(ApplyError {
+                index: 0,
+                kind: ApplyErrorKind::UndoFailed,
+                reason: "this control path cannot undo".into(),
+            })
+        })
+    }
 }
 
 impl<K, F, Fut> SetController<K> for F
