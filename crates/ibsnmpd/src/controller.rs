@@ -148,7 +148,7 @@ impl Inner {
                 *stored = new_kv;
             }
         }
-        let undo = (!reached_fabric).then(|| Undo {
+        let undo = (!reached_fabric).then_some(Undo {
             system: old,
             kv: old_kv,
         });
