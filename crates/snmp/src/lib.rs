@@ -21,5 +21,6 @@ pub mod message;
 pub mod mib;
 pub mod oid;
 pub mod pdu;
+pub mod usm;
 pub mod table;
 pub mod value;
