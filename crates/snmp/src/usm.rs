@@ -6,6 +6,10 @@
 
 pub mod auth;
 pub mod privacy;
+pub mod process;
 
 pub use auth::AuthProtocol;
 pub use privacy::PrivProtocol;
+pub use process::{
+    mib_objects, Engine, Incoming, ReplyContext, SecurityLevel, User, UserAccess, UserConfig, Usm,
+};

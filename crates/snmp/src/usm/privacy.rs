@@ -126,7 +126,7 @@ impl PrivProtocol {
         let params: [u8; 8] = params.try_into().map_err(|_| DecryptError)?;
         match self {
             PrivProtocol::Des => {
-                if cipher.len() % 8 != 0 || key.len() < 16 {
+                if !cipher.len().is_multiple_of(8) || key.len() < 16 {
                     return Err(DecryptError);
                 }
                 let iv = des_iv(key, &params);
@@ -145,7 +145,12 @@ impl PrivProtocol {
                 }
                 let iv = aes_iv(boots, time, &params);
                 let mut buf = cipher.to_vec();
-                aes_cfb(key.get(..self.key_len()).ok_or(DecryptError)?, &iv, &mut buf, false);
+                aes_cfb(
+                    key.get(..self.key_len()).ok_or(DecryptError)?,
+                    &iv,
+                    &mut buf,
+                    false,
+                );
                 Ok(buf)
             }
         }
@@ -215,7 +220,9 @@ mod tests {
                 assert_eq!(PrivProtocol::parse(p.name()), Some(p));
             }
         }
-        assert!(PrivProtocol::Des.decrypt(&[0; 16], 0, 0, &[0; 8], &[0; 7]).is_err());
+        assert!(PrivProtocol::Des
+            .decrypt(&[0; 16], 0, 0, &[0; 8], &[0; 7])
+            .is_err());
     }
 
     /// Extension: the first 20 octets of a SHA-1 AES-256 key are the plain
