@@ -92,7 +92,7 @@ impl Engine {
 }
 
 /// A user as configured: protocols and passwords (localized in [`Usm::new`]).
-#[derive(Clone)]
+#[derive(Clone, PartialEq)]
 pub struct UserConfig {
     pub name: String,
     pub auth: Option<(AuthProtocol, String)>,
