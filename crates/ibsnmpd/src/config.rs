@@ -464,7 +464,7 @@ fn parse_engine_id(h: &str) -> Result<Vec<u8>, String> {
         .chars()
         .filter(|c| *c != ':')
         .collect();
-    if h.len() % 2 != 0 {
+    if !h.len().is_multiple_of(2) {
         return Err("expected an even number of hex digits".into());
     }
     let bytes = (0..h.len())
