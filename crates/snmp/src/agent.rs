@@ -563,23 +563,39 @@ impl<V, K> Inner<V, K> {
         };
         let mut outcome = self.dispatcher.process(view, Version::V2c, &req, budget);
         if let Outcome::Response(Pdu::Response(b)) = &mut outcome {
-            for vb in &mut b.varbinds {
-                if !inside(&vb.oid) {
-                    vb.value = if walk {
-                        Value::EndOfMibView
-                    } else {
-                        Value::NoSuchObject
-                    };
+            // RFC 3416 4.2.2/4.2.3: an endOfMibView names what was asked for:
+            // the request's varbind, or the same column's previous row.
+            let asked = pdu.varbinds();
+            let (n, r) = match pdu {
+                Pdu::GetBulkRequest(q) => {
+                    let n = usize::try_from(q.non_repeaters.max(0))
+                        .unwrap_or(0)
+                        .min(asked.len());
+                    (n, asked.len() - n)
                 }
-            }
-            if let (true, Pdu::GetBulkRequest(_)) = (walk, pdu) {
-                // Nothing useful after the walk has left the tree.
-                if let Some(p) = b
-                    .varbinds
-                    .iter()
-                    .position(|vb| vb.value == Value::EndOfMibView)
-                {
-                    b.varbinds.truncate(p + 1);
+                _ => (asked.len(), 0),
+            };
+            for p in 0..b.varbinds.len() {
+                let inside_p = b.varbinds.get(p).is_some_and(|vb| inside(&vb.oid));
+                if inside_p {
+                    continue;
+                }
+                let name = if p < n || r == 0 {
+                    asked.get(p).map(|vb| vb.oid.clone())
+                } else if p >= n + r {
+                    b.varbinds.get(p - r).map(|vb| vb.oid.clone())
+                } else {
+                    asked.get(p).map(|vb| vb.oid.clone())
+                };
+                if let Some(vb) = b.varbinds.get_mut(p) {
+                    if walk {
+                        if let Some(name) = name {
+                            vb.oid = name;
+                        }
+                        vb.value = Value::EndOfMibView;
+                    } else {
+                        vb.value = Value::NoSuchObject;
+                    }
                 }
             }
         }
