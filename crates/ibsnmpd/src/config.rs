@@ -76,6 +76,14 @@ pub struct Settings {
     pub agentx_if_index_offset: u32,
     /// Notification sinks, storm control and thresholds (docs/notifications.md).
     pub notify: crate::traps::NotifySettings,
+    /// snmpEngineID from the file (`engine_id`, hex); None: generated once
+    /// and kept in the state directory.
+    pub engine_id: Option<Vec<u8>>,
+    /// SNMPv3 USM users with their access (`[[user]]`, `[[rouser]]`,
+    /// `[[rwuser]]`); passwords are localized when the agent starts.
+    pub users: Vec<snmp::usm::UserConfig>,
+    /// Problems worth a warning once logging is up (e.g. file mode).
+    pub warnings: Vec<String>,
 }
 
 /// The file as written. Unknown keys are errors (a typo must not be ignored).
@@ -110,6 +118,31 @@ struct FileConfig {
     notification_queue: Option<usize>,
     link_integrity_threshold: Option<u64>,
     buffer_overrun_threshold: Option<u64>,
+    engine_id: Option<String>,
+    user: Option<Vec<UserEntry>>,
+    rouser: Option<Vec<UserAccessEntry>>,
+    rwuser: Option<Vec<UserAccessEntry>>,
+}
+
+/// `[[user]]`: snmpd's `createUser NAME AUTH AUTHPASS PRIV PRIVPASS`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct UserEntry {
+    name: String,
+    auth: Option<String>,
+    auth_pass: Option<String>,
+    #[serde(rename = "priv")]
+    privacy: Option<String>,
+    priv_pass: Option<String>,
+}
+
+/// `[[rouser]]` / `[[rwuser]]`: snmpd's `rouser USER LEVEL [OID]`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct UserAccessEntry {
+    user: String,
+    level: Option<String>,
+    oid: Option<String>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -138,7 +171,118 @@ pub fn load(args: &RunArgs) -> Result<Settings, ConfigError> {
         .as_ref()
         .map(|p| p.display().to_string())
         .unwrap_or_default();
-    merge(file, &origin, args)
+    let has_secrets = file.user.as_ref().is_some_and(|u| !u.is_empty());
+    let mut settings = merge(file, &origin, args)?;
+    if let (true, Some(path)) = (has_secrets, &args.config) {
+        use std::os::unix::fs::PermissionsExt;
+        if let Ok(m) = std::fs::metadata(path) {
+            let mode = m.permissions().mode() & 0o777;
+            if mode & 0o077 != 0 {
+                settings.warnings.push(format!(
+                    "{}: holds SNMPv3 passwords but has mode {mode:04o}; make it 0600 (chmod 600)",
+                    path.display()
+                ));
+            }
+        }
+    }
+    Ok(settings)
+}
+
+/// `[[user]]`, `[[rouser]]`, `[[rwuser]]` into USM users with access.
+fn usm_users(
+    users: Vec<UserEntry>,
+    ro: Vec<UserAccessEntry>,
+    rw: Vec<UserAccessEntry>,
+    in_file: &dyn Fn(&str, String) -> ConfigError,
+) -> Result<Vec<snmp::usm::UserConfig>, ConfigError> {
+    use snmp::usm::{AuthProtocol, PrivProtocol, SecurityLevel, UserAccess, UserConfig};
+    let mut out: Vec<UserConfig> = Vec::new();
+    for u in users {
+        if u.name.is_empty() || u.name.len() > 32 {
+            return Err(in_file(
+                "user",
+                format!("name {:?}: 1 to 32 octets", u.name),
+            ));
+        }
+        if out.iter().any(|x| x.name == u.name) {
+            return Err(in_file("user", format!("{:?} defined twice", u.name)));
+        }
+        let who = |m: &str| in_file("user", format!("{:?}: {m}", u.name));
+        let auth = match (u.auth, u.auth_pass) {
+            (Some(a), Some(p)) => {
+                let proto = AuthProtocol::parse(&a).ok_or_else(|| {
+                    who(&format!(
+                        "auth {a:?}: expected MD5, SHA, SHA-224, SHA-256, SHA-384 or SHA-512"
+                    ))
+                })?;
+                if p.len() < 8 {
+                    return Err(who(
+                        "auth_pass: at least 8 characters (as net-snmp requires)",
+                    ));
+                }
+                Some((proto, p))
+            }
+            (None, None) => None,
+            _ => return Err(who("auth and auth_pass go together")),
+        };
+        let privacy = match (u.privacy, u.priv_pass) {
+            (Some(x), Some(p)) => {
+                let proto = PrivProtocol::parse(&x).ok_or_else(|| {
+                    who(&format!("priv {x:?}: expected DES, AES, AES192 or AES256"))
+                })?;
+                if auth.is_none() {
+                    return Err(who("priv needs auth"));
+                }
+                if p.len() < 8 {
+                    return Err(who(
+                        "priv_pass: at least 8 characters (as net-snmp requires)",
+                    ));
+                }
+                Some((proto, p))
+            }
+            (None, None) => None,
+            _ => return Err(who("priv and priv_pass go together")),
+        };
+        out.push(UserConfig {
+            name: u.name,
+            auth,
+            privacy,
+            access: None,
+        });
+    }
+    for (key, list, write) in [("rouser", ro, false), ("rwuser", rw, true)] {
+        for a in list {
+            let Some(u) = out.iter_mut().find(|u| u.name == a.user) else {
+                return Err(in_file(key, format!("{:?} is not a [[user]]", a.user)));
+            };
+            let min_level = match a.level.as_deref() {
+                None => SecurityLevel::AuthNoPriv,
+                Some(l) => SecurityLevel::parse(l).ok_or_else(|| {
+                    in_file(key, format!("level {l:?}: expected noauth, auth or priv"))
+                })?,
+            };
+            let subtree = match a.oid.as_deref() {
+                None => None,
+                Some(o) => Some(
+                    o.trim_start_matches('.')
+                        .split('.')
+                        .map(|x| x.parse::<u32>())
+                        .collect::<Result<Vec<u32>, _>>()
+                        .map(snmp::oid::Oid::new)
+                        .map_err(|_| in_file(key, format!("oid {o:?}: expected dotted numbers")))?,
+                ),
+            };
+            if u.access.is_some() {
+                return Err(in_file(key, format!("{:?} has access twice", a.user)));
+            }
+            u.access = Some(UserAccess {
+                write,
+                min_level,
+                subtree,
+            });
+        }
+    }
+    Ok(out)
 }
 
 fn read_file(path: &Path) -> Result<FileConfig, ConfigError> {
@@ -286,6 +430,17 @@ fn merge(mut file: FileConfig, origin: &str, args: &RunArgs) -> Result<Settings,
         return Err(ConfigError("source: empty source spec".into()));
     }
 
+    let engine_id = match file.engine_id.as_deref() {
+        None => None,
+        Some(h) => Some(parse_engine_id(h).map_err(|m| in_file("engine_id", m))?),
+    };
+    let users = usm_users(
+        file.user.unwrap_or_default(),
+        file.rouser.unwrap_or_default(),
+        file.rwuser.unwrap_or_default(),
+        &in_file,
+    )?;
+
     let sys_name = file.sysname.unwrap_or_else(hostname);
     let sys_contact = file.syscontact.unwrap_or_default();
     let sys_location = file.syslocation.unwrap_or_default();
@@ -325,7 +480,32 @@ fn merge(mut file: FileConfig, origin: &str, args: &RunArgs) -> Result<Settings,
         agentx,
         agentx_if_mib: file.agentx_if_mib.unwrap_or(false),
         notify,
+        engine_id,
+        users,
+        warnings: Vec::new(),
     })
+}
+
+/// An snmpEngineID in hex (`0x` and `:` allowed), 5 to 32 octets (RFC 3411).
+fn parse_engine_id(h: &str) -> Result<Vec<u8>, String> {
+    let h: String = h
+        .trim()
+        .trim_start_matches("0x")
+        .chars()
+        .filter(|c| *c != ':')
+        .collect();
+    if !h.len().is_multiple_of(2) {
+        return Err("expected an even number of hex digits".into());
+    }
+    let bytes = (0..h.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(h.get(i..i + 2).unwrap_or("zz"), 16))
+        .collect::<Result<Vec<u8>, _>>()
+        .map_err(|_| "expected hex digits".to_string())?;
+    if !(5..=32).contains(&bytes.len()) {
+        return Err("must be 5 to 32 octets".into());
+    }
+    Ok(bytes)
 }
 
 fn seconds(secs: f64) -> Result<Duration, String> {

@@ -10,7 +10,7 @@ use mibs::{Published, Publisher, SystemState, View};
 use snmp::agent::{Agent, AgentConfig, Community as AgentCommunity, CommunityAccess, SnmpStats};
 use snmp::dispatch::Dispatcher;
 use snmp::oid::Oid;
-use tracing::info;
+use tracing::{info, warn};
 
 use crate::config::{Access, Settings};
 use crate::controller::Controller;
@@ -50,6 +50,17 @@ pub fn run(settings: Settings, source: Box<dyn Source>) -> Result<()> {
         info!(path = %store.path().display(), values = stored.len(), "loaded persisted state");
     }
     let mut system = initial_state(&settings, &stored);
+    for w in &settings.warnings {
+        warn!("{w}");
+    }
+    // snmpEngineBoots is counted (durably) before the first answer.
+    let (engine_id, boots) =
+        crate::engine_state::start(&settings.state_dir, settings.engine_id.clone())?;
+    let usm = Arc::new(
+        snmp::usm::Usm::new(snmp::usm::Engine::new(engine_id, boots), &settings.users)
+            .context("SNMPv3 users")?,
+    );
+    info!(boots, users = settings.users.len(), "SNMPv3 engine ready");
 
     let mut dispatcher: Dispatcher<View, mibs::Change> = Dispatcher::new();
     dispatcher.set_max_repetitions(settings.max_repetitions);
@@ -64,6 +75,9 @@ pub fn run(settings: Settings, source: Box<dyn Source>) -> Result<()> {
             .with_context(|| format!("registering {}", m.name))?;
         or_entries.extend(m.or_entry);
     }
+    dispatcher
+        .register_all(snmp::usm::mib_objects(&usm))
+        .context("registering usmStats and snmpEngine")?;
     system.set_or_table(or_entries);
     let system = Arc::new(ArcSwap::from_pointee(system));
 
@@ -170,7 +184,7 @@ pub fn run(settings: Settings, source: Box<dyn Source>) -> Result<()> {
         controller,
         Arc::clone(&stats),
     )) {
-        Ok(a) => a,
+        Ok(a) => a.with_usm(usm),
         Err(e) => {
             fabric.stop();
             return Err(e.into());

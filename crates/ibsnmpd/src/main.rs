@@ -12,6 +12,7 @@ mod config;
 mod controller;
 mod ctl;
 mod daemon;
+mod engine_state;
 mod fabric;
 mod logging;
 mod sources;

@@ -414,7 +414,10 @@ fn expected_if_counters(p: &Json, i: &str) -> Vec<(String, u64)> {
     // Unicast counters where the PMA has them (else every packet, 2.4).
     let unicast = p["counters"]["totals"]["unicast_counters"].as_bool() == Some(true);
     let (rcv_ucast, xmit_ucast) = if unicast {
-        (t(p, "port_unicast_rcv_pkts"), t(p, "port_unicast_xmit_pkts"))
+        (
+            t(p, "port_unicast_rcv_pkts"),
+            t(p, "port_unicast_xmit_pkts"),
+        )
     } else {
         (t(p, "port_rcv_pkts"), t(p, "port_xmit_pkts"))
     };
