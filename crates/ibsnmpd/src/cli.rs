@@ -68,6 +68,16 @@ pub struct RunArgs {
     /// the simulated fabric, sweeps on demand; see `ibsnmpd ctl`). Mode 0600.
     #[arg(long = "control-socket", value_name = "PATH")]
     pub control_socket: Option<PathBuf>,
+
+    /// Serve Prometheus metrics (HTTP GET /metrics) on ADDR:PORT (default
+    /// off; see docs/metrics.md).
+    #[arg(long = "metrics", value_name = "ADDR:PORT")]
+    pub metrics: Option<String>,
+
+    /// infiniband-diags node-name-map (`0xGUID "name"` lines): names that
+    /// replace node descriptions everywhere; reloaded on SIGHUP.
+    #[arg(long = "node-name-map", value_name = "FILE")]
+    pub node_name_map: Option<PathBuf>,
 }
 
 #[derive(Debug, Subcommand)]
@@ -117,7 +127,7 @@ pub struct DumpArgs {
 pub enum DumpFormat {
     /// What `ibnetdiscover` prints.
     Ibnetdiscover,
-    /// The snapshot as JSON (schema in docs/usage.md).
+    /// The snapshot as JSON (schema in docs/dump-json.md).
     Json,
 }
 

@@ -67,6 +67,12 @@ pub struct Settings {
     pub sys_location: String,
     /// Operator control socket (`--control-socket`), none by default.
     pub control_socket: Option<PathBuf>,
+    /// Prometheus endpoint (`--metrics`), off by default.
+    pub metrics_listen: Option<SocketAddr>,
+    /// infiniband-diags node-name-map (`--node-name-map`).
+    pub node_name_map: Option<PathBuf>,
+    /// The umad source's options (`[umad]`).
+    pub umad: ib::source::umad::UmadOptions,
 }
 
 /// The file as written. Unknown keys are errors (a typo must not be ignored).
@@ -87,6 +93,9 @@ struct FileConfig {
     max_repetitions: Option<u32>,
     log_level: Option<String>,
     control_socket: Option<PathBuf>,
+    metrics_listen: Option<String>,
+    node_name_map: Option<PathBuf>,
+    umad: Option<crate::umad_config::UmadSection>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -233,6 +242,14 @@ fn merge(file: FileConfig, origin: &str, args: &RunArgs) -> Result<Settings, Con
         return Err(ConfigError("source: empty source spec".into()));
     }
 
+    let (metrics_listen, node_name_map, umad) = merge_ops(
+        file.metrics_listen,
+        file.node_name_map,
+        file.umad,
+        origin,
+        args,
+    )?;
+
     let sys_name = file.sysname.unwrap_or_else(hostname);
     let sys_contact = file.syscontact.unwrap_or_default();
     let sys_location = file.syslocation.unwrap_or_default();
@@ -263,7 +280,45 @@ fn merge(file: FileConfig, origin: &str, args: &RunArgs) -> Result<Settings, Con
         sys_name,
         sys_location,
         control_socket: args.control_socket.clone().or(file.control_socket),
+        metrics_listen,
+        node_name_map,
+        umad,
     })
+}
+
+type OpsSettings = (
+    Option<SocketAddr>,
+    Option<PathBuf>,
+    ib::source::umad::UmadOptions,
+);
+
+/// The operations keys: metrics endpoint, node-name-map, `[umad]`.
+fn merge_ops(
+    metrics: Option<String>,
+    node_name_map: Option<PathBuf>,
+    umad: Option<crate::umad_config::UmadSection>,
+    origin: &str,
+    args: &RunArgs,
+) -> Result<OpsSettings, ConfigError> {
+    let metrics_listen = match (&args.metrics, metrics) {
+        (Some(a), _) => {
+            Some(parse_listen(a).map_err(|m| ConfigError(format!("--metrics {a:?}: {m}")))?)
+        }
+        (None, Some(a)) => Some(
+            parse_listen(&a)
+                .map_err(|m| ConfigError(format!("{origin}: metrics_listen {a:?}: {m}")))?,
+        ),
+        (None, None) => None,
+    };
+    let umad = umad
+        .unwrap_or_default()
+        .options()
+        .map_err(|m| ConfigError(format!("{origin}: [umad] {m}")))?;
+    Ok((
+        metrics_listen,
+        args.node_name_map.clone().or(node_name_map),
+        umad,
+    ))
 }
 
 fn seconds(secs: f64) -> Result<Duration, String> {
@@ -442,6 +497,27 @@ source = "127.0.0.1"
         .unwrap();
         let e = merge(f, "c.toml", &args()).unwrap_err();
         assert!(e.0.contains("nope"), "{e}");
+    }
+
+    /// The example in docs/config.md and packaging/ibsnmpd.toml load as written.
+    #[test]
+    fn shipped_examples_load() {
+        let doc = include_str!("../../../docs/config.md");
+        let start = doc.find("```toml\n").expect("toml block") + 8;
+        let len = doc[start..].find("```").expect("block end");
+        let f = parse_file(&doc[start..start + len], "docs/config.md").unwrap();
+        let s = merge(f, "docs/config.md", &args()).unwrap();
+        assert_eq!(s.communities.len(), 3);
+        assert_eq!(
+            s.control_socket.as_deref(),
+            Some(Path::new("/run/ibsnmpd/ctl.sock"))
+        );
+        assert!(s.metrics_listen.is_some() && s.node_name_map.is_some());
+        assert_eq!(s.umad, ib::source::umad::UmadOptions::default());
+
+        let pkg = include_str!("../../../packaging/ibsnmpd.toml");
+        let f = parse_file(pkg, "packaging/ibsnmpd.toml").unwrap();
+        merge(f, "packaging/ibsnmpd.toml", &args()).unwrap();
     }
 
     #[test]

@@ -10,7 +10,7 @@ use mibs::{Published, Publisher, SystemState, View};
 use snmp::agent::{Agent, AgentConfig, Community as AgentCommunity, CommunityAccess, SnmpStats};
 use snmp::dispatch::Dispatcher;
 use snmp::oid::Oid;
-use tracing::info;
+use tracing::{info, warn};
 
 use crate::config::{Access, Settings};
 use crate::controller::Controller;
@@ -41,10 +41,33 @@ fn initial_state(settings: &Settings, stored: &BTreeMap<String, String>) -> Syst
     st
 }
 
+/// The state directory. An agent with no write community never persists, so
+/// a directory it cannot create is no reason to stop it: said once, then run.
+fn open_state(settings: &Settings) -> Result<(StateStore, BTreeMap<String, String>)> {
+    match StateStore::open(&settings.state_dir) {
+        Ok(s) => {
+            let stored = s.load()?;
+            Ok((s, stored))
+        }
+        Err(e)
+            if !settings
+                .communities
+                .iter()
+                .any(|c| c.access == Access::ReadWrite) =>
+        {
+            warn!(
+                error = %format!("{e:#}"),
+                "no writable state directory; running read-only without persisted state"
+            );
+            Ok((StateStore::unwritable(&settings.state_dir), BTreeMap::new()))
+        }
+        Err(e) => Err(e),
+    }
+}
+
 /// Runs the agent until a termination signal.
 pub fn run(settings: Settings, source: Box<dyn Source>) -> Result<()> {
-    let store = StateStore::open(&settings.state_dir)?;
-    let stored = store.load()?;
+    let (store, stored) = open_state(&settings)?;
     if !stored.is_empty() {
         info!(path = %store.path().display(), values = stored.len(), "loaded persisted state");
     }
@@ -80,10 +103,11 @@ pub fn run(settings: Settings, source: Box<dyn Source>) -> Result<()> {
             current.store(Arc::new(published))
         })
     };
-    // The source thread sweeps at once; the agent answers after that first
-    // sweep, so the first walk sees the fabric.
-    let (fabric, first_sweep) = FabricThread::start(source, publish, settings.sweep_interval)
-        .context("cannot start the source thread")?;
+    // The source thread waits for the sockets (bound below, so a busy port
+    // fails at once); the agent answers after the first sweep.
+    let (mut fabric, first_sweep) =
+        FabricThread::start_paused(source, publish, settings.sweep_interval)
+            .context("cannot start the source thread")?;
 
     let stats = SnmpStats::new();
     let controller = Arc::new(Controller::new(
@@ -150,7 +174,8 @@ pub fn run(settings: Settings, source: Box<dyn Source>) -> Result<()> {
         }
         c => c.and_then(Result::ok),
     };
-    // The sockets queue requests meanwhile.
+    // Sockets bound: sweep. The sockets queue requests meanwhile.
+    fabric.begin();
     let _ = first_sweep.recv();
     let result = runtime.block_on(async {
         let addrs = agent.local_addrs();

@@ -151,17 +151,34 @@ impl FabricHandle {
 pub struct FabricThread {
     handle: FabricHandle,
     join: Option<JoinHandle<()>>,
+    /// Held until [`FabricThread::begin`]; dropping it unswept ends the thread.
+    begin: Option<mpsc::Sender<()>>,
 }
 
 impl FabricThread {
     /// Starts sweeping `source`: once at once, then every `interval`,
     /// publishing each snapshot. The receiver gets a message when the first
     /// sweep is over (published or failed).
+    #[cfg(test)]
     pub fn start(
+        source: Box<dyn Source>,
+        publish: Publish,
+        interval: Duration,
+    ) -> std::io::Result<(Self, mpsc::Receiver<()>)> {
+        let (mut t, first) = Self::start_paused(source, publish, interval)?;
+        t.begin();
+        Ok((t, first))
+    }
+
+    /// Like [`FabricThread::start`], but the first sweep waits for
+    /// [`FabricThread::begin`]: the daemon binds its sockets first, so a busy
+    /// port fails at once instead of after a long sweep.
+    pub fn start_paused(
         mut source: Box<dyn Source>,
         publish: Publish,
         interval: Duration,
     ) -> std::io::Result<(Self, mpsc::Receiver<()>)> {
+        let (begin_tx, begin_rx) = mpsc::channel::<()>();
         let (tx, rx) = mpsc::channel::<Msg>();
         let (first_tx, first_rx) = mpsc::channel::<()>();
         let latest = Arc::new(ArcSwap::from_pointee(empty_snapshot("", 0)));
@@ -175,6 +192,9 @@ impl FabricThread {
         let join = std::thread::Builder::new()
             .name("ibsnmpd-source".into())
             .spawn(move || {
+                if begin_rx.recv().is_err() {
+                    return; // stopped before the first sweep
+                }
                 sweeper.sweep(source.as_mut());
                 let _ = first_tx.send(());
                 let mut next = Instant::now() + interval;
@@ -229,6 +249,7 @@ impl FabricThread {
             FabricThread {
                 handle: FabricHandle { tx, latest, events },
                 join: Some(join),
+                begin: Some(begin_tx),
             },
             first_rx,
         ))
@@ -236,6 +257,13 @@ impl FabricThread {
 
     pub fn handle(&self) -> FabricHandle {
         self.handle.clone()
+    }
+
+    /// Lets a paused thread take its first sweep.
+    pub fn begin(&mut self) {
+        if let Some(b) = self.begin.take() {
+            let _ = b.send(());
+        }
     }
 
     /// Fabric events from now on (see [`FabricHandle::subscribe`]).
@@ -246,6 +274,7 @@ impl FabricThread {
 
     /// Stops the thread after its current sweep or operation.
     pub fn stop(mut self) {
+        self.begin = None;
         let _ = self.handle.tx.send(Msg::Stop);
         if let Some(j) = self.join.take() {
             let _ = j.join();

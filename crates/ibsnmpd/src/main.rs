@@ -15,6 +15,7 @@ mod fabric;
 mod logging;
 mod sources;
 mod state;
+mod umad_config;
 
 use std::process::ExitCode;
 
