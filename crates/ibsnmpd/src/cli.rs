@@ -121,6 +121,10 @@ pub struct DumpArgs {
     /// Log filter for the sweep's messages (stderr).
     #[arg(long = "log-level", value_name = "L", default_value = "warn")]
     pub log_level: String,
+
+    /// infiniband-diags node-name-map: names replace node descriptions.
+    #[arg(long = "node-name-map", value_name = "FILE")]
+    pub node_name_map: Option<PathBuf>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

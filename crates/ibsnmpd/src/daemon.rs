@@ -12,9 +12,10 @@ use snmp::dispatch::Dispatcher;
 use snmp::oid::Oid;
 use tracing::{info, warn};
 
-use crate::config::{Access, Settings};
+use crate::config::{Access, ConfigError, Settings};
 use crate::controller::Controller;
 use crate::fabric::{self, FabricThread};
+use crate::nodemap::{NodeNameMap, SharedNodeNameMap};
 use crate::state::StateStore;
 
 /// sysDescr: what, which version, on which platform.
@@ -65,6 +66,20 @@ fn open_state(settings: &Settings) -> Result<(StateStore, BTreeMap<String, Strin
     }
 }
 
+/// The node-name-map of the settings (empty without one); a bad map at
+/// startup is a configuration error.
+fn load_node_name_map(settings: &Settings) -> Result<SharedNodeNameMap> {
+    let map = match &settings.node_name_map {
+        Some(p) => {
+            let m = NodeNameMap::load(p).map_err(ConfigError)?;
+            info!(path = %p.display(), names = m.len(), "node-name-map loaded");
+            m
+        }
+        None => NodeNameMap::default(),
+    };
+    Ok(Arc::new(ArcSwap::from_pointee(map)))
+}
+
 /// Runs the agent until a termination signal.
 pub fn run(settings: Settings, source: Box<dyn Source>) -> Result<()> {
     let (store, stored) = open_state(&settings)?;
@@ -105,9 +120,14 @@ pub fn run(settings: Settings, source: Box<dyn Source>) -> Result<()> {
     };
     // The source thread waits for the sockets (bound below, so a busy port
     // fails at once); the agent answers after the first sweep.
-    let (mut fabric, first_sweep) =
-        FabricThread::start_paused(source, publish, settings.sweep_interval)
-            .context("cannot start the source thread")?;
+    let names = load_node_name_map(&settings)?;
+    let (mut fabric, first_sweep) = FabricThread::start_paused(
+        source,
+        publish,
+        settings.sweep_interval,
+        Some(Arc::clone(&names)),
+    )
+    .context("cannot start the source thread")?;
 
     let stats = SnmpStats::new();
     let controller = Arc::new(Controller::new(
@@ -139,6 +159,7 @@ pub fn run(settings: Settings, source: Box<dyn Source>) -> Result<()> {
         .thread_name("ibsnmpd-agent")
         .build()
         .context("cannot start the async runtime")?;
+    let metrics_current = Arc::clone(&current);
     let view_stats = Arc::clone(&stats);
     let view_system = Arc::clone(&system);
     let view = move || {
@@ -174,6 +195,19 @@ pub fn run(settings: Settings, source: Box<dyn Source>) -> Result<()> {
         }
         c => c.and_then(Result::ok),
     };
+    let agent_counters = Arc::new(crate::metrics::AgentCounters::default());
+    if let Some(addr) = settings.metrics_listen {
+        let sources = crate::metrics::Sources {
+            snapshot: Box::new(move || Arc::clone(&metrics_current.load().snapshot)),
+            snmp: Arc::clone(&stats),
+            agent: Arc::clone(&agent_counters),
+            started: std::time::Instant::now(),
+        };
+        if let Err(e) = start_metrics(&runtime, addr, sources) {
+            fabric.stop();
+            return Err(e);
+        }
+    }
     // Sockets bound: sweep. The sockets queue requests meanwhile.
     fabric.begin();
     let _ = first_sweep.recv();
@@ -194,6 +228,24 @@ pub fn run(settings: Settings, source: Box<dyn Source>) -> Result<()> {
     drop(control);
     fabric.stop();
     result
+}
+
+/// Binds the metrics endpoint now (a busy port fails before any sweep) and
+/// serves it on the runtime.
+fn start_metrics(
+    runtime: &tokio::runtime::Runtime,
+    addr: std::net::SocketAddr,
+    sources: crate::metrics::Sources,
+) -> Result<()> {
+    let std_listener = std::net::TcpListener::bind(addr)
+        .with_context(|| format!("cannot bind metrics TCP {addr}"))?;
+    std_listener.set_nonblocking(true)?;
+    let local = std_listener.local_addr()?;
+    let _rt = runtime.enter();
+    let listener = tokio::net::TcpListener::from_std(std_listener)?;
+    runtime.spawn(crate::metrics::serve(listener, Arc::new(sources)));
+    info!(addr = %local, "metrics endpoint listening (GET /metrics)");
+    Ok(())
 }
 
 async fn shutdown_signal() -> Result<&'static str> {

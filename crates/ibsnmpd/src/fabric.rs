@@ -165,7 +165,7 @@ impl FabricThread {
         publish: Publish,
         interval: Duration,
     ) -> std::io::Result<(Self, mpsc::Receiver<()>)> {
-        let (mut t, first) = Self::start_paused(source, publish, interval)?;
+        let (mut t, first) = Self::start_paused(source, publish, interval, None)?;
         t.begin();
         Ok((t, first))
     }
@@ -173,10 +173,13 @@ impl FabricThread {
     /// Like [`FabricThread::start`], but the first sweep waits for
     /// [`FabricThread::begin`]: the daemon binds its sockets first, so a busy
     /// port fails at once instead of after a long sweep.
+    /// `names` (the node-name-map) renames nodes in each snapshot before it
+    /// is published or compared.
     pub fn start_paused(
         mut source: Box<dyn Source>,
         publish: Publish,
         interval: Duration,
+        names: Option<crate::nodemap::SharedNodeNameMap>,
     ) -> std::io::Result<(Self, mpsc::Receiver<()>)> {
         let (begin_tx, begin_rx) = mpsc::channel::<()>();
         let (tx, rx) = mpsc::channel::<Msg>();
@@ -188,6 +191,7 @@ impl FabricThread {
             latest: Arc::clone(&latest),
             events: Arc::clone(&events),
             have_prev: false,
+            names,
         };
         let join = std::thread::Builder::new()
             .name("ibsnmpd-source".into())
@@ -291,6 +295,8 @@ struct Sweeper {
     /// Whether `latest` holds a swept snapshot (the first sweep has nothing
     /// to compare against: the fabric as found is not a change).
     have_prev: bool,
+    /// The node-name-map in force (swapped on SIGHUP).
+    names: Option<crate::nodemap::SharedNodeNameMap>,
 }
 
 impl Sweeper {
@@ -299,7 +305,12 @@ impl Sweeper {
     fn sweep(&mut self, source: &mut dyn Source) -> bool {
         let t = Instant::now();
         let snap = match source.sweep() {
-            Ok(snap) => Arc::new(snap),
+            Ok(mut snap) => {
+                if let Some(names) = &self.names {
+                    names.load().apply(&mut snap);
+                }
+                Arc::new(snap)
+            }
             Err(e) => {
                 warn!(error = %e, "sweep failed; serving the previous snapshot");
                 return false;

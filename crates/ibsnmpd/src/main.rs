@@ -13,6 +13,8 @@ mod ctl;
 mod daemon;
 mod fabric;
 mod logging;
+mod metrics;
+mod nodemap;
 mod sources;
 mod state;
 mod umad_config;
