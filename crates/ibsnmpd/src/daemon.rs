@@ -66,6 +66,20 @@ fn open_state(settings: &Settings) -> Result<(StateStore, BTreeMap<String, Strin
     }
 }
 
+/// The config file's communities as the SNMP engine takes them.
+pub fn agent_communities(list: &[crate::config::Community]) -> Vec<AgentCommunity> {
+    list.iter()
+        .map(|c| AgentCommunity {
+            name: c.name.as_bytes().to_vec(),
+            access: match c.access {
+                Access::ReadOnly => CommunityAccess::ReadOnly,
+                Access::ReadWrite => CommunityAccess::ReadWrite,
+            },
+            sources: c.source.into_iter().collect(),
+        })
+        .collect()
+}
+
 /// The node-name-map of the settings (empty without one); a bad map at
 /// startup is a configuration error.
 fn load_node_name_map(settings: &Settings) -> Result<SharedNodeNameMap> {
@@ -81,7 +95,12 @@ fn load_node_name_map(settings: &Settings) -> Result<SharedNodeNameMap> {
 }
 
 /// Runs the agent until a termination signal.
-pub fn run(settings: Settings, source: Box<dyn Source>) -> Result<()> {
+/// `load` reads the settings again on SIGHUP (see [`crate::reload`]).
+pub fn run(
+    settings: Settings,
+    source: Box<dyn Source>,
+    load: crate::reload::LoadSettings,
+) -> Result<()> {
     let (store, stored) = open_state(&settings)?;
     if !stored.is_empty() {
         info!(path = %store.path().display(), values = stored.len(), "loaded persisted state");
@@ -139,18 +158,7 @@ pub fn run(settings: Settings, source: Box<dyn Source>) -> Result<()> {
 
     let config = AgentConfig {
         listen: settings.listen.clone(),
-        communities: settings
-            .communities
-            .iter()
-            .map(|c| AgentCommunity {
-                name: c.name.as_bytes().to_vec(),
-                access: match c.access {
-                    Access::ReadOnly => CommunityAccess::ReadOnly,
-                    Access::ReadWrite => CommunityAccess::ReadWrite,
-                },
-                sources: c.source.into_iter().collect(),
-            })
-            .collect(),
+        communities: agent_communities(&settings.communities),
         ..AgentConfig::default()
     };
 
@@ -211,15 +219,33 @@ pub fn run(settings: Settings, source: Box<dyn Source>) -> Result<()> {
     // Sockets bound: sweep. The sockets queue requests meanwhile.
     fabric.begin();
     let _ = first_sweep.recv();
+    let mut reloader = crate::reload::Reloader {
+        load,
+        current: settings.clone(),
+        communities: agent.communities(),
+        names: Arc::clone(&names),
+        fabric: fabric.handle(),
+        counters: Arc::clone(&agent_counters),
+        after_reload: None, // warmStart: the notification layer plugs in here
+    };
     let result = runtime.block_on(async {
         let addrs = agent.local_addrs();
         info!(?addrs, source = %settings.source, "ibsnmpd listening");
-        tokio::select! {
-            r = agent.run() => r.context("agent stopped"),
-            s = shutdown_signal() => {
-                let name = s?;
-                info!(signal = name, "shutting down");
-                Ok(())
+        let mut hup = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::hangup())
+            .context("SIGHUP handler")?;
+        let shutdown = shutdown_signal();
+        tokio::pin!(shutdown);
+        let serve = agent.run();
+        tokio::pin!(serve);
+        loop {
+            tokio::select! {
+                r = &mut serve => break r.context("agent stopped"),
+                s = &mut shutdown => {
+                    let name = s?;
+                    info!(signal = name, "shutting down");
+                    break Ok(());
+                }
+                _ = hup.recv() => reloader.reload(),
             }
         }
     });

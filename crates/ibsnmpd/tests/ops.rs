@@ -95,3 +95,141 @@ fn read_only_agent_runs_without_writable_state_dir() {
         "{text}"
     );
 }
+
+/// GET with curl.
+fn curl(url: &str) -> String {
+    let o = Command::new("curl")
+        .args(["-sS", "--fail", "--max-time", "10", url])
+        .output()
+        .expect("curl");
+    assert!(
+        o.status.success(),
+        "curl {url}: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn get_ok(target: &str, community: &str) -> bool {
+    common::snmp(
+        "snmpget",
+        &[
+            "-v2c",
+            "-c",
+            community,
+            "-t",
+            "1",
+            "-r",
+            "0",
+            target,
+            ".1.3.6.1.2.1.1.3.0",
+        ],
+    )
+    .status
+    .success()
+}
+
+#[test]
+fn sighup_reloads_communities_and_node_names_without_losing_requests() {
+    let tmp = tempfile::tempdir().unwrap();
+    let conf = tmp.path().join("ibsnmpd.toml");
+    let map = tmp.path().join("names");
+    let write = |community: &str, name: &str| {
+        std::fs::write(&map, format!("0x0000000000200000 \"{name}\"\n")).unwrap();
+        std::fs::write(
+            &conf,
+            format!(
+                "node_name_map = {:?}\n\n[[rocommunity]]\ncommunity = \"public\"\n\n\
+                 [[rocommunity]]\ncommunity = \"{community}\"\n",
+                map.display()
+            ),
+        )
+        .unwrap();
+    };
+    write("old", "leaf-before");
+    let mport = common::free_port("127.0.0.1");
+    let maddr = format!("127.0.0.1:{mport}");
+    let agent = common::Agent::start(&["--config", conf.to_str().unwrap(), "--metrics", &maddr]);
+    let url = format!("http://{maddr}/metrics");
+    assert!(curl(&url).contains("switch=\"leaf-before\""));
+    assert!(get_ok(&agent.target, "old"));
+    assert!(!get_ok(&agent.target, "new"));
+
+    // Requests with the community both configurations keep run throughout.
+    let target = agent.target.clone();
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let stop2 = std::sync::Arc::clone(&stop);
+    let load = std::thread::spawn(move || {
+        let (mut ok, mut lost) = (0u32, 0u32);
+        while !stop2.load(std::sync::atomic::Ordering::Relaxed) {
+            if get_ok(&target, "public") {
+                ok += 1;
+            } else {
+                lost += 1;
+            }
+        }
+        (ok, lost)
+    });
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    write("new", "leaf-after");
+    let pid = agent.pid().to_string();
+    assert!(Command::new("kill")
+        .args(["-HUP", &pid])
+        .status()
+        .unwrap()
+        .success());
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while !curl(&url).contains("switch=\"leaf-after\"") {
+        assert!(std::time::Instant::now() < deadline, "{}", agent.log_text());
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    let (ok, lost) = load.join().unwrap();
+    assert!(ok > 5, "{ok}");
+    assert_eq!(lost, 0, "requests lost across the reload");
+    assert!(get_ok(&agent.target, "new"));
+    assert!(!get_ok(&agent.target, "old"));
+    let m = curl(&url);
+    assert!(m.contains("ibsnmpd_reloads_total 1"), "{m}");
+
+    // A broken file changes nothing and says why; the agent stays up.
+    std::fs::write(&conf, "bogus = 1\n").unwrap();
+    assert!(Command::new("kill")
+        .args(["-HUP", &pid])
+        .status()
+        .unwrap()
+        .success());
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    assert!(get_ok(&agent.target, "new"));
+    assert!(
+        agent.log_text().contains("reload refused"),
+        "{}",
+        agent.log_text()
+    );
+    assert!(curl(&url).contains("ibsnmpd_reload_failures_total 1"));
+}
+
+#[test]
+fn sighup_names_what_needs_a_restart() {
+    let tmp = tempfile::tempdir().unwrap();
+    let conf = tmp.path().join("ibsnmpd.toml");
+    std::fs::write(&conf, "sweep_interval = 10\n").unwrap();
+    let agent = common::Agent::start(&["--config", conf.to_str().unwrap()]);
+    std::fs::write(&conf, "sweep_interval = 5\nsyscontact = \"x\"\n").unwrap();
+    let pid = agent.pid().to_string();
+    assert!(Command::new("kill")
+        .args(["-HUP", &pid])
+        .status()
+        .unwrap()
+        .success());
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    let log = agent.log_text();
+    let lines: Vec<&str> = log
+        .lines()
+        .filter(|l| l.contains("only on restart"))
+        .collect();
+    assert_eq!(lines.len(), 1, "{log}");
+    assert!(lines[0].contains("sweep_interval, syscontact"), "{log}");
+    assert!(get_ok(&agent.target, "public"));
+}

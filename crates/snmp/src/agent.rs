@@ -181,7 +181,7 @@ struct Inner<V, K> {
     view: Box<dyn Fn() -> V + Send + Sync>,
     controller: Arc<dyn SetController<K>>,
     stats: Arc<SnmpStats>,
-    communities: Vec<Community>,
+    communities: CommunityTable,
     max_message_size: usize,
     auth_hook: Option<AuthFailureHook>,
     auth_failures: AtomicU64,
@@ -194,6 +194,10 @@ struct Inner<V, K> {
 
 /// How often authentication failures are logged at warn level.
 const AUTH_WARN_EVERY_MS: u64 = 60_000;
+
+/// The community table, replaceable while the agent runs (a reload): each
+/// request reads the table in force when it arrives.
+pub type CommunityTable = Arc<arc_swap::ArcSwap<Vec<Community>>>;
 
 /// A Set waiting for phase 2.
 struct PendingSet<K> {
@@ -248,7 +252,7 @@ impl<V: 'static, K: Send + 'static> Agent<V, K> {
                 view: Box::new(view),
                 controller,
                 stats,
-                communities: config.communities,
+                communities: Arc::new(arc_swap::ArcSwap::from_pointee(config.communities)),
                 max_message_size: config.max_message_size.clamp(484, MAX_UDP_PAYLOAD),
                 auth_hook: None,
                 auth_failures: AtomicU64::new(0),
@@ -268,6 +272,11 @@ impl<V: 'static, K: Send + 'static> Agent<V, K> {
     }
 
     /// The bound addresses (useful with port 0).
+    /// The community table, to replace it at run time.
+    pub fn communities(&self) -> CommunityTable {
+        Arc::clone(&self.inner.communities)
+    }
+
     pub fn local_addrs(&self) -> Vec<SocketAddr> {
         self.sockets
             .iter()
@@ -406,8 +415,8 @@ impl<V, K> Inner<V, K> {
                 return Action::None;
             }
         };
-        let Some(community) = self
-            .communities
+        let table = self.communities.load();
+        let Some(community) = table
             .iter()
             .find(|c| c.name == msg.community && c.allows(src.ip()))
         else {
