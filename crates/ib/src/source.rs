@@ -220,6 +220,8 @@ pub struct SourceOptions {
     pub local_node: Option<String>,
     /// Seed of the simulator's traffic model (reproducible runs).
     pub seed: u64,
+    /// The umad source's options (config `[umad]`).
+    pub umad: umad::UmadOptions,
 }
 
 /// Opens the source a spec names.
@@ -240,7 +242,7 @@ pub fn open(spec: &SourceSpec, opts: &SourceOptions) -> Result<Box<dyn Source>, 
         // The umad and sysfs sources plug in here when their modules land.
         // PMAs without PortSamplesControl get IB-PM-MIB sampling in software.
         SourceSpec::Umad { ca, port } => Ok(Box::new(sampler::SoftSampling::new(
-            umad::UmadSource::open(ca.as_deref(), *port, umad::UmadOptions::default())?,
+            umad::UmadSource::open(ca.as_deref(), *port, opts.umad.clone())?,
         ))),
         SourceSpec::Sysfs { root } => Ok(Box::new(
             sysfs::SysfsSource::new(root)?.with_local_node(opts.local_node.clone()),

@@ -10,10 +10,15 @@ use crate::config::ConfigError;
 /// `ibsnmpd dump`: one sweep, printed.
 pub fn dump(args: &DumpArgs) -> Result<()> {
     crate::logging::init(&args.log_level)?;
+    let names = match &args.node_name_map {
+        Some(p) => crate::nodemap::NodeNameMap::load(p).map_err(ConfigError)?,
+        None => Default::default(),
+    };
     let mut source = crate::sources::open_spec(&args.source, None)?;
-    let snap = source
+    let mut snap = source
         .sweep()
         .map_err(|e| anyhow::anyhow!("sweep of {} failed: {e}", args.source))?;
+    names.apply(&mut snap);
     let text = match args.format {
         DumpFormat::Ibnetdiscover => ib::model::dump_ibnetdiscover(&snap),
         DumpFormat::Json => {

@@ -84,6 +84,12 @@ pub struct Settings {
     pub users: Vec<snmp::usm::UserConfig>,
     /// Problems worth a warning once logging is up (e.g. file mode).
     pub warnings: Vec<String>,
+    /// Prometheus endpoint (`--metrics`), off by default.
+    pub metrics_listen: Option<SocketAddr>,
+    /// infiniband-diags node-name-map (`--node-name-map`).
+    pub node_name_map: Option<PathBuf>,
+    /// The umad source's options (`[umad]`).
+    pub umad: ib::source::umad::UmadOptions,
 }
 
 /// The file as written. Unknown keys are errors (a typo must not be ignored).
@@ -122,6 +128,9 @@ struct FileConfig {
     user: Option<Vec<UserEntry>>,
     rouser: Option<Vec<UserAccessEntry>>,
     rwuser: Option<Vec<UserAccessEntry>>,
+    metrics_listen: Option<String>,
+    node_name_map: Option<PathBuf>,
+    umad: Option<crate::umad_config::UmadSection>,
 }
 
 /// `[[user]]`: snmpd's `createUser NAME AUTH AUTHPASS PRIV PRIVPASS`.
@@ -440,6 +449,13 @@ fn merge(mut file: FileConfig, origin: &str, args: &RunArgs) -> Result<Settings,
         file.rwuser.unwrap_or_default(),
         &in_file,
     )?;
+    let (metrics_listen, node_name_map, umad) = merge_ops(
+        file.metrics_listen,
+        file.node_name_map,
+        file.umad,
+        origin,
+        args,
+    )?;
 
     let sys_name = file.sysname.unwrap_or_else(hostname);
     let sys_contact = file.syscontact.unwrap_or_default();
@@ -483,6 +499,9 @@ fn merge(mut file: FileConfig, origin: &str, args: &RunArgs) -> Result<Settings,
         engine_id,
         users,
         warnings: Vec::new(),
+        metrics_listen,
+        node_name_map,
+        umad,
     })
 }
 
@@ -506,6 +525,41 @@ fn parse_engine_id(h: &str) -> Result<Vec<u8>, String> {
         return Err("must be 5 to 32 octets".into());
     }
     Ok(bytes)
+}
+
+type OpsSettings = (
+    Option<SocketAddr>,
+    Option<PathBuf>,
+    ib::source::umad::UmadOptions,
+);
+
+/// The operations keys: metrics endpoint, node-name-map, `[umad]`.
+fn merge_ops(
+    metrics: Option<String>,
+    node_name_map: Option<PathBuf>,
+    umad: Option<crate::umad_config::UmadSection>,
+    origin: &str,
+    args: &RunArgs,
+) -> Result<OpsSettings, ConfigError> {
+    let metrics_listen = match (&args.metrics, metrics) {
+        (Some(a), _) => {
+            Some(parse_listen(a).map_err(|m| ConfigError(format!("--metrics {a:?}: {m}")))?)
+        }
+        (None, Some(a)) => Some(
+            parse_listen(&a)
+                .map_err(|m| ConfigError(format!("{origin}: metrics_listen {a:?}: {m}")))?,
+        ),
+        (None, None) => None,
+    };
+    let umad = umad
+        .unwrap_or_default()
+        .options()
+        .map_err(|m| ConfigError(format!("{origin}: [umad] {m}")))?;
+    Ok((
+        metrics_listen,
+        args.node_name_map.clone().or(node_name_map),
+        umad,
+    ))
 }
 
 fn seconds(secs: f64) -> Result<Duration, String> {
@@ -684,6 +738,27 @@ source = "127.0.0.1"
         .unwrap();
         let e = merge(f, "c.toml", &args()).unwrap_err();
         assert!(e.0.contains("nope"), "{e}");
+    }
+
+    /// The example in docs/config.md and packaging/ibsnmpd.toml load as written.
+    #[test]
+    fn shipped_examples_load() {
+        let doc = include_str!("../../../docs/config.md");
+        let start = doc.find("```toml\n").expect("toml block") + 8;
+        let len = doc[start..].find("```").expect("block end");
+        let f = parse_file(&doc[start..start + len], "docs/config.md").unwrap();
+        let s = merge(f, "docs/config.md", &args()).unwrap();
+        assert_eq!(s.communities.len(), 3);
+        assert_eq!(
+            s.control_socket.as_deref(),
+            Some(Path::new("/run/ibsnmpd/ctl.sock"))
+        );
+        assert!(s.metrics_listen.is_some() && s.node_name_map.is_some());
+        assert_eq!(s.umad, ib::source::umad::UmadOptions::default());
+
+        let pkg = include_str!("../../../packaging/ibsnmpd.toml");
+        let f = parse_file(pkg, "packaging/ibsnmpd.toml").unwrap();
+        merge(f, "packaging/ibsnmpd.toml", &args()).unwrap();
     }
 
     #[test]

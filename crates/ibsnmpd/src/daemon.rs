@@ -12,9 +12,10 @@ use snmp::dispatch::Dispatcher;
 use snmp::oid::Oid;
 use tracing::{info, warn};
 
-use crate::config::{Access, Settings};
+use crate::config::{Access, ConfigError, Settings};
 use crate::controller::Controller;
 use crate::fabric::{self, FabricThread};
+use crate::nodemap::{NodeNameMap, SharedNodeNameMap};
 use crate::state::StateStore;
 
 /// sysDescr: what, which version, on which platform.
@@ -42,10 +43,66 @@ fn initial_state(settings: &Settings, stored: &BTreeMap<String, String>) -> Syst
     st
 }
 
+/// The state directory. An agent with no write community never persists, so
+/// a directory it cannot create is no reason to stop it: said once, then run.
+fn open_state(settings: &Settings) -> Result<(StateStore, BTreeMap<String, String>)> {
+    match StateStore::open(&settings.state_dir) {
+        Ok(s) => {
+            let stored = s.load()?;
+            Ok((s, stored))
+        }
+        Err(e)
+            if !settings
+                .communities
+                .iter()
+                .any(|c| c.access == Access::ReadWrite) =>
+        {
+            warn!(
+                error = %format!("{e:#}"),
+                "no writable state directory; running read-only without persisted state"
+            );
+            Ok((StateStore::unwritable(&settings.state_dir), BTreeMap::new()))
+        }
+        Err(e) => Err(e),
+    }
+}
+
+/// The config file's communities as the SNMP engine takes them.
+pub fn agent_communities(list: &[crate::config::Community]) -> Vec<AgentCommunity> {
+    list.iter()
+        .map(|c| AgentCommunity {
+            name: c.name.as_bytes().to_vec(),
+            access: match c.access {
+                Access::ReadOnly => CommunityAccess::ReadOnly,
+                Access::ReadWrite => CommunityAccess::ReadWrite,
+            },
+            sources: c.source.into_iter().collect(),
+        })
+        .collect()
+}
+
+/// The node-name-map of the settings (empty without one); a bad map at
+/// startup is a configuration error.
+fn load_node_name_map(settings: &Settings) -> Result<SharedNodeNameMap> {
+    let map = match &settings.node_name_map {
+        Some(p) => {
+            let m = NodeNameMap::load(p).map_err(ConfigError)?;
+            info!(path = %p.display(), names = m.len(), "node-name-map loaded");
+            m
+        }
+        None => NodeNameMap::default(),
+    };
+    Ok(Arc::new(ArcSwap::from_pointee(map)))
+}
+
 /// Runs the agent until a termination signal.
-pub fn run(settings: Settings, source: Box<dyn Source>) -> Result<()> {
-    let store = StateStore::open(&settings.state_dir)?;
-    let stored = store.load()?;
+/// `load` reads the settings again on SIGHUP (see [`crate::reload`]).
+pub fn run(
+    settings: Settings,
+    source: Box<dyn Source>,
+    load: crate::reload::LoadSettings,
+) -> Result<()> {
+    let (store, stored) = open_state(&settings)?;
     if !stored.is_empty() {
         info!(path = %store.path().display(), values = stored.len(), "loaded persisted state");
     }
@@ -105,10 +162,16 @@ pub fn run(settings: Settings, source: Box<dyn Source>) -> Result<()> {
             snap_tx.send_replace(snap);
         })
     };
-    // The source thread sweeps at once; the agent answers after that first
-    // sweep, so the first walk sees the fabric.
-    let (fabric, first_sweep) = FabricThread::start(source, publish, settings.sweep_interval)
-        .context("cannot start the source thread")?;
+    // The source thread waits for the sockets (bound below, so a busy port
+    // fails at once); the agent answers after the first sweep.
+    let names = load_node_name_map(&settings)?;
+    let (mut fabric, first_sweep) = FabricThread::start_paused(
+        source,
+        publish,
+        settings.sweep_interval,
+        Some(Arc::clone(&names)),
+    )
+    .context("cannot start the source thread")?;
 
     let stats = SnmpStats::new();
     let controller = Arc::new(Controller::new(
@@ -120,18 +183,7 @@ pub fn run(settings: Settings, source: Box<dyn Source>) -> Result<()> {
 
     let config = AgentConfig {
         listen: settings.listen.clone(),
-        communities: settings
-            .communities
-            .iter()
-            .map(|c| AgentCommunity {
-                name: c.name.as_bytes().to_vec(),
-                access: match c.access {
-                    Access::ReadOnly => CommunityAccess::ReadOnly,
-                    Access::ReadWrite => CommunityAccess::ReadWrite,
-                },
-                sources: c.source.into_iter().collect(),
-            })
-            .collect(),
+        communities: agent_communities(&settings.communities),
         ..AgentConfig::default()
     };
 
@@ -140,6 +192,7 @@ pub fn run(settings: Settings, source: Box<dyn Source>) -> Result<()> {
         .thread_name("ibsnmpd-agent")
         .build()
         .context("cannot start the async runtime")?;
+    let metrics_current = Arc::clone(&current);
     let view_stats = Arc::clone(&stats);
     let view_system = Arc::clone(&system);
     let view = move || {
@@ -206,11 +259,38 @@ pub fn run(settings: Settings, source: Box<dyn Source>) -> Result<()> {
         }
         c => c.and_then(Result::ok),
     };
-    // The sockets queue requests meanwhile.
+    let agent_counters = Arc::new(crate::metrics::AgentCounters::default());
+    if let Some(addr) = settings.metrics_listen {
+        let sources = crate::metrics::Sources {
+            snapshot: Box::new(move || Arc::clone(&metrics_current.load().snapshot)),
+            snmp: Arc::clone(&stats),
+            agent: Arc::clone(&agent_counters),
+            started: std::time::Instant::now(),
+        };
+        if let Err(e) = start_metrics(&runtime, addr, sources) {
+            fabric.stop();
+            return Err(e);
+        }
+    }
+    // Sockets bound: sweep. The sockets queue requests meanwhile.
+    fabric.begin();
     let _ = first_sweep.recv();
     if let Some(t) = &traps {
         t.cold_start();
     }
+    let mut reloader = crate::reload::Reloader {
+        load,
+        current: settings.clone(),
+        communities: agent.communities(),
+        names: Arc::clone(&names),
+        fabric: fabric.handle(),
+        counters: Arc::clone(&agent_counters),
+        // warmStart (RFC 3418) after each applied reload.
+        after_reload: traps.clone().map(|t| {
+            let hook: Box<dyn Fn() + Send + Sync> = Box::new(move || t.warm_start());
+            hook
+        }),
+    };
     let result = runtime.block_on(async {
         let addrs = agent.local_addrs();
         if udp {
@@ -223,19 +303,27 @@ pub fn run(settings: Settings, source: Box<dyn Source>) -> Result<()> {
                 let _ = stop.wait_for(|v| *v).await;
             }))
         });
-        let udp_agent = async {
+        let mut hup = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::hangup())
+            .context("SIGHUP handler")?;
+        let shutdown = shutdown_signal();
+        tokio::pin!(shutdown);
+        let serve = async {
             if udp {
                 agent.run().await
             } else {
                 std::future::pending().await
             }
         };
-        let r = tokio::select! {
-            r = udp_agent => r.context("agent stopped"),
-            s = shutdown_signal() => {
-                let name = s?;
-                info!(signal = name, "shutting down");
-                Ok(())
+        tokio::pin!(serve);
+        let r = loop {
+            tokio::select! {
+                r = &mut serve => break r.context("agent stopped"),
+                s = &mut shutdown => {
+                    let name = s?;
+                    info!(signal = name, "shutting down");
+                    break Ok(());
+                }
+                _ = hup.recv() => reloader.reload(),
             }
         };
         // The subagent closes its session with the master before we go.
@@ -281,6 +369,24 @@ async fn start_traps(
         forward,
     )
     .await
+}
+
+/// Binds the metrics endpoint now (a busy port fails before any sweep) and
+/// serves it on the runtime.
+fn start_metrics(
+    runtime: &tokio::runtime::Runtime,
+    addr: std::net::SocketAddr,
+    sources: crate::metrics::Sources,
+) -> Result<()> {
+    let std_listener = std::net::TcpListener::bind(addr)
+        .with_context(|| format!("cannot bind metrics TCP {addr}"))?;
+    std_listener.set_nonblocking(true)?;
+    let local = std_listener.local_addr()?;
+    let _rt = runtime.enter();
+    let listener = tokio::net::TcpListener::from_std(std_listener)?;
+    runtime.spawn(crate::metrics::serve(listener, Arc::new(sources)));
+    info!(addr = %local, "metrics endpoint listening (GET /metrics)");
+    Ok(())
 }
 
 async fn shutdown_signal() -> Result<&'static str> {

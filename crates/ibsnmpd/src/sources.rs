@@ -8,16 +8,29 @@ use crate::config::{ConfigError, Settings};
 /// something that cannot be opened (a missing or bad topology file, no such
 /// CA), is a configuration error (exit 2).
 pub fn open(settings: &Settings) -> Result<Box<dyn Source>, ConfigError> {
-    open_spec(&settings.source, settings.local_node.clone())
+    open_with(
+        &settings.source,
+        settings.local_node.clone(),
+        settings.umad.clone(),
+    )
 }
 
 pub fn open_spec(spec: &str, local_node: Option<String>) -> Result<Box<dyn Source>, ConfigError> {
+    open_with(spec, local_node, ib::source::umad::UmadOptions::default())
+}
+
+fn open_with(
+    spec: &str,
+    local_node: Option<String>,
+    umad: ib::source::umad::UmadOptions,
+) -> Result<Box<dyn Source>, ConfigError> {
     let parsed: SourceSpec = spec
         .trim()
         .parse()
         .map_err(|e| ConfigError(format!("--source: {e}")))?;
     let opts = SourceOptions {
         local_node,
+        umad,
         ..SourceOptions::default()
     };
     ib::source::open(&parsed, &opts)

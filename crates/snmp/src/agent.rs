@@ -201,7 +201,7 @@ struct Inner<V, K> {
     view: Box<dyn Fn() -> V + Send + Sync>,
     controller: Arc<dyn SetController<K>>,
     stats: Arc<SnmpStats>,
-    communities: Vec<Community>,
+    communities: CommunityTable,
     max_message_size: usize,
     auth_hook: Option<AuthFailureHook>,
     /// SNMPv3 with USM (None: v3 messages count as bad versions).
@@ -235,6 +235,9 @@ impl Reply {
         }
     }
 }
+/// The community table, replaceable while the agent runs (a reload): each
+/// request reads the table in force when it arrives.
+pub type CommunityTable = Arc<arc_swap::ArcSwap<Vec<Community>>>;
 
 /// A Set waiting for phase 2.
 struct PendingSet<K> {
@@ -288,7 +291,7 @@ impl<V: 'static, K: Send + 'static> Agent<V, K> {
                 view: Box::new(view),
                 controller,
                 stats,
-                communities: config.communities,
+                communities: Arc::new(arc_swap::ArcSwap::from_pointee(config.communities)),
                 max_message_size: config.max_message_size.clamp(484, MAX_UDP_PAYLOAD),
                 auth_hook: None,
                 usm: None,
@@ -317,6 +320,11 @@ impl<V: 'static, K: Send + 'static> Agent<V, K> {
     }
 
     /// The bound addresses (useful with port 0).
+    /// The community table, to replace it at run time.
+    pub fn communities(&self) -> CommunityTable {
+        Arc::clone(&self.inner.communities)
+    }
+
     pub fn local_addrs(&self) -> Vec<SocketAddr> {
         self.sockets
             .iter()
@@ -638,8 +646,8 @@ impl<V, K> Inner<V, K> {
                 return Action::None;
             }
         };
-        let Some(community) = self
-            .communities
+        let table = self.communities.load();
+        let Some(community) = table
             .iter()
             .find(|c| c.name == msg.community && c.allows(src.ip()))
         else {
