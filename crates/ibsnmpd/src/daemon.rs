@@ -111,8 +111,19 @@ pub fn run(
         warn!("{w}");
     }
     // snmpEngineBoots is counted (durably) before the first answer.
-    let (engine_id, boots) =
-        crate::engine_state::start(&settings.state_dir, settings.engine_id.clone())?;
+    let (engine_id, boots) = match crate::engine_state::start(
+        &settings.state_dir,
+        settings.engine_id.clone(),
+    ) {
+        Ok(e) => e,
+        // Without SNMPv3 users nothing depends on snmpEngineBoots surviving a
+        // restart: a read-only agent runs with an engine of this run only.
+        Err(e) if settings.users.is_empty() => {
+            warn!(error = %format!("{e:#}"), "snmpEngineID/Boots not persisted (no SNMPv3 users)");
+            crate::engine_state::ephemeral(settings.engine_id.clone())
+        }
+        Err(e) => return Err(e),
+    };
     let usm = Arc::new(
         snmp::usm::Usm::new(snmp::usm::Engine::new(engine_id, boots), &settings.users)
             .context("SNMPv3 users")?,
