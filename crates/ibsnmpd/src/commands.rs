@@ -69,3 +69,21 @@ pub fn ctl(args: &CtlArgs) -> Result<()> {
         std::time::Duration::from_secs_f64(args.timeout),
     )
 }
+
+/// `ibsnmpd man`: the man page (section 8) from the clap definition, so it
+/// never drifts from `--help`; packaging/ibsnmpd.8 is its output, checked by
+/// the tests.
+pub fn man() -> Result<()> {
+    use clap::CommandFactory;
+    let cmd = crate::cli::Cli::command();
+    let mut out = Vec::new();
+    clap_mangen::Man::new(cmd)
+        .section("8")
+        .manual("System Manager's Manual")
+        .render(&mut out)
+        .context("cannot render the man page")?;
+    std::io::stdout()
+        .lock()
+        .write_all(&out)
+        .context("cannot write to stdout")
+}

@@ -233,3 +233,59 @@ fn sighup_names_what_needs_a_restart() {
     assert!(lines[0].contains("sweep_interval, syscontact"), "{log}");
     assert!(get_ok(&agent.target, "public"));
 }
+
+fn repo_file(rel: &str) -> std::path::PathBuf {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../..")
+        .join(rel)
+}
+
+/// packaging/ibsnmpd.8 is what `ibsnmpd man` prints (regenerate with
+/// `ibsnmpd man > packaging/ibsnmpd.8`), and man renders it cleanly.
+#[test]
+fn man_page_is_current_and_renders() {
+    let o = Command::new(BIN).arg("man").output().unwrap();
+    assert!(o.status.success());
+    let shipped = std::fs::read(repo_file("packaging/ibsnmpd.8")).unwrap();
+    assert!(
+        o.stdout == shipped,
+        "packaging/ibsnmpd.8 is stale: run `ibsnmpd man > packaging/ibsnmpd.8`"
+    );
+    let text = String::from_utf8_lossy(&o.stdout);
+    for flag in ["metrics", "node\\-name\\-map", "log\\-level"] {
+        assert!(text.contains(flag), "{flag}");
+    }
+    let r = Command::new("man")
+        .args(["--warnings", "-l"])
+        .arg(repo_file("packaging/ibsnmpd.8"))
+        .env("MANWIDTH", "80")
+        .env("MANPAGER", "cat")
+        .output()
+        .expect("man (Debian package man-db)");
+    assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+    assert!(
+        r.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&r.stderr)
+    );
+    assert!(String::from_utf8_lossy(&r.stdout).contains("SNMP agent for InfiniBand fabrics"));
+}
+
+/// `systemd-analyze verify` accepts the unit (with ExecStart pointing at
+/// the binary under test, since it checks the command exists).
+#[test]
+fn systemd_unit_verifies() {
+    let unit = std::fs::read_to_string(repo_file("packaging/ibsnmpd.service")).unwrap();
+    assert!(unit.contains("ExecStart=/usr/sbin/ibsnmpd --config /etc/ibsnmpd/ibsnmpd.toml"));
+    let tmp = tempfile::tempdir().unwrap();
+    let path = tmp.path().join("ibsnmpd.service");
+    std::fs::write(&path, unit.replace("/usr/sbin/ibsnmpd", BIN)).unwrap();
+    let o = Command::new("systemd-analyze")
+        .args(["verify", "--man=no"])
+        .arg(&path)
+        .output()
+        .expect("systemd-analyze (Debian package systemd)");
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{err}");
+    assert!(!err.contains("ibsnmpd.service:"), "{err}");
+}
