@@ -289,3 +289,50 @@ fn systemd_unit_verifies() {
     assert!(o.status.success(), "{err}");
     assert!(!err.contains("ibsnmpd.service:"), "{err}");
 }
+
+/// Every query of the Grafana dashboard parses as PromQL (`promtool check
+/// rules` on them as recording rules) and names only metrics we export.
+#[test]
+fn grafana_dashboard_queries_parse() {
+    let text = std::fs::read_to_string(repo_file("packaging/grafana-ibsnmpd.json")).unwrap();
+    let dash: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let mut exprs = Vec::new();
+    fn walk(v: &serde_json::Value, out: &mut Vec<String>) {
+        match v {
+            serde_json::Value::Object(m) => {
+                for (k, x) in m {
+                    match (k.as_str(), x) {
+                        ("expr", serde_json::Value::String(s)) => out.push(s.clone()),
+                        _ => walk(x, out),
+                    }
+                }
+            }
+            serde_json::Value::Array(a) => a.iter().for_each(|x| walk(x, out)),
+            _ => {}
+        }
+    }
+    walk(&dash["panels"], &mut exprs);
+    assert!(exprs.len() > 15, "{}", exprs.len());
+    let mut rules = String::from("groups:\n- name: dashboard\n  rules:\n");
+    for (i, e) in exprs.iter().enumerate() {
+        let e = e.replace("$switch", "leaf01").replace("$port", "1");
+        rules.push_str(&format!(
+            "  - record: dashboard:q{i}\n    expr: {}\n",
+            serde_json::to_string(&e).unwrap()
+        ));
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let path = tmp.path().join("rules.yml");
+    std::fs::write(&path, rules).unwrap();
+    let o = Command::new("promtool")
+        .args(["check", "rules"])
+        .arg(&path)
+        .output()
+        .expect("promtool (Debian package prometheus)");
+    assert!(
+        o.status.success(),
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
+}
