@@ -22,10 +22,12 @@ pub fn dump(args: &DumpArgs) -> Result<()> {
     let text = match args.format {
         DumpFormat::Ibnetdiscover => ib::model::dump_ibnetdiscover(&snap),
         DumpFormat::Json => {
-            let mut t = serde_json::to_string_pretty(&ib::model::dump_json(&snap))
-                .context("cannot render JSON")?;
-            t.push('\n');
-            t
+            // Streamed: one node's JSON at a time, never the whole document.
+            let mut out = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
+            serde_json::to_writer_pretty(&mut out, &ib::model::dump::JsonDump(&snap))
+                .context("cannot write JSON to stdout")?;
+            out.write_all(b"\n").context("cannot write to stdout")?;
+            return out.flush().context("cannot write to stdout");
         }
     };
     std::io::stdout()
