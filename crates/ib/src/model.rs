@@ -15,14 +15,15 @@ pub mod cell;
 pub mod counters;
 pub mod dump;
 pub mod events;
+pub mod route;
 pub mod snapshot;
 
 pub use accum::{advance, CounterHistory, CounterWidth, PortCounterState, PortTotals, VlCounts};
 pub use cell::SnapshotCell;
-pub use counters::PortReadings;
+pub use counters::{ExtendedFields, PortReadings};
 pub use dump::{dump_ibnetdiscover, dump_json, to_topology};
 pub use events::{diff, FabricEvent, FabricEventKind};
 pub use snapshot::{
-    IpoibInterface, McastGroup, Node, NodeIdx, Partition, PartitionMember, Port, PortIdx, Sampling,
-    SmRecord, Snapshot, SnapshotBuilder, SweepInfo, SwitchData,
+    IpoibInterface, McastGroup, Node, NodeIdx, Partition, PartitionMember, PhaseCost, Port,
+    PortIdx, Sampling, SmRecord, Snapshot, SnapshotBuilder, SweepCost, SweepInfo, SwitchData,
 };

@@ -58,6 +58,37 @@ Hca\t2 \"Hca4\"
 [1]\t\"Switch2\"[2]
 ";
 
+/// Dual-port HCAs cabled to both switches (dual-rail hosts): Hca1 and Hca2
+/// have both ports linked, Hca3 has a second port that is not cabled (down,
+/// polling), Hca4 is single-port.
+pub const DUAL_PORT_NET: &str = "\
+Switch\t8 \"Switch1\"
+[1]\t\"Hca1\"[1]
+[2]\t\"Hca3\"[1]
+[3]\t\"Switch2\"[3]
+[4]\t\"Hca2\"[2]
+
+Switch\t8 \"Switch2\"
+[1]\t\"Hca2\"[1]
+[2]\t\"Hca4\"[1]
+[3]\t\"Switch1\"[3]
+[4]\t\"Hca1\"[2]
+
+Hca\t2 \"Hca1\"
+[1]\t\"Switch1\"[1]
+[2]\t\"Switch2\"[4]
+
+Hca\t2 \"Hca2\"
+[1]\t\"Switch2\"[1]
+[2]\t\"Switch1\"[4]
+
+Hca\t2 \"Hca3\"
+[1]\t\"Switch1\"[2]
+
+Hca\t1 \"Hca4\"
+[1]\t\"Switch2\"[2]
+";
+
 /// Default partition file: the default partition with IPoIB, everyone full member.
 pub const DEFAULT_PARTITIONS: &str = "Default=0x7fff, ipoib : ALL=full;\n";
 

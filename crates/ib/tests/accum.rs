@@ -177,6 +177,7 @@ fn history_marks_returning_ports_as_discontinuities() {
         time: t(n as usize * 10),
         duration: Duration::ZERO,
         source: "test".into(),
+        cost: Default::default(),
     };
     let mut history = ib::model::CounterHistory::new();
     let build = |present: bool, v: u16, n: u64, h: &mut ib::model::CounterHistory| {

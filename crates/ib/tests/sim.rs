@@ -26,29 +26,10 @@ fn guid_of(s: &Snapshot, desc: &str) -> Guid {
 }
 
 /// Follows LFTs from `from` (a switch) to the end port owning `lid`.
+/// Whether `lid` is reached from switch `from` by its forwarding tables.
 fn trace(s: &Snapshot, from: u32, lid: Lid) -> bool {
-    let target = s.port_by_lid(lid).unwrap();
-    let mut node = from;
-    for _ in 0..64 {
-        let n = s.node(node).unwrap();
-        let Some(sw) = &n.switch else {
-            return s
-                .node_ports(node)
-                .iter()
-                .any(|p| s.port_by_lid(lid) == s.port_by_guid(p.guid));
-        };
-        let out = *sw.lft.get(usize::from(lid.0)).unwrap();
-        if out == 0 {
-            return s.node_port(node, PortNum(0)) == Some(target);
-        }
-        let p = s.node_port(node, PortNum(out)).unwrap();
-        let r = s.port(p).unwrap().remote.unwrap();
-        if r == target {
-            return true;
-        }
-        node = s.port(r).unwrap().node;
-    }
-    false
+    let p0 = s.node_port(from, PortNum(0)).unwrap();
+    ib::model::route::trace(s, p0, lid).is_ok()
 }
 
 #[test]
@@ -94,11 +75,11 @@ fn default_fabric_bring_up() {
     assert_eq!(sm.info.sm_state(), Some(SmState::Master));
     assert_eq!(s.port(p).unwrap().info.master_sm_lid, sm.lid);
     assert_eq!(s.partitions[0].pkey.0, 0xFFFF);
-    assert_eq!(s.partitions[0].members.len(), 12);
+    assert_eq!(s.partitions[0].members.len(), 14); // 10 HCA ports + 4 switch port 0
     let g = &s.mcast_groups[0];
     assert_eq!(g.group.mgid.to_string(), "ff12:401b:ffff::ffff:ffff");
     assert_eq!(g.group.mlid, Lid(0xC000));
-    assert_eq!(g.members.len(), 8);
+    assert_eq!(g.members.len(), 10); // every HCA port, both of node01 and node05
 }
 
 #[test]

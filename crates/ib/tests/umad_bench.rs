@@ -6,6 +6,7 @@ use ib::source::umad::discover::{discover, DiscoverOptions};
 use ib::source::umad::ffi;
 use ib::source::umad::pma::{self, PmaOptions, Target};
 use ib::source::umad::transport::{Transport, TransportConfig};
+use ib::source::umad::{UmadOptions, UmadSource};
 
 fn env_or(name: &str, default: usize) -> usize {
     std::env::var(name)
@@ -30,20 +31,7 @@ fn bench_pma_sweep() {
     let d = discover(&mut t, DiscoverOptions { lft: false });
     let disc = t0.elapsed();
     let smps = t.stats().sent;
-    let targets: Vec<Target> = d
-        .nodes
-        .values()
-        .map(|n| Target {
-            node: n.info.node_guid,
-            lid: n.lid(),
-            ports: n
-                .ports
-                .values()
-                .filter(|p| p.num != 0 && p.peer.is_some())
-                .map(|p| p.num)
-                .collect(),
-        })
-        .collect();
+    let targets: Vec<Target> = ib::source::umad::assemble::pma_targets(&d);
     let nports: usize = targets.iter().map(|t| t.ports.len()).sum();
     println!(
         "RESULT discovery nodes={} ports={} smps={} secs={:.3} failures={}",
@@ -61,18 +49,53 @@ fn bench_pma_sweep() {
             details: 0,
             extended,
             reset_threshold: None,
+            ..PmaOptions::default()
         };
         for r in 0..rounds {
             let before = t.stats().sent;
             let t1 = Instant::now();
-            let s = pma::sweep(&mut t, &targets, &mut caps, opts);
+            let s = pma::sweep(&mut t, &targets, &mut caps, opts, pma::Schedule::default());
             let secs = t1.elapsed().as_secs_f64();
             let mads = t.stats().sent - before;
             println!(
                 "RESULT pma mode={} round={} window={} ports={} mads={} secs={:.3} mads_per_sec={:.0} failures={} samples={}",
-                mode, r, window, nports, mads, secs, mads as f64 / secs, s.failures, s.samples.len()
+                mode, r, window, nports, mads, secs, mads as f64 / secs, s.failures(), s.samples.len()
             );
         }
     }
     println!("RESULT stats {:?}", t.stats());
+}
+
+/// Whole sweeps of the source: the cold first sweep (ClassPortInfo, forwarding and
+/// P_Key tables, every detail attribute), then steady sweeps with the default
+/// schedule and with counter-only sweeps between discoveries (`topology_every`).
+#[test]
+#[ignore = "benchmark: run by scripts/bench-pma.sh under LD_PRELOAD=libumad2sim.so"]
+fn bench_source_sweeps() {
+    let window = env_or("UMAD_BENCH_WINDOW", 256);
+    let rounds = env_or("UMAD_BENCH_ROUNDS", 3);
+    for (mode, topology_every) in [("default", 1u32), ("topology_every=6", 6)] {
+        let mut opts = UmadOptions {
+            topology_every,
+            ..UmadOptions::default()
+        };
+        opts.transport.window = window;
+        let mut s = UmadSource::open(None, None, opts).unwrap();
+        for r in 0..=rounds {
+            let t = Instant::now();
+            let snap = s.sweep().unwrap();
+            let secs = t.elapsed().as_secs_f64();
+            let c = snap.sweep.cost;
+            let mads = c.discovery.sent + c.sa.sent + c.pma.sent;
+            println!(
+                "RESULT sweep mode={mode} kind={} round={r} secs={secs:.3} mads={mads} smp={} sa={} pma={} pma_secs={:.3} mads_per_sec={:.0}",
+                if r == 0 { "cold" } else { "steady" },
+                c.discovery.sent,
+                c.sa.sent,
+                c.pma.sent,
+                c.pma.duration.as_secs_f64(),
+                mads as f64 / secs
+            );
+        }
+    }
 }

@@ -88,8 +88,14 @@ fn performance_set_counters_appear() {
     }
     // Every other sweep polls counters only (reusing the topology): the second sweep
     // below is such a sweep.
+    // Detail attributes every sweep here (what a default sweep reads of them is
+    // `detail_attributes_follow_their_summary_counters`).
     let mut s = open_with(UmadOptions {
         topology_every: 2,
+        pma: ib::source::umad::pma::PmaOptions {
+            detail_every: 1,
+            ..Default::default()
+        },
         ..UmadOptions::default()
     });
     s.sweep().unwrap();
@@ -173,6 +179,46 @@ fn performance_set_counters_appear() {
     );
     assert!(e.is_err());
     println!("PortSamplesControl on ibsim: {e:?}");
+}
+
+#[test]
+fn detail_attributes_follow_their_summary_counters() {
+    if !in_child() {
+        return parent("detail_attributes_follow_their_summary_counters");
+    }
+    // The default schedule: details of a non-local port are read again when the
+    // summary counter they break down moves (or every `detail_every` sweeps).
+    let mut s = open_with(UmadOptions {
+        pma: ib::source::umad::pma::PmaOptions {
+            detail_every: 1000,
+            ..Default::default()
+        },
+        ..UmadOptions::default()
+    });
+    s.sweep().unwrap();
+    s.sweep().unwrap();
+    let sent = s.stats().transport.sent;
+    s.sweep().unwrap();
+    let steady = s.stats().transport.sent - sent;
+    // A detail counter alone does not trigger a read...
+    child_console("PerformanceSet \"Hca3\"[1] PortRcvErrorDetails.PortLocalPhysicalErrors=4");
+    let snap = s.sweep().unwrap();
+    let c = port_of(&snap, "Hca3", 1).counters.clone().unwrap();
+    let d = |c: &ib::model::PortCounterState| {
+        c.readings
+            .rcv_error_details
+            .as_ref()
+            .map_or(0, |d| d.port_local_physical_errors)
+    };
+    assert_eq!(d(&c), 0);
+    // ...its summary counter moving does, in the same sweep.
+    child_console("PerformanceSet \"Hca3\"[1] PortCounters.PortRcvErrors=2");
+    let snap = s.sweep().unwrap();
+    let c = port_of(&snap, "Hca3", 1).counters.clone().unwrap();
+    assert_eq!(c.readings.counters.port_rcv_errors, 2);
+    assert_eq!(d(&c), 4, "details read when PortRcvErrors moved");
+    assert_eq!(c.totals.port_local_physical_errors, 4);
+    println!("steady sweep: {steady} MADs");
 }
 
 #[test]

@@ -69,6 +69,17 @@ pub struct RunArgs {
     #[arg(long = "control-socket", value_name = "PATH")]
     pub control_socket: Option<PathBuf>,
 
+    /// Serve the InfiniBand MIBs as an AgentX subagent of the master agent at
+    /// ADDR (snmpd.conf's agentXSocket syntax: a Unix socket path, default
+    /// /var/agentx/master, or tcp:HOST:PORT). Without --listen, no UDP port
+    /// is opened.
+    #[arg(long = "agentx", value_name = "ADDR", num_args = 0..=1, default_missing_value = "")]
+    pub agentx: Option<String>,
+    /// Send SNMPv2c traps to HOST[:PORT] (default port 162; repeatable;
+    /// added to the config file's trap2sink entries, community from
+    /// trapcommunity, default public).
+    #[arg(long = "trap2sink", value_name = "HOST[:PORT]")]
+    pub trap2sink: Vec<String>,
     /// Serve Prometheus metrics (HTTP GET /metrics) on ADDR:PORT (default
     /// off; see docs/metrics.md).
     #[arg(long = "metrics", value_name = "ADDR:PORT")]

@@ -67,6 +67,23 @@ pub struct Settings {
     pub sys_location: String,
     /// Operator control socket (`--control-socket`), none by default.
     pub control_socket: Option<PathBuf>,
+    /// AgentX subagent mode (`--agentx`, `agentx`): the master's address.
+    pub agentx: Option<snmp::agentx::MasterAddress>,
+    /// In AgentX mode, also serve IF-MIB rows for the IB ports (`agentx_if_mib`).
+    pub agentx_if_mib: bool,
+    /// Added to every ifIndex (`agentx_if_index_offset`; 1,000,000 by default
+    /// with `agentx_if_mib`, else 0).
+    pub agentx_if_index_offset: u32,
+    /// Notification sinks, storm control and thresholds (docs/notifications.md).
+    pub notify: crate::traps::NotifySettings,
+    /// snmpEngineID from the file (`engine_id`, hex); None: generated once
+    /// and kept in the state directory.
+    pub engine_id: Option<Vec<u8>>,
+    /// SNMPv3 USM users with their access (`[[user]]`, `[[rouser]]`,
+    /// `[[rwuser]]`); passwords are localized when the agent starts.
+    pub users: Vec<snmp::usm::UserConfig>,
+    /// Problems worth a warning once logging is up (e.g. file mode).
+    pub warnings: Vec<String>,
     /// Prometheus endpoint (`--metrics`), off by default.
     pub metrics_listen: Option<SocketAddr>,
     /// infiniband-diags node-name-map (`--node-name-map`).
@@ -93,9 +110,48 @@ struct FileConfig {
     max_repetitions: Option<u32>,
     log_level: Option<String>,
     control_socket: Option<PathBuf>,
+    agentx: Option<String>,
+    agentx_if_mib: Option<bool>,
+    agentx_if_index_offset: Option<u32>,
+    // Notifications (docs/notifications.md), read by crate::traps::settings.
+    trapsink: Option<Vec<crate::traps::SinkEntry>>,
+    trap2sink: Option<Vec<crate::traps::SinkEntry>>,
+    informsink: Option<Vec<crate::traps::SinkEntry>>,
+    trapcommunity: Option<String>,
+    authtrapenable: Option<u8>,
+    notification_rate_limit: Option<u32>,
+    notification_rate_interval: Option<f64>,
+    notification_queue: Option<usize>,
+    link_integrity_threshold: Option<u64>,
+    buffer_overrun_threshold: Option<u64>,
+    engine_id: Option<String>,
+    user: Option<Vec<UserEntry>>,
+    rouser: Option<Vec<UserAccessEntry>>,
+    rwuser: Option<Vec<UserAccessEntry>>,
     metrics_listen: Option<String>,
     node_name_map: Option<PathBuf>,
     umad: Option<crate::umad_config::UmadSection>,
+}
+
+/// `[[user]]`: snmpd's `createUser NAME AUTH AUTHPASS PRIV PRIVPASS`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct UserEntry {
+    name: String,
+    auth: Option<String>,
+    auth_pass: Option<String>,
+    #[serde(rename = "priv")]
+    privacy: Option<String>,
+    priv_pass: Option<String>,
+}
+
+/// `[[rouser]]` / `[[rwuser]]`: snmpd's `rouser USER LEVEL [OID]`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct UserAccessEntry {
+    user: String,
+    level: Option<String>,
+    oid: Option<String>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -124,7 +180,118 @@ pub fn load(args: &RunArgs) -> Result<Settings, ConfigError> {
         .as_ref()
         .map(|p| p.display().to_string())
         .unwrap_or_default();
-    merge(file, &origin, args)
+    let has_secrets = file.user.as_ref().is_some_and(|u| !u.is_empty());
+    let mut settings = merge(file, &origin, args)?;
+    if let (true, Some(path)) = (has_secrets, &args.config) {
+        use std::os::unix::fs::PermissionsExt;
+        if let Ok(m) = std::fs::metadata(path) {
+            let mode = m.permissions().mode() & 0o777;
+            if mode & 0o077 != 0 {
+                settings.warnings.push(format!(
+                    "{}: holds SNMPv3 passwords but has mode {mode:04o}; make it 0600 (chmod 600)",
+                    path.display()
+                ));
+            }
+        }
+    }
+    Ok(settings)
+}
+
+/// `[[user]]`, `[[rouser]]`, `[[rwuser]]` into USM users with access.
+fn usm_users(
+    users: Vec<UserEntry>,
+    ro: Vec<UserAccessEntry>,
+    rw: Vec<UserAccessEntry>,
+    in_file: &dyn Fn(&str, String) -> ConfigError,
+) -> Result<Vec<snmp::usm::UserConfig>, ConfigError> {
+    use snmp::usm::{AuthProtocol, PrivProtocol, SecurityLevel, UserAccess, UserConfig};
+    let mut out: Vec<UserConfig> = Vec::new();
+    for u in users {
+        if u.name.is_empty() || u.name.len() > 32 {
+            return Err(in_file(
+                "user",
+                format!("name {:?}: 1 to 32 octets", u.name),
+            ));
+        }
+        if out.iter().any(|x| x.name == u.name) {
+            return Err(in_file("user", format!("{:?} defined twice", u.name)));
+        }
+        let who = |m: &str| in_file("user", format!("{:?}: {m}", u.name));
+        let auth = match (u.auth, u.auth_pass) {
+            (Some(a), Some(p)) => {
+                let proto = AuthProtocol::parse(&a).ok_or_else(|| {
+                    who(&format!(
+                        "auth {a:?}: expected MD5, SHA, SHA-224, SHA-256, SHA-384 or SHA-512"
+                    ))
+                })?;
+                if p.len() < 8 {
+                    return Err(who(
+                        "auth_pass: at least 8 characters (as net-snmp requires)",
+                    ));
+                }
+                Some((proto, p))
+            }
+            (None, None) => None,
+            _ => return Err(who("auth and auth_pass go together")),
+        };
+        let privacy = match (u.privacy, u.priv_pass) {
+            (Some(x), Some(p)) => {
+                let proto = PrivProtocol::parse(&x).ok_or_else(|| {
+                    who(&format!("priv {x:?}: expected DES, AES, AES192 or AES256"))
+                })?;
+                if auth.is_none() {
+                    return Err(who("priv needs auth"));
+                }
+                if p.len() < 8 {
+                    return Err(who(
+                        "priv_pass: at least 8 characters (as net-snmp requires)",
+                    ));
+                }
+                Some((proto, p))
+            }
+            (None, None) => None,
+            _ => return Err(who("priv and priv_pass go together")),
+        };
+        out.push(UserConfig {
+            name: u.name,
+            auth,
+            privacy,
+            access: None,
+        });
+    }
+    for (key, list, write) in [("rouser", ro, false), ("rwuser", rw, true)] {
+        for a in list {
+            let Some(u) = out.iter_mut().find(|u| u.name == a.user) else {
+                return Err(in_file(key, format!("{:?} is not a [[user]]", a.user)));
+            };
+            let min_level = match a.level.as_deref() {
+                None => SecurityLevel::AuthNoPriv,
+                Some(l) => SecurityLevel::parse(l).ok_or_else(|| {
+                    in_file(key, format!("level {l:?}: expected noauth, auth or priv"))
+                })?,
+            };
+            let subtree = match a.oid.as_deref() {
+                None => None,
+                Some(o) => Some(
+                    o.trim_start_matches('.')
+                        .split('.')
+                        .map(|x| x.parse::<u32>())
+                        .collect::<Result<Vec<u32>, _>>()
+                        .map(snmp::oid::Oid::new)
+                        .map_err(|_| in_file(key, format!("oid {o:?}: expected dotted numbers")))?,
+                ),
+            };
+            if u.access.is_some() {
+                return Err(in_file(key, format!("{:?} has access twice", a.user)));
+            }
+            u.access = Some(UserAccess {
+                write,
+                min_level,
+                subtree,
+            });
+        }
+    }
+    Ok(out)
 }
 
 fn read_file(path: &Path) -> Result<FileConfig, ConfigError> {
@@ -154,10 +321,40 @@ fn line_of(text: &str, offset: usize) -> usize {
         .unwrap_or(1)
 }
 
-fn merge(file: FileConfig, origin: &str, args: &RunArgs) -> Result<Settings, ConfigError> {
+fn merge(mut file: FileConfig, origin: &str, args: &RunArgs) -> Result<Settings, ConfigError> {
     let in_file = |key: &str, msg: String| ConfigError(format!("{origin}: {key}: {msg}"));
+    let notify = crate::traps::settings(
+        crate::traps::FileKeys {
+            trapsink: file.trapsink.take(),
+            trap2sink: file.trap2sink.take(),
+            informsink: file.informsink.take(),
+            trapcommunity: file.trapcommunity.take(),
+            authtrapenable: file.authtrapenable.take(),
+            rate_limit: file.notification_rate_limit.take(),
+            rate_interval: file.notification_rate_interval.take(),
+            queue: file.notification_queue.take(),
+            link_integrity_threshold: file.link_integrity_threshold.take(),
+            buffer_overrun_threshold: file.buffer_overrun_threshold.take(),
+        },
+        origin,
+        &args.trap2sink,
+    )?;
 
-    let listen = if !args.listen.is_empty() {
+    // AgentX: the flag wins over the file; in AgentX mode UDP is opened only when
+    // asked for (--listen or agentaddress).
+    let agentx = match args.agentx.as_deref().or(file.agentx.as_deref()) {
+        Some(a) => Some(a.parse::<snmp::agentx::MasterAddress>().map_err(|m| {
+            if args.agentx.is_some() {
+                ConfigError(format!("--agentx: {m}"))
+            } else {
+                in_file("agentx", m)
+            }
+        })?),
+        None => None,
+    };
+    let listen = if agentx.is_some() && args.listen.is_empty() && file.agentaddress.is_none() {
+        Vec::new()
+    } else if !args.listen.is_empty() {
         args.listen
             .iter()
             .map(|a| parse_listen(a).map_err(|m| ConfigError(format!("--listen {a:?}: {m}"))))
@@ -242,6 +439,16 @@ fn merge(file: FileConfig, origin: &str, args: &RunArgs) -> Result<Settings, Con
         return Err(ConfigError("source: empty source spec".into()));
     }
 
+    let engine_id = match file.engine_id.as_deref() {
+        None => None,
+        Some(h) => Some(parse_engine_id(h).map_err(|m| in_file("engine_id", m))?),
+    };
+    let users = usm_users(
+        file.user.unwrap_or_default(),
+        file.rouser.unwrap_or_default(),
+        file.rwuser.unwrap_or_default(),
+        &in_file,
+    )?;
     let (metrics_listen, node_name_map, umad) = merge_ops(
         file.metrics_listen,
         file.node_name_map,
@@ -280,10 +487,44 @@ fn merge(file: FileConfig, origin: &str, args: &RunArgs) -> Result<Settings, Con
         sys_name,
         sys_location,
         control_socket: args.control_socket.clone().or(file.control_socket),
+        agentx_if_index_offset: match (&agentx, file.agentx_if_mib) {
+            (Some(_), Some(true)) => file
+                .agentx_if_index_offset
+                .unwrap_or(crate::agentx::DEFAULT_IF_INDEX_OFFSET),
+            _ => 0,
+        },
+        agentx,
+        agentx_if_mib: file.agentx_if_mib.unwrap_or(false),
+        notify,
+        engine_id,
+        users,
+        warnings: Vec::new(),
         metrics_listen,
         node_name_map,
         umad,
     })
+}
+
+/// An snmpEngineID in hex (`0x` and `:` allowed), 5 to 32 octets (RFC 3411).
+fn parse_engine_id(h: &str) -> Result<Vec<u8>, String> {
+    let h: String = h
+        .trim()
+        .trim_start_matches("0x")
+        .chars()
+        .filter(|c| *c != ':')
+        .collect();
+    if !h.len().is_multiple_of(2) {
+        return Err("expected an even number of hex digits".into());
+    }
+    let bytes = (0..h.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(h.get(i..i + 2).unwrap_or("zz"), 16))
+        .collect::<Result<Vec<u8>, _>>()
+        .map_err(|_| "expected hex digits".to_string())?;
+    if !(5..=32).contains(&bytes.len()) {
+        return Err("must be 5 to 32 octets".into());
+    }
+    Ok(bytes)
 }
 
 type OpsSettings = (

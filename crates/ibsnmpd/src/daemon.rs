@@ -38,6 +38,7 @@ fn initial_state(settings: &Settings, stored: &BTreeMap<String, String>) -> Syst
     st.contact = settings.sys_contact.clone();
     st.name = settings.sys_name.clone();
     st.location = settings.sys_location.clone();
+    st.enable_authen_traps = settings.notify.auth_traps;
     st.restore(stored);
     st
 }
@@ -106,16 +107,34 @@ pub fn run(
         info!(path = %store.path().display(), values = stored.len(), "loaded persisted state");
     }
     let mut system = initial_state(&settings, &stored);
+    for w in &settings.warnings {
+        warn!("{w}");
+    }
+    // snmpEngineBoots is counted (durably) before the first answer.
+    let (engine_id, boots) =
+        crate::engine_state::start(&settings.state_dir, settings.engine_id.clone())?;
+    let usm = Arc::new(
+        snmp::usm::Usm::new(snmp::usm::Engine::new(engine_id, boots), &settings.users)
+            .context("SNMPv3 users")?,
+    );
+    info!(boots, users = settings.users.len(), "SNMPv3 engine ready");
 
     let mut dispatcher: Dispatcher<View, mibs::Change> = Dispatcher::new();
     dispatcher.set_max_repetitions(settings.max_repetitions);
     let mut or_entries = Vec::new();
+    let mut agentx_modules = Vec::new();
     for m in mibs::modules() {
+        if crate::agentx::serves(m.name) {
+            agentx_modules.push(crate::agentx::Module::of(&m));
+        }
         dispatcher
             .register_all(m.objects)
             .with_context(|| format!("registering {}", m.name))?;
         or_entries.extend(m.or_entry);
     }
+    dispatcher
+        .register_all(snmp::usm::mib_objects(&usm))
+        .context("registering usmStats and snmpEngine")?;
     system.set_or_table(or_entries);
     let system = Arc::new(ArcSwap::from_pointee(system));
 
@@ -124,17 +143,23 @@ pub fn run(
     let current = Arc::new(ArcSwap::from_pointee(Published::new(Arc::new(
         fabric::empty_snapshot(&settings.source, 0),
     ))));
+    // Every published snapshot, for the notification layer's diffs.
+    let (snap_tx, snap_rx) = tokio::sync::watch::channel(Arc::clone(&current.load().snapshot));
     let publish: fabric::Publish = {
         let current = Arc::clone(&current);
         // The publisher owns IF-MIB's history from one snapshot to the next;
         // only the source thread publishes, so this lock is never contended.
-        let publisher = std::sync::Mutex::new(Publisher::new());
+        let publisher = std::sync::Mutex::new(match settings.agentx_if_index_offset {
+            0 => Publisher::new(),
+            n => Publisher::with_if_index_offset(n),
+        });
         Arc::new(move |snap| {
             let published = match publisher.lock() {
-                Ok(mut p) => p.publish(snap),
-                Err(poisoned) => poisoned.into_inner().publish(snap),
+                Ok(mut p) => p.publish(Arc::clone(&snap)),
+                Err(poisoned) => poisoned.into_inner().publish(Arc::clone(&snap)),
             };
-            current.store(Arc::new(published))
+            current.store(Arc::new(published));
+            snap_tx.send_replace(snap);
         })
     };
     // The source thread waits for the sockets (bound below, so a busy port
@@ -177,19 +202,50 @@ pub fn run(
             Arc::clone(&view_stats),
         )
     };
+    let dispatcher = Arc::new(dispatcher);
+    let controller = controller as Arc<dyn snmp::agent::SetController<mibs::Change>>;
+    let view = Arc::new(view);
+    let mut subagent = settings.agentx.clone().map(|master| {
+        let view = Arc::clone(&view);
+        let system = Arc::clone(&system);
+        crate::agentx::subagent(
+            master,
+            &agentx_modules,
+            Arc::clone(&dispatcher),
+            move || view(),
+            Arc::clone(&controller),
+            move || system.load().up_time(),
+            settings.agentx_if_mib,
+        )
+    });
+    let udp = !config.listen.is_empty();
+    // In AgentX mode notifications also go out as Notify-PDUs, through the
+    // master's own sinks.
+    let forward = subagent.as_mut().map(|s| s.notification_channel(256));
+    let traps = match runtime.block_on(start_traps(&settings, &system, &fabric, snap_rx, forward)) {
+        Ok(t) => t,
+        Err(e) => {
+            fabric.stop();
+            return Err(e);
+        }
+    };
     // Bind first: a bad or busy address fails at once, not after a sweep.
     let agent = match runtime.block_on(Agent::bind(
         config,
-        Arc::new(dispatcher),
-        view,
-        controller as Arc<dyn snmp::agent::SetController<mibs::Change>>,
+        dispatcher,
+        move || view(),
+        controller,
         Arc::clone(&stats),
     )) {
-        Ok(a) => a,
+        Ok(a) => a.with_usm(usm),
         Err(e) => {
             fabric.stop();
             return Err(e.into());
         }
+    };
+    let agent = match &traps {
+        Some(t) => agent.with_auth_failure_hook(t.auth_failure_hook(Arc::clone(&system))),
+        None => agent,
     };
     // The operator control socket (docs/usage.md), when configured;
     // removed again when `control` drops at the end of run().
@@ -219,6 +275,9 @@ pub fn run(
     // Sockets bound: sweep. The sockets queue requests meanwhile.
     fabric.begin();
     let _ = first_sweep.recv();
+    if let Some(t) = &traps {
+        t.cold_start();
+    }
     let mut reloader = crate::reload::Reloader {
         load,
         current: settings.clone(),
@@ -226,18 +285,37 @@ pub fn run(
         names: Arc::clone(&names),
         fabric: fabric.handle(),
         counters: Arc::clone(&agent_counters),
-        after_reload: None, // warmStart: the notification layer plugs in here
+        // warmStart (RFC 3418) after each applied reload.
+        after_reload: traps.clone().map(|t| {
+            let hook: Box<dyn Fn() + Send + Sync> = Box::new(move || t.warm_start());
+            hook
+        }),
     };
     let result = runtime.block_on(async {
         let addrs = agent.local_addrs();
-        info!(?addrs, source = %settings.source, "ibsnmpd listening");
+        if udp {
+            info!(?addrs, source = %settings.source, "ibsnmpd listening");
+        }
+        let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
+        let subagent = subagent.map(|s| {
+            let mut stop = stop_rx.clone();
+            tokio::spawn(s.run(async move {
+                let _ = stop.wait_for(|v| *v).await;
+            }))
+        });
         let mut hup = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::hangup())
             .context("SIGHUP handler")?;
         let shutdown = shutdown_signal();
         tokio::pin!(shutdown);
-        let serve = agent.run();
+        let serve = async {
+            if udp {
+                agent.run().await
+            } else {
+                std::future::pending().await
+            }
+        };
         tokio::pin!(serve);
-        loop {
+        let r = loop {
             tokio::select! {
                 r = &mut serve => break r.context("agent stopped"),
                 s = &mut shutdown => {
@@ -247,13 +325,50 @@ pub fn run(
                 }
                 _ = hup.recv() => reloader.reload(),
             }
+        };
+        // The subagent closes its session with the master before we go.
+        let _ = stop_tx.send(true);
+        if let Some(t) = subagent {
+            let _ = tokio::time::timeout(std::time::Duration::from_secs(2), t).await;
         }
+        r
     });
+    if let Some(t) = &traps {
+        t.log_stats();
+    }
     // Any Set in flight was persisted before its response; nothing to flush.
     runtime.shutdown_timeout(std::time::Duration::from_secs(2));
     drop(control);
     fabric.stop();
     result
+}
+
+/// The notification layer (docs/notifications.md), None without sinks.
+async fn start_traps(
+    settings: &Settings,
+    system: &Arc<ArcSwap<SystemState>>,
+    fabric: &FabricThread,
+    snapshots: tokio::sync::watch::Receiver<Arc<ib::model::Snapshot>>,
+    forward: Option<tokio::sync::mpsc::Sender<Vec<snmp::value::VarBind>>>,
+) -> Result<Option<crate::traps::Traps>> {
+    // SNMPv1's agent-addr: the first IPv4 listen address that names one.
+    let agent_addr = settings
+        .listen
+        .iter()
+        .find_map(|a| match a.ip() {
+            std::net::IpAddr::V4(v4) if !v4.is_unspecified() => Some(v4),
+            _ => None,
+        })
+        .unwrap_or(std::net::Ipv4Addr::UNSPECIFIED);
+    crate::traps::Traps::start(
+        &settings.notify,
+        agent_addr,
+        Arc::clone(system),
+        fabric.handle(),
+        snapshots,
+        forward,
+    )
+    .await
 }
 
 /// Binds the metrics endpoint now (a busy port fails before any sweep) and

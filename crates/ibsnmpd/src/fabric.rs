@@ -35,6 +35,7 @@ pub fn empty_snapshot(source: &str, number: u64) -> Snapshot {
             time: SystemTime::now(),
             duration: Duration::ZERO,
             source: source.to_string(),
+            cost: Default::default(),
         },
         &mut CounterHistory::new(),
     )
@@ -126,7 +127,6 @@ impl FabricHandle {
 
     /// Fabric events from now on, in order (node added/removed, port in/out
     /// of service, link state changes), one per change between two sweeps.
-    #[allow(dead_code)] // the notification layer's entry point (next wave)
     pub fn subscribe(&self) -> broadcast::Receiver<Arc<FabricEvent>> {
         self.events.tx.subscribe()
     }

@@ -5,12 +5,14 @@
 
 #![forbid(unsafe_code)]
 
+mod agentx;
 mod cli;
 mod commands;
 mod config;
 mod controller;
 mod ctl;
 mod daemon;
+mod engine_state;
 mod fabric;
 mod logging;
 mod metrics;
@@ -18,6 +20,7 @@ mod nodemap;
 mod reload;
 mod sources;
 mod state;
+mod traps;
 mod umad_config;
 
 use std::process::ExitCode;

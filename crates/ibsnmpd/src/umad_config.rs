@@ -18,6 +18,8 @@ pub struct UmadSection {
     details: Option<Vec<String>>,
     lft: Option<bool>,
     topology_every: Option<u32>,
+    tables_every: Option<u32>,
+    detail_every: Option<u32>,
     subscribe_traps: Option<bool>,
     reset_threshold: Option<f64>,
 }
@@ -82,6 +84,18 @@ impl UmadSection {
                 return Err(format!("topology_every = {n}: must be 1..=1000"));
             }
             o.topology_every = n;
+        }
+        if let Some(n) = self.tables_every {
+            if !(1..=1000).contains(&n) {
+                return Err(format!("tables_every = {n}: must be 1..=1000"));
+            }
+            o.tables_every = n;
+        }
+        if let Some(n) = self.detail_every {
+            if !(1..=1000).contains(&n) {
+                return Err(format!("detail_every = {n}: must be 1..=1000"));
+            }
+            o.pma.detail_every = n;
         }
         if let Some(t) = self.subscribe_traps {
             o.subscribe_traps = t;

@@ -727,6 +727,7 @@ mod tests {
                 time: std::time::SystemTime::now(),
                 duration: std::time::Duration::ZERO,
                 source: "test-pm-rows".into(),
+                cost: Default::default(),
             },
             &mut ib::model::CounterHistory::new(),
         ));

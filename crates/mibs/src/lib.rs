@@ -15,6 +15,7 @@ pub mod change;
 pub mod ib_if_mib;
 pub mod ib_pm_mib;
 pub mod if_mib;
+pub mod notifications;
 pub mod oids;
 pub mod publish;
 pub mod snmpv2;

@@ -50,6 +50,14 @@ impl Publisher {
         Self::default()
     }
 
+    /// A publisher whose IF-MIB interfaces are numbered from `offset + 1`
+    /// ([`IfHistory::with_if_index_offset`]).
+    pub fn with_if_index_offset(offset: u32) -> Self {
+        Publisher {
+            interfaces: IfHistory::with_if_index_offset(offset),
+        }
+    }
+
     /// Folds in the next snapshot (in publication order) and derives what
     /// the modules serve from it.
     pub fn publish(&mut self, snapshot: Arc<Snapshot>) -> Published {

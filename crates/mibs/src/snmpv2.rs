@@ -194,6 +194,7 @@ mod tests {
                 time: std::time::SystemTime::now(),
                 duration: std::time::Duration::ZERO,
                 source: "test".into(),
+                cost: Default::default(),
             },
             &mut CounterHistory::new(),
         );

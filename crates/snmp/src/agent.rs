@@ -20,8 +20,11 @@ use tokio::task::JoinSet;
 use tracing::{debug, warn};
 
 use crate::dispatch::{Dispatcher, Outcome};
-use crate::message::{response_overhead, Message, Version};
+use crate::message::{peek_version, response_overhead, Message, Version, SNMP_V3};
+use crate::oid::Oid;
 use crate::pdu::{ErrorStatus, Pdu, PduBody};
+use crate::usm::{Incoming, ReplyContext, Usm};
+use crate::value::{Value, VarBind};
 
 /// The largest UDP payload over IPv4.
 pub const MAX_UDP_PAYLOAD: usize = 65507;
@@ -150,8 +153,25 @@ pub type ApplyFuture = Pin<Box<dyn Future<Output = Result<(), ApplyError>> + Sen
 
 /// The application's one control path for Sets (phase 2): apply all changes
 /// of one request atomically, undoing on failure.
+///
+/// Both transports drive it: the UDP agent calls `apply` after phase 1 of a
+/// SetRequest; the AgentX session calls `apply` on CommitSet and `undo_last`
+/// on an UndoSet that follows a successful commit (another subagent's commit
+/// failed).
 pub trait SetController<K>: Send + Sync {
     fn apply(&self, changes: Vec<K>) -> ApplyFuture;
+
+    /// Takes back the last successful `apply`, if nothing was applied since and
+    /// everything it did can be taken back; otherwise undoFailed.
+    fn undo_last(&self) -> ApplyFuture {
+        Box::pin(async {
+            Err(ApplyError {
+                index: 0,
+                kind: ApplyErrorKind::UndoFailed,
+                reason: "this control path cannot undo".into(),
+            })
+        })
+    }
 }
 
 impl<K, F, Fut> SetController<K> for F
@@ -184,6 +204,8 @@ struct Inner<V, K> {
     communities: CommunityTable,
     max_message_size: usize,
     auth_hook: Option<AuthFailureHook>,
+    /// SNMPv3 with USM (None: v3 messages count as bad versions).
+    usm: Option<Arc<Usm>>,
     auth_failures: AtomicU64,
     /// When the agent started: the clock for `next_auth_warn`.
     started: Instant,
@@ -195,14 +217,31 @@ struct Inner<V, K> {
 /// How often authentication failures are logged at warn level.
 const AUTH_WARN_EVERY_MS: u64 = 60_000;
 
+/// How a response is wrapped: the request's community, or its USM context.
+enum Reply {
+    Community {
+        version: Version,
+        community: Vec<u8>,
+    },
+    V3(ReplyContext),
+}
+
+impl Reply {
+    /// Error-status mapping follows v2c for v3.
+    fn version(&self) -> Version {
+        match self {
+            Reply::Community { version, .. } => *version,
+            Reply::V3(_) => Version::V2c,
+        }
+    }
+}
 /// The community table, replaceable while the agent runs (a reload): each
 /// request reads the table in force when it arrives.
 pub type CommunityTable = Arc<arc_swap::ArcSwap<Vec<Community>>>;
 
 /// A Set waiting for phase 2.
 struct PendingSet<K> {
-    version: Version,
-    community: Vec<u8>,
+    reply: Reply,
     changes: Vec<K>,
     response: PduBody,
 }
@@ -255,6 +294,7 @@ impl<V: 'static, K: Send + 'static> Agent<V, K> {
                 communities: Arc::new(arc_swap::ArcSwap::from_pointee(config.communities)),
                 max_message_size: config.max_message_size.clamp(484, MAX_UDP_PAYLOAD),
                 auth_hook: None,
+                usm: None,
                 auth_failures: AtomicU64::new(0),
                 started: Instant::now(),
                 next_auth_warn: AtomicU64::new(0),
@@ -267,6 +307,14 @@ impl<V: 'static, K: Send + 'static> Agent<V, K> {
     pub fn with_auth_failure_hook(mut self, hook: AuthFailureHook) -> Self {
         if let Some(inner) = Arc::get_mut(&mut self.inner) {
             inner.auth_hook = Some(hook);
+        }
+        self
+    }
+
+    /// Answers SNMPv3 messages with this USM. Call before [`Agent::run`].
+    pub fn with_usm(mut self, usm: Arc<Usm>) -> Self {
+        if let Some(inner) = Arc::get_mut(&mut self.inner) {
+            inner.usm = Some(usm);
         }
         self
     }
@@ -389,20 +437,203 @@ impl<V, K> Inner<V, K> {
     }
 
     /// Counts a response in the snmp group and encodes its message into `out`.
-    fn encode_response(&self, version: Version, community: Vec<u8>, pdu: Pdu, out: &mut Vec<u8>) {
+    fn encode_response(&self, reply: Reply, pdu: Pdu, out: &mut Vec<u8>) {
         self.count_response(&pdu);
-        Message {
-            version,
-            community,
-            pdu,
+        match reply {
+            Reply::Community { version, community } => Message {
+                version,
+                community,
+                pdu,
+            }
+            .encode(out),
+            Reply::V3(ctx) => {
+                if let Some(usm) = &self.usm {
+                    usm.encode_response(&ctx, pdu, out);
+                }
+            }
         }
-        .encode(out);
+    }
+
+    fn count_request(&self, pdu: &Pdu) {
+        let s = &self.stats;
+        match pdu {
+            Pdu::GetRequest(_) => inc(&s.in_get_requests),
+            Pdu::GetNextRequest(_) | Pdu::GetBulkRequest(_) => inc(&s.in_get_nexts),
+            Pdu::SetRequest(_) => inc(&s.in_set_requests),
+            _ => {}
+        }
+    }
+
+    /// An SNMPv3 message: USM, then the user's access, then dispatch.
+    fn handle_v3(&self, usm: &Usm, src: SocketAddr, data: &[u8], out: &mut Vec<u8>) -> Action<K> {
+        let (ctx, pdu) = match usm.incoming(data) {
+            Incoming::Drop { parse_error } => {
+                if parse_error {
+                    inc(&self.stats.in_asn_parse_errs);
+                }
+                debug!(%src, "dropped SNMPv3 message");
+                return Action::None;
+            }
+            Incoming::Report(bytes) => {
+                debug!(%src, "SNMPv3 report");
+                out.extend_from_slice(&bytes);
+                return Action::Send;
+            }
+            Incoming::Request { ctx, pdu } => (ctx, pdu),
+        };
+        debug!(%src, pdu = pdu.tag(), "v3 request");
+        self.count_request(&pdu);
+        let rid = pdu.request_id().unwrap_or(0);
+        let budget = self
+            .max_message_size
+            .min(ctx.max_size)
+            .saturating_sub(usm.response_overhead(&ctx) + response_overhead(0, rid));
+        let denied = |index: usize| match &pdu {
+            Pdu::GetRequest(b) | Pdu::GetNextRequest(b) | Pdu::SetRequest(b) => {
+                Some(crate::dispatch::error_response(
+                    Version::V2c,
+                    b,
+                    ErrorStatus::AuthorizationError,
+                    index,
+                    budget,
+                ))
+            }
+            Pdu::GetBulkRequest(b) => Some(crate::dispatch::error_response(
+                Version::V2c,
+                &PduBody {
+                    request_id: b.request_id,
+                    error_status: ErrorStatus::NoError,
+                    error_index: 0,
+                    varbinds: b.varbinds.clone(),
+                },
+                ErrorStatus::AuthorizationError,
+                index,
+                budget,
+            )),
+            _ => None,
+        };
+        // RFC 3415 3.2: no access entry for the user at this level gives
+        // authorizationError, as net-snmp answers.
+        let outcome = match ctx.user.access.clone() {
+            Some(a) if ctx.level >= a.min_level => match &pdu {
+                Pdu::SetRequest(req) if !a.write => {
+                    self.auth_failure(src, &ctx.user.name, true);
+                    Some(crate::dispatch::error_response(
+                        Version::V2c,
+                        req,
+                        ErrorStatus::AuthorizationError,
+                        usize::from(!req.varbinds.is_empty()),
+                        budget,
+                    ))
+                }
+                _ => {
+                    let view = (self.view)();
+                    Some(match &a.subtree {
+                        None => self.dispatcher.process(&view, Version::V2c, &pdu, budget),
+                        Some(t) => self.process_in_subtree(&view, &pdu, t, budget),
+                    })
+                }
+            },
+            _ => denied(0),
+        };
+        match outcome {
+            Some(o) => self.finish(src, &pdu, o, Reply::V3(ctx), out),
+            None => Action::None,
+        }
+    }
+
+    /// Dispatch for a user who may see only `tree`: reads before the tree
+    /// start at its root, anything outside reads as absent, Sets outside
+    /// are refused.
+    fn process_in_subtree(&self, view: &V, pdu: &Pdu, tree: &Oid, budget: usize) -> Outcome<K> {
+        let inside = |o: &Oid| o.starts_with(tree.as_slice());
+        let clamp = |vbs: &[VarBind]| -> Vec<VarBind> {
+            vbs.iter()
+                .map(|vb| {
+                    let mut vb = vb.clone();
+                    if vb.oid < *tree {
+                        vb.oid = tree.clone();
+                    }
+                    vb
+                })
+                .collect()
+        };
+        let (req, walk) = match pdu {
+            Pdu::SetRequest(b) => {
+                if let Some(i) = b.varbinds.iter().position(|vb| !inside(&vb.oid)) {
+                    return crate::dispatch::error_response(
+                        Version::V2c,
+                        b,
+                        ErrorStatus::NoAccess,
+                        i + 1,
+                        budget,
+                    );
+                }
+                (pdu.clone(), false)
+            }
+            Pdu::GetRequest(_) => (pdu.clone(), false),
+            Pdu::GetNextRequest(b) => (
+                Pdu::GetNextRequest(PduBody {
+                    varbinds: clamp(&b.varbinds),
+                    ..b.clone()
+                }),
+                true,
+            ),
+            Pdu::GetBulkRequest(b) => {
+                let mut b = b.clone();
+                b.varbinds = clamp(&b.varbinds);
+                (Pdu::GetBulkRequest(b), true)
+            }
+            _ => (pdu.clone(), false),
+        };
+        let mut outcome = self.dispatcher.process(view, Version::V2c, &req, budget);
+        if let Outcome::Response(Pdu::Response(b)) = &mut outcome {
+            // RFC 3416 4.2.2/4.2.3: an endOfMibView names what was asked for:
+            // the request's varbind, or the same column's previous row.
+            let asked = pdu.varbinds();
+            let (n, r) = match pdu {
+                Pdu::GetBulkRequest(q) => {
+                    let n = usize::try_from(q.non_repeaters.max(0))
+                        .unwrap_or(0)
+                        .min(asked.len());
+                    (n, asked.len() - n)
+                }
+                _ => (asked.len(), 0),
+            };
+            for p in 0..b.varbinds.len() {
+                let inside_p = b.varbinds.get(p).is_some_and(|vb| inside(&vb.oid));
+                if inside_p {
+                    continue;
+                }
+                let name = if p < n || r == 0 {
+                    asked.get(p).map(|vb| vb.oid.clone())
+                } else if p >= n + r {
+                    b.varbinds.get(p - r).map(|vb| vb.oid.clone())
+                } else {
+                    asked.get(p).map(|vb| vb.oid.clone())
+                };
+                if let Some(vb) = b.varbinds.get_mut(p) {
+                    if walk {
+                        if let Some(name) = name {
+                            vb.oid = name;
+                        }
+                        vb.value = Value::EndOfMibView;
+                    } else {
+                        vb.value = Value::NoSuchObject;
+                    }
+                }
+            }
+        }
+        outcome
     }
 
     /// Processes one datagram; writes any immediate response into `out`.
     fn handle(&self, src: SocketAddr, data: &[u8], out: &mut Vec<u8>) -> Action<K> {
         let s = &self.stats;
         inc(&s.in_pkts);
+        if let (Some(usm), Ok(SNMP_V3)) = (&self.usm, peek_version(data)) {
+            return self.handle_v3(usm, src, data, out);
+        }
         let msg = match Message::decode(data) {
             Ok(m) => m,
             Err(e) => {
@@ -430,12 +661,7 @@ impl<V, K> Inner<V, K> {
             pdu,
         } = msg;
         debug!(%src, ?version, pdu = pdu.tag(), "request");
-        match &pdu {
-            Pdu::GetRequest(_) => inc(&s.in_get_requests),
-            Pdu::GetNextRequest(_) | Pdu::GetBulkRequest(_) => inc(&s.in_get_nexts),
-            Pdu::SetRequest(_) => inc(&s.in_set_requests),
-            _ => {}
-        }
+        self.count_request(&pdu);
         let rid = pdu.request_id().unwrap_or(0);
         let budget = self
             .max_message_size
@@ -454,27 +680,43 @@ impl<V, K> Inner<V, K> {
                 self.dispatcher.process(&view, version, &pdu, budget)
             }
         };
+        let reply = Reply::Community {
+            version,
+            community: name,
+        };
+        self.finish(src, &pdu, outcome, reply, out)
+    }
+
+    /// Sends a dispatch outcome or hands a Set to phase 2.
+    fn finish(
+        &self,
+        src: SocketAddr,
+        pdu: &Pdu,
+        outcome: Outcome<K>,
+        reply: Reply,
+        out: &mut Vec<u8>,
+    ) -> Action<K> {
+        let s = &self.stats;
         match outcome {
             Outcome::Response(resp) => {
                 if let (
                     Pdu::Response(b),
                     Pdu::GetRequest(_) | Pdu::GetNextRequest(_) | Pdu::GetBulkRequest(_),
-                ) = (&resp, &pdu)
+                ) = (&resp, pdu)
                 {
                     if b.error_status == ErrorStatus::NoError {
                         add(&s.in_total_req_vars, b.varbinds.len());
                     }
                 }
-                self.encode_response(version, name, resp, out);
+                self.encode_response(reply, resp, out);
                 Action::Send
             }
             Outcome::Set { changes, response } if changes.is_empty() => {
-                self.encode_response(version, name, Pdu::Response(response), out);
+                self.encode_response(reply, Pdu::Response(response), out);
                 Action::Send
             }
             Outcome::Set { changes, response } => Action::Set(PendingSet {
-                version,
-                community: name,
+                reply,
                 changes,
                 response,
             }),
@@ -491,8 +733,7 @@ impl<V, K> Inner<V, K> {
 
     async fn finish_set(&self, p: PendingSet<K>, sock: &UdpSocket, src: SocketAddr) {
         let PendingSet {
-            version,
-            community,
+            reply,
             changes,
             mut response,
         } = p;
@@ -505,7 +746,7 @@ impl<V, K> Inner<V, K> {
                     ApplyErrorKind::CommitFailed => ErrorStatus::CommitFailed,
                     ApplyErrorKind::UndoFailed => ErrorStatus::UndoFailed,
                 };
-                response.error_status = match version {
+                response.error_status = match reply.version() {
                     Version::V1 => status.to_v1(),
                     Version::V2c => status,
                 };
@@ -513,7 +754,7 @@ impl<V, K> Inner<V, K> {
             }
         }
         let mut out = Vec::with_capacity(512);
-        self.encode_response(version, community, Pdu::Response(response), &mut out);
+        self.encode_response(reply, Pdu::Response(response), &mut out);
         send(sock, &self.stats, &out, src).await;
     }
 }

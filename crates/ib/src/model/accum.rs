@@ -114,6 +114,9 @@ pub fn delta(prev: u64, new: u64, width: CounterWidth) -> u64 {
 /// (data in 4-octet words: convert with [`super::counters`]).
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize)]
 pub struct PortTotals {
+    /// The unicast/multicast totals below count what their names say (the
+    /// PMA has them: [`super::counters::ExtendedFields::Ietf`] or more).
+    pub unicast_counters: bool,
     pub port_xmit_data: u64,
     pub port_rcv_data: u64,
     pub port_xmit_pkts: u64,
@@ -244,6 +247,8 @@ pub fn advance(
         );
     }
     let t = &mut totals;
+    t.unicast_counters =
+        new.extended.is_some() && new.extended_fields >= super::counters::ExtendedFields::Ietf;
     let pc = pr.map(|p| &p.counters);
     let nc = &new.counters;
     macro_rules! pc_acc {

@@ -20,12 +20,72 @@ pub const SLP: u64 = 8;
 /// PortXmitData/PortRcvData/PortVLOpData count 4-octet words.
 pub const DATA_UNIT_OCTETS: u64 = 4;
 
+/// Which fields of PortCountersExtended a PMA fills (PMA ClassPortInfo:
+/// CapabilityMask bits 9 and 10, CapabilityMask2 bit 1). The others are
+/// reserved: a source zeroes them ([`ExtendedFields::sanitize`]) rather than
+/// serve whatever the reserved octets hold.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ExtendedFields {
+    /// The four 64-bit data and packet counters only (IsExtendedWidthSupportedNoIETF).
+    #[default]
+    Basic,
+    /// Plus the unicast and multicast packet counters (IsExtendedWidthSupported).
+    Ietf,
+    /// Plus 64-bit copies of the error counters, PortXmitWait and QP1Dropped
+    /// (IsAdditionalPortCountersExtendedSupported).
+    All,
+}
+
+impl ExtendedFields {
+    /// From a PMA's ClassPortInfo CapabilityMask and CapabilityMask2.
+    pub fn from_caps(cap_mask: u16, cap_mask2: u32) -> Self {
+        use crate::mad::pma::cap;
+        const ADDITIONAL_PORT_COUNTERS_EXTENDED: u32 = 1 << 1;
+        if cap_mask & cap::IS_EXTENDED_WIDTH_SUPPORTED == 0 {
+            ExtendedFields::Basic
+        } else if cap_mask2 & ADDITIONAL_PORT_COUNTERS_EXTENDED == 0 {
+            ExtendedFields::Ietf
+        } else {
+            ExtendedFields::All
+        }
+    }
+
+    /// Zeroes the fields this PMA does not fill.
+    pub fn sanitize(self, e: &mut PortCountersExtended) {
+        if self < ExtendedFields::Ietf {
+            e.port_unicast_xmit_pkts = 0;
+            e.port_unicast_rcv_pkts = 0;
+            e.port_multicast_xmit_pkts = 0;
+            e.port_multicast_rcv_pkts = 0;
+        }
+        if self < ExtendedFields::All {
+            *e = PortCountersExtended {
+                port_select: e.port_select,
+                counter_select: e.counter_select,
+                port_xmit_data: e.port_xmit_data,
+                port_rcv_data: e.port_rcv_data,
+                port_xmit_pkts: e.port_xmit_pkts,
+                port_rcv_pkts: e.port_rcv_pkts,
+                port_unicast_xmit_pkts: e.port_unicast_xmit_pkts,
+                port_unicast_rcv_pkts: e.port_unicast_rcv_pkts,
+                port_multicast_xmit_pkts: e.port_multicast_xmit_pkts,
+                port_multicast_rcv_pkts: e.port_multicast_rcv_pkts,
+                ..PortCountersExtended::default()
+            };
+        }
+    }
+}
+
 /// What one sweep read from a port's PMA. `counters` is mandatory in IBA; the
 /// others are present when the PMA answered them.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct PortReadings {
     pub counters: PortCounters,
     pub extended: Option<PortCountersExtended>,
+    /// Which fields of `extended` the PMA fills (the rest read 0).
+    #[serde(default)]
+    pub extended_fields: ExtendedFields,
     pub rcv_error_details: Option<PortRcvErrorDetails>,
     pub xmit_discard_details: Option<PortXmitDiscardDetails>,
     pub flow_ctl: Option<PortFlowCtlCounters>,
@@ -53,12 +113,16 @@ pub const fn if_out_octets(xmit_data: u64, xmit_pkts: u64, xmit_flow_pkts: u64) 
         .wrapping_add(xmit_flow_pkts.wrapping_mul(SLP))
 }
 
-/// ifInUcastPkts = PortRcvPkts (IBA multicast is counted in the unicast counters).
+/// ifInUcastPkts = PortRcvPkts (002 section 2.4), or PortUnicastRcvPkts
+/// where the PMA has it: PortRcvPkts counts multicast too, which
+/// ifInMulticastPkts already reports.
 pub const fn if_in_ucast_pkts(rcv_pkts: u64) -> u64 {
     rcv_pkts
 }
 
-/// ifOutUcastPkts = PortXmitPkts + PortXmitDiscards + PortXmitConstraintErrors.
+/// ifOutUcastPkts = PortXmitPkts + PortXmitDiscards + PortXmitConstraintErrors
+/// (002 section 2.4), with PortUnicastXmitPkts for PortXmitPkts where the PMA
+/// has it, for the same reason as [`if_in_ucast_pkts`].
 pub const fn if_out_ucast_pkts(xmit_pkts: u64, xmit_discards: u64, xmit_constraint: u64) -> u64 {
     xmit_pkts
         .wrapping_add(xmit_discards)
@@ -101,18 +165,26 @@ pub struct IfCounters {
 }
 
 impl IfCounters {
-    /// Section 2.4 over 64-bit totals; multicast counters come from
-    /// PortCountersExtended's multicast counters (0 where the PMA lacks them).
+    /// Section 2.4 over 64-bit totals. Where the PMA has unicast and
+    /// multicast counters (PortCountersExtended, IsExtendedWidthSupported),
+    /// ifXxUcastPkts count unicast only and ifXxMulticastPkts multicast, so
+    /// their sum is every packet once; elsewhere the unicast objects count
+    /// every packet (PortXmitPkts/PortRcvPkts) and the multicast ones 0.
     pub fn from_totals(t: &super::PortTotals) -> Self {
+        let (rcv_ucast, xmit_ucast) = if t.unicast_counters {
+            (t.port_unicast_rcv_pkts, t.port_unicast_xmit_pkts)
+        } else {
+            (t.port_rcv_pkts, t.port_xmit_pkts)
+        };
         Self {
             in_octets: if_in_octets(t.port_rcv_data, t.port_rcv_pkts, t.port_rcv_flow_pkts),
-            in_ucast_pkts: if_in_ucast_pkts(t.port_rcv_pkts),
+            in_ucast_pkts: if_in_ucast_pkts(rcv_ucast),
             in_multicast_pkts: t.port_multicast_rcv_pkts,
             in_discards: if_in_discards(t.port_rcv_constraint_errors, t.vl15_dropped),
             in_errors: if_in_errors(t.port_rcv_remote_physical_errors, t.port_rcv_errors),
             out_octets: if_out_octets(t.port_xmit_data, t.port_xmit_pkts, t.port_xmit_flow_pkts),
             out_ucast_pkts: if_out_ucast_pkts(
-                t.port_xmit_pkts,
+                xmit_ucast,
                 t.port_xmit_discards,
                 t.port_xmit_constraint_errors,
             ),

@@ -204,6 +204,7 @@ impl serde::Serialize for JsonDump<'_> {
                 "time": rfc3339(s.sweep.time),
                 "duration_s": s.sweep.duration.as_secs_f64(),
                 "source": s.sweep.source,
+                "cost": cost_json(&s.sweep.cost),
             }),
         )?;
         m.end()
@@ -289,4 +290,21 @@ fn services_json(s: &Snapshot) -> Vec<Value> {
         .iter()
         .map(|r| serde_json::to_value(r).unwrap_or(Value::Null))
         .collect()
+}
+
+/// A sweep's cost per phase (MAD class), as `dump` shows it.
+fn cost_json(c: &super::SweepCost) -> Value {
+    let phase = |p: &super::PhaseCost| {
+        serde_json::json!({
+            "duration_s": p.duration.as_secs_f64(),
+            "mads_sent": p.sent,
+            "failed": p.failed,
+            "timeouts": p.timeouts,
+        })
+    };
+    serde_json::json!({
+        "discovery": phase(&c.discovery),
+        "sa": phase(&c.sa),
+        "pma": phase(&c.pma),
+    })
 }

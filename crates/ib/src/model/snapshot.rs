@@ -31,6 +31,28 @@ pub struct SweepInfo {
     pub duration: Duration,
     /// The source spec that produced it (`sim`, `umad:mlx5_0:1`, ...).
     pub source: String,
+    /// What the sweep cost per phase (sources that send MADs fill it).
+    pub cost: SweepCost,
+}
+
+/// One phase of a sweep: how long it took and the MADs it sent.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct PhaseCost {
+    pub duration: Duration,
+    /// MADs sent, retries included.
+    pub sent: u64,
+    /// Queries that failed for good.
+    pub failed: u64,
+    /// Attempts that got no answer in time.
+    pub timeouts: u64,
+}
+
+/// A sweep's cost by MAD class: discovery (SMPs), SA queries, PMA polling.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct SweepCost {
+    pub discovery: PhaseCost,
+    pub sa: PhaseCost,
+    pub pma: PhaseCost,
 }
 
 /// A node: NodeInfo and NodeDescription as the SMA reports them.
@@ -226,6 +248,25 @@ impl Snapshot {
             .unwrap_or(&[])
     }
     /// The node's own LID (switch: port 0's; CA: its first port with a LID).
+    /// The LID a PMA query about port `num` of node `g` goes to: a switch's
+    /// management LID (one PMA for all its ports), an HCA port's own LID (each
+    /// port has its own PMA, reached only through that port). None when the
+    /// node is unknown or has no LID.
+    pub fn pma_lid(&self, g: Guid, num: PortNum) -> Option<Lid> {
+        let n = self.node_by_guid(g)?;
+        let node = self.node(n)?;
+        let lid = if node.info.node_type == NodeType::Switch as u8 {
+            self.node_lid(n)
+        } else {
+            self.port_of(g, num)
+                .and_then(|p| self.port(p))
+                .map(|p| p.info.lid)
+                .filter(|l| l.0 != 0)
+                .unwrap_or_else(|| self.node_lid(n))
+        };
+        (lid.0 != 0).then_some(lid)
+    }
+
     pub fn node_lid(&self, n: NodeIdx) -> Lid {
         self.node_ports(n)
             .iter()

@@ -212,6 +212,7 @@ impl Source for SimSource {
                 time,
                 duration: Duration::ZERO,
                 source: self.config.source_name.clone(),
+                cost: Default::default(),
             },
             &mut self.history,
             |p| Some(model.readings(fabric, p, t, faults)),

@@ -371,6 +371,7 @@ impl SysfsSource {
                 time,
                 duration: t0.elapsed(),
                 source: self.name.clone(),
+                cost: Default::default(),
             },
             &mut self.history,
         );

@@ -3,6 +3,7 @@
 #![allow(dead_code)]
 
 use std::collections::hash_map::RandomState;
+use std::collections::BTreeMap;
 use std::hash::{BuildHasher, Hasher};
 use std::net::UdpSocket;
 use std::path::{Path, PathBuf};
@@ -377,4 +378,73 @@ impl Drop for UmadAgent {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
+}
+
+// ----- ibsim fabric facts, from infiniband-diags ---------------------------
+
+/// The LID of each port, from smpquery.
+pub fn port_lid(tb: &ib::testbed::Testbed, node_lid: u16, port: u8) -> u16 {
+    let out = tb
+        .run_diag(
+            "smpquery",
+            &["portinfo", &node_lid.to_string(), &port.to_string()],
+        )
+        .unwrap();
+    assert!(out.success(), "{}", out.stderr);
+    field(&out.stdout, "Lid") as u16
+}
+
+pub fn field(text: &str, name: &str) -> u64 {
+    text.lines()
+        .find_map(|l| {
+            let (k, v) = l.split_once(':')?;
+            (k.trim() == name).then(|| v.trim_start_matches('.').trim().to_string())
+        })
+        .and_then(|v| {
+            v.strip_prefix("0x")
+                .map_or_else(|| v.parse().ok(), |h| u64::from_str_radix(h, 16).ok())
+        })
+        .unwrap_or_else(|| panic!("no {name} in {text}"))
+}
+
+/// (GUID, LID) of a node, from smpquery nodeinfo by its description.
+pub fn node_by_name(
+    tb: &ib::testbed::Testbed,
+    lids: &BTreeMap<String, u16>,
+    name: &str,
+) -> (u64, u16) {
+    let lid = lids[name];
+    let out = tb
+        .run_diag("smpquery", &["nodeinfo", &lid.to_string()])
+        .unwrap();
+    assert!(out.success(), "{}", out.stderr);
+    (field(&out.stdout, "Guid"), lid)
+}
+
+/// Node description -> a LID of it, from `ibnetdiscover -p` (one line per port:
+/// type, LID, port, GUID, ..., then the description in quotes). SA tables are cut
+/// to one packet under umad2sim, so `saquery NodeRecord` would miss nodes.
+pub fn node_lids(tb: &ib::testbed::Testbed) -> BTreeMap<String, u16> {
+    let out = tb.run_diag("ibnetdiscover", &["-p"]).unwrap();
+    assert!(out.success(), "{}", out.stderr);
+    let mut m = BTreeMap::new();
+    for l in out.stdout.lines() {
+        let mut w = l.split_whitespace();
+        let (Some(_), Some(lid)) = (w.next(), w.next()) else {
+            continue;
+        };
+        let desc = l.split('\'').nth(1).unwrap_or("").to_string();
+        if let (Ok(lid), false) = (lid.parse::<u16>(), desc.is_empty()) {
+            m.entry(desc).or_insert(lid);
+        }
+    }
+    m
+}
+
+pub fn guid_index(g: u64) -> String {
+    g.to_be_bytes()
+        .iter()
+        .map(|b| b.to_string())
+        .collect::<Vec<_>>()
+        .join(".")
 }

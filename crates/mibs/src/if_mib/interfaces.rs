@@ -135,6 +135,8 @@ pub struct IfHistory {
     ports: HashMap<(Guid, u8), PortHistory>,
     if_indexes: HashSet<u32>,
     table_last_change: Option<Instant>,
+    /// Added to every ifIndex (see [`IfHistory::with_if_index_offset`]).
+    if_index_offset: u32,
 }
 
 struct LocalPort {
@@ -145,7 +147,7 @@ struct LocalPort {
     disc: Option<SystemTime>,
 }
 
-fn local_ports(s: &Snapshot) -> (Option<NodeIdx>, Vec<LocalPort>) {
+fn local_ports(s: &Snapshot, offset: u32) -> (Option<NodeIdx>, Vec<LocalPort>) {
     let Some(n) = s.local_node else {
         return (None, Vec::new());
     };
@@ -160,7 +162,7 @@ fn local_ports(s: &Snapshot) -> (Option<NodeIdx>, Vec<LocalPort>) {
             Some(LocalPort {
                 key: (node.info.node_guid, p.num.0),
                 idx: i,
-                if_index: port::if_index(node, p.num.0)?,
+                if_index: port::if_index(node, p.num.0)?.checked_add(offset)?,
                 oper: port::oper_status(p.info.port_state(), p.info.phys_state()),
                 disc: p.counters.as_deref().map(|c| c.discontinuity),
             })
@@ -170,9 +172,20 @@ fn local_ports(s: &Snapshot) -> (Option<NodeIdx>, Vec<LocalPort>) {
 }
 
 impl IfHistory {
+    /// A history whose interfaces are numbered from `offset + 1` on: in AgentX
+    /// mode the master's own ifTable (the host's netdevs, kernel ifindex) shares
+    /// the ifIndex space, and the master does not consult AgentX index
+    /// allocations for its own rows, so a fixed offset is what keeps them apart.
+    pub fn with_if_index_offset(offset: u32) -> Self {
+        IfHistory {
+            if_index_offset: offset,
+            ..IfHistory::default()
+        }
+    }
+
     /// Folds in the next published snapshot and derives its interfaces.
     pub fn derive(&mut self, s: &Snapshot) -> Interfaces {
-        let (node, ports) = local_ports(s);
+        let (node, ports) = local_ports(s, self.if_index_offset);
         self.advance(s, node, &ports);
         Interfaces::build(s, node, &ports, self)
     }
@@ -272,7 +285,14 @@ impl Interfaces {
                 descr: port::descr(&device, p.num.0, port::active_link(s, p)),
                 name: port::name(&device, p.num.0),
                 mtu: port::mtu(&p.info),
-                speed_mbps: port::speed_mbps(port::active_link(s, p)),
+                // A link that is down has no operational speed: its PortInfo's
+                // active width and speed are left from the last link (002 2.2:
+                // LinkWidthActive "if valid").
+                speed_mbps: if lp.oper == port::OperStatus::Down {
+                    0
+                } else {
+                    port::speed_mbps(port::active_link(s, p))
+                },
                 phys_address: port::phys_address(port::base_lid(s, n, &p.info)),
                 admin: port::admin_status(p.info.phys_state()),
                 oper: lp.oper,

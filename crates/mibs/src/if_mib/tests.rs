@@ -158,6 +158,7 @@ impl Fabric {
                 time: SystemTime::now(),
                 duration: Duration::ZERO,
                 source: self.source.clone(),
+                cost: Default::default(),
             },
             &mut self.history,
         ))

@@ -17,7 +17,7 @@ use crate::mad::pma::{
     PortCounters, PortCountersExtended, PortFlowCtlCounters, PortRcvErrorDetails, PortVlOpData,
     PortVlOpPackets, PortVlXmitWaitCounters, PortXmitDiscardDetails,
 };
-use crate::model::{PortIdx, PortReadings};
+use crate::model::{ExtendedFields, PortIdx, PortReadings};
 use crate::types::{data_rate_mbps, LinkWidth, NodeType, PortState};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -122,6 +122,7 @@ impl TrafficModel {
             zero: PortReadings {
                 counters: PortCounters::default(),
                 extended: Some(PortCountersExtended::default()),
+                extended_fields: ExtendedFields::All,
                 rcv_error_details: Some(PortRcvErrorDetails::default()),
                 xmit_discard_details: Some(PortXmitDiscardDetails::default()),
                 flow_ctl: Some(PortFlowCtlCounters::default()),
@@ -341,6 +342,7 @@ impl TrafficModel {
         PortReadings {
             counters,
             extended: Some(extended),
+            extended_fields: ExtendedFields::All,
             rcv_error_details: Some(rcv_error_details),
             xmit_discard_details: Some(xmit_discard_details),
             flow_ctl: Some(flow_ctl),

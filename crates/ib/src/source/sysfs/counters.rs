@@ -21,7 +21,7 @@
 
 use super::attr::{list_dir, parse_dec_u64, SysfsError};
 use crate::mad::pma::{PortCounters, PortCountersExtended};
-use crate::model::PortReadings;
+use crate::model::{ExtendedFields, PortReadings};
 use std::collections::BTreeMap;
 use std::path::Path;
 use tracing::debug;
@@ -145,7 +145,12 @@ pub fn read_counters(
             port_multicast_rcv_pkts: e("port_multicast_rcv_packets")?,
             ..PortCountersExtended::default()
         };
-        (CounterWidthRule::CountersExt64, Some(ext))
+        let fields = if read_counter(&edir, "port_unicast_xmit_packets")?.is_some() {
+            ExtendedFields::Ietf
+        } else {
+            ExtendedFields::Basic
+        };
+        (CounterWidthRule::CountersExt64, Some((ext, fields)))
     } else {
         let has_ietf = ietf.iter().any(|n| names.iter().any(|x| x == n));
         let rule = if has_ietf {
@@ -167,6 +172,14 @@ pub fn read_counters(
                 port_multicast_xmit_pkts: g("multicast_xmit_packets")?,
                 port_multicast_rcv_pkts: g("multicast_rcv_packets")?,
                 ..PortCountersExtended::default()
+            })
+            .map(|e| {
+                let fields = if rule == CounterWidthRule::Ietf64 {
+                    ExtendedFields::Ietf
+                } else {
+                    ExtendedFields::Basic
+                };
+                (e, fields)
             })
         } else {
             None
@@ -195,7 +208,8 @@ pub fn read_counters(
     Ok(Some(CounterFiles {
         readings: PortReadings {
             counters: pc,
-            extended: ext,
+            extended_fields: ext.as_ref().map(|e| e.1).unwrap_or_default(),
+            extended: ext.map(|e| e.0),
             ..PortReadings::default()
         },
         rule,

@@ -29,22 +29,31 @@ pub fn ordered(d: &Discovered) -> Vec<&DNode> {
     v
 }
 
-/// PMA targets: each node's management LID and its linked ports (switch port 0 excluded).
+/// PMA targets: a switch's PMA at port 0's LID for all its linked ports, and each
+/// linked HCA port at its own LID (see [`Target`]).
 pub fn pma_targets(d: &Discovered) -> Vec<Target> {
-    ordered(d)
-        .into_iter()
-        .map(|n| Target {
-            node: n.info.node_guid,
-            lid: n.lid(),
-            ports: n
-                .ports
-                .values()
-                .filter(|p| p.num != 0 || !n.is_switch())
-                .filter(|p| p.peer.is_some() || p.info.as_ref().is_some_and(|i| i.port_state >= 2))
-                .map(|p| p.num)
-                .collect(),
-        })
-        .collect()
+    let mut v = Vec::new();
+    for n in ordered(d) {
+        let linked = n
+            .ports
+            .values()
+            .filter(|p| p.num != 0 || !n.is_switch())
+            .filter(|p| p.peer.is_some() || p.info.as_ref().is_some_and(|i| i.port_state >= 2));
+        if n.is_switch() {
+            v.push(Target {
+                node: n.info.node_guid,
+                lid: n.lid(),
+                ports: linked.map(|p| p.num).collect(),
+            });
+        } else {
+            v.extend(linked.map(|p| Target {
+                node: n.info.node_guid,
+                lid: p.info.as_ref().map_or(0, |i| i.lid.0),
+                ports: vec![p.num],
+            }));
+        }
+    }
+    v
 }
 
 /// (LID, port) pairs whose P_Key tables the SA is asked for: CA ports and switch port 0.

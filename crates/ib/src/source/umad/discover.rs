@@ -63,6 +63,8 @@ pub struct Discovered {
     pub local: Guid,
     /// Our port's PortInfo (MasterSMLID, our LID).
     pub local_port: Option<PortInfo>,
+    /// Our port's number on the local node.
+    pub local_port_num: u8,
     /// SMP queries that failed for good (the sweep may be partial).
     pub failures: u64,
     /// Distinct failure reasons seen, for the log.
@@ -120,6 +122,53 @@ pub fn discover(t: &mut Transport, opts: DiscoverOptions) -> Discovered {
     d
 }
 
+/// Reads the linear forwarding tables of every switch of a discovery made
+/// without them (`DiscoverOptions { lft: false }`).
+pub fn fetch_lfts(t: &mut Transport, d: &mut Discovered) {
+    let mut reqs = Vec::new();
+    for n in d.nodes.values() {
+        if let Some(si) = n.switch_info.as_ref().filter(|si| si.linear_fdb_top > 0) {
+            let blocks = u32::from(si.linear_fdb_top) / 64 + 1;
+            for b in 0..blocks {
+                reqs.push((
+                    Q::Lft(n.info.node_guid, b),
+                    req::dr_get(attr::LINEAR_FORWARDING_TABLE, b, &n.path),
+                ));
+            }
+        }
+    }
+    let opts = DiscoverOptions { lft: true };
+    t.pipeline(reqs, |q, r| match r {
+        Ok(mad) => on_answer(d, q, req::smp_data(&mad), opts),
+        Err(e) => {
+            on_failure(d, &q, &e);
+            Vec::new()
+        }
+    });
+}
+
+/// What decides whether a discovery saw the same subnet as another: every node,
+/// port, LID and link. Equal signatures let forwarding and partition tables be
+/// reused instead of read again.
+pub fn signature(d: &Discovered) -> u64 {
+    use std::hash::{Hash, Hasher};
+    type PortKey = (Guid, u8, u16, Option<(Guid, u8)>, u8);
+    let mut ports: Vec<PortKey> = d
+        .nodes
+        .values()
+        .flat_map(|n| {
+            n.ports.values().map(|p| {
+                let (lid, state) = p.info.as_ref().map_or((0, 0), |i| (i.lid.0, i.port_state));
+                (n.info.node_guid, p.num, lid, p.peer, state)
+            })
+        })
+        .collect();
+    ports.sort_unstable();
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    ports.hash(&mut h);
+    h.finish()
+}
+
 fn on_failure(d: &mut Discovered, q: &Q, e: &TxError) {
     d.failures += 1;
     let msg = format!("{q:?}: {e}");
@@ -155,12 +204,19 @@ fn on_answer(d: &mut Discovered, q: Q, data: &[u8], opts: DiscoverOptions) -> Ve
                 ));
                 if is_switch {
                     next.push((Q::SwitchInfo(g), req::dr_get(attr::SWITCH_INFO, 0, &path)));
-                    for p in 0..=ni.num_ports {
-                        next.push((
-                            Q::PortInfo(g, p),
-                            req::dr_get(attr::PORT_INFO, u32::from(p), &path),
-                        ));
-                    }
+                }
+                // PortInfo of every port, linked or not, along the path that reached
+                // the node (the SMA answers for any of its ports): a down port still
+                // has a state, a LID and enabled widths to report.
+                let first = u8::from(!is_switch);
+                for p in first..=ni.num_ports {
+                    next.push((
+                        Q::PortInfo(g, p),
+                        req::dr_get(attr::PORT_INFO, u32::from(p), &path),
+                    ));
+                }
+                if from.is_none() {
+                    d.local_port_num = port;
                 }
                 d.nodes.insert(
                     g,
@@ -177,23 +233,16 @@ fn on_answer(d: &mut Discovered, q: Q, data: &[u8], opts: DiscoverOptions) -> Ve
             let Some(node) = d.nodes.get_mut(&g) else {
                 return next;
             };
-            // A CA is reached once per port: each arrival names one port and its GUID.
-            if !is_switch && !node.ports.contains_key(&port) {
-                node.ports.insert(
-                    port,
-                    DPort {
+            // A CA is reached once per linked port: each arrival names one port and
+            // its GUID.
+            if !is_switch {
+                node.ports
+                    .entry(port)
+                    .or_insert_with(|| DPort {
                         num: port,
-                        guid: ni.port_guid,
                         ..DPort::default()
-                    },
-                );
-                let mut p = path.clone();
-                // Query that port along the path that reached it.
-                p.truncate(MAX_HOPS);
-                next.push((
-                    Q::PortInfo(g, port),
-                    req::dr_get(attr::PORT_INFO, u32::from(port), &p),
-                ));
+                    })
+                    .guid = ni.port_guid;
             }
             if let Some((pg, pp)) = from {
                 link(d, (pg, pp), (g, port));
@@ -242,10 +291,12 @@ fn on_answer(d: &mut Discovered, q: Q, data: &[u8], opts: DiscoverOptions) -> Ve
                 return next;
             };
             let is_switch = n.is_switch();
+            // A CA port's GUID comes with the NodeInfo that arrives through it; a
+            // port never reached that way (down) has none to show.
             let port_guid = if is_switch {
                 n.info.port_guid
             } else {
-                n.ports.get(&p).map(|x| x.guid).unwrap_or(n.info.port_guid)
+                n.ports.get(&p).map(|x| x.guid).unwrap_or_default()
             };
             let path = n.path.clone();
             let entry = n.ports.entry(p).or_insert_with(|| DPort {
@@ -256,11 +307,17 @@ fn on_answer(d: &mut Discovered, q: Q, data: &[u8], opts: DiscoverOptions) -> Ve
             let up = link_up(&pi);
             let has_peer = entry.peer.is_some();
             entry.info = Some(pi.clone());
-            if g == d.local && d.local_port.is_none() && (!is_switch || p == 0) {
+            if g == d.local
+                && d.local_port.is_none()
+                && (p == d.local_port_num || is_switch && p == 0)
+            {
                 d.local_port = Some(pi);
             }
-            // Switches forward; from a CA we only leave through our own port (hop 0).
-            let may_traverse = (is_switch && p != 0) || (!is_switch && path.is_empty());
+            // Switches forward; from a CA we only leave through our own port (hop 0),
+            // as ibnetdiscover does: the local CA's other ports are reached through
+            // the fabric like any other node's.
+            let may_traverse =
+                (is_switch && p != 0) || (!is_switch && path.is_empty() && p == d.local_port_num);
             if up && !has_peer && may_traverse && path.len() < MAX_HOPS {
                 let mut np = path;
                 np.push(p);

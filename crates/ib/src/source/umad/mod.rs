@@ -11,6 +11,7 @@
 
 pub mod assemble;
 pub mod discover;
+pub mod faults;
 #[allow(unsafe_code)]
 pub mod ffi;
 pub mod pma;

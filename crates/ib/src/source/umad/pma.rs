@@ -1,18 +1,21 @@
 //! PMA polling of every port, pipelined: ClassPortInfo once per node (cached across
-//! sweeps) to learn whether PortCountersExtended is there, then PortCounters, plus
-//! PortCountersExtended and the detail attributes, for each port. Counters are never reset here unless
-//! `reset_threshold` asks for it on PMAs without extended counters.
+//! sweeps) to learn whether PortCountersExtended is there and which of its fields are
+//! filled, then PortCounters, plus PortCountersExtended and the detail attributes, for
+//! each port, each through the LID of the PMA that owns it ([`Target`]). Counters are
+//! never reset here unless `reset_threshold` asks for it on PMAs without extended
+//! counters.
 
 use std::collections::HashMap;
 
 use super::req::{self, GET, SET};
 use super::transport::{Request, Transport, TxError};
+use crate::mad::header::{status as header_status, status_text};
 use crate::mad::pma::{
     attr, counter_select, ClassPortInfo, PortCounters, PortCountersExtended, PortFlowCtlCounters,
     PortRcvErrorDetails, PortVlOpData, PortVlOpPackets, PortVlXmitWaitCounters,
     PortXmitDiscardDetails,
 };
-use crate::model::PortReadings;
+use crate::model::{ExtendedFields, PortReadings};
 use crate::types::Guid;
 
 /// Detail attributes polled besides PortCounters(Extended), as bits of a mask.
@@ -43,6 +46,11 @@ const DETAILS: [(u8, u16); 6] = [
 pub struct PmaOptions {
     /// Detail attributes to poll (mask of [`detail`] bits); 0 polls only the counters.
     pub details: u8,
+    /// Detail attributes are read every sweep for the local node's ports (IF-MIB
+    /// and IB-IF-MIB serve them), and for other ports when the summary counter
+    /// they break down moved (PortRcvErrors, PortXmitDiscards, PortXmitWait) or
+    /// on every `detail_every`-th sweep; 1 reads them every sweep.
+    pub detail_every: u32,
     /// Read PortCountersExtended where the PMA has it (default true); false halves the
     /// MADs and leaves the 64-bit totals to the accumulation of the 32-bit counters.
     pub extended: bool,
@@ -55,23 +63,53 @@ impl Default for PmaOptions {
     fn default() -> Self {
         PmaOptions {
             details: detail::ALL,
+            detail_every: 6,
             extended: true,
             reset_threshold: None,
         }
     }
 }
 
-/// What a node's PMA supports (learned from ClassPortInfo and failed queries).
+/// What a node's PMA supports, from its ClassPortInfo (cached across sweeps) and
+/// from "method/attribute not supported" answers.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct PmaCaps {
     pub class_port_info: Option<ClassPortInfo>,
     pub capability_mask: u16,
     pub extended: bool,
-    /// Detail attributes that answered with an error status: not asked again.
+    /// Which PortCountersExtended fields the PMA fills.
+    pub extended_fields: ExtendedFields,
+    /// Detail attributes the PMA said it does not support (MAD status
+    /// "method not supported" or "method/attribute not supported"): not asked
+    /// again. Any other error is about that one request and changes nothing here.
     pub unsupported: u8,
 }
 
-/// One port to poll.
+impl PmaCaps {
+    fn from_class_port_info(cpi: ClassPortInfo) -> Self {
+        PmaCaps {
+            capability_mask: cpi.capability_mask,
+            extended: cpi.supports_extended_counters(),
+            extended_fields: ExtendedFields::from_caps(cpi.capability_mask, cpi.capability_mask2),
+            unsupported: 0,
+            class_port_info: Some(cpi),
+        }
+    }
+}
+
+/// Whether a MAD status says the attribute itself is not implemented by this agent
+/// (IBA 13.4.7: invalid-field codes 2 and 3), as opposed to a bad value in one request.
+pub fn status_means_unsupported(status: u16) -> bool {
+    matches!(
+        status & header_status::INVALID_FIELD_MASK,
+        header_status::METHOD_NOT_SUPPORTED | header_status::METHOD_ATTRIBUTE_NOT_SUPPORTED
+    )
+}
+
+/// One PMA to poll: the LID its MADs go to and the ports asked through it. A switch
+/// has one PMA for all its ports (port 0's LID); an HCA port's PMA is reached through
+/// that port's own LID (as perfquery does): a PortSelect of another port sent there
+/// fails, or on some HCAs answers for the wrong port.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Target {
     pub node: Guid,
@@ -98,14 +136,70 @@ impl PortSample {
     }
 }
 
+/// One PMA query that failed for good this sweep.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PmaFailure {
+    pub node: Guid,
+    pub lid: u16,
+    /// The port asked for (None: ClassPortInfo).
+    pub port: Option<u8>,
+    pub attr: u16,
+    pub error: TxError,
+}
+
+impl PmaFailure {
+    /// What distinguishes one cause from another in logs: the attribute and the
+    /// kind of error, not the node (one cause often hits many nodes).
+    pub fn cause(&self) -> String {
+        let kind = match &self.error {
+            TxError::Status(s) => format!("status {s:#06x} ({})", status_text(*s)),
+            TxError::Timeout(_) => "no answer".to_string(),
+            TxError::Send(e) => format!("send failed: {e}"),
+        };
+        format!("{}: {kind}", attr_name(self.attr))
+    }
+}
+
 /// The result of one PMA sweep.
 #[derive(Debug, Clone, Default)]
 pub struct PmaSweep {
     pub samples: HashMap<(Guid, u8), PortSample>,
-    pub failures: u64,
-    pub errors: Vec<String>,
+    /// Every query that failed for good, in the order seen.
+    pub failed: Vec<PmaFailure>,
     /// MADs answered.
     pub answered: u64,
+}
+
+impl PmaSweep {
+    pub fn failures(&self) -> u64 {
+        self.failed.len() as u64
+    }
+
+    /// Ports asked for whose PortCounters did not come back this sweep.
+    pub fn unreached_ports(&self) -> impl Iterator<Item = (Guid, u8)> + '_ {
+        self.failed
+            .iter()
+            .filter(|f| f.attr == attr::PORT_COUNTERS || f.attr == attr::CLASS_PORT_INFO)
+            .filter_map(|f| f.port.map(|p| (f.node, p)))
+    }
+}
+
+/// The IBA name of a PMA attribute, for logs and counts.
+pub fn attr_name(a: u16) -> &'static str {
+    match a {
+        attr::CLASS_PORT_INFO => "ClassPortInfo",
+        attr::PORT_COUNTERS => "PortCounters",
+        attr::PORT_COUNTERS_EXTENDED => "PortCountersExtended",
+        attr::PORT_RCV_ERROR_DETAILS => "PortRcvErrorDetails",
+        attr::PORT_XMIT_DISCARD_DETAILS => "PortXmitDiscardDetails",
+        attr::PORT_FLOW_CTL_COUNTERS => "PortFlowCtlCounters",
+        attr::PORT_VL_OP_PACKETS => "PortVLOpPackets",
+        attr::PORT_VL_OP_DATA => "PortVLOpData",
+        attr::PORT_VL_XMIT_WAIT_COUNTERS => "PortVLXmitWaitCounters",
+        attr::PORT_SAMPLES_CONTROL => "PortSamplesControl",
+        attr::PORT_SAMPLES_RESULT => "PortSamplesResult",
+        _ => "PMA attribute",
+    }
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -127,23 +221,53 @@ fn port_requests(t: &Target, i: usize, caps: &PmaCaps, opts: &PmaOptions) -> Vec
         if caps.extended && opts.extended {
             attrs.push(attr::PORT_COUNTERS_EXTENDED);
         }
-        for (bit, a) in DETAILS {
-            if opts.details & bit != 0 && caps.unsupported & bit == 0 {
-                attrs.push(a);
-            }
-        }
         for a in attrs {
-            v.push((
-                Q::Attr {
-                    target: i,
-                    port: p,
-                    attr: a,
-                },
-                req::pma(GET, a, 0, t.lid, &select(p)),
-            ));
+            v.push(attr_request(t, i, p, a));
         }
     }
     v
+}
+
+fn attr_request(t: &Target, i: usize, port: u8, a: u16) -> (Q, Request) {
+    (
+        Q::Attr {
+            target: i,
+            port,
+            attr: a,
+        },
+        req::pma(GET, a, 0, t.lid, &select(port)),
+    )
+}
+
+/// Which detail attributes (mask of [`detail`] bits) to read for a port after its
+/// PortCounters answer: all of them when `every` (local ports, the periodic full
+/// read, a port seen for the first time), else those whose summary counter moved.
+pub fn details_due(prev: Option<&PortCounters>, now: &PortCounters, every: bool) -> u8 {
+    let Some(p) = prev.filter(|_| !every) else {
+        return detail::ALL;
+    };
+    let mut m = 0;
+    if p.port_rcv_errors != now.port_rcv_errors {
+        m |= detail::RCV_ERROR_DETAILS;
+    }
+    if p.port_xmit_discards != now.port_xmit_discards {
+        m |= detail::XMIT_DISCARD_DETAILS;
+    }
+    if p.port_xmit_wait != now.port_xmit_wait {
+        m |= detail::VL_XMIT_WAIT;
+    }
+    m
+}
+
+/// What the previous sweep read, for deciding which detail attributes are due.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Schedule<'a> {
+    /// PortCounters of each port at the previous sweep.
+    pub prev: Option<&'a HashMap<(Guid, u8), PortCounters>>,
+    /// The node whose ports are read in full every sweep (the local node).
+    pub local: Option<Guid>,
+    /// This sweep reads every port in full (`detail_every`).
+    pub full: bool,
 }
 
 /// Polls every target port. `caps` is the per-node cache kept by the source.
@@ -152,6 +276,7 @@ pub fn sweep(
     targets: &[Target],
     caps: &mut HashMap<Guid, PmaCaps>,
     opts: PmaOptions,
+    schedule: Schedule<'_>,
 ) -> PmaSweep {
     let mut out = PmaSweep::default();
     let mut initial = Vec::new();
@@ -176,17 +301,14 @@ pub fn sweep(
                 let Some(t) = targets.get(i) else {
                     return next;
                 };
-                let c = match ClassPortInfo::decode(req::pma_data(&mad)) {
-                    Ok(cpi) => PmaCaps {
-                        capability_mask: cpi.capability_mask,
-                        extended: cpi.supports_extended_counters(),
-                        unsupported: 0,
-                        class_port_info: Some(cpi),
-                    },
-                    Err(_) => PmaCaps::default(),
-                };
-                next = port_requests(t, i, &c, &opts);
-                caps.insert(t.node, c);
+                // Every PMA of a node (one per HCA port) is the same implementation:
+                // the first answer stands for all.
+                let c = caps.entry(t.node).or_insert_with(|| {
+                    ClassPortInfo::decode(req::pma_data(&mad))
+                        .map(PmaCaps::from_class_port_info)
+                        .unwrap_or_default()
+                });
+                next = port_requests(t, i, c, &opts);
             }
             (
                 Q::Attr {
@@ -201,8 +323,23 @@ pub fn sweep(
                     return next;
                 };
                 let data = req::pma_data(&mad);
+                let fields = caps
+                    .get(&t.node)
+                    .map(|c| c.extended_fields)
+                    .unwrap_or_default();
                 let s = out.samples.entry((t.node, port)).or_default();
-                store(s, a, data);
+                store(s, a, data, fields);
+                if let (attr::PORT_COUNTERS, Some(r)) = (a, s.readings()) {
+                    let every = schedule.full || schedule.local == Some(t.node);
+                    let prev = schedule.prev.and_then(|m| m.get(&(t.node, port)));
+                    let due = details_due(prev, &r.counters, every) & opts.details;
+                    let unsupported = caps.get(&t.node).map_or(0, |c| c.unsupported);
+                    for (bit, d) in DETAILS {
+                        if due & bit != 0 && unsupported & bit == 0 {
+                            next.push(attr_request(t, target, port, d));
+                        }
+                    }
+                }
                 if a == attr::PORT_COUNTERS {
                     if let (Some(th), Some(r)) = (opts.reset_threshold, s.readings()) {
                         let extended = caps.get(&t.node).map(|c| c.extended).unwrap_or(false);
@@ -215,21 +352,45 @@ pub fn sweep(
                 }
             }
             (Q::Reset, Ok(_)) => out.answered += 1,
-            (q, Err(e)) => {
-                out.failures += 1;
-                if let Q::Attr {
-                    target, attr: a, ..
-                } = q
-                {
-                    if let (TxError::Status(_), Some(t)) = (&e, targets.get(target)) {
-                        if let Some(bit) = DETAILS.iter().find(|(_, x)| *x == a).map(|(b, _)| *b) {
-                            caps.entry(t.node).or_default().unsupported |= bit;
-                        }
+            (Q::Reset, Err(e)) => tracing::warn!("PMA counter reset failed: {e}"),
+            (Q::ClassPortInfo(i), Err(e)) => {
+                if let Some(t) = targets.get(i) {
+                    // No ClassPortInfo: none of this PMA's ports is read this sweep.
+                    for &p in &t.ports {
+                        out.failed.push(PmaFailure {
+                            node: t.node,
+                            lid: t.lid,
+                            port: Some(p),
+                            attr: attr::CLASS_PORT_INFO,
+                            error: e.clone(),
+                        });
                     }
                 }
-                if out.errors.len() < 16 {
-                    out.errors.push(format!("{q:?}: {e}"));
+            }
+            (
+                Q::Attr {
+                    target,
+                    port,
+                    attr: a,
+                },
+                Err(e),
+            ) => {
+                let Some(t) = targets.get(target) else {
+                    return next;
+                };
+                if let TxError::Status(st) = e {
+                    let bit = DETAILS.iter().find(|(_, x)| *x == a).map(|(b, _)| *b);
+                    if let (Some(bit), true) = (bit, status_means_unsupported(st)) {
+                        caps.entry(t.node).or_default().unsupported |= bit;
+                    }
                 }
+                out.failed.push(PmaFailure {
+                    node: t.node,
+                    lid: t.lid,
+                    port: Some(port),
+                    attr: a,
+                    error: e,
+                });
             }
         }
         next
@@ -248,7 +409,7 @@ pub fn sweep(
     out
 }
 
-fn store(s: &mut PortSample, a: u16, data: &[u8]) {
+fn store(s: &mut PortSample, a: u16, data: &[u8], fields: ExtendedFields) {
     let r = &mut s.readings;
     match a {
         attr::PORT_COUNTERS => match PortCounters::decode(data) {
@@ -258,7 +419,13 @@ fn store(s: &mut PortSample, a: u16, data: &[u8]) {
             }
             Err(_) => s.counters_read = false,
         },
-        attr::PORT_COUNTERS_EXTENDED => r.extended = PortCountersExtended::decode(data).ok(),
+        attr::PORT_COUNTERS_EXTENDED => {
+            r.extended = PortCountersExtended::decode(data).ok().map(|mut e| {
+                fields.sanitize(&mut e);
+                e
+            });
+            r.extended_fields = fields;
+        }
         attr::PORT_RCV_ERROR_DETAILS => {
             r.rcv_error_details = PortRcvErrorDetails::decode(data).ok()
         }
@@ -307,6 +474,32 @@ pub fn counter_reset(lid: u16, port: u8, mask: u16) -> Request {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn details_follow_the_summary_counters_that_moved() {
+        let a = PortCounters::default();
+        assert_eq!(details_due(None, &a, false), detail::ALL, "first sighting");
+        assert_eq!(details_due(Some(&a), &a, true), detail::ALL, "full read");
+        assert_eq!(details_due(Some(&a), &a, false), 0);
+        let b = PortCounters {
+            port_rcv_errors: 1,
+            port_xmit_wait: 9,
+            port_xmit_data: 100,
+            ..a.clone()
+        };
+        assert_eq!(
+            details_due(Some(&a), &b, false),
+            detail::RCV_ERROR_DETAILS | detail::VL_XMIT_WAIT
+        );
+        let c = PortCounters {
+            port_xmit_discards: 1,
+            ..a.clone()
+        };
+        assert_eq!(
+            details_due(Some(&a), &c, false),
+            detail::XMIT_DISCARD_DETAILS
+        );
+    }
 
     #[test]
     fn saturating_mask_selects_counters_past_the_threshold() {

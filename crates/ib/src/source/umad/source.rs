@@ -1,11 +1,17 @@
 //! `UmadSource`: one sweep = DR-SMP discovery, SA queries, PMA polling, assembled into a
 //! snapshot whose counters continue from the previous one; events by diffing snapshots.
 //!
-//! Failure policy (the daemon keeps serving the last good snapshot meanwhile):
-//! - discovery failures (SMPs unanswered after retries) fail the sweep: a partial
-//!   topology would report nodes as removed that are only unreachable for a moment;
-//! - SA failures (dead or busy SM) keep the last good SA answers, counted and logged;
-//! - PMA failures leave those ports' counters as last read, counted and logged.
+//! Failure policy:
+//! - an incomplete discovery (SMPs unanswered after retries) never becomes the
+//!   topology: a partial one would report nodes as removed that are only unreachable
+//!   for a moment. The sweep polls the PMAs of the last complete topology instead, so
+//!   counters stay fresh for everything still reachable (a lossy local link must not
+//!   freeze the whole fabric); with no topology yet, the sweep fails;
+//! - SA failures (dead or busy SM) keep the last good SA answers, counted and logged,
+//!   and the SM's return is logged once;
+//! - PMA failures leave those ports' counters as last read (their `read_at` says
+//!   when), counted per node and attribute and logged per distinct cause
+//!   ([`super::faults`]).
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -13,6 +19,7 @@ use std::time::{Duration, Instant, SystemTime};
 
 use super::assemble;
 use super::discover::{discover, DiscoverOptions, Discovered};
+use super::faults::PmaFaults;
 use super::ffi::{self, PortAttrs, UmadError};
 use super::pma::{self, PmaCaps, PmaOptions};
 use super::req;
@@ -38,8 +45,16 @@ pub struct UmadOptions {
     pub subscribe_traps: bool,
     /// Discover the topology (and ask the SA) every Nth sweep; the sweeps between only
     /// poll the PMAs of the last topology (a PMA failure forces the next discovery).
-    /// 1 (the default) discovers every sweep; large fabrics poll counters faster with more.
+    /// 1 (the default) discovers every sweep, so a link that goes down is an event
+    /// within one sweep; large fabrics poll counters faster with more (sweeps between
+    /// cost only the PMA MADs). A PMA that stops answering, an SA Report, or an
+    /// incomplete discovery makes the next sweep discover again.
     pub topology_every: u32,
+    /// Switch forwarding tables and P_Key tables are read again only when a
+    /// discovery sees a changed subnet (nodes, ports, LIDs, links, port states, the
+    /// master SM's LID) or on every `tables_every`-th discovery; otherwise the last
+    /// ones are kept. 1 reads them at every discovery.
+    pub tables_every: u32,
 }
 
 impl Default for UmadOptions {
@@ -54,6 +69,7 @@ impl Default for UmadOptions {
             lft: true,
             subscribe_traps: false,
             topology_every: 1,
+            tables_every: 6,
         }
     }
 }
@@ -79,6 +95,11 @@ pub struct UmadStats {
     pub sa_stale_sweeps: u64,
     /// SA Reports (traps) received through the subscription.
     pub reports: u64,
+    /// Sweeps whose discovery was incomplete and that polled the PMAs of the last
+    /// complete topology instead.
+    pub discovery_fallbacks: u64,
+    /// Ports whose PortCounters could not be read in the last sweep.
+    pub unreached_ports: u64,
     pub transport: TransportStats,
 }
 
@@ -108,9 +129,25 @@ pub struct UmadSource {
     tr: Transport,
     caps: HashMap<Guid, PmaCaps>,
     last_sa: Option<SaView>,
-    /// The last complete discovery, reused by counter-only sweeps.
+    /// The last complete discovery: reused by counter-only sweeps, and the
+    /// fallback when a discovery is incomplete.
     last_disc: Option<Discovered>,
+    /// Whether the next sweep may reuse `last_disc` without discovering
+    /// (`topology_every`); a PMA failure or an SA Report clears it.
+    reuse_disc: bool,
     since_discovery: u32,
+    /// The SM stopped answering (SMInfoRecord): its return is logged once.
+    sa_down: bool,
+    pma_faults: PmaFaults,
+    /// PortCounters as the last sweep read them: detail attributes follow the
+    /// summary counters that moved ([`pma::details_due`]).
+    prev_counters: HashMap<(Guid, u8), crate::mad::pma::PortCounters>,
+    /// The subnet the last discovery saw ([`super::discover::signature`]) and its
+    /// master SM's LID, and discoveries since tables were last read.
+    last_signature: Option<(u64, u16)>,
+    since_tables: u32,
+    /// This sweep's cost so far.
+    cost: crate::model::SweepCost,
     force_discovery: bool,
     last: Option<Arc<Snapshot>>,
     history: CounterHistory,
@@ -143,6 +180,31 @@ pub fn parse_spec(spec: &str) -> Result<(Option<String>, Option<u8>), UmadError>
     Ok((ca, port))
 }
 
+/// Measures one phase of a sweep from the transport's counters.
+struct Phase {
+    started: Instant,
+    before: TransportStats,
+}
+
+impl Phase {
+    fn start(tr: &Transport) -> Phase {
+        Phase {
+            started: Instant::now(),
+            before: tr.stats(),
+        }
+    }
+
+    fn end(self, tr: &Transport) -> crate::model::PhaseCost {
+        let now = tr.stats();
+        crate::model::PhaseCost {
+            duration: self.started.elapsed(),
+            sent: now.sent - self.before.sent,
+            failed: now.failed - self.before.failed,
+            timeouts: now.timeouts - self.before.timeouts,
+        }
+    }
+}
+
 impl UmadSource {
     /// Opens the CA port (`ca`/`port`, or the first active one) and registers the agents.
     /// Fails clearly when libibumad, the CA or the port is missing.
@@ -164,7 +226,14 @@ impl UmadSource {
             caps: HashMap::new(),
             last_sa: None,
             last_disc: None,
+            reuse_disc: false,
             since_discovery: 0,
+            sa_down: false,
+            pma_faults: PmaFaults::default(),
+            prev_counters: HashMap::new(),
+            last_signature: None,
+            since_tables: 0,
+            cost: crate::model::SweepCost::default(),
             force_discovery: false,
             last: None,
             history: CounterHistory::new(),
@@ -212,35 +281,70 @@ impl UmadSource {
         std::mem::take(&mut self.events)
     }
 
+    /// PMA failures since start, per node and attribute.
+    pub fn pma_faults(&self) -> &PmaFaults {
+        &self.pma_faults
+    }
+
     /// One full sweep. On error no snapshot is produced and the previous one stands.
     pub fn sweep(&mut self) -> Result<Arc<Snapshot>, SweepError> {
         let started = Instant::now();
         let time = SystemTime::now();
         self.stats.sweeps += 1;
+        self.cost = crate::model::SweepCost::default();
         let reuse = self.opts.topology_every > 1
             && self.since_discovery + 1 < self.opts.topology_every
-            && self.last_disc.is_some();
+            && self.reuse_disc;
         let d = match self.last_disc.take() {
             Some(d) if reuse => {
                 self.since_discovery += 1;
                 d
             }
-            _ => {
-                let d = self.discover_and_ask_sa()?;
-                self.since_discovery = 0;
-                d
-            }
+            known => match self.discover_and_ask_sa(known.as_ref()) {
+                Ok(d) => {
+                    self.since_discovery = 0;
+                    d
+                }
+                Err(e) => {
+                    let Some(d) = known else {
+                        self.stats.failed_sweeps += 1;
+                        tracing::warn!("umad sweep failed: {e}");
+                        return Err(e);
+                    };
+                    // Keep counters fresh for what is still reachable; discover again
+                    // next sweep.
+                    self.stats.discovery_fallbacks += 1;
+                    tracing::warn!("{e}: polling the PMAs of the last complete topology");
+                    self.force_discovery = true;
+                    d
+                }
+            },
         };
         let targets = assemble::pma_targets(&d);
-        let pma = pma::sweep(&mut self.tr, &targets, &mut self.caps, self.opts.pma);
-        self.stats.pma_failures += pma.failures;
-        if pma.failures > 0 {
-            tracing::warn!(
-                failures = pma.failures,
-                "PMA queries failed: {}",
-                pma.errors.first().map(String::as_str).unwrap_or("")
-            );
+        let schedule = pma::Schedule {
+            prev: Some(&self.prev_counters),
+            local: Some(d.local),
+            full: self
+                .sweep_no
+                .is_multiple_of(u64::from(self.opts.pma.detail_every.max(1))),
+        };
+        let phase = Phase::start(&self.tr);
+        let pma = pma::sweep(
+            &mut self.tr,
+            &targets,
+            &mut self.caps,
+            self.opts.pma,
+            schedule,
+        );
+        self.cost.pma = phase.end(&self.tr);
+        for (k, s) in &pma.samples {
+            if let Some(r) = s.readings() {
+                self.prev_counters.insert(*k, r.counters.clone());
+            }
         }
+        self.stats.pma_failures += pma.failures();
+        self.stats.unreached_ports = pma.unreached_ports().count() as u64;
+        self.pma_faults.record(&pma, Instant::now());
         let reports = self.tr.take_reports();
         if !reports.is_empty() {
             // A trap (port state change, GID in/out of service...): the topology the
@@ -255,7 +359,8 @@ impl UmadSource {
             builder.local_ca = Some(self.port.ca.clone());
         }
         // A PMA that stops answering may be a topology change: look again next sweep.
-        self.last_disc = (pma.failures == 0 && !self.force_discovery).then_some(d);
+        self.reuse_disc = pma.failures() == 0 && !self.force_discovery;
+        self.last_disc = Some(d);
         self.force_discovery = false;
         self.sweep_no += 1;
         let snap = builder.build(
@@ -264,6 +369,7 @@ impl UmadSource {
                 time,
                 duration: started.elapsed(),
                 source: self.spec.clone(),
+                cost: self.cost,
             },
             &mut self.history,
         );
@@ -277,21 +383,16 @@ impl UmadSource {
     }
 
     /// Discovery by SMPs, then the SA; fails when discovery is incomplete.
-    fn discover_and_ask_sa(&mut self) -> Result<Discovered, SweepError> {
-        let d = discover(&mut self.tr, DiscoverOptions { lft: self.opts.lft });
+    fn discover_and_ask_sa(&mut self, prev: Option<&Discovered>) -> Result<Discovered, SweepError> {
+        let phase = Phase::start(&self.tr);
+        let mut d = discover(&mut self.tr, DiscoverOptions { lft: false });
         self.stats.smp_failures += d.failures;
         if d.failures > 0 || d.nodes.is_empty() {
-            self.stats.failed_sweeps += 1;
             let first = d
                 .errors
                 .first()
                 .cloned()
                 .unwrap_or_else(|| "no answer".into());
-            tracing::warn!(
-                failures = d.failures,
-                nodes = d.nodes.len(),
-                "umad sweep failed in discovery: {first}"
-            );
             return Err(SweepError::Discovery {
                 failures: d.failures.max(1),
                 first,
@@ -302,16 +403,47 @@ impl UmadSource {
             .as_ref()
             .map(|p| p.master_sm_lid.0)
             .unwrap_or(0);
+        // Forwarding and P_Key tables: read again only for a changed subnet (or now
+        // and then); an unchanged one keeps the last tables.
+        let sig = (super::discover::signature(&d), sm_lid);
+        self.since_tables += 1;
+        let refresh = prev.is_none()
+            || self.last_sa.is_none()
+            || self.last_signature != Some(sig)
+            || self.since_tables >= self.opts.tables_every.max(1);
+        self.last_signature = Some(sig);
+        if refresh {
+            self.since_tables = 0;
+        }
+        if self.opts.lft {
+            match prev.filter(|_| !refresh) {
+                Some(p) => {
+                    for (g, n) in d.nodes.iter_mut() {
+                        if let Some(old) = p.nodes.get(g).filter(|o| o.lft.len() == n.lft.len()) {
+                            n.lft.clone_from(&old.lft);
+                        }
+                    }
+                }
+                None => super::discover::fetch_lfts(&mut self.tr, &mut d),
+            }
+        }
+        self.cost.discovery = phase.end(&self.tr);
+        let phase = Phase::start(&self.tr);
         let sa_view = if sm_lid == 0 {
             tracing::debug!("no master SM LID known: SA not queried");
             None
         } else {
-            let v = sa::query(
-                &mut self.tr,
-                sm_lid,
-                self.opts.sm_key,
-                &assemble::pkey_ports(&d),
-            );
+            let pkey_ports = if refresh {
+                assemble::pkey_ports(&d)
+            } else {
+                Vec::new()
+            };
+            let mut v = sa::query(&mut self.tr, sm_lid, self.opts.sm_key, &pkey_ports);
+            if !refresh {
+                if let Some(last) = &self.last_sa {
+                    v.pkeys.clone_from(&last.pkeys);
+                }
+            }
             self.stats.sa_failures += v.failures;
             if v.failures > 0 {
                 tracing::warn!(
@@ -330,13 +462,25 @@ impl UmadSource {
             }
             Some(v)
         };
+        self.cost.sa = phase.end(&self.tr);
         // A dead SM (SMInfoRecord unanswered) keeps the last good SA answers.
         let sa_ok = sa_view
             .as_ref()
             .is_some_and(|v| v.errors.iter().all(|e| !e.starts_with("SMInfoRecord")));
         if sa_ok {
+            if self.sa_down {
+                tracing::info!(
+                    sm_lid,
+                    "SA answers again: SM information is current from this sweep on"
+                );
+                self.sa_down = false;
+            }
             self.last_sa = sa_view;
         } else if sa_view.is_some() {
+            if !self.sa_down {
+                tracing::warn!(sm_lid, "SA not answering: serving its last answers");
+                self.sa_down = true;
+            }
             self.stats.sa_stale_sweeps += 1;
             self.subscribed = false;
         }
@@ -354,8 +498,8 @@ impl UmadSource {
         let lid = self
             .last
             .as_ref()
-            .and_then(|s| s.node_by_guid(node).map(|n| s.node_lid(n).0))
-            .filter(|&l| l != 0)
+            .and_then(|s| s.pma_lid(node, crate::types::PortNum(port)))
+            .map(|l| l.0)
             .ok_or(ControlError::UnknownNode(node))?;
         let request = match op {
             PmaControl::ClearCounters { mask } => pma::counter_reset(lid, port, *mask),
@@ -406,11 +550,12 @@ impl From<SweepError> for crate::source::SourceError {
 }
 
 impl UmadSource {
-    fn node_lid(&self, node: Guid) -> Result<u16, crate::source::SourceError> {
+    /// The LID of the PMA that answers for `port` of `node` ([`Snapshot::pma_lid`]).
+    fn pma_lid(&self, node: Guid, port: u8) -> Result<u16, crate::source::SourceError> {
         self.last
             .as_ref()
-            .and_then(|s| s.node_by_guid(node).map(|n| s.node_lid(n).0))
-            .filter(|&l| l != 0)
+            .and_then(|s| s.pma_lid(node, crate::types::PortNum(port)))
+            .map(|l| l.0)
             .ok_or(crate::source::SourceError::NoSuchNode(node))
     }
 
@@ -458,7 +603,7 @@ impl crate::source::Source for UmadSource {
         use crate::source::{ControlOp, ControlReply, SourceError};
         match op {
             ControlOp::GetPortCounters { node, port } => {
-                let lid = self.node_lid(node)?;
+                let lid = self.pma_lid(node, port.0)?;
                 let template = PortCounters {
                     port_select: port.0,
                     ..PortCounters::default()
@@ -473,7 +618,7 @@ impl crate::source::Source for UmadSource {
                 counter_select2,
                 values,
             } => {
-                let lid = self.node_lid(node)?;
+                let lid = self.pma_lid(node, port.0)?;
                 let pc = PortCounters {
                     port_select: port.0,
                     counter_select,
@@ -484,7 +629,7 @@ impl crate::source::Source for UmadSource {
                 Ok(ControlReply::PortCounters(pc))
             }
             ControlOp::SetPortSamplesControl { node, control } => {
-                let lid = self.node_lid(node)?;
+                let lid = self.pma_lid(node, control.port_select)?;
                 let c = self.pma_exchange(req::SET, lid, &control)?;
                 Ok(ControlReply::PortSamplesControl(c))
             }

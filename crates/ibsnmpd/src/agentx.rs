@@ -1,0 +1,123 @@
+//! AgentX subagent mode: which modules go to the master, and the subagent
+//! built over the daemon's dispatcher, views and control path.
+//!
+//! The InfiniBand modules (IB-IF-MIB, IB-PM-MIB, IB-SM-MIB) are always
+//! registered; SNMPv2-MIB never (the master has its own system and snmp
+//! groups). IF-MIB, only with `agentx_if_mib`, row by row: the ifTable and
+//! ifXTable rows of the IB ports (ifEntry.1-22.i and ifXEntry.1-19.i, one
+//! range registration each), numbered from `agentx_if_index_offset` + 1 so
+//! they never collide with the master's own rows; ifNumber, ifTableLastChange
+//! and ifStackTable stay the master's.
+
+use std::sync::Arc;
+
+use mibs::{Change, View};
+use snmp::agentx::{MasterAddress, Registration, Subagent, SubagentConfig};
+use snmp::dispatch::Dispatcher;
+use snmp::oid::Oid;
+
+/// What the master is told about one module.
+pub struct Module {
+    /// The subtree registered: the longest prefix of all the module's objects.
+    pub subtree: Oid,
+    /// sysORTable row (AddAgentCaps).
+    pub caps: Option<(Oid, String)>,
+}
+
+impl Module {
+    pub fn of(m: &mibs::Module) -> Module {
+        let roots: Vec<&Oid> = m.objects.iter().map(|o| o.root()).collect();
+        Module {
+            subtree: common_prefix(&roots),
+            caps: m.or_entry.as_ref().map(|e| (e.id.clone(), e.descr.clone())),
+        }
+    }
+}
+
+/// Whether module `name` is registered whole with the master (IF-MIB is
+/// registered row by row: [`if_mib_rows`]).
+pub fn serves(name: &str) -> bool {
+    !matches!(name, "SNMPv2-MIB" | "IF-MIB")
+}
+
+/// ifIndex offset in AgentX mode with `agentx_if_mib`, unless configured.
+pub const DEFAULT_IF_INDEX_OFFSET: u32 = 1_000_000;
+
+/// ifEntry (RFC 2863) and its last column; ifXEntry likewise.
+const IF_ENTRY: [u32; 9] = [1, 3, 6, 1, 2, 1, 2, 2, 1];
+const IF_ENTRY_LAST: u32 = 22;
+const IF_X_ENTRY: [u32; 10] = [1, 3, 6, 1, 2, 1, 31, 1, 1, 1];
+const IF_X_ENTRY_LAST: u32 = 19;
+
+/// The ifTable/ifXTable rows of the IB ports in `view`.
+pub fn if_mib_rows(view: &View) -> Vec<Registration> {
+    let (e, x) = (Oid::from_slice(&IF_ENTRY), Oid::from_slice(&IF_X_ENTRY));
+    view.interfaces
+        .ifs
+        .iter()
+        .flat_map(|(index, _)| {
+            [
+                Registration::row(&e, 1, IF_ENTRY_LAST, index),
+                Registration::row(&x, 1, IF_X_ENTRY_LAST, index),
+            ]
+        })
+        .collect()
+}
+
+fn common_prefix(roots: &[&Oid]) -> Oid {
+    let Some((first, rest)) = roots.split_first() else {
+        return Oid::new(vec![]);
+    };
+    let mut n = first.len();
+    for r in rest {
+        n = first
+            .as_slice()
+            .iter()
+            .zip(r.as_slice())
+            .take(n)
+            .take_while(|(a, b)| a == b)
+            .count();
+    }
+    Oid::from_slice(first.as_slice().get(..n).unwrap_or(&[]))
+}
+
+/// The subagent for `modules`.
+pub fn subagent(
+    master: MasterAddress,
+    modules: &[Module],
+    dispatcher: Arc<Dispatcher<View, Change>>,
+    view: impl Fn() -> View + Send + Sync + 'static,
+    controller: Arc<dyn snmp::agent::SetController<Change>>,
+    up_time: impl Fn() -> u32 + Send + Sync + 'static,
+    if_mib: bool,
+) -> Subagent<View, Change> {
+    let view = Arc::new(view);
+    let mut config = SubagentConfig::new(
+        master,
+        modules
+            .iter()
+            .map(|m| Registration::subtree(m.subtree.clone()))
+            .collect(),
+    );
+    config.id = Oid::from_slice(mibs::snmpv2::IBSNMPD_OBJECT_ID);
+    config.descr = format!("ibsnmpd {}", env!("CARGO_PKG_VERSION"));
+    config.agent_caps = modules.iter().filter_map(|m| m.caps.clone()).collect();
+    if if_mib {
+        let view = Arc::clone(&view);
+        config.dynamic_regions = Some(Arc::new(move || if_mib_rows(&view())));
+    }
+    Subagent::new(config, dispatcher, move || view(), controller, up_time)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn prefixes() {
+        let a: Oid = "1.3.6.1.3.117.1.1".parse().unwrap();
+        let b: Oid = "1.3.6.1.3.117.1.4.1".parse().unwrap();
+        assert_eq!(common_prefix(&[&a, &b]).to_string(), "1.3.6.1.3.117.1");
+        assert_eq!(common_prefix(&[&a]).to_string(), "1.3.6.1.3.117.1.1");
+    }
+}

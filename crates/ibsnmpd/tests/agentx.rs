@@ -1,0 +1,487 @@
+//! AgentX subagent mode against net-snmp's snmpd as the master (its own
+//! configuration in a temp dir): walks through snmpd equal walks of
+//! ibsnmpd's own UDP port; snmpd's sysORTable lists the modules; Sets through
+//! snmpd's rw community reach the agent, a Set failing TestSet changes
+//! nothing; the session survives snmpd restarts and an snmpd that comes up
+//! after ibsnmpd; a walk of more than 10,000 varbinds through snmpd never
+//! times out.
+
+mod common;
+#[path = "notifications_support/mod.rs"]
+mod trapd;
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use common::{free_port, parse_lines, require_tool, snmp, Agent, BIN};
+
+const IB_PM: &str = ".1.3.6.1.3.117.1";
+const IB_IF: &str = ".1.3.6.1.3.117.2";
+const SYS_OR_DESCR: &str = ".1.3.6.1.2.1.1.9.1.3";
+const PM_NODE_GUID: &str = ".1.3.6.1.3.117.1.1.1.1";
+const PM_PORT_SELECT: &str = ".1.3.6.1.3.117.1.4.1.2";
+
+/// snmpd as AgentX master on a private UDP port and Unix socket.
+struct Master {
+    child: Option<Child>,
+    dir: PathBuf,
+    /// More snmpd.conf lines (trap sinks...).
+    extra: String,
+    pub socket: PathBuf,
+    pub target: String,
+}
+
+impl Master {
+    fn start(dir: &Path) -> Master {
+        Master::start_with(dir, "")
+    }
+
+    fn start_with(dir: &Path, extra: &str) -> Master {
+        require_tool("snmpd");
+        let port = free_port("127.0.0.1");
+        let mut m = Master {
+            child: None,
+            dir: dir.to_path_buf(),
+            extra: extra.to_string(),
+            socket: dir.join("master"),
+            target: format!("127.0.0.1:{port}"),
+        };
+        m.spawn();
+        m
+    }
+
+    fn spawn(&mut self) {
+        let conf = self.dir.join("snmpd.conf");
+        std::fs::write(
+            &conf,
+            format!(
+                "master agentx\nagentXSocket {}\nagentXTimeout 1\nagentXRetries 0\n\
+                 rocommunity public 127.0.0.1\nrwcommunity private 127.0.0.1\n{}\n",
+                self.socket.display(),
+                self.extra
+            ),
+        )
+        .unwrap();
+        let persist = self.dir.join("persist");
+        std::fs::create_dir_all(&persist).unwrap();
+        let snmpd = ["/usr/sbin/snmpd", "snmpd"]
+            .into_iter()
+            .find(|p| Path::new(p).is_file())
+            .unwrap_or("snmpd");
+        let child = Command::new(snmpd)
+            .env("SNMP_PERSISTENT_DIR", &persist)
+            .env("MIBS", "")
+            .args(["-f", "-Lf"])
+            .arg(self.dir.join("snmpd.log"))
+            .arg("-C")
+            .arg("-c")
+            .arg(&conf)
+            .arg("-p")
+            .arg(self.dir.join("snmpd.pid"))
+            .arg(format!("udp:{}", self.target))
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("spawn snmpd");
+        self.child = Some(child);
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while !self.socket.exists() {
+            assert!(
+                Instant::now() < deadline,
+                "snmpd did not open {}",
+                self.socket.display()
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    fn stop(&mut self) {
+        if let Some(mut c) = self.child.take() {
+            let _ = Command::new("kill").arg(c.id().to_string()).status();
+            let _ = c.wait();
+        }
+        let _ = std::fs::remove_file(&self.socket);
+    }
+}
+
+impl Drop for Master {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+fn walk(target: &str, community: &str, oid: &str) -> Vec<(Vec<u32>, String)> {
+    let out = snmp(
+        "snmpbulkwalk",
+        &[
+            "-v2c", "-c", community, "-On", "-t", "5", "-r", "0", "-Cr25", target, oid,
+        ],
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success() && stderr.is_empty(),
+        "walk {oid} via {target}: {stderr}"
+    );
+    // A walk that reaches the end of an agent's tree shows endOfMibView.
+    parse_lines(&String::from_utf8_lossy(&out.stdout))
+        .into_iter()
+        .filter(|(_, v)| !v.starts_with("No more variables"))
+        .collect()
+}
+
+/// Waits until the subagent's subtree answers through the master.
+fn wait_registered(m: &Master, agent: &Agent) {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let out = snmp(
+            "snmpgetnext",
+            &[
+                "-v2c",
+                "-c",
+                "public",
+                "-On",
+                "-t",
+                "1",
+                "-r",
+                "0",
+                &m.target,
+                PM_NODE_GUID,
+            ],
+        );
+        if String::from_utf8_lossy(&out.stdout).contains(&PM_NODE_GUID[1..]) {
+            return;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "subagent never registered:\n{}",
+            agent.log_text()
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
+}
+
+fn subagent(m: &Master, extra: &[&str]) -> Agent {
+    let sock = m.socket.display().to_string();
+    let mut args = vec!["--agentx", sock.as_str(), "--sweep-interval", "3600"];
+    args.extend_from_slice(extra);
+    Agent::start(&args)
+}
+
+#[test]
+fn walks_through_snmpd_equal_direct_walks_and_sets_pass_through() {
+    let dir = tempfile::tempdir().unwrap();
+    let m = Master::start(dir.path());
+    let agent = subagent(&m, &[]);
+    wait_registered(&m, &agent);
+
+    for oid in [IB_PM, IB_IF] {
+        let via_master = walk(&m.target, "public", oid);
+        let direct = walk(&agent.target, "public", oid);
+        assert!(!direct.is_empty(), "{oid}");
+        assert_eq!(via_master, direct, "{oid} through snmpd vs direct");
+    }
+    // GET and GETNEXT of single instances too.
+    let first = walk(&agent.target, "public", PM_NODE_GUID)[0].0.clone();
+    let first: String = first.iter().map(|x| format!(".{x}")).collect();
+    for tool in ["snmpget", "snmpgetnext"] {
+        let a = snmp(tool, &["-v2c", "-c", "public", "-On", &m.target, &first]);
+        let b = snmp(
+            tool,
+            &["-v2c", "-c", "public", "-On", &agent.target, &first],
+        );
+        assert_eq!(a.stdout, b.stdout, "{tool}");
+    }
+
+    // snmpd's sysORTable lists the modules (AddAgentCaps).
+    let or: Vec<String> = walk(&m.target, "public", SYS_OR_DESCR)
+        .into_iter()
+        .map(|(_, v)| v)
+        .collect();
+    for module in ["IB-PM-MIB", "IB-IF-MIB"] {
+        assert!(or.iter().any(|d| d.contains(module)), "{module} in {or:?}");
+    }
+
+    // A Set through snmpd's rw community reaches the agent: PortSelect of the
+    // first node (agent state), read back on the agent's own port.
+    let guid = first.trim_start_matches(&format!("{PM_NODE_GUID}."));
+    let sel = format!("{PM_PORT_SELECT}.{guid}");
+    let set = snmp(
+        "snmpset",
+        &[
+            "-v2c", "-c", "private", "-On", "-t", "3", "-r", "0", &m.target, &sel, "i", "1",
+        ],
+    );
+    assert!(
+        set.status.success(),
+        "{}",
+        String::from_utf8_lossy(&set.stderr)
+    );
+    // A Set that fails TestSet (wrong type) is refused and changes nothing.
+    let before = snmp(
+        "snmpget",
+        &["-v2c", "-c", "public", "-On", &agent.target, &sel],
+    );
+    let bad = snmp(
+        "snmpset",
+        &[
+            "-v2c", "-c", "private", "-On", "-t", "3", "-r", "0", &m.target, &sel, "s", "x",
+        ],
+    );
+    assert!(!bad.status.success());
+    let err = String::from_utf8_lossy(&bad.stderr);
+    assert!(err.contains("wrongType"), "{err}");
+    let after = snmp(
+        "snmpget",
+        &["-v2c", "-c", "public", "-On", &agent.target, &sel],
+    );
+    assert_eq!(before.stdout, after.stdout);
+    // The master's own read-only community cannot write through to us.
+    let ro = snmp(
+        "snmpset",
+        &[
+            "-v2c", "-c", "public", "-On", "-t", "2", "-r", "0", &m.target, &sel, "i", "1",
+        ],
+    );
+    assert!(!ro.status.success());
+}
+
+#[test]
+fn the_session_survives_snmpd_restarts_and_late_masters() {
+    let dir = tempfile::tempdir().unwrap();
+    // ibsnmpd first: no master yet. It keeps trying (logged once).
+    let sock = dir.path().join("master");
+    let sock_s = sock.display().to_string();
+    let agent = Agent::start(&["--agentx", &sock_s, "--sweep-interval", "3600"]);
+    std::thread::sleep(Duration::from_secs(2));
+    let mut m = Master::start(dir.path());
+    wait_registered(&m, &agent);
+    let log = agent.log_text();
+    assert_eq!(
+        log.matches("AgentX master not reachable").count(),
+        1,
+        "one line per state change:\n{log}"
+    );
+
+    // snmpd restarts: the walk works again without restarting ibsnmpd.
+    let before = walk(&m.target, "public", IB_PM);
+    m.stop();
+    m.spawn();
+    wait_registered(&m, &agent);
+    assert_eq!(walk(&m.target, "public", IB_PM), before);
+    assert!(agent.log_text().contains("re-established"));
+}
+
+#[test]
+fn a_walk_of_ten_thousand_varbinds_through_snmpd_never_times_out() {
+    let dir = tempfile::tempdir().unwrap();
+    let topo = dir.path().join("fat-tree.net");
+    let out = Command::new(BIN)
+        .args([
+            "topology", "fat-tree", "--hosts", "512", "--radix", "32", "-o",
+        ])
+        .arg(&topo)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let m = Master::start(dir.path());
+    let source = format!("sim:{}", topo.display());
+    let agent = subagent(&m, &["--source", &source]);
+    wait_registered(&m, &agent);
+    let started = Instant::now();
+    // snmpwalk (GetNext, one varbind per request): the master's agentXTimeout
+    // is 1 s and it gives up on a subagent after one timeout (agentXRetries 0).
+    let out = snmp(
+        "snmpbulkwalk",
+        &[
+            "-v2c", "-c", "public", "-On", "-t", "5", "-r", "0", "-Cr50", &m.target, IB_PM,
+        ],
+    );
+    let took = started.elapsed();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success() && stderr.is_empty(), "{stderr}");
+    let rows = parse_lines(&String::from_utf8_lossy(&out.stdout));
+    assert!(rows.len() > 10_000, "{} varbinds", rows.len());
+    assert!(rows
+        .iter()
+        .all(|(o, _)| o.starts_with(&[1, 3, 6, 1, 3, 117, 1])));
+    println!(
+        "walk through snmpd: {} varbinds in {:.2} s ({:.0}/s)",
+        rows.len(),
+        took.as_secs_f64(),
+        rows.len() as f64 / took.as_secs_f64()
+    );
+}
+
+#[test]
+fn a_counter_clear_through_snmpd_reaches_the_fabric() {
+    use common::{guid_index, node_by_name, node_lids, UmadAgent};
+    use ib::testbed::{check_tools, Testbed, TestbedConfig, SMALL_NET};
+    if let Err(e) = check_tools() {
+        panic!("{e}");
+    }
+    let tb = Testbed::start(TestbedConfig::new(SMALL_NET)).unwrap();
+    tb.console("PerformanceSet \"Hca2\"[1] PortCounters.SymbolErrorCounter=9")
+        .unwrap();
+    tb.console("PerformanceSet \"Hca2\"[1] PortCounters.PortRcvErrors=4")
+        .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let m = Master::start(dir.path());
+    let sock = m.socket.display().to_string();
+    let target = m.target.clone();
+    let agent = UmadAgent::start(
+        &tb,
+        None,
+        &["--agentx", &sock, "--sweep-interval", "3600"],
+        Duration::from_secs(30),
+        move |_| {
+            let out = snmp(
+                "snmpgetnext",
+                &[
+                    "-v2c",
+                    "-c",
+                    "public",
+                    "-On",
+                    "-t",
+                    "1",
+                    "-r",
+                    "0",
+                    &target,
+                    PM_NODE_GUID,
+                ],
+            );
+            String::from_utf8_lossy(&out.stdout).contains(&PM_NODE_GUID[1..])
+        },
+    );
+    let lids = node_lids(&tb);
+    let (hca2, lid) = node_by_name(&tb, &lids, "Hca2");
+    let idx = guid_index(hca2);
+    let perf = |name: &str| {
+        let out = tb.run_diag("perfquery", &[&lid.to_string(), "1"]).unwrap();
+        common::field(&out.stdout, name)
+    };
+    assert_eq!(perf("SymbolErrorCounter"), 9);
+    // pmPortCountersSymbolErrorCounter := 0 through snmpd's rw community.
+    let oid = format!(".1.3.6.1.3.117.1.4.1.3.{idx}");
+    let out = snmp(
+        "snmpset",
+        &[
+            "-v2c", "-c", "private", "-On", "-t", "5", "-r", "0", &m.target, &oid, "i", "0",
+        ],
+    );
+    assert!(
+        out.status.success(),
+        "{}\n{}",
+        String::from_utf8_lossy(&out.stderr),
+        agent.log_text()
+    );
+    assert_eq!(perf("SymbolErrorCounter"), 0, "the PMA was cleared");
+    assert_eq!(perf("PortRcvErrors"), 4, "only what was selected");
+    // A Set that fails TestSet (a non-zero counter value) reaches nothing.
+    let out = snmp(
+        "snmpset",
+        &[
+            "-v2c",
+            "-c",
+            "private",
+            "-On",
+            "-t",
+            "5",
+            "-r",
+            "0",
+            &m.target,
+            &format!(".1.3.6.1.3.117.1.4.1.6.{idx}"),
+            "i",
+            "3",
+        ],
+    );
+    assert!(!out.status.success());
+    assert_eq!(perf("PortRcvErrors"), 4);
+}
+
+#[test]
+fn ib_ports_join_the_masters_if_table_above_its_own_indexes() {
+    let dir = tempfile::tempdir().unwrap();
+    let m = Master::start(dir.path());
+    let conf = dir.path().join("ibsnmpd.toml");
+    std::fs::write(
+        &conf,
+        format!(
+            "agentx = \"{}\"\nagentx_if_mib = true\nagentx_if_index_offset = 5000\n",
+            m.socket.display()
+        ),
+    )
+    .unwrap();
+    let conf_s = conf.display().to_string();
+    // --listen too: the same rows on the agent's own port.
+    let agent = Agent::start(&["--config", &conf_s, "--sweep-interval", "3600"]);
+    wait_registered(&m, &agent);
+    let types: Vec<(Vec<u32>, String)> = walk(&m.target, "public", ".1.3.6.1.2.1.2.2.1.3");
+    // snmpd's own interfaces (lo at least) and ours, numbered past the offset.
+    assert!(types.iter().any(|(o, _)| o.last() == Some(&1)), "{types:?}");
+    let ours: Vec<_> = types
+        .iter()
+        .filter(|(o, _)| o.last() > Some(&5000))
+        .collect();
+    assert_eq!(ours.len(), 2, "the local dual-port HCA: {types:?}");
+    assert!(ours.iter().all(|(_, v)| v == "INTEGER: 199"), "{ours:?}");
+    // ifXTable rows and IB-IF-MIB use the same ifIndex.
+    for oid in [
+        ".1.3.6.1.2.1.31.1.1.1.1.5001",
+        ".1.3.6.1.3.117.2.1.1.1.2.5002",
+    ] {
+        let out = snmp("snmpget", &["-v2c", "-c", "public", "-On", &m.target, oid]);
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success() && !text.contains("No Such"),
+            "{oid}: {text}"
+        );
+    }
+    assert_eq!(
+        walk(&m.target, "public", ".1.3.6.1.2.1.31.1.1.1.1.5001"),
+        walk(&agent.target, "public", ".1.3.6.1.2.1.31.1.1.1.1.5001"),
+    );
+}
+
+#[test]
+fn notifications_in_agentx_mode_go_out_through_the_masters_sinks() {
+    let trapd = trapd::Trapd::start();
+    let dir = tempfile::tempdir().unwrap();
+    let m = Master::start_with(dir.path(), &format!("trap2sink {} public", trapd.addr()));
+    let ctl_sock = dir.path().join("ctl.sock");
+    let (sock, ctl_s) = (
+        m.socket.display().to_string(),
+        ctl_sock.display().to_string(),
+    );
+    let agent = Agent::start(&[
+        "--agentx",
+        &sock,
+        "--control-socket",
+        &ctl_s,
+        "--sweep-interval",
+        "0.5",
+    ]);
+    wait_registered(&m, &agent);
+    let out = Command::new(BIN)
+        .args(["ctl", "--socket", &ctl_s, "link-flap", "node02", "1", "0.5"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let traps = trapd.wait(
+        Duration::from_secs(20),
+        "ibSmTrapOutOfService via snmpd",
+        |t| !trapd::named(t, "ibSmTrapOutOfService").is_empty(),
+    );
+    let t = trapd::named(&traps, "ibSmTrapOutOfService")[0];
+    assert_eq!(t.pdu, "TRAP2", "{t:?}");
+    assert!(t.object("IB-SM-MIB::ibSmTrapPortNum1").is_some(), "{t:?}");
+}

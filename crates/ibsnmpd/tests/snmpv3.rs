@@ -1,0 +1,448 @@
+//! SNMPv3 with USM against the real binary, driven by net-snmp's tools and
+//! pysnmp: every auth and privacy protocol, the error Reports and their
+//! usmStats counters, per-user access, and snmpEngineBoots persistence.
+
+mod common;
+
+use std::path::Path;
+use std::process::Output;
+
+use common::{parse_lines, snmp, Agent};
+
+const AUTHS: [&str; 6] = ["MD5", "SHA", "SHA-224", "SHA-256", "SHA-384", "SHA-512"];
+const PRIVS: [&str; 4] = ["DES", "AES", "AES-192", "AES-256"];
+const AUTH_PASS: &str = "authpass-1";
+const PRIV_PASS: &str = "privpass-1";
+const SYS_DESCR: &str = ".1.3.6.1.2.1.1.1.0";
+const SYS_NAME: &str = ".1.3.6.1.2.1.1.5.0";
+
+fn user_name(auth: &str, privacy: Option<&str>) -> String {
+    let a = auth.replace('-', "").to_lowercase();
+    match privacy {
+        Some(p) => format!("{a}_{}", p.replace('-', "").to_lowercase()),
+        None => a,
+    }
+}
+
+/// Users for every auth protocol (authNoPriv) and every auth x priv pair,
+/// plus the special cases the tests below use.
+fn config() -> String {
+    let mut c = String::new();
+    let mut user = |name: &str, auth: Option<&str>, privacy: Option<&str>| {
+        c.push_str(&format!("[[user]]\nname = \"{name}\"\n"));
+        if let Some(a) = auth {
+            // The config takes net-snmp's spellings ("AES-192" is "AES192").
+            c.push_str(&format!("auth = \"{a}\"\nauth_pass = \"{AUTH_PASS}\"\n"));
+        }
+        if let Some(p) = privacy {
+            let p = p.replace('-', "");
+            c.push_str(&format!("priv = \"{p}\"\npriv_pass = \"{PRIV_PASS}\"\n"));
+        }
+    };
+    let mut access = Vec::new();
+    for a in AUTHS {
+        user(&user_name(a, None), Some(a), None);
+        access.push(("rwuser", user_name(a, None), "auth", None));
+        for p in PRIVS {
+            user(&user_name(a, Some(p)), Some(a), Some(p));
+            access.push(("rouser", user_name(a, Some(p)), "priv", None));
+        }
+    }
+    user("plain", None, None);
+    access.push(("rouser", "plain".into(), "noauth", None));
+    user("sysonly", Some("SHA"), None);
+    access.push(("rouser", "sysonly".into(), "auth", Some("1.3.6.1.2.1.1")));
+    user("noaccess", Some("SHA"), None);
+    for (kind, name, level, oid) in access {
+        c.push_str(&format!(
+            "[[{kind}]]\nuser = \"{name}\"\nlevel = \"{level}\"\n"
+        ));
+        if let Some(o) = oid {
+            c.push_str(&format!("oid = \"{o}\"\n"));
+        }
+    }
+    c
+}
+
+fn write_config(dir: &Path) -> String {
+    let path = dir.join("ibsnmpd.toml");
+    std::fs::write(&path, config()).unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).unwrap();
+    path.display().to_string()
+}
+
+fn start() -> (Agent, tempfile::TempDir) {
+    let cfg_dir = tempfile::tempdir().unwrap();
+    let cfg = write_config(cfg_dir.path());
+    (Agent::start(&["--config", &cfg]), cfg_dir)
+}
+
+/// `tool -v3 -u USER [-l/-a/-A/-x/-X as the user needs] -On -t 2 -r 1`.
+fn v3(agent: &Agent, tool: &str, user: &str, level: &[&str], oids: &[&str]) -> Output {
+    let mut args = vec!["-v3", "-u", user, "-On", "-t", "2", "-r", "1"];
+    args.extend_from_slice(level);
+    agent.tool(tool, &args, oids)
+}
+
+fn auth_args(auth: &'static str) -> Vec<&'static str> {
+    vec!["-l", "authNoPriv", "-a", auth, "-A", AUTH_PASS]
+}
+
+fn priv_args(auth: &'static str, p: &'static str) -> Vec<&'static str> {
+    vec![
+        "-l", "authPriv", "-a", auth, "-A", AUTH_PASS, "-x", p, "-X", PRIV_PASS,
+    ]
+}
+
+fn text(o: &Output) -> String {
+    format!(
+        "status {}\nstdout: {}\nstderr: {}",
+        o.status,
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
+
+fn assert_ok(agent: &Agent, o: &Output, what: &str) -> String {
+    assert!(
+        o.status.success() && !String::from_utf8_lossy(&o.stdout).contains("Error"),
+        "{what}: {}\nagent log tail: {}",
+        text(o),
+        agent
+            .log_text()
+            .lines()
+            .rev()
+            .take(20)
+            .collect::<Vec<_>>()
+            .join("\n")
+    );
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+/// A usmStats counter (1..6) read over v2c.
+fn usm_stat(agent: &Agent, n: u32) -> u64 {
+    agent.get_number(&format!(".1.3.6.1.6.3.15.1.1.{n}.0"))
+}
+
+#[test]
+fn every_auth_protocol_auth_no_priv() {
+    let (agent, _cfg) = start();
+    for a in AUTHS {
+        let o = v3(
+            &agent,
+            "snmpget",
+            &user_name(a, None),
+            &auth_args(a),
+            &[SYS_DESCR],
+        );
+        let out = assert_ok(&agent, &o, a);
+        assert!(out.contains("ibsnmpd"), "{a}: {out}");
+    }
+}
+
+#[test]
+fn every_auth_and_priv_protocol_auth_priv() {
+    let (agent, _cfg) = start();
+    for a in AUTHS {
+        for p in PRIVS {
+            let o = v3(
+                &agent,
+                "snmpget",
+                &user_name(a, Some(p)),
+                &priv_args(a, p),
+                &[SYS_DESCR, SYS_NAME],
+            );
+            let out = assert_ok(&agent, &o, &format!("{a}/{p}"));
+            assert_eq!(parse_lines(&out).len(), 2, "{a}/{p}: {out}");
+        }
+    }
+}
+
+#[test]
+fn walks_at_every_level_match_v2c() {
+    let (agent, _cfg) = start();
+    let v2 = agent.ok("snmpwalk", "2c", "public", &[], &[".1.3.6.1.2.1.1"]);
+    let want = parse_lines(&v2);
+    assert!(want.len() >= 7);
+    let cases: Vec<(&str, Vec<&str>)> = vec![
+        ("plain", vec!["-l", "noAuthNoPriv"]),
+        ("sha256", auth_args("SHA-256")),
+        ("sha256_aes", priv_args("SHA-256", "AES")),
+        ("sha_aes256", priv_args("SHA", "AES-256")),
+        ("md5_des", priv_args("MD5", "DES")),
+    ];
+    for (user, level) in cases {
+        for tool in ["snmpwalk", "snmpbulkwalk"] {
+            let o = v3(&agent, tool, user, &level, &[".1.3.6.1.2.1.1"]);
+            let got = parse_lines(&assert_ok(&agent, &o, &format!("{tool} {user}")));
+            // sysUpTime moves: compare names only.
+            let names =
+                |v: &[(Vec<u32>, String)]| v.iter().map(|x| x.0.clone()).collect::<Vec<_>>();
+            assert_eq!(names(&got), names(&want), "{tool} {user}");
+        }
+    }
+    // A longer bulk walk, authPriv, across many PDUs.
+    let o = v3(
+        &agent,
+        "snmpbulkwalk",
+        "sha512_aes256",
+        &priv_args("SHA-512", "AES-256"),
+        &[".1.3.6.1.2.1.2"],
+    );
+    let rows = parse_lines(&assert_ok(&agent, &o, "bulkwalk ifTable"));
+    let v2 = parse_lines(&agent.ok("snmpbulkwalk", "2c", "public", &[], &[".1.3.6.1.2.1.2"]));
+    assert_eq!(rows.len(), v2.len());
+}
+
+#[test]
+fn pysnmp_sha_aes128() {
+    let (agent, _cfg) = start();
+    let script = format!(
+        r#"
+from pysnmp.hlapi import *
+e, s, i, vbs = next(getCmd(SnmpEngine(),
+    UsmUserData('sha_aes', '{AUTH_PASS}', '{PRIV_PASS}',
+                authProtocol=usmHMACSHAAuthProtocol, privProtocol=usmAesCfb128Protocol),
+    UdpTransportTarget(('127.0.0.1', {port}), timeout=2, retries=1), ContextData(),
+    ObjectType(ObjectIdentity('1.3.6.1.2.1.1.1.0'))))
+assert e is None and not s, (e, s)
+print(vbs[0][1].prettyPrint())
+"#,
+        port = agent.port
+    );
+    let o = std::process::Command::new("/usr/bin/python3")
+        .args(["-c", &script])
+        .output()
+        .expect("python3");
+    assert!(o.status.success(), "pysnmp: {}", text(&o));
+    assert!(String::from_utf8_lossy(&o.stdout).contains("ibsnmpd"));
+}
+
+#[test]
+fn errors_are_reported_and_counted() {
+    let (agent, _cfg) = start();
+    // Engine discovery: every v3 tool run starts with an unknownEngineID probe.
+    let before = usm_stat(&agent, 4);
+    assert_ok(
+        &agent,
+        &v3(&agent, "snmpget", "sha", &auth_args("SHA"), &[SYS_DESCR]),
+        "sha",
+    );
+    assert!(
+        usm_stat(&agent, 4) > before,
+        "usmStatsUnknownEngineIDs not counted"
+    );
+
+    // Wrong password: usmStatsWrongDigests Report.
+    let before = usm_stat(&agent, 5);
+    let o = v3(
+        &agent,
+        "snmpget",
+        "sha",
+        &["-l", "authNoPriv", "-a", "SHA", "-A", "wrong-pass"],
+        &[SYS_DESCR],
+    );
+    assert!(!o.status.success(), "{}", text(&o));
+    assert!(text(&o).contains("Authentication failure"), "{}", text(&o));
+    assert_eq!(usm_stat(&agent, 5), before + 1);
+
+    // Unknown user.
+    let before = usm_stat(&agent, 3);
+    let o = v3(&agent, "snmpget", "nobody", &auth_args("SHA"), &[SYS_DESCR]);
+    assert!(text(&o).contains("Unknown user name"), "{}", text(&o));
+    assert_eq!(usm_stat(&agent, 3), before + 1);
+
+    // A level the user has no keys for.
+    let before = usm_stat(&agent, 1);
+    let o = v3(
+        &agent,
+        "snmpget",
+        "sha",
+        &priv_args("SHA", "AES"),
+        &[SYS_DESCR],
+    );
+    assert!(
+        text(&o).contains("Unsupported security level"),
+        "{}",
+        text(&o)
+    );
+    assert_eq!(usm_stat(&agent, 1), before + 1);
+
+    // Wrong privacy password: decryption fails (or the PDU does not parse).
+    let before = usm_stat(&agent, 6);
+    let o = v3(
+        &agent,
+        "snmpget",
+        "sha_aes",
+        &[
+            "-l",
+            "authPriv",
+            "-a",
+            "SHA",
+            "-A",
+            AUTH_PASS,
+            "-x",
+            "AES",
+            "-X",
+            "wrong-priv",
+        ],
+        &[SYS_DESCR],
+    );
+    assert!(
+        !o.status.success() || text(&o).contains("Error"),
+        "{}",
+        text(&o)
+    );
+    assert_eq!(usm_stat(&agent, 6), before + 1);
+
+    // Outside the time window: net-snmp resynchronises from the Report.
+    let engine = agent.ok(
+        "snmpget",
+        "2c",
+        "public",
+        &["-Oqv"],
+        &[".1.3.6.1.6.3.10.2.1.1.0"],
+    );
+    let engine_hex: String = engine.chars().filter(|c| c.is_ascii_hexdigit()).collect();
+    let before = usm_stat(&agent, 2);
+    let o = v3(
+        &agent,
+        "snmpget",
+        "sha",
+        &[
+            "-l",
+            "authNoPriv",
+            "-a",
+            "SHA",
+            "-A",
+            AUTH_PASS,
+            "-e",
+            &format!("0x{engine_hex}"),
+            "-Z",
+            "7,100000",
+        ],
+        &[SYS_DESCR],
+    );
+    assert_ok(&agent, &o, "time window resync");
+    assert_eq!(usm_stat(&agent, 2), before + 1);
+}
+
+#[test]
+fn access_is_enforced() {
+    let (agent, _cfg) = start();
+    // rwuser: Set works.
+    let o = v3(
+        &agent,
+        "snmpset",
+        "sha",
+        &auth_args("SHA"),
+        &[SYS_NAME, "s", "v3-set"],
+    );
+    assert_ok(&agent, &o, "rwuser set");
+    // rouser: authorizationError.
+    let o = v3(
+        &agent,
+        "snmpset",
+        "sha_aes",
+        &priv_args("SHA", "AES"),
+        &[SYS_NAME, "s", "x"],
+    );
+    assert!(text(&o).contains("authorizationError"), "{}", text(&o));
+    // rouser whose minimum is priv, asking at authNoPriv.
+    let o = v3(
+        &agent,
+        "snmpget",
+        "sha_aes",
+        &auth_args("SHA"),
+        &[SYS_DESCR],
+    );
+    assert!(text(&o).contains("authorizationError"), "{}", text(&o));
+    // A user without rouser/rwuser.
+    let o = v3(
+        &agent,
+        "snmpget",
+        "noaccess",
+        &auth_args("SHA"),
+        &[SYS_DESCR],
+    );
+    assert!(text(&o).contains("authorizationError"), "{}", text(&o));
+    // A user limited to the system group walks only that.
+    let o = v3(
+        &agent,
+        "snmpwalk",
+        "sysonly",
+        &auth_args("SHA"),
+        &[".1.3.6.1"],
+    );
+    let out = assert_ok(&agent, &o, "sysonly walk");
+    let rows: Vec<_> = parse_lines(&out)
+        .into_iter()
+        .filter(|r| !r.1.contains("No more variables"))
+        .collect();
+    assert!(rows.len() >= 7);
+    assert!(
+        rows.iter().all(|r| r.0.starts_with(&[1, 3, 6, 1, 2, 1, 1])),
+        "{rows:?}"
+    );
+    let o = v3(
+        &agent,
+        "snmpget",
+        "sysonly",
+        &auth_args("SHA"),
+        &[".1.3.6.1.2.1.2.1.0"],
+    );
+    assert!(text(&o).contains("No Such Object"), "{}", text(&o));
+}
+
+#[test]
+fn engine_boots_grow_per_restart_also_after_kill9() {
+    let (mut agent, _cfg) = start();
+    let boots = |a: &Agent| {
+        let o = v3(
+            a,
+            "snmpget",
+            "sha",
+            &{
+                let mut v = auth_args("SHA");
+                v.push("-Oqv");
+                v
+            },
+            &[".1.3.6.1.6.3.10.2.1.2.0"],
+        );
+        assert_ok(a, &o, "boots").trim().parse::<u64>().unwrap()
+    };
+    let id = |a: &Agent| {
+        a.ok(
+            "snmpget",
+            "2c",
+            "public",
+            &["-Oqv"],
+            &[".1.3.6.1.6.3.10.2.1.1.0"],
+        )
+    };
+    assert_eq!(boots(&agent), 1);
+    let id1 = id(&agent);
+    agent.restart(); // SIGKILL, then start again
+    assert_eq!(boots(&agent), 2);
+    agent.terminate();
+    agent.restart();
+    assert_eq!(boots(&agent), 3);
+    assert_eq!(id(&agent), id1, "engine ID must persist");
+}
+
+#[test]
+fn secrets_file_mode_warning() {
+    let cfg_dir = tempfile::tempdir().unwrap();
+    let cfg = write_config(cfg_dir.path());
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&cfg, std::fs::Permissions::from_mode(0o644)).unwrap();
+    let agent = Agent::start(&["--config", &cfg]);
+    let log = agent.log_text();
+    assert!(log.contains("0600"), "{log}");
+    assert!(
+        !log.contains(AUTH_PASS) && !log.contains(PRIV_PASS),
+        "a password was logged"
+    );
+    let _ = snmp;
+}
