@@ -100,6 +100,9 @@ pub enum Command {
     Topology(TopologyCommand),
     /// Send a command to a running agent's control socket and print the answer.
     Ctl(CtlArgs),
+    /// Print the man page (roff) generated from this command line.
+    #[command(hide = true)]
+    Man,
 }
 
 #[derive(Debug, Args)]

@@ -40,6 +40,7 @@ fn main() -> ExitCode {
         Some(Command::Dump(args)) => commands::dump(&args),
         Some(Command::Topology(cmd)) => commands::topology(&cmd),
         Some(Command::Ctl(args)) => commands::ctl(&args),
+        Some(Command::Man) => commands::man(),
         None => run(cli.run),
     };
     match result {

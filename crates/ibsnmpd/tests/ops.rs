@@ -233,3 +233,106 @@ fn sighup_names_what_needs_a_restart() {
     assert!(lines[0].contains("sweep_interval, syscontact"), "{log}");
     assert!(get_ok(&agent.target, "public"));
 }
+
+fn repo_file(rel: &str) -> std::path::PathBuf {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../..")
+        .join(rel)
+}
+
+/// packaging/ibsnmpd.8 is what `ibsnmpd man` prints (regenerate with
+/// `ibsnmpd man > packaging/ibsnmpd.8`), and man renders it cleanly.
+#[test]
+fn man_page_is_current_and_renders() {
+    let o = Command::new(BIN).arg("man").output().unwrap();
+    assert!(o.status.success());
+    let shipped = std::fs::read(repo_file("packaging/ibsnmpd.8")).unwrap();
+    assert!(
+        o.stdout == shipped,
+        "packaging/ibsnmpd.8 is stale: run `ibsnmpd man > packaging/ibsnmpd.8`"
+    );
+    let text = String::from_utf8_lossy(&o.stdout);
+    for flag in ["metrics", "node\\-name\\-map", "log\\-level"] {
+        assert!(text.contains(flag), "{flag}");
+    }
+    let r = Command::new("man")
+        .args(["--warnings", "-l"])
+        .arg(repo_file("packaging/ibsnmpd.8"))
+        .env("MANWIDTH", "80")
+        .env("MANPAGER", "cat")
+        .output()
+        .expect("man (Debian package man-db)");
+    assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+    assert!(
+        r.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&r.stderr)
+    );
+    assert!(String::from_utf8_lossy(&r.stdout).contains("SNMP agent for InfiniBand fabrics"));
+}
+
+/// `systemd-analyze verify` accepts the unit (with ExecStart pointing at
+/// the binary under test, since it checks the command exists).
+#[test]
+fn systemd_unit_verifies() {
+    let unit = std::fs::read_to_string(repo_file("packaging/ibsnmpd.service")).unwrap();
+    assert!(unit.contains("ExecStart=/usr/sbin/ibsnmpd --config /etc/ibsnmpd/ibsnmpd.toml"));
+    let tmp = tempfile::tempdir().unwrap();
+    let path = tmp.path().join("ibsnmpd.service");
+    std::fs::write(&path, unit.replace("/usr/sbin/ibsnmpd", BIN)).unwrap();
+    let o = Command::new("systemd-analyze")
+        .args(["verify", "--man=no"])
+        .arg(&path)
+        .output()
+        .expect("systemd-analyze (Debian package systemd)");
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{err}");
+    assert!(!err.contains("ibsnmpd.service:"), "{err}");
+}
+
+/// Every query of the Grafana dashboard parses as PromQL (`promtool check
+/// rules` on them as recording rules) and names only metrics we export.
+#[test]
+fn grafana_dashboard_queries_parse() {
+    let text = std::fs::read_to_string(repo_file("packaging/grafana-ibsnmpd.json")).unwrap();
+    let dash: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let mut exprs = Vec::new();
+    fn walk(v: &serde_json::Value, out: &mut Vec<String>) {
+        match v {
+            serde_json::Value::Object(m) => {
+                for (k, x) in m {
+                    match (k.as_str(), x) {
+                        ("expr", serde_json::Value::String(s)) => out.push(s.clone()),
+                        _ => walk(x, out),
+                    }
+                }
+            }
+            serde_json::Value::Array(a) => a.iter().for_each(|x| walk(x, out)),
+            _ => {}
+        }
+    }
+    walk(&dash["panels"], &mut exprs);
+    assert!(exprs.len() > 15, "{}", exprs.len());
+    let mut rules = String::from("groups:\n- name: dashboard\n  rules:\n");
+    for (i, e) in exprs.iter().enumerate() {
+        let e = e.replace("$switch", "leaf01").replace("$port", "1");
+        rules.push_str(&format!(
+            "  - record: dashboard:q{i}\n    expr: {}\n",
+            serde_json::to_string(&e).unwrap()
+        ));
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let path = tmp.path().join("rules.yml");
+    std::fs::write(&path, rules).unwrap();
+    let o = Command::new("promtool")
+        .args(["check", "rules"])
+        .arg(&path)
+        .output()
+        .expect("promtool (Debian package prometheus)");
+    assert!(
+        o.status.success(),
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
+}
