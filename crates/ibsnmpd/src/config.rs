@@ -80,6 +80,9 @@ pub struct Settings {
     /// SNMPv3 USM users with their access (`[[user]]`, `[[rouser]]`,
     /// `[[rwuser]]`); passwords are localized when the agent starts.
     pub users: Vec<snmp::usm::UserConfig>,
+    /// Cap on the varbinds of one GetBulk response (`max_getbulk_responses`,
+    /// net-snmp's maxGetbulkResponses; default 100).
+    pub max_getbulk_responses: usize,
     /// Problems worth a warning once logging is up (e.g. file mode).
     pub warnings: Vec<String>,
 }
@@ -106,6 +109,7 @@ struct FileConfig {
     agentx_if_mib: Option<bool>,
     agentx_if_index_offset: Option<u32>,
     engine_id: Option<String>,
+    max_getbulk_responses: Option<u32>,
     user: Option<Vec<UserEntry>>,
     rouser: Option<Vec<UserAccessEntry>>,
     rwuser: Option<Vec<UserAccessEntry>>,
@@ -452,6 +456,16 @@ fn merge(file: FileConfig, origin: &str, args: &RunArgs) -> Result<Settings, Con
         agentx_if_mib: file.agentx_if_mib.unwrap_or(false),
         engine_id,
         users,
+        max_getbulk_responses: match file.max_getbulk_responses {
+            Some(0) => {
+                return Err(in_file(
+                    "max_getbulk_responses",
+                    "must be at least 1".into(),
+                ))
+            }
+            Some(n) => n as usize,
+            None => snmp::dispatch::DEFAULT_MAX_BULK_VARBINDS,
+        },
         warnings: Vec::new(),
     })
 }

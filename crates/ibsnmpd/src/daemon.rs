@@ -63,6 +63,7 @@ pub fn run(settings: Settings, source: Box<dyn Source>) -> Result<()> {
 
     let mut dispatcher: Dispatcher<View, mibs::Change> = Dispatcher::new();
     dispatcher.set_max_repetitions(settings.max_repetitions);
+    dispatcher.set_max_bulk_varbinds(settings.max_getbulk_responses);
     let mut or_entries = Vec::new();
     let mut agentx_modules = Vec::new();
     for m in mibs::modules() {

@@ -44,7 +44,12 @@ pub struct Dispatcher<V, K> {
     roots: Vec<Oid>,
     objects: Vec<Arc<dyn MibObject<V, K>>>,
     max_repetitions: u32,
+    max_bulk_varbinds: usize,
 }
+
+/// Default cap on the varbinds of one GetBulk response (net-snmp's
+/// maxGetbulkResponses): bounds the response/request amplification.
+pub const DEFAULT_MAX_BULK_VARBINDS: usize = 100;
 
 impl<V, K> Default for Dispatcher<V, K> {
     fn default() -> Self {
@@ -62,12 +67,20 @@ impl<V, K> Dispatcher<V, K> {
             roots: Vec::new(),
             objects: Vec::new(),
             max_repetitions: DEFAULT_MAX_REPETITIONS,
+            max_bulk_varbinds: DEFAULT_MAX_BULK_VARBINDS,
         }
     }
 
     /// Caps GetBulk max-repetitions (on top of the response size bound).
     pub fn set_max_repetitions(&mut self, cap: u32) {
         self.max_repetitions = cap;
+    }
+
+    /// Caps the total varbinds of a GetBulk response. The non-repeaters
+    /// and the first repetition are always answered (they are bounded by
+    /// the request itself); further repetitions stop at the cap.
+    pub fn set_max_bulk_varbinds(&mut self, cap: usize) {
+        self.max_bulk_varbinds = cap.max(1);
     }
 
     pub fn max_repetitions(&self) -> u32 {
@@ -231,7 +244,11 @@ impl<V, K> Dispatcher<V, K> {
             out.push(next);
         }
         let m = if full { 0 } else { m };
+        let limit = self.max_bulk_varbinds.max(n + r);
         'reps: for rep_no in 0..m {
+            if out.len() + r > limit {
+                break;
+            }
             let mut all_end = true;
             for (j, vb) in rep.iter().enumerate() {
                 // The previous repetition's varbind for this column.
@@ -551,6 +568,25 @@ mod tests {
     /// response is the longest prefix that fits (noError), cut inside the
     /// non-repeaters, with no repetitions after it; tooBig only when not even
     /// the first varbind fits. Get and GetNext keep tooBig (4.2.1, 4.2.2).
+    #[test]
+    fn bulk_total_is_capped() {
+        let mut d = dispatcher();
+        d.set_max_bulk_varbinds(10);
+        let req = Pdu::GetBulkRequest(BulkBody {
+            request_id: 1,
+            non_repeaters: 0,
+            max_repetitions: 50,
+            varbinds: vec![VarBind::new(vec![1, 3].into(), Value::Null); 3],
+        });
+        let b = response(d.process(&view(), Version::V2c, &req, 60000));
+        assert!(
+            b.varbinds.len() <= 10 && b.varbinds.len() >= 3,
+            "{}",
+            b.varbinds.len()
+        );
+        assert_eq!(b.varbinds.len() % 3, 0);
+    }
+
     #[test]
     fn bulk_cut_inside_the_non_repeaters() {
         let d = dispatcher();
