@@ -446,3 +446,20 @@ fn secrets_file_mode_warning() {
     );
     let _ = snmp;
 }
+
+#[test]
+fn hardening_bulk_cap_no_such_instance_stale_temp_files() {
+    let state = tempfile::tempdir().unwrap();
+    let stale = state.path().join(".state.json.999999.tmp");
+    std::fs::write(&stale, "{").unwrap();
+    let agent = Agent::start_in(state.path(), &[]);
+    assert!(!stale.exists(), "stale temp file left at start");
+    // GetBulk: 10 repeaters x 100 repetitions stops at 100 varbinds.
+    let roots: Vec<&str> = std::iter::repeat_n(".1.3", 10).collect();
+    let out = agent.ok("snmpbulkget", "2c", "public", &["-Cn0", "-Cr100"], &roots);
+    let n = parse_lines(&out).len();
+    assert!((10..=100).contains(&n), "bulk returned {n} varbinds");
+    // A scalar without its .0: noSuchInstance (RFC 3416 4.2.1).
+    let out = agent.ok("snmpget", "2c", "public", &[], &[".1.3.6.1.2.1.1.1"]);
+    assert!(out.contains("No Such Instance"), "{out}");
+}

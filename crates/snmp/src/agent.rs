@@ -197,6 +197,26 @@ struct Inner<V, K> {
     next_auth_warn: AtomicU64,
 }
 
+/// Wire text for a log line: escaped (no newlines or terminal escapes
+/// reach the log) and cut to `max` octets.
+pub fn escape_wire(b: &[u8], max: usize) -> String {
+    let cut = b.get(..max).unwrap_or(b);
+    let mut s: String = cut.escape_ascii().to_string();
+    if b.len() > max {
+        s.push_str(&format!("...({} octets)", b.len()));
+    }
+    s
+}
+
+/// A community or user name at warn level: its first two octets only.
+fn redact(b: &[u8]) -> String {
+    format!(
+        "{}* ({} octets)",
+        escape_wire(b.get(..2).unwrap_or(b), 2),
+        b.len()
+    )
+}
+
 /// How often authentication failures are logged at warn level.
 const AUTH_WARN_EVERY_MS: u64 = 60_000;
 
@@ -383,7 +403,7 @@ impl<V, K> Inner<V, K> {
         {
             warn!(
                 %src,
-                community = %String::from_utf8_lossy(community),
+                community = %redact(community),
                 total = n,
                 "SNMP authentication failure (unknown community, disallowed source, or write with a read-only community)"
             );
@@ -731,5 +751,20 @@ impl<V, K> Inner<V, K> {
         let mut out = Vec::with_capacity(512);
         self.encode_response(reply, Pdu::Response(response), &mut out);
         send(sock, &self.stats, &out, src).await;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn wire_text_is_escaped_and_cut() {
+        assert_eq!(escape_wire(b"ab\ncd\x1b[31m", 64), "ab\\ncd\\x1b[31m");
+        assert_eq!(escape_wire(b"a\nb", 64), "a\\nb");
+        let long = vec![b'x'; 100];
+        assert_eq!(escape_wire(&long, 4), "xxxx...(100 octets)");
+        assert_eq!(redact(b"secret\n"), "se* (7 octets)");
+        assert!(!redact(b"\n\x1b").contains('\n'));
     }
 }
