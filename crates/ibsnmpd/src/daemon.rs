@@ -171,7 +171,7 @@ pub fn run(settings: Settings, source: Box<dyn Source>) -> Result<()> {
         controller,
         Arc::clone(&stats),
     )) {
-        Ok(a) => a.with_usm(usm),
+        Ok(a) => a.with_usm(usm).with_vacm(Arc::new(settings.vacm.clone())),
         Err(e) => {
             fabric.stop();
             return Err(e.into());

@@ -23,7 +23,8 @@ use crate::dispatch::{Dispatcher, Outcome};
 use crate::message::{peek_version, response_overhead, Message, Version, SNMP_V3};
 use crate::oid::Oid;
 use crate::pdu::{ErrorStatus, Pdu, PduBody};
-use crate::usm::{Incoming, ReplyContext, Usm};
+use crate::usm::{Incoming, ReplyContext, SecurityLevel, Usm};
+use crate::vacm::{SecurityModel, Vacm};
 use crate::value::{Value, VarBind};
 
 /// The largest UDP payload over IPv4.
@@ -189,6 +190,8 @@ struct Inner<V, K> {
     auth_hook: Option<AuthFailureHook>,
     /// SNMPv3 with USM (None: v3 messages count as bad versions).
     usm: Option<Arc<Usm>>,
+    /// VACM tables; principals in no group keep the shorthand access.
+    vacm: Option<Arc<Vacm>>,
     auth_failures: AtomicU64,
     /// When the agent started: the clock for `next_auth_warn`.
     started: Instant,
@@ -295,6 +298,7 @@ impl<V: 'static, K: Send + 'static> Agent<V, K> {
                 max_message_size: config.max_message_size.clamp(484, MAX_UDP_PAYLOAD),
                 auth_hook: None,
                 usm: None,
+                vacm: None,
                 auth_failures: AtomicU64::new(0),
                 started: Instant::now(),
                 next_auth_warn: AtomicU64::new(0),
@@ -315,6 +319,15 @@ impl<V: 'static, K: Send + 'static> Agent<V, K> {
     pub fn with_usm(mut self, usm: Arc<Usm>) -> Self {
         if let Some(inner) = Arc::get_mut(&mut self.inner) {
             inner.usm = Some(usm);
+        }
+        self
+    }
+
+    /// Applies VACM (RFC 3415) to the principals it has groups for. Call
+    /// before [`Agent::run`].
+    pub fn with_vacm(mut self, vacm: Arc<Vacm>) -> Self {
+        if let Some(inner) = Arc::get_mut(&mut self.inner) {
+            inner.vacm = Some(vacm);
         }
         self
     }
@@ -509,8 +522,33 @@ impl<V, K> Inner<V, K> {
         };
         // RFC 3415 3.2: no access entry for the user at this level gives
         // authorizationError, as net-snmp answers.
-        let outcome = match ctx.user.access.clone() {
-            Some(a) if ctx.level >= a.min_level => match &pdu {
+        let vacm = self
+            .vacm
+            .as_ref()
+            .and_then(|v| v.views(SecurityModel::Usm, &ctx.user.name, ctx.level));
+        let outcome = match (vacm, ctx.user.access.clone()) {
+            (Some(Err(_)), _) => denied(0),
+            (Some(Ok(v)), _) => match &pdu {
+                // No write view at all: authorizationError (RFC 3415 noSuchView).
+                Pdu::SetRequest(req) if v.write.is_none() => {
+                    self.auth_failure(src, &ctx.user.name, true);
+                    Some(crate::dispatch::error_response(
+                        Version::V2c,
+                        req,
+                        ErrorStatus::AuthorizationError,
+                        usize::from(!req.varbinds.is_empty()),
+                        budget,
+                    ))
+                }
+                _ => {
+                    let view = (self.view)();
+                    Some(
+                        self.dispatcher
+                            .process_with(&view, Version::V2c, &pdu, budget, &v),
+                    )
+                }
+            },
+            (None, Some(a)) if ctx.level >= a.min_level => match &pdu {
                 Pdu::SetRequest(req) if !a.write => {
                     self.auth_failure(src, &ctx.user.name, true);
                     Some(crate::dispatch::error_response(
@@ -529,7 +567,7 @@ impl<V, K> Inner<V, K> {
                     })
                 }
             },
-            _ => denied(0),
+            (None, _) => denied(0),
         };
         match outcome {
             Some(o) => self.finish(src, &pdu, o, Reply::V3(ctx), out),
@@ -661,8 +699,27 @@ impl<V, K> Inner<V, K> {
         let budget = self
             .max_message_size
             .saturating_sub(response_overhead(name.len(), rid));
-        let outcome = match &pdu {
-            Pdu::SetRequest(req) if community.access == CommunityAccess::ReadOnly => {
+        let model = match version {
+            Version::V1 => SecurityModel::V1,
+            Version::V2c => SecurityModel::V2c,
+        };
+        // RFC 3584: the community is the securityName.
+        let vacm = self
+            .vacm
+            .as_ref()
+            .and_then(|v| v.views(model, &name, SecurityLevel::NoAuthNoPriv));
+        let outcome = match (&pdu, vacm) {
+            (_, Some(Err(_))) => {
+                inc(&s.in_bad_community_uses);
+                self.auth_failure(src, &name, true);
+                return Action::None;
+            }
+            (_, Some(Ok(views))) => {
+                let view = (self.view)();
+                self.dispatcher
+                    .process_with(&view, version, &pdu, budget, &views)
+            }
+            (Pdu::SetRequest(req), None) if community.access == CommunityAccess::ReadOnly => {
                 // As net-snmp with a rocommunity: noAccess (v1: noSuchName)
                 // on the first varbind.
                 inc(&s.in_bad_community_uses);

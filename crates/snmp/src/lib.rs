@@ -24,4 +24,5 @@ pub mod oid;
 pub mod pdu;
 pub mod table;
 pub mod usm;
+pub mod vacm;
 pub mod value;
