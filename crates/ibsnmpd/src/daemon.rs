@@ -171,7 +171,18 @@ pub fn run(settings: Settings, source: Box<dyn Source>) -> Result<()> {
         controller,
         Arc::clone(&stats),
     )) {
-        Ok(a) => a.with_usm(usm).with_vacm(Arc::new(settings.vacm.clone())),
+        Ok(a) => a
+            .with_usm(usm)
+            .with_vacm(Arc::new(settings.vacm.clone()))
+            .with_secret_subtrees(
+                [
+                    mibs::oids::ib_sm_mib::IB_SM_CONFIG_SM_KEY,
+                    mibs::oids::ib_sm_mib::IB_SM_PORT_INFO_M_KEY,
+                ]
+                .iter()
+                .map(|o| Oid::from_slice(o))
+                .collect(),
+            ),
         Err(e) => {
             fabric.stop();
             return Err(e.into());

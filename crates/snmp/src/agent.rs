@@ -19,7 +19,7 @@ use tokio::net::UdpSocket;
 use tokio::task::JoinSet;
 use tracing::{debug, warn};
 
-use crate::dispatch::{Dispatcher, Outcome};
+use crate::dispatch::{AccessCheck, Dispatcher, FullAccess, Outcome};
 use crate::message::{peek_version, response_overhead, Message, Version, SNMP_V3};
 use crate::oid::Oid;
 use crate::pdu::{ErrorStatus, Pdu, PduBody};
@@ -192,6 +192,8 @@ struct Inner<V, K> {
     usm: Option<Arc<Usm>>,
     /// VACM tables; principals in no group keep the shorthand access.
     vacm: Option<Arc<Vacm>>,
+    /// Subtrees readable only at securityLevel authPriv (secret keys).
+    secrets: Vec<Oid>,
     auth_failures: AtomicU64,
     /// When the agent started: the clock for `next_auth_warn`.
     started: Instant,
@@ -218,6 +220,37 @@ fn redact(b: &[u8]) -> String {
         escape_wire(b.get(..2).unwrap_or(b), 2),
         b.len()
     )
+}
+
+/// An access check that also hides `secrets` below authPriv.
+struct Guarded<'a> {
+    inner: &'a dyn AccessCheck,
+    secrets: &'a [Oid],
+    privileged: bool,
+}
+
+impl Guarded<'_> {
+    fn secret(&self, oid: &[u32]) -> Option<&Oid> {
+        if self.privileged {
+            return None;
+        }
+        self.secrets.iter().find(|s| oid.starts_with(s.as_slice()))
+    }
+}
+
+impl AccessCheck for Guarded<'_> {
+    fn readable(&self, oid: &[u32]) -> bool {
+        self.secret(oid).is_none() && self.inner.readable(oid)
+    }
+    fn writable(&self, oid: &[u32]) -> bool {
+        self.secret(oid).is_none() && self.inner.writable(oid)
+    }
+    fn resume_after(&self, oid: &[u32]) -> Oid {
+        match self.secret(oid) {
+            Some(s) => s.join(&[u32::MAX]),
+            None => self.inner.resume_after(oid),
+        }
+    }
 }
 
 /// How often authentication failures are logged at warn level.
@@ -299,6 +332,7 @@ impl<V: 'static, K: Send + 'static> Agent<V, K> {
                 auth_hook: None,
                 usm: None,
                 vacm: None,
+                secrets: Vec::new(),
                 auth_failures: AtomicU64::new(0),
                 started: Instant::now(),
                 next_auth_warn: AtomicU64::new(0),
@@ -328,6 +362,15 @@ impl<V: 'static, K: Send + 'static> Agent<V, K> {
     pub fn with_vacm(mut self, vacm: Arc<Vacm>) -> Self {
         if let Some(inner) = Arc::get_mut(&mut self.inner) {
             inner.vacm = Some(vacm);
+        }
+        self
+    }
+
+    /// Subtrees (e.g. IB-SM-MIB's SM_Key and M_Key columns) that only
+    /// authPriv requests whose view includes them may read or write.
+    pub fn with_secret_subtrees(mut self, secrets: Vec<Oid>) -> Self {
+        if let Some(inner) = Arc::get_mut(&mut self.inner) {
+            inner.secrets = secrets;
         }
         self
     }
@@ -418,7 +461,7 @@ impl<V, K> Inner<V, K> {
                 %src,
                 community = %redact(community),
                 total = n,
-                "SNMP authentication failure (unknown community, disallowed source, or write with a read-only community)"
+                "SNMP authentication failure (unknown community or USM user, wrong USM digest, disallowed source, or a write without write access)"
             );
         }
         if let Some(h) = &self.auth_hook {
@@ -475,16 +518,25 @@ impl<V, K> Inner<V, K> {
     /// An SNMPv3 message: USM, then the user's access, then dispatch.
     fn handle_v3(&self, usm: &Usm, src: SocketAddr, data: &[u8], out: &mut Vec<u8>) -> Action<K> {
         let (ctx, pdu) = match usm.incoming(data) {
-            Incoming::Drop { parse_error } => {
+            Incoming::Drop {
+                parse_error,
+                auth_failure,
+            } => {
                 if parse_error {
                     inc(&self.stats.in_asn_parse_errs);
+                }
+                if auth_failure {
+                    self.auth_failure(src, b"", false);
                 }
                 debug!(%src, "dropped SNMPv3 message");
                 return Action::None;
             }
-            Incoming::Report(bytes) => {
+            Incoming::Report { msg, auth_failure } => {
+                if auth_failure {
+                    self.auth_failure(src, b"", false);
+                }
                 debug!(%src, "SNMPv3 report");
-                out.extend_from_slice(&bytes);
+                out.extend_from_slice(&msg);
                 return Action::Send;
             }
             Incoming::Request { ctx, pdu } => (ctx, pdu),
@@ -542,9 +594,10 @@ impl<V, K> Inner<V, K> {
                 }
                 _ => {
                     let view = (self.view)();
+                    let g = self.guard(&v, ctx.level);
                     Some(
                         self.dispatcher
-                            .process_with(&view, Version::V2c, &pdu, budget, &v),
+                            .process_with(&view, Version::V2c, &pdu, budget, &g),
                     )
                 }
             },
@@ -561,9 +614,12 @@ impl<V, K> Inner<V, K> {
                 }
                 _ => {
                     let view = (self.view)();
+                    let g = self.guard(&FullAccess, ctx.level);
                     Some(match &a.subtree {
-                        None => self.dispatcher.process(&view, Version::V2c, &pdu, budget),
-                        Some(t) => self.process_in_subtree(&view, &pdu, t, budget),
+                        None => self
+                            .dispatcher
+                            .process_with(&view, Version::V2c, &pdu, budget, &g),
+                        Some(t) => self.process_in_subtree(&view, &pdu, t, budget, &g),
                     })
                 }
             },
@@ -575,10 +631,25 @@ impl<V, K> Inner<V, K> {
         }
     }
 
+    fn guard<'a>(&'a self, inner: &'a dyn AccessCheck, level: SecurityLevel) -> Guarded<'a> {
+        Guarded {
+            inner,
+            secrets: &self.secrets,
+            privileged: level == SecurityLevel::AuthPriv,
+        }
+    }
+
     /// Dispatch for a user who may see only `tree`: reads before the tree
     /// start at its root, anything outside reads as absent, Sets outside
     /// are refused.
-    fn process_in_subtree(&self, view: &V, pdu: &Pdu, tree: &Oid, budget: usize) -> Outcome<K> {
+    fn process_in_subtree(
+        &self,
+        view: &V,
+        pdu: &Pdu,
+        tree: &Oid,
+        budget: usize,
+        acc: &dyn AccessCheck,
+    ) -> Outcome<K> {
         let inside = |o: &Oid| o.starts_with(tree.as_slice());
         let clamp = |vbs: &[VarBind]| -> Vec<VarBind> {
             vbs.iter()
@@ -619,7 +690,9 @@ impl<V, K> Inner<V, K> {
             }
             _ => (pdu.clone(), false),
         };
-        let mut outcome = self.dispatcher.process(view, Version::V2c, &req, budget);
+        let mut outcome = self
+            .dispatcher
+            .process_with(view, Version::V2c, &req, budget, acc);
         if let Outcome::Response(Pdu::Response(b)) = &mut outcome {
             // RFC 3416 4.2.2/4.2.3: an endOfMibView names what was asked for:
             // the request's varbind, or the same column's previous row.
@@ -716,8 +789,9 @@ impl<V, K> Inner<V, K> {
             }
             (_, Some(Ok(views))) => {
                 let view = (self.view)();
+                let g = self.guard(&views, SecurityLevel::NoAuthNoPriv);
                 self.dispatcher
-                    .process_with(&view, version, &pdu, budget, &views)
+                    .process_with(&view, version, &pdu, budget, &g)
             }
             (Pdu::SetRequest(req), None) if community.access == CommunityAccess::ReadOnly => {
                 // As net-snmp with a rocommunity: noAccess (v1: noSuchName)
@@ -729,7 +803,9 @@ impl<V, K> Inner<V, K> {
             }
             _ => {
                 let view = (self.view)();
-                self.dispatcher.process(&view, version, &pdu, budget)
+                let g = self.guard(&FullAccess, SecurityLevel::NoAuthNoPriv);
+                self.dispatcher
+                    .process_with(&view, version, &pdu, budget, &g)
             }
         };
         let reply = Reply::Community {
@@ -814,6 +890,28 @@ impl<V, K> Inner<V, K> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn secrets_need_auth_priv() {
+        let secrets = [Oid::new(vec![1, 3, 6, 1, 3, 117, 7, 1, 1, 1, 1, 4])];
+        let g = Guarded {
+            inner: &FullAccess,
+            secrets: &secrets,
+            privileged: false,
+        };
+        let key = [1, 3, 6, 1, 3, 117, 7, 1, 1, 1, 1, 4, 1];
+        assert!(!g.readable(&key) && !g.writable(&key));
+        assert!(g.readable(&[1, 3, 6, 1, 3, 117, 7, 1, 1, 1, 1, 5, 1]));
+        assert_eq!(
+            g.resume_after(&key).as_slice(),
+            &[1, 3, 6, 1, 3, 117, 7, 1, 1, 1, 1, 4, u32::MAX]
+        );
+        let p = Guarded {
+            privileged: true,
+            ..g
+        };
+        assert!(p.readable(&key));
+    }
 
     #[test]
     fn wire_text_is_escaped_and_cut() {
