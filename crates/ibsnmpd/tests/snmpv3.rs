@@ -200,12 +200,28 @@ fn pysnmp_sha_aes128() {
     let (agent, _cfg) = start();
     let script = format!(
         r#"
-from pysnmp.hlapi import *
-e, s, i, vbs = next(getCmd(SnmpEngine(),
-    UsmUserData('sha_aes', '{AUTH_PASS}', '{PRIV_PASS}',
-                authProtocol=usmHMACSHAAuthProtocol, privProtocol=usmAesCfb128Protocol),
-    UdpTransportTarget(('127.0.0.1', {port}), timeout=2, retries=1), ContextData(),
-    ObjectType(ObjectIdentity('1.3.6.1.2.1.1.1.0'))))
+try:
+    from pysnmp.hlapi import (getCmd, SnmpEngine, UsmUserData, UdpTransportTarget,
+        ContextData, ObjectType, ObjectIdentity, usmHMACSHAAuthProtocol,
+        usmAesCfb128Protocol)
+    new_api = False
+except ImportError:  # pysnmp 6+ (Debian's python3-pysnmp after 12): asyncio API
+    from pysnmp.hlapi.v3arch.asyncio import (get_cmd, SnmpEngine, UsmUserData,
+        UdpTransportTarget, ContextData, ObjectType, ObjectIdentity,
+        usmHMACSHAAuthProtocol, usmAesCfb128Protocol)
+    new_api = True
+user = UsmUserData('sha_aes', '{AUTH_PASS}', '{PRIV_PASS}',
+                   authProtocol=usmHMACSHAAuthProtocol, privProtocol=usmAesCfb128Protocol)
+oid = ObjectType(ObjectIdentity('1.3.6.1.2.1.1.1.0'))
+if new_api:
+    import asyncio
+    async def main():
+        target = await UdpTransportTarget.create(('127.0.0.1', {port}), timeout=2, retries=1)
+        return await get_cmd(SnmpEngine(), user, target, ContextData(), oid)
+    e, s, i, vbs = asyncio.run(main())
+else:
+    e, s, i, vbs = next(getCmd(SnmpEngine(), user,
+        UdpTransportTarget(('127.0.0.1', {port}), timeout=2, retries=1), ContextData(), oid))
 assert e is None and not s, (e, s)
 print(vbs[0][1].prettyPrint())
 "#,
