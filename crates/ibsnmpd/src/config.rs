@@ -82,6 +82,11 @@ pub struct Settings {
     /// SNMPv3 USM users with their access (`[[user]]`, `[[rouser]]`,
     /// `[[rwuser]]`); passwords are localized when the agent starts.
     pub users: Vec<snmp::usm::UserConfig>,
+    /// VACM tables from `[[view]]`, `[[group]]`, `[[access]]`.
+    pub vacm: snmp::vacm::Vacm,
+    /// Cap on the varbinds of one GetBulk response (`max_getbulk_responses`,
+    /// net-snmp's maxGetbulkResponses; default 100).
+    pub max_getbulk_responses: usize,
     /// Problems worth a warning once logging is up (e.g. file mode).
     pub warnings: Vec<String>,
     /// Prometheus endpoint (`--metrics`), off by default.
@@ -125,12 +130,150 @@ struct FileConfig {
     link_integrity_threshold: Option<u64>,
     buffer_overrun_threshold: Option<u64>,
     engine_id: Option<String>,
+    max_getbulk_responses: Option<u32>,
+    view: Option<Vec<ViewEntry>>,
+    group: Option<Vec<GroupEntry>>,
+    access: Option<Vec<AccessConfigEntry>>,
     user: Option<Vec<UserEntry>>,
     rouser: Option<Vec<UserAccessEntry>>,
     rwuser: Option<Vec<UserAccessEntry>>,
     metrics_listen: Option<String>,
     node_name_map: Option<PathBuf>,
     umad: Option<crate::umad_config::UmadSection>,
+}
+
+/// `[[view]]`: snmpd's `view NAME included|excluded OID [MASK]`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ViewEntry {
+    name: String,
+    #[serde(rename = "type")]
+    kind: String,
+    oid: String,
+    mask: Option<String>,
+}
+
+/// `[[group]]`: snmpd's `group NAME MODEL SECNAME`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct GroupEntry {
+    name: String,
+    model: String,
+    security_name: String,
+}
+
+/// `[[access]]`: snmpd's `access GROUP "" MODEL LEVEL exact READ WRITE none`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct AccessConfigEntry {
+    group: String,
+    model: Option<String>,
+    level: Option<String>,
+    read: Option<String>,
+    write: Option<String>,
+}
+
+fn parse_oid(o: &str) -> Option<snmp::oid::Oid> {
+    o.trim_start_matches('.')
+        .split('.')
+        .map(|x| x.parse::<u32>())
+        .collect::<Result<Vec<u32>, _>>()
+        .ok()
+        .filter(|v| !v.is_empty())
+        .map(snmp::oid::Oid::new)
+}
+
+fn vacm(
+    views: Vec<ViewEntry>,
+    groups: Vec<GroupEntry>,
+    access: Vec<AccessConfigEntry>,
+    in_file: &dyn Fn(&str, String) -> ConfigError,
+) -> Result<snmp::vacm::Vacm, ConfigError> {
+    use snmp::usm::SecurityLevel;
+    use snmp::vacm::{AccessEntry, SecurityModel, Vacm, ViewFamily};
+    let mut v = Vacm::default();
+    for e in views {
+        let included = match e.kind.as_str() {
+            "included" => true,
+            "excluded" => false,
+            k => {
+                return Err(in_file(
+                    "view",
+                    format!("type {k:?}: expected included or excluded"),
+                ))
+            }
+        };
+        let subtree = parse_oid(&e.oid)
+            .ok_or_else(|| in_file("view", format!("oid {:?}: expected dotted numbers", e.oid)))?;
+        let mask = match e.mask.as_deref() {
+            None | Some("") => Vec::new(),
+            Some(m) => {
+                let h: String = m
+                    .trim_start_matches("0x")
+                    .chars()
+                    .filter(|c| *c != ':' && *c != '.')
+                    .collect();
+                (0..h.len())
+                    .step_by(2)
+                    .map(|i| u8::from_str_radix(h.get(i..i + 2).unwrap_or("zz"), 16))
+                    .collect::<Result<Vec<u8>, _>>()
+                    .map_err(|_| in_file("view", format!("mask {m:?}: expected hex octets")))?
+            }
+        };
+        v.views
+            .entry(e.name)
+            .or_default()
+            .families
+            .push(ViewFamily {
+                subtree,
+                mask,
+                included,
+            });
+    }
+    for g in groups {
+        let model = SecurityModel::parse(&g.model).ok_or_else(|| {
+            in_file(
+                "group",
+                format!("model {:?}: expected v1, v2c or usm", g.model),
+            )
+        })?;
+        v.groups
+            .insert((model, g.security_name.into_bytes()), g.name);
+    }
+    for a in access {
+        let model = match a.model.as_deref() {
+            None | Some("any") => None,
+            Some(m) => Some(SecurityModel::parse(m).ok_or_else(|| {
+                in_file(
+                    "access",
+                    format!("model {m:?}: expected any, v1, v2c or usm"),
+                )
+            })?),
+        };
+        let level = match a.level.as_deref() {
+            None => SecurityLevel::NoAuthNoPriv,
+            Some(l) => SecurityLevel::parse(l).ok_or_else(|| {
+                in_file(
+                    "access",
+                    format!("level {l:?}: expected noauth, auth or priv"),
+                )
+            })?,
+        };
+        let name = |n: Option<String>| n.filter(|x| x != "none" && !x.is_empty());
+        for n in [&a.read, &a.write].into_iter().flatten() {
+            if n != "none" && !v.views.contains_key(n) {
+                return Err(in_file("access", format!("view {n:?} is not a [[view]]")));
+            }
+        }
+        v.access.push(AccessEntry {
+            group: a.group,
+            model,
+            level,
+            read: name(a.read),
+            write: name(a.write),
+        });
+    }
+    Ok(v)
 }
 
 /// `[[user]]`: snmpd's `createUser NAME AUTH AUTHPASS PRIV PRIVPASS`.
@@ -457,6 +600,13 @@ fn merge(mut file: FileConfig, origin: &str, args: &RunArgs) -> Result<Settings,
         args,
     )?;
 
+    let vacm = vacm(
+        file.view.unwrap_or_default(),
+        file.group.unwrap_or_default(),
+        file.access.unwrap_or_default(),
+        &in_file,
+    )?;
+
     let sys_name = file.sysname.unwrap_or_else(hostname);
     let sys_contact = file.syscontact.unwrap_or_default();
     let sys_location = file.syslocation.unwrap_or_default();
@@ -498,6 +648,17 @@ fn merge(mut file: FileConfig, origin: &str, args: &RunArgs) -> Result<Settings,
         notify,
         engine_id,
         users,
+        vacm,
+        max_getbulk_responses: match file.max_getbulk_responses {
+            Some(0) => {
+                return Err(in_file(
+                    "max_getbulk_responses",
+                    "must be at least 1".into(),
+                ))
+            }
+            Some(n) => n as usize,
+            None => snmp::dispatch::DEFAULT_MAX_BULK_VARBINDS,
+        },
         warnings: Vec::new(),
         metrics_listen,
         node_name_map,

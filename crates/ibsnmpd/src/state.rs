@@ -35,6 +35,7 @@ impl StateStore {
     pub fn open(dir: &Path) -> Result<Self> {
         fs::create_dir_all(dir)
             .with_context(|| format!("cannot create state directory {}", dir.display()))?;
+        remove_stale_temp_files(dir);
         Ok(StateStore {
             dir: dir.to_path_buf(),
             path: dir.join(FILE_NAME),
@@ -96,6 +97,28 @@ impl StateStore {
     }
 }
 
+/// Removes the temp files a crash mid-write leaves behind
+/// (`.state.json.<pid>.tmp`, `.snmp-engine-*.<pid>.tmp`) of other processes.
+fn remove_stale_temp_files(dir: &Path) {
+    let Ok(entries) = fs::read_dir(dir) else {
+        return;
+    };
+    let ours = format!(".{}.tmp", std::process::id());
+    for e in entries.filter_map(|e| e.ok()) {
+        let name = e.file_name().to_string_lossy().into_owned();
+        let ours_by_name =
+            name.starts_with(&format!(".{FILE_NAME}.")) || name.starts_with(".snmp-engine-");
+        if ours_by_name && name.ends_with(".tmp") && !name.ends_with(&ours) {
+            match fs::remove_file(e.path()) {
+                Ok(()) => tracing::info!(file = %e.path().display(), "removed a stale temp file"),
+                Err(err) => {
+                    tracing::warn!(file = %e.path().display(), error = %err, "cannot remove a stale temp file")
+                }
+            }
+        }
+    }
+}
+
 fn write_synced(path: &Path, bytes: &[u8]) -> io::Result<()> {
     let mut f = OpenOptions::new()
         .write(true)
@@ -128,6 +151,18 @@ mod tests {
             .filter(|e| e.file_name().to_string_lossy().ends_with(".tmp"))
             .collect();
         assert!(leftovers.is_empty());
+    }
+
+    #[test]
+    fn stale_temp_files_are_removed() {
+        let dir = tempfile::tempdir().unwrap();
+        let stale = dir.path().join(format!(".{FILE_NAME}.999999.tmp"));
+        let other = dir.path().join("keep.tmp");
+        fs::write(&stale, "x").unwrap();
+        fs::write(&other, "x").unwrap();
+        StateStore::open(dir.path()).unwrap();
+        assert!(!stale.exists());
+        assert!(other.exists());
     }
 
     #[test]

@@ -200,12 +200,28 @@ fn pysnmp_sha_aes128() {
     let (agent, _cfg) = start();
     let script = format!(
         r#"
-from pysnmp.hlapi import *
-e, s, i, vbs = next(getCmd(SnmpEngine(),
-    UsmUserData('sha_aes', '{AUTH_PASS}', '{PRIV_PASS}',
-                authProtocol=usmHMACSHAAuthProtocol, privProtocol=usmAesCfb128Protocol),
-    UdpTransportTarget(('127.0.0.1', {port}), timeout=2, retries=1), ContextData(),
-    ObjectType(ObjectIdentity('1.3.6.1.2.1.1.1.0'))))
+try:
+    from pysnmp.hlapi import (getCmd, SnmpEngine, UsmUserData, UdpTransportTarget,
+        ContextData, ObjectType, ObjectIdentity, usmHMACSHAAuthProtocol,
+        usmAesCfb128Protocol)
+    new_api = False
+except ImportError:  # pysnmp 6+ (Debian's python3-pysnmp after 12): asyncio API
+    from pysnmp.hlapi.v3arch.asyncio import (get_cmd, SnmpEngine, UsmUserData,
+        UdpTransportTarget, ContextData, ObjectType, ObjectIdentity,
+        usmHMACSHAAuthProtocol, usmAesCfb128Protocol)
+    new_api = True
+user = UsmUserData('sha_aes', '{AUTH_PASS}', '{PRIV_PASS}',
+                   authProtocol=usmHMACSHAAuthProtocol, privProtocol=usmAesCfb128Protocol)
+oid = ObjectType(ObjectIdentity('1.3.6.1.2.1.1.1.0'))
+if new_api:
+    import asyncio
+    async def main():
+        target = await UdpTransportTarget.create(('127.0.0.1', {port}), timeout=2, retries=1)
+        return await get_cmd(SnmpEngine(), user, target, ContextData(), oid)
+    e, s, i, vbs = asyncio.run(main())
+else:
+    e, s, i, vbs = next(getCmd(SnmpEngine(), user,
+        UdpTransportTarget(('127.0.0.1', {port}), timeout=2, retries=1), ContextData(), oid))
 assert e is None and not s, (e, s)
 print(vbs[0][1].prettyPrint())
 "#,
@@ -445,4 +461,158 @@ fn secrets_file_mode_warning() {
         "a password was logged"
     );
     let _ = snmp;
+}
+
+#[test]
+fn hardening_bulk_cap_no_such_instance_stale_temp_files() {
+    let state = tempfile::tempdir().unwrap();
+    let stale = state.path().join(".state.json.999999.tmp");
+    std::fs::write(&stale, "{").unwrap();
+    let agent = Agent::start_in(state.path(), &[]);
+    assert!(!stale.exists(), "stale temp file left at start");
+    // GetBulk: 10 repeaters x 100 repetitions stops at 100 varbinds.
+    let roots: Vec<&str> = std::iter::repeat_n(".1.3", 10).collect();
+    let out = agent.ok("snmpbulkget", "2c", "public", &["-Cn0", "-Cr100"], &roots);
+    let n = parse_lines(&out).len();
+    assert!((10..=100).contains(&n), "bulk returned {n} varbinds");
+    // A scalar without its .0: noSuchInstance (RFC 3416 4.2.1).
+    let out = agent.ok("snmpget", "2c", "public", &[], &[".1.3.6.1.2.1.1.1"]);
+    assert!(out.contains("No Such Instance"), "{out}");
+}
+
+/// IB-PM-MIB's objects (pmMIBObjects).
+const IB_PM: &[u32] = &[1, 3, 6, 1, 3, 117, 1];
+
+#[test]
+fn vacm_views_for_users_and_communities() {
+    let cfg_dir = tempfile::tempdir().unwrap();
+    let path = cfg_dir.path().join("vacm.toml");
+    std::fs::write(
+        &path,
+        r#"
+[[rocommunity]]
+community = "public"
+[[rocommunity]]
+community = "pmless"
+
+[[user]]
+name = "viewer"
+auth = "SHA-256"
+auth_pass = "authpass-1"
+priv = "AES"
+priv_pass = "privpass-1"
+
+[[view]]
+name = "noPM"
+type = "included"
+oid = "1.3.6.1"
+[[view]]
+name = "noPM"
+type = "excluded"
+oid = "1.3.6.1.3.117.1"
+[[view]]
+name = "sysName"
+type = "included"
+oid = "1.3.6.1.2.1.1.5"
+
+[[group]]
+name = "watchers"
+model = "usm"
+security_name = "viewer"
+[[group]]
+name = "watchers"
+model = "v2c"
+security_name = "pmless"
+
+[[access]]
+group = "watchers"
+level = "noauth"
+read = "noPM"
+[[access]]
+group = "watchers"
+model = "usm"
+level = "priv"
+read = "noPM"
+write = "sysName"
+"#,
+    )
+    .unwrap();
+    let cfg = path.display().to_string();
+    let agent = Agent::start(&["--config", &cfg]);
+    let full = parse_lines(&agent.ok("snmpbulkwalk", "2c", "public", &["-Cr50"], &[".1.3.6.1"]));
+    assert!(
+        full.iter().any(|r| r.0.starts_with(IB_PM)),
+        "the sim fabric has IB-PM-MIB rows"
+    );
+    let want: Vec<Vec<u32>> = full
+        .iter()
+        .filter(|r| !r.0.starts_with(IB_PM))
+        .map(|r| r.0.clone())
+        .collect();
+    let names = |rows: Vec<(Vec<u32>, String)>| -> Vec<Vec<u32>> {
+        rows.into_iter().map(|r| r.0).collect()
+    };
+    // A community mapped to the group walks past IB-PM-MIB.
+    for tool in ["snmpwalk", "snmpbulkwalk"] {
+        let got = names(parse_lines(&agent.ok(
+            tool,
+            "2c",
+            "pmless",
+            &[],
+            &[".1.3.6.1"],
+        )));
+        assert_eq!(got.len(), want.len(), "{tool} pmless");
+        assert_eq!(got, want, "{tool} pmless");
+    }
+    // The user, at authPriv, the same.
+    let o = v3(
+        &agent,
+        "snmpbulkwalk",
+        "viewer",
+        &priv_args("SHA-256", "AES"),
+        &[".1.3.6.1"],
+    );
+    let got = names(parse_lines(&assert_ok(&agent, &o, "viewer walk")));
+    assert_eq!(got, want, "viewer walk");
+    // Reads inside the excluded subtree: noSuchObject.
+    let first_pm: Vec<String> = full
+        .iter()
+        .find(|r| r.0.starts_with(IB_PM))
+        .map(|r| r.0.iter().map(|x| x.to_string()).collect())
+        .unwrap();
+    let pm_oid = format!(".{}", first_pm.join("."));
+    let out = agent.ok("snmpget", "2c", "pmless", &[], &[&pm_oid]);
+    assert!(out.contains("No Such Object"), "{out}");
+    // Writes: only sysName, only at priv; the community has no write view.
+    let o = v3(
+        &agent,
+        "snmpset",
+        "viewer",
+        &priv_args("SHA-256", "AES"),
+        &[SYS_NAME, "s", "vacm"],
+    );
+    assert_ok(&agent, &o, "viewer sets sysName");
+    let o = v3(
+        &agent,
+        "snmpset",
+        "viewer",
+        &priv_args("SHA-256", "AES"),
+        &[".1.3.6.1.2.1.1.6.0", "s", "x"],
+    );
+    assert!(text(&o).contains("noAccess"), "{}", text(&o));
+    let o = agent.tool(
+        "snmpset",
+        &["-v2c", "-c", "pmless", "-On", "-t", "2", "-r", "0"],
+        &[SYS_NAME, "s", "y"],
+    );
+    assert!(text(&o).contains("noAccess"), "{}", text(&o));
+    // authNoPriv picks the noauth entry: no write view -> authorizationError.
+    let o = v3(
+        &agent,
+        "snmpset",
+        "viewer",
+        &auth_args("SHA-256"),
+        &[SYS_NAME, "s", "z"],
+    );
+    assert!(text(&o).contains("authorizationError"), "{}", text(&o));
 }

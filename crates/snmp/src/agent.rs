@@ -19,11 +19,12 @@ use tokio::net::UdpSocket;
 use tokio::task::JoinSet;
 use tracing::{debug, warn};
 
-use crate::dispatch::{Dispatcher, Outcome};
+use crate::dispatch::{AccessCheck, Dispatcher, FullAccess, Outcome};
 use crate::message::{peek_version, response_overhead, Message, Version, SNMP_V3};
 use crate::oid::Oid;
 use crate::pdu::{ErrorStatus, Pdu, PduBody};
-use crate::usm::{Incoming, ReplyContext, Usm};
+use crate::usm::{Incoming, ReplyContext, SecurityLevel, Usm};
+use crate::vacm::{SecurityModel, Vacm};
 use crate::value::{Value, VarBind};
 
 /// The largest UDP payload over IPv4.
@@ -206,12 +207,67 @@ struct Inner<V, K> {
     auth_hook: Option<AuthFailureHook>,
     /// SNMPv3 with USM (None: v3 messages count as bad versions).
     usm: Option<Arc<Usm>>,
+    /// VACM tables; principals in no group keep the shorthand access.
+    vacm: Option<Arc<Vacm>>,
+    /// Subtrees readable only at securityLevel authPriv (secret keys).
+    secrets: Vec<Oid>,
     auth_failures: AtomicU64,
     /// When the agent started: the clock for `next_auth_warn`.
     started: Instant,
     /// Milliseconds after `started` before which auth failures are not
     /// logged again (lock-free: a flood of bad packets must not contend).
     next_auth_warn: AtomicU64,
+}
+
+/// Wire text for a log line: escaped (no newlines or terminal escapes
+/// reach the log) and cut to `max` octets.
+pub fn escape_wire(b: &[u8], max: usize) -> String {
+    let cut = b.get(..max).unwrap_or(b);
+    let mut s: String = cut.escape_ascii().to_string();
+    if b.len() > max {
+        s.push_str(&format!("...({} octets)", b.len()));
+    }
+    s
+}
+
+/// A community or user name at warn level: its first two octets only.
+fn redact(b: &[u8]) -> String {
+    format!(
+        "{}* ({} octets)",
+        escape_wire(b.get(..2).unwrap_or(b), 2),
+        b.len()
+    )
+}
+
+/// An access check that also hides `secrets` below authPriv.
+struct Guarded<'a> {
+    inner: &'a dyn AccessCheck,
+    secrets: &'a [Oid],
+    privileged: bool,
+}
+
+impl Guarded<'_> {
+    fn secret(&self, oid: &[u32]) -> Option<&Oid> {
+        if self.privileged {
+            return None;
+        }
+        self.secrets.iter().find(|s| oid.starts_with(s.as_slice()))
+    }
+}
+
+impl AccessCheck for Guarded<'_> {
+    fn readable(&self, oid: &[u32]) -> bool {
+        self.secret(oid).is_none() && self.inner.readable(oid)
+    }
+    fn writable(&self, oid: &[u32]) -> bool {
+        self.secret(oid).is_none() && self.inner.writable(oid)
+    }
+    fn resume_after(&self, oid: &[u32]) -> Oid {
+        match self.secret(oid) {
+            Some(s) => s.join(&[u32::MAX]),
+            None => self.inner.resume_after(oid),
+        }
+    }
 }
 
 /// How often authentication failures are logged at warn level.
@@ -295,6 +351,8 @@ impl<V: 'static, K: Send + 'static> Agent<V, K> {
                 max_message_size: config.max_message_size.clamp(484, MAX_UDP_PAYLOAD),
                 auth_hook: None,
                 usm: None,
+                vacm: None,
+                secrets: Vec::new(),
                 auth_failures: AtomicU64::new(0),
                 started: Instant::now(),
                 next_auth_warn: AtomicU64::new(0),
@@ -315,6 +373,24 @@ impl<V: 'static, K: Send + 'static> Agent<V, K> {
     pub fn with_usm(mut self, usm: Arc<Usm>) -> Self {
         if let Some(inner) = Arc::get_mut(&mut self.inner) {
             inner.usm = Some(usm);
+        }
+        self
+    }
+
+    /// Applies VACM (RFC 3415) to the principals it has groups for. Call
+    /// before [`Agent::run`].
+    pub fn with_vacm(mut self, vacm: Arc<Vacm>) -> Self {
+        if let Some(inner) = Arc::get_mut(&mut self.inner) {
+            inner.vacm = Some(vacm);
+        }
+        self
+    }
+
+    /// Subtrees (e.g. IB-SM-MIB's SM_Key and M_Key columns) that only
+    /// authPriv requests whose view includes them may read or write.
+    pub fn with_secret_subtrees(mut self, secrets: Vec<Oid>) -> Self {
+        if let Some(inner) = Arc::get_mut(&mut self.inner) {
+            inner.secrets = secrets;
         }
         self
     }
@@ -408,9 +484,9 @@ impl<V, K> Inner<V, K> {
         {
             warn!(
                 %src,
-                community = %String::from_utf8_lossy(community),
+                community = %redact(community),
                 total = n,
-                "SNMP authentication failure (unknown community, disallowed source, or write with a read-only community)"
+                "SNMP authentication failure (unknown community or USM user, wrong USM digest, disallowed source, or a write without write access)"
             );
         }
         if let Some(h) = &self.auth_hook {
@@ -467,16 +543,25 @@ impl<V, K> Inner<V, K> {
     /// An SNMPv3 message: USM, then the user's access, then dispatch.
     fn handle_v3(&self, usm: &Usm, src: SocketAddr, data: &[u8], out: &mut Vec<u8>) -> Action<K> {
         let (ctx, pdu) = match usm.incoming(data) {
-            Incoming::Drop { parse_error } => {
+            Incoming::Drop {
+                parse_error,
+                auth_failure,
+            } => {
                 if parse_error {
                     inc(&self.stats.in_asn_parse_errs);
+                }
+                if auth_failure {
+                    self.auth_failure(src, b"", false);
                 }
                 debug!(%src, "dropped SNMPv3 message");
                 return Action::None;
             }
-            Incoming::Report(bytes) => {
+            Incoming::Report { msg, auth_failure } => {
+                if auth_failure {
+                    self.auth_failure(src, b"", false);
+                }
                 debug!(%src, "SNMPv3 report");
-                out.extend_from_slice(&bytes);
+                out.extend_from_slice(&msg);
                 return Action::Send;
             }
             Incoming::Request { ctx, pdu } => (ctx, pdu),
@@ -514,8 +599,34 @@ impl<V, K> Inner<V, K> {
         };
         // RFC 3415 3.2: no access entry for the user at this level gives
         // authorizationError, as net-snmp answers.
-        let outcome = match ctx.user.access.clone() {
-            Some(a) if ctx.level >= a.min_level => match &pdu {
+        let vacm = self
+            .vacm
+            .as_ref()
+            .and_then(|v| v.views(SecurityModel::Usm, &ctx.user.name, ctx.level));
+        let outcome = match (vacm, ctx.user.access.clone()) {
+            (Some(Err(_)), _) => denied(0),
+            (Some(Ok(v)), _) => match &pdu {
+                // No write view at all: authorizationError (RFC 3415 noSuchView).
+                Pdu::SetRequest(req) if v.write.is_none() => {
+                    self.auth_failure(src, &ctx.user.name, true);
+                    Some(crate::dispatch::error_response(
+                        Version::V2c,
+                        req,
+                        ErrorStatus::AuthorizationError,
+                        usize::from(!req.varbinds.is_empty()),
+                        budget,
+                    ))
+                }
+                _ => {
+                    let view = (self.view)();
+                    let g = self.guard(&v, ctx.level);
+                    Some(
+                        self.dispatcher
+                            .process_with(&view, Version::V2c, &pdu, budget, &g),
+                    )
+                }
+            },
+            (None, Some(a)) if ctx.level >= a.min_level => match &pdu {
                 Pdu::SetRequest(req) if !a.write => {
                     self.auth_failure(src, &ctx.user.name, true);
                     Some(crate::dispatch::error_response(
@@ -528,13 +639,16 @@ impl<V, K> Inner<V, K> {
                 }
                 _ => {
                     let view = (self.view)();
+                    let g = self.guard(&FullAccess, ctx.level);
                     Some(match &a.subtree {
-                        None => self.dispatcher.process(&view, Version::V2c, &pdu, budget),
-                        Some(t) => self.process_in_subtree(&view, &pdu, t, budget),
+                        None => self
+                            .dispatcher
+                            .process_with(&view, Version::V2c, &pdu, budget, &g),
+                        Some(t) => self.process_in_subtree(&view, &pdu, t, budget, &g),
                     })
                 }
             },
-            _ => denied(0),
+            (None, _) => denied(0),
         };
         match outcome {
             Some(o) => self.finish(src, &pdu, o, Reply::V3(ctx), out),
@@ -542,10 +656,25 @@ impl<V, K> Inner<V, K> {
         }
     }
 
+    fn guard<'a>(&'a self, inner: &'a dyn AccessCheck, level: SecurityLevel) -> Guarded<'a> {
+        Guarded {
+            inner,
+            secrets: &self.secrets,
+            privileged: level == SecurityLevel::AuthPriv,
+        }
+    }
+
     /// Dispatch for a user who may see only `tree`: reads before the tree
     /// start at its root, anything outside reads as absent, Sets outside
     /// are refused.
-    fn process_in_subtree(&self, view: &V, pdu: &Pdu, tree: &Oid, budget: usize) -> Outcome<K> {
+    fn process_in_subtree(
+        &self,
+        view: &V,
+        pdu: &Pdu,
+        tree: &Oid,
+        budget: usize,
+        acc: &dyn AccessCheck,
+    ) -> Outcome<K> {
         let inside = |o: &Oid| o.starts_with(tree.as_slice());
         let clamp = |vbs: &[VarBind]| -> Vec<VarBind> {
             vbs.iter()
@@ -586,7 +715,9 @@ impl<V, K> Inner<V, K> {
             }
             _ => (pdu.clone(), false),
         };
-        let mut outcome = self.dispatcher.process(view, Version::V2c, &req, budget);
+        let mut outcome = self
+            .dispatcher
+            .process_with(view, Version::V2c, &req, budget, acc);
         if let Outcome::Response(Pdu::Response(b)) = &mut outcome {
             // RFC 3416 4.2.2/4.2.3: an endOfMibView names what was asked for:
             // the request's varbind, or the same column's previous row.
@@ -666,8 +797,28 @@ impl<V, K> Inner<V, K> {
         let budget = self
             .max_message_size
             .saturating_sub(response_overhead(name.len(), rid));
-        let outcome = match &pdu {
-            Pdu::SetRequest(req) if community.access == CommunityAccess::ReadOnly => {
+        let model = match version {
+            Version::V1 => SecurityModel::V1,
+            Version::V2c => SecurityModel::V2c,
+        };
+        // RFC 3584: the community is the securityName.
+        let vacm = self
+            .vacm
+            .as_ref()
+            .and_then(|v| v.views(model, &name, SecurityLevel::NoAuthNoPriv));
+        let outcome = match (&pdu, vacm) {
+            (_, Some(Err(_))) => {
+                inc(&s.in_bad_community_uses);
+                self.auth_failure(src, &name, true);
+                return Action::None;
+            }
+            (_, Some(Ok(views))) => {
+                let view = (self.view)();
+                let g = self.guard(&views, SecurityLevel::NoAuthNoPriv);
+                self.dispatcher
+                    .process_with(&view, version, &pdu, budget, &g)
+            }
+            (Pdu::SetRequest(req), None) if community.access == CommunityAccess::ReadOnly => {
                 // As net-snmp with a rocommunity: noAccess (v1: noSuchName)
                 // on the first varbind.
                 inc(&s.in_bad_community_uses);
@@ -677,7 +828,9 @@ impl<V, K> Inner<V, K> {
             }
             _ => {
                 let view = (self.view)();
-                self.dispatcher.process(&view, version, &pdu, budget)
+                let g = self.guard(&FullAccess, SecurityLevel::NoAuthNoPriv);
+                self.dispatcher
+                    .process_with(&view, version, &pdu, budget, &g)
             }
         };
         let reply = Reply::Community {
@@ -756,5 +909,42 @@ impl<V, K> Inner<V, K> {
         let mut out = Vec::with_capacity(512);
         self.encode_response(reply, Pdu::Response(response), &mut out);
         send(sock, &self.stats, &out, src).await;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn secrets_need_auth_priv() {
+        let secrets = [Oid::new(vec![1, 3, 6, 1, 3, 117, 7, 1, 1, 1, 1, 4])];
+        let g = Guarded {
+            inner: &FullAccess,
+            secrets: &secrets,
+            privileged: false,
+        };
+        let key = [1, 3, 6, 1, 3, 117, 7, 1, 1, 1, 1, 4, 1];
+        assert!(!g.readable(&key) && !g.writable(&key));
+        assert!(g.readable(&[1, 3, 6, 1, 3, 117, 7, 1, 1, 1, 1, 5, 1]));
+        assert_eq!(
+            g.resume_after(&key).as_slice(),
+            &[1, 3, 6, 1, 3, 117, 7, 1, 1, 1, 1, 4, u32::MAX]
+        );
+        let p = Guarded {
+            privileged: true,
+            ..g
+        };
+        assert!(p.readable(&key));
+    }
+
+    #[test]
+    fn wire_text_is_escaped_and_cut() {
+        assert_eq!(escape_wire(b"ab\ncd\x1b[31m", 64), "ab\\ncd\\x1b[31m");
+        assert_eq!(escape_wire(b"a\nb", 64), "a\\nb");
+        let long = vec![b'x'; 100];
+        assert_eq!(escape_wire(&long, 4), "xxxx...(100 octets)");
+        assert_eq!(redact(b"secret\n"), "se* (7 octets)");
+        assert!(!redact(b"\n\x1b").contains('\n'));
     }
 }

@@ -39,12 +39,55 @@ pub enum Outcome<K> {
     Ignore,
 }
 
+/// What one request may read and write (e.g. a VACM view pair).
+pub trait AccessCheck {
+    fn readable(&self, oid: &[u32]) -> bool;
+    fn writable(&self, oid: &[u32]) -> bool;
+    /// For an unreadable `oid`: where a GetNext may resume without
+    /// stepping over anything readable (`oid` itself steps one instance).
+    fn resume_after(&self, oid: &[u32]) -> Oid {
+        Oid::from_slice(oid)
+    }
+}
+
+/// No restriction (community and user shorthands without a view).
+pub struct FullAccess;
+
+impl AccessCheck for FullAccess {
+    fn readable(&self, _: &[u32]) -> bool {
+        true
+    }
+    fn writable(&self, _: &[u32]) -> bool {
+        true
+    }
+}
+
+impl AccessCheck for crate::vacm::Views<'_> {
+    fn readable(&self, oid: &[u32]) -> bool {
+        self.read.is_some_and(|v| v.contains(oid))
+    }
+    fn writable(&self, oid: &[u32]) -> bool {
+        self.write.is_some_and(|v| v.contains(oid))
+    }
+    fn resume_after(&self, oid: &[u32]) -> Oid {
+        match self.read {
+            Some(v) => v.resume_after(oid),
+            None => Oid::new(vec![u32::MAX]),
+        }
+    }
+}
+
 /// Get/GetNext/GetBulk/Set over a set of non-overlapping MIB objects.
 pub struct Dispatcher<V, K> {
     roots: Vec<Oid>,
     objects: Vec<Arc<dyn MibObject<V, K>>>,
     max_repetitions: u32,
+    max_bulk_varbinds: usize,
 }
+
+/// Default cap on the varbinds of one GetBulk response (net-snmp's
+/// maxGetbulkResponses): bounds the response/request amplification.
+pub const DEFAULT_MAX_BULK_VARBINDS: usize = 100;
 
 impl<V, K> Default for Dispatcher<V, K> {
     fn default() -> Self {
@@ -62,12 +105,20 @@ impl<V, K> Dispatcher<V, K> {
             roots: Vec::new(),
             objects: Vec::new(),
             max_repetitions: DEFAULT_MAX_REPETITIONS,
+            max_bulk_varbinds: DEFAULT_MAX_BULK_VARBINDS,
         }
     }
 
     /// Caps GetBulk max-repetitions (on top of the response size bound).
     pub fn set_max_repetitions(&mut self, cap: u32) {
         self.max_repetitions = cap;
+    }
+
+    /// Caps the total varbinds of a GetBulk response. The non-repeaters
+    /// and the first repetition are always answered (they are bounded by
+    /// the request itself); further repetitions stop at the cap.
+    pub fn set_max_bulk_varbinds(&mut self, cap: usize) {
+        self.max_bulk_varbinds = cap.max(1);
     }
 
     pub fn max_repetitions(&self) -> u32 {
@@ -136,13 +187,28 @@ impl<V, K> Dispatcher<V, K> {
             .find_map(|o| o.next(view, oid))
     }
 
-    /// `next` for a version: SNMPv1 never sees Counter64 (RFC 3584 4.4).
-    fn next_for(&self, view: &V, version: Version, oid: &[u32]) -> Option<VarBind> {
+    /// `next` for a version (SNMPv1 never sees Counter64, RFC 3584 4.4)
+    /// within the request's read view (RFC 3415 3.2: skip what it excludes).
+    fn next_for(
+        &self,
+        view: &V,
+        version: Version,
+        oid: &[u32],
+        acc: &dyn AccessCheck,
+    ) -> Option<VarBind> {
         let mut vb = self.next(view, oid)?;
-        while version == Version::V1 && matches!(vb.value, Value::Counter64(_)) {
-            vb = self.next(view, vb.oid.as_slice())?;
+        loop {
+            if version == Version::V1 && matches!(vb.value, Value::Counter64(_)) {
+                vb = self.next(view, vb.oid.as_slice())?;
+            } else if !acc.readable(vb.oid.as_slice()) {
+                let resume = acc.resume_after(vb.oid.as_slice());
+                // Always move forward, whatever the view says.
+                let from = if resume > vb.oid { resume } else { vb.oid };
+                vb = self.next(view, from.as_slice())?;
+            } else {
+                return Some(vb);
+            }
         }
-        Some(vb)
     }
 
     /// Phase 1 of a Set for one varbind.
@@ -157,19 +223,44 @@ impl<V, K> Dispatcher<V, K> {
     /// VarBindList content may take (the maximum message size minus
     /// [`crate::message::response_overhead`]).
     pub fn process(&self, view: &V, version: Version, pdu: &Pdu, budget: usize) -> Outcome<K> {
+        self.process_with(view, version, pdu, budget, &FullAccess)
+    }
+
+    /// [`Dispatcher::process`] limited to what `acc` allows: reads outside
+    /// its read view are absent (walks skip them), Sets outside its write
+    /// view get noAccess (RFC 3415 3.2, RFC 3416 4.2.5).
+    pub fn process_with(
+        &self,
+        view: &V,
+        version: Version,
+        pdu: &Pdu,
+        budget: usize,
+        acc: &dyn AccessCheck,
+    ) -> Outcome<K> {
         match pdu {
-            Pdu::GetRequest(b) => self.get_request(view, version, b, budget),
-            Pdu::GetNextRequest(b) => self.get_next_request(view, version, b, budget),
-            Pdu::GetBulkRequest(b) => self.get_bulk_request(view, b, budget),
-            Pdu::SetRequest(b) => self.set_request(view, version, b, budget),
+            Pdu::GetRequest(b) => self.get_request(view, version, b, budget, acc),
+            Pdu::GetNextRequest(b) => self.get_next_request(view, version, b, budget, acc),
+            Pdu::GetBulkRequest(b) => self.get_bulk_request(view, b, budget, acc),
+            Pdu::SetRequest(b) => self.set_request(view, version, b, budget, acc),
             _ => Outcome::Ignore,
         }
     }
 
-    fn get_request(&self, view: &V, version: Version, req: &PduBody, budget: usize) -> Outcome<K> {
+    fn get_request(
+        &self,
+        view: &V,
+        version: Version,
+        req: &PduBody,
+        budget: usize,
+        acc: &dyn AccessCheck,
+    ) -> Outcome<K> {
         let mut out = Vec::with_capacity(req.varbinds.len());
         for (i, vb) in req.varbinds.iter().enumerate() {
-            let value = self.get(view, vb.oid.as_slice());
+            let value = if acc.readable(vb.oid.as_slice()) {
+                self.get(view, vb.oid.as_slice())
+            } else {
+                Value::NoSuchObject
+            };
             if version == Version::V1
                 && (value.is_exception() || matches!(value, Value::Counter64(_)))
             {
@@ -186,10 +277,11 @@ impl<V, K> Dispatcher<V, K> {
         version: Version,
         req: &PduBody,
         budget: usize,
+        acc: &dyn AccessCheck,
     ) -> Outcome<K> {
         let mut out = Vec::with_capacity(req.varbinds.len());
         for (i, vb) in req.varbinds.iter().enumerate() {
-            match self.next_for(view, version, vb.oid.as_slice()) {
+            match self.next_for(view, version, vb.oid.as_slice(), acc) {
                 Some(n) => out.push(n),
                 None if version == Version::V1 => {
                     return error_response(version, req, ErrorStatus::NoSuchName, i + 1, budget)
@@ -200,7 +292,13 @@ impl<V, K> Dispatcher<V, K> {
         finish(version, req, out, budget)
     }
 
-    fn get_bulk_request(&self, view: &V, req: &BulkBody, budget: usize) -> Outcome<K> {
+    fn get_bulk_request(
+        &self,
+        view: &V,
+        req: &BulkBody,
+        budget: usize,
+        acc: &dyn AccessCheck,
+    ) -> Outcome<K> {
         let l = req.varbinds.len();
         let n = usize::try_from(req.non_repeaters.max(0))
             .unwrap_or(0)
@@ -221,7 +319,7 @@ impl<V, K> Dispatcher<V, K> {
         let mut full = false;
         for vb in non_rep {
             let next = self
-                .next(view, vb.oid.as_slice())
+                .next_for(view, Version::V2c, vb.oid.as_slice(), acc)
                 .unwrap_or_else(|| VarBind::new(vb.oid.clone(), Value::EndOfMibView));
             used += ber::varbind_len(&next);
             if used > budget {
@@ -231,7 +329,11 @@ impl<V, K> Dispatcher<V, K> {
             out.push(next);
         }
         let m = if full { 0 } else { m };
+        let limit = self.max_bulk_varbinds.max(n + r);
         'reps: for rep_no in 0..m {
+            if out.len() + r > limit {
+                break;
+            }
             let mut all_end = true;
             for (j, vb) in rep.iter().enumerate() {
                 // The previous repetition's varbind for this column.
@@ -244,7 +346,7 @@ impl<V, K> Dispatcher<V, K> {
                 let next = if prev.value == Value::EndOfMibView {
                     VarBind::new(prev.oid.clone(), Value::EndOfMibView)
                 } else {
-                    match self.next(view, prev.oid.as_slice()) {
+                    match self.next_for(view, Version::V2c, prev.oid.as_slice(), acc) {
                         Some(v) => {
                             all_end = false;
                             v
@@ -276,9 +378,19 @@ impl<V, K> Dispatcher<V, K> {
         }))
     }
 
-    fn set_request(&self, view: &V, version: Version, req: &PduBody, budget: usize) -> Outcome<K> {
+    fn set_request(
+        &self,
+        view: &V,
+        version: Version,
+        req: &PduBody,
+        budget: usize,
+        acc: &dyn AccessCheck,
+    ) -> Outcome<K> {
         let mut changes = Vec::with_capacity(req.varbinds.len());
         for (i, vb) in req.varbinds.iter().enumerate() {
+            if !acc.writable(vb.oid.as_slice()) {
+                return error_response(version, req, ErrorStatus::NoAccess, i + 1, budget);
+            }
             match self.check_set(view, vb.oid.as_slice(), &vb.value) {
                 Ok(k) => changes.push(k),
                 Err(e) => return error_response(version, req, e.into(), i + 1, budget),
@@ -551,6 +663,25 @@ mod tests {
     /// response is the longest prefix that fits (noError), cut inside the
     /// non-repeaters, with no repetitions after it; tooBig only when not even
     /// the first varbind fits. Get and GetNext keep tooBig (4.2.1, 4.2.2).
+    #[test]
+    fn bulk_total_is_capped() {
+        let mut d = dispatcher();
+        d.set_max_bulk_varbinds(10);
+        let req = Pdu::GetBulkRequest(BulkBody {
+            request_id: 1,
+            non_repeaters: 0,
+            max_repetitions: 50,
+            varbinds: vec![VarBind::new(vec![1, 3].into(), Value::Null); 3],
+        });
+        let b = response(d.process(&view(), Version::V2c, &req, 60000));
+        assert!(
+            b.varbinds.len() <= 10 && b.varbinds.len() >= 3,
+            "{}",
+            b.varbinds.len()
+        );
+        assert_eq!(b.varbinds.len() % 3, 0);
+    }
+
     #[test]
     fn bulk_cut_inside_the_non_repeaters() {
         let d = dispatcher();

@@ -30,4 +30,5 @@ pub mod pdu;
 pub mod rowstatus;
 pub mod table;
 pub mod usm;
+pub mod vacm;
 pub mod value;

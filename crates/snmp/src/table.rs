@@ -472,7 +472,9 @@ impl<V, K> MibObject<V, K> for Scalar<V, K> {
                 v if v.is_exception() => Value::NoSuchObject,
                 v => v,
             }
-        } else if oid.starts_with(self.oid.as_slice()) && oid.len() > self.oid.len() {
+        } else if oid.starts_with(self.oid.as_slice()) {
+            // The object exists; the name is not its instance (RFC 3416
+            // 4.2.1, also for the object's own OID without `.0`, as net-snmp).
             Value::NoSuchInstance
         } else {
             Value::NoSuchObject

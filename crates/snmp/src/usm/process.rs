@@ -188,9 +188,13 @@ impl std::fmt::Debug for User {
 pub enum Incoming {
     /// Not usable and nothing to answer (counted by the caller as a parse
     /// error when `parse_error`).
-    Drop { parse_error: bool },
-    /// A Report (already encoded) to send back.
-    Report(Vec<u8>),
+    Drop {
+        parse_error: bool,
+        auth_failure: bool,
+    },
+    /// A Report (already encoded) to send back; `auth_failure` for a
+    /// wrong digest or unknown user (authenticationFailure, RFC 3414 3.2).
+    Report { msg: Vec<u8>, auth_failure: bool },
     /// Authenticated (at its level) and decrypted: dispatch `pdu`.
     Request { ctx: ReplyContext, pdu: Pdu },
 }
@@ -282,16 +286,25 @@ impl Usm {
     /// RFC 3414 3.2 for one datagram.
     pub fn incoming(&self, buf: &[u8]) -> Incoming {
         let Ok((msg, auth_range)) = V3Message::decode(buf) else {
-            return Incoming::Drop { parse_error: true };
+            return Incoming::Drop {
+                parse_error: true,
+                auth_failure: false,
+            };
         };
         let V3Message { header, usm, data } = msg;
         let reportable = header.flags & flags::REPORTABLE != 0;
         let Some(level) = SecurityLevel::from_flags(header.flags) else {
             // snmpInvalidMsgs: priv without auth.
-            return Incoming::Drop { parse_error: false };
+            return Incoming::Drop {
+                parse_error: false,
+                auth_failure: false,
+            };
         };
         if header.security_model != USM_SECURITY_MODEL {
-            return Incoming::Drop { parse_error: false };
+            return Incoming::Drop {
+                parse_error: false,
+                auth_failure: false,
+            };
         }
         let plain_rid = match &data {
             ScopedPduData::Plain(s) => s.pdu.request_id().unwrap_or(0),
@@ -300,8 +313,13 @@ impl Usm {
         let report =
             |counter: &AtomicU32, oid_last: u32, keys: Option<(&Arc<User>, SecurityLevel)>| {
                 let n = counter.fetch_add(1, Ordering::Relaxed).wrapping_add(1);
+                // Unknown user (3) and wrong digest (5) are authentication failures.
+                let auth_failure = matches!(oid_last, 3 | 5);
                 if !reportable {
-                    return Incoming::Drop { parse_error: false };
+                    return Incoming::Drop {
+                        parse_error: false,
+                        auth_failure,
+                    };
                 }
                 let mut oid = USM_STATS.to_vec();
                 oid.extend_from_slice(&[oid_last, 0]);
@@ -313,7 +331,10 @@ impl Usm {
                 });
                 let mut out = Vec::with_capacity(200);
                 self.encode_message(&header, keys, &usm.user_name, Vec::new(), pdu, &mut out);
-                Incoming::Report(out)
+                Incoming::Report {
+                    msg: out,
+                    auth_failure,
+                }
             };
         // 3.2.3: the engine ID must be ours (discovery sends an empty one).
         if usm.engine_id != self.engine.id {
@@ -376,7 +397,12 @@ impl Usm {
             }
             (ScopedPduData::Plain(s), l) if l < SecurityLevel::AuthPriv => s,
             // Encryption flag and data disagree.
-            _ => return Incoming::Drop { parse_error: true },
+            _ => {
+                return Incoming::Drop {
+                    parse_error: true,
+                    auth_failure: false,
+                }
+            }
         };
         Incoming::Request {
             ctx: ReplyContext {

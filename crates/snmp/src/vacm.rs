@@ -1,0 +1,306 @@
+//! The View-based Access Control Model (RFC 3415): MIB views built from
+//! view tree families, groups of securityNames, and access entries choosing
+//! a read and a write view by group, security model and level.
+//!
+//! Only the default context ("") exists in this agent, so access entries
+//! have no contextPrefix.
+
+use std::collections::HashMap;
+
+use crate::oid::Oid;
+use crate::usm::SecurityLevel;
+
+/// securityModel (RFC 3411): SNMPv1, SNMPv2c, USM.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum SecurityModel {
+    V1 = 1,
+    V2c = 2,
+    Usm = 3,
+}
+
+impl SecurityModel {
+    pub fn parse(s: &str) -> Option<Self> {
+        Some(match s.to_ascii_lowercase().as_str() {
+            "v1" => SecurityModel::V1,
+            "v2c" => SecurityModel::V2c,
+            "usm" | "v3" => SecurityModel::Usm,
+            _ => return None,
+        })
+    }
+}
+
+/// One vacmViewTreeFamilyEntry.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ViewFamily {
+    pub subtree: Oid,
+    /// Bit i (MSB first) set: sub-identifier i must match; missing bits
+    /// are 1 (RFC 3415 vacmViewTreeFamilyMask).
+    pub mask: Vec<u8>,
+    pub included: bool,
+}
+
+impl ViewFamily {
+    fn must_match(&self, i: usize) -> bool {
+        match self.mask.get(i / 8) {
+            Some(b) => b & (0x80 >> (i % 8)) != 0,
+            None => true,
+        }
+    }
+
+    fn has_wildcard(&self) -> bool {
+        (0..self.subtree.len()).any(|i| !self.must_match(i))
+    }
+
+    fn matches(&self, oid: &[u32]) -> bool {
+        let s = self.subtree.as_slice();
+        oid.len() >= s.len()
+            && s.iter()
+                .zip(oid)
+                .enumerate()
+                .all(|(i, (a, b))| a == b || !self.must_match(i))
+    }
+}
+
+/// A MIB view: a set of families (RFC 3415 3.2.1 / 6).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct MibView {
+    pub families: Vec<ViewFamily>,
+}
+
+impl MibView {
+    /// The family deciding `oid`: the matching one with the longest
+    /// subtree, ties to the lexicographically greater subtree.
+    fn decider(&self, oid: &[u32]) -> Option<&ViewFamily> {
+        self.families
+            .iter()
+            .filter(|f| f.matches(oid))
+            .max_by(|a, b| {
+                a.subtree
+                    .len()
+                    .cmp(&b.subtree.len())
+                    .then_with(|| a.subtree.cmp(&b.subtree))
+            })
+    }
+
+    pub fn contains(&self, oid: &[u32]) -> bool {
+        self.decider(oid).is_some_and(|f| f.included)
+    }
+
+    /// For an `oid` not in the view: an OID from which a GetNext may
+    /// resume without stepping over anything in the view. Jumps past a
+    /// plain excluded subtree (to the first included family inside it, if
+    /// any); with wildcards, steps one instance at a time.
+    pub fn resume_after(&self, oid: &[u32]) -> Oid {
+        let Some(f) = self.decider(oid).filter(|f| !f.has_wildcard()) else {
+            // Not covered by any family: jump to the next family start.
+            if self.decider(oid).is_none() {
+                if let Some(next) = self
+                    .families
+                    .iter()
+                    .filter(|f| f.included && f.subtree.as_slice() > oid)
+                    .map(|f| &f.subtree)
+                    .min()
+                {
+                    return next.clone();
+                }
+                if self.families.iter().all(|f| !f.has_wildcard()) {
+                    // Nothing in view lies after `oid`.
+                    return Oid::new(vec![u32::MAX]);
+                }
+            }
+            return Oid::from_slice(oid);
+        };
+        let mut end = f.subtree.as_slice().to_vec();
+        end.push(u32::MAX);
+        let inner = self
+            .families
+            .iter()
+            .filter(|g| {
+                g.included
+                    && g.subtree.starts_with(f.subtree.as_slice())
+                    && g.subtree.as_slice() > oid
+            })
+            .map(|g| g.subtree.clone())
+            .min();
+        match inner {
+            Some(i) if i.as_slice() < end.as_slice() => i,
+            _ => Oid::new(end),
+        }
+    }
+}
+
+/// One vacmAccessEntry (context "" only).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AccessEntry {
+    pub group: String,
+    /// None: any security model.
+    pub model: Option<SecurityModel>,
+    pub level: SecurityLevel,
+    pub read: Option<String>,
+    pub write: Option<String>,
+}
+
+/// Why access was refused (RFC 3415 3.2: noGroupName, noAccessEntry, noSuchView).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Denied {
+    NoAccessEntry,
+    NoSuchView,
+}
+
+/// The views a request may use.
+#[derive(Clone, Copy, Debug)]
+pub struct Views<'a> {
+    pub read: Option<&'a MibView>,
+    pub write: Option<&'a MibView>,
+}
+
+/// The VACM tables.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Vacm {
+    pub views: HashMap<String, MibView>,
+    pub groups: HashMap<(SecurityModel, Vec<u8>), String>,
+    pub access: Vec<AccessEntry>,
+}
+
+impl Vacm {
+    pub fn is_empty(&self) -> bool {
+        self.groups.is_empty()
+    }
+
+    /// RFC 3415 3.2 isAccessAllowed for the default context. None when the
+    /// principal is in no group (noGroupName): the caller falls back to
+    /// the rocommunity/rouser shorthands.
+    pub fn views(
+        &self,
+        model: SecurityModel,
+        name: &[u8],
+        level: SecurityLevel,
+    ) -> Option<Result<Views<'_>, Denied>> {
+        let group = self.groups.get(&(model, name.to_vec()))?;
+        // Preference (RFC 3415 4, vacmAccessTable): model-specific over
+        // any, then the highest level not above the request's.
+        let best = self
+            .access
+            .iter()
+            .filter(|a| &a.group == group && a.model.is_none_or(|m| m == model) && a.level <= level)
+            .max_by_key(|a| (a.model.is_some(), a.level));
+        let Some(a) = best else {
+            return Some(Err(Denied::NoAccessEntry));
+        };
+        let view = |n: &Option<String>| -> Result<Option<&MibView>, Denied> {
+            match n {
+                None => Ok(None),
+                Some(n) => self.views.get(n).map(Some).ok_or(Denied::NoSuchView),
+            }
+        };
+        Some(view(&a.read).and_then(|read| {
+            Ok(Views {
+                read,
+                write: view(&a.write)?,
+            })
+        }))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fam(s: &str, mask: &[u8], included: bool) -> ViewFamily {
+        ViewFamily {
+            subtree: s.parse().unwrap(),
+            mask: mask.to_vec(),
+            included,
+        }
+    }
+
+    #[test]
+    fn families_decide_by_specificity_and_masks() {
+        let v = MibView {
+            families: vec![
+                fam("1.3.6.1", &[], true),
+                fam("1.3.6.1.3.117.2", &[], false),
+                fam("1.3.6.1.3.117.2.1.5", &[], true),
+                // ifEntry columns 10 of every row... wildcard on the column's row part.
+                fam("1.3.6.1.2.1.2.2.1.10.7", &[0xff, 0xc0], false),
+            ],
+        };
+        assert!(v.contains(&[1, 3, 6, 1, 2, 1, 1, 1, 0]));
+        assert!(!v.contains(&[1, 3, 6, 1, 3, 117, 2, 1, 1, 4]));
+        assert!(v.contains(&[1, 3, 6, 1, 3, 117, 2, 1, 5, 9]));
+        assert!(!v.contains(&[1, 3, 6, 1, 2, 1, 2, 2, 1, 10, 7]));
+        assert!(!v.contains(&[1, 3, 6, 1, 2, 1, 2, 2, 1, 10, 9]));
+        assert!(v.contains(&[1, 3, 6, 1, 2, 1, 2, 2, 1, 11, 7]));
+        assert!(!v.contains(&[1, 3, 5]));
+        // Skips: to the included island, then past the excluded subtree.
+        assert_eq!(
+            v.resume_after(&[1, 3, 6, 1, 3, 117, 2, 1, 1, 4])
+                .to_string(),
+            "1.3.6.1.3.117.2.1.5"
+        );
+        assert_eq!(
+            v.resume_after(&[1, 3, 6, 1, 3, 117, 2, 1, 6, 4]).as_slice(),
+            &[1, 3, 6, 1, 3, 117, 2, u32::MAX]
+        );
+    }
+
+    #[test]
+    fn access_selection() {
+        let mut vacm = Vacm::default();
+        vacm.views.insert(
+            "all".into(),
+            MibView {
+                families: vec![fam("1", &[], true)],
+            },
+        );
+        vacm.groups
+            .insert((SecurityModel::V2c, b"public".to_vec()), "g".into());
+        vacm.groups
+            .insert((SecurityModel::Usm, b"ops".to_vec()), "g".into());
+        vacm.access.push(AccessEntry {
+            group: "g".into(),
+            model: None,
+            level: SecurityLevel::NoAuthNoPriv,
+            read: Some("all".into()),
+            write: None,
+        });
+        vacm.access.push(AccessEntry {
+            group: "g".into(),
+            model: Some(SecurityModel::Usm),
+            level: SecurityLevel::AuthPriv,
+            read: Some("all".into()),
+            write: Some("all".into()),
+        });
+        assert!(vacm
+            .views(SecurityModel::V1, b"public", SecurityLevel::NoAuthNoPriv)
+            .is_none());
+        let v = vacm
+            .views(SecurityModel::V2c, b"public", SecurityLevel::NoAuthNoPriv)
+            .unwrap()
+            .unwrap();
+        assert!(v.read.is_some() && v.write.is_none());
+        let v = vacm
+            .views(SecurityModel::Usm, b"ops", SecurityLevel::AuthNoPriv)
+            .unwrap()
+            .unwrap();
+        assert!(v.write.is_none());
+        let v = vacm
+            .views(SecurityModel::Usm, b"ops", SecurityLevel::AuthPriv)
+            .unwrap()
+            .unwrap();
+        assert!(v.write.is_some());
+        vacm.access.push(AccessEntry {
+            group: "g".into(),
+            model: Some(SecurityModel::V2c),
+            level: SecurityLevel::NoAuthNoPriv,
+            read: Some("missing".into()),
+            write: None,
+        });
+        assert_eq!(
+            vacm.views(SecurityModel::V2c, b"public", SecurityLevel::NoAuthNoPriv)
+                .unwrap()
+                .unwrap_err(),
+            Denied::NoSuchView
+        );
+    }
+}
