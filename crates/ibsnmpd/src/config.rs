@@ -67,6 +67,10 @@ pub struct Settings {
     pub sys_location: String,
     /// Operator control socket (`--control-socket`), none by default.
     pub control_socket: Option<PathBuf>,
+    /// `secrets = true`: IB-SM-MIB's SM_Key and M_Key columns read their
+    /// values; off (default) they read as zeros. The SNMPv3 view of a request
+    /// narrows this further (mibs::View::secrets).
+    pub secrets: bool,
 }
 
 /// The file as written. Unknown keys are errors (a typo must not be ignored).
@@ -87,6 +91,7 @@ struct FileConfig {
     max_repetitions: Option<u32>,
     log_level: Option<String>,
     control_socket: Option<PathBuf>,
+    secrets: Option<bool>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -247,6 +252,7 @@ fn merge(file: FileConfig, origin: &str, args: &RunArgs) -> Result<Settings, Con
     }
 
     Ok(Settings {
+        secrets: file.secrets.unwrap_or(false),
         listen,
         source,
         communities,

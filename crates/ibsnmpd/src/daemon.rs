@@ -37,6 +37,7 @@ fn initial_state(settings: &Settings, stored: &BTreeMap<String, String>) -> Syst
     st.contact = settings.sys_contact.clone();
     st.name = settings.sys_name.clone();
     st.location = settings.sys_location.clone();
+    st.secrets = settings.secrets;
     st.restore(stored);
     st
 }

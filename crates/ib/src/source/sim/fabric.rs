@@ -559,7 +559,7 @@ impl Fabric {
                 port: Some(smp),
                 info: SmInfo {
                     guid,
-                    sm_key: 0,
+                    sm_key: 1, // OpenSM's default SM_Key
                     act_count: 0,
                     priority: 0,
                     sm_state: SmState::Master.raw(),
