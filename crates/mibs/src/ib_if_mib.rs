@@ -39,6 +39,9 @@ pub const DEF: crate::ModuleDef = crate::ModuleDef {
     or_entry: || Some(or_entry()),
     objects,
     derive: None,
+    omitted: &[],
+    fabric_ops: None,
+    check_reply: None,
 };
 
 /// sysORTable row: the IB-IF-MIB module identity.

@@ -61,6 +61,9 @@ pub const DEF: crate::ModuleDef = crate::ModuleDef {
     or_entry: || Some(or_entry()),
     objects,
     derive: Some(deriver),
+    omitted: &[],
+    fabric_ops: Some(fabric_ops),
+    check_reply: Some(check_reply),
 };
 
 /// sysORTable row for this module (its MODULE-IDENTITY `pm`).

@@ -5,9 +5,9 @@
 //! [`SmHistory`], which also keeps the partition and multicast membership
 //! history behind the LastChange columns); requests only look cells up.
 //! Every table is declared by naming its columns once ([`Col`] lists): the
-//! column number comes from the generated OID constant, and the list is both
-//! what the table serves and what the coverage test checks against the MIB
-//! (`tests::every_column_is_served_or_omitted`).
+//! column number comes from the generated OID constant, MAX-ACCESS from the
+//! MIB file (generated `OBJECT_TYPES`), and tests/coverage.rs checks that
+//! every accessible column is served or listed in `DEF.omitted` with a reason.
 //!
 //! Indexes are the MIB's: the 8-octet subnet prefix first (fixed-size
 //! OCTET STRING: no length sub-identifier), then GUIDs (8 octets), port
@@ -48,6 +48,9 @@ pub const DEF: crate::ModuleDef = crate::ModuleDef {
     or_entry: || Some(or_entry()),
     objects,
     derive: Some(deriver),
+    omitted: CONFIG_OMITTED,
+    fabric_ops: None,
+    check_reply: None,
 };
 
 /// sysORTable row: the IB-SM-MIB module identity.
@@ -361,27 +364,14 @@ fn track<K: std::hash::Hash + Eq>(
 /// sub-identifier), its MAX-ACCESS as served, and its value.
 pub struct Col<R> {
     pub oid: &'static [u32],
-    pub access: Access,
     pub cell: CellFn<R>,
 }
 
 /// A column's value in one row.
 pub type CellFn<R> = fn(&View, &R) -> Option<Value>;
 
-/// A served table's coverage: (entry OID, served columns, omitted columns
-/// with the reason).
-pub type Coverage = (
-    &'static [u32],
-    Vec<&'static [u32]>,
-    Vec<(&'static [u32], &'static str)>,
-);
-
 const fn ro<R>(oid: &'static [u32], cell: CellFn<R>) -> Col<R> {
-    Col {
-        oid,
-        access: Access::ReadOnly,
-        cell,
-    }
+    Col { oid, cell }
 }
 
 /// A table over `rows` serving exactly `cols` (index columns are
@@ -410,11 +400,12 @@ fn table<R: Send + Sync + 'static>(
         },
     );
     for c in cols {
-        // Writable columns are served read-only until the SM-control issue.
-        let access = if c.access.readable() {
-            Access::ReadOnly
-        } else {
-            c.access
+        // MAX-ACCESS from the MIB file; writable columns are served
+        // read-only until the SM-control issue adds their Sets.
+        let spec = crate::oids::object_type(c.oid).map_or("", |o| o.access);
+        let access = match spec {
+            "read-only" | "read-write" | "read-create" => Access::ReadOnly,
+            _ => Access::NotAccessible,
         };
         t = t.column(last(c.oid), access);
     }
@@ -507,37 +498,6 @@ pub fn objects() -> Vec<Arc<dyn MibObject<View, Change>>> {
             |r| &r.guid_blocks,
             GUID_INFO_COLS,
         )),
-    ]
-}
-
-/// Every served table: (entry OID, served column OIDs, deliberately
-/// omitted columns with the reason). Index columns (not-accessible) are
-/// omitted by rule and need no listing.
-pub fn coverage() -> Vec<Coverage> {
-    fn ids<R>(c: &[Col<R>]) -> Vec<&'static [u32]> {
-        c.iter().map(|c| c.oid).collect()
-    }
-    vec![
-        (
-            o::IB_SM_CONFIG_ENTRY,
-            ids(CONFIG_COLS),
-            CONFIG_OMITTED.to_vec(),
-        ),
-        (o::IB_SM_NODE_INFO_ENTRY, ids(NODE_COLS), vec![]),
-        (o::IB_SM_PORT_INFO_ENTRY, ids(PORT_COLS), vec![]),
-        (o::IB_SM_SWITCH_INFO_ENTRY, ids(SWITCH_COLS), vec![]),
-        (o::IB_SM_PARTITION_ENTRY, ids(PARTITION_COLS), vec![]),
-        (o::IB_SM_MCAST_GROUP_ENTRY, ids(MCAST_GROUP_COLS), vec![]),
-        (o::IB_SM_MCAST_MEMBER_ENTRY, ids(MCAST_MEMBER_COLS), vec![]),
-        (o::IB_SM_SM_INFO_ENTRY, ids(SM_COLS), vec![]),
-        (o::IB_SM_LINK_ENTRY, ids(LINK_COLS), vec![]),
-        (o::IB_SM_SERVICE_ENTRY, ids(SERVICE_COLS), vec![]),
-        (
-            o::IB_SM_SERVICE_ASSOC_ENTRY,
-            ids(SERVICE_ASSOC_COLS),
-            vec![],
-        ),
-        (o::IB_SM_GUID_INFO_ENTRY, ids(GUID_INFO_COLS), vec![]),
     ]
 }
 
@@ -945,15 +905,11 @@ const SERVICE_COLS: &[Col<usize>] = &[
     }),
 ];
 
-const SERVICE_ASSOC_COLS: &[Col<usize>] = &[Col {
-    oid: o::IB_SM_SERVICE_ASSOC_ROW_STATUS,
-    access: Access::ReadOnly,
-    // active(1): every association the SA reports is in service.
-    cell: |v, &i| {
-        service(v, i)?;
-        int(1)
-    },
-}];
+// active(1): every association the SA reports is in service.
+const SERVICE_ASSOC_COLS: &[Col<usize>] = &[ro(o::IB_SM_SERVICE_ASSOC_ROW_STATUS, |v, &i| {
+    service(v, i)?;
+    int(1)
+})];
 
 // -------------------------------------------------------- ibSmGUIDInfoTable
 
@@ -972,58 +928,6 @@ const GUID_INFO_COLS: &[Col<(PortIdx, u32)>] = &[ro(o::IB_SM_GUID_INFO_BLOCK, |v
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// Every column of a served table is served or omitted with a reason;
-    /// index columns (the INDEX clause's, not-accessible) need neither.
-    #[test]
-    fn every_column_is_served_or_omitted() {
-        for (entry, served, omitted) in coverage() {
-            for (name, col) in o::OBJECTS {
-                let is_col = col.len() == entry.len() + 1 && col.starts_with(entry);
-                if !is_col {
-                    continue;
-                }
-                let index = name.ends_with("SubnetPrefix")
-                    || served
-                        .iter()
-                        .chain(omitted.iter().map(|x| &x.0))
-                        .any(|c| c == col);
-                let is_index_name = INDEX_COLUMNS.contains(name);
-                assert!(
-                    index || is_index_name,
-                    "{name} is neither served nor listed as omitted"
-                );
-                assert!(
-                    !(is_index_name && served.contains(col)),
-                    "{name} is an index column but served"
-                );
-            }
-        }
-    }
-
-    /// The not-accessible index columns of the served tables (INDEX clauses).
-    const INDEX_COLUMNS: &[&str] = &[
-        "ibSmNodeInfoNodeGUID",
-        "ibSmPortInfoNodeGUID",
-        "ibSmPortInfoPortNum",
-        "ibSmSwitchInfoNodeGUID",
-        "ibSmPartitionKey",
-        "ibSmPartitionVectorIndex",
-        "ibSmMcastGroupMGID",
-        "ibSmMcastMemberMGID",
-        "ibSmMcastMemberVectorIndex",
-        "ibSmSMInfoGUID",
-        "ibSmLinkFromNodeGUID",
-        "ibSmLinkFromPortNum",
-        "ibSmServiceID",
-        "ibSmServiceGID",
-        "ibSmServicePKey",
-        "ibSmServiceAssocKey",
-        "ibSmServiceAssocName",
-        "ibSmGUIDInfoNodeGUID",
-        "ibSmGUIDInfoPortNum",
-        "ibSmGUIDInfoBlockNum",
-    ];
 
     #[test]
     fn vectors_pack_whole_elements_under_255_octets() {

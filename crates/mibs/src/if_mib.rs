@@ -79,6 +79,20 @@ pub const DEF: crate::ModuleDef = crate::ModuleDef {
     or_entry: || Some(or_entry()),
     objects,
     derive: Some(deriver),
+    omitted: &[
+        (
+            o::IF_IN_N_UCAST_PKTS,
+            "deprecated by RFC 2863 (ifInMulticastPkts, ifInBroadcastPkts replace it)",
+        ),
+        (
+            o::IF_OUT_N_UCAST_PKTS,
+            "deprecated by RFC 2863 (ifOutMulticastPkts, ifOutBroadcastPkts replace it)",
+        ),
+        (o::IF_OUT_Q_LEN, "deprecated by RFC 2863"),
+        (o::IF_SPECIFIC, "deprecated by RFC 2863"),
+    ],
+    fabric_ops: None,
+    check_reply: None,
 };
 
 /// sysORTable row: the IF-MIB module identity.

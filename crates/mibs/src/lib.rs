@@ -49,7 +49,22 @@ pub struct ModuleDef {
     /// Its per-snapshot derivation (rows derived once at publish time, with
     /// the module's own history), if it has one.
     pub derive: Option<fn() -> Box<dyn publish::Derive>>,
+    /// Columns of served tables deliberately not served, with the reason
+    /// (checked against the MIB files by tests/coverage.rs).
+    pub omitted: &'static [(&'static [u32], &'static str)],
+    /// The fabric operations this module builds from a request's
+    /// [`change::Effect::Grouped`] changes (each with the index of the first
+    /// change it came from).
+    pub fabric_ops: Option<FabricOpsFn>,
+    /// Checks a source's answer to a fabric operation: Err(reason) when it
+    /// "succeeded" without taking effect. Ok for operations not its own.
+    pub check_reply: Option<CheckReplyFn>,
 }
+
+/// See [`ModuleDef::fabric_ops`].
+pub type FabricOpsFn = fn(&[Change]) -> Vec<(usize, ib::source::ControlOp)>;
+/// See [`ModuleDef::check_reply`].
+pub type CheckReplyFn = fn(&ib::source::ControlOp, &ib::source::ControlReply) -> Result<(), String>;
 
 /// The registry: every module ibsnmpd serves, in sysORTable order. Adding
 /// a module is one line here.
