@@ -929,6 +929,77 @@ const GUID_INFO_COLS: &[Col<(PortIdx, u32)>] = &[ro(o::IB_SM_GUID_INFO_BLOCK, |v
 mod tests {
     use super::*;
 
+    fn snap(parts: &[(u16, &[(u64, bool)])]) -> Snapshot {
+        let mut b = ib::model::SnapshotBuilder::new(0xfe80_0000_0000_0000);
+        b.partitions = parts
+            .iter()
+            .map(|(k, ms)| ib::model::Partition {
+                pkey: ib::types::PKey(*k),
+                members: ms
+                    .iter()
+                    .map(|&(g, full)| ib::model::PartitionMember {
+                        port_guid: Guid(g),
+                        full,
+                    })
+                    .collect(),
+            })
+            .collect();
+        b.build(
+            ib::model::SweepInfo {
+                number: 1,
+                time: std::time::SystemTime::now(),
+                duration: std::time::Duration::ZERO,
+                source: "test-sm".into(),
+            },
+            &mut ib::model::CounterHistory::new(),
+        )
+    }
+
+    fn last_changes(r: &SmRows) -> Vec<(Vec<u32>, Option<Instant>)> {
+        r.partitions
+            .iter()
+            .map(|(k, v)| (k.to_vec(), v.last_change))
+            .collect()
+    }
+
+    #[test]
+    fn partition_last_change_moves_only_on_membership_change() {
+        let mut h = SmHistory::default();
+        let a: &[(u64, bool)] = &[(1, true), (2, false)];
+        let first = h.rows(&snap(&[(0xffff, a), (0x8001, a)]));
+        assert!(last_changes(&first).iter().all(|(_, t)| t.is_none()));
+        // Same members (other order): nothing moves.
+        let b: &[(u64, bool)] = &[(2, false), (1, true)];
+        let same = h.rows(&snap(&[(0xffff, b), (0x8001, a)]));
+        assert!(last_changes(&same).iter().all(|(_, t)| t.is_none()));
+        // A member added to 0x0001 moves its LastChange only.
+        let c: &[(u64, bool)] = &[(1, true), (2, false), (3, false)];
+        let moved = h.rows(&snap(&[(0xffff, a), (0x8001, c)]));
+        let lc = last_changes(&moved);
+        let k1 = lc.iter().find(|(k, _)| k[8] == 1).unwrap();
+        let kd = lc.iter().find(|(k, _)| k[8] == 0x7fff).unwrap();
+        assert!(k1.1.is_some() && kd.1.is_none());
+        // The vector: 3 elements of 10 octets, full = 1, limited = 2.
+        let row = moved
+            .partitions
+            .rows()
+            .iter()
+            .find(|r| r.vector.len() == 30)
+            .unwrap();
+        assert_eq!(row.vector[9], 1);
+        assert_eq!(row.vector[19], 2);
+        // Index: prefix (8 octets), key, vector index 1.
+        assert_eq!(k1.0.len(), 10);
+        assert_eq!(k1.0[9], 1);
+        // Unchanged afterwards: the time stays.
+        let again = h.rows(&snap(&[(0xffff, a), (0x8001, c)]));
+        let k1b = last_changes(&again)
+            .into_iter()
+            .find(|(k, _)| k[8] == 1)
+            .unwrap();
+        assert_eq!(k1b.1, k1.1);
+    }
+
     #[test]
     fn vectors_pack_whole_elements_under_255_octets() {
         let els = vec![7u8; PARTITION_ELEMENT * 30];
