@@ -71,6 +71,9 @@ pub struct Settings {
     /// values; off (default) they read as zeros. The SNMPv3 view of a request
     /// narrows this further (mibs::View::secrets).
     pub secrets: bool,
+    /// `sim_partitions`: the simulator's partitions, an OpenSM
+    /// partitions.conf-style file (docs/ib-sm.md).
+    pub sim_partitions: Option<PathBuf>,
 }
 
 /// The file as written. Unknown keys are errors (a typo must not be ignored).
@@ -92,6 +95,7 @@ struct FileConfig {
     log_level: Option<String>,
     control_socket: Option<PathBuf>,
     secrets: Option<bool>,
+    sim_partitions: Option<PathBuf>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -253,6 +257,7 @@ fn merge(file: FileConfig, origin: &str, args: &RunArgs) -> Result<Settings, Con
 
     Ok(Settings {
         secrets: file.secrets.unwrap_or(false),
+        sim_partitions: file.sim_partitions,
         listen,
         source,
         communities,

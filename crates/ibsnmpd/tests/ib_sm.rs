@@ -375,3 +375,68 @@ fn secrets_switch_reveals_keys() {
         vec![0, 0, 0, 0, 0, 0, 0, 1]
     );
 }
+
+#[test]
+fn sim_partitions_file_and_standby_sm() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let parts = dir.path().join("partitions.conf");
+    std::fs::write(
+        &parts,
+        "Default=0x7fff, ipoib : ALL=full;\nP1=0x8001, ipoib : SELF=full, ALL_CAS=limited;\n",
+    )
+    .expect("write partitions");
+    let conf = dir.path().join("ibsnmpd.toml");
+    std::fs::write(
+        &conf,
+        format!("sim_partitions = {:?}\n", parts.display().to_string()),
+    )
+    .expect("write config");
+    let conf = conf.to_string_lossy().into_owned();
+    let agent = Agent::start(&["--sweep-interval", "3600", "--config", &conf]);
+    let cells = walk(&agent);
+
+    // Master and standby.
+    let mut states: Vec<u64> = col(&cells, 71, 6).values().map(|v| number(v)).collect();
+    states.sort();
+    assert_eq!(states, vec![2, 3]);
+
+    // P1: the SM's port full, every other CA port limited.
+    let d = dump();
+    let ca_ports: usize = d["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|n| n["type"] != "Switch")
+        .map(|n| {
+            n["ports"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter(|p| p["lid"].as_u64().unwrap_or(0) > 0)
+                .count()
+        })
+        .sum();
+    let mut full = 0;
+    let mut limited = 0;
+    for (idx, v) in col(&cells, 51, 4) {
+        if idx.get(8) == Some(&1) {
+            for e in bytes(&v).chunks(10) {
+                match e[9] {
+                    1 => full += 1,
+                    2 => limited += 1,
+                    x => panic!("membership {x}"),
+                }
+            }
+        }
+    }
+    assert_eq!((full, limited), (1, ca_ports - 1));
+    // Two IPoIB groups (P_Keys 0xffff, 0x8001), CA ports as members.
+    let mut pkeys: Vec<u64> = col(&cells, 61, 7).values().map(|v| number(v)).collect();
+    pkeys.sort();
+    assert_eq!(pkeys, vec![0x8001, 0xffff]);
+    let members: usize = col(&cells, 62, 4)
+        .values()
+        .map(|v| bytes(v).len() / 18)
+        .sum();
+    assert_eq!(members, 2 * ca_ports);
+}
