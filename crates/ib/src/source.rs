@@ -222,15 +222,25 @@ pub struct SourceOptions {
     pub seed: u64,
     /// The umad source's options (config `[umad]`).
     pub umad: umad::UmadOptions,
+    /// The simulator's partitions, from an OpenSM partitions.conf-style file
+    /// (None: the default partition only).
+    pub sim_partitions: Option<std::path::PathBuf>,
 }
 
 /// Opens the source a spec names.
 pub fn open(spec: &SourceSpec, opts: &SourceOptions) -> Result<Box<dyn Source>, SourceError> {
     match spec {
         SourceSpec::Sim { file } => {
+            let partitions = match &opts.sim_partitions {
+                Some(p) => Some(std::fs::read_to_string(p).map_err(|e| {
+                    SourceError::Invalid(format!("{}: cannot read: {e}", p.display()))
+                })?),
+                None => None,
+            };
             let cfg = sim::SimConfig {
                 seed: opts.seed,
                 local_node: opts.local_node.clone(),
+                partitions,
                 ..sim::SimConfig::default()
             };
             let s = match file {

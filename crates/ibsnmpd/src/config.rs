@@ -95,6 +95,13 @@ pub struct Settings {
     pub node_name_map: Option<PathBuf>,
     /// The umad source's options (`[umad]`).
     pub umad: ib::source::umad::UmadOptions,
+    /// `secrets = true`: IB-SM-MIB's SM_Key and M_Key columns read their
+    /// values; off (default) they read as zeros. The SNMPv3 view of a request
+    /// narrows this further (mibs::View::secrets).
+    pub secrets: bool,
+    /// `sim_partitions`: the simulator's partitions, an OpenSM
+    /// partitions.conf-style file (docs/ib-sm.md).
+    pub sim_partitions: Option<PathBuf>,
 }
 
 /// The file as written. Unknown keys are errors (a typo must not be ignored).
@@ -140,6 +147,8 @@ struct FileConfig {
     metrics_listen: Option<String>,
     node_name_map: Option<PathBuf>,
     umad: Option<crate::umad_config::UmadSection>,
+    secrets: Option<bool>,
+    sim_partitions: Option<PathBuf>,
 }
 
 /// `[[view]]`: snmpd's `view NAME included|excluded OID [MASK]`.
@@ -621,6 +630,8 @@ fn merge(mut file: FileConfig, origin: &str, args: &RunArgs) -> Result<Settings,
     }
 
     Ok(Settings {
+        secrets: file.secrets.unwrap_or(false),
+        sim_partitions: file.sim_partitions,
         listen,
         source,
         communities,

@@ -39,6 +39,7 @@ fn initial_state(settings: &Settings, stored: &BTreeMap<String, String>) -> Syst
     st.name = settings.sys_name.clone();
     st.location = settings.sys_location.clone();
     st.enable_authen_traps = settings.notify.auth_traps;
+    st.secrets = settings.secrets;
     st.restore(stored);
     st
 }
@@ -161,10 +162,9 @@ pub fn run(
         let current = Arc::clone(&current);
         // The publisher owns IF-MIB's history from one snapshot to the next;
         // only the source thread publishes, so this lock is never contended.
-        let publisher = std::sync::Mutex::new(match settings.agentx_if_index_offset {
-            0 => Publisher::new(),
-            n => Publisher::with_if_index_offset(n),
-        });
+        let publisher = std::sync::Mutex::new(Publisher::with_options(&mibs::DeriveOptions {
+            if_index_offset: settings.agentx_if_index_offset,
+        }));
         Arc::new(move |snap| {
             let published = match publisher.lock() {
                 Ok(mut p) => p.publish(Arc::clone(&snap)),

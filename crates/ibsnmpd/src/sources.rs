@@ -10,29 +10,30 @@ use crate::config::{ConfigError, Settings};
 pub fn open(settings: &Settings) -> Result<Box<dyn Source>, ConfigError> {
     open_with(
         &settings.source,
-        settings.local_node.clone(),
-        settings.umad.clone(),
+        SourceOptions {
+            local_node: settings.local_node.clone(),
+            sim_partitions: settings.sim_partitions.clone(),
+            umad: settings.umad.clone(),
+            ..SourceOptions::default()
+        },
     )
 }
 
 pub fn open_spec(spec: &str, local_node: Option<String>) -> Result<Box<dyn Source>, ConfigError> {
-    open_with(spec, local_node, ib::source::umad::UmadOptions::default())
+    open_with(
+        spec,
+        SourceOptions {
+            local_node,
+            ..SourceOptions::default()
+        },
+    )
 }
 
-fn open_with(
-    spec: &str,
-    local_node: Option<String>,
-    umad: ib::source::umad::UmadOptions,
-) -> Result<Box<dyn Source>, ConfigError> {
+fn open_with(spec: &str, opts: SourceOptions) -> Result<Box<dyn Source>, ConfigError> {
     let parsed: SourceSpec = spec
         .trim()
         .parse()
         .map_err(|e| ConfigError(format!("--source: {e}")))?;
-    let opts = SourceOptions {
-        local_node,
-        umad,
-        ..SourceOptions::default()
-    };
     ib::source::open(&parsed, &opts)
         .map_err(|e| ConfigError(format!("--source {spec}: {e}").replace('\n', " ")))
 }
