@@ -44,12 +44,13 @@ fn initial_state(settings: &Settings, stored: &BTreeMap<String, String>) -> Syst
 }
 
 /// The state directory. An agent with no write community never persists, so
-/// a directory it cannot create is no reason to stop it: said once, then run.
-fn open_state(settings: &Settings) -> Result<(StateStore, BTreeMap<String, String>)> {
+/// a directory it cannot create is no reason to stop it: said once, then run
+/// (the SNMPv3 engine ID and boots then live in memory when no user needs them).
+fn open_state(settings: &Settings) -> Result<(StateStore, BTreeMap<String, String>, bool)> {
     match StateStore::open(&settings.state_dir) {
         Ok(s) => {
             let stored = s.load()?;
-            Ok((s, stored))
+            Ok((s, stored, true))
         }
         Err(e)
             if !settings
@@ -61,7 +62,11 @@ fn open_state(settings: &Settings) -> Result<(StateStore, BTreeMap<String, Strin
                 error = %format!("{e:#}"),
                 "no writable state directory; running read-only without persisted state"
             );
-            Ok((StateStore::unwritable(&settings.state_dir), BTreeMap::new()))
+            Ok((
+                StateStore::unwritable(&settings.state_dir),
+                BTreeMap::new(),
+                false,
+            ))
         }
         Err(e) => Err(e),
     }
@@ -102,7 +107,7 @@ pub fn run(
     source: Box<dyn Source>,
     load: crate::reload::LoadSettings,
 ) -> Result<()> {
-    let (store, stored) = open_state(&settings)?;
+    let (store, stored, writable) = open_state(&settings)?;
     if !stored.is_empty() {
         info!(path = %store.path().display(), values = stored.len(), "loaded persisted state");
     }
@@ -112,7 +117,19 @@ pub fn run(
     }
     // snmpEngineBoots is counted (durably) before the first answer.
     let (engine_id, boots) =
-        crate::engine_state::start(&settings.state_dir, settings.engine_id.clone())?;
+        match crate::engine_state::start(&settings.state_dir, settings.engine_id.clone()) {
+            Ok(x) => x,
+            // Nowhere to keep them and no SNMPv3 user to need them: this
+            // start's engine ID and boots live in memory (said once above).
+            Err(_) if !writable && settings.users.is_empty() => (
+                settings
+                    .engine_id
+                    .clone()
+                    .unwrap_or_else(snmp::usm::Engine::generate_id),
+                1,
+            ),
+            Err(e) => return Err(e),
+        };
     let usm = Arc::new(
         snmp::usm::Usm::new(snmp::usm::Engine::new(engine_id, boots), &settings.users)
             .context("SNMPv3 users")?,
