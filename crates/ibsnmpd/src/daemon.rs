@@ -45,12 +45,13 @@ fn initial_state(settings: &Settings, stored: &BTreeMap<String, String>) -> Syst
 }
 
 /// The state directory. An agent with no write community never persists, so
-/// a directory it cannot create is no reason to stop it: said once, then run.
-fn open_state(settings: &Settings) -> Result<(StateStore, BTreeMap<String, String>)> {
+/// a directory it cannot create is no reason to stop it: said once, then run
+/// (the SNMPv3 engine ID and boots then live in memory when no user needs them).
+fn open_state(settings: &Settings) -> Result<(StateStore, BTreeMap<String, String>, bool)> {
     match StateStore::open(&settings.state_dir) {
         Ok(s) => {
             let stored = s.load()?;
-            Ok((s, stored))
+            Ok((s, stored, true))
         }
         Err(e)
             if !settings
@@ -62,7 +63,11 @@ fn open_state(settings: &Settings) -> Result<(StateStore, BTreeMap<String, Strin
                 error = %format!("{e:#}"),
                 "no writable state directory; running read-only without persisted state"
             );
-            Ok((StateStore::unwritable(&settings.state_dir), BTreeMap::new()))
+            Ok((
+                StateStore::unwritable(&settings.state_dir),
+                BTreeMap::new(),
+                false,
+            ))
         }
         Err(e) => Err(e),
     }
@@ -103,7 +108,7 @@ pub fn run(
     source: Box<dyn Source>,
     load: crate::reload::LoadSettings,
 ) -> Result<()> {
-    let (store, stored) = open_state(&settings)?;
+    let (store, stored, _writable) = open_state(&settings)?;
     if !stored.is_empty() {
         info!(path = %store.path().display(), values = stored.len(), "loaded persisted state");
     }

@@ -141,6 +141,7 @@ fn esc(v: &str) -> String {
 /// Data counters are octets (PortXmitData/PortRcvData count 4-octet words).
 type CounterFn = fn(&PortTotals) -> u64;
 type GaugeFn = fn(&Snapshot, &Port) -> u64;
+type PhaseFn = fn(&ib::model::PhaseCost) -> f64;
 const PORT_COUNTERS: &[(&str, &str, CounterFn)] = &[
     (
         "transmit_data_bytes_total",
@@ -421,6 +422,53 @@ fn render_agent(out: &mut String, snap: &Snapshot, s: &Sources) {
         "",
         if swept { secs(sweep.time) } else { 0.0 },
     );
+    // The last sweep's cost per phase (MAD class); sources without MADs
+    // (sim, sysfs) report zeros.
+    let cost = &sweep.cost;
+    let phases = [
+        ("discovery", &cost.discovery),
+        ("sa", &cost.sa),
+        ("pma", &cost.pma),
+    ];
+    let per_phase: [(&str, &str, PhaseFn); 4] = [
+        (
+            "ibsnmpd_sweep_phase_duration_seconds",
+            "Duration of each phase of the last sweep",
+            |p| p.duration.as_secs_f64(),
+        ),
+        (
+            "ibsnmpd_sweep_mads_sent",
+            "MADs sent in the last sweep by phase (SMP discovery, SA, PMA), retries included",
+            |p| p.sent as f64,
+        ),
+        (
+            "ibsnmpd_sweep_mads_failed",
+            "Queries that failed for good in the last sweep, by phase",
+            |p| p.failed as f64,
+        ),
+        (
+            "ibsnmpd_sweep_mads_timeouts",
+            "MAD attempts that got no answer in time in the last sweep, by phase",
+            |p| p.timeouts as f64,
+        ),
+    ];
+    for (name, help, value) in per_phase {
+        header(
+            out,
+            &Family {
+                name,
+                help,
+                kind: "gauge",
+            },
+        );
+        for (phase, c) in phases {
+            let _ = writeln!(out, "{name}{{phase=\"{phase}\"}} {}", value(c));
+        }
+    }
+    let mut one = |name: &str, help: &str, kind: &str, labels: &str, v: f64| {
+        header(out, &Family { name, help, kind });
+        let _ = writeln!(out, "{name}{labels} {v}");
+    };
     let age = SystemTime::now()
         .duration_since(sweep.time)
         .map_or(0.0, |d| d.as_secs_f64());

@@ -295,5 +295,13 @@ fn metrics_match_perfquery_with_node_names() {
     assert!(rate[0] > 0);
     // The agent's own figures.
     assert_eq!(sample(&text, "ibsnmpd_sweeps_total", &[]), vec![1]);
+    for phase in ["discovery", "sa", "pma"] {
+        let sent = sample(
+            &text,
+            "ibsnmpd_sweep_mads_sent",
+            &[&format!("phase=\"{phase}\"")],
+        );
+        assert!(sent.len() == 1 && sent[0] > 0, "{phase}: {sent:?}");
+    }
     drop(agent);
 }
