@@ -74,10 +74,15 @@ pub fn run(settings: Settings, source: Box<dyn Source>) -> Result<()> {
         // only the source thread publishes, so this lock is never contended.
         let publisher = std::sync::Mutex::new(Publisher::new());
         Arc::new(move |snap| {
+            let t0 = std::time::Instant::now();
             let published = match publisher.lock() {
                 Ok(mut p) => p.publish(snap),
                 Err(poisoned) => poisoned.into_inner().publish(snap),
             };
+            tracing::debug!(
+                derive_ms = t0.elapsed().as_secs_f64() * 1e3,
+                "derived the modules' rows"
+            );
             current.store(Arc::new(published))
         })
     };
