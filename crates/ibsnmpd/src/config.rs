@@ -74,6 +74,9 @@ pub struct Settings {
     /// `sim_partitions`: the simulator's partitions, an OpenSM
     /// partitions.conf-style file (docs/ib-sm.md).
     pub sim_partitions: Option<PathBuf>,
+    /// `opensm_conf`: OpenSM's configuration file, read at each publish for
+    /// ibSmConfigTable's sweep interval, timeouts, LMC, M_Key lease period.
+    pub opensm_conf: Option<PathBuf>,
 }
 
 /// The file as written. Unknown keys are errors (a typo must not be ignored).
@@ -96,6 +99,7 @@ struct FileConfig {
     control_socket: Option<PathBuf>,
     secrets: Option<bool>,
     sim_partitions: Option<PathBuf>,
+    opensm_conf: Option<PathBuf>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -258,6 +262,7 @@ fn merge(file: FileConfig, origin: &str, args: &RunArgs) -> Result<Settings, Con
     Ok(Settings {
         secrets: file.secrets.unwrap_or(false),
         sim_partitions: file.sim_partitions,
+        opensm_conf: file.opensm_conf,
         listen,
         source,
         communities,

@@ -50,6 +50,9 @@ pub fn run(settings: Settings, source: Box<dyn Source>) -> Result<()> {
         info!(path = %store.path().display(), values = stored.len(), "loaded persisted state");
     }
     let mut system = initial_state(&settings, &stored);
+    if let Some(p) = &settings.opensm_conf {
+        let _ = mibs::ib_sm_mib::OPENSM_CONF.set(p.clone());
+    }
 
     let mut dispatcher: Dispatcher<View, mibs::Change> = Dispatcher::new();
     dispatcher.set_max_repetitions(settings.max_repetitions);

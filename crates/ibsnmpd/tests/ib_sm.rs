@@ -440,3 +440,34 @@ fn sim_partitions_file_and_standby_sm() {
         .sum();
     assert_eq!(members, 2 * ca_ports);
 }
+
+#[test]
+fn config_table_reads_opensm_conf() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let osm = dir.path().join("opensm.conf");
+    std::fs::write(
+        &osm,
+        "sweep_interval 10\ntransaction_timeout 200\nsminfo_polling_timeout 10000\n\
+         polling_retry_number 4\nlmc 0\nm_key_lease_period 60\n",
+    )
+    .expect("write opensm.conf");
+    let conf = dir.path().join("ibsnmpd.toml");
+    std::fs::write(
+        &conf,
+        format!("opensm_conf = {:?}\n", osm.display().to_string()),
+    )
+    .expect("write config");
+    let conf = conf.to_string_lossy().into_owned();
+    let agent = Agent::start(&["--sweep-interval", "3600", "--config", &conf]);
+    let cells = walk(&agent);
+    let one = |c: u32| number(col(&cells, 11, c).values().next().expect("config column"));
+    assert_eq!(one(9), 10, "SweepInterval");
+    assert_eq!(one(10), 200, "ResponseTimeout (ms)");
+    assert_eq!(one(14), 0, "DefaultLMC");
+    assert_eq!(one(15), 10, "MasterPollInterval (s)");
+    assert_eq!(one(16), 4, "MasterPollRetries");
+    assert_eq!(one(17), 60, "MKeyLeasePeriod");
+    // Without the file these columns are absent.
+    let plain = Agent::start(&["--sweep-interval", "3600"]);
+    assert!(col(&walk(&plain), 11, 9).is_empty());
+}
