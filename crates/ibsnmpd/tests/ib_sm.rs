@@ -471,3 +471,52 @@ fn config_table_reads_opensm_conf() {
     let plain = Agent::start(&["--sweep-interval", "3600"]);
     assert!(col(&walk(&plain), 11, 9).is_empty());
 }
+
+/// On sysfs the snapshot holds the local node only: its node and port rows
+/// (equal to `ibsnmpd dump`), and every fabric-wide table empty.
+#[test]
+fn sysfs_serves_local_rows_only() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../ib/tests/fixtures/sysfs/host");
+    let spec = format!("sysfs:{}", root.display());
+    let agent = Agent::start(&["--source", &spec, "--sweep-interval", "3600"]);
+    let cells = walk(&agent);
+    let out = Command::new(BIN)
+        .args(["dump", "--source", &spec, "--format", "json"])
+        .output()
+        .expect("dump");
+    let d: Json = serde_json::from_slice(&out.stdout).expect("dump JSON");
+    let nodes = d["nodes"].as_array().expect("nodes");
+    assert_eq!(col(&cells, 21, 5).len(), nodes.len());
+    let ports: usize = nodes
+        .iter()
+        .map(|n| {
+            n["ports"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter(|p| p["num"].as_u64().unwrap_or(0) >= 1)
+                .count()
+        })
+        .sum();
+    assert!(ports >= 1);
+    assert_eq!(col(&cells, 31, 6).len(), ports);
+    for (idx, lid) in col(&cells, 31, 6) {
+        let num = u64::from(*idx.last().unwrap());
+        let g = idx[8..16]
+            .iter()
+            .fold(0u64, |a, &b| (a << 8) | u64::from(b));
+        let p = nodes
+            .iter()
+            .filter(|n| hex_u64(n["guid"].as_str().unwrap()) == g)
+            .flat_map(|n| n["ports"].as_array().unwrap())
+            .find(|p| p["num"].as_u64() == Some(num))
+            .expect("port in dump");
+        assert_eq!(number(&lid), p["lid"].as_u64().unwrap());
+    }
+    for table in [41, 51, 61, 62, 71, 81, 121, 122] {
+        assert!(
+            !cells.keys().any(|(t, _, _)| *t == table),
+            "table {table} not empty on sysfs"
+        );
+    }
+}
