@@ -14,7 +14,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 HOSTS=${1:-48000}
 TARGET_DIR=${CARGO_TARGET_DIR:-target}
-cargo build --release -q -p ibsnmpd --bin ibsnmpd --example bulkwalk
+[ -n "${NO_BUILD:-}" ] || cargo build --release -q -p ibsnmpd --bin ibsnmpd --example bulkwalk
 BIN=$(realpath "$TARGET_DIR/release/ibsnmpd")
 WALK=$(realpath "$TARGET_DIR/release/examples/bulkwalk")
 tmp=$(mktemp -d)
@@ -27,7 +27,9 @@ cleanup() {
 trap cleanup EXIT
 LEVELS=2
 [ "$HOSTS" -le 648 ] || LEVELS=3
-"$BIN" topology fat-tree --hosts "$HOSTS" --levels "$LEVELS" -o "$tmp/fabric.net"
+RADIX=36
+[ "$HOSTS" -le 11664 ] || RADIX=254 # 48,000 hosts: smaller radixes need more LIDs than a subnet has
+"$BIN" topology fat-tree --hosts "$HOSTS" --levels "$LEVELS" --radix "$RADIX" -o "$tmp/fabric.net"
 PORT=$((20000 + RANDOM % 40000))
 "$BIN" --listen "127.0.0.1:$PORT" --source "sim:$tmp/fabric.net" --state-dir "$tmp/state" \
     --log-level debug --sweep-interval 3600 --max-repetitions 1000 2>"$tmp/agent.log" &
