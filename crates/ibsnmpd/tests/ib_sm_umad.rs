@@ -223,6 +223,67 @@ fn umad_tables_equal_infiniband_diags() {
     }
     assert_eq!(checked, 4);
 
+    // Switches: SwitchInfo and NodeInfo as smpquery reads them at the
+    // switch's LID (ibnetdiscover's "lid N" of its port 0).
+    let mut switches = 0;
+    for l in disc.stdout.lines().filter(|l| l.starts_with("Switch")) {
+        let g = l
+            .split('"')
+            .nth(1)
+            .and_then(|s| s.split('-').nth(1))
+            .map(|h| u64::from_str_radix(h, 16).expect("guid"))
+            .expect("switch id");
+        let lid = l
+            .split_whitespace()
+            .skip_while(|w| *w != "lid")
+            .nth(1)
+            .expect("switch lid");
+        let mut idx: Vec<u32> = col(&cells, 41, 3)
+            .keys()
+            .find(|i| guid_of(i, 8) == g)
+            .cloned()
+            .unwrap_or_else(|| panic!("switch {g:#x} not in ibSmSwitchInfoTable"));
+        let smp = |attr: &str| {
+            tb.run_diag("smpquery", &[attr, lid])
+                .expect("smpquery")
+                .stdout
+        };
+        let field = |text: &str, name: &str| -> u64 {
+            text.lines()
+                .find(|l| l.starts_with(name))
+                .and_then(|l| l.rsplit('.').next())
+                .and_then(|v| v.split_whitespace().next())
+                .and_then(|v| {
+                    v.strip_prefix("0x")
+                        .map_or_else(|| v.parse().ok(), |h| u64::from_str_radix(h, 16).ok())
+                })
+                .unwrap_or_else(|| panic!("{name} in {text}"))
+        };
+        let si = smp("switchinfo");
+        for (c, name) in [
+            (3, "LinearFdbCap:"),
+            (4, "RandomFdbCap:"),
+            (5, "McastFdbCap:"),
+            (6, "LinearFdbTop:"),
+            (7, "DefPort:"),
+            (10, "LifeTime:"),
+            (12, "LidsPerPort:"),
+            (13, "PartEnforceCap:"),
+        ] {
+            assert_eq!(
+                number(&col(&cells, 41, c)[&idx]),
+                field(&si, name),
+                "{name} of {g:#x}"
+            );
+        }
+        let ni = smp("nodeinfo");
+        idx.truncate(16);
+        assert_eq!(number(&col(&cells, 21, 6)[&idx]), field(&ni, "NumPorts:"));
+        assert_eq!(number(&col(&cells, 21, 3)[&idx]), field(&ni, "BaseVers:"));
+        switches += 1;
+    }
+    assert_eq!(switches, 2);
+
     // Partition 0x0001: Switch1 port 0 full, the four CAs limited.
     let p1 = members(&cells, 1);
     assert_eq!(p1.iter().filter(|m| m.2 == 1).count(), 1, "{p1:?}");
