@@ -300,6 +300,32 @@ fn umad_tables_equal_infiniband_diags() {
         "{pkeys:?}"
     );
     assert!(!col(&cells, 62, 4).is_empty());
+    // The groups are saquery MCMemberRecord's MGIDs.
+    let mc = tb.run_diag("saquery", &["-m"]).expect("saquery -m");
+    let want: BTreeSet<[u8; 16]> = mc
+        .stdout
+        .lines()
+        .filter_map(|l| l.trim().strip_prefix("MGID"))
+        .map(|v| {
+            v.trim_start_matches('.')
+                .trim()
+                .parse::<std::net::Ipv6Addr>()
+                .expect("MGID")
+                .octets()
+        })
+        .collect();
+    let got: BTreeSet<[u8; 16]> = col(&cells, 61, 4)
+        .keys()
+        .map(|i| {
+            let mut g = [0u8; 16];
+            for (d, s) in g.iter_mut().zip(&i[8..24]) {
+                *d = *s as u8;
+            }
+            g
+        })
+        .collect();
+    assert!(!want.is_empty(), "{}", mc.stdout);
+    assert_eq!(got, want, "saquery -m:\n{}", mc.stdout);
 
     // Add Switch2 as a full member, SIGHUP: within a sweep the vector shows
     // it and LastChange moves; the default partition's does not.
