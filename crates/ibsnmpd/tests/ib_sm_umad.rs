@@ -219,6 +219,25 @@ fn umad_tables_equal_infiniband_diags() {
         assert_eq!(field("Lid:"), lid.parse::<u64>().unwrap());
         assert_eq!(number(&col(&cells, 31, 7)[idx]), field("SMLid:"));
         assert_eq!(number(&col(&cells, 31, 19)[idx]), field("LMC:"));
+        // Its P_Key table (PKeyTableRecord, trusted with SM_Key 0x1) holds
+        // 0x0001 without the full bit: the limited member the vector says.
+        let pk = tb
+            .run_diag("saquery", &["--smkey", "1", "PKeyTableRecord", &lid])
+            .expect("saquery PKTR");
+        let keys: BTreeSet<u64> = pk
+            .stdout
+            .split(|c: char| c.is_whitespace() || c == ',')
+            .filter_map(|w| w.strip_prefix("0x"))
+            .filter(|h| h.len() == 4)
+            .filter_map(|h| u64::from_str_radix(h, 16).ok())
+            .collect();
+        assert!(
+            keys.contains(&0x0001) && keys.contains(&0xffff),
+            "{}",
+            pk.stdout
+        );
+        let node = guid_of(idx, 8);
+        assert!(members(&cells, 1).contains(&(node, 1, 2)));
         checked += 1;
     }
     assert_eq!(checked, 4);
