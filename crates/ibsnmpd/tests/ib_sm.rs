@@ -275,6 +275,35 @@ fn tables_equal_the_sim_dump() {
         assert_eq!(bytes(v), vec![0; 8]);
     }
 
+    // ibSmGUIDInfoTable: block 0 of every CA port holds the dump's GUIDs
+    // (port GUID, then its alias), the rest of the block zero.
+    let blocks = col(&cells, 131, 5);
+    let mut ca_ports = 0;
+    for n in nodes.iter().filter(|n| n["type"] != "Switch") {
+        let g = hex_u64(n["guid"].as_str().unwrap());
+        for p in n["ports"].as_array().unwrap() {
+            let mut idx = prefix.clone();
+            idx.extend(octets8(g));
+            idx.push(p["num"].as_u64().unwrap() as u32);
+            idx.push(0);
+            let b = bytes(&blocks[&idx]);
+            assert_eq!(b.len(), 64);
+            let guids = p["guids"].as_array().unwrap();
+            assert_eq!(guids.len(), 2, "port GUID and one alias");
+            for (k, want) in guids.iter().enumerate() {
+                let got = u64::from_be_bytes(b[k * 8..k * 8 + 8].try_into().unwrap());
+                assert_eq!(got, hex_u64(want.as_str().unwrap()));
+            }
+            assert!(b[16..].iter().all(|&x| x == 0));
+            ca_ports += 1;
+        }
+    }
+    assert_eq!(
+        blocks.len(),
+        ca_ports,
+        "one block per CA port, none for switches"
+    );
+
     // ibSmSwitchInfoTable: the switches.
     let sw = col(&cells, 41, 3);
     assert_eq!(
