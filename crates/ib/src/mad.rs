@@ -17,6 +17,7 @@ pub mod bits;
 pub mod build;
 pub mod header;
 pub mod pma;
+pub mod port_counters;
 pub mod sa;
 pub mod smp;
 

@@ -102,6 +102,9 @@ pub struct Settings {
     /// `sim_partitions`: the simulator's partitions, an OpenSM
     /// partitions.conf-style file (docs/ib-sm.md).
     pub sim_partitions: Option<PathBuf>,
+    /// `opensm_conf`: OpenSM's configuration file, read at each publish for
+    /// ibSmConfigTable's sweep interval, timeouts, LMC, M_Key lease period.
+    pub opensm_conf: Option<PathBuf>,
 }
 
 /// The file as written. Unknown keys are errors (a typo must not be ignored).
@@ -149,6 +152,7 @@ struct FileConfig {
     umad: Option<crate::umad_config::UmadSection>,
     secrets: Option<bool>,
     sim_partitions: Option<PathBuf>,
+    opensm_conf: Option<PathBuf>,
 }
 
 /// `[[view]]`: snmpd's `view NAME included|excluded OID [MASK]`.
@@ -632,6 +636,7 @@ fn merge(mut file: FileConfig, origin: &str, args: &RunArgs) -> Result<Settings,
     Ok(Settings {
         secrets: file.secrets.unwrap_or(false),
         sim_partitions: file.sim_partitions,
+        opensm_conf: file.opensm_conf,
         listen,
         source,
         communities,

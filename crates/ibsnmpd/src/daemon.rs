@@ -135,6 +135,9 @@ pub fn run(
             .context("SNMPv3 users")?,
     );
     info!(boots, users = settings.users.len(), "SNMPv3 engine ready");
+    if let Some(p) = &settings.opensm_conf {
+        let _ = mibs::ib_sm_mib::OPENSM_CONF.set(p.clone());
+    }
 
     let mut dispatcher: Dispatcher<View, mibs::Change> = Dispatcher::new();
     dispatcher.set_max_repetitions(settings.max_repetitions);
@@ -171,10 +174,15 @@ pub fn run(
             if_index_offset: settings.agentx_if_index_offset,
         }));
         Arc::new(move |snap| {
+            let t0 = std::time::Instant::now();
             let published = match publisher.lock() {
                 Ok(mut p) => p.publish(Arc::clone(&snap)),
                 Err(poisoned) => poisoned.into_inner().publish(Arc::clone(&snap)),
             };
+            tracing::debug!(
+                derive_ms = t0.elapsed().as_secs_f64() * 1e3,
+                "derived the modules' rows"
+            );
             current.store(Arc::new(published));
             snap_tx.send_replace(snap);
         })

@@ -275,6 +275,35 @@ fn tables_equal_the_sim_dump() {
         assert_eq!(bytes(v), vec![0; 8]);
     }
 
+    // ibSmGUIDInfoTable: block 0 of every CA port holds the dump's GUIDs
+    // (port GUID, then its alias), the rest of the block zero.
+    let blocks = col(&cells, 131, 5);
+    let mut ca_ports = 0;
+    for n in nodes.iter().filter(|n| n["type"] != "Switch") {
+        let g = hex_u64(n["guid"].as_str().unwrap());
+        for p in n["ports"].as_array().unwrap() {
+            let mut idx = prefix.clone();
+            idx.extend(octets8(g));
+            idx.push(p["num"].as_u64().unwrap() as u32);
+            idx.push(0);
+            let b = bytes(&blocks[&idx]);
+            assert_eq!(b.len(), 64);
+            let guids = p["guids"].as_array().unwrap();
+            assert_eq!(guids.len(), 2, "port GUID and one alias");
+            for (k, want) in guids.iter().enumerate() {
+                let got = u64::from_be_bytes(b[k * 8..k * 8 + 8].try_into().unwrap());
+                assert_eq!(got, hex_u64(want.as_str().unwrap()));
+            }
+            assert!(b[16..].iter().all(|&x| x == 0));
+            ca_ports += 1;
+        }
+    }
+    assert_eq!(
+        blocks.len(),
+        ca_ports,
+        "one block per CA port, none for switches"
+    );
+
     // ibSmSwitchInfoTable: the switches.
     let sw = col(&cells, 41, 3);
     assert_eq!(
@@ -489,4 +518,84 @@ fn sim_partitions_file_and_standby_sm() {
         .map(|v| bytes(v).len() / 18)
         .sum();
     assert_eq!(members, 2 * ca_ports);
+}
+
+#[test]
+fn config_table_reads_opensm_conf() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let osm = dir.path().join("opensm.conf");
+    std::fs::write(
+        &osm,
+        "sweep_interval 10\ntransaction_timeout 200\nsminfo_polling_timeout 10000\n\
+         polling_retry_number 4\nlmc 0\nm_key_lease_period 60\n",
+    )
+    .expect("write opensm.conf");
+    let conf = dir.path().join("ibsnmpd.toml");
+    std::fs::write(
+        &conf,
+        format!("opensm_conf = {:?}\n", osm.display().to_string()),
+    )
+    .expect("write config");
+    let conf = conf.to_string_lossy().into_owned();
+    let agent = Agent::start(&["--sweep-interval", "3600", "--config", &conf]);
+    let cells = walk(&agent);
+    let one = |c: u32| number(col(&cells, 11, c).values().next().expect("config column"));
+    assert_eq!(one(9), 10, "SweepInterval");
+    assert_eq!(one(10), 200, "ResponseTimeout (ms)");
+    assert_eq!(one(14), 0, "DefaultLMC");
+    assert_eq!(one(15), 10, "MasterPollInterval (s)");
+    assert_eq!(one(16), 4, "MasterPollRetries");
+    assert_eq!(one(17), 60, "MKeyLeasePeriod");
+    // Without the file these columns are absent.
+    let plain = Agent::start(&["--sweep-interval", "3600"]);
+    assert!(col(&walk(&plain), 11, 9).is_empty());
+}
+
+/// On sysfs the snapshot holds the local node only: its node and port rows
+/// (equal to `ibsnmpd dump`), and every fabric-wide table empty.
+#[test]
+fn sysfs_serves_local_rows_only() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../ib/tests/fixtures/sysfs/host");
+    let spec = format!("sysfs:{}", root.display());
+    let agent = Agent::start(&["--source", &spec, "--sweep-interval", "3600"]);
+    let cells = walk(&agent);
+    let out = Command::new(BIN)
+        .args(["dump", "--source", &spec, "--format", "json"])
+        .output()
+        .expect("dump");
+    let d: Json = serde_json::from_slice(&out.stdout).expect("dump JSON");
+    let nodes = d["nodes"].as_array().expect("nodes");
+    assert_eq!(col(&cells, 21, 5).len(), nodes.len());
+    let ports: usize = nodes
+        .iter()
+        .map(|n| {
+            n["ports"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter(|p| p["num"].as_u64().unwrap_or(0) >= 1)
+                .count()
+        })
+        .sum();
+    assert!(ports >= 1);
+    assert_eq!(col(&cells, 31, 6).len(), ports);
+    for (idx, lid) in col(&cells, 31, 6) {
+        let num = u64::from(*idx.last().unwrap());
+        let g = idx[8..16]
+            .iter()
+            .fold(0u64, |a, &b| (a << 8) | u64::from(b));
+        let p = nodes
+            .iter()
+            .filter(|n| hex_u64(n["guid"].as_str().unwrap()) == g)
+            .flat_map(|n| n["ports"].as_array().unwrap())
+            .find(|p| p["num"].as_u64() == Some(num))
+            .expect("port in dump");
+        assert_eq!(number(&lid), p["lid"].as_u64().unwrap());
+    }
+    for table in [41, 51, 61, 62, 71, 81, 121, 122] {
+        assert!(
+            !cells.keys().any(|(t, _, _)| *t == table),
+            "table {table} not empty on sysfs"
+        );
+    }
 }

@@ -219,9 +219,89 @@ fn umad_tables_equal_infiniband_diags() {
         assert_eq!(field("Lid:"), lid.parse::<u64>().unwrap());
         assert_eq!(number(&col(&cells, 31, 7)[idx]), field("SMLid:"));
         assert_eq!(number(&col(&cells, 31, 19)[idx]), field("LMC:"));
+        // Its P_Key table (PKeyTableRecord, trusted with SM_Key 0x1) holds
+        // 0x0001 without the full bit: the limited member the vector says.
+        let pk = tb
+            .run_diag("saquery", &["--smkey", "1", "PKeyTableRecord", &lid])
+            .expect("saquery PKTR");
+        let keys: BTreeSet<u64> = pk
+            .stdout
+            .split(|c: char| c.is_whitespace() || c == ',')
+            .filter_map(|w| w.strip_prefix("0x"))
+            .filter(|h| h.len() == 4)
+            .filter_map(|h| u64::from_str_radix(h, 16).ok())
+            .collect();
+        assert!(
+            keys.contains(&0x0001) && keys.contains(&0xffff),
+            "{}",
+            pk.stdout
+        );
+        let node = guid_of(idx, 8);
+        assert!(members(&cells, 1).contains(&(node, 1, 2)));
         checked += 1;
     }
     assert_eq!(checked, 4);
+
+    // Switches: SwitchInfo and NodeInfo as smpquery reads them at the
+    // switch's LID (ibnetdiscover's "lid N" of its port 0).
+    let mut switches = 0;
+    for l in disc.stdout.lines().filter(|l| l.starts_with("Switch")) {
+        let g = l
+            .split('"')
+            .nth(1)
+            .and_then(|s| s.split('-').nth(1))
+            .map(|h| u64::from_str_radix(h, 16).expect("guid"))
+            .expect("switch id");
+        let lid = l
+            .split_whitespace()
+            .skip_while(|w| *w != "lid")
+            .nth(1)
+            .expect("switch lid");
+        let mut idx: Vec<u32> = col(&cells, 41, 3)
+            .keys()
+            .find(|i| guid_of(i, 8) == g)
+            .cloned()
+            .unwrap_or_else(|| panic!("switch {g:#x} not in ibSmSwitchInfoTable"));
+        let smp = |attr: &str| {
+            tb.run_diag("smpquery", &[attr, lid])
+                .expect("smpquery")
+                .stdout
+        };
+        let field = |text: &str, name: &str| -> u64 {
+            text.lines()
+                .find(|l| l.starts_with(name))
+                .and_then(|l| l.rsplit('.').next())
+                .and_then(|v| v.split_whitespace().next())
+                .and_then(|v| {
+                    v.strip_prefix("0x")
+                        .map_or_else(|| v.parse().ok(), |h| u64::from_str_radix(h, 16).ok())
+                })
+                .unwrap_or_else(|| panic!("{name} in {text}"))
+        };
+        let si = smp("switchinfo");
+        for (c, name) in [
+            (3, "LinearFdbCap:"),
+            (4, "RandomFdbCap:"),
+            (5, "McastFdbCap:"),
+            (6, "LinearFdbTop:"),
+            (7, "DefPort:"),
+            (10, "LifeTime:"),
+            (12, "LidsPerPort:"),
+            (13, "PartEnforceCap:"),
+        ] {
+            assert_eq!(
+                number(&col(&cells, 41, c)[&idx]),
+                field(&si, name),
+                "{name} of {g:#x}"
+            );
+        }
+        let ni = smp("nodeinfo");
+        idx.truncate(16);
+        assert_eq!(number(&col(&cells, 21, 6)[&idx]), field(&ni, "NumPorts:"));
+        assert_eq!(number(&col(&cells, 21, 3)[&idx]), field(&ni, "BaseVers:"));
+        switches += 1;
+    }
+    assert_eq!(switches, 2);
 
     // Partition 0x0001: Switch1 port 0 full, the four CAs limited.
     let p1 = members(&cells, 1);
@@ -239,6 +319,32 @@ fn umad_tables_equal_infiniband_diags() {
         "{pkeys:?}"
     );
     assert!(!col(&cells, 62, 4).is_empty());
+    // The groups are saquery MCMemberRecord's MGIDs.
+    let mc = tb.run_diag("saquery", &["-m"]).expect("saquery -m");
+    let want: BTreeSet<[u8; 16]> = mc
+        .stdout
+        .lines()
+        .filter_map(|l| l.trim().strip_prefix("MGID"))
+        .map(|v| {
+            v.trim_start_matches('.')
+                .trim()
+                .parse::<std::net::Ipv6Addr>()
+                .expect("MGID")
+                .octets()
+        })
+        .collect();
+    let got: BTreeSet<[u8; 16]> = col(&cells, 61, 4)
+        .keys()
+        .map(|i| {
+            let mut g = [0u8; 16];
+            for (d, s) in g.iter_mut().zip(&i[8..24]) {
+                *d = *s as u8;
+            }
+            g
+        })
+        .collect();
+    assert!(!want.is_empty(), "{}", mc.stdout);
+    assert_eq!(got, want, "saquery -m:\n{}", mc.stdout);
 
     // Add Switch2 as a full member, SIGHUP: within a sweep the vector shows
     // it and LastChange moves; the default partition's does not.

@@ -410,92 +410,23 @@ pub fn counters_for(snap: &Snapshot, n: NodeIdx, sel: u8) -> PortCounters {
     out
 }
 
-fn sat_add<T: Into<u64> + TryFrom<u64> + Copy>(a: T, b: T, max: u64) -> T
-where
-    <T as TryFrom<u64>>::Error: std::fmt::Debug,
-{
-    let s = a.into().saturating_add(b.into()).min(max);
-    T::try_from(s).unwrap_or(a)
-}
-
 /// Field-wise sum at IBA's widths (each counter stops at all ones).
 fn add_saturating(a: &PortCounters, b: &PortCounters) -> PortCounters {
-    const M4: u64 = 0xF;
-    const M8: u64 = 0xFF;
-    const M16: u64 = 0xFFFF;
-    const M32: u64 = 0xFFFF_FFFF;
-    PortCounters {
-        symbol_error_counter: sat_add(a.symbol_error_counter, b.symbol_error_counter, M16),
-        link_error_recovery_counter: sat_add(
-            a.link_error_recovery_counter,
-            b.link_error_recovery_counter,
-            M8,
-        ),
-        link_downed_counter: sat_add(a.link_downed_counter, b.link_downed_counter, M8),
-        port_rcv_errors: sat_add(a.port_rcv_errors, b.port_rcv_errors, M16),
-        port_rcv_remote_physical_errors: sat_add(
-            a.port_rcv_remote_physical_errors,
-            b.port_rcv_remote_physical_errors,
-            M16,
-        ),
-        port_rcv_switch_relay_errors: sat_add(
-            a.port_rcv_switch_relay_errors,
-            b.port_rcv_switch_relay_errors,
-            M16,
-        ),
-        port_xmit_discards: sat_add(a.port_xmit_discards, b.port_xmit_discards, M16),
-        port_xmit_constraint_errors: sat_add(
-            a.port_xmit_constraint_errors,
-            b.port_xmit_constraint_errors,
-            M8,
-        ),
-        port_rcv_constraint_errors: sat_add(
-            a.port_rcv_constraint_errors,
-            b.port_rcv_constraint_errors,
-            M8,
-        ),
-        local_link_integrity_errors: sat_add(
-            a.local_link_integrity_errors,
-            b.local_link_integrity_errors,
-            M4,
-        ),
-        excessive_buffer_overrun_errors: sat_add(
-            a.excessive_buffer_overrun_errors,
-            b.excessive_buffer_overrun_errors,
-            M4,
-        ),
-        qp1_dropped: sat_add(a.qp1_dropped, b.qp1_dropped, M16),
-        vl15_dropped: sat_add(a.vl15_dropped, b.vl15_dropped, M16),
-        port_xmit_data: sat_add(a.port_xmit_data, b.port_xmit_data, M32),
-        port_rcv_data: sat_add(a.port_rcv_data, b.port_rcv_data, M32),
-        port_xmit_pkts: sat_add(a.port_xmit_pkts, b.port_xmit_pkts, M32),
-        port_rcv_pkts: sat_add(a.port_rcv_pkts, b.port_rcv_pkts, M32),
-        port_xmit_wait: sat_add(a.port_xmit_wait, b.port_xmit_wait, M32),
-        ..a.clone()
-    }
+    ib::mad::port_counters::add_saturating(a, b)
 }
 
-/// The value of pmPortCounters column `col` (3..=18) in `c`.
+/// The value of pmPortCounters column `col` (3..=18) in `c`: columns 3..18
+/// are the PortCounters fields in CounterSelect order
+/// ([`ib::mad::port_counters::PORT_COUNTERS`], SymbolErrorCounter ...
+/// PortRcvPkts).
 pub fn counter_column(c: &PortCounters, col: u32) -> Option<u64> {
-    Some(match col {
-        3 => c.symbol_error_counter.into(),
-        4 => c.link_error_recovery_counter.into(),
-        5 => c.link_downed_counter.into(),
-        6 => c.port_rcv_errors.into(),
-        7 => c.port_rcv_remote_physical_errors.into(),
-        8 => c.port_rcv_switch_relay_errors.into(),
-        9 => c.port_xmit_discards.into(),
-        10 => c.port_xmit_constraint_errors.into(),
-        11 => c.port_rcv_constraint_errors.into(),
-        12 => c.local_link_integrity_errors.into(),
-        13 => c.excessive_buffer_overrun_errors.into(),
-        14 => c.vl15_dropped.into(),
-        15 => c.port_xmit_data.into(),
-        16 => c.port_rcv_data.into(),
-        17 => c.port_xmit_pkts.into(),
-        18 => c.port_rcv_pkts.into(),
-        _ => return None,
-    })
+    let i = usize::try_from(col.checked_sub(3)?).ok()?;
+    if i >= 16 {
+        return None;
+    }
+    ib::mad::port_counters::PORT_COUNTERS
+        .get(i)
+        .map(|f| (f.get)(c))
 }
 
 fn port_counters_table() -> Table<View, Change, NodeIdx> {

@@ -66,6 +66,58 @@ fn deriver(_: &crate::DeriveOptions) -> Box<dyn Derive> {
     Box::new(SmHistory::default())
 }
 
+/// The opensm.conf file the agent reads for ibSmConfigTable (config key
+/// `opensm_conf`); set once by the daemon before the first publish.
+pub static OPENSM_CONF: std::sync::OnceLock<std::path::PathBuf> = std::sync::OnceLock::new();
+
+/// What ibSmConfigTable takes from OpenSM's configuration file.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct OpenSmConf {
+    /// sweep_interval (seconds).
+    pub sweep_interval: Option<u32>,
+    /// transaction_timeout (milliseconds).
+    pub transaction_timeout: Option<u32>,
+    /// sminfo_polling_timeout (milliseconds).
+    pub sminfo_polling_timeout: Option<u32>,
+    /// polling_retry_number.
+    pub polling_retry_number: Option<u32>,
+    /// lmc.
+    pub lmc: Option<u32>,
+    /// m_key_lease_period (seconds).
+    pub m_key_lease_period: Option<u32>,
+}
+
+impl OpenSmConf {
+    /// Parses opensm.conf (`name value` lines, `#` comments); unknown names
+    /// and malformed values are skipped.
+    pub fn parse(text: &str) -> Self {
+        let mut c = OpenSmConf::default();
+        for line in text.lines() {
+            let line = line.split('#').next().unwrap_or_default();
+            let mut w = line.split_whitespace();
+            let (Some(k), Some(v)) = (w.next(), w.next()) else {
+                continue;
+            };
+            let n = v
+                .strip_prefix("0x")
+                .map_or_else(|| v.parse().ok(), |h| u32::from_str_radix(h, 16).ok());
+            let slot = match k {
+                "sweep_interval" => &mut c.sweep_interval,
+                "transaction_timeout" => &mut c.transaction_timeout,
+                "sminfo_polling_timeout" => &mut c.sminfo_polling_timeout,
+                "polling_retry_number" => &mut c.polling_retry_number,
+                "lmc" => &mut c.lmc,
+                "m_key_lease_period" => &mut c.m_key_lease_period,
+                _ => continue,
+            };
+            if n.is_some() {
+                *slot = n;
+            }
+        }
+        c
+    }
+}
+
 /// Octets of one ibSmPartitionVector element.
 pub const PARTITION_ELEMENT: usize = 10;
 /// Octets of one ibSmMcastMemberVector element.
@@ -99,6 +151,9 @@ pub struct SmRows {
     pub service_assoc: RowSet<usize>,
     /// (port, block number): GUIDInfo blocks of 8 GUIDs.
     pub guid_blocks: RowSet<(PortIdx, u32)>,
+    /// OpenSM's configuration as read at this publish (None: no file
+    /// configured or unreadable).
+    pub opensm: Option<OpenSmConf>,
 }
 
 /// Membership history of the vector tables, owned by one publisher.
@@ -317,7 +372,18 @@ impl SmHistory {
                 ImpliedOctets::encode(&r.service_name.as_bytes().to_vec(), out);
             }
         });
+        // Read at publish time (once per sweep), never on a request.
+        let opensm = OPENSM_CONF
+            .get()
+            .and_then(|p| match std::fs::read_to_string(p) {
+                Ok(t) => Some(OpenSmConf::parse(&t)),
+                Err(e) => {
+                    tracing::debug!(path = %p.display(), error = %e, "cannot read opensm.conf");
+                    None
+                }
+            });
         SmRows {
+            opensm,
             config,
             nodes,
             ports,
@@ -516,14 +582,6 @@ fn config_port(v: &View, i: usize) -> Option<&Port> {
 /// which IBA attributes do not expose.
 const CONFIG_OMITTED: &[(&[u32], &str)] = &[
     (
-        o::IB_SM_CONFIG_SWEEP_INTERVAL,
-        "OpenSM configuration only (opensm.conf sweep_interval); no IBA attribute carries it",
-    ),
-    (
-        o::IB_SM_CONFIG_RESPONSE_TIMEOUT,
-        "OpenSM configuration only (transaction_timeout)",
-    ),
-    (
         o::IB_SM_CONFIG_PORT_AGING_TIME,
         "OpenSM has no port aging option",
     ),
@@ -535,15 +593,11 @@ const CONFIG_OMITTED: &[(&[u32], &str)] = &[
         o::IB_SM_CONFIG_MAX_UNICAST_LID,
         "OpenSM 3.3 has no max unicast LID option",
     ),
-    (
-        o::IB_SM_CONFIG_MASTER_POLL_INTERVAL,
-        "OpenSM configuration only (sminfo_polling_timeout)",
-    ),
-    (
-        o::IB_SM_CONFIG_MASTER_POLL_RETRIES,
-        "OpenSM configuration only (polling_retry_number)",
-    ),
 ];
+
+fn conf(v: &View) -> Option<&OpenSmConf> {
+    sm_rows(v).opensm.as_ref()
+}
 
 const CONFIG_COLS: &[Col<usize>] = &[
     ro(o::IB_SM_CONFIG_SUBNET_GUID, |v, &i| {
@@ -571,11 +625,32 @@ const CONFIG_COLS: &[Col<usize>] = &[
         config_sm(v, i)?;
         int(1)
     }),
+    // From opensm.conf when configured, else the SM port's PortInfo.
     ro(o::IB_SM_CONFIG_DEFAULT_LMC, |v, &i| {
-        u(config_port(v, i)?.info.lmc)
+        match conf(v).and_then(|c| c.lmc) {
+            Some(x) => u(x),
+            None => u(config_port(v, i)?.info.lmc),
+        }
     }),
     ro(o::IB_SM_CONFIG_M_KEY_LEASE_PERIOD, |v, &i| {
-        u(config_port(v, i)?.info.m_key_lease_period)
+        match conf(v).and_then(|c| c.m_key_lease_period) {
+            Some(x) => u(x),
+            None => u(config_port(v, i)?.info.m_key_lease_period),
+        }
+    }),
+    // Only opensm.conf carries these; absent (noSuchInstance) without it.
+    ro(o::IB_SM_CONFIG_SWEEP_INTERVAL, |v, _| {
+        u(conf(v)?.sweep_interval?)
+    }),
+    ro(o::IB_SM_CONFIG_RESPONSE_TIMEOUT, |v, _| {
+        u(conf(v)?.transaction_timeout?)
+    }),
+    ro(o::IB_SM_CONFIG_MASTER_POLL_INTERVAL, |v, _| {
+        // OpenSM counts milliseconds, the MIB seconds.
+        u(conf(v)?.sminfo_polling_timeout?.div_ceil(1000))
+    }),
+    ro(o::IB_SM_CONFIG_MASTER_POLL_RETRIES, |v, _| {
+        u(conf(v)?.polling_retry_number?)
     }),
 ];
 
@@ -1011,6 +1086,21 @@ mod tests {
         let m = vectors(&vec![1u8; MCAST_ELEMENT * 15], MCAST_ELEMENT);
         assert_eq!(m[0].len(), 252);
         assert_eq!(vectors(&[], 10), vec![Vec::<u8>::new()]);
+    }
+
+    #[test]
+    fn opensm_conf_values() {
+        let c = OpenSmConf::parse(
+            "# comment\nsweep_interval 10\ntransaction_timeout 200\n\
+             sminfo_polling_timeout 10000\npolling_retry_number 4\nlmc 0x1\n\
+             m_key_lease_period bad\nsm_priority 3 # unrelated\n",
+        );
+        assert_eq!(c.sweep_interval, Some(10));
+        assert_eq!(c.transaction_timeout, Some(200));
+        assert_eq!(c.sminfo_polling_timeout, Some(10000));
+        assert_eq!(c.polling_retry_number, Some(4));
+        assert_eq!(c.lmc, Some(1));
+        assert_eq!(c.m_key_lease_period, None);
     }
 
     #[test]

@@ -28,6 +28,9 @@ const DEFAULT_SWITCH_DEVICE: u16 = 0xcf08;
 /// IPoIB IPv4 broadcast group of the default partition (RFC 4391).
 pub const IPOIB_BROADCAST_MGID: &str = "ff12:401b:ffff::ffff:ffff";
 pub const IPOIB_BROADCAST_MLID: Lid = Lid(0xC000);
+/// Set in a CA port's GUID to make its alias GUID (EUI-64 locally
+/// administered bit).
+pub const ALIAS_GUID_BIT: u64 = 0x0200_0000_0000_0000;
 /// PortSamplesControl:Tick we report: 0xFF = 2,560 x 0.4 ns.
 pub const SAMPLE_TICK: u8 = 0xFF;
 
@@ -156,9 +159,19 @@ impl Fabric {
                 let tp = tn.port(PortNum(num));
                 let width = tp.and_then(|p| p.width).unwrap_or(LinkWidth::X4);
                 let speed = tp.and_then(|p| p.speed).unwrap_or(LinkSpeed::Sdr);
-                let info = port_info_template(t, num, tp.is_some(), width, speed);
+                let mut info = port_info_template(t, num, tp.is_some(), width, speed);
                 let guid = tn.port_guid(PortNum(num));
                 let end_port = t != NodeType::Switch || num == 0;
+                let guids = if t != NodeType::Switch {
+                    // One alias GUID per CA port (the locally administered
+                    // bit set), as a virtual function has; GUIDCap one block.
+                    info.guid_cap = info.guid_cap.max(8);
+                    Arc::from(vec![guid, Guid(guid.0 | ALIAS_GUID_BIT)])
+                } else if end_port {
+                    Arc::from(vec![guid])
+                } else {
+                    Arc::clone(&no_guids)
+                };
                 ports.push(Port {
                     node: ni as NodeIdx,
                     num: PortNum(num),
@@ -166,11 +179,7 @@ impl Fabric {
                     info,
                     remote: None,
                     pkeys: Arc::clone(&pkeys),
-                    guids: if end_port {
-                        Arc::from(vec![guid])
-                    } else {
-                        Arc::clone(&no_guids)
-                    },
+                    guids,
                     counters: None,
                 });
             }

@@ -24,8 +24,18 @@ use rand_chacha::ChaCha8Rng;
 use std::collections::HashMap;
 
 /// PortCounters counters in CounterSelect bit order; index 16 is PortXmitWait.
-pub(crate) const PC_COUNT: usize = 17;
-const PC_WIDTH: [u8; PC_COUNT] = [16, 8, 8, 16, 16, 16, 16, 8, 8, 4, 4, 16, 32, 32, 32, 32, 32];
+pub(crate) const PC_COUNT: usize = PORT_COUNTERS.len();
+use crate::mad::port_counters::PORT_COUNTERS;
+/// Widths of the PortCounters fields, from the one descriptor table.
+const PC_WIDTH: [u8; PC_COUNT] = {
+    let mut w = [0u8; PC_COUNT];
+    let mut i = 0;
+    while i < PC_COUNT {
+        w[i] = PORT_COUNTERS[i].bits;
+        i += 1;
+    }
+    w
+};
 const XMIT_DATA: usize = 12;
 const RCV_DATA: usize = 13;
 const XMIT_PKTS: usize = 14;
@@ -236,26 +246,10 @@ impl TrafficModel {
         let z = &self.zero;
         let linked = x.rate > 0.0;
         let te = self.effective_time(p, t, my);
-        let counters = PortCounters {
-            symbol_error_counter: w(0) as u16,
-            link_error_recovery_counter: w(1) as u8,
-            link_downed_counter: w(2) as u8,
-            port_rcv_errors: w(3) as u16,
-            port_rcv_remote_physical_errors: w(4) as u16,
-            port_rcv_switch_relay_errors: w(5) as u16,
-            port_xmit_discards: w(6) as u16,
-            port_xmit_constraint_errors: w(7) as u8,
-            port_rcv_constraint_errors: w(8) as u8,
-            local_link_integrity_errors: w(9) as u8,
-            excessive_buffer_overrun_errors: w(10) as u8,
-            vl15_dropped: w(11) as u16,
-            port_xmit_data: w(XMIT_DATA) as u32,
-            port_rcv_data: w(RCV_DATA) as u32,
-            port_xmit_pkts: w(XMIT_PKTS) as u32,
-            port_rcv_pkts: w(RCV_PKTS) as u32,
-            port_xmit_wait: w(XMIT_WAIT) as u32,
-            ..z.counters.clone()
-        };
+        let mut counters = z.counters.clone();
+        for (i, f) in PORT_COUNTERS.iter().enumerate() {
+            (f.set)(&mut counters, w(i));
+        }
         let mc = |pk: u64| (pk as f64 * x.multicast_share) as u64;
         let extended = PortCountersExtended {
             port_xmit_data: u[XMIT_DATA],
@@ -376,49 +370,10 @@ impl TrafficModel {
 
 /// PortCounters field number `i` (CounterSelect bit order, 16 = PortXmitWait).
 pub(crate) fn pc_value(c: &PortCounters, i: usize) -> u64 {
-    match i {
-        0 => c.symbol_error_counter.into(),
-        1 => c.link_error_recovery_counter.into(),
-        2 => c.link_downed_counter.into(),
-        3 => c.port_rcv_errors.into(),
-        4 => c.port_rcv_remote_physical_errors.into(),
-        5 => c.port_rcv_switch_relay_errors.into(),
-        6 => c.port_xmit_discards.into(),
-        7 => c.port_xmit_constraint_errors.into(),
-        8 => c.port_rcv_constraint_errors.into(),
-        9 => c.local_link_integrity_errors.into(),
-        10 => c.excessive_buffer_overrun_errors.into(),
-        11 => c.vl15_dropped.into(),
-        12 => c.port_xmit_data.into(),
-        13 => c.port_rcv_data.into(),
-        14 => c.port_xmit_pkts.into(),
-        15 => c.port_rcv_pkts.into(),
-        16 => c.port_xmit_wait.into(),
-        _ => 0,
-    }
+    PORT_COUNTERS.get(i).map_or(0, |f| (f.get)(c))
 }
 
 /// Saturating per-counter sum (what a PMA reports for PortSelect 255).
 pub(crate) fn add_counters(a: &PortCounters, b: &PortCounters) -> PortCounters {
-    let s = |i: usize| sat(pc_value(a, i).saturating_add(pc_value(b, i)), PC_WIDTH[i]);
-    PortCounters {
-        symbol_error_counter: s(0) as u16,
-        link_error_recovery_counter: s(1) as u8,
-        link_downed_counter: s(2) as u8,
-        port_rcv_errors: s(3) as u16,
-        port_rcv_remote_physical_errors: s(4) as u16,
-        port_rcv_switch_relay_errors: s(5) as u16,
-        port_xmit_discards: s(6) as u16,
-        port_xmit_constraint_errors: s(7) as u8,
-        port_rcv_constraint_errors: s(8) as u8,
-        local_link_integrity_errors: s(9) as u8,
-        excessive_buffer_overrun_errors: s(10) as u8,
-        vl15_dropped: s(11) as u16,
-        port_xmit_data: s(12) as u32,
-        port_rcv_data: s(13) as u32,
-        port_xmit_pkts: s(14) as u32,
-        port_rcv_pkts: s(15) as u32,
-        port_xmit_wait: s(16) as u32,
-        ..a.clone()
-    }
+    crate::mad::port_counters::add_saturating(a, b)
 }
