@@ -891,6 +891,214 @@ impl<V, K> Inner<V, K> {
 mod tests {
     use super::*;
 
+    use crate::message_v3::{flags, HeaderData, ScopedPdu, ScopedPduData, UsmParams, V3Message};
+    use crate::pdu::BulkBody;
+    use crate::table::Scalars;
+    use crate::usm::{Engine, SecurityLevel, UserAccess, UserConfig};
+    use crate::vacm::{AccessEntry, MibView, ViewFamily};
+    use proptest::prelude::*;
+
+    const ENGINE: [u8; 6] = [0x80, 0, 0, 0, 5, 1];
+
+    /// The whole agent path (USM, access, VACM, dispatch) over scalars
+    /// under 1.3.6.1.2.1.1 and 1.3.6.1.2.1.2, without sockets.
+    fn inner(families: Vec<ViewFamily>) -> Inner<(), ()> {
+        let mut d: Dispatcher<(), ()> = Dispatcher::new();
+        for root in [[1, 3, 6, 1, 2, 1, 1], [1, 3, 6, 1, 2, 1, 2]] {
+            let mut sc = Scalars::new(Oid::from_slice(&root));
+            for sub in 1..=5u32 {
+                sc = sc.read_write(sub, move |_: &()| Value::Integer(sub as i32), |_, _| Ok(()));
+            }
+            d.register_all(sc.into_objects()).unwrap();
+        }
+        let users = vec![
+            UserConfig {
+                name: "n".into(),
+                auth: None,
+                privacy: None,
+                access: None,
+            },
+            UserConfig {
+                name: "ro".into(),
+                auth: None,
+                privacy: None,
+                access: Some(UserAccess {
+                    write: false,
+                    min_level: SecurityLevel::NoAuthNoPriv,
+                    subtree: Some(Oid::new(vec![1, 3, 6, 1, 2, 1, 2])),
+                }),
+            },
+        ];
+        let usm = Usm::new(Engine::new(ENGINE.to_vec(), 1), &users).unwrap();
+        let mut vacm = Vacm::default();
+        vacm.views.insert("v".into(), MibView { families });
+        vacm.groups
+            .insert((SecurityModel::Usm, b"n".to_vec()), "g".into());
+        vacm.access.push(AccessEntry {
+            group: "g".into(),
+            model: None,
+            level: SecurityLevel::NoAuthNoPriv,
+            read: Some("v".into()),
+            write: Some("v".into()),
+        });
+        let controller: Arc<dyn SetController<()>> =
+            Arc::new(|_: Vec<()>| async { Ok::<(), ApplyError>(()) });
+        Inner {
+            dispatcher: Arc::new(d),
+            view: Box::new(|| ()),
+            controller,
+            stats: SnmpStats::new(),
+            communities: vec![Community::new("public", CommunityAccess::ReadOnly)],
+            max_message_size: MAX_UDP_PAYLOAD,
+            auth_hook: None,
+            usm: Some(Arc::new(usm)),
+            vacm: Some(Arc::new(vacm)),
+            secrets: vec![Oid::new(vec![1, 3, 6, 1, 2, 1, 1, 3])],
+            auth_failures: AtomicU64::new(0),
+            started: Instant::now(),
+            next_auth_warn: AtomicU64::new(0),
+        }
+    }
+
+    fn v3_request(user: &str, pdu: Pdu) -> Vec<u8> {
+        let m = V3Message {
+            header: HeaderData {
+                msg_id: 1,
+                max_size: 65507,
+                flags: flags::REPORTABLE,
+                security_model: 3,
+            },
+            usm: UsmParams {
+                engine_id: ENGINE.to_vec(),
+                engine_boots: 1,
+                engine_time: 0,
+                user_name: user.as_bytes().to_vec(),
+                ..Default::default()
+            },
+            data: ScopedPduData::Plain(ScopedPdu {
+                context_engine_id: ENGINE.to_vec(),
+                context_name: vec![],
+                pdu,
+            }),
+        };
+        let mut out = Vec::new();
+        m.encode(&mut out);
+        out
+    }
+
+    fn answer(inner: &Inner<(), ()>, req: &[u8]) -> Option<Pdu> {
+        let mut out = Vec::new();
+        let src = SocketAddr::from(([127, 0, 0, 1], 9));
+        match inner.handle(src, req, &mut out) {
+            Action::Send => {}
+            Action::Set(p) => return Some(Pdu::Response(p.response)),
+            Action::None => return None,
+        }
+        match V3Message::decode(&out).unwrap().0.data {
+            ScopedPduData::Plain(s) => Some(s.pdu),
+            ScopedPduData::Encrypted(_) => panic!("encrypted noAuth answer"),
+        }
+    }
+
+    fn walk(inner: &Inner<(), ()>, user: &str) -> Vec<Oid> {
+        let mut seen = Vec::new();
+        let mut cur = Oid::new(vec![1]);
+        loop {
+            let req = v3_request(
+                user,
+                Pdu::GetNextRequest(PduBody::request(
+                    1,
+                    vec![VarBind::new(cur.clone(), Value::Null)],
+                )),
+            );
+            let Some(Pdu::Response(b)) = answer(inner, &req) else {
+                panic!("no response")
+            };
+            let vb = &b.varbinds[0];
+            if vb.value == Value::EndOfMibView {
+                return seen;
+            }
+            assert!(vb.oid > cur, "walk went backwards");
+            cur = vb.oid.clone();
+            seen.push(cur.clone());
+        }
+    }
+
+    #[test]
+    fn vacm_walks_skip_excluded_and_secrets() {
+        let fam = |s: &[u32], included: bool| ViewFamily {
+            subtree: Oid::from_slice(s),
+            mask: vec![],
+            included,
+        };
+        let inner = inner(vec![
+            fam(&[1, 3, 6, 1], true),
+            fam(&[1, 3, 6, 1, 2, 1, 1], false),
+            fam(&[1, 3, 6, 1, 2, 1, 1, 4], true),
+        ]);
+        let got: Vec<String> = walk(&inner, "n").iter().map(|o| o.to_string()).collect();
+        let mut want = vec!["1.3.6.1.2.1.1.4.0".to_string()];
+        want.extend((1..=5).map(|i| format!("1.3.6.1.2.1.2.{i}.0")));
+        assert_eq!(got, want);
+        // The shorthand user limited to 1.3.6.1.2.1.2 cannot write.
+        let set = v3_request(
+            "ro",
+            Pdu::SetRequest(PduBody::request(
+                1,
+                vec![VarBind::new(
+                    Oid::new(vec![1, 3, 6, 1, 2, 1, 2, 1, 0]),
+                    Value::Integer(1),
+                )],
+            )),
+        );
+        let Some(Pdu::Response(b)) = answer(&inner, &set) else {
+            panic!()
+        };
+        assert_eq!(b.error_status, ErrorStatus::AuthorizationError);
+        // The secret sysUpTime-like scalar stays hidden at noAuthNoPriv.
+        let get = v3_request(
+            "n",
+            Pdu::GetRequest(PduBody::request(
+                1,
+                vec![VarBind::new(
+                    Oid::new(vec![1, 3, 6, 1, 2, 1, 1, 3, 0]),
+                    Value::Null,
+                )],
+            )),
+        );
+        let Some(Pdu::Response(b)) = answer(&inner, &get) else {
+            panic!()
+        };
+        assert_eq!(b.varbinds[0].value, Value::NoSuchObject);
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(64))]
+        /// Any view and any bulk request: an answer, no panic, no loop.
+        #[test]
+        fn agent_path_never_panics(
+            fams in proptest::collection::vec(
+                (proptest::collection::vec(0u32..8, 0..9), proptest::collection::vec(any::<u8>(), 0..2), any::<bool>()),
+                0..6),
+            oids in proptest::collection::vec(proptest::collection::vec(0u32..8, 0..10), 1..4),
+            reps in 0i32..30,
+            junk in proptest::collection::vec(any::<u8>(), 0..120),
+        ) {
+            let families = fams.into_iter().map(|(s, mask, included)| ViewFamily {
+                subtree: Oid::new(s), mask, included,
+            }).collect();
+            let inner = inner(families);
+            let vbs: Vec<VarBind> = oids.into_iter().map(|o| VarBind::new(Oid::new(o), Value::Null)).collect();
+            let bulk = Pdu::GetBulkRequest(BulkBody { request_id: 1, non_repeaters: 1, max_repetitions: reps, varbinds: vbs.clone() });
+            for user in ["n", "ro", "x"] {
+                let _ = answer(&inner, &v3_request(user, bulk.clone()));
+                let _ = answer(&inner, &v3_request(user, Pdu::SetRequest(PduBody::request(2, vbs.clone()))));
+            }
+            let mut out = Vec::new();
+            let _ = inner.handle(SocketAddr::from(([127, 0, 0, 1], 9)), &junk, &mut out);
+        }
+    }
+
     #[test]
     fn secrets_need_auth_priv() {
         let secrets = [Oid::new(vec![1, 3, 6, 1, 3, 117, 7, 1, 1, 1, 1, 4])];
