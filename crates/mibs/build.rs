@@ -75,6 +75,12 @@ pub(crate) struct Assignment {
     pub(crate) kind: String,
     pub(crate) value: Vec<Component>,
     pub(crate) line: usize,
+    /// OBJECT-TYPE only: MAX-ACCESS, SYNTAX (as written: a base type, a
+    /// textual convention or a SEQUENCE) and the INDEX clause of an entry
+    /// (`IMPLIED x` kept as one item).
+    pub(crate) access: String,
+    pub(crate) syntax: String,
+    pub(crate) index: Vec<String>,
 }
 
 #[derive(Debug, Clone, Default)]
@@ -84,6 +90,8 @@ pub(crate) struct Module {
     /// descriptor -> module it is imported from
     pub(crate) imports: HashMap<String, String>,
     pub(crate) assignments: Vec<Assignment>,
+    /// TEXTUAL-CONVENTION name -> its SYNTAX as written.
+    pub(crate) conventions: HashMap<String, String>,
 }
 
 /// Splits MIB text into tokens; `--` comments run to the end of the line,
@@ -229,6 +237,24 @@ pub(crate) fn parse_module(file: &str, text: &str) -> Result<Module, String> {
                 }
                 i += 1;
             }
+            Some(tc)
+                if !is_descriptor(tc)
+                    && at(i + 1).map(|t| &t.tok) == Some(&Tok::Assign)
+                    && word(at(i + 2)) == Some("TEXTUAL-CONVENTION") =>
+            {
+                // `Name ::= TEXTUAL-CONVENTION ... SYNTAX x`: the body runs
+                // to the next assignment; SYNTAX is its last clause.
+                let name = tc.to_string();
+                let start = i + 3;
+                let mut j = start;
+                while j < toks.len() && word(at(j)) != Some("SYNTAX") {
+                    j += 1;
+                }
+                let end = (j + 12).min(toks.len());
+                let syntax = syntax_of(toks.get(start..end).unwrap_or_default());
+                m.conventions.insert(name, syntax);
+                i = j;
+            }
             Some("MACRO") => {
                 // A macro definition: skip to its END.
                 while i < toks.len() && word(at(i)) != Some("END") {
@@ -255,7 +281,7 @@ pub(crate) fn parse_module(file: &str, text: &str) -> Result<Module, String> {
                 let line = line_of(&toks, i);
                 let name = name.to_string();
                 i += skip;
-                // The macro body holds no `::=`; the first one is the value.
+                let body_start = i;
                 while i < toks.len() && at(i).map(|t| &t.tok) != Some(&Tok::Assign) {
                     if let Some(w) = word(at(i)) {
                         let next_is_macro = matches!(word(at(i + 1)), Some(k) if OID_MACROS.contains(&k))
@@ -270,6 +296,16 @@ pub(crate) fn parse_module(file: &str, text: &str) -> Result<Module, String> {
                     }
                     i += 1;
                 }
+                let body = toks.get(body_start..i).unwrap_or_default();
+                let (access, syntax, index) = if kind == "OBJECT-TYPE" {
+                    (
+                        clause_word(body, &["MAX-ACCESS", "ACCESS"]),
+                        syntax_of(body),
+                        index_of(body),
+                    )
+                } else {
+                    Default::default()
+                };
                 i += 1;
                 let (value, next) = parse_value(&toks, i)
                     .map_err(|e| format!("{file}:{line}: value of `{name}`: {e}"))?;
@@ -279,12 +315,109 @@ pub(crate) fn parse_module(file: &str, text: &str) -> Result<Module, String> {
                     kind: kind.to_string(),
                     value,
                     line,
+                    access,
+                    syntax,
+                    index,
                 });
             }
             _ => i += 1,
         }
     }
     Ok(m)
+}
+
+/// The word after the first of `keys` in a macro body ("" if none).
+fn clause_word(body: &[Token], keys: &[&str]) -> String {
+    body.iter()
+        .position(|t| matches!(&t.tok, Tok::Word(w) if keys.contains(&w.as_str())))
+        .and_then(|k| word(body.get(k + 1)))
+        .unwrap_or_default()
+        .to_string()
+}
+
+/// The SYNTAX clause's type: `OCTET STRING`, `OBJECT IDENTIFIER`,
+/// `SEQUENCE OF X`, or one word (a base type or a convention); ranges,
+/// sizes and enumerations are left out.
+fn syntax_of(body: &[Token]) -> String {
+    let Some(k) = body
+        .iter()
+        .position(|t| matches!(&t.tok, Tok::Word(w) if w == "SYNTAX"))
+    else {
+        return String::new();
+    };
+    match (
+        word(body.get(k + 1)),
+        word(body.get(k + 2)),
+        word(body.get(k + 3)),
+    ) {
+        (Some("OCTET"), Some("STRING"), _) => "OCTET STRING".into(),
+        (Some("OBJECT"), Some("IDENTIFIER"), _) => "OBJECT IDENTIFIER".into(),
+        (Some("SEQUENCE"), Some("OF"), Some(x)) => format!("SEQUENCE OF {x}"),
+        (Some(w), _, _) => w.to_string(),
+        _ => String::new(),
+    }
+}
+
+/// The INDEX clause's items (`IMPLIED x` as one item), or
+/// `AUGMENTS x` for an entry that augments another.
+fn index_of(body: &[Token]) -> Vec<String> {
+    let Some(k) = body
+        .iter()
+        .position(|t| matches!(&t.tok, Tok::Word(w) if w == "INDEX"))
+    else {
+        let aug = body
+            .iter()
+            .position(|t| matches!(&t.tok, Tok::Word(w) if w == "AUGMENTS"));
+        return aug
+            .and_then(|k| word(body.get(k + 2)))
+            .map(|w| vec![format!("AUGMENTS {w}")])
+            .unwrap_or_default();
+    };
+    let mut out = Vec::new();
+    let mut implied = false;
+    for t in body.iter().skip(k + 2) {
+        match &t.tok {
+            Tok::Punct('}') => break,
+            Tok::Word(w) if w == "IMPLIED" => implied = true,
+            Tok::Word(w) => {
+                out.push(if implied {
+                    format!("IMPLIED {w}")
+                } else {
+                    w.clone()
+                });
+                implied = false;
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
+/// SNMPv2-TC / SNMP-FRAMEWORK-MIB conventions the shipped files import but
+/// the parser does not read, with their base types.
+const KNOWN_CONVENTIONS: &[(&str, &str)] = &[
+    ("TruthValue", "INTEGER"),
+    ("RowStatus", "INTEGER"),
+    ("StorageType", "INTEGER"),
+    ("TestAndIncr", "INTEGER"),
+    ("AutonomousType", "OBJECT IDENTIFIER"),
+    ("TimeStamp", "TimeTicks"),
+    ("DisplayString", "OCTET STRING"),
+    ("PhysAddress", "OCTET STRING"),
+    ("MacAddress", "OCTET STRING"),
+    ("SnmpAdminString", "OCTET STRING"),
+];
+
+/// The SMI base type of a SYNTAX, through conventions.
+fn base_syntax(conventions: &HashMap<&str, &str>, syntax: &str) -> String {
+    let mut s = syntax;
+    for _ in 0..8 {
+        match conventions.get(s) {
+            Some(next) => s = next,
+            None => break,
+        }
+    }
+    s.to_string()
 }
 
 fn line_of(toks: &[Token], i: usize) -> usize {
@@ -457,6 +590,12 @@ pub(crate) fn render(modules: &[Module], resolved: &Resolved) -> Result<String, 
     let mut src = String::from(
         "// @generated by crates/mibs/build.rs from the files in mibs/; do not edit.\n",
     );
+    let mut conventions: HashMap<&str, &str> = KNOWN_CONVENTIONS.iter().copied().collect();
+    for m in modules {
+        for (k, v) in &m.conventions {
+            conventions.insert(k, v);
+        }
+    }
     for m in modules {
         let rows = resolved.get(&m.name).map(Vec::as_slice).unwrap_or_default();
         let ident = module_ident(&m.name);
@@ -500,6 +639,26 @@ pub(crate) fn render(modules: &[Module], resolved: &Resolved) -> Result<String, 
             );
             let _ = writeln!(src, "    pub const {c}: &[u32] = {t};");
         }
+        let _ = writeln!(
+            src,
+            "    /// Every OBJECT-TYPE of the module: OID, MAX-ACCESS, base syntax, INDEX."
+        );
+        let _ = writeln!(src, "    pub const OBJECT_TYPES: &[super::ObjectType] = &[");
+        for (a, (name, _, _, _)) in m.assignments.iter().zip(rows) {
+            if a.kind != "OBJECT-TYPE" {
+                continue;
+            }
+            let index: Vec<String> = a.index.iter().map(|x| format!("{x:?}")).collect();
+            let _ = writeln!(
+                src,
+                "        super::ObjectType {{ name: {name:?}, oid: {}, access: {:?}, syntax: {:?}, index: &[{}] }},",
+                screaming_snake(name),
+                a.access,
+                base_syntax(&conventions, &a.syntax),
+                index.join(", ")
+            );
+        }
+        let _ = writeln!(src, "    ];");
         let _ = writeln!(
             src,
             "    /// Every descriptor of the module with its OID, in file order."

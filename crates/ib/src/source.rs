@@ -220,15 +220,27 @@ pub struct SourceOptions {
     pub local_node: Option<String>,
     /// Seed of the simulator's traffic model (reproducible runs).
     pub seed: u64,
+    /// The umad source's options (config `[umad]`).
+    pub umad: umad::UmadOptions,
+    /// The simulator's partitions, from an OpenSM partitions.conf-style file
+    /// (None: the default partition only).
+    pub sim_partitions: Option<std::path::PathBuf>,
 }
 
 /// Opens the source a spec names.
 pub fn open(spec: &SourceSpec, opts: &SourceOptions) -> Result<Box<dyn Source>, SourceError> {
     match spec {
         SourceSpec::Sim { file } => {
+            let partitions = match &opts.sim_partitions {
+                Some(p) => Some(std::fs::read_to_string(p).map_err(|e| {
+                    SourceError::Invalid(format!("{}: cannot read: {e}", p.display()))
+                })?),
+                None => None,
+            };
             let cfg = sim::SimConfig {
                 seed: opts.seed,
                 local_node: opts.local_node.clone(),
+                partitions,
                 ..sim::SimConfig::default()
             };
             let s = match file {
@@ -240,7 +252,7 @@ pub fn open(spec: &SourceSpec, opts: &SourceOptions) -> Result<Box<dyn Source>, 
         // The umad and sysfs sources plug in here when their modules land.
         // PMAs without PortSamplesControl get IB-PM-MIB sampling in software.
         SourceSpec::Umad { ca, port } => Ok(Box::new(sampler::SoftSampling::new(
-            umad::UmadSource::open(ca.as_deref(), *port, umad::UmadOptions::default())?,
+            umad::UmadSource::open(ca.as_deref(), *port, opts.umad.clone())?,
         ))),
         SourceSpec::Sysfs { root } => Ok(Box::new(
             sysfs::SysfsSource::new(root)?.with_local_node(opts.local_node.clone()),

@@ -26,29 +26,10 @@ fn guid_of(s: &Snapshot, desc: &str) -> Guid {
 }
 
 /// Follows LFTs from `from` (a switch) to the end port owning `lid`.
+/// Whether `lid` is reached from switch `from` by its forwarding tables.
 fn trace(s: &Snapshot, from: u32, lid: Lid) -> bool {
-    let target = s.port_by_lid(lid).unwrap();
-    let mut node = from;
-    for _ in 0..64 {
-        let n = s.node(node).unwrap();
-        let Some(sw) = &n.switch else {
-            return s
-                .node_ports(node)
-                .iter()
-                .any(|p| s.port_by_lid(lid) == s.port_by_guid(p.guid));
-        };
-        let out = *sw.lft.get(usize::from(lid.0)).unwrap();
-        if out == 0 {
-            return s.node_port(node, PortNum(0)) == Some(target);
-        }
-        let p = s.node_port(node, PortNum(out)).unwrap();
-        let r = s.port(p).unwrap().remote.unwrap();
-        if r == target {
-            return true;
-        }
-        node = s.port(r).unwrap().node;
-    }
-    false
+    let p0 = s.node_port(from, PortNum(0)).unwrap();
+    ib::model::route::trace(s, p0, lid).is_ok()
 }
 
 #[test]

@@ -52,7 +52,7 @@ const IF_X_ENTRY_LAST: u32 = 19;
 /// The ifTable/ifXTable rows of the IB ports in `view`.
 pub fn if_mib_rows(view: &View) -> Vec<Registration> {
     let (e, x) = (Oid::from_slice(&IF_ENTRY), Oid::from_slice(&IF_X_ENTRY));
-    view.interfaces
+    mibs::if_mib::interfaces(view)
         .ifs
         .iter()
         .flat_map(|(index, _)| {

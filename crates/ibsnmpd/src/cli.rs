@@ -75,6 +75,20 @@ pub struct RunArgs {
     /// is opened.
     #[arg(long = "agentx", value_name = "ADDR", num_args = 0..=1, default_missing_value = "")]
     pub agentx: Option<String>,
+    /// Send SNMPv2c traps to HOST[:PORT] (default port 162; repeatable;
+    /// added to the config file's trap2sink entries, community from
+    /// trapcommunity, default public).
+    #[arg(long = "trap2sink", value_name = "HOST[:PORT]")]
+    pub trap2sink: Vec<String>,
+    /// Serve Prometheus metrics (HTTP GET /metrics) on ADDR:PORT (default
+    /// off; see docs/metrics.md).
+    #[arg(long = "metrics", value_name = "ADDR:PORT")]
+    pub metrics: Option<String>,
+
+    /// infiniband-diags node-name-map (`0xGUID "name"` lines): names that
+    /// replace node descriptions everywhere; reloaded on SIGHUP.
+    #[arg(long = "node-name-map", value_name = "FILE")]
+    pub node_name_map: Option<PathBuf>,
 }
 
 #[derive(Debug, Subcommand)]
@@ -86,6 +100,9 @@ pub enum Command {
     Topology(TopologyCommand),
     /// Send a command to a running agent's control socket and print the answer.
     Ctl(CtlArgs),
+    /// Print the man page (roff) generated from this command line.
+    #[command(hide = true)]
+    Man,
 }
 
 #[derive(Debug, Args)]
@@ -118,13 +135,17 @@ pub struct DumpArgs {
     /// Log filter for the sweep's messages (stderr).
     #[arg(long = "log-level", value_name = "L", default_value = "warn")]
     pub log_level: String,
+
+    /// infiniband-diags node-name-map: names replace node descriptions.
+    #[arg(long = "node-name-map", value_name = "FILE")]
+    pub node_name_map: Option<PathBuf>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum DumpFormat {
     /// What `ibnetdiscover` prints.
     Ibnetdiscover,
-    /// The snapshot as JSON (schema in docs/usage.md).
+    /// The snapshot as JSON (schema in docs/dump-json.md).
     Json,
 }
 

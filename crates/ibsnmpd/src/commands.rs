@@ -10,17 +10,24 @@ use crate::config::ConfigError;
 /// `ibsnmpd dump`: one sweep, printed.
 pub fn dump(args: &DumpArgs) -> Result<()> {
     crate::logging::init(&args.log_level)?;
+    let names = match &args.node_name_map {
+        Some(p) => crate::nodemap::NodeNameMap::load(p).map_err(ConfigError)?,
+        None => Default::default(),
+    };
     let mut source = crate::sources::open_spec(&args.source, None)?;
-    let snap = source
+    let mut snap = source
         .sweep()
         .map_err(|e| anyhow::anyhow!("sweep of {} failed: {e}", args.source))?;
+    names.apply(&mut snap);
     let text = match args.format {
         DumpFormat::Ibnetdiscover => ib::model::dump_ibnetdiscover(&snap),
         DumpFormat::Json => {
-            let mut t = serde_json::to_string_pretty(&ib::model::dump_json(&snap))
-                .context("cannot render JSON")?;
-            t.push('\n');
-            t
+            // Streamed: one node's JSON at a time, never the whole document.
+            let mut out = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
+            serde_json::to_writer_pretty(&mut out, &ib::model::dump::JsonDump(&snap))
+                .context("cannot write JSON to stdout")?;
+            out.write_all(b"\n").context("cannot write to stdout")?;
+            return out.flush().context("cannot write to stdout");
         }
     };
     std::io::stdout()
@@ -63,4 +70,22 @@ pub fn ctl(args: &CtlArgs) -> Result<()> {
         &args.command,
         std::time::Duration::from_secs_f64(args.timeout),
     )
+}
+
+/// `ibsnmpd man`: the man page (section 8) from the clap definition, so it
+/// never drifts from `--help`; packaging/ibsnmpd.8 is its output, checked by
+/// the tests.
+pub fn man() -> Result<()> {
+    use clap::CommandFactory;
+    let cmd = crate::cli::Cli::command();
+    let mut out = Vec::new();
+    clap_mangen::Man::new(cmd)
+        .section("8")
+        .manual("System Manager's Manual")
+        .render(&mut out)
+        .context("cannot render the man page")?;
+    std::io::stdout()
+        .lock()
+        .write_all(&out)
+        .context("cannot write to stdout")
 }

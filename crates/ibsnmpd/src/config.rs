@@ -74,6 +74,8 @@ pub struct Settings {
     /// Added to every ifIndex (`agentx_if_index_offset`; 1,000,000 by default
     /// with `agentx_if_mib`, else 0).
     pub agentx_if_index_offset: u32,
+    /// Notification sinks, storm control and thresholds (docs/notifications.md).
+    pub notify: crate::traps::NotifySettings,
     /// snmpEngineID from the file (`engine_id`, hex); None: generated once
     /// and kept in the state directory.
     pub engine_id: Option<Vec<u8>>,
@@ -87,6 +89,19 @@ pub struct Settings {
     pub max_getbulk_responses: usize,
     /// Problems worth a warning once logging is up (e.g. file mode).
     pub warnings: Vec<String>,
+    /// Prometheus endpoint (`--metrics`), off by default.
+    pub metrics_listen: Option<SocketAddr>,
+    /// infiniband-diags node-name-map (`--node-name-map`).
+    pub node_name_map: Option<PathBuf>,
+    /// The umad source's options (`[umad]`).
+    pub umad: ib::source::umad::UmadOptions,
+    /// `secrets = true`: IB-SM-MIB's SM_Key and M_Key columns read their
+    /// values; off (default) they read as zeros. The SNMPv3 view of a request
+    /// narrows this further (mibs::View::secrets).
+    pub secrets: bool,
+    /// `sim_partitions`: the simulator's partitions, an OpenSM
+    /// partitions.conf-style file (docs/ib-sm.md).
+    pub sim_partitions: Option<PathBuf>,
 }
 
 /// The file as written. Unknown keys are errors (a typo must not be ignored).
@@ -110,6 +125,17 @@ struct FileConfig {
     agentx: Option<String>,
     agentx_if_mib: Option<bool>,
     agentx_if_index_offset: Option<u32>,
+    // Notifications (docs/notifications.md), read by crate::traps::settings.
+    trapsink: Option<Vec<crate::traps::SinkEntry>>,
+    trap2sink: Option<Vec<crate::traps::SinkEntry>>,
+    informsink: Option<Vec<crate::traps::SinkEntry>>,
+    trapcommunity: Option<String>,
+    authtrapenable: Option<u8>,
+    notification_rate_limit: Option<u32>,
+    notification_rate_interval: Option<f64>,
+    notification_queue: Option<usize>,
+    link_integrity_threshold: Option<u64>,
+    buffer_overrun_threshold: Option<u64>,
     engine_id: Option<String>,
     max_getbulk_responses: Option<u32>,
     view: Option<Vec<ViewEntry>>,
@@ -118,6 +144,11 @@ struct FileConfig {
     user: Option<Vec<UserEntry>>,
     rouser: Option<Vec<UserAccessEntry>>,
     rwuser: Option<Vec<UserAccessEntry>>,
+    metrics_listen: Option<String>,
+    node_name_map: Option<PathBuf>,
+    umad: Option<crate::umad_config::UmadSection>,
+    secrets: Option<bool>,
+    sim_partitions: Option<PathBuf>,
 }
 
 /// `[[view]]`: snmpd's `view NAME included|excluded OID [MASK]`.
@@ -442,8 +473,24 @@ fn line_of(text: &str, offset: usize) -> usize {
         .unwrap_or(1)
 }
 
-fn merge(file: FileConfig, origin: &str, args: &RunArgs) -> Result<Settings, ConfigError> {
+fn merge(mut file: FileConfig, origin: &str, args: &RunArgs) -> Result<Settings, ConfigError> {
     let in_file = |key: &str, msg: String| ConfigError(format!("{origin}: {key}: {msg}"));
+    let notify = crate::traps::settings(
+        crate::traps::FileKeys {
+            trapsink: file.trapsink.take(),
+            trap2sink: file.trap2sink.take(),
+            informsink: file.informsink.take(),
+            trapcommunity: file.trapcommunity.take(),
+            authtrapenable: file.authtrapenable.take(),
+            rate_limit: file.notification_rate_limit.take(),
+            rate_interval: file.notification_rate_interval.take(),
+            queue: file.notification_queue.take(),
+            link_integrity_threshold: file.link_integrity_threshold.take(),
+            buffer_overrun_threshold: file.buffer_overrun_threshold.take(),
+        },
+        origin,
+        &args.trap2sink,
+    )?;
 
     // AgentX: the flag wins over the file; in AgentX mode UDP is opened only when
     // asked for (--listen or agentaddress).
@@ -554,6 +601,13 @@ fn merge(file: FileConfig, origin: &str, args: &RunArgs) -> Result<Settings, Con
         file.rwuser.unwrap_or_default(),
         &in_file,
     )?;
+    let (metrics_listen, node_name_map, umad) = merge_ops(
+        file.metrics_listen,
+        file.node_name_map,
+        file.umad,
+        origin,
+        args,
+    )?;
 
     let vacm = vacm(
         file.view.unwrap_or_default(),
@@ -576,6 +630,8 @@ fn merge(file: FileConfig, origin: &str, args: &RunArgs) -> Result<Settings, Con
     }
 
     Ok(Settings {
+        secrets: file.secrets.unwrap_or(false),
+        sim_partitions: file.sim_partitions,
         listen,
         source,
         communities,
@@ -600,6 +656,7 @@ fn merge(file: FileConfig, origin: &str, args: &RunArgs) -> Result<Settings, Con
         },
         agentx,
         agentx_if_mib: file.agentx_if_mib.unwrap_or(false),
+        notify,
         engine_id,
         users,
         vacm,
@@ -614,6 +671,9 @@ fn merge(file: FileConfig, origin: &str, args: &RunArgs) -> Result<Settings, Con
             None => snmp::dispatch::DEFAULT_MAX_BULK_VARBINDS,
         },
         warnings: Vec::new(),
+        metrics_listen,
+        node_name_map,
+        umad,
     })
 }
 
@@ -637,6 +697,41 @@ fn parse_engine_id(h: &str) -> Result<Vec<u8>, String> {
         return Err("must be 5 to 32 octets".into());
     }
     Ok(bytes)
+}
+
+type OpsSettings = (
+    Option<SocketAddr>,
+    Option<PathBuf>,
+    ib::source::umad::UmadOptions,
+);
+
+/// The operations keys: metrics endpoint, node-name-map, `[umad]`.
+fn merge_ops(
+    metrics: Option<String>,
+    node_name_map: Option<PathBuf>,
+    umad: Option<crate::umad_config::UmadSection>,
+    origin: &str,
+    args: &RunArgs,
+) -> Result<OpsSettings, ConfigError> {
+    let metrics_listen = match (&args.metrics, metrics) {
+        (Some(a), _) => {
+            Some(parse_listen(a).map_err(|m| ConfigError(format!("--metrics {a:?}: {m}")))?)
+        }
+        (None, Some(a)) => Some(
+            parse_listen(&a)
+                .map_err(|m| ConfigError(format!("{origin}: metrics_listen {a:?}: {m}")))?,
+        ),
+        (None, None) => None,
+    };
+    let umad = umad
+        .unwrap_or_default()
+        .options()
+        .map_err(|m| ConfigError(format!("{origin}: [umad] {m}")))?;
+    Ok((
+        metrics_listen,
+        args.node_name_map.clone().or(node_name_map),
+        umad,
+    ))
 }
 
 fn seconds(secs: f64) -> Result<Duration, String> {
@@ -815,6 +910,27 @@ source = "127.0.0.1"
         .unwrap();
         let e = merge(f, "c.toml", &args()).unwrap_err();
         assert!(e.0.contains("nope"), "{e}");
+    }
+
+    /// The example in docs/config.md and packaging/ibsnmpd.toml load as written.
+    #[test]
+    fn shipped_examples_load() {
+        let doc = include_str!("../../../docs/config.md");
+        let start = doc.find("```toml\n").expect("toml block") + 8;
+        let len = doc[start..].find("```").expect("block end");
+        let f = parse_file(&doc[start..start + len], "docs/config.md").unwrap();
+        let s = merge(f, "docs/config.md", &args()).unwrap();
+        assert_eq!(s.communities.len(), 3);
+        assert_eq!(
+            s.control_socket.as_deref(),
+            Some(Path::new("/run/ibsnmpd/ctl.sock"))
+        );
+        assert!(s.metrics_listen.is_some() && s.node_name_map.is_some());
+        assert_eq!(s.umad, ib::source::umad::UmadOptions::default());
+
+        let pkg = include_str!("../../../packaging/ibsnmpd.toml");
+        let f = parse_file(pkg, "packaging/ibsnmpd.toml").unwrap();
+        merge(f, "packaging/ibsnmpd.toml", &args()).unwrap();
     }
 
     #[test]

@@ -35,6 +35,15 @@ struct Inner {
     store: StateStore,
     fabric: FabricHandle,
     serial: tokio::sync::Mutex<()>,
+    /// What the last successful apply replaced (None after an undo, or when it
+    /// reached the fabric, which cannot be taken back).
+    last: std::sync::Mutex<Option<Undo>>,
+}
+
+/// The state before the last successful apply.
+struct Undo {
+    system: Arc<SystemState>,
+    kv: BTreeMap<String, String>,
 }
 
 impl Controller {
@@ -52,6 +61,7 @@ impl Controller {
                 store,
                 fabric,
                 serial: tokio::sync::Mutex::new(()),
+                last: std::sync::Mutex::new(None),
             }),
         }
     }
@@ -95,6 +105,7 @@ impl Inner {
             fabric_ops.sort_by_key(|(i, _)| *i);
         }
         let persisted = old_kv != new_kv;
+        let reached_fabric = !fabric_ops.is_empty();
         if persisted {
             if let Err(e) = self.persist(new_kv.clone()).await {
                 error!(path = %self.store.path().display(), error = %e, "cannot persist Set");
@@ -137,7 +148,41 @@ impl Inner {
                 *stored = new_kv;
             }
         }
+        let undo = (!reached_fabric).then_some(Undo {
+            system: old,
+            kv: old_kv,
+        });
+        if let Ok(mut last) = self.last.lock() {
+            *last = undo;
+        }
         self.system.store(Arc::new(new));
+        Ok(())
+    }
+
+    /// Puts back the state before the last successful apply.
+    async fn undo_last(&self) -> Result<(), ApplyError> {
+        let _one_at_a_time = self.serial.lock().await;
+        let fail = |reason: String| ApplyError {
+            index: 0,
+            kind: ApplyErrorKind::UndoFailed,
+            reason,
+        };
+        let undo = self
+            .last
+            .lock()
+            .ok()
+            .and_then(|mut l| l.take())
+            .ok_or_else(|| fail("the last Set reached the fabric or was already undone".into()))?;
+        if self.stored_values() != undo.kv {
+            self.persist(undo.kv.clone())
+                .await
+                .map_err(|e| fail(format!("cannot write {}: {e}", self.store.path().display())))?;
+            if let Ok(mut stored) = self.stored.lock() {
+                *stored = undo.kv;
+            }
+        }
+        info!("Set undone");
+        self.system.store(undo.system);
         Ok(())
     }
 }
@@ -146,5 +191,10 @@ impl SetController<Change> for Controller {
     fn apply(&self, changes: Vec<Change>) -> ApplyFuture {
         let me = Arc::clone(&self.inner);
         Box::pin(async move { me.apply_all(changes).await })
+    }
+
+    fn undo_last(&self) -> ApplyFuture {
+        let me = Arc::clone(&self.inner);
+        Box::pin(async move { me.undo_last().await })
     }
 }

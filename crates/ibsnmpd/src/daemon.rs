@@ -12,9 +12,10 @@ use snmp::dispatch::Dispatcher;
 use snmp::oid::Oid;
 use tracing::{info, warn};
 
-use crate::config::{Access, Settings};
+use crate::config::{Access, ConfigError, Settings};
 use crate::controller::Controller;
 use crate::fabric::{self, FabricThread};
+use crate::nodemap::{NodeNameMap, SharedNodeNameMap};
 use crate::state::StateStore;
 
 /// sysDescr: what, which version, on which platform.
@@ -37,14 +38,72 @@ fn initial_state(settings: &Settings, stored: &BTreeMap<String, String>) -> Syst
     st.contact = settings.sys_contact.clone();
     st.name = settings.sys_name.clone();
     st.location = settings.sys_location.clone();
+    st.enable_authen_traps = settings.notify.auth_traps;
+    st.secrets = settings.secrets;
     st.restore(stored);
     st
 }
 
+/// The state directory. An agent with no write community never persists, so
+/// a directory it cannot create is no reason to stop it: said once, then run.
+fn open_state(settings: &Settings) -> Result<(StateStore, BTreeMap<String, String>)> {
+    match StateStore::open(&settings.state_dir) {
+        Ok(s) => {
+            let stored = s.load()?;
+            Ok((s, stored))
+        }
+        Err(e)
+            if !settings
+                .communities
+                .iter()
+                .any(|c| c.access == Access::ReadWrite) =>
+        {
+            warn!(
+                error = %format!("{e:#}"),
+                "no writable state directory; running read-only without persisted state"
+            );
+            Ok((StateStore::unwritable(&settings.state_dir), BTreeMap::new()))
+        }
+        Err(e) => Err(e),
+    }
+}
+
+/// The config file's communities as the SNMP engine takes them.
+pub fn agent_communities(list: &[crate::config::Community]) -> Vec<AgentCommunity> {
+    list.iter()
+        .map(|c| AgentCommunity {
+            name: c.name.as_bytes().to_vec(),
+            access: match c.access {
+                Access::ReadOnly => CommunityAccess::ReadOnly,
+                Access::ReadWrite => CommunityAccess::ReadWrite,
+            },
+            sources: c.source.into_iter().collect(),
+        })
+        .collect()
+}
+
+/// The node-name-map of the settings (empty without one); a bad map at
+/// startup is a configuration error.
+fn load_node_name_map(settings: &Settings) -> Result<SharedNodeNameMap> {
+    let map = match &settings.node_name_map {
+        Some(p) => {
+            let m = NodeNameMap::load(p).map_err(ConfigError)?;
+            info!(path = %p.display(), names = m.len(), "node-name-map loaded");
+            m
+        }
+        None => NodeNameMap::default(),
+    };
+    Ok(Arc::new(ArcSwap::from_pointee(map)))
+}
+
 /// Runs the agent until a termination signal.
-pub fn run(settings: Settings, source: Box<dyn Source>) -> Result<()> {
-    let store = StateStore::open(&settings.state_dir)?;
-    let stored = store.load()?;
+/// `load` reads the settings again on SIGHUP (see [`crate::reload`]).
+pub fn run(
+    settings: Settings,
+    source: Box<dyn Source>,
+    load: crate::reload::LoadSettings,
+) -> Result<()> {
+    let (store, stored) = open_state(&settings)?;
     if !stored.is_empty() {
         info!(path = %store.path().display(), values = stored.len(), "loaded persisted state");
     }
@@ -53,8 +112,19 @@ pub fn run(settings: Settings, source: Box<dyn Source>) -> Result<()> {
         warn!("{w}");
     }
     // snmpEngineBoots is counted (durably) before the first answer.
-    let (engine_id, boots) =
-        crate::engine_state::start(&settings.state_dir, settings.engine_id.clone())?;
+    let (engine_id, boots) = match crate::engine_state::start(
+        &settings.state_dir,
+        settings.engine_id.clone(),
+    ) {
+        Ok(e) => e,
+        // Without SNMPv3 users nothing depends on snmpEngineBoots surviving a
+        // restart: a read-only agent runs with an engine of this run only.
+        Err(e) if settings.users.is_empty() => {
+            warn!(error = %format!("{e:#}"), "snmpEngineID/Boots not persisted (no SNMPv3 users)");
+            crate::engine_state::ephemeral(settings.engine_id.clone())
+        }
+        Err(e) => return Err(e),
+    };
     let usm = Arc::new(
         snmp::usm::Usm::new(snmp::usm::Engine::new(engine_id, boots), &settings.users)
             .context("SNMPv3 users")?,
@@ -86,26 +156,34 @@ pub fn run(settings: Settings, source: Box<dyn Source>) -> Result<()> {
     let current = Arc::new(ArcSwap::from_pointee(Published::new(Arc::new(
         fabric::empty_snapshot(&settings.source, 0),
     ))));
+    // Every published snapshot, for the notification layer's diffs.
+    let (snap_tx, snap_rx) = tokio::sync::watch::channel(Arc::clone(&current.load().snapshot));
     let publish: fabric::Publish = {
         let current = Arc::clone(&current);
         // The publisher owns IF-MIB's history from one snapshot to the next;
         // only the source thread publishes, so this lock is never contended.
-        let publisher = std::sync::Mutex::new(match settings.agentx_if_index_offset {
-            0 => Publisher::new(),
-            n => Publisher::with_if_index_offset(n),
-        });
+        let publisher = std::sync::Mutex::new(Publisher::with_options(&mibs::DeriveOptions {
+            if_index_offset: settings.agentx_if_index_offset,
+        }));
         Arc::new(move |snap| {
             let published = match publisher.lock() {
-                Ok(mut p) => p.publish(snap),
-                Err(poisoned) => poisoned.into_inner().publish(snap),
+                Ok(mut p) => p.publish(Arc::clone(&snap)),
+                Err(poisoned) => poisoned.into_inner().publish(Arc::clone(&snap)),
             };
-            current.store(Arc::new(published))
+            current.store(Arc::new(published));
+            snap_tx.send_replace(snap);
         })
     };
-    // The source thread sweeps at once; the agent answers after that first
-    // sweep, so the first walk sees the fabric.
-    let (fabric, first_sweep) = FabricThread::start(source, publish, settings.sweep_interval)
-        .context("cannot start the source thread")?;
+    // The source thread waits for the sockets (bound below, so a busy port
+    // fails at once); the agent answers after the first sweep.
+    let names = load_node_name_map(&settings)?;
+    let (mut fabric, first_sweep) = FabricThread::start_paused(
+        source,
+        publish,
+        settings.sweep_interval,
+        Some(Arc::clone(&names)),
+    )
+    .context("cannot start the source thread")?;
 
     let stats = SnmpStats::new();
     let controller = Arc::new(Controller::new(
@@ -117,18 +195,7 @@ pub fn run(settings: Settings, source: Box<dyn Source>) -> Result<()> {
 
     let config = AgentConfig {
         listen: settings.listen.clone(),
-        communities: settings
-            .communities
-            .iter()
-            .map(|c| AgentCommunity {
-                name: c.name.as_bytes().to_vec(),
-                access: match c.access {
-                    Access::ReadOnly => CommunityAccess::ReadOnly,
-                    Access::ReadWrite => CommunityAccess::ReadWrite,
-                },
-                sources: c.source.into_iter().collect(),
-            })
-            .collect(),
+        communities: agent_communities(&settings.communities),
         ..AgentConfig::default()
     };
 
@@ -137,6 +204,7 @@ pub fn run(settings: Settings, source: Box<dyn Source>) -> Result<()> {
         .thread_name("ibsnmpd-agent")
         .build()
         .context("cannot start the async runtime")?;
+    let metrics_current = Arc::clone(&current);
     let view_stats = Arc::clone(&stats);
     let view_system = Arc::clone(&system);
     let view = move || {
@@ -149,7 +217,7 @@ pub fn run(settings: Settings, source: Box<dyn Source>) -> Result<()> {
     let dispatcher = Arc::new(dispatcher);
     let controller = controller as Arc<dyn snmp::agent::SetController<mibs::Change>>;
     let view = Arc::new(view);
-    let subagent = settings.agentx.clone().map(|master| {
+    let mut subagent = settings.agentx.clone().map(|master| {
         let view = Arc::clone(&view);
         let system = Arc::clone(&system);
         crate::agentx::subagent(
@@ -163,6 +231,16 @@ pub fn run(settings: Settings, source: Box<dyn Source>) -> Result<()> {
         )
     });
     let udp = !config.listen.is_empty();
+    // In AgentX mode notifications also go out as Notify-PDUs, through the
+    // master's own sinks.
+    let forward = subagent.as_mut().map(|s| s.notification_channel(256));
+    let traps = match runtime.block_on(start_traps(&settings, &system, &fabric, snap_rx, forward)) {
+        Ok(t) => t,
+        Err(e) => {
+            fabric.stop();
+            return Err(e);
+        }
+    };
     // Bind first: a bad or busy address fails at once, not after a sweep.
     let agent = match runtime.block_on(Agent::bind(
         config,
@@ -188,6 +266,10 @@ pub fn run(settings: Settings, source: Box<dyn Source>) -> Result<()> {
             return Err(e.into());
         }
     };
+    let agent = match &traps {
+        Some(t) => agent.with_auth_failure_hook(t.auth_failure_hook(Arc::clone(&system))),
+        None => agent,
+    };
     // The operator control socket (docs/usage.md), when configured;
     // removed again when `control` drops at the end of run().
     let control = match settings.control_socket.as_deref().map(|p| {
@@ -200,8 +282,38 @@ pub fn run(settings: Settings, source: Box<dyn Source>) -> Result<()> {
         }
         c => c.and_then(Result::ok),
     };
-    // The sockets queue requests meanwhile.
+    let agent_counters = Arc::new(crate::metrics::AgentCounters::default());
+    if let Some(addr) = settings.metrics_listen {
+        let sources = crate::metrics::Sources {
+            snapshot: Box::new(move || Arc::clone(&metrics_current.load().snapshot)),
+            snmp: Arc::clone(&stats),
+            agent: Arc::clone(&agent_counters),
+            started: std::time::Instant::now(),
+        };
+        if let Err(e) = start_metrics(&runtime, addr, sources) {
+            fabric.stop();
+            return Err(e);
+        }
+    }
+    // Sockets bound: sweep. The sockets queue requests meanwhile.
+    fabric.begin();
     let _ = first_sweep.recv();
+    if let Some(t) = &traps {
+        t.cold_start();
+    }
+    let mut reloader = crate::reload::Reloader {
+        load,
+        current: settings.clone(),
+        communities: agent.communities(),
+        names: Arc::clone(&names),
+        fabric: fabric.handle(),
+        counters: Arc::clone(&agent_counters),
+        // warmStart (RFC 3418) after each applied reload.
+        after_reload: traps.clone().map(|t| {
+            let hook: Box<dyn Fn() + Send + Sync> = Box::new(move || t.warm_start());
+            hook
+        }),
+    };
     let result = runtime.block_on(async {
         let addrs = agent.local_addrs();
         if udp {
@@ -214,19 +326,27 @@ pub fn run(settings: Settings, source: Box<dyn Source>) -> Result<()> {
                 let _ = stop.wait_for(|v| *v).await;
             }))
         });
-        let udp_agent = async {
+        let mut hup = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::hangup())
+            .context("SIGHUP handler")?;
+        let shutdown = shutdown_signal();
+        tokio::pin!(shutdown);
+        let serve = async {
             if udp {
                 agent.run().await
             } else {
                 std::future::pending().await
             }
         };
-        let r = tokio::select! {
-            r = udp_agent => r.context("agent stopped"),
-            s = shutdown_signal() => {
-                let name = s?;
-                info!(signal = name, "shutting down");
-                Ok(())
+        tokio::pin!(serve);
+        let r = loop {
+            tokio::select! {
+                r = &mut serve => break r.context("agent stopped"),
+                s = &mut shutdown => {
+                    let name = s?;
+                    info!(signal = name, "shutting down");
+                    break Ok(());
+                }
+                _ = hup.recv() => reloader.reload(),
             }
         };
         // The subagent closes its session with the master before we go.
@@ -236,11 +356,60 @@ pub fn run(settings: Settings, source: Box<dyn Source>) -> Result<()> {
         }
         r
     });
+    if let Some(t) = &traps {
+        t.log_stats();
+    }
     // Any Set in flight was persisted before its response; nothing to flush.
     runtime.shutdown_timeout(std::time::Duration::from_secs(2));
     drop(control);
     fabric.stop();
     result
+}
+
+/// The notification layer (docs/notifications.md), None without sinks.
+async fn start_traps(
+    settings: &Settings,
+    system: &Arc<ArcSwap<SystemState>>,
+    fabric: &FabricThread,
+    snapshots: tokio::sync::watch::Receiver<Arc<ib::model::Snapshot>>,
+    forward: Option<tokio::sync::mpsc::Sender<Vec<snmp::value::VarBind>>>,
+) -> Result<Option<crate::traps::Traps>> {
+    // SNMPv1's agent-addr: the first IPv4 listen address that names one.
+    let agent_addr = settings
+        .listen
+        .iter()
+        .find_map(|a| match a.ip() {
+            std::net::IpAddr::V4(v4) if !v4.is_unspecified() => Some(v4),
+            _ => None,
+        })
+        .unwrap_or(std::net::Ipv4Addr::UNSPECIFIED);
+    crate::traps::Traps::start(
+        &settings.notify,
+        agent_addr,
+        Arc::clone(system),
+        fabric.handle(),
+        snapshots,
+        forward,
+    )
+    .await
+}
+
+/// Binds the metrics endpoint now (a busy port fails before any sweep) and
+/// serves it on the runtime.
+fn start_metrics(
+    runtime: &tokio::runtime::Runtime,
+    addr: std::net::SocketAddr,
+    sources: crate::metrics::Sources,
+) -> Result<()> {
+    let std_listener = std::net::TcpListener::bind(addr)
+        .with_context(|| format!("cannot bind metrics TCP {addr}"))?;
+    std_listener.set_nonblocking(true)?;
+    let local = std_listener.local_addr()?;
+    let _rt = runtime.enter();
+    let listener = tokio::net::TcpListener::from_std(std_listener)?;
+    runtime.spawn(crate::metrics::serve(listener, Arc::new(sources)));
+    info!(addr = %local, "metrics endpoint listening (GET /metrics)");
+    Ok(())
 }
 
 async fn shutdown_signal() -> Result<&'static str> {

@@ -75,6 +75,12 @@ pub fn start(dir: &Path, configured: Option<Vec<u8>>) -> Result<(Vec<u8>, u32)> 
     Ok((id, boots))
 }
 
+/// An engine for this run only (no writable state directory, no SNMPv3 users):
+/// the configured or a fresh engine ID, snmpEngineBoots 1.
+pub fn ephemeral(configured: Option<Vec<u8>>) -> (Vec<u8>, u32) {
+    (configured.unwrap_or_else(snmp::usm::Engine::generate_id), 1)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -127,7 +127,6 @@ impl FabricHandle {
 
     /// Fabric events from now on, in order (node added/removed, port in/out
     /// of service, link state changes), one per change between two sweeps.
-    #[allow(dead_code)] // the notification layer's entry point (next wave)
     pub fn subscribe(&self) -> broadcast::Receiver<Arc<FabricEvent>> {
         self.events.tx.subscribe()
     }
@@ -152,17 +151,37 @@ impl FabricHandle {
 pub struct FabricThread {
     handle: FabricHandle,
     join: Option<JoinHandle<()>>,
+    /// Held until [`FabricThread::begin`]; dropping it unswept ends the thread.
+    begin: Option<mpsc::Sender<()>>,
 }
 
 impl FabricThread {
     /// Starts sweeping `source`: once at once, then every `interval`,
     /// publishing each snapshot. The receiver gets a message when the first
     /// sweep is over (published or failed).
+    #[cfg(test)]
     pub fn start(
-        mut source: Box<dyn Source>,
+        source: Box<dyn Source>,
         publish: Publish,
         interval: Duration,
     ) -> std::io::Result<(Self, mpsc::Receiver<()>)> {
+        let (mut t, first) = Self::start_paused(source, publish, interval, None)?;
+        t.begin();
+        Ok((t, first))
+    }
+
+    /// Like [`FabricThread::start`], but the first sweep waits for
+    /// [`FabricThread::begin`]: the daemon binds its sockets first, so a busy
+    /// port fails at once instead of after a long sweep.
+    /// `names` (the node-name-map) renames nodes in each snapshot before it
+    /// is published or compared.
+    pub fn start_paused(
+        mut source: Box<dyn Source>,
+        publish: Publish,
+        interval: Duration,
+        names: Option<crate::nodemap::SharedNodeNameMap>,
+    ) -> std::io::Result<(Self, mpsc::Receiver<()>)> {
+        let (begin_tx, begin_rx) = mpsc::channel::<()>();
         let (tx, rx) = mpsc::channel::<Msg>();
         let (first_tx, first_rx) = mpsc::channel::<()>();
         let latest = Arc::new(ArcSwap::from_pointee(empty_snapshot("", 0)));
@@ -172,10 +191,14 @@ impl FabricThread {
             latest: Arc::clone(&latest),
             events: Arc::clone(&events),
             have_prev: false,
+            names,
         };
         let join = std::thread::Builder::new()
             .name("ibsnmpd-source".into())
             .spawn(move || {
+                if begin_rx.recv().is_err() {
+                    return; // stopped before the first sweep
+                }
                 sweeper.sweep(source.as_mut());
                 let _ = first_tx.send(());
                 let mut next = Instant::now() + interval;
@@ -230,6 +253,7 @@ impl FabricThread {
             FabricThread {
                 handle: FabricHandle { tx, latest, events },
                 join: Some(join),
+                begin: Some(begin_tx),
             },
             first_rx,
         ))
@@ -237,6 +261,13 @@ impl FabricThread {
 
     pub fn handle(&self) -> FabricHandle {
         self.handle.clone()
+    }
+
+    /// Lets a paused thread take its first sweep.
+    pub fn begin(&mut self) {
+        if let Some(b) = self.begin.take() {
+            let _ = b.send(());
+        }
     }
 
     /// Fabric events from now on (see [`FabricHandle::subscribe`]).
@@ -247,6 +278,7 @@ impl FabricThread {
 
     /// Stops the thread after its current sweep or operation.
     pub fn stop(mut self) {
+        self.begin = None;
         let _ = self.handle.tx.send(Msg::Stop);
         if let Some(j) = self.join.take() {
             let _ = j.join();
@@ -263,6 +295,8 @@ struct Sweeper {
     /// Whether `latest` holds a swept snapshot (the first sweep has nothing
     /// to compare against: the fabric as found is not a change).
     have_prev: bool,
+    /// The node-name-map in force (swapped on SIGHUP).
+    names: Option<crate::nodemap::SharedNodeNameMap>,
 }
 
 impl Sweeper {
@@ -271,7 +305,12 @@ impl Sweeper {
     fn sweep(&mut self, source: &mut dyn Source) -> bool {
         let t = Instant::now();
         let snap = match source.sweep() {
-            Ok(snap) => Arc::new(snap),
+            Ok(mut snap) => {
+                if let Some(names) = &self.names {
+                    names.load().apply(&mut snap);
+                }
+                Arc::new(snap)
+            }
             Err(e) => {
                 warn!(error = %e, "sweep failed; serving the previous snapshot");
                 return false;

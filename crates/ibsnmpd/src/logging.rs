@@ -2,15 +2,15 @@
 
 use std::io::IsTerminal;
 
+use tracing_subscriber::filter::LevelFilter;
 use tracing_subscriber::EnvFilter;
 
 use crate::config::ConfigError;
 
-/// `level` is a level (error..trace) or tracing directives
+/// `level` is a level (off, error..trace) or tracing directives
 /// (`info,snmp=debug`).
 pub fn init(level: &str) -> Result<(), ConfigError> {
-    let filter = EnvFilter::try_new(level)
-        .map_err(|e| ConfigError(format!("--log-level {level:?}: {e}")))?;
+    let filter = parse_filter(level)?;
     tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
@@ -18,4 +18,55 @@ pub fn init(level: &str) -> Result<(), ConfigError> {
         .with_ansi(std::io::stderr().is_terminal())
         .try_init()
         .map_err(|e| ConfigError(format!("cannot start logging: {e}")))
+}
+
+/// Checks a filter before using it. EnvFilter takes a bare word such as
+/// `verbose` as a target name, which silences every other message; here a
+/// bare word must be a level, and a directive naming a target must say its
+/// level (`snmp=debug`).
+pub fn parse_filter(level: &str) -> Result<EnvFilter, ConfigError> {
+    let bad = |m: &str| ConfigError(format!("--log-level {level:?}: {m}"));
+    if level.trim().is_empty() {
+        return Err(bad(
+            "empty; expected off, error, warn, info, debug or trace",
+        ));
+    }
+    for d in level.split(',').map(str::trim) {
+        if d.is_empty() {
+            return Err(bad("empty directive"));
+        }
+        let lvl = match d.rsplit_once('=') {
+            Some((target, lvl)) if !target.is_empty() => lvl,
+            Some(_) => return Err(bad(&format!("{d:?} names no target"))),
+            None => d,
+        };
+        if lvl.parse::<LevelFilter>().is_err() {
+            return Err(bad(&format!(
+                "{lvl:?} is not a level (off, error, warn, info, debug, trace)"
+            )));
+        }
+    }
+    EnvFilter::try_new(level).map_err(|e| bad(&e.to_string()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_filter;
+
+    #[test]
+    fn levels_and_directives() {
+        for ok in [
+            "info",
+            "warn",
+            "off",
+            "TRACE",
+            "info,snmp=debug",
+            "ib::source=trace",
+        ] {
+            assert!(parse_filter(ok).is_ok(), "{ok}");
+        }
+        for bad in ["verbose", "", "info,", "snmp=loud", "=debug", "infoo"] {
+            assert!(parse_filter(bad).is_err(), "{bad}");
+        }
+    }
 }

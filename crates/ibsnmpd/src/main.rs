@@ -15,8 +15,13 @@ mod daemon;
 mod engine_state;
 mod fabric;
 mod logging;
+mod metrics;
+mod nodemap;
+mod reload;
 mod sources;
 mod state;
+mod traps;
+mod umad_config;
 
 use std::process::ExitCode;
 
@@ -35,7 +40,8 @@ fn main() -> ExitCode {
         Some(Command::Dump(args)) => commands::dump(&args),
         Some(Command::Topology(cmd)) => commands::topology(&cmd),
         Some(Command::Ctl(args)) => commands::ctl(&args),
-        None => run(&cli.run),
+        Some(Command::Man) => commands::man(),
+        None => run(cli.run),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -50,11 +56,11 @@ fn main() -> ExitCode {
     }
 }
 
-fn run(args: &cli::RunArgs) -> anyhow::Result<()> {
-    let settings = config::load(args)?;
+fn run(args: cli::RunArgs) -> anyhow::Result<()> {
+    let settings = config::load(&args)?;
     logging::init(&settings.log_level)?;
     let source = sources::open(&settings)?;
-    daemon::run(settings, source)
+    daemon::run(settings, source, Box::new(move || config::load(&args)))
 }
 
 /// `--help`/`--version` print as clap renders them; real errors become one

@@ -42,6 +42,15 @@ impl StateStore {
         })
     }
 
+    /// The store under `dir` without creating it: for an agent that cannot
+    /// write anywhere and never persists (reads still find an existing file).
+    pub fn unwritable(dir: &Path) -> Self {
+        StateStore {
+            dir: dir.to_path_buf(),
+            path: dir.join(FILE_NAME),
+        }
+    }
+
     pub fn path(&self) -> &Path {
         &self.path
     }

@@ -7,6 +7,8 @@
 //! times out.
 
 mod common;
+#[path = "notifications_support/mod.rs"]
+mod trapd;
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -24,17 +26,24 @@ const PM_PORT_SELECT: &str = ".1.3.6.1.3.117.1.4.1.2";
 struct Master {
     child: Option<Child>,
     dir: PathBuf,
+    /// More snmpd.conf lines (trap sinks...).
+    extra: String,
     pub socket: PathBuf,
     pub target: String,
 }
 
 impl Master {
     fn start(dir: &Path) -> Master {
+        Master::start_with(dir, "")
+    }
+
+    fn start_with(dir: &Path, extra: &str) -> Master {
         require_tool("snmpd");
         let port = free_port("127.0.0.1");
         let mut m = Master {
             child: None,
             dir: dir.to_path_buf(),
+            extra: extra.to_string(),
             socket: dir.join("master"),
             target: format!("127.0.0.1:{port}"),
         };
@@ -48,8 +57,9 @@ impl Master {
             &conf,
             format!(
                 "master agentx\nagentXSocket {}\nagentXTimeout 1\nagentXRetries 0\n\
-                 rocommunity public 127.0.0.1\nrwcommunity private 127.0.0.1\n",
-                self.socket.display()
+                 rocommunity public 127.0.0.1\nrwcommunity private 127.0.0.1\n{}\n",
+                self.socket.display(),
+                self.extra
             ),
         )
         .unwrap();
@@ -436,4 +446,42 @@ fn ib_ports_join_the_masters_if_table_above_its_own_indexes() {
         walk(&m.target, "public", ".1.3.6.1.2.1.31.1.1.1.1.5001"),
         walk(&agent.target, "public", ".1.3.6.1.2.1.31.1.1.1.1.5001"),
     );
+}
+
+#[test]
+fn notifications_in_agentx_mode_go_out_through_the_masters_sinks() {
+    let trapd = trapd::Trapd::start();
+    let dir = tempfile::tempdir().unwrap();
+    let m = Master::start_with(dir.path(), &format!("trap2sink {} public", trapd.addr()));
+    let ctl_sock = dir.path().join("ctl.sock");
+    let (sock, ctl_s) = (
+        m.socket.display().to_string(),
+        ctl_sock.display().to_string(),
+    );
+    let agent = Agent::start(&[
+        "--agentx",
+        &sock,
+        "--control-socket",
+        &ctl_s,
+        "--sweep-interval",
+        "0.5",
+    ]);
+    wait_registered(&m, &agent);
+    let out = Command::new(BIN)
+        .args(["ctl", "--socket", &ctl_s, "link-flap", "node02", "1", "0.5"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let traps = trapd.wait(
+        Duration::from_secs(20),
+        "ibSmTrapOutOfService via snmpd",
+        |t| !trapd::named(t, "ibSmTrapOutOfService").is_empty(),
+    );
+    let t = trapd::named(&traps, "ibSmTrapOutOfService")[0];
+    assert_eq!(t.pdu, "TRAP2", "{t:?}");
+    assert!(t.object("IB-SM-MIB::ibSmTrapPortNum1").is_some(), "{t:?}");
 }

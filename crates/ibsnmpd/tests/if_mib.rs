@@ -411,16 +411,25 @@ fn expected_if_counters(p: &Json, i: &str) -> Vec<(String, u64)> {
         t(p, "port_rcv_data") * 4 + t(p, "port_rcv_pkts") * 4 + t(p, "port_rcv_flow_pkts") * 8;
     let out_octets =
         t(p, "port_xmit_data") * 4 + t(p, "port_xmit_pkts") * 4 + t(p, "port_xmit_flow_pkts") * 8;
-    let out_ucast =
-        t(p, "port_xmit_pkts") + t(p, "port_xmit_discards") + t(p, "port_xmit_constraint_errors");
+    // Unicast counters where the PMA has them (else every packet, 2.4).
+    let unicast = p["counters"]["totals"]["unicast_counters"].as_bool() == Some(true);
+    let (rcv_ucast, xmit_ucast) = if unicast {
+        (
+            t(p, "port_unicast_rcv_pkts"),
+            t(p, "port_unicast_xmit_pkts"),
+        )
+    } else {
+        (t(p, "port_rcv_pkts"), t(p, "port_xmit_pkts"))
+    };
+    let out_ucast = xmit_ucast + t(p, "port_xmit_discards") + t(p, "port_xmit_constraint_errors");
     let lo = |v: u64| v & 0xFFFF_FFFF;
     vec![
         (col(IF_X_ENTRY, 6, i), in_octets),
         (col(IF_ENTRY, 10, i), lo(in_octets)),
         (col(IF_X_ENTRY, 10, i), out_octets),
         (col(IF_ENTRY, 16, i), lo(out_octets)),
-        (col(IF_X_ENTRY, 7, i), t(p, "port_rcv_pkts")),
-        (col(IF_ENTRY, 11, i), lo(t(p, "port_rcv_pkts"))),
+        (col(IF_X_ENTRY, 7, i), rcv_ucast),
+        (col(IF_ENTRY, 11, i), lo(rcv_ucast)),
         (col(IF_X_ENTRY, 11, i), out_ucast),
         (col(IF_ENTRY, 17, i), lo(out_ucast)),
         (

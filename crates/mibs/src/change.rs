@@ -60,7 +60,13 @@ pub enum Effect {
 /// The fabric operations of a request's [`Effect::Grouped`] changes, each
 /// with the index of the first change it came from.
 pub fn grouped_fabric_ops(changes: &[Change]) -> Vec<(usize, ib::source::ControlOp)> {
-    crate::ib_pm_mib::fabric_ops(changes)
+    let mut ops: Vec<_> = crate::REGISTRY
+        .iter()
+        .filter_map(|d| d.fabric_ops)
+        .flat_map(|f| f(changes))
+        .collect();
+    ops.sort_by_key(|(i, _)| *i);
+    ops
 }
 
 /// Checks a source's answer to a fabric operation: Err(reason) when the
@@ -69,7 +75,10 @@ pub fn check_reply(
     op: &ib::source::ControlOp,
     reply: &ib::source::ControlReply,
 ) -> Result<(), String> {
-    crate::ib_pm_mib::check_reply(op, reply)
+    crate::REGISTRY
+        .iter()
+        .filter_map(|d| d.check_reply)
+        .try_for_each(|f| f(op, reply))
 }
 
 impl Change {

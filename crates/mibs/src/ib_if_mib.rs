@@ -33,6 +33,17 @@ use crate::oids::ib_if_mib as o;
 use crate::util::{last, oid};
 use crate::view::{SysOrEntry, View};
 
+/// This module in the registry ([`crate::REGISTRY`]).
+pub const DEF: crate::ModuleDef = crate::ModuleDef {
+    name: "IB-IF-MIB",
+    or_entry: || Some(or_entry()),
+    objects,
+    derive: None,
+    omitted: &[],
+    fabric_ops: None,
+    check_reply: None,
+};
+
 /// sysORTable row: the IB-IF-MIB module identity.
 pub fn or_entry() -> SysOrEntry {
     SysOrEntry::new(
@@ -81,7 +92,7 @@ fn port_stat(t: &PortTotals, col: u32) -> Option<u64> {
 fn port_stat_table() -> Table<View, Change, IfRow> {
     Table::new(
         oid(o::IB_IF_PORT_STAT_ENTRY),
-        |v: &View| &v.interfaces.ifs,
+        |v: &View| &crate::if_mib::interfaces(v).ifs,
         |v, r: &IfRow, col| {
             let t = totals(v, r.port);
             let zero = PortTotals::default();
@@ -118,7 +129,7 @@ pub fn vl_in(t: &PortTotals, vl: usize) -> (u64, u64) {
 fn vl_traffic_table() -> Table<View, Change, VlRow> {
     Table::new(
         oid(o::IB_IF_VL_TRAFFIC_ENTRY),
-        |v: &View| &v.interfaces.vls,
+        |v: &View| &crate::if_mib::interfaces(v).vls,
         |v, r: &VlRow, col| {
             let (octets, pkts) =
                 totals(v, r.port).map_or((0, 0), |t| vl_in(t, usize::from(r.vl.raw())));
@@ -142,7 +153,7 @@ fn vl_traffic_table() -> Table<View, Change, VlRow> {
 fn ipoib_table() -> Table<View, Change, IpoibRow> {
     Table::new(
         oid(o::IB_IPOIB_LINK_LAYER_ADDR_ENTRY),
-        |v: &View| &v.interfaces.ipoib,
+        |v: &View| &crate::if_mib::interfaces(v).ipoib,
         |_, r: &IpoibRow, col| (col == 3).then(|| Value::OctetString(r.client_id.to_vec())),
     )
     .column(last(o::IB_IPOIB_LINK_LAYER_IF_INDEX), Access::NotAccessible)

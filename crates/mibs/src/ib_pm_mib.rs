@@ -55,6 +55,17 @@ pub const DEFAULT_PORT_SELECT: u8 = 1;
 /// PortSelect value that selects all ports.
 pub const ALL_PORTS: u8 = 0xFF;
 
+/// This module in the registry ([`crate::REGISTRY`]).
+pub const DEF: crate::ModuleDef = crate::ModuleDef {
+    name: "IB-PM-MIB",
+    or_entry: || Some(or_entry()),
+    objects,
+    derive: Some(deriver),
+    omitted: &[],
+    fabric_ops: Some(fabric_ops),
+    check_reply: Some(check_reply),
+};
+
 /// sysORTable row for this module (its MODULE-IDENTITY `pm`).
 pub fn or_entry() -> SysOrEntry {
     SysOrEntry::new(
@@ -79,7 +90,7 @@ pub fn objects() -> Vec<Arc<dyn MibObject<View, Change>>> {
 /// The rows of the four tables: every node of a snapshot, in node GUID
 /// order (the 8-octet index). Derived once per published snapshot
 /// (`crate::publish::Publisher`) and read by requests through
-/// [`View::pm_rows`].
+/// [`PmRows`].
 pub fn node_rows(snap: &Snapshot) -> RowSet<NodeIdx> {
     let count = NodeIdx::try_from(snap.nodes.len()).unwrap_or(NodeIdx::MAX);
     RowSet::from_rows(0..count, |&n, out| {
@@ -88,8 +99,17 @@ pub fn node_rows(snap: &Snapshot) -> RowSet<NodeIdx> {
     })
 }
 
+fn deriver(_: &crate::DeriveOptions) -> Box<dyn crate::publish::Derive> {
+    Box::new(|s: &Arc<Snapshot>| -> crate::publish::Derived { Arc::new(PmRows(node_rows(s))) })
+}
+
+/// IB-PM-MIB's derived rows, as stored in a [`crate::Published`].
+#[derive(Debug, Default)]
+pub struct PmRows(pub RowSet<NodeIdx>);
+
 fn rows(v: &View) -> &RowSet<NodeIdx> {
-    &v.pm_rows
+    static NONE: std::sync::LazyLock<PmRows> = std::sync::LazyLock::new(PmRows::default);
+    &v.get::<PmRows>().unwrap_or(&NONE).0
 }
 
 fn node(v: &View, n: NodeIdx) -> Option<&Node> {
@@ -733,7 +753,9 @@ mod tests {
         ));
         let published = crate::Publisher::new().publish(snap);
         let order: Vec<u64> = published
-            .pm_rows
+            .get::<PmRows>()
+            .unwrap()
+            .0
             .rows()
             .iter()
             .filter_map(|&n| published.snapshot.node(n))
@@ -745,7 +767,7 @@ mod tests {
         let stats = Arc::new(snmp::agent::SnmpStats::default());
         let v1 = View::from_published(&published, system.clone(), stats.clone());
         let v2 = View::from_published(&published, system, stats);
-        assert!(Arc::ptr_eq(&v1.pm_rows, &v2.pm_rows));
+        assert!(Arc::ptr_eq(&v1.derived, &v2.derived));
         let table = class_port_info_table();
         let mut oid = o::PM_CLASS_PORT_INFO_GUID.to_vec();
         oid.extend([0, 0, 0, 0, 0, 0, 0, 0x20]);

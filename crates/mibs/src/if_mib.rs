@@ -56,6 +56,45 @@ pub fn link_up_down_trap_enabled(view: &View, if_index: u32) -> bool {
         .is_none_or(|v| v != "2")
 }
 
+/// The interfaces derived from the view's snapshot (none when the
+/// registry runs no IF-MIB deriver).
+pub fn interfaces(v: &View) -> &Interfaces {
+    static NONE: std::sync::LazyLock<Interfaces> = std::sync::LazyLock::new(Interfaces::default);
+    v.get::<Interfaces>().unwrap_or(&NONE)
+}
+
+fn deriver(opts: &crate::DeriveOptions) -> Box<dyn crate::publish::Derive> {
+    Box::new(IfHistory::with_if_index_offset(opts.if_index_offset))
+}
+
+impl crate::publish::Derive for IfHistory {
+    fn derive(&mut self, s: &Arc<ib::model::Snapshot>) -> crate::publish::Derived {
+        Arc::new(IfHistory::derive(self, s))
+    }
+}
+
+/// This module in the registry ([`crate::REGISTRY`]).
+pub const DEF: crate::ModuleDef = crate::ModuleDef {
+    name: "IF-MIB",
+    or_entry: || Some(or_entry()),
+    objects,
+    derive: Some(deriver),
+    omitted: &[
+        (
+            o::IF_IN_N_UCAST_PKTS,
+            "deprecated by RFC 2863 (ifInMulticastPkts, ifInBroadcastPkts replace it)",
+        ),
+        (
+            o::IF_OUT_N_UCAST_PKTS,
+            "deprecated by RFC 2863 (ifOutMulticastPkts, ifOutBroadcastPkts replace it)",
+        ),
+        (o::IF_OUT_Q_LEN, "deprecated by RFC 2863"),
+        (o::IF_SPECIFIC, "deprecated by RFC 2863"),
+    ],
+    fabric_ops: None,
+    check_reply: None,
+};
+
 /// sysORTable row: the IF-MIB module identity.
 pub fn or_entry() -> SysOrEntry {
     SysOrEntry::new(
@@ -81,19 +120,19 @@ fn ticks(view: &View, t: Option<std::time::Instant>) -> Value {
 pub fn objects() -> Vec<Arc<dyn MibObject<View, Change>>> {
     vec![
         Arc::new(Scalar::read_only(oid(o::IF_NUMBER), |v: &View| {
-            Value::Integer(i32::try_from(v.interfaces.ifs.len()).unwrap_or(i32::MAX))
+            Value::Integer(i32::try_from(interfaces(v).ifs.len()).unwrap_or(i32::MAX))
         })),
         Arc::new(if_table()),
         Arc::new(if_x_table()),
         Arc::new(if_stack_table()),
         Arc::new(Scalar::read_only(
             oid(o::IF_TABLE_LAST_CHANGE),
-            |v: &View| ticks(v, v.interfaces.table_last_change),
+            |v: &View| ticks(v, interfaces(v).table_last_change),
         )),
         // The stack changes exactly when ifTable rows come and go.
         Arc::new(Scalar::read_only(
             oid(o::IF_STACK_LAST_CHANGE),
-            |v: &View| ticks(v, v.interfaces.table_last_change),
+            |v: &View| ticks(v, interfaces(v).table_last_change),
         )),
     ]
 }
@@ -101,7 +140,7 @@ pub fn objects() -> Vec<Arc<dyn MibObject<View, Change>>> {
 fn if_table() -> Table<View, Change, IfRow> {
     Table::new(
         oid(o::IF_ENTRY),
-        |v: &View| &v.interfaces.ifs,
+        |v: &View| &interfaces(v).ifs,
         |v, r: &IfRow, col| {
             let c = &r.counters;
             Some(match col {
@@ -154,7 +193,7 @@ fn if_table() -> Table<View, Change, IfRow> {
 fn if_x_table() -> Table<View, Change, IfRow> {
     Table::new(
         oid(o::IF_X_ENTRY),
-        |v: &View| &v.interfaces.ifs,
+        |v: &View| &interfaces(v).ifs,
         |v, r: &IfRow, col| {
             let c = &r.counters;
             Some(match col {
@@ -233,7 +272,7 @@ fn if_x_table() -> Table<View, Change, IfRow> {
 fn if_stack_table() -> Table<View, Change, (u32, u32)> {
     Table::new(
         oid(o::IF_STACK_ENTRY),
-        |v: &View| &v.interfaces.stack,
+        |v: &View| &interfaces(v).stack,
         // ifStackStatus active(1): the fixed (0, i) / (i, 0) rows.
         |_, _, col| (col == 3).then_some(Value::Integer(1)),
     )

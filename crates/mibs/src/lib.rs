@@ -14,7 +14,9 @@ use snmp::mib::MibObject;
 pub mod change;
 pub mod ib_if_mib;
 pub mod ib_pm_mib;
+pub mod ib_sm_mib;
 pub mod if_mib;
+pub mod notifications;
 pub mod oids;
 pub mod publish;
 pub mod snmpv2;
@@ -37,29 +39,71 @@ pub struct Module {
     pub objects: Vec<Object>,
 }
 
-/// Every module ibsnmpd serves, in sysORTable order. A new module adds
-/// itself here.
+/// How a module plugs in: each module exports one `DEF`.
+pub struct ModuleDef {
+    /// The module name (e.g. "SNMPv2-MIB").
+    pub name: &'static str,
+    /// Its sysORTable row, if listed there.
+    pub or_entry: fn() -> Option<SysOrEntry>,
+    /// Its objects, ready for `Dispatcher::register_all`.
+    pub objects: fn() -> Vec<Object>,
+    /// Its per-snapshot derivation (rows derived once at publish time, with
+    /// the module's own history), if it has one.
+    pub derive: Option<DeriveFn>,
+    /// Columns of served tables deliberately not served, with the reason
+    /// (checked against the MIB files by tests/coverage.rs).
+    pub omitted: &'static [(&'static [u32], &'static str)],
+    /// The fabric operations this module builds from a request's
+    /// [`change::Effect::Grouped`] changes (each with the index of the first
+    /// change it came from).
+    pub fabric_ops: Option<FabricOpsFn>,
+    /// Checks a source's answer to a fabric operation: Err(reason) when it
+    /// "succeeded" without taking effect. Ok for operations not its own.
+    pub check_reply: Option<CheckReplyFn>,
+}
+
+/// Daemon settings that modules' derivations read; the registry hands the
+/// same value to every deriver, each module reads its own fields.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct DeriveOptions {
+    /// IF-MIB: added to every ifIndex (AgentX mode with IF-MIB rows, where the
+    /// master's own interfaces share the ifIndex space; docs/agentx.md).
+    pub if_index_offset: u32,
+}
+
+/// See [`ModuleDef::derive`].
+pub type DeriveFn = fn(&DeriveOptions) -> Box<dyn publish::Derive>;
+/// See [`ModuleDef::fabric_ops`].
+pub type FabricOpsFn = fn(&[Change]) -> Vec<(usize, ib::source::ControlOp)>;
+/// See [`ModuleDef::check_reply`].
+pub type CheckReplyFn = fn(&ib::source::ControlOp, &ib::source::ControlReply) -> Result<(), String>;
+
+/// The registry: every module ibsnmpd serves, in sysORTable order. Adding
+/// a module is one line here.
+pub const REGISTRY: &[&ModuleDef] = &[
+    &snmpv2::DEF,
+    &if_mib::DEF,
+    &ib_if_mib::DEF,
+    &ib_pm_mib::DEF,
+    &ib_sm_mib::DEF,
+];
+
+/// Every module ibsnmpd serves, in sysORTable order, built.
 pub fn modules() -> Vec<Module> {
-    vec![
-        Module {
-            name: "SNMPv2-MIB",
-            or_entry: Some(snmpv2::or_entry()),
-            objects: snmpv2::objects(),
-        },
-        Module {
-            name: "IF-MIB",
-            or_entry: Some(if_mib::or_entry()),
-            objects: if_mib::objects(),
-        },
-        Module {
-            name: "IB-IF-MIB",
-            or_entry: Some(ib_if_mib::or_entry()),
-            objects: ib_if_mib::objects(),
-        },
-        Module {
-            name: "IB-PM-MIB",
-            or_entry: Some(ib_pm_mib::or_entry()),
-            objects: ib_pm_mib::objects(),
-        },
-    ]
+    REGISTRY
+        .iter()
+        .map(|d| Module {
+            name: d.name,
+            or_entry: (d.or_entry)(),
+            objects: (d.objects)(),
+        })
+        .collect()
+}
+
+/// A fresh deriver of every module that derives rows (one publisher's).
+pub(crate) fn derivers(opts: &DeriveOptions) -> Vec<Box<dyn publish::Derive>> {
+    REGISTRY
+        .iter()
+        .filter_map(|d| d.derive.map(|f| f(opts)))
+        .collect()
 }

@@ -9,6 +9,44 @@
 
 include!(concat!(env!("OUT_DIR"), "/oids.rs"));
 
+/// One OBJECT-TYPE as the MIB file declares it (generated `OBJECT_TYPES`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ObjectType {
+    pub name: &'static str,
+    pub oid: &'static [u32],
+    /// MAX-ACCESS: "read-only", "read-write", "read-create",
+    /// "not-accessible", "accessible-for-notify".
+    pub access: &'static str,
+    /// The SMI base type through textual conventions ("OCTET STRING",
+    /// "Unsigned32", "INTEGER", "BITS", ...); a table reads `SEQUENCE OF X`.
+    pub syntax: &'static str,
+    /// An entry's INDEX clause (`IMPLIED x` as one item); empty otherwise.
+    pub index: &'static [&'static str],
+}
+
+/// Every OBJECT-TYPE of every shipped module.
+pub fn object_types() -> impl Iterator<Item = &'static ObjectType> {
+    [
+        snmpv2_mib::OBJECT_TYPES,
+        if_mib::OBJECT_TYPES,
+        ib_if_mib::OBJECT_TYPES,
+        ib_pm_mib::OBJECT_TYPES,
+        ib_sm_mib::OBJECT_TYPES,
+    ]
+    .into_iter()
+    .flatten()
+}
+
+/// The OBJECT-TYPE at `oid`.
+pub fn object_type(oid: &[u32]) -> Option<&'static ObjectType> {
+    object_types().find(|o| o.oid == oid)
+}
+
+/// The columns of the entry at `entry`, in OID order of the file.
+pub fn columns(entry: &[u32]) -> impl Iterator<Item = &'static ObjectType> + '_ {
+    object_types().filter(move |o| o.oid.len() == entry.len() + 1 && o.oid.starts_with(entry))
+}
+
 /// The parser of `build.rs`, compiled here so its unit tests run.
 #[cfg(test)]
 #[allow(dead_code)]
@@ -128,6 +166,40 @@ mod tests {
         let (src, paths) = build_script::generate(&mibs_dir()).unwrap();
         assert_eq!(paths.len(), build_script::MIB_FILES.len());
         assert!(src.contains("pub const PM_PORT_COUNTERS_ENTRY: &[u32] = PM_PORT_COUNTERSO_ENTRY;"));
+    }
+
+    #[test]
+    fn object_types_carry_access_syntax_and_index() {
+        let e = object_type(ib_sm_mib::IB_SM_PORT_INFO_ENTRY).unwrap();
+        assert_eq!(
+            e.index,
+            &[
+                "ibSmPortInfoSubnetPrefix",
+                "ibSmPortInfoNodeGUID",
+                "ibSmPortInfoPortNum"
+            ]
+        );
+        let c = object_type(ib_sm_mib::IB_SM_PORT_INFO_M_KEY).unwrap();
+        assert_eq!((c.access, c.syntax), ("read-only", "OCTET STRING"));
+        let p = object_type(ib_sm_mib::IB_SM_PORT_INFO_SUBNET_PREFIX).unwrap();
+        assert_eq!((p.access, p.syntax), ("not-accessible", "OCTET STRING"));
+        let g = object_type(ib_sm_mib::IB_SM_NODE_INFO_NODE_GUID).unwrap();
+        assert_eq!(g.syntax, "OCTET STRING");
+        let t = object_type(ib_sm_mib::IB_SM_PORT_INFO_IN_PART_ENFORCE).unwrap();
+        assert_eq!((t.access, t.syntax), ("read-write", "INTEGER"));
+        assert_eq!(
+            object_type(ib_sm_mib::IB_SM_PORT_INFO_CAP_MASK)
+                .unwrap()
+                .syntax,
+            "BITS"
+        );
+        let a = object_type(ib_sm_mib::IB_SM_SERVICE_ASSOC_ENTRY).unwrap();
+        // The MIB names the service table's column here (same syntax as
+        // ibSmServiceAssocName); the encoding is the same.
+        assert_eq!(a.index.last(), Some(&"IMPLIED ibSmServiceName"));
+        assert_eq!(columns(ib_sm_mib::IB_SM_PORT_INFO_ENTRY).count(), 45);
+        assert_eq!(object_type(if_mib::IF_INDEX).unwrap().syntax, "Integer32");
+        assert_eq!(object_type(if_mib::IF_ALIAS).unwrap().access, "read-write");
     }
 
     #[test]

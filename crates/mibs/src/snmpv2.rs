@@ -29,6 +29,17 @@ pub const SYS_SERVICES: i32 = 72;
 /// The longest DisplayString (RFC 2579: SIZE (0..255)).
 const DISPLAY_STRING_MAX: usize = 255;
 
+/// This module in the registry ([`crate::REGISTRY`]).
+pub const DEF: crate::ModuleDef = crate::ModuleDef {
+    name: "SNMPv2-MIB",
+    or_entry: || Some(or_entry()),
+    objects,
+    derive: None,
+    omitted: &[],
+    fabric_ops: None,
+    check_reply: None,
+};
+
 /// sysORTable row for this module (its MODULE-IDENTITY snmpMIB).
 pub fn or_entry() -> SysOrEntry {
     SysOrEntry::new(o::SNMP_MIB, "The MIB module for SNMP entities (RFC 3418)")

@@ -67,6 +67,9 @@ pub struct SystemState {
     /// `ifAlias.3`); modules keep their typed values here so that one
     /// generic store persists them all.
     pub extra: BTreeMap<String, String>,
+    /// Whether secrets (SM_Key, M_Key) may be read at all (config switch
+    /// `secrets`, default off: they read as zeros).
+    pub secrets: bool,
 }
 
 /// Persistence keys of the writable system objects.
@@ -91,6 +94,7 @@ impl SystemState {
             or_rows: RowSet::new(),
             or_last_change: 0,
             extra: BTreeMap::new(),
+            secrets: false,
         }
     }
 
@@ -138,11 +142,14 @@ pub struct View {
     pub snapshot: Arc<Snapshot>,
     pub system: Arc<SystemState>,
     pub stats: Arc<SnmpStats>,
-    /// The local node's interfaces (IF-MIB, IB-IF-MIB rows), derived from
-    /// `snapshot` once when it was published.
-    pub interfaces: Arc<crate::if_mib::Interfaces>,
-    /// IB-PM-MIB's rows (every node in GUID order), derived likewise.
-    pub pm_rows: Arc<RowSet<ib::model::NodeIdx>>,
+    /// What the modules derived from `snapshot` when it was published (see
+    /// [`crate::publish`]); a module reads its own with [`View::get`].
+    pub derived: Arc<[crate::publish::Derived]>,
+    /// Whether this request may read secrets (SM_Key, M_Key columns); they
+    /// read as zeros otherwise. From the `secrets` config switch
+    /// ([`SystemState::secrets`]); a per-request security context (SNMPv3
+    /// VACM) narrows it by setting this field on the request's view.
+    pub secrets: bool,
 }
 
 impl View {
@@ -150,8 +157,8 @@ impl View {
     pub fn from_published(p: &Published, system: Arc<SystemState>, stats: Arc<SnmpStats>) -> Self {
         View {
             snapshot: Arc::clone(&p.snapshot),
-            interfaces: Arc::clone(&p.interfaces),
-            pm_rows: Arc::clone(&p.pm_rows),
+            derived: Arc::clone(&p.derived),
+            secrets: system.secrets,
             system,
             stats,
         }
@@ -161,6 +168,11 @@ impl View {
     /// one-off uses; see [`Published::new`]).
     pub fn new(snapshot: Arc<Snapshot>, system: Arc<SystemState>, stats: Arc<SnmpStats>) -> Self {
         View::from_published(&Published::new(snapshot), system, stats)
+    }
+
+    /// The rows of type `T` a module derived from this view's snapshot.
+    pub fn get<T: std::any::Any>(&self) -> Option<&T> {
+        crate::publish::find(&self.derived)
     }
 }
 

@@ -153,8 +153,25 @@ pub type ApplyFuture = Pin<Box<dyn Future<Output = Result<(), ApplyError>> + Sen
 
 /// The application's one control path for Sets (phase 2): apply all changes
 /// of one request atomically, undoing on failure.
+///
+/// Both transports drive it: the UDP agent calls `apply` after phase 1 of a
+/// SetRequest; the AgentX session calls `apply` on CommitSet and `undo_last`
+/// on an UndoSet that follows a successful commit (another subagent's commit
+/// failed).
 pub trait SetController<K>: Send + Sync {
     fn apply(&self, changes: Vec<K>) -> ApplyFuture;
+
+    /// Takes back the last successful `apply`, if nothing was applied since and
+    /// everything it did can be taken back; otherwise undoFailed.
+    fn undo_last(&self) -> ApplyFuture {
+        Box::pin(async {
+            Err(ApplyError {
+                index: 0,
+                kind: ApplyErrorKind::UndoFailed,
+                reason: "this control path cannot undo".into(),
+            })
+        })
+    }
 }
 
 impl<K, F, Fut> SetController<K> for F
@@ -184,7 +201,7 @@ struct Inner<V, K> {
     view: Box<dyn Fn() -> V + Send + Sync>,
     controller: Arc<dyn SetController<K>>,
     stats: Arc<SnmpStats>,
-    communities: Vec<Community>,
+    communities: CommunityTable,
     max_message_size: usize,
     auth_hook: Option<AuthFailureHook>,
     /// SNMPv3 with USM (None: v3 messages count as bad versions).
@@ -244,6 +261,9 @@ impl Reply {
         }
     }
 }
+/// The community table, replaceable while the agent runs (a reload): each
+/// request reads the table in force when it arrives.
+pub type CommunityTable = Arc<arc_swap::ArcSwap<Vec<Community>>>;
 
 /// A Set waiting for phase 2.
 struct PendingSet<K> {
@@ -297,7 +317,7 @@ impl<V: 'static, K: Send + 'static> Agent<V, K> {
                 view: Box::new(view),
                 controller,
                 stats,
-                communities: config.communities,
+                communities: Arc::new(arc_swap::ArcSwap::from_pointee(config.communities)),
                 max_message_size: config.max_message_size.clamp(484, MAX_UDP_PAYLOAD),
                 auth_hook: None,
                 usm: None,
@@ -346,6 +366,11 @@ impl<V: 'static, K: Send + 'static> Agent<V, K> {
     }
 
     /// The bound addresses (useful with port 0).
+    /// The community table, to replace it at run time.
+    pub fn communities(&self) -> CommunityTable {
+        Arc::clone(&self.inner.communities)
+    }
+
     pub fn local_addrs(&self) -> Vec<SocketAddr> {
         self.sockets
             .iter()
@@ -504,8 +529,8 @@ impl<V, K> Inner<V, K> {
                 return Action::None;
             }
         };
-        let Some(community) = self
-            .communities
+        let table = self.communities.load();
+        let Some(community) = table
             .iter()
             .find(|c| c.name == msg.community && c.allows(src.ip()))
         else {

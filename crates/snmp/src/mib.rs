@@ -61,4 +61,11 @@ pub trait MibObject<V, K>: Send + Sync {
         let _ = oid;
         true
     }
+
+    /// For a table: its declared columns (column number, MAX-ACCESS as
+    /// served), so a MIB crate can check them against the MIB file. Empty
+    /// for other objects.
+    fn declared_columns(&self) -> Vec<(u32, crate::table::Access)> {
+        Vec::new()
+    }
 }

@@ -350,6 +350,10 @@ impl<V, K, R> MibObject<V, K> for Table<V, K, R> {
         &self.entry
     }
 
+    fn declared_columns(&self) -> Vec<(u32, Access)> {
+        self.columns.iter().map(|c| (c.id, c.access)).collect()
+    }
+
     fn get(&self, view: &V, oid: &[u32]) -> Value {
         let Some(rest) = oid.strip_prefix(self.entry.as_slice()) else {
             return Value::NoSuchObject;

@@ -129,38 +129,96 @@ fn port_json(s: &Snapshot, p: &Port) -> Value {
     })
 }
 
-/// The whole snapshot as JSON (see docs/dump-json.md).
-pub fn dump_json(s: &Snapshot) -> Value {
-    let nodes: Vec<Value> = s
-        .nodes
-        .iter()
-        .enumerate()
-        .map(|(i, n)| {
-            let sw = n.switch.as_ref().map(|sw| {
-                json!({
-                    "info": serde_json::to_value(&sw.info).unwrap_or(Value::Null),
-                    "lft": sw.lft.iter().collect::<Vec<_>>(),
-                })
-            });
-            json!({
-                "guid": guid(n.info.node_guid),
-                "id": node_id(n),
-                "type": n.info.node_type().map(|t| t.name()),
-                "description": n.description,
-                "lid": s.node_lid(i as u32).0,
-                "node_info": serde_json::to_value(&n.info).unwrap_or(Value::Null),
-                "switch": sw,
-                "pma": n.pma.as_ref().map(|c| serde_json::to_value(c).unwrap_or(Value::Null)),
-                "sampling": n.sampling.as_ref().map(|x| json!({
-                    "control": serde_json::to_value(&x.control).unwrap_or(Value::Null),
-                    "result": serde_json::to_value(&x.result).unwrap_or(Value::Null),
-                })),
-                "ports": s.node_ports(i as u32).iter().map(|p| port_json(s, p)).collect::<Vec<_>>(),
-            })
+/// One node with its ports.
+fn node_json(s: &Snapshot, i: usize, n: &Node) -> Value {
+    let sw = n.switch.as_ref().map(|sw| {
+        json!({
+            "info": serde_json::to_value(&sw.info).unwrap_or(Value::Null),
+            "lft": sw.lft.iter().collect::<Vec<_>>(),
         })
-        .collect();
-    let sms: Vec<Value> = s
-        .sms
+    });
+    json!({
+        "guid": guid(n.info.node_guid),
+        "id": node_id(n),
+        "type": n.info.node_type().map(|t| t.name()),
+        "description": n.description,
+        "lid": s.node_lid(i as u32).0,
+        "node_info": serde_json::to_value(&n.info).unwrap_or(Value::Null),
+        "switch": sw,
+        "pma": n.pma.as_ref().map(|c| serde_json::to_value(c).unwrap_or(Value::Null)),
+        "sampling": n.sampling.as_ref().map(|x| json!({
+            "control": serde_json::to_value(&x.control).unwrap_or(Value::Null),
+            "result": serde_json::to_value(&x.result).unwrap_or(Value::Null),
+        })),
+        "ports": s.node_ports(i as u32).iter().map(|p| port_json(s, p)).collect::<Vec<_>>(),
+    })
+}
+
+/// The nodes, each rendered only as it is written.
+struct Nodes<'a>(&'a Snapshot);
+
+impl serde::Serialize for Nodes<'_> {
+    fn serialize<S: serde::Serializer>(&self, ser: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeSeq;
+        let mut seq = ser.serialize_seq(Some(self.0.nodes.len()))?;
+        for (i, n) in self.0.nodes.iter().enumerate() {
+            seq.serialize_element(&node_json(self.0, i, n))?;
+        }
+        seq.end()
+    }
+}
+
+/// The snapshot as JSON, streamed: serialising it (e.g. with
+/// `serde_json::to_writer_pretty`) builds one node's JSON at a time, so a
+/// dump of a large fabric needs little memory beyond the snapshot itself.
+/// The text equals [`dump_json`]'s (same keys, same sorted order).
+pub struct JsonDump<'a>(pub &'a Snapshot);
+
+impl serde::Serialize for JsonDump<'_> {
+    fn serialize<S: serde::Serializer>(&self, ser: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let s = self.0;
+        let mut m = ser.serialize_map(None)?;
+        // Keys in sorted order, as serde_json's Map (a BTreeMap) orders them.
+        m.serialize_entry("ipoib", &ipoib_json(s))?;
+        m.serialize_entry("local_ca", &s.local_ca)?;
+        m.serialize_entry(
+            "local_node",
+            &s.local_node().map(|n| guid(n.info.node_guid)),
+        )?;
+        m.serialize_entry(
+            "master_sm_lid",
+            &s.master_sm().map(|m| m.lid.0).unwrap_or(Lid(0).0),
+        )?;
+        m.serialize_entry("multicast_groups", &groups_json(s))?;
+        m.serialize_entry("nodes", &Nodes(s))?;
+        m.serialize_entry("partitions", &partitions_json(s))?;
+        m.serialize_entry("schema", "ibsnmpd-dump/1")?;
+        m.serialize_entry("services", &services_json(s))?;
+        m.serialize_entry("sms", &sms_json(s))?;
+        m.serialize_entry("subnet_prefix", &format!("{:#018x}", s.subnet_prefix))?;
+        m.serialize_entry(
+            "sweep",
+            &json!({
+                "number": s.sweep.number,
+                "time": rfc3339(s.sweep.time),
+                "duration_s": s.sweep.duration.as_secs_f64(),
+                "source": s.sweep.source,
+                "cost": cost_json(&s.sweep.cost),
+            }),
+        )?;
+        m.end()
+    }
+}
+
+/// The whole snapshot as JSON (see docs/dump-json.md); [`JsonDump`] streams
+/// the same text.
+pub fn dump_json(s: &Snapshot) -> Value {
+    serde_json::to_value(JsonDump(s)).unwrap_or(Value::Null)
+}
+
+fn sms_json(s: &Snapshot) -> Vec<Value> {
+    s.sms
         .iter()
         .map(|m| {
             json!({
@@ -172,8 +230,11 @@ pub fn dump_json(s: &Snapshot) -> Value {
                 "act_count": m.info.act_count,
             })
         })
-        .collect();
-    let partitions: Vec<Value> = s
+        .collect()
+}
+
+fn partitions_json(s: &Snapshot) -> Vec<Value> {
+    s
         .partitions
         .iter()
         .map(|p| {
@@ -182,9 +243,11 @@ pub fn dump_json(s: &Snapshot) -> Value {
                 "members": p.members.iter().map(|m| json!({"port_guid": guid(m.port_guid), "full": m.full})).collect::<Vec<_>>(),
             })
         })
-        .collect();
-    let groups: Vec<Value> = s
-        .mcast_groups
+        .collect()
+}
+
+fn groups_json(s: &Snapshot) -> Vec<Value> {
+    s.mcast_groups
         .iter()
         .map(|g| {
             json!({
@@ -203,8 +266,11 @@ pub fn dump_json(s: &Snapshot) -> Value {
                 })).collect::<Vec<_>>(),
             })
         })
-        .collect();
-    let ipoib: Vec<Value> = s
+        .collect()
+}
+
+fn ipoib_json(s: &Snapshot) -> Vec<Value> {
+    s
         .ipoib
         .iter()
         .map(|i| {
@@ -216,32 +282,14 @@ pub fn dump_json(s: &Snapshot) -> Value {
                 "address": i.address.iter().map(|b| format!("{b:02x}")).collect::<Vec<_>>().join(":"),
             })
         })
-        .collect();
-    let services: Vec<Value> = s
-        .services
+        .collect()
+}
+
+fn services_json(s: &Snapshot) -> Vec<Value> {
+    s.services
         .iter()
         .map(|r| serde_json::to_value(r).unwrap_or(Value::Null))
-        .collect();
-    json!({
-        "schema": "ibsnmpd-dump/1",
-        "sweep": {
-            "number": s.sweep.number,
-            "time": rfc3339(s.sweep.time),
-            "duration_s": s.sweep.duration.as_secs_f64(),
-            "source": s.sweep.source,
-            "cost": cost_json(&s.sweep.cost),
-        },
-        "subnet_prefix": format!("{:#018x}", s.subnet_prefix),
-        "local_node": s.local_node().map(|n| guid(n.info.node_guid)),
-        "local_ca": s.local_ca,
-        "master_sm_lid": s.master_sm().map(|m| m.lid.0).unwrap_or(Lid(0).0),
-        "nodes": nodes,
-        "sms": sms,
-        "partitions": partitions,
-        "multicast_groups": groups,
-        "services": services,
-        "ipoib": ipoib,
-    })
+        .collect()
 }
 
 /// A sweep's cost per phase (MAD class), as `dump` shows it.

@@ -15,6 +15,7 @@
 //! - [`sampling`]: PortSamplesControl/Result state machine.
 
 mod fabric;
+mod partitions;
 mod sampling;
 mod traffic;
 
@@ -49,6 +50,9 @@ pub struct SimConfig {
     pub source_name: String,
     /// Drive the clock by hand ([`SimSource::advance_clock`]) instead of real time.
     pub manual_clock: bool,
+    /// Partitions as an OpenSM partitions.conf text; None: the default
+    /// partition (every end port full) and its IPoIB group.
+    pub partitions: Option<String>,
 }
 
 impl Default for SimConfig {
@@ -59,6 +63,7 @@ impl Default for SimConfig {
             lmc: 0,
             source_name: "sim".to_string(),
             manual_clock: false,
+            partitions: None,
         }
     }
 }
@@ -95,7 +100,10 @@ impl SimSource {
     /// A simulated fabric over `topo`.
     pub fn new(topo: &Topology, config: SimConfig) -> Result<Self, SourceError> {
         let local = choose_local_node(topo, config.local_node.as_deref())?;
-        let fabric = Fabric::build(topo, local, config.lmc)?;
+        let mut fabric = Fabric::build(topo, local, config.lmc)?;
+        if let Some(text) = &config.partitions {
+            fabric.apply_partitions(&partitions::parse(text)?);
+        }
         let model = TrafficModel::new(&fabric, config.seed);
         let clock = if config.manual_clock {
             Clock::Manual(Duration::ZERO)

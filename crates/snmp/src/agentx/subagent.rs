@@ -8,9 +8,9 @@
 //! by default) is never at risk. Sets follow the master's four phases: TestSet
 //! runs phase 1 over the whole varbind list and keeps the changes; CommitSet
 //! hands them to the controller (the one control path: nothing reaches the
-//! fabric before it); UndoSet after a successful commit answers undoFailed,
-//! since a commit that reached the fabric cannot be taken back here; CleanupSet
-//! drops what TestSet kept. The session reconnects with backoff when the master
+//! fabric before it); UndoSet after a successful commit asks the controller to
+//! take the commit back (agent state can be; a change that reached the fabric
+//! cannot, and the answer is undoFailed); CleanupSet drops what TestSet kept. The session reconnects with backoff when the master
 //! goes away or is not there yet, re-registering everything; logs say what
 //! happened once per state change, not per retry.
 
@@ -633,10 +633,12 @@ impl Session<'_> {
                 }
                 Body::UndoSet => {
                     if std::mem::take(&mut self.committed) {
-                        // Another subagent's commit failed after ours reached the
-                        // fabric or the state file: say so rather than pretend.
-                        warn!("AgentX UndoSet after a committed Set: not undone");
-                        error = 15;
+                        // Another subagent's commit failed after ours: take ours
+                        // back where it can be (agent state), else say so.
+                        if let Err(e) = a.controller.undo_last().await {
+                            warn!("AgentX UndoSet: not undone: {}", e.reason);
+                            error = 15;
+                        }
                     }
                     self.pending_set = None;
                     Vec::new()

@@ -559,12 +559,13 @@ impl Fabric {
                 port: Some(smp),
                 info: SmInfo {
                     guid,
-                    sm_key: 0,
+                    sm_key: 1, // OpenSM's default SM_Key
                     act_count: 0,
-                    priority: 0,
+                    priority: 1,
                     sm_state: SmState::Master.raw(),
                 },
             });
+            self.standby_sm(smp);
         }
         let mut members = Vec::new();
         let mut mc_members = Vec::new();
@@ -611,6 +612,138 @@ impl Fabric {
             group,
             members: mc_members,
         });
+    }
+
+    /// A standby SM at priority 0 on the last CA port with a LID (not on the
+    /// master's node), as a second OpenSM would run: SMInfo in Standby.
+    fn standby_sm(&mut self, master_port: PortIdx) {
+        let master_node = self.ports.get(master_port as usize).map(|p| p.node);
+        let standby = (0..self.ports.len()).rev().find(|&i| {
+            let p = &self.ports[i];
+            let ca = self
+                .nodes
+                .get(p.node as usize)
+                .is_some_and(|n| n.info.node_type == NodeType::Ca.raw());
+            ca && Some(p.node) != master_node && p.info.lid.is_unicast()
+        });
+        let Some(i) = standby else {
+            return;
+        };
+        let p = &mut self.ports[i];
+        p.info.capability_mask |= port_cap::IS_SM;
+        let (lid, guid) = (p.info.lid, p.guid);
+        self.sms.push(SmRecord {
+            lid,
+            port: PortIdx::try_from(i).ok(),
+            info: SmInfo {
+                guid,
+                sm_key: 1,
+                act_count: 0,
+                priority: 0,
+                sm_state: SmState::Standby.raw(),
+            },
+        });
+    }
+
+    /// Replaces the default partition and IPoIB group with those of a
+    /// partitions.conf-style list: members by keyword or port GUID, each
+    /// member port's P_Key table gains the key (full bit for full members),
+    /// and every `ipoib` partition gets its broadcast group (MGID
+    /// ff12:401b:<P_Key>::ffff:ffff, MLIDs from 0xC000) joined by its CA
+    /// members.
+    pub(crate) fn apply_partitions(&mut self, specs: &[super::partitions::PartitionSpec]) {
+        use super::partitions::Who;
+        let sm_port = self.sms.first().and_then(|s| s.port);
+        let template = self.mcast_groups.first().map(|g| g.group.clone());
+        self.partitions.clear();
+        self.mcast_groups.clear();
+        let mut pkeys: Vec<Vec<PKey>> = vec![Vec::new(); self.ports.len()];
+        for (gi, spec) in specs.iter().enumerate() {
+            let mut members: Vec<(usize, bool)> = Vec::new();
+            for (i, p) in self.ports.iter().enumerate() {
+                let Some(node) = self.nodes.get(p.node as usize) else {
+                    continue;
+                };
+                let is_switch = node.info.node_type == NodeType::Switch.raw();
+                // End ports only: CA ports and switch port 0.
+                if (is_switch && p.num.0 != 0) || !p.info.lid.is_unicast() {
+                    continue;
+                }
+                let full = spec
+                    .members
+                    .iter()
+                    .fold(None, |acc: Option<bool>, (who, full)| {
+                        let hit = match who {
+                            Who::All => true,
+                            Who::AllCas => !is_switch,
+                            Who::AllSwitches => is_switch,
+                            Who::SelfPort => sm_port == PortIdx::try_from(i).ok(),
+                            Who::Guid(g) => p.guid.0 == *g,
+                        };
+                        if hit {
+                            Some(acc.unwrap_or(false) || *full)
+                        } else {
+                            acc
+                        }
+                    });
+                if let Some(full) = full {
+                    members.push((i, full));
+                }
+            }
+            let key = spec.pkey & 0x7fff;
+            for &(i, full) in &members {
+                if let Some(k) = pkeys.get_mut(i) {
+                    k.push(PKey(key | if full { 0x8000 } else { 0 }));
+                }
+            }
+            self.partitions.push(Partition {
+                pkey: PKey(key | 0x8000),
+                members: members
+                    .iter()
+                    .filter_map(|&(i, full)| {
+                        self.ports.get(i).map(|p| PartitionMember {
+                            port_guid: p.guid,
+                            full,
+                        })
+                    })
+                    .collect(),
+            });
+            if let (true, Some(t)) = (spec.ipoib, template.as_ref()) {
+                let full_key = key | 0x8000;
+                let mut mgid = t.mgid.to_bytes();
+                if let Some(d) = mgid.get_mut(4..6) {
+                    d.copy_from_slice(&full_key.to_be_bytes());
+                }
+                let group = McMemberRecord {
+                    mgid: Gid(mgid),
+                    mlid: Lid(0xC000 + u16::try_from(gi).unwrap_or(0)),
+                    p_key: PKey(full_key),
+                    ..t.clone()
+                };
+                let mc_members = members
+                    .iter()
+                    .filter_map(|&(i, _)| self.ports.get(i))
+                    .filter(|p| {
+                        self.nodes
+                            .get(p.node as usize)
+                            .is_some_and(|n| n.info.node_type != NodeType::Switch.raw())
+                    })
+                    .map(|p| McMemberRecord {
+                        port_gid: Gid::new(self.subnet_prefix, p.guid),
+                        ..group.clone()
+                    })
+                    .collect();
+                self.mcast_groups.push(McastGroup {
+                    group,
+                    members: mc_members,
+                });
+            }
+        }
+        for (p, k) in self.ports.iter_mut().zip(pkeys) {
+            if !k.is_empty() {
+                p.pkeys = Arc::from(k);
+            }
+        }
     }
 
     /// A snapshot builder with this fabric's static state at time `t` (seconds

@@ -31,6 +31,11 @@ pub enum UmadError {
     NoCa,
     #[error("CA {name:?} not found (available: {available})")]
     CaNotFound { name: String, available: String },
+    /// The CA is listed (sysfs) but libibumad cannot read it: the usual causes
+    /// are a missing /dev/infiniband (ib_umad not loaded, or a container
+    /// without the device), its permissions, or a mismatched libibumad.
+    #[error("CA {0:?} is listed but cannot be opened: check that /dev/infiniband/umad* exists (modprobe ib_umad; pass the devices into a container), that this user may read it (root or the rdma group), and that libibumad3 matches the kernel")]
+    CaUnreadable(String),
     #[error("CA {ca:?} has no port {port} (ports: {ports})")]
     PortNotFound { ca: String, port: u8, ports: String },
     #[error("CA {0:?} has no active port: give one with --source umad:CA:PORT")]
@@ -242,9 +247,13 @@ impl Umad {
         let mut raw: RawCa = unsafe { std::mem::zeroed() };
         // SAFETY: `cname` is a NUL-terminated string and `raw` a writable umad_ca_t.
         if unsafe { (self.get_ca)(cname.as_ptr(), &mut raw) } < 0 {
+            let available = self.ca_names().unwrap_or_default();
+            if available.iter().any(|n| n == name) {
+                return Err(UmadError::CaUnreadable(name.to_string()));
+            }
             return Err(UmadError::CaNotFound {
                 name: name.to_string(),
-                available: self.ca_names().unwrap_or_default().join(", "),
+                available: available.join(", "),
             });
         }
         let numports = raw.numports.clamp(0, CA_MAX_PORTS as c_int - 1) as u8;

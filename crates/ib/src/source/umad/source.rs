@@ -374,10 +374,8 @@ impl UmadSource {
             &mut self.history,
         );
         if let Some(prev) = &self.last {
+            // Logged once, by the daemon's event stream.
             self.events = diff(prev, &snap);
-            for e in &self.events {
-                tracing::info!(event = ?e.kind, "fabric event");
-            }
         }
         let snap = Arc::new(snap);
         self.last = Some(snap.clone());

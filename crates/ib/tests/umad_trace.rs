@@ -1,0 +1,85 @@
+//! Traces computed from the swept forwarding tables (`model::route::trace`)
+//! equal `ibtracert` hop by hop on a three-level fat tree in ibsim: the same
+//! nodes, entered and left by the same ports.
+mod umad_util;
+
+use ib::model::route::trace;
+use ib::source::umad::{UmadOptions, UmadSource};
+use ib::testbed::TestbedConfig;
+use ib::types::Lid;
+use umad_util::*;
+
+/// (node description, entry port, exit port) of each hop ibtracert prints.
+fn ibtracert(slid: u16, dlid: u16) -> Vec<(String, Option<u8>, Option<u8>)> {
+    let out = std::process::Command::new("ibtracert")
+        .args([slid.to_string(), dlid.to_string()])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(out.status.success(), "ibtracert {slid} {dlid}: {text}");
+    let name = |l: &str| l.rsplit('"').nth(1).unwrap_or("").to_string();
+    let mut hops: Vec<(String, Option<u8>, Option<u8>)> = Vec::new();
+    for l in text.lines() {
+        if l.starts_with("From ") {
+            hops.push((name(l), None, None));
+        } else if let Some((exit, rest)) = l.split_once("] -> ") {
+            let exit: u8 = exit.trim_start_matches('[').parse().unwrap();
+            if let Some(h) = hops.last_mut() {
+                h.2 = Some(exit);
+            }
+            let entry: u8 = rest
+                .split_once("}[")
+                .and_then(|(_, r)| r.split_once(']'))
+                .map(|(p, _)| p.parse().unwrap())
+                .unwrap();
+            hops.push((name(l), Some(entry), None));
+        }
+    }
+    hops
+}
+
+#[test]
+fn traces_equal_ibtracert_in_a_fat_tree() {
+    if !in_child() {
+        let topo = ib::topology::fat_tree(64, 8, 3).unwrap();
+        let net = ib::topology::write_ibnetdiscover(&topo, &Default::default());
+        let tb = start(TestbedConfig::new(net));
+        run_child(&tb, "traces_equal_ibtracert_in_a_fat_tree", &[]);
+        return;
+    }
+    let mut src = UmadSource::open(None, None, UmadOptions::default()).unwrap();
+    let s = src.sweep().unwrap();
+    // CA ports with LIDs, a spread of them.
+    let cas: Vec<u32> = (0..s.ports.len() as u32)
+        .filter(|&p| {
+            let port = s.port(p).unwrap();
+            s.node(port.node).unwrap().switch.is_none() && port.info.lid.0 != 0
+        })
+        .collect();
+    assert!(cas.len() >= 32, "{}", cas.len());
+    let picks: Vec<u32> = cas.iter().step_by(cas.len() / 6).copied().collect();
+    let mut compared = 0;
+    for &a in &picks {
+        for &b in &picks {
+            if a == b {
+                continue;
+            }
+            let (sl, dl) = (s.port(a).unwrap().info.lid, s.port(b).unwrap().info.lid);
+            let ours: Vec<(String, Option<u8>, Option<u8>)> = trace(&s, a, Lid(dl.0))
+                .unwrap()
+                .iter()
+                .map(|h| {
+                    (
+                        s.node(h.node).unwrap().description.clone(),
+                        h.entry.map(|p| p.0),
+                        h.exit.map(|p| p.0),
+                    )
+                })
+                .collect();
+            let theirs = ibtracert(sl.0, dl.0);
+            assert_eq!(ours, theirs, "trace {} -> {}", sl.0, dl.0);
+            compared += 1;
+        }
+    }
+    println!("{compared} traces equal ibtracert's");
+}

@@ -1,0 +1,538 @@
+//! The Prometheus endpoint: HTTP GET /metrics in the text exposition format
+//! (version 0.0.4), rendered from the published snapshot. No MAD is sent on
+//! the request path: a scrape reads what the last sweep published.
+//!
+//! Names and labels follow treydock/infiniband_exporter where it has the
+//! figure (`infiniband_switch_port_transmit_data_bytes_total{guid,port,switch}`),
+//! so dashboards built for it work with little change; docs/metrics.md has
+//! the mapping. Built on hyper (HTTP/1 server), see docs/metrics.md.
+
+use std::convert::Infallible;
+use std::fmt::Write as _;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::{Instant, SystemTime, UNIX_EPOCH};
+
+use http_body_util::Full;
+use hyper::body::{Bytes, Incoming};
+use hyper::server::conn::http1;
+use hyper::service::service_fn;
+use hyper::{Method, Request, Response, StatusCode};
+use hyper_util::rt::TokioIo;
+use ib::model::accum::PortTotals;
+use ib::model::{Node, Port, Snapshot};
+use ib::types::{data_rate_mbps, NodeType, PortNum};
+use snmp::agent::SnmpStats;
+use tracing::{debug, warn};
+
+/// The agent's own counters that live outside the snapshot and SnmpStats.
+#[derive(Debug, Default)]
+pub struct AgentCounters {
+    /// Notifications sent and dropped: the hook for the notification layer
+    /// (stays 0 until it counts here).
+    pub notifications_sent: AtomicU64,
+    pub notifications_dropped: AtomicU64,
+    /// Successful SIGHUP reloads, and failed ones.
+    pub reloads: AtomicU64,
+    pub reload_failures: AtomicU64,
+}
+
+/// What a scrape renders from.
+pub struct Sources {
+    pub snapshot: Box<dyn Fn() -> Arc<Snapshot> + Send + Sync>,
+    pub snmp: Arc<SnmpStats>,
+    pub agent: Arc<AgentCounters>,
+    pub started: Instant,
+}
+
+/// Serves /metrics on `listener` until the runtime stops.
+pub async fn serve(listener: tokio::net::TcpListener, sources: Arc<Sources>) {
+    loop {
+        let (stream, peer) = match listener.accept().await {
+            Ok(x) => x,
+            Err(e) => {
+                // Out of descriptors and the like: back off, keep serving.
+                warn!(error = %e, "metrics: accept failed");
+                tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+                continue;
+            }
+        };
+        let sources = Arc::clone(&sources);
+        tokio::spawn(async move {
+            let svc = service_fn(move |req: Request<Incoming>| {
+                let sources = Arc::clone(&sources);
+                async move { Ok::<_, Infallible>(respond(&req, sources).await) }
+            });
+            if let Err(e) = http1::Builder::new()
+                .serve_connection(TokioIo::new(stream), svc)
+                .await
+            {
+                debug!(%peer, error = %e, "metrics: connection ended");
+            }
+        });
+    }
+}
+
+async fn respond(req: &Request<Incoming>, sources: Arc<Sources>) -> Response<Full<Bytes>> {
+    let text = |status: StatusCode, body: String| {
+        let mut r = Response::new(Full::new(Bytes::from(body)));
+        *r.status_mut() = status;
+        r
+    };
+    if req.method() != Method::GET && req.method() != Method::HEAD {
+        return text(StatusCode::METHOD_NOT_ALLOWED, "GET /metrics\n".into());
+    }
+    match req.uri().path() {
+        "/metrics" => {
+            // Rendering a large fabric takes a while: off the async workers.
+            let body = tokio::task::spawn_blocking(move || render_all(&sources))
+                .await
+                .unwrap_or_default();
+            let mut r = text(StatusCode::OK, body);
+            if let Ok(v) = "text/plain; version=0.0.4; charset=utf-8".parse() {
+                r.headers_mut().insert(hyper::header::CONTENT_TYPE, v);
+            }
+            r
+        }
+        "/" => text(
+            StatusCode::OK,
+            "ibsnmpd: Prometheus metrics at /metrics\n".into(),
+        ),
+        _ => text(StatusCode::NOT_FOUND, "not found; try /metrics\n".into()),
+    }
+}
+
+/// The whole exposition.
+pub fn render_all(s: &Sources) -> String {
+    let snap = (s.snapshot)();
+    let mut out = String::with_capacity(snap.ports.len() * 2048 + 8192);
+    render_fabric(&mut out, &snap);
+    render_agent(&mut out, &snap, s);
+    out
+}
+
+/// One metric family: HELP and TYPE once, then its samples.
+struct Family<'a> {
+    name: &'a str,
+    help: &'a str,
+    kind: &'a str,
+}
+
+fn header(out: &mut String, f: &Family<'_>) {
+    let _ = writeln!(out, "# HELP {} {}", f.name, f.help);
+    let _ = writeln!(out, "# TYPE {} {}", f.name, f.kind);
+}
+
+/// A label value escaped as the text format requires.
+fn esc(v: &str) -> String {
+    let mut s = String::with_capacity(v.len());
+    for c in v.chars() {
+        match c {
+            '\\' => s.push_str("\\\\"),
+            '"' => s.push_str("\\\""),
+            '\n' => s.push_str("\\n"),
+            c => s.push(c),
+        }
+    }
+    s
+}
+
+/// Per-port counters: (name after `infiniband_<type>_port_`, help, value).
+/// Data counters are octets (PortXmitData/PortRcvData count 4-octet words).
+type CounterFn = fn(&PortTotals) -> u64;
+type GaugeFn = fn(&Snapshot, &Port) -> u64;
+const PORT_COUNTERS: &[(&str, &str, CounterFn)] = &[
+    (
+        "transmit_data_bytes_total",
+        "Octets transmitted (PortXmitData x 4)",
+        |t| t.port_xmit_data.wrapping_mul(4),
+    ),
+    (
+        "receive_data_bytes_total",
+        "Octets received (PortRcvData x 4)",
+        |t| t.port_rcv_data.wrapping_mul(4),
+    ),
+    (
+        "transmit_packets_total",
+        "Packets transmitted (PortXmitPkts)",
+        |t| t.port_xmit_pkts,
+    ),
+    (
+        "receive_packets_total",
+        "Packets received (PortRcvPkts)",
+        |t| t.port_rcv_pkts,
+    ),
+    (
+        "unicast_transmit_packets_total",
+        "Unicast packets transmitted (PortUnicastXmitPkts)",
+        |t| t.port_unicast_xmit_pkts,
+    ),
+    (
+        "unicast_receive_packets_total",
+        "Unicast packets received (PortUnicastRcvPkts)",
+        |t| t.port_unicast_rcv_pkts,
+    ),
+    (
+        "multicast_transmit_packets_total",
+        "Multicast packets transmitted (PortMulticastXmitPkts)",
+        |t| t.port_multicast_xmit_pkts,
+    ),
+    (
+        "multicast_receive_packets_total",
+        "Multicast packets received (PortMulticastRcvPkts)",
+        |t| t.port_multicast_rcv_pkts,
+    ),
+    (
+        "symbol_error_total",
+        "Minor link errors (SymbolErrorCounter)",
+        |t| t.symbol_error_counter,
+    ),
+    (
+        "link_error_recovery_total",
+        "Successful link error recoveries (LinkErrorRecoveryCounter)",
+        |t| t.link_error_recovery_counter,
+    ),
+    (
+        "link_downed_total",
+        "Failed link error recoveries that downed the link (LinkDownedCounter)",
+        |t| t.link_downed_counter,
+    ),
+    (
+        "receive_errors_total",
+        "Packets received with errors (PortRcvErrors)",
+        |t| t.port_rcv_errors,
+    ),
+    (
+        "receive_remote_physical_errors_total",
+        "Packets received marked with EBP (PortRcvRemotePhysicalErrors)",
+        |t| t.port_rcv_remote_physical_errors,
+    ),
+    (
+        "receive_switch_relay_errors_total",
+        "Packets the switch could not relay (PortRcvSwitchRelayErrors)",
+        |t| t.port_rcv_switch_relay_errors,
+    ),
+    (
+        "transmit_discards_total",
+        "Outbound packets discarded (PortXmitDiscards)",
+        |t| t.port_xmit_discards,
+    ),
+    (
+        "transmit_constraint_errors_total",
+        "Packets not transmitted: partition or raw constraint (PortXmitConstraintErrors)",
+        |t| t.port_xmit_constraint_errors,
+    ),
+    (
+        "receive_constraint_errors_total",
+        "Packets received and discarded: partition or raw constraint (PortRcvConstraintErrors)",
+        |t| t.port_rcv_constraint_errors,
+    ),
+    (
+        "local_link_integrity_errors_total",
+        "Local physical errors past the threshold (LocalLinkIntegrityErrors)",
+        |t| t.local_link_integrity_errors,
+    ),
+    (
+        "excessive_buffer_overrun_errors_total",
+        "Consecutive flow control update overruns (ExcessiveBufferOverrunErrors)",
+        |t| t.excessive_buffer_overrun_errors,
+    ),
+    (
+        "vl15_dropped_total",
+        "Incoming VL15 packets dropped (VL15Dropped)",
+        |t| t.vl15_dropped,
+    ),
+    (
+        "transmit_wait_total",
+        "Ticks with data to send and no credit (PortXmitWait)",
+        |t| t.port_xmit_wait,
+    ),
+    ("qp1_dropped_total", "QP1 MADs dropped (QP1Dropped)", |t| {
+        t.qp1_dropped
+    }),
+];
+
+/// The ports a scrape shows: every external port (switch port 0 is the
+/// management port and has no link).
+fn shown_ports<'a>(snap: &'a Snapshot, node: &'a Node) -> impl Iterator<Item = &'a Port> + 'a {
+    let range = node.ports.start as usize..node.ports.end as usize;
+    snap.ports
+        .get(range)
+        .unwrap_or(&[])
+        .iter()
+        .filter(|p| p.num != PortNum(0))
+}
+
+fn node_kind(n: &Node) -> &'static str {
+    if n.info.node_type == NodeType::Switch as u8 {
+        "switch"
+    } else {
+        "hca"
+    }
+}
+
+/// The labels of one port: its node, number, and the far end of its link.
+fn port_labels(snap: &Snapshot, node: &Node, p: &Port) -> String {
+    let kind = node_kind(node);
+    let mut l = format!(
+        "guid=\"{}\",{kind}=\"{}\",port=\"{}\"",
+        node.info.node_guid,
+        esc(&node.description),
+        p.num.0
+    );
+    if let Some(r) = p.remote.and_then(|r| snap.port(r)) {
+        if let Some(rn) = snap.node(r.node) {
+            let _ = write!(
+                l,
+                ",uplink=\"{}\",uplink_guid=\"{}\",uplink_port=\"{}\",uplink_type=\"{}\"",
+                esc(&rn.description),
+                rn.info.node_guid,
+                r.num.0,
+                if node_kind(rn) == "switch" {
+                    "SW"
+                } else {
+                    "CA"
+                }
+            );
+        }
+    }
+    l
+}
+
+fn render_fabric(out: &mut String, snap: &Snapshot) {
+    // Labels computed once per port, reused by every family.
+    let mut rows: Vec<(&'static str, &Port, String)> = Vec::with_capacity(snap.ports.len());
+    for node in &snap.nodes {
+        for p in shown_ports(snap, node) {
+            rows.push((node_kind(node), p, port_labels(snap, node, p)));
+        }
+    }
+    for kind in ["switch", "hca"] {
+        let label = if kind == "switch" { "switch" } else { "hca" };
+        header(
+            out,
+            &Family {
+                name: &format!("infiniband_{kind}_info"),
+                help: &format!("Each {label} in the fabric (value 1)"),
+                kind: "gauge",
+            },
+        );
+        for node in snap.nodes.iter().filter(|n| node_kind(n) == kind) {
+            // A switch's LID is port 0's; a CA's each port's own (the first shown).
+            let lid = snap
+                .ports
+                .get(node.ports.start as usize..node.ports.end as usize)
+                .unwrap_or(&[])
+                .iter()
+                .map(|p| p.info.lid.0)
+                .find(|&l| l != 0)
+                .unwrap_or(0);
+            let _ = writeln!(
+                out,
+                "infiniband_{kind}_info{{guid=\"{}\",{label}=\"{}\",lid=\"{lid}\"}} 1",
+                node.info.node_guid,
+                esc(&node.description)
+            );
+        }
+        for &(suffix, help, value) in PORT_COUNTERS {
+            let name = format!("infiniband_{kind}_port_{suffix}");
+            header(
+                out,
+                &Family {
+                    name: &name,
+                    help,
+                    kind: "counter",
+                },
+            );
+            for (_, p, labels) in rows.iter().filter(|r| r.0 == kind) {
+                if let Some(c) = &p.counters {
+                    let _ = writeln!(out, "{name}{{{labels}}} {}", value(&c.totals));
+                }
+            }
+        }
+        let gauges: [(&str, &str, GaugeFn); 4] = [
+            ("state_id", "PortState: 1 down, 2 init, 3 armed, 4 active", |_, p| {
+                u64::from(p.info.port_state)
+            }),
+            (
+                "physical_state_id",
+                "PortPhysicalState: 1 sleep, 2 polling, 3 disabled, 4 training, 5 linkup, 6 error recovery, 7 phy test",
+                |_, p| u64::from(p.info.port_physical_state),
+            ),
+            ("width_lanes", "Active link width in lanes (0: no link)", |_, p| {
+                p.info.link_width().map_or(0, |w| u64::from(w.lanes()))
+            }),
+            (
+                "rate_bytes_per_second",
+                "Effective data rate of the link in octets/s (line coding removed; 0: no link)",
+                |s, p| match (p.info.link_width(), s.port_speed(p)) {
+                    (Some(w), Some(sp)) => data_rate_mbps(w, sp) * 1_000_000 / 8,
+                    _ => 0,
+                },
+            ),
+        ];
+        for (suffix, help, value) in gauges {
+            let name = format!("infiniband_{kind}_port_{suffix}");
+            header(
+                out,
+                &Family {
+                    name: &name,
+                    help,
+                    kind: "gauge",
+                },
+            );
+            for (_, p, labels) in rows.iter().filter(|r| r.0 == kind) {
+                let _ = writeln!(out, "{name}{{{labels}}} {}", value(snap, p));
+            }
+        }
+    }
+}
+
+fn secs(t: SystemTime) -> f64 {
+    t.duration_since(UNIX_EPOCH)
+        .map_or(0.0, |d| d.as_secs_f64())
+}
+
+fn render_agent(out: &mut String, snap: &Snapshot, s: &Sources) {
+    let mut one = |name: &str, help: &str, kind: &str, labels: &str, v: f64| {
+        header(out, &Family { name, help, kind });
+        let _ = writeln!(out, "{name}{labels} {v}");
+    };
+    let sweep = &snap.sweep;
+    let swept = sweep.number > 0;
+    one(
+        "ibsnmpd_sweeps_total",
+        "Sweeps published since the source started (the snapshot's sweep number)",
+        "counter",
+        "",
+        sweep.number as f64,
+    );
+    one(
+        "ibsnmpd_sweep_duration_seconds",
+        "Duration of the last published sweep (all phases)",
+        "gauge",
+        "",
+        sweep.duration.as_secs_f64(),
+    );
+    one(
+        "ibsnmpd_last_successful_sweep_timestamp_seconds",
+        "When the published snapshot was taken (Unix time; 0 before the first sweep)",
+        "gauge",
+        "",
+        if swept { secs(sweep.time) } else { 0.0 },
+    );
+    let age = SystemTime::now()
+        .duration_since(sweep.time)
+        .map_or(0.0, |d| d.as_secs_f64());
+    one(
+        "ibsnmpd_snapshot_age_seconds",
+        "Age of the published snapshot",
+        "gauge",
+        "",
+        if swept { age } else { 0.0 },
+    );
+    one(
+        "ibsnmpd_fabric_nodes",
+        "Nodes in the published snapshot",
+        "gauge",
+        "",
+        snap.nodes.len() as f64,
+    );
+    one(
+        "ibsnmpd_fabric_ports",
+        "Ports in the published snapshot",
+        "gauge",
+        "",
+        snap.ports.len() as f64,
+    );
+    one(
+        "ibsnmpd_uptime_seconds",
+        "Seconds since the agent started",
+        "gauge",
+        "",
+        s.started.elapsed().as_secs_f64(),
+    );
+
+    let st = &s.snmp;
+    let ld = |c: &std::sync::atomic::AtomicU32| f64::from(SnmpStats::load(c));
+    let name = "ibsnmpd_snmp_requests_total";
+    header(
+        out,
+        &Family {
+            name,
+            help: "SNMP request PDUs received, by type (GetBulk is counted with neither)",
+            kind: "counter",
+        },
+    );
+    for (pdu, c) in [
+        ("get", &st.in_get_requests),
+        ("getnext", &st.in_get_nexts),
+        ("set", &st.in_set_requests),
+    ] {
+        let _ = writeln!(out, "{name}{{pdu=\"{pdu}\"}} {}", ld(c));
+    }
+    let name = "ibsnmpd_snmp_varbinds_total";
+    header(
+        out,
+        &Family {
+            name,
+            help: "Variable bindings served by Get/GetNext/GetBulk (read) and Set (set)",
+            kind: "counter",
+        },
+    );
+    let _ = writeln!(out, "{name}{{pdu=\"read\"}} {}", ld(&st.in_total_req_vars));
+    let _ = writeln!(out, "{name}{{pdu=\"set\"}} {}", ld(&st.in_total_set_vars));
+    let mut one = |name: &str, help: &str, v: f64| {
+        header(
+            out,
+            &Family {
+                name,
+                help,
+                kind: "counter",
+            },
+        );
+        let _ = writeln!(out, "{name} {v}");
+    };
+    one(
+        "ibsnmpd_snmp_packets_received_total",
+        "SNMP messages received (snmpInPkts)",
+        ld(&st.in_pkts),
+    );
+    one(
+        "ibsnmpd_snmp_packets_sent_total",
+        "SNMP messages sent (snmpOutPkts)",
+        ld(&st.out_pkts),
+    );
+    one(
+        "ibsnmpd_snmp_auth_failures_total",
+        "Requests with an unknown community or one used beyond its rights (snmpInBadCommunityNames + snmpInBadCommunityUses)",
+        ld(&st.in_bad_community_names) + ld(&st.in_bad_community_uses),
+    );
+    one(
+        "ibsnmpd_snmp_parse_errors_total",
+        "Undecodable SNMP messages (snmpInASNParseErrs)",
+        ld(&st.in_asn_parse_errs),
+    );
+    let a = &s.agent;
+    let n = |c: &AtomicU64| c.load(Ordering::Relaxed) as f64;
+    one(
+        "ibsnmpd_notifications_sent_total",
+        "Notifications (traps/informs) sent",
+        n(&a.notifications_sent),
+    );
+    one(
+        "ibsnmpd_notifications_dropped_total",
+        "Notifications dropped (queue full, no route)",
+        n(&a.notifications_dropped),
+    );
+    one(
+        "ibsnmpd_reloads_total",
+        "Configuration reloads (SIGHUP) applied",
+        n(&a.reloads),
+    );
+    one(
+        "ibsnmpd_reload_failures_total",
+        "Configuration reloads (SIGHUP) refused: the old settings stay",
+        n(&a.reload_failures),
+    );
+}

@@ -1,0 +1,120 @@
+//! SIGHUP: read the configuration file and the node-name-map again and apply
+//! what can change while the agent runs, keeping the snapshot and sockets.
+//!
+//! Applied at once: the communities (the next request sees them) and the
+//! node-name-map (a sweep is asked for, so the names show within one sweep).
+//! Everything else needs a restart; a reload that changes any of it names
+//! those keys in one log line. A file that no longer loads changes nothing.
+
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+
+use snmp::agent::CommunityTable;
+use tracing::{info, warn};
+
+use crate::config::{ConfigError, Settings};
+use crate::fabric::FabricHandle;
+use crate::metrics::AgentCounters;
+use crate::nodemap::{NodeNameMap, SharedNodeNameMap};
+
+/// Reads the settings as at startup (file and flags).
+pub type LoadSettings = Box<dyn Fn() -> Result<Settings, ConfigError> + Send + Sync>;
+
+pub struct Reloader {
+    pub load: LoadSettings,
+    /// The settings in force.
+    pub current: Settings,
+    pub communities: CommunityTable,
+    pub names: SharedNodeNameMap,
+    pub fabric: FabricHandle,
+    pub counters: Arc<AgentCounters>,
+    /// Called after each applied reload: the notification layer's seam
+    /// (a warmStart notification, RFC 3418).
+    pub after_reload: Option<Box<dyn Fn() + Send + Sync>>,
+}
+
+impl Reloader {
+    /// One reload; errors are logged and counted, the old settings stay.
+    pub fn reload(&mut self) {
+        match self.try_reload() {
+            Ok(()) => {
+                self.counters.reloads.fetch_add(1, Ordering::Relaxed);
+                if let Some(hook) = &self.after_reload {
+                    hook();
+                }
+            }
+            Err(e) => {
+                self.counters
+                    .reload_failures
+                    .fetch_add(1, Ordering::Relaxed);
+                warn!(error = %e, "SIGHUP: reload refused; the running settings stay");
+            }
+        }
+    }
+
+    fn try_reload(&mut self) -> Result<(), String> {
+        let new = (self.load)().map_err(|e| e.0)?;
+        // Load everything before applying anything: all or nothing.
+        let names = match &new.node_name_map {
+            Some(p) => NodeNameMap::load(p)?,
+            None => NodeNameMap::default(),
+        };
+        let fixed = restart_keys(&self.current, &new);
+        if !fixed.is_empty() {
+            warn!(
+                keys = %fixed.join(", "),
+                "SIGHUP: these settings change only on restart; running with the old values"
+            );
+        }
+        self.communities
+            .store(Arc::new(crate::daemon::agent_communities(&new.communities)));
+        let renamed = **self.names.load() != names;
+        let count = names.len();
+        self.names.store(Arc::new(names));
+        if renamed {
+            // The names show in the next snapshot: take it now.
+            let fabric = self.fabric.clone();
+            tokio::spawn(async move {
+                let _ = fabric.sweep_now().await;
+            });
+        }
+        info!(
+            communities = new.communities.len(),
+            node_names = count,
+            "SIGHUP: configuration reloaded"
+        );
+        // What a restart would apply stays as it runs now.
+        let mut kept = self.current.clone();
+        kept.communities = new.communities;
+        kept.node_name_map = new.node_name_map;
+        self.current = kept;
+        Ok(())
+    }
+}
+
+/// The settings that differ and cannot change at run time.
+fn restart_keys(old: &Settings, new: &Settings) -> Vec<&'static str> {
+    let mut v = Vec::new();
+    let mut check = |differs: bool, key: &'static str| {
+        if differs {
+            v.push(key);
+        }
+    };
+    check(old.listen != new.listen, "agentaddress/--listen");
+    check(old.source != new.source, "source");
+    check(old.state_dir != new.state_dir, "persistentdir");
+    check(old.log_level != new.log_level, "log_level");
+    check(old.sweep_interval != new.sweep_interval, "sweep_interval");
+    check(old.local_node != new.local_node, "local_node");
+    check(
+        old.max_repetitions != new.max_repetitions,
+        "max_repetitions",
+    );
+    check(old.sys_contact != new.sys_contact, "syscontact");
+    check(old.sys_name != new.sys_name, "sysname");
+    check(old.sys_location != new.sys_location, "syslocation");
+    check(old.control_socket != new.control_socket, "control_socket");
+    check(old.metrics_listen != new.metrics_listen, "metrics_listen");
+    check(old.umad != new.umad, "[umad]");
+    v
+}

@@ -1,0 +1,501 @@
+//! Notifications: the sinks of the configuration, and the task that turns
+//! fabric events and snapshot differences into notifications
+//! ([`mibs::notifications`]) for the originator ([`snmp::notify`]).
+//!
+//! Nothing here runs on the request path but the authenticationFailure
+//! hook, which only reads the agent state and queues without blocking.
+
+use std::net::{IpAddr, Ipv4Addr, SocketAddr, ToSocketAddrs};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::{Context, Result};
+use arc_swap::ArcSwap;
+use ib::model::Snapshot;
+use mibs::notifications::{self as notif, Thresholds};
+use mibs::SystemState;
+use serde::Deserialize;
+use snmp::agent::AuthFailureHook;
+use snmp::notify::{self, Notifier, NotifyStats, OriginatorConfig, Sink, SinkKind, StormControl};
+use tokio::sync::{broadcast, watch};
+use tracing::{info, warn};
+
+use crate::config::ConfigError;
+use crate::fabric::FabricHandle;
+
+/// The port notifications go to when none is given (RFC 3417 snmptrap).
+pub const DEFAULT_TRAP_PORT: u16 = 162;
+/// Inform defaults: a second between tries, three retries.
+pub const DEFAULT_INFORM_TIMEOUT_SECS: f64 = 1.0;
+pub const DEFAULT_INFORM_RETRIES: u32 = 3;
+/// Storm control defaults: 10 notifications a minute per source object.
+pub const DEFAULT_RATE_LIMIT: u32 = 10;
+pub const DEFAULT_RATE_INTERVAL_SECS: f64 = 60.0;
+pub const DEFAULT_QUEUE: usize = 1024;
+/// At most one authenticationFailure queued per this interval.
+const AUTH_QUEUE_EVERY: Duration = Duration::from_millis(200);
+
+/// A sink as written in the file: snmpd.conf's `"HOST[:PORT] [COMMUNITY]"`
+/// or a table.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(untagged)]
+pub enum SinkEntry {
+    Line(String),
+    Table(SinkTable),
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SinkTable {
+    host: String,
+    port: Option<u16>,
+    community: Option<String>,
+    /// Informs only: seconds before a retry.
+    timeout: Option<f64>,
+    /// Informs only: sends after the first.
+    retries: Option<u32>,
+}
+
+/// Which PDU a sink gets.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SinkType {
+    TrapV1,
+    TrapV2c,
+    Inform,
+}
+
+/// One configured sink (resolved when the agent starts).
+#[derive(Debug, Clone, PartialEq)]
+pub struct SinkSettings {
+    pub kind: SinkType,
+    pub host: String,
+    pub port: u16,
+    pub community: String,
+    pub timeout: Duration,
+    pub retries: u32,
+}
+
+/// The notification settings.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NotifySettings {
+    pub sinks: Vec<SinkSettings>,
+    /// snmpEnableAuthenTraps' default (`authtrapenable`; a value set over
+    /// SNMP and persisted wins).
+    pub auth_traps: bool,
+    pub storm: StormControl,
+    pub queue: usize,
+    pub thresholds: Thresholds,
+}
+
+impl Default for NotifySettings {
+    fn default() -> Self {
+        NotifySettings {
+            sinks: Vec::new(),
+            auth_traps: false,
+            storm: StormControl {
+                max_per_interval: DEFAULT_RATE_LIMIT,
+                interval: Duration::from_secs_f64(DEFAULT_RATE_INTERVAL_SECS),
+            },
+            queue: DEFAULT_QUEUE,
+            thresholds: Thresholds::default(),
+        }
+    }
+}
+
+/// The notification keys of the file (see config.rs).
+#[derive(Debug, Default)]
+pub struct FileKeys {
+    pub trapsink: Option<Vec<SinkEntry>>,
+    pub trap2sink: Option<Vec<SinkEntry>>,
+    pub informsink: Option<Vec<SinkEntry>>,
+    pub trapcommunity: Option<String>,
+    pub authtrapenable: Option<u8>,
+    pub rate_limit: Option<u32>,
+    pub rate_interval: Option<f64>,
+    pub queue: Option<usize>,
+    pub link_integrity_threshold: Option<u64>,
+    pub buffer_overrun_threshold: Option<u64>,
+}
+
+/// `HOST`, `HOST:PORT`, `[V6]:PORT` or a bare IPv6 address.
+fn host_port(s: &str) -> Result<(String, u16), String> {
+    let t = s.trim();
+    let t = t
+        .strip_prefix("udp6:")
+        .or_else(|| t.strip_prefix("udp:"))
+        .unwrap_or(t);
+    if t.is_empty() {
+        return Err("empty host".into());
+    }
+    if let Ok(a) = t.parse::<SocketAddr>() {
+        return Ok((a.ip().to_string(), a.port()));
+    }
+    if let Ok(ip) = t
+        .trim_start_matches('[')
+        .trim_end_matches(']')
+        .parse::<IpAddr>()
+    {
+        return Ok((ip.to_string(), DEFAULT_TRAP_PORT));
+    }
+    match t.rsplit_once(':') {
+        Some((h, p)) => {
+            let port = p.parse::<u16>().map_err(|_| format!("bad port {p:?}"))?;
+            Ok((h.to_string(), port))
+        }
+        None => Ok((t.to_string(), DEFAULT_TRAP_PORT)),
+    }
+}
+
+fn secs(v: f64, what: &str) -> Result<Duration, String> {
+    if !v.is_finite() || v <= 0.0 || v > 86_400.0 {
+        return Err(format!("{what}: must be between 0 and 86400 seconds"));
+    }
+    Ok(Duration::from_secs_f64(v))
+}
+
+fn sink(kind: SinkType, e: SinkEntry, community: &str) -> Result<SinkSettings, String> {
+    let (host, port, comm, timeout, retries) = match e {
+        SinkEntry::Line(l) => {
+            let mut w = l.split_whitespace();
+            let (h, p) = host_port(w.next().unwrap_or(""))?;
+            let c = w.next().map(str::to_string);
+            if w.next().is_some() {
+                return Err(format!("{l:?}: expected \"HOST[:PORT] [COMMUNITY]\""));
+            }
+            (h, p, c, None, None)
+        }
+        SinkEntry::Table(t) => {
+            let (h, p) = host_port(&t.host)?;
+            (h, t.port.unwrap_or(p), t.community, t.timeout, t.retries)
+        }
+    };
+    if kind != SinkType::Inform && (timeout.is_some() || retries.is_some()) {
+        return Err("timeout and retries are for informsink only".into());
+    }
+    let community = comm.unwrap_or_else(|| community.to_string());
+    if community.is_empty() || community.len() > 255 {
+        return Err("community must be 1 to 255 octets".into());
+    }
+    Ok(SinkSettings {
+        kind,
+        host,
+        port,
+        community,
+        timeout: secs(timeout.unwrap_or(DEFAULT_INFORM_TIMEOUT_SECS), "timeout")?,
+        retries: retries.unwrap_or(DEFAULT_INFORM_RETRIES),
+    })
+}
+
+/// The notification settings from the file's keys and `--trap2sink` flags.
+pub fn settings(
+    f: FileKeys,
+    origin: &str,
+    trap2sink_flags: &[String],
+) -> Result<NotifySettings, ConfigError> {
+    let err = |key: &str, m: String| ConfigError(format!("{origin}: {key}: {m}"));
+    let community = f.trapcommunity.unwrap_or_else(|| "public".to_string());
+    let mut out = NotifySettings::default();
+    for (key, kind, list) in [
+        ("trapsink", SinkType::TrapV1, f.trapsink),
+        ("trap2sink", SinkType::TrapV2c, f.trap2sink),
+        ("informsink", SinkType::Inform, f.informsink),
+    ] {
+        for e in list.unwrap_or_default() {
+            out.sinks
+                .push(sink(kind, e, &community).map_err(|m| err(key, m))?);
+        }
+    }
+    for a in trap2sink_flags {
+        out.sinks.push(
+            sink(SinkType::TrapV2c, SinkEntry::Line(a.clone()), &community)
+                .map_err(|m| ConfigError(format!("--trap2sink {a:?}: {m}")))?,
+        );
+    }
+    out.auth_traps = match f.authtrapenable {
+        None | Some(2) => false,
+        Some(1) => true,
+        Some(v) => {
+            return Err(err(
+                "authtrapenable",
+                format!("{v}: expected 1 (enabled) or 2 (disabled)"),
+            ))
+        }
+    };
+    if let Some(n) = f.rate_limit {
+        out.storm.max_per_interval = n;
+    }
+    if let Some(s) = f.rate_interval {
+        out.storm.interval = secs(s, "").map_err(|m| err("notification_rate_interval", m))?;
+    }
+    if let Some(q) = f.queue {
+        if q == 0 {
+            return Err(err("notification_queue", "must be at least 1".into()));
+        }
+        out.queue = q;
+    }
+    if let Some(t) = f.link_integrity_threshold {
+        out.thresholds.link_integrity = t;
+    }
+    if let Some(t) = f.buffer_overrun_threshold {
+        out.thresholds.buffer_overrun = t;
+    }
+    Ok(out)
+}
+
+fn resolve(s: &SinkSettings) -> Result<SocketAddr> {
+    let host = s.host.trim_start_matches('[').trim_end_matches(']');
+    (host, s.port)
+        .to_socket_addrs()
+        .with_context(|| format!("notification sink {}:{}", s.host, s.port))?
+        .next()
+        .with_context(|| format!("notification sink {}: no address", s.host))
+}
+
+/// The running notification layer; clones share it (e.g. the reload path
+/// keeps one for [`Traps::warm_start`]).
+#[derive(Clone)]
+pub struct Traps {
+    notifier: Notifier,
+}
+
+impl Traps {
+    /// Starts the originator and the event task (on the current runtime).
+    /// None when no sink is configured. `agent_addr`: the v1 agent-addr.
+    pub async fn start(
+        settings: &NotifySettings,
+        agent_addr: Ipv4Addr,
+        system: Arc<ArcSwap<SystemState>>,
+        fabric: FabricHandle,
+        snapshots: watch::Receiver<Arc<Snapshot>>,
+        forward: Option<tokio::sync::mpsc::Sender<Vec<snmp::value::VarBind>>>,
+    ) -> Result<Option<Traps>> {
+        // AgentX mode forwards notifications to the master even without sinks
+        // of our own.
+        if settings.sinks.is_empty() && forward.is_none() {
+            return Ok(None);
+        }
+        let mut sinks = Vec::new();
+        for s in &settings.sinks {
+            // A name that does not resolve now must not keep the agent
+            // from serving: that sink is left out, loudly.
+            let addr = match resolve(s) {
+                Ok(a) => a,
+                Err(e) => {
+                    warn!(error = format!("{e:#}"), "notification sink left out");
+                    continue;
+                }
+            };
+            let community = s.community.as_bytes().to_vec();
+            let kind = match s.kind {
+                SinkType::TrapV1 => SinkKind::TrapV1 { community },
+                SinkType::TrapV2c => SinkKind::TrapV2c { community },
+                SinkType::Inform => SinkKind::InformV2c {
+                    community,
+                    timeout: s.timeout,
+                    retries: s.retries,
+                },
+            };
+            info!(sink = %addr, kind = ?kind, "notification sink");
+            sinks.push(Sink { addr, kind });
+        }
+        let config = OriginatorConfig {
+            sinks,
+            queue: settings.queue,
+            agent_addr,
+            storm: settings.storm,
+            forward,
+            ..OriginatorConfig::default()
+        };
+        let up_system = Arc::clone(&system);
+        let up_time: notify::UpTime = Arc::new(move || up_system.load().up_time());
+        let (notifier, _task) = notify::start(config, up_time)
+            .await
+            .context("cannot start the notification originator")?;
+        let events = fabric.subscribe();
+        tokio::spawn(event_task(
+            notifier.clone(),
+            settings.thresholds,
+            system,
+            fabric,
+            events,
+            snapshots,
+        ));
+        Ok(Some(Traps { notifier }))
+    }
+
+    /// coldStart: the agent (re)initialised with a possibly new configuration.
+    pub fn cold_start(&self) {
+        self.notifier.notify(notif::cold_start());
+    }
+
+    /// warmStart: the configuration was reloaded (SIGHUP).
+    #[allow(dead_code)] // called by the reload path (operator tools)
+    pub fn warm_start(&self) {
+        self.notifier.notify(notif::warm_start());
+    }
+
+    /// The hook for [`snmp::agent::Agent::with_auth_failure_hook`]: an
+    /// authenticationFailure when snmpEnableAuthenTraps is enabled(1),
+    /// rate-limited by storm control.
+    pub fn auth_failure_hook(&self, system: Arc<ArcSwap<SystemState>>) -> AuthFailureHook {
+        let n = self.notifier.clone();
+        // A flood of bad packets queues at most one notification per
+        // AUTH_QUEUE_EVERY (lock-free), so it cannot crowd fabric
+        // notifications out of the queue; storm control limits the rest.
+        let started = std::time::Instant::now();
+        let next = Arc::new(AtomicU64::new(0));
+        Arc::new(move |_| {
+            if !system.load().enable_authen_traps {
+                return;
+            }
+            let now = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
+            let due = next.load(Ordering::Relaxed);
+            let every = u64::try_from(AUTH_QUEUE_EVERY.as_millis()).unwrap_or(1000);
+            if now >= due
+                && next
+                    .compare_exchange(
+                        due,
+                        now.saturating_add(every),
+                        Ordering::Relaxed,
+                        Ordering::Relaxed,
+                    )
+                    .is_ok()
+            {
+                n.notify(notif::authentication_failure());
+            }
+        })
+    }
+
+    /// Logs the originator's counters (at shutdown).
+    pub fn log_stats(&self) {
+        let s = self.notifier.stats();
+        let g = NotifyStats::get;
+        info!(
+            queued = g(&s.queued),
+            queue_drops = g(&s.queue_drops),
+            suppressed = g(&s.suppressed),
+            traps_sent = g(&s.traps_sent),
+            informs_sent = g(&s.informs_sent),
+            inform_retries = g(&s.inform_retries),
+            informs_acked = g(&s.informs_acked),
+            informs_dropped = g(&s.informs_dropped),
+            "notification totals"
+        );
+    }
+}
+
+/// Fabric events (port in/out of service, link state) and snapshot
+/// differences (multicast groups, thresholds, masks, keys) to notifications.
+async fn event_task(
+    notifier: Notifier,
+    thresholds: Thresholds,
+    system: Arc<ArcSwap<SystemState>>,
+    fabric: FabricHandle,
+    mut events: broadcast::Receiver<Arc<ib::model::FabricEvent>>,
+    mut snapshots: watch::Receiver<Arc<Snapshot>>,
+) {
+    let mut last: Option<Arc<Snapshot>> = None;
+    loop {
+        tokio::select! {
+            ev = events.recv() => match ev {
+                Ok(ev) => {
+                    let snap = fabric.snapshot();
+                    for n in notif::from_event(&ev, &snap) {
+                        notifier.notify(n);
+                    }
+                    if let Some(n) = notif::link_up_down_for(&ev, &snap, &system.load()) {
+                        notifier.notify(n);
+                    }
+                }
+                Err(broadcast::error::RecvError::Lagged(k)) => {
+                    warn!(missed = k, "notification layer fell behind the fabric events; some were not notified");
+                }
+                Err(broadcast::error::RecvError::Closed) => break,
+            },
+            r = snapshots.changed() => {
+                if r.is_err() {
+                    break;
+                }
+                let next = Arc::clone(&snapshots.borrow_and_update());
+                // Sweep 0 is the placeholder before the first sweep: the
+                // fabric as first found is no change.
+                if next.sweep.number == 0 {
+                    continue;
+                }
+                if let Some(prev) = last.replace(Arc::clone(&next)) {
+                    for n in notif::from_snapshots(&prev, &next, &thresholds) {
+                        notifier.notify(n);
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn keys(text: &str) -> FileKeys {
+        #[derive(Deserialize)]
+        struct F {
+            trapsink: Option<Vec<SinkEntry>>,
+            trap2sink: Option<Vec<SinkEntry>>,
+            informsink: Option<Vec<SinkEntry>>,
+            trapcommunity: Option<String>,
+        }
+        let f: F = toml::from_str(text).unwrap();
+        FileKeys {
+            trapsink: f.trapsink,
+            trap2sink: f.trap2sink,
+            informsink: f.informsink,
+            trapcommunity: f.trapcommunity,
+            ..FileKeys::default()
+        }
+    }
+
+    #[test]
+    fn sinks_in_both_forms() {
+        let s = settings(
+            keys(
+                r#"
+trapcommunity = "traps"
+trapsink = ["192.0.2.1 v1c"]
+trap2sink = ["[::1]:1162", { host = "localhost", port = 2000 }]
+informsink = [{ host = "127.0.0.1:3000", community = "inf", timeout = 0.5, retries = 2 }]
+"#,
+            ),
+            "x.toml",
+            &["127.0.0.1:4000".to_string()],
+        )
+        .unwrap();
+        let k: Vec<_> = s
+            .sinks
+            .iter()
+            .map(|s| (s.kind, s.host.as_str(), s.port, s.community.as_str()))
+            .collect();
+        assert_eq!(
+            k,
+            vec![
+                (SinkType::TrapV1, "192.0.2.1", 162, "v1c"),
+                (SinkType::TrapV2c, "::1", 1162, "traps"),
+                (SinkType::TrapV2c, "localhost", 2000, "traps"),
+                (SinkType::Inform, "127.0.0.1", 3000, "inf"),
+                (SinkType::TrapV2c, "127.0.0.1", 4000, "traps"),
+            ]
+        );
+        assert_eq!(s.sinks[3].timeout, Duration::from_millis(500));
+        assert_eq!(s.sinks[3].retries, 2);
+        assert_eq!(s.storm.max_per_interval, DEFAULT_RATE_LIMIT);
+        let e = settings(
+            keys("trap2sink = [{ host = \"h\", retries = 1 }]"),
+            "x.toml",
+            &[],
+        )
+        .unwrap_err();
+        assert!(e.0.starts_with("x.toml: trap2sink: "), "{e}");
+        let e = settings(FileKeys::default(), "", &["h:notaport".into()]).unwrap_err();
+        assert!(e.0.contains("--trap2sink"), "{e}");
+    }
+}

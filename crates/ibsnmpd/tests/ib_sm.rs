@@ -1,0 +1,442 @@
+//! IB-SM-MIB's read tables served by the real binary over the simulated
+//! fabric: a walk with the shipped MIBs loaded is clean (no stderr, no
+//! range or type complaints), and the numeric walk equals the sim's own
+//! dump (`ibsnmpd dump --format json`) for every node, port, SM, link,
+//! partition member and multicast member.
+
+mod common;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use common::{assert_increasing, parse_lines, require_tool, Agent, BIN};
+use serde_json::Value as Json;
+
+const SM: &str = ".1.3.6.1.3.117.7";
+const SM_PREFIX: [u32; 7] = [1, 3, 6, 1, 3, 117, 7];
+
+fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn dump() -> Json {
+    let out = Command::new(BIN)
+        .args(["dump", "--source", "sim", "--format", "json"])
+        .output()
+        .expect("run ibsnmpd dump");
+    assert!(out.status.success(), "dump failed");
+    serde_json::from_slice(&out.stdout).expect("dump JSON")
+}
+
+fn hex_u64(s: &str) -> u64 {
+    u64::from_str_radix(s.trim_start_matches("0x"), 16).expect("hex")
+}
+
+/// 8 octets as index sub-identifiers.
+fn octets8(v: u64) -> Vec<u32> {
+    v.to_be_bytes().iter().map(|&b| u32::from(b)).collect()
+}
+
+/// "Hex-STRING: 00 01 " -> bytes (also plain `STRING: "x"`).
+fn bytes(v: &str) -> Vec<u8> {
+    if let Some(h) = v.strip_prefix("Hex-STRING: ") {
+        h.split_whitespace()
+            .map(|b| u8::from_str_radix(b, 16).expect("hex octet"))
+            .collect()
+    } else if let Some(s) = v.strip_prefix("STRING: ") {
+        s.trim_matches('"').as_bytes().to_vec()
+    } else if v == "\"\"" {
+        Vec::new()
+    } else {
+        panic!("not an octet string: {v}")
+    }
+}
+
+fn number(v: &str) -> u64 {
+    if let Some(t) = v.strip_prefix("Timeticks: (") {
+        return t
+            .split(')')
+            .next()
+            .and_then(|n| n.parse().ok())
+            .expect("ticks");
+    }
+    let n = v.rsplit(' ').next().expect("value");
+    n.trim_matches(|c: char| !c.is_ascii_digit())
+        .parse()
+        .unwrap_or_else(|_| panic!("not a number: {v}"))
+}
+
+/// The numeric walk of IB-SM-MIB: (table, column, index) -> value.
+type Cells = BTreeMap<(u32, u32, Vec<u32>), String>;
+
+fn walk(agent: &Agent) -> Cells {
+    let out = agent.ok("snmpbulkwalk", "2c", "public", &["-Cr50"], &[SM]);
+    // IB-SM-MIB is the last subtree served: the walk ends in endOfMibView,
+    // which net-snmp prints against the last OID again.
+    // Long Hex-STRINGs wrap over several lines: join them first.
+    let mut joined = String::new();
+    for line in out.lines() {
+        if !line.starts_with('.') && !joined.is_empty() {
+            joined.pop();
+            joined.push(' ');
+        }
+        joined.push_str(line);
+        joined.push('\n');
+    }
+    let rows: Vec<_> = parse_lines(&joined)
+        .into_iter()
+        .filter(|(_, v)| !v.starts_with("No more variables"))
+        .collect();
+    assert_increasing(&rows);
+    let mut cells = Cells::new();
+    for (oid, v) in rows {
+        let rest = oid.strip_prefix(&SM_PREFIX[..]).expect("under ibSmMIB");
+        // ibSmMIBObjects(1) . group . table(1|2) . entry(1) . column . index
+        let (&[1, group, table, 1, col], index) = rest.split_at(5) else {
+            panic!("unexpected OID {oid:?}");
+        };
+        cells.insert((group * 10 + table, col, index.to_vec()), v);
+    }
+    cells
+}
+
+fn col(cells: &Cells, table: u32, c: u32) -> BTreeMap<Vec<u32>, String> {
+    cells
+        .iter()
+        .filter(|((t, cc, _), _)| *t == table && *cc == c)
+        .map(|((_, _, i), v)| (i.clone(), v.clone()))
+        .collect()
+}
+
+#[test]
+fn walk_with_shipped_mibs_is_clean() {
+    require_tool("snmpbulkwalk");
+    let agent = Agent::start(&["--sweep-interval", "3600"]);
+    let out = Command::new("snmpbulkwalk")
+        .current_dir(repo())
+        .args([
+            "-M",
+            "mibs:mibs/ietf",
+            "-m",
+            "ALL",
+            "-v",
+            "2c",
+            "-c",
+            "public",
+        ])
+        .args(["-t", "5", "-r", "1", &agent.target, "IB-SM-MIB::ibSmMIB"])
+        .output()
+        .expect("snmpbulkwalk");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "walk failed: {stderr}");
+    assert!(stderr.is_empty(), "stderr not empty:\n{stderr}");
+    for bad in ["Wrong Type", "Bad value", "No Such", "out of range"] {
+        assert!(!stdout.contains(bad), "{bad} in:\n{stdout}");
+    }
+    for name in [
+        "ibSmConfigSMState",
+        "ibSmNodeInfoDescription",
+        "ibSmPortInfoInitTypeReply",
+        "ibSmSwitchInfoEnhanced0",
+        "ibSmPartitionVector",
+        "ibSmMcastGroupScope",
+        "ibSmMcastMemberVector",
+        "ibSmSMInfoSMState",
+        "ibSmLinkToPortNum",
+        "ibSmGUIDInfoBlock",
+    ] {
+        assert!(stdout.contains(&format!("IB-SM-MIB::{name}.")), "no {name}");
+    }
+    // sysORTable lists the module.
+    let or = Command::new("snmpwalk")
+        .current_dir(repo())
+        .args([
+            "-M",
+            "mibs:mibs/ietf",
+            "-m",
+            "ALL",
+            "-v",
+            "2c",
+            "-c",
+            "public",
+        ])
+        .args([&agent.target, "SNMPv2-MIB::sysORID"])
+        .output()
+        .expect("snmpwalk");
+    assert!(String::from_utf8_lossy(&or.stdout).contains("IB-SM-MIB::ibSmMIB"));
+}
+
+#[test]
+fn tables_equal_the_sim_dump() {
+    let agent = Agent::start(&["--sweep-interval", "3600"]);
+    let cells = walk(&agent);
+    let d = dump();
+    let prefix = octets8(hex_u64(d["subnet_prefix"].as_str().expect("prefix")));
+    let nodes = d["nodes"].as_array().expect("nodes");
+
+    // ibSmNodeInfoTable (group 2): one row per node.
+    let types = col(&cells, 21, 5);
+    let descr = col(&cells, 21, 12);
+    let nports = col(&cells, 21, 6);
+    assert_eq!(types.len(), nodes.len());
+    // ibSmPortInfoTable (group 3): every port 1..254 of every node.
+    let lids = col(&cells, 31, 6);
+    let mut want_ports = 0;
+    // PortInfo columns compared field by field with the dump's port_info.
+    let fields: &[(u32, &str)] = &[
+        (6, "lid"),
+        (7, "master_sm_lid"),
+        (10, "m_key_lease_period"),
+        (11, "link_width_enabled"),
+        (12, "link_width_supported"),
+        (13, "link_width_active"),
+        (14, "link_speed_supported"),
+        (15, "port_state"),
+        (16, "port_physical_state"),
+        (17, "link_down_default_state"),
+        (18, "m_key_protect_bits"),
+        (19, "lmc"),
+        (20, "link_speed_active"),
+        (21, "link_speed_enabled"),
+        (22, "neighbor_mtu"),
+        (23, "master_sm_sl"),
+        (24, "vl_cap"),
+        (25, "vl_high_limit"),
+        (26, "vl_arbitration_high_cap"),
+        (27, "vl_arbitration_low_cap"),
+        (28, "mtu_cap"),
+        (29, "vl_stall_count"),
+        (30, "hoq_life"),
+        (31, "operational_vls"),
+        (36, "m_key_violations"),
+        (37, "p_key_violations"),
+        (38, "q_key_violations"),
+        (39, "guid_cap"),
+        (40, "subnet_timeout"),
+        (41, "resp_time_value"),
+        (42, "local_phy_errors"),
+        (43, "overrun_errors"),
+    ];
+    let by_col: BTreeMap<u32, BTreeMap<Vec<u32>, String>> = fields
+        .iter()
+        .map(|&(c, _)| (c, col(&cells, 31, c)))
+        .collect();
+    let links = col(&cells, 81, 5);
+    let mut want_links = 0;
+    for n in nodes {
+        let g = hex_u64(n["guid"].as_str().expect("guid"));
+        let mut idx = prefix.clone();
+        idx.extend(octets8(g));
+        let ty = n["node_info"]["node_type"].as_u64().expect("type");
+        assert_eq!(number(&types[&idx]), ty);
+        assert_eq!(
+            number(&nports[&idx]),
+            n["node_info"]["num_ports"].as_u64().unwrap()
+        );
+        assert_eq!(
+            bytes(&descr[&idx]),
+            n["description"].as_str().unwrap().as_bytes()
+        );
+        for p in n["ports"].as_array().expect("ports") {
+            let num = p["num"].as_u64().unwrap() as u32;
+            let mut pidx = idx.clone();
+            pidx.push(num);
+            if num == 0 {
+                assert!(!lids.contains_key(&pidx), "port 0 is no IbDataPort");
+                continue;
+            }
+            want_ports += 1;
+            for &(c, f) in fields {
+                let got = by_col[&c]
+                    .get(&pidx)
+                    .unwrap_or_else(|| panic!("no column {c} for {pidx:?}"));
+                assert_eq!(
+                    number(got),
+                    p["port_info"][f].as_u64().unwrap(),
+                    "{f} of {g:#x}/{num}"
+                );
+            }
+            if let Some(r) = p["remote"].as_object() {
+                want_links += 1;
+                assert_eq!(number(&links[&pidx]), r["port"].as_u64().unwrap());
+            }
+        }
+    }
+    assert_eq!(lids.len(), want_ports);
+    assert_eq!(links.len(), want_links);
+
+    // M_Key and SM_Key read as zeros (secrets off; the sim's SM_Key is 1).
+    for v in col(&cells, 31, 4).values() {
+        assert_eq!(bytes(v), vec![0; 8]);
+    }
+    for v in col(&cells, 71, 3).values() {
+        assert_eq!(bytes(v), vec![0; 8]);
+    }
+
+    // ibSmSwitchInfoTable: the switches.
+    let sw = col(&cells, 41, 3);
+    assert_eq!(
+        sw.len(),
+        nodes.iter().filter(|n| n["type"] == "Switch").count()
+    );
+
+    // ibSmSMInfoTable and ibSmConfigTable.
+    let sms = d["sms"].as_array().expect("sms");
+    let states = col(&cells, 71, 6);
+    assert_eq!(states.len(), sms.len());
+    for s in sms {
+        let mut idx = prefix.clone();
+        idx.extend(octets8(hex_u64(s["guid"].as_str().unwrap())));
+        let want = match s["state"].as_str().unwrap() {
+            "master" => 3,
+            "standby" => 2,
+            "discovering" => 1,
+            _ => 0,
+        };
+        assert_eq!(number(&states[&idx]), want);
+        assert_eq!(
+            number(&col(&cells, 71, 5)[&idx]),
+            s["priority"].as_u64().unwrap()
+        );
+    }
+    let cfg = col(&cells, 11, 6);
+    assert_eq!(cfg.len(), 1);
+    assert_eq!(number(&cfg[&prefix]), 3, "the config row is the master");
+
+    // ibSmPartitionTable: the vectors decode to the dump's members.
+    // Port GUID -> (node GUID, port number); a switch is named by port 0.
+    let mut ports_of: BTreeMap<u64, (u64, u64)> = BTreeMap::new();
+    for n in nodes {
+        let g = hex_u64(n["guid"].as_str().unwrap());
+        for p in n["ports"].as_array().unwrap() {
+            ports_of
+                .entry(hex_u64(p["guid"].as_str().unwrap()))
+                .or_insert((g, p["num"].as_u64().unwrap()));
+        }
+    }
+    let vecs = col(&cells, 51, 4);
+    for part in d["partitions"].as_array().unwrap() {
+        let key = (hex_u64(part["pkey"].as_str().unwrap()) & 0x7fff) as u32;
+        let mut got = BTreeSet::new();
+        for (idx, v) in &vecs {
+            if idx.get(8) == Some(&key) {
+                let b = bytes(v);
+                assert!(b.len() <= 255 && b.len().is_multiple_of(10));
+                for e in b.chunks(10) {
+                    let g = u64::from_be_bytes(e[..8].try_into().unwrap());
+                    got.insert((g, u64::from(e[8]), e[9]));
+                }
+            }
+        }
+        let want: BTreeSet<(u64, u64, u8)> = part["members"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|m| {
+                let pg = hex_u64(m["port_guid"].as_str().unwrap());
+                let (g, num) = ports_of.get(&pg).copied().unwrap_or((pg, 0));
+                (g, num, if m["full"].as_bool().unwrap() { 1 } else { 2 })
+            })
+            .collect();
+        assert_eq!(got, want, "partition {key:#x}");
+    }
+    for v in col(&cells, 51, 7).values() {
+        assert_eq!(number(v), 0, "LastChange 0: unchanged since start");
+    }
+
+    // ibSmMcastGroupTable / ibSmMcastMemberTable.
+    let groups = d["multicast_groups"].as_array().unwrap();
+    assert_eq!(col(&cells, 61, 4).len(), groups.len());
+    let members = col(&cells, 62, 4);
+    let total: usize = members.values().map(|v| bytes(v).len() / 18).sum();
+    let want: usize = groups
+        .iter()
+        .map(|g| g["members"].as_array().unwrap().len())
+        .sum();
+    assert_eq!(total, want);
+}
+
+#[test]
+fn secrets_switch_reveals_keys() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let conf = dir.path().join("ibsnmpd.toml");
+    std::fs::write(&conf, "secrets = true\n").expect("write config");
+    let conf = conf.to_string_lossy().into_owned();
+    let agent = Agent::start(&["--sweep-interval", "3600", "--config", &conf]);
+    let cells = walk(&agent);
+    // The sim's SM runs with OpenSM's default SM_Key 0x1.
+    for v in col(&cells, 71, 3).values() {
+        assert_eq!(bytes(v), vec![0, 0, 0, 0, 0, 0, 0, 1]);
+    }
+    assert_eq!(
+        bytes(&col(&cells, 11, 4).into_values().next().unwrap()),
+        vec![0, 0, 0, 0, 0, 0, 0, 1]
+    );
+}
+
+#[test]
+fn sim_partitions_file_and_standby_sm() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let parts = dir.path().join("partitions.conf");
+    std::fs::write(
+        &parts,
+        "Default=0x7fff, ipoib : ALL=full;\nP1=0x8001, ipoib : SELF=full, ALL_CAS=limited;\n",
+    )
+    .expect("write partitions");
+    let conf = dir.path().join("ibsnmpd.toml");
+    std::fs::write(
+        &conf,
+        format!("sim_partitions = {:?}\n", parts.display().to_string()),
+    )
+    .expect("write config");
+    let conf = conf.to_string_lossy().into_owned();
+    let agent = Agent::start(&["--sweep-interval", "3600", "--config", &conf]);
+    let cells = walk(&agent);
+
+    // Master and standby.
+    let mut states: Vec<u64> = col(&cells, 71, 6).values().map(|v| number(v)).collect();
+    states.sort();
+    assert_eq!(states, vec![2, 3]);
+
+    // P1: the SM's port full, every other CA port limited.
+    let d = dump();
+    let ca_ports: usize = d["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|n| n["type"] != "Switch")
+        .map(|n| {
+            n["ports"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter(|p| p["lid"].as_u64().unwrap_or(0) > 0)
+                .count()
+        })
+        .sum();
+    let mut full = 0;
+    let mut limited = 0;
+    for (idx, v) in col(&cells, 51, 4) {
+        if idx.get(8) == Some(&1) {
+            for e in bytes(&v).chunks(10) {
+                match e[9] {
+                    1 => full += 1,
+                    2 => limited += 1,
+                    x => panic!("membership {x}"),
+                }
+            }
+        }
+    }
+    assert_eq!((full, limited), (1, ca_ports - 1));
+    // Two IPoIB groups (P_Keys 0xffff, 0x8001), CA ports as members.
+    let mut pkeys: Vec<u64> = col(&cells, 61, 7).values().map(|v| number(v)).collect();
+    pkeys.sort();
+    assert_eq!(pkeys, vec![0x8001, 0xffff]);
+    let members: usize = col(&cells, 62, 4)
+        .values()
+        .map(|v| bytes(v).len() / 18)
+        .sum();
+    assert_eq!(members, 2 * ca_ports);
+}

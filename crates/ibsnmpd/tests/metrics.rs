@@ -1,0 +1,299 @@
+//! The Prometheus endpoint over the umad source on ibsim + OpenSM: the
+//! exposition passes `promtool check metrics`, counters equal perfquery
+//! for ports of switches and HCAs, and node-name-map names are the labels.
+
+mod common;
+
+use std::collections::BTreeMap;
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use common::{free_port, UmadAgent};
+use ib::testbed::{check_tools, Testbed, TestbedConfig, SMALL_NET};
+
+/// GET a path with curl (a real HTTP client).
+pub fn curl(url: &str) -> String {
+    let o = Command::new("curl")
+        .args(["-sS", "--fail", "--max-time", "30", url])
+        .output()
+        .expect("curl (Debian package curl)");
+    assert!(
+        o.status.success(),
+        "curl {url}: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    String::from_utf8(o.stdout).expect("UTF-8 exposition")
+}
+
+/// `promtool check metrics` on the text: Prometheus' own linter.
+pub fn promtool_check(text: &str) {
+    use std::io::Write;
+    let mut child = Command::new("promtool")
+        .args(["check", "metrics"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("promtool (Debian package prometheus; .ci/run installs it)");
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(text.as_bytes())
+        .unwrap();
+    let o = child.wait_with_output().unwrap();
+    assert!(
+        o.status.success(),
+        "promtool check metrics: {}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
+}
+
+/// Samples whose name is `name` and whose labels include every `want`
+/// (`label="value"`, matched whole).
+pub fn sample(text: &str, name: &str, want: &[&str]) -> Vec<u64> {
+    text.lines()
+        .filter(|l| !l.starts_with('#'))
+        .filter_map(|l| {
+            let (series, v) = l.rsplit_once(' ')?;
+            let (n, labels) = series.split_once('{').unwrap_or((series, ""));
+            let labels = format!(",{labels}");
+            (n == name && want.iter().all(|w| labels.contains(&format!(",{w}"))))
+                .then(|| v.parse::<f64>().ok().map(|f| f as u64))
+                .flatten()
+        })
+        .collect()
+}
+
+/// perfquery's `Name:....value` lines.
+fn perfquery(tb: &Testbed, args: &[&str]) -> BTreeMap<String, u64> {
+    let out = tb.run_diag("perfquery", args).unwrap();
+    assert!(
+        out.success(),
+        "perfquery {args:?}: {}{}",
+        out.stdout,
+        out.stderr
+    );
+    out.stdout
+        .lines()
+        .filter_map(|l| {
+            let (k, v) = l.split_once(':')?;
+            let v = v.trim_start_matches('.').trim();
+            let v = v
+                .strip_prefix("0x")
+                .map_or_else(|| v.parse().ok(), |h| u64::from_str_radix(h, 16).ok())?;
+            Some((k.trim().to_string(), v))
+        })
+        .collect()
+}
+
+/// Node GUIDs by description, from ibnetdiscover.
+fn guids(tb: &Testbed) -> BTreeMap<String, String> {
+    let out = tb.run_diag("ibnetdiscover", &[]).unwrap();
+    assert!(out.success(), "{}", out.stderr);
+    out.stdout
+        .lines()
+        .filter(|l| l.starts_with("Switch") || l.starts_with("Ca"))
+        .filter_map(|l| {
+            let id = l.split('"').nth(1)?;
+            let guid = id.get(2..)?;
+            let name = l.split("# \"").nth(1)?.split('"').next()?;
+            Some((name.to_string(), format!("0x{guid}")))
+        })
+        .collect()
+}
+
+fn lid_of(text: &str, kind: &str, guid: &str) -> String {
+    let line = text
+        .lines()
+        .find(|l| l.starts_with(&format!("infiniband_{kind}_info{{guid=\"{guid}\"")))
+        .unwrap_or_else(|| panic!("no {kind} {guid} in\n{text}"));
+    line.split("lid=\"")
+        .nth(1)
+        .unwrap()
+        .split('"')
+        .next()
+        .unwrap()
+        .to_string()
+}
+
+#[test]
+fn metrics_match_perfquery_with_node_names() {
+    if let Err(e) = check_tools() {
+        panic!("{e}");
+    }
+    let tb = Testbed::start(TestbedConfig::new(SMALL_NET)).unwrap();
+    // Error counters that MAD traffic does not move, on switch and HCA ports.
+    for cmd in [
+        "PerformanceSet \"Switch1\"[3] PortCounters.SymbolErrorCounter=17",
+        "PerformanceSet \"Switch2\"[1] PortCounters.PortRcvErrors=9",
+        "PerformanceSet \"Switch2\"[5] PortCounters.LinkDownedCounter=4",
+        "PerformanceSet \"Hca2\"[1] PortCounters.PortXmitDiscards=21",
+        "PerformanceSet \"Hca4\"[1] PortCounters.VL15Dropped=6",
+        "PerformanceSet \"Hca3\"[1] PortCountersExtended.PortRcvData=5000000000",
+    ] {
+        tb.console(cmd).unwrap();
+    }
+    let ids = guids(&tb);
+    let map = tb.dir().join("node-name-map");
+    std::fs::write(
+        &map,
+        format!(
+            "# test map\n{} \"spine-A\"\n{} \"gpu-7 \\\"quoted\\\"\"\n",
+            ids["Switch1"], ids["Hca2"]
+        )
+        .replace("\\\"quoted\\\"", "(rack 2)"),
+    )
+    .unwrap();
+
+    let mport = free_port("127.0.0.1");
+    let url = format!("http://127.0.0.1:{mport}/metrics");
+    let murl = url.clone();
+    // A long interval: the snapshot stays as the first sweep read it.
+    let agent = UmadAgent::start(
+        &tb,
+        None,
+        &[
+            "--sweep-interval",
+            "3600",
+            "--metrics",
+            &format!("127.0.0.1:{mport}"),
+            "--node-name-map",
+            map.to_str().unwrap(),
+        ],
+        Duration::from_secs(60),
+        move |_| {
+            Command::new("curl")
+                .args(["-sS", "--fail", "--max-time", "2", &murl])
+                .output()
+                .map(|o| String::from_utf8_lossy(&o.stdout).contains("infiniband_hca_port_"))
+                .unwrap_or(false)
+        },
+    );
+    let text = curl(&url);
+    promtool_check(&text);
+
+    // Names from the map; the others keep their NodeDescription.
+    let s1 = &ids["Switch1"];
+    assert_eq!(
+        sample(
+            &text,
+            "infiniband_switch_info",
+            &[&format!("guid=\"{s1}\""), "switch=\"spine-A\""]
+        )
+        .len(),
+        1,
+        "{text}"
+    );
+    assert_eq!(
+        sample(&text, "infiniband_hca_info", &["hca=\"gpu-7 (rack 2)\""]).len(),
+        1,
+        "{text}"
+    );
+    assert!(sample(&text, "infiniband_switch_info", &["switch=\"Switch2\""]).len() == 1);
+    // The remote end carries the mapped name too.
+    assert!(!sample(
+        &text,
+        "infiniband_switch_port_symbol_error_total",
+        &["uplink=\"Switch2\""]
+    )
+    .is_empty());
+    assert!(!sample(
+        &text,
+        "infiniband_hca_port_link_downed_total",
+        &["uplink=\"spine-A\""]
+    )
+    .is_empty());
+
+    // Every counter equals perfquery's for ports of both switches and two HCAs.
+    let checks: [(&str, &str, u8, &str, &str); 5] = [
+        (
+            "switch",
+            "Switch1",
+            3,
+            "infiniband_switch_port_symbol_error_total",
+            "SymbolErrorCounter",
+        ),
+        (
+            "switch",
+            "Switch2",
+            1,
+            "infiniband_switch_port_receive_errors_total",
+            "PortRcvErrors",
+        ),
+        (
+            "switch",
+            "Switch2",
+            5,
+            "infiniband_switch_port_link_downed_total",
+            "LinkDownedCounter",
+        ),
+        (
+            "hca",
+            "Hca2",
+            1,
+            "infiniband_hca_port_transmit_discards_total",
+            "PortXmitDiscards",
+        ),
+        (
+            "hca",
+            "Hca4",
+            1,
+            "infiniband_hca_port_vl15_dropped_total",
+            "VL15Dropped",
+        ),
+    ];
+    for (kind, node, port, metric, field) in checks {
+        let g = &ids[node];
+        let lid = lid_of(&text, kind, g);
+        let pq = perfquery(&tb, &[&lid, &port.to_string()]);
+        let got = sample(
+            &text,
+            metric,
+            &[&format!("guid=\"{g}\""), &format!("port=\"{port}\"")],
+        );
+        assert_eq!(
+            got,
+            vec![pq[field]],
+            "{node}[{port}] {metric} vs perfquery {field}"
+        );
+        assert!(pq[field] > 0, "{node}[{port}] {field} was set");
+    }
+    // Data: octets = PortRcvData x 4, the 64-bit total past 2^32 words.
+    // perfquery reads after the sweep, so it may have counted a few more MADs.
+    let g = &ids["Hca3"];
+    let lid = lid_of(&text, "hca", g);
+    let pq = perfquery(&tb, &["-x", &lid, "1"]);
+    let got = sample(
+        &text,
+        "infiniband_hca_port_receive_data_bytes_total",
+        &[&format!("guid=\"{g}\""), "port=\"1\""],
+    );
+    assert_eq!(got.len(), 1);
+    let words = pq["PortRcvData"];
+    assert!(words >= 5_000_000_000, "{pq:?}");
+    assert!(
+        got[0] <= words * 4 && words * 4 - got[0] < 4 * 100_000,
+        "{} vs {}",
+        got[0],
+        words * 4
+    );
+    // Link state and rate: 4X SDR (ibsim's default) active links.
+    let st = sample(
+        &text,
+        "infiniband_hca_port_state_id",
+        &[&format!("guid=\"{g}\""), "port=\"1\""],
+    );
+    assert_eq!(st, vec![4]);
+    let rate = sample(
+        &text,
+        "infiniband_hca_port_rate_bytes_per_second",
+        &[&format!("guid=\"{g}\""), "port=\"1\""],
+    );
+    assert_eq!(rate.len(), 1);
+    assert!(rate[0] > 0);
+    // The agent's own figures.
+    assert_eq!(sample(&text, "ibsnmpd_sweeps_total", &[]), vec![1]);
+    drop(agent);
+}

@@ -1,0 +1,382 @@
+//! Notifications with the real binary on the simulated fabric and net-snmp's
+//! snmptrapd as the receiver: coldStart at start, authenticationFailure only
+//! while snmpEnableAuthenTraps is enabled(1), `ibsnmpd ctl link-flap` giving
+//! IB-SM-MIB out-of-service/in-service and switch link state notifications
+//! (and IF-MIB linkDown/linkUp for the agent's own port) with the same
+//! content as SNMPv1 trap, SNMPv2c trap and inform; informs to a silent sink
+//! retried, dropped and counted, then delivered once the sink is back; and a
+//! flap storm held to the configured rate with the suppressed ones counted.
+
+mod common;
+#[path = "notifications_support/mod.rs"]
+mod trapd;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use common::{Agent, BIN};
+use trapd::{count, named, Trap, Trapd};
+
+/// snmpEnableAuthenTraps.0.
+const SNMP_ENABLE_AUTHEN_TRAPS: &str = ".1.3.6.1.2.1.11.30.0";
+/// node01 (the local node of the default sim fabric).
+const NODE01: &str = "0:0:0:0:0:10:0:0";
+const WAIT: Duration = Duration::from_secs(15);
+
+struct Setup {
+    agent: Agent,
+    socket: PathBuf,
+    dir: tempfile::TempDir,
+}
+
+/// The agent with `config` as its config file, a control socket and a
+/// one-second sweep.
+fn agent(config: &str, extra: &[&str]) -> Setup {
+    agent_sweeping(config, extra, "1")
+}
+
+fn agent_sweeping(config: &str, extra: &[&str], sweep: &str) -> Setup {
+    let dir = tempfile::tempdir().unwrap();
+    let socket = dir.path().join("ctl.sock");
+    let conf = dir.path().join("ibsnmpd.toml");
+    std::fs::write(&conf, config).unwrap();
+    let mut args = vec![
+        "--config",
+        conf.to_str().unwrap(),
+        "--control-socket",
+        socket.to_str().unwrap(),
+        "--sweep-interval",
+        sweep,
+    ];
+    args.extend_from_slice(extra);
+    let agent = Agent::start(&args);
+    Setup { agent, socket, dir }
+}
+
+fn ctl(socket: &Path, words: &[&str]) -> String {
+    let out = Command::new(BIN)
+        .arg("ctl")
+        .arg("--socket")
+        .arg(socket)
+        .args(words)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        out.status.success(),
+        "ctl {words:?}: {stdout} {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    stdout
+}
+
+fn bad_community_get(agent: &Agent) {
+    let _ = agent.tool(
+        "snmpget",
+        &["-v2c", "-c", "not-a-community", "-t", "0.3", "-r", "0"],
+        &[".1.3.6.1.2.1.1.3.0"],
+    );
+}
+
+fn set_auth_traps(agent: &Agent, v: &str) {
+    agent.ok(
+        "snmpset",
+        "2c",
+        "private",
+        &[],
+        &[SNMP_ENABLE_AUTHEN_TRAPS, "i", v],
+    );
+}
+
+#[test]
+fn cold_start_and_authentication_failure_only_when_enabled() {
+    let trapd = Trapd::start();
+    let s = agent("", &["--trap2sink", &trapd.addr()]);
+    let t = trapd.wait(WAIT, "coldStart", |t| count(t, "coldStart") == 1);
+    assert_eq!(t[0].pdu, "TRAP2");
+    assert!(t[0].objects.is_empty(), "{:?}", t[0]);
+
+    // snmpEnableAuthenTraps is disabled(2) by default: a bad community
+    // gives nothing.
+    bad_community_get(&s.agent);
+    std::thread::sleep(Duration::from_secs(2));
+    assert_eq!(
+        count(&trapd.traps(), "authenticationFailure"),
+        0,
+        "{}",
+        trapd.text()
+    );
+
+    set_auth_traps(&s.agent, "1");
+    bad_community_get(&s.agent);
+    trapd.wait(WAIT, "authenticationFailure", |t| {
+        count(t, "authenticationFailure") == 1
+    });
+
+    set_auth_traps(&s.agent, "2");
+    bad_community_get(&s.agent);
+    std::thread::sleep(Duration::from_secs(2));
+    assert_eq!(
+        count(&trapd.traps(), "authenticationFailure"),
+        1,
+        "{}",
+        trapd.text()
+    );
+    drop(s);
+}
+
+#[test]
+fn authtrapenable_in_the_config_file() {
+    let trapd = Trapd::start();
+    let s = agent(
+        &format!("authtrapenable = 1\ntrap2sink = [\"{}\"]\n", trapd.addr()),
+        &[],
+    );
+    trapd.wait(WAIT, "coldStart", |t| count(t, "coldStart") == 1);
+    bad_community_get(&s.agent);
+    trapd.wait(WAIT, "authenticationFailure", |t| {
+        count(t, "authenticationFailure") == 1
+    });
+}
+
+/// The notifications of one form, by name, in arrival order.
+fn of_pdu<'a>(t: &'a [Trap], pdu: &str) -> Vec<&'a Trap> {
+    t.iter().filter(|x| x.pdu == pdu).collect()
+}
+
+#[test]
+fn link_flap_in_v1_v2c_and_inform_form_with_the_same_content() {
+    let trapd = Trapd::start();
+    let a = trapd.addr();
+    let s = agent(
+        &format!(
+            "trapsink = [\"{a}\"]\ntrap2sink = [\"{a}\"]\ninformsink = [{{ host = \"127.0.0.1\", port = {} }}]\n",
+            trapd.port
+        ),
+        &[],
+    );
+    trapd.wait(WAIT, "coldStart x3", |t| count(t, "coldStart") == 3);
+
+    // The agent's own port: node01 port 1.
+    let started = Instant::now();
+    ctl(&s.socket, &["link-flap", "node01", "1", "0.5"]);
+    let t = trapd.wait(WAIT, "in service again", |t| {
+        count(t, "ibSmTrapInService") == 3
+            && count(t, "linkUp") == 3
+            && count(t, "ibSmTrapSwitchLinkStateChanged") == 6
+    });
+    let out = named(&t, "ibSmTrapOutOfService");
+    let latency = out.iter().filter_map(|x| x.seen).min().unwrap() - started;
+    eprintln!(
+        "link-flap -> ibSmTrapOutOfService arrival: {latency:?} (upper bound, 10 ms polling)"
+    );
+    for pdu in ["TRAP", "TRAP2", "INFORM"] {
+        let names: Vec<&str> = of_pdu(&t, pdu).iter().map(|x| x.name.as_str()).collect();
+        for want in [
+            "SNMPv2-MIB::coldStart",
+            "IF-MIB::linkDown",
+            "IB-SM-MIB::ibSmTrapOutOfService",
+            "IB-SM-MIB::ibSmTrapSwitchLinkStateChanged",
+            "IF-MIB::linkUp",
+            "IB-SM-MIB::ibSmTrapInService",
+        ] {
+            assert!(names.contains(&want), "{pdu}: no {want} in {names:?}");
+        }
+        assert_eq!(
+            count(
+                &of_pdu(&t, pdu).into_iter().cloned().collect::<Vec<_>>(),
+                "SwitchLinkStateChanged"
+            ),
+            2
+        );
+    }
+    // Same content in all three forms (RFC 3584 translation both ways).
+    let v1: Vec<(String, Vec<String>)> = of_pdu(&t, "TRAP")
+        .iter()
+        .map(|x| (x.name.clone(), x.objects.clone()))
+        .collect();
+    for pdu in ["TRAP2", "INFORM"] {
+        let v: Vec<(String, Vec<String>)> = of_pdu(&t, pdu)
+            .iter()
+            .map(|x| (x.name.clone(), x.objects.clone()))
+            .collect();
+        assert_eq!(v1, v, "{pdu} differs from SNMPv1");
+    }
+    assert!(of_pdu(&t, "TRAP")
+        .iter()
+        .all(|x| x.agent_addr == "127.0.0.1"));
+    let o = out[0];
+    assert_eq!(
+        o.object("IB-SM-MIB::ibSmTrapNodeGUID1.0"),
+        Some(&*format!("STRING: {NODE01}"))
+    );
+    assert_eq!(
+        o.object("IB-SM-MIB::ibSmTrapPortNum1.0"),
+        Some("Gauge32: 1")
+    );
+    assert_eq!(
+        o.object("IB-SM-MIB::ibSmTrapType.0"),
+        Some("INTEGER: subnetMgmt(3)")
+    );
+    assert_eq!(
+        o.object("IB-SM-MIB::ibSmTrapProducerType.0"),
+        Some("INTEGER: subnetMgmt(4)")
+    );
+    let down = named(&t, "linkDown")[0];
+    assert_eq!(
+        down.objects,
+        vec![
+            "IF-MIB::ifIndex.1 = INTEGER: 1",
+            "IF-MIB::ifAdminStatus.1 = INTEGER: up(1)",
+            "IF-MIB::ifOperStatus.1 = INTEGER: down(2)"
+        ]
+    );
+    let sw = named(&t, "ibSmTrapSwitchLinkStateChanged")[0];
+    assert_eq!(
+        sw.object("IB-SM-MIB::ibSmTrapType.0"),
+        Some("INTEGER: urgent(1)")
+    );
+    assert_eq!(
+        sw.object("IB-SM-MIB::ibSmTrapProducerType.0"),
+        Some("INTEGER: switch(2)")
+    );
+
+    // Another node's port: service notifications, no IF-MIB ones.
+    let before = t.len();
+    ctl(&s.socket, &["link-flap", "node02", "1", "0.3"]);
+    let t = trapd.wait(WAIT, "node02 back", |t| {
+        count(t, "ibSmTrapInService") == 6 && count(t, "ibSmTrapSwitchLinkStateChanged") == 12
+    });
+    let new = &t[before..];
+    assert_eq!(count(new, "ibSmTrapOutOfService"), 3);
+    assert_eq!(count(new, "linkDown") + count(new, "linkUp"), 0, "{new:#?}");
+    assert!(
+        named(new, "ibSmTrapOutOfService")
+            .iter()
+            .all(|x| x.object("IB-SM-MIB::ibSmTrapNodeGUID1.0")
+                != Some(&*format!("STRING: {NODE01}")))
+    );
+
+    // ifLinkUpDownTrapEnable.1 = disabled(2): no linkDown/linkUp for it.
+    s.agent.ok(
+        "snmpset",
+        "2c",
+        "private",
+        &[],
+        &[".1.3.6.1.2.1.31.1.1.1.14.1", "i", "2"],
+    );
+    let before = t.len();
+    ctl(&s.socket, &["link-flap", "node01", "1", "0.3"]);
+    let t = trapd.wait(WAIT, "node01 back", |t| count(t, "ibSmTrapInService") == 9);
+    assert_eq!(
+        count(&t[before..], "linkDown") + count(&t[before..], "linkUp"),
+        0
+    );
+}
+
+#[test]
+fn informs_to_a_silent_sink_are_retried_dropped_counted_then_delivered() {
+    let port = common::free_port("127.0.0.1");
+    let s = agent(
+        &format!(
+            "informsink = [{{ host = \"127.0.0.1\", port = {port}, timeout = 0.2, retries = 2 }}]\n"
+        ),
+        &[],
+    );
+    // coldStart goes to nobody: sent, retried twice, dropped.
+    let deadline = Instant::now() + WAIT;
+    while !s.agent.log_text().contains("total_dropped=1") {
+        assert!(Instant::now() < deadline, "{}", s.agent.log_text());
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let log = s.agent.log_text();
+    assert_eq!(log.matches("inform retry").count(), 2, "{log}");
+    // The sink comes back: the next ones arrive and are acknowledged.
+    let trapd = Trapd::start_on(port);
+    ctl(&s.socket, &["link-flap", "node02", "1", "0.3"]);
+    let t = trapd.wait(WAIT, "in service", |t| {
+        count(t, "ibSmTrapInService") == 1 && count(t, "ibSmTrapSwitchLinkStateChanged") == 2
+    });
+    // snmptrapd answers each inform before printing it.
+    assert!(t.iter().all(|x| x.pdu == "INFORM"));
+    assert_eq!(count(&t, "coldStart"), 0, "the dropped one is not resent");
+    let mut agent = s.agent;
+    agent.terminate();
+    let log = agent.log_text();
+    let totals = log
+        .lines()
+        .find(|l| l.contains("notification totals"))
+        .unwrap_or_else(|| panic!("{log}"));
+    assert!(totals.contains("informs_dropped=1"), "{totals}");
+    assert!(totals.contains("informs_acked=4"), "{totals}");
+    drop(s.dir);
+}
+
+fn total(line: &str, key: &str) -> u64 {
+    line.split_whitespace()
+        .find_map(|w| w.strip_prefix(&format!("{key}=")))
+        .and_then(|v| v.parse().ok())
+        .unwrap_or_else(|| panic!("no {key} in {line}"))
+}
+
+/// 100 flaps within a minute: per source object (node01 port 1: in/out of
+/// service and linkUp/linkDown; the leaf switch port: link state) at most
+/// the configured 4 notifications per minute; everything else suppressed
+/// and counted.
+#[test]
+fn flap_storm_stays_within_the_rate() {
+    let trapd = Trapd::start();
+    let s = agent_sweeping(
+        &format!(
+            "trap2sink = [\"{}\"]\nnotification_rate_limit = 4\nnotification_rate_interval = 120\n",
+            trapd.addr()
+        ),
+        &[],
+        "0.2",
+    );
+    trapd.wait(WAIT, "coldStart", |t| count(t, "coldStart") == 1);
+    let started = Instant::now();
+    const FLAPS: u64 = 100;
+    for _ in 0..FLAPS {
+        ctl(&s.socket, &["link-flap", "node01", "1", "0.05"]);
+        // Let the source bring it back (and sweep) before the next flap.
+        let deadline = Instant::now() + Duration::from_secs(5);
+        loop {
+            let v = s.agent.ok(
+                "snmpget",
+                "2c",
+                "public",
+                &["-Oqv", "-Oe"],
+                &[".1.3.6.1.2.1.2.2.1.8.1"],
+            );
+            if v.trim() == "1" {
+                break;
+            }
+            assert!(Instant::now() < deadline, "port did not come back");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+    let took = started.elapsed();
+    eprintln!("{FLAPS} flaps in {took:?}");
+    assert!(took < Duration::from_secs(60), "flaps took {took:?}");
+    std::thread::sleep(Duration::from_secs(1));
+    let status = ctl(&s.socket, &["status"]);
+    let mut agent = s.agent;
+    agent.terminate();
+    let t = trapd.traps();
+    // node01:1 gets 4 of its 400, the switch port 4 of its 200.
+    assert_eq!(t.len(), 1 + 8, "{status}\n{}", trapd.text());
+    let log = agent.log_text();
+    let totals = log
+        .lines()
+        .find(|l| l.contains("notification totals"))
+        .unwrap();
+    // Per flap: out of service, in service, linkDown, linkUp, and the
+    // switch port's two link state changes.
+    assert_eq!(total(totals, "queued"), 1 + 6 * FLAPS, "{totals}\n{status}");
+    assert_eq!(total(totals, "suppressed"), 6 * FLAPS - 8, "{totals}");
+    assert_eq!(total(totals, "traps_sent"), 9, "{totals}");
+    assert!(log.contains("notification storm"), "storm not logged");
+    drop(s.dir);
+}

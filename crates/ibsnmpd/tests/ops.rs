@@ -1,0 +1,338 @@
+//! What operators run beside the agent: startup checks, the example config,
+//! the packaging files.
+
+mod common;
+
+use std::net::UdpSocket;
+use std::process::Command;
+
+use common::BIN;
+
+#[test]
+fn bad_log_level_exits_2() {
+    let tmp = tempfile::tempdir().unwrap();
+    for bad in ["verbose", "snmp=loud", ""] {
+        let o = Command::new(BIN)
+            .args(["--listen", "127.0.0.1:0", "--log-level", bad])
+            .arg("--state-dir")
+            .arg(tmp.path())
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{bad:?}: {err}");
+        assert!(err.contains("--log-level"), "{err}");
+        assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    }
+    let o = Command::new(BIN)
+        .args(["dump", "--log-level", "loud"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+}
+
+#[test]
+fn port_in_use_fails_before_any_sweep() {
+    let tmp = tempfile::tempdir().unwrap();
+    let busy = UdpSocket::bind("127.0.0.1:0").unwrap();
+    let addr = busy.local_addr().unwrap().to_string();
+    let o = Command::new(BIN)
+        .args(["--listen", &addr, "--log-level", "debug"])
+        .arg("--state-dir")
+        .arg(tmp.path())
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(err.contains("cannot bind UDP"), "{err}");
+    // The source thread never swept (debug logs every sweep).
+    assert!(!err.contains("sweep"), "{err}");
+}
+
+#[test]
+fn read_only_agent_runs_without_writable_state_dir() {
+    // A path under a regular file can never be created, even by root.
+    let tmp = tempfile::tempdir().unwrap();
+    let file = tmp.path().join("file");
+    std::fs::write(&file, "").unwrap();
+    let log = tmp.path().join("agent.log");
+    let port = common::free_port("127.0.0.1");
+    let mut child = Command::new(BIN)
+        .args(["--listen", &format!("127.0.0.1:{port}")])
+        .arg("--state-dir")
+        .arg(file.join("state"))
+        .stderr(std::fs::File::create(&log).unwrap())
+        .spawn()
+        .unwrap();
+    let target = format!("127.0.0.1:{port}");
+    let mut out = String::new();
+    for _ in 0..40 {
+        let o = common::snmp(
+            "snmpget",
+            &[
+                "-v2c",
+                "-c",
+                "public",
+                "-t",
+                "0.5",
+                "-r",
+                "0",
+                &target,
+                ".1.3.6.1.2.1.1.5.0",
+            ],
+        );
+        out = String::from_utf8_lossy(&o.stdout).to_string();
+        if o.status.success() {
+            break;
+        }
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    let text = std::fs::read_to_string(&log).unwrap();
+    assert!(out.contains("STRING"), "{out} {text}");
+    assert_eq!(
+        text.matches("no writable state directory").count(),
+        1,
+        "{text}"
+    );
+}
+
+/// GET with curl.
+fn curl(url: &str) -> String {
+    let o = Command::new("curl")
+        .args(["-sS", "--fail", "--max-time", "10", url])
+        .output()
+        .expect("curl");
+    assert!(
+        o.status.success(),
+        "curl {url}: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn get_ok(target: &str, community: &str) -> bool {
+    common::snmp(
+        "snmpget",
+        &[
+            "-v2c",
+            "-c",
+            community,
+            "-t",
+            "1",
+            "-r",
+            "0",
+            target,
+            ".1.3.6.1.2.1.1.3.0",
+        ],
+    )
+    .status
+    .success()
+}
+
+#[test]
+fn sighup_reloads_communities_and_node_names_without_losing_requests() {
+    let tmp = tempfile::tempdir().unwrap();
+    let conf = tmp.path().join("ibsnmpd.toml");
+    let map = tmp.path().join("names");
+    let write = |community: &str, name: &str| {
+        std::fs::write(&map, format!("0x0000000000200000 \"{name}\"\n")).unwrap();
+        std::fs::write(
+            &conf,
+            format!(
+                "node_name_map = {:?}\n\n[[rocommunity]]\ncommunity = \"public\"\n\n\
+                 [[rocommunity]]\ncommunity = \"{community}\"\n",
+                map.display()
+            ),
+        )
+        .unwrap();
+    };
+    write("old", "leaf-before");
+    let mport = common::free_port("127.0.0.1");
+    let maddr = format!("127.0.0.1:{mport}");
+    let agent = common::Agent::start(&["--config", conf.to_str().unwrap(), "--metrics", &maddr]);
+    let url = format!("http://{maddr}/metrics");
+    assert!(curl(&url).contains("switch=\"leaf-before\""));
+    assert!(get_ok(&agent.target, "old"));
+    assert!(!get_ok(&agent.target, "new"));
+
+    // Requests with the community both configurations keep run throughout.
+    let target = agent.target.clone();
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let stop2 = std::sync::Arc::clone(&stop);
+    let load = std::thread::spawn(move || {
+        let (mut ok, mut lost) = (0u32, 0u32);
+        while !stop2.load(std::sync::atomic::Ordering::Relaxed) {
+            if get_ok(&target, "public") {
+                ok += 1;
+            } else {
+                lost += 1;
+            }
+        }
+        (ok, lost)
+    });
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    write("new", "leaf-after");
+    let pid = agent.pid().to_string();
+    assert!(Command::new("kill")
+        .args(["-HUP", &pid])
+        .status()
+        .unwrap()
+        .success());
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while !curl(&url).contains("switch=\"leaf-after\"") {
+        assert!(std::time::Instant::now() < deadline, "{}", agent.log_text());
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    let (ok, lost) = load.join().unwrap();
+    assert!(ok > 5, "{ok}");
+    assert_eq!(lost, 0, "requests lost across the reload");
+    assert!(get_ok(&agent.target, "new"));
+    assert!(!get_ok(&agent.target, "old"));
+    let m = curl(&url);
+    assert!(m.contains("ibsnmpd_reloads_total 1"), "{m}");
+
+    // A broken file changes nothing and says why; the agent stays up.
+    std::fs::write(&conf, "bogus = 1\n").unwrap();
+    assert!(Command::new("kill")
+        .args(["-HUP", &pid])
+        .status()
+        .unwrap()
+        .success());
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    assert!(get_ok(&agent.target, "new"));
+    assert!(
+        agent.log_text().contains("reload refused"),
+        "{}",
+        agent.log_text()
+    );
+    assert!(curl(&url).contains("ibsnmpd_reload_failures_total 1"));
+}
+
+#[test]
+fn sighup_names_what_needs_a_restart() {
+    let tmp = tempfile::tempdir().unwrap();
+    let conf = tmp.path().join("ibsnmpd.toml");
+    std::fs::write(&conf, "sweep_interval = 10\n").unwrap();
+    let agent = common::Agent::start(&["--config", conf.to_str().unwrap()]);
+    std::fs::write(&conf, "sweep_interval = 5\nsyscontact = \"x\"\n").unwrap();
+    let pid = agent.pid().to_string();
+    assert!(Command::new("kill")
+        .args(["-HUP", &pid])
+        .status()
+        .unwrap()
+        .success());
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    let log = agent.log_text();
+    let lines: Vec<&str> = log
+        .lines()
+        .filter(|l| l.contains("only on restart"))
+        .collect();
+    assert_eq!(lines.len(), 1, "{log}");
+    assert!(lines[0].contains("sweep_interval, syscontact"), "{log}");
+    assert!(get_ok(&agent.target, "public"));
+}
+
+fn repo_file(rel: &str) -> std::path::PathBuf {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../..")
+        .join(rel)
+}
+
+/// packaging/ibsnmpd.8 is what `ibsnmpd man` prints (regenerate with
+/// `ibsnmpd man > packaging/ibsnmpd.8`), and man renders it cleanly.
+#[test]
+fn man_page_is_current_and_renders() {
+    let o = Command::new(BIN).arg("man").output().unwrap();
+    assert!(o.status.success());
+    let shipped = std::fs::read(repo_file("packaging/ibsnmpd.8")).unwrap();
+    assert!(
+        o.stdout == shipped,
+        "packaging/ibsnmpd.8 is stale: run `ibsnmpd man > packaging/ibsnmpd.8`"
+    );
+    let text = String::from_utf8_lossy(&o.stdout);
+    for flag in ["metrics", "node\\-name\\-map", "log\\-level"] {
+        assert!(text.contains(flag), "{flag}");
+    }
+    let r = Command::new("man")
+        .args(["--warnings", "-l"])
+        .arg(repo_file("packaging/ibsnmpd.8"))
+        .env("MANWIDTH", "80")
+        .env("MANPAGER", "cat")
+        .output()
+        .expect("man (Debian package man-db)");
+    assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+    assert!(
+        r.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&r.stderr)
+    );
+    assert!(String::from_utf8_lossy(&r.stdout).contains("SNMP agent for InfiniBand fabrics"));
+}
+
+/// `systemd-analyze verify` accepts the unit (with ExecStart pointing at
+/// the binary under test, since it checks the command exists).
+#[test]
+fn systemd_unit_verifies() {
+    let unit = std::fs::read_to_string(repo_file("packaging/ibsnmpd.service")).unwrap();
+    assert!(unit.contains("ExecStart=/usr/sbin/ibsnmpd --config /etc/ibsnmpd/ibsnmpd.toml"));
+    let tmp = tempfile::tempdir().unwrap();
+    let path = tmp.path().join("ibsnmpd.service");
+    std::fs::write(&path, unit.replace("/usr/sbin/ibsnmpd", BIN)).unwrap();
+    let o = Command::new("systemd-analyze")
+        .args(["verify", "--man=no"])
+        .arg(&path)
+        .output()
+        .expect("systemd-analyze (Debian package systemd)");
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{err}");
+    assert!(!err.contains("ibsnmpd.service:"), "{err}");
+}
+
+/// Every query of the Grafana dashboard parses as PromQL (`promtool check
+/// rules` on them as recording rules) and names only metrics we export.
+#[test]
+fn grafana_dashboard_queries_parse() {
+    let text = std::fs::read_to_string(repo_file("packaging/grafana-ibsnmpd.json")).unwrap();
+    let dash: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let mut exprs = Vec::new();
+    fn walk(v: &serde_json::Value, out: &mut Vec<String>) {
+        match v {
+            serde_json::Value::Object(m) => {
+                for (k, x) in m {
+                    match (k.as_str(), x) {
+                        ("expr", serde_json::Value::String(s)) => out.push(s.clone()),
+                        _ => walk(x, out),
+                    }
+                }
+            }
+            serde_json::Value::Array(a) => a.iter().for_each(|x| walk(x, out)),
+            _ => {}
+        }
+    }
+    walk(&dash["panels"], &mut exprs);
+    assert!(exprs.len() > 15, "{}", exprs.len());
+    let mut rules = String::from("groups:\n- name: dashboard\n  rules:\n");
+    for (i, e) in exprs.iter().enumerate() {
+        let e = e.replace("$switch", "leaf01").replace("$port", "1");
+        rules.push_str(&format!(
+            "  - record: dashboard:q{i}\n    expr: {}\n",
+            serde_json::to_string(&e).unwrap()
+        ));
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let path = tmp.path().join("rules.yml");
+    std::fs::write(&path, rules).unwrap();
+    let o = Command::new("promtool")
+        .args(["check", "rules"])
+        .arg(&path)
+        .output()
+        .expect("promtool (Debian package prometheus)");
+    assert!(
+        o.status.success(),
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
+}

@@ -1,0 +1,1025 @@
+//! IB-SM-MIB (mibs/IB-SM-MIB), the read tables: the whole subnet as its
+//! Subnet Manager sees it, for every node and port of the snapshot.
+//!
+//! Rows are derived once per published snapshot ([`SmRows`], by
+//! [`SmHistory`], which also keeps the partition and multicast membership
+//! history behind the LastChange columns); requests only look cells up.
+//! Every table is declared by naming its columns once ([`Col`] lists): the
+//! column number comes from the generated OID constant, MAX-ACCESS from the
+//! MIB file (generated `OBJECT_TYPES`), and tests/coverage.rs checks that
+//! every accessible column is served or listed in `DEF.omitted` with a reason.
+//!
+//! Indexes are the MIB's: the 8-octet subnet prefix first (fixed-size
+//! OCTET STRING: no length sub-identifier), then GUIDs (8 octets), port
+//! numbers, P_Keys, MGIDs (16 octets) as the INDEX clauses say.
+//!
+//! Notes (docs/ib-sm.md has the full list):
+//! - ibSmPortInfoTable: every port 1..254 of every node (IbDataPort has no
+//!   port 0, so a switch's management port 0 is not a row), linked or not.
+//! - ibSmConfigTable is indexed by the subnet prefix alone, so it has one
+//!   row: the master SM (or, with none, the best SM known).
+//! - ibSmPartitionTable: key = the 15-bit P_Key base; elements of 10 octets
+//!   (node GUID, port, 1 = full / 2 = limited), 25 per vector (250 of the
+//!   255 octets), vectors numbered from 1.
+//! - Secrets (SM_Key, M_Key) read as eight zero octets unless the view
+//!   allows them ([`View::secrets`]).
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::{Arc, LazyLock};
+use std::time::Instant;
+
+use ib::model::{McastGroup, Node, NodeIdx, Port, PortIdx, Snapshot};
+use ib::types::Guid;
+use snmp::index::{FixedOctets, ImpliedOctets, IndexCodec};
+use snmp::mib::MibObject;
+use snmp::table::{Access, RowSet, Table};
+use snmp::value::Value;
+
+use crate::change::Change;
+use crate::if_mib::ticks_at;
+use crate::oids::ib_sm_mib as o;
+use crate::publish::{Derive, Derived};
+use crate::util::{last, oid};
+use crate::view::{SysOrEntry, View};
+
+/// This module in the registry ([`crate::REGISTRY`]).
+pub const DEF: crate::ModuleDef = crate::ModuleDef {
+    name: "IB-SM-MIB",
+    or_entry: || Some(or_entry()),
+    objects,
+    derive: Some(deriver),
+    omitted: CONFIG_OMITTED,
+    fabric_ops: None,
+    check_reply: None,
+};
+
+/// sysORTable row: the IB-SM-MIB module identity.
+pub fn or_entry() -> SysOrEntry {
+    SysOrEntry::new(
+        o::IB_SM_MIB,
+        "IB-SM-MIB: the InfiniBand subnet as its Subnet Manager sees it \
+         (nodes, ports, switches, SMs, links, partitions, multicast, services)",
+    )
+}
+
+fn deriver(_: &crate::DeriveOptions) -> Box<dyn Derive> {
+    Box::new(SmHistory::default())
+}
+
+/// Octets of one ibSmPartitionVector element.
+pub const PARTITION_ELEMENT: usize = 10;
+/// Octets of one ibSmMcastMemberVector element.
+pub const MCAST_ELEMENT: usize = 18;
+/// The largest vector the MIB allows.
+const VECTOR_MAX: usize = 255;
+
+/// One vector row (ibSmPartitionTable, ibSmMcastMemberTable).
+#[derive(Debug, Clone)]
+pub struct VectorRow {
+    pub vector: Vec<u8>,
+    pub element_size: usize,
+    /// When this key's membership last changed (None: unchanged since the
+    /// agent's first snapshot, reads 0).
+    pub last_change: Option<Instant>,
+}
+
+/// IB-SM-MIB's rows of one snapshot.
+#[derive(Debug, Default)]
+pub struct SmRows {
+    pub config: RowSet<usize>,
+    pub nodes: RowSet<NodeIdx>,
+    pub ports: RowSet<PortIdx>,
+    pub switches: RowSet<NodeIdx>,
+    pub partitions: RowSet<VectorRow>,
+    pub mcast_groups: RowSet<usize>,
+    pub mcast_members: RowSet<VectorRow>,
+    pub sms: RowSet<usize>,
+    pub links: RowSet<(PortIdx, PortIdx)>,
+    pub services: RowSet<usize>,
+    pub service_assoc: RowSet<usize>,
+    /// (port, block number): GUIDInfo blocks of 8 GUIDs.
+    pub guid_blocks: RowSet<(PortIdx, u32)>,
+}
+
+/// Membership history of the vector tables, owned by one publisher.
+#[derive(Debug, Default)]
+pub struct SmHistory {
+    first_done: bool,
+    partitions: HashMap<u16, (Vec<u8>, Option<Instant>)>,
+    mcast: HashMap<[u8; 16], (Vec<u8>, Option<Instant>)>,
+}
+
+impl Derive for SmHistory {
+    fn derive(&mut self, s: &Arc<Snapshot>) -> Derived {
+        Arc::new(self.rows(s))
+    }
+}
+
+fn prefix(s: &Snapshot, out: &mut Vec<u32>) {
+    FixedOctets::<8>::encode(&s.subnet_prefix.to_be_bytes(), out);
+}
+
+fn guid_idx(g: Guid, out: &mut Vec<u32>) {
+    FixedOctets::<8>::encode(&g.to_bytes(), out);
+}
+
+/// The node GUID and port number of a member port GUID (switch members are
+/// named by their port 0).
+fn member_port(s: &Snapshot, by_guid: &HashMap<u64, PortIdx>, g: Guid) -> (Guid, u8) {
+    by_guid
+        .get(&g.0)
+        .and_then(|&p| s.port(p))
+        .and_then(|p| s.node(p.node).map(|n| (n.info.node_guid, p.num.0)))
+        .unwrap_or((g, 0))
+}
+
+/// Splits `elements` (each `size` octets) into vectors of at most 255 octets.
+fn vectors(elements: &[u8], size: usize) -> Vec<Vec<u8>> {
+    let per = (VECTOR_MAX / size).max(1) * size;
+    if elements.is_empty() {
+        return vec![Vec::new()];
+    }
+    elements.chunks(per).map(<[u8]>::to_vec).collect()
+}
+
+impl SmHistory {
+    /// Folds in the next snapshot and derives its rows.
+    pub fn rows(&mut self, s: &Snapshot) -> SmRows {
+        let now = Instant::now();
+        let first = !self.first_done;
+        self.first_done = true;
+        let n_nodes = NodeIdx::try_from(s.nodes.len()).unwrap_or(NodeIdx::MAX);
+        let nodes = RowSet::from_rows(0..n_nodes, |&n, out| {
+            prefix(s, out);
+            guid_idx(s.node(n).map_or(Guid(0), |n| n.info.node_guid), out);
+        });
+        let switches = RowSet::from_rows(
+            (0..n_nodes).filter(|&n| s.node(n).is_some_and(|n| n.switch.is_some())),
+            |&n, out| {
+                prefix(s, out);
+                guid_idx(s.node(n).map_or(Guid(0), |n| n.info.node_guid), out);
+            },
+        );
+        let port_key = |p: PortIdx, out: &mut Vec<u32>| {
+            prefix(s, out);
+            let (g, num) = s
+                .port(p)
+                .map(|pp| {
+                    let g = s.node(pp.node).map_or(Guid(0), |n| n.info.node_guid);
+                    (g, pp.num.0)
+                })
+                .unwrap_or((Guid(0), 0));
+            guid_idx(g, out);
+            out.push(u32::from(num));
+        };
+        let n_ports = PortIdx::try_from(s.ports.len()).unwrap_or(PortIdx::MAX);
+        let data_port = |p: &PortIdx| s.port(*p).is_some_and(|p| p.num.0 >= 1 && p.num.0 <= 254);
+        let ports = RowSet::from_rows((0..n_ports).filter(data_port), |&p, out| port_key(p, out));
+        let links = RowSet::from_rows(
+            (0..n_ports)
+                .filter(data_port)
+                .filter_map(|p| s.port(p).and_then(|pp| pp.remote).map(|r| (p, r))),
+            |&(p, _), out| port_key(p, out),
+        );
+        let guid_blocks = RowSet::from_rows(
+            (0..n_ports).filter(data_port).flat_map(|p| {
+                let n = s.port(p).map_or(0, |pp| pp.guids.len());
+                (0..n.div_ceil(8)).map(move |b| (p, u32::try_from(b).unwrap_or(u32::MAX)))
+            }),
+            |&(p, b), out| {
+                port_key(p, out);
+                out.push(b);
+            },
+        );
+        let sms = RowSet::from_rows(0..s.sms.len(), |&i, out| {
+            prefix(s, out);
+            guid_idx(s.sms.get(i).map_or(Guid(0), |r| r.info.guid), out);
+        });
+        // One row: the master, else the highest-priority SM known.
+        let best = s
+            .sms
+            .iter()
+            .enumerate()
+            .max_by_key(|(_, r)| (r.info.sm_state == 3, r.info.priority))
+            .map(|(i, _)| i);
+        let config = RowSet::from_rows(best, |_, out| prefix(s, out));
+
+        // Partitions: member elements by P_Key base, with history.
+        let by_guid: HashMap<u64, PortIdx> = (0..n_ports)
+            .filter_map(|p| {
+                let pp = s.port(p)?;
+                (pp.guid.0 != 0 && s.is_end_port(pp)).then_some((pp.guid.0, p))
+            })
+            .collect();
+        let mut parts: BTreeMap<u16, Vec<[u8; PARTITION_ELEMENT]>> = BTreeMap::new();
+        for part in &s.partitions {
+            let e = parts.entry(part.pkey.0 & 0x7fff).or_default();
+            for m in &part.members {
+                let (g, num) = member_port(s, &by_guid, m.port_guid);
+                let mut el = [0u8; PARTITION_ELEMENT];
+                if let Some(d) = el.get_mut(..8) {
+                    d.copy_from_slice(&g.to_bytes());
+                }
+                el[8] = num;
+                el[9] = if m.full { 1 } else { 2 };
+                e.push(el);
+            }
+        }
+        let mut part_rows = Vec::new();
+        let mut seen = HashMap::new();
+        for (key, mut els) in parts {
+            els.sort_unstable();
+            els.dedup();
+            let flat: Vec<u8> = els.concat();
+            let changed = track(&mut self.partitions, key, &flat, first, now);
+            seen.insert(key, ());
+            for (i, v) in vectors(&flat, PARTITION_ELEMENT).into_iter().enumerate() {
+                part_rows.push((key, i + 1, v, changed));
+            }
+        }
+        self.partitions.retain(|k, _| seen.contains_key(k));
+        let partitions = RowSet::from_pairs(part_rows.into_iter().map(|(key, i, v, ch)| {
+            let mut k = Vec::with_capacity(11);
+            prefix(s, &mut k);
+            k.push(u32::from(key));
+            k.push(u32::try_from(i).unwrap_or(u32::MAX));
+            (
+                k,
+                VectorRow {
+                    vector: v,
+                    element_size: PARTITION_ELEMENT,
+                    last_change: ch,
+                },
+            )
+        }));
+
+        // Multicast groups and members.
+        let mgid_key = |g: &McastGroup, out: &mut Vec<u32>| {
+            prefix(s, out);
+            FixedOctets::<16>::encode(&g.group.mgid.to_bytes(), out);
+        };
+        let mcast_groups = RowSet::from_rows(0..s.mcast_groups.len(), |&i, out| {
+            if let Some(g) = s.mcast_groups.get(i) {
+                mgid_key(g, out);
+            }
+        });
+        let mut member_rows = Vec::new();
+        let mut seen_mc = HashMap::new();
+        for g in &s.mcast_groups {
+            let mgid = g.group.mgid.to_bytes();
+            let mut els: Vec<[u8; MCAST_ELEMENT]> = g
+                .members
+                .iter()
+                .map(|m| {
+                    let mut el = [0u8; MCAST_ELEMENT];
+                    if let Some(d) = el.get_mut(..16) {
+                        d.copy_from_slice(&m.port_gid.to_bytes());
+                    }
+                    el[16] = m.join_state;
+                    el[17] = if m.proxy_join { 1 } else { 2 };
+                    el
+                })
+                .collect();
+            els.sort_unstable();
+            els.dedup();
+            let flat: Vec<u8> = els.concat();
+            let changed = track(&mut self.mcast, mgid, &flat, first, now);
+            seen_mc.insert(mgid, ());
+            for (i, v) in vectors(&flat, MCAST_ELEMENT).into_iter().enumerate() {
+                let mut k = Vec::with_capacity(25);
+                mgid_key(g, &mut k);
+                k.push(u32::try_from(i + 1).unwrap_or(u32::MAX));
+                member_rows.push((
+                    k,
+                    VectorRow {
+                        vector: v,
+                        element_size: MCAST_ELEMENT,
+                        last_change: changed,
+                    },
+                ));
+            }
+        }
+        self.mcast.retain(|k, _| seen_mc.contains_key(k));
+        let mcast_members = RowSet::from_pairs(member_rows);
+
+        let services = RowSet::from_rows(0..s.services.len(), |&i, out| {
+            if let Some(r) = s.services.get(i) {
+                prefix(s, out);
+                FixedOctets::<8>::encode(&r.service_id.to_be_bytes(), out);
+                FixedOctets::<16>::encode(&r.service_gid.to_bytes(), out);
+                out.push(u32::from(r.service_p_key.0));
+            }
+        });
+        let service_assoc = RowSet::from_rows(0..s.services.len(), |&i, out| {
+            if let Some(r) = s.services.get(i) {
+                prefix(s, out);
+                FixedOctets::<16>::encode(&r.service_key, out);
+                ImpliedOctets::encode(&r.service_name.as_bytes().to_vec(), out);
+            }
+        });
+        SmRows {
+            config,
+            nodes,
+            ports,
+            switches,
+            partitions,
+            mcast_groups,
+            mcast_members,
+            sms,
+            links,
+            services,
+            service_assoc,
+            guid_blocks,
+        }
+    }
+}
+
+/// Updates one key's membership history; returns its LastChange.
+fn track<K: std::hash::Hash + Eq>(
+    h: &mut HashMap<K, (Vec<u8>, Option<Instant>)>,
+    key: K,
+    flat: &[u8],
+    first: bool,
+    now: Instant,
+) -> Option<Instant> {
+    match h.get_mut(&key) {
+        Some((old, t)) => {
+            if old.as_slice() != flat {
+                *old = flat.to_vec();
+                *t = Some(now);
+            }
+            *t
+        }
+        None => {
+            let t = (!first).then_some(now);
+            h.insert(key, (flat.to_vec(), t));
+            t
+        }
+    }
+}
+
+// ------------------------------------------------------------------ cells
+
+/// One served column: its OID constant (the column number is its last
+/// sub-identifier), its MAX-ACCESS as served, and its value.
+pub struct Col<R> {
+    pub oid: &'static [u32],
+    pub cell: CellFn<R>,
+}
+
+/// A column's value in one row.
+pub type CellFn<R> = fn(&View, &R) -> Option<Value>;
+
+const fn ro<R>(oid: &'static [u32], cell: CellFn<R>) -> Col<R> {
+    Col { oid, cell }
+}
+
+/// A table over `rows` serving exactly `cols` (index columns are
+/// not-accessible and never listed).
+fn table<R: Send + Sync + 'static>(
+    entry: &'static [u32],
+    rows: for<'a> fn(&'a SmRows) -> &'a RowSet<R>,
+    cols: &'static [Col<R>],
+) -> Table<View, Change, R> {
+    let mut by_id: Vec<Option<CellFn<R>>> = Vec::new();
+    for c in cols {
+        let id = last(c.oid) as usize;
+        if by_id.len() <= id {
+            by_id.resize(id + 1, None);
+        }
+        if let Some(slot) = by_id.get_mut(id) {
+            *slot = Some(c.cell);
+        }
+    }
+    let mut t = Table::new(
+        oid(entry),
+        move |v: &View| rows(sm_rows(v)),
+        move |v: &View, r: &R, col| {
+            let f = by_id.get(col as usize).copied().flatten()?;
+            f(v, r)
+        },
+    );
+    for c in cols {
+        // MAX-ACCESS from the MIB file; writable columns are served
+        // read-only until the SM-control issue adds their Sets.
+        let spec = crate::oids::object_type(c.oid).map_or("", |o| o.access);
+        let access = match spec {
+            "read-only" | "read-write" | "read-create" => Access::ReadOnly,
+            _ => Access::NotAccessible,
+        };
+        t = t.column(last(c.oid), access);
+    }
+    t
+}
+
+/// This module's rows for the view's snapshot.
+pub fn sm_rows(v: &View) -> &SmRows {
+    static NONE: LazyLock<SmRows> = LazyLock::new(SmRows::default);
+    v.get::<SmRows>().unwrap_or(&NONE)
+}
+
+fn u(x: impl Into<u32>) -> Option<Value> {
+    // Unsigned32 and Gauge32 share one wire type (RFC 2578 section 7.1.11).
+    Some(Value::Gauge32(x.into()))
+}
+fn gauge(x: impl Into<u32>) -> Option<Value> {
+    Some(Value::Gauge32(x.into()))
+}
+fn int(x: impl Into<i32>) -> Option<Value> {
+    Some(Value::Integer(x.into()))
+}
+fn octets(b: &[u8]) -> Option<Value> {
+    Some(Value::OctetString(b.to_vec()))
+}
+fn truth(b: bool) -> Option<Value> {
+    int(if b { 1 } else { 2 })
+}
+/// A secret: its octets when the request may read secrets, else zeros.
+fn secret(v: &View, x: u64) -> Option<Value> {
+    octets(&if v.secrets { x } else { 0 }.to_be_bytes())
+}
+/// SMI BITS from an IBA bit mask where IBA bit n is the MIB's bit n (BITS
+/// bit n is octet n/8, mask 0x80 >> n%8).
+fn bits(mask: u32, octets_n: usize) -> Option<Value> {
+    let mut out = vec![0u8; octets_n];
+    for n in 0..(octets_n * 8).min(32) {
+        if mask & (1 << n) != 0 {
+            if let Some(b) = out.get_mut(n / 8) {
+                *b |= 0x80 >> (n % 8);
+            }
+        }
+    }
+    Some(Value::OctetString(out))
+}
+
+fn node(v: &View, n: NodeIdx) -> Option<&Node> {
+    v.snapshot.node(n)
+}
+fn port(v: &View, p: PortIdx) -> Option<&Port> {
+    v.snapshot.port(p)
+}
+
+/// Every object of the module.
+pub fn objects() -> Vec<Arc<dyn MibObject<View, Change>>> {
+    vec![
+        Arc::new(table(o::IB_SM_CONFIG_ENTRY, |r| &r.config, CONFIG_COLS)),
+        Arc::new(table(o::IB_SM_NODE_INFO_ENTRY, |r| &r.nodes, NODE_COLS)),
+        Arc::new(table(o::IB_SM_PORT_INFO_ENTRY, |r| &r.ports, PORT_COLS)),
+        Arc::new(table(
+            o::IB_SM_SWITCH_INFO_ENTRY,
+            |r| &r.switches,
+            SWITCH_COLS,
+        )),
+        Arc::new(table(
+            o::IB_SM_PARTITION_ENTRY,
+            |r| &r.partitions,
+            PARTITION_COLS,
+        )),
+        Arc::new(table(
+            o::IB_SM_MCAST_GROUP_ENTRY,
+            |r| &r.mcast_groups,
+            MCAST_GROUP_COLS,
+        )),
+        Arc::new(table(
+            o::IB_SM_MCAST_MEMBER_ENTRY,
+            |r| &r.mcast_members,
+            MCAST_MEMBER_COLS,
+        )),
+        Arc::new(table(o::IB_SM_SM_INFO_ENTRY, |r| &r.sms, SM_COLS)),
+        Arc::new(table(o::IB_SM_LINK_ENTRY, |r| &r.links, LINK_COLS)),
+        Arc::new(table(o::IB_SM_SERVICE_ENTRY, |r| &r.services, SERVICE_COLS)),
+        Arc::new(table(
+            o::IB_SM_SERVICE_ASSOC_ENTRY,
+            |r| &r.service_assoc,
+            SERVICE_ASSOC_COLS,
+        )),
+        Arc::new(table(
+            o::IB_SM_GUID_INFO_ENTRY,
+            |r| &r.guid_blocks,
+            GUID_INFO_COLS,
+        )),
+    ]
+}
+
+// ---------------------------------------------------------- ibSmConfigTable
+
+fn config_sm(v: &View, i: usize) -> Option<&ib::model::SmRecord> {
+    v.snapshot.sms.get(i)
+}
+fn config_port(v: &View, i: usize) -> Option<&Port> {
+    config_sm(v, i)
+        .and_then(|r| r.port)
+        .and_then(|p| port(v, p))
+}
+
+/// Columns no source carries: OpenSM keeps them in its own configuration,
+/// which IBA attributes do not expose.
+const CONFIG_OMITTED: &[(&[u32], &str)] = &[
+    (
+        o::IB_SM_CONFIG_SWEEP_INTERVAL,
+        "OpenSM configuration only (opensm.conf sweep_interval); no IBA attribute carries it",
+    ),
+    (
+        o::IB_SM_CONFIG_RESPONSE_TIMEOUT,
+        "OpenSM configuration only (transaction_timeout)",
+    ),
+    (
+        o::IB_SM_CONFIG_PORT_AGING_TIME,
+        "OpenSM has no port aging option",
+    ),
+    (
+        o::IB_SM_CONFIG_MIN_UNICAST_LID,
+        "OpenSM 3.3 has no min unicast LID option",
+    ),
+    (
+        o::IB_SM_CONFIG_MAX_UNICAST_LID,
+        "OpenSM 3.3 has no max unicast LID option",
+    ),
+    (
+        o::IB_SM_CONFIG_MASTER_POLL_INTERVAL,
+        "OpenSM configuration only (sminfo_polling_timeout)",
+    ),
+    (
+        o::IB_SM_CONFIG_MASTER_POLL_RETRIES,
+        "OpenSM configuration only (polling_retry_number)",
+    ),
+];
+
+const CONFIG_COLS: &[Col<usize>] = &[
+    ro(o::IB_SM_CONFIG_SUBNET_GUID, |v, &i| {
+        octets(&config_sm(v, i)?.info.guid.to_bytes())
+    }),
+    ro(o::IB_SM_CONFIG_PRIORITY, |v, &i| {
+        u(config_sm(v, i)?.info.priority)
+    }),
+    ro(o::IB_SM_CONFIG_SM_KEY, |v, &i| {
+        secret(v, config_sm(v, i)?.info.sm_key)
+    }),
+    // enable(1): the row is an SM that runs.
+    ro(o::IB_SM_CONFIG_ADMIN_SM_STATE, |v, &i| {
+        config_sm(v, i)?;
+        int(1)
+    }),
+    ro(o::IB_SM_CONFIG_SM_STATE, |v, &i| {
+        int(config_sm(v, i)?.info.sm_state)
+    }),
+    ro(o::IB_SM_CONFIG_ACT_COUNT, |v, &i| {
+        Some(Value::Counter32(config_sm(v, i)?.info.act_count))
+    }),
+    // active(1)
+    ro(o::IB_SM_CONFIG_STATUS, |v, &i| {
+        config_sm(v, i)?;
+        int(1)
+    }),
+    ro(o::IB_SM_CONFIG_DEFAULT_LMC, |v, &i| {
+        u(config_port(v, i)?.info.lmc)
+    }),
+    ro(o::IB_SM_CONFIG_M_KEY_LEASE_PERIOD, |v, &i| {
+        u(config_port(v, i)?.info.m_key_lease_period)
+    }),
+];
+
+// -------------------------------------------------------- ibSmNodeInfoTable
+
+const NODE_COLS: &[Col<NodeIdx>] = &[
+    ro(o::IB_SM_NODE_INFO_BASE_VERSION, |v, &n| {
+        u(node(v, n)?.info.base_version)
+    }),
+    ro(o::IB_SM_NODE_INFO_CLASS_VERSION, |v, &n| {
+        u(node(v, n)?.info.class_version)
+    }),
+    ro(o::IB_SM_NODE_INFO_TYPE, |v, &n| {
+        let t = node(v, n)?.info.node_type;
+        int(if t <= 3 { t } else { 0 })
+    }),
+    ro(o::IB_SM_NODE_INFO_NUM_PORTS, |v, &n| {
+        u(node(v, n)?.info.num_ports)
+    }),
+    ro(o::IB_SM_NODE_INFO_SYSTEM_IMAGE_GUID, |v, &n| {
+        octets(&node(v, n)?.info.system_image_guid.to_bytes())
+    }),
+    ro(o::IB_SM_NODE_INFO_PARTITION_CAP, |v, &n| {
+        u(node(v, n)?.info.partition_cap)
+    }),
+    ro(o::IB_SM_NODE_INFO_DEVICE_ID, |v, &n| {
+        octets(&node(v, n)?.info.device_id.to_be_bytes())
+    }),
+    ro(o::IB_SM_NODE_INFO_REVISION, |v, &n| {
+        octets(&node(v, n)?.info.revision.to_be_bytes())
+    }),
+    ro(o::IB_SM_NODE_INFO_VENDOR_ID, |v, &n| {
+        let b = node(v, n)?.info.vendor_id.to_be_bytes();
+        octets(b.get(1..).unwrap_or_default())
+    }),
+    ro(o::IB_SM_NODE_INFO_DESCRIPTION, |v, &n| {
+        octets(node(v, n)?.description.as_bytes())
+    }),
+];
+
+// -------------------------------------------------------- ibSmPortInfoTable
+
+macro_rules! pi {
+    ($oid:expr, $f:ident) => {
+        ro($oid, |v, &p| u(port(v, p)?.info.$f))
+    };
+    ($oid:expr, $f:ident, gauge) => {
+        ro($oid, |v, &p| gauge(port(v, p)?.info.$f))
+    };
+    ($oid:expr, $f:ident, int) => {
+        ro($oid, |v, &p| int(port(v, p)?.info.$f))
+    };
+    ($oid:expr, $f:ident, truth) => {
+        ro($oid, |v, &p| truth(port(v, p)?.info.$f))
+    };
+}
+
+/// All 42 PortInfo columns.
+const PORT_COLS: &[Col<PortIdx>] = &[
+    ro(o::IB_SM_PORT_INFO_M_KEY, |v, &p| {
+        secret(v, port(v, p)?.info.m_key)
+    }),
+    ro(o::IB_SM_PORT_INFO_GID_PREFIX, |v, &p| {
+        octets(&port(v, p)?.info.gid_prefix.to_be_bytes())
+    }),
+    ro(o::IB_SM_PORT_INFO_LID, |v, &p| u(port(v, p)?.info.lid.0)),
+    ro(o::IB_SM_PORT_INFO_MASTER_SM_LID, |v, &p| {
+        u(port(v, p)?.info.master_sm_lid.0)
+    }),
+    ro(o::IB_SM_PORT_INFO_CAP_MASK, |v, &p| {
+        bits(port(v, p)?.info.capability_mask, 4)
+    }),
+    ro(o::IB_SM_PORT_INFO_DIAG_CODE, |v, &p| {
+        octets(&port(v, p)?.info.diag_code.to_be_bytes())
+    }),
+    pi!(o::IB_SM_PORT_INFO_M_KEY_LEASE_PERIOD, m_key_lease_period),
+    pi!(o::IB_SM_PORT_INFO_LINK_WIDTH_ENABLED, link_width_enabled),
+    pi!(
+        o::IB_SM_PORT_INFO_LINK_WIDTH_SUPPORTED,
+        link_width_supported
+    ),
+    pi!(o::IB_SM_PORT_INFO_LINK_WIDTH_ACTIVE, link_width_active),
+    pi!(
+        o::IB_SM_PORT_INFO_LINK_SPEED_SUPPORTED,
+        link_speed_supported
+    ),
+    pi!(o::IB_SM_PORT_INFO_STATE, port_state),
+    pi!(o::IB_SM_PORT_INFO_PHY_STATE, port_physical_state),
+    pi!(
+        o::IB_SM_PORT_INFO_LINK_DOWN_DEF_STATE,
+        link_down_default_state
+    ),
+    pi!(o::IB_SM_PORT_INFO_M_KEY_PROT_BITS, m_key_protect_bits),
+    pi!(o::IB_SM_PORT_INFO_LMC, lmc),
+    pi!(o::IB_SM_PORT_INFO_LINK_SPEED_ACTIVE, link_speed_active),
+    pi!(o::IB_SM_PORT_INFO_LINK_SPEED_ENABLED, link_speed_enabled),
+    pi!(o::IB_SM_PORT_INFO_NEIGHBOR_MTU, neighbor_mtu, int),
+    pi!(o::IB_SM_PORT_INFO_MASTER_SM_SL, master_sm_sl),
+    pi!(o::IB_SM_PORT_INFO_VL_CAP, vl_cap),
+    pi!(o::IB_SM_PORT_INFO_VL_HIGH_LIMIT, vl_high_limit),
+    pi!(o::IB_SM_PORT_INFO_VL_ARB_HIGH_CAP, vl_arbitration_high_cap),
+    pi!(o::IB_SM_PORT_INFO_VL_ARB_LOW_CAP, vl_arbitration_low_cap),
+    pi!(o::IB_SM_PORT_INFO_MTU_CAP, mtu_cap, int),
+    pi!(o::IB_SM_PORT_INFO_VL_STALL_COUNT, vl_stall_count),
+    pi!(o::IB_SM_PORT_INFO_HOQ_LIFE, hoq_life),
+    pi!(o::IB_SM_PORT_INFO_OPER_VL, operational_vls),
+    pi!(
+        o::IB_SM_PORT_INFO_IN_PART_ENFORCE,
+        partition_enforcement_inbound,
+        truth
+    ),
+    pi!(
+        o::IB_SM_PORT_INFO_OUT_PART_ENFORCE,
+        partition_enforcement_outbound,
+        truth
+    ),
+    pi!(
+        o::IB_SM_PORT_INFO_IN_FILTER_RAW_PKT_ENF,
+        filter_raw_inbound,
+        truth
+    ),
+    pi!(
+        o::IB_SM_PORT_INFO_OUT_FILTER_RAW_PKT_ENF,
+        filter_raw_outbound,
+        truth
+    ),
+    pi!(o::IB_SM_PORT_INFO_M_KEY_VIOLATION, m_key_violations, gauge),
+    pi!(o::IB_SM_PORT_INFO_P_KEY_VIOLATION, p_key_violations, gauge),
+    pi!(o::IB_SM_PORT_INFO_Q_KEY_VIOLATION, q_key_violations, gauge),
+    pi!(o::IB_SM_PORT_INFO_GUID_CAP, guid_cap),
+    pi!(o::IB_SM_PORT_INFO_SUBNET_TIMEOUT, subnet_timeout),
+    pi!(o::IB_SM_PORT_INFO_RESP_TIME, resp_time_value),
+    pi!(o::IB_SM_PORT_INFO_LOCAL_PHY_ERROR, local_phy_errors, gauge),
+    pi!(o::IB_SM_PORT_INFO_OVERRUN_ERROR, overrun_errors, gauge),
+    ro(o::IB_SM_PORT_INFO_INIT_TYPE, |v, &p| {
+        bits(u32::from(port(v, p)?.info.init_type), 1)
+    }),
+    ro(o::IB_SM_PORT_INFO_INIT_TYPE_REPLY, |v, &p| {
+        bits(u32::from(port(v, p)?.info.init_type_reply), 1)
+    }),
+];
+
+// ------------------------------------------------------ ibSmSwitchInfoTable
+
+macro_rules! si {
+    ($oid:expr, $f:ident) => {
+        ro($oid, |v, &n| u(node(v, n)?.switch.as_ref()?.info.$f))
+    };
+    ($oid:expr, $f:ident, truth) => {
+        ro($oid, |v, &n| truth(node(v, n)?.switch.as_ref()?.info.$f))
+    };
+}
+
+const SWITCH_COLS: &[Col<NodeIdx>] = &[
+    si!(o::IB_SM_SWITCH_INFO_LINEAR_FDB_CAP, linear_fdb_cap),
+    si!(o::IB_SM_SWITCH_INFO_RANDOM_FDB_CAP, random_fdb_cap),
+    si!(o::IB_SM_SWITCH_INFO_MCAST_FDB_CAP, multicast_fdb_cap),
+    si!(o::IB_SM_SWITCH_INFO_LINEAR_FDB_TOP, linear_fdb_top),
+    si!(o::IB_SM_SWITCH_INFO_DEFAULT_PORT, default_port),
+    si!(
+        o::IB_SM_SWITCH_INFO_DEF_PRI_MCAST_PORT,
+        default_multicast_primary_port
+    ),
+    si!(
+        o::IB_SM_SWITCH_INFO_DEF_NON_PRI_MCAST_PORT,
+        default_multicast_not_primary_port
+    ),
+    si!(o::IB_SM_SWITCH_INFO_LIFE_TIME_VALUE, life_time_value),
+    ro(o::IB_SM_SWITCH_INFO_PORT_STATE_CHANGE, |v, &n| {
+        u(u32::from(
+            node(v, n)?.switch.as_ref()?.info.port_state_change,
+        ))
+    }),
+    si!(o::IB_SM_SWITCH_INFO_LI_DS_PER_PORT, lids_per_port),
+    si!(
+        o::IB_SM_SWITCH_INFO_PARTITION_ENF_CAP,
+        partition_enforcement_cap
+    ),
+    si!(
+        o::IB_SM_SWITCH_INFO_IN_ENF_CAP,
+        inbound_enforcement_cap,
+        truth
+    ),
+    si!(
+        o::IB_SM_SWITCH_INFO_OUT_ENF_CAP,
+        outbound_enforcement_cap,
+        truth
+    ),
+    si!(
+        o::IB_SM_SWITCH_INFO_IN_FILTER_RAW_PKT_CAP,
+        filter_raw_inbound_cap,
+        truth
+    ),
+    si!(
+        o::IB_SM_SWITCH_INFO_OUT_FILTER_RAW_PKT_CAP,
+        filter_raw_outbound_cap,
+        truth
+    ),
+    si!(o::IB_SM_SWITCH_INFO_ENHANCED0, enhanced_port0, truth),
+];
+
+// ------------------------------------------------- vectors (partition, mcast)
+
+const PARTITION_COLS: &[Col<VectorRow>] = &[
+    ro(o::IB_SM_PARTITION_VECTOR, |_, r| octets(&r.vector)),
+    ro(o::IB_SM_PARTITION_VECTOR_SIZE, |_, r| {
+        int(i32::try_from(r.vector.len()).unwrap_or(i32::MAX))
+    }),
+    ro(o::IB_SM_PARTITION_VECTOR_ELEMENT_SIZE, |_, r| {
+        int(i32::try_from(r.element_size).unwrap_or(i32::MAX))
+    }),
+    ro(o::IB_SM_PARTITION_LAST_CHANGE, |v, r| {
+        Some(Value::TimeTicks(ticks_at(v.system.started, r.last_change)))
+    }),
+];
+
+const MCAST_MEMBER_COLS: &[Col<VectorRow>] = &[
+    ro(o::IB_SM_MCAST_MEMBER_VECTOR, |_, r| octets(&r.vector)),
+    ro(o::IB_SM_MCAST_MEMBER_VECTOR_SIZE, |_, r| {
+        int(i32::try_from(r.vector.len()).unwrap_or(i32::MAX))
+    }),
+    ro(o::IB_SM_MCAST_MEMBER_VECTOR_ELEMENT_SIZE, |_, r| {
+        int(i32::try_from(r.element_size).unwrap_or(i32::MAX))
+    }),
+    ro(o::IB_SM_MCAST_MEMBER_LAST_CHANGE, |v, r| {
+        Some(Value::TimeTicks(ticks_at(v.system.started, r.last_change)))
+    }),
+];
+
+// ----------------------------------------------------- ibSmMcastGroupTable
+
+fn group(v: &View, i: usize) -> Option<&ib::mad::sa::McMemberRecord> {
+    v.snapshot.mcast_groups.get(i).map(|g| &g.group)
+}
+
+const MCAST_GROUP_COLS: &[Col<usize>] = &[
+    ro(o::IB_SM_MCAST_GROUP_Q_KEY, |v, &i| {
+        octets(&group(v, i)?.q_key.to_be_bytes())
+    }),
+    ro(o::IB_SM_MCAST_GROUP_MLID, |v, &i| u(group(v, i)?.mlid.0)),
+    ro(o::IB_SM_MCAST_GROUP_MTU, |v, &i| int(group(v, i)?.mtu)),
+    ro(
+        o::IB_SM_MCAST_GROUP_T_CLASS,
+        |v, &i| u(group(v, i)?.t_class),
+    ),
+    ro(o::IB_SM_MCAST_GROUP_P_KEY, |v, &i| u(group(v, i)?.p_key.0)),
+    ro(o::IB_SM_MCAST_GROUP_RATE, |v, &i| u(group(v, i)?.rate)),
+    ro(o::IB_SM_MCAST_GROUP_PACKET_LIFE_TIME, |v, &i| {
+        u(group(v, i)?.packet_life_time)
+    }),
+    ro(o::IB_SM_MCAST_GROUP_SL, |v, &i| u(group(v, i)?.sl)),
+    ro(o::IB_SM_MCAST_GROUP_FLOW_LABEL, |v, &i| {
+        let b = group(v, i)?.flow_label.to_be_bytes();
+        octets(b.get(1..).unwrap_or_default())
+    }),
+    ro(o::IB_SM_MCAST_GROUP_HOP_LIMIT, |v, &i| {
+        u(group(v, i)?.hop_limit)
+    }),
+    ro(o::IB_SM_MCAST_GROUP_SCOPE, |v, &i| u(group(v, i)?.scope)),
+];
+
+// ---------------------------------------------------------- ibSmSMInfoTable
+
+fn sm(v: &View, i: usize) -> Option<&ib::model::SmRecord> {
+    v.snapshot.sms.get(i)
+}
+
+const SM_COLS: &[Col<usize>] = &[
+    ro(o::IB_SM_SM_INFO_SM_KEY, |v, &i| {
+        secret(v, sm(v, i)?.info.sm_key)
+    }),
+    ro(o::IB_SM_SM_INFO_ACT_COUNT, |v, &i| {
+        Some(Value::Counter32(sm(v, i)?.info.act_count))
+    }),
+    ro(o::IB_SM_SM_INFO_PRIORITY, |v, &i| {
+        u(sm(v, i)?.info.priority)
+    }),
+    ro(o::IB_SM_SM_INFO_SM_STATE, |v, &i| {
+        int(sm(v, i)?.info.sm_state)
+    }),
+];
+
+// ------------------------------------------------------------ ibSmLinkTable
+
+const LINK_COLS: &[Col<(PortIdx, PortIdx)>] = &[
+    ro(o::IB_SM_LINK_TO_NODE_GUID, |v, &(_, r)| {
+        let p = port(v, r)?;
+        octets(&node(v, p.node)?.info.node_guid.to_bytes())
+    }),
+    ro(o::IB_SM_LINK_TO_PORT_NUM, |v, &(_, r)| u(port(v, r)?.num.0)),
+];
+
+// --------------------------------------------------------- ibSmServiceTable
+
+fn service(v: &View, i: usize) -> Option<&ib::mad::sa::ServiceRecord> {
+    v.snapshot.services.get(i)
+}
+
+/// ServiceData8/16/32/64 in wire order, 64 octets.
+fn service_data(r: &ib::mad::sa::ServiceRecord) -> Vec<u8> {
+    let mut out = Vec::with_capacity(64);
+    out.extend_from_slice(&r.service_data8);
+    for x in r.service_data16 {
+        out.extend_from_slice(&x.to_be_bytes());
+    }
+    for x in r.service_data32 {
+        out.extend_from_slice(&x.to_be_bytes());
+    }
+    for x in r.service_data64 {
+        out.extend_from_slice(&x.to_be_bytes());
+    }
+    out
+}
+
+const SERVICE_COLS: &[Col<usize>] = &[
+    ro(o::IB_SM_SERVICE_LEASE, |v, &i| {
+        u(service(v, i)?.service_lease)
+    }),
+    ro(o::IB_SM_SERVICE_KEY, |v, &i| {
+        octets(&service(v, i)?.service_key)
+    }),
+    ro(o::IB_SM_SERVICE_NAME, |v, &i| {
+        octets(service(v, i)?.service_name.as_bytes())
+    }),
+    ro(o::IB_SM_SERVICE_DATA, |v, &i| {
+        octets(&service_data(service(v, i)?))
+    }),
+];
+
+// active(1): every association the SA reports is in service.
+const SERVICE_ASSOC_COLS: &[Col<usize>] = &[ro(o::IB_SM_SERVICE_ASSOC_ROW_STATUS, |v, &i| {
+    service(v, i)?;
+    int(1)
+})];
+
+// -------------------------------------------------------- ibSmGUIDInfoTable
+
+const GUID_INFO_COLS: &[Col<(PortIdx, u32)>] = &[ro(o::IB_SM_GUID_INFO_BLOCK, |v, &(p, b)| {
+    let guids = &port(v, p)?.guids;
+    let mut out = vec![0u8; 64];
+    let start = usize::try_from(b).ok()? * 8;
+    for (k, g) in guids.iter().skip(start).take(8).enumerate() {
+        if let Some(d) = out.get_mut(k * 8..k * 8 + 8) {
+            d.copy_from_slice(&g.to_bytes());
+        }
+    }
+    octets(&out)
+})];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn snap(parts: &[(u16, &[(u64, bool)])]) -> Snapshot {
+        let mut b = ib::model::SnapshotBuilder::new(0xfe80_0000_0000_0000);
+        b.partitions = parts
+            .iter()
+            .map(|(k, ms)| ib::model::Partition {
+                pkey: ib::types::PKey(*k),
+                members: ms
+                    .iter()
+                    .map(|&(g, full)| ib::model::PartitionMember {
+                        port_guid: Guid(g),
+                        full,
+                    })
+                    .collect(),
+            })
+            .collect();
+        b.build(
+            ib::model::SweepInfo {
+                number: 1,
+                time: std::time::SystemTime::now(),
+                duration: std::time::Duration::ZERO,
+                source: "test-sm".into(),
+                cost: Default::default(),
+            },
+            &mut ib::model::CounterHistory::new(),
+        )
+    }
+
+    fn last_changes(r: &SmRows) -> Vec<(Vec<u32>, Option<Instant>)> {
+        r.partitions
+            .iter()
+            .map(|(k, v)| (k.to_vec(), v.last_change))
+            .collect()
+    }
+
+    #[test]
+    fn partition_last_change_moves_only_on_membership_change() {
+        let mut h = SmHistory::default();
+        let a: &[(u64, bool)] = &[(1, true), (2, false)];
+        let first = h.rows(&snap(&[(0xffff, a), (0x8001, a)]));
+        assert!(last_changes(&first).iter().all(|(_, t)| t.is_none()));
+        // Same members (other order): nothing moves.
+        let b: &[(u64, bool)] = &[(2, false), (1, true)];
+        let same = h.rows(&snap(&[(0xffff, b), (0x8001, a)]));
+        assert!(last_changes(&same).iter().all(|(_, t)| t.is_none()));
+        // A member added to 0x0001 moves its LastChange only.
+        let c: &[(u64, bool)] = &[(1, true), (2, false), (3, false)];
+        let moved = h.rows(&snap(&[(0xffff, a), (0x8001, c)]));
+        let lc = last_changes(&moved);
+        let k1 = lc.iter().find(|(k, _)| k[8] == 1).unwrap();
+        let kd = lc.iter().find(|(k, _)| k[8] == 0x7fff).unwrap();
+        assert!(k1.1.is_some() && kd.1.is_none());
+        // The vector: 3 elements of 10 octets, full = 1, limited = 2.
+        let row = moved
+            .partitions
+            .rows()
+            .iter()
+            .find(|r| r.vector.len() == 30)
+            .unwrap();
+        assert_eq!(row.vector[9], 1);
+        assert_eq!(row.vector[19], 2);
+        // Index: prefix (8 octets), key, vector index 1.
+        assert_eq!(k1.0.len(), 10);
+        assert_eq!(k1.0[9], 1);
+        // Unchanged afterwards: the time stays.
+        let again = h.rows(&snap(&[(0xffff, a), (0x8001, c)]));
+        let k1b = last_changes(&again)
+            .into_iter()
+            .find(|(k, _)| k[8] == 1)
+            .unwrap();
+        assert_eq!(k1b.1, k1.1);
+    }
+
+    #[test]
+    fn vectors_pack_whole_elements_under_255_octets() {
+        let els = vec![7u8; PARTITION_ELEMENT * 30];
+        let v = vectors(&els, PARTITION_ELEMENT);
+        assert_eq!(v.len(), 2);
+        assert_eq!(v[0].len(), 250);
+        assert_eq!(v[1].len(), 50);
+        let m = vectors(&vec![1u8; MCAST_ELEMENT * 15], MCAST_ELEMENT);
+        assert_eq!(m[0].len(), 252);
+        assert_eq!(vectors(&[], 10), vec![Vec::<u8>::new()]);
+    }
+
+    #[test]
+    fn bits_follow_smi_order() {
+        // IBA bit 1 (IsSM) is BITS bit 1: 0x40 in the first octet.
+        assert_eq!(bits(0b10, 4), Some(Value::OctetString(vec![0x40, 0, 0, 0])));
+        assert_eq!(
+            bits(1 << 16, 4),
+            Some(Value::OctetString(vec![0, 0, 0x80, 0]))
+        );
+    }
+}

@@ -1,0 +1,864 @@
+//! The notification originator (RFC 3416 section 4.2.6/4.2.7, RFC 3584
+//! section 3): SNMPv2-Trap and InformRequest PDUs with sysUpTime.0 and
+//! snmpTrapOID.0 first, SNMPv1 Trap-PDUs by the RFC 3584 section 3.2
+//! translation, informs retried per sink until a Response with the same
+//! request-id comes back.
+//!
+//! Producers call [`Notifier::notify`], which never blocks: notifications
+//! go through a bounded channel to one tokio task that owns its own UDP
+//! socket(s); a full channel drops the notification and counts it. The task
+//! also applies storm control: at most `max_per_interval` notifications per
+//! interval for one source object, the rest counted and logged.
+//!
+//! SNMPv3 joins through [`SinkKind::Wrapped`]: a [`MessageWrapper`] turns the
+//! PDU into a whole message (USM, scoped PDU) and recognises its answers.
+
+// Datagrams from the network are parsed here: never panic on them.
+#![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::indexing_slicing))]
+
+use std::collections::{HashMap, VecDeque};
+use std::fmt;
+use std::io;
+use std::net::{Ipv4Addr, SocketAddr};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use tokio::net::UdpSocket;
+use tokio::sync::mpsc;
+use tokio::task::JoinHandle;
+use tracing::{debug, info, warn};
+
+use crate::message::{Message, Version};
+use crate::oid::Oid;
+use crate::pdu::{Pdu, PduBody, TrapV1};
+use crate::value::{Value, VarBind};
+
+/// sysUpTime.0 (SNMPv2-MIB).
+pub const SYS_UP_TIME_0: &[u32] = &[1, 3, 6, 1, 2, 1, 1, 3, 0];
+/// snmpTrapOID.0 (SNMPv2-MIB).
+pub const SNMP_TRAP_OID_0: &[u32] = &[1, 3, 6, 1, 6, 3, 1, 1, 4, 1, 0];
+/// snmpTrapEnterprise.0 (SNMPv2-MIB).
+pub const SNMP_TRAP_ENTERPRISE_0: &[u32] = &[1, 3, 6, 1, 6, 3, 1, 1, 4, 3, 0];
+/// snmpTrapAddress.0 (RFC 3584's SNMP-COMMUNITY-MIB).
+pub const SNMP_TRAP_ADDRESS_0: &[u32] = &[1, 3, 6, 1, 6, 3, 18, 1, 3, 0];
+/// snmpTraps: the parent of the six generic traps (coldStart .1 ... egpNeighborLoss .6).
+pub const SNMP_TRAPS: &[u32] = &[1, 3, 6, 1, 6, 3, 1, 1, 5];
+
+/// SNMPv1 generic-trap enterpriseSpecific(6).
+pub const ENTERPRISE_SPECIFIC: i32 = 6;
+
+/// One notification: its NOTIFICATION-TYPE OID and OBJECTS, without the
+/// leading sysUpTime.0 and snmpTrapOID.0 (added when it is sent).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Notification {
+    pub trap_oid: Oid,
+    pub varbinds: Vec<VarBind>,
+    /// The object it is about (e.g. `0x0002c90300000001:1`), for storm
+    /// control; None: never rate-limited.
+    pub source: Option<String>,
+}
+
+impl Notification {
+    pub fn new(trap_oid: &[u32], varbinds: Vec<VarBind>) -> Self {
+        Notification {
+            trap_oid: Oid::from_slice(trap_oid),
+            varbinds,
+            source: None,
+        }
+    }
+
+    /// The same notification, rate-limited as coming from `source`.
+    pub fn with_source(mut self, source: impl Into<String>) -> Self {
+        self.source = Some(source.into());
+        self
+    }
+
+    /// The SNMPv2-Trap/InformRequest variable bindings: sysUpTime.0,
+    /// snmpTrapOID.0, then the OBJECTS (RFC 3416 section 4.2.6).
+    pub fn v2_varbinds(&self, up_time: u32) -> Vec<VarBind> {
+        let mut v = Vec::with_capacity(self.varbinds.len() + 2);
+        v.push(VarBind::new(
+            Oid::from_slice(SYS_UP_TIME_0),
+            Value::TimeTicks(up_time),
+        ));
+        v.push(VarBind::new(
+            Oid::from_slice(SNMP_TRAP_OID_0),
+            Value::ObjectId(self.trap_oid.clone()),
+        ));
+        v.extend(self.varbinds.iter().cloned());
+        v
+    }
+
+    /// The SNMPv1 Trap-PDU for this notification (RFC 3584 section 3.2):
+    /// a generic trap under snmpTraps keeps its number - 1 as generic-trap
+    /// and snmpTrapEnterprise.0 (or snmpTraps) as enterprise; any other is
+    /// enterpriseSpecific(6) with the last sub-identifier as specific-trap
+    /// and the rest (without a next-to-last 0) as enterprise. Counter64
+    /// bindings are removed (SNMPv1 has no such type).
+    pub fn to_v1(&self, up_time: u32, agent_addr: Ipv4Addr) -> TrapV1 {
+        let oid = self.trap_oid.as_slice();
+        let last = oid.last().copied().unwrap_or(0);
+        let parent = oid.get(..oid.len().saturating_sub(1)).unwrap_or(&[]);
+        let given_enterprise = self.varbinds.iter().find_map(|vb| {
+            match (vb.oid.as_slice() == SNMP_TRAP_ENTERPRISE_0, &vb.value) {
+                (true, Value::ObjectId(o)) => Some(o.clone()),
+                _ => None,
+            }
+        });
+        let (enterprise, generic, specific) = if parent == SNMP_TRAPS && (1..=6).contains(&last) {
+            let e = given_enterprise.unwrap_or_else(|| Oid::from_slice(SNMP_TRAPS));
+            (e, last as i32 - 1, 0)
+        } else {
+            let e = match parent.split_last() {
+                Some((0, rest)) => Oid::from_slice(rest),
+                _ => Oid::from_slice(parent),
+            };
+            (e, ENTERPRISE_SPECIFIC, last as i32)
+        };
+        let addr = self
+            .varbinds
+            .iter()
+            .find_map(
+                |vb| match (vb.oid.as_slice() == SNMP_TRAP_ADDRESS_0, &vb.value) {
+                    (true, Value::IpAddress(a)) => Some(*a),
+                    _ => None,
+                },
+            )
+            .unwrap_or(agent_addr.octets());
+        TrapV1 {
+            enterprise,
+            agent_addr: addr,
+            generic_trap: generic,
+            specific_trap: specific,
+            time_stamp: up_time,
+            varbinds: self
+                .varbinds
+                .iter()
+                .filter(|vb| !matches!(vb.value, Value::Counter64(_)))
+                .cloned()
+                .collect(),
+        }
+    }
+}
+
+/// The message processing of a sink other than SNMPv1/v2c: SNMPv3 plugs in
+/// here (the PDU wrapped in a scoped PDU with USM security parameters).
+pub trait MessageWrapper: Send + Sync {
+    /// The whole datagram carrying `pdu` (an SNMPv2-Trap or InformRequest).
+    fn wrap(&self, pdu: &Pdu) -> Result<Vec<u8>, String>;
+    /// The PDU of an answer datagram, if it is one of this wrapper's
+    /// messages and authentic (a Response to an inform); None otherwise.
+    fn unwrap_response(&self, datagram: &[u8]) -> Option<Pdu>;
+}
+
+/// How a sink is sent to.
+#[derive(Clone)]
+pub enum SinkKind {
+    /// SNMPv1 Trap-PDU (snmpd.conf `trapsink`).
+    TrapV1 { community: Vec<u8> },
+    /// SNMPv2c SNMPv2-Trap (`trap2sink`).
+    TrapV2c { community: Vec<u8> },
+    /// SNMPv2c InformRequest (`informsink`), sent again after `timeout`
+    /// up to `retries` times until acknowledged.
+    InformV2c {
+        community: Vec<u8>,
+        timeout: Duration,
+        retries: u32,
+    },
+    /// A message wrapped by another message processing model (SNMPv3);
+    /// `confirm`: send InformRequests with (timeout, retries).
+    Wrapped {
+        wrapper: Arc<dyn MessageWrapper>,
+        confirm: Option<(Duration, u32)>,
+    },
+}
+
+impl fmt::Debug for SinkKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            SinkKind::TrapV1 { .. } => f.write_str("trapsink"),
+            SinkKind::TrapV2c { .. } => f.write_str("trap2sink"),
+            SinkKind::InformV2c { .. } => f.write_str("informsink"),
+            SinkKind::Wrapped { .. } => f.write_str("wrapped"),
+        }
+    }
+}
+
+/// A notification receiver.
+#[derive(Clone, Debug)]
+pub struct Sink {
+    pub addr: SocketAddr,
+    pub kind: SinkKind,
+}
+
+/// Storm control: at most `max_per_interval` notifications per `interval`
+/// for one source object (0: no limit).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct StormControl {
+    pub max_per_interval: u32,
+    pub interval: Duration,
+}
+
+impl Default for StormControl {
+    fn default() -> Self {
+        StormControl {
+            max_per_interval: 10,
+            interval: Duration::from_secs(60),
+        }
+    }
+}
+
+/// Originator settings.
+#[derive(Clone, Debug)]
+pub struct OriginatorConfig {
+    pub sinks: Vec<Sink>,
+    /// Notifications that may wait for the task before new ones are dropped.
+    pub queue: usize,
+    /// agent-addr of SNMPv1 traps.
+    pub agent_addr: Ipv4Addr,
+    pub storm: StormControl,
+    /// Unacknowledged informs kept per sink; beyond, the oldest is dropped.
+    pub max_pending_informs: usize,
+    /// Also hand every notification that passes storm control, as SNMPv2
+    /// varbinds (sysUpTime.0, snmpTrapOID.0, objects), to another transport:
+    /// the AgentX session's Notify-PDUs, which the master sends to its sinks.
+    pub forward: Option<tokio::sync::mpsc::Sender<Vec<VarBind>>>,
+}
+
+impl Default for OriginatorConfig {
+    fn default() -> Self {
+        OriginatorConfig {
+            sinks: Vec::new(),
+            queue: 1024,
+            agent_addr: Ipv4Addr::UNSPECIFIED,
+            storm: StormControl::default(),
+            max_pending_informs: 256,
+            forward: None,
+        }
+    }
+}
+
+/// Originator counters (monotonic).
+#[derive(Debug, Default)]
+pub struct NotifyStats {
+    /// Notifications accepted into the queue.
+    pub queued: AtomicU64,
+    /// Dropped because the queue was full.
+    pub queue_drops: AtomicU64,
+    /// Held back by storm control.
+    pub suppressed: AtomicU64,
+    /// Trap messages sent (one per sink).
+    pub traps_sent: AtomicU64,
+    /// InformRequests sent the first time.
+    pub informs_sent: AtomicU64,
+    /// InformRequests sent again after a timeout.
+    pub inform_retries: AtomicU64,
+    /// InformRequests acknowledged.
+    pub informs_acked: AtomicU64,
+    /// InformRequests given up (retries exhausted or too many pending).
+    pub informs_dropped: AtomicU64,
+    /// Datagrams the socket refused.
+    pub send_errors: AtomicU64,
+}
+
+impl NotifyStats {
+    pub fn get(c: &AtomicU64) -> u64 {
+        c.load(Ordering::Relaxed)
+    }
+}
+
+fn inc(c: &AtomicU64) {
+    c.fetch_add(1, Ordering::Relaxed);
+}
+
+/// sysUpTime in centiseconds, from the application.
+pub type UpTime = Arc<dyn Fn() -> u32 + Send + Sync>;
+
+/// The producers' side of the originator; cheap to clone.
+#[derive(Clone)]
+pub struct Notifier {
+    tx: mpsc::Sender<Notification>,
+    stats: Arc<NotifyStats>,
+}
+
+impl Notifier {
+    /// Queues `n` for every sink; never blocks. False when the queue is
+    /// full or the task has stopped (the notification is dropped and counted).
+    pub fn notify(&self, n: Notification) -> bool {
+        match self.tx.try_send(n) {
+            Ok(()) => {
+                inc(&self.stats.queued);
+                true
+            }
+            Err(e) => {
+                let total = self.stats.queue_drops.fetch_add(1, Ordering::Relaxed) + 1;
+                let why = match e {
+                    mpsc::error::TrySendError::Full(_) => "queue full",
+                    mpsc::error::TrySendError::Closed(_) => "originator stopped",
+                };
+                debug!(why, total, "notification dropped");
+                false
+            }
+        }
+    }
+
+    pub fn stats(&self) -> &Arc<NotifyStats> {
+        &self.stats
+    }
+
+    /// A notifier whose task is not running (every notification is
+    /// dropped and counted): for agents without sinks.
+    pub fn disconnected() -> Notifier {
+        let (tx, _) = mpsc::channel(1);
+        Notifier {
+            tx,
+            stats: Arc::new(NotifyStats::default()),
+        }
+    }
+}
+
+/// Starts the originator task on the current tokio runtime: binds its own
+/// socket(s) (one per address family the sinks use), then serves the queue.
+pub async fn start(
+    config: OriginatorConfig,
+    up_time: UpTime,
+) -> io::Result<(Notifier, JoinHandle<()>)> {
+    let v4 = UdpSocket::bind(SocketAddr::from(([0, 0, 0, 0], 0))).await?;
+    let v6 = if config.sinks.iter().any(|s| s.addr.is_ipv6()) {
+        Some(UdpSocket::bind(SocketAddr::from(([0u16; 8], 0))).await?)
+    } else {
+        None
+    };
+    let (tx, rx) = mpsc::channel(config.queue.max(1));
+    let stats = Arc::new(NotifyStats::default());
+    let task = Task {
+        pending: config.sinks.iter().map(|_| VecDeque::new()).collect(),
+        config,
+        up_time,
+        stats: Arc::clone(&stats),
+        v4,
+        v6,
+        next_request_id: initial_request_id(),
+        windows: HashMap::new(),
+    };
+    let handle = tokio::spawn(task.run(rx));
+    Ok((Notifier { tx, stats }, handle))
+}
+
+/// A request-id start that differs between runs, so a receiver does not
+/// take a restarted agent's informs for duplicates.
+fn initial_request_id() -> i32 {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.subsec_nanos() ^ (d.as_secs() as u32))
+        .unwrap_or(1);
+    (nanos & 0x3fff_ffff) as i32 + 1
+}
+
+/// An InformRequest waiting for its Response.
+struct PendingInform {
+    request_id: i32,
+    datagram: Vec<u8>,
+    tries_left: u32,
+    timeout: Duration,
+    deadline: Instant,
+    trap_oid: Oid,
+}
+
+/// Storm control state of one source object.
+struct Window {
+    start: Instant,
+    sent: u32,
+    suppressed: u32,
+}
+
+struct Task {
+    config: OriginatorConfig,
+    up_time: UpTime,
+    stats: Arc<NotifyStats>,
+    v4: UdpSocket,
+    v6: Option<UdpSocket>,
+    next_request_id: i32,
+    /// Per sink (same index as `config.sinks`), oldest first.
+    pending: Vec<VecDeque<PendingInform>>,
+    windows: HashMap<String, Window>,
+}
+
+async fn recv_opt(sock: Option<&UdpSocket>, buf: &mut [u8]) -> io::Result<(usize, SocketAddr)> {
+    match sock {
+        Some(s) => s.recv_from(buf).await,
+        None => std::future::pending().await,
+    }
+}
+
+impl Task {
+    async fn run(mut self, mut rx: mpsc::Receiver<Notification>) {
+        let mut buf4 = vec![0u8; 65536];
+        let mut buf6 = vec![0u8; 65536];
+        let mut tick =
+            tokio::time::interval(self.config.storm.interval.max(Duration::from_millis(100)));
+        tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        loop {
+            let deadline = self.pending.iter().flatten().map(|p| p.deadline).min();
+            tokio::select! {
+                n = rx.recv() => match n {
+                    Some(n) => self.originate(n).await,
+                    None => break,
+                },
+                r = self.v4.recv_from(&mut buf4) => {
+                    if let Ok((len, src)) = r {
+                        self.on_datagram(src, buf4.get(..len).unwrap_or(&[]));
+                    }
+                }
+                r = recv_opt(self.v6.as_ref(), &mut buf6) => {
+                    if let Ok((len, src)) = r {
+                        self.on_datagram(src, buf6.get(..len).unwrap_or(&[]));
+                    }
+                }
+                _ = sleep_until_opt(deadline) => self.expire().await,
+                _ = tick.tick() => self.close_windows(Instant::now()),
+            }
+        }
+        self.close_windows(Instant::now() + self.config.storm.interval);
+        debug!("notification originator stopped");
+    }
+
+    /// Storm control: true when `n` may go out now.
+    fn admit(&mut self, n: &Notification) -> bool {
+        let storm = self.config.storm;
+        let Some(key) = &n.source else {
+            return true;
+        };
+        if storm.max_per_interval == 0 {
+            return true;
+        }
+        let now = Instant::now();
+        let w = self.windows.entry(key.clone()).or_insert(Window {
+            start: now,
+            sent: 0,
+            suppressed: 0,
+        });
+        if now.duration_since(w.start) >= storm.interval {
+            if w.suppressed > 0 {
+                log_suppressed(key, w.suppressed, NotifyStats::get(&self.stats.suppressed));
+            }
+            *w = Window {
+                start: now,
+                sent: 0,
+                suppressed: 0,
+            };
+        }
+        if w.sent < storm.max_per_interval {
+            w.sent += 1;
+            return true;
+        }
+        w.suppressed += 1;
+        let total = self.stats.suppressed.fetch_add(1, Ordering::Relaxed) + 1;
+        if w.suppressed == 1 {
+            warn!(
+                source = %key,
+                limit = storm.max_per_interval,
+                interval_s = storm.interval.as_secs_f64(),
+                total_suppressed = total,
+                "notification storm: suppressing notifications from this source for the rest of the interval"
+            );
+        }
+        debug!(source = %key, trap = %n.trap_oid, total_suppressed = total, "notification suppressed");
+        false
+    }
+
+    /// Logs and forgets the windows that are over (keeps the map small).
+    fn close_windows(&mut self, now: Instant) {
+        let interval = self.config.storm.interval;
+        let total = NotifyStats::get(&self.stats.suppressed);
+        self.windows.retain(|key, w| {
+            if now.duration_since(w.start) < interval {
+                return true;
+            }
+            if w.suppressed > 0 {
+                log_suppressed(key, w.suppressed, total);
+            }
+            false
+        });
+    }
+
+    fn request_id(&mut self) -> i32 {
+        let id = self.next_request_id;
+        self.next_request_id = if id >= i32::MAX - 1 { 1 } else { id + 1 };
+        id
+    }
+
+    fn socket_for(&self, addr: SocketAddr) -> &UdpSocket {
+        match (&self.v6, addr.is_ipv6()) {
+            (Some(s), true) => s,
+            _ => &self.v4,
+        }
+    }
+
+    async fn send(&self, addr: SocketAddr, datagram: &[u8]) -> bool {
+        match self.socket_for(addr).send_to(datagram, addr).await {
+            Ok(_) => true,
+            Err(e) => {
+                inc(&self.stats.send_errors);
+                debug!(%addr, error = %e, "notification send failed");
+                false
+            }
+        }
+    }
+
+    async fn originate(&mut self, n: Notification) {
+        if !self.admit(&n) {
+            return;
+        }
+        let up = (self.up_time)();
+        debug!(trap = %n.trap_oid, sinks = self.config.sinks.len(), "notification");
+        if let Some(tx) = &self.config.forward {
+            if tx.try_send(n.v2_varbinds(up)).is_ok() {
+                inc(&self.stats.traps_sent);
+            } else {
+                inc(&self.stats.send_errors);
+            }
+        }
+        for i in 0..self.config.sinks.len() {
+            let Some(sink) = self.config.sinks.get(i).cloned() else {
+                continue;
+            };
+            let (datagram, confirm) = match &sink.kind {
+                SinkKind::TrapV1 { community } => {
+                    let m = Message {
+                        version: Version::V1,
+                        community: community.clone(),
+                        pdu: Pdu::TrapV1(n.to_v1(up, self.config.agent_addr)),
+                    };
+                    (m.to_bytes(), None)
+                }
+                SinkKind::TrapV2c { community } => {
+                    let body = PduBody::request(self.request_id(), n.v2_varbinds(up));
+                    let m = Message {
+                        version: Version::V2c,
+                        community: community.clone(),
+                        pdu: Pdu::SnmpV2Trap(body),
+                    };
+                    (m.to_bytes(), None)
+                }
+                SinkKind::InformV2c {
+                    community,
+                    timeout,
+                    retries,
+                } => {
+                    let rid = self.request_id();
+                    let m = Message {
+                        version: Version::V2c,
+                        community: community.clone(),
+                        pdu: Pdu::InformRequest(PduBody::request(rid, n.v2_varbinds(up))),
+                    };
+                    (m.to_bytes(), Some((rid, *timeout, *retries)))
+                }
+                SinkKind::Wrapped { wrapper, confirm } => {
+                    let rid = self.request_id();
+                    let body = PduBody::request(rid, n.v2_varbinds(up));
+                    let pdu = match confirm {
+                        Some(_) => Pdu::InformRequest(body),
+                        None => Pdu::SnmpV2Trap(body),
+                    };
+                    match wrapper.wrap(&pdu) {
+                        Ok(d) => (d, confirm.map(|(t, r)| (rid, t, r))),
+                        Err(e) => {
+                            warn!(sink = %sink.addr, error = %e, "cannot wrap notification");
+                            inc(&self.stats.send_errors);
+                            continue;
+                        }
+                    }
+                }
+            };
+            let sent = self.send(sink.addr, &datagram).await;
+            match confirm {
+                None => {
+                    if sent {
+                        inc(&self.stats.traps_sent);
+                    }
+                }
+                Some((request_id, timeout, retries)) => {
+                    inc(&self.stats.informs_sent);
+                    // A failed send is retried like a lost one.
+                    self.track(
+                        i,
+                        PendingInform {
+                            request_id,
+                            datagram,
+                            tries_left: retries,
+                            timeout,
+                            deadline: Instant::now() + timeout,
+                            trap_oid: n.trap_oid.clone(),
+                        },
+                    );
+                }
+            }
+        }
+    }
+
+    fn track(&mut self, sink: usize, p: PendingInform) {
+        let max = self.config.max_pending_informs.max(1);
+        let addr = self.config.sinks.get(sink).map(|s| s.addr);
+        let Some(q) = self.pending.get_mut(sink) else {
+            return;
+        };
+        while q.len() >= max {
+            if let Some(old) = q.pop_front() {
+                let total = self.stats.informs_dropped.fetch_add(1, Ordering::Relaxed) + 1;
+                warn!(sink = ?addr, trap = %old.trap_oid, total_dropped = total,
+                      "inform dropped: too many unacknowledged informs to this sink");
+            }
+        }
+        q.push_back(p);
+    }
+
+    /// A datagram on the originator's socket: a Response acknowledges the
+    /// inform with its request-id, from the sink it was sent to.
+    fn on_datagram(&mut self, src: SocketAddr, data: &[u8]) {
+        for (i, sink) in self.config.sinks.iter().enumerate() {
+            if !same_endpoint(sink.addr, src) {
+                continue;
+            }
+            let pdu = match &sink.kind {
+                SinkKind::InformV2c { community, .. } => match Message::decode(data) {
+                    Ok(m) if m.version == Version::V2c && &m.community == community => m.pdu,
+                    _ => continue,
+                },
+                SinkKind::Wrapped { wrapper, .. } => match wrapper.unwrap_response(data) {
+                    Some(p) => p,
+                    None => continue,
+                },
+                _ => continue,
+            };
+            let Pdu::Response(body) = pdu else { continue };
+            let Some(q) = self.pending.get_mut(i) else {
+                continue;
+            };
+            if let Some(pos) = q.iter().position(|p| p.request_id == body.request_id) {
+                q.remove(pos);
+                inc(&self.stats.informs_acked);
+                debug!(sink = %src, request_id = body.request_id, "inform acknowledged");
+                return;
+            }
+        }
+        debug!(%src, len = data.len(), "unexpected datagram on the notification socket");
+    }
+
+    /// Resends or gives up the informs whose timeout passed.
+    async fn expire(&mut self) {
+        let now = Instant::now();
+        let mut resend = Vec::new();
+        for (i, q) in self.pending.iter_mut().enumerate() {
+            let addr = match self.config.sinks.get(i) {
+                Some(s) => s.addr,
+                None => continue,
+            };
+            q.retain_mut(|p| {
+                if p.deadline > now {
+                    return true;
+                }
+                if p.tries_left == 0 {
+                    let total = self.stats.informs_dropped.fetch_add(1, Ordering::Relaxed) + 1;
+                    warn!(sink = %addr, trap = %p.trap_oid, request_id = p.request_id,
+                          total_dropped = total,
+                          "inform not acknowledged after its retries; dropped");
+                    return false;
+                }
+                p.tries_left -= 1;
+                p.deadline = now + p.timeout;
+                debug!(sink = %addr, request_id = p.request_id, tries_left = p.tries_left, "inform retry");
+                resend.push((addr, p.datagram.clone()));
+                true
+            });
+        }
+        for (addr, d) in resend {
+            inc(&self.stats.inform_retries);
+            self.send(addr, &d).await;
+        }
+    }
+}
+
+fn log_suppressed(key: &str, n: u32, total: u64) {
+    info!(source = %key, suppressed = n, total_suppressed = total, "notification storm over: notifications suppressed in the interval");
+}
+
+/// Same address and port, IPv4-mapped IPv6 equal to IPv4.
+fn same_endpoint(a: SocketAddr, b: SocketAddr) -> bool {
+    let canon = |s: SocketAddr| match s {
+        SocketAddr::V6(v6) => v6
+            .ip()
+            .to_ipv4_mapped()
+            .map_or(s, |v4| SocketAddr::from((v4, v6.port()))),
+        v4 => v4,
+    };
+    canon(a) == canon(b)
+}
+
+async fn sleep_until_opt(t: Option<Instant>) {
+    match t {
+        Some(t) => tokio::time::sleep_until(t.into()).await,
+        None => std::future::pending().await,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const COLD_START: &[u32] = &[1, 3, 6, 1, 6, 3, 1, 1, 5, 1];
+    const LINK_DOWN: &[u32] = &[1, 3, 6, 1, 6, 3, 1, 1, 5, 3];
+    /// ibSmTrapOutOfService = ibSmGenericTrapsPrefix(.. ibSmGenericTraps 0) 2.
+    const OUT_OF_SERVICE: &[u32] = &[1, 3, 6, 1, 3, 117, 7, 3, 1, 0, 2];
+
+    #[test]
+    fn v2_varbinds_start_with_uptime_and_trap_oid() {
+        let n = Notification::new(
+            LINK_DOWN,
+            vec![VarBind::new(
+                Oid::from_slice(&[1, 3, 6, 1, 2, 1, 2, 2, 1, 1, 3]),
+                Value::Integer(3),
+            )],
+        );
+        let v = n.v2_varbinds(42);
+        assert_eq!(v[0].oid.as_slice(), SYS_UP_TIME_0);
+        assert_eq!(v[0].value, Value::TimeTicks(42));
+        assert_eq!(v[1].oid.as_slice(), SNMP_TRAP_OID_0);
+        assert_eq!(v[1].value, Value::ObjectId(Oid::from_slice(LINK_DOWN)));
+        assert_eq!(v.len(), 3);
+    }
+
+    #[test]
+    fn rfc3584_translation() {
+        let ip = Ipv4Addr::new(10, 0, 0, 1);
+        let t = Notification::new(COLD_START, vec![]).to_v1(7, ip);
+        assert_eq!(t.enterprise.as_slice(), SNMP_TRAPS);
+        assert_eq!((t.generic_trap, t.specific_trap, t.time_stamp), (0, 0, 7));
+        assert_eq!(t.agent_addr, [10, 0, 0, 1]);
+        let t = Notification::new(LINK_DOWN, vec![]).to_v1(7, ip);
+        assert_eq!(t.generic_trap, 2);
+        // Next-to-last 0 is dropped with the last sub-identifier.
+        let vbs = vec![
+            VarBind::new(Oid::from_slice(&[1, 3, 6, 1, 4, 1, 1]), Value::Integer(1)),
+            VarBind::new(Oid::from_slice(&[1, 3, 6, 1, 4, 1, 2]), Value::Counter64(1)),
+        ];
+        let t = Notification::new(OUT_OF_SERVICE, vbs).to_v1(7, ip);
+        assert_eq!(t.enterprise.as_slice(), &[1, 3, 6, 1, 3, 117, 7, 3, 1]);
+        assert_eq!((t.generic_trap, t.specific_trap), (6, 2));
+        assert_eq!(t.varbinds.len(), 1, "Counter64 removed");
+        // Without the 0 only the last is removed.
+        let t = Notification::new(&[1, 3, 6, 1, 4, 1, 9, 5], vec![]).to_v1(0, ip);
+        assert_eq!(t.enterprise.as_slice(), &[1, 3, 6, 1, 4, 1, 9]);
+        assert_eq!(t.specific_trap, 5);
+        // snmpTrapEnterprise.0 names a generic trap's enterprise.
+        let e = Oid::from_slice(&[1, 3, 6, 1, 4, 1, 99]);
+        let vb = VarBind::new(
+            Oid::from_slice(SNMP_TRAP_ENTERPRISE_0),
+            Value::ObjectId(e.clone()),
+        );
+        let t = Notification::new(COLD_START, vec![vb]).to_v1(0, ip);
+        assert_eq!(t.enterprise, e);
+    }
+
+    fn rt() -> tokio::runtime::Runtime {
+        tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap()
+    }
+
+    /// An inform is retried until answered; a trap is sent once; a
+    /// receiver that never answers gets retries then the inform is dropped.
+    #[test]
+    fn informs_retry_until_acknowledged() {
+        rt().block_on(async {
+            let rx = UdpSocket::bind("127.0.0.1:0").await.unwrap();
+            let dead = UdpSocket::bind("127.0.0.1:0").await.unwrap();
+            let cfg = OriginatorConfig {
+                sinks: vec![
+                    Sink {
+                        addr: rx.local_addr().unwrap(),
+                        kind: SinkKind::InformV2c {
+                            community: b"public".to_vec(),
+                            timeout: Duration::from_millis(200),
+                            retries: 3,
+                        },
+                    },
+                    Sink {
+                        addr: dead.local_addr().unwrap(),
+                        kind: SinkKind::InformV2c {
+                            community: b"public".to_vec(),
+                            timeout: Duration::from_millis(20),
+                            retries: 2,
+                        },
+                    },
+                ],
+                ..OriginatorConfig::default()
+            };
+            let (n, _task) = start(cfg, Arc::new(|| 5)).await.unwrap();
+            assert!(n.notify(Notification::new(COLD_START, vec![])));
+            let mut buf = vec![0u8; 2000];
+            // Ignore the first copy: the originator must send it again.
+            let (len, _) = rx.recv_from(&mut buf).await.unwrap();
+            let first = Message::decode(&buf[..len]).unwrap();
+            let (len, from) = rx.recv_from(&mut buf).await.unwrap();
+            let again = Message::decode(&buf[..len]).unwrap();
+            assert_eq!(first, again);
+            let Pdu::InformRequest(body) = again.pdu else {
+                panic!("not an inform")
+            };
+            assert_eq!(
+                body.varbinds[1].value,
+                Value::ObjectId(Oid::from_slice(COLD_START))
+            );
+            let resp = Message {
+                version: Version::V2c,
+                community: b"public".to_vec(),
+                pdu: Pdu::Response(body),
+            };
+            rx.send_to(&resp.to_bytes(), from).await.unwrap();
+            tokio::time::sleep(Duration::from_millis(500)).await;
+            let s = n.stats();
+            assert_eq!(NotifyStats::get(&s.informs_sent), 2);
+            assert_eq!(NotifyStats::get(&s.informs_acked), 1);
+            assert_eq!(NotifyStats::get(&s.informs_dropped), 1);
+            assert!(NotifyStats::get(&s.inform_retries) >= 3);
+        });
+    }
+
+    #[test]
+    fn storm_control_counts_suppressed() {
+        rt().block_on(async {
+            let rx = UdpSocket::bind("127.0.0.1:0").await.unwrap();
+            let cfg = OriginatorConfig {
+                sinks: vec![Sink {
+                    addr: rx.local_addr().unwrap(),
+                    kind: SinkKind::TrapV1 {
+                        community: b"public".to_vec(),
+                    },
+                }],
+                storm: StormControl {
+                    max_per_interval: 3,
+                    interval: Duration::from_secs(60),
+                },
+                ..OriginatorConfig::default()
+            };
+            let (n, _task) = start(cfg, Arc::new(|| 5)).await.unwrap();
+            for _ in 0..10 {
+                n.notify(Notification::new(LINK_DOWN, vec![]).with_source("a"));
+            }
+            n.notify(Notification::new(LINK_DOWN, vec![]).with_source("b"));
+            n.notify(Notification::new(COLD_START, vec![]));
+            let mut buf = vec![0u8; 2000];
+            for _ in 0..5 {
+                let (len, _) = rx.recv_from(&mut buf).await.unwrap();
+                let m = Message::decode(&buf[..len]).unwrap();
+                assert!(matches!(m.pdu, Pdu::TrapV1(_)));
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+            assert_eq!(NotifyStats::get(&n.stats().suppressed), 7);
+            assert_eq!(NotifyStats::get(&n.stats().traps_sent), 5);
+        });
+    }
+}
