@@ -726,7 +726,10 @@ mod tests {
             view: Box::new(|| ()),
             controller,
             stats: SnmpStats::new(),
-            communities: vec![Community::new("public", CommunityAccess::ReadOnly)],
+            communities: Arc::new(arc_swap::ArcSwap::from_pointee(vec![Community::new(
+                "public",
+                CommunityAccess::ReadOnly,
+            )])),
             max_message_size: MAX_UDP_PAYLOAD,
             auth_hook: None,
             usm: Some(Arc::new(usm)),
