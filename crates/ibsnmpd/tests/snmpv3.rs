@@ -616,3 +616,47 @@ write = "sysName"
     );
     assert!(text(&o).contains("authorizationError"), "{}", text(&o));
 }
+
+#[test]
+fn sm_key_and_m_key_need_auth_priv() {
+    let (agent, _cfg) = start();
+    const SM_KEY: &str = ".1.3.6.1.3.117.7.1.1.1.1.4";
+    const M_KEY: &str = ".1.3.6.1.3.117.7.1.3.1.1.4";
+    let rows = |out: &str| {
+        parse_lines(out)
+            .into_iter()
+            .filter(|r| !r.1.contains("No Such") && !r.1.contains("No more"))
+            .count()
+    };
+    // The sim fabric serves IB-SM-MIB: other columns are there over v2c...
+    let other = agent.ok(
+        "snmpwalk",
+        "2c",
+        "public",
+        &[],
+        &[".1.3.6.1.3.117.7.1.1.1.1.2"],
+    );
+    assert!(rows(&other) > 0, "{other}");
+    for col in [SM_KEY, M_KEY] {
+        // ...but not the keys, at noAuthNoPriv (v2c) or authNoPriv.
+        let v2 = agent.ok("snmpwalk", "2c", "public", &[], &[col]);
+        assert_eq!(rows(&v2), 0, "{col} over v2c: {v2}");
+        let o = v3(&agent, "snmpwalk", "sha256", &auth_args("SHA-256"), &[col]);
+        assert_eq!(
+            rows(&String::from_utf8_lossy(&o.stdout)),
+            0,
+            "{col} authNoPriv: {}",
+            text(&o)
+        );
+        // authPriv reads them.
+        let o = v3(
+            &agent,
+            "snmpwalk",
+            "sha256_aes",
+            &priv_args("SHA-256", "AES"),
+            &[col],
+        );
+        let out = assert_ok(&agent, &o, "keys at authPriv");
+        assert!(rows(&out) > 0, "{col} at authPriv: {out}");
+    }
+}
