@@ -256,6 +256,7 @@ pub fn run(
                 [
                     mibs::oids::ib_sm_mib::IB_SM_CONFIG_SM_KEY,
                     mibs::oids::ib_sm_mib::IB_SM_PORT_INFO_M_KEY,
+                    mibs::oids::ib_sm_mib::IB_SM_SM_INFO_SM_KEY,
                 ]
                 .iter()
                 .map(|o| Oid::from_slice(o))

@@ -71,7 +71,10 @@ fn number(v: &str) -> u64 {
 type Cells = BTreeMap<(u32, u32, Vec<u32>), String>;
 
 fn walk(agent: &Agent) -> Cells {
-    let out = agent.ok("snmpbulkwalk", "2c", "public", &["-Cr50"], &[SM]);
+    cells(&agent.ok("snmpbulkwalk", "2c", "public", &["-Cr50"], &[SM]))
+}
+
+fn cells(out: &str) -> Cells {
     // IB-SM-MIB is the last subtree served: the walk ends in endOfMibView,
     // which net-snmp prints against the last OID again.
     // Long Hex-STRINGs wrap over several lines: join them first.
@@ -362,10 +365,50 @@ fn tables_equal_the_sim_dump() {
 fn secrets_switch_reveals_keys() {
     let dir = tempfile::tempdir().expect("tempdir");
     let conf = dir.path().join("ibsnmpd.toml");
-    std::fs::write(&conf, "secrets = true\n").expect("write config");
+    // Keys are readable only at authPriv (issue 14): read them as a v3 user.
+    std::fs::write(
+        &conf,
+        "secrets = true\n[[user]]\nname = \"keys\"\nauth = \"SHA\"\nauth_pass = \"authpass-1\"\n\
+         priv = \"AES\"\npriv_pass = \"privpass-1\"\n[[rouser]]\nuser = \"keys\"\nlevel = \"priv\"\n",
+    )
+    .expect("write config");
     let conf = conf.to_string_lossy().into_owned();
     let agent = Agent::start(&["--sweep-interval", "3600", "--config", &conf]);
-    let cells = walk(&agent);
+    // v2c does not see them at all.
+    let v2 = walk(&agent);
+    assert!(col(&v2, 71, 3).is_empty() && col(&v2, 11, 4).is_empty());
+    let out = agent.tool(
+        "snmpbulkwalk",
+        &[
+            "-v3",
+            "-u",
+            "keys",
+            "-l",
+            "authPriv",
+            "-a",
+            "SHA",
+            "-A",
+            "authpass-1",
+            "-x",
+            "AES",
+            "-X",
+            "privpass-1",
+            "-On",
+            "-Cr50",
+            "-t",
+            "2",
+            "-r",
+            "1",
+        ],
+        &[SM],
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let cells = cells(&String::from_utf8_lossy(&out.stdout));
+    assert!(!col(&cells, 71, 3).is_empty());
     // The sim's SM runs with OpenSM's default SM_Key 0x1.
     for v in col(&cells, 71, 3).values() {
         assert_eq!(bytes(v), vec![0, 0, 0, 0, 0, 0, 0, 1]);
