@@ -573,6 +573,17 @@ write = "sysName"
         &[".1.3.6.1"],
     );
     let got = names(parse_lines(&assert_ok(&agent, &o, "viewer walk")));
+    // At authPriv the viewer also sees IB-SM-MIB's key columns; v2c does not.
+    let secret = |o: &Vec<u32>| {
+        [
+            [1, 3, 6, 1, 3, 117, 7, 1, 1, 1, 1, 4],
+            [1, 3, 6, 1, 3, 117, 7, 1, 3, 1, 1, 4],
+            [1, 3, 6, 1, 3, 117, 7, 1, 7, 1, 1, 3],
+        ]
+        .iter()
+        .any(|p| o.starts_with(p))
+    };
+    let got: Vec<Vec<u32>> = got.into_iter().filter(|o| !secret(o)).collect();
     assert_eq!(got, want, "viewer walk");
     // Reads inside the excluded subtree: noSuchObject.
     let first_pm: Vec<String> = full
