@@ -255,8 +255,8 @@ pub fn run(
             .with_secret_subtrees(
                 [
                     mibs::oids::ib_sm_mib::IB_SM_CONFIG_SM_KEY,
-                    mibs::oids::ib_sm_mib::IB_SM_PORT_INFO_M_KEY,
                     mibs::oids::ib_sm_mib::IB_SM_SM_INFO_SM_KEY,
+                    mibs::oids::ib_sm_mib::IB_SM_PORT_INFO_M_KEY,
                 ]
                 .iter()
                 .map(|o| Oid::from_slice(o))

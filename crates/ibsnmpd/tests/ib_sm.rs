@@ -71,10 +71,7 @@ fn number(v: &str) -> u64 {
 type Cells = BTreeMap<(u32, u32, Vec<u32>), String>;
 
 fn walk(agent: &Agent) -> Cells {
-    cells(&agent.ok("snmpbulkwalk", "2c", "public", &["-Cr50"], &[SM]))
-}
-
-fn cells(out: &str) -> Cells {
+    let out = agent.ok("snmpbulkwalk", "2c", "public", &["-Cr50"], &[SM]);
     // IB-SM-MIB is the last subtree served: the walk ends in endOfMibView,
     // which net-snmp prints against the last OID again.
     // Long Hex-STRINGs wrap over several lines: join them first.
@@ -362,60 +359,70 @@ fn tables_equal_the_sim_dump() {
 }
 
 #[test]
-fn secrets_switch_reveals_keys() {
+fn secrets_switch_reveals_keys_only_at_auth_priv() {
     let dir = tempfile::tempdir().expect("tempdir");
     let conf = dir.path().join("ibsnmpd.toml");
-    // Keys are readable only at authPriv (issue 14): read them as a v3 user.
     std::fs::write(
         &conf,
-        "secrets = true\n[[user]]\nname = \"keys\"\nauth = \"SHA\"\nauth_pass = \"authpass-1\"\n\
-         priv = \"AES\"\npriv_pass = \"privpass-1\"\n[[rouser]]\nuser = \"keys\"\nlevel = \"priv\"\n",
+        "secrets = true\n\
+         [[user]]\nname = \"ops\"\nauth = \"SHA\"\nauth_pass = \"authpass123\"\n\
+         priv = \"AES\"\npriv_pass = \"privpass123\"\n\
+         [[rouser]]\nuser = \"ops\"\nlevel = \"auth\"\n",
     )
     .expect("write config");
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&conf, std::fs::Permissions::from_mode(0o600)).unwrap();
+    }
     let conf = conf.to_string_lossy().into_owned();
     let agent = Agent::start(&["--sweep-interval", "3600", "--config", &conf]);
-    // v2c does not see them at all.
-    let v2 = walk(&agent);
-    assert!(col(&v2, 71, 3).is_empty() && col(&v2, 11, 4).is_empty());
-    let out = agent.tool(
-        "snmpbulkwalk",
-        &[
+    // Below authPriv (v2c here) the key columns are outside every view.
+    let cells = walk(&agent);
+    assert!(
+        col(&cells, 11, 4).is_empty(),
+        "ibSmConfigSMKey hidden from v2c"
+    );
+    assert!(
+        col(&cells, 71, 3).is_empty(),
+        "ibSmSMInfoSMKey hidden from v2c"
+    );
+    assert!(
+        col(&cells, 31, 4).is_empty(),
+        "ibSmPortInfoMKey hidden from v2c"
+    );
+    // At authPriv, with the switch on, they read their values: the sim's SM
+    // runs with OpenSM's default SM_Key 0x1.
+    let key = "1.3.6.1.3.117.7.1.1.1.1.4";
+    let v3 = |level: &str| {
+        let mut args = vec![
             "-v3",
             "-u",
-            "keys",
+            "ops",
             "-l",
-            "authPriv",
+            level,
             "-a",
             "SHA",
             "-A",
-            "authpass-1",
-            "-x",
-            "AES",
-            "-X",
-            "privpass-1",
-            "-On",
-            "-Cr50",
-            "-t",
-            "2",
-            "-r",
-            "1",
-        ],
-        &[SM],
-    );
+            "authpass123",
+        ];
+        if level == "authPriv" {
+            args.extend(["-x", "AES", "-X", "privpass123"]);
+        }
+        args.extend(["-On", "-Ox", &agent.target, key]);
+        let out = Command::new("snmpwalk")
+            .args(&args)
+            .output()
+            .expect("snmpwalk");
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let text = v3("authPriv");
+    let line = text.lines().next().unwrap_or_default();
+    let value = line.split_once(" = ").map(|x| x.1).unwrap_or_default();
+    assert_eq!(bytes(value), vec![0, 0, 0, 0, 0, 0, 0, 1], "{text}");
     assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let cells = cells(&String::from_utf8_lossy(&out.stdout));
-    assert!(!col(&cells, 71, 3).is_empty());
-    // The sim's SM runs with OpenSM's default SM_Key 0x1.
-    for v in col(&cells, 71, 3).values() {
-        assert_eq!(bytes(v), vec![0, 0, 0, 0, 0, 0, 0, 1]);
-    }
-    assert_eq!(
-        bytes(&col(&cells, 11, 4).into_values().next().unwrap()),
-        vec![0, 0, 0, 0, 0, 0, 0, 1]
+        !v3("authNoPriv").contains("Hex-STRING"),
+        "authNoPriv sees no key"
     );
 }
 

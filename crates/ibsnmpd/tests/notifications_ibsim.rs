@@ -2,7 +2,7 @@
 //! testbed), received by net-snmp's snmptrapd: `Unlink` of a host port gives
 //! ibSmTrapOutOfService for that node GUID and port and `ReLink`
 //! ibSmTrapInService, each within one of the agent's sweeps once OpenSM has
-//! acted; LocalLinkIntegrityErrors set past the configured threshold with
+//! acted (and IF-MIB linkDown/linkUp when it is the agent's own port); LocalLinkIntegrityErrors set past the configured threshold with
 //! ibsim's PerformanceSet gives ibSmTrapLinkIntegrityThreasholdReached once;
 //! a new IPoIB partition (partitions.conf + SIGHUP to OpenSM) gives
 //! ibSmTrapMCGroupCreated.
@@ -41,6 +41,31 @@ fn hca_guid(tb: &Testbed, name: &str) -> u64 {
         .unwrap();
     u64::from_str_radix(hex, 16).unwrap()
 }
+
+/// SMALL_NET with Hca1 dual-port: port 2 goes to Switch2 port 6, so the
+/// agent (attached at Hca1 port 1) keeps its path while port 2 flaps.
+const DUAL_PORT_NET: &str = "\
+Switch\t8 \"Switch1\"
+[1]\t\"Hca1\"[1]
+[2]\t\"Hca3\"[1]
+[3]\t\"Switch2\"[3]
+[5]\t\"Switch2\"[5]
+Switch\t8 \"Switch2\"
+[1]\t\"Hca2\"[1]
+[2]\t\"Hca4\"[1]
+[3]\t\"Switch1\"[3]
+[5]\t\"Switch1\"[5]
+[6]\t\"Hca1\"[2]
+Hca\t2 \"Hca1\"
+[1]\t\"Switch1\"[1]
+[2]\t\"Switch2\"[6]
+Hca\t2 \"Hca2\"
+[1]\t\"Switch2\"[1]
+Hca\t2 \"Hca3\"
+[1]\t\"Switch1\"[2]
+Hca\t2 \"Hca4\"
+[1]\t\"Switch2\"[2]
+";
 
 fn start(tb: &Testbed, trapd: &Trapd, extra_config: &str) -> (UmadAgent, tempfile::TempDir) {
     let dir = tempfile::tempdir().unwrap();
@@ -181,6 +206,53 @@ fn new_ipoib_partition_gives_mc_group_created() {
     assert_eq!(
         mc[0].object("IB-SM-MIB::ibSmTrapType.0"),
         Some("INTEGER: subnetMgmt(3)")
+    );
+    drop(agent);
+}
+
+/// The agent's own second port: Unlink gives linkDown for ifIndex 2 with
+/// ibSmTrapOutOfService, ReLink linkUp (the port trains to Init: dormant,
+/// which leaves down) and ibSmTrapInService once OpenSM activates it.
+#[test]
+#[ignore = "not yet seen passing: did not finish within 4 minutes on the shared machine; run with --ignored"]
+fn own_port_unlink_gives_link_down_and_up() {
+    check_tools().unwrap();
+    let tb = Testbed::start(TestbedConfig::new(DUAL_PORT_NET)).unwrap();
+    let trapd = Trapd::start();
+    let (agent, _dir) = start(&tb, &trapd, "");
+    trapd.wait(WAIT, "coldStart", |t| count(t, "coldStart") == 1);
+    let hca1 = guid_text(hca_guid(&tb, "Hca1"));
+    tb.console("Unlink \"Hca1\"[2]").unwrap();
+    let t = trapd.wait(WAIT, "linkDown and out of service", |t| {
+        count(t, "linkDown") >= 1 && count(t, "ibSmTrapOutOfService") >= 1
+    });
+    let down = named(&t, "linkDown");
+    assert_eq!(down.len(), 1, "{}", trapd.text());
+    assert_eq!(
+        down[0].objects,
+        vec![
+            "IF-MIB::ifIndex.2 = INTEGER: 2",
+            "IF-MIB::ifAdminStatus.2 = INTEGER: up(1)",
+            "IF-MIB::ifOperStatus.2 = INTEGER: down(2)"
+        ]
+    );
+    let out = named(&t, "ibSmTrapOutOfService");
+    assert_eq!(
+        out[0].object("IB-SM-MIB::ibSmTrapNodeGUID1.0"),
+        Some(&*hca1)
+    );
+    assert_eq!(
+        out[0].object("IB-SM-MIB::ibSmTrapPortNum1.0"),
+        Some("Gauge32: 2")
+    );
+    tb.console("ReLink \"Hca1\"[2]").unwrap();
+    let t = trapd.wait(WAIT, "linkUp and in service", |t| {
+        count(t, "linkUp") >= 1 && count(t, "ibSmTrapInService") >= 1
+    });
+    assert_eq!(count(&t, "linkUp"), 1, "{}", trapd.text());
+    assert_eq!(
+        named(&t, "linkUp")[0].object("IF-MIB::ifIndex.2"),
+        Some("INTEGER: 2")
     );
     drop(agent);
 }
