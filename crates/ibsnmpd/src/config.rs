@@ -939,6 +939,84 @@ source = "127.0.0.1"
     }
 
     #[test]
+    fn usm_users_and_vacm() {
+        let text = r#"
+engine_id = "80:00:1f:88:05:01:02:03"
+max_getbulk_responses = 50
+[[user]]
+name = "ops"
+auth = "SHA-256"
+auth_pass = "authpass1"
+priv = "AES256"
+priv_pass = "privpass1"
+[[user]]
+name = "plain"
+[[rouser]]
+user = "plain"
+level = "noauth"
+oid = ".1.3.6.1.2.1.1"
+[[rwuser]]
+user = "ops"
+level = "priv"
+[[view]]
+name = "all"
+type = "included"
+oid = "1"
+mask = "80"
+[[group]]
+name = "g"
+model = "v2c"
+security_name = "public"
+[[access]]
+group = "g"
+read = "all"
+"#;
+        let s = merge(parse_file(text, "c").unwrap(), "c", &args()).unwrap();
+        assert_eq!(s.engine_id, Some(vec![0x80, 0, 0x1f, 0x88, 5, 1, 2, 3]));
+        assert_eq!(s.max_getbulk_responses, 50);
+        assert_eq!(s.users.len(), 2);
+        let ops = &s.users[0];
+        assert!(ops.access.as_ref().unwrap().write);
+        assert_eq!(
+            s.users[1]
+                .access
+                .as_ref()
+                .unwrap()
+                .subtree
+                .as_ref()
+                .unwrap()
+                .to_string(),
+            "1.3.6.1.2.1.1"
+        );
+        // Passwords never show in Debug output.
+        assert!(!format!("{s:?}").contains("authpass1"));
+        assert_eq!(s.vacm.access.len(), 1);
+        for (bad, what) in [
+            (
+                "[[user]]\nname = \"a\"\nauth = \"SHA\"\nauth_pass = \"short\"\n",
+                "at least 8",
+            ),
+            (
+                "[[user]]\nname = \"a\"\nauth = \"SHA-1024\"\nauth_pass = \"longenough\"\n",
+                "expected MD5",
+            ),
+            (
+                "[[user]]\nname = \"a\"\npriv = \"AES\"\npriv_pass = \"longenough\"\n",
+                "priv needs auth",
+            ),
+            ("[[rouser]]\nuser = \"ghost\"\n", "not a [[user]]"),
+            (
+                "[[access]]\ngroup = \"g\"\nread = \"nope\"\n",
+                "not a [[view]]",
+            ),
+            ("engine_id = \"80\"\n", "5 to 32 octets"),
+        ] {
+            let e = merge(parse_file(bad, "c").unwrap(), "c", &args()).unwrap_err();
+            assert!(e.0.contains(what), "{bad}: {e}");
+        }
+    }
+
+    #[test]
     fn listen_forms() {
         assert_eq!(
             parse_listen("[::1]:1161").unwrap(),

@@ -573,6 +573,17 @@ write = "sysName"
         &[".1.3.6.1"],
     );
     let got = names(parse_lines(&assert_ok(&agent, &o, "viewer walk")));
+    // At authPriv the viewer also sees IB-SM-MIB's key columns; v2c does not.
+    let secret = |o: &Vec<u32>| {
+        [
+            [1, 3, 6, 1, 3, 117, 7, 1, 1, 1, 1, 4],
+            [1, 3, 6, 1, 3, 117, 7, 1, 3, 1, 1, 4],
+            [1, 3, 6, 1, 3, 117, 7, 1, 7, 1, 1, 3],
+        ]
+        .iter()
+        .any(|p| o.starts_with(p))
+    };
+    let got: Vec<Vec<u32>> = got.into_iter().filter(|o| !secret(o)).collect();
     assert_eq!(got, want, "viewer walk");
     // Reads inside the excluded subtree: noSuchObject.
     let first_pm: Vec<String> = full
@@ -615,4 +626,48 @@ write = "sysName"
         &[SYS_NAME, "s", "z"],
     );
     assert!(text(&o).contains("authorizationError"), "{}", text(&o));
+}
+
+#[test]
+fn sm_key_and_m_key_need_auth_priv() {
+    let (agent, _cfg) = start();
+    const SM_KEY: &str = ".1.3.6.1.3.117.7.1.1.1.1.4";
+    const M_KEY: &str = ".1.3.6.1.3.117.7.1.3.1.1.4";
+    let rows = |out: &str| {
+        parse_lines(out)
+            .into_iter()
+            .filter(|r| !r.1.contains("No Such") && !r.1.contains("No more"))
+            .count()
+    };
+    // The sim fabric serves IB-SM-MIB: other columns are there over v2c...
+    let other = agent.ok(
+        "snmpwalk",
+        "2c",
+        "public",
+        &[],
+        &[".1.3.6.1.3.117.7.1.1.1.1.2"],
+    );
+    assert!(rows(&other) > 0, "{other}");
+    for col in [SM_KEY, M_KEY] {
+        // ...but not the keys, at noAuthNoPriv (v2c) or authNoPriv.
+        let v2 = agent.ok("snmpwalk", "2c", "public", &[], &[col]);
+        assert_eq!(rows(&v2), 0, "{col} over v2c: {v2}");
+        let o = v3(&agent, "snmpwalk", "sha256", &auth_args("SHA-256"), &[col]);
+        assert_eq!(
+            rows(&String::from_utf8_lossy(&o.stdout)),
+            0,
+            "{col} authNoPriv: {}",
+            text(&o)
+        );
+        // authPriv reads them.
+        let o = v3(
+            &agent,
+            "snmpwalk",
+            "sha256_aes",
+            &priv_args("SHA-256", "AES"),
+            &[col],
+        );
+        let out = assert_ok(&agent, &o, "keys at authPriv");
+        assert!(rows(&out) > 0, "{col} at authPriv: {out}");
+    }
 }

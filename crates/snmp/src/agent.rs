@@ -19,13 +19,12 @@ use tokio::net::UdpSocket;
 use tokio::task::JoinSet;
 use tracing::{debug, warn};
 
-use crate::dispatch::{AccessCheck, Dispatcher, FullAccess, Outcome};
+use crate::dispatch::{Dispatcher, FullAccess, Outcome};
 use crate::message::{peek_version, response_overhead, Message, Version, SNMP_V3};
 use crate::oid::Oid;
 use crate::pdu::{ErrorStatus, Pdu, PduBody};
-use crate::usm::{Incoming, ReplyContext, SecurityLevel, Usm};
+use crate::usm::{ReplyContext, SecurityLevel, Usm};
 use crate::vacm::{SecurityModel, Vacm};
-use crate::value::{Value, VarBind};
 
 /// The largest UDP payload over IPv4.
 pub const MAX_UDP_PAYLOAD: usize = 65507;
@@ -239,36 +238,7 @@ fn redact(b: &[u8]) -> String {
     )
 }
 
-/// An access check that also hides `secrets` below authPriv.
-struct Guarded<'a> {
-    inner: &'a dyn AccessCheck,
-    secrets: &'a [Oid],
-    privileged: bool,
-}
-
-impl Guarded<'_> {
-    fn secret(&self, oid: &[u32]) -> Option<&Oid> {
-        if self.privileged {
-            return None;
-        }
-        self.secrets.iter().find(|s| oid.starts_with(s.as_slice()))
-    }
-}
-
-impl AccessCheck for Guarded<'_> {
-    fn readable(&self, oid: &[u32]) -> bool {
-        self.secret(oid).is_none() && self.inner.readable(oid)
-    }
-    fn writable(&self, oid: &[u32]) -> bool {
-        self.secret(oid).is_none() && self.inner.writable(oid)
-    }
-    fn resume_after(&self, oid: &[u32]) -> Oid {
-        match self.secret(oid) {
-            Some(s) => s.join(&[u32::MAX]),
-            None => self.inner.resume_after(oid),
-        }
-    }
-}
+mod v3;
 
 /// How often authentication failures are logged at warn level.
 const AUTH_WARN_EVERY_MS: u64 = 60_000;
@@ -540,224 +510,6 @@ impl<V, K> Inner<V, K> {
         }
     }
 
-    /// An SNMPv3 message: USM, then the user's access, then dispatch.
-    fn handle_v3(&self, usm: &Usm, src: SocketAddr, data: &[u8], out: &mut Vec<u8>) -> Action<K> {
-        let (ctx, pdu) = match usm.incoming(data) {
-            Incoming::Drop {
-                parse_error,
-                auth_failure,
-            } => {
-                if parse_error {
-                    inc(&self.stats.in_asn_parse_errs);
-                }
-                if auth_failure {
-                    self.auth_failure(src, b"", false);
-                }
-                debug!(%src, "dropped SNMPv3 message");
-                return Action::None;
-            }
-            Incoming::Report { msg, auth_failure } => {
-                if auth_failure {
-                    self.auth_failure(src, b"", false);
-                }
-                debug!(%src, "SNMPv3 report");
-                out.extend_from_slice(&msg);
-                return Action::Send;
-            }
-            Incoming::Request { ctx, pdu } => (ctx, pdu),
-        };
-        debug!(%src, pdu = pdu.tag(), "v3 request");
-        self.count_request(&pdu);
-        let rid = pdu.request_id().unwrap_or(0);
-        let budget = self
-            .max_message_size
-            .min(ctx.max_size)
-            .saturating_sub(usm.response_overhead(&ctx) + response_overhead(0, rid));
-        let denied = |index: usize| match &pdu {
-            Pdu::GetRequest(b) | Pdu::GetNextRequest(b) | Pdu::SetRequest(b) => {
-                Some(crate::dispatch::error_response(
-                    Version::V2c,
-                    b,
-                    ErrorStatus::AuthorizationError,
-                    index,
-                    budget,
-                ))
-            }
-            Pdu::GetBulkRequest(b) => Some(crate::dispatch::error_response(
-                Version::V2c,
-                &PduBody {
-                    request_id: b.request_id,
-                    error_status: ErrorStatus::NoError,
-                    error_index: 0,
-                    varbinds: b.varbinds.clone(),
-                },
-                ErrorStatus::AuthorizationError,
-                index,
-                budget,
-            )),
-            _ => None,
-        };
-        // RFC 3415 3.2: no access entry for the user at this level gives
-        // authorizationError, as net-snmp answers.
-        let vacm = self
-            .vacm
-            .as_ref()
-            .and_then(|v| v.views(SecurityModel::Usm, &ctx.user.name, ctx.level));
-        let outcome = match (vacm, ctx.user.access.clone()) {
-            (Some(Err(_)), _) => denied(0),
-            (Some(Ok(v)), _) => match &pdu {
-                // No write view at all: authorizationError (RFC 3415 noSuchView).
-                Pdu::SetRequest(req) if v.write.is_none() => {
-                    self.auth_failure(src, &ctx.user.name, true);
-                    Some(crate::dispatch::error_response(
-                        Version::V2c,
-                        req,
-                        ErrorStatus::AuthorizationError,
-                        usize::from(!req.varbinds.is_empty()),
-                        budget,
-                    ))
-                }
-                _ => {
-                    let view = (self.view)();
-                    let g = self.guard(&v, ctx.level);
-                    Some(
-                        self.dispatcher
-                            .process_with(&view, Version::V2c, &pdu, budget, &g),
-                    )
-                }
-            },
-            (None, Some(a)) if ctx.level >= a.min_level => match &pdu {
-                Pdu::SetRequest(req) if !a.write => {
-                    self.auth_failure(src, &ctx.user.name, true);
-                    Some(crate::dispatch::error_response(
-                        Version::V2c,
-                        req,
-                        ErrorStatus::AuthorizationError,
-                        usize::from(!req.varbinds.is_empty()),
-                        budget,
-                    ))
-                }
-                _ => {
-                    let view = (self.view)();
-                    let g = self.guard(&FullAccess, ctx.level);
-                    Some(match &a.subtree {
-                        None => self
-                            .dispatcher
-                            .process_with(&view, Version::V2c, &pdu, budget, &g),
-                        Some(t) => self.process_in_subtree(&view, &pdu, t, budget, &g),
-                    })
-                }
-            },
-            (None, _) => denied(0),
-        };
-        match outcome {
-            Some(o) => self.finish(src, &pdu, o, Reply::V3(ctx), out),
-            None => Action::None,
-        }
-    }
-
-    fn guard<'a>(&'a self, inner: &'a dyn AccessCheck, level: SecurityLevel) -> Guarded<'a> {
-        Guarded {
-            inner,
-            secrets: &self.secrets,
-            privileged: level == SecurityLevel::AuthPriv,
-        }
-    }
-
-    /// Dispatch for a user who may see only `tree`: reads before the tree
-    /// start at its root, anything outside reads as absent, Sets outside
-    /// are refused.
-    fn process_in_subtree(
-        &self,
-        view: &V,
-        pdu: &Pdu,
-        tree: &Oid,
-        budget: usize,
-        acc: &dyn AccessCheck,
-    ) -> Outcome<K> {
-        let inside = |o: &Oid| o.starts_with(tree.as_slice());
-        let clamp = |vbs: &[VarBind]| -> Vec<VarBind> {
-            vbs.iter()
-                .map(|vb| {
-                    let mut vb = vb.clone();
-                    if vb.oid < *tree {
-                        vb.oid = tree.clone();
-                    }
-                    vb
-                })
-                .collect()
-        };
-        let (req, walk) = match pdu {
-            Pdu::SetRequest(b) => {
-                if let Some(i) = b.varbinds.iter().position(|vb| !inside(&vb.oid)) {
-                    return crate::dispatch::error_response(
-                        Version::V2c,
-                        b,
-                        ErrorStatus::NoAccess,
-                        i + 1,
-                        budget,
-                    );
-                }
-                (pdu.clone(), false)
-            }
-            Pdu::GetRequest(_) => (pdu.clone(), false),
-            Pdu::GetNextRequest(b) => (
-                Pdu::GetNextRequest(PduBody {
-                    varbinds: clamp(&b.varbinds),
-                    ..b.clone()
-                }),
-                true,
-            ),
-            Pdu::GetBulkRequest(b) => {
-                let mut b = b.clone();
-                b.varbinds = clamp(&b.varbinds);
-                (Pdu::GetBulkRequest(b), true)
-            }
-            _ => (pdu.clone(), false),
-        };
-        let mut outcome = self
-            .dispatcher
-            .process_with(view, Version::V2c, &req, budget, acc);
-        if let Outcome::Response(Pdu::Response(b)) = &mut outcome {
-            // RFC 3416 4.2.2/4.2.3: an endOfMibView names what was asked for:
-            // the request's varbind, or the same column's previous row.
-            let asked = pdu.varbinds();
-            let (n, r) = match pdu {
-                Pdu::GetBulkRequest(q) => {
-                    let n = usize::try_from(q.non_repeaters.max(0))
-                        .unwrap_or(0)
-                        .min(asked.len());
-                    (n, asked.len() - n)
-                }
-                _ => (asked.len(), 0),
-            };
-            for p in 0..b.varbinds.len() {
-                let inside_p = b.varbinds.get(p).is_some_and(|vb| inside(&vb.oid));
-                if inside_p {
-                    continue;
-                }
-                let name = if p < n || r == 0 {
-                    asked.get(p).map(|vb| vb.oid.clone())
-                } else if p >= n + r {
-                    b.varbinds.get(p - r).map(|vb| vb.oid.clone())
-                } else {
-                    asked.get(p).map(|vb| vb.oid.clone())
-                };
-                if let Some(vb) = b.varbinds.get_mut(p) {
-                    if walk {
-                        if let Some(name) = name {
-                            vb.oid = name;
-                        }
-                        vb.value = Value::EndOfMibView;
-                    } else {
-                        vb.value = Value::NoSuchObject;
-                    }
-                }
-            }
-        }
-        outcome
-    }
-
     /// Processes one datagram; writes any immediate response into `out`.
     fn handle(&self, src: SocketAddr, data: &[u8], out: &mut Vec<u8>) -> Action<K> {
         let s = &self.stats;
@@ -915,27 +667,217 @@ impl<V, K> Inner<V, K> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::value::{Value, VarBind};
+
+    use crate::message_v3::{flags, HeaderData, ScopedPdu, ScopedPduData, UsmParams, V3Message};
+    use crate::pdu::BulkBody;
+    use crate::table::Scalars;
+    use crate::usm::{Engine, SecurityLevel, UserAccess, UserConfig};
+    use crate::vacm::{AccessEntry, MibView, ViewFamily};
+    use proptest::prelude::*;
+
+    const ENGINE: [u8; 6] = [0x80, 0, 0, 0, 5, 1];
+
+    /// The whole agent path (USM, access, VACM, dispatch) over scalars
+    /// under 1.3.6.1.2.1.1 and 1.3.6.1.2.1.2, without sockets.
+    fn inner(families: Vec<ViewFamily>) -> Inner<(), ()> {
+        let mut d: Dispatcher<(), ()> = Dispatcher::new();
+        for root in [[1, 3, 6, 1, 2, 1, 1], [1, 3, 6, 1, 2, 1, 2]] {
+            let mut sc = Scalars::new(Oid::from_slice(&root));
+            for sub in 1..=5u32 {
+                sc = sc.read_write(sub, move |_: &()| Value::Integer(sub as i32), |_, _| Ok(()));
+            }
+            d.register_all(sc.into_objects()).unwrap();
+        }
+        let users = vec![
+            UserConfig {
+                name: "n".into(),
+                auth: None,
+                privacy: None,
+                access: None,
+            },
+            UserConfig {
+                name: "ro".into(),
+                auth: None,
+                privacy: None,
+                access: Some(UserAccess {
+                    write: false,
+                    min_level: SecurityLevel::NoAuthNoPriv,
+                    subtree: Some(Oid::new(vec![1, 3, 6, 1, 2, 1, 2])),
+                }),
+            },
+        ];
+        let usm = Usm::new(Engine::new(ENGINE.to_vec(), 1), &users).unwrap();
+        let mut vacm = Vacm::default();
+        vacm.views.insert("v".into(), MibView { families });
+        vacm.groups
+            .insert((SecurityModel::Usm, b"n".to_vec()), "g".into());
+        vacm.access.push(AccessEntry {
+            group: "g".into(),
+            model: None,
+            level: SecurityLevel::NoAuthNoPriv,
+            read: Some("v".into()),
+            write: Some("v".into()),
+        });
+        let controller: Arc<dyn SetController<()>> =
+            Arc::new(|_: Vec<()>| async { Ok::<(), ApplyError>(()) });
+        Inner {
+            dispatcher: Arc::new(d),
+            view: Box::new(|| ()),
+            controller,
+            stats: SnmpStats::new(),
+            communities: Arc::new(arc_swap::ArcSwap::from_pointee(vec![Community::new(
+                "public",
+                CommunityAccess::ReadOnly,
+            )])),
+            max_message_size: MAX_UDP_PAYLOAD,
+            auth_hook: None,
+            usm: Some(Arc::new(usm)),
+            vacm: Some(Arc::new(vacm)),
+            secrets: vec![Oid::new(vec![1, 3, 6, 1, 2, 1, 1, 3])],
+            auth_failures: AtomicU64::new(0),
+            started: Instant::now(),
+            next_auth_warn: AtomicU64::new(0),
+        }
+    }
+
+    fn v3_request(user: &str, pdu: Pdu) -> Vec<u8> {
+        let m = V3Message {
+            header: HeaderData {
+                msg_id: 1,
+                max_size: 65507,
+                flags: flags::REPORTABLE,
+                security_model: 3,
+            },
+            usm: UsmParams {
+                engine_id: ENGINE.to_vec(),
+                engine_boots: 1,
+                engine_time: 0,
+                user_name: user.as_bytes().to_vec(),
+                ..Default::default()
+            },
+            data: ScopedPduData::Plain(ScopedPdu {
+                context_engine_id: ENGINE.to_vec(),
+                context_name: vec![],
+                pdu,
+            }),
+        };
+        let mut out = Vec::new();
+        m.encode(&mut out);
+        out
+    }
+
+    fn answer(inner: &Inner<(), ()>, req: &[u8]) -> Option<Pdu> {
+        let mut out = Vec::new();
+        let src = SocketAddr::from(([127, 0, 0, 1], 9));
+        match inner.handle(src, req, &mut out) {
+            Action::Send => {}
+            Action::Set(p) => return Some(Pdu::Response(p.response)),
+            Action::None => return None,
+        }
+        match V3Message::decode(&out).unwrap().0.data {
+            ScopedPduData::Plain(s) => Some(s.pdu),
+            ScopedPduData::Encrypted(_) => panic!("encrypted noAuth answer"),
+        }
+    }
+
+    fn walk(inner: &Inner<(), ()>, user: &str) -> Vec<Oid> {
+        let mut seen = Vec::new();
+        let mut cur = Oid::new(vec![1]);
+        loop {
+            let req = v3_request(
+                user,
+                Pdu::GetNextRequest(PduBody::request(
+                    1,
+                    vec![VarBind::new(cur.clone(), Value::Null)],
+                )),
+            );
+            let Some(Pdu::Response(b)) = answer(inner, &req) else {
+                panic!("no response")
+            };
+            let vb = &b.varbinds[0];
+            if vb.value == Value::EndOfMibView {
+                return seen;
+            }
+            assert!(vb.oid > cur, "walk went backwards");
+            cur = vb.oid.clone();
+            seen.push(cur.clone());
+        }
+    }
 
     #[test]
-    fn secrets_need_auth_priv() {
-        let secrets = [Oid::new(vec![1, 3, 6, 1, 3, 117, 7, 1, 1, 1, 1, 4])];
-        let g = Guarded {
-            inner: &FullAccess,
-            secrets: &secrets,
-            privileged: false,
+    fn vacm_walks_skip_excluded_and_secrets() {
+        let fam = |s: &[u32], included: bool| ViewFamily {
+            subtree: Oid::from_slice(s),
+            mask: vec![],
+            included,
         };
-        let key = [1, 3, 6, 1, 3, 117, 7, 1, 1, 1, 1, 4, 1];
-        assert!(!g.readable(&key) && !g.writable(&key));
-        assert!(g.readable(&[1, 3, 6, 1, 3, 117, 7, 1, 1, 1, 1, 5, 1]));
-        assert_eq!(
-            g.resume_after(&key).as_slice(),
-            &[1, 3, 6, 1, 3, 117, 7, 1, 1, 1, 1, 4, u32::MAX]
+        let inner = inner(vec![
+            fam(&[1, 3, 6, 1], true),
+            fam(&[1, 3, 6, 1, 2, 1, 1], false),
+            fam(&[1, 3, 6, 1, 2, 1, 1, 4], true),
+        ]);
+        let got: Vec<String> = walk(&inner, "n").iter().map(|o| o.to_string()).collect();
+        let mut want = vec!["1.3.6.1.2.1.1.4.0".to_string()];
+        want.extend((1..=5).map(|i| format!("1.3.6.1.2.1.2.{i}.0")));
+        assert_eq!(got, want);
+        // The shorthand user limited to 1.3.6.1.2.1.2 cannot write.
+        let set = v3_request(
+            "ro",
+            Pdu::SetRequest(PduBody::request(
+                1,
+                vec![VarBind::new(
+                    Oid::new(vec![1, 3, 6, 1, 2, 1, 2, 1, 0]),
+                    Value::Integer(1),
+                )],
+            )),
         );
-        let p = Guarded {
-            privileged: true,
-            ..g
+        let Some(Pdu::Response(b)) = answer(&inner, &set) else {
+            panic!()
         };
-        assert!(p.readable(&key));
+        assert_eq!(b.error_status, ErrorStatus::AuthorizationError);
+        // The secret sysUpTime-like scalar stays hidden at noAuthNoPriv.
+        let get = v3_request(
+            "n",
+            Pdu::GetRequest(PduBody::request(
+                1,
+                vec![VarBind::new(
+                    Oid::new(vec![1, 3, 6, 1, 2, 1, 1, 3, 0]),
+                    Value::Null,
+                )],
+            )),
+        );
+        let Some(Pdu::Response(b)) = answer(&inner, &get) else {
+            panic!()
+        };
+        assert_eq!(b.varbinds[0].value, Value::NoSuchObject);
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(64))]
+        /// Any view and any bulk request: an answer, no panic, no loop.
+        #[test]
+        fn agent_path_never_panics(
+            fams in proptest::collection::vec(
+                (proptest::collection::vec(0u32..8, 0..9), proptest::collection::vec(any::<u8>(), 0..2), any::<bool>()),
+                0..6),
+            oids in proptest::collection::vec(proptest::collection::vec(0u32..8, 0..10), 1..4),
+            reps in 0i32..30,
+            junk in proptest::collection::vec(any::<u8>(), 0..120),
+        ) {
+            let families = fams.into_iter().map(|(s, mask, included)| ViewFamily {
+                subtree: Oid::new(s), mask, included,
+            }).collect();
+            let inner = inner(families);
+            let vbs: Vec<VarBind> = oids.into_iter().map(|o| VarBind::new(Oid::new(o), Value::Null)).collect();
+            let bulk = Pdu::GetBulkRequest(BulkBody { request_id: 1, non_repeaters: 1, max_repetitions: reps, varbinds: vbs.clone() });
+            for user in ["n", "ro", "x"] {
+                let _ = answer(&inner, &v3_request(user, bulk.clone()));
+                let _ = answer(&inner, &v3_request(user, Pdu::SetRequest(PduBody::request(2, vbs.clone()))));
+            }
+            let mut out = Vec::new();
+            let _ = inner.handle(SocketAddr::from(([127, 0, 0, 1], 9)), &junk, &mut out);
+        }
     }
 
     #[test]

@@ -434,6 +434,37 @@ impl Usm {
         );
     }
 
+    /// Encodes a notification (SNMPv2-Trap, or an Inform's first try) from
+    /// this engine as the authoritative sender (RFC 3414 1.5.2, what
+    /// snmpd's `trapsess -v3 -u USER -l LEVEL` sends): our engine ID, boots
+    /// and time, the user's keys localized to our engine ID. False when the
+    /// user is unknown or has no keys for `level`. The seam for the
+    /// notification originator.
+    pub fn encode_notification(
+        &self,
+        user: &str,
+        level: SecurityLevel,
+        msg_id: i32,
+        pdu: Pdu,
+        out: &mut Vec<u8>,
+    ) -> bool {
+        let Some(u) = self.users.get(user.as_bytes()) else {
+            return false;
+        };
+        if level > u.max_level() {
+            return false;
+        }
+        let header = HeaderData {
+            msg_id: msg_id.max(0),
+            max_size: 65507,
+            flags: 0,
+            security_model: USM_SECURITY_MODEL,
+        };
+        let name = u.name.clone();
+        self.encode_message(&header, Some((u, level)), &name, Vec::new(), pdu, out);
+        true
+    }
+
     /// Octets a response needs beyond its VarBindList content (generous).
     pub fn response_overhead(&self, ctx: &ReplyContext) -> usize {
         // Headers, msgID/maxSize/flags/model, engine ID twice, boots/time,
