@@ -734,13 +734,20 @@ fn sim_values_equal_the_formulas_over_the_dumped_totals() {
                 get(&v, o::IF_HC_OUT_OCTETS, &[i]),
                 Value::Counter64(out_octets)
             );
+            // The sim's PMA has unicast counters: unicast and multicast
+            // packets are counted apart, each packet once.
+            assert_eq!(p["counters"]["totals"]["unicast_counters"], true);
             assert_eq!(
                 get(&v, o::IF_HC_OUT_UCAST_PKTS, &[i]),
                 Value::Counter64(
-                    t("port_xmit_pkts")
+                    t("port_unicast_xmit_pkts")
                         + t("port_xmit_discards")
                         + t("port_xmit_constraint_errors")
                 )
+            );
+            assert_eq!(
+                get(&v, o::IF_HC_IN_UCAST_PKTS, &[i]),
+                Value::Counter64(t("port_unicast_rcv_pkts"))
             );
             assert_eq!(
                 get(&v, o::IF_IN_ERRORS, &[i]),
