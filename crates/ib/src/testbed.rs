@@ -354,16 +354,23 @@ impl Testbed {
             keep,
         };
         let out = tb.dir.join("ibsim.out");
-        wait_for(
+        // Ready, or dead (a net file it cannot parse): either ends the wait.
+        let text = wait_for(
             "ibsim 'Network simulator ready'",
             &tb.dir,
             tb.config.up_timeout,
             || {
                 fs::read_to_string(&out)
                     .ok()
-                    .filter(|s| s.contains("Network simulator ready"))
+                    .filter(|s| s.contains("Network simulator ready") || s.contains("ibpanic"))
             },
         )?;
+        if !text.contains("Network simulator ready") {
+            return Err(TestbedError::Io {
+                what: format!("ibsim did not start: {}", text.trim()),
+                source: std::io::Error::other("ibsim exited"),
+            });
+        }
         if tb.config.opensm {
             tb.start_opensm()?;
         }

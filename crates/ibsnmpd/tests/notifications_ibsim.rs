@@ -14,7 +14,9 @@ mod trapd;
 use std::time::{Duration, Instant};
 
 use common::{snmp, UmadAgent};
-use ib::testbed::{check_tools, Testbed, TestbedConfig, DEFAULT_PARTITIONS, SMALL_NET};
+use ib::testbed::{
+    check_tools, Testbed, TestbedConfig, DEFAULT_PARTITIONS, DUAL_PORT_NET, SMALL_NET,
+};
 use trapd::{count, named, Trapd};
 
 /// A GUID as snmptrapd prints IbGuid (`STRING: 0:2:c9:...`, hex octets).
@@ -41,31 +43,6 @@ fn hca_guid(tb: &Testbed, name: &str) -> u64 {
         .unwrap();
     u64::from_str_radix(hex, 16).unwrap()
 }
-
-/// SMALL_NET with Hca1 dual-port: port 2 goes to Switch2 port 6, so the
-/// agent (attached at Hca1 port 1) keeps its path while port 2 flaps.
-const DUAL_PORT_NET: &str = "\
-Switch\t8 \"Switch1\"
-[1]\t\"Hca1\"[1]
-[2]\t\"Hca3\"[1]
-[3]\t\"Switch2\"[3]
-[5]\t\"Switch2\"[5]
-Switch\t8 \"Switch2\"
-[1]\t\"Hca2\"[1]
-[2]\t\"Hca4\"[1]
-[3]\t\"Switch1\"[3]
-[5]\t\"Switch1\"[5]
-[6]\t\"Hca1\"[2]
-Hca\t2 \"Hca1\"
-[1]\t\"Switch1\"[1]
-[2]\t\"Switch2\"[6]
-Hca\t2 \"Hca2\"
-[1]\t\"Switch2\"[1]
-Hca\t2 \"Hca3\"
-[1]\t\"Switch1\"[2]
-Hca\t2 \"Hca4\"
-[1]\t\"Switch2\"[2]
-";
 
 fn start(tb: &Testbed, trapd: &Trapd, extra_config: &str) -> (UmadAgent, tempfile::TempDir) {
     let dir = tempfile::tempdir().unwrap();
@@ -210,11 +187,11 @@ fn new_ipoib_partition_gives_mc_group_created() {
     drop(agent);
 }
 
-/// The agent's own second port: Unlink gives linkDown for ifIndex 2 with
+/// The agent's own second port (Hca1 of `ib::testbed::DUAL_PORT_NET`: port
+/// 1 to Switch1, port 2 to Switch2): Unlink gives linkDown for ifIndex 2 with
 /// ibSmTrapOutOfService, ReLink linkUp (the port trains to Init: dormant,
 /// which leaves down) and ibSmTrapInService once OpenSM activates it.
 #[test]
-#[ignore = "not yet seen passing: did not finish within 4 minutes on the shared machine; run with --ignored"]
 fn own_port_unlink_gives_link_down_and_up() {
     check_tools().unwrap();
     let tb = Testbed::start(TestbedConfig::new(DUAL_PORT_NET)).unwrap();
