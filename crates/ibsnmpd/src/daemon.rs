@@ -297,6 +297,9 @@ pub fn run(
         c => c.and_then(Result::ok),
     };
     let agent_counters = Arc::new(crate::metrics::AgentCounters::default());
+    if let Some(t) = &traps {
+        let _ = agent_counters.notifications.set(t.stats());
+    }
     if let Some(addr) = settings.metrics_listen {
         let sources = crate::metrics::Sources {
             snapshot: Box::new(move || Arc::clone(&metrics_current.load().snapshot)),

@@ -28,10 +28,8 @@ use tracing::{debug, warn};
 /// The agent's own counters that live outside the snapshot and SnmpStats.
 #[derive(Debug, Default)]
 pub struct AgentCounters {
-    /// Notifications sent and dropped: the hook for the notification layer
-    /// (stays 0 until it counts here).
-    pub notifications_sent: AtomicU64,
-    pub notifications_dropped: AtomicU64,
+    /// The notification originator's counters (None: no sinks configured).
+    pub notifications: std::sync::OnceLock<Arc<snmp::notify::NotifyStats>>,
     /// Successful SIGHUP reloads, and failed ones.
     pub reloads: AtomicU64,
     pub reload_failures: AtomicU64,
@@ -563,15 +561,22 @@ fn render_agent(out: &mut String, snap: &Snapshot, s: &Sources) {
     );
     let a = &s.agent;
     let n = |c: &AtomicU64| c.load(Ordering::Relaxed) as f64;
+    let ns = a.notifications.get();
+    let nz = |f: fn(&snmp::notify::NotifyStats) -> &AtomicU64| ns.map_or(0.0, |x| n(f(x)));
     one(
         "ibsnmpd_notifications_sent_total",
-        "Notifications (traps/informs) sent",
-        n(&a.notifications_sent),
+        "Notification messages sent (traps per sink, informs the first time)",
+        nz(|x| &x.traps_sent) + nz(|x| &x.informs_sent),
     );
     one(
         "ibsnmpd_notifications_dropped_total",
-        "Notifications dropped (queue full, no route)",
-        n(&a.notifications_dropped),
+        "Notifications dropped (queue full, informs never acknowledged)",
+        nz(|x| &x.queue_drops) + nz(|x| &x.informs_dropped),
+    );
+    one(
+        "ibsnmpd_notifications_suppressed_total",
+        "Notifications held back by storm control",
+        nz(|x| &x.suppressed),
     );
     one(
         "ibsnmpd_reloads_total",

@@ -324,6 +324,11 @@ impl Traps {
         Ok(Some(Traps { notifier }))
     }
 
+    /// The originator's counters (for /metrics).
+    pub fn stats(&self) -> Arc<snmp::notify::NotifyStats> {
+        Arc::clone(self.notifier.stats())
+    }
+
     /// coldStart: the agent (re)initialised with a possibly new configuration.
     pub fn cold_start(&self) {
         self.notifier.notify(notif::cold_start());

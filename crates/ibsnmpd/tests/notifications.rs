@@ -380,3 +380,36 @@ fn flap_storm_stays_within_the_rate() {
     assert!(log.contains("notification storm"), "storm not logged");
     drop(s.dir);
 }
+
+/// The originator's counters reach /metrics.
+#[test]
+fn notifications_are_counted_in_the_metrics() {
+    let trapd = Trapd::start();
+    let port = common::free_port("127.0.0.1");
+    let metrics = format!("127.0.0.1:{port}");
+    let s = agent(
+        &format!("trap2sink = [\"{}\"]\n", trapd.addr()),
+        &["--metrics", &metrics],
+    );
+    trapd.wait(WAIT, "coldStart", |t| count(t, "coldStart") == 1);
+    ctl(&s.socket, &["link-flap", "node02", "1", "0.3"]);
+    trapd.wait(WAIT, "in service again", |t| {
+        count(t, "ibSmTrapInService") == 1
+    });
+    let out = Command::new("curl")
+        .args(["-sf", &format!("http://{metrics}/metrics")])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    let sent: u64 = text
+        .lines()
+        .find_map(|l| l.strip_prefix("ibsnmpd_notifications_sent_total "))
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or_else(|| panic!("no sent counter in {text}"));
+    // coldStart, out of service, two switch link changes, in service, ...
+    assert!(sent >= 3, "{sent}");
+    assert!(
+        text.contains("ibsnmpd_notifications_dropped_total 0"),
+        "{text}"
+    );
+}
