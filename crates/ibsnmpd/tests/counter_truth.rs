@@ -22,25 +22,7 @@ const IB_IF_VL_ENTRY: &str = ".1.3.6.1.3.117.2.1.2.1";
 const PM_NODE_GUID: &str = ".1.3.6.1.3.117.1.1.1.1";
 const PM_PORT_COUNTERS: &str = ".1.3.6.1.3.117.1.4.1";
 
-/// pmPortCounters columns and perfquery's names for them.
-const PM_COLUMNS: [(u32, &str); 16] = [
-    (3, "SymbolErrorCounter"),
-    (4, "LinkErrorRecoveryCounter"),
-    (5, "LinkDownedCounter"),
-    (6, "PortRcvErrors"),
-    (7, "PortRcvRemotePhysicalErrors"),
-    (8, "PortRcvSwitchRelayErrors"),
-    (9, "PortXmitDiscards"),
-    (10, "PortXmitConstraintErrors"),
-    (11, "PortRcvConstraintErrors"),
-    (12, "LocalLinkIntegrityErrors"),
-    (13, "ExcessiveBufferOverrunErrors"),
-    (14, "VL15Dropped"),
-    (15, "PortXmitData"),
-    (16, "PortRcvData"),
-    (17, "PortXmitPkts"),
-    (18, "PortRcvPkts"),
-];
+use common::PM_COLUMNS;
 
 /// ibIfPortStatTable columns and the PMA field each counts (draft -01 2.4).
 const IB_IF_COLUMNS: [(u32, &str); 14] = [
@@ -84,29 +66,12 @@ fn console(tb: &Testbed, cmd: &str) {
         .unwrap_or_else(|e| panic!("ibsim console {cmd}: {e}"));
 }
 
-/// One perfquery mode's `Name:....value` lines.
+/// One perfquery mode's `Name:....value` lines for (LID, port).
 fn perfquery(tb: &Testbed, mode: &[&str], lid: u16, port: u8) -> BTreeMap<String, u64> {
     let (l, p) = (lid.to_string(), port.to_string());
     let mut args: Vec<&str> = mode.to_vec();
     args.extend([l.as_str(), p.as_str()]);
-    let out = tb.run_diag("perfquery", &args).unwrap();
-    assert!(
-        out.success(),
-        "perfquery {args:?}: {}{}",
-        out.stdout,
-        out.stderr
-    );
-    out.stdout
-        .lines()
-        .filter_map(|l| {
-            let (k, v) = l.split_once(':')?;
-            let v = v.trim_start_matches('.').trim();
-            let v = v
-                .strip_prefix("0x")
-                .map_or_else(|| v.parse().ok(), |h| u64::from_str_radix(h, 16).ok())?;
-            Some((k.trim().to_string(), v))
-        })
-        .collect()
+    common::perfquery(tb, &args)
 }
 
 /// Every counter perfquery shows for a port, across the attributes the agent reads.

@@ -17,24 +17,7 @@ const SR: &str = ".1.3.6.1.3.117.1.3.1";
 const PC: &str = ".1.3.6.1.3.117.1.4.1";
 
 /// pmPortCounters columns and perfquery's names.
-const COUNTERS: [(u32, &str); 16] = [
-    (3, "SymbolErrorCounter"),
-    (4, "LinkErrorRecoveryCounter"),
-    (5, "LinkDownedCounter"),
-    (6, "PortRcvErrors"),
-    (7, "PortRcvRemotePhysicalErrors"),
-    (8, "PortRcvSwitchRelayErrors"),
-    (9, "PortXmitDiscards"),
-    (10, "PortXmitConstraintErrors"),
-    (11, "PortRcvConstraintErrors"),
-    (12, "LocalLinkIntegrityErrors"),
-    (13, "ExcessiveBufferOverrunErrors"),
-    (14, "VL15Dropped"),
-    (15, "PortXmitData"),
-    (16, "PortRcvData"),
-    (17, "PortXmitPkts"),
-    (18, "PortRcvPkts"),
-];
+const COUNTERS: [(u32, &str); 16] = common::PM_COLUMNS;
 
 impl UmadAgent {
     /// Sweeps once at start and then only after Sets (or software-sampling

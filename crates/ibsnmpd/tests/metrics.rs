@@ -66,26 +66,8 @@ pub fn sample(text: &str, name: &str, want: &[&str]) -> Vec<u64> {
         .collect()
 }
 
-/// perfquery's `Name:....value` lines.
 fn perfquery(tb: &Testbed, args: &[&str]) -> BTreeMap<String, u64> {
-    let out = tb.run_diag("perfquery", args).unwrap();
-    assert!(
-        out.success(),
-        "perfquery {args:?}: {}{}",
-        out.stdout,
-        out.stderr
-    );
-    out.stdout
-        .lines()
-        .filter_map(|l| {
-            let (k, v) = l.split_once(':')?;
-            let v = v.trim_start_matches('.').trim();
-            let v = v
-                .strip_prefix("0x")
-                .map_or_else(|| v.parse().ok(), |h| u64::from_str_radix(h, 16).ok())?;
-            Some((k.trim().to_string(), v))
-        })
-        .collect()
+    common::perfquery(tb, args)
 }
 
 /// Node GUIDs by description, from ibnetdiscover.

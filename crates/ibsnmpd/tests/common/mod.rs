@@ -448,3 +448,46 @@ pub fn guid_index(g: u64) -> String {
         .collect::<Vec<_>>()
         .join(".")
 }
+
+/// perfquery's `Name:....value` lines (any mode: `-x`, `-E`, ...), run
+/// against the testbed.
+pub fn perfquery(tb: &ib::testbed::Testbed, args: &[&str]) -> BTreeMap<String, u64> {
+    let out = tb.run_diag("perfquery", args).unwrap();
+    assert!(
+        out.success(),
+        "perfquery {args:?}: {}{}",
+        out.stdout,
+        out.stderr
+    );
+    out.stdout
+        .lines()
+        .filter_map(|l| {
+            let (k, v) = l.split_once(':')?;
+            let v = v.trim_start_matches('.').trim();
+            let v = v
+                .strip_prefix("0x")
+                .map_or_else(|| v.parse().ok(), |h| u64::from_str_radix(h, 16).ok())?;
+            Some((k.trim().to_string(), v))
+        })
+        .collect()
+}
+
+/// pmPortCounters columns and perfquery's names for them.
+pub const PM_COLUMNS: [(u32, &str); 16] = [
+    (3, "SymbolErrorCounter"),
+    (4, "LinkErrorRecoveryCounter"),
+    (5, "LinkDownedCounter"),
+    (6, "PortRcvErrors"),
+    (7, "PortRcvRemotePhysicalErrors"),
+    (8, "PortRcvSwitchRelayErrors"),
+    (9, "PortXmitDiscards"),
+    (10, "PortXmitConstraintErrors"),
+    (11, "PortRcvConstraintErrors"),
+    (12, "LocalLinkIntegrityErrors"),
+    (13, "ExcessiveBufferOverrunErrors"),
+    (14, "VL15Dropped"),
+    (15, "PortXmitData"),
+    (16, "PortRcvData"),
+    (17, "PortXmitPkts"),
+    (18, "PortRcvPkts"),
+];
