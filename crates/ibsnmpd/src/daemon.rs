@@ -47,11 +47,11 @@ fn initial_state(settings: &Settings, stored: &BTreeMap<String, String>) -> Syst
 /// The state directory. An agent with no write community never persists, so
 /// a directory it cannot create is no reason to stop it: said once, then run
 /// (the SNMPv3 engine ID and boots then live in memory when no user needs them).
-fn open_state(settings: &Settings) -> Result<(StateStore, BTreeMap<String, String>, bool)> {
+fn open_state(settings: &Settings) -> Result<(StateStore, BTreeMap<String, String>)> {
     match StateStore::open(&settings.state_dir) {
         Ok(s) => {
             let stored = s.load()?;
-            Ok((s, stored, true))
+            Ok((s, stored))
         }
         Err(e)
             if !settings
@@ -63,11 +63,7 @@ fn open_state(settings: &Settings) -> Result<(StateStore, BTreeMap<String, Strin
                 error = %format!("{e:#}"),
                 "no writable state directory; running read-only without persisted state"
             );
-            Ok((
-                StateStore::unwritable(&settings.state_dir),
-                BTreeMap::new(),
-                false,
-            ))
+            Ok((StateStore::unwritable(&settings.state_dir), BTreeMap::new()))
         }
         Err(e) => Err(e),
     }
@@ -108,7 +104,7 @@ pub fn run(
     source: Box<dyn Source>,
     load: crate::reload::LoadSettings,
 ) -> Result<()> {
-    let (store, stored, _writable) = open_state(&settings)?;
+    let (store, stored) = open_state(&settings)?;
     if !stored.is_empty() {
         info!(path = %store.path().display(), values = stored.len(), "loaded persisted state");
     }

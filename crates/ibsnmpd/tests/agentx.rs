@@ -131,28 +131,30 @@ fn walk(target: &str, community: &str, oid: &str) -> Vec<(Vec<u32>, String)> {
         .collect()
 }
 
+/// Whether the subagent's subtree answers through the master at `target`.
+fn registered(target: &str) -> bool {
+    let out = snmp(
+        "snmpgetnext",
+        &[
+            "-v2c",
+            "-c",
+            "public",
+            "-On",
+            "-t",
+            "1",
+            "-r",
+            "0",
+            target,
+            PM_NODE_GUID,
+        ],
+    );
+    String::from_utf8_lossy(&out.stdout).contains(&PM_NODE_GUID[1..])
+}
+
 /// Waits until the subagent's subtree answers through the master.
 fn wait_registered(m: &Master, agent: &Agent) {
     let deadline = Instant::now() + Duration::from_secs(30);
-    loop {
-        let out = snmp(
-            "snmpgetnext",
-            &[
-                "-v2c",
-                "-c",
-                "public",
-                "-On",
-                "-t",
-                "1",
-                "-r",
-                "0",
-                &m.target,
-                PM_NODE_GUID,
-            ],
-        );
-        if String::from_utf8_lossy(&out.stdout).contains(&PM_NODE_GUID[1..]) {
-            return;
-        }
+    while !registered(&m.target) {
         assert!(
             Instant::now() < deadline,
             "subagent never registered:\n{}",
@@ -339,24 +341,7 @@ fn a_counter_clear_through_snmpd_reaches_the_fabric() {
         None,
         &["--agentx", &sock, "--sweep-interval", "3600"],
         Duration::from_secs(30),
-        move |_| {
-            let out = snmp(
-                "snmpgetnext",
-                &[
-                    "-v2c",
-                    "-c",
-                    "public",
-                    "-On",
-                    "-t",
-                    "1",
-                    "-r",
-                    "0",
-                    &target,
-                    PM_NODE_GUID,
-                ],
-            );
-            String::from_utf8_lossy(&out.stdout).contains(&PM_NODE_GUID[1..])
-        },
+        move |_| registered(&target),
     );
     let lids = node_lids(&tb);
     let (hca2, lid) = node_by_name(&tb, &lids, "Hca2");
