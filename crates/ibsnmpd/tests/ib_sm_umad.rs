@@ -2,7 +2,9 @@
 //! infiniband-diags report on the same fabric: nodes (ibnetdiscover), the
 //! master SM (sminfo), CA PortInfo (smpquery portinfo), partitions from a
 //! partitions.conf with full and limited members (and a member added by
-//! editing the file + SIGHUP, with LastChange moved), OpenSM's IPoIB groups.
+//! editing the file + SIGHUP, with LastChange moved), OpenSM's IPoIB groups;
+//! a second OpenSM at a lower priority shows as standby beside the master
+//! (saquery SMIR).
 
 mod common;
 
@@ -380,4 +382,79 @@ fn sm_guid_node(cells: &Cells, sm_port_guid: u64) -> u64 {
     } else {
         panic!("SM port {sm_port_guid:#x} is not a switch port 0")
     }
+}
+
+/// `saquery SMIR`: (SM port GUID, priority, state) of every record.
+fn sm_info_records(text: &str) -> BTreeSet<(u64, u64, u64)> {
+    let field = |block: &str, name: &str| -> Option<u64> {
+        let v = block
+            .lines()
+            .find(|l| l.trim_start().starts_with(name))?
+            .trim()
+            .trim_start_matches(name)
+            .trim_start_matches('.')
+            .trim()
+            .to_string();
+        match v.strip_prefix("0x") {
+            Some(h) => u64::from_str_radix(h, 16).ok(),
+            None => v.parse().ok(),
+        }
+    };
+    text.split("SMInfoRecord dump:")
+        .filter_map(|b| {
+            Some((
+                field(b, "GUID")?,
+                field(b, "Priority")?,
+                field(b, "SMState")?,
+            ))
+        })
+        .collect()
+}
+
+#[test]
+fn two_sms_show_as_master_and_standby() {
+    let mut cfg = TestbedConfig::new(SMALL_NET);
+    cfg.sm_sweep_secs = 2;
+    let mut tb = Testbed::start(cfg).unwrap_or_else(|e| panic!("testbed: {e}"));
+    // The master at priority 5 (console), a second OpenSM at priority 1 on a
+    // host: it stays standby (OpenSM's default priority 0 would hand over).
+    tb.opensm_console("priority 5").expect("console priority");
+    tb.start_standby_opensm("Hca3", 1)
+        .unwrap_or_else(|e| panic!("standby OpenSM: {e}"));
+    let want_from_sa = || {
+        let out = tb.run_diag("saquery", &["SMIR"]).expect("saquery SMIR");
+        sm_info_records(&out.stdout)
+    };
+    // The master learns of the standby at its next sweep.
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let mut want = want_from_sa();
+    while want.len() < 2 && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(500));
+        want = want_from_sa();
+    }
+    assert_eq!(want.len(), 2, "saquery SMIR never showed two SMs: {want:?}");
+    assert_eq!(
+        want.iter().map(|w| w.2).collect::<BTreeSet<_>>(),
+        BTreeSet::from([2, 3]),
+        "one standby(2), one master(3): {want:?}"
+    );
+
+    let rows = |c: &Cells| -> BTreeSet<(u64, u64, u64)> {
+        col(c, 71, 6)
+            .iter()
+            .map(|(i, st)| {
+                let prio = col(c, 71, 5).get(i).map(|p| number(p)).unwrap_or(999);
+                (guid_of(i, 8), prio, number(st))
+            })
+            .collect()
+    };
+    let agent = UmadAgent::start(
+        &tb,
+        None,
+        &["--sweep-interval", "1"],
+        Duration::from_secs(60),
+        |a: &UmadAgent| rows(&walk(&a.target)).len() >= 2,
+    );
+    let cells = walk(&agent.target);
+    assert_eq!(rows(&cells), want, "ibSmSMInfoTable vs saquery SMIR");
 }
