@@ -458,3 +458,74 @@ fn two_sms_show_as_master_and_standby() {
     let cells = walk(&agent.target);
     assert_eq!(rows(&cells), want, "ibSmSMInfoTable vs saquery SMIR");
 }
+
+/// `saquery GIR LID`: block number -> the 8 GUIDs of the block.
+fn guid_info_records(text: &str) -> BTreeMap<u64, Vec<u64>> {
+    let value = |l: &str| -> Option<u64> {
+        let v = l.rsplit('.').next()?.trim();
+        match v.strip_prefix("0x") {
+            Some(h) => u64::from_str_radix(h, 16).ok(),
+            None => v.parse().ok(),
+        }
+    };
+    text.split("GUIDInfo Record dump:")
+        .filter_map(|b| {
+            let lines: Vec<&str> = b.lines().map(str::trim).collect();
+            let block = value(lines.iter().find(|l| l.starts_with("Block"))?)?;
+            let guids: Vec<u64> = lines
+                .iter()
+                .filter(|l| l.starts_with("GUID "))
+                .filter_map(|l| value(l))
+                .collect();
+            Some((block, guids))
+        })
+        .collect()
+}
+
+#[test]
+fn guid_info_equals_saquery_per_port() {
+    let mut cfg = TestbedConfig::new(SMALL_NET);
+    cfg.sm_sweep_secs = 2;
+    let tb = Testbed::start(cfg).unwrap_or_else(|e| panic!("testbed: {e}"));
+    let agent = UmadAgent::start(
+        &tb,
+        None,
+        &["--sweep-interval", "1"],
+        Duration::from_secs(60),
+        |a: &UmadAgent| !col(&walk(&a.target), 131, 5).is_empty(),
+    );
+    let cells = walk(&agent.target);
+    let blocks = col(&cells, 131, 5);
+    let nodes = col(&cells, 21, 5);
+    let mut checked = 0;
+    for (idx, lid) in col(&cells, 31, 6) {
+        let (node, port) = (guid_of(&idx, 8), idx.last().copied().unwrap_or(0));
+        let is_ca = nodes
+            .iter()
+            .any(|(i, t)| guid_of(i, 8) == node && number(t) == 1);
+        let lid = number(&lid);
+        if !is_ca || lid == 0 {
+            continue;
+        }
+        let sa = tb
+            .run_diag("saquery", &["GIR", &lid.to_string()])
+            .expect("saquery GIR");
+        let want = guid_info_records(&sa.stdout);
+        let got: BTreeMap<u64, Vec<u64>> = blocks
+            .iter()
+            .filter(|(i, _)| guid_of(i, 8) == node && i.get(16) == Some(&port))
+            .map(|(i, v)| {
+                let guids = bytes(v)
+                    .chunks(8)
+                    .map(|c| c.iter().fold(0u64, |a, &b| a << 8 | u64::from(b)))
+                    .collect();
+                (u64::from(*i.last().unwrap()), guids)
+            })
+            .collect();
+        assert!(!want.is_empty(), "saquery GIR {lid}:\n{}", sa.stdout);
+        assert_eq!(got, want, "node {node:#x} port {port} (LID {lid})");
+        checked += 1;
+    }
+    eprintln!("GUIDInfo: {checked} CA ports compared");
+    assert!(checked >= 4, "only {checked} CA ports compared");
+}
