@@ -4,7 +4,8 @@
 //! partitions.conf with full and limited members (and a member added by
 //! editing the file + SIGHUP, with LastChange moved), OpenSM's IPoIB groups;
 //! a second OpenSM at a lower priority shows as standby beside the master
-//! (saquery SMIR).
+//! (saquery SMIR); GUIDInfo blocks (saquery GIR per LID) and links
+//! (ibnetdiscover).
 
 mod common;
 
@@ -482,8 +483,35 @@ fn guid_info_records(text: &str) -> BTreeMap<u64, Vec<u64>> {
         .collect()
 }
 
+/// ibnetdiscover's links: (node GUID, port) -> (remote node GUID, remote port).
+fn discovered_links(text: &str) -> BTreeMap<(u64, u64), (u64, u64)> {
+    let id = |s: &str| -> Option<u64> {
+        let hex = s.split('"').nth(1)?.split('-').nth(1)?;
+        u64::from_str_radix(hex, 16).ok()
+    };
+    let mut links = BTreeMap::new();
+    let mut node = None;
+    for l in text.lines() {
+        if l.starts_with("Switch") || l.starts_with("Ca") {
+            node = id(l);
+        } else if let (Some(n), Some(rest)) = (node, l.strip_prefix('[')) {
+            let port: u64 = rest.split(']').next().and_then(|p| p.parse().ok()).unwrap();
+            // The remote: its quoted id, then "[port]".
+            let remote = &rest[rest.find('"').unwrap()..];
+            let rport: u64 = remote
+                .split('[')
+                .nth(1)
+                .and_then(|p| p.split(']').next())
+                .and_then(|p| p.parse().ok())
+                .unwrap();
+            links.insert((n, port), (id(remote).unwrap(), rport));
+        }
+    }
+    links
+}
+
 #[test]
-fn guid_info_equals_saquery_per_port() {
+fn guid_info_and_links_equal_the_diags() {
     let mut cfg = TestbedConfig::new(SMALL_NET);
     cfg.sm_sweep_secs = 2;
     let tb = Testbed::start(cfg).unwrap_or_else(|e| panic!("testbed: {e}"));
@@ -526,6 +554,21 @@ fn guid_info_equals_saquery_per_port() {
         assert_eq!(got, want, "node {node:#x} port {port} (LID {lid})");
         checked += 1;
     }
-    eprintln!("GUIDInfo: {checked} CA ports compared");
     assert!(checked >= 4, "only {checked} CA ports compared");
+
+    // ibSmLinkTable: every link ibnetdiscover reports, both directions.
+    let disc = tb.run_diag("ibnetdiscover", &[]).expect("ibnetdiscover");
+    let want = discovered_links(&disc.stdout);
+    let to_node = col(&cells, 81, 4);
+    let got: BTreeMap<(u64, u64), (u64, u64)> = col(&cells, 81, 5)
+        .iter()
+        .map(|(i, p)| {
+            let g = bytes(&to_node[i])
+                .iter()
+                .fold(0u64, |a, &b| a << 8 | u64::from(b));
+            ((guid_of(i, 8), u64::from(i[16])), (g, number(p)))
+        })
+        .collect();
+    assert!(want.len() >= 10, "ibnetdiscover:\n{}", disc.stdout);
+    assert_eq!(got, want, "ibSmLinkTable vs ibnetdiscover:\n{}", disc.stdout);
 }
