@@ -570,5 +570,9 @@ fn guid_info_and_links_equal_the_diags() {
         })
         .collect();
     assert!(want.len() >= 10, "ibnetdiscover:\n{}", disc.stdout);
-    assert_eq!(got, want, "ibSmLinkTable vs ibnetdiscover:\n{}", disc.stdout);
+    assert_eq!(
+        got, want,
+        "ibSmLinkTable vs ibnetdiscover:\n{}",
+        disc.stdout
+    );
 }
