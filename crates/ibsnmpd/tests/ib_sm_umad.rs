@@ -5,7 +5,7 @@
 //! editing the file + SIGHUP, with LastChange moved), OpenSM's IPoIB groups;
 //! a second OpenSM at a lower priority shows as standby beside the master
 //! (saquery SMIR); GUIDInfo blocks (saquery GIR per LID) and links
-//! (ibnetdiscover).
+//! (ibnetdiscover); NodeRecord, PortInfoRecord and SwitchInfoRecord per LID.
 
 mod common;
 
@@ -574,5 +574,188 @@ fn guid_info_and_links_equal_the_diags() {
         got, want,
         "ibSmLinkTable vs ibnetdiscover:\n{}",
         disc.stdout
+    );
+}
+
+/// The `name....value` lines of one saquery record (nested dumps flattened;
+/// names as saquery prints them, trailing colons dropped).
+fn record(text: &str) -> BTreeMap<String, String> {
+    text.lines()
+        .filter_map(|l| {
+            let l = l.trim();
+            let dots = l.find("..")?;
+            let name = l[..dots].trim_end_matches(':').to_string();
+            let value = l[dots..].trim_start_matches(['.', ':']).trim().to_string();
+            Some((name, value))
+        })
+        .collect()
+}
+
+/// A saquery number (decimal or 0x hex).
+fn sa_number(v: &str) -> u64 {
+    match v.strip_prefix("0x") {
+        Some(h) => u64::from_str_radix(h, 16).unwrap_or_else(|_| panic!("hex {v}")),
+        None => v.parse().unwrap_or_else(|_| panic!("number {v}")),
+    }
+}
+
+/// An agent cell as a number: integers, or octets (GUIDs, IDs) big-endian.
+fn cell_number(v: &str) -> u64 {
+    if v.starts_with("Hex-STRING: ") {
+        bytes(v).iter().fold(0u64, |a, &b| a << 8 | u64::from(b))
+    } else {
+        number(v)
+    }
+}
+
+#[test]
+fn node_port_switch_records_equal_saquery_per_lid() {
+    let mut cfg = TestbedConfig::new(SMALL_NET);
+    cfg.sm_sweep_secs = 2;
+    let tb = Testbed::start(cfg).unwrap_or_else(|e| panic!("testbed: {e}"));
+    let agent = UmadAgent::start(
+        &tb,
+        None,
+        &["--sweep-interval", "1"],
+        Duration::from_secs(60),
+        |a: &UmadAgent| col(&walk(&a.target), 21, 5).len() >= 6,
+    );
+    let cells = walk(&agent.target);
+    let sa = |args: &[&str]| {
+        let out = tb.run_diag("saquery", args).expect("saquery");
+        let r = record(&out.stdout);
+        assert!(!r.is_empty(), "saquery {args:?}:\n{}", out.stdout);
+        r
+    };
+    let node_col = |c: u32, node: u64| -> String {
+        col(&cells, 21, c)
+            .into_iter()
+            .find(|(i, _)| guid_of(i, 8) == node)
+            .map(|(_, v)| v)
+            .unwrap_or_else(|| panic!("no ibSmNodeInfo column {c} for {node:#x}"))
+    };
+    let types = col(&cells, 21, 5);
+    let (mut cas, mut switches) = (0, 0);
+    for (idx, lid) in col(&cells, 31, 6) {
+        let (node, port) = (guid_of(&idx, 8), idx.last().copied().unwrap_or(0));
+        let lid = number(&lid);
+        let is_ca = types
+            .iter()
+            .any(|(i, t)| guid_of(i, 8) == node && number(t) == 1);
+        if !is_ca || lid == 0 {
+            continue;
+        }
+        // NodeRecord: ibSmNodeInfoTable.
+        let nr = sa(&["NR", &lid.to_string()]);
+        assert_eq!(sa_number(&nr["node_guid"]), node);
+        for (c, name) in [
+            (6, "num_ports"),
+            (7, "sys_guid"),
+            (8, "partition_cap"),
+            (9, "device_id"),
+            (10, "revision"),
+            (11, "vendor_id"),
+        ] {
+            assert_eq!(
+                cell_number(&node_col(c, node)),
+                sa_number(&nr[name]),
+                "NodeRecord {name} of LID {lid}"
+            );
+        }
+        assert_eq!(
+            String::from_utf8_lossy(&bytes(&node_col(12, node))),
+            nr["NodeDescription"],
+            "NodeDescription of LID {lid}"
+        );
+        // PortInfoRecord: ibSmPortInfoTable's numeric columns.
+        let pir = sa(&["PIR", &lid.to_string()]);
+        assert_eq!(sa_number(&pir["PortNum"]), u64::from(port));
+        // CapMask is BITS in the MIB: IBA bit n is BITS bit n (octet n / 8,
+        // most significant bit first).
+        let cap = sa_number(&pir["CapMask"]);
+        let bits: Vec<u8> = (0..4)
+            .map(|o| {
+                (0..8).fold(0u8, |a, b| {
+                    a | (((cap >> (o * 8 + b)) & 1) as u8) << (7 - b)
+                })
+            })
+            .collect();
+        assert_eq!(
+            bytes(&col(&cells, 31, 8)[&idx]),
+            bits,
+            "CapMask of LID {lid}"
+        );
+        for (c, name) in [
+            (6, "Lid"),
+            (7, "SMLid"),
+            (10, "MkeyLeasePeriod"),
+            (19, "LMC"),
+            (25, "VLHighLimit"),
+            (26, "VLArbHighCap"),
+            (27, "VLArbLowCap"),
+            (29, "VLStallCount"),
+            (30, "HoqLife"),
+            (36, "MkeyViolations"),
+            (37, "PkeyViolations"),
+            (38, "QkeyViolations"),
+            (39, "GuidCap"),
+            (40, "SubnetTimeout"),
+            (41, "RespTimeVal"),
+            (42, "LocalPhysErr"),
+            (43, "OverrunErr"),
+        ] {
+            let got = col(&cells, 31, c).get(&idx).map(|v| cell_number(v));
+            assert_eq!(
+                got,
+                Some(sa_number(&pir[name])),
+                "PortInfoRecord {name} of LID {lid}"
+            );
+        }
+        cas += 1;
+    }
+    // SwitchInfoRecord: ibSmSwitchInfoTable, at each switch's LID (port 0).
+    let disc = tb
+        .run_diag("ibnetdiscover", &["-p"])
+        .expect("ibnetdiscover -p");
+    let switch_lids: BTreeMap<u64, u64> = disc
+        .stdout
+        .lines()
+        .filter(|l| l.starts_with("SW "))
+        .filter_map(|l| {
+            let w: Vec<&str> = l.split_whitespace().collect();
+            let lid = w.get(1)?.parse().ok()?;
+            let guid = u64::from_str_radix(w.get(3)?.trim_start_matches("0x"), 16).ok()?;
+            Some((guid, lid))
+        })
+        .collect();
+    for (idx, _) in col(&cells, 41, 3) {
+        let node = guid_of(&idx, 8);
+        let lid = switch_lids.get(&node).unwrap_or_else(|| {
+            panic!("switch {node:#x} not in ibnetdiscover -p:\n{}", disc.stdout)
+        });
+        let swir = sa(&["SWIR", &lid.to_string()]);
+        for (c, name) in [
+            (3, "LinearFDBCap"),
+            (4, "RandomFDBCap"),
+            (5, "MulticastFDBCap"),
+            (6, "LinearFDBTop"),
+            (7, "DefaultPort"),
+            (8, "DefaultMulticastPrimaryPort"),
+            (9, "DefaultMulticastNotPrimaryPort"),
+            (12, "LIDsPerPort"),
+            (13, "PartitionEnforcementCap"),
+        ] {
+            let got = col(&cells, 41, c).get(&idx).map(|v| cell_number(v));
+            assert_eq!(
+                got,
+                Some(sa_number(&swir[name])),
+                "SwitchInfoRecord {name} of LID {lid}"
+            );
+        }
+        switches += 1;
+    }
+    assert!(
+        cas >= 4 && switches >= 2,
+        "compared {cas} CA ports, {switches} switches"
     );
 }
