@@ -1,67 +1,28 @@
-//! The UDP agent: transport, community-based access control (RFC 3584
-//! style communities with source prefixes), the snmp group counters
-//! (RFC 3418), and the hand-off of Sets to the application's control path.
+//! The UDP transport over the [`crate::engine`]: sockets, one receive loop
+//! per worker, and the hand-off of Sets to phase 2 on their own tasks.
 //!
 //! Reads are answered inline on the receiving task from a view obtained per
-//! request; nothing on that path blocks. A Set that passes phase 1 is handed
-//! to the [`SetController`] on a spawned task, so reads never wait for it.
+//! request; nothing on that path blocks. A Set that passes phase 1 is
+//! finished on a spawned task, so reads never wait for it.
 
-use std::future::Future;
 use std::io;
-use std::net::{IpAddr, SocketAddr};
-use std::pin::Pin;
-use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use std::net::SocketAddr;
 use std::sync::Arc;
-use std::time::Instant;
 
-use ipnet::IpNet;
 use tokio::net::UdpSocket;
 use tokio::task::JoinSet;
-use tracing::{debug, warn};
+use tracing::debug;
 
-use crate::dispatch::{Dispatcher, FullAccess, Outcome};
-use crate::message::{peek_version, response_overhead, Message, Version, SNMP_V3};
+use crate::dispatch::Dispatcher;
 use crate::oid::Oid;
-use crate::pdu::{ErrorStatus, Pdu, PduBody};
-use crate::usm::{ReplyContext, SecurityLevel, Usm};
-use crate::vacm::{SecurityModel, Vacm};
+use crate::usm::Usm;
+use crate::vacm::Vacm;
 
-/// The largest UDP payload over IPv4.
-pub const MAX_UDP_PAYLOAD: usize = 65507;
-
-/// What a community may do.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum CommunityAccess {
-    ReadOnly,
-    ReadWrite,
-}
-
-/// A community string, its access, and the source prefixes allowed to use
-/// it (empty: any source), like snmpd.conf's `rocommunity NAME [SOURCE]`.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Community {
-    pub name: Vec<u8>,
-    pub access: CommunityAccess,
-    pub sources: Vec<IpNet>,
-}
-
-impl Community {
-    pub fn new(name: impl Into<Vec<u8>>, access: CommunityAccess) -> Self {
-        Community {
-            name: name.into(),
-            access,
-            sources: Vec::new(),
-        }
-    }
-
-    fn allows(&self, ip: IpAddr) -> bool {
-        let ip = match ip {
-            IpAddr::V6(v6) => v6.to_ipv4_mapped().map(IpAddr::V4).unwrap_or(ip),
-            v4 => v4,
-        };
-        self.sources.is_empty() || self.sources.iter().any(|n| n.contains(&ip))
-    }
-}
+pub use crate::engine::{
+    escape_wire, Action, ApplyError, ApplyErrorKind, ApplyFuture, AuthFailure, AuthFailureHook,
+    Community, CommunityAccess, CommunityTable, Engine, EngineConfig, SetController, SnmpStats,
+    MAX_UDP_PAYLOAD,
+};
 
 /// Agent settings.
 #[derive(Clone, Debug)]
@@ -86,207 +47,13 @@ impl Default for AgentConfig {
     }
 }
 
-/// The snmp group counters (RFC 3418 section 2), plus the cheap obsolete
-/// RFC 1213 ones. Counter32 semantics: they wrap.
-#[derive(Debug, Default)]
-pub struct SnmpStats {
-    pub in_pkts: AtomicU32,
-    pub out_pkts: AtomicU32,
-    pub in_bad_versions: AtomicU32,
-    pub in_bad_community_names: AtomicU32,
-    pub in_bad_community_uses: AtomicU32,
-    pub in_asn_parse_errs: AtomicU32,
-    pub silent_drops: AtomicU32,
-    pub proxy_drops: AtomicU32,
-    pub in_get_requests: AtomicU32,
-    pub in_get_nexts: AtomicU32,
-    pub in_set_requests: AtomicU32,
-    pub in_total_req_vars: AtomicU32,
-    pub in_total_set_vars: AtomicU32,
-    pub out_too_bigs: AtomicU32,
-    pub out_no_such_names: AtomicU32,
-    pub out_bad_values: AtomicU32,
-    pub out_gen_errs: AtomicU32,
-    pub out_get_responses: AtomicU32,
-    /// SNMP-MPD-MIB (RFC 3412) snmpMPDStats.
-    pub unknown_security_models: AtomicU32,
-    pub invalid_msgs: AtomicU32,
-    pub unknown_pdu_handlers: AtomicU32,
-}
-
-fn inc(c: &AtomicU32) {
-    c.fetch_add(1, Ordering::Relaxed);
-}
-
-fn add(c: &AtomicU32, n: usize) {
-    c.fetch_add(n as u32, Ordering::Relaxed);
-}
-
-impl SnmpStats {
-    pub fn new() -> Arc<Self> {
-        Arc::new(Self::default())
-    }
-
-    /// Reads a counter.
-    pub fn load(c: &AtomicU32) -> u32 {
-        c.load(Ordering::Relaxed)
-    }
-}
-
-/// Why phase 2 of a Set failed (RFC 3416 4.2.5).
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("{kind:?} at varbind {index}: {reason}")]
-pub struct ApplyError {
-    /// 0-based position of the failing change (= varbind position).
-    pub index: usize,
-    pub kind: ApplyErrorKind,
-    /// For the log.
-    pub reason: String,
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ApplyErrorKind {
-    /// Nothing (or everything undone) was changed.
-    CommitFailed,
-    /// Some changes could not be undone.
-    UndoFailed,
-}
-
-/// A future returned by a [`SetController`].
-pub type ApplyFuture = Pin<Box<dyn Future<Output = Result<(), ApplyError>> + Send>>;
-
-/// The application's one control path for Sets (phase 2): apply all changes
-/// of one request atomically, undoing on failure.
-///
-/// Both transports drive it: the UDP agent calls `apply` after phase 1 of a
-/// SetRequest; the AgentX session calls `apply` on CommitSet and `undo_last`
-/// on an UndoSet that follows a successful commit (another subagent's commit
-/// failed).
-pub trait SetController<K>: Send + Sync {
-    fn apply(&self, changes: Vec<K>) -> ApplyFuture;
-
-    /// Takes back the last successful `apply`, if nothing was applied since and
-    /// everything it did can be taken back; otherwise undoFailed.
-    fn undo_last(&self) -> ApplyFuture {
-        Box::pin(async {
-            Err(ApplyError {
-                index: 0,
-                kind: ApplyErrorKind::UndoFailed,
-                reason: "this control path cannot undo".into(),
-            })
-        })
-    }
-}
-
-impl<K, F, Fut> SetController<K> for F
-where
-    F: Fn(Vec<K>) -> Fut + Send + Sync,
-    Fut: Future<Output = Result<(), ApplyError>> + Send + 'static,
-{
-    fn apply(&self, changes: Vec<K>) -> ApplyFuture {
-        Box::pin(self(changes))
-    }
-}
-
-/// Why a request failed authentication (for authenticationFailure traps).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct AuthFailure {
-    pub source: SocketAddr,
-    pub community: Vec<u8>,
-    /// False: unknown community or source; true: a Set with a read-only
-    /// community.
-    pub bad_use: bool,
-}
-
-pub type AuthFailureHook = Arc<dyn Fn(&AuthFailure) + Send + Sync>;
-
-struct Inner<V, K> {
-    dispatcher: Arc<Dispatcher<V, K>>,
-    view: Box<dyn Fn() -> V + Send + Sync>,
-    controller: Arc<dyn SetController<K>>,
-    stats: Arc<SnmpStats>,
-    communities: CommunityTable,
-    max_message_size: usize,
-    auth_hook: Option<AuthFailureHook>,
-    /// SNMPv3 with USM (None: v3 messages count as bad versions).
-    usm: Option<Arc<Usm>>,
-    /// VACM tables; principals in no group keep the shorthand access.
-    vacm: Option<Arc<Vacm>>,
-    /// Subtrees readable only at securityLevel authPriv (secret keys).
-    secrets: Vec<Oid>,
-    auth_failures: AtomicU64,
-    /// When the agent started: the clock for `next_auth_warn`.
-    started: Instant,
-    /// Milliseconds after `started` before which auth failures are not
-    /// logged again (lock-free: a flood of bad packets must not contend).
-    next_auth_warn: AtomicU64,
-}
-
-/// Wire text for a log line: escaped (no newlines or terminal escapes
-/// reach the log) and cut to `max` octets.
-pub fn escape_wire(b: &[u8], max: usize) -> String {
-    let cut = b.get(..max).unwrap_or(b);
-    let mut s: String = cut.escape_ascii().to_string();
-    if b.len() > max {
-        s.push_str(&format!("...({} octets)", b.len()));
-    }
-    s
-}
-
-/// A community or user name at warn level: its first two octets only.
-fn redact(b: &[u8]) -> String {
-    format!(
-        "{}* ({} octets)",
-        escape_wire(b.get(..2).unwrap_or(b), 2),
-        b.len()
-    )
-}
-
-mod v3;
-
-/// How often authentication failures are logged at warn level.
-const AUTH_WARN_EVERY_MS: u64 = 60_000;
-
-/// How a response is wrapped: the request's community, or its USM context.
-enum Reply {
-    Community {
-        version: Version,
-        community: Vec<u8>,
-    },
-    V3(ReplyContext),
-}
-
-impl Reply {
-    /// Error-status mapping follows v2c for v3.
-    fn version(&self) -> Version {
-        match self {
-            Reply::Community { version, .. } => *version,
-            Reply::V3(_) => Version::V2c,
-        }
-    }
-}
-/// The community table, replaceable while the agent runs (a reload): each
-/// request reads the table in force when it arrives.
-pub type CommunityTable = Arc<arc_swap::ArcSwap<Vec<Community>>>;
-
-/// A Set waiting for phase 2.
-struct PendingSet<K> {
-    reply: Reply,
-    changes: Vec<K>,
-    response: PduBody,
-}
-
-enum Action<K> {
-    None,
-    Send,
-    Set(PendingSet<K>),
-}
-
-/// The SNMP agent bound to its sockets.
+/// The SNMP agent bound to its sockets. The engine is built at
+/// [`Agent::run`], from what the `with_*` calls added.
 pub struct Agent<V, K> {
     sockets: Vec<Arc<UdpSocket>>,
     workers: usize,
-    inner: Arc<Inner<V, K>>,
+    engine: EngineConfig<V, K>,
+    communities: CommunityTable,
 }
 
 impl<V: 'static, K: Send + 'static> Agent<V, K> {
@@ -316,65 +83,55 @@ impl<V: 'static, K: Send + 'static> Agent<V, K> {
         Ok(Agent {
             sockets,
             workers,
-            inner: Arc::new(Inner {
+            communities: Arc::new(arc_swap::ArcSwap::from_pointee(config.communities.clone())),
+            engine: EngineConfig {
                 dispatcher,
                 view: Box::new(view),
                 controller,
                 stats,
-                communities: Arc::new(arc_swap::ArcSwap::from_pointee(config.communities)),
-                max_message_size: config.max_message_size.clamp(484, MAX_UDP_PAYLOAD),
+                communities: config.communities,
+                max_message_size: config.max_message_size,
                 auth_hook: None,
                 usm: None,
                 vacm: None,
                 secrets: Vec::new(),
-                auth_failures: AtomicU64::new(0),
-                started: Instant::now(),
-                next_auth_warn: AtomicU64::new(0),
-            }),
+            },
         })
     }
 
     /// Calls `hook` on every authentication failure (the seam for
-    /// authenticationFailure notifications). Call before [`Agent::run`].
+    /// authenticationFailure notifications).
     pub fn with_auth_failure_hook(mut self, hook: AuthFailureHook) -> Self {
-        if let Some(inner) = Arc::get_mut(&mut self.inner) {
-            inner.auth_hook = Some(hook);
-        }
+        self.engine.auth_hook = Some(hook);
         self
     }
 
-    /// Answers SNMPv3 messages with this USM. Call before [`Agent::run`].
+    /// Answers SNMPv3 messages with this USM.
     pub fn with_usm(mut self, usm: Arc<Usm>) -> Self {
-        if let Some(inner) = Arc::get_mut(&mut self.inner) {
-            inner.usm = Some(usm);
-        }
+        self.engine.usm = Some(usm);
         self
     }
 
-    /// Applies VACM (RFC 3415) to the principals it has groups for. Call
-    /// before [`Agent::run`].
+    /// The configured VACM tables (RFC 3415); the community and user
+    /// shorthands are added to them.
     pub fn with_vacm(mut self, vacm: Arc<Vacm>) -> Self {
-        if let Some(inner) = Arc::get_mut(&mut self.inner) {
-            inner.vacm = Some(vacm);
-        }
+        self.engine.vacm = Some(vacm);
         self
     }
 
     /// Subtrees (e.g. IB-SM-MIB's SM_Key and M_Key columns) that only
     /// authPriv requests whose view includes them may read or write.
     pub fn with_secret_subtrees(mut self, secrets: Vec<Oid>) -> Self {
-        if let Some(inner) = Arc::get_mut(&mut self.inner) {
-            inner.secrets = secrets;
-        }
+        self.engine.secrets = secrets;
         self
     }
 
-    /// The bound addresses (useful with port 0).
     /// The community table, to replace it at run time.
     pub fn communities(&self) -> CommunityTable {
-        Arc::clone(&self.inner.communities)
+        Arc::clone(&self.communities)
     }
 
+    /// The bound addresses (useful with port 0).
     pub fn local_addrs(&self) -> Vec<SocketAddr> {
         self.sockets
             .iter()
@@ -385,12 +142,13 @@ impl<V: 'static, K: Send + 'static> Agent<V, K> {
     /// Serves requests until a socket fails. Dropping the future stops all
     /// receive tasks.
     pub async fn run(self) -> io::Result<()> {
+        let engine = Arc::new(Engine::with_communities(self.engine, self.communities));
         let mut tasks = JoinSet::new();
         for sock in &self.sockets {
             for _ in 0..self.workers {
                 let sock = Arc::clone(sock);
-                let inner = Arc::clone(&self.inner);
-                tasks.spawn(async move { serve(sock, inner).await });
+                let engine = Arc::clone(&engine);
+                tasks.spawn(async move { serve(sock, engine).await });
             }
         }
         while let Some(r) = tasks.join_next().await {
@@ -406,7 +164,7 @@ impl<V: 'static, K: Send + 'static> Agent<V, K> {
 
 async fn serve<V: 'static, K: Send + 'static>(
     sock: Arc<UdpSocket>,
-    inner: Arc<Inner<V, K>>,
+    engine: Arc<Engine<V, K>>,
 ) -> io::Result<()> {
     let mut buf = vec![0u8; 65536];
     let mut out = Vec::with_capacity(MAX_UDP_PAYLOAD);
@@ -417,15 +175,17 @@ async fn serve<V: 'static, K: Send + 'static>(
             Err(e) if e.kind() == io::ErrorKind::ConnectionReset => continue,
             Err(e) => return Err(e),
         };
-        out.clear();
         let data = buf.get(..n).unwrap_or(&[]);
-        match inner.handle(src, data, &mut out) {
+        match engine.process(src, data, &mut out) {
             Action::None => {}
-            Action::Send => send(&sock, &inner.stats, &out, src).await,
+            Action::Send => send(&sock, engine.stats(), &out, src).await,
             Action::Set(p) => {
                 let sock = Arc::clone(&sock);
-                let inner = Arc::clone(&inner);
-                tokio::spawn(async move { inner.finish_set(p, &sock, src).await });
+                let engine = Arc::clone(&engine);
+                tokio::spawn(async move {
+                    let answer = engine.finish_set(p, src).await;
+                    send(&sock, engine.stats(), &answer, src).await;
+                });
             }
         }
     }
@@ -433,501 +193,7 @@ async fn serve<V: 'static, K: Send + 'static>(
 
 async fn send(sock: &UdpSocket, stats: &SnmpStats, out: &[u8], dst: SocketAddr) {
     match sock.send_to(out, dst).await {
-        Ok(_) => inc(&stats.out_pkts),
+        Ok(_) => crate::engine::inc(&stats.out_pkts),
         Err(e) => debug!(%dst, error = %e, "send failed"),
-    }
-}
-
-impl<V, K> Inner<V, K> {
-    fn auth_failure(&self, src: SocketAddr, community: &[u8], bad_use: bool) {
-        let n = self.auth_failures.fetch_add(1, Ordering::Relaxed) + 1;
-        debug!(%src, bad_use, "authentication failure");
-        // At most one warning a minute; the thread that moves the deadline logs.
-        let now = u64::try_from(self.started.elapsed().as_millis()).unwrap_or(u64::MAX);
-        let due = self.next_auth_warn.load(Ordering::Relaxed);
-        if now >= due
-            && self
-                .next_auth_warn
-                .compare_exchange(
-                    due,
-                    now.saturating_add(AUTH_WARN_EVERY_MS),
-                    Ordering::Relaxed,
-                    Ordering::Relaxed,
-                )
-                .is_ok()
-        {
-            warn!(
-                %src,
-                community = %redact(community),
-                total = n,
-                "SNMP authentication failure (unknown community or USM user, wrong USM digest, disallowed source, or a write without write access)"
-            );
-        }
-        if let Some(h) = &self.auth_hook {
-            h(&AuthFailure {
-                source: src,
-                community: community.to_vec(),
-                bad_use,
-            });
-        }
-    }
-
-    fn count_response(&self, pdu: &Pdu) {
-        let s = &self.stats;
-        inc(&s.out_get_responses);
-        if let Pdu::Response(b) = pdu {
-            match b.error_status {
-                ErrorStatus::TooBig => inc(&s.out_too_bigs),
-                ErrorStatus::NoSuchName => inc(&s.out_no_such_names),
-                ErrorStatus::BadValue => inc(&s.out_bad_values),
-                ErrorStatus::GenErr => inc(&s.out_gen_errs),
-                _ => {}
-            }
-        }
-    }
-
-    /// Counts a response in the snmp group and encodes its message into `out`.
-    fn encode_response(&self, reply: Reply, pdu: Pdu, out: &mut Vec<u8>) {
-        self.count_response(&pdu);
-        match reply {
-            Reply::Community { version, community } => Message {
-                version,
-                community,
-                pdu,
-            }
-            .encode(out),
-            Reply::V3(ctx) => {
-                if let Some(usm) = &self.usm {
-                    usm.encode_response(&ctx, pdu, out);
-                }
-            }
-        }
-    }
-
-    fn count_request(&self, pdu: &Pdu) {
-        let s = &self.stats;
-        match pdu {
-            Pdu::GetRequest(_) => inc(&s.in_get_requests),
-            Pdu::GetNextRequest(_) | Pdu::GetBulkRequest(_) => inc(&s.in_get_nexts),
-            Pdu::SetRequest(_) => inc(&s.in_set_requests),
-            _ => {}
-        }
-    }
-
-    /// Processes one datagram; writes any immediate response into `out`.
-    fn handle(&self, src: SocketAddr, data: &[u8], out: &mut Vec<u8>) -> Action<K> {
-        let s = &self.stats;
-        inc(&s.in_pkts);
-        if let (Some(usm), Ok(SNMP_V3)) = (&self.usm, peek_version(data)) {
-            return self.handle_v3(usm, src, data, out);
-        }
-        let msg = match Message::decode(data) {
-            Ok(m) => m,
-            Err(e) => {
-                if e.is_bad_version() {
-                    inc(&s.in_bad_versions);
-                } else {
-                    inc(&s.in_asn_parse_errs);
-                }
-                debug!(%src, error = %e, "dropped datagram");
-                return Action::None;
-            }
-        };
-        let table = self.communities.load();
-        let Some(community) = table
-            .iter()
-            .find(|c| c.name == msg.community && c.allows(src.ip()))
-        else {
-            inc(&s.in_bad_community_names);
-            self.auth_failure(src, &msg.community, false);
-            return Action::None;
-        };
-        let Message {
-            version,
-            community: name,
-            pdu,
-        } = msg;
-        debug!(%src, ?version, pdu = pdu.tag(), "request");
-        self.count_request(&pdu);
-        let rid = pdu.request_id().unwrap_or(0);
-        let budget = self
-            .max_message_size
-            .saturating_sub(response_overhead(name.len(), rid));
-        let model = match version {
-            Version::V1 => SecurityModel::V1,
-            Version::V2c => SecurityModel::V2c,
-        };
-        // RFC 3584: the community is the securityName.
-        let vacm = self
-            .vacm
-            .as_ref()
-            .and_then(|v| v.views(model, &name, SecurityLevel::NoAuthNoPriv));
-        let outcome = match (&pdu, vacm) {
-            (_, Some(Err(_))) => {
-                inc(&s.in_bad_community_uses);
-                self.auth_failure(src, &name, true);
-                return Action::None;
-            }
-            (_, Some(Ok(views))) => {
-                let view = (self.view)();
-                let g = self.guard(&views, SecurityLevel::NoAuthNoPriv);
-                self.dispatcher
-                    .process_with(&view, version, &pdu, budget, &g)
-            }
-            (Pdu::SetRequest(req), None) if community.access == CommunityAccess::ReadOnly => {
-                // As net-snmp with a rocommunity: noAccess (v1: noSuchName)
-                // on the first varbind.
-                inc(&s.in_bad_community_uses);
-                self.auth_failure(src, &name, true);
-                let index = usize::from(!req.varbinds.is_empty());
-                crate::dispatch::error_response(version, req, ErrorStatus::NoAccess, index, budget)
-            }
-            _ => {
-                let view = (self.view)();
-                let g = self.guard(&FullAccess, SecurityLevel::NoAuthNoPriv);
-                self.dispatcher
-                    .process_with(&view, version, &pdu, budget, &g)
-            }
-        };
-        let reply = Reply::Community {
-            version,
-            community: name,
-        };
-        self.finish(src, &pdu, outcome, reply, out)
-    }
-
-    /// Sends a dispatch outcome or hands a Set to phase 2.
-    fn finish(
-        &self,
-        src: SocketAddr,
-        pdu: &Pdu,
-        outcome: Outcome<K>,
-        reply: Reply,
-        out: &mut Vec<u8>,
-    ) -> Action<K> {
-        let s = &self.stats;
-        match outcome {
-            Outcome::Response(resp) => {
-                if let (
-                    Pdu::Response(b),
-                    Pdu::GetRequest(_) | Pdu::GetNextRequest(_) | Pdu::GetBulkRequest(_),
-                ) = (&resp, pdu)
-                {
-                    if b.error_status == ErrorStatus::NoError {
-                        add(&s.in_total_req_vars, b.varbinds.len());
-                    }
-                }
-                self.encode_response(reply, resp, out);
-                Action::Send
-            }
-            Outcome::Set { changes, response } if changes.is_empty() => {
-                self.encode_response(reply, Pdu::Response(response), out);
-                Action::Send
-            }
-            Outcome::Set { changes, response } => Action::Set(PendingSet {
-                reply,
-                changes,
-                response,
-            }),
-            Outcome::SilentDrop => {
-                inc(&s.silent_drops);
-                Action::None
-            }
-            Outcome::Ignore => {
-                // No application here takes this PDU type (RFC 3412 4.2.2.1).
-                inc(&s.unknown_pdu_handlers);
-                debug!(%src, pdu = pdu.tag(), "ignored non-request PDU");
-                Action::None
-            }
-        }
-    }
-
-    async fn finish_set(&self, p: PendingSet<K>, sock: &UdpSocket, src: SocketAddr) {
-        let PendingSet {
-            reply,
-            changes,
-            mut response,
-        } = p;
-        let n = changes.len();
-        match self.controller.apply(changes).await {
-            Ok(()) => add(&self.stats.in_total_set_vars, n),
-            Err(e) => {
-                warn!(%src, error = %e, "SNMP Set failed in phase 2");
-                let status = match e.kind {
-                    ApplyErrorKind::CommitFailed => ErrorStatus::CommitFailed,
-                    ApplyErrorKind::UndoFailed => ErrorStatus::UndoFailed,
-                };
-                response.error_status = match reply.version() {
-                    Version::V1 => status.to_v1(),
-                    Version::V2c => status,
-                };
-                response.error_index = i32::try_from(e.index.saturating_add(1)).unwrap_or(i32::MAX);
-            }
-        }
-        let mut out = Vec::with_capacity(512);
-        self.encode_response(reply, Pdu::Response(response), &mut out);
-        send(sock, &self.stats, &out, src).await;
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::value::{Value, VarBind};
-
-    use crate::message_v3::{flags, HeaderData, ScopedPdu, ScopedPduData, UsmParams, V3Message};
-    use crate::pdu::BulkBody;
-    use crate::table::Scalars;
-    use crate::usm::{Engine, SecurityLevel, UserAccess, UserConfig};
-    use crate::vacm::{AccessEntry, MibView, ViewFamily};
-    use proptest::prelude::*;
-
-    const ENGINE: [u8; 6] = [0x80, 0, 0, 0, 5, 1];
-
-    /// The whole agent path (USM, access, VACM, dispatch) over scalars
-    /// under 1.3.6.1.2.1.1 and 1.3.6.1.2.1.2, without sockets.
-    fn inner(families: Vec<ViewFamily>) -> Inner<(), ()> {
-        let mut d: Dispatcher<(), ()> = Dispatcher::new();
-        for root in [[1, 3, 6, 1, 2, 1, 1], [1, 3, 6, 1, 2, 1, 2]] {
-            let mut sc = Scalars::new(Oid::from_slice(&root));
-            for sub in 1..=5u32 {
-                sc = sc.read_write(sub, move |_: &()| Value::Integer(sub as i32), |_, _| Ok(()));
-            }
-            d.register_all(sc.into_objects()).unwrap();
-        }
-        let users = vec![
-            UserConfig {
-                name: "n".into(),
-                auth: None,
-                privacy: None,
-                access: None,
-            },
-            UserConfig {
-                name: "ro".into(),
-                auth: None,
-                privacy: None,
-                access: Some(UserAccess {
-                    write: false,
-                    min_level: SecurityLevel::NoAuthNoPriv,
-                    subtree: Some(Oid::new(vec![1, 3, 6, 1, 2, 1, 2])),
-                }),
-            },
-        ];
-        let usm = Usm::new(Engine::new(ENGINE.to_vec(), 1), &users).unwrap();
-        let mut vacm = Vacm::default();
-        vacm.views.insert("v".into(), MibView { families });
-        vacm.groups
-            .insert((SecurityModel::Usm, b"n".to_vec()), "g".into());
-        vacm.access.push(AccessEntry {
-            group: "g".into(),
-            model: None,
-            level: SecurityLevel::NoAuthNoPriv,
-            read: Some("v".into()),
-            write: Some("v".into()),
-        });
-        let controller: Arc<dyn SetController<()>> =
-            Arc::new(|_: Vec<()>| async { Ok::<(), ApplyError>(()) });
-        Inner {
-            dispatcher: Arc::new(d),
-            view: Box::new(|| ()),
-            controller,
-            stats: SnmpStats::new(),
-            communities: Arc::new(arc_swap::ArcSwap::from_pointee(vec![Community::new(
-                "public",
-                CommunityAccess::ReadOnly,
-            )])),
-            max_message_size: MAX_UDP_PAYLOAD,
-            auth_hook: None,
-            usm: Some(Arc::new(usm)),
-            vacm: Some(Arc::new(vacm)),
-            secrets: vec![Oid::new(vec![1, 3, 6, 1, 2, 1, 1, 3])],
-            auth_failures: AtomicU64::new(0),
-            started: Instant::now(),
-            next_auth_warn: AtomicU64::new(0),
-        }
-    }
-
-    fn v3_request(user: &str, pdu: Pdu) -> Vec<u8> {
-        let m = V3Message {
-            header: HeaderData {
-                msg_id: 1,
-                max_size: 65507,
-                flags: flags::REPORTABLE,
-                security_model: 3,
-            },
-            usm: UsmParams {
-                engine_id: ENGINE.to_vec(),
-                engine_boots: 1,
-                engine_time: 0,
-                user_name: user.as_bytes().to_vec(),
-                ..Default::default()
-            },
-            data: ScopedPduData::Plain(ScopedPdu {
-                context_engine_id: ENGINE.to_vec(),
-                context_name: vec![],
-                pdu,
-            }),
-        };
-        let mut out = Vec::new();
-        m.encode(&mut out);
-        out
-    }
-
-    fn answer(inner: &Inner<(), ()>, req: &[u8]) -> Option<Pdu> {
-        let mut out = Vec::new();
-        let src = SocketAddr::from(([127, 0, 0, 1], 9));
-        match inner.handle(src, req, &mut out) {
-            Action::Send => {}
-            Action::Set(p) => return Some(Pdu::Response(p.response)),
-            Action::None => return None,
-        }
-        match V3Message::decode(&out).unwrap().0.data {
-            ScopedPduData::Plain(s) => Some(s.pdu),
-            ScopedPduData::Encrypted(_) => panic!("encrypted noAuth answer"),
-        }
-    }
-
-    #[test]
-    fn message_processing_counters() {
-        let inner = inner(vec![]);
-        let get = || {
-            Pdu::GetRequest(PduBody::request(
-                1,
-                vec![VarBind::new(
-                    Oid::new(vec![1, 3, 6, 1, 2, 1, 1, 1, 0]),
-                    Value::Null,
-                )],
-            ))
-        };
-        let rewrite = |f: &dyn Fn(&mut V3Message)| {
-            let (mut m, _) = V3Message::decode(&v3_request("n", get())).unwrap();
-            f(&mut m);
-            let mut out = Vec::new();
-            m.encode(&mut out);
-            out
-        };
-        // A security model other than USM: snmpUnknownSecurityModels.
-        let other_model = rewrite(&|m| m.header.security_model = 99);
-        assert!(answer(&inner, &other_model).is_none());
-        // Privacy without authentication: snmpInvalidMsgs.
-        let priv_only = rewrite(&|m| m.header.flags = flags::PRIV | flags::REPORTABLE);
-        assert!(answer(&inner, &priv_only).is_none());
-        // A PDU no application here takes (a Report sent to the agent).
-        let report = v3_request("n", Pdu::Report(PduBody::request(1, vec![])));
-        assert!(answer(&inner, &report).is_none());
-        let s = &inner.stats;
-        assert_eq!(SnmpStats::load(&s.unknown_security_models), 1);
-        assert_eq!(SnmpStats::load(&s.invalid_msgs), 1);
-        assert_eq!(SnmpStats::load(&s.unknown_pdu_handlers), 1);
-        assert_eq!(SnmpStats::load(&s.in_asn_parse_errs), 0);
-    }
-
-    fn walk(inner: &Inner<(), ()>, user: &str) -> Vec<Oid> {
-        let mut seen = Vec::new();
-        let mut cur = Oid::new(vec![1]);
-        loop {
-            let req = v3_request(
-                user,
-                Pdu::GetNextRequest(PduBody::request(
-                    1,
-                    vec![VarBind::new(cur.clone(), Value::Null)],
-                )),
-            );
-            let Some(Pdu::Response(b)) = answer(inner, &req) else {
-                panic!("no response")
-            };
-            let vb = &b.varbinds[0];
-            if vb.value == Value::EndOfMibView {
-                return seen;
-            }
-            assert!(vb.oid > cur, "walk went backwards");
-            cur = vb.oid.clone();
-            seen.push(cur.clone());
-        }
-    }
-
-    #[test]
-    fn vacm_walks_skip_excluded_and_secrets() {
-        let fam = |s: &[u32], included: bool| ViewFamily {
-            subtree: Oid::from_slice(s),
-            mask: vec![],
-            included,
-        };
-        let inner = inner(vec![
-            fam(&[1, 3, 6, 1], true),
-            fam(&[1, 3, 6, 1, 2, 1, 1], false),
-            fam(&[1, 3, 6, 1, 2, 1, 1, 4], true),
-        ]);
-        let got: Vec<String> = walk(&inner, "n").iter().map(|o| o.to_string()).collect();
-        let mut want = vec!["1.3.6.1.2.1.1.4.0".to_string()];
-        want.extend((1..=5).map(|i| format!("1.3.6.1.2.1.2.{i}.0")));
-        assert_eq!(got, want);
-        // The shorthand user limited to 1.3.6.1.2.1.2 cannot write.
-        let set = v3_request(
-            "ro",
-            Pdu::SetRequest(PduBody::request(
-                1,
-                vec![VarBind::new(
-                    Oid::new(vec![1, 3, 6, 1, 2, 1, 2, 1, 0]),
-                    Value::Integer(1),
-                )],
-            )),
-        );
-        let Some(Pdu::Response(b)) = answer(&inner, &set) else {
-            panic!()
-        };
-        assert_eq!(b.error_status, ErrorStatus::AuthorizationError);
-        // The secret sysUpTime-like scalar stays hidden at noAuthNoPriv.
-        let get = v3_request(
-            "n",
-            Pdu::GetRequest(PduBody::request(
-                1,
-                vec![VarBind::new(
-                    Oid::new(vec![1, 3, 6, 1, 2, 1, 1, 3, 0]),
-                    Value::Null,
-                )],
-            )),
-        );
-        let Some(Pdu::Response(b)) = answer(&inner, &get) else {
-            panic!()
-        };
-        assert_eq!(b.varbinds[0].value, Value::NoSuchObject);
-    }
-
-    proptest! {
-        #![proptest_config(ProptestConfig::with_cases(64))]
-        /// Any view and any bulk request: an answer, no panic, no loop.
-        #[test]
-        fn agent_path_never_panics(
-            fams in proptest::collection::vec(
-                (proptest::collection::vec(0u32..8, 0..9), proptest::collection::vec(any::<u8>(), 0..2), any::<bool>()),
-                0..6),
-            oids in proptest::collection::vec(proptest::collection::vec(0u32..8, 0..10), 1..4),
-            reps in 0i32..30,
-            junk in proptest::collection::vec(any::<u8>(), 0..120),
-        ) {
-            let families = fams.into_iter().map(|(s, mask, included)| ViewFamily {
-                subtree: Oid::new(s), mask, included,
-            }).collect();
-            let inner = inner(families);
-            let vbs: Vec<VarBind> = oids.into_iter().map(|o| VarBind::new(Oid::new(o), Value::Null)).collect();
-            let bulk = Pdu::GetBulkRequest(BulkBody { request_id: 1, non_repeaters: 1, max_repetitions: reps, varbinds: vbs.clone() });
-            for user in ["n", "ro", "x"] {
-                let _ = answer(&inner, &v3_request(user, bulk.clone()));
-                let _ = answer(&inner, &v3_request(user, Pdu::SetRequest(PduBody::request(2, vbs.clone()))));
-            }
-            let mut out = Vec::new();
-            let _ = inner.handle(SocketAddr::from(([127, 0, 0, 1], 9)), &junk, &mut out);
-        }
-    }
-
-    #[test]
-    fn wire_text_is_escaped_and_cut() {
-        assert_eq!(escape_wire(b"ab\ncd\x1b[31m", 64), "ab\\ncd\\x1b[31m");
-        assert_eq!(escape_wire(b"a\nb", 64), "a\\nb");
-        let long = vec![b'x'; 100];
-        assert_eq!(escape_wire(&long, 4), "xxxx...(100 octets)");
-        assert_eq!(redact(b"secret\n"), "se* (7 octets)");
-        assert!(!redact(b"\n\x1b").contains('\n'));
     }
 }

@@ -2,8 +2,10 @@
 //! the SNMPv1 rules of RFC 3584 section 4.4.
 //!
 //! The dispatcher is pure: it turns a request PDU and a view into a response
-//! PDU (or, for a Set that passed phase 1, the changes to apply). Transport,
-//! communities and counters live in [`crate::agent`].
+//! PDU (or, for a Set that passed phase 1, the changes to apply). Message
+//! processing, security, access control and counters live in
+//! [`crate::engine`], transports in [`crate::agent`] (UDP) and
+//! [`crate::agentx`].
 
 use std::sync::Arc;
 

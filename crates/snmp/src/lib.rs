@@ -20,6 +20,7 @@ pub mod agent;
 pub mod agentx;
 pub mod ber;
 pub mod dispatch;
+pub mod engine;
 pub mod index;
 pub mod message;
 pub mod message_v3;

@@ -168,8 +168,9 @@ impl Vacm {
     }
 
     /// RFC 3415 3.2 isAccessAllowed for the default context. None when the
-    /// principal is in no group (noGroupName): the caller falls back to
-    /// the rocommunity/rouser shorthands.
+    /// principal is in no group (noGroupName). The engine adds the
+    /// rocommunity/rouser shorthands as groups first
+    /// ([`crate::engine`]'s access module).
     pub fn views(
         &self,
         model: SecurityModel,

@@ -269,6 +269,11 @@ impl Usm {
         })
     }
 
+    /// The users (for their rouser/rwuser access).
+    pub fn users(&self) -> impl Iterator<Item = &Arc<User>> {
+        self.users.values()
+    }
+
     /// Value of a usmStats or snmpEngine scalar (`oid` without `.0`).
     pub fn scalar(&self, oid: &[u32]) -> Option<Value> {
         let l = |c: &AtomicU32| Value::Counter32(c.load(Ordering::Relaxed));
