@@ -78,6 +78,14 @@ pub enum ControlOp {
         port: PortNum,
         count: u32,
     },
+    /// SA GetTable(PathRecord) to the master SM: the records matching
+    /// `template` in the components of `comp_mask` (IBA 15.2.5.16). Sources
+    /// without an SA answer Unsupported (the caller computes the paths from
+    /// the snapshot's forwarding tables instead).
+    SaPathRecords {
+        template: Box<crate::mad::sa::PathRecord>,
+        comp_mask: u64,
+    },
 }
 
 /// What a control operation returns (the PMA's GetResp where there is one).
@@ -85,6 +93,7 @@ pub enum ControlOp {
 pub enum ControlReply {
     PortCounters(PortCounters),
     PortSamplesControl(PortSamplesControl),
+    PathRecords(Vec<crate::mad::sa::PathRecord>),
     Done,
 }
 

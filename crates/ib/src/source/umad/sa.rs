@@ -175,6 +175,18 @@ pub fn path_record(
         .and_then(|r| PathRecord::decode(r).ok()))
 }
 
+/// The PathRecords matching `template` in the components of `mask` (GetTable).
+pub fn path_records(
+    tr: &mut Transport,
+    sm_lid: u16,
+    template: &PathRecord,
+    mask: u64,
+) -> Result<Vec<PathRecord>, TxError> {
+    let mut buf = [0u8; PathRecord::LEN];
+    let _ = template.encode(&mut buf);
+    get_table(tr, attr::PATH_RECORD, sm_lid, 0, mask, &buf)
+}
+
 /// Subscribes `gid` to [`TRAPS`] (InformInfo Set, one per trap). Returns how many the SM
 /// accepted. ibsim accepts but never delivers the Reports; the source compares sweeps.
 pub fn subscribe(tr: &mut Transport, sm_lid: u16, gid: Gid) -> usize {
