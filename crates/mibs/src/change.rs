@@ -42,6 +42,9 @@ pub enum Change {
         base: Box<ib::mad::pma::PortSamplesControl>,
         field: crate::ib_pm_mib::SampleField,
     },
+    /// IB-SM-MIB request tables: a checked Set of request rows (session
+    /// runtime state, not persisted; see [`crate::ib_sm_req`]).
+    SmRequest(crate::ib_sm_req::RequestChange),
 }
 
 /// Where a change takes effect.
@@ -89,7 +92,8 @@ impl Change {
             | Change::SysName(_)
             | Change::SysLocation(_)
             | Change::SnmpEnableAuthenTraps(_)
-            | Change::Stored { .. } => Effect::Agent,
+            | Change::Stored { .. }
+            | Change::SmRequest(_) => Effect::Agent,
             Change::PmClearCounter { .. } | Change::PmSampleControl { .. } => Effect::Grouped,
         }
     }
@@ -107,7 +111,9 @@ impl Change {
                 kv(keys::SNMP_ENABLE_AUTHEN_TRAPS, if *b { "1" } else { "2" })
             }
             Change::Stored { key, value } => kv(key, value),
-            Change::PmClearCounter { .. } | Change::PmSampleControl { .. } => None,
+            Change::PmClearCounter { .. }
+            | Change::PmSampleControl { .. }
+            | Change::SmRequest(_) => None,
         }
     }
 
@@ -122,6 +128,7 @@ impl Change {
             Change::Stored { key, value } => {
                 state.extra.insert(key.clone(), value.clone());
             }
+            Change::SmRequest(r) => r.apply(),
             Change::PmClearCounter { .. } | Change::PmSampleControl { .. } => {}
         }
     }

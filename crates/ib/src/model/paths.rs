@@ -7,7 +7,7 @@
 use super::route::{links, trace, RouteError};
 use super::snapshot::{PortIdx, Snapshot};
 use crate::mad::sa::{comp::path_record as pr, PathRecord};
-use crate::types::{Gid, LinkSpeed, Lid, PKey};
+use crate::types::{Gid, Lid, LinkSpeed, PKey};
 
 /// OpenSM's default subnet timeout code, which it also gives as a path's
 /// packet lifetime (4.096 us * 2^18, about 1 s).
@@ -27,7 +27,14 @@ pub enum PathError {
 }
 
 /// The end port a LID or GID component names.
-fn end_port(s: &Snapshot, mask: u64, lid_bit: u64, lid: Lid, gid_bit: u64, gid: Gid) -> Option<PortIdx> {
+fn end_port(
+    s: &Snapshot,
+    mask: u64,
+    lid_bit: u64,
+    lid: Lid,
+    gid_bit: u64,
+    gid: Gid,
+) -> Option<PortIdx> {
     if mask & lid_bit != 0 {
         return s.port_by_lid(lid);
     }
