@@ -1,0 +1,635 @@
+//! IB-SM-MIB request tables (path and trace requests as RowStatus sessions)
+//! driven with net-snmp's snmpset/snmpget/snmpwalk and the shipped MIBs:
+//! - on the simulator, against its own routing (the forwarding tables of the
+//!   fabric the agent simulates, rebuilt here);
+//! - RowStatus conformance (RFC 2579): createAndWait, fill, active;
+//!   notInService, change, active; destroy removes results; createAndGo with
+//!   a bad column creates nothing; ageing; the session cap;
+//! - on ibsim + OpenSM: path results equal `saquery -p`, traces equal
+//!   `ibtracert` in a three-level fat tree, a dead SM gives notInService.
+
+mod common;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::time::{Duration, Instant};
+
+use common::{Agent, UmadAgent};
+use ib::model::Snapshot;
+use ib::source::Source;
+
+const PATH_REQ: &str = "IB-SM-MIB::ibSmPathReq";
+const TRACE_REQ: &str = "IB-SM-MIB::ibSmTraceReq";
+const PATH_RESULT: &str = ".1.3.6.1.3.117.7.1.9.2.1";
+const TRACE_RESULT: &str = ".1.3.6.1.3.117.7.1.11.2.1";
+/// fe80::/64, the subnet prefix of the sim and of OpenSM's default.
+const PREFIX: &str = "254.128.0.0.0.0.0.0";
+
+fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn text(o: &Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
+
+/// A net-snmp tool with the shipped MIBs loaded (IB-SM-MIB and what it
+/// imports), numeric OIDs, numeric enums, octet strings in hex.
+fn tool(name: &str, target: &str, community: &str, args: &[&str]) -> Output {
+    common::require_tool(name);
+    let r = repo();
+    Command::new(name)
+        .env("MIBS", "")
+        .env("MIBDIRS", "")
+        .args([
+            "-M",
+            &format!(
+                "{}:{}",
+                r.join("mibs").display(),
+                r.join("mibs/ietf").display()
+            ),
+            "-m",
+            "IB-SM-MIB",
+            "-v2c",
+            "-c",
+            community,
+            "-On",
+            "-Oe",
+            "-Ox",
+            "-OU",
+            "-t",
+            "3",
+            "-r",
+            "0",
+            target,
+        ])
+        .args(args)
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run {name}: {e}"))
+}
+
+/// snmpset of (object name, type, value) triples in one PDU; Err(output)
+/// when refused.
+fn set(target: &str, session: u32, vbs: &[(&str, &str, &str)]) -> Result<(), String> {
+    let mut args = Vec::new();
+    for (name, ty, v) in vbs {
+        args.push(format!("{name}.{PREFIX}.{session}"));
+        args.push(ty.to_string());
+        args.push(v.to_string());
+    }
+    let a: Vec<&str> = args.iter().map(String::as_str).collect();
+    let o = tool("snmpset", target, "private", &a);
+    if o.status.success() {
+        Ok(())
+    } else {
+        Err(text(&o))
+    }
+}
+
+fn get(target: &str, object: &str, session: u32) -> String {
+    let o = tool(
+        "snmpget",
+        target,
+        "public",
+        &["-Oqv", &format!("{object}.{PREFIX}.{session}")],
+    );
+    assert!(o.status.success(), "{}", text(&o));
+    String::from_utf8_lossy(&o.stdout).trim().to_string()
+}
+
+/// (column, result index) -> value of one session's result rows.
+fn results(target: &str, table: &str, session: u32) -> BTreeMap<(u32, u32), String> {
+    let o = tool("snmpwalk", target, "public", &["-Oq", table]);
+    assert!(o.status.success(), "{}", text(&o));
+    let prefix: Vec<u32> = table
+        .trim_start_matches('.')
+        .split('.')
+        .map(|s| s.parse().unwrap())
+        .collect();
+    let mut out = BTreeMap::new();
+    for l in String::from_utf8_lossy(&o.stdout).lines() {
+        let Some((oid, v)) = l.split_once(' ') else {
+            continue;
+        };
+        let oid: Vec<u32> = oid
+            .trim_start_matches('.')
+            .split('.')
+            .filter_map(|s| s.parse().ok())
+            .collect();
+        let Some(rest) = oid.strip_prefix(&prefix[..]) else {
+            continue;
+        };
+        // column, 8 prefix octets, session, result index
+        if let [col, .., s, i] = rest {
+            if rest.len() == 11 && *s == session {
+                out.insert((*col, *i), v.trim().trim_matches('"').to_string());
+            }
+        }
+    }
+    out
+}
+
+/// Waits until `f` holds (results appear off the request path).
+fn wait_for(what: &str, f: impl Fn() -> bool) {
+    let deadline = Instant::now() + Duration::from_secs(15);
+    while !f() {
+        assert!(Instant::now() < deadline, "timed out waiting for {what}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+fn hex(v: &str) -> Vec<u8> {
+    v.split_whitespace()
+        .map(|b| u8::from_str_radix(b, 16).unwrap_or_else(|_| panic!("hex {v:?}")))
+        .collect()
+}
+
+fn num(v: &str) -> u64 {
+    v.trim()
+        .parse()
+        .unwrap_or_else(|_| panic!("not a number: {v:?}"))
+}
+
+fn be(b: &[u8]) -> u64 {
+    b.iter().fold(0, |a, &x| (a << 8) | u64::from(x))
+}
+
+/// The path request columns of a session as the SA would see them.
+fn path_request(slid: u16, dlid: u16) -> Vec<(String, &'static str, String)> {
+    vec![
+        (format!("{PATH_REQ}SrcLID"), "u", slid.to_string()),
+        (format!("{PATH_REQ}DstLID"), "u", dlid.to_string()),
+    ]
+}
+
+fn borrow<'a>(v: &'a [(String, &'static str, String)]) -> Vec<(&'a str, &'a str, &'a str)> {
+    v.iter()
+        .map(|(a, b, c)| (a.as_str(), *b, c.as_str()))
+        .collect()
+}
+
+// ----- the simulator --------------------------------------------------------
+
+/// The fabric the agent simulates by default.
+fn sim_snapshot() -> Snapshot {
+    let mut sim =
+        ib::source::sim::SimSource::default_fabric(ib::source::sim::SimConfig::default()).unwrap();
+    sim.sweep().unwrap()
+}
+
+/// CA ports with LIDs: (LID, port GUID).
+fn ca_ports(s: &Snapshot) -> Vec<(u16, u64, u32)> {
+    (0..s.ports.len() as u32)
+        .filter_map(|i| {
+            let p = s.port(i)?;
+            let is_ca = s.node(p.node)?.switch.is_none();
+            (is_ca && p.info.lid.0 != 0).then_some((p.info.lid.0, p.guid.0, i))
+        })
+        .collect()
+}
+
+fn sim_agent(extra_config: &str) -> (Agent, tempfile::TempDir) {
+    let dir = tempfile::tempdir().unwrap();
+    let conf = dir.path().join("ibsnmpd.toml");
+    std::fs::write(&conf, extra_config).unwrap();
+    let agent = Agent::start(&["--config", conf.to_str().unwrap()]);
+    (agent, dir)
+}
+
+#[test]
+fn sim_paths_and_traces_follow_its_routing() {
+    let (agent, _d) = sim_agent("");
+    let t = &agent.target;
+    let s = sim_snapshot();
+    let cas = ca_ports(&s);
+    assert!(cas.len() >= 4);
+    let pairs = [(0, cas.len() - 1), (1, 2), (cas.len() - 1, 0)];
+    for (n, &(a, b)) in pairs.iter().enumerate() {
+        let (slid, sguid, sidx) = cas[a];
+        let (dlid, dguid, _) = cas[b];
+        let session = 100 + n as u32;
+        let mut req = path_request(slid, dlid);
+        req.push((format!("{PATH_REQ}RowStatus"), "i", "4".into()));
+        set(t, session, &borrow(&req)).unwrap();
+        wait_for("path results", || {
+            !results(t, PATH_RESULT, session).is_empty()
+        });
+        let r = results(t, PATH_RESULT, session);
+        // One path (LMC 0): its ends, the default partition, SL 0, exact
+        // selectors, the MTU and rate the route allows.
+        assert_eq!(hex(&r[&(4, 1)]), {
+            let mut g = 0xfe80_0000_0000_0000u64.to_be_bytes().to_vec();
+            g.extend(dguid.to_be_bytes());
+            g
+        });
+        assert_eq!(be(&hex(&r[&(5, 1)])) as u64, sguid);
+        assert_eq!(num(&r[&(7, 1)]), u64::from(dlid));
+        assert_eq!(num(&r[&(8, 1)]), u64::from(slid));
+        assert_eq!(hexnum(&r[&(13, 1)]), 0xFFFF);
+        assert_eq!(num(&r[&(14, 1)]), 0);
+        assert_eq!(num(&r[&(15, 1)]), 2);
+        let hops = ib::model::route::trace(&s, sidx, ib::types::Lid(dlid)).unwrap();
+        let ports: Vec<u32> = ib::model::route::links(&s, &hops)
+            .into_iter()
+            .flat_map(|(x, y)| [x, y])
+            .collect();
+        let mtu = ports
+            .iter()
+            .map(|&p| s.port(p).unwrap().info.mtu_cap)
+            .min()
+            .unwrap();
+        assert_eq!(
+            num(&r[&(16, 1)]),
+            u64::from(mtu),
+            "MTU: the smallest on the way"
+        );
+        assert!(r.keys().all(|(_, i)| *i == 1), "one path: {r:?}");
+
+        // The trace of the same session: the route hop by hop.
+        set(t, session, &[(&format!("{TRACE_REQ}RowStatus"), "i", "4")]).unwrap();
+        wait_for("trace results", || {
+            !results(t, TRACE_RESULT, session).is_empty()
+        });
+        let tr = results(t, TRACE_RESULT, session);
+        assert_eq!(tr.keys().filter(|(c, _)| *c == 6).count(), hops.len());
+        for (i, h) in hops.iter().enumerate() {
+            let i = i as u32 + 1;
+            let node = s.node(h.node).unwrap();
+            assert_eq!(be(&hex(&tr[&(6, i)])), node.info.node_guid.0, "hop {i}");
+            assert_eq!(num(&tr[&(5, i)]), u64::from(node.info.node_type));
+            if node.switch.is_some() {
+                assert_eq!(num(&tr[&(10, i)]), u64::from(h.entry.unwrap().0));
+                assert_eq!(num(&tr[&(11, i)]), u64::from(h.exit.unwrap().0));
+            }
+        }
+    }
+    // Components the route does not give: no record, the request goes
+    // back to notInService (SL 1), or is bounded (NumbPath 0).
+    let (slid, _, _) = cas[0];
+    let (dlid, _, _) = cas[1];
+    let mut req = path_request(slid, dlid);
+    req.push((format!("{PATH_REQ}SL"), "u", "1".into()));
+    req.push((format!("{PATH_REQ}RowStatus"), "i", "4".into()));
+    set(t, 200, &borrow(&req)).unwrap();
+    wait_for("SL 1 refused", || {
+        get(t, &format!("{PATH_REQ}RowStatus"), 200) == "2"
+    });
+    assert!(results(t, PATH_RESULT, 200).is_empty());
+    // PKey 0xFFFF with its component: the path in that partition.
+    let mut req = path_request(slid, dlid);
+    req.push((format!("{PATH_REQ}PKey"), "u", "65535".into()));
+    req.push((format!("{PATH_REQ}RowStatus"), "i", "4".into()));
+    set(t, 201, &borrow(&req)).unwrap();
+    wait_for("pkey path", || !results(t, PATH_RESULT, 201).is_empty());
+    assert_eq!(hexnum(&results(t, PATH_RESULT, 201)[&(13, 1)]), 0xFFFF);
+}
+
+#[test]
+fn rowstatus_conformance() {
+    let (agent, _d) = sim_agent("request_session_timeout = 2\nrequest_sessions_max = 3\n");
+    let t = &agent.target;
+    let s = sim_snapshot();
+    let cas = ca_ports(&s);
+    let (slid, dlid) = (cas[0].0, cas[1].0);
+    let status = |session| get(t, &format!("{PATH_REQ}RowStatus"), session);
+    let rs = format!("{PATH_REQ}RowStatus");
+
+    // createAndWait: notReady until a source and destination are there.
+    set(t, 1, &[(&rs, "i", "5")]).unwrap();
+    assert_eq!(status(1), "3", "notReady");
+    let e = set(t, 1, &[(&rs, "i", "1")]).unwrap_err();
+    assert!(e.contains("inconsistentValue"), "{e}");
+    set(t, 1, &borrow(&path_request(slid, dlid))).unwrap();
+    assert_eq!(status(1), "2", "notInService once filled");
+    assert!(
+        results(t, PATH_RESULT, 1).is_empty(),
+        "no answer before active"
+    );
+    set(t, 1, &[(&rs, "i", "1")]).unwrap();
+    wait_for("results", || !results(t, PATH_RESULT, 1).is_empty());
+    assert_eq!(num(&results(t, PATH_RESULT, 1)[&(7, 1)]), u64::from(dlid));
+
+    // An active row's columns are not changed under it...
+    let e = set(
+        t,
+        1,
+        &[(&format!("{PATH_REQ}DstLID"), "u", &cas[2].0.to_string())],
+    )
+    .unwrap_err();
+    assert!(e.contains("inconsistentValue"), "{e}");
+    // ...notInService, change, active: the new answer.
+    set(t, 1, &[(&rs, "i", "2")]).unwrap();
+    assert!(
+        results(t, PATH_RESULT, 1).is_empty(),
+        "results go with active"
+    );
+    set(
+        t,
+        1,
+        &[(&format!("{PATH_REQ}DstLID"), "u", &cas[2].0.to_string())],
+    )
+    .unwrap();
+    set(t, 1, &[(&rs, "i", "1")]).unwrap();
+    wait_for("new results", || {
+        results(t, PATH_RESULT, 1)
+            .get(&(7, 1))
+            .is_some_and(|v| num(v) == u64::from(cas[2].0))
+    });
+    // Creating an existing row is inconsistentValue.
+    let e = set(t, 1, &[(&rs, "i", "4")]).unwrap_err();
+    assert!(e.contains("inconsistentValue"), "{e}");
+
+    // destroy removes the request and its results.
+    set(t, 1, &[(&rs, "i", "6")]).unwrap();
+    assert!(get(t, &rs, 1).contains("No Such Instance"));
+    assert!(results(t, PATH_RESULT, 1).is_empty());
+
+    // createAndGo with a bad column (SL 16) in the same PDU creates nothing.
+    let mut req = path_request(slid, dlid);
+    req.push((rs.clone(), "i", "4".into()));
+    req.push((format!("{PATH_REQ}SL"), "u", "16".into()));
+    let e = set(t, 2, &borrow(&req)).unwrap_err();
+    assert!(e.contains("wrongValue"), "{e}");
+    assert!(get(t, &rs, 2).contains("No Such Instance"));
+    // Nor does createAndGo without a destination.
+    let e = set(
+        t,
+        2,
+        &[
+            (&rs, "i", "4"),
+            (&format!("{PATH_REQ}SrcLID"), "u", &slid.to_string()),
+        ],
+    )
+    .unwrap_err();
+    assert!(e.contains("inconsistentValue"), "{e}");
+    assert!(get(t, &rs, 2).contains("No Such Instance"));
+    // A column of a row that does not exist: noCreation.
+    let e = set(t, 2, &[(&format!("{PATH_REQ}SL"), "u", "0")]).unwrap_err();
+    assert!(e.contains("noCreation"), "{e}");
+    // notReady is never set; CreationTime is read-only.
+    let e = set(t, 2, &[(&rs, "i", "3")]).unwrap_err();
+    assert!(e.contains("wrongValue"), "{e}");
+
+    // The session cap (3 per table): the fourth create is resourceUnavailable.
+    for session in [10, 11, 12] {
+        set(t, session, &[(&rs, "i", "5")]).unwrap();
+    }
+    let e = set(t, 13, &[(&rs, "i", "5")]).unwrap_err();
+    assert!(e.contains("resourceUnavailable"), "{e}");
+    // The trace table has its own cap.
+    set(t, 13, &[(&format!("{TRACE_REQ}RowStatus"), "i", "5")]).unwrap();
+
+    // Sessions no Set touched for 2 s are aged out, with their results.
+    let mut req = path_request(slid, dlid);
+    req.push((rs.clone(), "i", "4".into()));
+    set(t, 10, &[(&rs, "i", "6")]).unwrap();
+    set(t, 10, &borrow(&req)).unwrap();
+    wait_for("results", || !results(t, PATH_RESULT, 10).is_empty());
+    wait_for("ageing", || {
+        get(t, &rs, 10).contains("No Such Instance") && get(t, &rs, 11).contains("No Such Instance")
+    });
+    assert!(results(t, PATH_RESULT, 10).is_empty());
+    // Room again.
+    set(t, 14, &[(&rs, "i", "5")]).unwrap();
+}
+
+// ----- ibsim + OpenSM -------------------------------------------------------------
+
+/// saquery -p's fields (`name....value` lines).
+fn saquery_path(
+    tb: &ib::testbed::Testbed,
+    slid: u16,
+    dlid: u16,
+    extra: &[&str],
+) -> Vec<BTreeMap<String, String>> {
+    let mut args = vec!["-p"];
+    args.extend_from_slice(extra);
+    let (s, d) = (slid.to_string(), dlid.to_string());
+    args.push(&s);
+    args.push(&d);
+    let out = tb.run_diag("saquery", &args).unwrap();
+    assert!(
+        out.success(),
+        "saquery {args:?}: {}{}",
+        out.stdout,
+        out.stderr
+    );
+    let mut recs = Vec::new();
+    for l in out.stdout.lines() {
+        if l.starts_with("PathRecord dump") {
+            recs.push(BTreeMap::new());
+            continue;
+        }
+        let Some((k, v)) = l.trim().split_once("..") else {
+            continue;
+        };
+        if let Some(r) = recs.last_mut() {
+            r.insert(k.to_string(), v.trim_start_matches('.').to_string());
+        }
+    }
+    recs
+}
+
+fn hexnum(v: &str) -> u64 {
+    u64::from_str_radix(v.trim_start_matches("0x"), 16).unwrap_or_else(|_| panic!("hex {v:?}"))
+}
+
+fn gid_of(v: &str) -> Vec<u8> {
+    v.parse::<std::net::Ipv6Addr>()
+        .unwrap_or_else(|_| panic!("gid {v:?}"))
+        .octets()
+        .to_vec()
+}
+
+/// One agent result row equals one saquery record, field by field.
+fn assert_path_equal(r: &BTreeMap<(u32, u32), String>, i: u32, sa: &BTreeMap<String, String>) {
+    let f = |k: &str| hexnum(&sa[k]);
+    assert_eq!(hex(&r[&(4, i)]), gid_of(&sa["dgid"]), "dgid");
+    assert_eq!(hex(&r[&(5, i)]), gid_of(&sa["sgid"]), "sgid");
+    assert_eq!(num(&r[&(7, i)]), f("dlid"), "dlid");
+    assert_eq!(num(&r[&(8, i)]), f("slid"), "slid");
+    let hfr = f("hop_flow_raw");
+    assert_eq!(num(&r[&(9, i)]), hfr >> 31, "raw traffic");
+    assert_eq!(be(&hex(&r[&(10, i)])), (hfr >> 8) & 0xF_FFFF, "flow label");
+    assert_eq!(num(&r[&(11, i)]), hfr & 0xFF, "hop limit");
+    assert_eq!(num(&r[&(12, i)]), f("tclass"), "tclass");
+    assert_eq!(num(&r[&(6, i)]), f("num_path_revers") & 0x7F, "numb path");
+    assert_eq!(hexnum(&r[&(13, i)]), f("pkey"), "pkey");
+    assert_eq!(num(&r[&(14, i)]), f("sl"), "sl");
+    assert_eq!(num(&r[&(15, i)]), f("mtu") >> 6, "mtu selector");
+    assert_eq!(num(&r[&(16, i)]), f("mtu") & 0x3F, "mtu");
+    assert_eq!(num(&r[&(17, i)]), f("rate") >> 6, "rate selector");
+    assert_eq!(num(&r[&(18, i)]), f("rate") & 0x3F, "rate");
+    assert_eq!(num(&r[&(19, i)]), f("pkt_life") >> 6, "pkt life selector");
+    assert_eq!(num(&r[&(20, i)]), f("pkt_life") & 0x3F, "pkt life");
+    assert_eq!(num(&r[&(21, i)]), f("preference"), "preference");
+}
+
+/// (node GUID, entry port, exit port) of each hop ibtracert prints.
+fn ibtracert(
+    tb: &ib::testbed::Testbed,
+    slid: u16,
+    dlid: u16,
+) -> Vec<(u64, Option<u8>, Option<u8>)> {
+    let out = tb
+        .run_diag("ibtracert", &[&slid.to_string(), &dlid.to_string()])
+        .unwrap();
+    assert!(out.success(), "ibtracert: {}{}", out.stdout, out.stderr);
+    let guid = |l: &str| {
+        let g = l
+            .split_once("{0x")
+            .and_then(|(_, r)| r.split_once('}'))
+            .unwrap()
+            .0;
+        u64::from_str_radix(g, 16).unwrap()
+    };
+    let mut hops: Vec<(u64, Option<u8>, Option<u8>)> = Vec::new();
+    for l in out.stdout.lines() {
+        if l.starts_with("From ") {
+            hops.push((guid(l), None, None));
+        } else if let Some((exit, rest)) = l.split_once("] -> ") {
+            let exit: u8 = exit.trim_start_matches('[').parse().unwrap();
+            if let Some(h) = hops.last_mut() {
+                h.2 = Some(exit);
+            }
+            let entry: u8 = rest
+                .split_once("}[")
+                .and_then(|(_, r)| r.split_once(']'))
+                .map(|(p, _)| p.parse().unwrap())
+                .unwrap();
+            hops.push((guid(rest), Some(entry), None));
+        }
+    }
+    hops
+}
+
+/// Host LIDs of the fat tree, from ibnetdiscover.
+fn host_lids(tb: &ib::testbed::Testbed) -> Vec<u16> {
+    common::node_lids(tb)
+        .into_iter()
+        .filter(|(n, _)| n.starts_with("host"))
+        .map(|(_, l)| l)
+        .collect()
+}
+
+#[test]
+fn umad_paths_equal_saquery_and_traces_equal_ibtracert() {
+    let topo = ib::topology::fat_tree(64, 8, 3).unwrap();
+    let net = ib::topology::write_ibnetdiscover(&topo, &Default::default());
+    let mut tb = ib::testbed::Testbed::start(ib::testbed::TestbedConfig::new(net))
+        .unwrap_or_else(|e| panic!("testbed: {e}"));
+    let hosts = host_lids(&tb);
+    assert!(hosts.len() >= 32, "{hosts:?}");
+    let ready = |a: &UmadAgent| {
+        let o = tool(
+            "snmpwalk",
+            &a.target,
+            "public",
+            &[".1.3.6.1.3.117.7.1.2.1.1.3"],
+        );
+        String::from_utf8_lossy(&o.stdout).lines().count() >= 64
+    };
+    let agent = UmadAgent::start(
+        &tb,
+        None,
+        &["--sweep-interval", "30"],
+        Duration::from_secs(120),
+        ready,
+    );
+    let t = &agent.target;
+    let picks = [(0, hosts.len() - 1), (3, 40), (17, 5), (hosts.len() / 2, 1)];
+    for (n, &(a, b)) in picks.iter().enumerate() {
+        let (slid, dlid) = (hosts[a], hosts[b]);
+        let session = 1000 + n as u32;
+        let mut req = path_request(slid, dlid);
+        req.push((format!("{PATH_REQ}RowStatus"), "i", "4".into()));
+        set(t, session, &borrow(&req)).unwrap();
+        wait_for("path results", || {
+            !results(t, PATH_RESULT, session).is_empty()
+        });
+        let r = results(t, PATH_RESULT, session);
+        let sa = saquery_path(&tb, slid, dlid, &[]);
+        assert_eq!(
+            r.keys().filter(|(c, _)| *c == 7).count(),
+            sa.len(),
+            "{r:?} {sa:?}"
+        );
+        for (i, rec) in sa.iter().enumerate() {
+            assert_path_equal(&r, i as u32 + 1, rec);
+        }
+        // The trace of the same session equals ibtracert hop by hop.
+        set(t, session, &[(&format!("{TRACE_REQ}RowStatus"), "i", "4")]).unwrap();
+        wait_for("trace results", || {
+            !results(t, TRACE_RESULT, session).is_empty()
+        });
+        let tr = results(t, TRACE_RESULT, session);
+        let want = ibtracert(&tb, slid, dlid);
+        assert!(want.len() >= 3, "{want:?}");
+        assert_eq!(
+            tr.keys().filter(|(c, _)| *c == 6).count(),
+            want.len(),
+            "{tr:?} {want:?}"
+        );
+        for (i, (guid, entry, exit)) in want.iter().enumerate() {
+            let i = i as u32 + 1;
+            assert_eq!(be(&hex(&tr[&(6, i)])), *guid, "hop {i} node");
+            let is_switch = num(&tr[&(5, i)]) == 2;
+            if is_switch {
+                assert_eq!(
+                    num(&tr[&(10, i)]),
+                    u64::from(entry.unwrap_or(0)),
+                    "hop {i} entry"
+                );
+                assert_eq!(
+                    num(&tr[&(11, i)]),
+                    u64::from(exit.unwrap_or(0)),
+                    "hop {i} exit"
+                );
+            }
+        }
+    }
+    // Component masks: SL 0 and PKey 0xFFFF, as saquery asks them.
+    let (slid, dlid) = (hosts[2], hosts[9]);
+    let mut req = path_request(slid, dlid);
+    req.push((format!("{PATH_REQ}SL"), "u", "0".into()));
+    req.push((format!("{PATH_REQ}PKey"), "u", "65535".into()));
+    req.push((format!("{PATH_REQ}RowStatus"), "i", "4".into()));
+    set(t, 2000, &borrow(&req)).unwrap();
+    wait_for("masked path", || !results(t, PATH_RESULT, 2000).is_empty());
+    let sa = saquery_path(&tb, slid, dlid, &["--sl", "0", "--pkey", "0xffff"]);
+    assert_eq!(sa.len(), 1);
+    assert_path_equal(&results(t, PATH_RESULT, 2000), 1, &sa[0]);
+    // NumbPath 0 in the mask: no path, the request goes back to notInService.
+    let mut req = path_request(slid, dlid);
+    req.push((format!("{PATH_REQ}NumbPath"), "u", "0".into()));
+    req.push((format!("{PATH_REQ}RowStatus"), "i", "4".into()));
+    set(t, 2001, &borrow(&req)).unwrap();
+    wait_for("NumbPath 0", || {
+        get(t, &format!("{PATH_REQ}RowStatus"), 2001) == "2"
+    });
+
+    // A dead SM: the request fails (notInService), it does not hang.
+    tb.stop_opensm();
+    let mut req = path_request(hosts[0], hosts[1]);
+    req.push((format!("{PATH_REQ}RowStatus"), "i", "4".into()));
+    let t0 = Instant::now();
+    set(t, 3000, &borrow(&req)).unwrap();
+    assert!(
+        t0.elapsed() < Duration::from_secs(2),
+        "the Set returns at once"
+    );
+    wait_for("dead SM", || {
+        get(t, &format!("{PATH_REQ}RowStatus"), 3000) == "2"
+    });
+    assert!(results(t, PATH_RESULT, 3000).is_empty());
+    assert!(
+        agent.log_text().contains("request failed"),
+        "{}",
+        agent.log_text()
+    );
+}
