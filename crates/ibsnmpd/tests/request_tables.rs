@@ -400,18 +400,16 @@ fn rowstatus_conformance() {
 
 // ----- ibsim + OpenSM -------------------------------------------------------------
 
-/// saquery -p's fields (`name....value` lines).
+/// `saquery -p --slid S --dlid D`'s fields (`name....value` lines).
 fn saquery_path(
     tb: &ib::testbed::Testbed,
     slid: u16,
     dlid: u16,
     extra: &[&str],
 ) -> Vec<BTreeMap<String, String>> {
-    let mut args = vec!["-p"];
-    args.extend_from_slice(extra);
     let (s, d) = (slid.to_string(), dlid.to_string());
-    args.push(&s);
-    args.push(&d);
+    let mut args = vec!["-p", "--slid", &s, "--dlid", &d];
+    args.extend_from_slice(extra);
     let out = tb.run_diag("saquery", &args).unwrap();
     assert!(
         out.success(),
@@ -435,8 +433,17 @@ fn saquery_path(
     recs
 }
 
+/// A number as saquery and DISPLAY-HINT "x" print them (hex; saquery's
+/// LIDs in decimal).
 fn hexnum(v: &str) -> u64 {
     u64::from_str_radix(v.trim_start_matches("0x"), 16).unwrap_or_else(|_| panic!("hex {v:?}"))
+}
+
+fn sanum(v: &str) -> u64 {
+    match v.strip_prefix("0x") {
+        Some(h) => u64::from_str_radix(h, 16).unwrap_or_else(|_| panic!("hex {v:?}")),
+        None => num(v),
+    }
 }
 
 fn gid_of(v: &str) -> Vec<u8> {
@@ -448,7 +455,7 @@ fn gid_of(v: &str) -> Vec<u8> {
 
 /// One agent result row equals one saquery record, field by field.
 fn assert_path_equal(r: &BTreeMap<(u32, u32), String>, i: u32, sa: &BTreeMap<String, String>) {
-    let f = |k: &str| hexnum(&sa[k]);
+    let f = |k: &str| sanum(&sa[k]);
     assert_eq!(hex(&r[&(4, i)]), gid_of(&sa["dgid"]), "dgid");
     assert_eq!(hex(&r[&(5, i)]), gid_of(&sa["sgid"]), "sgid");
     assert_eq!(num(&r[&(7, i)]), f("dlid"), "dlid");
@@ -577,8 +584,15 @@ fn umad_paths_equal_saquery_and_traces_equal_ibtracert() {
         );
         for (i, (guid, entry, exit)) in want.iter().enumerate() {
             let i = i as u32 + 1;
-            assert_eq!(be(&hex(&tr[&(6, i)])), *guid, "hop {i} node");
             let is_switch = num(&tr[&(5, i)]) == 2;
+            // ibtracert names a hop by its node GUID, a CA it reaches by
+            // the GUID of the port entered (ibSmTraceResultEntryPortID).
+            let got = if is_switch || i == 1 {
+                be(&hex(&tr[&(6, i)]))
+            } else {
+                be(&hex(&tr[&(8, i)]))
+            };
+            assert_eq!(got, *guid, "hop {i} GUID");
             if is_switch {
                 assert_eq!(
                     num(&tr[&(10, i)]),
