@@ -88,6 +88,15 @@ pub enum ControlOp {
     },
 }
 
+impl ControlOp {
+    /// Whether the operation may change what a sweep reads (then the
+    /// caller sweeps after it so the next reader sees the effect). SA
+    /// queries only read.
+    pub fn changes_fabric(&self) -> bool {
+        !matches!(self, ControlOp::SaPathRecords { .. })
+    }
+}
+
 /// What a control operation returns (the PMA's GetResp where there is one).
 #[derive(Debug, Clone, PartialEq)]
 pub enum ControlReply {
