@@ -227,7 +227,7 @@ fn sim_paths_and_traces_follow_its_routing() {
             g.extend(dguid.to_be_bytes());
             g
         });
-        assert_eq!(be(&hex(&r[&(5, 1)])) as u64, sguid);
+        assert_eq!(be(&hex(&r[&(5, 1)])), sguid);
         assert_eq!(num(&r[&(7, 1)]), u64::from(dlid));
         assert_eq!(num(&r[&(8, 1)]), u64::from(slid));
         assert_eq!(hexnum(&r[&(13, 1)]), 0xFFFF);
