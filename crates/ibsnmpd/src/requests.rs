@@ -11,12 +11,17 @@
 use std::time::{Duration, Instant};
 
 use ib::source::{ControlOp, ControlReply};
-use mibs::ib_sm_req::{local_paths, trace_hops, Answer, Job, JobKind, REQUESTS};
+use mibs::ib_sm_req::{
+    local_multipaths, local_paths, trace_hops, Answer, Job, JobKind, MultiPathQuery, REQUESTS,
+};
 
 use crate::fabric::FabricHandle;
 
 /// Longest wait for the SA's answer (the source thread may be sweeping).
 pub const SA_WAIT: Duration = Duration::from_secs(10);
+/// Most (source, destination) pairs of one multipath request asked of the
+/// SA, one PathRecord query each (255 x 255 GIDs would be 65,025 queries).
+pub const MAX_PAIRS: usize = 1024;
 
 /// Configures the session store and starts its runner and ageing.
 pub fn start(
@@ -56,20 +61,55 @@ pub fn start(
 async fn answer(fabric: &FabricHandle, has_sa: bool, job: &Job) -> Result<Answer, String> {
     match &job.kind {
         JobKind::Path { template, mask } if has_sa => {
-            let op = ControlOp::SaPathRecords {
-                template: Box::new(template.clone()),
-                comp_mask: *mask,
-            };
-            match tokio::time::timeout(SA_WAIT, fabric.control(op)).await {
-                Ok(Ok(ControlReply::PathRecords(r))) => Ok(Answer::Paths(r)),
-                Ok(Ok(other)) => Err(format!(
-                    "unexpected answer to a PathRecord query: {other:?}"
-                )),
-                Ok(Err(e)) => Err(e),
-                Err(_) => Err(format!("no SA answer within {} s", SA_WAIT.as_secs())),
-            }
+            sa_paths(fabric, template, *mask).await.map(Answer::Paths)
         }
+        JobKind::MultiPath(q) if has_sa => sa_multipaths(fabric, q).await,
+        JobKind::MultiPath(q) => local_multipaths(&fabric.snapshot(), q),
         JobKind::Path { template, mask } => local_paths(&fabric.snapshot(), template, *mask),
         JobKind::Trace { template, mask } => trace_hops(&fabric.snapshot(), template, *mask),
     }
+}
+
+/// One SA PathRecord query on the source thread.
+async fn sa_paths(
+    fabric: &FabricHandle,
+    template: &ib::mad::sa::PathRecord,
+    mask: u64,
+) -> Result<Vec<ib::mad::sa::PathRecord>, String> {
+    let op = ControlOp::SaPathRecords {
+        template: Box::new(template.clone()),
+        comp_mask: mask,
+    };
+    match tokio::time::timeout(SA_WAIT, fabric.control(op)).await {
+        Ok(Ok(ControlReply::PathRecords(r))) => Ok(r),
+        Ok(Ok(other)) => Err(format!(
+            "unexpected answer to a PathRecord query: {other:?}"
+        )),
+        Ok(Err(e)) => Err(e),
+        Err(_) => Err(format!("no SA answer within {} s", SA_WAIT.as_secs())),
+    }
+}
+
+/// A multipath request as PathRecord queries, one per (source,
+/// destination) pair, until NumbPath paths are in.
+async fn sa_multipaths(fabric: &FabricHandle, q: &MultiPathQuery) -> Result<Answer, String> {
+    let pairs = q.pairs();
+    if pairs.len() > MAX_PAIRS {
+        tracing::warn!(
+            pairs = pairs.len(),
+            asked = MAX_PAIRS,
+            "multipath request: only the first pairs are asked"
+        );
+    }
+    let mut out = Vec::new();
+    for (t, mask) in pairs.iter().take(MAX_PAIRS) {
+        if q.enough(out.len()) {
+            break;
+        }
+        out.extend(sa_paths(fabric, t, *mask).await?);
+    }
+    if let Some(m) = q.numb_path {
+        out.truncate(usize::from(m));
+    }
+    Ok(Answer::Paths(out))
 }

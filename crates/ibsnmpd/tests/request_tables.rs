@@ -5,7 +5,8 @@
 //! - RowStatus conformance (RFC 2579): createAndWait, fill, active;
 //!   notInService, change, active; destroy removes results; createAndGo with
 //!   a bad column creates nothing; ageing; the session cap;
-//! - on ibsim + OpenSM: path results equal `saquery -p`, traces equal
+//! - on ibsim + OpenSM: path and multipath results equal `saquery -p`
+//!   (one query per pair), traces equal
 //!   `ibtracert` in a three-level fat tree, a dead SM gives notInService.
 
 mod common;
@@ -21,6 +22,8 @@ use ib::source::Source;
 
 const PATH_REQ: &str = "IB-SM-MIB::ibSmPathReq";
 const TRACE_REQ: &str = "IB-SM-MIB::ibSmTraceReq";
+const MULTI_REQ: &str = "IB-SM-MIB::ibSmMultiPathReq";
+const MULTI_RESULT: &str = ".1.3.6.1.3.117.7.1.10.2.1";
 const PATH_RESULT: &str = ".1.3.6.1.3.117.7.1.9.2.1";
 const TRACE_RESULT: &str = ".1.3.6.1.3.117.7.1.11.2.1";
 /// fe80::/64, the subnet prefix of the sim and of OpenSM's default.
@@ -167,6 +170,39 @@ fn path_request(slid: u16, dlid: u16) -> Vec<(String, &'static str, String)> {
     ]
 }
 
+/// A multipath request from `sgids` to `dgids` (16 octets each, in
+/// SDGIDBlock1), with `extra` columns, activated by createAndGo.
+fn multipath_request(
+    sgids: &[Vec<u8>],
+    dgids: &[Vec<u8>],
+    extra: &[(&str, &'static str, &str)],
+) -> Vec<(String, &'static str, String)> {
+    let block: String = sgids
+        .iter()
+        .chain(dgids)
+        .flatten()
+        .map(|b| format!("{b:02X}"))
+        .collect();
+    let mut v = vec![
+        (
+            format!("{MULTI_REQ}SGIDCount"),
+            "u",
+            sgids.len().to_string(),
+        ),
+        (
+            format!("{MULTI_REQ}DGIDCount"),
+            "u",
+            dgids.len().to_string(),
+        ),
+        (format!("{MULTI_REQ}SDGIDBlock1"), "x", block),
+    ];
+    for (n, t, val) in extra {
+        v.push((format!("{MULTI_REQ}{n}"), *t, val.to_string()));
+    }
+    v.push((format!("{MULTI_REQ}RowStatus"), "i", "4".into()));
+    v
+}
+
 fn borrow<'a>(v: &'a [(String, &'static str, String)]) -> Vec<(&'a str, &'a str, &'a str)> {
     v.iter()
         .map(|(a, b, c)| (a.as_str(), *b, c.as_str()))
@@ -287,6 +323,61 @@ fn sim_paths_and_traces_follow_its_routing() {
     set(t, 201, &borrow(&req)).unwrap();
     wait_for("pkey path", || !results(t, PATH_RESULT, 201).is_empty());
     assert_eq!(hexnum(&results(t, PATH_RESULT, 201)[&(13, 1)]), 0xFFFF);
+}
+
+#[test]
+fn sim_multipath_gives_the_path_of_every_pair() {
+    let (agent, _d) = sim_agent("");
+    let t = &agent.target;
+    let s = sim_snapshot();
+    let cas = ca_ports(&s);
+    let gid = |g: u64| {
+        let mut b = 0xfe80_0000_0000_0000u64.to_be_bytes().to_vec();
+        b.extend(g.to_be_bytes());
+        b
+    };
+    let (src, dst) = (&cas[..2], &cas[cas.len() - 2..]);
+    let sg: Vec<Vec<u8>> = src.iter().map(|c| gid(c.1)).collect();
+    let dg: Vec<Vec<u8>> = dst.iter().map(|c| gid(c.1)).collect();
+    set(t, 300, &borrow(&multipath_request(&sg, &dg, &[]))).unwrap();
+    wait_for("multipath results", || {
+        !results(t, MULTI_RESULT, 300).is_empty()
+    });
+    let r = results(t, MULTI_RESULT, 300);
+    let mut i = 1;
+    for a in src {
+        for b in dst {
+            assert_eq!(num(&r[&(8, i)]), u64::from(a.0), "pair {i} SLID");
+            assert_eq!(num(&r[&(7, i)]), u64::from(b.0), "pair {i} DLID");
+            assert_eq!(hex(&r[&(5, i)]), gid(a.1));
+            assert_eq!(hex(&r[&(4, i)]), gid(b.1));
+            i += 1;
+        }
+    }
+    assert_eq!(r.keys().filter(|(c, _)| *c == 7).count(), 4);
+    // NumbPath bounds the paths in all.
+    set(
+        t,
+        301,
+        &borrow(&multipath_request(&sg, &dg, &[("NumbPath", "u", "3")])),
+    )
+    .unwrap();
+    wait_for("bounded", || !results(t, MULTI_RESULT, 301).is_empty());
+    assert_eq!(
+        results(t, MULTI_RESULT, 301)
+            .keys()
+            .filter(|(c, _)| *c == 7)
+            .count(),
+        3
+    );
+    // Counts the blocks do not hold: createAndGo is inconsistentValue.
+    let e = set(
+        t,
+        302,
+        &borrow(&multipath_request(&sg, &[], &[("DGIDCount", "u", "2")])),
+    )
+    .unwrap_err();
+    assert!(e.contains("inconsistentValue"), "{e}");
 }
 
 #[test]
@@ -525,7 +616,7 @@ fn host_lids(tb: &ib::testbed::Testbed) -> Vec<u16> {
 }
 
 #[test]
-fn umad_paths_equal_saquery_and_traces_equal_ibtracert() {
+fn umad_requests_equal_infiniband_diags() {
     let topo = ib::topology::fat_tree(64, 8, 3).unwrap();
     let net = ib::topology::write_ibnetdiscover(&topo, &Default::default());
     let mut tb = ib::testbed::Testbed::start(ib::testbed::TestbedConfig::new(net))
@@ -626,6 +717,33 @@ fn umad_paths_equal_saquery_and_traces_equal_ibtracert() {
     wait_for("NumbPath 0", || {
         get(t, &format!("{PATH_REQ}RowStatus"), 2001) == "2"
     });
+
+    // Multipath between two GID sets: the paths the SA gives for each
+    // (source, destination) pair, in order.
+    let (srcs, dsts) = ([hosts[0], hosts[1]], [hosts[20], hosts[30]]);
+    let mut want = Vec::new();
+    for a in srcs {
+        for b in dsts {
+            want.extend(saquery_path(&tb, a, b, &[]));
+        }
+    }
+    let sg: Vec<Vec<u8>> = [&want[0], &want[2]]
+        .iter()
+        .map(|r| gid_of(&r["sgid"]))
+        .collect();
+    let dg: Vec<Vec<u8>> = [&want[0], &want[1]]
+        .iter()
+        .map(|r| gid_of(&r["dgid"]))
+        .collect();
+    set(t, 2500, &borrow(&multipath_request(&sg, &dg, &[]))).unwrap();
+    wait_for("multipath results", || {
+        !results(t, MULTI_RESULT, 2500).is_empty()
+    });
+    let r = results(t, MULTI_RESULT, 2500);
+    assert_eq!(r.keys().filter(|(c, _)| *c == 7).count(), want.len());
+    for (i, rec) in want.iter().enumerate() {
+        assert_path_equal(&r, i as u32 + 1, rec);
+    }
 
     // A dead SM: the request fails (notInService), it does not hang.
     tb.stop_opensm();

@@ -41,6 +41,9 @@ use crate::oids::ib_sm_mib as o;
 use crate::util::oid;
 use crate::view::View;
 
+mod multipath;
+pub use multipath::{local_multipaths, MultiPathQuery, MultiPathReq};
+
 /// This module in the registry ([`crate::REGISTRY`]): IB-SM-MIB's request
 /// tables (the module's sysORTable row is ib_sm_mib's).
 pub const DEF: crate::ModuleDef = crate::ModuleDef {
@@ -54,15 +57,18 @@ pub const DEF: crate::ModuleDef = crate::ModuleDef {
 };
 
 fn objects() -> Vec<crate::Object> {
+    use std::sync::Arc;
     vec![
-        std::sync::Arc::new(ReqTable::<PathReq>::new()),
-        std::sync::Arc::new(PathResults {
-            root: oid(o::IB_SM_PATH_RESULT_ENTRY),
-        }),
-        std::sync::Arc::new(ReqTable::<TraceReq>::new()),
-        std::sync::Arc::new(TraceResults {
-            root: oid(o::IB_SM_TRACE_RESULT_ENTRY),
-        }),
+        Arc::new(ReqTable::<PathReq>::new()),
+        Arc::new(Results::new(o::IB_SM_PATH_RESULT_ENTRY, Kind::Path, 21)),
+        Arc::new(ReqTable::<MultiPathReq>::new()),
+        Arc::new(Results::new(
+            o::IB_SM_MULTI_PATH_RESULT_ENTRY,
+            Kind::MultiPath,
+            21,
+        )),
+        Arc::new(ReqTable::<TraceReq>::new()),
+        Arc::new(Results::new(o::IB_SM_TRACE_RESULT_ENTRY, Kind::Trace, 11)),
     ]
 }
 
@@ -99,6 +105,8 @@ pub struct Job {
 pub enum JobKind {
     /// PathRecords matching `template` in the components of `mask`.
     Path { template: PathRecord, mask: u64 },
+    /// The paths between every source and destination GID.
+    MultiPath(Box<MultiPathQuery>),
     /// The hops of the path `template`/`mask` names.
     Trace { template: PathRecord, mask: u64 },
 }
@@ -136,6 +144,7 @@ struct Pending {
 
 struct Store {
     path: RowTable<PathReq>,
+    multipath: RowTable<MultiPathReq>,
     trace: RowTable<TraceReq>,
     answers: BTreeMap<(Kind, Vec<u32>), Pending>,
     generation: u64,
@@ -153,6 +162,7 @@ impl Default for Requests {
         Requests {
             store: Mutex::new(Store {
                 path: RowTable::new(STATUS, DEFAULT_SESSIONS_MAX),
+                multipath: RowTable::new(STATUS, DEFAULT_SESSIONS_MAX),
                 trace: RowTable::new(STATUS, DEFAULT_SESSIONS_MAX),
                 answers: BTreeMap::new(),
                 generation: 0,
@@ -167,6 +177,7 @@ impl Default for Requests {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Kind {
     Path,
+    MultiPath,
     Trace,
 }
 
@@ -181,6 +192,7 @@ impl Requests {
         let mut s = self.lock();
         s.timeout = timeout;
         s.path.set_max_rows(max);
+        s.multipath.set_max_rows(max);
         s.trace.set_max_rows(max);
     }
 
@@ -203,6 +215,12 @@ impl Requests {
                 .map(|i| (Kind::Path, i)),
         );
         gone.extend(
+            s.multipath
+                .age_out(idle, now)
+                .into_iter()
+                .map(|i| (Kind::MultiPath, i)),
+        );
+        gone.extend(
             s.trace
                 .age_out(idle, now)
                 .into_iter()
@@ -222,6 +240,7 @@ impl Requests {
     pub fn complete(&self, job: &Job, answer: Result<Answer, String>) {
         let kind = match job.kind {
             JobKind::Path { .. } => Kind::Path,
+            JobKind::MultiPath(_) => Kind::MultiPath,
             JobKind::Trace { .. } => Kind::Trace,
         };
         let mut s = self.lock();
@@ -243,6 +262,7 @@ impl Requests {
                 s.answers.remove(&key);
                 match kind {
                     Kind::Path => s.path.set_status(&job.index, RowStatus::NotInService),
+                    Kind::MultiPath => s.multipath.set_status(&job.index, RowStatus::NotInService),
                     Kind::Trace => s.trace.set_status(&job.index, RowStatus::NotInService),
                 };
             }
@@ -278,6 +298,19 @@ impl Requests {
                         );
                     }
                     table.apply(c.clone());
+                }
+                RequestChange::MultiPath(c) => {
+                    for ch in c {
+                        settle(
+                            Kind::MultiPath,
+                            ch,
+                            &mut s.answers,
+                            &mut s.generation,
+                            &mut jobs,
+                            |r| JobKind::MultiPath(Box::new(r.query())),
+                        );
+                    }
+                    s.multipath.apply(c.clone());
                 }
                 RequestChange::Trace(c) => {
                     for ch in c {
@@ -366,6 +399,7 @@ fn settle<R>(
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum RequestChange {
     Path(Vec<RowChange<PathReq>>),
+    MultiPath(Vec<RowChange<MultiPathReq>>),
     Trace(Vec<RowChange<TraceReq>>),
 }
 
@@ -973,43 +1007,36 @@ fn answered(kind: Kind) -> BTreeMap<Vec<u32>, Vec<Value>> {
     out
 }
 
-/// ibSmPathResultTable: columns 4..21 (the request's 6..23).
-struct PathResults {
+/// A result table (ibSmPathResultTable, ibSmMultiPathResultTable,
+/// ibSmTraceResultTable): columns 4..`last`, the request's answer.
+struct Results {
     root: Oid,
+    kind: Kind,
+    last: u32,
 }
 
-impl MibObject<View, Change> for PathResults {
+impl Results {
+    fn new(entry: &[u32], kind: Kind, last: u32) -> Self {
+        Results {
+            root: oid(entry),
+            kind,
+            last,
+        }
+    }
+}
+
+impl MibObject<View, Change> for Results {
     fn root(&self) -> &Oid {
         &self.root
     }
     fn get(&self, _: &View, o: &[u32]) -> Value {
-        result_get(&self.root, 4, 21, o, &answered(Kind::Path))
+        result_get(&self.root, 4, self.last, o, &answered(self.kind))
     }
     fn next(&self, _: &View, o: &[u32]) -> Option<VarBind> {
-        result_next(&self.root, 4, 21, o, &answered(Kind::Path))
+        result_next(&self.root, 4, self.last, o, &answered(self.kind))
     }
     fn declared_columns(&self) -> Vec<(u32, Access)> {
-        (4..=21).map(|c| (c, Access::ReadOnly)).collect()
-    }
-}
-
-/// ibSmTraceResultTable: columns 4..11 (the request's 6..13).
-struct TraceResults {
-    root: Oid,
-}
-
-impl MibObject<View, Change> for TraceResults {
-    fn root(&self) -> &Oid {
-        &self.root
-    }
-    fn get(&self, _: &View, o: &[u32]) -> Value {
-        result_get(&self.root, 4, 11, o, &answered(Kind::Trace))
-    }
-    fn next(&self, _: &View, o: &[u32]) -> Option<VarBind> {
-        result_next(&self.root, 4, 11, o, &answered(Kind::Trace))
-    }
-    fn declared_columns(&self) -> Vec<(u32, Access)> {
-        (4..=11).map(|c| (c, Access::ReadOnly)).collect()
+        (4..=self.last).map(|c| (c, Access::ReadOnly)).collect()
     }
 }
 
