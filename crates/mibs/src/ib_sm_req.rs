@@ -1,6 +1,8 @@
-//! IB-SM-MIB request tables (mibs/IB-SM-MIB, ibSmPathInfo and
-//! ibSmTraceInfo): a manager asks the subnet which paths join two ports
-//! (ibSmPathReqTable -> ibSmPathResultTable) and which nodes a path crosses
+//! IB-SM-MIB request tables (mibs/IB-SM-MIB, ibSmPathInfo, ibSmMultiPathInfo
+//! and ibSmTraceInfo): a manager asks the subnet which paths join two ports
+//! (ibSmPathReqTable -> ibSmPathResultTable), which paths join two sets of
+//! ports (ibSmMultiPathReqTable -> ibSmMultiPathResultTable, [`multipath`])
+//! and which nodes a path crosses
 //! (ibSmTraceReqTable -> ibSmTraceResultTable), as RowStatus sessions
 //! (RFC 2579, [`snmp::rowstatus`]) indexed by the subnet prefix and a session
 //! id the manager picks.
