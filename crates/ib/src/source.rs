@@ -86,6 +86,13 @@ pub enum ControlOp {
         template: Box<crate::mad::sa::PathRecord>,
         comp_mask: u64,
     },
+    /// SA GetMulti(MultiPathRecord) to the master SM (IBA 15.2.5.20): the
+    /// PathRecords joining the record's source and destination GIDs. SMs
+    /// without MultiPathRecord answer with an error status.
+    SaMultiPathRecords {
+        record: Box<crate::mad::sa::MultiPathRecord>,
+        comp_mask: u64,
+    },
 }
 
 impl ControlOp {
@@ -93,7 +100,10 @@ impl ControlOp {
     /// caller sweeps after it so the next reader sees the effect). SA
     /// queries only read.
     pub fn changes_fabric(&self) -> bool {
-        !matches!(self, ControlOp::SaPathRecords { .. })
+        !matches!(
+            self,
+            ControlOp::SaPathRecords { .. } | ControlOp::SaMultiPathRecords { .. }
+        )
     }
 }
 

@@ -90,9 +90,34 @@ async fn sa_paths(
     }
 }
 
-/// A multipath request as PathRecord queries, one per (source,
-/// destination) pair, until NumbPath paths are in.
+/// A multipath request: SA GetMulti(MultiPathRecord) when the GIDs fit in
+/// one request and the SA answers it, else PathRecord queries, one per
+/// (source, destination) pair, until NumbPath paths are in.
 async fn sa_multipaths(fabric: &FabricHandle, q: &MultiPathQuery) -> Result<Answer, String> {
+    // The SA's own MultiPathRecord answer where it gives one.
+    if let Some((record, mask)) = &q.record {
+        let op = ControlOp::SaMultiPathRecords {
+            record: Box::new(record.clone()),
+            comp_mask: *mask,
+        };
+        match tokio::time::timeout(SA_WAIT, fabric.control(op)).await {
+            Ok(Ok(ControlReply::PathRecords(mut r))) if !r.is_empty() => {
+                if let Some(m) = q.numb_path {
+                    r.truncate(usize::from(m));
+                }
+                tracing::debug!(
+                    paths = r.len(),
+                    "multipath: the SA's MultiPathRecord answer"
+                );
+                return Ok(Answer::Paths(r));
+            }
+            Ok(other) => tracing::debug!(
+                answer = ?other,
+                "SA MultiPathRecord (GetMulti) refused or empty: asking PathRecords per pair"
+            ),
+            Err(_) => return Err(format!("no SA answer within {} s", SA_WAIT.as_secs())),
+        }
+    }
     let pairs = q.pairs();
     if pairs.len() > MAX_PAIRS {
         tracing::warn!(

@@ -309,9 +309,11 @@ impl Source for SimSource {
                 Ok(ControlReply::Done)
             }
             // No SA here: paths come from the snapshot's forwarding tables.
-            ControlOp::SaPathRecords { .. } => Err(SourceError::Unsupported(
-                "the simulator has no SA: paths are computed from its routing".into(),
-            )),
+            ControlOp::SaPathRecords { .. } | ControlOp::SaMultiPathRecords { .. } => {
+                Err(SourceError::Unsupported(
+                    "the simulator has no SA: paths are computed from its routing".into(),
+                ))
+            }
         }
     }
 }

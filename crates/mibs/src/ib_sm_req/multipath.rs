@@ -5,7 +5,7 @@
 //! NumbPath paths in all when NumbPath is in the mask.
 
 use ib::mad::sa::comp::{multi_path_record as mp, path_record as pr};
-use ib::mad::sa::PathRecord;
+use ib::mad::sa::{MultiPathRecord, MultiPathRecordHead, PathRecord};
 use ib::model::Snapshot;
 use ib::types::{Gid, PKey};
 use snmp::mib::SetError;
@@ -81,6 +81,9 @@ pub struct MultiPathQuery {
     pub dgids: Vec<Gid>,
     /// NumbPath when in the mask: the most paths in all.
     pub numb_path: Option<u8>,
+    /// The request as one MultiPathRecord with its ComponentMask, for an SA
+    /// GetMulti (None: more GIDs than one request carries).
+    pub record: Option<(MultiPathRecord, u64)>,
 }
 
 impl MultiPathQuery {
@@ -145,12 +148,49 @@ impl MultiPathReq {
         let gids = self.gids();
         let s = usize::from(self.sgid_count);
         let d = usize::from(self.dgid_count);
+        let sgids: Vec<Gid> = gids.iter().take(s).copied().collect();
+        let dgids: Vec<Gid> = gids.iter().skip(s).take(d).copied().collect();
+        let t = &self.template;
+        let record = (s + d <= MultiPathRecord::MAX_GIDS).then(|| {
+            let head = MultiPathRecordHead {
+                raw_traffic: t.raw_traffic,
+                flow_label: t.flow_label,
+                hop_limit: t.hop_limit,
+                t_class: t.t_class,
+                reversible: true,
+                numb_path: t.numb_path,
+                p_key: t.p_key,
+                sl: t.sl,
+                mtu_selector: t.mtu_selector,
+                mtu: t.mtu,
+                rate_selector: t.rate_selector,
+                rate: t.rate,
+                packet_life_time_selector: t.packet_life_time_selector,
+                packet_life_time: t.packet_life_time,
+                independence_selector: self.independence_selector,
+                sgid_count: self.sgid_count,
+                dgid_count: self.dgid_count,
+                ..MultiPathRecordHead::default()
+            };
+            let sdgid = sgids.iter().chain(&dgids).copied().collect();
+            // The counts are part of every MultiPathRecord query; OpenSM
+            // also wants NumbPath (default: one path per pair, as asked
+            // pair by pair).
+            let mut mask = m | mp::SGID_COUNT | mp::DGID_COUNT | mp::REVERSIBLE;
+            let mut rec = MultiPathRecord { head, sdgid };
+            if m & mp::NUMB_PATH == 0 {
+                rec.head.numb_path = u8::try_from(s * d).unwrap_or(127).min(127);
+                mask |= mp::NUMB_PATH;
+            }
+            (rec, mask)
+        });
         MultiPathQuery {
-            template: self.template.clone(),
+            template: t.clone(),
             mask,
-            sgids: gids.iter().take(s).copied().collect(),
-            dgids: gids.iter().skip(s).take(d).copied().collect(),
-            numb_path: (m & mp::NUMB_PATH != 0).then_some(self.template.numb_path),
+            sgids,
+            dgids,
+            numb_path: (m & mp::NUMB_PATH != 0).then_some(t.numb_path),
+            record,
         }
     }
 }

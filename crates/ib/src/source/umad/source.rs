@@ -645,18 +645,38 @@ impl crate::source::Source for UmadSource {
                 comp_mask,
             } => {
                 let sm = self.sm_lid();
-                match sa::path_records(&mut self.tr, sm, &template, comp_mask) {
-                    Ok(r) => Ok(ControlReply::PathRecords(r)),
-                    // ERR_NO_RECORDS: no path matches.
-                    Err(TxError::Status(0x0400)) => Ok(ControlReply::PathRecords(Vec::new())),
-                    Err(TxError::Status(st)) => Err(SourceError::Fabric(format!(
-                        "SA (LID {sm}) answered status {st:#06x} ({})",
-                        crate::mad::header::status_text(st)
-                    ))),
-                    Err(e) => Err(SourceError::Fabric(format!("SA (LID {sm}): {e}"))),
-                }
+                sa_answer(sm, sa::path_records(&mut self.tr, sm, &template, comp_mask))
+            }
+            ControlOp::SaMultiPathRecords { record, comp_mask } => {
+                let sm = self.sm_lid();
+                let mut buf = vec![0u8; record.len()];
+                record
+                    .encode(&mut buf)
+                    .map_err(|e| SourceError::Invalid(e.to_string()))?;
+                sa_answer(
+                    sm,
+                    sa::multi_path_records(&mut self.tr, sm, &buf, comp_mask),
+                )
             }
         }
+    }
+}
+
+/// An SA query's records as a control reply; ERR_NO_RECORDS is none.
+fn sa_answer(
+    sm: u16,
+    r: Result<Vec<crate::mad::sa::PathRecord>, TxError>,
+) -> Result<crate::source::ControlReply, crate::source::SourceError> {
+    use crate::source::{ControlReply, SourceError};
+    match r {
+        Ok(r) => Ok(ControlReply::PathRecords(r)),
+        // ERR_NO_RECORDS: no path matches.
+        Err(TxError::Status(0x0400)) => Ok(ControlReply::PathRecords(Vec::new())),
+        Err(TxError::Status(st)) => Err(SourceError::Fabric(format!(
+            "SA (LID {sm}) answered status {st:#06x} ({})",
+            crate::mad::header::status_text(st)
+        ))),
+        Err(e) => Err(SourceError::Fabric(format!("SA (LID {sm}): {e}"))),
     }
 }
 
