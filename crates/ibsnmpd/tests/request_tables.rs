@@ -4,7 +4,8 @@
 //!   fabric the agent simulates, rebuilt here);
 //! - RowStatus conformance (RFC 2579): createAndWait, fill, active;
 //!   notInService, change, active; destroy removes results; createAndGo with
-//!   a bad column creates nothing; ageing; the session cap;
+//!   a bad column creates nothing; ageing; the session cap; a restart
+//!   loses the sessions;
 //! - on ibsim + OpenSM: path and multipath results equal `saquery -p`
 //!   (one query per pair), traces equal
 //!   `ibtracert` in a three-level fat tree, a dead SM gives notInService.
@@ -487,6 +488,11 @@ fn rowstatus_conformance() {
     assert!(results(t, PATH_RESULT, 10).is_empty());
     // Room again.
     set(t, 14, &[(&rs, "i", "5")]).unwrap();
+
+    // Sessions are runtime state: a restart loses them.
+    let mut agent = agent;
+    agent.restart();
+    assert!(get(&agent.target, &rs, 14).contains("No Such Instance"));
 }
 
 // ----- ibsim + OpenSM -------------------------------------------------------------
