@@ -956,6 +956,26 @@ source = "127.0.0.1"
     }
 
     #[test]
+    fn request_sessions() {
+        let s = merge(parse_file("", "c.toml").unwrap(), "c.toml", &args()).unwrap();
+        assert_eq!(s.request_session_timeout, Duration::from_secs(300));
+        assert_eq!(s.request_sessions_max, 256);
+        let f = parse_file(
+            "request_session_timeout = 2.5\nrequest_sessions_max = 3\n",
+            "c.toml",
+        )
+        .unwrap();
+        let s = merge(f, "c.toml", &args()).unwrap();
+        assert_eq!(s.request_session_timeout, Duration::from_millis(2500));
+        assert_eq!(s.request_sessions_max, 3);
+        for bad in ["request_session_timeout = 0", "request_sessions_max = 0"] {
+            let f = parse_file(bad, "c.toml").unwrap();
+            let e = merge(f, "c.toml", &args()).unwrap_err().to_string();
+            assert!(e.contains(bad.split(' ').next().unwrap()), "{e}");
+        }
+    }
+
+    #[test]
     fn usm_users_and_vacm() {
         let text = r#"
 engine_id = "80:00:1f:88:05:01:02:03"
