@@ -195,6 +195,8 @@ pub struct Testbed {
     ibsim: Child,
     holder: Child,
     opensm: Option<Child>,
+    /// Second OpenSMs (standby), each attached at its own node.
+    standby: Vec<Child>,
     console_port: u16,
     config: TestbedConfig,
     keep: bool,
@@ -349,6 +351,7 @@ impl Testbed {
             ibsim,
             holder,
             opensm: None,
+            standby: Vec::new(),
             console_port: 0,
             config,
             keep,
@@ -576,6 +579,43 @@ impl Testbed {
         self.wait_opensm_log("SUBNET UP", ups + 1, self.config.up_timeout)
     }
 
+    /// Starts another OpenSM attached at node `host` (ibsim's SIM_HOST, a node
+    /// name of the net file) with priority `priority`, and waits until it
+    /// reports its state (STANDBY below the master's priority). Its files are
+    /// in `osm-<host>/`.
+    pub fn start_standby_opensm(&mut self, host: &str, priority: u8) -> Result<(), TestbedError> {
+        let osm = self.dir.join(format!("osm-{host}"));
+        fs::create_dir_all(&osm).map_err(io("create standby osm dir"))?;
+        let out = File::create(osm.join("osm.out")).map_err(io("create osm.out"))?;
+        let err = out.try_clone().map_err(io("dup osm.out"))?;
+        let child = self
+            .command("opensm")
+            .env("SIM_HOST", host)
+            .env("OSM_TMP_DIR", &osm)
+            .env("OSM_CACHE_DIR", &osm)
+            .args(["-d2", "-f"])
+            .arg(osm.join("osm.log"))
+            .args(["-p", &priority.to_string()])
+            .args(["-s", &self.config.sm_sweep_secs.to_string()])
+            .stdin(Stdio::null())
+            .stdout(out)
+            .stderr(err)
+            .spawn()
+            .map_err(io("spawn standby opensm"))?;
+        self.standby.push(child);
+        let log = osm.join("osm.log");
+        wait_for(
+            "the standby OpenSM's state in its osm.log",
+            &self.dir,
+            self.config.up_timeout,
+            || {
+                let text = fs::read_to_string(&log).unwrap_or_default();
+                (text.contains("Entering STANDBY state") || text.contains("Entering MASTER state"))
+                    .then_some(())
+            },
+        )
+    }
+
     /// Stops OpenSM (SIGTERM, then SIGKILL after 10 s) - "dead SM" tests.
     pub fn stop_opensm(&mut self) {
         if let Some(mut c) = self.opensm.take() {
@@ -599,6 +639,10 @@ impl Testbed {
 impl Drop for Testbed {
     fn drop(&mut self) {
         self.stop_opensm();
+        for mut c in self.standby.drain(..) {
+            sigterm(c.id());
+            reap(&mut c, Duration::from_secs(10));
+        }
         if let Ok(mut f) = OpenOptions::new().write(true).open(self.dir.join("ctl")) {
             let _ = f.write_all(b"Quit\n");
         }

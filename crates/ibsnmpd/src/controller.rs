@@ -9,11 +9,11 @@
 //! persisted is rolled back (commitFailed), or undoFailed when the rollback
 //! itself fails.
 
-use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use arc_swap::ArcSwap;
 use mibs::change::{Change, Effect};
+use mibs::state::Persisted;
 use mibs::SystemState;
 use snmp::agent::{ApplyError, ApplyErrorKind, ApplyFuture, SetController};
 use tracing::{error, info};
@@ -31,7 +31,7 @@ pub struct Controller {
 struct Inner {
     system: Arc<ArcSwap<SystemState>>,
     /// What the state file holds (only values ever Set over SNMP).
-    stored: std::sync::Mutex<BTreeMap<String, String>>,
+    stored: std::sync::Mutex<Persisted>,
     store: StateStore,
     fabric: FabricHandle,
     serial: tokio::sync::Mutex<()>,
@@ -43,14 +43,14 @@ struct Inner {
 /// The state before the last successful apply.
 struct Undo {
     system: Arc<SystemState>,
-    kv: BTreeMap<String, String>,
+    kv: Persisted,
 }
 
 impl Controller {
     /// `stored` is what `store` held at start.
     pub fn new(
         system: Arc<ArcSwap<SystemState>>,
-        stored: BTreeMap<String, String>,
+        stored: Persisted,
         store: StateStore,
         fabric: FabricHandle,
     ) -> Self {
@@ -68,11 +68,11 @@ impl Controller {
 }
 
 impl Inner {
-    fn stored_values(&self) -> BTreeMap<String, String> {
+    fn stored_values(&self) -> Persisted {
         self.stored.lock().map(|s| s.clone()).unwrap_or_default()
     }
 
-    async fn persist(&self, kv: BTreeMap<String, String>) -> std::io::Result<()> {
+    async fn persist(&self, kv: Persisted) -> std::io::Result<()> {
         let store = self.store.clone();
         tokio::task::spawn_blocking(move || store.save(&kv))
             .await
@@ -87,12 +87,10 @@ impl Inner {
         let mut grouped = false;
         let mut first_local = None;
         let old_kv = self.stored_values();
-        let mut new_kv = old_kv.clone();
         for (i, c) in changes.iter().enumerate() {
             match c.effect() {
                 Effect::Agent => {
                     c.apply(&mut new);
-                    new_kv.extend(c.persisted());
                     first_local.get_or_insert(i);
                 }
                 Effect::Fabric(op) => fabric_ops.push((i, op)),
@@ -103,6 +101,16 @@ impl Inner {
             // Several varbinds, one operation (e.g. one PMA Set per node).
             fabric_ops.extend(mibs::change::grouped_fabric_ops(&changes));
             fabric_ops.sort_by_key(|(i, _)| *i);
+        }
+        // What the file held for modules this agent cannot read (a value it
+        // could not parse at start) stays as it was.
+        let mut new_kv = old_kv.clone();
+        if let Some(i) = first_local {
+            new_kv.extend(new.modules.persisted().map_err(|reason| ApplyError {
+                index: i,
+                kind: ApplyErrorKind::CommitFailed,
+                reason,
+            })?);
         }
         let persisted = old_kv != new_kv;
         let reached_fabric = !fabric_ops.is_empty();

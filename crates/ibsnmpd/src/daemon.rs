@@ -1,6 +1,5 @@
 //! The agent: settings in, sockets served until SIGTERM/SIGINT.
 
-use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use anyhow::{Context, Result};
@@ -17,6 +16,7 @@ use crate::controller::Controller;
 use crate::fabric::{self, FabricThread};
 use crate::nodemap::{NodeNameMap, SharedNodeNameMap};
 use crate::state::StateStore;
+use mibs::state::Persisted;
 
 /// sysDescr: what, which version, on which platform.
 fn sys_descr(source: &str) -> String {
@@ -30,7 +30,7 @@ fn sys_descr(source: &str) -> String {
 }
 
 /// The initial agent state: defaults from settings, then what was persisted.
-fn initial_state(settings: &Settings, stored: &BTreeMap<String, String>) -> SystemState {
+fn initial_state(settings: &Settings, stored: &Persisted) -> SystemState {
     let mut st = SystemState::new(
         sys_descr(&settings.source),
         Oid::from_slice(mibs::snmpv2::IBSNMPD_OBJECT_ID),
@@ -40,14 +40,16 @@ fn initial_state(settings: &Settings, stored: &BTreeMap<String, String>) -> Syst
     st.location = settings.sys_location.clone();
     st.enable_authen_traps = settings.notify.auth_traps;
     st.secrets = settings.secrets;
-    st.restore(stored);
+    for problem in st.restore(stored) {
+        warn!(%problem, "ignoring a stored value that cannot be read (its default stays)");
+    }
     st
 }
 
 /// The state directory. An agent with no write community never persists, so
 /// a directory it cannot create is no reason to stop it: said once, then run
 /// (the SNMPv3 engine ID and boots then live in memory when no user needs them).
-fn open_state(settings: &Settings) -> Result<(StateStore, BTreeMap<String, String>)> {
+fn open_state(settings: &Settings) -> Result<(StateStore, Persisted)> {
     match StateStore::open(&settings.state_dir) {
         Ok(s) => {
             let stored = s.load()?;
@@ -63,7 +65,10 @@ fn open_state(settings: &Settings) -> Result<(StateStore, BTreeMap<String, Strin
                 error = %format!("{e:#}"),
                 "no writable state directory; running read-only without persisted state"
             );
-            Ok((StateStore::unwritable(&settings.state_dir), BTreeMap::new()))
+            Ok((
+                StateStore::unwritable(&settings.state_dir),
+                Persisted::new(),
+            ))
         }
         Err(e) => Err(e),
     }
@@ -106,7 +111,7 @@ pub fn run(
 ) -> Result<()> {
     let (store, stored) = open_state(&settings)?;
     if !stored.is_empty() {
-        info!(path = %store.path().display(), values = stored.len(), "loaded persisted state");
+        info!(path = %store.path().display(), modules = stored.len(), "loaded persisted state");
     }
     let mut system = initial_state(&settings, &stored);
     for w in &settings.warnings {

@@ -1,7 +1,8 @@
-//! Persisted agent state: a small key/value map in `<state-dir>/state.json`.
-//!
-//! Keys are MIB object names with their instance where there is one
-//! (`sysContact`, `ifAlias.3`); values are strings. The file is replaced
+//! Persisted agent state in `<state-dir>/state.json`: one JSON object per
+//! MIB module, each the module's own typed state ([`mibs::state`]), e.g.
+//! `{"SNMPv2-MIB": {"sysContact": "ops"}, "IF-MIB": {"ifAlias": {"3": "uplink"}}}`.
+//! Version 1 files (flat `object.instance` keys) are read and migrated.
+//! The file is replaced
 //! atomically (write a temporary file, fsync it, rename it over the old one,
 //! fsync the directory) before a Set is acknowledged, so a crash at any
 //! moment leaves either the old or the new file, never a torn one.
@@ -12,14 +13,19 @@ use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
+use mibs::state::{ModuleStates, Persisted};
 use serde::{Deserialize, Serialize};
 
 const FILE_NAME: &str = "state.json";
-const FORMAT_VERSION: u32 = 1;
+const FORMAT_VERSION: u32 = 2;
 
 #[derive(Debug, Serialize, Deserialize)]
 struct OnDisk {
     version: u32,
+    #[serde(default)]
+    modules: Persisted,
+    /// Version 1: flat keys and string values.
+    #[serde(default, skip_serializing)]
     values: BTreeMap<String, String>,
 }
 
@@ -56,31 +62,34 @@ impl StateStore {
     }
 
     /// The stored values; empty when nothing was ever stored.
-    pub fn load(&self) -> Result<BTreeMap<String, String>> {
+    pub fn load(&self) -> Result<Persisted> {
         let text = match fs::read_to_string(&self.path) {
             Ok(t) => t,
-            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(BTreeMap::new()),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Persisted::new()),
             Err(e) => {
                 return Err(e).with_context(|| format!("cannot read {}", self.path.display()))
             }
         };
         let disk: OnDisk = serde_json::from_str(&text)
             .with_context(|| format!("{}: not a valid state file", self.path.display()))?;
-        if disk.version != FORMAT_VERSION {
-            anyhow::bail!(
-                "{}: state file version {} not supported (expected {FORMAT_VERSION})",
+        match disk.version {
+            FORMAT_VERSION => Ok(disk.modules),
+            1 => ModuleStates::from_v1(&disk.values)
+                .persisted()
+                .map_err(|e| anyhow::anyhow!("{}: {e}", self.path.display())),
+            v => anyhow::bail!(
+                "{}: state file version {v} not supported (expected {FORMAT_VERSION})",
                 self.path.display(),
-                disk.version
-            );
+            ),
         }
-        Ok(disk.values)
     }
 
     /// Durably replaces the stored values.
-    pub fn save(&self, values: &BTreeMap<String, String>) -> io::Result<()> {
+    pub fn save(&self, modules: &Persisted) -> io::Result<()> {
         let disk = OnDisk {
             version: FORMAT_VERSION,
-            values: values.clone(),
+            modules: modules.clone(),
+            values: BTreeMap::new(),
         };
         let mut bytes = serde_json::to_vec_pretty(&disk).map_err(io::Error::other)?;
         bytes.push(b'\n');
@@ -138,13 +147,19 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let store = StateStore::open(&dir.path().join("sub")).unwrap();
         assert!(store.load().unwrap().is_empty());
-        let mut kv = BTreeMap::new();
-        kv.insert("sysContact".to_string(), "a \"quoted\" é".to_string());
-        store.save(&kv).unwrap();
-        assert_eq!(store.load().unwrap(), kv);
-        kv.insert("ifAlias.1".to_string(), "uplink".to_string());
-        store.save(&kv).unwrap();
-        assert_eq!(store.load().unwrap(), kv);
+        let mut p = Persisted::new();
+        p.insert(
+            "SNMPv2-MIB".into(),
+            serde_json::json!({"sysContact": "a \"quoted\" é"}),
+        );
+        store.save(&p).unwrap();
+        assert_eq!(store.load().unwrap(), p);
+        p.insert(
+            "IF-MIB".into(),
+            serde_json::json!({"ifAlias": {"1": "uplink"}}),
+        );
+        store.save(&p).unwrap();
+        assert_eq!(store.load().unwrap(), p);
         let leftovers: Vec<_> = fs::read_dir(store.dir.clone())
             .unwrap()
             .filter_map(|e| e.ok())
@@ -163,6 +178,25 @@ mod tests {
         StateStore::open(dir.path()).unwrap();
         assert!(!stale.exists());
         assert!(other.exists());
+    }
+
+    #[test]
+    fn version_1_files_migrate() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = StateStore::open(dir.path()).unwrap();
+        fs::write(
+            store.path(),
+            r#"{"version":1,"values":{"sysContact":"ops","ifAlias.3":"uplink",
+               "pmPortCountersPortSelect.0002c90300000001":"2"}}"#,
+        )
+        .unwrap();
+        let p = store.load().unwrap();
+        assert_eq!(p["SNMPv2-MIB"], serde_json::json!({"sysContact": "ops"}));
+        assert_eq!(p["IF-MIB"], serde_json::json!({"ifAlias": {"3": "uplink"}}));
+        assert_eq!(
+            p["IB-PM-MIB"],
+            serde_json::json!({"pmPortCountersPortSelect": {"0x0002c90300000001": 2}})
+        );
     }
 
     #[test]

@@ -351,7 +351,7 @@ impl Traps {
         let started = std::time::Instant::now();
         let next = Arc::new(AtomicU64::new(0));
         Arc::new(move |_| {
-            if !system.load().enable_authen_traps {
+            if !mibs::snmpv2::authen_traps_enabled(&system.load()) {
                 return;
             }
             let now = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);

@@ -2,7 +2,10 @@
 //! infiniband-diags report on the same fabric: nodes (ibnetdiscover), the
 //! master SM (sminfo), CA PortInfo (smpquery portinfo), partitions from a
 //! partitions.conf with full and limited members (and a member added by
-//! editing the file + SIGHUP, with LastChange moved), OpenSM's IPoIB groups.
+//! editing the file + SIGHUP, with LastChange moved), OpenSM's IPoIB groups;
+//! a second OpenSM at a lower priority shows as standby beside the master
+//! (saquery SMIR); GUIDInfo blocks (saquery GIR per LID) and links
+//! (ibnetdiscover); NodeRecord, PortInfoRecord and SwitchInfoRecord per LID.
 
 mod common;
 
@@ -380,4 +383,409 @@ fn sm_guid_node(cells: &Cells, sm_port_guid: u64) -> u64 {
     } else {
         panic!("SM port {sm_port_guid:#x} is not a switch port 0")
     }
+}
+
+/// `saquery SMIR`: (SM port GUID, priority, state) of every record.
+fn sm_info_records(text: &str) -> BTreeSet<(u64, u64, u64)> {
+    let field = |block: &str, name: &str| -> Option<u64> {
+        let v = block
+            .lines()
+            .find(|l| l.trim_start().starts_with(name))?
+            .trim()
+            .trim_start_matches(name)
+            .trim_start_matches('.')
+            .trim()
+            .to_string();
+        match v.strip_prefix("0x") {
+            Some(h) => u64::from_str_radix(h, 16).ok(),
+            None => v.parse().ok(),
+        }
+    };
+    text.split("SMInfoRecord dump:")
+        .filter_map(|b| {
+            Some((
+                field(b, "GUID")?,
+                field(b, "Priority")?,
+                field(b, "SMState")?,
+            ))
+        })
+        .collect()
+}
+
+#[test]
+fn two_sms_show_as_master_and_standby() {
+    let mut cfg = TestbedConfig::new(SMALL_NET);
+    cfg.sm_sweep_secs = 2;
+    let mut tb = Testbed::start(cfg).unwrap_or_else(|e| panic!("testbed: {e}"));
+    // The master at priority 5 (console), a second OpenSM at priority 1 on a
+    // host: it stays standby (OpenSM's default priority 0 would hand over).
+    tb.opensm_console("priority 5").expect("console priority");
+    tb.start_standby_opensm("Hca3", 1)
+        .unwrap_or_else(|e| panic!("standby OpenSM: {e}"));
+    let want_from_sa = || {
+        let out = tb.run_diag("saquery", &["SMIR"]).expect("saquery SMIR");
+        sm_info_records(&out.stdout)
+    };
+    // The master learns of the standby at its next sweep.
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let mut want = want_from_sa();
+    while want.len() < 2 && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(500));
+        want = want_from_sa();
+    }
+    assert_eq!(want.len(), 2, "saquery SMIR never showed two SMs: {want:?}");
+    assert_eq!(
+        want.iter().map(|w| w.2).collect::<BTreeSet<_>>(),
+        BTreeSet::from([2, 3]),
+        "one standby(2), one master(3): {want:?}"
+    );
+
+    let rows = |c: &Cells| -> BTreeSet<(u64, u64, u64)> {
+        col(c, 71, 6)
+            .iter()
+            .map(|(i, st)| {
+                let prio = col(c, 71, 5).get(i).map(|p| number(p)).unwrap_or(999);
+                (guid_of(i, 8), prio, number(st))
+            })
+            .collect()
+    };
+    let agent = UmadAgent::start(
+        &tb,
+        None,
+        &["--sweep-interval", "1"],
+        Duration::from_secs(60),
+        |a: &UmadAgent| rows(&walk(&a.target)).len() >= 2,
+    );
+    let cells = walk(&agent.target);
+    assert_eq!(rows(&cells), want, "ibSmSMInfoTable vs saquery SMIR");
+}
+
+/// `saquery GIR LID`: block number -> the 8 GUIDs of the block.
+fn guid_info_records(text: &str) -> BTreeMap<u64, Vec<u64>> {
+    let value = |l: &str| -> Option<u64> {
+        let v = l.rsplit('.').next()?.trim();
+        match v.strip_prefix("0x") {
+            Some(h) => u64::from_str_radix(h, 16).ok(),
+            None => v.parse().ok(),
+        }
+    };
+    text.split("GUIDInfo Record dump:")
+        .filter_map(|b| {
+            let lines: Vec<&str> = b.lines().map(str::trim).collect();
+            let block = value(lines.iter().find(|l| l.starts_with("Block"))?)?;
+            let guids: Vec<u64> = lines
+                .iter()
+                .filter(|l| l.starts_with("GUID "))
+                .filter_map(|l| value(l))
+                .collect();
+            Some((block, guids))
+        })
+        .collect()
+}
+
+/// ibnetdiscover's links: (node GUID, port) -> (remote node GUID, remote port).
+fn discovered_links(text: &str) -> BTreeMap<(u64, u64), (u64, u64)> {
+    let id = |s: &str| -> Option<u64> {
+        let hex = s.split('"').nth(1)?.split('-').nth(1)?;
+        u64::from_str_radix(hex, 16).ok()
+    };
+    let mut links = BTreeMap::new();
+    let mut node = None;
+    for l in text.lines() {
+        if l.starts_with("Switch") || l.starts_with("Ca") {
+            node = id(l);
+        } else if let (Some(n), Some(rest)) = (node, l.strip_prefix('[')) {
+            let port: u64 = rest.split(']').next().and_then(|p| p.parse().ok()).unwrap();
+            // The remote: its quoted id, then "[port]".
+            let remote = &rest[rest.find('"').unwrap()..];
+            let rport: u64 = remote
+                .split('[')
+                .nth(1)
+                .and_then(|p| p.split(']').next())
+                .and_then(|p| p.parse().ok())
+                .unwrap();
+            links.insert((n, port), (id(remote).unwrap(), rport));
+        }
+    }
+    links
+}
+
+#[test]
+fn guid_info_and_links_equal_the_diags() {
+    let mut cfg = TestbedConfig::new(SMALL_NET);
+    cfg.sm_sweep_secs = 2;
+    let tb = Testbed::start(cfg).unwrap_or_else(|e| panic!("testbed: {e}"));
+    let agent = UmadAgent::start(
+        &tb,
+        None,
+        &["--sweep-interval", "1"],
+        Duration::from_secs(60),
+        |a: &UmadAgent| !col(&walk(&a.target), 131, 5).is_empty(),
+    );
+    let cells = walk(&agent.target);
+    let blocks = col(&cells, 131, 5);
+    let nodes = col(&cells, 21, 5);
+    let mut checked = 0;
+    for (idx, lid) in col(&cells, 31, 6) {
+        let (node, port) = (guid_of(&idx, 8), idx.last().copied().unwrap_or(0));
+        let is_ca = nodes
+            .iter()
+            .any(|(i, t)| guid_of(i, 8) == node && number(t) == 1);
+        let lid = number(&lid);
+        if !is_ca || lid == 0 {
+            continue;
+        }
+        let sa = tb
+            .run_diag("saquery", &["GIR", &lid.to_string()])
+            .expect("saquery GIR");
+        let want = guid_info_records(&sa.stdout);
+        let got: BTreeMap<u64, Vec<u64>> = blocks
+            .iter()
+            .filter(|(i, _)| guid_of(i, 8) == node && i.get(16) == Some(&port))
+            .map(|(i, v)| {
+                let guids = bytes(v)
+                    .chunks(8)
+                    .map(|c| c.iter().fold(0u64, |a, &b| a << 8 | u64::from(b)))
+                    .collect();
+                (u64::from(*i.last().unwrap()), guids)
+            })
+            .collect();
+        assert!(!want.is_empty(), "saquery GIR {lid}:\n{}", sa.stdout);
+        assert_eq!(got, want, "node {node:#x} port {port} (LID {lid})");
+        checked += 1;
+    }
+    assert!(checked >= 4, "only {checked} CA ports compared");
+
+    // ibSmLinkTable: every link ibnetdiscover reports, both directions.
+    let disc = tb.run_diag("ibnetdiscover", &[]).expect("ibnetdiscover");
+    let want = discovered_links(&disc.stdout);
+    let to_node = col(&cells, 81, 4);
+    let got: BTreeMap<(u64, u64), (u64, u64)> = col(&cells, 81, 5)
+        .iter()
+        .map(|(i, p)| {
+            let g = bytes(&to_node[i])
+                .iter()
+                .fold(0u64, |a, &b| a << 8 | u64::from(b));
+            ((guid_of(i, 8), u64::from(i[16])), (g, number(p)))
+        })
+        .collect();
+    assert!(want.len() >= 10, "ibnetdiscover:\n{}", disc.stdout);
+    assert_eq!(
+        got, want,
+        "ibSmLinkTable vs ibnetdiscover:\n{}",
+        disc.stdout
+    );
+}
+
+/// The `name....value` lines of one saquery record (nested dumps flattened;
+/// names as saquery prints them, trailing colons dropped).
+fn record(text: &str) -> BTreeMap<String, String> {
+    text.lines()
+        .filter_map(|l| {
+            let l = l.trim();
+            let dots = l.find("..")?;
+            let name = l[..dots].trim_end_matches(':').to_string();
+            let value = l[dots..].trim_start_matches(['.', ':']).trim().to_string();
+            Some((name, value))
+        })
+        .collect()
+}
+
+/// A saquery number (decimal or 0x hex).
+fn sa_number(v: &str) -> u64 {
+    match v.strip_prefix("0x") {
+        Some(h) => u64::from_str_radix(h, 16).unwrap_or_else(|_| panic!("hex {v}")),
+        None => v.parse().unwrap_or_else(|_| panic!("number {v}")),
+    }
+}
+
+/// An agent cell as a number: integers, or octets (GUIDs, IDs) big-endian.
+fn cell_number(v: &str) -> u64 {
+    if v.starts_with("Hex-STRING: ") {
+        bytes(v).iter().fold(0u64, |a, &b| a << 8 | u64::from(b))
+    } else {
+        number(v)
+    }
+}
+
+#[test]
+fn node_port_switch_records_equal_saquery_per_lid() {
+    let mut cfg = TestbedConfig::new(SMALL_NET);
+    cfg.sm_sweep_secs = 2;
+    let tb = Testbed::start(cfg).unwrap_or_else(|e| panic!("testbed: {e}"));
+    let agent = UmadAgent::start(
+        &tb,
+        None,
+        &["--sweep-interval", "1"],
+        Duration::from_secs(60),
+        |a: &UmadAgent| col(&walk(&a.target), 21, 5).len() >= 6,
+    );
+    let cells = walk(&agent.target);
+
+    // The whole module walks clean with the shipped MIBs (nothing on stderr,
+    // no value net-snmp finds out of its syntax).
+    let repo = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let out = std::process::Command::new("snmpbulkwalk")
+        .current_dir(&repo)
+        .args([
+            "-M",
+            "mibs:mibs/ietf",
+            "-m",
+            "ALL",
+            "-v",
+            "2c",
+            "-c",
+            "public",
+        ])
+        .args(["-t", "5", "-r", "1", &agent.target, "IB-SM-MIB::ibSmMIB"])
+        .output()
+        .expect("snmpbulkwalk");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success() && stderr.is_empty(),
+        "stderr:\n{stderr}"
+    );
+    for bad in ["Wrong Type", "Bad value", "No Such", "out of range"] {
+        assert!(!stdout.contains(bad), "{bad} in:\n{stdout}");
+    }
+    assert!(stdout.contains("IB-SM-MIB::ibSmPortInfoInitTypeReply."));
+
+    let sa = |args: &[&str]| {
+        let out = tb.run_diag("saquery", args).expect("saquery");
+        let r = record(&out.stdout);
+        assert!(!r.is_empty(), "saquery {args:?}:\n{}", out.stdout);
+        r
+    };
+    let node_col = |c: u32, node: u64| -> String {
+        col(&cells, 21, c)
+            .into_iter()
+            .find(|(i, _)| guid_of(i, 8) == node)
+            .map(|(_, v)| v)
+            .unwrap_or_else(|| panic!("no ibSmNodeInfo column {c} for {node:#x}"))
+    };
+    let types = col(&cells, 21, 5);
+    let (mut cas, mut switches) = (0, 0);
+    for (idx, lid) in col(&cells, 31, 6) {
+        let (node, port) = (guid_of(&idx, 8), idx.last().copied().unwrap_or(0));
+        let lid = number(&lid);
+        let is_ca = types
+            .iter()
+            .any(|(i, t)| guid_of(i, 8) == node && number(t) == 1);
+        if !is_ca || lid == 0 {
+            continue;
+        }
+        // NodeRecord: ibSmNodeInfoTable.
+        let nr = sa(&["NR", &lid.to_string()]);
+        assert_eq!(sa_number(&nr["node_guid"]), node);
+        for (c, name) in [
+            (6, "num_ports"),
+            (7, "sys_guid"),
+            (8, "partition_cap"),
+            (9, "device_id"),
+            (10, "revision"),
+            (11, "vendor_id"),
+        ] {
+            assert_eq!(
+                cell_number(&node_col(c, node)),
+                sa_number(&nr[name]),
+                "NodeRecord {name} of LID {lid}"
+            );
+        }
+        assert_eq!(
+            String::from_utf8_lossy(&bytes(&node_col(12, node))),
+            nr["NodeDescription"],
+            "NodeDescription of LID {lid}"
+        );
+        // PortInfoRecord: ibSmPortInfoTable's numeric columns.
+        let pir = sa(&["PIR", &lid.to_string()]);
+        assert_eq!(sa_number(&pir["PortNum"]), u64::from(port));
+        // CapMask is BITS in the MIB: IBA bit n is BITS bit n (octet n / 8,
+        // most significant bit first).
+        let cap = sa_number(&pir["CapMask"]);
+        let bits: Vec<u8> = (0..4)
+            .map(|o| {
+                (0..8).fold(0u8, |a, b| {
+                    a | (((cap >> (o * 8 + b)) & 1) as u8) << (7 - b)
+                })
+            })
+            .collect();
+        assert_eq!(
+            bytes(&col(&cells, 31, 8)[&idx]),
+            bits,
+            "CapMask of LID {lid}"
+        );
+        for (c, name) in [
+            (6, "Lid"),
+            (7, "SMLid"),
+            (10, "MkeyLeasePeriod"),
+            (19, "LMC"),
+            (25, "VLHighLimit"),
+            (26, "VLArbHighCap"),
+            (27, "VLArbLowCap"),
+            (29, "VLStallCount"),
+            (30, "HoqLife"),
+            (36, "MkeyViolations"),
+            (37, "PkeyViolations"),
+            (38, "QkeyViolations"),
+            (39, "GuidCap"),
+            (40, "SubnetTimeout"),
+            (41, "RespTimeVal"),
+            (42, "LocalPhysErr"),
+            (43, "OverrunErr"),
+        ] {
+            let got = col(&cells, 31, c).get(&idx).map(|v| cell_number(v));
+            assert_eq!(
+                got,
+                Some(sa_number(&pir[name])),
+                "PortInfoRecord {name} of LID {lid}"
+            );
+        }
+        cas += 1;
+    }
+    // SwitchInfoRecord: ibSmSwitchInfoTable, at each switch's LID (port 0).
+    let disc = tb
+        .run_diag("ibnetdiscover", &["-p"])
+        .expect("ibnetdiscover -p");
+    let switch_lids: BTreeMap<u64, u64> = disc
+        .stdout
+        .lines()
+        .filter(|l| l.starts_with("SW "))
+        .filter_map(|l| {
+            let w: Vec<&str> = l.split_whitespace().collect();
+            let lid = w.get(1)?.parse().ok()?;
+            let guid = u64::from_str_radix(w.get(3)?.trim_start_matches("0x"), 16).ok()?;
+            Some((guid, lid))
+        })
+        .collect();
+    for (idx, _) in col(&cells, 41, 3) {
+        let node = guid_of(&idx, 8);
+        let lid = switch_lids.get(&node).unwrap_or_else(|| {
+            panic!("switch {node:#x} not in ibnetdiscover -p:\n{}", disc.stdout)
+        });
+        let swir = sa(&["SWIR", &lid.to_string()]);
+        for (c, name) in [
+            (3, "LinearFDBCap"),
+            (4, "RandomFDBCap"),
+            (5, "MulticastFDBCap"),
+            (6, "LinearFDBTop"),
+            (7, "DefaultPort"),
+            (8, "DefaultMulticastPrimaryPort"),
+            (9, "DefaultMulticastNotPrimaryPort"),
+            (12, "LIDsPerPort"),
+            (13, "PartitionEnforcementCap"),
+        ] {
+            let got = col(&cells, 41, c).get(&idx).map(|v| cell_number(v));
+            assert_eq!(
+                got,
+                Some(sa_number(&swir[name])),
+                "SwitchInfoRecord {name} of LID {lid}"
+            );
+        }
+        switches += 1;
+    }
+    assert!(
+        cas >= 4 && switches >= 2,
+        "compared {cas} CA ports, {switches} switches"
+    );
 }

@@ -42,6 +42,7 @@ pub const DEF: crate::ModuleDef = crate::ModuleDef {
     omitted: &[],
     fabric_ops: None,
     check_reply: None,
+    state: None,
 };
 
 /// sysORTable row: the IB-IF-MIB module identity.

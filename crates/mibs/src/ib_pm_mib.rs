@@ -43,13 +43,12 @@ use snmp::oid::Oid;
 use snmp::table::{check, Access, RowSet, Table};
 use snmp::value::Value;
 
-use crate::change::Change;
+use crate::change::{Change, Effect, ModuleChange};
 use crate::oids::ib_pm_mib as o;
+use crate::state::{PersistedState, StateCodec};
 use crate::util::last;
-use crate::view::{SysOrEntry, View};
+use crate::view::{SysOrEntry, SystemState, View};
 
-/// Persistence key prefix of pmPortCountersPortSelect (`<prefix>.<GUID hex>`).
-pub const PORT_SELECT_KEY: &str = "pmPortCountersPortSelect";
 /// PortSelect of a row never set: port 1.
 pub const DEFAULT_PORT_SELECT: u8 = 1;
 /// PortSelect value that selects all ports.
@@ -64,6 +63,7 @@ pub const DEF: crate::ModuleDef = crate::ModuleDef {
     omitted: &[],
     fabric_ops: Some(fabric_ops),
     check_reply: Some(check_reply),
+    state: Some(StateCodec::of::<PmState>()),
 };
 
 /// sysORTable row for this module (its MODULE-IDENTITY `pm`).
@@ -282,11 +282,11 @@ fn check_sample_field(v: &View, n: NodeIdx, col: u32, value: &Value) -> Result<C
     // and the run's owner (same Tag) may restart it. The PMA decides; an
     // ignored Set shows in its answer (check_reply: commitFailed).
     let base = control_of(node);
-    Ok(Change::PmSampleControl {
+    Ok(Change::new(PmSet::SampleControl {
         node: node.info.node_guid,
         base: Box::new(base),
         field,
-    })
+    }))
 }
 
 fn u8_of(i: i32) -> u8 {
@@ -364,18 +364,78 @@ const PC_PORT_SELECT: u32 = 2;
 const PC_FIRST: u32 = 3;
 const PC_LAST: u32 = 18;
 
-/// The persistence key of a node's pmPortCountersPortSelect.
-pub fn port_select_key(g: Guid) -> String {
-    format!("{PORT_SELECT_KEY}.{:016x}", g.0)
-}
-
 /// The port a row reports (agent state).
 pub fn port_select(view: &View, g: Guid) -> u8 {
     view.system
-        .extra
-        .get(&port_select_key(g))
-        .and_then(|s| s.parse::<u8>().ok())
+        .modules
+        .get::<PmState>()
+        .and_then(|m| m.port_select.get(&g.0))
+        .copied()
         .unwrap_or(DEFAULT_PORT_SELECT)
+}
+
+/// The values set over SNMP (persisted): pmPortCountersPortSelect by node GUID.
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PmState {
+    #[serde(
+        rename = "pmPortCountersPortSelect",
+        default,
+        skip_serializing_if = "BTreeMap::is_empty",
+        with = "crate::util::guid_keys"
+    )]
+    pub port_select: BTreeMap<u64, u8>,
+}
+
+impl PersistedState for PmState {
+    const MODULE: &'static str = "IB-PM-MIB";
+
+    fn from_v1(kv: &BTreeMap<String, String>) -> Self {
+        PmState {
+            port_select: kv
+                .iter()
+                .filter_map(|(k, v)| {
+                    let g = k.strip_prefix("pmPortCountersPortSelect.")?;
+                    Some((u64::from_str_radix(g, 16).ok()?, v.parse().ok()?))
+                })
+                .collect(),
+        }
+    }
+}
+
+/// A Set of an IB-PM-MIB column.
+#[derive(Clone, Debug, PartialEq)]
+pub enum PmSet {
+    /// pmPortCountersPortSelect of a node (agent state).
+    PortSelect { node: Guid, port: u8 },
+    /// Clear the counters `select` (PortCounters:CounterSelect bits) of port
+    /// `port` (255 = all) of a node's PMA.
+    ClearCounter { node: Guid, port: u8, select: u16 },
+    /// One written component of a node's PortSamplesControl; `base` is the
+    /// node's control as the request saw it. All of a request's components
+    /// for one node become one PMA Set ([`fabric_ops`]).
+    SampleControl {
+        node: Guid,
+        base: Box<PortSamplesControl>,
+        field: SampleField,
+    },
+}
+
+impl ModuleChange for PmSet {
+    fn effect(&self) -> Effect {
+        match self {
+            PmSet::PortSelect { .. } => Effect::Agent,
+            PmSet::ClearCounter { .. } | PmSet::SampleControl { .. } => Effect::Grouped,
+        }
+    }
+
+    fn apply(&self, state: &mut SystemState) {
+        if let PmSet::PortSelect { node, port } = self {
+            state.modules.update::<PmState>(|m| {
+                m.port_select.insert(node.0, *port);
+            });
+        }
+    }
 }
 
 /// A node's PortCounters for PortSelect `sel`: one port's last reading,
@@ -454,10 +514,10 @@ fn port_counters_table() -> Table<View, Change, NodeIdx> {
         if p == ALL_PORTS && !all_port_select(node) {
             return Err(SetError::WrongValue);
         }
-        Ok(Change::Stored {
-            key: port_select_key(node.info.node_guid),
-            value: p.to_string(),
-        })
+        Ok(Change::new(PmSet::PortSelect {
+            node: node.info.node_guid,
+            port: p,
+        }))
     });
     for col in PC_FIRST..=PC_LAST {
         t = t.read_write(col, move |v: &View, &n, _idx, value| {
@@ -471,11 +531,11 @@ fn port_counters_table() -> Table<View, Change, NodeIdx> {
                 // No such port on this node: nothing to clear.
                 return Err(SetError::InconsistentValue);
             }
-            Ok(Change::PmClearCounter {
+            Ok(Change::new(PmSet::ClearCounter {
                 node: g,
                 port,
                 select: 1u16 << (col - PC_FIRST),
-            })
+            }))
         });
     }
     t
@@ -489,32 +549,25 @@ fn port_counters_table() -> Table<View, Change, NodeIdx> {
 /// node in the same request picks the port) and one Set(PortSamplesControl)
 /// per node (the node's current control with every written component).
 pub fn fabric_ops(changes: &[Change]) -> Vec<(usize, ControlOp)> {
-    let mut port_select: BTreeMap<String, u8> = BTreeMap::new();
+    let mut port_select: BTreeMap<Guid, u8> = BTreeMap::new();
     for c in changes {
-        if let Change::Stored { key, value } = c {
-            if key.starts_with(PORT_SELECT_KEY) {
-                if let Ok(p) = value.parse() {
-                    port_select.insert(key.clone(), p);
-                }
-            }
+        if let Some(PmSet::PortSelect { node, port }) = c.get() {
+            port_select.insert(*node, *port);
         }
     }
     // (first index, op) per node, in first-appearance order.
     let mut counters: Vec<(usize, Guid, u8, u16)> = Vec::new();
     let mut samples: Vec<(usize, Guid, PortSamplesControl)> = Vec::new();
     for (i, c) in changes.iter().enumerate() {
-        match c {
-            Change::PmClearCounter { node, port, select } => {
-                let port = port_select
-                    .get(&port_select_key(*node))
-                    .copied()
-                    .unwrap_or(*port);
+        match c.get::<PmSet>() {
+            Some(PmSet::ClearCounter { node, port, select }) => {
+                let port = port_select.get(node).copied().unwrap_or(*port);
                 match counters.iter_mut().find(|x| x.1 == *node) {
                     Some(x) => x.3 |= select,
                     None => counters.push((i, *node, port, *select)),
                 }
             }
-            Change::PmSampleControl { node, base, field } => {
+            Some(PmSet::SampleControl { node, base, field }) => {
                 match samples.iter_mut().find(|x| x.1 == *node) {
                     Some(x) => field.apply(&mut x.2),
                     None => {
@@ -581,29 +634,28 @@ mod tests {
             sample_interval: 5,
             ..PortSamplesControl::default()
         });
-        let sc = |node, field| Change::PmSampleControl {
-            node,
-            base: base.clone(),
-            field,
+        let sc = |node, field| {
+            Change::new(PmSet::SampleControl {
+                node,
+                base: base.clone(),
+                field,
+            })
         };
         let changes = vec![
-            Change::SysContact("x".into()),
+            Change::new(crate::snmpv2::SystemSet::SysContact("x".into())),
             sc(g, SampleField::CounterSelect(0, 1)),
-            Change::PmClearCounter {
+            Change::new(PmSet::ClearCounter {
                 node: h,
                 port: 1,
                 select: 1,
-            },
+            }),
             sc(g, SampleField::Tag(0x1234)),
-            Change::PmClearCounter {
+            Change::new(PmSet::ClearCounter {
                 node: h,
                 port: 1,
                 select: 1 << 5,
-            },
-            Change::Stored {
-                key: port_select_key(h),
-                value: "3".into(),
-            },
+            }),
+            Change::new(PmSet::PortSelect { node: h, port: 3 }),
             sc(g, SampleField::SampleStart(7)),
         ];
         let ops = fabric_ops(&changes);

@@ -51,6 +51,7 @@ pub const DEF: crate::ModuleDef = crate::ModuleDef {
     omitted: CONFIG_OMITTED,
     fabric_ops: None,
     check_reply: None,
+    state: None,
 };
 
 /// sysORTable row: the IB-SM-MIB module identity.

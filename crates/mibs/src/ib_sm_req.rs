@@ -56,6 +56,8 @@ pub const DEF: crate::ModuleDef = crate::ModuleDef {
     omitted: &[],
     fabric_ops: None,
     check_reply: None,
+    // Sessions are runtime state: nothing persisted.
+    state: None,
 };
 
 fn objects() -> Vec<crate::Object> {
@@ -397,7 +399,8 @@ fn settle<R>(
     }
 }
 
-/// A checked request Set (phase 1), applied by [`Change::apply`].
+/// A checked request Set (phase 1), applied in phase 2 by the daemon's
+/// control path ([`Change::apply`]).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum RequestChange {
     Path(Vec<RowChange<PathReq>>),
@@ -405,10 +408,15 @@ pub enum RequestChange {
     Trace(Vec<RowChange<TraceReq>>),
 }
 
-impl RequestChange {
-    /// Applies the change to the session store (agent runtime state: not
-    /// persisted, not part of [`crate::view::SystemState`]).
-    pub fn apply(&self) {
+/// Request rows are agent runtime state: applying the change installs them
+/// in the session store (not in [`crate::view::SystemState`], never
+/// persisted) and starts the activated requests.
+impl crate::change::ModuleChange for RequestChange {
+    fn effect(&self) -> crate::change::Effect {
+        crate::change::Effect::Agent
+    }
+
+    fn apply(&self, _: &mut crate::view::SystemState) {
         REQUESTS.apply(self);
     }
 }
@@ -910,7 +918,7 @@ impl<R: ReqKind> MibObject<View, Change> for ReqTable<R> {
         }
         drop(store);
         let first = sets.first().map_or(0, |s| s.position);
-        Ok(vec![(first, Change::SmRequest(R::change(changes)))])
+        Ok(vec![(first, Change::new(R::change(changes)))])
     }
 
     fn declared_columns(&self) -> Vec<(u32, Access)> {

@@ -7,8 +7,8 @@
 //! the IbPort convention ([`port::if_index`]). Counters are the section 2.4
 //! formulas over the model's 64-bit totals ([`ib::model::counters`]); the
 //! Counter32 objects are their low 32 bits, so they wrap and never reset.
-//! ifAlias and ifLinkUpDownTrapEnable are writable and persisted (keys
-//! `ifAlias.<ifIndex>`, `ifLinkUpDownTrapEnable.<ifIndex>`).
+//! ifAlias and ifLinkUpDownTrapEnable are writable and persisted
+//! ([`IfMibState`]).
 //!
 //! Status mapping (see [`port::oper_status`]): ifAdminStatus is down only for
 //! a port whose PortPhysicalState is Disabled; ifOperStatus is up for
@@ -21,39 +21,102 @@ pub mod port;
 #[allow(clippy::field_reassign_with_default)]
 mod tests;
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
+use serde::{Deserialize, Serialize};
 use snmp::mib::MibObject;
 use snmp::table::{check, Access, Scalar, Table};
 use snmp::value::Value;
 
-use crate::change::Change;
+use crate::change::{Change, Effect, ModuleChange};
 use crate::oids::if_mib as o;
+use crate::state::{PersistedState, StateCodec};
 use crate::util::{last, oid};
-use crate::view::{SysOrEntry, View};
+use crate::view::{SysOrEntry, SystemState, View};
 
 pub use interfaces::{ticks_at, IfHistory, IfRow, Interfaces, IpoibRow, VlRow};
 
 /// ifAlias: DisplayString (SIZE(0..64)).
 const IF_ALIAS_MAX: usize = 64;
 
-/// Persistence key of ifAlias for an interface.
-pub fn alias_key(if_index: u32) -> String {
-    format!("ifAlias.{if_index}")
+/// The values set over SNMP, by ifIndex (persisted).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct IfMibState {
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub if_alias: BTreeMap<u32, String>,
+    /// enabled(1) or disabled(2), where set.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub if_link_up_down_trap_enable: BTreeMap<u32, i32>,
 }
 
-/// Persistence key of ifLinkUpDownTrapEnable for an interface.
-pub fn trap_enable_key(if_index: u32) -> String {
-    format!("ifLinkUpDownTrapEnable.{if_index}")
+impl PersistedState for IfMibState {
+    const MODULE: &'static str = "IF-MIB";
+
+    fn from_v1(kv: &BTreeMap<String, String>) -> Self {
+        let by_index = |prefix: &str| {
+            kv.iter()
+                .filter_map(|(k, v)| {
+                    let i = k.strip_prefix(prefix)?.strip_prefix('.')?.parse().ok()?;
+                    Some((i, v))
+                })
+                .collect::<Vec<(u32, &String)>>()
+        };
+        IfMibState {
+            if_alias: by_index("ifAlias")
+                .into_iter()
+                .map(|(i, v)| (i, v.clone()))
+                .collect(),
+            if_link_up_down_trap_enable: by_index("ifLinkUpDownTrapEnable")
+                .into_iter()
+                .filter_map(|(i, v)| Some((i, v.parse().ok()?)))
+                .collect(),
+        }
+    }
+}
+
+/// A Set of a writable ifXTable column.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum IfSet {
+    Alias { if_index: u32, alias: String },
+    LinkUpDownTrapEnable { if_index: u32, value: i32 },
+}
+
+impl ModuleChange for IfSet {
+    fn effect(&self) -> Effect {
+        Effect::Agent
+    }
+
+    fn apply(&self, state: &mut SystemState) {
+        state.modules.update::<IfMibState>(|m| match self {
+            IfSet::Alias { if_index, alias } => {
+                m.if_alias.insert(*if_index, alias.clone());
+            }
+            IfSet::LinkUpDownTrapEnable { if_index, value } => {
+                m.if_link_up_down_trap_enable.insert(*if_index, *value);
+            }
+        })
+    }
 }
 
 /// ifLinkUpDownTrapEnable of an interface: enabled(1) unless set to
 /// disabled(2) (the draft's default is enabled).
-pub fn link_up_down_trap_enabled(view: &View, if_index: u32) -> bool {
-    view.system
-        .extra
-        .get(&trap_enable_key(if_index))
-        .is_none_or(|v| v != "2")
+pub fn link_traps_enabled(system: &SystemState, if_index: u32) -> bool {
+    system
+        .modules
+        .get::<IfMibState>()
+        .and_then(|m| m.if_link_up_down_trap_enable.get(&if_index))
+        .is_none_or(|v| *v != 2)
+}
+
+fn alias(system: &SystemState, if_index: u32) -> Vec<u8> {
+    system
+        .modules
+        .get::<IfMibState>()
+        .and_then(|m| m.if_alias.get(&if_index))
+        .map(|s| s.clone().into_bytes())
+        .unwrap_or_default()
 }
 
 /// The interfaces derived from the view's snapshot (none when the
@@ -93,6 +156,7 @@ pub const DEF: crate::ModuleDef = crate::ModuleDef {
     ],
     fabric_ops: None,
     check_reply: None,
+    state: Some(StateCodec::of::<IfMibState>()),
 };
 
 /// sysORTable row: the IF-MIB module identity.
@@ -210,7 +274,7 @@ fn if_x_table() -> Table<View, Change, IfRow> {
                 11 => Value::Counter64(c.out_ucast_pkts),
                 12 => Value::Counter64(c.out_multicast_pkts),
                 13 => Value::Counter64(0),
-                14 => Value::Integer(if link_up_down_trap_enabled(v, r.if_index) {
+                14 => Value::Integer(if link_traps_enabled(&v.system, r.if_index) {
                     1
                 } else {
                     2
@@ -219,13 +283,7 @@ fn if_x_table() -> Table<View, Change, IfRow> {
                 // ifPromiscuousMode false(2), ifConnectorPresent true(1).
                 16 => Value::Integer(2),
                 17 => Value::Integer(1),
-                18 => Value::OctetString(
-                    v.system
-                        .extra
-                        .get(&alias_key(r.if_index))
-                        .map(|s| s.clone().into_bytes())
-                        .unwrap_or_default(),
-                ),
+                18 => Value::OctetString(alias(&v.system, r.if_index)),
                 19 => ticks(v, r.discontinuity),
                 _ => return None,
             })
@@ -253,19 +311,19 @@ fn if_x_table() -> Table<View, Change, IfRow> {
     .read_write(
         last(o::IF_LINK_UP_DOWN_TRAP_ENABLE),
         |_, r: &IfRow, _, val| {
-            let e = check::enumerated(val, &[1, 2])?;
-            Ok(Change::Stored {
-                key: trap_enable_key(r.if_index),
-                value: e.to_string(),
-            })
+            let value = check::enumerated(val, &[1, 2])?;
+            Ok(Change::new(IfSet::LinkUpDownTrapEnable {
+                if_index: r.if_index,
+                value,
+            }))
         },
     )
     .read_write(last(o::IF_ALIAS), |_, r: &IfRow, _, val| {
         let alias = check::display_string(val, IF_ALIAS_MAX)?;
-        Ok(Change::Stored {
-            key: alias_key(r.if_index),
-            value: alias,
-        })
+        Ok(Change::new(IfSet::Alias {
+            if_index: r.if_index,
+            alias,
+        }))
     })
 }
 

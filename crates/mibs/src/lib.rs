@@ -2,7 +2,9 @@
 //!
 //! Every module implements `snmp::mib::MibObject<View, Change>`: reads come
 //! from [`view::View`] (the fabric snapshot plus agent state), Sets turn into
-//! [`change::Change`] values that the daemon's one control path applies.
+//! [`change::Change`] values (of the module's own types) that the daemon's
+//! one control path applies; what a module persists is its own serde type
+//! ([`state::PersistedState`]).
 //! [`modules`] lists what the daemon registers and what sysORTable shows.
 
 #![forbid(unsafe_code)]
@@ -21,6 +23,7 @@ pub mod notifications;
 pub mod oids;
 pub mod publish;
 pub mod snmpv2;
+pub mod state;
 mod util;
 pub mod view;
 
@@ -61,6 +64,8 @@ pub struct ModuleDef {
     /// Checks a source's answer to a fabric operation: Err(reason) when it
     /// "succeeded" without taking effect. Ok for operations not its own.
     pub check_reply: Option<CheckReplyFn>,
+    /// Its persisted state (values set over SNMP), if it keeps any.
+    pub state: Option<state::StateCodec>,
 }
 
 /// Daemon settings that modules' derivations read; the registry hands the

@@ -468,14 +468,7 @@ pub fn link_up_down(
     Notification::new(trap, v).with_source(port_source(node, port_num))
 }
 
-/// ifLinkUpDownTrapEnable of an interface in the agent state (enabled(1)
-/// unless set to disabled(2)).
-pub fn link_traps_enabled(system: &SystemState, if_idx: u32) -> bool {
-    system
-        .extra
-        .get(&crate::if_mib::trap_enable_key(if_idx))
-        .is_none_or(|v| v != "2")
-}
+pub use crate::if_mib::link_traps_enabled;
 
 fn producer_of(s: &Snapshot, g: Guid) -> ProducerType {
     ProducerType::of(

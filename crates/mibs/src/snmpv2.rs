@@ -3,16 +3,19 @@
 //! sysContact, sysName, sysLocation and snmpEnableAuthenTraps are writable;
 //! their Sets become [`Change`]s that the daemon applies and persists.
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
+use serde::{Deserialize, Serialize};
 use snmp::mib::{MibObject, SetError};
 use snmp::table::{check, Scalars, Table};
 use snmp::value::Value;
 
-use crate::change::Change;
+use crate::change::{Change, Effect, ModuleChange};
 use crate::oids::snmpv2_mib as o;
+use crate::state::{PersistedState, StateCodec};
 use crate::util::{last, oid};
-use crate::view::{SysOrEntry, View};
+use crate::view::{SysOrEntry, SystemState, View};
 
 /// sysObjectID of ibsnmpd: `infinibandMIB.100.1` (1.3.6.1.3.117.100.1).
 ///
@@ -38,7 +41,96 @@ pub const DEF: crate::ModuleDef = crate::ModuleDef {
     omitted: &[],
     fabric_ops: None,
     check_reply: None,
+    state: Some(StateCodec::of::<SystemGroup>()),
 };
+
+/// The values set over SNMP (persisted); `None`: the configured default.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct SystemGroup {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sys_contact: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sys_name: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sys_location: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub snmp_enable_authen_traps: Option<bool>,
+}
+
+impl PersistedState for SystemGroup {
+    const MODULE: &'static str = "SNMPv2-MIB";
+
+    fn from_v1(kv: &BTreeMap<String, String>) -> Self {
+        SystemGroup {
+            sys_contact: kv.get("sysContact").cloned(),
+            sys_name: kv.get("sysName").cloned(),
+            sys_location: kv.get("sysLocation").cloned(),
+            snmp_enable_authen_traps: match kv.get("snmpEnableAuthenTraps").map(String::as_str) {
+                Some("1") => Some(true),
+                Some("2") => Some(false),
+                _ => None,
+            },
+        }
+    }
+}
+
+fn stored(s: &SystemState) -> Option<&SystemGroup> {
+    s.modules.get::<SystemGroup>()
+}
+
+/// sysContact: as set over SNMP, else as configured.
+pub fn sys_contact(s: &SystemState) -> &str {
+    stored(s)
+        .and_then(|g| g.sys_contact.as_deref())
+        .unwrap_or(&s.contact)
+}
+
+/// sysName: as set over SNMP, else as configured.
+pub fn sys_name(s: &SystemState) -> &str {
+    stored(s)
+        .and_then(|g| g.sys_name.as_deref())
+        .unwrap_or(&s.name)
+}
+
+/// sysLocation: as set over SNMP, else as configured.
+pub fn sys_location(s: &SystemState) -> &str {
+    stored(s)
+        .and_then(|g| g.sys_location.as_deref())
+        .unwrap_or(&s.location)
+}
+
+/// snmpEnableAuthenTraps: as set over SNMP, else as configured.
+pub fn authen_traps_enabled(s: &SystemState) -> bool {
+    stored(s)
+        .and_then(|g| g.snmp_enable_authen_traps)
+        .unwrap_or(s.enable_authen_traps)
+}
+
+/// A Set of one of the writable objects.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum SystemSet {
+    SysContact(String),
+    SysName(String),
+    SysLocation(String),
+    /// true = enabled(1), false = disabled(2).
+    SnmpEnableAuthenTraps(bool),
+}
+
+impl ModuleChange for SystemSet {
+    fn effect(&self) -> Effect {
+        Effect::Agent
+    }
+
+    fn apply(&self, state: &mut SystemState) {
+        state.modules.update::<SystemGroup>(|g| match self {
+            SystemSet::SysContact(s) => g.sys_contact = Some(s.clone()),
+            SystemSet::SysName(s) => g.sys_name = Some(s.clone()),
+            SystemSet::SysLocation(s) => g.sys_location = Some(s.clone()),
+            SystemSet::SnmpEnableAuthenTraps(b) => g.snmp_enable_authen_traps = Some(*b),
+        })
+    }
+}
 
 /// sysORTable row for this module (its MODULE-IDENTITY snmpMIB).
 pub fn or_entry() -> SysOrEntry {
@@ -73,18 +165,18 @@ fn system_scalars() -> Scalars<View, Change> {
         })
         .read_write(
             last(o::SYS_CONTACT),
-            |v: &View| text(&v.system.contact),
-            |_, val| display_string(val).map(Change::SysContact),
+            |v: &View| text(sys_contact(&v.system)),
+            |_, val| display_string(val).map(|s| Change::new(SystemSet::SysContact(s))),
         )
         .read_write(
             last(o::SYS_NAME),
-            |v: &View| text(&v.system.name),
-            |_, val| display_string(val).map(Change::SysName),
+            |v: &View| text(sys_name(&v.system)),
+            |_, val| display_string(val).map(|s| Change::new(SystemSet::SysName(s))),
         )
         .read_write(
             last(o::SYS_LOCATION),
-            |v: &View| text(&v.system.location),
-            |_, val| display_string(val).map(Change::SysLocation),
+            |v: &View| text(sys_location(&v.system)),
+            |_, val| display_string(val).map(|s| Change::new(SystemSet::SysLocation(s))),
         )
         .read_only(last(o::SYS_SERVICES), |_| Value::Integer(SYS_SERVICES))
         .read_only(last(o::SYS_OR_LAST_CHANGE), |v: &View| {
@@ -142,8 +234,17 @@ fn snmp_group() -> Scalars<View, Change> {
         )
         .read_write(
             last(o::SNMP_ENABLE_AUTHEN_TRAPS),
-            |v: &View| Value::Integer(if v.system.enable_authen_traps { 1 } else { 2 }),
-            |_, val| check::enumerated(val, &[1, 2]).map(|i| Change::SnmpEnableAuthenTraps(i == 1)),
+            |v: &View| {
+                Value::Integer(if authen_traps_enabled(&v.system) {
+                    1
+                } else {
+                    2
+                })
+            },
+            |_, val| {
+                check::enumerated(val, &[1, 2])
+                    .map(|i| Change::new(SystemSet::SnmpEnableAuthenTraps(i == 1)))
+            },
         )
         .read_only(last(o::SNMP_OUT_PKTS), counter(|s| &s.out_pkts))
         .read_only(
@@ -261,7 +362,7 @@ mod tests {
         let s = |b: &[u8]| Value::OctetString(b.to_vec());
         assert_eq!(
             d.check_set(&v, &contact, &s(b"ops")),
-            Ok(Change::SysContact("ops".into()))
+            Ok(Change::new(SystemSet::SysContact("ops".into())))
         );
         assert_eq!(
             d.check_set(&v, &contact, &s(&[b'a'; 256])),
@@ -282,7 +383,7 @@ mod tests {
         let traps = [1, 3, 6, 1, 2, 1, 11, 30, 0];
         assert_eq!(
             d.check_set(&v, &traps, &Value::Integer(1)),
-            Ok(Change::SnmpEnableAuthenTraps(true))
+            Ok(Change::new(SystemSet::SnmpEnableAuthenTraps(true)))
         );
         assert_eq!(
             d.check_set(&v, &traps, &Value::Integer(3)),

@@ -13,3 +13,33 @@ pub(crate) fn oid(s: &[u32]) -> Oid {
 pub(crate) fn last(s: &[u32]) -> u32 {
     s.last().copied().unwrap_or(0)
 }
+
+/// Serde for maps keyed by GUID: the keys as `0x` and 16 hex digits, the way
+/// operators read GUIDs (JSON object keys are strings).
+pub(crate) mod guid_keys {
+    use std::collections::BTreeMap;
+
+    use serde::de::Error;
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+    pub fn serialize<V: Serialize, S: Serializer>(
+        m: &BTreeMap<u64, V>,
+        s: S,
+    ) -> Result<S::Ok, S::Error> {
+        s.collect_map(m.iter().map(|(k, v)| (format!("{k:#018x}"), v)))
+    }
+
+    pub fn deserialize<'de, V: Deserialize<'de>, D: Deserializer<'de>>(
+        d: D,
+    ) -> Result<BTreeMap<u64, V>, D::Error> {
+        BTreeMap::<String, V>::deserialize(d)?
+            .into_iter()
+            .map(|(k, v)| {
+                let hex = k.strip_prefix("0x").unwrap_or(&k);
+                u64::from_str_radix(hex, 16)
+                    .map(|g| (g, v))
+                    .map_err(|_| D::Error::custom(format!("not a GUID: {k:?}")))
+            })
+            .collect()
+    }
+}

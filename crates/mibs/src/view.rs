@@ -7,7 +7,6 @@
 //! a request is answered from one consistent state and nothing on the
 //! request path waits for a sweep or a Set.
 
-use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -16,6 +15,7 @@ use snmp::oid::Oid;
 use snmp::table::RowSet;
 
 pub use crate::publish::Published;
+use crate::state::{ModuleStates, Persisted};
 pub use ib::model::Snapshot;
 
 /// One row of sysORTable (RFC 3418): a module this agent implements.
@@ -43,9 +43,9 @@ impl SysOrEntry {
 /// The agent's own state: what the system group shows and what Sets change.
 ///
 /// Immutable once published; a Set produces a new `SystemState` (see
-/// [`crate::change::Change::apply`]). Only values set over SNMP are stored
-/// on disk ([`crate::change::Change::persisted`]); [`SystemState::restore`]
-/// overlays them on the configured defaults at start.
+/// [`crate::change::Change::apply`]). The fields are what was configured;
+/// values set over SNMP live in `modules`, each module's in its own type, and
+/// only those are stored on disk ([`SystemState::restore`] at start).
 #[derive(Clone, Debug)]
 pub struct SystemState {
     /// sysDescr.
@@ -63,21 +63,12 @@ pub struct SystemState {
     pub or_rows: RowSet<SysOrEntry>,
     /// sysORLastChange (centiseconds of sysUpTime).
     pub or_last_change: u32,
-    /// Writable objects of other modules, by persistence key (e.g.
-    /// `ifAlias.3`); modules keep their typed values here so that one
-    /// generic store persists them all.
-    pub extra: BTreeMap<String, String>,
+    /// Each module's values set over SNMP (typed, persisted; see
+    /// [`crate::state`]). Defaults above stay what was configured.
+    pub modules: ModuleStates,
     /// Whether secrets (SM_Key, M_Key) may be read at all (config switch
     /// `secrets`, default off: they read as zeros).
     pub secrets: bool,
-}
-
-/// Persistence keys of the writable system objects.
-pub mod keys {
-    pub const SYS_CONTACT: &str = "sysContact";
-    pub const SYS_NAME: &str = "sysName";
-    pub const SYS_LOCATION: &str = "sysLocation";
-    pub const SNMP_ENABLE_AUTHEN_TRAPS: &str = "snmpEnableAuthenTraps";
 }
 
 impl SystemState {
@@ -93,7 +84,7 @@ impl SystemState {
             started: Instant::now(),
             or_rows: RowSet::new(),
             or_last_change: 0,
-            extra: BTreeMap::new(),
+            modules: ModuleStates::default(),
             secrets: false,
         }
     }
@@ -114,25 +105,12 @@ impl SystemState {
         (cs % (u32::MAX as u128 + 1)) as u32
     }
 
-    /// Overlays stored values (keys and values from
-    /// [`crate::change::Change::persisted`]) on the defaults. Unknown keys are kept in `extra` for the module that owns
-    /// them; malformed values are ignored with the default kept.
-    pub fn restore(&mut self, kv: &BTreeMap<String, String>) {
-        for (k, v) in kv {
-            match k.as_str() {
-                keys::SYS_CONTACT => self.contact = v.clone(),
-                keys::SYS_NAME => self.name = v.clone(),
-                keys::SYS_LOCATION => self.location = v.clone(),
-                keys::SNMP_ENABLE_AUTHEN_TRAPS => match v.as_str() {
-                    "1" => self.enable_authen_traps = true,
-                    "2" => self.enable_authen_traps = false,
-                    _ => tracing::warn!(key = %k, value = %v, "ignoring malformed stored value"),
-                },
-                _ => {
-                    self.extra.insert(k.clone(), v.clone());
-                }
-            }
-        }
+    /// Puts back what the state file holds; returns what could not be read
+    /// (each such module keeps its defaults).
+    pub fn restore(&mut self, p: &Persisted) -> Vec<String> {
+        let (modules, problems) = ModuleStates::restore(p);
+        self.modules = modules;
+        problems
     }
 }
 
@@ -180,29 +158,36 @@ impl View {
 mod tests {
     use super::*;
     use crate::change::Change;
+    use crate::if_mib::IfSet;
+    use crate::snmpv2::{self, SystemSet};
 
     #[test]
     fn persisted_round_trip() {
         let changes = [
-            Change::SysContact("c".into()),
-            Change::SnmpEnableAuthenTraps(true),
-            Change::Stored {
-                key: "ifAlias.1".into(),
-                value: "up".into(),
-            },
+            Change::new(SystemSet::SysContact("c".into())),
+            Change::new(SystemSet::SnmpEnableAuthenTraps(true)),
+            Change::new(IfSet::Alias {
+                if_index: 1,
+                alias: "up".into(),
+            }),
         ];
         let mut s = SystemState::new("d".into(), Oid::new(vec![1, 3]));
-        let mut kv = BTreeMap::new();
         for c in &changes {
             c.apply(&mut s);
-            kv.extend(c.persisted());
         }
+        let p = s.modules.persisted().unwrap();
         let mut t = SystemState::new("d".into(), Oid::new(vec![1, 3]));
         t.name = "default".into();
-        t.restore(&kv);
-        assert_eq!(t.contact, "c");
-        assert_eq!(t.name, "default");
-        assert!(t.enable_authen_traps);
-        assert_eq!(t.extra.get("ifAlias.1").map(String::as_str), Some("up"));
+        assert!(t.restore(&p).is_empty());
+        assert_eq!(snmpv2::sys_contact(&t), "c");
+        assert_eq!(snmpv2::sys_name(&t), "default");
+        assert!(snmpv2::authen_traps_enabled(&t));
+        assert_eq!(
+            t.modules
+                .get::<crate::if_mib::IfMibState>()
+                .unwrap()
+                .if_alias[&1],
+            "up"
+        );
     }
 }

@@ -2,10 +2,12 @@
 //! width and accessors, in CounterSelect bit order (bit 0 SymbolErrorCounter
 //! ... bit 15 PortRcvPkts; PortXmitWait is CounterSelect2-era and last).
 //! Everything that walks PortCounters field by field (saturating sums for
-//! PortSelect 255, the simulator's readings, IB-PM-MIB's columns) reads it
-//! here instead of repeating the list.
+//! PortSelect 255, the simulator's readings, IB-PM-MIB's columns, the 64-bit
+//! totals of [`crate::model::accum`]) reads it here instead of repeating the
+//! list.
 
 use super::pma::PortCounters;
+use crate::model::PortTotals;
 
 /// One PortCounters counter.
 #[derive(Clone, Copy)]
@@ -17,6 +19,11 @@ pub struct PcField {
     pub get: fn(&PortCounters) -> u64,
     /// Stores `v` (already within `bits`).
     pub set: fn(&mut PortCounters, u64),
+    /// Its 64-bit total (the field of the same name in [`PortTotals`]).
+    pub total: fn(&mut PortTotals) -> &mut u64,
+    /// Data and packet counters: PortCountersExtended has them at 64 bits,
+    /// which the totals prefer where the PMA answers it.
+    pub extended: bool,
 }
 
 impl PcField {
@@ -37,7 +44,7 @@ impl std::fmt::Debug for PcField {
 }
 
 macro_rules! fields {
-    ($($name:literal $f:ident : $t:ty = $bits:literal),* $(,)?) => {
+    ($($name:literal $f:ident : $t:ty = $bits:literal $(, $ext:ident)?);* $(;)?) => {
         /// Every counter, in CounterSelect bit order (index = bit), then
         /// PortXmitWait (index 16).
         pub const PORT_COUNTERS: [PcField; 17] = [$(PcField {
@@ -46,28 +53,32 @@ macro_rules! fields {
             get: |c| u64::from(c.$f),
             // Callers clamp to `bits`; the cast keeps the low bits.
             set: |c, v| c.$f = v as $t,
+            total: |t| &mut t.$f,
+            extended: fields!(@ext $($ext)?),
         }),*];
     };
+    (@ext extended) => { true };
+    (@ext) => { false };
 }
 
 fields! {
-    "SymbolErrorCounter" symbol_error_counter: u16 = 16,
-    "LinkErrorRecoveryCounter" link_error_recovery_counter: u8 = 8,
-    "LinkDownedCounter" link_downed_counter: u8 = 8,
-    "PortRcvErrors" port_rcv_errors: u16 = 16,
-    "PortRcvRemotePhysicalErrors" port_rcv_remote_physical_errors: u16 = 16,
-    "PortRcvSwitchRelayErrors" port_rcv_switch_relay_errors: u16 = 16,
-    "PortXmitDiscards" port_xmit_discards: u16 = 16,
-    "PortXmitConstraintErrors" port_xmit_constraint_errors: u8 = 8,
-    "PortRcvConstraintErrors" port_rcv_constraint_errors: u8 = 8,
-    "LocalLinkIntegrityErrors" local_link_integrity_errors: u8 = 4,
-    "ExcessiveBufferOverrunErrors" excessive_buffer_overrun_errors: u8 = 4,
-    "VL15Dropped" vl15_dropped: u16 = 16,
-    "PortXmitData" port_xmit_data: u32 = 32,
-    "PortRcvData" port_rcv_data: u32 = 32,
-    "PortXmitPkts" port_xmit_pkts: u32 = 32,
-    "PortRcvPkts" port_rcv_pkts: u32 = 32,
-    "PortXmitWait" port_xmit_wait: u32 = 32,
+    "SymbolErrorCounter" symbol_error_counter: u16 = 16;
+    "LinkErrorRecoveryCounter" link_error_recovery_counter: u8 = 8;
+    "LinkDownedCounter" link_downed_counter: u8 = 8;
+    "PortRcvErrors" port_rcv_errors: u16 = 16;
+    "PortRcvRemotePhysicalErrors" port_rcv_remote_physical_errors: u16 = 16;
+    "PortRcvSwitchRelayErrors" port_rcv_switch_relay_errors: u16 = 16;
+    "PortXmitDiscards" port_xmit_discards: u16 = 16;
+    "PortXmitConstraintErrors" port_xmit_constraint_errors: u8 = 8;
+    "PortRcvConstraintErrors" port_rcv_constraint_errors: u8 = 8;
+    "LocalLinkIntegrityErrors" local_link_integrity_errors: u8 = 4;
+    "ExcessiveBufferOverrunErrors" excessive_buffer_overrun_errors: u8 = 4;
+    "VL15Dropped" vl15_dropped: u16 = 16;
+    "PortXmitData" port_xmit_data: u32 = 32, extended;
+    "PortRcvData" port_rcv_data: u32 = 32, extended;
+    "PortXmitPkts" port_xmit_pkts: u32 = 32, extended;
+    "PortRcvPkts" port_rcv_pkts: u32 = 32, extended;
+    "PortXmitWait" port_xmit_wait: u32 = 32;
 }
 
 /// Field-wise sum at IBA's widths, each counter stopping at all ones (what

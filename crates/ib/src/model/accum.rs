@@ -16,6 +16,7 @@
 //! covers a node replaced by one with another GUID).
 
 use super::counters::PortReadings;
+use crate::mad::port_counters::{PcField, PORT_COUNTERS};
 use crate::types::{Guid, PortNum};
 use serde::Serialize;
 use std::collections::HashMap;
@@ -198,8 +199,6 @@ pub struct PortCounterState {
     pub discontinuity: SystemTime,
 }
 
-const S4: CounterWidth = CounterWidth::Saturating(4);
-const S8: CounterWidth = CounterWidth::Saturating(8);
 const S16: CounterWidth = CounterWidth::Saturating(16);
 const S32: CounterWidth = CounterWidth::Saturating(32);
 const W64: CounterWidth = CounterWidth::Wrapping64;
@@ -251,26 +250,18 @@ pub fn advance(
         new.extended.is_some() && new.extended_fields >= super::counters::ExtendedFields::Ietf;
     let pc = pr.map(|p| &p.counters);
     let nc = &new.counters;
-    macro_rules! pc_acc {
-        ($($f:ident : $w:expr),*) => {$(
-            acc(&mut t.$f, pc.map(|c| u64::from(c.$f)), Some(u64::from(nc.$f)), $w);
-        )*};
+    // PortCounters' narrow counters, data and packets aside (below).
+    let narrow = |f: &&PcField| !f.extended;
+    for f in PORT_COUNTERS.iter().filter(narrow) {
+        let w = CounterWidth::Saturating(f.bits);
+        acc((f.total)(t), pc.map(f.get), Some((f.get)(nc)), w);
     }
-    pc_acc!(
-        symbol_error_counter: S16,
-        link_error_recovery_counter: S8,
-        link_downed_counter: S8,
-        port_rcv_errors: S16,
-        port_rcv_remote_physical_errors: S16,
-        port_rcv_switch_relay_errors: S16,
-        port_xmit_discards: S16,
-        port_xmit_constraint_errors: S8,
-        port_rcv_constraint_errors: S8,
-        local_link_integrity_errors: S4,
-        excessive_buffer_overrun_errors: S4,
-        vl15_dropped: S16,
-        qp1_dropped: S16,
-        port_xmit_wait: S32
+    // QP1Dropped is PortCounters' one counter CounterSelect does not name.
+    acc(
+        &mut t.qp1_dropped,
+        pc.map(|c| u64::from(c.qp1_dropped)),
+        Some(u64::from(nc.qp1_dropped)),
+        S16,
     );
 
     // Data and packets: 64-bit extended counters when both readings have them,
@@ -305,12 +296,10 @@ pub fn advance(
             t.port_multicast_rcv_pkts = ne.port_multicast_rcv_pkts;
         }
         _ => {
-            pc_acc!(
-                port_xmit_data: S32,
-                port_rcv_data: S32,
-                port_xmit_pkts: S32,
-                port_rcv_pkts: S32
-            );
+            for f in PORT_COUNTERS.iter().filter(|f| f.extended) {
+                let w = CounterWidth::Saturating(f.bits);
+                acc((f.total)(t), pc.map(f.get), Some((f.get)(nc)), w);
+            }
         }
     }
 
@@ -376,6 +365,10 @@ mod tests {
         assert_eq!(delta(0xFFF0, 0xFFFF, S16), 0xF);
         assert_eq!(delta(u64::MAX - 1, 3, W64), 5, "64-bit wrap");
         assert_eq!(delta(1000, 10, W64), 10, "64-bit reset");
-        assert_eq!(delta(15, 20, S4), 0, "beyond the width reads as saturated");
+        assert_eq!(
+            delta(15, 20, CounterWidth::Saturating(4)),
+            0,
+            "beyond the width reads as saturated"
+        );
     }
 }

@@ -20,6 +20,7 @@ use snmp::oid::Oid;
 use snmp::value::Value;
 
 use crate::change::Change;
+use crate::if_mib::IfSet;
 use crate::oids::{ib_if_mib as ibo, if_mib as o};
 use crate::publish::{Published, Publisher};
 use crate::view::{SystemState, View};
@@ -573,10 +574,10 @@ fn sets_become_stored_changes() {
     let alias: Vec<u32> = [o::IF_ALIAS, &[2]].concat();
     assert_eq!(
         x.check_set(&v, &alias, &Value::OctetString(b"uplink".to_vec())),
-        Ok(Change::Stored {
-            key: "ifAlias.2".into(),
-            value: "uplink".into()
-        })
+        Ok(Change::new(IfSet::Alias {
+            if_index: 2,
+            alias: "uplink".into()
+        }))
     );
     assert_eq!(
         x.check_set(&v, &alias, &Value::OctetString(vec![b'a'; 65])),
@@ -594,10 +595,10 @@ fn sets_become_stored_changes() {
     let trap: Vec<u32> = [o::IF_LINK_UP_DOWN_TRAP_ENABLE, &[1]].concat();
     assert_eq!(
         x.check_set(&v, &trap, &Value::Integer(2)),
-        Ok(Change::Stored {
-            key: "ifLinkUpDownTrapEnable.1".into(),
-            value: "2".into()
-        })
+        Ok(Change::new(IfSet::LinkUpDownTrapEnable {
+            if_index: 1,
+            value: 2
+        }))
     );
     assert_eq!(
         x.check_set(&v, &trap, &Value::Integer(3)),
@@ -611,15 +612,15 @@ fn sets_become_stored_changes() {
 
     // Applied to the state, the values show.
     let mut st = (*sys).clone();
-    Change::Stored {
-        key: "ifAlias.2".into(),
-        value: "uplink".into(),
-    }
+    Change::new(IfSet::Alias {
+        if_index: 2,
+        alias: "uplink".into(),
+    })
     .apply(&mut st);
-    Change::Stored {
-        key: "ifLinkUpDownTrapEnable.2".into(),
-        value: "2".into(),
-    }
+    Change::new(IfSet::LinkUpDownTrapEnable {
+        if_index: 2,
+        value: 2,
+    })
     .apply(&mut st);
     let v2 = view(&s, &Arc::new(st));
     assert_eq!(

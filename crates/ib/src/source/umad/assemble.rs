@@ -56,8 +56,9 @@ pub fn pma_targets(d: &Discovered) -> Vec<Target> {
     v
 }
 
-/// (LID, port) pairs whose P_Key tables the SA is asked for: CA ports and switch port 0.
-pub fn pkey_ports(d: &Discovered) -> Vec<(u16, u8)> {
+/// (LID, port) pairs whose P_Key tables and GUIDInfo the SA is asked for: CA ports and
+/// switch port 0.
+pub fn end_ports(d: &Discovered) -> Vec<(u16, u8)> {
     let mut v = Vec::new();
     for n in ordered(d) {
         for p in n.ports.values() {
@@ -101,6 +102,13 @@ pub fn build(
                 Guid(0)
             });
             let end_port = !n.is_switch() || num == 0;
+            // The SM's GUIDInfo (alias GUIDs included) where the SA gave it, else the
+            // port GUID alone.
+            let guids: Arc<[Guid]> = match sa.and_then(|s| s.guids.get(&info.lid.0)) {
+                Some(gs) if end_port && !gs.is_empty() => Arc::from(gs.as_slice()),
+                _ if end_port && guid.0 != 0 => Arc::from(vec![guid]),
+                _ => Arc::from(Vec::new()),
+            };
             let pkeys = sa
                 .and_then(|s| s.pkeys.get(&(info.lid.0, num)))
                 .map(|keys| {
@@ -117,11 +125,7 @@ pub fn build(
                 info,
                 remote: None,
                 pkeys,
-                guids: if end_port && guid.0 != 0 {
-                    Arc::from(vec![guid])
-                } else {
-                    Arc::from(Vec::new())
-                },
+                guids,
                 counters: None,
             });
         }

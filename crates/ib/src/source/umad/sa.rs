@@ -1,6 +1,7 @@
 //! SA queries to the master SM for what only the SM knows: SMs (SMInfoRecord), multicast
-//! groups (MCMemberRecord), partitions (PKeyTableRecord, trusted with the SM_Key),
-//! services (ServiceRecord), paths on demand (PathRecord), and InformInfo subscriptions.
+//! groups (MCMemberRecord), partitions (PKeyTableRecord, trusted with the SM_Key), the
+//! GUIDs the SM assigned each port, alias GUIDs included (GUIDInfoRecord), services
+//! (ServiceRecord), paths on demand (PathRecord), and InformInfo subscriptions.
 //!
 //! Large answers come through RMPP on real hardware (the kernel reassembles them for an
 //! agent registered with RMPP version 1); ibsim cuts them to their first packet, so
@@ -11,11 +12,11 @@ use std::collections::HashMap;
 use super::req::{self, GET, GET_TABLE, SET};
 use super::transport::{Transport, TxError};
 use crate::mad::sa::{
-    attr, comp, InformInfo, McMemberRecord, PKeyTableRecord, PathRecord, ServiceRecord,
-    SmInfoRecord,
+    attr, comp, GuidInfoRecord, InformInfo, McMemberRecord, PKeyTableRecord, PathRecord,
+    ServiceRecord, SmInfoRecord,
 };
 use crate::mad::Codec;
-use crate::types::{Gid, Lid};
+use crate::types::{Gid, Guid, Lid};
 
 /// The traps we subscribe to where the SM delivers Reports: GID in/out of service (64,
 /// 65), multicast group create/delete (66, 67), link state / integrity / buffer overrun /
@@ -36,6 +37,9 @@ pub struct SaView {
     pub services: Vec<ServiceRecord>,
     /// (LID, port) -> P_Keys of block 0 (plus further blocks when present).
     pub pkeys: HashMap<(u16, u8), Vec<u16>>,
+    /// LID -> the port's GUIDs by GUIDInfo index (8 per block the SM returned; index 0
+    /// is the port GUID, zeros are unassigned entries).
+    pub guids: HashMap<u16, Vec<Guid>>,
     pub failures: u64,
     pub errors: Vec<String>,
 }
@@ -55,13 +59,14 @@ fn get_table<T: Codec>(
         .collect())
 }
 
-/// Queries the SA. `pkey_ports` lists the (LID, port) pairs whose partition tables to read
-/// (only when `sm_key` is given: OpenSM answers PKeyTableRecord to trusted requesters).
+/// Queries the SA. `end_ports` lists the (LID, port) pairs whose partition tables (only
+/// when `sm_key` is given: OpenSM answers PKeyTableRecord to trusted requesters) and
+/// GUIDInfo blocks to read; empty: the caller keeps the last ones.
 pub fn query(
     tr: &mut Transport,
     sm_lid: u16,
     sm_key: Option<u64>,
-    pkey_ports: &[(u16, u8)],
+    end_ports: &[(u16, u8)],
 ) -> SaView {
     let mut v = SaView::default();
     let key = sm_key.unwrap_or(0);
@@ -98,8 +103,9 @@ pub fn query(
         Err(TxError::Status(_)) => {}
         Err(e) => note(&mut v, "ServiceRecord", e),
     }
+    guid_info(tr, sm_lid, end_ports, &mut v);
     if let Some(sm_key) = sm_key {
-        let reqs = pkey_ports.iter().map(|&(lid, port)| {
+        let reqs = end_ports.iter().map(|&(lid, port)| {
             let t = PKeyTableRecord {
                 lid: Lid(lid),
                 port_num: port,
@@ -147,6 +153,54 @@ pub fn query(
         }
     }
     v
+}
+
+/// The GUIDInfo blocks of every end port, asked per LID (one packet each, which
+/// umad2sim passes whole; a whole-table answer needs RMPP).
+fn guid_info(tr: &mut Transport, sm_lid: u16, end_ports: &[(u16, u8)], v: &mut SaView) {
+    let reqs = end_ports.iter().map(|&(lid, _)| {
+        let t = GuidInfoRecord {
+            lid: Lid(lid),
+            ..GuidInfoRecord::default()
+        };
+        let mut buf = [0u8; GuidInfoRecord::LEN];
+        let _ = t.encode(&mut buf);
+        let mask = comp::guid_info_record::LID;
+        (
+            lid,
+            req::sa(GET_TABLE, attr::GUID_INFO_RECORD, sm_lid, 0, mask, &buf),
+        )
+    });
+    let mut errs = Vec::new();
+    tr.pipeline(reqs, |lid, r| {
+        match r {
+            Ok(mad) => {
+                let mut blocks: Vec<GuidInfoRecord> = req::sa_records(&mad)
+                    .into_iter()
+                    .filter_map(|rec| GuidInfoRecord::decode(rec).ok())
+                    .filter(|rec| rec.lid.0 == lid)
+                    .collect();
+                blocks.sort_by_key(|b| b.block_num);
+                let mut guids = Vec::new();
+                for b in blocks {
+                    let at = usize::from(b.block_num) * 8;
+                    guids.resize(at, Guid(0));
+                    guids.extend(b.guid_info.guid.iter().copied());
+                }
+                v.guids.insert(lid, guids);
+            }
+            // No record: the SM assigned nothing at this LID (keep the port GUID only).
+            Err(TxError::Status(_)) => {}
+            Err(e) => errs.push((lid, e)),
+        }
+        Vec::new()
+    });
+    for (lid, e) in errs {
+        v.failures += 1;
+        if v.errors.len() < 16 {
+            v.errors.push(format!("GUIDInfoRecord LID {lid}: {e}"));
+        }
+    }
 }
 
 /// One PathRecord from `slid` to `dlid` (on demand).

@@ -433,15 +433,16 @@ impl UmadSource {
             tracing::debug!("no master SM LID known: SA not queried");
             None
         } else {
-            let pkey_ports = if refresh {
-                assemble::pkey_ports(&d)
+            let end_ports = if refresh {
+                assemble::end_ports(&d)
             } else {
                 Vec::new()
             };
-            let mut v = sa::query(&mut self.tr, sm_lid, self.opts.sm_key, &pkey_ports);
+            let mut v = sa::query(&mut self.tr, sm_lid, self.opts.sm_key, &end_ports);
             if !refresh {
                 if let Some(last) = &self.last_sa {
                     v.pkeys.clone_from(&last.pkeys);
+                    v.guids.clone_from(&last.guids);
                 }
             }
             self.stats.sa_failures += v.failures;

@@ -1,0 +1,204 @@
+//! The agent's persisted state, typed per module.
+//!
+//! Each module that keeps values set over SNMP declares one serde type for
+//! them ([`PersistedState`]) and names it in its [`crate::ModuleDef::state`].
+//! [`ModuleStates`] holds one value per module; the daemon writes them to its
+//! state file as one JSON object per module name, and reads them back through
+//! the registry, so this file names no module.
+
+use std::any::Any;
+use std::collections::BTreeMap;
+use std::fmt::Debug;
+use std::sync::Arc;
+
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+
+/// What the state file holds: each module's state by module name.
+pub type Persisted = BTreeMap<String, serde_json::Value>;
+
+/// A module's persisted values. `Default` is "nothing was ever set", and such
+/// a state is not written.
+pub trait PersistedState:
+    Clone + Default + Debug + PartialEq + Serialize + DeserializeOwned + Send + Sync + 'static
+{
+    /// The owning module's name: its key in the state file.
+    const MODULE: &'static str;
+
+    /// The values of a version 1 state file (flat `object.instance` keys with
+    /// string values), so an upgrade loses nothing.
+    fn from_v1(kv: &BTreeMap<String, String>) -> Self {
+        let _ = kv;
+        Self::default()
+    }
+}
+
+/// A module's state behind the type the registry cannot name.
+pub trait ErasedState: Any + Debug + Send + Sync {
+    fn to_json(&self) -> Result<serde_json::Value, String>;
+    fn is_default(&self) -> bool;
+    fn same_as(&self, other: &dyn ErasedState) -> bool;
+}
+
+impl<T: PersistedState> ErasedState for T {
+    fn to_json(&self) -> Result<serde_json::Value, String> {
+        serde_json::to_value(self).map_err(|e| e.to_string())
+    }
+    fn is_default(&self) -> bool {
+        *self == T::default()
+    }
+    fn same_as(&self, other: &dyn ErasedState) -> bool {
+        (other as &dyn Any).downcast_ref::<T>() == Some(self)
+    }
+}
+
+/// How the registry loads one module's state without naming its type.
+#[derive(Clone, Copy)]
+pub struct StateCodec {
+    pub module: &'static str,
+    from_json: fn(serde_json::Value) -> Result<Arc<dyn ErasedState>, String>,
+    from_v1: fn(&BTreeMap<String, String>) -> Arc<dyn ErasedState>,
+}
+
+impl StateCodec {
+    /// The codec of `T`, for a module's `ModuleDef::state`.
+    pub const fn of<T: PersistedState>() -> StateCodec {
+        StateCodec {
+            module: T::MODULE,
+            from_json: |v| {
+                serde_json::from_value::<T>(v)
+                    .map(|t| Arc::new(t) as Arc<dyn ErasedState>)
+                    .map_err(|e| e.to_string())
+            },
+            from_v1: |kv| Arc::new(T::from_v1(kv)),
+        }
+    }
+}
+
+/// Every module's persisted state. Cheap to clone (one `Arc` per module), so
+/// a Set copies it, changes its module's value and publishes the copy.
+#[derive(Clone, Debug, Default)]
+pub struct ModuleStates(BTreeMap<&'static str, Arc<dyn ErasedState>>);
+
+impl PartialEq for ModuleStates {
+    fn eq(&self, other: &Self) -> bool {
+        let live = |s: &Self| s.0.values().filter(|v| !v.is_default()).count();
+        live(self) == live(other)
+            && self
+                .0
+                .iter()
+                .filter(|(_, v)| !v.is_default())
+                .all(|(k, v)| other.0.get(k).is_some_and(|o| v.same_as(o.as_ref())))
+    }
+}
+
+impl ModuleStates {
+    /// Module `T`'s state, `None` when nothing was ever set.
+    pub fn get<T: PersistedState>(&self) -> Option<&T> {
+        let v: &dyn Any = self.0.get(T::MODULE)?.as_ref();
+        v.downcast_ref::<T>()
+    }
+
+    /// Changes module `T`'s state (starting from its default).
+    pub fn update<T: PersistedState>(&mut self, f: impl FnOnce(&mut T)) {
+        let mut t = self.get::<T>().cloned().unwrap_or_default();
+        f(&mut t);
+        self.0.insert(T::MODULE, Arc::new(t));
+    }
+
+    /// What the state file holds for these states (modules with nothing set
+    /// are left out).
+    pub fn persisted(&self) -> Result<Persisted, String> {
+        self.0
+            .iter()
+            .filter(|(_, v)| !v.is_default())
+            .map(|(k, v)| Ok((k.to_string(), v.to_json()?)))
+            .collect()
+    }
+
+    /// The states a state file holds, through the registry's codecs. A
+    /// module's value that does not parse is left at its default and named in
+    /// the returned problems; a module the registry does not know is kept out
+    /// (and named).
+    pub fn restore(p: &Persisted) -> (ModuleStates, Vec<String>) {
+        let mut states = ModuleStates::default();
+        let mut problems = Vec::new();
+        for (name, value) in p {
+            match codecs().find(|c| c.module == name) {
+                Some(c) => match (c.from_json)(value.clone()) {
+                    Ok(s) => {
+                        states.0.insert(c.module, s);
+                    }
+                    Err(e) => problems.push(format!("{name}: {e}")),
+                },
+                None => problems.push(format!("{name}: no such module")),
+            }
+        }
+        (states, problems)
+    }
+
+    /// The states of a version 1 state file (flat keys).
+    pub fn from_v1(kv: &BTreeMap<String, String>) -> ModuleStates {
+        ModuleStates(codecs().map(|c| (c.module, (c.from_v1)(kv))).collect())
+    }
+}
+
+fn codecs() -> impl Iterator<Item = &'static StateCodec> {
+    crate::REGISTRY.iter().filter_map(|d| d.state.as_ref())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::if_mib::IfMibState;
+    use crate::snmpv2::SystemGroup;
+
+    #[test]
+    fn round_trip_through_json() {
+        let mut s = ModuleStates::default();
+        assert_eq!(s.persisted().unwrap(), Persisted::new());
+        s.update::<SystemGroup>(|g| g.sys_contact = Some("ops".into()));
+        s.update::<IfMibState>(|m| {
+            m.if_alias.insert(3, "uplink".into());
+        });
+        let p = s.persisted().unwrap();
+        assert_eq!(p.len(), 2);
+        let (back, problems) = ModuleStates::restore(&p);
+        assert!(problems.is_empty(), "{problems:?}");
+        assert_eq!(back, s);
+        assert_eq!(
+            back.get::<SystemGroup>().unwrap().sys_contact.as_deref(),
+            Some("ops")
+        );
+    }
+
+    #[test]
+    fn bad_values_are_named_and_skipped() {
+        let mut p = Persisted::new();
+        p.insert("SNMPv2-MIB".into(), serde_json::json!({"sysContact": 5}));
+        p.insert("NO-SUCH-MIB".into(), serde_json::json!({}));
+        let (s, problems) = ModuleStates::restore(&p);
+        assert_eq!(problems.len(), 2);
+        assert!(s.get::<SystemGroup>().is_none());
+    }
+
+    #[test]
+    fn version_1_keys_migrate() {
+        let kv: BTreeMap<String, String> = [
+            ("sysName", "n"),
+            ("snmpEnableAuthenTraps", "1"),
+            ("ifAlias.7", "x"),
+            ("ifLinkUpDownTrapEnable.7", "2"),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+        let s = ModuleStates::from_v1(&kv);
+        let g = s.get::<SystemGroup>().unwrap();
+        assert_eq!(g.sys_name.as_deref(), Some("n"));
+        assert_eq!(g.snmp_enable_authen_traps, Some(true));
+        let m = s.get::<IfMibState>().unwrap();
+        assert_eq!(m.if_alias.get(&7).map(String::as_str), Some("x"));
+        assert_eq!(m.if_link_up_down_trap_enable.get(&7), Some(&2));
+    }
+}
