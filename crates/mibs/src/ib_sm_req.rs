@@ -143,7 +143,8 @@ pub struct TraceHop {
 #[derive(Clone, Debug)]
 struct Pending {
     generation: u64,
-    answer: Option<Answer>,
+    /// The answer as result rows (None: pending).
+    rows: Option<Vec<Vec<Value>>>,
 }
 
 struct Store {
@@ -272,7 +273,7 @@ impl Requests {
             }
             None => {
                 if let (Some(p), Ok(a)) = (s.answers.get_mut(&key), answer) {
-                    p.answer = Some(a);
+                    p.rows = Some(render(&a));
                 }
             }
         }
@@ -384,7 +385,7 @@ fn settle<R>(
                     (kind, index.clone()),
                     Pending {
                         generation: *generation,
-                        answer: None,
+                        rows: None,
                     },
                 );
                 jobs.push(Job {
@@ -937,84 +938,83 @@ impl<R: ReqKind> MibObject<View, Change> for ReqTable<R> {
 
 // ----- the result tables ----------------------------------------------------------
 
-/// The result rows of one table: (request index + result index) -> cells.
-fn result_next(
-    root: &Oid,
-    first_col: u32,
-    last_col: u32,
-    o: &[u32],
-    rows: &BTreeMap<Vec<u32>, Vec<Value>>,
-) -> Option<VarBind> {
-    let (start_col, after): (u32, Option<&[u32]>) = match o.strip_prefix(root.as_slice()) {
-        None if o < root.as_slice() => (first_col, None),
-        None => return None,
-        Some([]) => (first_col, None),
-        Some([c, ..]) if *c < first_col => (first_col, None),
-        Some([c, index @ ..]) => (*c, Some(index)),
-    };
-    for c in start_col..=last_col {
-        let from = if c == start_col { after } else { None };
-        let row = match from {
-            None => rows.iter().next(),
-            Some(i) => rows
-                .range::<[u32], _>((std::ops::Bound::Excluded(i), std::ops::Bound::Unbounded))
-                .next(),
-        };
-        if let Some((k, cells)) = row {
-            let v = cells.get(usize::try_from(c - first_col).ok()?)?.clone();
-            let mut id = root.as_slice().to_vec();
-            id.push(c);
-            id.extend_from_slice(k);
-            return Some(VarBind::new(Oid::new(id), v));
-        }
+/// An answer as result rows: each row's cells from column 4 on.
+fn render(answer: &Answer) -> Vec<Vec<Value>> {
+    match answer {
+        Answer::Paths(r) => r
+            .iter()
+            .map(|t| (6..=23).filter_map(|c| path_column(t, c)).collect())
+            .collect(),
+        Answer::Trace(h) => h
+            .iter()
+            .map(|h| (6..=13).filter_map(|c| trace_column(h, c)).collect())
+            .collect(),
     }
-    None
 }
 
-fn result_get(
-    root: &Oid,
-    first_col: u32,
-    last_col: u32,
-    o: &[u32],
-    rows: &BTreeMap<Vec<u32>, Vec<Value>>,
-) -> Value {
+/// The request index (9 sub-identifiers) and result index of a result row.
+const REQ_INDEX_LEN: usize = 9;
+
+/// One cell of a result table: `o` is column, request index, result index.
+fn result_get(root: &Oid, kind: Kind, last_col: u32, o: &[u32]) -> Value {
     let Some([c, index @ ..]) = o.strip_prefix(root.as_slice()) else {
         return Value::NoSuchObject;
     };
-    if !(first_col..=last_col).contains(c) {
+    if !(4..=last_col).contains(c) {
         return Value::NoSuchObject;
     }
-    rows.get(index)
-        .and_then(|cells| cells.get(usize::try_from(c - first_col).ok()?).cloned())
+    let (Some((req, [i])), Some(col)) = (
+        index.split_at_checked(REQ_INDEX_LEN),
+        usize::try_from(c - 4).ok(),
+    ) else {
+        return Value::NoSuchInstance;
+    };
+    let s = REQUESTS.lock();
+    s.answers
+        .get(&(kind, req.to_vec()))
+        .and_then(|p| p.rows.as_ref())
+        .and_then(|rows| rows.get(usize::try_from(i.checked_sub(1)?).ok()?))
+        .and_then(|row| row.get(col).cloned())
         .unwrap_or(Value::NoSuchInstance)
 }
 
-/// The answered results of `kind` as rows of cells (result index from 1).
-fn answered(kind: Kind) -> BTreeMap<Vec<u32>, Vec<Value>> {
+/// The first result cell after `o` (column by column, rows in index order),
+/// read straight from the answers: no copy of the table per request.
+fn result_next(root: &Oid, kind: Kind, last_col: u32, o: &[u32]) -> Option<VarBind> {
+    let (start_col, after): (u32, Option<&[u32]>) = match o.strip_prefix(root.as_slice()) {
+        None if o < root.as_slice() => (4, None),
+        None => return None,
+        Some([]) => (4, None),
+        Some([c, ..]) if *c < 4 => (4, None),
+        Some([c, index @ ..]) => (*c, Some(index)),
+    };
     let s = REQUESTS.lock();
-    let mut out = BTreeMap::new();
-    for ((k, index), p) in s.answers.range((kind, Vec::new())..) {
-        if *k != kind {
-            break;
-        }
-        let cells: Vec<Vec<Value>> = match &p.answer {
-            Some(Answer::Paths(r)) => r
-                .iter()
-                .map(|t| (6..=23).filter_map(|c| path_column(t, c)).collect())
-                .collect(),
-            Some(Answer::Trace(h)) => h
-                .iter()
-                .map(|h| (6..=13).filter_map(|c| trace_column(h, c)).collect())
-                .collect(),
-            None => continue,
-        };
-        for (i, row) in cells.into_iter().enumerate() {
-            let mut key = index.clone();
-            key.push(u32::try_from(i + 1).unwrap_or(u32::MAX));
-            out.insert(key, row);
+    for c in start_col..=last_col {
+        let from = if c == start_col { after } else { None };
+        // Answers whose request index could hold a key after `from`.
+        let start = from.map_or_else(Vec::new, |f| {
+            f.iter().take(REQ_INDEX_LEN).copied().collect()
+        });
+        for ((k, req), p) in s.answers.range((kind, start)..) {
+            if *k != kind {
+                break;
+            }
+            let Some(rows) = &p.rows else { continue };
+            for (i, row) in rows.iter().enumerate() {
+                let mut key = req.clone();
+                key.push(u32::try_from(i + 1).unwrap_or(u32::MAX));
+                if from.is_some_and(|f| key.as_slice() <= f) {
+                    continue;
+                }
+                let v = row.get(usize::try_from(c - 4).ok()?)?.clone();
+                let mut id = root.as_slice().to_vec();
+                id.push(c);
+                id.extend_from_slice(&key);
+                return Some(VarBind::new(Oid::new(id), v));
+            }
         }
     }
-    out
+    None
 }
 
 /// A result table (ibSmPathResultTable, ibSmMultiPathResultTable,
@@ -1040,10 +1040,10 @@ impl MibObject<View, Change> for Results {
         &self.root
     }
     fn get(&self, _: &View, o: &[u32]) -> Value {
-        result_get(&self.root, 4, self.last, o, &answered(self.kind))
+        result_get(&self.root, self.kind, self.last, o)
     }
     fn next(&self, _: &View, o: &[u32]) -> Option<VarBind> {
-        result_next(&self.root, 4, self.last, o, &answered(self.kind))
+        result_next(&self.root, self.kind, self.last, o)
     }
     fn declared_columns(&self) -> Vec<(u32, Access)> {
         (4..=self.last).map(|c| (c, Access::ReadOnly)).collect()
