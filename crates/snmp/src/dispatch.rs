@@ -577,6 +577,69 @@ mod tests {
         }
     }
 
+    /// An object that judges all of its varbinds of a PDU together: one
+    /// change per PDU holding every value (sums them), as a RowStatus table
+    /// does with the columns of one row.
+    struct Batch(Oid);
+
+    impl MibObject<View, Change> for Batch {
+        fn root(&self) -> &Oid {
+            &self.0
+        }
+        fn get(&self, _: &View, _: &[u32]) -> Value {
+            Value::NoSuchInstance
+        }
+        fn next(&self, _: &View, _: &[u32]) -> Option<VarBind> {
+            None
+        }
+        fn check_set_batch(
+            &self,
+            _: &View,
+            sets: &[SetItem<'_>],
+        ) -> Result<Vec<(usize, Change)>, (usize, SetError)> {
+            let mut sum = 0;
+            for s in sets {
+                match s.value {
+                    Value::Integer(i) => sum += i,
+                    _ => return Err((s.position, SetError::WrongType)),
+                }
+            }
+            let first = sets.first().map_or(0, |s| s.position);
+            Ok(vec![(first, Change::Row(sets.len() as u32, sum))])
+        }
+    }
+
+    #[test]
+    fn an_object_sees_all_its_varbinds_of_a_pdu_together() {
+        let mut d = dispatcher();
+        d.register(Arc::new(Batch(oid("1.3.6.1.9")))).unwrap();
+        let v = view();
+        let vb = |o: &str, val: Value| VarBind::new(oid(o), val);
+        let vbs = [
+            vb("1.3.6.1.9.1", Value::Integer(2)),
+            vb("1.3.6.1.2.1.1.5.0", Value::OctetString(b"x".to_vec())),
+            vb("1.3.6.1.9.2", Value::Integer(3)),
+        ];
+        // One change for the two Batch varbinds (at the first one's place),
+        // the scalar's in PDU order.
+        assert_eq!(
+            d.check_set_all(&v, &vbs).unwrap(),
+            vec![Change::Row(2, 5), Change::Name("x".into())]
+        );
+        // The error names the varbind's position in the PDU.
+        let bad = [
+            vbs[1].clone(),
+            vbs[0].clone(),
+            vb("1.3.6.1.9.3", Value::Null),
+        ];
+        assert_eq!(d.check_set_all(&v, &bad), Err((2, SetError::WrongType)));
+        let unowned = [vbs[0].clone(), vb("1.3.6.1.8.1", Value::Integer(1))];
+        assert_eq!(
+            d.check_set_all(&v, &unowned),
+            Err((1, SetError::NotWritable))
+        );
+    }
+
     #[test]
     fn overlap_rejected() {
         let mut d = dispatcher();
