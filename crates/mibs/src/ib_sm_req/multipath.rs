@@ -12,9 +12,9 @@ use snmp::mib::SetError;
 use snmp::rowstatus::{RowChange, RowData};
 use snmp::value::Value;
 
-use super::{
-    bytes, gauge, octets, u8_of, unsigned, Answer, Kind, ReqKind, RequestChange, Store, COMP_MASK,
-};
+use super::store::{Answer, Kind, RequestChange, Store};
+use super::tables::ReqKind;
+use super::{bytes, gauge, octets, u8_of, unsigned, COMP_MASK};
 use crate::oids::ib_sm_mib as o;
 use std::time::Instant;
 
