@@ -305,15 +305,21 @@ fn sim_paths_and_traces_follow_its_routing() {
             }
         }
     }
-    // Components the route does not give: no record, the request goes
-    // back to notInService (SL 1), or is bounded (NumbPath 0).
+    // The SL asked for is the path's (as OpenSM answers without QoS); a
+    // P_Key no end holds: no record, the request goes back to notInService.
     let (slid, _, _) = cas[0];
     let (dlid, _, _) = cas[1];
     let mut req = path_request(slid, dlid);
     req.push((format!("{PATH_REQ}SL"), "u", "1".into()));
     req.push((format!("{PATH_REQ}RowStatus"), "i", "4".into()));
+    set(t, 199, &borrow(&req)).unwrap();
+    wait_for("SL 1 path", || !results(t, PATH_RESULT, 199).is_empty());
+    assert_eq!(num(&results(t, PATH_RESULT, 199)[&(14, 1)]), 1);
+    let mut req = path_request(slid, dlid);
+    req.push((format!("{PATH_REQ}PKey"), "u", "32769".into()));
+    req.push((format!("{PATH_REQ}RowStatus"), "i", "4".into()));
     set(t, 200, &borrow(&req)).unwrap();
-    wait_for("SL 1 refused", || {
+    wait_for("P_Key 0x8001 refused", || {
         get(t, &format!("{PATH_REQ}RowStatus"), 200) == "2"
     });
     assert!(results(t, PATH_RESULT, 200).is_empty());
@@ -612,6 +618,76 @@ fn ibtracert(
     hops
 }
 
+/// The sim agent over `net` gives, for host pairs, the paths OpenSM gives
+/// over the same fabric in ibsim: LIDs and GIDs are each side's own, every
+/// other PathRecord field (rate, packet lifetime, P_Key, SL, selectors,
+/// ...) equal. Not the MTU: ibsim's ports have MTUCap 2048, the sim's 4096
+/// (each side's path MTU is the smallest MTUCap on its route).
+fn sim_answers_like_opensm(tb: &ib::testbed::Testbed, net: &str, ibsim_hosts: &[u16]) {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("fabric.net");
+    std::fs::write(&file, net).unwrap();
+    let spec = format!("sim:{}", file.display());
+    let sim = Agent::start(&["--source", &spec]);
+    let snap = ib::source::sim::SimSource::from_file(&file, ib::source::sim::SimConfig::default())
+        .unwrap()
+        .sweep()
+        .unwrap();
+    let lid_of = |name: &str| {
+        snap.ports
+            .iter()
+            .find(|p| snap.node(p.node).is_some_and(|n| n.description == name) && p.info.lid.0 != 0)
+            .map(|p| p.info.lid.0)
+            .unwrap_or_else(|| panic!("{name} not in the sim"))
+    };
+    let names = common::node_lids(tb);
+    let name_of = |lid: u16| {
+        names
+            .iter()
+            .find(|(_, l)| **l == lid)
+            .map(|(n, _)| n.clone())
+            .unwrap()
+    };
+    for (n, &(a, b)) in [(0, ibsim_hosts.len() - 1), (3, 40), (17, 5)]
+        .iter()
+        .enumerate()
+    {
+        let (sa_s, sa_d) = (ibsim_hosts[a], ibsim_hosts[b]);
+        let want = saquery_path(tb, sa_s, sa_d, &[]);
+        let (s, d) = (lid_of(&name_of(sa_s)), lid_of(&name_of(sa_d)));
+        let session = 4000 + n as u32;
+        let mut req = path_request(s, d);
+        req.push((format!("{PATH_REQ}RowStatus"), "i", "4".into()));
+        set(&sim.target, session, &borrow(&req)).unwrap();
+        wait_for("sim results", || {
+            !results(&sim.target, PATH_RESULT, session).is_empty()
+        });
+        let r = results(&sim.target, PATH_RESULT, session);
+        assert_eq!(r.keys().filter(|(c, _)| *c == 7).count(), want.len());
+        let w = &want[0];
+        let f = |k: &str| sanum(&w[k]);
+        let hfr = f("hop_flow_raw");
+        for (col, expect, what) in [
+            (6, f("num_path_revers") & 0x7F, "numb path"),
+            (9, hfr >> 31, "raw traffic"),
+            (11, hfr & 0xFF, "hop limit"),
+            (12, f("tclass"), "tclass"),
+            (14, f("sl"), "sl"),
+            (15, f("mtu") >> 6, "mtu selector"),
+            (17, f("rate") >> 6, "rate selector"),
+            (18, f("rate") & 0x3F, "rate"),
+            (19, f("pkt_life") >> 6, "pkt life selector"),
+            (20, f("pkt_life") & 0x3F, "pkt life"),
+            (21, f("preference"), "preference"),
+        ] {
+            assert_eq!(num(&r[&(col, 1)]), expect, "sim vs OpenSM: {what}");
+        }
+        assert_eq!(hexnum(&r[&(13, 1)]), f("pkey"), "sim vs OpenSM: pkey");
+        assert_eq!(num(&r[&(8, 1)]), u64::from(s));
+        assert_eq!(num(&r[&(7, 1)]), u64::from(d));
+    }
+}
+
 /// Host LIDs of the fat tree, from ibnetdiscover.
 fn host_lids(tb: &ib::testbed::Testbed) -> Vec<u16> {
     common::node_lids(tb)
@@ -625,7 +701,7 @@ fn host_lids(tb: &ib::testbed::Testbed) -> Vec<u16> {
 fn umad_requests_equal_infiniband_diags() {
     let topo = ib::topology::fat_tree(64, 8, 3).unwrap();
     let net = ib::topology::write_ibnetdiscover(&topo, &Default::default());
-    let mut tb = ib::testbed::Testbed::start(ib::testbed::TestbedConfig::new(net))
+    let mut tb = ib::testbed::Testbed::start(ib::testbed::TestbedConfig::new(net.clone()))
         .unwrap_or_else(|e| panic!("testbed: {e}"));
     let hosts = host_lids(&tb);
     assert!(hosts.len() >= 32, "{hosts:?}");
@@ -704,6 +780,10 @@ fn umad_requests_equal_infiniband_diags() {
             }
         }
     }
+    // The sim over the same fabric file answers as OpenSM does: its own
+    // LIDs and GUIDs, every other field equal to saquery's.
+    sim_answers_like_opensm(&tb, &net, &hosts);
+
     // Component masks: SL 0 and PKey 0xFFFF, as saquery asks them.
     let (slid, dlid) = (hosts[2], hosts[9]);
     let mut req = path_request(slid, dlid);
@@ -715,6 +795,40 @@ fn umad_requests_equal_infiniband_diags() {
     let sa = saquery_path(&tb, slid, dlid, &["--sl", "0", "--pkey", "0xffff"]);
     assert_eq!(sa.len(), 1);
     assert_path_equal(&results(t, PATH_RESULT, 2000), 1, &sa[0]);
+    // More components, each as saquery asks them: the same records, or,
+    // where the SA has none, the request back to notInService.
+    let cases: [(u32, &[(&str, &str)], &[&str]); 3] = [
+        (2010, &[("SL", "1")], &["--sl", "1"]),
+        (2011, &[("PKey", "32769")], &["--pkey", "0x8001"]),
+        (2012, &[("NumbPath", "1")], &["-n", "1"]),
+    ];
+    for (session, cols, args) in cases {
+        let mut req = path_request(slid, dlid);
+        for (c, v) in cols {
+            req.push((format!("{PATH_REQ}{c}"), "u", v.to_string()));
+        }
+        req.push((format!("{PATH_REQ}RowStatus"), "i", "4".into()));
+        set(t, session, &borrow(&req)).unwrap();
+        let sa = saquery_path(&tb, slid, dlid, args);
+        wait_for("an answer", || {
+            !results(t, PATH_RESULT, session).is_empty()
+                || get(t, &format!("{PATH_REQ}RowStatus"), session) == "2"
+        });
+        let r = results(t, PATH_RESULT, session);
+        assert_eq!(
+            r.keys().filter(|(c, _)| *c == 7).count(),
+            sa.len(),
+            "{cols:?}: {r:?} vs {sa:?}"
+        );
+        for (i, rec) in sa.iter().enumerate() {
+            assert_path_equal(&r, i as u32 + 1, rec);
+        }
+        println!(
+            "components {cols:?}: {} record(s), as saquery (SL {:?})",
+            sa.len(),
+            sa.first().map(|r| r["sl"].clone())
+        );
+    }
     // NumbPath 0 in the mask: no path, the request goes back to notInService.
     let mut req = path_request(slid, dlid);
     req.push((format!("{PATH_REQ}NumbPath"), "u", "0".into()));

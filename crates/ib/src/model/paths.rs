@@ -1,6 +1,7 @@
 //! PathRecords computed from a snapshot, the way OpenSM answers an SA
 //! PathRecord query without QoS: the route the switches' forwarding tables
-//! give (one path per LID pair with LMC 0), SL 0, the partition both ends
+//! give (one path per LID pair with LMC 0), SL 0 or the SL asked for (OpenSM
+//! gives the SL the request names), the partition both ends
 //! share, MTU and rate the smallest along the route, and every value with
 //! selector "exact". Used where there is no SA to ask (the simulator).
 
@@ -46,8 +47,8 @@ fn end_port(
 
 /// The PathRecords from the request `t` (components in `mask`), at most
 /// `t.numb_path` when NumbPath is in the mask. Components the route does
-/// not satisfy (an SL other than 0, a P_Key one end lacks, MTU/rate/packet
-/// lifetime selectors) leave no record, as the SA answers.
+/// not satisfy (a P_Key one end lacks, MTU/rate/packet lifetime selectors)
+/// leave no record, as the SA answers.
 pub fn path_records(s: &Snapshot, t: &PathRecord, mask: u64) -> Result<Vec<PathRecord>, PathError> {
     let src = end_port(s, mask, pr::SLID, t.slid, pr::SGID, t.sgid);
     let dst = end_port(s, mask, pr::DLID, t.dlid, pr::DGID, t.dgid);
@@ -116,7 +117,7 @@ pub fn path_records(s: &Snapshot, t: &PathRecord, mask: u64) -> Result<Vec<PathR
         slid: sp.info.lid,
         reversible: true,
         p_key: pkey,
-        sl: 0,
+        sl: if mask & pr::SL != 0 { t.sl & 0x0F } else { 0 },
         mtu_selector: EXACT,
         mtu,
         rate_selector: EXACT,
@@ -269,9 +270,16 @@ mod tests {
         assert_eq!((r[0].slid, r[0].dlid), (a.info.lid, b.info.lid));
         assert_eq!(r[0].p_key, PKey::DEFAULT);
         assert!(r[0].mtu >= 1 && r[0].rate >= 2, "{:?}", r[0]);
-        // SL 1 is not what the route gives; NumbPath 0 bounds to nothing.
+        // The SL asked for is the path's (OpenSM without QoS); a P_Key
+        // neither end holds gives none; NumbPath 0 bounds to nothing.
         let sl1 = PathRecord { sl: 1, ..t.clone() };
-        assert!(path_records(&s, &sl1, pr::SLID | pr::DLID | pr::SL)
+        let r1 = path_records(&s, &sl1, pr::SLID | pr::DLID | pr::SL).unwrap();
+        assert_eq!(r1[0].sl, 1);
+        let pk = PathRecord {
+            p_key: PKey(0x8001),
+            ..t.clone()
+        };
+        assert!(path_records(&s, &pk, pr::SLID | pr::DLID | pr::P_KEY)
             .unwrap()
             .is_empty());
         let none = PathRecord { numb_path: 0, ..t };
