@@ -797,7 +797,8 @@ fn umad_requests_equal_infiniband_diags() {
     assert_path_equal(&results(t, PATH_RESULT, 2000), 1, &sa[0]);
     // More components, each as saquery asks them: the same records, or,
     // where the SA has none, the request back to notInService.
-    let cases: [(u32, &[(&str, &str)], &[&str]); 3] = [
+    type Case<'a> = (u32, &'a [(&'a str, &'a str)], &'a [&'a str]);
+    let cases: [Case; 3] = [
         (2010, &[("SL", "1")], &["--sl", "1"]),
         (2011, &[("PKey", "32769")], &["--pkey", "0x8001"]),
         (2012, &[("NumbPath", "1")], &["-n", "1"]),
