@@ -921,7 +921,18 @@ fn umad_requests_equal_infiniband_diags() {
     wait_for("dead SM", || {
         get(t, &format!("{PATH_REQ}RowStatus"), 3000) == "2"
     });
+    println!(
+        "dead SM: notInService {:.0} ms after the Set",
+        t0.elapsed().as_secs_f64() * 1e3
+    );
     assert!(results(t, PATH_RESULT, 3000).is_empty());
+    for l in agent
+        .log_text()
+        .lines()
+        .filter(|l| l.contains("request failed"))
+    {
+        println!("{l}");
+    }
     assert!(
         agent.log_text().contains("request failed"),
         "{}",
