@@ -616,6 +616,14 @@ impl Testbed {
         )
     }
 
+    /// Stops the standby OpenSMs ([`Testbed::start_standby_opensm`]).
+    pub fn stop_standby_opensms(&mut self) {
+        for mut c in self.standby.drain(..) {
+            sigterm(c.id());
+            reap(&mut c, Duration::from_secs(10));
+        }
+    }
+
     /// Stops OpenSM (SIGTERM, then SIGKILL after 10 s) - "dead SM" tests.
     pub fn stop_opensm(&mut self) {
         if let Some(mut c) = self.opensm.take() {
@@ -639,10 +647,7 @@ impl Testbed {
 impl Drop for Testbed {
     fn drop(&mut self) {
         self.stop_opensm();
-        for mut c in self.standby.drain(..) {
-            sigterm(c.id());
-            reap(&mut c, Duration::from_secs(10));
-        }
+        self.stop_standby_opensms();
         if let Ok(mut f) = OpenOptions::new().write(true).open(self.dir.join("ctl")) {
             let _ = f.write_all(b"Quit\n");
         }

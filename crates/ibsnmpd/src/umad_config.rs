@@ -22,6 +22,7 @@ pub struct UmadSection {
     detail_every: Option<u32>,
     subscribe_traps: Option<bool>,
     reset_threshold: Option<f64>,
+    switch_sums: Option<bool>,
 }
 
 /// Detail attribute names, as the PMA attribute names without `Port`/`Counters`.
@@ -99,6 +100,9 @@ impl UmadSection {
         }
         if let Some(t) = self.subscribe_traps {
             o.subscribe_traps = t;
+        }
+        if let Some(b) = self.switch_sums {
+            o.pma.switch_sums = b;
         }
         if let Some(f) = self.reset_threshold {
             if !(f > 0.0 && f < 1.0) {

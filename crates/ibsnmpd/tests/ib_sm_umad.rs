@@ -28,6 +28,14 @@ const PARTITIONS_MORE: &str = "Default=0x7fff, ipoib : ALL=full;\n\
 
 type Cells = BTreeMap<(u32, u32, Vec<u32>), String>;
 
+/// One testbed at a time in this file: two OpenSMs on one ibsim lose MADs
+/// when other fabrics load the machine (see the two-SM test).
+static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn one_at_a_time() -> std::sync::MutexGuard<'static, ()> {
+    ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 fn walk(target: &str) -> Cells {
     let out = snmp(
         "snmpbulkwalk",
@@ -130,6 +138,7 @@ fn last_change(cells: &Cells, key: u32) -> u64 {
 
 #[test]
 fn umad_tables_equal_infiniband_diags() {
+    let _serial = one_at_a_time();
     let mut cfg = TestbedConfig::new(SMALL_NET);
     cfg.partitions = PARTITIONS.to_string();
     cfg.sm_sweep_secs = 2;
@@ -414,6 +423,7 @@ fn sm_info_records(text: &str) -> BTreeSet<(u64, u64, u64)> {
 
 #[test]
 fn two_sms_show_as_master_and_standby() {
+    let _serial = one_at_a_time();
     let mut cfg = TestbedConfig::new(SMALL_NET);
     cfg.sm_sweep_secs = 2;
     let mut tb = Testbed::start(cfg).unwrap_or_else(|e| panic!("testbed: {e}"));
@@ -422,22 +432,41 @@ fn two_sms_show_as_master_and_standby() {
     tb.opensm_console("priority 5").expect("console priority");
     tb.start_standby_opensm("Hca3", 1)
         .unwrap_or_else(|e| panic!("standby OpenSM: {e}"));
-    let want_from_sa = || {
+    let want_from_sa = |tb: &Testbed| {
         let out = tb.run_diag("saquery", &["SMIR"]).expect("saquery SMIR");
         sm_info_records(&out.stdout)
     };
-    // The master learns of the standby at its next sweep.
-    let deadline = Instant::now() + Duration::from_secs(60);
-    let mut want = want_from_sa();
-    while want.len() < 2 && Instant::now() < deadline {
-        std::thread::sleep(Duration::from_millis(500));
-        want = want_from_sa();
+    // The master learns of the standby at its next sweep, first as
+    // discovering(1), then standby(2).
+    let settled = |w: &BTreeSet<(u64, u64, u64)>| {
+        w.iter().map(|r| r.2).collect::<BTreeSet<_>>() == BTreeSet::from([2, 3])
+    };
+    //
+    // Under umad2sim an SMInfo Get that reaches the standby while it starts
+    // can be lost, and the master then waits for the answer forever
+    // (umad2sim delivers no send timeouts). If so, both are started again,
+    // once.
+    let deadline = Instant::now() + Duration::from_secs(90);
+    let restart_at = Instant::now() + Duration::from_secs(15);
+    let mut restarted = false;
+    let mut want = want_from_sa(&tb);
+    while !settled(&want) && Instant::now() < deadline {
+        if !restarted && Instant::now() > restart_at {
+            tb.stop_standby_opensms();
+            tb.stop_opensm();
+            tb.start_opensm()
+                .unwrap_or_else(|e| panic!("restart OpenSM: {e}"));
+            tb.opensm_console("priority 5").expect("console priority");
+            tb.start_standby_opensm("Hca3", 1)
+                .unwrap_or_else(|e| panic!("standby OpenSM: {e}"));
+            restarted = true;
+        }
+        std::thread::sleep(Duration::from_secs(1));
+        want = want_from_sa(&tb);
     }
-    assert_eq!(want.len(), 2, "saquery SMIR never showed two SMs: {want:?}");
-    assert_eq!(
-        want.iter().map(|w| w.2).collect::<BTreeSet<_>>(),
-        BTreeSet::from([2, 3]),
-        "one standby(2), one master(3): {want:?}"
+    assert!(
+        settled(&want),
+        "saquery SMIR never showed one standby(2) and one master(3): {want:?}"
     );
 
     let rows = |c: &Cells| -> BTreeSet<(u64, u64, u64)> {
@@ -454,7 +483,7 @@ fn two_sms_show_as_master_and_standby() {
         None,
         &["--sweep-interval", "1"],
         Duration::from_secs(60),
-        |a: &UmadAgent| rows(&walk(&a.target)).len() >= 2,
+        |a: &UmadAgent| rows(&walk(&a.target)) == want,
     );
     let cells = walk(&agent.target);
     assert_eq!(rows(&cells), want, "ibSmSMInfoTable vs saquery SMIR");
@@ -512,6 +541,7 @@ fn discovered_links(text: &str) -> BTreeMap<(u64, u64), (u64, u64)> {
 
 #[test]
 fn guid_info_and_links_equal_the_diags() {
+    let _serial = one_at_a_time();
     let mut cfg = TestbedConfig::new(SMALL_NET);
     cfg.sm_sweep_secs = 2;
     let tb = Testbed::start(cfg).unwrap_or_else(|e| panic!("testbed: {e}"));
@@ -608,8 +638,24 @@ fn cell_number(v: &str) -> u64 {
     }
 }
 
+/// Asserts that the row `idx` of table `table` holds, in each listed column,
+/// the number the saquery record names.
+fn assert_row_equals_record(
+    cells: &Cells,
+    (table, idx): (u32, &[u32]),
+    columns: &[(u32, &str)],
+    rec: &BTreeMap<String, String>,
+    what: &str,
+) {
+    for (c, name) in columns {
+        let got = col(cells, table, *c).get(idx).map(|v| cell_number(v));
+        assert_eq!(got, Some(sa_number(&rec[*name])), "{what} {name}");
+    }
+}
+
 #[test]
 fn node_port_switch_records_equal_saquery_per_lid() {
+    let _serial = one_at_a_time();
     let mut cfg = TestbedConfig::new(SMALL_NET);
     cfg.sm_sweep_secs = 2;
     let tb = Testbed::start(cfg).unwrap_or_else(|e| panic!("testbed: {e}"));
@@ -622,33 +668,8 @@ fn node_port_switch_records_equal_saquery_per_lid() {
     );
     let cells = walk(&agent.target);
 
-    // The whole module walks clean with the shipped MIBs (nothing on stderr,
-    // no value net-snmp finds out of its syntax).
-    let repo = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
-    let out = std::process::Command::new("snmpbulkwalk")
-        .current_dir(&repo)
-        .args([
-            "-M",
-            "mibs:mibs/ietf",
-            "-m",
-            "ALL",
-            "-v",
-            "2c",
-            "-c",
-            "public",
-        ])
-        .args(["-t", "5", "-r", "1", &agent.target, "IB-SM-MIB::ibSmMIB"])
-        .output()
-        .expect("snmpbulkwalk");
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        out.status.success() && stderr.is_empty(),
-        "stderr:\n{stderr}"
-    );
-    for bad in ["Wrong Type", "Bad value", "No Such", "out of range"] {
-        assert!(!stdout.contains(bad), "{bad} in:\n{stdout}");
-    }
+    // The whole module walks clean with the shipped MIBs.
+    let stdout = common::walk_with_shipped_mibs(&agent.target, "IB-SM-MIB::ibSmMIB");
     assert!(stdout.contains("IB-SM-MIB::ibSmPortInfoInitTypeReply."));
 
     let sa = |args: &[&str]| {
@@ -715,7 +736,7 @@ fn node_port_switch_records_equal_saquery_per_lid() {
             bits,
             "CapMask of LID {lid}"
         );
-        for (c, name) in [
+        let columns = [
             (6, "Lid"),
             (7, "SMLid"),
             (10, "MkeyLeasePeriod"),
@@ -733,14 +754,9 @@ fn node_port_switch_records_equal_saquery_per_lid() {
             (41, "RespTimeVal"),
             (42, "LocalPhysErr"),
             (43, "OverrunErr"),
-        ] {
-            let got = col(&cells, 31, c).get(&idx).map(|v| cell_number(v));
-            assert_eq!(
-                got,
-                Some(sa_number(&pir[name])),
-                "PortInfoRecord {name} of LID {lid}"
-            );
-        }
+        ];
+        let what = format!("PortInfoRecord of LID {lid}:");
+        assert_row_equals_record(&cells, (31, &idx), &columns, &pir, &what);
         cas += 1;
     }
     // SwitchInfoRecord: ibSmSwitchInfoTable, at each switch's LID (port 0).
@@ -764,7 +780,7 @@ fn node_port_switch_records_equal_saquery_per_lid() {
             panic!("switch {node:#x} not in ibnetdiscover -p:\n{}", disc.stdout)
         });
         let swir = sa(&["SWIR", &lid.to_string()]);
-        for (c, name) in [
+        let columns = [
             (3, "LinearFDBCap"),
             (4, "RandomFDBCap"),
             (5, "MulticastFDBCap"),
@@ -774,14 +790,9 @@ fn node_port_switch_records_equal_saquery_per_lid() {
             (9, "DefaultMulticastNotPrimaryPort"),
             (12, "LIDsPerPort"),
             (13, "PartitionEnforcementCap"),
-        ] {
-            let got = col(&cells, 41, c).get(&idx).map(|v| cell_number(v));
-            assert_eq!(
-                got,
-                Some(sa_number(&swir[name])),
-                "SwitchInfoRecord {name} of LID {lid}"
-            );
-        }
+        ];
+        let what = format!("SwitchInfoRecord of LID {lid}:");
+        assert_row_equals_record(&cells, (41, &idx), &columns, &swir, &what);
         switches += 1;
     }
     assert!(

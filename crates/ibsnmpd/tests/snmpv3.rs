@@ -671,3 +671,50 @@ fn sm_key_and_m_key_need_auth_priv() {
         assert!(rows(&out) > 0, "{col} at authPriv: {out}");
     }
 }
+
+/// SNMP-MPD-MIB: a v3 message with another security model and one asking for
+/// privacy without authentication are dropped and counted, as RFC 3412 says;
+/// net-snmp reads the counters.
+#[test]
+fn message_processing_drops_are_counted() {
+    use snmp::message_v3::{flags, HeaderData, ScopedPdu, ScopedPduData, UsmParams, V3Message};
+    use snmp::pdu::{Pdu, PduBody};
+    let (agent, _cfg) = start();
+    let message = |flags: u8, security_model: i64| {
+        let m = V3Message {
+            header: HeaderData {
+                msg_id: 7,
+                max_size: 65507,
+                flags,
+                security_model,
+            },
+            usm: UsmParams {
+                user_name: b"noauth".to_vec(),
+                ..Default::default()
+            },
+            data: ScopedPduData::Plain(ScopedPdu {
+                context_engine_id: vec![],
+                context_name: vec![],
+                pdu: Pdu::GetRequest(PduBody::request(7, vec![])),
+            }),
+        };
+        let mut out = Vec::new();
+        m.encode(&mut out);
+        out
+    };
+    let sock = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+    sock.send_to(&message(flags::REPORTABLE, 99), &agent.target)
+        .unwrap();
+    sock.send_to(&message(flags::PRIV | flags::REPORTABLE, 3), &agent.target)
+        .unwrap();
+    let mpd = |n: u32| agent.get_number(&format!(".1.3.6.1.6.3.11.2.1.{n}.0"));
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while (mpd(1), mpd(2)) != (1, 1) && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    assert_eq!(mpd(1), 1, "snmpUnknownSecurityModels");
+    assert_eq!(mpd(2), 1, "snmpInvalidMsgs");
+    assert_eq!(mpd(3), 0, "snmpUnknownPDUHandlers");
+    // Neither is an ASN.1 parse error.
+    assert_eq!(agent.get_number(".1.3.6.1.2.1.11.6.0"), 0);
+}

@@ -22,6 +22,7 @@ pub mod if_mib;
 pub mod notifications;
 pub mod oids;
 pub mod publish;
+pub mod snmp_mpd;
 pub mod snmpv2;
 pub mod state;
 mod util;
@@ -88,6 +89,7 @@ pub type CheckReplyFn = fn(&ib::source::ControlOp, &ib::source::ControlReply) ->
 /// a module is one line here.
 pub const REGISTRY: &[&ModuleDef] = &[
     &snmpv2::DEF,
+    &snmp_mpd::DEF,
     &if_mib::DEF,
     &ib_if_mib::DEF,
     &ib_pm_mib::DEF,

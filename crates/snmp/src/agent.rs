@@ -108,6 +108,10 @@ pub struct SnmpStats {
     pub out_bad_values: AtomicU32,
     pub out_gen_errs: AtomicU32,
     pub out_get_responses: AtomicU32,
+    /// SNMP-MPD-MIB (RFC 3412) snmpMPDStats.
+    pub unknown_security_models: AtomicU32,
+    pub invalid_msgs: AtomicU32,
+    pub unknown_pdu_handlers: AtomicU32,
 }
 
 fn inc(c: &AtomicU32) {
@@ -630,6 +634,8 @@ impl<V, K> Inner<V, K> {
                 Action::None
             }
             Outcome::Ignore => {
+                // No application here takes this PDU type (RFC 3412 4.2.2.1).
+                inc(&s.unknown_pdu_handlers);
                 debug!(%src, pdu = pdu.tag(), "ignored non-request PDU");
                 Action::None
             }
@@ -779,6 +785,41 @@ mod tests {
             ScopedPduData::Plain(s) => Some(s.pdu),
             ScopedPduData::Encrypted(_) => panic!("encrypted noAuth answer"),
         }
+    }
+
+    #[test]
+    fn message_processing_counters() {
+        let inner = inner(vec![]);
+        let get = || {
+            Pdu::GetRequest(PduBody::request(
+                1,
+                vec![VarBind::new(
+                    Oid::new(vec![1, 3, 6, 1, 2, 1, 1, 1, 0]),
+                    Value::Null,
+                )],
+            ))
+        };
+        let rewrite = |f: &dyn Fn(&mut V3Message)| {
+            let (mut m, _) = V3Message::decode(&v3_request("n", get())).unwrap();
+            f(&mut m);
+            let mut out = Vec::new();
+            m.encode(&mut out);
+            out
+        };
+        // A security model other than USM: snmpUnknownSecurityModels.
+        let other_model = rewrite(&|m| m.header.security_model = 99);
+        assert!(answer(&inner, &other_model).is_none());
+        // Privacy without authentication: snmpInvalidMsgs.
+        let priv_only = rewrite(&|m| m.header.flags = flags::PRIV | flags::REPORTABLE);
+        assert!(answer(&inner, &priv_only).is_none());
+        // A PDU no application here takes (a Report sent to the agent).
+        let report = v3_request("n", Pdu::Report(PduBody::request(1, vec![])));
+        assert!(answer(&inner, &report).is_none());
+        let s = &inner.stats;
+        assert_eq!(SnmpStats::load(&s.unknown_security_models), 1);
+        assert_eq!(SnmpStats::load(&s.invalid_msgs), 1);
+        assert_eq!(SnmpStats::load(&s.unknown_pdu_handlers), 1);
+        assert_eq!(SnmpStats::load(&s.in_asn_parse_errs), 0);
     }
 
     fn walk(inner: &Inner<(), ()>, user: &str) -> Vec<Oid> {

@@ -11,5 +11,6 @@ pub mod process;
 pub use auth::AuthProtocol;
 pub use privacy::PrivProtocol;
 pub use process::{
-    mib_objects, Engine, Incoming, ReplyContext, SecurityLevel, User, UserAccess, UserConfig, Usm,
+    mib_objects, Engine, Incoming, MpdDrop, ReplyContext, SecurityLevel, User, UserAccess,
+    UserConfig, Usm,
 };

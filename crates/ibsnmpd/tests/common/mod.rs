@@ -274,6 +274,37 @@ pub fn snmp(tool: &str, args: &[&str]) -> Output {
 }
 
 /// One `-On` output line: numeric OID and the rest after ` = `.
+/// A bulk walk of `root` with the shipped MIBs (`-m ALL`), asserted clean:
+/// it succeeds, nothing on stderr, no value net-snmp finds off its syntax.
+/// Returns the walk's output.
+pub fn walk_with_shipped_mibs(target: &str, root: &str) -> String {
+    require_tool("snmpbulkwalk");
+    let repo = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let out = std::process::Command::new("snmpbulkwalk")
+        .current_dir(repo)
+        .args([
+            "-M",
+            "mibs:mibs/ietf",
+            "-m",
+            "ALL",
+            "-v",
+            "2c",
+            "-c",
+            "public",
+        ])
+        .args(["-t", "5", "-r", "1", target, root])
+        .output()
+        .expect("snmpbulkwalk");
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "walk of {root} failed: {stderr}");
+    assert!(stderr.is_empty(), "stderr not empty:\n{stderr}");
+    for bad in ["Wrong Type", "Bad value", "No Such", "out of range"] {
+        assert!(!stdout.contains(bad), "{bad} in:\n{stdout}");
+    }
+    stdout
+}
+
 pub fn parse_lines(out: &str) -> Vec<(Vec<u32>, String)> {
     out.lines()
         .filter(|l| l.starts_with('.'))

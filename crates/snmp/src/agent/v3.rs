@@ -11,7 +11,7 @@ use crate::dispatch::{AccessCheck, FullAccess, Outcome};
 use crate::message::{response_overhead, Version};
 use crate::oid::Oid;
 use crate::pdu::{ErrorStatus, Pdu, PduBody};
-use crate::usm::{Incoming, SecurityLevel, Usm};
+use crate::usm::{Incoming, MpdDrop, SecurityLevel, Usm};
 use crate::vacm::SecurityModel;
 use crate::value::{Value, VarBind};
 
@@ -59,9 +59,15 @@ impl<V, K> Inner<V, K> {
             Incoming::Drop {
                 parse_error,
                 auth_failure,
+                mpd,
             } => {
                 if parse_error {
                     inc(&self.stats.in_asn_parse_errs);
+                }
+                match mpd {
+                    Some(MpdDrop::UnknownSecurityModel) => inc(&self.stats.unknown_security_models),
+                    Some(MpdDrop::InvalidMsg) => inc(&self.stats.invalid_msgs),
+                    None => {}
                 }
                 if auth_failure {
                     self.auth_failure(src, b"", false);

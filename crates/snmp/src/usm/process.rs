@@ -57,6 +57,16 @@ impl SecurityLevel {
     }
 }
 
+/// Why message processing (RFC 3412 7.2) dropped an SNMPv3 message, for the
+/// SNMP-MPD-MIB counters.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MpdDrop {
+    /// snmpUnknownSecurityModels: a msgSecurityModel other than USM.
+    UnknownSecurityModel,
+    /// snmpInvalidMsgs: msgFlags asking for privacy without authentication.
+    InvalidMsg,
+}
+
 /// The snmpEngine of this agent (SNMP-FRAMEWORK-MIB).
 #[derive(Debug)]
 pub struct Engine {
@@ -191,6 +201,8 @@ pub enum Incoming {
     Drop {
         parse_error: bool,
         auth_failure: bool,
+        /// A message-processing counter (SNMP-MPD-MIB) the drop counts in.
+        mpd: Option<MpdDrop>,
     },
     /// A Report (already encoded) to send back; `auth_failure` for a
     /// wrong digest or unknown user (authenticationFailure, RFC 3414 3.2).
@@ -289,21 +301,25 @@ impl Usm {
             return Incoming::Drop {
                 parse_error: true,
                 auth_failure: false,
+                mpd: None,
             };
         };
         let V3Message { header, usm, data } = msg;
         let reportable = header.flags & flags::REPORTABLE != 0;
         let Some(level) = SecurityLevel::from_flags(header.flags) else {
-            // snmpInvalidMsgs: priv without auth.
+            // RFC 3412 7.2 step 5: priv without auth.
             return Incoming::Drop {
                 parse_error: false,
                 auth_failure: false,
+                mpd: Some(MpdDrop::InvalidMsg),
             };
         };
         if header.security_model != USM_SECURITY_MODEL {
+            // RFC 3412 7.2 step 4.
             return Incoming::Drop {
                 parse_error: false,
                 auth_failure: false,
+                mpd: Some(MpdDrop::UnknownSecurityModel),
             };
         }
         let plain_rid = match &data {
@@ -319,6 +335,7 @@ impl Usm {
                     return Incoming::Drop {
                         parse_error: false,
                         auth_failure,
+                        mpd: None,
                     };
                 }
                 let mut oid = USM_STATS.to_vec();
@@ -401,6 +418,7 @@ impl Usm {
                 return Incoming::Drop {
                     parse_error: true,
                     auth_failure: false,
+                    mpd: None,
                 }
             }
         };

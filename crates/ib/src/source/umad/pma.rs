@@ -4,6 +4,13 @@
 //! each port, each through the LID of the PMA that owns it ([`Target`]). Counters are
 //! never reset here unless `reset_threshold` asks for it on PMAs without extended
 //! counters.
+//!
+//! A switch whose PMA sums all its ports (AllPortSelect) is first asked for that sum:
+//! when no error counter of the sum moved since the last sweep, no port's did (they
+//! only grow, and a sum that stops at all ones is never trusted), so the ports'
+//! PortCounters of the last sweep still hold and only PortCountersExtended (data and
+//! packets, 64-bit) is read per port. One MAD per switch instead of one per port on
+//! a quiet fabric; any movement reads the switch's ports in full in the same sweep.
 
 use std::collections::HashMap;
 
@@ -11,10 +18,11 @@ use super::req::{self, GET, SET};
 use super::transport::{Request, Transport, TxError};
 use crate::mad::header::{status as header_status, status_text};
 use crate::mad::pma::{
-    attr, counter_select, ClassPortInfo, PortCounters, PortCountersExtended, PortFlowCtlCounters,
-    PortRcvErrorDetails, PortVlOpData, PortVlOpPackets, PortVlXmitWaitCounters,
-    PortXmitDiscardDetails,
+    attr, cap, counter_select, ClassPortInfo, PortCounters, PortCountersExtended,
+    PortFlowCtlCounters, PortRcvErrorDetails, PortVlOpData, PortVlOpPackets,
+    PortVlXmitWaitCounters, PortXmitDiscardDetails,
 };
+use crate::mad::port_counters::PORT_COUNTERS;
 use crate::model::{ExtendedFields, PortReadings};
 use crate::types::Guid;
 
@@ -57,6 +65,10 @@ pub struct PmaOptions {
     /// Reset a PMA's 32-bit data/packet counters once one passes this fraction of its
     /// range (e.g. 0.75) - only on PMAs without PortCountersExtended. None: never reset.
     pub reset_threshold: Option<f64>,
+    /// Ask switches with AllPortSelect for the sum of their ports first and read
+    /// their ports' PortCounters only when an error counter of the sum moved (see
+    /// the module docs). Default true.
+    pub switch_sums: bool,
 }
 
 impl Default for PmaOptions {
@@ -66,6 +78,7 @@ impl Default for PmaOptions {
             detail_every: 6,
             extended: true,
             reset_threshold: None,
+            switch_sums: true,
         }
     }
 }
@@ -168,6 +181,11 @@ pub struct PmaSweep {
     pub failed: Vec<PmaFailure>,
     /// MADs answered.
     pub answered: u64,
+    /// Each switch's PortCounters summed over its ports (PortSelect 0xFF), where asked.
+    pub sums: HashMap<Guid, PortCounters>,
+    /// Ports whose PortCounters this sweep took from the last sweep, the switch's sum
+    /// having shown no change.
+    pub unchanged_ports: u64,
 }
 
 impl PmaSweep {
@@ -205,7 +223,17 @@ pub fn attr_name(a: u16) -> &'static str {
 #[derive(Debug, Clone, Copy)]
 enum Q {
     ClassPortInfo(usize),
-    Attr { target: usize, port: u8, attr: u16 },
+    /// PortCounters summed over all ports of a switch (PortSelect 0xFF); `decide`:
+    /// the ports' PortCounters wait for it, else it is only kept for the next sweep.
+    Sum {
+        target: usize,
+        decide: bool,
+    },
+    Attr {
+        target: usize,
+        port: u8,
+        attr: u16,
+    },
     Reset,
 }
 
@@ -214,18 +242,77 @@ fn select(port: u8) -> [u8; 4] {
     [0, port, 0, 0]
 }
 
-fn port_requests(t: &Target, i: usize, caps: &PmaCaps, opts: &PmaOptions) -> Vec<(Q, Request)> {
+/// The first requests for a target: the switch sum when [`sum_first`] says so (then
+/// PortCountersExtended per port), else PortCounters (and Extended) per port.
+fn port_requests(
+    t: &Target,
+    i: usize,
+    caps: &PmaCaps,
+    opts: &PmaOptions,
+    schedule: &Schedule<'_>,
+) -> Vec<(Q, Request)> {
+    let extended = caps.extended && opts.extended;
+    let sum = sum_first(t, caps, opts, schedule);
     let mut v = Vec::new();
+    if sums_usable(t, caps, opts) {
+        let q = Q::Sum {
+            target: i,
+            decide: sum,
+        };
+        v.push((
+            q,
+            req::pma(GET, attr::PORT_COUNTERS, 0, t.lid, &select(ALL_PORTS)),
+        ));
+    }
     for &p in &t.ports {
-        let mut attrs = vec![attr::PORT_COUNTERS];
-        if caps.extended && opts.extended {
-            attrs.push(attr::PORT_COUNTERS_EXTENDED);
+        if !sum {
+            v.push(attr_request(t, i, p, attr::PORT_COUNTERS));
         }
-        for a in attrs {
-            v.push(attr_request(t, i, p, a));
+        if extended {
+            v.push(attr_request(t, i, p, attr::PORT_COUNTERS_EXTENDED));
         }
     }
     v
+}
+
+/// PortSelect that sums all ports (PMAs with AllPortSelect).
+const ALL_PORTS: u8 = 0xFF;
+
+/// Whether a target's sum can stand for its ports: a switch (several ports) whose PMA
+/// has AllPortSelect and 64-bit data counters (the 32-bit ones in PortCounters would
+/// go stale), with no counter resets of our own.
+fn sums_usable(t: &Target, caps: &PmaCaps, opts: &PmaOptions) -> bool {
+    opts.switch_sums
+        && t.ports.len() > 1
+        && caps.capability_mask & cap::ALL_PORT_SELECT != 0
+        && caps.extended
+        && opts.extended
+        && opts.reset_threshold.is_none()
+}
+
+/// Whether the ports' PortCounters wait for the sum this sweep: usable, the target
+/// not read in full this sweep, last sweep's sum and every port's last PortCounters
+/// at hand.
+fn sum_first(t: &Target, caps: &PmaCaps, opts: &PmaOptions, schedule: &Schedule<'_>) -> bool {
+    let every = schedule.full || schedule.local == Some(t.node);
+    sums_usable(t, caps, opts)
+        && !every
+        && schedule.prev_sums.is_some_and(|m| m.contains_key(&t.node))
+        && schedule
+            .prev
+            .is_some_and(|m| t.ports.iter().all(|&p| m.contains_key(&(t.node, p))))
+}
+
+/// Whether no error counter moved between two sums of a switch's ports: every
+/// PortCounters field but data and packets (read 64-bit per port), plus QP1Dropped,
+/// equal, and none at its maximum (a saturated sum hides movement).
+pub fn sum_unchanged(prev: &PortCounters, now: &PortCounters) -> bool {
+    PORT_COUNTERS
+        .iter()
+        .filter(|f| !f.extended)
+        .all(|f| (f.get)(prev) == (f.get)(now) && (f.get)(now) < f.max())
+        && prev.qp1_dropped == now.qp1_dropped
+        && now.qp1_dropped < u16::MAX
 }
 
 fn attr_request(t: &Target, i: usize, port: u8, a: u16) -> (Q, Request) {
@@ -268,6 +355,8 @@ pub struct Schedule<'a> {
     pub local: Option<Guid>,
     /// This sweep reads every port in full (`detail_every`).
     pub full: bool,
+    /// Each switch's PortCounters sum at the previous sweep ([`PmaSweep::sums`]).
+    pub prev_sums: Option<&'a HashMap<Guid, PortCounters>>,
 }
 
 /// Polls every target port. `caps` is the per-node cache kept by the source.
@@ -285,7 +374,7 @@ pub fn sweep(
             continue;
         }
         match caps.get(&t.node) {
-            Some(c) => initial.extend(port_requests(t, i, c, &opts)),
+            Some(c) => initial.extend(port_requests(t, i, c, &opts, &schedule)),
             None => initial.push((
                 Q::ClassPortInfo(i),
                 req::pma(GET, attr::CLASS_PORT_INFO, 0, t.lid, &[]),
@@ -308,7 +397,54 @@ pub fn sweep(
                         .map(PmaCaps::from_class_port_info)
                         .unwrap_or_default()
                 });
-                next = port_requests(t, i, c, &opts);
+                next = port_requests(t, i, c, &opts, &schedule);
+            }
+            (Q::Sum { target: i, decide }, Ok(mad)) => {
+                out.answered += 1;
+                let Some(t) = targets.get(i) else {
+                    return next;
+                };
+                let now = PortCounters::decode(req::pma_data(&mad)).ok();
+                if !decide {
+                    out.sums.extend(now.map(|c| (t.node, c)));
+                    return next;
+                }
+                let prev = schedule.prev_sums.and_then(|m| m.get(&t.node));
+                let last = schedule.prev;
+                match (now, prev) {
+                    (Some(now), Some(prev)) if sum_unchanged(prev, &now) => {
+                        // No port's counters moved: last sweep's readings stand.
+                        for &p in &t.ports {
+                            if let Some(c) = last.and_then(|m| m.get(&(t.node, p))) {
+                                let s = out.samples.entry((t.node, p)).or_default();
+                                s.readings.counters = c.clone();
+                                s.counters_read = true;
+                                out.unchanged_ports += 1;
+                            } else {
+                                next.push(attr_request(t, i, p, attr::PORT_COUNTERS));
+                            }
+                        }
+                        out.sums.insert(t.node, now);
+                    }
+                    (now, _) => {
+                        if let Some(now) = now {
+                            out.sums.insert(t.node, now);
+                        }
+                        for &p in &t.ports {
+                            next.push(attr_request(t, i, p, attr::PORT_COUNTERS));
+                        }
+                    }
+                }
+            }
+            (Q::Sum { decide: false, .. }, Err(_)) => {}
+            (Q::Sum { target: i, .. }, Err(e)) => {
+                // Not a failure of any port: read them one by one.
+                tracing::debug!("PMA PortCounters sum failed: {e}");
+                if let Some(t) = targets.get(i) {
+                    for &p in &t.ports {
+                        next.push(attr_request(t, i, p, attr::PORT_COUNTERS));
+                    }
+                }
             }
             (
                 Q::Attr {
@@ -499,6 +635,99 @@ mod tests {
             details_due(Some(&a), &c, false),
             detail::XMIT_DISCARD_DETAILS
         );
+    }
+
+    #[test]
+    fn a_switch_sum_stands_for_its_ports_only_when_no_error_counter_moved() {
+        let a = PortCounters {
+            symbol_error_counter: 3,
+            port_xmit_data: 100,
+            ..PortCounters::default()
+        };
+        // Data and packets move with traffic: read 64-bit per port anyway.
+        let traffic = PortCounters {
+            port_xmit_data: 5000,
+            port_rcv_pkts: 7,
+            ..a.clone()
+        };
+        assert!(sum_unchanged(&a, &traffic));
+        for moved in [
+            PortCounters {
+                symbol_error_counter: 4,
+                ..a.clone()
+            },
+            PortCounters {
+                port_xmit_wait: 1,
+                ..a.clone()
+            },
+            PortCounters {
+                qp1_dropped: 1,
+                ..a.clone()
+            },
+        ] {
+            assert!(!sum_unchanged(&a, &moved), "{moved:?}");
+        }
+        // A sum at its maximum hides movement.
+        let full = PortCounters {
+            port_rcv_errors: u16::MAX,
+            ..a.clone()
+        };
+        assert!(!sum_unchanged(&full, &full));
+    }
+
+    #[test]
+    fn sums_are_asked_of_switches_only_with_what_they_stand_for() {
+        let t = Target {
+            node: Guid(7),
+            lid: 3,
+            ports: vec![1, 2],
+        };
+        let caps = PmaCaps {
+            capability_mask: cap::ALL_PORT_SELECT | cap::IS_EXTENDED_WIDTH_SUPPORTED,
+            extended: true,
+            ..PmaCaps::default()
+        };
+        let opts = PmaOptions::default();
+        let prev: HashMap<(Guid, u8), PortCounters> = [(Guid(7), 1), (Guid(7), 2)]
+            .into_iter()
+            .map(|k| (k, PortCounters::default()))
+            .collect();
+        let sums: HashMap<Guid, PortCounters> = [(Guid(7), PortCounters::default())].into();
+        let sched = Schedule {
+            prev: Some(&prev),
+            local: None,
+            full: false,
+            prev_sums: Some(&sums),
+        };
+        assert!(sum_first(&t, &caps, &opts, &sched));
+        // Sum first, then only PortCountersExtended per port.
+        let reqs = port_requests(&t, 0, &caps, &opts, &sched);
+        assert_eq!(reqs.len(), 3);
+        assert!(matches!(reqs[0].0, Q::Sum { decide: true, .. }));
+        let full = Schedule {
+            full: true,
+            ..sched
+        };
+        assert!(!sum_first(&t, &caps, &opts, &full));
+        // A full sweep still asks the sum, for the next sweep to compare with.
+        let reqs = port_requests(&t, 0, &caps, &opts, &full);
+        assert_eq!(reqs.len(), 5);
+        assert!(matches!(reqs[0].0, Q::Sum { decide: false, .. }));
+        let no_all_port = PmaCaps {
+            capability_mask: cap::IS_EXTENDED_WIDTH_SUPPORTED,
+            ..caps.clone()
+        };
+        assert!(!sum_first(&t, &no_all_port, &opts, &sched));
+        let hca = Target {
+            ports: vec![1],
+            ..t.clone()
+        };
+        assert!(!sum_first(&hca, &caps, &opts, &sched));
+        let off = PmaOptions {
+            switch_sums: false,
+            ..opts
+        };
+        assert!(!sum_first(&t, &caps, &off, &sched));
     }
 
     #[test]

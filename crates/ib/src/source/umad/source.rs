@@ -142,6 +142,8 @@ pub struct UmadSource {
     /// PortCounters as the last sweep read them: detail attributes follow the
     /// summary counters that moved ([`pma::details_due`]).
     prev_counters: HashMap<(Guid, u8), crate::mad::pma::PortCounters>,
+    /// Each switch's PortCounters summed over its ports at the last sweep.
+    prev_sums: HashMap<Guid, crate::mad::pma::PortCounters>,
     /// The subnet the last discovery saw ([`super::discover::signature`]) and its
     /// master SM's LID, and discoveries since tables were last read.
     last_signature: Option<(u64, u16)>,
@@ -231,6 +233,7 @@ impl UmadSource {
             sa_down: false,
             pma_faults: PmaFaults::default(),
             prev_counters: HashMap::new(),
+            prev_sums: HashMap::new(),
             last_signature: None,
             since_tables: 0,
             cost: crate::model::SweepCost::default(),
@@ -327,6 +330,7 @@ impl UmadSource {
             full: self
                 .sweep_no
                 .is_multiple_of(u64::from(self.opts.pma.detail_every.max(1))),
+            prev_sums: Some(&self.prev_sums),
         };
         let phase = Phase::start(&self.tr);
         let pma = pma::sweep(
@@ -337,6 +341,7 @@ impl UmadSource {
             schedule,
         );
         self.cost.pma = phase.end(&self.tr);
+        self.prev_sums.clone_from(&pma.sums);
         for (k, s) in &pma.samples {
             if let Some(r) = s.readings() {
                 self.prev_counters.insert(*k, r.counters.clone());
