@@ -78,6 +78,33 @@ pub enum ControlOp {
         port: PortNum,
         count: u32,
     },
+    /// SA GetTable(PathRecord) to the master SM: the records matching
+    /// `template` in the components of `comp_mask` (IBA 15.2.5.16). Sources
+    /// without an SA answer Unsupported (the caller computes the paths from
+    /// the snapshot's forwarding tables instead).
+    SaPathRecords {
+        template: Box<crate::mad::sa::PathRecord>,
+        comp_mask: u64,
+    },
+    /// SA GetMulti(MultiPathRecord) to the master SM (IBA 15.2.5.20): the
+    /// PathRecords joining the record's source and destination GIDs. SMs
+    /// without MultiPathRecord answer with an error status.
+    SaMultiPathRecords {
+        record: Box<crate::mad::sa::MultiPathRecord>,
+        comp_mask: u64,
+    },
+}
+
+impl ControlOp {
+    /// Whether the operation may change what a sweep reads (then the
+    /// caller sweeps after it so the next reader sees the effect). SA
+    /// queries only read.
+    pub fn changes_fabric(&self) -> bool {
+        !matches!(
+            self,
+            ControlOp::SaPathRecords { .. } | ControlOp::SaMultiPathRecords { .. }
+        )
+    }
 }
 
 /// What a control operation returns (the PMA's GetResp where there is one).
@@ -85,6 +112,7 @@ pub enum ControlOp {
 pub enum ControlReply {
     PortCounters(PortCounters),
     PortSamplesControl(PortSamplesControl),
+    PathRecords(Vec<crate::mad::sa::PathRecord>),
     Done,
 }
 

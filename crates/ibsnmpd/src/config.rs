@@ -105,6 +105,12 @@ pub struct Settings {
     /// `opensm_conf`: OpenSM's configuration file, read at each publish for
     /// ibSmConfigTable's sweep interval, timeouts, LMC, M_Key lease period.
     pub opensm_conf: Option<PathBuf>,
+    /// `request_session_timeout`: IB-SM-MIB request sessions no Set touched
+    /// for this long are aged out (default 300 s).
+    pub request_session_timeout: Duration,
+    /// `request_sessions_max`: most live sessions per request table
+    /// (default 256); a create past it is resourceUnavailable.
+    pub request_sessions_max: usize,
 }
 
 /// The file as written. Unknown keys are errors (a typo must not be ignored).
@@ -153,6 +159,8 @@ struct FileConfig {
     secrets: Option<bool>,
     sim_partitions: Option<PathBuf>,
     opensm_conf: Option<PathBuf>,
+    request_session_timeout: Option<f64>,
+    request_sessions_max: Option<u32>,
 }
 
 /// `[[view]]`: snmpd's `view NAME included|excluded OID [MASK]`.
@@ -637,6 +645,15 @@ fn merge(mut file: FileConfig, origin: &str, args: &RunArgs) -> Result<Settings,
         secrets: file.secrets.unwrap_or(false),
         sim_partitions: file.sim_partitions,
         opensm_conf: file.opensm_conf,
+        request_session_timeout: match file.request_session_timeout {
+            Some(secs) => seconds(secs).map_err(|m| in_file("request_session_timeout", m))?,
+            None => mibs::ib_sm_req::DEFAULT_SESSION_TIMEOUT,
+        },
+        request_sessions_max: match file.request_sessions_max {
+            Some(0) => return Err(in_file("request_sessions_max", "must be at least 1".into())),
+            Some(n) => n as usize,
+            None => mibs::ib_sm_req::DEFAULT_SESSIONS_MAX,
+        },
         listen,
         source,
         communities,
@@ -936,6 +953,26 @@ source = "127.0.0.1"
         let pkg = include_str!("../../../packaging/ibsnmpd.toml");
         let f = parse_file(pkg, "packaging/ibsnmpd.toml").unwrap();
         merge(f, "packaging/ibsnmpd.toml", &args()).unwrap();
+    }
+
+    #[test]
+    fn request_sessions() {
+        let s = merge(parse_file("", "c.toml").unwrap(), "c.toml", &args()).unwrap();
+        assert_eq!(s.request_session_timeout, Duration::from_secs(300));
+        assert_eq!(s.request_sessions_max, 256);
+        let f = parse_file(
+            "request_session_timeout = 2.5\nrequest_sessions_max = 3\n",
+            "c.toml",
+        )
+        .unwrap();
+        let s = merge(f, "c.toml", &args()).unwrap();
+        assert_eq!(s.request_session_timeout, Duration::from_millis(2500));
+        assert_eq!(s.request_sessions_max, 3);
+        for bad in ["request_session_timeout = 0", "request_sessions_max = 0"] {
+            let f = parse_file(bad, "c.toml").unwrap();
+            let e = merge(f, "c.toml", &args()).unwrap_err().to_string();
+            assert!(e.contains(bad.split(' ').next().unwrap()), "{e}");
+        }
     }
 
     #[test]

@@ -218,6 +218,13 @@ pub fn run(
         .thread_name("ibsnmpd-agent")
         .build()
         .context("cannot start the async runtime")?;
+    crate::requests::start(
+        &runtime,
+        fabric.handle(),
+        settings.source.starts_with("umad"),
+        settings.request_session_timeout,
+        settings.request_sessions_max,
+    );
     let metrics_current = Arc::clone(&current);
     let view_stats = Arc::clone(&stats);
     let view_system = Arc::clone(&system);

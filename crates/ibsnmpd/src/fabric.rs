@@ -212,11 +212,12 @@ impl FabricThread {
                     let wait = until.saturating_duration_since(Instant::now());
                     match rx.recv_timeout(wait) {
                         Ok(Msg::Control(op, reply)) => {
+                            let changes = op.changes_fabric();
                             let r = source.control(op).map_err(|e| e.to_string());
                             // Show the effect of the Set to the next reader:
                             // publish before answering, so a Get right after
-                            // the Set's response sees it.
-                            if r.is_ok() {
+                            // the Set's response sees it (queries: no need).
+                            if r.is_ok() && changes {
                                 sweeper.sweep(source.as_mut());
                             }
                             let _ = reply.send(r);

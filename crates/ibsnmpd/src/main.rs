@@ -18,6 +18,7 @@ mod logging;
 mod metrics;
 mod nodemap;
 mod reload;
+mod requests;
 mod sources;
 mod state;
 mod traps;

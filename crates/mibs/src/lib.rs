@@ -17,6 +17,7 @@ pub mod change;
 pub mod ib_if_mib;
 pub mod ib_pm_mib;
 pub mod ib_sm_mib;
+pub mod ib_sm_req;
 pub mod if_mib;
 pub mod notifications;
 pub mod oids;
@@ -93,6 +94,7 @@ pub const REGISTRY: &[&ModuleDef] = &[
     &ib_if_mib::DEF,
     &ib_pm_mib::DEF,
     &ib_sm_mib::DEF,
+    &ib_sm_req::DEF,
 ];
 
 /// Every module ibsnmpd serves, in sysORTable order, built.

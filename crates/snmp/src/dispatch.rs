@@ -11,7 +11,7 @@ use std::sync::Arc;
 
 use crate::ber;
 use crate::message::Version;
-use crate::mib::{MibObject, SetError};
+use crate::mib::{MibObject, SetError, SetItem};
 use crate::oid::Oid;
 use crate::pdu::{BulkBody, ErrorStatus, Pdu, PduBody};
 use crate::value::{Value, VarBind};
@@ -160,10 +160,14 @@ impl<V, K> Dispatcher<V, K> {
     }
 
     fn owner(&self, oid: &[u32]) -> Option<&Arc<dyn MibObject<V, K>>> {
+        self.objects.get(self.owner_index(oid)?)
+    }
+
+    fn owner_index(&self, oid: &[u32]) -> Option<usize> {
         let i = self.roots.partition_point(|r| r.as_slice() <= oid);
         let i = i.checked_sub(1)?;
         match self.roots.get(i) {
-            Some(r) if is_owner(r.as_slice(), oid) => self.objects.get(i),
+            Some(r) if is_owner(r.as_slice(), oid) => Some(i),
             _ => None,
         }
     }
@@ -219,6 +223,42 @@ impl<V, K> Dispatcher<V, K> {
             Some(o) => o.check_set(view, oid, value),
             None => Err(SetError::NotWritable),
         }
+    }
+
+    /// Phase 1 of a Set for every varbind of a PDU: each object sees all of
+    /// its own varbinds together ([`MibObject::check_set_batch`]). The
+    /// changes come back in PDU order; on refusal, the varbind's position
+    /// (0-based) and the error. Varbinds no object owns are notWritable.
+    pub fn check_set_all(
+        &self,
+        view: &V,
+        varbinds: &[VarBind],
+    ) -> Result<Vec<K>, (usize, SetError)> {
+        // Group by owner, owners in order of their first varbind.
+        let mut groups: Vec<(usize, Vec<SetItem<'_>>)> = Vec::new();
+        for (i, vb) in varbinds.iter().enumerate() {
+            let oid = vb.oid.as_slice();
+            let owner = self.owner_index(oid).ok_or((i, SetError::NotWritable))?;
+            let item = SetItem {
+                position: i,
+                oid,
+                value: &vb.value,
+            };
+            match groups.iter_mut().find(|(o, _)| *o == owner) {
+                Some((_, items)) => items.push(item),
+                None => groups.push((owner, vec![item])),
+            }
+        }
+        let mut changes = Vec::with_capacity(varbinds.len());
+        for (owner, items) in &groups {
+            let Some(obj) = self.objects.get(*owner) else {
+                let pos = items.first().map_or(0, |s| s.position);
+                return Err((pos, SetError::NotWritable));
+            };
+            changes.extend(obj.check_set_batch(view, items)?);
+        }
+        changes.sort_by_key(|(i, _)| *i);
+        Ok(changes.into_iter().map(|(_, k)| k).collect())
     }
 
     /// Processes a request PDU. `budget` is the most octets the response's
@@ -388,16 +428,15 @@ impl<V, K> Dispatcher<V, K> {
         budget: usize,
         acc: &dyn AccessCheck,
     ) -> Outcome<K> {
-        let mut changes = Vec::with_capacity(req.varbinds.len());
         for (i, vb) in req.varbinds.iter().enumerate() {
             if !acc.writable(vb.oid.as_slice()) {
                 return error_response(version, req, ErrorStatus::NoAccess, i + 1, budget);
             }
-            match self.check_set(view, vb.oid.as_slice(), &vb.value) {
-                Ok(k) => changes.push(k),
-                Err(e) => return error_response(version, req, e.into(), i + 1, budget),
-            }
         }
+        let changes = match self.check_set_all(view, &req.varbinds) {
+            Ok(c) => c,
+            Err((i, e)) => return error_response(version, req, e.into(), i + 1, budget),
+        };
         // The response echoes the request; if it cannot fit, tooBig now.
         if list_len(&req.varbinds) > budget {
             return finish(version, req, req.varbinds.clone(), budget);
@@ -538,6 +577,69 @@ mod tests {
             Outcome::Response(Pdu::Response(b)) => b,
             other => panic!("unexpected {other:?}"),
         }
+    }
+
+    /// An object that judges all of its varbinds of a PDU together: one
+    /// change per PDU holding every value (sums them), as a RowStatus table
+    /// does with the columns of one row.
+    struct Batch(Oid);
+
+    impl MibObject<View, Change> for Batch {
+        fn root(&self) -> &Oid {
+            &self.0
+        }
+        fn get(&self, _: &View, _: &[u32]) -> Value {
+            Value::NoSuchInstance
+        }
+        fn next(&self, _: &View, _: &[u32]) -> Option<VarBind> {
+            None
+        }
+        fn check_set_batch(
+            &self,
+            _: &View,
+            sets: &[SetItem<'_>],
+        ) -> Result<Vec<(usize, Change)>, (usize, SetError)> {
+            let mut sum = 0;
+            for s in sets {
+                match s.value {
+                    Value::Integer(i) => sum += i,
+                    _ => return Err((s.position, SetError::WrongType)),
+                }
+            }
+            let first = sets.first().map_or(0, |s| s.position);
+            Ok(vec![(first, Change::Row(sets.len() as u32, sum))])
+        }
+    }
+
+    #[test]
+    fn an_object_sees_all_its_varbinds_of_a_pdu_together() {
+        let mut d = dispatcher();
+        d.register(Arc::new(Batch(oid("1.3.6.1.9")))).unwrap();
+        let v = view();
+        let vb = |o: &str, val: Value| VarBind::new(oid(o), val);
+        let vbs = [
+            vb("1.3.6.1.9.1", Value::Integer(2)),
+            vb("1.3.6.1.2.1.1.5.0", Value::OctetString(b"x".to_vec())),
+            vb("1.3.6.1.9.2", Value::Integer(3)),
+        ];
+        // One change for the two Batch varbinds (at the first one's place),
+        // the scalar's in PDU order.
+        assert_eq!(
+            d.check_set_all(&v, &vbs).unwrap(),
+            vec![Change::Row(2, 5), Change::Name("x".into())]
+        );
+        // The error names the varbind's position in the PDU.
+        let bad = [
+            vbs[1].clone(),
+            vbs[0].clone(),
+            vb("1.3.6.1.9.3", Value::Null),
+        ];
+        assert_eq!(d.check_set_all(&v, &bad), Err((2, SetError::WrongType)));
+        let unowned = [vbs[0].clone(), vb("1.3.6.1.8.1", Value::Integer(1))];
+        assert_eq!(
+            d.check_set_all(&v, &unowned),
+            Err((1, SetError::NotWritable))
+        );
     }
 
     #[test]

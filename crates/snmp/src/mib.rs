@@ -27,6 +27,15 @@ pub enum SetError {
     InconsistentName,
 }
 
+/// One varbind of a Set PDU, as [`MibObject::check_set_batch`] sees it.
+#[derive(Clone, Copy, Debug)]
+pub struct SetItem<'a> {
+    /// Position in the PDU (0-based).
+    pub position: usize,
+    pub oid: &'a [u32],
+    pub value: &'a Value,
+}
+
 /// One registered MIB subtree: a scalar, a table, or a group of them.
 ///
 /// Registrations must not overlap. OIDs passed in are full OIDs.
@@ -53,6 +62,27 @@ pub trait MibObject<V, K>: Send + Sync {
         } else {
             Err(SetError::NoCreation)
         }
+    }
+
+    /// Phase 1 for every varbind of one PDU this object owns, together:
+    /// `sets` holds (position in the PDU, OID, value) in PDU order. A table
+    /// whose rows are created and filled by several varbinds at once
+    /// (RowStatus, RFC 2579) judges the row as the whole PDU leaves it
+    /// here. Returns the changes with the position of the varbind each one
+    /// stands for, or the position and error of the first refusal. By
+    /// default each varbind is checked alone with [`MibObject::check_set`].
+    fn check_set_batch(
+        &self,
+        view: &V,
+        sets: &[SetItem<'_>],
+    ) -> Result<Vec<(usize, K)>, (usize, SetError)> {
+        sets.iter()
+            .map(|s| {
+                self.check_set(view, s.oid, s.value)
+                    .map(|k| (s.position, k))
+                    .map_err(|e| (s.position, e))
+            })
+            .collect()
     }
 
     /// Helper for the default `check_set`: does `oid` name an instance the

@@ -60,7 +60,7 @@ pub trait RowData: Clone {
 }
 
 /// One row: its status, its columns, and when a Set last touched it.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Row<R> {
     pub status: RowStatus,
     pub data: R,
@@ -68,7 +68,7 @@ pub struct Row<R> {
 }
 
 /// What a checked Set does to one row.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub enum RowChange<R> {
     /// The row (new or changed) as the PDU leaves it. `activated`: it became
     /// active in this PDU (the application starts its work then).
@@ -115,6 +115,23 @@ impl<R: RowData> RowTable<R> {
 
     pub fn get(&self, index: &[u32]) -> Option<&Row<R>> {
         self.rows.get(index)
+    }
+
+    /// Changes the cap on rows (rows already there stay).
+    pub fn set_max_rows(&mut self, max_rows: usize) {
+        self.max_rows = max_rows;
+    }
+
+    /// The agent changes a row's status itself (e.g. a request that failed
+    /// goes back to notInService); false when there is no such row.
+    pub fn set_status(&mut self, index: &[u32], status: RowStatus) -> bool {
+        match self.rows.get_mut(index) {
+            Some(r) => {
+                r.status = status;
+                true
+            }
+            None => false,
+        }
     }
 
     /// Phase 1 for every varbind of a PDU that names this table. `fresh` makes

@@ -308,6 +308,12 @@ impl Source for SimSource {
                 f.burst_symbol = f.burst_symbol.saturating_add(u64::from(count));
                 Ok(ControlReply::Done)
             }
+            // No SA here: paths come from the snapshot's forwarding tables.
+            ControlOp::SaPathRecords { .. } | ControlOp::SaMultiPathRecords { .. } => {
+                Err(SourceError::Unsupported(
+                    "the simulator has no SA: paths are computed from its routing".into(),
+                ))
+            }
         }
     }
 }

@@ -592,15 +592,12 @@ impl Session<'_> {
                 }
                 Body::TestSet(vbs) => {
                     let view = (a.view)();
-                    let mut changes = Vec::with_capacity(vbs.len());
-                    for (i, vb) in vbs.iter().enumerate() {
-                        match a.dispatcher.check_set(&view, vb.oid.as_slice(), &vb.value) {
-                            Ok(k) => changes.push(k),
-                            Err(e) => {
-                                error = ErrorStatus::from(e).as_i32() as u16;
-                                index = u16::try_from(i + 1).unwrap_or(u16::MAX);
-                                break;
-                            }
+                    let mut changes = Vec::new();
+                    match a.dispatcher.check_set_all(&view, &vbs) {
+                        Ok(c) => changes = c,
+                        Err((i, e)) => {
+                            error = ErrorStatus::from(e).as_i32() as u16;
+                            index = u16::try_from(i + 1).unwrap_or(u16::MAX);
                         }
                     }
                     if error == 0 {

@@ -229,6 +229,42 @@ pub fn path_record(
         .and_then(|r| PathRecord::decode(r).ok()))
 }
 
+/// The PathRecords matching `template` in the components of `mask` (GetTable).
+pub fn path_records(
+    tr: &mut Transport,
+    sm_lid: u16,
+    template: &PathRecord,
+    mask: u64,
+) -> Result<Vec<PathRecord>, TxError> {
+    let mut buf = [0u8; PathRecord::LEN];
+    let _ = template.encode(&mut buf);
+    get_table(tr, attr::PATH_RECORD, sm_lid, 0, mask, &buf)
+}
+
+/// The PathRecords an encoded MultiPathRecord asks for (GetMulti: the
+/// request goes as one RMPP segment, so at most
+/// `MultiPathRecord::MAX_GIDS` GIDs).
+pub fn multi_path_records(
+    tr: &mut Transport,
+    sm_lid: u16,
+    record: &[u8],
+    mask: u64,
+) -> Result<Vec<PathRecord>, TxError> {
+    let buf = record;
+    let mad = tr.call(req::sa(
+        crate::mad::header::method::GET_MULTI,
+        attr::MULTI_PATH_RECORD,
+        sm_lid,
+        0,
+        mask,
+        buf,
+    ))?;
+    Ok(req::sa_records(&mad)
+        .into_iter()
+        .filter_map(|r| PathRecord::decode(r).ok())
+        .collect())
+}
+
 /// Subscribes `gid` to [`TRAPS`] (InformInfo Set, one per trap). Returns how many the SM
 /// accepted. ibsim accepts but never delivers the Reports; the source compares sweeps.
 pub fn subscribe(tr: &mut Transport, sm_lid: u16, gid: Gid) -> usize {

@@ -527,12 +527,16 @@ impl UmadSource {
         slid: u16,
         dlid: u16,
     ) -> Result<Option<crate::mad::sa::PathRecord>, TxError> {
-        let sm = self
-            .last
+        let sm = self.sm_lid();
+        sa::path_record(&mut self.tr, sm, slid, dlid)
+    }
+
+    /// The master SM's LID as the last sweep saw it, else the port's SMLID.
+    fn sm_lid(&self) -> u16 {
+        self.last
             .as_ref()
             .and_then(|s| s.master_sm().map(|m| m.lid.0))
-            .unwrap_or(self.port.sm_lid);
-        sa::path_record(&mut self.tr, sm, slid, dlid)
+            .unwrap_or(self.port.sm_lid)
     }
 
     /// Sleeps the rest of `interval` after a sweep that took `took` (helper for loops).
@@ -642,7 +646,43 @@ impl crate::source::Source for UmadSource {
             ControlOp::SimLinkFlap { .. } | ControlOp::SimErrorBurst { .. } => Err(
                 SourceError::Unsupported("simulator faults need --source sim".into()),
             ),
+            ControlOp::SaPathRecords {
+                template,
+                comp_mask,
+            } => {
+                let sm = self.sm_lid();
+                sa_answer(sm, sa::path_records(&mut self.tr, sm, &template, comp_mask))
+            }
+            ControlOp::SaMultiPathRecords { record, comp_mask } => {
+                let sm = self.sm_lid();
+                let mut buf = vec![0u8; record.len()];
+                record
+                    .encode(&mut buf)
+                    .map_err(|e| SourceError::Invalid(e.to_string()))?;
+                sa_answer(
+                    sm,
+                    sa::multi_path_records(&mut self.tr, sm, &buf, comp_mask),
+                )
+            }
         }
+    }
+}
+
+/// An SA query's records as a control reply; ERR_NO_RECORDS is none.
+fn sa_answer(
+    sm: u16,
+    r: Result<Vec<crate::mad::sa::PathRecord>, TxError>,
+) -> Result<crate::source::ControlReply, crate::source::SourceError> {
+    use crate::source::{ControlReply, SourceError};
+    match r {
+        Ok(r) => Ok(ControlReply::PathRecords(r)),
+        // ERR_NO_RECORDS: no path matches.
+        Err(TxError::Status(0x0400)) => Ok(ControlReply::PathRecords(Vec::new())),
+        Err(TxError::Status(st)) => Err(SourceError::Fabric(format!(
+            "SA (LID {sm}) answered status {st:#06x} ({})",
+            crate::mad::header::status_text(st)
+        ))),
+        Err(e) => Err(SourceError::Fabric(format!("SA (LID {sm}): {e}"))),
     }
 }
 

@@ -1,0 +1,127 @@
+//! IB-SM-MIB request tables (mibs/IB-SM-MIB, ibSmPathInfo, ibSmMultiPathInfo
+//! and ibSmTraceInfo): a manager asks the subnet which paths join two ports
+//! (ibSmPathReqTable -> ibSmPathResultTable), which paths join two sets of
+//! ports (ibSmMultiPathReqTable -> ibSmMultiPathResultTable, `multipath`)
+//! and which nodes a path crosses
+//! (ibSmTraceReqTable -> ibSmTraceResultTable), as RowStatus sessions
+//! (RFC 2579, [`snmp::rowstatus`]) indexed by the subnet prefix and a session
+//! id the manager picks.
+//!
+//! The protocol (docs/ib-sm.md, "Request tables"):
+//! - A request row is created and filled (one Set PDU or several); when it
+//!   becomes active the answer is computed off the request path (the Set
+//!   returns at once) by the daemon's runner ([`Requests::set_runner`]).
+//! - Result rows appear under the same session id when the answer is in.
+//!   While the request is active and has no result rows it is pending; when
+//!   the answer fails (no SA, SA error, no route) or holds no record, the
+//!   agent sets the request notInService: active again retries.
+//! - A trace names its path by the ibSmPathReqTable row with the same index
+//!   (its source and destination LIDs or GIDs); activating a trace without
+//!   one is inconsistentValue. Hops come from the switches' forwarding
+//!   tables (OpenSM has no TraceRecord), as ibtracert follows them.
+//! - Destroying a request removes its results; sessions no Set touched for
+//!   `request_session_timeout` are aged out; at most `request_sessions_max`
+//!   live per table (more: resourceUnavailable). Sessions are runtime state
+//!   and do not survive a restart.
+//!
+//! Parts: `store` (sessions, answers, the runner), `tables` (the MIB
+//! objects), `path`, `multipath`, `trace` (each request's columns and
+//! how it is answered from a snapshot).
+
+use std::time::Duration;
+
+use snmp::mib::SetError;
+use snmp::value::Value;
+
+use crate::oids::ib_sm_mib as o;
+
+mod multipath;
+mod path;
+mod store;
+mod tables;
+mod trace;
+
+pub use multipath::{local_multipaths, MultiPathQuery, MultiPathReq};
+pub use path::{local_paths, PathReq};
+pub use store::{Answer, Job, JobKind, Kind, RequestChange, Requests, Runner, TraceHop, REQUESTS};
+use tables::{ReqTable, Results};
+pub use trace::{trace_hops, TraceReq};
+
+/// This module in the registry ([`crate::REGISTRY`]): IB-SM-MIB's request
+/// tables (the module's sysORTable row is ib_sm_mib's).
+pub const DEF: crate::ModuleDef = crate::ModuleDef {
+    name: "IB-SM-MIB requests",
+    or_entry: || None,
+    objects,
+    derive: None,
+    omitted: &[],
+    fabric_ops: None,
+    check_reply: None,
+    // Sessions are runtime state: nothing persisted.
+    state: None,
+};
+
+fn objects() -> Vec<crate::Object> {
+    use std::sync::Arc;
+    vec![
+        Arc::new(ReqTable::<PathReq>::new()),
+        Arc::new(Results::new(o::IB_SM_PATH_RESULT_ENTRY, Kind::Path, 21)),
+        Arc::new(ReqTable::<MultiPathReq>::new()),
+        Arc::new(Results::new(
+            o::IB_SM_MULTI_PATH_RESULT_ENTRY,
+            Kind::MultiPath,
+            21,
+        )),
+        Arc::new(ReqTable::<TraceReq>::new()),
+        Arc::new(Results::new(o::IB_SM_TRACE_RESULT_ENTRY, Kind::Trace, 11)),
+    ]
+}
+
+/// Default idle time before a session is aged out (`request_session_timeout`).
+pub const DEFAULT_SESSION_TIMEOUT: Duration = Duration::from_secs(300);
+/// Default most live sessions per table (`request_sessions_max`).
+pub const DEFAULT_SESSIONS_MAX: usize = 256;
+
+/// Column numbers shared by both request tables.
+const STATUS: u32 = 3;
+const CREATION_TIME: u32 = 4;
+const COMP_MASK: u32 = 5;
+
+// ----- value helpers -----------------------------------------------------
+
+fn unsigned(v: &Value, max: u32) -> Result<u32, SetError> {
+    match v {
+        Value::Gauge32(u) if *u <= max => Ok(*u),
+        Value::Gauge32(_) => Err(SetError::WrongValue),
+        _ => Err(SetError::WrongType),
+    }
+}
+
+fn integer(v: &Value, lo: i32, hi: i32) -> Result<u8, SetError> {
+    match v {
+        Value::Integer(i) if (lo..=hi).contains(i) => {
+            u8::try_from(*i).map_err(|_| SetError::WrongValue)
+        }
+        Value::Integer(_) => Err(SetError::WrongValue),
+        _ => Err(SetError::WrongType),
+    }
+}
+
+fn octets<const N: usize>(v: &Value) -> Result<[u8; N], SetError> {
+    match v {
+        Value::OctetString(b) => b.as_slice().try_into().map_err(|_| SetError::WrongLength),
+        _ => Err(SetError::WrongType),
+    }
+}
+
+fn u8_of(v: u32) -> u8 {
+    u8::try_from(v).unwrap_or(u8::MAX)
+}
+
+fn gauge(v: impl Into<u32>) -> Value {
+    Value::Gauge32(v.into())
+}
+
+fn bytes(b: &[u8]) -> Value {
+    Value::OctetString(b.to_vec())
+}

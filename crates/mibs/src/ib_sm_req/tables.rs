@@ -1,0 +1,350 @@
+//! The request and result tables as MIB objects over the session store:
+//! a request table checks a PDU's varbinds of its rows together
+//! (RowStatus), a result table reads the answers in place.
+
+use std::time::Instant;
+
+use snmp::mib::{MibObject, SetError, SetItem};
+use snmp::oid::Oid;
+use snmp::rowstatus::{ColumnSet, RowChange, RowData, RowTable};
+use snmp::table::Access;
+use snmp::value::{Value, VarBind};
+
+use super::path::path_column;
+use super::store::{Answer, Kind, RequestChange, Store, REQUESTS};
+use super::trace::trace_column;
+use super::{CREATION_TIME, STATUS};
+use crate::change::Change;
+use crate::if_mib::ticks_at;
+use crate::util::oid;
+use crate::view::View;
+
+/// What differs between the two request tables.
+pub(super) trait ReqKind:
+    RowData + Default + PartialEq + Eq + std::fmt::Debug + Send + Sync + 'static
+{
+    const KIND: Kind;
+    const ENTRY: &'static [u32];
+    const LAST_COLUMN: u32;
+    fn table(s: &Store) -> &RowTable<Self>;
+    fn created(&self) -> Instant;
+    fn set_created(&mut self, t: Instant);
+    fn column(&self, column: u32) -> Option<Value>;
+    fn change(c: Vec<RowChange<Self>>) -> RequestChange;
+}
+
+/// The request index: 8 octets of subnet prefix, then the session id.
+fn parse_req_index(index: &[u32]) -> Option<(u64, u32)> {
+    let (prefix, session) = index.split_at_checked(8)?;
+    let &[session] = session else { return None };
+    let mut p = 0u64;
+    for &b in prefix {
+        p = (p << 8) | u64::from(u8::try_from(b).ok()?);
+    }
+    (session <= i32::MAX as u32).then_some((p, session))
+}
+
+/// A request table (ibSmPathReqTable, ibSmTraceReqTable).
+pub(super) struct ReqTable<R> {
+    root: Oid,
+    _r: std::marker::PhantomData<fn() -> R>,
+}
+
+impl<R: ReqKind> ReqTable<R> {
+    pub(super) fn new() -> Self {
+        ReqTable {
+            root: oid(R::ENTRY),
+            _r: std::marker::PhantomData,
+        }
+    }
+
+    fn cell(view: &View, row: &snmp::rowstatus::Row<R>, column: u32) -> Option<Value> {
+        match column {
+            STATUS => Some(Value::Integer(row.status as i32)),
+            CREATION_TIME => Some(Value::TimeTicks(ticks_at(
+                view.system.started,
+                Some(row.data.created()),
+            ))),
+            c => row.data.column(c),
+        }
+    }
+
+    /// Splits a full OID into (column, index) under this entry.
+    fn split<'a>(&self, o: &'a [u32]) -> Option<(u32, &'a [u32])> {
+        let rest = o.strip_prefix(self.root.as_slice())?;
+        let (&c, index) = rest.split_first()?;
+        Some((c, index))
+    }
+}
+
+impl<R: ReqKind> MibObject<View, Change> for ReqTable<R> {
+    fn root(&self) -> &Oid {
+        &self.root
+    }
+
+    fn get(&self, view: &View, o: &[u32]) -> Value {
+        let Some((c, index)) = self.split(o) else {
+            return Value::NoSuchObject;
+        };
+        if !(STATUS..=R::LAST_COLUMN).contains(&c) {
+            return Value::NoSuchObject;
+        }
+        let s = REQUESTS.lock();
+        R::table(&s)
+            .get(index)
+            .and_then(|r| Self::cell(view, r, c))
+            .unwrap_or(Value::NoSuchInstance)
+    }
+
+    fn next(&self, view: &View, o: &[u32]) -> Option<VarBind> {
+        let s = REQUESTS.lock();
+        let rows = R::table(&s).rows();
+        let (start_col, after): (u32, Option<&[u32]>) = match o.strip_prefix(self.root.as_slice()) {
+            None if o < self.root.as_slice() => (STATUS, None),
+            None => return None,
+            Some([]) => (STATUS, None),
+            Some([c, index @ ..]) if *c < STATUS => {
+                let _ = index;
+                (STATUS, None)
+            }
+            Some([c, index @ ..]) => (*c, Some(index)),
+        };
+        for c in start_col..=R::LAST_COLUMN {
+            let from = if c == start_col { after } else { None };
+            let row = match from {
+                None => rows.iter().next(),
+                Some(i) => rows
+                    .range::<[u32], _>((std::ops::Bound::Excluded(i), std::ops::Bound::Unbounded))
+                    .next(),
+            };
+            if let Some((k, r)) = row {
+                if let Some(v) = Self::cell(view, r, c) {
+                    let mut id = self.root.as_slice().to_vec();
+                    id.push(c);
+                    id.extend_from_slice(k);
+                    return Some(VarBind::new(Oid::new(id), v));
+                }
+            }
+        }
+        None
+    }
+
+    fn check_set(&self, view: &View, o: &[u32], value: &Value) -> Result<Change, SetError> {
+        let item = SetItem {
+            position: 0,
+            oid: o,
+            value,
+        };
+        let mut c = self.check_set_batch(view, &[item]).map_err(|(_, e)| e)?;
+        c.pop().map(|(_, k)| k).ok_or(SetError::NotWritable)
+    }
+
+    fn check_set_batch(
+        &self,
+        view: &View,
+        sets: &[SetItem<'_>],
+    ) -> Result<Vec<(usize, Change)>, (usize, SetError)> {
+        let mut cols = Vec::with_capacity(sets.len());
+        for s in sets {
+            let (column, index) = self
+                .split(s.oid)
+                .ok_or((s.position, SetError::NoCreation))?;
+            if !(STATUS..=R::LAST_COLUMN).contains(&column) {
+                return Err((s.position, SetError::NoCreation));
+            }
+            match parse_req_index(index) {
+                Some((prefix, _)) if prefix == view.snapshot.subnet_prefix => {}
+                _ => return Err((s.position, SetError::NoCreation)),
+            }
+            if column == CREATION_TIME {
+                return Err((s.position, SetError::NotWritable));
+            }
+            cols.push(ColumnSet {
+                position: s.position,
+                index,
+                column,
+                value: s.value,
+            });
+        }
+        let now = Instant::now();
+        let store = REQUESTS.lock();
+        let changes = R::table(&store).check(
+            &cols,
+            |_| {
+                let mut r = R::default();
+                r.set_created(now);
+                r
+            },
+            now,
+        )?;
+        // A trace follows the path request with the same index: it must be
+        // there, with a source and a destination, when the trace starts.
+        if R::KIND == Kind::Trace {
+            for ch in &changes {
+                if let RowChange::Put {
+                    index,
+                    activated: true,
+                    ..
+                } = ch
+                {
+                    let ok = store.path.get(index).is_some_and(|p| p.data.ready());
+                    if !ok {
+                        let pos = cols
+                            .iter()
+                            .find(|c| c.index == index.as_slice() && c.column == STATUS)
+                            .map_or(0, |c| c.position);
+                        return Err((pos, SetError::InconsistentValue));
+                    }
+                }
+            }
+        }
+        drop(store);
+        let first = sets.first().map_or(0, |s| s.position);
+        Ok(vec![(first, Change::new(R::change(changes)))])
+    }
+
+    fn declared_columns(&self) -> Vec<(u32, Access)> {
+        (STATUS..=R::LAST_COLUMN)
+            .map(|c| {
+                let a = if c == CREATION_TIME {
+                    Access::ReadOnly
+                } else {
+                    Access::ReadCreate
+                };
+                (c, a)
+            })
+            .collect()
+    }
+}
+
+// ----- the result tables ----------------------------------------------------------
+
+/// An answer as result rows: each row's cells from column 4 on.
+pub(super) fn render(answer: &Answer) -> Vec<Vec<Value>> {
+    match answer {
+        Answer::Paths(r) => r
+            .iter()
+            .map(|t| (6..=23).filter_map(|c| path_column(t, c)).collect())
+            .collect(),
+        Answer::Trace(h) => h
+            .iter()
+            .map(|h| (6..=13).filter_map(|c| trace_column(h, c)).collect())
+            .collect(),
+    }
+}
+
+/// The request index (9 sub-identifiers) and result index of a result row.
+const REQ_INDEX_LEN: usize = 9;
+
+/// One cell of a result table: `o` is column, request index, result index.
+fn result_get(root: &Oid, kind: Kind, last_col: u32, o: &[u32]) -> Value {
+    let Some([c, index @ ..]) = o.strip_prefix(root.as_slice()) else {
+        return Value::NoSuchObject;
+    };
+    if !(4..=last_col).contains(c) {
+        return Value::NoSuchObject;
+    }
+    let (Some((req, [i])), Some(col)) = (
+        index.split_at_checked(REQ_INDEX_LEN),
+        usize::try_from(c - 4).ok(),
+    ) else {
+        return Value::NoSuchInstance;
+    };
+    let s = REQUESTS.lock();
+    s.answers
+        .get(&(kind, req.to_vec()))
+        .and_then(|p| p.rows.as_ref())
+        .and_then(|rows| rows.get(usize::try_from(i.checked_sub(1)?).ok()?))
+        .and_then(|row| row.get(col).cloned())
+        .unwrap_or(Value::NoSuchInstance)
+}
+
+/// The first result cell after `o` (column by column, rows in index order),
+/// read straight from the answers: no copy of the table per request.
+fn result_next(root: &Oid, kind: Kind, last_col: u32, o: &[u32]) -> Option<VarBind> {
+    let (start_col, after): (u32, Option<&[u32]>) = match o.strip_prefix(root.as_slice()) {
+        None if o < root.as_slice() => (4, None),
+        None => return None,
+        Some([]) => (4, None),
+        Some([c, ..]) if *c < 4 => (4, None),
+        Some([c, index @ ..]) => (*c, Some(index)),
+    };
+    let s = REQUESTS.lock();
+    for c in start_col..=last_col {
+        let from = if c == start_col { after } else { None };
+        // Answers whose request index could hold a key after `from`.
+        let start = from.map_or_else(Vec::new, |f| {
+            f.iter().take(REQ_INDEX_LEN).copied().collect()
+        });
+        for ((k, req), p) in s.answers.range((kind, start)..) {
+            if *k != kind {
+                break;
+            }
+            let Some(rows) = &p.rows else { continue };
+            for (i, row) in rows.iter().enumerate() {
+                let mut key = req.clone();
+                key.push(u32::try_from(i + 1).unwrap_or(u32::MAX));
+                if from.is_some_and(|f| key.as_slice() <= f) {
+                    continue;
+                }
+                let v = row.get(usize::try_from(c - 4).ok()?)?.clone();
+                let mut id = root.as_slice().to_vec();
+                id.push(c);
+                id.extend_from_slice(&key);
+                return Some(VarBind::new(Oid::new(id), v));
+            }
+        }
+    }
+    None
+}
+
+/// A result table (ibSmPathResultTable, ibSmMultiPathResultTable,
+/// ibSmTraceResultTable): columns 4..`last`, the request's answer.
+pub(super) struct Results {
+    root: Oid,
+    kind: Kind,
+    last: u32,
+}
+
+impl Results {
+    pub(super) fn new(entry: &[u32], kind: Kind, last: u32) -> Self {
+        Results {
+            root: oid(entry),
+            kind,
+            last,
+        }
+    }
+}
+
+impl MibObject<View, Change> for Results {
+    fn root(&self) -> &Oid {
+        &self.root
+    }
+    fn get(&self, _: &View, o: &[u32]) -> Value {
+        result_get(&self.root, self.kind, self.last, o)
+    }
+    fn next(&self, _: &View, o: &[u32]) -> Option<VarBind> {
+        result_next(&self.root, self.kind, self.last, o)
+    }
+    fn declared_columns(&self) -> Vec<(u32, Access)> {
+        (4..=self.last).map(|c| (c, Access::ReadOnly)).collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn request_index() {
+        let mut i: Vec<u32> = 0xfe80_0000_0000_0000u64
+            .to_be_bytes()
+            .iter()
+            .map(|b| u32::from(*b))
+            .collect();
+        i.push(7);
+        assert_eq!(parse_req_index(&i), Some((0xfe80_0000_0000_0000, 7)));
+        i.push(1);
+        assert_eq!(parse_req_index(&i), None);
+    }
+}

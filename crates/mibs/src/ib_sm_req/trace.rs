@@ -1,0 +1,171 @@
+//! ibSmTraceReqTable rows and the trace itself: the nodes a path crosses,
+//! hop by hop from the switches' forwarding tables as ibtracert follows
+//! them (OpenSM has no SA TraceRecord).
+
+use std::time::Instant;
+
+use ib::mad::sa::{comp::path_record as pr, PathRecord};
+use ib::model::Snapshot;
+use ib::types::{Gid, Lid};
+use snmp::mib::SetError;
+use snmp::rowstatus::RowData;
+use snmp::value::Value;
+
+use super::store::{Answer, Kind, RequestChange, Store, TraceHop};
+use super::tables::ReqKind;
+use super::{bytes, gauge, integer, octets, u8_of, unsigned, COMP_MASK};
+use crate::oids::ib_sm_mib as o;
+use snmp::rowstatus::{RowChange, RowTable};
+
+/// An ibSmTraceReqTable row: the TraceRecord template columns (kept and
+/// shown; the path traced is the path request with the same index).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TraceReq {
+    pub comp_mask: [u8; 8],
+    pub hop: TraceHop,
+    pub created: Instant,
+}
+
+impl Default for TraceReq {
+    fn default() -> Self {
+        TraceReq {
+            comp_mask: [0; 8],
+            hop: TraceHop {
+                id_generation: 0,
+                node_type: 0,
+                node_id: 0,
+                chassis_id: 0,
+                entry_port_id: 0,
+                exit_port_id: 0,
+                entry_port: 0,
+                exit_port: 0,
+            },
+            created: Instant::now(),
+        }
+    }
+}
+
+impl RowData for TraceReq {
+    fn set(&mut self, column: u32, v: &Value) -> Result<(), SetError> {
+        let h = &mut self.hop;
+        match column {
+            COMP_MASK => self.comp_mask = octets::<8>(v)?,
+            6 => h.id_generation = u16::try_from(unsigned(v, 65535)?).unwrap_or(0),
+            7 => h.node_type = integer(v, 0, 3)?,
+            8 => h.node_id = u64::from_be_bytes(octets::<8>(v)?),
+            9 => h.chassis_id = u64::from_be_bytes(octets::<8>(v)?),
+            10 => h.entry_port_id = u64::from_be_bytes(octets::<8>(v)?),
+            11 => h.exit_port_id = u64::from_be_bytes(octets::<8>(v)?),
+            12 => h.entry_port = u8_of(unsigned(v, 255)?),
+            13 => h.exit_port = u8_of(unsigned(v, 255)?),
+            _ => return Err(SetError::NotWritable),
+        }
+        Ok(())
+    }
+
+    /// Whether the path exists is checked against the path table when the
+    /// trace is activated.
+    fn ready(&self) -> bool {
+        true
+    }
+}
+
+/// TraceRecord columns, by the result table's column number minus 2 (the
+/// request table numbers them 6..13, the result table 4..11).
+pub(super) fn trace_column(h: &TraceHop, req_column: u32) -> Option<Value> {
+    Some(match req_column {
+        6 => gauge(h.id_generation),
+        7 => Value::Integer(i32::from(h.node_type)),
+        8 => bytes(&h.node_id.to_be_bytes()),
+        9 => bytes(&h.chassis_id.to_be_bytes()),
+        10 => bytes(&h.entry_port_id.to_be_bytes()),
+        11 => bytes(&h.exit_port_id.to_be_bytes()),
+        12 => gauge(h.entry_port),
+        13 => gauge(h.exit_port),
+        _ => return None,
+    })
+}
+
+/// The hops of the path `template`/`mask` names, from the switches'
+/// forwarding tables (as ibtracert follows them).
+pub fn trace_hops(s: &Snapshot, template: &PathRecord, mask: u64) -> Result<Answer, String> {
+    let port = |lid_bit: u64, lid: Lid, gid_bit: u64, gid: Gid| {
+        if mask & lid_bit != 0 {
+            s.port_by_lid(lid)
+        } else if mask & gid_bit != 0 {
+            s.port_by_guid(gid.guid())
+        } else {
+            None
+        }
+    };
+    let src = port(pr::SLID, template.slid, pr::SGID, template.sgid)
+        .ok_or("the path's source names no port")?;
+    let dst = port(pr::DLID, template.dlid, pr::DGID, template.dgid)
+        .ok_or("the path's destination names no port")?;
+    let dlid = s
+        .port(dst)
+        .map(|p| p.info.lid)
+        .ok_or("the path's destination names no port")?;
+    let hops = ib::model::route::trace(s, src, dlid).map_err(|e| e.to_string())?;
+    let generation = u16::try_from(s.sweep.number & 0xFFFF).unwrap_or(0);
+    let out = hops
+        .iter()
+        .filter_map(|h| {
+            let node = s.node(h.node)?;
+            let is_switch = node.info.node_type == ib::types::NodeType::Switch as u8;
+            let port_guid = |p: Option<ib::types::PortNum>| {
+                p.and_then(|n| s.node_port(h.node, n))
+                    .and_then(|i| s.port(i))
+                    .map_or(0, |p| p.guid.0)
+            };
+            Some(TraceHop {
+                id_generation: generation,
+                node_type: node.info.node_type,
+                node_id: node.info.node_guid.0,
+                chassis_id: node.info.system_image_guid.0,
+                // A CA's port: the one it is entered (destination) or left
+                // (source) by.
+                entry_port_id: if is_switch {
+                    0
+                } else {
+                    port_guid(h.entry.or(h.exit))
+                },
+                exit_port_id: 0,
+                entry_port: if is_switch {
+                    h.entry.map_or(0, |p| p.0)
+                } else {
+                    0
+                },
+                exit_port: if is_switch {
+                    h.exit.map_or(0, |p| p.0)
+                } else {
+                    0
+                },
+            })
+        })
+        .collect();
+    Ok(Answer::Trace(out))
+}
+impl ReqKind for TraceReq {
+    const KIND: Kind = Kind::Trace;
+    const ENTRY: &'static [u32] = o::IB_SM_TRACE_REQ_ENTRY;
+    const LAST_COLUMN: u32 = 13;
+    fn table(s: &Store) -> &RowTable<Self> {
+        &s.trace
+    }
+    fn created(&self) -> Instant {
+        self.created
+    }
+    fn set_created(&mut self, t: Instant) {
+        self.created = t;
+    }
+    fn column(&self, column: u32) -> Option<Value> {
+        match column {
+            COMP_MASK => Some(bytes(&self.comp_mask)),
+            c => trace_column(&self.hop, c),
+        }
+    }
+    fn change(c: Vec<RowChange<Self>>) -> RequestChange {
+        RequestChange::Trace(c)
+    }
+}
