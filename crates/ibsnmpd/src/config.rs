@@ -138,6 +138,7 @@ struct FileConfig {
     trapsink: Option<Vec<crate::traps::SinkEntry>>,
     trap2sink: Option<Vec<crate::traps::SinkEntry>>,
     informsink: Option<Vec<crate::traps::SinkEntry>>,
+    trapsess: Option<Vec<crate::traps::TrapSessEntry>>,
     trapcommunity: Option<String>,
     authtrapenable: Option<u8>,
     notification_rate_limit: Option<u32>,
@@ -492,6 +493,7 @@ fn merge(mut file: FileConfig, origin: &str, args: &RunArgs) -> Result<Settings,
             trapsink: file.trapsink.take(),
             trap2sink: file.trap2sink.take(),
             informsink: file.informsink.take(),
+            trapsess: file.trapsess.take(),
             trapcommunity: file.trapcommunity.take(),
             authtrapenable: file.authtrapenable.take(),
             rate_limit: file.notification_rate_limit.take(),
@@ -613,6 +615,7 @@ fn merge(mut file: FileConfig, origin: &str, args: &RunArgs) -> Result<Settings,
         file.rwuser.unwrap_or_default(),
         &in_file,
     )?;
+    crate::traps::check_trapsess_users(&notify, &users).map_err(|m| in_file("trapsess", m))?;
     let (metrics_listen, node_name_map, umad) = merge_ops(
         file.metrics_listen,
         file.node_name_map,

@@ -255,7 +255,14 @@ pub fn run(
     // In AgentX mode notifications also go out as Notify-PDUs, through the
     // master's own sinks.
     let forward = subagent.as_mut().map(|s| s.notification_channel(256));
-    let traps = match runtime.block_on(start_traps(&settings, &system, &fabric, snap_rx, forward)) {
+    let traps = match runtime.block_on(start_traps(
+        &settings,
+        &system,
+        &fabric,
+        snap_rx,
+        forward,
+        Arc::clone(&usm),
+    )) {
         Ok(t) => t,
         Err(e) => {
             fabric.stop();
@@ -398,6 +405,7 @@ async fn start_traps(
     fabric: &FabricThread,
     snapshots: tokio::sync::watch::Receiver<Arc<ib::model::Snapshot>>,
     forward: Option<tokio::sync::mpsc::Sender<Vec<snmp::value::VarBind>>>,
+    usm: Arc<snmp::usm::Usm>,
 ) -> Result<Option<crate::traps::Traps>> {
     // SNMPv1's agent-addr: the first IPv4 listen address that names one.
     let agent_addr = settings
@@ -415,6 +423,7 @@ async fn start_traps(
         fabric.handle(),
         snapshots,
         forward,
+        Some(usm),
     )
     .await
 }

@@ -18,6 +18,7 @@ use mibs::SystemState;
 use serde::Deserialize;
 use snmp::agent::AuthFailureHook;
 use snmp::notify::{self, Notifier, NotifyStats, OriginatorConfig, Sink, SinkKind, StormControl};
+use snmp::usm::{SecurityLevel, TrapWrapper, Usm};
 use tokio::sync::{broadcast, watch};
 use tracing::{info, warn};
 
@@ -57,12 +58,27 @@ pub struct SinkTable {
     retries: Option<u32>,
 }
 
+/// `[[trapsess]]`: an SNMPv3 trap sink, snmpd.conf's
+/// `trapsess -v3 -u USER -l LEVEL HOST[:PORT]`; USER is a `[[user]]` whose
+/// keys sign (and encrypt) the traps, this agent's engine authoritative.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TrapSessEntry {
+    host: String,
+    port: Option<u16>,
+    user: String,
+    /// noauth | auth | priv (default priv).
+    level: Option<String>,
+}
+
 /// Which PDU a sink gets.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SinkType {
     TrapV1,
     TrapV2c,
     Inform,
+    /// SNMPv2-Trap in an SNMPv3 message (`[[trapsess]]`).
+    TrapV3,
 }
 
 /// One configured sink (resolved when the agent starts).
@@ -74,6 +90,9 @@ pub struct SinkSettings {
     pub community: String,
     pub timeout: Duration,
     pub retries: u32,
+    /// TrapV3: the USM user and securityLevel.
+    pub user: String,
+    pub level: SecurityLevel,
 }
 
 /// The notification settings.
@@ -109,6 +128,7 @@ pub struct FileKeys {
     pub trapsink: Option<Vec<SinkEntry>>,
     pub trap2sink: Option<Vec<SinkEntry>>,
     pub informsink: Option<Vec<SinkEntry>>,
+    pub trapsess: Option<Vec<TrapSessEntry>>,
     pub trapcommunity: Option<String>,
     pub authtrapenable: Option<u8>,
     pub rate_limit: Option<u32>,
@@ -184,7 +204,56 @@ fn sink(kind: SinkType, e: SinkEntry, community: &str) -> Result<SinkSettings, S
         community,
         timeout: secs(timeout.unwrap_or(DEFAULT_INFORM_TIMEOUT_SECS), "timeout")?,
         retries: retries.unwrap_or(DEFAULT_INFORM_RETRIES),
+        user: String::new(),
+        level: SecurityLevel::NoAuthNoPriv,
     })
+}
+
+fn trapsess(e: TrapSessEntry) -> Result<SinkSettings, String> {
+    let (host, port) = host_port(&e.host)?;
+    let level = match e.level.as_deref() {
+        None => SecurityLevel::AuthPriv,
+        Some(l) => SecurityLevel::parse(l)
+            .ok_or_else(|| format!("level {l:?}: expected noauth, auth or priv"))?,
+    };
+    if e.user.is_empty() {
+        return Err("user must name a [[user]]".into());
+    }
+    Ok(SinkSettings {
+        kind: SinkType::TrapV3,
+        host,
+        port: e.port.unwrap_or(port),
+        community: String::new(),
+        timeout: secs(DEFAULT_INFORM_TIMEOUT_SECS, "timeout")?,
+        retries: 0,
+        user: e.user,
+        level,
+    })
+}
+
+/// Checks that every `[[trapsess]]` names a user with keys for its level.
+pub fn check_trapsess_users(
+    n: &NotifySettings,
+    users: &[snmp::usm::UserConfig],
+) -> Result<(), String> {
+    for s in n.sinks.iter().filter(|s| s.kind == SinkType::TrapV3) {
+        let u = users
+            .iter()
+            .find(|u| u.name == s.user)
+            .ok_or_else(|| format!("trapsess {}: no [[user]] named {:?}", s.host, s.user))?;
+        let max = match (&u.auth, &u.privacy) {
+            (None, _) => SecurityLevel::NoAuthNoPriv,
+            (Some(_), None) => SecurityLevel::AuthNoPriv,
+            (Some(_), Some(_)) => SecurityLevel::AuthPriv,
+        };
+        if s.level > max {
+            return Err(format!(
+                "trapsess {}: user {:?} has no keys for level {:?}",
+                s.host, s.user, s.level
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// The notification settings from the file's keys and `--trap2sink` flags.
@@ -205,6 +274,9 @@ pub fn settings(
             out.sinks
                 .push(sink(kind, e, &community).map_err(|m| err(key, m))?);
         }
+    }
+    for e in f.trapsess.unwrap_or_default() {
+        out.sinks.push(trapsess(e).map_err(|m| err("trapsess", m))?);
     }
     for a in trap2sink_flags {
         out.sinks.push(
@@ -269,6 +341,7 @@ impl Traps {
         fabric: FabricHandle,
         snapshots: watch::Receiver<Arc<Snapshot>>,
         forward: Option<tokio::sync::mpsc::Sender<Vec<snmp::value::VarBind>>>,
+        usm: Option<Arc<Usm>>,
     ) -> Result<Option<Traps>> {
         // AgentX mode forwards notifications to the master even without sinks
         // of our own.
@@ -288,6 +361,22 @@ impl Traps {
             };
             let community = s.community.as_bytes().to_vec();
             let kind = match s.kind {
+                SinkType::TrapV3 => {
+                    let wrapper = usm
+                        .as_ref()
+                        .ok_or_else(|| "no SNMPv3 engine (no [[user]])".to_string())
+                        .and_then(|u| TrapWrapper::new(Arc::clone(u), &s.user, s.level));
+                    match wrapper {
+                        Ok(w) => SinkKind::Wrapped {
+                            wrapper: Arc::new(w),
+                            confirm: None,
+                        },
+                        Err(e) => {
+                            warn!(sink = %addr, error = %e, "SNMPv3 notification sink left out");
+                            continue;
+                        }
+                    }
+                }
                 SinkType::TrapV1 => SinkKind::TrapV1 { community },
                 SinkType::TrapV2c => SinkKind::TrapV2c { community },
                 SinkType::Inform => SinkKind::InformV2c {
@@ -458,6 +547,35 @@ mod tests {
             trapcommunity: f.trapcommunity,
             ..FileKeys::default()
         }
+    }
+
+    #[test]
+    fn trapsess_needs_a_user_with_keys_for_its_level() {
+        let keys = |t: &str| FileKeys {
+            trapsess: Some(vec![toml::from_str::<TrapSessEntry>(t).unwrap()]),
+            ..FileKeys::default()
+        };
+        let n = settings(keys("host = \"h:1162\"\nuser = \"ops\""), "f", &[]).unwrap();
+        assert_eq!(n.sinks[0].kind, SinkType::TrapV3);
+        assert_eq!(n.sinks[0].port, 1162);
+        assert_eq!(n.sinks[0].level, SecurityLevel::AuthPriv, "priv by default");
+        let user = |auth: bool, privacy: bool| snmp::usm::UserConfig {
+            name: "ops".into(),
+            auth: auth.then(|| (snmp::usm::AuthProtocol::Sha256, "authpass-1".into())),
+            privacy: privacy.then(|| (snmp::usm::PrivProtocol::Aes128, "privpass-1".into())),
+            access: None,
+        };
+        assert!(check_trapsess_users(&n, &[user(true, true)]).is_ok());
+        let e = check_trapsess_users(&n, &[user(true, false)]).unwrap_err();
+        assert!(e.contains("no keys"), "{e}");
+        let e = check_trapsess_users(&n, &[]).unwrap_err();
+        assert!(e.contains("no [[user]]"), "{e}");
+        assert!(settings(
+            keys("host = \"h\"\nuser = \"ops\"\nlevel = \"x\""),
+            "f",
+            &[]
+        )
+        .is_err());
     }
 
     #[test]

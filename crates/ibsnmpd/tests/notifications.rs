@@ -413,3 +413,30 @@ fn notifications_are_counted_in_the_metrics() {
         "{text}"
     );
 }
+
+/// `[[trapsess]]`: SNMPv3 traps as a USM user at authPriv, this agent's
+/// engine authoritative; snmptrapd knows the user under our engine ID
+/// (`createUser -e`), as with snmpd's `trapsess -v3`.
+#[test]
+fn v3_trapsess_delivers_auth_priv_traps() {
+    let engine = "8000000005aabbccdd";
+    let trapd = Trapd::start_with(
+        common::free_port("127.0.0.1"),
+        &format!("createUser -e 0x{engine} trapops SHA-256 authpass-1 AES privpass-1\n"),
+    );
+    let config = format!(
+        "engine_id = \"{engine}\"\n\
+         [[user]]\nname = \"trapops\"\nauth = \"SHA-256\"\nauth_pass = \"authpass-1\"\n\
+         priv = \"AES\"\npriv_pass = \"privpass-1\"\n\
+         [[trapsess]]\nhost = \"{}\"\nuser = \"trapops\"\nlevel = \"priv\"\n",
+        trapd.addr()
+    );
+    let s = agent(&config, &[]);
+    let t = trapd.wait(WAIT, "coldStart over SNMPv3", |t| {
+        count(t, "coldStart") == 1
+    });
+    assert_eq!(t[0].pdu, "TRAP2", "{}", trapd.text());
+    // snmptrapd names the USM user it authenticated and decrypted with.
+    assert!(trapd.text().contains("trapops"), "{}", trapd.text());
+    drop(s);
+}

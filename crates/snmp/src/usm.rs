@@ -7,6 +7,7 @@
 pub mod auth;
 pub mod privacy;
 pub mod process;
+pub mod trap;
 
 pub use auth::AuthProtocol;
 pub use privacy::PrivProtocol;
@@ -14,3 +15,4 @@ pub use process::{
     mib_objects, Engine, Incoming, MpdDrop, ReplyContext, SecurityLevel, User, UserAccess,
     UserConfig, Usm,
 };
+pub use trap::TrapWrapper;

@@ -113,12 +113,18 @@ impl Trapd {
     }
 
     pub fn start_on(port: u16) -> Trapd {
+        Trapd::start_with(port, "")
+    }
+
+    /// With `extra` lines in its snmptrapd.conf (e.g. `createUser -e ...`
+    /// for SNMPv3 traps).
+    pub fn start_with(port: u16, extra: &str) -> Trapd {
         require_tool("snmptrapd");
         let dir = tempfile::tempdir().unwrap();
         let conf = dir.path().join("snmptrapd.conf");
         std::fs::write(
             &conf,
-            "disableAuthorization yes\ndoNotRetainNotificationLogs yes\n",
+            format!("disableAuthorization yes\ndoNotRetainNotificationLogs yes\n{extra}"),
         )
         .unwrap();
         let out = dir.path().join("trapd.out");

@@ -140,7 +140,8 @@ pub struct User {
 }
 
 impl User {
-    fn max_level(&self) -> SecurityLevel {
+    /// The highest securityLevel the user has keys for.
+    pub fn max_level(&self) -> SecurityLevel {
         match (&self.auth, &self.privacy) {
             (Some(_), Some(_)) => SecurityLevel::AuthPriv,
             (Some(_), None) => SecurityLevel::AuthNoPriv,
