@@ -1,16 +1,21 @@
-//! The UDP transport over the [`crate::engine`]: sockets, one receive loop
-//! per worker, and the hand-off of Sets to phase 2 on their own tasks.
+//! The UDP transport over the [`crate::engine`]: sockets, receive loops,
+//! and the hand-off of Sets to phase 2 on tokio tasks.
 //!
-//! Reads are answered inline on the receiving task from a view obtained per
-//! request; nothing on that path blocks. A Set that passes phase 1 is
-//! finished on a spawned task, so reads never wait for it.
+//! Each worker is an OS thread in a blocking receive on a socket of its own
+//! (SO_REUSEPORT: the kernel spreads peers over the sockets, and a datagram
+//! wakes one thread only) that answers reads inline, from a view obtained
+//! per request: a datagram costs one receive and one send, with no event
+//! loop or task wake-up between them. Nothing on that path waits on
+//! anything else. A Set that passes phase 1 is finished
+//! on a task of the runtime [`Agent::run`] was called on, so reads never
+//! wait for it.
 
 use std::io;
-use std::net::SocketAddr;
+use std::net::{SocketAddr, UdpSocket};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
+use std::time::Duration;
 
-use tokio::net::UdpSocket;
-use tokio::task::JoinSet;
 use tracing::debug;
 
 use crate::dispatch::Dispatcher;
@@ -32,7 +37,8 @@ pub struct AgentConfig {
     pub communities: Vec<Community>,
     /// Largest response message the agent sends (at most 65507).
     pub max_message_size: usize,
-    /// Receive tasks per socket (0: one per available core).
+    /// Receive threads (each with its own SO_REUSEPORT socket) per listen
+    /// address (0: one per available core).
     pub workers_per_socket: usize,
 }
 
@@ -50,8 +56,8 @@ impl Default for AgentConfig {
 /// The SNMP agent bound to its sockets. The engine is built at
 /// [`Agent::run`], from what the `with_*` calls added.
 pub struct Agent<V, K> {
-    sockets: Vec<Arc<UdpSocket>>,
-    workers: usize,
+    /// Per listen address, one socket per worker.
+    sockets: Vec<Vec<UdpSocket>>,
     engine: EngineConfig<V, K>,
     communities: CommunityTable,
 }
@@ -69,20 +75,25 @@ impl<V: 'static, K: Send + 'static> Agent<V, K> {
     where
         F: Fn() -> V + Send + Sync + 'static,
     {
-        let mut sockets = Vec::with_capacity(config.listen.len());
-        for addr in &config.listen {
-            let s = UdpSocket::bind(addr)
-                .await
-                .map_err(|e| io::Error::new(e.kind(), format!("cannot bind UDP {addr}: {e}")))?;
-            sockets.push(Arc::new(s));
-        }
         let workers = match config.workers_per_socket {
             0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
             n => n,
         };
+        let mut sockets = Vec::with_capacity(config.listen.len());
+        for addr in &config.listen {
+            let cannot =
+                |e: io::Error| io::Error::new(e.kind(), format!("cannot bind UDP {addr}: {e}"));
+            // A plain bind first: it fails when anyone holds the port, also
+            // another agent's SO_REUSEPORT group, which the group below would
+            // otherwise silently join. It also picks the port for port 0.
+            let bound = UdpSocket::bind(addr).map_err(cannot)?.local_addr()?;
+            let group = (0..workers)
+                .map(|_| reuse_port_socket(bound).map_err(cannot))
+                .collect::<io::Result<Vec<_>>>()?;
+            sockets.push(group);
+        }
         Ok(Agent {
             sockets,
-            workers,
             communities: Arc::new(arc_swap::ArcSwap::from_pointee(config.communities.clone())),
             engine: EngineConfig {
                 dispatcher,
@@ -135,65 +146,146 @@ impl<V: 'static, K: Send + 'static> Agent<V, K> {
     pub fn local_addrs(&self) -> Vec<SocketAddr> {
         self.sockets
             .iter()
-            .filter_map(|s| s.local_addr().ok())
+            .filter_map(|g| g.first()?.local_addr().ok())
             .collect()
     }
 
-    /// Serves requests until a socket fails. Dropping the future stops all
-    /// receive tasks.
-    pub async fn run(self) -> io::Result<()> {
+    /// Serves requests until a socket fails. Dropping the future stops the
+    /// receive threads (within [`STOP_POLL`]).
+    pub async fn run(self) -> io::Result<()>
+    where
+        V: Send + Sync,
+        K: Sync,
+    {
         let engine = Arc::new(Engine::with_communities(self.engine, self.communities));
-        let mut tasks = JoinSet::new();
-        for sock in &self.sockets {
-            for _ in 0..self.workers {
-                let sock = Arc::clone(sock);
+        let runtime = tokio::runtime::Handle::current();
+        let stop = StopOnDrop(Arc::new(AtomicBool::new(false)));
+        let (done_tx, mut done_rx) = tokio::sync::mpsc::channel::<io::Result<()>>(1);
+        for sock in self.sockets.into_iter().flatten() {
+            {
                 let engine = Arc::clone(&engine);
-                tasks.spawn(async move { serve(sock, engine).await });
+                let runtime = runtime.clone();
+                let stop = Arc::clone(&stop.0);
+                let done = done_tx.clone();
+                std::thread::Builder::new()
+                    .name("snmp-udp".into())
+                    .spawn(move || {
+                        let r = serve(&sock, &engine, &runtime, &stop);
+                        let _ = done.blocking_send(r);
+                    })?;
             }
         }
-        while let Some(r) = tasks.join_next().await {
-            match r {
-                Ok(Err(e)) => return Err(e),
-                Ok(Ok(())) => {}
-                Err(e) => return Err(io::Error::other(e)),
-            }
-        }
-        Ok(())
+        drop(done_tx);
+        let result = done_rx.recv().await.unwrap_or(Ok(()));
+        drop(stop);
+        result
     }
 }
 
-async fn serve<V: 'static, K: Send + 'static>(
-    sock: Arc<UdpSocket>,
-    engine: Arc<Engine<V, K>>,
+/// A UDP socket bound to `addr` with SO_REUSEPORT (several workers share
+/// the address) and a read timeout (to look at the stop flag).
+fn reuse_port_socket(addr: SocketAddr) -> io::Result<UdpSocket> {
+    use socket2::{Domain, Protocol, Socket, Type};
+    let s = Socket::new(Domain::for_address(addr), Type::DGRAM, Some(Protocol::UDP))?;
+    s.set_reuse_port(true)?;
+    s.bind(&addr.into())?;
+    s.set_read_timeout(Some(STOP_POLL))?;
+    Ok(s.into())
+}
+
+/// How often a receive loop looks at its stop flag when no datagram comes.
+pub const STOP_POLL: Duration = Duration::from_millis(250);
+
+/// Raises the stop flag when `run`'s future ends or is dropped.
+struct StopOnDrop(Arc<AtomicBool>);
+
+impl Drop for StopOnDrop {
+    fn drop(&mut self) {
+        self.0.store(true, Ordering::Relaxed);
+    }
+}
+
+fn serve<V: Send + Sync + 'static, K: Send + Sync + 'static>(
+    sock: &UdpSocket,
+    engine: &Arc<Engine<V, K>>,
+    runtime: &tokio::runtime::Handle,
+    stop: &AtomicBool,
 ) -> io::Result<()> {
     let mut buf = vec![0u8; 65536];
     let mut out = Vec::with_capacity(MAX_UDP_PAYLOAD);
-    loop {
-        let (n, src) = match sock.recv_from(&mut buf).await {
+    while !stop.load(Ordering::Relaxed) {
+        let (n, src) = match sock.recv_from(&mut buf) {
             Ok(x) => x,
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
+                ) =>
+            {
+                continue
+            }
             // ICMP errors from earlier sends surface here on some systems.
             Err(e) if e.kind() == io::ErrorKind::ConnectionReset => continue,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
             Err(e) => return Err(e),
         };
         let data = buf.get(..n).unwrap_or(&[]);
         match engine.process(src, data, &mut out) {
             Action::None => {}
-            Action::Send => send(&sock, engine.stats(), &out, src).await,
+            Action::Send => send(sock, engine.stats(), &out, src),
             Action::Set(p) => {
-                let sock = Arc::clone(&sock);
-                let engine = Arc::clone(&engine);
-                tokio::spawn(async move {
+                let sock = sock.try_clone()?;
+                let engine = Arc::clone(engine);
+                runtime.spawn(async move {
                     let answer = engine.finish_set(p, src).await;
-                    send(&sock, engine.stats(), &answer, src).await;
+                    send(&sock, engine.stats(), &answer, src);
                 });
             }
         }
     }
+    Ok(())
 }
 
-async fn send(sock: &UdpSocket, stats: &SnmpStats, out: &[u8], dst: SocketAddr) {
-    match sock.send_to(out, dst).await {
+fn send(sock: &UdpSocket, stats: &SnmpStats, out: &[u8], dst: SocketAddr) {
+    match sock.send_to(out, dst) {
         Ok(_) => crate::engine::inc(&stats.out_pkts),
         Err(e) => debug!(%dst, error = %e, "send failed"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    async fn agent(listen: SocketAddr) -> io::Result<Agent<(), ()>> {
+        let controller: Arc<dyn SetController<()>> =
+            Arc::new(|_: Vec<()>| async { Ok::<(), ApplyError>(()) });
+        let config = AgentConfig {
+            listen: vec![listen],
+            workers_per_socket: 2,
+            ..AgentConfig::default()
+        };
+        Agent::bind(
+            config,
+            Arc::new(Dispatcher::new()),
+            || (),
+            controller,
+            SnmpStats::new(),
+        )
+        .await
+    }
+
+    #[tokio::test]
+    async fn a_port_in_use_is_refused_even_by_a_reuse_port_group() {
+        let a = agent(SocketAddr::from(([127, 0, 0, 1], 0))).await.unwrap();
+        let addr = a.local_addrs()[0];
+        let e = agent(addr)
+            .await
+            .err()
+            .expect("second agent on the same port");
+        assert_eq!(e.kind(), io::ErrorKind::AddrInUse, "{e}");
+        // The group's sockets all share the one port.
+        assert!(a.sockets[0].iter().all(|s| s.local_addr().unwrap() == addr));
+        assert_eq!(a.sockets[0].len(), 2);
     }
 }
