@@ -488,7 +488,7 @@ fn line_of(text: &str, offset: usize) -> usize {
 
 fn merge(mut file: FileConfig, origin: &str, args: &RunArgs) -> Result<Settings, ConfigError> {
     let in_file = |key: &str, msg: String| ConfigError(format!("{origin}: {key}: {msg}"));
-    let notify = crate::traps::settings(
+    let mut notify = crate::traps::settings(
         crate::traps::FileKeys {
             trapsink: file.trapsink.take(),
             trap2sink: file.trap2sink.take(),
@@ -615,7 +615,7 @@ fn merge(mut file: FileConfig, origin: &str, args: &RunArgs) -> Result<Settings,
         file.rwuser.unwrap_or_default(),
         &in_file,
     )?;
-    crate::traps::check_trapsess_users(&notify, &users).map_err(|m| in_file("trapsess", m))?;
+    crate::traps::check_trapsess_users(&mut notify, &users).map_err(|m| in_file("trapsess", m))?;
     let (metrics_listen, node_name_map, umad) = merge_ops(
         file.metrics_listen,
         file.node_name_map,

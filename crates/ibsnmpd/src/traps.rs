@@ -18,7 +18,7 @@ use mibs::SystemState;
 use serde::Deserialize;
 use snmp::agent::AuthFailureHook;
 use snmp::notify::{self, Notifier, NotifyStats, OriginatorConfig, Sink, SinkKind, StormControl};
-use snmp::usm::{SecurityLevel, TrapWrapper, Usm};
+use snmp::usm::{discover, InformWrapper, SecurityLevel, TrapWrapper, Usm};
 use tokio::sync::{broadcast, watch};
 use tracing::{info, warn};
 
@@ -69,6 +69,13 @@ pub struct TrapSessEntry {
     user: String,
     /// noauth | auth | priv (default priv).
     level: Option<String>,
+    /// InformRequests (`trapsess -Ci`) after discovering the receiver's
+    /// engine; default false (traps).
+    inform: Option<bool>,
+    /// Informs only: seconds before a retry (also per discovery probe).
+    timeout: Option<f64>,
+    /// Informs only: sends after the first.
+    retries: Option<u32>,
 }
 
 /// Which PDU a sink gets.
@@ -79,6 +86,8 @@ pub enum SinkType {
     Inform,
     /// SNMPv2-Trap in an SNMPv3 message (`[[trapsess]]`).
     TrapV3,
+    /// InformRequest in an SNMPv3 message (`[[trapsess]]` with `inform`).
+    InformV3,
 }
 
 /// One configured sink (resolved when the agent starts).
@@ -105,6 +114,9 @@ pub struct NotifySettings {
     pub storm: StormControl,
     pub queue: usize,
     pub thresholds: Thresholds,
+    /// The `[[user]]`s of InformV3 sinks: their keys are localized to each
+    /// receiver's engine ID once discovered.
+    pub inform_users: Vec<snmp::usm::UserConfig>,
 }
 
 impl Default for NotifySettings {
@@ -118,6 +130,7 @@ impl Default for NotifySettings {
             },
             queue: DEFAULT_QUEUE,
             thresholds: Thresholds::default(),
+            inform_users: Vec::new(),
         }
     }
 }
@@ -219,24 +232,34 @@ fn trapsess(e: TrapSessEntry) -> Result<SinkSettings, String> {
     if e.user.is_empty() {
         return Err("user must name a [[user]]".into());
     }
+    let inform = e.inform.unwrap_or(false);
+    if !inform && (e.timeout.is_some() || e.retries.is_some()) {
+        return Err("timeout and retries are for inform = true only".into());
+    }
     Ok(SinkSettings {
-        kind: SinkType::TrapV3,
+        kind: if inform {
+            SinkType::InformV3
+        } else {
+            SinkType::TrapV3
+        },
         host,
         port: e.port.unwrap_or(port),
         community: String::new(),
-        timeout: secs(DEFAULT_INFORM_TIMEOUT_SECS, "timeout")?,
-        retries: 0,
+        timeout: secs(e.timeout.unwrap_or(DEFAULT_INFORM_TIMEOUT_SECS), "timeout")?,
+        retries: e.retries.unwrap_or(DEFAULT_INFORM_RETRIES),
         user: e.user,
         level,
     })
 }
 
-/// Checks that every `[[trapsess]]` names a user with keys for its level.
+/// Checks that every `[[trapsess]]` names a user with keys for its level,
+/// and keeps the users of inform sinks (their keys are localized later).
 pub fn check_trapsess_users(
-    n: &NotifySettings,
+    n: &mut NotifySettings,
     users: &[snmp::usm::UserConfig],
 ) -> Result<(), String> {
-    for s in n.sinks.iter().filter(|s| s.kind == SinkType::TrapV3) {
+    let v3 = |s: &&SinkSettings| matches!(s.kind, SinkType::TrapV3 | SinkType::InformV3);
+    for s in n.sinks.iter().filter(v3) {
         let u = users
             .iter()
             .find(|u| u.name == s.user)
@@ -251,6 +274,9 @@ pub fn check_trapsess_users(
                 "trapsess {}: user {:?} has no keys for level {:?}",
                 s.host, s.user, s.level
             ));
+        }
+        if s.kind == SinkType::InformV3 && !n.inform_users.iter().any(|x| x.name == u.name) {
+            n.inform_users.push(u.clone());
         }
     }
     Ok(())
@@ -324,6 +350,28 @@ fn resolve(s: &SinkSettings) -> Result<SocketAddr> {
         .with_context(|| format!("notification sink {}: no address", s.host))
 }
 
+/// An SNMPv3 inform sink: the receiver's engine discovered now (its
+/// probes take up to timeout x (retries + 1)), the user's keys localized
+/// to it.
+async fn inform_v3(
+    s: &SinkSettings,
+    addr: SocketAddr,
+    users: &[snmp::usm::UserConfig],
+) -> Result<InformWrapper, String> {
+    let user = users
+        .iter()
+        .find(|u| u.name == s.user)
+        .ok_or_else(|| format!("no [[user]] named {:?}", s.user))?;
+    let remote = discover(addr, s.timeout, s.retries.saturating_add(1)).await?;
+    info!(sink = %addr, engine_id = %hex(&remote.engine_id), boots = remote.boots,
+          "SNMPv3 inform receiver discovered");
+    InformWrapper::new(user, s.level, &remote)
+}
+
+fn hex(b: &[u8]) -> String {
+    b.iter().map(|x| format!("{x:02x}")).collect()
+}
+
 /// The running notification layer; clones share it (e.g. the reload path
 /// keeps one for [`Traps::warm_start`]).
 #[derive(Clone)]
@@ -377,6 +425,16 @@ impl Traps {
                         }
                     }
                 }
+                SinkType::InformV3 => match inform_v3(s, addr, &settings.inform_users).await {
+                    Ok(w) => SinkKind::Wrapped {
+                        wrapper: Arc::new(w),
+                        confirm: Some((s.timeout, s.retries)),
+                    },
+                    Err(e) => {
+                        warn!(sink = %addr, error = %e, "SNMPv3 inform sink left out");
+                        continue;
+                    }
+                },
                 SinkType::TrapV1 => SinkKind::TrapV1 { community },
                 SinkType::TrapV2c => SinkKind::TrapV2c { community },
                 SinkType::Inform => SinkKind::InformV2c {
@@ -565,10 +623,10 @@ mod tests {
             privacy: privacy.then(|| (snmp::usm::PrivProtocol::Aes128, "privpass-1".into())),
             access: None,
         };
-        assert!(check_trapsess_users(&n, &[user(true, true)]).is_ok());
-        let e = check_trapsess_users(&n, &[user(true, false)]).unwrap_err();
+        assert!(check_trapsess_users(&mut n.clone(), &[user(true, true)]).is_ok());
+        let e = check_trapsess_users(&mut n.clone(), &[user(true, false)]).unwrap_err();
         assert!(e.contains("no keys"), "{e}");
-        let e = check_trapsess_users(&n, &[]).unwrap_err();
+        let e = check_trapsess_users(&mut n.clone(), &[]).unwrap_err();
         assert!(e.contains("no [[user]]"), "{e}");
         assert!(settings(
             keys("host = \"h\"\nuser = \"ops\"\nlevel = \"x\""),
@@ -576,6 +634,19 @@ mod tests {
             &[]
         )
         .is_err());
+        // Informs: their users are kept for key localization; timeout and
+        // retries belong to informs only.
+        let mut i = settings(
+            keys("host = \"h\"\nuser = \"ops\"\ninform = true\ntimeout = 0.5\nretries = 1"),
+            "f",
+            &[],
+        )
+        .unwrap();
+        assert_eq!(i.sinks[0].kind, SinkType::InformV3);
+        assert_eq!(i.sinks[0].retries, 1);
+        check_trapsess_users(&mut i, &[user(true, true)]).unwrap();
+        assert_eq!(i.inform_users.len(), 1);
+        assert!(settings(keys("host = \"h\"\nuser = \"ops\"\nretries = 1"), "f", &[]).is_err());
     }
 
     #[test]

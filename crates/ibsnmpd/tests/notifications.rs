@@ -440,3 +440,53 @@ fn v3_trapsess_delivers_auth_priv_traps() {
     assert!(trapd.text().contains("trapops"), "{}", trapd.text());
     drop(s);
 }
+
+/// `[[trapsess]]` with `inform = true` (snmpd's `trapsess -v3 -Ci`): the
+/// receiver is authoritative, so the agent discovers snmptrapd's engine
+/// ID, boots and time first and localizes the user's keys to it;
+/// snmptrapd knows the user under its own engine (plain `createUser`),
+/// decrypts the authPriv InformRequests and acknowledges them with
+/// authenticated Responses the agent counts as acknowledged.
+#[test]
+fn v3_trapsess_informs_discover_the_receiver_and_are_acknowledged() {
+    let trapd = Trapd::start_with(
+        common::free_port("127.0.0.1"),
+        "createUser trapops SHA-512 authpass-1 AES256 privpass-1\n",
+    );
+    let config = format!(
+        "[[user]]\nname = \"trapops\"\nauth = \"SHA-512\"\nauth_pass = \"authpass-1\"\n\
+         priv = \"AES256\"\npriv_pass = \"privpass-1\"\n\
+         [[trapsess]]\nhost = \"{}\"\nuser = \"trapops\"\nlevel = \"priv\"\ninform = true\n\
+         timeout = 0.5\nretries = 2\n",
+        trapd.addr()
+    );
+    let s = agent(&config, &[]);
+    let t = trapd.wait(WAIT, "coldStart inform over SNMPv3", |t| {
+        count(t, "coldStart") == 1
+    });
+    assert_eq!(t[0].pdu, "INFORM", "{}", trapd.text());
+    ctl(&s.socket, &["link-flap", "node02", "1", "0.3"]);
+    trapd.wait(WAIT, "in service", |t| count(t, "ibSmTrapInService") == 1);
+    let mut agent = s.agent;
+    assert!(
+        agent
+            .log_text()
+            .contains("SNMPv3 inform receiver discovered"),
+        "{}",
+        agent.log_text()
+    );
+    agent.terminate();
+    let log = agent.log_text();
+    let totals = log
+        .lines()
+        .find(|l| l.contains("notification totals"))
+        .unwrap_or_else(|| panic!("{log}"));
+    assert_eq!(total(totals, "informs_dropped"), 0, "{totals}");
+    assert!(total(totals, "informs_acked") >= 2, "{totals}");
+    assert_eq!(
+        log.matches("inform retry").count(),
+        0,
+        "every inform acknowledged at once: {log}"
+    );
+    drop(s.dir);
+}

@@ -5,11 +5,13 @@
 //! the way USM and net-snmp do.
 
 pub mod auth;
+pub mod inform;
 pub mod privacy;
 pub mod process;
 pub mod trap;
 
 pub use auth::AuthProtocol;
+pub use inform::{discover, Discovered, InformWrapper};
 pub use privacy::PrivProtocol;
 pub use process::{
     mib_objects, Engine, Incoming, MpdDrop, ReplyContext, SecurityLevel, User, UserAccess,

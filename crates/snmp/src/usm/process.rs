@@ -73,6 +73,8 @@ pub struct Engine {
     pub id: Vec<u8>,
     pub boots: u32,
     started: Instant,
+    /// snmpEngineTime at `started` (a remote engine's, once discovered).
+    time_at_start: u32,
 }
 
 impl Engine {
@@ -82,6 +84,16 @@ impl Engine {
             id,
             boots: boots.min(i32::MAX as u32),
             started: Instant::now(),
+            time_at_start: 0,
+        }
+    }
+
+    /// A remote engine as discovered (RFC 3414 4): its ID, boots and
+    /// time, the time then advancing with our clock.
+    pub fn remote(id: Vec<u8>, boots: u32, time: u32) -> Self {
+        Engine {
+            time_at_start: time.min(i32::MAX as u32),
+            ..Engine::new(id, boots)
         }
     }
 
@@ -89,6 +101,7 @@ impl Engine {
     pub fn time(&self) -> u32 {
         u32::try_from(self.started.elapsed().as_secs())
             .unwrap_or(u32::MAX)
+            .saturating_add(self.time_at_start)
             .min(i32::MAX as u32)
     }
 
@@ -506,6 +519,12 @@ impl Usm {
         out: &mut Vec<u8>,
     ) {
         let level = keys.map_or(SecurityLevel::NoAuthNoPriv, |k| k.1);
+        // RFC 3412 6.1: reportable for the Confirmed class we send (informs).
+        let reportable = if matches!(pdu, Pdu::InformRequest(_)) {
+            flags::REPORTABLE
+        } else {
+            0
+        };
         let boots = self.engine.boots;
         let time = self.engine.time();
         let scoped = ScopedPdu {
@@ -530,7 +549,7 @@ impl Usm {
             header: HeaderData {
                 msg_id: req_header.msg_id,
                 max_size: 65507,
-                flags: level.flags(),
+                flags: level.flags() | reportable,
                 security_model: USM_SECURITY_MODEL,
             },
             usm: UsmParams {
