@@ -489,6 +489,22 @@ fn two_sms_show_as_master_and_standby() {
     assert_eq!(rows(&cells), want, "ibSmSMInfoTable vs saquery SMIR");
 }
 
+/// SMALL_NET with OpenSM sweeping every 2 s, and the agent on it once its
+/// walk satisfies `ready`.
+fn small_fabric_agent(ready: impl Fn(&Cells) -> bool) -> (Testbed, UmadAgent) {
+    let mut cfg = TestbedConfig::new(SMALL_NET);
+    cfg.sm_sweep_secs = 2;
+    let tb = Testbed::start(cfg).unwrap_or_else(|e| panic!("testbed: {e}"));
+    let agent = UmadAgent::start(
+        &tb,
+        None,
+        &["--sweep-interval", "1"],
+        Duration::from_secs(60),
+        |a: &UmadAgent| ready(&walk(&a.target)),
+    );
+    (tb, agent)
+}
+
 /// `saquery GIR LID`: block number -> the 8 GUIDs of the block.
 fn guid_info_records(text: &str) -> BTreeMap<u64, Vec<u64>> {
     let value = |l: &str| -> Option<u64> {
@@ -542,16 +558,7 @@ fn discovered_links(text: &str) -> BTreeMap<(u64, u64), (u64, u64)> {
 #[test]
 fn guid_info_and_links_equal_the_diags() {
     let _serial = one_at_a_time();
-    let mut cfg = TestbedConfig::new(SMALL_NET);
-    cfg.sm_sweep_secs = 2;
-    let tb = Testbed::start(cfg).unwrap_or_else(|e| panic!("testbed: {e}"));
-    let agent = UmadAgent::start(
-        &tb,
-        None,
-        &["--sweep-interval", "1"],
-        Duration::from_secs(60),
-        |a: &UmadAgent| !col(&walk(&a.target), 131, 5).is_empty(),
-    );
+    let (tb, agent) = small_fabric_agent(|c| !col(c, 131, 5).is_empty());
     let cells = walk(&agent.target);
     let blocks = col(&cells, 131, 5);
     let nodes = col(&cells, 21, 5);
@@ -656,16 +663,7 @@ fn assert_row_equals_record(
 #[test]
 fn node_port_switch_records_equal_saquery_per_lid() {
     let _serial = one_at_a_time();
-    let mut cfg = TestbedConfig::new(SMALL_NET);
-    cfg.sm_sweep_secs = 2;
-    let tb = Testbed::start(cfg).unwrap_or_else(|e| panic!("testbed: {e}"));
-    let agent = UmadAgent::start(
-        &tb,
-        None,
-        &["--sweep-interval", "1"],
-        Duration::from_secs(60),
-        |a: &UmadAgent| col(&walk(&a.target), 21, 5).len() >= 6,
-    );
+    let (tb, agent) = small_fabric_agent(|c| col(c, 21, 5).len() >= 6);
     let cells = walk(&agent.target);
 
     // The whole module walks clean with the shipped MIBs.
