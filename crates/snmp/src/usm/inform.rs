@@ -154,3 +154,70 @@ impl MessageWrapper for InformWrapper {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::pdu::ErrorStatus;
+    use crate::usm::{AuthProtocol, PrivProtocol};
+
+    fn user() -> UserConfig {
+        UserConfig {
+            name: "ops".into(),
+            auth: Some((AuthProtocol::Sha512, "authpass-1".into())),
+            privacy: Some((PrivProtocol::Aes256, "privpass-1".into())),
+            access: None,
+        }
+    }
+
+    /// Discovery, an authPriv inform the receiver's USM accepts, and its
+    /// Response taken back as the acknowledgement; a forged one is not.
+    #[tokio::test]
+    async fn discovery_inform_and_acknowledgement() {
+        let receiver = Usm::new(Engine::new(vec![0x80, 0, 0, 0, 5, 9, 9], 7), &[user()]).unwrap();
+        let sock = UdpSocket::bind("127.0.0.1:0").await.unwrap();
+        let addr = sock.local_addr().unwrap();
+        let serve = tokio::spawn(async move {
+            let mut buf = vec![0u8; 4096];
+            // The probe, answered by a usmStatsUnknownEngineIDs Report.
+            let (n, from) = sock.recv_from(&mut buf).await.unwrap();
+            let Incoming::Report { msg, .. } = receiver.incoming(&buf[..n]) else {
+                panic!("probe not reported")
+            };
+            sock.send_to(&msg, from).await.unwrap();
+            receiver
+        });
+        let remote = discover(addr, Duration::from_secs(2), 1).await.unwrap();
+        let receiver = serve.await.unwrap();
+        assert_eq!(remote.engine_id, receiver.engine.id);
+        assert_eq!(remote.boots, 7);
+
+        let w = InformWrapper::new(&user(), SecurityLevel::AuthPriv, &remote).unwrap();
+        let inform = Pdu::InformRequest(PduBody::request(42, Vec::new()));
+        let msg = w.wrap(&inform).unwrap();
+        let (m, _) = V3Message::decode(&msg).unwrap();
+        assert_ne!(
+            m.header.flags & flags::REPORTABLE,
+            0,
+            "informs are reportable"
+        );
+        assert!(matches!(m.data, ScopedPduData::Encrypted(_)));
+        let Incoming::Request { ctx, pdu } = receiver.incoming(&msg) else {
+            panic!("the receiver rejected the inform")
+        };
+        assert_eq!(pdu, inform);
+        let mut resp = Vec::new();
+        let body = PduBody {
+            request_id: 42,
+            error_status: ErrorStatus::NoError,
+            error_index: 0,
+            varbinds: Vec::new(),
+        };
+        receiver.encode_response(&ctx, Pdu::Response(body.clone()), &mut resp);
+        assert_eq!(w.unwrap_response(&resp), Some(Pdu::Response(body)));
+        // One flipped octet in the MAC or ciphertext: no acknowledgement.
+        let last = resp.len() - 1;
+        resp[last] ^= 1;
+        assert_eq!(w.unwrap_response(&resp), None);
+    }
+}
