@@ -48,8 +48,9 @@ pub type CommunityTable = Arc<arc_swap::ArcSwap<Vec<Community>>>;
 
 /// The securityName of entry `i` of `table` (RFC 3584 snmpCommunityTable):
 /// the community string itself, as VACM configurations name it; a later
-/// entry repeating a string (other sources, other access) gets `string#i`
-/// so that each entry keeps its own access.
+/// entry repeating a string (other sources, other access) gets
+/// `string` NUL `#i`, a name no configuration can write, so that each entry
+/// keeps its own access without colliding with a community named `string#i`.
 pub fn security_name(table: &[Community], i: usize) -> Vec<u8> {
     let Some(c) = table.get(i) else {
         return Vec::new();
@@ -58,7 +59,7 @@ pub fn security_name(table: &[Community], i: usize) -> Vec<u8> {
         c.name.clone()
     } else {
         let mut n = c.name.clone();
-        n.extend_from_slice(format!("#{i}").as_bytes());
+        n.extend_from_slice(format!("\0#{i}").as_bytes());
         n
     }
 }
@@ -89,7 +90,7 @@ mod tests {
         );
         assert_eq!(
             authenticate(&table, b"public", from([192, 0, 2, 1])).as_deref(),
-            Some(&b"public#1"[..])
+            Some(&b"public\0#1"[..])
         );
         assert_eq!(authenticate(&table, b"other", from([10, 1, 2, 3])), None);
     }
