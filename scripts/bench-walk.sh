@@ -23,7 +23,10 @@
 #      snmpbulkwalk's own parsing and printing is a bottleneck;
 #   3. the big table with the Rust client, max-repetitions 50 and 1000.
 # The Rust client keeps one request outstanding, as managers do; each figure
-# is the best of PASSES walks. Prints the ratio ibsnmpd/snmpd; stops both
+# is the best of PASSES walks. Then, for each agent: its CPU time (utime +
+# stime from /proc) per varbind over one walk of its big table (the figure
+# that does not depend on the client), and the aggregate wall throughput of
+# CLIENTS (default 4) such walks at once. Prints the ratio ibsnmpd/snmpd; stops both
 # agents (and removes the namespace) at the end.
 set -euo pipefail
 
@@ -90,6 +93,7 @@ LEVELS=2
 "$BIN" --listen "127.0.0.1:$P1" --source "sim:$tmp/fabric.net" --state-dir "$tmp/state" \
     --log-level warn --max-repetitions 1000 2>"$tmp/ibsnmpd.log" &
 pids+=($!)
+OUR_PID=$!
 
 # start_snmpd PORT NAME [NAMESPACE PREFIX...]
 start_snmpd() {
@@ -188,3 +192,44 @@ row "whole tree, Rust client r=50" "$o2" "$t2"
 row "big table, Rust client r=50" "$o3" "$t3"
 row "big table, Rust client r=1000" "$o4" "$t4"
 echo "  tables: ibsnmpd $OUR_TABLE, snmpd $SNMPD_TABLE"
+
+# cpu PID: utime + stime in clock ticks.
+cpu() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
+HZ=$(getconf CLK_TCK)
+# us_per_varbind PID PORT ROOT: agent CPU per varbind over one Rust walk (r=50).
+us_per_varbind() {
+    local c0 c1 out n
+    c0=$(cpu "$1")
+    # shellcheck disable=SC2046
+    out=$($(ns "$2") "$WALK" "127.0.0.1:$2" public "$3" 50 1)
+    c1=$(cpu "$1")
+    n=$(echo "$out" | sed -E 's/varbinds=([0-9]+).*/\1/')
+    awk -v c=$((c1 - c0)) -v hz="$HZ" -v n="$n" 'BEGIN { printf "%.3f", (n > 0 ? c / hz * 1e6 / n : 0) }'
+}
+SNMPD_PID=$(cat "$tmp/snmpd$([ "$P3" != "$P2" ] && echo -ns).pid")
+echo
+echo "== agent CPU per varbind (utime+stime over a Rust walk of the big table, r=50)"
+ou=$(us_per_varbind "$OUR_PID" "$P1" "$OUR_TABLE")
+tu=$(us_per_varbind "$SNMPD_PID" "$P3" "$SNMPD_TABLE")
+printf '  ibsnmpd %s us/varbind, net-snmp snmpd %s us/varbind: snmpd uses x%s the CPU per varbind\n' \
+    "$ou" "$tu" "$(awk -v a="$ou" -v b="$tu" 'BEGIN { printf "%.1f", (a > 0 ? b / a : 0) }')"
+
+# concurrent PORT ROOT K: aggregate varbinds/s of K Rust walks at once (wall).
+concurrent() {
+    local t0 t1 total clients=()
+    t0=$(now)
+    for i in $(seq 1 "$3"); do
+        # shellcheck disable=SC2046
+        $(ns "$1") "$WALK" "127.0.0.1:$1" public "$2" 50 1 >"$tmp/conc.$1.$i" &
+        clients+=($!)
+    done
+    wait "${clients[@]}"
+    t1=$(now)
+    total=$(sed -E 's/varbinds=([0-9]+).*/\1/' "$tmp"/conc."$1".* | awk '{ s += $1 } END { print s }')
+    rm -f "$tmp"/conc."$1".*
+    echo "$total $(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.6f", b - a }')"
+}
+K=${CLIENTS:-4}
+echo
+echo "== $K concurrent clients (Rust, r=50), aggregate wall throughput"
+row "big table, $K clients" "$(concurrent "$P1" "$OUR_TABLE" "$K")" "$(concurrent "$P3" "$SNMPD_TABLE" "$K")"
