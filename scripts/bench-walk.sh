@@ -154,7 +154,7 @@ netsnmp_walk() {
 rust_walk() {
     # shellcheck disable=SC2046
     $(ns "$1") "$WALK" "127.0.0.1:$1" public "$2" "$3" "$PASSES" |
-        sed -E 's/varbinds=([0-9]+) seconds=([0-9.]+).*/\1 \2/' | sort -k2 -g | head -1
+        sed -E 's/varbinds=([0-9]+) seconds=([0-9.]+).*/\1 \2/' | sort -k2 -g | sed -n 1p
 }
 
 rate() { awk -v n="$1" -v s="$2" 'BEGIN { printf "%.0f", (s > 0 ? n / s : 0) }'; }
@@ -176,7 +176,7 @@ t1=$(netsnmp_walk "$P2" .1)
 if [ -z "${OUR_TABLE:-}" ]; then
     # The biggest subtree of our walk by its first 8 arcs: a table.
     OUR_TABLE=$(sed -E 's/ = .*//' "$tmp/walk.$P1.txt" | cut -d. -f1-9 | sort | uniq -c |
-        sort -rn | head -1 | awk '{print $2}')
+        sort -rn | sed -n 1p | awk '{print $2}')
 fi
 o2=$(rust_walk "$P1" .1 50)
 t2=$(rust_walk "$P2" .1 50)
