@@ -137,6 +137,9 @@ pub struct TestbedConfig {
     pub ibsim_args: Vec<String>,
     /// How long to wait for ibsim readiness and OpenSM's "SUBNET UP" (default 120 s).
     pub up_timeout: Duration,
+    /// An opensm.conf for OpenSM (`-F`, written as `opensm.conf` in the
+    /// testbed directory); OpenSM re-reads it on a heavy sweep. None: none.
+    pub opensm_conf: Option<String>,
 }
 
 impl TestbedConfig {
@@ -149,6 +152,7 @@ impl TestbedConfig {
             partitions: DEFAULT_PARTITIONS.to_string(),
             ibsim_args: Vec::new(),
             up_timeout: Duration::from_secs(120),
+            opensm_conf: None,
         }
     }
 
@@ -492,6 +496,11 @@ impl Testbed {
         )
     }
 
+    /// The loopback console's TCP port of the running OpenSM.
+    pub fn console_port(&self) -> u16 {
+        self.console_port
+    }
+
     /// Sends one command to OpenSM's loopback console and returns its answer.
     pub fn opensm_console(&self, cmd: &str) -> Result<String, TestbedError> {
         if self.opensm.is_none() {
@@ -558,8 +567,15 @@ impl Testbed {
         let osm = self.dir.join("osm");
         let out = File::create(self.dir.join("osm.out")).map_err(io("create osm.out"))?;
         let err = out.try_clone().map_err(io("dup osm.out"))?;
-        let child = self
-            .command("opensm")
+        let mut cmd = self.command("opensm");
+        if let Some(text) = &self.config.opensm_conf {
+            let conf = self.dir.join("opensm.conf");
+            if !conf.exists() {
+                fs::write(&conf, text).map_err(io("write opensm.conf"))?;
+            }
+            cmd.arg("-F").arg(conf);
+        }
+        let child = cmd
             .env("OSM_TMP_DIR", &osm)
             .env("OSM_CACHE_DIR", &osm)
             .args(["-d2", "-f"])

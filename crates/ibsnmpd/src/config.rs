@@ -103,8 +103,12 @@ pub struct Settings {
     /// partitions.conf-style file (docs/ib-sm.md).
     pub sim_partitions: Option<PathBuf>,
     /// `opensm_conf`: OpenSM's configuration file, read at each publish for
-    /// ibSmConfigTable's sweep interval, timeouts, LMC, M_Key lease period.
+    /// ibSmConfigTable's sweep interval, timeouts, LMC, M_Key lease period
+    /// (`[opensm] conf` when that section is there).
     pub opensm_conf: Option<PathBuf>,
+    /// `[opensm]`: the OpenSM the agent steers (ibSmConfigTable Sets);
+    /// None: the SM columns are read-only.
+    pub opensm: Option<crate::opensm::OpenSmSettings>,
     /// `request_session_timeout`: IB-SM-MIB request sessions no Set touched
     /// for this long are aged out (default 300 s).
     pub request_session_timeout: Duration,
@@ -160,6 +164,7 @@ struct FileConfig {
     secrets: Option<bool>,
     sim_partitions: Option<PathBuf>,
     opensm_conf: Option<PathBuf>,
+    opensm: Option<OpenSmSection>,
     request_session_timeout: Option<f64>,
     request_sessions_max: Option<u32>,
 }
@@ -360,6 +365,41 @@ pub fn load(args: &RunArgs) -> Result<Settings, ConfigError> {
         }
     }
     Ok(settings)
+}
+
+/// `[opensm]` as written.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct OpenSmSection {
+    conf: Option<PathBuf>,
+    partitions: Option<PathBuf>,
+    console: Option<String>,
+    restart: Option<String>,
+    pid_file: Option<PathBuf>,
+}
+
+impl OpenSmSection {
+    fn settings(self) -> Result<crate::opensm::OpenSmSettings, String> {
+        let conf = self
+            .conf
+            .ok_or("conf (the opensm.conf the agent edits) is required")?;
+        let console = match self.console {
+            None => None,
+            Some(c) => Some(
+                std::net::ToSocketAddrs::to_socket_addrs(c.as_str())
+                    .ok()
+                    .and_then(|mut a| a.next())
+                    .ok_or_else(|| format!("console {c:?}: expected HOST:PORT"))?,
+            ),
+        };
+        Ok(crate::opensm::OpenSmSettings {
+            conf,
+            partitions: self.partitions,
+            console,
+            restart: self.restart,
+            pid_file: self.pid_file,
+        })
+    }
 }
 
 /// `[[user]]`, `[[rouser]]`, `[[rwuser]]` into USM users with access.
@@ -644,10 +684,18 @@ fn merge(mut file: FileConfig, origin: &str, args: &RunArgs) -> Result<Settings,
         }
     }
 
+    let opensm = file
+        .opensm
+        .map(OpenSmSection::settings)
+        .transpose()
+        .map_err(|m| in_file("opensm", m))?;
     Ok(Settings {
         secrets: file.secrets.unwrap_or(false),
         sim_partitions: file.sim_partitions,
-        opensm_conf: file.opensm_conf,
+        opensm_conf: file
+            .opensm_conf
+            .or_else(|| opensm.as_ref().map(|o| o.conf.clone())),
+        opensm,
         request_session_timeout: match file.request_session_timeout {
             Some(secs) => seconds(secs).map_err(|m| in_file("request_session_timeout", m))?,
             None => mibs::ib_sm_req::DEFAULT_SESSION_TIMEOUT,

@@ -21,7 +21,9 @@ use tracing::{error, info};
 use ib::source::ControlOp;
 
 use crate::fabric::FabricHandle;
+use crate::opensm::OpenSmControl;
 use crate::state::StateStore;
+use mibs::ib_sm_set::SmConfigSet;
 
 /// Applies Sets; shared by every receive task of the agent.
 pub struct Controller {
@@ -38,6 +40,8 @@ struct Inner {
     /// What the last successful apply replaced (None after an undo, or when it
     /// reached the fabric, which cannot be taken back).
     last: std::sync::Mutex<Option<Undo>>,
+    /// The OpenSM the agent steers (`[opensm]`), for [`Effect::Service`].
+    opensm: Option<Arc<OpenSmControl>>,
 }
 
 /// The state before the last successful apply.
@@ -53,6 +57,7 @@ impl Controller {
         stored: Persisted,
         store: StateStore,
         fabric: FabricHandle,
+        opensm: Option<Arc<OpenSmControl>>,
     ) -> Self {
         Controller {
             inner: Arc::new(Inner {
@@ -62,6 +67,7 @@ impl Controller {
                 fabric,
                 serial: tokio::sync::Mutex::new(()),
                 last: std::sync::Mutex::new(None),
+                opensm,
             }),
         }
     }
@@ -86,6 +92,7 @@ impl Inner {
         let mut fabric_ops: Vec<(usize, ControlOp)> = Vec::new();
         let mut grouped = false;
         let mut first_local = None;
+        let mut service: Vec<usize> = Vec::new();
         let old_kv = self.stored_values();
         for (i, c) in changes.iter().enumerate() {
             match c.effect() {
@@ -95,6 +102,7 @@ impl Inner {
                 }
                 Effect::Fabric(op) => fabric_ops.push((i, op)),
                 Effect::Grouped => grouped = true,
+                Effect::Service => service.push(i),
             }
         }
         if grouped {
@@ -113,7 +121,7 @@ impl Inner {
             })?);
         }
         let persisted = old_kv != new_kv;
-        let reached_fabric = !fabric_ops.is_empty();
+        let reached_fabric = !fabric_ops.is_empty() || !service.is_empty();
         if persisted {
             if let Err(e) = self.persist(new_kv.clone()).await {
                 error!(path = %self.store.path().display(), error = %e, "cannot persist Set");
@@ -121,6 +129,23 @@ impl Inner {
                     index: first_local.unwrap_or(0),
                     kind: ApplyErrorKind::CommitFailed,
                     reason: format!("cannot write {}: {e}", self.store.path().display()),
+                });
+            }
+        }
+        if let Some(&first) = service.first() {
+            if let Err(reason) = self.apply_service(&changes, &service).await {
+                error!(varbind = first + 1, %reason, "SM Set failed");
+                let mut kind = ApplyErrorKind::CommitFailed;
+                if persisted {
+                    if let Err(e) = self.persist(old_kv.clone()).await {
+                        error!(error = %e, "cannot roll back persisted state");
+                        kind = ApplyErrorKind::UndoFailed;
+                    }
+                }
+                return Err(ApplyError {
+                    index: first,
+                    kind,
+                    reason,
                 });
             }
         }
@@ -165,6 +190,21 @@ impl Inner {
         }
         self.system.store(Arc::new(new));
         Ok(())
+    }
+
+    /// The SM setting changes of a request, through the OpenSM control
+    /// (file and console I/O off the runtime's threads).
+    async fn apply_service(&self, changes: &[Change], at: &[usize]) -> Result<(), String> {
+        let Some(opensm) = self.opensm.clone() else {
+            return Err("no [opensm] section: the SM is not steered".into());
+        };
+        let sets: Vec<SmConfigSet> = at
+            .iter()
+            .filter_map(|&i| changes.get(i)?.get::<SmConfigSet>().cloned())
+            .collect();
+        tokio::task::spawn_blocking(move || opensm.apply(&sets.iter().collect::<Vec<_>>()))
+            .await
+            .map_err(|e| e.to_string())?
     }
 
     /// Puts back the state before the last successful apply.

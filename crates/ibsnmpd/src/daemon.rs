@@ -173,6 +173,7 @@ pub fn run(
         // only the source thread publishes, so this lock is never contended.
         let publisher = std::sync::Mutex::new(Publisher::with_options(&mibs::DeriveOptions {
             if_index_offset: settings.agentx_if_index_offset,
+            sm_control: settings.opensm.is_some(),
         }));
         Arc::new(move |snap| {
             let t0 = std::time::Instant::now();
@@ -200,11 +201,16 @@ pub fn run(
     .context("cannot start the source thread")?;
 
     let stats = SnmpStats::new();
+    let opensm = settings.opensm.clone().map(|o| {
+        info!(conf = %o.conf.display(), console = ?o.console, "steering OpenSM ([opensm])");
+        Arc::new(crate::opensm::OpenSmControl::new(o))
+    });
     let controller = Arc::new(Controller::new(
         Arc::clone(&system),
         stored,
         store,
         fabric.handle(),
+        opensm,
     ));
 
     let config = AgentConfig {

@@ -17,6 +17,7 @@ mod fabric;
 mod logging;
 mod metrics;
 mod nodemap;
+mod opensm;
 mod reload;
 mod requests;
 mod sources;

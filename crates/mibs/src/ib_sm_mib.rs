@@ -63,8 +63,11 @@ pub fn or_entry() -> SysOrEntry {
     )
 }
 
-fn deriver(_: &crate::DeriveOptions) -> Box<dyn Derive> {
-    Box::new(SmHistory::default())
+fn deriver(opts: &crate::DeriveOptions) -> Box<dyn Derive> {
+    Box::new(SmHistory {
+        sm_control: opts.sm_control,
+        ..SmHistory::default()
+    })
 }
 
 /// The opensm.conf file the agent reads for ibSmConfigTable (config key
@@ -155,11 +158,16 @@ pub struct SmRows {
     /// OpenSM's configuration as read at this publish (None: no file
     /// configured or unreadable).
     pub opensm: Option<OpenSmConf>,
+    /// The daemon steers the SM: ibSmConfigTable's settings are writable
+    /// ([`crate::ib_sm_set`]).
+    pub sm_control: bool,
 }
 
 /// Membership history of the vector tables, owned by one publisher.
 #[derive(Debug, Default)]
 pub struct SmHistory {
+    /// [`crate::DeriveOptions::sm_control`], carried into every [`SmRows`].
+    sm_control: bool,
     first_done: bool,
     partitions: HashMap<u16, (Vec<u8>, Option<Instant>)>,
     mcast: HashMap<[u8; 16], (Vec<u8>, Option<Instant>)>,
@@ -384,6 +392,7 @@ impl SmHistory {
                 }
             });
         SmRows {
+            sm_control: self.sm_control,
             opensm,
             config,
             nodes,
@@ -529,7 +538,11 @@ fn port(v: &View, p: PortIdx) -> Option<&Port> {
 /// Every object of the module.
 pub fn objects() -> Vec<Arc<dyn MibObject<View, Change>>> {
     vec![
-        Arc::new(table(o::IB_SM_CONFIG_ENTRY, |r| &r.config, CONFIG_COLS)),
+        Arc::new(crate::ib_sm_set::writable(table(
+            o::IB_SM_CONFIG_ENTRY,
+            |r| &r.config,
+            CONFIG_COLS,
+        ))),
         Arc::new(table(o::IB_SM_NODE_INFO_ENTRY, |r| &r.nodes, NODE_COLS)),
         Arc::new(table(o::IB_SM_PORT_INFO_ENTRY, |r| &r.ports, PORT_COLS)),
         Arc::new(table(

@@ -18,6 +18,7 @@ pub mod ib_if_mib;
 pub mod ib_pm_mib;
 pub mod ib_sm_mib;
 pub mod ib_sm_req;
+pub mod ib_sm_set;
 pub mod if_mib;
 pub mod notifications;
 pub mod oids;
@@ -76,6 +77,9 @@ pub struct DeriveOptions {
     /// IF-MIB: added to every ifIndex (AgentX mode with IF-MIB rows, where the
     /// master's own interfaces share the ifIndex space; docs/agentx.md).
     pub if_index_offset: u32,
+    /// IB-SM-MIB: the daemon steers an OpenSM (`[opensm]` in its
+    /// configuration), so ibSmConfigTable's SM settings are writable.
+    pub sm_control: bool,
 }
 
 /// See [`ModuleDef::derive`].

@@ -1,0 +1,107 @@
+//! Steering the OpenSM of the `[opensm]` section: IB-SM-MIB Sets of the
+//! SM's settings ([`mibs::ib_sm_set`]) become edits of its configuration
+//! file, then a console command (`priority N` at once; `resweep heavy`, on
+//! which OpenSM re-reads the file), or a SIGHUP to the pid in `pid_file`
+//! when there is no console. Without either, the file is edited and the
+//! change waits for OpenSM's next start (said in the log).
+
+pub mod conf;
+pub mod console;
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use mibs::ib_sm_set::{SmConfigSet, SmSetting};
+use tracing::{info, warn};
+
+/// The `[opensm]` section.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OpenSmSettings {
+    /// opensm.conf (`conf`).
+    pub conf: PathBuf,
+    /// partitions.conf (`partitions`), for partition configuration.
+    pub partitions: Option<PathBuf>,
+    /// OpenSM's console (`console`, `HOST:PORT` of `--console loopback`).
+    pub console: Option<std::net::SocketAddr>,
+    /// A command that restarts OpenSM (`restart`), for options it reads only
+    /// at start.
+    pub restart: Option<String>,
+    /// OpenSM's pid file (`pid_file`): SIGHUP makes it re-read its files.
+    pub pid_file: Option<PathBuf>,
+}
+
+/// How long a console command may take.
+const CONSOLE_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Applies SM setting changes to one OpenSM.
+#[derive(Debug)]
+pub struct OpenSmControl {
+    s: OpenSmSettings,
+}
+
+impl OpenSmControl {
+    pub fn new(s: OpenSmSettings) -> Self {
+        OpenSmControl { s }
+    }
+
+    /// Applies one request's changes (blocking: file and console I/O).
+    pub fn apply(&self, sets: &[&SmConfigSet]) -> Result<(), String> {
+        if sets.is_empty() {
+            return Ok(());
+        }
+        let options: Vec<(&str, String)> = sets
+            .iter()
+            .map(|c| {
+                let (k, v) = c.setting.option(c.value);
+                (k, v.to_string())
+            })
+            .collect();
+        conf::set_options(&self.s.conf, &options)
+            .map_err(|e| format!("cannot edit {}: {e}", self.s.conf.display()))?;
+        info!(conf = %self.s.conf.display(), ?options, "SM configuration changed over SNMP");
+        let priority = sets.iter().rev().find(|c| c.setting == SmSetting::Priority);
+        let others = sets.iter().any(|c| c.setting != SmSetting::Priority);
+        match (self.s.console, &self.s.pid_file) {
+            (Some(addr), _) => {
+                if let Some(p) = priority {
+                    self.console(addr, &format!("priority {}", p.value))?;
+                }
+                if others {
+                    // OpenSM re-reads its configuration file on a heavy sweep.
+                    self.console(addr, "resweep heavy")?;
+                }
+                Ok(())
+            }
+            (None, Some(pid_file)) => hup(pid_file),
+            (None, None) => {
+                warn!("no OpenSM console or pid_file in [opensm]: the change takes effect when OpenSM next starts");
+                Ok(())
+            }
+        }
+    }
+
+    fn console(&self, addr: std::net::SocketAddr, cmd: &str) -> Result<(), String> {
+        console::command(addr, cmd, CONSOLE_TIMEOUT)
+            .map(|_| ())
+            .map_err(|e| format!("OpenSM console {addr}: {cmd:?}: {e}"))
+    }
+}
+
+/// SIGHUP to the pid in `pid_file` (OpenSM re-reads its files and sweeps).
+fn hup(pid_file: &std::path::Path) -> Result<(), String> {
+    let pid = std::fs::read_to_string(pid_file)
+        .map_err(|e| format!("cannot read {}: {e}", pid_file.display()))?;
+    let pid = pid.trim();
+    if pid.is_empty() || !pid.chars().all(|c| c.is_ascii_digit()) {
+        return Err(format!("{}: not a pid: {pid:?}", pid_file.display()));
+    }
+    let st = std::process::Command::new("kill")
+        .args(["-HUP", pid])
+        .status()
+        .map_err(|e| format!("kill -HUP {pid}: {e}"))?;
+    if st.success() {
+        Ok(())
+    } else {
+        Err(format!("kill -HUP {pid}: {st}"))
+    }
+}
