@@ -23,7 +23,7 @@ use ib::source::ControlOp;
 use crate::fabric::FabricHandle;
 use crate::opensm::OpenSmControl;
 use crate::state::StateStore;
-use mibs::ib_sm_set::SmConfigSet;
+use mibs::ib_sm_set::{PartitionConfigSet, PartitionOp, SmConfigSet};
 
 /// Applies Sets; shared by every receive task of the agent.
 pub struct Controller {
@@ -202,9 +202,18 @@ impl Inner {
             .iter()
             .filter_map(|&i| changes.get(i)?.get::<SmConfigSet>().cloned())
             .collect();
-        tokio::task::spawn_blocking(move || opensm.apply(&sets.iter().collect::<Vec<_>>()))
-            .await
-            .map_err(|e| e.to_string())?
+        let partitions: Vec<PartitionOp> = at
+            .iter()
+            .filter_map(|&i| Some(changes.get(i)?.get::<PartitionConfigSet>()?.0.clone()))
+            .collect();
+        tokio::task::spawn_blocking(move || {
+            opensm.apply(&sets.iter().collect::<Vec<_>>())?;
+            partitions
+                .iter()
+                .try_for_each(|op| opensm.apply_partition(op))
+        })
+        .await
+        .map_err(|e| e.to_string())?
     }
 
     /// Puts back the state before the last successful apply.

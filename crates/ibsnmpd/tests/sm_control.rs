@@ -157,3 +157,195 @@ fn without_an_opensm_section_the_sm_columns_are_not_writable() {
     let (ok, text) = set(&agent.target, PRIORITY, "u", "7");
     assert!(!ok && text.contains("notWritable"), "{text}");
 }
+
+/// ibSmPartitionConfig scalars (instance .0).
+const PC: &str = ".1.3.6.1.3.117.7.1.5.2";
+/// ibSmPartitionVector column.
+const PARTITION_VECTOR: &str = ".1.3.6.1.3.117.7.1.5.1.1.4";
+
+const PARTITIONS: &str = "# The site's partitions (comments survive the agent's edits)\n\
+                          Default=0x7fff, ipoib : ALL=full;\n";
+
+/// One ibSmPartitionConfig operation in one Set PDU: prefix, key, action
+/// and the (type, value) pairs of the other scalars given as (sub-id, ..).
+fn partition_op(
+    target: &str,
+    key: u16,
+    action: u32,
+    more: &[(u32, &str, String)],
+) -> (bool, String) {
+    let mut args: Vec<String> = [
+        "-v2c", "-c", "private", "-On", "-t", "15", "-r", "0", target,
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    let mut push = |sub: u32, ty: &str, v: String| {
+        args.extend([format!("{PC}.{sub}.0"), ty.to_string(), v]);
+    };
+    push(1, "x", "FE80000000000000".into());
+    push(2, "u", key.to_string());
+    push(3, "i", action.to_string());
+    for (sub, ty, v) in more {
+        push(*sub, ty, v.clone());
+    }
+    let refs: Vec<&str> = args.iter().map(String::as_str).collect();
+    let o = snmp("snmpset", &refs);
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
+    (o.status.success(), text)
+}
+
+/// (port, full) of `node`'s entries in ibSmPartitionTable's vectors of `key`.
+fn vector_members(target: &str, key: u16, node: u64) -> Vec<(u8, bool)> {
+    let o = snmp(
+        "snmpwalk",
+        &[
+            "-v2c",
+            "-c",
+            "public",
+            "-On",
+            "-Ox",
+            target,
+            PARTITION_VECTOR,
+        ],
+    );
+    let text = String::from_utf8_lossy(&o.stdout).replace("\n ", " ");
+    let mut out = Vec::new();
+    for (oid, v) in common::parse_lines(&text) {
+        if oid.get(20) != Some(&u32::from(key)) {
+            continue;
+        }
+        let bytes: Vec<u8> = v
+            .trim_start_matches("Hex-STRING: ")
+            .split_whitespace()
+            .filter_map(|b| u8::from_str_radix(b, 16).ok())
+            .collect();
+        for e in bytes.chunks(10) {
+            let g = e.iter().take(8).fold(0u64, |a, &b| a << 8 | u64::from(b));
+            if g == node && e.len() == 10 {
+                out.push((e[8], e[9] == 1));
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn partition_configuration_reaches_opensm_and_the_partition_table() {
+    let mut cfg = TestbedConfig::new(SMALL_NET);
+    cfg.sm_sweep_secs = 2;
+    cfg.partitions = PARTITIONS.to_string();
+    cfg.opensm_conf = Some("# site\nsweep_interval 2\n".to_string());
+    let tb = Testbed::start(cfg).unwrap_or_else(|e| panic!("testbed: {e}"));
+    let parts = tb.dir().join("partitions.conf");
+    let dir = tempfile::tempdir().unwrap();
+    let agent_conf = dir.path().join("ibsnmpd.toml");
+    std::fs::write(
+        &agent_conf,
+        format!(
+            "[opensm]\nconf = \"{}\"\npartitions = \"{}\"\npid_file = \"{}\"\n",
+            tb.dir().join("opensm.conf").display(),
+            parts.display(),
+            tb.dir().join("opensm.pid").display(),
+        ),
+    )
+    .unwrap();
+    let agent = UmadAgent::start(
+        &tb,
+        None,
+        &[
+            "--config",
+            agent_conf.to_str().unwrap(),
+            "--sweep-interval",
+            "1",
+        ],
+        Duration::from_secs(60),
+        |a: &UmadAgent| {
+            let o = snmp(
+                "snmpget",
+                &["-v2c", "-c", "public", "-On", &a.target, PRIORITY],
+            );
+            String::from_utf8_lossy(&o.stdout).contains("Gauge32")
+        },
+    );
+    let lids = common::node_lids(&tb);
+    let (hca1, hca1_lid) = common::node_by_name(&tb, &lids, "Hca1");
+    let lid = common::port_lid(&tb, hca1_lid, 1).to_string();
+    let guid = format!("{hca1:016X}");
+    let pkeys = || {
+        let o = tb
+            .run_diag("saquery", &["--smkey", "1", "PKeyTableRecord", &lid])
+            .expect("saquery PKeyTableRecord");
+        o.stdout
+    };
+    let member = |ty: u32| {
+        vec![
+            (4, "x", guid.clone()),
+            (5, "u", "1".to_string()),
+            (6, "i", ty.to_string()),
+        ]
+    };
+
+    // Create, then add Hca1 port 1 as a full member.
+    let (ok, text) = partition_op(&agent.target, 5, 2, &[]);
+    assert!(ok, "create: {text}");
+    let (ok, text) = partition_op(&agent.target, 5, 4, &member(1));
+    assert!(ok, "addMember: {text}");
+    wait_for("P_Key 0x8005 at Hca1", Duration::from_secs(30), || {
+        let p = pkeys();
+        p.contains("0x8005").then_some(p)
+    });
+    wait_for(
+        "the full member in ibSmPartitionTable",
+        Duration::from_secs(30),
+        || (vector_members(&agent.target, 5, hca1) == [(1, true)]).then(String::new),
+    );
+
+    // A required field missing (the member type of addMember): refused,
+    // nothing changed.
+    let before = std::fs::read_to_string(&parts).unwrap();
+    let (ok, text) = partition_op(
+        &agent.target,
+        5,
+        4,
+        &[(4, "x", guid.clone()), (5, "u", "1".to_string())],
+    );
+    assert!(!ok && text.contains("inconsistentValue"), "{text}");
+    assert_eq!(std::fs::read_to_string(&parts).unwrap(), before);
+
+    // Limited, then removed.
+    let (ok, text) = partition_op(&agent.target, 5, 6, &member(2));
+    assert!(ok, "updateMemberType: {text}");
+    wait_for(
+        "P_Key 0x0005 (limited) at Hca1",
+        Duration::from_secs(30),
+        || {
+            let p = pkeys();
+            (p.contains("0x0005") && !p.contains("0x8005")).then_some(p)
+        },
+    );
+    wait_for(
+        "the limited member in ibSmPartitionTable",
+        Duration::from_secs(30),
+        || (vector_members(&agent.target, 5, hca1) == [(1, false)]).then(String::new),
+    );
+    let (ok, text) = partition_op(&agent.target, 5, 5, &[(4, "x", guid.clone())]);
+    assert!(ok, "removeMember: {text}");
+    wait_for(
+        "P_Key 0x0005 gone from Hca1",
+        Duration::from_secs(30),
+        || {
+            let p = pkeys();
+            (!p.contains("0x0005") && !p.contains("0x8005")).then_some(p)
+        },
+    );
+
+    // Delete: the operator's file as it was.
+    let (ok, text) = partition_op(&agent.target, 5, 3, &[]);
+    assert!(ok, "deletePartition: {text}");
+    assert_eq!(std::fs::read_to_string(&parts).unwrap(), PARTITIONS);
+}

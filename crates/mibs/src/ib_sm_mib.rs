@@ -543,6 +543,7 @@ pub fn objects() -> Vec<Arc<dyn MibObject<View, Change>>> {
             |r| &r.config,
             CONFIG_COLS,
         ))),
+        Arc::new(crate::ib_sm_set::PartitionConfig::new()),
         Arc::new(table(o::IB_SM_NODE_INFO_ENTRY, |r| &r.nodes, NODE_COLS)),
         Arc::new(table(o::IB_SM_PORT_INFO_ENTRY, |r| &r.ports, PORT_COLS)),
         Arc::new(table(

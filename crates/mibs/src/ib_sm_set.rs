@@ -6,7 +6,7 @@
 //! ([`crate::DeriveOptions::sm_control`]); otherwise notWritable, as
 //! before.
 
-use snmp::mib::SetError;
+use snmp::mib::{SetError, SetItem};
 use snmp::table::Table;
 use snmp::value::Value;
 
@@ -130,5 +130,248 @@ mod tests {
         );
         assert!(SmSetting::Priority.range().contains(&15));
         assert!(!SmSetting::Priority.range().contains(&16));
+    }
+}
+
+// ------------------------------------------------------ ibSmPartitionConfig
+
+/// One partition configuration operation (the MIB's comment before
+/// ibSmPartitionConfig), members named by port GUID as partitions.conf
+/// names them.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum PartitionOp {
+    Create {
+        key: u16,
+    },
+    Delete {
+        key: u16,
+    },
+    AddMembers {
+        key: u16,
+        ports: Vec<u64>,
+        full: bool,
+    },
+    RemoveMembers {
+        key: u16,
+        ports: Vec<u64>,
+    },
+    UpdateMemberType {
+        key: u16,
+        port: u64,
+        full: bool,
+    },
+}
+
+/// A checked ibSmPartitionConfig Set PDU.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PartitionConfigSet(pub PartitionOp);
+
+impl ModuleChange for PartitionConfigSet {
+    fn effect(&self) -> Effect {
+        Effect::Service
+    }
+}
+
+/// The six scalars, by their sub-identifier under ibSmPartitionConfig.
+mod pc {
+    pub const SUBNET_PREFIX: u32 = 1;
+    pub const KEY: u32 = 2;
+    pub const ACTION: u32 = 3;
+    pub const NODE_GUID: u32 = 4;
+    pub const PORT_NUM: u32 = 5;
+    pub const MEMBER_TYPE: u32 = 6;
+}
+
+/// ibSmPartitionConfig: read as a ready form (this subnet's prefix, the
+/// default partition, action none, ...); written as one operation per Set
+/// PDU, judged with all of the PDU's varbinds (a missing required field is
+/// inconsistentValue, as the MIB asks).
+pub struct PartitionConfig {
+    scalars: snmp::table::Scalars<View, Change>,
+}
+
+impl PartitionConfig {
+    pub fn new() -> Self {
+        let g = |x: u32| move |_: &View| Value::Gauge32(x);
+        let scalars = snmp::table::Scalars::new(crate::util::oid(o::IB_SM_PARTITION_CONFIG))
+            .read_only(pc::SUBNET_PREFIX, |v: &View| {
+                Value::OctetString(v.snapshot.subnet_prefix.to_be_bytes().to_vec())
+            })
+            .read_only(pc::KEY, g(0x7fff))
+            .read_only(pc::ACTION, |_: &View| Value::Integer(1))
+            .read_only(pc::NODE_GUID, |_: &View| Value::OctetString(vec![0; 8]))
+            .read_only(pc::PORT_NUM, g(1))
+            .read_only(pc::MEMBER_TYPE, |_: &View| Value::Integer(1));
+        PartitionConfig { scalars }
+    }
+}
+
+impl Default for PartitionConfig {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// What one Set PDU wrote, by field.
+#[derive(Default)]
+struct Form {
+    prefix: Option<u64>,
+    key: Option<u16>,
+    action: Option<(usize, i32)>,
+    node: Option<u64>,
+    port: Option<u8>,
+    full: Option<bool>,
+}
+
+fn gauge_in(v: &Value, max: u32) -> Result<u32, SetError> {
+    match v {
+        Value::Gauge32(x) if *x <= max => Ok(*x),
+        Value::Gauge32(_) => Err(SetError::WrongValue),
+        _ => Err(SetError::WrongType),
+    }
+}
+
+fn octets8(v: &Value) -> Result<u64, SetError> {
+    match v {
+        Value::OctetString(b) => <[u8; 8]>::try_from(b.as_slice())
+            .map(u64::from_be_bytes)
+            .map_err(|_| SetError::WrongLength),
+        _ => Err(SetError::WrongType),
+    }
+}
+
+fn enumerated(v: &Value, max: i32) -> Result<i32, SetError> {
+    match v {
+        Value::Integer(i) if (1..=max).contains(i) => Ok(*i),
+        Value::Integer(_) => Err(SetError::WrongValue),
+        _ => Err(SetError::WrongType),
+    }
+}
+
+impl PartitionConfig {
+    fn form(sets: &[SetItem<'_>]) -> Result<Form, (usize, SetError)> {
+        let mut f = Form::default();
+        for s in sets {
+            let at = |e| (s.position, e);
+            let Some(sub) = s
+                .oid
+                .strip_prefix(o::IB_SM_PARTITION_CONFIG)
+                .and_then(|r| match r {
+                    [sub, 0] => Some(*sub),
+                    _ => None,
+                })
+            else {
+                return Err(at(SetError::NoCreation));
+            };
+            match sub {
+                pc::SUBNET_PREFIX => f.prefix = Some(octets8(s.value).map_err(at)?),
+                pc::KEY => {
+                    f.key = Some(u16::try_from(gauge_in(s.value, 0xffff).map_err(at)?).unwrap_or(0))
+                }
+                pc::ACTION => f.action = Some((s.position, enumerated(s.value, 6).map_err(at)?)),
+                pc::NODE_GUID => f.node = Some(octets8(s.value).map_err(at)?),
+                pc::PORT_NUM => {
+                    let p = gauge_in(s.value, 254).map_err(at)?;
+                    if p == 0 {
+                        return Err(at(SetError::WrongValue));
+                    }
+                    f.port = Some(u8::try_from(p).unwrap_or(0));
+                }
+                pc::MEMBER_TYPE => f.full = Some(enumerated(s.value, 2).map_err(at)? == 1),
+                _ => return Err(at(SetError::NoCreation)),
+            }
+        }
+        Ok(f)
+    }
+
+    /// The port GUIDs a member names: the given port, or every port of the
+    /// node that has one (a CA's ports; a switch's port 0).
+    fn ports(v: &View, node: u64, port: Option<u8>) -> Option<Vec<u64>> {
+        let s = &v.snapshot;
+        let n = s.node_by_guid(ib::types::Guid(node))?;
+        let ports: Vec<u64> = s
+            .node_ports(n)
+            .iter()
+            .filter(|p| port.is_none_or(|q| p.num.0 == q))
+            .filter(|p| p.guid.0 != 0)
+            .map(|p| p.guid.0)
+            .collect::<std::collections::BTreeSet<_>>()
+            .into_iter()
+            .collect();
+        (!ports.is_empty()).then_some(ports)
+    }
+}
+
+impl snmp::mib::MibObject<View, Change> for PartitionConfig {
+    fn root(&self) -> &snmp::oid::Oid {
+        self.scalars.root()
+    }
+    fn get(&self, view: &View, oid: &[u32]) -> Value {
+        self.scalars.get(view, oid)
+    }
+    fn next(&self, view: &View, oid: &[u32]) -> Option<snmp::value::VarBind> {
+        self.scalars.next(view, oid)
+    }
+    fn check_set(&self, view: &View, oid: &[u32], value: &Value) -> Result<Change, SetError> {
+        let item = SetItem {
+            position: 0,
+            oid,
+            value,
+        };
+        match self.check_set_batch(view, &[item]) {
+            Ok(mut c) => c.pop().map(|(_, c)| c).ok_or(SetError::InconsistentValue),
+            Err((_, e)) => Err(e),
+        }
+    }
+    fn check_set_batch(
+        &self,
+        view: &View,
+        sets: &[SetItem<'_>],
+    ) -> Result<Vec<(usize, Change)>, (usize, SetError)> {
+        let first = sets.first().map_or(0, |s| s.position);
+        if !sm_rows(view).sm_control {
+            return Err((first, SetError::NotWritable));
+        }
+        let f = Self::form(sets)?;
+        // Prefix, key and action are mandatory for every operation.
+        let (Some(prefix), Some(key), Some((at, action))) = (f.prefix, f.key, f.action) else {
+            return Err((first, SetError::InconsistentValue));
+        };
+        let bad = |e| Err((at, e));
+        if prefix != view.snapshot.subnet_prefix {
+            return bad(SetError::InconsistentValue);
+        }
+        let members = |port: Option<u8>| -> Result<Vec<u64>, (usize, SetError)> {
+            let node = f.node.ok_or((at, SetError::InconsistentValue))?;
+            Self::ports(view, node, port).ok_or((at, SetError::InconsistentValue))
+        };
+        let op = match action {
+            // none(1): nothing to do.
+            1 => return Ok(Vec::new()),
+            2 => PartitionOp::Create { key },
+            3 => PartitionOp::Delete { key },
+            4 => PartitionOp::AddMembers {
+                key,
+                ports: members(f.port)?,
+                full: f.full.ok_or((at, SetError::InconsistentValue))?,
+            },
+            5 => PartitionOp::RemoveMembers {
+                key,
+                ports: members(f.port)?,
+            },
+            _ => {
+                let port = f.port.ok_or((at, SetError::InconsistentValue))?;
+                let ports = members(Some(port))?;
+                PartitionOp::UpdateMemberType {
+                    key,
+                    port: ports
+                        .first()
+                        .copied()
+                        .ok_or((at, SetError::InconsistentValue))?,
+                    full: f.full.ok_or((at, SetError::InconsistentValue))?,
+                }
+            }
+        };
+        Ok(vec![(at, Change::new(PartitionConfigSet(op)))])
     }
 }

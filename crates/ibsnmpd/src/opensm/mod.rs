@@ -7,11 +7,12 @@
 
 pub mod conf;
 pub mod console;
+pub mod partitions;
 
 use std::path::PathBuf;
 use std::time::Duration;
 
-use mibs::ib_sm_set::{SmConfigSet, SmSetting};
+use mibs::ib_sm_set::{PartitionOp, SmConfigSet, SmSetting};
 use tracing::{info, warn};
 
 /// The `[opensm]` section.
@@ -75,6 +76,31 @@ impl OpenSmControl {
             (None, Some(pid_file)) => hup(pid_file),
             (None, None) => {
                 warn!("no OpenSM console or pid_file in [opensm]: the change takes effect when OpenSM next starts");
+                Ok(())
+            }
+        }
+    }
+
+    /// Applies one partition operation: partitions.conf edited atomically,
+    /// then OpenSM told to re-read it (SIGHUP through `pid_file`, else a
+    /// heavy resweep through the console).
+    pub fn apply_partition(&self, op: &PartitionOp) -> Result<(), String> {
+        let path = self
+            .s
+            .partitions
+            .as_ref()
+            .ok_or("no partitions in [opensm]: partitions cannot be configured")?;
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+        let new = partitions::apply(&text, op)?;
+        conf::replace(path, new.as_bytes())
+            .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+        info!(file = %path.display(), ?op, "partition configuration changed over SNMP");
+        match (&self.s.pid_file, self.s.console) {
+            (Some(pid_file), _) => hup(pid_file),
+            (None, Some(addr)) => self.console(addr, "resweep heavy"),
+            (None, None) => {
+                warn!("no OpenSM pid_file or console in [opensm]: the partitions take effect when OpenSM next reads its files");
                 Ok(())
             }
         }
