@@ -86,6 +86,14 @@ pub enum ControlOp {
         template: Box<crate::mad::sa::PathRecord>,
         comp_mask: u64,
     },
+    /// SMP Set(PortInfo) of `port` of `node` (IBA 14.2.5.6), as ibportstate
+    /// sends it: `info` is the port's PortInfo with the fields to change set
+    /// and the state fields that are not to change at 0 (NoStateChange).
+    SetPortInfo {
+        node: Guid,
+        port: PortNum,
+        info: Box<crate::mad::smp::PortInfo>,
+    },
     /// SA GetMulti(MultiPathRecord) to the master SM (IBA 15.2.5.20): the
     /// PathRecords joining the record's source and destination GIDs. SMs
     /// without MultiPathRecord answer with an error status.
@@ -113,6 +121,8 @@ pub enum ControlReply {
     PortCounters(PortCounters),
     PortSamplesControl(PortSamplesControl),
     PathRecords(Vec<crate::mad::sa::PathRecord>),
+    /// The SMA's answer to a Set(PortInfo).
+    PortInfo(Box<crate::mad::smp::PortInfo>),
     Done,
 }
 

@@ -109,6 +109,9 @@ pub struct Settings {
     /// `[opensm]`: the OpenSM the agent steers (ibSmConfigTable Sets);
     /// None: the SM columns are read-only.
     pub opensm: Option<crate::opensm::OpenSmSettings>,
+    /// `port_writes`: ibSmPortInfoTable's safe columns may be set
+    /// (Set(PortInfo) SMPs); default false (notWritable).
+    pub port_writes: bool,
     /// `request_session_timeout`: IB-SM-MIB request sessions no Set touched
     /// for this long are aged out (default 300 s).
     pub request_session_timeout: Duration,
@@ -165,6 +168,7 @@ struct FileConfig {
     sim_partitions: Option<PathBuf>,
     opensm_conf: Option<PathBuf>,
     opensm: Option<OpenSmSection>,
+    port_writes: Option<bool>,
     request_session_timeout: Option<f64>,
     request_sessions_max: Option<u32>,
 }
@@ -696,6 +700,7 @@ fn merge(mut file: FileConfig, origin: &str, args: &RunArgs) -> Result<Settings,
             .opensm_conf
             .or_else(|| opensm.as_ref().map(|o| o.conf.clone())),
         opensm,
+        port_writes: file.port_writes.unwrap_or(false),
         request_session_timeout: match file.request_session_timeout {
             Some(secs) => seconds(secs).map_err(|m| in_file("request_session_timeout", m))?,
             None => mibs::ib_sm_req::DEFAULT_SESSION_TIMEOUT,

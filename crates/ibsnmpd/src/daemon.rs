@@ -174,6 +174,7 @@ pub fn run(
         let publisher = std::sync::Mutex::new(Publisher::with_options(&mibs::DeriveOptions {
             if_index_offset: settings.agentx_if_index_offset,
             sm_control: settings.opensm.is_some(),
+            port_writes: settings.port_writes,
         }));
         Arc::new(move |snap| {
             let t0 = std::time::Instant::now();

@@ -5,7 +5,10 @@
 //! lands in opensm.conf and in OpenSM's running configuration after the
 //! heavy resweep (console `dump_conf`); the operator's comments and other
 //! lines stay; bad values are refused and change nothing. Without
-//! `[opensm]` the SM columns are notWritable.
+//! `[opensm]` the SM columns are notWritable. ibSmPartitionConfig's
+//! operations edit partitions.conf and show in PKeyTableRecord and
+//! ibSmPartitionTable. With `port_writes`, ibSmPortInfoPhyState disables and
+//! enables a switch port (smpquery portinfo agrees), never the agent's own.
 
 mod common;
 
@@ -348,4 +351,131 @@ fn partition_configuration_reaches_opensm_and_the_partition_table() {
     let (ok, text) = partition_op(&agent.target, 5, 3, &[]);
     assert!(ok, "deletePartition: {text}");
     assert_eq!(std::fs::read_to_string(&parts).unwrap(), PARTITIONS);
+}
+
+/// ibSmPortInfoPhyState.
+const PHY_STATE: &str = ".1.3.6.1.3.117.7.1.3.1.1.16";
+
+fn port_instance(col: &str, node: u64, port: u8) -> String {
+    let g: Vec<String> = node.to_be_bytes().iter().map(|b| b.to_string()).collect();
+    format!("{col}.254.128.0.0.0.0.0.0.{}.{port}", g.join("."))
+}
+
+#[test]
+fn port_writes_disable_and_enable_a_port_but_never_the_agents_own() {
+    let tb =
+        Testbed::start(TestbedConfig::new(SMALL_NET)).unwrap_or_else(|e| panic!("testbed: {e}"));
+    let dir = tempfile::tempdir().unwrap();
+    let agent_conf = dir.path().join("ibsnmpd.toml");
+    std::fs::write(&agent_conf, "port_writes = true\n").unwrap();
+    // The agent reaches the fabric through Hca1 port 1 and Switch1 port 1.
+    let agent = UmadAgent::start(
+        &tb,
+        Some("Hca1"),
+        &[
+            "--config",
+            agent_conf.to_str().unwrap(),
+            "--sweep-interval",
+            "1",
+        ],
+        Duration::from_secs(60),
+        |a: &UmadAgent| {
+            let o = snmp(
+                "snmpwalk",
+                &["-v2c", "-c", "public", "-On", &a.target, PHY_STATE],
+            );
+            String::from_utf8_lossy(&o.stdout)
+                .matches("Gauge32")
+                .count()
+                >= 6
+        },
+    );
+    let lids = common::node_lids(&tb);
+    let (sw1, sw1_lid) = common::node_by_name(&tb, &lids, "Switch1");
+    let (hca1, _) = common::node_by_name(&tb, &lids, "Hca1");
+    let phys = |port: u8| {
+        let o = tb
+            .run_diag(
+                "smpquery",
+                &["portinfo", &sw1_lid.to_string(), &port.to_string()],
+            )
+            .expect("smpquery");
+        o.stdout
+            .lines()
+            .find(|l| l.starts_with("PhysLinkState"))
+            .unwrap_or_default()
+            .to_string()
+    };
+    let agent_phy = |port: u8| {
+        let o = snmp(
+            "snmpget",
+            &[
+                "-v2c",
+                "-c",
+                "public",
+                "-On",
+                &agent.target,
+                &port_instance(PHY_STATE, sw1, port),
+            ],
+        );
+        String::from_utf8_lossy(&o.stdout).into_owned()
+    };
+
+    // Switch1 port 2 (to Hca3): disabled, as `ibportstate disable` does.
+    let (ok, text) = set(&agent.target, &port_instance(PHY_STATE, sw1, 2), "u", "3");
+    assert!(ok, "disable: {text}");
+    assert!(phys(2).contains("Disabled"), "smpquery: {}", phys(2));
+    wait_for(
+        "ibSmPortInfoPhyState disabled(3)",
+        Duration::from_secs(30),
+        || {
+            let t = agent_phy(2);
+            t.contains("Gauge32: 3").then_some(t)
+        },
+    );
+    // Enabled again (polling), as `ibportstate enable` does; ibsim leaves
+    // the port Polling after that (it does with ibportstate too).
+    let (ok, text) = set(&agent.target, &port_instance(PHY_STATE, sw1, 2), "u", "2");
+    assert!(ok, "enable: {text}");
+    wait_for("PhysLinkState Polling", Duration::from_secs(30), || {
+        let p = phys(2);
+        p.contains("Polling").then_some(p)
+    });
+    wait_for(
+        "ibSmPortInfoPhyState polling(2)",
+        Duration::from_secs(30),
+        || {
+            let t = agent_phy(2);
+            t.contains("Gauge32: 2").then_some(t)
+        },
+    );
+
+    // The agent's own port and the switch port facing it: refused.
+    for (node, port) in [(hca1, 1), (sw1, 1)] {
+        let (ok, text) = set(
+            &agent.target,
+            &port_instance(PHY_STATE, node, port),
+            "u",
+            "3",
+        );
+        assert!(!ok && text.contains("inconsistentValue"), "{text}");
+    }
+    assert!(phys(1).contains("LinkUp"), "{}", phys(1));
+}
+
+#[test]
+fn without_port_writes_port_columns_are_not_writable() {
+    let agent = Agent::start(&[]);
+    let o = snmp(
+        "snmpwalk",
+        &["-v2c", "-c", "public", "-On", &agent.target, PHY_STATE],
+    );
+    let first = String::from_utf8_lossy(&o.stdout)
+        .lines()
+        .next()
+        .and_then(|l| l.split(' ').next())
+        .unwrap_or_default()
+        .to_string();
+    let (ok, text) = set(&agent.target, &first, "u", "3");
+    assert!(!ok && text.contains("notWritable"), "{first}: {text}");
 }

@@ -49,7 +49,7 @@ pub const DEF: crate::ModuleDef = crate::ModuleDef {
     objects,
     derive: Some(deriver),
     omitted: CONFIG_OMITTED,
-    fabric_ops: None,
+    fabric_ops: Some(crate::ib_sm_set::fabric_ops),
     check_reply: None,
     state: None,
 };
@@ -66,6 +66,7 @@ pub fn or_entry() -> SysOrEntry {
 fn deriver(opts: &crate::DeriveOptions) -> Box<dyn Derive> {
     Box::new(SmHistory {
         sm_control: opts.sm_control,
+        port_writes: opts.port_writes,
         ..SmHistory::default()
     })
 }
@@ -161,6 +162,8 @@ pub struct SmRows {
     /// The daemon steers the SM: ibSmConfigTable's settings are writable
     /// ([`crate::ib_sm_set`]).
     pub sm_control: bool,
+    /// `port_writes`: ibSmPortInfoTable's safe columns are writable.
+    pub port_writes: bool,
 }
 
 /// Membership history of the vector tables, owned by one publisher.
@@ -168,6 +171,8 @@ pub struct SmRows {
 pub struct SmHistory {
     /// [`crate::DeriveOptions::sm_control`], carried into every [`SmRows`].
     sm_control: bool,
+    /// [`crate::DeriveOptions::port_writes`], likewise.
+    port_writes: bool,
     first_done: bool,
     partitions: HashMap<u16, (Vec<u8>, Option<Instant>)>,
     mcast: HashMap<[u8; 16], (Vec<u8>, Option<Instant>)>,
@@ -393,6 +398,7 @@ impl SmHistory {
             });
         SmRows {
             sm_control: self.sm_control,
+            port_writes: self.port_writes,
             opensm,
             config,
             nodes,
@@ -545,7 +551,11 @@ pub fn objects() -> Vec<Arc<dyn MibObject<View, Change>>> {
         ))),
         Arc::new(crate::ib_sm_set::PartitionConfig::new()),
         Arc::new(table(o::IB_SM_NODE_INFO_ENTRY, |r| &r.nodes, NODE_COLS)),
-        Arc::new(table(o::IB_SM_PORT_INFO_ENTRY, |r| &r.ports, PORT_COLS)),
+        Arc::new(crate::ib_sm_set::writable_ports(table(
+            o::IB_SM_PORT_INFO_ENTRY,
+            |r| &r.ports,
+            PORT_COLS,
+        ))),
         Arc::new(table(
             o::IB_SM_SWITCH_INFO_ENTRY,
             |r| &r.switches,

@@ -10,6 +10,11 @@ use snmp::mib::{SetError, SetItem};
 use snmp::table::Table;
 use snmp::value::Value;
 
+use ib::mad::smp::PortInfo;
+use ib::model::{NodeIdx, PortIdx};
+use ib::source::ControlOp;
+use ib::types::{Guid, PortNum};
+
 use crate::change::{Change, Effect, ModuleChange};
 use crate::ib_sm_mib::sm_rows;
 use crate::oids::ib_sm_mib as o;
@@ -374,4 +379,187 @@ impl snmp::mib::MibObject<View, Change> for PartitionConfig {
         };
         Ok(vec![(at, Change::new(PartitionConfigSet(op)))])
     }
+}
+
+// ----------------------------------------------------- ibSmPortInfo writes
+
+/// A writable ibSmPortInfoTable column and the PortInfo field it sets.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PortField {
+    /// PortState (0 noStateChange, 1 down, ... 4 active).
+    State,
+    /// PortPhysicalState (2 polling: enable, 3 disabled: disable).
+    PhyState,
+    LinkWidthEnabled,
+    LinkSpeedEnabled,
+    VlHighLimit,
+    HoqLife,
+    LocalPhyError,
+    OverrunError,
+}
+
+/// (column, field, largest value).
+const PORT_FIELDS: [(&[u32], PortField, u32); 8] = [
+    (o::IB_SM_PORT_INFO_STATE, PortField::State, 4),
+    (o::IB_SM_PORT_INFO_PHY_STATE, PortField::PhyState, 3),
+    (
+        o::IB_SM_PORT_INFO_LINK_WIDTH_ENABLED,
+        PortField::LinkWidthEnabled,
+        255,
+    ),
+    (
+        o::IB_SM_PORT_INFO_LINK_SPEED_ENABLED,
+        PortField::LinkSpeedEnabled,
+        15,
+    ),
+    (
+        o::IB_SM_PORT_INFO_VL_HIGH_LIMIT,
+        PortField::VlHighLimit,
+        255,
+    ),
+    (o::IB_SM_PORT_INFO_HOQ_LIFE, PortField::HoqLife, 31),
+    (
+        o::IB_SM_PORT_INFO_LOCAL_PHY_ERROR,
+        PortField::LocalPhyError,
+        15,
+    ),
+    (
+        o::IB_SM_PORT_INFO_OVERRUN_ERROR,
+        PortField::OverrunError,
+        15,
+    ),
+];
+
+impl PortField {
+    fn set(self, p: &mut PortInfo, v: u8) {
+        match self {
+            PortField::State => p.port_state = v,
+            PortField::PhyState => p.port_physical_state = v,
+            PortField::LinkWidthEnabled => p.link_width_enabled = v,
+            PortField::LinkSpeedEnabled => p.link_speed_enabled = v,
+            PortField::VlHighLimit => p.vl_high_limit = v,
+            PortField::HoqLife => p.hoq_life = v,
+            PortField::LocalPhyError => p.local_phy_errors = v,
+            PortField::OverrunError => p.overrun_errors = v,
+        }
+    }
+}
+
+/// One written PortInfo column of one port; `base` is the port's PortInfo
+/// as the request saw it. A request's columns of one port become one
+/// Set(PortInfo) ([`fabric_ops`]).
+#[derive(Clone, Debug, PartialEq)]
+pub struct PortInfoSet {
+    pub node: Guid,
+    pub port: PortNum,
+    pub base: Box<PortInfo>,
+    pub field: PortField,
+    pub value: u8,
+}
+
+impl ModuleChange for PortInfoSet {
+    fn effect(&self) -> Effect {
+        Effect::Grouped
+    }
+}
+
+/// Whether the agent reaches the fabric through port `p`: a port of its own
+/// node, or the port at the other end of one of them.
+fn own_path(v: &View, p: PortIdx) -> bool {
+    let s = &v.snapshot;
+    let Some(local) = s.local_node else {
+        return false;
+    };
+    s.node_ports(local)
+        .iter()
+        .any(|lp| lp.node == s.port(p).map_or(NodeIdx::MAX, |x| x.node) || lp.remote == Some(p))
+}
+
+fn check_port(
+    v: &View,
+    p: PortIdx,
+    field: PortField,
+    max: u32,
+    value: &Value,
+) -> Result<Change, SetError> {
+    if !sm_rows(v).port_writes {
+        return Err(SetError::NotWritable);
+    }
+    let x = match value {
+        Value::Gauge32(x) if *x <= max => *x,
+        Value::Gauge32(_) => return Err(SetError::WrongValue),
+        _ => return Err(SetError::WrongType),
+    };
+    // The agent would cut itself off.
+    if own_path(v, p) {
+        return Err(SetError::InconsistentValue);
+    }
+    let port = v.snapshot.port(p).ok_or(SetError::NoCreation)?;
+    let node = v.snapshot.node(port.node).ok_or(SetError::NoCreation)?;
+    tracing::warn!(
+        node = %node.info.node_guid,
+        port = port.num.0,
+        ?field,
+        value = x,
+        "PortInfo Set requested over SNMP"
+    );
+    Ok(Change::new(PortInfoSet {
+        node: node.info.node_guid,
+        port: port.num,
+        base: Box::new(port.info.clone()),
+        field,
+        value: u8::try_from(x).unwrap_or(0),
+    }))
+}
+
+/// ibSmPortInfoTable with its safe columns writable (with `port_writes`).
+pub fn writable_ports(mut t: Table<View, Change, PortIdx>) -> Table<View, Change, PortIdx> {
+    for (col, field, max) in PORT_FIELDS {
+        t = t.read_write(last(col), move |v: &View, &p: &PortIdx, _, value| {
+            check_port(v, p, field, max, value)
+        });
+    }
+    t
+}
+
+/// One Set(PortInfo) per port of a request's PortInfo changes: the port's
+/// PortInfo with the state fields it does not change at NoStateChange (0)
+/// and every written column applied, as ibportstate builds it.
+pub fn fabric_ops(changes: &[Change]) -> Vec<(usize, ControlOp)> {
+    let mut ops: Vec<(usize, Guid, PortNum, PortInfo)> = Vec::new();
+    for (i, c) in changes.iter().enumerate() {
+        let Some(s) = c.get::<PortInfoSet>() else {
+            continue;
+        };
+        let at = match ops.iter().position(|o| o.1 == s.node && o.2 == s.port) {
+            Some(k) => k,
+            None => {
+                let mut p = (*s.base).clone();
+                p.port_state = 0;
+                p.port_physical_state = 0;
+                p.link_width_enabled = 0;
+                p.link_speed_enabled = 0;
+                p.link_speed_ext_enabled = 0;
+                p.link_down_default_state = 0;
+                p.operational_vls = 0;
+                ops.push((i, s.node, s.port, p));
+                ops.len() - 1
+            }
+        };
+        if let Some(o) = ops.get_mut(at) {
+            s.field.set(&mut o.3, s.value);
+        }
+    }
+    ops.into_iter()
+        .map(|(i, node, port, info)| {
+            (
+                i,
+                ControlOp::SetPortInfo {
+                    node,
+                    port,
+                    info: Box::new(info),
+                },
+            )
+        })
+        .collect()
 }

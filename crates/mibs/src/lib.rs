@@ -80,6 +80,9 @@ pub struct DeriveOptions {
     /// IB-SM-MIB: the daemon steers an OpenSM (`[opensm]` in its
     /// configuration), so ibSmConfigTable's SM settings are writable.
     pub sm_control: bool,
+    /// IB-SM-MIB: `port_writes` lets managers set ibSmPortInfoTable's safe
+    /// columns (Set(PortInfo) SMPs).
+    pub port_writes: bool,
 }
 
 /// See [`ModuleDef::derive`].

@@ -309,6 +309,10 @@ impl Source for SimSource {
                 Ok(ControlReply::Done)
             }
             // No SA here: paths come from the snapshot's forwarding tables.
+            ControlOp::SetPortInfo { .. } => Err(SourceError::Unsupported(
+                "PortInfo writes need --source umad (the simulator's links are flapped with ctl)"
+                    .into(),
+            )),
             ControlOp::SaPathRecords { .. } | ControlOp::SaMultiPathRecords { .. } => {
                 Err(SourceError::Unsupported(
                     "the simulator has no SA: paths are computed from its routing".into(),

@@ -98,8 +98,14 @@ impl Default for DiscoverOptions {
 }
 
 fn link_up(pi: &PortInfo) -> bool {
-    // PortState above Down, or physically LinkUp (5).
-    pi.port_state >= 2 || pi.port_physical_state == 5
+    // Physically LinkUp (5) or in LinkErrorRecovery (6); an SMA that reports
+    // no physical state (0): PortState above Down. A port disabled (3) may
+    // still show its last PortState for a moment: nothing answers through it.
+    match pi.port_physical_state {
+        5 | 6 => true,
+        0 => pi.port_state >= 2,
+        _ => false,
+    }
 }
 
 /// Runs one BFS sweep from our port.

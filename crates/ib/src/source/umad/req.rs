@@ -36,6 +36,26 @@ pub fn dr_get(attr: u16, modifier: u32, path: &[u8]) -> Request {
     }
 }
 
+/// A directed-route SMP Set along `path` with the encoded attribute `data`.
+pub fn dr_set(attr: u16, modifier: u32, path: &[u8], data: &[u8]) -> Request {
+    let mad = to_vec(DrPath::new(path).and_then(|p| {
+        build::dr_smp(
+            crate::mad::header::method::SET,
+            &p,
+            attr,
+            modifier,
+            0,
+            0,
+            data,
+        )
+    }));
+    Request {
+        agent: Agent::Smp,
+        addr: Address::directed_route(),
+        mad,
+    }
+}
+
 /// The attribute data of a directed-route SMP answer.
 pub fn smp_data(mad: &[u8]) -> &[u8] {
     mad.get(SMP_DATA..SMP_DATA + 64).unwrap_or(&[])

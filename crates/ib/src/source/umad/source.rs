@@ -643,6 +643,33 @@ impl crate::source::Source for UmadSource {
                 let c = self.pma_exchange(req::SET, lid, &control)?;
                 Ok(ControlReply::PortSamplesControl(c))
             }
+            ControlOp::SetPortInfo { node, port, info } => {
+                let path = self
+                    .last_disc
+                    .as_ref()
+                    .and_then(|d| d.nodes.get(&node))
+                    .map(|n| n.path.clone())
+                    .ok_or(SourceError::NoSuchNode(node))?;
+                let mut data = vec![0u8; crate::mad::smp::PortInfo::LEN];
+                info.encode(&mut data)
+                    .map_err(|e| SourceError::Invalid(e.to_string()))?;
+                let request = req::dr_set(
+                    crate::mad::smp::attr::PORT_INFO,
+                    u32::from(port.0),
+                    &path,
+                    &data,
+                );
+                let mad = self.tr.call(request).map_err(|e| match e {
+                    TxError::Status(s) => SourceError::Unsupported(format!(
+                        "SMA answered status {s:#06x} ({})",
+                        crate::mad::header::status_text(s)
+                    )),
+                    e => SourceError::Fabric(format!("Set(PortInfo): {e}")),
+                })?;
+                let answer = crate::mad::smp::PortInfo::decode(req::smp_data(&mad))
+                    .map_err(|e| SourceError::Fabric(e.to_string()))?;
+                Ok(ControlReply::PortInfo(Box::new(answer)))
+            }
             ControlOp::SimLinkFlap { .. } | ControlOp::SimErrorBurst { .. } => Err(
                 SourceError::Unsupported("simulator faults need --source sim".into()),
             ),
