@@ -85,7 +85,7 @@ impl Inner {
             .map_err(std::io::Error::other)?
     }
 
-    async fn apply_all(&self, changes: Vec<Change>) -> Result<(), ApplyError> {
+    async fn apply_all(&self, changes: Vec<Change>, principal: &str) -> Result<(), ApplyError> {
         let _one_at_a_time = self.serial.lock().await;
         let old = self.system.load_full();
         let mut new = (*old).clone();
@@ -181,6 +181,10 @@ impl Inner {
                 *stored = new_kv;
             }
         }
+        if reached_fabric {
+            // Who changed the fabric or the SM, and what: once, at info.
+            info!(by = principal, ?changes, "Set applied to the fabric");
+        }
         let undo = (!reached_fabric).then_some(Undo {
             system: old,
             kv: old_kv,
@@ -246,8 +250,13 @@ impl Inner {
 
 impl SetController<Change> for Controller {
     fn apply(&self, changes: Vec<Change>) -> ApplyFuture {
+        self.apply_as("AgentX master", changes)
+    }
+
+    fn apply_as(&self, principal: &str, changes: Vec<Change>) -> ApplyFuture {
         let me = Arc::clone(&self.inner);
-        Box::pin(async move { me.apply_all(changes).await })
+        let principal = principal.to_string();
+        Box::pin(async move { me.apply_all(changes, &principal).await })
     }
 
     fn undo_last(&self) -> ApplyFuture {

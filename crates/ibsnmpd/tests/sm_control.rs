@@ -116,6 +116,13 @@ fn priority_and_sweep_interval_reach_opensm() {
     });
     let conf = std::fs::read_to_string(&conf_path).unwrap();
     assert!(conf.contains("sm_priority 7 # site default\n"), "{conf}");
+    // Logged once at info with who asked (the community, redacted).
+    let log = agent.log_text();
+    assert!(
+        log.lines()
+            .any(|l| l.contains("Set applied to the fabric") && l.contains("community pr*")),
+        "{log}"
+    );
 
     // Sweep interval: in the file, re-read by OpenSM's heavy resweep.
     let (ok, text) = set(&agent.target, SWEEP_INTERVAL, "u", "7");

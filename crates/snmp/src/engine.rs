@@ -117,6 +117,13 @@ pub type ApplyFuture = Pin<Box<dyn Future<Output = Result<(), ApplyError>> + Sen
 pub trait SetController<K>: Send + Sync {
     fn apply(&self, changes: Vec<K>) -> ApplyFuture;
 
+    /// `apply` for a request from `principal` (how the request authenticated:
+    /// a USM user, or a redacted community), for the application's log.
+    fn apply_as(&self, principal: &str, changes: Vec<K>) -> ApplyFuture {
+        let _ = principal;
+        self.apply(changes)
+    }
+
     /// Takes back the last successful `apply`, if nothing was applied since and
     /// everything it did can be taken back; otherwise undoFailed.
     fn undo_last(&self) -> ApplyFuture {
@@ -438,7 +445,13 @@ impl<V, K> Engine<V, K> {
             mut response,
         } = p;
         let n = changes.len();
-        match self.controller.apply(changes).await {
+        let principal = match &reply {
+            Reply::Community { version, community } => {
+                format!("{version:?} community {}", redact(community))
+            }
+            Reply::V3(ctx) => format!("USM user {}", escape_wire(&ctx.user.name, 32)),
+        };
+        match self.controller.apply_as(&principal, changes).await {
             Ok(()) => add(&self.stats.in_total_set_vars, n),
             Err(e) => {
                 warn!(%src, error = %e, "SNMP Set failed in phase 2");
