@@ -55,6 +55,24 @@ fn wait_for(what: &str, timeout: Duration, mut f: impl FnMut() -> Option<String>
     }
 }
 
+/// The agent on the testbed with config file `conf`, once it serves
+/// ibSmConfigPriority.
+fn opensm_agent(tb: &Testbed, conf: &std::path::Path) -> UmadAgent {
+    UmadAgent::start(
+        tb,
+        None,
+        &["--config", conf.to_str().unwrap(), "--sweep-interval", "1"],
+        Duration::from_secs(60),
+        |a: &UmadAgent| {
+            let o = snmp(
+                "snmpget",
+                &["-v2c", "-c", "public", "-On", &a.target, PRIORITY],
+            );
+            String::from_utf8_lossy(&o.stdout).contains("Gauge32")
+        },
+    )
+}
+
 #[test]
 fn priority_and_sweep_interval_reach_opensm() {
     let mut cfg = TestbedConfig::new(SMALL_NET);
@@ -73,24 +91,7 @@ fn priority_and_sweep_interval_reach_opensm() {
         ),
     )
     .unwrap();
-    let agent = UmadAgent::start(
-        &tb,
-        None,
-        &[
-            "--config",
-            agent_conf.to_str().unwrap(),
-            "--sweep-interval",
-            "1",
-        ],
-        Duration::from_secs(60),
-        |a: &UmadAgent| {
-            let o = snmp(
-                "snmpget",
-                &["-v2c", "-c", "public", "-On", &a.target, PRIORITY],
-            );
-            String::from_utf8_lossy(&o.stdout).contains("Gauge32")
-        },
-    );
+    let agent = opensm_agent(&tb, &agent_conf);
 
     // Priority: at once through the console, and in the file.
     let (ok, text) = set(&agent.target, PRIORITY, "u", "7");
@@ -264,24 +265,7 @@ fn partition_configuration_reaches_opensm_and_the_partition_table() {
         ),
     )
     .unwrap();
-    let agent = UmadAgent::start(
-        &tb,
-        None,
-        &[
-            "--config",
-            agent_conf.to_str().unwrap(),
-            "--sweep-interval",
-            "1",
-        ],
-        Duration::from_secs(60),
-        |a: &UmadAgent| {
-            let o = snmp(
-                "snmpget",
-                &["-v2c", "-c", "public", "-On", &a.target, PRIORITY],
-            );
-            String::from_utf8_lossy(&o.stdout).contains("Gauge32")
-        },
-    );
+    let agent = opensm_agent(&tb, &agent_conf);
     let lids = common::node_lids(&tb);
     let (hca1, hca1_lid) = common::node_by_name(&tb, &lids, "Hca1");
     let lid = common::port_lid(&tb, hca1_lid, 1).to_string();

@@ -6,7 +6,7 @@
 //! Response is authenticated (and decrypted) with the same keys.
 
 use std::net::SocketAddr;
-use std::sync::atomic::{AtomicI32, Ordering};
+use std::sync::atomic::AtomicI32;
 use std::time::Duration;
 
 use tokio::net::UdpSocket;
@@ -132,16 +132,7 @@ impl InformWrapper {
 
 impl MessageWrapper for InformWrapper {
     fn wrap(&self, pdu: &Pdu) -> Result<Vec<u8>, String> {
-        let id = self.msg_id.fetch_add(1, Ordering::Relaxed) & i32::MAX;
-        let mut out = Vec::with_capacity(512);
-        if self
-            .usm
-            .encode_notification(&self.user, self.level, id, pdu.clone(), &mut out)
-        {
-            Ok(out)
-        } else {
-            Err(format!("cannot send as user {:?}", self.user))
-        }
+        super::trap::wrap_as(&self.usm, &self.user, self.level, &self.msg_id, pdu)
     }
 
     /// The receiver's Response, authenticated and decrypted with the

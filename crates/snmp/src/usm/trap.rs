@@ -39,18 +39,27 @@ impl TrapWrapper {
     }
 }
 
+/// `pdu` in a message from `user` at `level` with the next msgID of
+/// `msg_id` (traps and informs alike).
+pub(super) fn wrap_as(
+    usm: &Usm,
+    user: &str,
+    level: SecurityLevel,
+    msg_id: &AtomicI32,
+    pdu: &Pdu,
+) -> Result<Vec<u8>, String> {
+    let id = msg_id.fetch_add(1, Ordering::Relaxed) & i32::MAX;
+    let mut out = Vec::with_capacity(512);
+    if usm.encode_notification(user, level, id, pdu.clone(), &mut out) {
+        Ok(out)
+    } else {
+        Err(format!("cannot send as user {user:?}"))
+    }
+}
+
 impl MessageWrapper for TrapWrapper {
     fn wrap(&self, pdu: &Pdu) -> Result<Vec<u8>, String> {
-        let id = self.msg_id.fetch_add(1, Ordering::Relaxed) & i32::MAX;
-        let mut out = Vec::with_capacity(512);
-        if self
-            .usm
-            .encode_notification(&self.user, self.level, id, pdu.clone(), &mut out)
-        {
-            Ok(out)
-        } else {
-            Err(format!("cannot send as user {:?}", self.user))
-        }
+        wrap_as(&self.usm, &self.user, self.level, &self.msg_id, pdu)
     }
 
     /// Traps only: nothing comes back.
