@@ -15,6 +15,7 @@ pub struct UmadSection {
     timeout: Option<f64>,
     retries: Option<u32>,
     sm_key: Option<String>,
+    m_key: Option<String>,
     details: Option<Vec<String>>,
     lft: Option<bool>,
     topology_every: Option<u32>,
@@ -56,6 +57,11 @@ impl UmadSection {
                 return Err(format!("retries = {r}: must be 0..=20"));
             }
             o.transport.retries = r;
+        }
+        if let Some(k) = self.m_key {
+            o.m_key = parse_sm_key(&k)
+                .flatten()
+                .ok_or_else(|| format!("m_key = {k:?}: expected a 64-bit number (\"0x1\")"))?;
         }
         if let Some(k) = self.sm_key {
             o.sm_key = parse_sm_key(&k).ok_or_else(|| {

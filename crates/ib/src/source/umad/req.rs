@@ -36,19 +36,13 @@ pub fn dr_get(attr: u16, modifier: u32, path: &[u8]) -> Request {
     }
 }
 
-/// A directed-route SMP Set along `path` with the encoded attribute `data`.
-pub fn dr_set(attr: u16, modifier: u32, path: &[u8], data: &[u8]) -> Request {
-    let mad = to_vec(DrPath::new(path).and_then(|p| {
-        build::dr_smp(
-            crate::mad::header::method::SET,
-            &p,
-            attr,
-            modifier,
-            0,
-            0,
-            data,
-        )
-    }));
+/// A directed-route SMP Set along `path` with the encoded attribute `data`,
+/// carrying `m_key`.
+pub fn dr_set(attr: u16, modifier: u32, path: &[u8], m_key: u64, data: &[u8]) -> Request {
+    let set = crate::mad::header::method::SET;
+    let mad = to_vec(
+        DrPath::new(path).and_then(|p| build::dr_smp(set, &p, attr, modifier, 0, m_key, data)),
+    );
     Request {
         agent: Agent::Smp,
         addr: Address::directed_route(),

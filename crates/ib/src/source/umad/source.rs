@@ -36,6 +36,9 @@ pub struct UmadOptions {
     /// SM_Key presented to the SA to read partition tables as a trusted requester
     /// (OpenSM's default is 0x1). None: partitions are not read.
     pub sm_key: Option<u64>,
+    /// M_Key carried by the SMPs that set attributes (Set(PortInfo)); 0 by
+    /// default, which ports without M_Key protection accept.
+    pub m_key: u64,
     pub pma: PmaOptions,
     /// Read switch linear forwarding tables.
     pub lft: bool,
@@ -65,6 +68,7 @@ impl Default for UmadOptions {
                 ..TransportConfig::default()
             },
             sm_key: Some(0x1),
+            m_key: 0,
             pma: PmaOptions::default(),
             lft: true,
             subscribe_traps: false,
@@ -657,6 +661,7 @@ impl crate::source::Source for UmadSource {
                     crate::mad::smp::attr::PORT_INFO,
                     u32::from(port.0),
                     &path,
+                    self.opts.m_key,
                     &data,
                 );
                 let mad = self.tr.call(request).map_err(|e| match e {
