@@ -380,6 +380,8 @@ struct OpenSmSection {
     console: Option<String>,
     restart: Option<String>,
     pid_file: Option<PathBuf>,
+    start: Option<String>,
+    stop: Option<String>,
 }
 
 impl OpenSmSection {
@@ -402,6 +404,8 @@ impl OpenSmSection {
             console,
             restart: self.restart,
             pid_file: self.pid_file,
+            start: self.start,
+            stop: self.stop,
         })
     }
 }

@@ -23,7 +23,7 @@ use ib::source::ControlOp;
 use crate::fabric::FabricHandle;
 use crate::opensm::OpenSmControl;
 use crate::state::StateStore;
-use mibs::ib_sm_set::{PartitionConfigSet, PartitionOp, SmConfigSet};
+use mibs::ib_sm_set::{PartitionConfigSet, PartitionOp, SmAdminSet, SmConfigSet};
 
 /// Applies Sets; shared by every receive task of the agent.
 pub struct Controller {
@@ -210,8 +210,13 @@ impl Inner {
             .iter()
             .filter_map(|&i| Some(changes.get(i)?.get::<PartitionConfigSet>()?.0.clone()))
             .collect();
+        let admin: Vec<bool> = at
+            .iter()
+            .filter_map(|&i| Some(changes.get(i)?.get::<SmAdminSet>()?.enable))
+            .collect();
         tokio::task::spawn_blocking(move || {
             opensm.apply(&sets.iter().collect::<Vec<_>>())?;
+            admin.iter().try_for_each(|&e| opensm.admin(e))?;
             partitions
                 .iter()
                 .try_for_each(|op| opensm.apply_partition(op))

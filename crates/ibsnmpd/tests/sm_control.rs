@@ -470,3 +470,59 @@ fn without_port_writes_port_columns_are_not_writable() {
     let (ok, text) = set(&agent.target, &first, "u", "3");
     assert!(!ok && text.contains("notWritable"), "{first}: {text}");
 }
+
+/// ibSmConfigAdminSMState of the subnet fe80::/64.
+const ADMIN_STATE: &str = ".1.3.6.1.3.117.7.1.1.1.1.5.254.128.0.0.0.0.0.0";
+
+#[test]
+fn admin_sm_state_stops_and_starts_opensm_through_the_configured_commands() {
+    let mut cfg = TestbedConfig::new(SMALL_NET);
+    cfg.sm_sweep_secs = 2;
+    cfg.opensm_conf = Some(OPENSM_CONF.to_string());
+    let tb = Testbed::start(cfg).unwrap_or_else(|e| panic!("testbed: {e}"));
+    let d = tb.dir().display().to_string();
+    let port = common::free_port("127.0.0.1");
+    // The agent runs under the testbed's umad2sim preload: so do its commands.
+    let start = format!(
+        "cd {d} && OSM_TMP_DIR={d}/osm OSM_CACHE_DIR={d}/osm nohup opensm -F {d}/opensm.conf \
+         -P {d}/partitions.conf -f {d}/osm/osm2.log -s 2 --console loopback --console-port {port} \
+         >{d}/osm2.out 2>&1 & echo $! >{d}/opensm2.pid"
+    );
+    let stop = format!("kill $(cat {d}/opensm.pid)");
+    let dir = tempfile::tempdir().unwrap();
+    let agent_conf = dir.path().join("ibsnmpd.toml");
+    std::fs::write(
+        &agent_conf,
+        format!(
+            "[opensm]\nconf = \"{d}/opensm.conf\"\nstart = \"{}\"\nstop = \"{}\"\n",
+            start.replace('"', "\\\""),
+            stop
+        ),
+    )
+    .unwrap();
+    let agent = opensm_agent(&tb, &agent_conf);
+    let sm_up = || {
+        tb.run_diag("sminfo", &[])
+            .is_ok_and(|o| o.stdout.contains("SMINFO_MASTER"))
+    };
+    assert!(sm_up());
+
+    let (ok, text) = set(&agent.target, ADMIN_STATE, "i", "2");
+    assert!(ok, "disable: {text}");
+    wait_for("the SM gone", Duration::from_secs(30), || {
+        (!sm_up()).then(String::new)
+    });
+
+    let (ok, text) = set(&agent.target, ADMIN_STATE, "i", "1");
+    assert!(ok, "enable: {text}");
+    wait_for("the SM back as master", Duration::from_secs(60), || {
+        sm_up().then(String::new)
+    });
+
+    // Bad values are refused.
+    let (ok, text) = set(&agent.target, ADMIN_STATE, "i", "3");
+    assert!(!ok && text.contains("wrongValue"), "{text}");
+    if let Ok(pid) = std::fs::read_to_string(tb.dir().join("opensm2.pid")) {
+        let _ = std::process::Command::new("kill").arg(pid.trim()).status();
+    }
+}

@@ -36,6 +36,11 @@ pub enum SmSetting {
     MasterPollRetries,
     /// ibSmConfigMKeyLeasePeriod (seconds): `m_key_lease_period`.
     MKeyLeasePeriod,
+    /// ibSmConfigResponseTimeout (ms): `transaction_timeout`, read by
+    /// OpenSM only at start ([`SmSetting::needs_restart`]).
+    ResponseTimeout,
+    /// ibSmConfigDefaultLMC (0..7): `lmc`, read only at start.
+    DefaultLmc,
 }
 
 impl SmSetting {
@@ -47,7 +52,14 @@ impl SmSetting {
             SmSetting::MasterPollInterval => ("sminfo_polling_timeout", u64::from(value) * 1000),
             SmSetting::MasterPollRetries => ("polling_retry_number", value.into()),
             SmSetting::MKeyLeasePeriod => ("m_key_lease_period", value.into()),
+            SmSetting::ResponseTimeout => ("transaction_timeout", value.into()),
+            SmSetting::DefaultLmc => ("lmc", value.into()),
         }
+    }
+
+    /// OpenSM reads the option only when it starts (not on a heavy sweep).
+    pub fn needs_restart(self) -> bool {
+        matches!(self, SmSetting::ResponseTimeout | SmSetting::DefaultLmc)
     }
 
     /// The MIB column.
@@ -58,6 +70,8 @@ impl SmSetting {
             SmSetting::MasterPollInterval => o::IB_SM_CONFIG_MASTER_POLL_INTERVAL,
             SmSetting::MasterPollRetries => o::IB_SM_CONFIG_MASTER_POLL_RETRIES,
             SmSetting::MKeyLeasePeriod => o::IB_SM_CONFIG_M_KEY_LEASE_PERIOD,
+            SmSetting::ResponseTimeout => o::IB_SM_CONFIG_RESPONSE_TIMEOUT,
+            SmSetting::DefaultLmc => o::IB_SM_CONFIG_DEFAULT_LMC,
         }
     }
 
@@ -70,17 +84,34 @@ impl SmSetting {
             SmSetting::MasterPollInterval => 1..=3_600,
             SmSetting::MasterPollRetries => 1..=100,
             SmSetting::MKeyLeasePeriod => 0..=65_535,
+            SmSetting::ResponseTimeout => 1..=60_000,
+            SmSetting::DefaultLmc => 0..=7,
         }
     }
 }
 
-const SETTINGS: [SmSetting; 5] = [
+const SETTINGS: [SmSetting; 7] = [
     SmSetting::Priority,
     SmSetting::SweepInterval,
     SmSetting::MasterPollInterval,
     SmSetting::MasterPollRetries,
     SmSetting::MKeyLeasePeriod,
+    SmSetting::ResponseTimeout,
+    SmSetting::DefaultLmc,
 ];
+
+/// A Set of ibSmConfigAdminSMState: enable(1) starts the SM, disable(2)
+/// stops it, through the `[opensm]` start/stop commands.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SmAdminSet {
+    pub enable: bool,
+}
+
+impl ModuleChange for SmAdminSet {
+    fn effect(&self) -> Effect {
+        Effect::Service
+    }
+}
 
 /// A checked Set of one SM setting.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -119,7 +150,20 @@ pub fn writable<R: Send + Sync + 'static>(mut t: Table<View, Change, R>) -> Tabl
             check_setting(v, s, value)
         });
     }
-    t
+    t.read_write(
+        last(o::IB_SM_CONFIG_ADMIN_SM_STATE),
+        |v: &View, _, _, value| {
+            if !sm_rows(v).sm_control {
+                return Err(SetError::NotWritable);
+            }
+            match value {
+                Value::Integer(1) => Ok(Change::new(SmAdminSet { enable: true })),
+                Value::Integer(2) => Ok(Change::new(SmAdminSet { enable: false })),
+                Value::Integer(_) => Err(SetError::WrongValue),
+                _ => Err(SetError::WrongType),
+            }
+        },
+    )
 }
 
 #[cfg(test)]

@@ -29,6 +29,10 @@ pub struct OpenSmSettings {
     pub restart: Option<String>,
     /// OpenSM's pid file (`pid_file`): SIGHUP makes it re-read its files.
     pub pid_file: Option<PathBuf>,
+    /// Commands that start and stop OpenSM (`start`, `stop`), for
+    /// ibSmConfigAdminSMState.
+    pub start: Option<String>,
+    pub stop: Option<String>,
 }
 
 /// How long a console command may take.
@@ -60,6 +64,16 @@ impl OpenSmControl {
         conf::set_options(&self.s.conf, &options)
             .map_err(|e| format!("cannot edit {}: {e}", self.s.conf.display()))?;
         info!(conf = %self.s.conf.display(), ?options, "SM configuration changed over SNMP");
+        if sets.iter().any(|c| c.setting.needs_restart()) {
+            // OpenSM reads these only when it starts.
+            return match &self.s.restart {
+                Some(cmd) => run("restart", cmd),
+                None => {
+                    warn!("no [opensm] restart command: the change takes effect when OpenSM next starts");
+                    Ok(())
+                }
+            };
+        }
         let priority = sets.iter().rev().find(|c| c.setting == SmSetting::Priority);
         let others = sets.iter().any(|c| c.setting != SmSetting::Priority);
         match (self.s.console, &self.s.pid_file) {
@@ -110,6 +124,41 @@ impl OpenSmControl {
         console::command(addr, cmd, CONSOLE_TIMEOUT)
             .map(|_| ())
             .map_err(|e| format!("OpenSM console {addr}: {cmd:?}: {e}"))
+    }
+}
+
+impl OpenSmControl {
+    /// ibSmConfigAdminSMState: the start or stop command.
+    pub fn admin(&self, enable: bool) -> Result<(), String> {
+        let (what, cmd) = if enable {
+            ("start", &self.s.start)
+        } else {
+            ("stop", &self.s.stop)
+        };
+        let cmd = cmd
+            .as_ref()
+            .ok_or_else(|| format!("no [opensm] {what} command"))?;
+        run(what, cmd)?;
+        info!(what, "OpenSM {what} requested over SNMP");
+        Ok(())
+    }
+}
+
+/// Runs an operator's command (`sh -c`); Err with its status or output.
+fn run(what: &str, cmd: &str) -> Result<(), String> {
+    let out = std::process::Command::new("sh")
+        .args(["-c", cmd])
+        .stdin(std::process::Stdio::null())
+        .output()
+        .map_err(|e| format!("[opensm] {what}: {e}"))?;
+    if out.status.success() {
+        Ok(())
+    } else {
+        Err(format!(
+            "[opensm] {what} ({cmd:?}): {}: {}",
+            out.status,
+            String::from_utf8_lossy(&out.stderr).trim()
+        ))
     }
 }
 
