@@ -180,6 +180,56 @@ mod tests {
         assert!(SmSetting::Priority.range().contains(&15));
         assert!(!SmSetting::Priority.range().contains(&16));
     }
+
+    #[test]
+    fn port_writes_merge_into_one_set_port_info_per_port() {
+        let base = PortInfo {
+            port_state: 4,
+            port_physical_state: 5,
+            link_width_enabled: 3,
+            vl_high_limit: 9,
+            lmc: 0,
+            ..PortInfo::default()
+        };
+        let set = |port: u8, field, value| {
+            Change::new(PortInfoSet {
+                node: Guid(7),
+                port: PortNum(port),
+                base: Box::new(base.clone()),
+                field,
+                value,
+            })
+        };
+        let ops = fabric_ops(&[
+            set(2, PortField::HoqLife, 12),
+            set(3, PortField::PhyState, 3),
+            set(2, PortField::Lmc, 1),
+        ]);
+        assert_eq!(ops.len(), 2);
+        let ControlOp::SetPortInfo { port, info, .. } = &ops[0].1 else {
+            panic!("{ops:?}")
+        };
+        assert_eq!((ops[0].0, port.0), (0, 2));
+        assert_eq!(
+            (info.hoq_life, info.lmc),
+            (12, 1),
+            "both columns in one SMP"
+        );
+        assert_eq!(info.vl_high_limit, 9, "other fields as read");
+        assert_eq!(
+            (
+                info.port_state,
+                info.port_physical_state,
+                info.link_width_enabled
+            ),
+            (0, 0, 0),
+            "state fields not written are NoStateChange"
+        );
+        let ControlOp::SetPortInfo { info, .. } = &ops[1].1 else {
+            panic!()
+        };
+        assert_eq!(info.port_physical_state, 3);
+    }
 }
 
 // ------------------------------------------------------ ibSmPartitionConfig
@@ -440,10 +490,14 @@ pub enum PortField {
     HoqLife,
     LocalPhyError,
     OverrunError,
+    /// M_KeyProtectBits: a wrong value can lock the SM out of the port.
+    MKeyProtBits,
+    /// LMC: changes the port's LID range (the SM normally owns it).
+    Lmc,
 }
 
 /// (column, field, largest value).
-const PORT_FIELDS: [(&[u32], PortField, u32); 8] = [
+const PORT_FIELDS: [(&[u32], PortField, u32); 10] = [
     (o::IB_SM_PORT_INFO_STATE, PortField::State, 4),
     (o::IB_SM_PORT_INFO_PHY_STATE, PortField::PhyState, 3),
     (
@@ -472,6 +526,12 @@ const PORT_FIELDS: [(&[u32], PortField, u32); 8] = [
         PortField::OverrunError,
         15,
     ),
+    (
+        o::IB_SM_PORT_INFO_M_KEY_PROT_BITS,
+        PortField::MKeyProtBits,
+        3,
+    ),
+    (o::IB_SM_PORT_INFO_LMC, PortField::Lmc, 7),
 ];
 
 impl PortField {
@@ -485,6 +545,8 @@ impl PortField {
             PortField::HoqLife => p.hoq_life = v,
             PortField::LocalPhyError => p.local_phy_errors = v,
             PortField::OverrunError => p.overrun_errors = v,
+            PortField::MKeyProtBits => p.m_key_protect_bits = v,
+            PortField::Lmc => p.lmc = v,
         }
     }
 }
@@ -547,6 +609,13 @@ fn check_port(
         value = x,
         "PortInfo Set requested over SNMP"
     );
+    if matches!(field, PortField::MKeyProtBits | PortField::Lmc) {
+        tracing::warn!(
+            ?field,
+            "this PortInfo field belongs to the SM: M_KeyProtectBits can lock the SM out of the \
+             port, LMC changes its LIDs, and the SM may set it back at its next sweep"
+        );
+    }
     Ok(Change::new(PortInfoSet {
         node: node.info.node_guid,
         port: port.num,
