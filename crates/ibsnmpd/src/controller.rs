@@ -23,7 +23,7 @@ use ib::source::ControlOp;
 use crate::fabric::FabricHandle;
 use crate::opensm::OpenSmControl;
 use crate::state::StateStore;
-use mibs::ib_sm_set::{PartitionConfigSet, PartitionOp, SmAdminSet, SmConfigSet};
+use mibs::ib_sm_set::{PartitionConfigSet, PartitionOp, SmAdminSet, SmConfigSet, SmKeySet};
 
 /// Applies Sets; shared by every receive task of the agent.
 pub struct Controller {
@@ -214,8 +214,13 @@ impl Inner {
             .iter()
             .filter_map(|&i| Some(changes.get(i)?.get::<SmAdminSet>()?.enable))
             .collect();
+        let keys: Vec<u64> = at
+            .iter()
+            .filter_map(|&i| Some(changes.get(i)?.get::<SmKeySet>()?.key))
+            .collect();
         tokio::task::spawn_blocking(move || {
             opensm.apply(&sets.iter().collect::<Vec<_>>())?;
+            keys.iter().try_for_each(|&k| opensm.set_sm_key(k))?;
             admin.iter().try_for_each(|&e| opensm.admin(e))?;
             partitions
                 .iter()

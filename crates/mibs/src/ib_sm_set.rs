@@ -100,6 +100,27 @@ const SETTINGS: [SmSetting; 7] = [
     SmSetting::DefaultLmc,
 ];
 
+/// A Set of ibSmConfigSMKey: `sm_key` in opensm.conf, read by OpenSM at
+/// start (the `restart` command). A secret: writable only at authPriv
+/// through a view that includes it, like its reads.
+#[derive(Clone, PartialEq, Eq)]
+pub struct SmKeySet {
+    pub key: u64,
+}
+
+/// Never shows the key (changes are logged).
+impl std::fmt::Debug for SmKeySet {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("SmKeySet { key: <secret> }")
+    }
+}
+
+impl ModuleChange for SmKeySet {
+    fn effect(&self) -> Effect {
+        Effect::Service
+    }
+}
+
 /// A Set of ibSmConfigAdminSMState: enable(1) starts the SM, disable(2)
 /// stops it, through the `[opensm]` start/stop commands.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -150,6 +171,21 @@ pub fn writable<R: Send + Sync + 'static>(mut t: Table<View, Change, R>) -> Tabl
             check_setting(v, s, value)
         });
     }
+    t = t.read_write(last(o::IB_SM_CONFIG_SM_KEY), |v: &View, _, _, value| {
+        if !sm_rows(v).sm_control {
+            return Err(SetError::NotWritable);
+        }
+        match value {
+            Value::OctetString(b) => <[u8; 8]>::try_from(b.as_slice())
+                .map(|k| {
+                    Change::new(SmKeySet {
+                        key: u64::from_be_bytes(k),
+                    })
+                })
+                .map_err(|_| SetError::WrongLength),
+            _ => Err(SetError::WrongType),
+        }
+    });
     t.read_write(
         last(o::IB_SM_CONFIG_ADMIN_SM_STATE),
         |v: &View, _, _, value| {

@@ -128,6 +128,23 @@ impl OpenSmControl {
 }
 
 impl OpenSmControl {
+    /// ibSmConfigSMKey: `sm_key` in opensm.conf, then the restart command
+    /// (OpenSM reads it at start). The key is never logged.
+    pub fn set_sm_key(&self, key: u64) -> Result<(), String> {
+        conf::set_options(&self.s.conf, &[("sm_key", format!("0x{key:016x}"))])
+            .map_err(|e| format!("cannot edit {}: {e}", self.s.conf.display()))?;
+        info!(conf = %self.s.conf.display(), "SM_Key changed over SNMP");
+        match &self.s.restart {
+            Some(cmd) => run("restart", cmd),
+            None => {
+                warn!(
+                    "no [opensm] restart command: the SM_Key takes effect when OpenSM next starts"
+                );
+                Ok(())
+            }
+        }
+    }
+
     /// ibSmConfigAdminSMState: the start or stop command.
     pub fn admin(&self, enable: bool) -> Result<(), String> {
         let (what, cmd) = if enable {
