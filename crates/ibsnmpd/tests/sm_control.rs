@@ -356,6 +356,15 @@ fn partition_configuration_reaches_opensm_and_the_partition_table() {
             (!p.contains("0x0005") && !p.contains("0x8005")).then_some(p)
         },
     );
+    wait_for(
+        "no member in ibSmPartitionTable",
+        Duration::from_secs(30),
+        || {
+            vector_members(&agent.target, 5, hca1)
+                .is_empty()
+                .then(String::new)
+        },
+    );
 
     // Delete: the operator's file as it was.
     let (ok, text) = partition_op(&agent.target, 5, 3, &[]);
