@@ -92,6 +92,10 @@ fn walk(agent: &Agent) -> Cells {
     let mut cells = Cells::new();
     for (oid, v) in rows {
         let rest = oid.strip_prefix(&SM_PREFIX[..]).expect("under ibSmMIB");
+        // ibSmPartitionConfig's scalars (a write form, not a table).
+        if rest.starts_with(&[1, 5, 2]) {
+            continue;
+        }
         // ibSmMIBObjects(1) . group . table(1|2) . entry(1) . column . index
         let (&[1, group, table, 1, col], index) = rest.split_at(5) else {
             panic!("unexpected OID {oid:?}");
