@@ -55,6 +55,16 @@ fn wait_for(what: &str, timeout: Duration, mut f: impl FnMut() -> Option<String>
     }
 }
 
+/// The agent on the testbed with `toml` as its config file (in the returned
+/// directory), once it serves ibSmConfigPriority.
+fn steering_agent(tb: &Testbed, toml: &str) -> (tempfile::TempDir, UmadAgent) {
+    let dir = tempfile::tempdir().unwrap();
+    let conf = dir.path().join("ibsnmpd.toml");
+    std::fs::write(&conf, toml).unwrap();
+    let agent = opensm_agent(tb, &conf);
+    (dir, agent)
+}
+
 /// The agent on the testbed with config file `conf`, once it serves
 /// ibSmConfigPriority.
 fn opensm_agent(tb: &Testbed, conf: &std::path::Path) -> UmadAgent {
@@ -80,18 +90,14 @@ fn priority_and_sweep_interval_reach_opensm() {
     cfg.opensm_conf = Some(OPENSM_CONF.to_string());
     let tb = Testbed::start(cfg).unwrap_or_else(|e| panic!("testbed: {e}"));
     let conf_path = tb.dir().join("opensm.conf");
-    let dir = tempfile::tempdir().unwrap();
-    let agent_conf = dir.path().join("ibsnmpd.toml");
-    std::fs::write(
-        &agent_conf,
-        format!(
+    let (_dir, agent) = steering_agent(
+        &tb,
+        &format!(
             "[opensm]\nconf = \"{}\"\nconsole = \"127.0.0.1:{}\"\n",
             conf_path.display(),
             tb.console_port()
         ),
-    )
-    .unwrap();
-    let agent = opensm_agent(&tb, &agent_conf);
+    );
 
     // Priority: at once through the console, and in the file.
     let (ok, text) = set(&agent.target, PRIORITY, "u", "7");
@@ -272,19 +278,15 @@ fn partition_configuration_reaches_opensm_and_the_partition_table() {
     cfg.opensm_conf = Some("# site\nsweep_interval 2\n".to_string());
     let tb = Testbed::start(cfg).unwrap_or_else(|e| panic!("testbed: {e}"));
     let parts = tb.dir().join("partitions.conf");
-    let dir = tempfile::tempdir().unwrap();
-    let agent_conf = dir.path().join("ibsnmpd.toml");
-    std::fs::write(
-        &agent_conf,
-        format!(
+    let (_dir, agent) = steering_agent(
+        &tb,
+        &format!(
             "[opensm]\nconf = \"{}\"\npartitions = \"{}\"\npid_file = \"{}\"\n",
             tb.dir().join("opensm.conf").display(),
             parts.display(),
             tb.dir().join("opensm.pid").display(),
         ),
-    )
-    .unwrap();
-    let agent = opensm_agent(&tb, &agent_conf);
+    );
     let lids = common::node_lids(&tb);
     let (hca1, hca1_lid) = common::node_by_name(&tb, &lids, "Hca1");
     let lid = common::port_lid(&tb, hca1_lid, 1).to_string();
@@ -517,18 +519,14 @@ fn admin_sm_state_stops_and_starts_opensm_through_the_configured_commands() {
          >{d}/osm2.out 2>&1 & echo $! >{d}/opensm2.pid"
     );
     let stop = format!("kill $(cat {d}/opensm.pid)");
-    let dir = tempfile::tempdir().unwrap();
-    let agent_conf = dir.path().join("ibsnmpd.toml");
-    std::fs::write(
-        &agent_conf,
-        format!(
+    let (_dir, agent) = steering_agent(
+        &tb,
+        &format!(
             "[opensm]\nconf = \"{d}/opensm.conf\"\nstart = \"{}\"\nstop = \"{}\"\n",
             start.replace('"', "\\\""),
             stop
         ),
-    )
-    .unwrap();
-    let agent = opensm_agent(&tb, &agent_conf);
+    );
     let sm_up = || {
         tb.run_diag("sminfo", &[])
             .is_ok_and(|o| o.stdout.contains("SMINFO_MASTER"))
