@@ -217,6 +217,54 @@ impl<V, K> Dispatcher<V, K> {
         }
     }
 
+    /// Up to `max` successive instances after `oid` that the request may
+    /// read, appended to `out` (GetBulk repeaters, so no SNMPv1 rule):
+    /// fewer at the end of the MIB view.
+    fn next_run_for(
+        &self,
+        view: &V,
+        oid: &[u32],
+        max: usize,
+        acc: &dyn AccessCheck,
+        out: &mut Vec<VarBind>,
+    ) {
+        let base = out.len();
+        let mut from = Oid::from_slice(oid);
+        loop {
+            let need = max.saturating_sub(out.len() - base);
+            if need == 0 {
+                return;
+            }
+            let before = out.len();
+            let start = self.roots.partition_point(|r| {
+                r.as_slice() < from.as_slice() && !is_owner(r.as_slice(), from.as_slice())
+            });
+            for o in self.objects.get(start..).unwrap_or(&[]) {
+                o.next_run(view, from.as_slice(), need, out);
+                if out.len() > before {
+                    break;
+                }
+            }
+            let Some(last) = out.last().filter(|_| out.len() > before) else {
+                return; // the end of the MIB
+            };
+            from = last.oid.clone();
+            let denied = out
+                .get(before..)
+                .and_then(|run| run.iter().position(|vb| !acc.readable(vb.oid.as_slice())));
+            if let Some(i) = denied {
+                let at = out
+                    .get_mut(before + i)
+                    .map(|vb| std::mem::take(&mut vb.oid))
+                    .unwrap_or_default();
+                out.truncate(before + i);
+                // Resume where the view lets us, always moving forward.
+                let resume = acc.resume_after(at.as_slice());
+                from = if resume > at { resume } else { at };
+            }
+        }
+    }
+
     /// Phase 1 of a Set for one varbind.
     pub fn check_set(&self, view: &V, oid: &[u32], value: &Value) -> Result<K, SetError> {
         match self.owner(oid) {
@@ -370,41 +418,43 @@ impl<V, K> Dispatcher<V, K> {
             }
             out.push(next);
         }
-        let m = if full { 0 } else { m };
+        // Repetitions the varbind cap leaves room for.
         let limit = self.max_bulk_varbinds.max(n + r);
-        'reps: for rep_no in 0..m {
-            if out.len() + r > limit {
-                break;
-            }
-            let mut all_end = true;
-            for (j, vb) in rep.iter().enumerate() {
-                // The previous repetition's varbind for this column.
-                let prev = if rep_no == 0 {
-                    Some(vb)
-                } else {
-                    out.get(n + (rep_no - 1) * r + j)
-                };
-                let Some(prev) = prev else { break 'reps };
-                let next = if prev.value == Value::EndOfMibView {
-                    VarBind::new(prev.oid.clone(), Value::EndOfMibView)
-                } else {
-                    match self.next_for(view, Version::V2c, prev.oid.as_slice(), acc) {
-                        Some(v) => {
-                            all_end = false;
-                            v
-                        }
-                        None => VarBind::new(prev.oid.clone(), Value::EndOfMibView),
-                    }
-                };
-                used += ber::varbind_len(&next);
-                if used > budget {
-                    break 'reps;
+        let m = match (full, r) {
+            (true, _) | (_, 0) => 0,
+            _ => m.min(limit.saturating_sub(out.len()) / r),
+        };
+        if m > 0 {
+            // Each repeater's successors are independent of the others':
+            // walk each one's run at once (a table finds its place once),
+            // then lay them out repetition by repetition.
+            let mut runs = Vec::with_capacity(r);
+            let mut longest = 0;
+            for vb in rep {
+                let mut run = Vec::with_capacity(m);
+                if vb.value != Value::EndOfMibView {
+                    self.next_run_for(view, vb.oid.as_slice(), m, acc, &mut run);
                 }
-                out.push(next);
+                longest = longest.max(run.len());
+                // Past its end a repeater repeats endOfMibView at the last
+                // instance it reached.
+                let end = run.last().map_or(&vb.oid, |v| &v.oid).clone();
+                runs.push((run.into_iter(), end));
             }
-            // Every repeater is past the end: further repetitions add nothing.
-            if all_end {
-                break;
+            // The repetition where every repeater is past its end is the
+            // last one sent.
+            let reps = m.min(longest + 1);
+            'reps: for _ in 0..reps {
+                for (run, end) in runs.iter_mut() {
+                    let next = run
+                        .next()
+                        .unwrap_or_else(|| VarBind::new(end.clone(), Value::EndOfMibView));
+                    used += ber::varbind_len(&next);
+                    if used > budget {
+                        break 'reps;
+                    }
+                    out.push(next);
+                }
             }
         }
         let error_status = if out.is_empty() && requested {

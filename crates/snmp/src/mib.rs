@@ -53,6 +53,25 @@ pub trait MibObject<V, K>: Send + Sync {
     /// instance is returned) or inside it.
     fn next(&self, view: &V, oid: &[u32]) -> Option<VarBind>;
 
+    /// Up to `max` successive instances of this subtree after `oid`, in
+    /// order, appended to `out`; fewer when the subtree ends. This is a
+    /// GetBulk repeater's walk: a table finds its place once and steps on
+    /// from there, where the default asks [`MibObject::next`] anew for
+    /// each instance.
+    fn next_run(&self, view: &V, oid: &[u32], max: usize, out: &mut Vec<VarBind>) {
+        let start = out.len();
+        for _ in 0..max {
+            let from = match out.get(start..).and_then(<[VarBind]>::last) {
+                Some(prev) => prev.oid.as_slice(),
+                None => oid,
+            };
+            match self.next(view, from) {
+                Some(vb) => out.push(vb),
+                None => break,
+            }
+        }
+    }
+
     /// Phase 1 of Set: validate `value` for `oid` against `view` and return
     /// the change to apply. Nothing may be changed here.
     fn check_set(&self, view: &V, oid: &[u32], value: &Value) -> Result<K, SetError> {

@@ -17,6 +17,15 @@ impl Oid {
     pub fn from_slice(s: &[u32]) -> Self {
         Oid(s.to_vec())
     }
+    /// The parts one after another (e.g. a table entry, a column and an
+    /// encoded index).
+    pub fn from_parts(parts: &[&[u32]]) -> Self {
+        let mut v = Vec::with_capacity(parts.iter().map(|p| p.len()).sum());
+        for p in parts {
+            v.extend_from_slice(p);
+        }
+        Oid(v)
+    }
     pub fn as_slice(&self) -> &[u32] {
         &self.0
     }
@@ -37,10 +46,7 @@ impl Oid {
     }
     /// `self` followed by `suffix`.
     pub fn join(&self, suffix: &[u32]) -> Oid {
-        let mut v = Vec::with_capacity(self.0.len() + suffix.len());
-        v.extend_from_slice(&self.0);
-        v.extend_from_slice(suffix);
-        Oid(v)
+        Oid::from_parts(&[&self.0, suffix])
     }
     pub fn into_vec(self) -> Vec<u32> {
         self.0
@@ -49,13 +55,13 @@ impl Oid {
 
 impl From<Vec<u32>> for Oid {
     fn from(v: Vec<u32>) -> Self {
-        Oid(v)
+        Oid::new(v)
     }
 }
 
 impl From<&[u32]> for Oid {
     fn from(v: &[u32]) -> Self {
-        Oid(v.to_vec())
+        Oid::from_slice(v)
     }
 }
 

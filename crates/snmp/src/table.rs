@@ -343,6 +343,49 @@ impl<V, K, R> Table<V, K, R> {
             .ok()
             .and_then(|i| self.columns.get(i))
     }
+
+    /// Hands the instances after `oid` in GetNext order (column-major,
+    /// sparse cells skipped) to `take` until it answers false. The row
+    /// position is searched once; the walk then steps through the rows.
+    fn walk(&self, view: &V, oid: &[u32], mut take: impl FnMut(VarBind) -> bool) {
+        let e = self.entry.as_slice();
+        let (start, mut after) = match oid.strip_prefix(e) {
+            Some(rest) => match rest.split_first() {
+                None => (0, None),
+                Some((&c, idx)) => {
+                    let pos = self.columns.partition_point(|col| col.id < c);
+                    match self.columns.get(pos) {
+                        Some(col) if col.id == c => (pos, Some(idx)),
+                        _ => (pos, None),
+                    }
+                }
+            },
+            None if oid < e => (0, None),
+            None => return,
+        };
+        let rows = (self.rows)(view);
+        for col in self.columns.get(start..).unwrap_or(&[]) {
+            let mut pos = match after.take() {
+                Some(idx) => rows.position_after(idx),
+                None => 0,
+            };
+            if !col.access.readable() {
+                continue;
+            }
+            while let Some((key, row)) = rows.at(pos) {
+                pos += 1;
+                // An exception from the cell function also means "absent".
+                let Some(value) = (self.cell)(view, row, col.id).filter(|v| !v.is_exception())
+                else {
+                    continue;
+                };
+                let oid = Oid::from_parts(&[e, &[col.id], key]);
+                if !take(VarBind::new(oid, value)) {
+                    return;
+                }
+            }
+        }
+    }
 }
 
 impl<V, K, R> MibObject<V, K> for Table<V, K, R> {
@@ -372,43 +415,23 @@ impl<V, K, R> MibObject<V, K> for Table<V, K, R> {
     }
 
     fn next(&self, view: &V, oid: &[u32]) -> Option<VarBind> {
-        let e = self.entry.as_slice();
-        let (start, mut after) = match oid.strip_prefix(e) {
-            Some(rest) => match rest.split_first() {
-                None => (0, None),
-                Some((&c, idx)) => {
-                    let pos = self.columns.partition_point(|col| col.id < c);
-                    match self.columns.get(pos) {
-                        Some(col) if col.id == c => (pos, Some(idx)),
-                        _ => (pos, None),
-                    }
-                }
-            },
-            None if oid < e => (0, None),
-            None => return None,
-        };
-        let rows = (self.rows)(view);
-        for col in self.columns.get(start..).unwrap_or(&[]) {
-            let mut pos = match after.take() {
-                Some(idx) => rows.position_after(idx),
-                None => 0,
-            };
-            if !col.access.readable() {
-                continue;
-            }
-            while let Some((key, row)) = rows.at(pos) {
-                // An exception from the cell function also means "absent".
-                if let Some(value) = (self.cell)(view, row, col.id).filter(|v| !v.is_exception()) {
-                    let mut v = Vec::with_capacity(e.len() + 1 + key.len());
-                    v.extend_from_slice(e);
-                    v.push(col.id);
-                    v.extend_from_slice(key);
-                    return Some(VarBind::new(Oid::new(v), value));
-                }
-                pos += 1;
-            }
+        let mut found = None;
+        self.walk(view, oid, |vb| {
+            found = Some(vb);
+            false
+        });
+        found
+    }
+
+    fn next_run(&self, view: &V, oid: &[u32], max: usize, out: &mut Vec<VarBind>) {
+        let mut left = max;
+        if left > 0 {
+            self.walk(view, oid, |vb| {
+                out.push(vb);
+                left -= 1;
+                left > 0
+            });
         }
-        None
     }
 
     fn check_set(&self, view: &V, oid: &[u32], value: &Value) -> Result<K, SetError> {

@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use proptest::prelude::*;
-use snmp::dispatch::Dispatcher;
+use snmp::dispatch::{AccessCheck, Dispatcher};
 use snmp::index::{
     FixedOctets, ImpliedOctets, IndexCodec, Integer, IpAddress, ObjectIdentifier, Unsigned32,
     VarOctets,
@@ -337,5 +337,104 @@ proptest! {
             prop_assert_eq!(b.error_status, ErrorStatus::TooBig);
             prop_assert!(b.varbinds.is_empty());
         }
+    }
+}
+
+/// A view that hides some subtrees (as a VACM view with excluded families).
+struct Hiding(Vec<Vec<u32>>);
+
+impl AccessCheck for Hiding {
+    fn readable(&self, oid: &[u32]) -> bool {
+        !self.0.iter().any(|h| oid.starts_with(h))
+    }
+    fn writable(&self, _: &[u32]) -> bool {
+        false
+    }
+}
+
+/// GetBulk by the letter of RFC 3416 4.2.3: one GetNext after another,
+/// repetition by repetition, each repeater from its previous varbind.
+fn bulk_reference(
+    d: &Dispatcher<View, ()>,
+    view: &View,
+    acc: &Hiding,
+    req: &BulkBody,
+    limit: usize,
+) -> Vec<VarBind> {
+    let next = |oid: &Oid| -> Option<VarBind> {
+        let mut cur = oid.clone();
+        loop {
+            let vb = d.next(view, cur.as_slice())?;
+            if acc.readable(vb.oid.as_slice()) {
+                return Some(vb);
+            }
+            cur = vb.oid;
+        }
+    };
+    let end = |oid: &Oid| VarBind::new(oid.clone(), Value::EndOfMibView);
+    let n = (req.non_repeaters.max(0) as usize).min(req.varbinds.len());
+    let (non_rep, rep) = req.varbinds.split_at(n);
+    let mut out: Vec<VarBind> = non_rep
+        .iter()
+        .map(|vb| next(&vb.oid).unwrap_or_else(|| end(&vb.oid)))
+        .collect();
+    let limit = limit.max(n + rep.len());
+    for i in 0..req.max_repetitions.max(0) as usize {
+        if rep.is_empty() || out.len() + rep.len() > limit {
+            break;
+        }
+        let mut all_end = true;
+        for (j, vb) in rep.iter().enumerate() {
+            let prev = if i == 0 {
+                vb.clone()
+            } else {
+                out[n + (i - 1) * rep.len() + j].clone()
+            };
+            let got = if prev.value == Value::EndOfMibView {
+                None
+            } else {
+                next(&prev.oid)
+            };
+            all_end &= got.is_none();
+            out.push(got.unwrap_or_else(|| end(&prev.oid)));
+        }
+        if all_end {
+            break;
+        }
+    }
+    out
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 300, ..ProptestConfig::default() })]
+    /// The dispatcher walks each repeater's run at once; the answer is the
+    /// same as GetNext after GetNext, also where the view hides subtrees,
+    /// at the end of the MIB and under the varbind cap.
+    #[test]
+    fn bulk_equals_getnext_by_getnext(
+        indexes in prop::collection::vec(prop::collection::vec(0u32..6, 1..3), 0..60),
+        non_rep in 0i32..3, max_rep in 0i32..40, limit in 1usize..120,
+        starts in prop::collection::vec(prop::collection::vec(0u32..8, 0..8), 0..5),
+        hidden in prop::collection::vec(prop::collection::vec(0u32..7, 0..3), 0..4),
+    ) {
+        use snmp::dispatch::Outcome;
+        let cols = [1, 2, 3, 4, 5, 6];
+        let rows = RowSet::from_pairs(indexes.iter().enumerate().map(|(i, k)| (k.clone(), Row { seed: i as u32 })));
+        let view = View { rows };
+        let mut d = build(&indexes, &cols);
+        d.set_max_bulk_varbinds(limit);
+        let acc = Hiding(hidden.into_iter().map(|h| [&ENTRY[..], &h[..]].concat()).collect());
+        let varbinds: Vec<VarBind> = starts.iter().map(|s| {
+            let mut o = vec![1, 3, 6, 1];
+            o.extend(s);
+            VarBind::new(Oid::new(o), Value::Null)
+        }).collect();
+        let req = BulkBody { request_id: 1, non_repeaters: non_rep, max_repetitions: max_rep, varbinds };
+        let Outcome::Response(Pdu::Response(got)) =
+            d.process_with(&view, Version::V2c, &Pdu::GetBulkRequest(req.clone()), usize::MAX, &acc)
+        else {
+            panic!("GetBulk must give a response");
+        };
+        prop_assert_eq!(got.varbinds, bulk_reference(&d, &view, &acc, &req, limit));
     }
 }
