@@ -506,17 +506,28 @@ pub fn varbind_len(vb: &VarBind) -> usize {
     tlv_len(varbind_content_len(vb.oid.as_slice(), &vb.value))
 }
 
+/// Writes one sub-identifier (base 128, high bit on all but the last
+/// octet); the usual one- and two-octet sizes without a loop.
 #[inline]
 fn put_subid<'b>(w: &mut std::slice::IterMut<'b, u8>, v: u64) {
-    let n = subid_len(v);
-    for i in (1..n).rev() {
+    let mut put = |x: u8| {
         if let Some(b) = w.next() {
-            *b = 0x80 | ((v >> (7 * i)) & 0x7f) as u8;
+            *b = x;
         }
+    };
+    if v < 1 << 7 {
+        put(v as u8);
+        return;
     }
-    if let Some(b) = w.next() {
-        *b = (v & 0x7f) as u8;
+    if v < 1 << 14 {
+        put(0x80 | (v >> 7) as u8);
+        put((v & 0x7f) as u8);
+        return;
     }
+    for i in (1..subid_len(v)).rev() {
+        put(0x80 | ((v >> (7 * i)) & 0x7f) as u8);
+    }
+    put((v & 0x7f) as u8);
 }
 
 /// A position returned by [`Encoder::begin`], closed by [`Encoder::end`].

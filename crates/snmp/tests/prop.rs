@@ -23,7 +23,7 @@ fn arb_oid() -> impl Strategy<Value = Oid> {
     (
         0u32..=2,
         any::<u32>(),
-        prop::collection::vec(prop_oneof![0u32..300, any::<u32>()], 0..20),
+        prop::collection::vec(prop_oneof![0u32..300, any::<u32>()], 0..40),
     )
         .prop_map(|(x, y, rest)| {
             let y = if x < 2 { y % 40 } else { y };
@@ -141,6 +141,15 @@ proptest! {
     #[test]
     fn decode_arbitrary_bytes_never_panics(b in prop::collection::vec(any::<u8>(), 0..300)) {
         let _ = Message::decode(&b);
+    }
+
+    #[test]
+    fn varbind_len_is_what_the_encoder_writes(o in arb_oid(), v in arb_value()) {
+        // GetBulk's size budget counts with varbind_len before encoding.
+        let vb = VarBind::new(o, v);
+        let mut out = Vec::new();
+        snmp::ber::Encoder::new(&mut out).varbind(&vb);
+        prop_assert_eq!(out.len(), snmp::ber::varbind_len(&vb));
     }
 
     #[test]
