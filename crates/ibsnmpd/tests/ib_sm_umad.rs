@@ -5,7 +5,8 @@
 //! editing the file + SIGHUP, with LastChange moved), OpenSM's IPoIB groups;
 //! a second OpenSM at a lower priority shows as standby beside the master
 //! (saquery SMIR); GUIDInfo blocks (saquery GIR per LID) and links
-//! (ibnetdiscover); NodeRecord, PortInfoRecord and SwitchInfoRecord per LID.
+//! (ibnetdiscover, and saquery LinkRecord per from-LID, both directions);
+//! NodeRecord, PortInfoRecord and SwitchInfoRecord per LID.
 
 mod common;
 
@@ -612,6 +613,81 @@ fn guid_info_and_links_equal_the_diags() {
         "ibSmLinkTable vs ibnetdiscover:\n{}",
         disc.stdout
     );
+
+    // ibSmLinkTable vs the SA's LinkRecords, asked per from-LID (a
+    // whole-table GetTable is cut to one packet under umad2sim): every LID
+    // ibnetdiscover -p reports, its node GUID from the SA's NodeRecord.
+    let ports = tb
+        .run_diag("ibnetdiscover", &["-p"])
+        .expect("ibnetdiscover -p");
+    let lids: BTreeSet<u64> = ports
+        .stdout
+        .lines()
+        .filter(|l| l.starts_with("SW ") || l.starts_with("CA "))
+        .filter_map(|l| l.split_whitespace().nth(1)?.parse().ok())
+        .filter(|&lid| lid != 0)
+        .collect();
+    assert!(lids.len() >= 6, "ibnetdiscover -p:\n{}", ports.stdout);
+    let mut node_of_lid = BTreeMap::new();
+    let mut records = BTreeSet::new();
+    for lid in &lids {
+        let lid_arg = lid.to_string();
+        let nr = tb
+            .run_diag("saquery", &["NR", &lid_arg])
+            .expect("saquery NR");
+        let node = record(&nr.stdout)
+            .get("node_guid")
+            .map(|g| sa_number(g))
+            .unwrap_or_else(|| panic!("saquery NR {lid}:\n{}", nr.stdout));
+        node_of_lid.insert(*lid, node);
+        let lr = tb
+            .run_diag("saquery", &["LR", &lid_arg])
+            .expect("saquery LR");
+        let got = link_records(&lr.stdout);
+        assert!(!got.is_empty(), "saquery LR {lid}:\n{}", lr.stdout);
+        for r in got {
+            assert_eq!(r.0, *lid, "saquery LR {lid}:\n{}", lr.stdout);
+            records.insert(r);
+        }
+    }
+    // Both directions: each record's reverse came back from the other end.
+    for &(fl, fp, tl, tp) in &records {
+        assert!(
+            records.contains(&(tl, tp, fl, fp)),
+            "LinkRecord {fl}/{fp} -> {tl}/{tp} has no reverse: {records:?}"
+        );
+    }
+    let guid = |lid: u64| -> u64 {
+        *node_of_lid
+            .get(&lid)
+            .unwrap_or_else(|| panic!("LID {lid} of a LinkRecord not in ibnetdiscover -p"))
+    };
+    let from_sa: BTreeMap<(u64, u64), (u64, u64)> = records
+        .iter()
+        .map(|&(fl, fp, tl, tp)| ((guid(fl), fp), (guid(tl), tp)))
+        .collect();
+    assert_eq!(from_sa.len(), records.len(), "{records:?}");
+    assert_eq!(
+        from_sa, got,
+        "ibSmLinkTable vs saquery LR per LID: {records:?}"
+    );
+}
+
+/// `saquery LR LID`: (FromLID, FromPort, ToLID, ToPort) of every record.
+fn link_records(text: &str) -> BTreeSet<(u64, u64, u64, u64)> {
+    text.split("LinkRecord dump:")
+        .skip(1)
+        .map(|b| {
+            let r = record(b);
+            let f = |name: &str| {
+                sa_number(
+                    r.get(name)
+                        .unwrap_or_else(|| panic!("no {name} in LinkRecord:\n{b}")),
+                )
+            };
+            (f("FromLID"), f("FromPort"), f("ToLID"), f("ToPort"))
+        })
+        .collect()
 }
 
 /// The `name....value` lines of one saquery record (nested dumps flattened;
