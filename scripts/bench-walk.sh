@@ -213,10 +213,20 @@ us_per_varbind() {
         k = (n > 0 ? 1e6 / hz / n : 0); printf "%.3f %.3f %.3f", (u + s) * k, u * k, s * k }'
 }
 SNMPD_PID=$(cat "$tmp/snmpd$([ "$P3" != "$P2" ] && echo -ns).pid")
+ALL_AGENTS=("$OUR_PID" $(cat "$tmp"/snmpd*.pid))
+# alone PID CMD...: CMD with every other agent stopped (SIGSTOP), so their
+# background work (snmpd refreshing 2,001 interfaces) takes no core from it.
+alone() {
+    local me=$1 p
+    shift
+    for p in "${ALL_AGENTS[@]}"; do [ "$p" = "$me" ] || kill -STOP "$p"; done
+    "$@"
+    for p in "${ALL_AGENTS[@]}"; do [ "$p" = "$me" ] || kill -CONT "$p"; done
+}
 echo
-echo "== agent CPU per varbind (utime+stime over $CPU_PASSES Rust walks of the big table, r=50)"
-read -r ou ouu ous <<<"$(us_per_varbind "$OUR_PID" "$P1" "$OUR_TABLE")"
-read -r tu tuu tus <<<"$(us_per_varbind "$SNMPD_PID" "$P3" "$SNMPD_TABLE")"
+echo "== agent CPU per varbind (utime+stime over $CPU_PASSES Rust walks of the big table, r=50, the other agents stopped)"
+read -r ou ouu ous <<<"$(alone "$OUR_PID" us_per_varbind "$OUR_PID" "$P1" "$OUR_TABLE")"
+read -r tu tuu tus <<<"$(alone "$SNMPD_PID" us_per_varbind "$SNMPD_PID" "$P3" "$SNMPD_TABLE")"
 printf '  ibsnmpd %s us/varbind (user %s, system %s)\n' "$ou" "$ouu" "$ous"
 printf '  net-snmp snmpd %s us/varbind (user %s, system %s)\n' "$tu" "$tuu" "$tus"
 printf '  snmpd uses x%s the CPU per varbind (x%s in user space)\n' \
