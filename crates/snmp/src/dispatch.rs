@@ -431,7 +431,9 @@ impl<V, K> Dispatcher<V, K> {
             let mut runs = Vec::with_capacity(r);
             let mut longest = 0;
             for vb in rep {
-                let mut run = Vec::with_capacity(m);
+                // (Sized for a typical answer: m may be large and the size
+                // budget cut the answer far sooner.)
+                let mut run = Vec::with_capacity(m.min(64));
                 if vb.value != Value::EndOfMibView {
                     self.next_run_for(view, vb.oid.as_slice(), m, acc, &mut run);
                 }
