@@ -18,7 +18,7 @@ use mibs::SystemState;
 use serde::Deserialize;
 use snmp::agent::AuthFailureHook;
 use snmp::notify::{self, Notifier, NotifyStats, OriginatorConfig, Sink, SinkKind, StormControl};
-use snmp::usm::{discover, InformWrapper, SecurityLevel, TrapWrapper, Usm};
+use snmp::usm::{InformWrapper, SecurityLevel, TrapWrapper, Usm};
 use tokio::sync::{broadcast, watch};
 use tracing::{info, warn};
 
@@ -362,10 +362,16 @@ async fn inform_v3(
         .iter()
         .find(|u| u.name == s.user)
         .ok_or_else(|| format!("no [[user]] named {:?}", s.user))?;
-    let remote = discover(addr, s.timeout, s.retries.saturating_add(1)).await?;
-    info!(sink = %addr, engine_id = %hex(&remote.engine_id), boots = remote.boots,
-          "SNMPv3 inform receiver discovered");
-    InformWrapper::new(user, s.level, &remote)
+    let w = InformWrapper::new(user, s.level, addr, s.timeout, s.retries.saturating_add(1))?;
+    // A receiver that does not answer now is discovered again when
+    // informs to it go unanswered (snmp::usm::inform).
+    match w.discover().await {
+        Ok(remote) => info!(sink = %addr, engine_id = %hex(&remote.engine_id),
+                            boots = remote.boots, "SNMPv3 inform receiver discovered"),
+        Err(e) => warn!(sink = %addr, error = %e,
+                        "SNMPv3 inform receiver not discovered; tried again when informs to it go unanswered"),
+    }
+    Ok(w)
 }
 
 fn hex(b: &[u8]) -> String {

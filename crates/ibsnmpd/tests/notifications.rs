@@ -441,6 +441,54 @@ fn v3_trapsess_delivers_auth_priv_traps() {
     drop(s);
 }
 
+/// An SNMPv3 inform receiver that is down when the agent starts, then one
+/// that restarts with a new engine ID: each is discovered again when
+/// informs to it go unanswered (or it answers with a Report), the user's
+/// keys localized to its engine, and the informs still due arrive.
+#[test]
+fn v3_inform_receivers_down_at_start_or_restarted_are_discovered_again() {
+    let port = common::free_port("127.0.0.1");
+    let users = "createUser trapops SHA-256 authpass-1 AES privpass-1\n";
+    let config = format!(
+        "[[user]]\nname = \"trapops\"\nauth = \"SHA-256\"\nauth_pass = \"authpass-1\"\n\
+         priv = \"AES\"\npriv_pass = \"privpass-1\"\n\
+         [[trapsess]]\nhost = \"127.0.0.1:{port}\"\nuser = \"trapops\"\nlevel = \"priv\"\n\
+         inform = true\ntimeout = 0.3\nretries = 10\n"
+    );
+    let mut s = agent(&config, &[]);
+    let deadline = Instant::now() + WAIT;
+    while !s
+        .agent
+        .log_text()
+        .contains("SNMPv3 inform receiver not discovered")
+    {
+        assert!(Instant::now() < deadline, "{}", s.agent.log_text());
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    // The receiver comes up: the next notification's inform is held until
+    // a retry finds it.
+    let trapd = Trapd::start_with(port, users);
+    ctl(&s.socket, &["link-flap", "node02", "1", "0.3"]);
+    let t = trapd.wait(WAIT, "an inform after the late discovery", |t| {
+        count(t, "ibSmTrapInService") >= 1
+    });
+    assert!(t.iter().all(|t| t.pdu == "INFORM"), "{}", trapd.text());
+    drop(trapd);
+    // It restarts with a new engine ID (a fresh persistent directory).
+    let trapd = Trapd::start_with(port, users);
+    ctl(&s.socket, &["link-flap", "node03", "1", "0.3"]);
+    trapd.wait(WAIT, "an inform after the restart", |t| {
+        count(t, "ibSmTrapInService") >= 1
+    });
+    let log = s.agent.log_text();
+    assert!(
+        log.matches("SNMPv3 inform receiver discovered").count() >= 2,
+        "{log}"
+    );
+    s.agent.terminate();
+    drop(s.dir);
+}
+
 /// `[[trapsess]]` with `inform = true` (snmpd's `trapsess -v3 -Ci`): the
 /// receiver is authoritative, so the agent discovers snmptrapd's engine
 /// ID, boots and time first and localizes the user's keys to it;

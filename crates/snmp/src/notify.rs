@@ -150,7 +150,18 @@ pub trait MessageWrapper: Send + Sync {
     /// The PDU of an answer datagram, if it is one of this wrapper's
     /// messages and authentic (a Response to an inform); None otherwise.
     fn unwrap_response(&self, datagram: &[u8]) -> Option<Pdu>;
+    /// Called when an inform to the sink went unanswered or the sink
+    /// answered with something that is no acknowledgement: work that
+    /// brings `wrap` up to date (an SNMPv3 receiver discovered again), run
+    /// on its own task; None when there is nothing to do (the default) or
+    /// it is already under way. Retries are wrapped anew.
+    fn refresh(self: Arc<Self>) -> Option<RefreshFuture> {
+        None
+    }
 }
+
+/// What [`MessageWrapper::refresh`] runs.
+pub type RefreshFuture = std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send>>;
 
 /// How a sink is sent to.
 #[derive(Clone)]
@@ -356,10 +367,20 @@ fn initial_request_id() -> i32 {
     (nanos & 0x3fff_ffff) as i32 + 1
 }
 
+/// Runs a wrapper's refresh, if it has one to run, on its own task.
+fn refresh(wrapper: &Arc<dyn MessageWrapper>) {
+    if let Some(f) = Arc::clone(wrapper).refresh() {
+        tokio::spawn(f);
+    }
+}
+
 /// An InformRequest waiting for its Response.
 struct PendingInform {
     request_id: i32,
     datagram: Vec<u8>,
+    /// For a wrapped (SNMPv3) sink: the InformRequest, wrapped anew for
+    /// each retry (the receiver may have been discovered again since).
+    pdu: Option<Pdu>,
     tries_left: u32,
     timeout: Duration,
     deadline: Instant,
@@ -524,14 +545,14 @@ impl Task {
             let Some(sink) = self.config.sinks.get(i).cloned() else {
                 continue;
             };
-            let (datagram, confirm) = match &sink.kind {
+            let (datagram, confirm, pdu) = match &sink.kind {
                 SinkKind::TrapV1 { community } => {
                     let m = Message {
                         version: Version::V1,
                         community: community.clone(),
                         pdu: Pdu::TrapV1(n.to_v1(up, self.config.agent_addr)),
                     };
-                    (m.to_bytes(), None)
+                    (m.to_bytes(), None, None)
                 }
                 SinkKind::TrapV2c { community } => {
                     let body = PduBody::request(self.request_id(), n.v2_varbinds(up));
@@ -540,7 +561,7 @@ impl Task {
                         community: community.clone(),
                         pdu: Pdu::SnmpV2Trap(body),
                     };
-                    (m.to_bytes(), None)
+                    (m.to_bytes(), None, None)
                 }
                 SinkKind::InformV2c {
                     community,
@@ -553,7 +574,7 @@ impl Task {
                         community: community.clone(),
                         pdu: Pdu::InformRequest(PduBody::request(rid, n.v2_varbinds(up))),
                     };
-                    (m.to_bytes(), Some((rid, *timeout, *retries)))
+                    (m.to_bytes(), Some((rid, *timeout, *retries)), None)
                 }
                 SinkKind::Wrapped { wrapper, confirm } => {
                     let rid = self.request_id();
@@ -562,9 +583,17 @@ impl Task {
                         Some(_) => Pdu::InformRequest(body),
                         None => Pdu::SnmpV2Trap(body),
                     };
-                    match wrapper.wrap(&pdu) {
-                        Ok(d) => (d, confirm.map(|(t, r)| (rid, t, r))),
-                        Err(e) => {
+                    let confirm = confirm.map(|(t, r)| (rid, t, r));
+                    match (wrapper.wrap(&pdu), confirm) {
+                        (Ok(d), _) => (d, confirm, Some(pdu)),
+                        // An inform whose receiver is not discovered yet
+                        // waits for its retries like a lost one.
+                        (Err(e), Some(_)) => {
+                            debug!(sink = %sink.addr, error = %e, "inform not wrapped yet");
+                            refresh(wrapper);
+                            (Vec::new(), confirm, Some(pdu))
+                        }
+                        (Err(e), None) => {
                             warn!(sink = %sink.addr, error = %e, "cannot wrap notification");
                             inc(&self.stats.send_errors);
                             continue;
@@ -572,7 +601,7 @@ impl Task {
                     }
                 }
             };
-            let sent = self.send(sink.addr, &datagram).await;
+            let sent = !datagram.is_empty() && self.send(sink.addr, &datagram).await;
             match confirm {
                 None => {
                     if sent {
@@ -587,6 +616,7 @@ impl Task {
                         PendingInform {
                             request_id,
                             datagram,
+                            pdu,
                             tries_left: retries,
                             timeout,
                             deadline: Instant::now() + timeout,
@@ -628,7 +658,11 @@ impl Task {
                 },
                 SinkKind::Wrapped { wrapper, .. } => match wrapper.unwrap_response(data) {
                     Some(p) => p,
-                    None => continue,
+                    None => {
+                        // E.g. a Report from a receiver that restarted.
+                        refresh(wrapper);
+                        continue;
+                    }
                 },
                 _ => continue,
             };
@@ -651,9 +685,13 @@ impl Task {
         let now = Instant::now();
         let mut resend = Vec::new();
         for (i, q) in self.pending.iter_mut().enumerate() {
-            let addr = match self.config.sinks.get(i) {
-                Some(s) => s.addr,
-                None => continue,
+            let Some(sink) = self.config.sinks.get(i) else {
+                continue;
+            };
+            let addr = sink.addr;
+            let wrapper = match &sink.kind {
+                SinkKind::Wrapped { wrapper, .. } => Some(wrapper),
+                _ => None,
             };
             q.retain_mut(|p| {
                 if p.deadline > now {
@@ -669,7 +707,17 @@ impl Task {
                 p.tries_left -= 1;
                 p.deadline = now + p.timeout;
                 debug!(sink = %addr, request_id = p.request_id, tries_left = p.tries_left, "inform retry");
-                resend.push((addr, p.datagram.clone()));
+                if let (Some(w), Some(pdu)) = (wrapper, &p.pdu) {
+                    // Unanswered: the receiver may have restarted.
+                    refresh(w);
+                    match w.wrap(pdu) {
+                        Ok(d) => p.datagram = d,
+                        Err(e) => debug!(sink = %addr, error = %e, "inform not wrapped yet"),
+                    }
+                }
+                if !p.datagram.is_empty() {
+                    resend.push((addr, p.datagram.clone()));
+                }
                 true
             });
         }

@@ -6,19 +6,22 @@
 //! Response is authenticated (and decrypted) with the same keys.
 
 use std::net::SocketAddr;
-use std::sync::atomic::AtomicI32;
+use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
+use std::sync::Arc;
 use std::time::Duration;
 
+use arc_swap::ArcSwapOption;
 use tokio::net::UdpSocket;
+use tracing::{debug, info, warn};
 
 use super::process::{Engine, Incoming, SecurityLevel, UserConfig, Usm};
 use crate::message_v3::USM_SECURITY_MODEL;
 use crate::message_v3::{flags, HeaderData, ScopedPdu, ScopedPduData, UsmParams, V3Message};
-use crate::notify::MessageWrapper;
+use crate::notify::{MessageWrapper, RefreshFuture};
 use crate::pdu::{Pdu, PduBody};
 
 /// A remote engine's identity as its Report gave it.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Discovered {
     pub engine_id: Vec<u8>,
     pub boots: u32,
@@ -91,58 +94,137 @@ pub async fn discover(
 }
 
 /// Wraps InformRequest PDUs for one user at one level, keys localized to
-/// the receiver's engine.
+/// the receiver's engine. The receiver is discovered again whenever the
+/// originator asks ([`MessageWrapper::refresh`]: an inform went
+/// unacknowledged, or the receiver answered with a Report): it may have
+/// been down at the first discovery, or restarted with new boots and time
+/// or a new engine ID.
 pub struct InformWrapper {
-    usm: Usm,
-    user: String,
+    user: UserConfig,
     level: SecurityLevel,
+    addr: SocketAddr,
+    /// Per discovery probe, and how many probes.
+    timeout: Duration,
+    tries: u32,
+    /// The user's keys for the receiver's engine as last discovered; None
+    /// until a discovery succeeds.
+    usm: ArcSwapOption<Usm>,
     msg_id: AtomicI32,
+    /// A discovery is under way.
+    discovering: AtomicBool,
+    /// The last discovery failed (its warning is not repeated).
+    failing: AtomicBool,
 }
 
 impl InformWrapper {
-    /// `user` with its passwords (localized here, to `remote`'s engine ID).
+    /// A wrapper for informs to `addr` as `user` at `level`, not yet
+    /// discovered ([`InformWrapper::discover`]). Discovery sends up to
+    /// `tries` probes, `timeout` apart.
     pub fn new(
         user: &UserConfig,
         level: SecurityLevel,
-        remote: &Discovered,
+        addr: SocketAddr,
+        timeout: Duration,
+        tries: u32,
     ) -> Result<Self, String> {
-        let cfg = UserConfig {
+        let user = UserConfig {
             access: None,
             ..user.clone()
         };
-        let engine = Engine::remote(remote.engine_id.clone(), remote.boots, remote.time);
-        let usm = Usm::new(engine, std::slice::from_ref(&cfg)).map_err(|e| e.to_string())?;
-        if !usm
-            .users()
-            .any(|u| u.name == user.name.as_bytes() && level <= u.max_level())
-        {
-            return Err(format!(
-                "user {:?} has no keys for level {level:?}",
-                user.name
-            ));
-        }
+        // The user's keys for some engine tell whether it has the level.
+        localize(&user, level, &Discovered::default())?;
         Ok(InformWrapper {
-            usm,
-            user: user.name.clone(),
+            user,
             level,
+            addr,
+            timeout,
+            tries,
+            usm: ArcSwapOption::empty(),
             msg_id: AtomicI32::new(1),
+            discovering: AtomicBool::new(false),
+            failing: AtomicBool::new(false),
         })
     }
+
+    /// Discovers the receiver (RFC 3414 4) and localizes the user's keys
+    /// to its engine; until it succeeds the last engine (or none) stays.
+    pub async fn discover(&self) -> Result<Discovered, String> {
+        let remote = discover(self.addr, self.timeout, self.tries).await?;
+        self.usm
+            .store(Some(Arc::new(localize(&self.user, self.level, &remote)?)));
+        Ok(remote)
+    }
+
+    /// Whether a discovery has succeeded.
+    pub fn discovered(&self) -> bool {
+        self.usm.load().is_some()
+    }
+}
+
+/// A USM holding `user`'s keys localized to `remote`'s engine, which must
+/// give the user `level`.
+fn localize(user: &UserConfig, level: SecurityLevel, remote: &Discovered) -> Result<Usm, String> {
+    let engine = Engine::remote(remote.engine_id.clone(), remote.boots, remote.time);
+    let usm = Usm::new(engine, std::slice::from_ref(user)).map_err(|e| e.to_string())?;
+    if !usm
+        .users()
+        .any(|u| u.name == user.name.as_bytes() && level <= u.max_level())
+    {
+        return Err(format!(
+            "user {:?} has no keys for level {level:?}",
+            user.name
+        ));
+    }
+    Ok(usm)
+}
+
+fn hex(b: &[u8]) -> String {
+    b.iter().map(|x| format!("{x:02x}")).collect()
 }
 
 impl MessageWrapper for InformWrapper {
     fn wrap(&self, pdu: &Pdu) -> Result<Vec<u8>, String> {
-        super::trap::wrap_as(&self.usm, &self.user, self.level, &self.msg_id, pdu)
+        let usm = self.usm.load();
+        let usm = usm
+            .as_deref()
+            .ok_or_else(|| format!("SNMPv3 inform receiver {} not discovered yet", self.addr))?;
+        super::trap::wrap_as(usm, &self.user.name, self.level, &self.msg_id, pdu)
     }
 
     /// The receiver's Response, authenticated and decrypted with the
     /// user's keys for its engine (a Report, e.g. after the receiver
     /// restarted, is not an acknowledgement: the inform is sent again).
     fn unwrap_response(&self, datagram: &[u8]) -> Option<Pdu> {
-        match self.usm.incoming(datagram) {
-            Incoming::Request { ctx, pdu } if ctx.user.name == self.user.as_bytes() => Some(pdu),
+        match self.usm.load().as_deref()?.incoming(datagram) {
+            Incoming::Request { ctx, pdu } if ctx.user.name == self.user.name.as_bytes() => {
+                Some(pdu)
+            }
             _ => None,
         }
+    }
+
+    /// Discovers the receiver again, unless a discovery is under way.
+    fn refresh(self: Arc<Self>) -> Option<RefreshFuture> {
+        if self.discovering.swap(true, Ordering::AcqRel) {
+            return None;
+        }
+        Some(Box::pin(async move {
+            match self.discover().await {
+                Ok(r) => {
+                    self.failing.store(false, Ordering::Relaxed);
+                    info!(sink = %self.addr, engine_id = %hex(&r.engine_id), boots = r.boots,
+                          "SNMPv3 inform receiver discovered");
+                }
+                Err(e) if !self.failing.swap(true, Ordering::Relaxed) => {
+                    warn!(sink = %self.addr, error = %e,
+                          "SNMPv3 inform receiver not discovered; tried again when informs to it go unanswered");
+                }
+                Err(e) => {
+                    debug!(sink = %self.addr, error = %e, "SNMPv3 inform receiver not discovered")
+                }
+            }
+            self.discovering.store(false, Ordering::Release);
+        }))
     }
 }
 
@@ -183,7 +265,20 @@ mod tests {
         assert_eq!(remote.engine_id, receiver.engine.id);
         assert_eq!(remote.boots, 7);
 
-        let w = InformWrapper::new(&user(), SecurityLevel::AuthPriv, &remote).unwrap();
+        let w = InformWrapper::new(
+            &user(),
+            SecurityLevel::AuthPriv,
+            addr,
+            Duration::from_secs(2),
+            1,
+        )
+        .unwrap();
+        assert!(w
+            .wrap(&Pdu::InformRequest(PduBody::request(1, Vec::new())))
+            .is_err());
+        w.usm.store(Some(Arc::new(
+            localize(&user(), SecurityLevel::AuthPriv, &remote).unwrap(),
+        )));
         let inform = Pdu::InformRequest(PduBody::request(42, Vec::new()));
         let msg = w.wrap(&inform).unwrap();
         let (m, _) = V3Message::decode(&msg).unwrap();
