@@ -263,22 +263,28 @@ pub struct SourceOptions {
     /// The simulator's partitions, from an OpenSM partitions.conf-style file
     /// (None: the default partition only).
     pub sim_partitions: Option<std::path::PathBuf>,
+    /// The simulator's SA services, one per line (None: none).
+    pub sim_services: Option<std::path::PathBuf>,
 }
 
 /// Opens the source a spec names.
 pub fn open(spec: &SourceSpec, opts: &SourceOptions) -> Result<Box<dyn Source>, SourceError> {
     match spec {
         SourceSpec::Sim { file } => {
-            let partitions = match &opts.sim_partitions {
-                Some(p) => Some(std::fs::read_to_string(p).map_err(|e| {
-                    SourceError::Invalid(format!("{}: cannot read: {e}", p.display()))
-                })?),
-                None => None,
+            let read = |path: &Option<std::path::PathBuf>| -> Result<_, SourceError> {
+                path.as_ref()
+                    .map(|p| {
+                        std::fs::read_to_string(p).map_err(|e| {
+                            SourceError::Invalid(format!("{}: cannot read: {e}", p.display()))
+                        })
+                    })
+                    .transpose()
             };
             let cfg = sim::SimConfig {
                 seed: opts.seed,
                 local_node: opts.local_node.clone(),
-                partitions,
+                partitions: read(&opts.sim_partitions)?,
+                services: read(&opts.sim_services)?,
                 ..sim::SimConfig::default()
             };
             let s = match file {

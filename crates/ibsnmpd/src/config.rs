@@ -102,6 +102,9 @@ pub struct Settings {
     /// `sim_partitions`: the simulator's partitions, an OpenSM
     /// partitions.conf-style file (docs/ib-sm.md).
     pub sim_partitions: Option<PathBuf>,
+    /// `sim_services`: the services the simulator's SA holds, one per line
+    /// (docs/ib-sm.md).
+    pub sim_services: Option<PathBuf>,
     /// `opensm_conf`: OpenSM's configuration file, read at each publish for
     /// ibSmConfigTable's sweep interval, timeouts, LMC, M_Key lease period
     /// (`[opensm] conf` when that section is there).
@@ -166,6 +169,7 @@ struct FileConfig {
     umad: Option<crate::umad_config::UmadSection>,
     secrets: Option<bool>,
     sim_partitions: Option<PathBuf>,
+    sim_services: Option<PathBuf>,
     opensm_conf: Option<PathBuf>,
     opensm: Option<OpenSmSection>,
     port_writes: Option<bool>,
@@ -700,6 +704,7 @@ fn merge(mut file: FileConfig, origin: &str, args: &RunArgs) -> Result<Settings,
     Ok(Settings {
         secrets: file.secrets.unwrap_or(false),
         sim_partitions: file.sim_partitions,
+        sim_services: file.sim_services,
         opensm_conf: file
             .opensm_conf
             .or_else(|| opensm.as_ref().map(|o| o.conf.clone())),

@@ -116,5 +116,7 @@ fn restart_keys(old: &Settings, new: &Settings) -> Vec<&'static str> {
     check(old.control_socket != new.control_socket, "control_socket");
     check(old.metrics_listen != new.metrics_listen, "metrics_listen");
     check(old.umad != new.umad, "[umad]");
+    check(old.sim_partitions != new.sim_partitions, "sim_partitions");
+    check(old.sim_services != new.sim_services, "sim_services");
     v
 }

@@ -13,6 +13,7 @@ pub fn open(settings: &Settings) -> Result<Box<dyn Source>, ConfigError> {
         SourceOptions {
             local_node: settings.local_node.clone(),
             sim_partitions: settings.sim_partitions.clone(),
+            sim_services: settings.sim_services.clone(),
             umad: settings.umad.clone(),
             ..SourceOptions::default()
         },

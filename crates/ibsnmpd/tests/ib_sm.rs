@@ -503,6 +503,102 @@ fn sim_partitions_file_and_standby_sm() {
     assert_eq!(members, 2 * ca_ports);
 }
 
+/// The sim's SA services (`sim_services`, one per line): each is a row of
+/// ibSmServiceTable indexed by ID, GID (subnet prefix + port GUID) and
+/// P_Key, with its lease, key, name and data, and of
+/// ibSmServiceAssocTable (key, name), active(1).
+#[test]
+fn sim_services_file() {
+    let d = dump();
+    let ca_port = |node: usize| -> u64 {
+        hex_u64(
+            d["nodes"][node]["ports"][0]["guid"]
+                .as_str()
+                .expect("port guid"),
+        )
+    };
+    let (a, b) = (ca_port(1), ca_port(2));
+    let dir = tempfile::tempdir().expect("tempdir");
+    let services = dir.path().join("services");
+    std::fs::write(
+        &services,
+        format!(
+            "# name id port options\n\
+             SRP.T10:{a:016x} {a:#x} {a:#x}\n\
+             dapl 7 {b:#x} pkey=0x8001 lease=60  # a leased one\n"
+        ),
+    )
+    .expect("write services");
+    let conf = dir.path().join("ibsnmpd.toml");
+    std::fs::write(
+        &conf,
+        format!("sim_services = {:?}\n", services.display().to_string()),
+    )
+    .expect("write config");
+    let conf = conf.to_string_lossy().into_owned();
+    let agent = Agent::start(&["--sweep-interval", "3600", "--config", &conf]);
+    let cells = walk(&agent);
+
+    let prefix = octets8(0xfe80_0000_0000_0000);
+    let index = |id: u64, port: u64, pkey: u32| {
+        let mut i = prefix.clone();
+        i.extend(octets8(id));
+        i.extend(octets8(0xfe80_0000_0000_0000));
+        i.extend(octets8(port));
+        i.push(pkey);
+        i
+    };
+    let (ia, ib) = (index(a, a, 0xffff), index(7, b, 0x8001));
+    let lease = col(&cells, 121, 5);
+    assert_eq!(lease.len(), 2, "{lease:?}");
+    assert_eq!(number(&lease[&ia]), 4_294_967_295, "infinite");
+    assert_eq!(number(&lease[&ib]), 60);
+    let names = col(&cells, 121, 7);
+    assert_eq!(bytes(&names[&ia]), format!("SRP.T10:{a:016x}").into_bytes());
+    assert_eq!(bytes(&names[&ib]), b"dapl".to_vec());
+    assert_eq!(bytes(&col(&cells, 121, 6)[&ia]), vec![0; 16]);
+    assert_eq!(bytes(&col(&cells, 121, 8)[&ib]), vec![0; 64]);
+    // Associations: (key, IMPLIED name), both active(1) (RowStatus, column 4).
+    let assoc = col(&cells, 122, 4);
+    let mut names: Vec<Vec<u32>> = assoc
+        .iter()
+        .map(|(i, v)| {
+            assert_eq!(number(v), 1, "active");
+            assert_eq!(&i[8..24], &[0; 16][..], "zero key");
+            i[24..].to_vec()
+        })
+        .collect();
+    names.sort();
+    let as_subids = |n: &str| n.bytes().map(u32::from).collect::<Vec<u32>>();
+    let mut want = vec![as_subids(&format!("SRP.T10:{a:016x}")), as_subids("dapl")];
+    want.sort();
+    assert_eq!(names, want);
+    // With the shipped MIBs: names as strings, no type or range complaint.
+    let text = common::walk_with_shipped_mibs(&agent.target, "IB-SM-MIB::ibSmServiceInfo");
+    assert!(
+        text.contains("ibSmServiceName") && text.contains("STRING: dapl"),
+        "{text}"
+    );
+    assert_eq!(
+        text.matches("ibSmServiceAssocRowStatus").count(),
+        2,
+        "{text}"
+    );
+
+    // A service on a port the fabric does not have: a clear error, exit 2.
+    std::fs::write(&services, "ghost 1 0xdead\n").expect("write services");
+    let out = Command::new(BIN)
+        .args(["--listen", "127.0.0.1:0", "--config", &conf])
+        .output()
+        .expect("run ibsnmpd");
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("no port with GUID 0x000000000000dead"),
+        "{err}"
+    );
+}
+
 #[test]
 fn config_table_reads_opensm_conf() {
     let dir = tempfile::tempdir().expect("tempdir");

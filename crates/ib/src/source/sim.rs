@@ -17,6 +17,7 @@
 mod fabric;
 mod partitions;
 mod sampling;
+mod services;
 mod traffic;
 
 use crate::mad::pma::{counter_select, PortCounters, PortSamplesControl};
@@ -53,6 +54,9 @@ pub struct SimConfig {
     /// Partitions as an OpenSM partitions.conf text; None: the default
     /// partition (every end port full) and its IPoIB group.
     pub partitions: Option<String>,
+    /// Services registered with the SA, one per line (`NAME SERVICE_ID
+    /// PORT_GUID [pkey=..] [lease=..]`); None: none.
+    pub services: Option<String>,
 }
 
 impl Default for SimConfig {
@@ -64,6 +68,7 @@ impl Default for SimConfig {
             source_name: "sim".to_string(),
             manual_clock: false,
             partitions: None,
+            services: None,
         }
     }
 }
@@ -103,6 +108,9 @@ impl SimSource {
         let mut fabric = Fabric::build(topo, local, config.lmc)?;
         if let Some(text) = &config.partitions {
             fabric.apply_partitions(&partitions::parse(text)?);
+        }
+        if let Some(text) = &config.services {
+            fabric.apply_services(&services::parse(text)?)?;
         }
         let model = TrafficModel::new(&fabric, config.seed);
         let clock = if config.manual_clock {

@@ -4,7 +4,7 @@
 
 use super::PortFaults;
 use crate::mad::pma::{cap, ClassPortInfo};
-use crate::mad::sa::McMemberRecord;
+use crate::mad::sa::{McMemberRecord, ServiceRecord};
 use crate::mad::smp::{port_cap, NodeInfo, PortInfo, SmInfo, SwitchInfo};
 use crate::model::snapshot::{
     McastGroup, Partition, PartitionMember, Sampling, SmRecord, SwitchData,
@@ -41,6 +41,7 @@ pub struct Fabric {
     pub(crate) sms: Vec<SmRecord>,
     pub(crate) partitions: Vec<Partition>,
     pub(crate) mcast_groups: Vec<McastGroup>,
+    pub(crate) services: Vec<ServiceRecord>,
     pub(crate) local_node: NodeIdx,
     pub(crate) subnet_prefix: u64,
     node_by_guid: HashMap<Guid, NodeIdx>,
@@ -265,6 +266,7 @@ impl Fabric {
             sms: Vec::new(),
             partitions: Vec::new(),
             mcast_groups: Vec::new(),
+            services: Vec::new(),
             local_node: local,
             subnet_prefix: Gid::DEFAULT_SUBNET_PREFIX,
             node_by_guid,
@@ -660,6 +662,23 @@ impl Fabric {
     /// and every `ipoib` partition gets its broadcast group (MGID
     /// ff12:401b:<P_Key>::ffff:ffff, MLIDs from 0xC000) joined by its CA
     /// members.
+    /// Registers services with the SA; each names a port of the fabric.
+    pub(crate) fn apply_services(
+        &mut self,
+        specs: &[super::services::ServiceSpec],
+    ) -> Result<(), SourceError> {
+        for s in specs {
+            if !self.ports.iter().any(|p| p.guid.0 == s.port_guid) {
+                return Err(SourceError::Invalid(format!(
+                    "service {:?}: no port with GUID {:#018x}",
+                    s.name, s.port_guid
+                )));
+            }
+            self.services.push(s.record(self.subnet_prefix));
+        }
+        Ok(())
+    }
+
     pub(crate) fn apply_partitions(&mut self, specs: &[super::partitions::PartitionSpec]) {
         use super::partitions::Who;
         let sm_port = self.sms.first().and_then(|s| s.port);
@@ -773,6 +792,7 @@ impl Fabric {
         b.sms = self.sms.clone();
         b.partitions = self.partitions.clone();
         b.mcast_groups = self.mcast_groups.clone();
+        b.services = self.services.clone();
         b.local_node = Some(self.local_node);
         b.ipoib = self.ipoib_interfaces();
         b
