@@ -263,6 +263,19 @@ fn errors_are_reported_and_counted() {
     assert!(text(&o).contains("Authentication failure"), "{}", text(&o));
     assert_eq!(usm_stat(&agent, 5), before + 1);
 
+    // A context other than the default one: snmpUnknownContexts Report
+    // (RFC 3413 3.2), counted and served; the default context answers.
+    let unknown_contexts = ".1.3.6.1.6.3.12.1.5.0";
+    let before = agent.get_number(unknown_contexts);
+    let mut level = auth_args("SHA");
+    level.extend(["-n", "fabric-b"]);
+    let o = v3(&agent, "snmpget", "sha", &level, &[SYS_DESCR]);
+    assert!(!o.status.success(), "{}", text(&o));
+    // net-snmp's words for a snmpUnknownContexts Report.
+    assert!(text(&o).contains("Bad context specified"), "{}", text(&o));
+    assert_eq!(agent.get_number(unknown_contexts), before + 1);
+    assert_eq!(agent.get_number(".1.3.6.1.6.3.12.1.4.0"), 0);
+
     // Unknown user.
     let before = usm_stat(&agent, 3);
     let o = v3(&agent, "snmpget", "nobody", &auth_args("SHA"), &[SYS_DESCR]);

@@ -24,6 +24,7 @@ pub mod notifications;
 pub mod oids;
 pub mod publish;
 pub mod snmp_mpd;
+pub mod snmp_target;
 pub mod snmpv2;
 pub mod state;
 mod util;
@@ -97,6 +98,7 @@ pub type CheckReplyFn = fn(&ib::source::ControlOp, &ib::source::ControlReply) ->
 pub const REGISTRY: &[&ModuleDef] = &[
     &snmpv2::DEF,
     &snmp_mpd::DEF,
+    &snmp_target::DEF,
     &if_mib::DEF,
     &ib_if_mib::DEF,
     &ib_pm_mib::DEF,

@@ -64,6 +64,9 @@ pub struct SnmpStats {
     pub unknown_security_models: AtomicU32,
     pub invalid_msgs: AtomicU32,
     pub unknown_pdu_handlers: AtomicU32,
+    /// SNMP-TARGET-MIB (RFC 3413) snmpUnknownContexts: SNMPv3 requests
+    /// naming a context this agent does not have (only the default, "").
+    pub unknown_contexts: AtomicU32,
 }
 
 pub(crate) fn inc(c: &AtomicU32) {

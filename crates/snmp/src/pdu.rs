@@ -202,6 +202,19 @@ impl Pdu {
         }
     }
 
+    /// Confirmed class (RFC 3411 2.8): the PDUs a Response or Report
+    /// answers.
+    pub fn is_confirmed(&self) -> bool {
+        matches!(
+            self,
+            Pdu::GetRequest(_)
+                | Pdu::GetNextRequest(_)
+                | Pdu::GetBulkRequest(_)
+                | Pdu::SetRequest(_)
+                | Pdu::InformRequest(_)
+        )
+    }
+
     /// The request-id, for every PDU type that has one.
     pub fn request_id(&self) -> Option<i32> {
         match self {

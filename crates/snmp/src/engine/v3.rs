@@ -2,15 +2,21 @@
 //! securityLevel, then VACM decides (RFC 3415), then dispatch.
 
 use std::net::SocketAddr;
+use std::sync::atomic::Ordering;
 
 use tracing::debug;
 
 use super::mp::Reply;
-use super::{access, inc, Action, Engine};
+use super::{access, escape_wire, inc, Action, Engine};
 use crate::message::{response_overhead, Version};
+use crate::oid::Oid;
 use crate::pdu::{ErrorStatus, Pdu, PduBody};
 use crate::usm::{Incoming, MpdDrop, Usm};
 use crate::vacm::SecurityModel;
+use crate::value::{Value, VarBind};
+
+/// snmpUnknownContexts.0 (SNMP-TARGET-MIB, RFC 3413).
+pub const SNMP_UNKNOWN_CONTEXTS: &[u32] = &[1, 3, 6, 1, 6, 3, 12, 1, 5, 0];
 
 impl<V, K> Engine<V, K> {
     /// An SNMPv3 message: USM, then the user's access, then dispatch.
@@ -51,6 +57,26 @@ impl<V, K> Engine<V, K> {
             }
             Incoming::Request { ctx, pdu } => (ctx, pdu),
         };
+        // RFC 3413 3.2 (2): the only context is the default one; a request
+        // for another is counted and, being confirmed class, reported.
+        if !ctx.context_name.is_empty() {
+            let n = self.stats.unknown_contexts.fetch_add(1, Ordering::Relaxed);
+            debug!(%src, context = %escape_wire(&ctx.context_name, 32), "unknown context");
+            let Some(rid) = pdu.request_id().filter(|_| pdu.is_confirmed()) else {
+                return Action::None;
+            };
+            let report = Pdu::Report(PduBody {
+                request_id: rid,
+                error_status: ErrorStatus::NoError,
+                error_index: 0,
+                varbinds: vec![VarBind::new(
+                    Oid::from_slice(SNMP_UNKNOWN_CONTEXTS),
+                    Value::Counter32(n.wrapping_add(1)),
+                )],
+            });
+            usm.encode_response(&ctx, report, out);
+            return Action::Send;
+        }
         debug!(%src, pdu = pdu.tag(), "v3 request");
         self.count_request(&pdu);
         let rid = pdu.request_id().unwrap_or(0);
