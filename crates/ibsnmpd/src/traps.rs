@@ -363,19 +363,10 @@ async fn inform_v3(
         .find(|u| u.name == s.user)
         .ok_or_else(|| format!("no [[user]] named {:?}", s.user))?;
     let w = InformWrapper::new(user, s.level, addr, s.timeout, s.retries.saturating_add(1))?;
-    // A receiver that does not answer now is discovered again when
-    // informs to it go unanswered (snmp::usm::inform).
-    match w.discover().await {
-        Ok(remote) => info!(sink = %addr, engine_id = %hex(&remote.engine_id),
-                            boots = remote.boots, "SNMPv3 inform receiver discovered"),
-        Err(e) => warn!(sink = %addr, error = %e,
-                        "SNMPv3 inform receiver not discovered; tried again when informs to it go unanswered"),
-    }
+    // Logged either way; a receiver that does not answer now is
+    // discovered again when informs to it go unanswered.
+    let _ = w.discover().await;
     Ok(w)
-}
-
-fn hex(b: &[u8]) -> String {
-    b.iter().map(|x| format!("{x:02x}")).collect()
 }
 
 /// The running notification layer; clones share it (e.g. the reload path

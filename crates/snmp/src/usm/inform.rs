@@ -148,11 +148,31 @@ impl InformWrapper {
 
     /// Discovers the receiver (RFC 3414 4) and localizes the user's keys
     /// to its engine; until it succeeds the last engine (or none) stays.
+    /// Logs the outcome: each success, and the first failure of a run of
+    /// them.
     pub async fn discover(&self) -> Result<Discovered, String> {
-        let remote = discover(self.addr, self.timeout, self.tries).await?;
-        self.usm
-            .store(Some(Arc::new(localize(&self.user, self.level, &remote)?)));
-        Ok(remote)
+        let found = match discover(self.addr, self.timeout, self.tries).await {
+            Ok(remote) => localize(&self.user, self.level, &remote).map(|usm| (remote, usm)),
+            Err(e) => Err(e),
+        };
+        match found {
+            Ok((remote, usm)) => {
+                self.usm.store(Some(Arc::new(usm)));
+                self.failing.store(false, Ordering::Relaxed);
+                info!(sink = %self.addr, engine_id = %hex(&remote.engine_id), boots = remote.boots,
+                      "SNMPv3 inform receiver discovered");
+                Ok(remote)
+            }
+            Err(e) => {
+                if self.failing.swap(true, Ordering::Relaxed) {
+                    debug!(sink = %self.addr, error = %e, "SNMPv3 inform receiver not discovered");
+                } else {
+                    warn!(sink = %self.addr, error = %e,
+                          "SNMPv3 inform receiver not discovered; tried again when informs to it go unanswered");
+                }
+                Err(e)
+            }
+        }
     }
 
     /// Whether a discovery has succeeded.
@@ -209,20 +229,8 @@ impl MessageWrapper for InformWrapper {
             return None;
         }
         Some(Box::pin(async move {
-            match self.discover().await {
-                Ok(r) => {
-                    self.failing.store(false, Ordering::Relaxed);
-                    info!(sink = %self.addr, engine_id = %hex(&r.engine_id), boots = r.boots,
-                          "SNMPv3 inform receiver discovered");
-                }
-                Err(e) if !self.failing.swap(true, Ordering::Relaxed) => {
-                    warn!(sink = %self.addr, error = %e,
-                          "SNMPv3 inform receiver not discovered; tried again when informs to it go unanswered");
-                }
-                Err(e) => {
-                    debug!(sink = %self.addr, error = %e, "SNMPv3 inform receiver not discovered")
-                }
-            }
+            // Logged by discover itself.
+            let _ = self.discover().await;
             self.discovering.store(false, Ordering::Release);
         }))
     }
