@@ -438,23 +438,27 @@ fn secrets_switch_reveals_keys_only_at_auth_priv() {
     );
 }
 
-#[test]
-fn sim_partitions_file_and_standby_sm() {
+/// The agent on the sim (no sweeps after the first) with `key = FILE` in
+/// its configuration, FILE holding `text` (both in the returned directory,
+/// the file named after the key).
+fn agent_with_file(key: &str, text: &str) -> (Agent, tempfile::TempDir) {
     let dir = tempfile::tempdir().expect("tempdir");
-    let parts = dir.path().join("partitions.conf");
-    std::fs::write(
-        &parts,
-        "Default=0x7fff, ipoib : ALL=full;\nP1=0x8001, ipoib : SELF=full, ALL_CAS=limited;\n",
-    )
-    .expect("write partitions");
+    let file = dir.path().join(key);
+    std::fs::write(&file, text).expect("write the file");
     let conf = dir.path().join("ibsnmpd.toml");
-    std::fs::write(
-        &conf,
-        format!("sim_partitions = {:?}\n", parts.display().to_string()),
-    )
-    .expect("write config");
+    std::fs::write(&conf, format!("{key} = {:?}\n", file.display().to_string()))
+        .expect("write config");
     let conf = conf.to_string_lossy().into_owned();
     let agent = Agent::start(&["--sweep-interval", "3600", "--config", &conf]);
+    (agent, dir)
+}
+
+#[test]
+fn sim_partitions_file_and_standby_sm() {
+    let (agent, _dir) = agent_with_file(
+        "sim_partitions",
+        "Default=0x7fff, ipoib : ALL=full;\nP1=0x8001, ipoib : SELF=full, ALL_CAS=limited;\n",
+    );
     let cells = walk(&agent);
 
     // Master and standby.
@@ -518,25 +522,14 @@ fn sim_services_file() {
         )
     };
     let (a, b) = (ca_port(1), ca_port(2));
-    let dir = tempfile::tempdir().expect("tempdir");
-    let services = dir.path().join("services");
-    std::fs::write(
-        &services,
-        format!(
+    let (agent, dir) = agent_with_file(
+        "sim_services",
+        &format!(
             "# name id port options\n\
              SRP.T10:{a:016x} {a:#x} {a:#x}\n\
              dapl 7 {b:#x} pkey=0x8001 lease=60  # a leased one\n"
         ),
-    )
-    .expect("write services");
-    let conf = dir.path().join("ibsnmpd.toml");
-    std::fs::write(
-        &conf,
-        format!("sim_services = {:?}\n", services.display().to_string()),
-    )
-    .expect("write config");
-    let conf = conf.to_string_lossy().into_owned();
-    let agent = Agent::start(&["--sweep-interval", "3600", "--config", &conf]);
+    );
     let cells = walk(&agent);
 
     let prefix = octets8(0xfe80_0000_0000_0000);
@@ -586,9 +579,15 @@ fn sim_services_file() {
     );
 
     // A service on a port the fabric does not have: a clear error, exit 2.
-    std::fs::write(&services, "ghost 1 0xdead\n").expect("write services");
+    std::fs::write(dir.path().join("sim_services"), "ghost 1 0xdead\n").expect("write services");
+    let conf = dir.path().join("ibsnmpd.toml");
     let out = Command::new(BIN)
-        .args(["--listen", "127.0.0.1:0", "--config", &conf])
+        .args([
+            "--listen",
+            "127.0.0.1:0",
+            "--config",
+            conf.to_str().unwrap(),
+        ])
         .output()
         .expect("run ibsnmpd");
     assert_eq!(out.status.code(), Some(2));

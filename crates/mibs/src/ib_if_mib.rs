@@ -34,16 +34,8 @@ use crate::util::{last, oid};
 use crate::view::{SysOrEntry, View};
 
 /// This module in the registry ([`crate::REGISTRY`]).
-pub const DEF: crate::ModuleDef = crate::ModuleDef {
-    name: "IB-IF-MIB",
-    or_entry: || Some(or_entry()),
-    objects,
-    derive: None,
-    omitted: &[],
-    fabric_ops: None,
-    check_reply: None,
-    state: None,
-};
+pub const DEF: crate::ModuleDef =
+    crate::ModuleDef::plain("IB-IF-MIB", || Some(or_entry()), objects);
 
 /// sysORTable row: the IB-IF-MIB module identity.
 pub fn or_entry() -> SysOrEntry {

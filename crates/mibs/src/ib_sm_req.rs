@@ -48,18 +48,9 @@ use tables::{ReqTable, Results};
 pub use trace::{trace_hops, TraceReq};
 
 /// This module in the registry ([`crate::REGISTRY`]): IB-SM-MIB's request
-/// tables (the module's sysORTable row is ib_sm_mib's).
-pub const DEF: crate::ModuleDef = crate::ModuleDef {
-    name: "IB-SM-MIB requests",
-    or_entry: || None,
-    objects,
-    derive: None,
-    omitted: &[],
-    fabric_ops: None,
-    check_reply: None,
-    // Sessions are runtime state: nothing persisted.
-    state: None,
-};
+/// tables (the module's sysORTable row is ib_sm_mib's). Sessions are
+/// runtime state: nothing persisted.
+pub const DEF: crate::ModuleDef = crate::ModuleDef::plain("IB-SM-MIB requests", || None, objects);
 
 fn objects() -> Vec<crate::Object> {
     use std::sync::Arc;

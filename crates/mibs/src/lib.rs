@@ -71,6 +71,27 @@ pub struct ModuleDef {
     pub state: Option<state::StateCodec>,
 }
 
+impl ModuleDef {
+    /// A module of objects only: no derivation, omitted columns, fabric
+    /// operations or persisted state (set those with `..` on top of it).
+    pub const fn plain(
+        name: &'static str,
+        or_entry: fn() -> Option<SysOrEntry>,
+        objects: fn() -> Vec<Object>,
+    ) -> Self {
+        ModuleDef {
+            name,
+            or_entry,
+            objects,
+            derive: None,
+            omitted: &[],
+            fabric_ops: None,
+            check_reply: None,
+            state: None,
+        }
+    }
+}
+
 /// Daemon settings that modules' derivations read; the registry hands the
 /// same value to every deriver, each module reads its own fields.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

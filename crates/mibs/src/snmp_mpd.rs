@@ -20,21 +20,16 @@ const SNMP_MPD_MIB: &[u32] = &[1, 3, 6, 1, 6, 3, 11];
 const SNMP_MPD_STATS: &[u32] = &[1, 3, 6, 1, 6, 3, 11, 2, 1];
 
 /// This module in the registry ([`crate::REGISTRY`]).
-pub const DEF: crate::ModuleDef = crate::ModuleDef {
-    name: "SNMP-MPD-MIB",
-    or_entry: || {
+pub const DEF: crate::ModuleDef = crate::ModuleDef::plain(
+    "SNMP-MPD-MIB",
+    || {
         Some(SysOrEntry::new(
             SNMP_MPD_MIB,
             "The MIB for Message Processing and Dispatching (RFC 3412)",
         ))
     },
     objects,
-    derive: None,
-    omitted: &[],
-    fabric_ops: None,
-    check_reply: None,
-    state: None,
-};
+);
 
 fn objects() -> Vec<Arc<dyn MibObject<View, Change>>> {
     use std::sync::atomic::Ordering::Relaxed;

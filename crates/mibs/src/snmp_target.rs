@@ -19,21 +19,16 @@ const SNMP_TARGET_MIB: &[u32] = &[1, 3, 6, 1, 6, 3, 12];
 const SNMP_TARGET_OBJECTS: &[u32] = &[1, 3, 6, 1, 6, 3, 12, 1];
 
 /// This module in the registry ([`crate::REGISTRY`]).
-pub const DEF: crate::ModuleDef = crate::ModuleDef {
-    name: "SNMP-TARGET-MIB",
-    or_entry: || {
+pub const DEF: crate::ModuleDef = crate::ModuleDef::plain(
+    "SNMP-TARGET-MIB",
+    || {
         Some(SysOrEntry::new(
             SNMP_TARGET_MIB,
             "The MIB for SNMP targets: its context counters (RFC 3413)",
         ))
     },
     objects,
-    derive: None,
-    omitted: &[],
-    fabric_ops: None,
-    check_reply: None,
-    state: None,
-};
+);
 
 fn objects() -> Vec<Arc<dyn MibObject<View, Change>>> {
     use std::sync::atomic::Ordering::Relaxed;

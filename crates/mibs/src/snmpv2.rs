@@ -34,14 +34,8 @@ const DISPLAY_STRING_MAX: usize = 255;
 
 /// This module in the registry ([`crate::REGISTRY`]).
 pub const DEF: crate::ModuleDef = crate::ModuleDef {
-    name: "SNMPv2-MIB",
-    or_entry: || Some(or_entry()),
-    objects,
-    derive: None,
-    omitted: &[],
-    fabric_ops: None,
-    check_reply: None,
     state: Some(StateCodec::of::<SystemGroup>()),
+    ..crate::ModuleDef::plain("SNMPv2-MIB", || Some(or_entry()), objects)
 };
 
 /// The values set over SNMP (persisted); `None`: the configured default.
