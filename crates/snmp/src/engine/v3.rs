@@ -16,7 +16,7 @@ use crate::vacm::SecurityModel;
 use crate::value::{Value, VarBind};
 
 /// snmpUnknownContexts.0 (SNMP-TARGET-MIB, RFC 3413).
-pub const SNMP_UNKNOWN_CONTEXTS: &[u32] = &[1, 3, 6, 1, 6, 3, 12, 1, 5, 0];
+const SNMP_UNKNOWN_CONTEXTS: &[u32] = &[1, 3, 6, 1, 6, 3, 12, 1, 5, 0];
 
 impl<V, K> Engine<V, K> {
     /// An SNMPv3 message: USM, then the user's access, then dispatch.

@@ -174,11 +174,6 @@ impl InformWrapper {
             }
         }
     }
-
-    /// Whether a discovery has succeeded.
-    pub fn discovered(&self) -> bool {
-        self.usm.load().is_some()
-    }
 }
 
 /// A USM holding `user`'s keys localized to `remote`'s engine, which must
