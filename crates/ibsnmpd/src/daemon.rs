@@ -143,6 +143,18 @@ pub fn run(
     let mut dispatcher: Dispatcher<View, mibs::Change> = Dispatcher::new();
     dispatcher.set_max_repetitions(settings.max_repetitions);
     dispatcher.set_max_bulk_varbinds(settings.max_getbulk_responses);
+    // SM_Key and M_Key: SNMPv3 authPriv only, on every transport (AgentX
+    // never: its master does not say how the manager authenticated).
+    dispatcher.set_secret_subtrees(
+        [
+            mibs::oids::ib_sm_mib::IB_SM_CONFIG_SM_KEY,
+            mibs::oids::ib_sm_mib::IB_SM_SM_INFO_SM_KEY,
+            mibs::oids::ib_sm_mib::IB_SM_PORT_INFO_M_KEY,
+        ]
+        .iter()
+        .map(|o| Oid::from_slice(o))
+        .collect(),
+    );
     let mut or_entries = Vec::new();
     let mut agentx_modules = Vec::new();
     for m in mibs::modules() {
@@ -284,19 +296,7 @@ pub fn run(
         controller,
         Arc::clone(&stats),
     )) {
-        Ok(a) => a
-            .with_usm(usm)
-            .with_vacm(Arc::new(settings.vacm.clone()))
-            .with_secret_subtrees(
-                [
-                    mibs::oids::ib_sm_mib::IB_SM_CONFIG_SM_KEY,
-                    mibs::oids::ib_sm_mib::IB_SM_SM_INFO_SM_KEY,
-                    mibs::oids::ib_sm_mib::IB_SM_PORT_INFO_M_KEY,
-                ]
-                .iter()
-                .map(|o| Oid::from_slice(o))
-                .collect(),
-            ),
+        Ok(a) => a.with_usm(usm).with_vacm(Arc::new(settings.vacm.clone())),
         Err(e) => {
             fabric.stop();
             return Err(e.into());

@@ -249,6 +249,76 @@ fn walks_through_snmpd_equal_direct_walks_and_sets_pass_through() {
     assert!(!ro.status.success());
 }
 
+/// IB-SM-MIB's secret columns (SM_Key, M_Key) are for SNMPv3 authPriv
+/// only; a master cannot say how its manager authenticated, so through
+/// AgentX they are never answered, even with `secrets = true`: the walk
+/// through snmpd equals a direct v2c walk, and neither shows them.
+#[test]
+fn secret_columns_never_cross_agentx() {
+    const IB_SM: &str = ".1.3.6.1.3.117.7";
+    const SECRETS: [&str; 3] = [
+        "1.3.6.1.3.117.7.1.1.1.1.4.",
+        "1.3.6.1.3.117.7.1.7.1.1.3.",
+        "1.3.6.1.3.117.7.1.3.1.1.4.",
+    ];
+    let dir = tempfile::tempdir().unwrap();
+    let m = Master::start(dir.path());
+    let conf = dir.path().join("ibsnmpd.toml");
+    std::fs::write(&conf, "secrets = true\n").unwrap();
+    let agent = subagent(&m, &["--config", conf.to_str().unwrap()]);
+    wait_registered(&m, &agent);
+
+    let via_master = walk(&m.target, "public", IB_SM);
+    let direct = walk(&agent.target, "public", IB_SM);
+    assert!(direct.len() > 100, "{} cells", direct.len());
+    assert_eq!(via_master, direct, "IB-SM-MIB through snmpd vs direct v2c");
+    let dotted = |o: &[u32]| {
+        o.iter()
+            .map(|x| x.to_string())
+            .collect::<Vec<_>>()
+            .join(".")
+    };
+    for (oid, _) in &via_master {
+        let o = dotted(oid);
+        assert!(
+            !SECRETS.iter().any(|s| o.starts_with(s)),
+            "secret {o} answered"
+        );
+    }
+    // Asked by name, through snmpd: no such object; a Set: refused.
+    // ibSmPortInfoEntry: column 12, then the row's index.
+    let index = via_master
+        .iter()
+        .find(|(o, _)| o.len() > 12 && o[..11] == [1, 3, 6, 1, 3, 117, 7, 1, 3, 1, 1])
+        .map(|(o, _)| dotted(&o[12..]))
+        .expect("a PortInfo row");
+    let m_key = format!(".{}{index}", SECRETS[2]);
+    let get = snmp(
+        "snmpget",
+        &["-v2c", "-c", "public", "-On", &m.target, &m_key],
+    );
+    let out = String::from_utf8_lossy(&get.stdout);
+    assert!(out.contains("No Such"), "{out}");
+    let set = snmp(
+        "snmpset",
+        &[
+            "-v2c",
+            "-c",
+            "private",
+            "-On",
+            "-t",
+            "3",
+            "-r",
+            "0",
+            &m.target,
+            &m_key,
+            "x",
+            "0102030405060708",
+        ],
+    );
+    assert!(!set.status.success(), "M_Key Set through AgentX accepted");
+}
+
 #[test]
 fn the_session_survives_snmpd_restarts_and_late_masters() {
     let dir = tempfile::tempdir().unwrap();

@@ -19,7 +19,6 @@ use std::time::Duration;
 use tracing::debug;
 
 use crate::dispatch::Dispatcher;
-use crate::oid::Oid;
 use crate::usm::Usm;
 use crate::vacm::Vacm;
 
@@ -105,7 +104,6 @@ impl<V: 'static, K: Send + 'static> Agent<V, K> {
                 auth_hook: None,
                 usm: None,
                 vacm: None,
-                secrets: Vec::new(),
             },
         })
     }
@@ -127,13 +125,6 @@ impl<V: 'static, K: Send + 'static> Agent<V, K> {
     /// shorthands are added to them.
     pub fn with_vacm(mut self, vacm: Arc<Vacm>) -> Self {
         self.engine.vacm = Some(vacm);
-        self
-    }
-
-    /// Subtrees (e.g. IB-SM-MIB's SM_Key and M_Key columns) that only
-    /// authPriv requests whose view includes them may read or write.
-    pub fn with_secret_subtrees(mut self, secrets: Vec<Oid>) -> Self {
-        self.engine.secrets = secrets;
         self
     }
 

@@ -79,12 +79,58 @@ impl AccessCheck for crate::vacm::Views<'_> {
     }
 }
 
+/// Whether a request may reach the secret subtrees
+/// ([`Dispatcher::set_secret_subtrees`]). Only the SNMP engine grants
+/// [`Clearance::Secret`], to SNMPv3 authPriv requests; every other way in
+/// (AgentX, whose master never says how its manager authenticated, and
+/// the plain [`Dispatcher::get`]/[`Dispatcher::next`]) is public.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Clearance {
+    Public,
+    Secret,
+}
+
+/// An access check with the secret subtrees hidden unless cleared.
+struct Guarded<'a> {
+    inner: &'a dyn AccessCheck,
+    secrets: &'a [Oid],
+    clearance: Clearance,
+}
+
+impl Guarded<'_> {
+    fn secret(&self, oid: &[u32]) -> Option<&Oid> {
+        if self.clearance == Clearance::Secret {
+            return None;
+        }
+        self.secrets.iter().find(|s| oid.starts_with(s.as_slice()))
+    }
+}
+
+impl AccessCheck for Guarded<'_> {
+    fn readable(&self, oid: &[u32]) -> bool {
+        self.secret(oid).is_none() && self.inner.readable(oid)
+    }
+    fn writable(&self, oid: &[u32]) -> bool {
+        self.secret(oid).is_none() && self.inner.writable(oid)
+    }
+    fn resume_after(&self, oid: &[u32]) -> Oid {
+        match self.secret(oid) {
+            Some(s) => s.join(&[u32::MAX]),
+            None => self.inner.resume_after(oid),
+        }
+    }
+}
+
 /// Get/GetNext/GetBulk/Set over a set of non-overlapping MIB objects.
 pub struct Dispatcher<V, K> {
     roots: Vec<Oid>,
     objects: Vec<Arc<dyn MibObject<V, K>>>,
     max_repetitions: u32,
     max_bulk_varbinds: usize,
+    /// Subtrees (e.g. SM_Key and M_Key columns) only a [`Clearance::Secret`]
+    /// request may read or write; the rule lives here so that every
+    /// transport passes it.
+    secrets: Vec<Oid>,
 }
 
 /// Default cap on the varbinds of one GetBulk response (net-snmp's
@@ -108,6 +154,22 @@ impl<V, K> Dispatcher<V, K> {
             objects: Vec::new(),
             max_repetitions: DEFAULT_MAX_REPETITIONS,
             max_bulk_varbinds: DEFAULT_MAX_BULK_VARBINDS,
+            secrets: Vec::new(),
+        }
+    }
+
+    /// Subtrees readable and writable only with [`Clearance::Secret`]:
+    /// absent from every other request (walks pass them by, Sets get
+    /// noAccess or notWritable).
+    pub fn set_secret_subtrees(&mut self, secrets: Vec<Oid>) {
+        self.secrets = secrets;
+    }
+
+    fn guard<'a>(&'a self, inner: &'a dyn AccessCheck, clearance: Clearance) -> Guarded<'a> {
+        Guarded {
+            inner,
+            secrets: &self.secrets,
+            clearance,
         }
     }
 
@@ -172,16 +234,34 @@ impl<V, K> Dispatcher<V, K> {
         }
     }
 
-    /// Exact read (v2 semantics: exceptions as values).
+    /// Exact read (v2 semantics: exceptions as values), secrets absent.
     pub fn get(&self, view: &V, oid: &[u32]) -> Value {
+        if self.guard(&FullAccess, Clearance::Public).readable(oid) {
+            self.get_any(view, oid)
+        } else {
+            Value::NoSuchObject
+        }
+    }
+
+    /// The first instance after `oid` (v2 semantics), secrets passed by.
+    pub fn next(&self, view: &V, oid: &[u32]) -> Option<VarBind> {
+        self.next_for(
+            view,
+            Version::V2c,
+            oid,
+            &self.guard(&FullAccess, Clearance::Public),
+        )
+    }
+
+    fn get_any(&self, view: &V, oid: &[u32]) -> Value {
         match self.owner(oid) {
             Some(o) => o.get(view, oid),
             None => Value::NoSuchObject,
         }
     }
 
-    /// The first instance after `oid` across all objects.
-    pub fn next(&self, view: &V, oid: &[u32]) -> Option<VarBind> {
+    /// The first instance after `oid` across all objects, whoever asks.
+    fn next_any(&self, view: &V, oid: &[u32]) -> Option<VarBind> {
         // Objects whose whole subtree lies before `oid` form a prefix.
         let start = self
             .roots
@@ -202,15 +282,15 @@ impl<V, K> Dispatcher<V, K> {
         oid: &[u32],
         acc: &dyn AccessCheck,
     ) -> Option<VarBind> {
-        let mut vb = self.next(view, oid)?;
+        let mut vb = self.next_any(view, oid)?;
         loop {
             if version == Version::V1 && matches!(vb.value, Value::Counter64(_)) {
-                vb = self.next(view, vb.oid.as_slice())?;
+                vb = self.next_any(view, vb.oid.as_slice())?;
             } else if !acc.readable(vb.oid.as_slice()) {
                 let resume = acc.resume_after(vb.oid.as_slice());
                 // Always move forward, whatever the view says.
                 let from = if resume > vb.oid { resume } else { vb.oid };
-                vb = self.next(view, from.as_slice())?;
+                vb = self.next_any(view, from.as_slice())?;
             } else {
                 return Some(vb);
             }
@@ -265,8 +345,11 @@ impl<V, K> Dispatcher<V, K> {
         }
     }
 
-    /// Phase 1 of a Set for one varbind.
+    /// Phase 1 of a Set for one varbind (secrets are notWritable).
     pub fn check_set(&self, view: &V, oid: &[u32], value: &Value) -> Result<K, SetError> {
+        if !self.guard(&FullAccess, Clearance::Public).writable(oid) {
+            return Err(SetError::NotWritable);
+        }
         match self.owner(oid) {
             Some(o) => o.check_set(view, oid, value),
             None => Err(SetError::NotWritable),
@@ -276,12 +359,24 @@ impl<V, K> Dispatcher<V, K> {
     /// Phase 1 of a Set for every varbind of a PDU: each object sees all of
     /// its own varbinds together ([`MibObject::check_set_batch`]). The
     /// changes come back in PDU order; on refusal, the varbind's position
-    /// (0-based) and the error. Varbinds no object owns are notWritable.
+    /// (0-based) and the error. Varbinds no object owns, and secrets, are
+    /// notWritable.
     pub fn check_set_all(
         &self,
         view: &V,
         varbinds: &[VarBind],
     ) -> Result<Vec<K>, (usize, SetError)> {
+        let public = self.guard(&FullAccess, Clearance::Public);
+        if let Some(i) = varbinds
+            .iter()
+            .position(|vb| !public.writable(vb.oid.as_slice()))
+        {
+            return Err((i, SetError::NotWritable));
+        }
+        self.check_set_any(view, varbinds)
+    }
+
+    fn check_set_any(&self, view: &V, varbinds: &[VarBind]) -> Result<Vec<K>, (usize, SetError)> {
         // Group by owner, owners in order of their first varbind.
         let mut groups: Vec<(usize, Vec<SetItem<'_>>)> = Vec::new();
         for (i, vb) in varbinds.iter().enumerate() {
@@ -313,12 +408,13 @@ impl<V, K> Dispatcher<V, K> {
     /// VarBindList content may take (the maximum message size minus
     /// [`crate::message::response_overhead`]).
     pub fn process(&self, view: &V, version: Version, pdu: &Pdu, budget: usize) -> Outcome<K> {
-        self.process_with(view, version, pdu, budget, &FullAccess)
+        self.process_with(view, version, pdu, budget, &FullAccess, Clearance::Public)
     }
 
     /// [`Dispatcher::process`] limited to what `acc` allows: reads outside
     /// its read view are absent (walks skip them), Sets outside its write
-    /// view get noAccess (RFC 3415 3.2, RFC 3416 4.2.5).
+    /// view get noAccess (RFC 3415 3.2, RFC 3416 4.2.5). The secret
+    /// subtrees count as outside both views unless `clearance` is Secret.
     pub fn process_with(
         &self,
         view: &V,
@@ -326,7 +422,10 @@ impl<V, K> Dispatcher<V, K> {
         pdu: &Pdu,
         budget: usize,
         acc: &dyn AccessCheck,
+        clearance: Clearance,
     ) -> Outcome<K> {
+        let guarded = self.guard(acc, clearance);
+        let acc: &dyn AccessCheck = &guarded;
         match pdu {
             Pdu::GetRequest(b) => self.get_request(view, version, b, budget, acc),
             Pdu::GetNextRequest(b) => self.get_next_request(view, version, b, budget, acc),
@@ -347,7 +446,7 @@ impl<V, K> Dispatcher<V, K> {
         let mut out = Vec::with_capacity(req.varbinds.len());
         for (i, vb) in req.varbinds.iter().enumerate() {
             let value = if acc.readable(vb.oid.as_slice()) {
-                self.get(view, vb.oid.as_slice())
+                self.get_any(view, vb.oid.as_slice())
             } else {
                 Value::NoSuchObject
             };
@@ -485,7 +584,7 @@ impl<V, K> Dispatcher<V, K> {
                 return error_response(version, req, ErrorStatus::NoAccess, i + 1, budget);
             }
         }
-        let changes = match self.check_set_all(view, &req.varbinds) {
+        let changes = match self.check_set_any(view, &req.varbinds) {
             Ok(c) => c,
             Err((i, e)) => return error_response(version, req, e.into(), i + 1, budget),
         };
@@ -937,6 +1036,80 @@ mod tests {
         assert_eq!(
             (r.error_status, r.error_index),
             (ErrorStatus::NoCreation, 2)
+        );
+    }
+
+    /// The secret rule holds on every way in: the engine's requests without
+    /// clearance and the plain reads and set checks AgentX uses.
+    #[test]
+    fn secrets_need_clearance_on_every_entry_point() {
+        let mut d = dispatcher();
+        let column = oid("1.3.6.1.2.1.2.2.1.3");
+        d.set_secret_subtrees(vec![column.clone()]);
+        let v = view();
+        let cell = oid("1.3.6.1.2.1.2.2.1.3.1");
+        let last_public = oid("1.3.6.1.2.1.2.2.1.2.3");
+        // Plain reads: absent, walked past.
+        assert_eq!(d.get(&v, cell.as_slice()), Value::NoSuchObject);
+        assert!(d.next(&v, last_public.as_slice()).is_none());
+        // Set checks: notWritable.
+        let set = [VarBind::new(cell.clone(), Value::Integer(7))];
+        assert!(matches!(
+            d.check_set_all(&v, &set),
+            Err((0, SetError::NotWritable))
+        ));
+        assert!(d
+            .check_set(&v, cell.as_slice(), &Value::Integer(7))
+            .is_err());
+        // Requests: public ones see nothing, cleared ones everything.
+        let get = Pdu::GetRequest(PduBody::request(
+            1,
+            vec![VarBind::new(cell.clone(), Value::Null)],
+        ));
+        let run = |c: Clearance, pdu: &Pdu| {
+            response(d.process_with(&v, Version::V2c, pdu, 65000, &FullAccess, c))
+        };
+        assert_eq!(
+            run(Clearance::Public, &get).varbinds[0].value,
+            Value::NoSuchObject
+        );
+        assert_eq!(
+            run(Clearance::Secret, &get).varbinds[0].value,
+            Value::Gauge32(1)
+        );
+        let bulk = Pdu::GetBulkRequest(BulkBody {
+            request_id: 1,
+            non_repeaters: 0,
+            max_repetitions: 10,
+            varbinds: vec![VarBind::new(last_public, Value::Null)],
+        });
+        let public = run(Clearance::Public, &bulk);
+        assert!(public
+            .varbinds
+            .iter()
+            .all(|vb| !vb.oid.starts_with(column.as_slice())));
+        let cleared = run(Clearance::Secret, &bulk);
+        assert_eq!(cleared.varbinds[0].oid, cell);
+        let setp = Pdu::SetRequest(PduBody::request(1, set.to_vec()));
+        assert_eq!(
+            run(Clearance::Public, &setp).error_status,
+            ErrorStatus::NoAccess
+        );
+        assert!(matches!(
+            d.process_with(
+                &v,
+                Version::V2c,
+                &setp,
+                65000,
+                &FullAccess,
+                Clearance::Secret
+            ),
+            Outcome::Set { .. }
+        ));
+        // The rest of the table is untouched.
+        assert_eq!(
+            d.get(&v, &[1, 3, 6, 1, 2, 1, 2, 2, 1, 1, 2]),
+            Value::Integer(2)
         );
     }
 }

@@ -20,9 +20,8 @@ use std::time::Instant;
 
 use tracing::{debug, warn};
 
-use crate::dispatch::{Dispatcher, Outcome};
+use crate::dispatch::{Clearance, Dispatcher, Outcome};
 use crate::message::{peek_version, response_overhead, Message, Version, SNMP_V3};
-use crate::oid::Oid;
 use crate::pdu::{ErrorStatus, Pdu, PduBody};
 use crate::usm::{SecurityLevel, Usm};
 use crate::vacm::{SecurityModel, Vacm};
@@ -174,6 +173,15 @@ pub fn escape_wire(b: &[u8], max: usize) -> String {
 }
 
 /// A community or user name at warn level: its first two octets only.
+/// Secret subtrees are for authPriv requests only.
+pub(crate) fn clearance(level: SecurityLevel) -> Clearance {
+    if level == SecurityLevel::AuthPriv {
+        Clearance::Secret
+    } else {
+        Clearance::Public
+    }
+}
+
 fn redact(b: &[u8]) -> String {
     format!(
         "{}* ({} octets)",
@@ -214,8 +222,6 @@ pub struct Engine<V, K> {
     /// SNMPv3 with USM (None: v3 messages count as bad versions).
     usm: Option<Arc<Usm>>,
     access: access::AccessControl,
-    /// Subtrees readable only at securityLevel authPriv (secret keys).
-    secrets: Vec<Oid>,
     auth_failures: AtomicU64,
     /// When the engine started: the clock for `next_auth_warn`.
     started: Instant,
@@ -238,9 +244,6 @@ pub struct EngineConfig<V, K> {
     pub usm: Option<Arc<Usm>>,
     /// Configured VACM tables; the shorthands are added to them.
     pub vacm: Option<Arc<Vacm>>,
-    /// Subtrees (e.g. IB-SM-MIB's SM_Key and M_Key columns) that only
-    /// authPriv requests whose view includes them may read or write.
-    pub secrets: Vec<Oid>,
 }
 
 impl<V, K> Engine<V, K> {
@@ -262,7 +265,6 @@ impl<V, K> Engine<V, K> {
             max_message_size: c.max_message_size.clamp(484, MAX_UDP_PAYLOAD),
             auth_hook: c.auth_hook,
             usm: c.usm,
-            secrets: c.secrets,
             auth_failures: AtomicU64::new(0),
             started: Instant::now(),
             next_auth_warn: AtomicU64::new(0),
@@ -372,25 +374,12 @@ impl<V, K> Engine<V, K> {
             }
             access::Decision::Allowed(views) => {
                 let view = (self.view)();
-                let g = self.guard(&views, level);
                 self.dispatcher
-                    .process_with(&view, version, &pdu, budget, &g)
+                    .process_with(&view, version, &pdu, budget, &views, clearance(level))
             }
         };
         let reply = Reply::Community { version, community };
         self.finish(src, &pdu, outcome, reply, out)
-    }
-
-    fn guard<'a>(
-        &'a self,
-        inner: &'a dyn crate::dispatch::AccessCheck,
-        level: SecurityLevel,
-    ) -> access::Guarded<'a> {
-        access::Guarded {
-            inner,
-            secrets: &self.secrets,
-            privileged: level == SecurityLevel::AuthPriv,
-        }
     }
 
     /// Sends a dispatch outcome or hands a Set to phase 2.
@@ -482,6 +471,7 @@ impl<V, K> Engine<V, K> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::oid::Oid;
     use crate::value::{Value, VarBind};
 
     use crate::message_v3::{flags, HeaderData, ScopedPdu, ScopedPduData, UsmParams, V3Message};
@@ -536,6 +526,8 @@ mod tests {
         });
         let controller: Arc<dyn SetController<()>> =
             Arc::new(|_: Vec<()>| async { Ok::<(), ApplyError>(()) });
+        let mut d = d;
+        d.set_secret_subtrees(vec![Oid::new(vec![1, 3, 6, 1, 2, 1, 1, 3])]);
         Engine::new(EngineConfig {
             dispatcher: Arc::new(d),
             view: Box::new(|| ()),
@@ -546,7 +538,6 @@ mod tests {
             auth_hook: None,
             usm: Some(Arc::new(usm)),
             vacm: Some(Arc::new(vacm)),
-            secrets: vec![Oid::new(vec![1, 3, 6, 1, 2, 1, 1, 3])],
         })
     }
 

@@ -7,14 +7,13 @@
 //! entry asks the user's minimum securityLevel and reads (and writes) the
 //! user's subtree. A principal the configuration already places in a group
 //! keeps that group. Secret subtrees (SM_Key, M_Key) are readable only at
-//! authPriv, whatever the view ([`Guarded`]).
+//! authPriv, whatever the view (the dispatcher's `Clearance`).
 
 use std::sync::Arc;
 
 use arc_swap::ArcSwapOption;
 
 use super::community::{security_name, Community, CommunityAccess};
-use crate::dispatch::AccessCheck;
 use crate::oid::Oid;
 use crate::pdu::Pdu;
 use crate::usm::{SecurityLevel, Usm};
@@ -159,65 +158,12 @@ pub(crate) fn decide<'a>(
     }
 }
 
-/// An access check that also hides `secrets` below authPriv.
-pub(crate) struct Guarded<'a> {
-    pub(crate) inner: &'a dyn AccessCheck,
-    pub(crate) secrets: &'a [Oid],
-    pub(crate) privileged: bool,
-}
-
-impl Guarded<'_> {
-    fn secret(&self, oid: &[u32]) -> Option<&Oid> {
-        if self.privileged {
-            return None;
-        }
-        self.secrets.iter().find(|s| oid.starts_with(s.as_slice()))
-    }
-}
-
-impl AccessCheck for Guarded<'_> {
-    fn readable(&self, oid: &[u32]) -> bool {
-        self.secret(oid).is_none() && self.inner.readable(oid)
-    }
-    fn writable(&self, oid: &[u32]) -> bool {
-        self.secret(oid).is_none() && self.inner.writable(oid)
-    }
-    fn resume_after(&self, oid: &[u32]) -> Oid {
-        match self.secret(oid) {
-            Some(s) => s.join(&[u32::MAX]),
-            None => self.inner.resume_after(oid),
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::dispatch::FullAccess;
+    use crate::dispatch::AccessCheck;
     use crate::pdu::PduBody;
     use crate::usm::{Engine, UserAccess, UserConfig};
-
-    #[test]
-    fn secrets_need_auth_priv() {
-        let secrets = [Oid::new(vec![1, 3, 6, 1, 3, 117, 7, 1, 1, 1, 1, 4])];
-        let g = Guarded {
-            inner: &FullAccess,
-            secrets: &secrets,
-            privileged: false,
-        };
-        let key = [1, 3, 6, 1, 3, 117, 7, 1, 1, 1, 1, 4, 1];
-        assert!(!g.readable(&key) && !g.writable(&key));
-        assert!(g.readable(&[1, 3, 6, 1, 3, 117, 7, 1, 1, 1, 1, 5, 1]));
-        assert_eq!(
-            g.resume_after(&key).as_slice(),
-            &[1, 3, 6, 1, 3, 117, 7, 1, 1, 1, 1, 4, u32::MAX]
-        );
-        let p = Guarded {
-            privileged: true,
-            ..g
-        };
-        assert!(p.readable(&key));
-    }
 
     #[test]
     fn shorthands_become_vacm_entries() {

@@ -121,11 +121,14 @@ impl<V, K> Engine<V, K> {
                 }
                 access::Decision::Allowed(v) => {
                     let view = (self.view)();
-                    let g = self.guard(&v, ctx.level);
-                    Some(
-                        self.dispatcher
-                            .process_with(&view, Version::V2c, &pdu, budget, &g),
-                    )
+                    Some(self.dispatcher.process_with(
+                        &view,
+                        Version::V2c,
+                        &pdu,
+                        budget,
+                        &v,
+                        super::clearance(ctx.level),
+                    ))
                 }
             };
         match outcome {
