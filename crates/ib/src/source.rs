@@ -115,6 +115,63 @@ impl ControlOp {
     }
 }
 
+/// One line for logs: what is done to which port, GUIDs in hex; never a
+/// key (M_Key, SM_Key) or a whole attribute.
+impl std::fmt::Display for ControlOp {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ControlOp::GetPortCounters { node, port } => {
+                write!(f, "Get(PortCounters) {node} port {}", port.0)
+            }
+            ControlOp::SetPortCounters {
+                node,
+                port,
+                counter_select,
+                counter_select2,
+                ..
+            } => write!(
+                f,
+                "Set(PortCounters) {node} port {} CounterSelect 0x{counter_select:04x} CounterSelect2 0x{counter_select2:02x}",
+                port.0
+            ),
+            ControlOp::SetPortSamplesControl { node, control } => write!(
+                f,
+                "Set(PortSamplesControl) {node} port {} OpCode {} SampleInterval {} Tag {}",
+                control.port_select, control.op_code, control.sample_interval, control.tag
+            ),
+            ControlOp::SimLinkFlap {
+                node,
+                port,
+                down_for,
+            } => write!(
+                f,
+                "link flap {node} port {} for {:?}",
+                port.0, down_for
+            ),
+            ControlOp::SimErrorBurst { node, port, count } => {
+                write!(f, "error burst {node} port {}: {count} symbol errors", port.0)
+            }
+            ControlOp::SaPathRecords { comp_mask, .. } => {
+                write!(f, "SA PathRecord query (ComponentMask 0x{comp_mask:x})")
+            }
+            ControlOp::SaMultiPathRecords { record, comp_mask } => write!(
+                f,
+                "SA MultiPathRecord query of {} GIDs (ComponentMask 0x{comp_mask:x})",
+                record.len()
+            ),
+            ControlOp::SetPortInfo { node, port, info } => write!(
+                f,
+                "Set(PortInfo) {node} port {}: PortState {} PortPhysicalState {} LinkWidthEnabled 0x{:x} LinkSpeedEnabled 0x{:x}",
+                port.0,
+                info.port_state,
+                info.port_physical_state,
+                info.link_width_enabled,
+                info.link_speed_enabled
+            ),
+        }
+    }
+}
+
 /// What a control operation returns (the PMA's GetResp where there is one).
 #[derive(Debug, Clone, PartialEq)]
 pub enum ControlReply {

@@ -625,11 +625,11 @@ fn merge(mut file: FileConfig, origin: &str, args: &RunArgs) -> Result<Settings,
                     "--sweep-interval {s:?}: expected seconds, e.g. 10 or 0.5"
                 ))
             })?;
-            seconds(secs).map_err(|m| ConfigError(format!("--sweep-interval {s:?}: {m}")))?
+            sweep_seconds(secs).map_err(|m| ConfigError(format!("--sweep-interval {s:?}: {m}")))?
         }
         None => match file.sweep_interval {
-            Some(secs) => seconds(secs).map_err(|m| in_file("sweep_interval", m))?,
-            None => seconds(DEFAULT_SWEEP_SECS).map_err(|m| in_file("sweep_interval", m))?,
+            Some(secs) => sweep_seconds(secs).map_err(|m| in_file("sweep_interval", m))?,
+            None => sweep_seconds(DEFAULT_SWEEP_SECS).map_err(|m| in_file("sweep_interval", m))?,
         },
     };
 
@@ -819,6 +819,17 @@ fn merge_ops(
         args.node_name_map.clone().or(node_name_map),
         umad,
     ))
+}
+
+/// The shortest sweep interval: below it the source would sweep back to
+/// back and keep a core busy (1e-300 once did).
+pub const MIN_SWEEP_SECS: f64 = 0.1;
+
+fn sweep_seconds(secs: f64) -> Result<Duration, String> {
+    if secs.is_finite() && secs > 0.0 && secs < MIN_SWEEP_SECS {
+        return Err(format!("must be at least {MIN_SWEEP_SECS} seconds"));
+    }
+    seconds(secs)
 }
 
 fn seconds(secs: f64) -> Result<Duration, String> {
@@ -1133,5 +1144,16 @@ read = "all"
         let mut a = args();
         a.sweep_interval = Some("-1".into());
         assert!(merge(FileConfig::default(), "", &a).is_err());
+        for tiny in ["1e-300", "0.01", "0.099"] {
+            a.sweep_interval = Some(tiny.into());
+            let e = merge(FileConfig::default(), "", &a).unwrap_err();
+            assert!(e.to_string().contains("at least 0.1 seconds"), "{e}");
+        }
+        a.sweep_interval = Some("0.1".into());
+        assert!(merge(FileConfig::default(), "", &a).is_ok());
+        let e = parse_file("sweep_interval = 1e-300\n", "c.toml")
+            .and_then(|f| merge(f, "c.toml", &args()))
+            .unwrap_err();
+        assert!(e.to_string().contains("at least 0.1 seconds"), "{e}");
     }
 }

@@ -21,9 +21,9 @@ use tracing::{error, info};
 use ib::source::ControlOp;
 
 use crate::fabric::FabricHandle;
-use crate::opensm::OpenSmControl;
+use crate::opensm::{OpenSmControl, SmFailure, SmRequest};
 use crate::state::StateStore;
-use mibs::ib_sm_set::{PartitionConfigSet, PartitionOp, SmAdminSet, SmConfigSet, SmKeySet};
+use mibs::ib_sm_set::{PartitionConfigSet, SmAdminSet, SmConfigSet, SmKeySet};
 
 /// Applies Sets; shared by every receive task of the agent.
 pub struct Controller {
@@ -133,9 +133,13 @@ impl Inner {
             }
         }
         if let Some(&first) = service.first() {
-            if let Err(reason) = self.apply_service(&changes, &service).await {
+            if let Err(failure) = self.apply_service(&changes, &service).await {
+                let reason = failure.reason().to_string();
                 error!(varbind = first + 1, %reason, "SM Set failed");
-                let mut kind = ApplyErrorKind::CommitFailed;
+                let mut kind = match failure {
+                    SmFailure::Failed(_) => ApplyErrorKind::CommitFailed,
+                    SmFailure::NotUndone(_) => ApplyErrorKind::UndoFailed,
+                };
                 if persisted {
                     if let Err(e) = self.persist(old_kv.clone()).await {
                         error!(error = %e, "cannot roll back persisted state");
@@ -150,12 +154,13 @@ impl Inner {
             }
         }
         for (done, (i, op)) in fabric_ops.into_iter().enumerate() {
+            let what = self.describe(&op);
             let result = match self.fabric.control(op.clone()).await {
                 Ok(reply) => mibs::change::check_reply(&op, &reply),
                 Err(e) => Err(e),
             };
             if let Err(reason) = result {
-                error!(varbind = i + 1, %reason, "fabric Set failed");
+                error!(varbind = i + 1, by = principal, op = %what, %reason, "fabric Set failed");
                 // Fabric operations already done cannot be taken back.
                 let mut kind = if done == 0 {
                     ApplyErrorKind::CommitFailed
@@ -174,6 +179,10 @@ impl Inner {
                     reason,
                 });
             }
+            // Who changed the fabric, and what was sent: once, at info.
+            if op.changes_fabric() {
+                info!(by = principal, op = %what, "Set applied to the fabric");
+            }
         }
         if persisted {
             info!(changes = changes.len(), "Set applied and persisted");
@@ -181,9 +190,9 @@ impl Inner {
                 *stored = new_kv;
             }
         }
-        if reached_fabric {
-            // Who changed the fabric or the SM, and what: once, at info.
-            info!(by = principal, ?changes, "Set applied to the fabric");
+        if !service.is_empty() {
+            // (What changed is logged by the OpenSM control.)
+            info!(by = principal, "Set applied to the SM");
         }
         let undo = (!reached_fabric).then_some(Undo {
             system: old,
@@ -196,38 +205,55 @@ impl Inner {
         Ok(())
     }
 
-    /// The SM setting changes of a request, through the OpenSM control
-    /// (file and console I/O off the runtime's threads).
-    async fn apply_service(&self, changes: &[Change], at: &[usize]) -> Result<(), String> {
-        let Some(opensm) = self.opensm.clone() else {
-            return Err("no [opensm] section: the SM is not steered".into());
+    /// A fabric operation for the log: what, with the node's name.
+    fn describe(&self, op: &ControlOp) -> String {
+        let node = match op {
+            ControlOp::GetPortCounters { node, .. }
+            | ControlOp::SetPortCounters { node, .. }
+            | ControlOp::SetPortSamplesControl { node, .. }
+            | ControlOp::SimLinkFlap { node, .. }
+            | ControlOp::SimErrorBurst { node, .. }
+            | ControlOp::SetPortInfo { node, .. } => Some(*node),
+            ControlOp::SaPathRecords { .. } | ControlOp::SaMultiPathRecords { .. } => None,
         };
-        let sets: Vec<SmConfigSet> = at
-            .iter()
-            .filter_map(|&i| changes.get(i)?.get::<SmConfigSet>().cloned())
-            .collect();
-        let partitions: Vec<PartitionOp> = at
-            .iter()
-            .filter_map(|&i| Some(changes.get(i)?.get::<PartitionConfigSet>()?.0.clone()))
-            .collect();
-        let admin: Vec<bool> = at
-            .iter()
-            .filter_map(|&i| Some(changes.get(i)?.get::<SmAdminSet>()?.enable))
-            .collect();
-        let keys: Vec<u64> = at
-            .iter()
-            .filter_map(|&i| Some(changes.get(i)?.get::<SmKeySet>()?.key))
-            .collect();
-        tokio::task::spawn_blocking(move || {
-            opensm.apply(&sets.iter().collect::<Vec<_>>())?;
-            keys.iter().try_for_each(|&k| opensm.set_sm_key(k))?;
-            admin.iter().try_for_each(|&e| opensm.admin(e))?;
-            partitions
-                .iter()
-                .try_for_each(|op| opensm.apply_partition(op))
-        })
-        .await
-        .map_err(|e| e.to_string())?
+        let snap = self.fabric.snapshot();
+        match node
+            .and_then(|g| snap.node(snap.node_by_guid(g)?))
+            .map(|n| n.description.trim())
+            .filter(|d| !d.is_empty())
+        {
+            Some(name) => format!("{op} ({name:?})"),
+            None => op.to_string(),
+        }
+    }
+
+    /// The SM changes of a request, through the OpenSM control, as one
+    /// operation (file and console I/O off the runtime's threads).
+    async fn apply_service(&self, changes: &[Change], at: &[usize]) -> Result<(), SmFailure> {
+        let Some(opensm) = self.opensm.clone() else {
+            return Err(SmFailure::Failed(
+                "no [opensm] section: the SM is not steered".into(),
+            ));
+        };
+        let mut req = SmRequest::default();
+        for &i in at {
+            let Some(c) = changes.get(i) else { continue };
+            if let Some(s) = c.get::<SmConfigSet>() {
+                req.settings.push(s.clone());
+            } else if let Some(p) = c.get::<PartitionConfigSet>() {
+                req.partitions.push(p.0.clone());
+            } else if let Some(a) = c.get::<SmAdminSet>() {
+                req.admin.push(a.enable);
+            } else if let Some(k) = c.get::<SmKeySet>() {
+                req.sm_keys.push(k.key);
+            } else {
+                // Never answered with success unapplied.
+                return Err(SmFailure::Failed(format!("no SM operation for {c:?}")));
+            }
+        }
+        tokio::task::spawn_blocking(move || opensm.apply(&req))
+            .await
+            .map_err(|e| SmFailure::Failed(e.to_string()))?
     }
 
     /// Puts back the state before the last successful apply.

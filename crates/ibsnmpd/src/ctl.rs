@@ -269,14 +269,10 @@ impl ControlSocket {
             std::fs::remove_file(path)
                 .map_err(|e| err(format!("cannot remove the stale socket: {e}")))?;
         }
-        let std_listener = std::os::unix::net::UnixListener::bind(path)
-            .map_err(|e| err(format!("cannot bind: {e}")))?;
+        let std_listener = bind_private(path).map_err(|e| err(format!("cannot bind: {e}")))?;
         let me = ControlSocket {
             path: path.to_path_buf(),
         };
-        // Only the daemon's user may flap links.
-        std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600))
-            .map_err(|e| err(format!("cannot set mode 0600: {e}")))?;
         std_listener
             .set_nonblocking(true)
             .map_err(|e| err(e.to_string()))?;
@@ -286,6 +282,23 @@ impl ControlSocket {
         tokio::spawn(accept_loop(listener, fabric));
         Ok(me)
     }
+}
+
+/// Binds a Unix socket at `path` that only the daemon's user can ever
+/// reach (only it may flap links): bound inside a fresh 0700 directory
+/// beside `path`, made 0600 there, then renamed into place, so there is no
+/// moment when the socket is open to others, whatever the umask.
+fn bind_private(path: &Path) -> std::io::Result<std::os::unix::net::UnixListener> {
+    let parent = path.parent().filter(|p| !p.as_os_str().is_empty());
+    let private = tempfile::Builder::new()
+        .prefix(".ibsnmpd-ctl.")
+        .permissions(std::fs::Permissions::from_mode(0o700))
+        .tempdir_in(parent.unwrap_or(Path::new(".")))?;
+    let inner = private.path().join("s");
+    let listener = std::os::unix::net::UnixListener::bind(&inner)?;
+    std::fs::set_permissions(&inner, std::fs::Permissions::from_mode(0o600))?;
+    std::fs::rename(&inner, path)?;
+    Ok(listener)
 }
 
 impl Drop for ControlSocket {

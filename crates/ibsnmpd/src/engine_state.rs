@@ -2,7 +2,6 @@
 //! (RFC 3414 2.2: boots must grow at every start, also after a crash).
 
 use std::fs;
-use std::io::Write;
 use std::path::Path;
 
 use anyhow::{bail, Context, Result};
@@ -15,12 +14,8 @@ const BOOTS_FILE: &str = "snmp-engine-boots";
 fn write_durable(dir: &Path, name: &str, text: &str) -> Result<()> {
     let tmp = dir.join(format!(".{name}.{}.tmp", std::process::id()));
     let path = dir.join(name);
-    {
-        let mut f =
-            fs::File::create(&tmp).with_context(|| format!("cannot write {}", tmp.display()))?;
-        f.write_all(text.as_bytes())?;
-        f.sync_all()?;
-    }
+    crate::state::write_synced(&tmp, text.as_bytes())
+        .with_context(|| format!("cannot write {}", tmp.display()))?;
     fs::rename(&tmp, &path).with_context(|| format!("cannot write {}", path.display()))?;
     if let Ok(d) = fs::File::open(dir) {
         let _ = d.sync_all();

@@ -39,7 +39,7 @@ pub struct StateStore {
 impl StateStore {
     /// Creates the directory when missing.
     pub fn open(dir: &Path) -> Result<Self> {
-        fs::create_dir_all(dir)
+        create_private_dir(dir)
             .with_context(|| format!("cannot create state directory {}", dir.display()))?;
         remove_stale_temp_files(dir);
         Ok(StateStore {
@@ -128,11 +128,25 @@ fn remove_stale_temp_files(dir: &Path) {
     }
 }
 
-fn write_synced(path: &Path, bytes: &[u8]) -> io::Result<()> {
+/// Creates `dir` and its missing parents 0700 from the start, whatever the
+/// umask (which only takes bits away); an existing directory is kept as
+/// the operator made it.
+pub fn create_private_dir(dir: &Path) -> io::Result<()> {
+    use std::os::unix::fs::DirBuilderExt;
+    fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(dir)
+}
+
+/// Writes a file of the state directory: 0600 from its creation.
+pub fn write_synced(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    use std::os::unix::fs::OpenOptionsExt;
     let mut f = OpenOptions::new()
         .write(true)
         .create(true)
         .truncate(true)
+        .mode(0o600)
         .open(path)?;
     f.write_all(bytes)?;
     f.sync_all()
@@ -141,6 +155,19 @@ fn write_synced(path: &Path, bytes: &[u8]) -> io::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_directory_and_files_are_private_from_the_start() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let sub = dir.path().join("a/b");
+        let store = StateStore::open(&sub).unwrap();
+        store.save(&Persisted::new()).unwrap();
+        let mode = |p: &Path| fs::metadata(p).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode(&sub), 0o700);
+        assert_eq!(mode(&dir.path().join("a")), 0o700);
+        assert_eq!(mode(store.path()), 0o600);
+    }
 
     #[test]
     fn round_trip_and_replace() {

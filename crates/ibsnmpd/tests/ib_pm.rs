@@ -409,6 +409,46 @@ fn counter_set_to_zero_clears_it() {
     set_err(&agent, &[(pkts, "i", "0".into())], "inconsistentValue");
 }
 
+/// The audit log names what was sent: the PortSelect of the same PDU, the
+/// node's GUID in hex and its name; never the community.
+#[test]
+fn the_set_log_names_the_port_the_pdu_selects() {
+    let agent = Agent::start(&["--sweep-interval", "3600"]);
+    let d = dump();
+    let n = nodes(&d)
+        .into_iter()
+        .find(|n| !is_switch(n) && n["ports"].as_array().unwrap().len() >= 2)
+        .expect("an HCA with two ports");
+    let guid = n["guid"].as_str().unwrap().to_string();
+    let idx = guid_index(&guid);
+    set_ok(&agent, &[(format!("{PC}.2.{idx}"), "i", "1".into())]);
+    // PortSelect 2 and a clear of SymbolErrors in one PDU.
+    set_ok(
+        &agent,
+        &[
+            (format!("{PC}.2.{idx}"), "i", "2".into()),
+            (format!("{PC}.3.{idx}"), "i", "0".into()),
+        ],
+    );
+    let log = agent.log_text();
+    let line = log
+        .lines()
+        .find(|l| l.contains("Set applied to the fabric"))
+        .unwrap_or_else(|| panic!("no audit line:\n{log}"));
+    let hex = format!(
+        "{:#018x}",
+        u64::from_str_radix(guid.trim_start_matches("0x"), 16).unwrap()
+    );
+    assert!(
+        line.contains(&format!("Set(PortCounters) {hex} port 2 ")),
+        "{line}"
+    );
+    let name = n["description"].as_str().unwrap();
+    assert!(line.contains(name), "{name} in {line}");
+    assert!(line.contains("community from 127.0.0.1"), "{line}");
+    assert!(!line.contains("private"), "{line}");
+}
+
 #[test]
 fn read_only_community_cannot_set() {
     let agent = Agent::start(&["--sweep-interval", "3600"]);

@@ -123,13 +123,22 @@ fn priority_and_sweep_interval_reach_opensm() {
     });
     let conf = std::fs::read_to_string(&conf_path).unwrap();
     assert!(conf.contains("sm_priority 7 # site default\n"), "{conf}");
-    // Logged once at info with who asked (the community, redacted).
+    // Logged once at info: who asked (no part of the community, a
+    // password) and what was applied.
     let log = agent.log_text();
     assert!(
         log.lines()
-            .any(|l| l.contains("Set applied to the fabric") && l.contains("community pr*")),
+            .any(|l| l.contains("Set applied to the SM")
+                && l.contains("V2c community from 127.0.0.1")),
         "{log}"
     );
+    assert!(
+        log.lines().any(
+            |l| l.contains("SM configuration changed over SNMP") && l.contains("sm_priority 7")
+        ),
+        "{log}"
+    );
+    assert!(!log.contains("pr*") && !log.contains("private"), "{log}");
 
     // Sweep interval: in the file, re-read by OpenSM's heavy resweep.
     let (ok, text) = set(&agent.target, SWEEP_INTERVAL, "u", "7");

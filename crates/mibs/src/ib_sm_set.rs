@@ -297,6 +297,42 @@ pub enum PartitionOp {
     },
 }
 
+/// As the audit log says it: P_Key and port GUIDs in hex.
+impl std::fmt::Display for PartitionOp {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let guids = |ports: &[u64]| {
+            ports
+                .iter()
+                .map(|g| Guid(*g).to_string())
+                .collect::<Vec<_>>()
+                .join(",")
+        };
+        let kind = |full: bool| if full { "full" } else { "limited" };
+        match self {
+            PartitionOp::Create { key } => write!(f, "create partition 0x{key:04x}"),
+            PartitionOp::Delete { key } => write!(f, "delete partition 0x{key:04x}"),
+            PartitionOp::AddMembers { key, ports, full } => write!(
+                f,
+                "add {} to partition 0x{key:04x} as {} members",
+                guids(ports),
+                kind(*full)
+            ),
+            PartitionOp::RemoveMembers { key, ports } => {
+                write!(f, "remove {} from partition 0x{key:04x}", guids(ports))
+            }
+            PartitionOp::UpdateMemberType { key, port, full } => write!(
+                f,
+                "make {} a {} member of partition 0x{key:04x}",
+                Guid(*port),
+                kind(*full)
+            ),
+        }
+    }
+}
+
+/// The default partition's P_Key (membership bit cleared).
+pub const DEFAULT_PKEY: u16 = 0x7fff;
+
 /// A checked ibSmPartitionConfig Set PDU.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct PartitionConfigSet(pub PartitionOp);
@@ -484,6 +520,9 @@ impl snmp::mib::MibObject<View, Change> for PartitionConfig {
             // none(1): nothing to do.
             1 => return Ok(Vec::new()),
             2 => PartitionOp::Create { key },
+            // The default partition holds every port's management traffic
+            // (IPoIB broadcast, SA access): never deleted over SNMP.
+            3 if key & 0x7fff == DEFAULT_PKEY => return bad(SetError::InconsistentValue),
             3 => PartitionOp::Delete { key },
             4 => PartitionOp::AddMembers {
                 key,

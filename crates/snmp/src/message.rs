@@ -49,6 +49,11 @@ pub enum DecodeError {
     /// in SNMPv1, or a v1 Trap in SNMPv2c).
     #[error("PDU type 0x{tag:02x} is not valid in {version:?}")]
     PduNotInVersion { version: Version, tag: u8 },
+    /// Well-formed BER, but a field outside the range its ASN.1 allows
+    /// (RFC 3412/3414: msgID, msgMaxSize, engine boots and time, user
+    /// name and engine ID lengths); counted as snmpInASNParseErrs.
+    #[error("{0} out of range")]
+    OutOfRange(&'static str),
 }
 
 impl DecodeError {

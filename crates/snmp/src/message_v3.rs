@@ -130,8 +130,11 @@ impl V3Message {
             [f] => *f,
             _ => return Err(DecodeError::Ber(BerError::TrailingData)),
         };
-        if msg_id < 0 || max_size < 484 {
-            return Err(DecodeError::Ber(BerError::TrailingData));
+        if msg_id < 0 {
+            return Err(DecodeError::OutOfRange("msgID"));
+        }
+        if max_size < 484 {
+            return Err(DecodeError::OutOfRange("msgMaxSize"));
         }
         let sp = s.read_octets()?;
         let (usm, auth_range) = if security_model == USM_SECURITY_MODEL {
@@ -146,6 +149,20 @@ impl V3Message {
             let range = offset(buf, ap)..offset(buf, ap) + ap.len();
             let priv_params = q.read_octets()?.to_vec();
             q.finish()?;
+            // RFC 3414 2.4 UsmSecurityParameters; an engine ID is 5..32
+            // octets (RFC 3411 SnmpEngineID), or empty in a discovery probe.
+            if engine_id.len() > 32 || (1..5).contains(&engine_id.len()) {
+                return Err(DecodeError::OutOfRange("msgAuthoritativeEngineID"));
+            }
+            if engine_boots < 0 {
+                return Err(DecodeError::OutOfRange("msgAuthoritativeEngineBoots"));
+            }
+            if engine_time < 0 {
+                return Err(DecodeError::OutOfRange("msgAuthoritativeEngineTime"));
+            }
+            if user_name.len() > 32 {
+                return Err(DecodeError::OutOfRange("msgUserName"));
+            }
             (
                 UsmParams {
                     engine_id,
@@ -293,6 +310,45 @@ mod tests {
         for n in 0..out.len() {
             assert!(V3Message::decode(&out[..n]).is_err());
         }
+    }
+
+    /// Values outside RFC 3414's ranges are refused, not taken in.
+    #[test]
+    fn usm_fields_out_of_range_are_refused() {
+        let base = || sample(ScopedPduData::Encrypted(vec![1, 2, 3]));
+        let refused = |m: V3Message, field: &str| {
+            let mut out = Vec::new();
+            m.encode(&mut out);
+            match V3Message::decode(&out) {
+                Err(DecodeError::OutOfRange(f)) => assert_eq!(f, field),
+                other => panic!("{field}: {other:?}"),
+            }
+        };
+        let mut m = base();
+        m.usm.user_name = vec![b'u'; 33];
+        refused(m, "msgUserName");
+        let mut m = base();
+        m.usm.engine_boots = -1;
+        refused(m, "msgAuthoritativeEngineBoots");
+        let mut m = base();
+        m.usm.engine_time = i32::MIN;
+        refused(m, "msgAuthoritativeEngineTime");
+        let mut m = base();
+        m.usm.engine_id = vec![1; 33];
+        refused(m, "msgAuthoritativeEngineID");
+        let mut m = base();
+        m.usm.engine_id = vec![1; 4];
+        refused(m, "msgAuthoritativeEngineID");
+        let mut m = base();
+        m.header.msg_id = -5;
+        refused(m, "msgID");
+        // The limits themselves are fine.
+        let mut m = base();
+        m.usm.user_name = vec![b'u'; 32];
+        m.usm.engine_id = vec![1; 32];
+        let mut out = Vec::new();
+        m.encode(&mut out);
+        assert!(V3Message::decode(&out).is_ok());
     }
 
     /// A discovery probe laid out as net-snmp sends it (empty engine ID and user).

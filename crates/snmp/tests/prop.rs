@@ -440,7 +440,7 @@ proptest! {
         }).collect();
         let req = BulkBody { request_id: 1, non_repeaters: non_rep, max_repetitions: max_rep, varbinds };
         let Outcome::Response(Pdu::Response(got)) =
-            d.process_with(&view, Version::V2c, &Pdu::GetBulkRequest(req.clone()), usize::MAX, &acc)
+            d.process_with(&view, Version::V2c, &Pdu::GetBulkRequest(req.clone()), usize::MAX, &acc, snmp::dispatch::Clearance::Public)
         else {
             panic!("GetBulk must give a response");
         };

@@ -9,11 +9,11 @@ pub mod conf;
 pub mod console;
 pub mod partitions;
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use mibs::ib_sm_set::{PartitionOp, SmConfigSet, SmSetting};
-use tracing::{info, warn};
+use tracing::{error, info, warn};
 
 /// The `[opensm]` section.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -38,6 +38,80 @@ pub struct OpenSmSettings {
 /// How long a console command may take.
 const CONSOLE_TIMEOUT: Duration = Duration::from_secs(10);
 
+/// One Set PDU's SM operations, applied together by [`OpenSmControl::apply`].
+#[derive(Debug, Default)]
+pub struct SmRequest {
+    pub settings: Vec<SmConfigSet>,
+    /// ibSmConfigSMKey (never logged).
+    pub sm_keys: Vec<u64>,
+    /// ibSmConfigAdminSMState: start (true) or stop.
+    pub admin: Vec<bool>,
+    pub partitions: Vec<PartitionOp>,
+}
+
+/// Why a request failed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SmFailure {
+    /// Nothing changed: every file is as it was (commitFailed).
+    Failed(String),
+    /// A file could not be put back (undoFailed).
+    NotUndone(String),
+}
+
+impl SmFailure {
+    pub fn reason(&self) -> &str {
+        match self {
+            SmFailure::Failed(r) | SmFailure::NotUndone(r) => r,
+        }
+    }
+}
+
+/// How OpenSM is told to take up an edit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Reload {
+    /// The `restart` command (options read only at start, sm_key).
+    Restart,
+    /// Console `priority N`, at once.
+    Priority(u32),
+    /// Console `resweep heavy`: OpenSM re-reads both files.
+    Resweep,
+    /// SIGHUP to the pid in `pid_file`: likewise.
+    Hup,
+}
+
+/// The files one request edited and what they held before.
+#[derive(Default)]
+struct Edits {
+    originals: Vec<(PathBuf, Vec<u8>)>,
+}
+
+impl Edits {
+    /// `path`'s text as this request sees it (its own edits included).
+    fn read(path: &Path) -> Result<String, String> {
+        std::fs::read_to_string(path).map_err(|e| format!("cannot read {}: {e}", path.display()))
+    }
+
+    fn write(&mut self, path: &Path, text: &str) -> Result<(), String> {
+        if !self.originals.iter().any(|(p, _)| p == path) {
+            let old =
+                std::fs::read(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+            self.originals.push((path.to_path_buf(), old));
+        }
+        conf::replace(path, text.as_bytes())
+            .map_err(|e| format!("cannot write {}: {e}", path.display()))
+    }
+
+    /// Puts every edited file back as it was.
+    fn restore(&self) -> Result<(), String> {
+        for (path, old) in &self.originals {
+            conf::replace(path, old)
+                .map_err(|e| format!("cannot restore {}: {e}", path.display()))?;
+            info!(file = %path.display(), "put back as it was");
+        }
+        Ok(())
+    }
+}
+
 /// Applies SM setting changes to one OpenSM.
 #[derive(Debug)]
 pub struct OpenSmControl {
@@ -45,78 +119,175 @@ pub struct OpenSmControl {
 }
 
 impl OpenSmControl {
+    /// Also removes temporary files an earlier run left beside the files it
+    /// edits (a crash between writing and renaming).
     pub fn new(s: OpenSmSettings) -> Self {
+        for path in std::iter::once(&s.conf).chain(s.partitions.as_ref()) {
+            let n = conf::remove_stale_temps(path);
+            if n > 0 {
+                warn!(file = %path.display(), removed = n, "removed temporary files an earlier run left");
+            }
+        }
         OpenSmControl { s }
     }
 
-    /// Applies one request's changes (blocking: file and console I/O).
-    pub fn apply(&self, sets: &[&SmConfigSet]) -> Result<(), String> {
-        if sets.is_empty() {
+    /// Applies one request (blocking: file, console and command I/O): the
+    /// file edits first, then what makes OpenSM take them up, then the
+    /// start/stop commands. When a step fails, every file is put back as it
+    /// was (and OpenSM told again if it had already re-read them), so an
+    /// error answer leaves nothing changed.
+    pub fn apply(&self, req: &SmRequest) -> Result<(), SmFailure> {
+        let mut edits = Edits::default();
+        let mut reloads = Vec::new();
+        let mut done = Vec::new();
+        let result = self.edit(req, &mut edits, &mut reloads).and_then(|()| {
+            for r in &reloads {
+                self.reload(*r)?;
+                done.push(*r);
+            }
+            req.admin.iter().try_for_each(|&e| self.admin(e))
+        });
+        let Err(reason) = result else {
+            self.log_applied(req);
             return Ok(());
+        };
+        if edits.originals.is_empty() {
+            return Err(SmFailure::Failed(reason));
         }
-        let options: Vec<(&str, String)> = sets
-            .iter()
-            .map(|c| {
-                let (k, v) = c.setting.option(c.value);
-                (k, v.to_string())
+        if let Err(e) = edits.restore() {
+            error!(error = %e, "a failed SM Set could not be undone");
+            return Err(SmFailure::NotUndone(format!("{reason}; {e}")));
+        }
+        // OpenSM already read the new files: have it read the old ones (a
+        // heavy resweep also takes sm_priority back from the file).
+        let mut again: Vec<Reload> = done
+            .into_iter()
+            .map(|r| match r {
+                Reload::Priority(_) => Reload::Resweep,
+                r => r,
             })
             .collect();
-        conf::set_options(&self.s.conf, &options)
-            .map_err(|e| format!("cannot edit {}: {e}", self.s.conf.display()))?;
-        info!(conf = %self.s.conf.display(), ?options, "SM configuration changed over SNMP");
-        if sets.iter().any(|c| c.setting.needs_restart()) {
-            // OpenSM reads these only when it starts.
-            return match &self.s.restart {
-                Some(cmd) => run("restart", cmd),
-                None => {
-                    warn!("no [opensm] restart command: the change takes effect when OpenSM next starts");
-                    Ok(())
-                }
-            };
+        again.sort();
+        again.dedup();
+        for r in again {
+            if let Err(e) = self.reload(r) {
+                error!(error = %e, "OpenSM could not be told the files were put back");
+                return Err(SmFailure::NotUndone(format!("{reason}; {e}")));
+            }
         }
-        let priority = sets.iter().rev().find(|c| c.setting == SmSetting::Priority);
-        let others = sets.iter().any(|c| c.setting != SmSetting::Priority);
-        match (self.s.console, &self.s.pid_file) {
-            (Some(addr), _) => {
-                if let Some(p) = priority {
-                    self.console(addr, &format!("priority {}", p.value))?;
-                }
-                if others {
-                    // OpenSM re-reads its configuration file on a heavy sweep.
-                    self.console(addr, "resweep heavy")?;
-                }
-                Ok(())
+        Err(SmFailure::Failed(reason))
+    }
+
+    /// Edits the files and says how OpenSM takes them up.
+    fn edit(
+        &self,
+        req: &SmRequest,
+        edits: &mut Edits,
+        reloads: &mut Vec<Reload>,
+    ) -> Result<(), String> {
+        if !req.settings.is_empty() || !req.sm_keys.is_empty() {
+            let mut text = Edits::read(&self.s.conf)?;
+            for c in &req.settings {
+                let (k, v) = c.setting.option(c.value);
+                text = conf::with_option(&text, k, &v.to_string());
             }
-            (None, Some(pid_file)) => hup(pid_file),
-            (None, None) => {
-                warn!("no OpenSM console or pid_file in [opensm]: the change takes effect when OpenSM next starts");
-                Ok(())
+            for k in &req.sm_keys {
+                text = conf::with_option(&text, "sm_key", &format!("0x{k:016x}"));
             }
+            edits.write(&self.s.conf, &text)?;
+            let restart =
+                !req.sm_keys.is_empty() || req.settings.iter().any(|c| c.setting.needs_restart());
+            if restart {
+                reloads.push(Reload::Restart);
+            } else if self.s.console.is_some() {
+                // The last priority of the request, at once; the rest on a
+                // heavy sweep, when OpenSM re-reads the file.
+                let priority = req
+                    .settings
+                    .iter()
+                    .rev()
+                    .find(|c| c.setting == SmSetting::Priority);
+                reloads.extend(priority.map(|p| Reload::Priority(p.value)));
+                if req
+                    .settings
+                    .iter()
+                    .any(|c| c.setting != SmSetting::Priority)
+                {
+                    reloads.push(Reload::Resweep);
+                }
+            } else {
+                reloads.push(Reload::Hup);
+            }
+        }
+        if !req.partitions.is_empty() {
+            let path = self
+                .s
+                .partitions
+                .as_ref()
+                .ok_or("no partitions in [opensm]: partitions cannot be configured")?;
+            let mut text = Edits::read(path)?;
+            for op in &req.partitions {
+                text = partitions::apply(&text, op)?;
+            }
+            edits.write(path, &text)?;
+            reloads.push(if self.s.pid_file.is_some() {
+                Reload::Hup
+            } else {
+                Reload::Resweep
+            });
+        }
+        reloads.sort();
+        reloads.dedup();
+        Ok(())
+    }
+
+    /// Tells OpenSM to take up the edited files.
+    fn reload(&self, r: Reload) -> Result<(), String> {
+        let later = |what: &str| {
+            warn!("no OpenSM {what} in [opensm]: the change takes effect when OpenSM next starts or reads its files");
+            Ok(())
+        };
+        match r {
+            Reload::Restart => match &self.s.restart {
+                Some(cmd) => run("restart", cmd),
+                None => later("restart command"),
+            },
+            Reload::Priority(p) => match self.s.console {
+                Some(addr) => self.console(addr, &format!("priority {p}")),
+                None => later("console"),
+            },
+            Reload::Resweep | Reload::Hup => match (self.s.console, &self.s.pid_file) {
+                (_, Some(pid_file)) if r == Reload::Hup => hup(pid_file),
+                (Some(addr), _) => self.console(addr, "resweep heavy"),
+                (None, Some(pid_file)) => hup(pid_file),
+                (None, None) => later("console or pid_file"),
+            },
         }
     }
 
-    /// Applies one partition operation: partitions.conf edited atomically,
-    /// then OpenSM told to re-read it (SIGHUP through `pid_file`, else a
-    /// heavy resweep through the console).
-    pub fn apply_partition(&self, op: &PartitionOp) -> Result<(), String> {
-        let path = self
-            .s
-            .partitions
-            .as_ref()
-            .ok_or("no partitions in [opensm]: partitions cannot be configured")?;
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-        let new = partitions::apply(&text, op)?;
-        conf::replace(path, new.as_bytes())
-            .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
-        info!(file = %path.display(), ?op, "partition configuration changed over SNMP");
-        match (&self.s.pid_file, self.s.console) {
-            (Some(pid_file), _) => hup(pid_file),
-            (None, Some(addr)) => self.console(addr, "resweep heavy"),
-            (None, None) => {
-                warn!("no OpenSM pid_file or console in [opensm]: the partitions take effect when OpenSM next reads its files");
-                Ok(())
-            }
+    fn log_applied(&self, req: &SmRequest) {
+        if !req.settings.is_empty() {
+            let options: Vec<String> = req
+                .settings
+                .iter()
+                .map(|c| {
+                    let (k, v) = c.setting.option(c.value);
+                    format!("{k} {v}")
+                })
+                .collect();
+            info!(conf = %self.s.conf.display(), options = %options.join(", "), "SM configuration changed over SNMP");
+        }
+        if !req.sm_keys.is_empty() {
+            info!(conf = %self.s.conf.display(), "SM_Key changed over SNMP");
+        }
+        for op in &req.partitions {
+            info!(file = ?self.s.partitions.as_deref().map(Path::display).map(|d| d.to_string()), %op, "partition configuration changed over SNMP");
+        }
+        for e in &req.admin {
+            info!(
+                "OpenSM {} requested over SNMP",
+                if *e { "start" } else { "stop" }
+            );
         }
     }
 
@@ -125,28 +296,9 @@ impl OpenSmControl {
             .map(|_| ())
             .map_err(|e| format!("OpenSM console {addr}: {cmd:?}: {e}"))
     }
-}
-
-impl OpenSmControl {
-    /// ibSmConfigSMKey: `sm_key` in opensm.conf, then the restart command
-    /// (OpenSM reads it at start). The key is never logged.
-    pub fn set_sm_key(&self, key: u64) -> Result<(), String> {
-        conf::set_options(&self.s.conf, &[("sm_key", format!("0x{key:016x}"))])
-            .map_err(|e| format!("cannot edit {}: {e}", self.s.conf.display()))?;
-        info!(conf = %self.s.conf.display(), "SM_Key changed over SNMP");
-        match &self.s.restart {
-            Some(cmd) => run("restart", cmd),
-            None => {
-                warn!(
-                    "no [opensm] restart command: the SM_Key takes effect when OpenSM next starts"
-                );
-                Ok(())
-            }
-        }
-    }
 
     /// ibSmConfigAdminSMState: the start or stop command.
-    pub fn admin(&self, enable: bool) -> Result<(), String> {
+    fn admin(&self, enable: bool) -> Result<(), String> {
         let (what, cmd) = if enable {
             ("start", &self.s.start)
         } else {
@@ -155,9 +307,7 @@ impl OpenSmControl {
         let cmd = cmd
             .as_ref()
             .ok_or_else(|| format!("no [opensm] {what} command"))?;
-        run(what, cmd)?;
-        info!(what, "OpenSM {what} requested over SNMP");
-        Ok(())
+        run(what, cmd)
     }
 }
 
@@ -179,21 +329,128 @@ fn run(what: &str, cmd: &str) -> Result<(), String> {
     }
 }
 
-/// SIGHUP to the pid in `pid_file` (OpenSM re-reads its files and sweeps).
-fn hup(pid_file: &std::path::Path) -> Result<(), String> {
-    let pid = std::fs::read_to_string(pid_file)
+/// The pid in `pid_file`, if it names a running OpenSM: never 0, 1 or a
+/// negative number (kill would signal a process group or init), never
+/// another program (a stale file whose pid was reused).
+fn opensm_pid(pid_file: &Path) -> Result<u32, String> {
+    let text = std::fs::read_to_string(pid_file)
         .map_err(|e| format!("cannot read {}: {e}", pid_file.display()))?;
-    let pid = pid.trim();
-    if pid.is_empty() || !pid.chars().all(|c| c.is_ascii_digit()) {
-        return Err(format!("{}: not a pid: {pid:?}", pid_file.display()));
+    let pid = text.trim();
+    let n: u32 = pid
+        .parse()
+        .ok()
+        .filter(|n| *n > 1 && i32::try_from(*n).is_ok())
+        .ok_or_else(|| format!("{}: {pid:?} is not a process id", pid_file.display()))?;
+    let comm = std::fs::read_to_string(format!("/proc/{n}/comm"))
+        .map_err(|_| format!("{}: no process {n}", pid_file.display()))?;
+    if comm.trim() != "opensm" {
+        return Err(format!(
+            "{}: process {n} is {:?}, not opensm",
+            pid_file.display(),
+            comm.trim()
+        ));
     }
+    Ok(n)
+}
+
+/// SIGHUP to the OpenSM in `pid_file` (it re-reads its files and sweeps).
+fn hup(pid_file: &Path) -> Result<(), String> {
+    let pid = opensm_pid(pid_file)?.to_string();
     let st = std::process::Command::new("kill")
-        .args(["-HUP", pid])
+        .args(["-HUP", "--", &pid])
         .status()
         .map_err(|e| format!("kill -HUP {pid}: {e}"))?;
     if st.success() {
         Ok(())
     } else {
         Err(format!("kill -HUP {pid}: {st}"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pid_files_that_name_no_opensm_are_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let f = dir.path().join("opensm.pid");
+        let own = std::process::id().to_string();
+        for bad in [
+            "0",
+            "1",
+            "-1",
+            "-4242",
+            "",
+            "abc",
+            "4294967295",
+            own.as_str(),
+        ] {
+            std::fs::write(&f, format!("{bad}\n")).unwrap();
+            let e = opensm_pid(&f).expect_err(bad);
+            assert!(e.contains("opensm.pid"), "{e}");
+        }
+        assert!(opensm_pid(&dir.path().join("missing")).is_err());
+    }
+
+    fn control(dir: &Path, pid: &str) -> (OpenSmControl, PathBuf, PathBuf) {
+        let conf = dir.join("opensm.conf");
+        let parts = dir.join("partitions.conf");
+        std::fs::write(&conf, "# site\nsm_priority 1\n").unwrap();
+        std::fs::write(&parts, "Default=0x7fff : ALL=full;\n").unwrap();
+        std::fs::write(dir.join("opensm.pid"), pid).unwrap();
+        let c = OpenSmControl::new(OpenSmSettings {
+            conf: conf.clone(),
+            partitions: Some(parts.clone()),
+            console: None,
+            restart: None,
+            pid_file: Some(dir.join("opensm.pid")),
+            start: None,
+            stop: None,
+        });
+        (c, conf, parts)
+    }
+
+    /// A reload that fails leaves both files as they were, and the same
+    /// request fails the same way again (never "exists").
+    #[test]
+    fn a_failed_reload_puts_every_file_back() {
+        let dir = tempfile::tempdir().unwrap();
+        let (c, conf, parts) = control(dir.path(), "1\n");
+        let before = (
+            std::fs::read(&conf).unwrap(),
+            std::fs::read(&parts).unwrap(),
+        );
+        let req = SmRequest {
+            settings: vec![SmConfigSet {
+                setting: SmSetting::SweepInterval,
+                value: 7,
+            }],
+            partitions: vec![PartitionOp::Create { key: 5 }],
+            ..SmRequest::default()
+        };
+        for _ in 0..2 {
+            let e = c.apply(&req).unwrap_err();
+            assert!(matches!(e, SmFailure::Failed(_)), "{e:?}");
+            assert!(e.reason().contains("not a process id"), "{e:?}");
+            assert_eq!(
+                (
+                    std::fs::read(&conf).unwrap(),
+                    std::fs::read(&parts).unwrap()
+                ),
+                before
+            );
+        }
+        // A partition operation that cannot apply changes nothing either.
+        let e = c
+            .apply(&SmRequest {
+                partitions: vec![PartitionOp::Delete { key: 9 }],
+                ..SmRequest::default()
+            })
+            .unwrap_err();
+        assert!(matches!(e, SmFailure::Failed(_)), "{e:?}");
+        assert_eq!(std::fs::read(&parts).unwrap(), before.1);
+        // No temporary file is left beside them.
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 3);
     }
 }
