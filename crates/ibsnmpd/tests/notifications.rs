@@ -381,6 +381,64 @@ fn flap_storm_stays_within_the_rate() {
     drop(s.dir);
 }
 
+/// A flap burst that ends with the link up: the notifications held back
+/// are followed, when the storm window ends, by the current state, so the
+/// manager's last word on the port is linkUp and ibSmTrapInService (with a
+/// limit of 2 it received only the first flap's going down).
+#[test]
+fn a_storm_ends_with_the_current_state() {
+    let trapd = Trapd::start();
+    let s = agent_sweeping(
+        &format!(
+            "trap2sink = [\"{}\"]\nnotification_rate_limit = 2\nnotification_rate_interval = 4\n",
+            trapd.addr()
+        ),
+        &[],
+        "0.2",
+    );
+    trapd.wait(WAIT, "coldStart", |t| count(t, "coldStart") == 1);
+    for _ in 0..6 {
+        ctl(&s.socket, &["link-flap", "node01", "1", "0.05"]);
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while s
+            .agent
+            .ok(
+                "snmpget",
+                "2c",
+                "public",
+                &["-Oqv", "-Oe"],
+                &[".1.3.6.1.2.1.2.2.1.8.1"],
+            )
+            .trim()
+            != "1"
+        {
+            assert!(Instant::now() < deadline, "port did not come back");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+    let last = |t: &[Trap], names: &[&str]| -> Option<String> {
+        t.iter()
+            .rev()
+            .find(|x| names.iter().any(|n| x.name.ends_with(n)))
+            .map(|x| x.name.clone())
+    };
+    let t = trapd.wait(Duration::from_secs(30), "the final state", |t| {
+        last(t, &["linkUp", "linkDown"]).is_some_and(|n| n.ends_with("linkUp"))
+            && last(t, &["ibSmTrapInService", "ibSmTrapOutOfService"])
+                .is_some_and(|n| n.ends_with("ibSmTrapInService"))
+            && count(t, "linkDown") > 0
+    });
+    // Within the window it got the first ones only, then the catch-up.
+    assert!(
+        count(&t, "linkUp") + count(&t, "linkDown") <= 3,
+        "{}",
+        trapd.text()
+    );
+    let log = s.agent.log_text();
+    assert!(log.contains("sending the state held back"), "{log}");
+    assert!(log.contains("notification storm over"), "{log}");
+}
+
 /// The originator's counters reach /metrics.
 #[test]
 fn notifications_are_counted_in_the_metrics() {

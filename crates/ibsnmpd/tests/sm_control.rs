@@ -381,6 +381,111 @@ fn partition_configuration_reaches_opensm_and_the_partition_table() {
     let (ok, text) = partition_op(&agent.target, 5, 3, &[]);
     assert!(ok, "deletePartition: {text}");
     assert_eq!(std::fs::read_to_string(&parts).unwrap(), PARTITIONS);
+
+    // The default partition is never deleted over SNMP.
+    let (ok, text) = partition_op(&agent.target, 0x7fff, 3, &[]);
+    assert!(!ok && text.contains("inconsistentValue"), "{text}");
+    assert_eq!(std::fs::read_to_string(&parts).unwrap(), PARTITIONS);
+
+    // An operator's file where P_Key 6 is stated twice (OpenSM merges them)
+    // and Hca1 stands after a comment: addMember does not add it twice,
+    // deletePartition takes the key out of the fabric.
+    let site = format!(
+        "{PARTITIONS}Six=0x0006 :\n  # the first host\n  0x{hca1:016x}=full ;\n\
+         SixMore=0x8006, ipoib : ALL_SWITCHES=limited ;\n"
+    );
+    std::fs::write(&parts, &site).unwrap();
+    let pid = std::fs::read_to_string(tb.dir().join("opensm.pid")).unwrap();
+    let hup = std::process::Command::new("kill")
+        .args(["-HUP", pid.trim()])
+        .status()
+        .unwrap();
+    assert!(hup.success());
+    wait_for("P_Key 0x8006 at Hca1", Duration::from_secs(30), || {
+        let p = pkeys();
+        p.contains("0x8006").then_some(p)
+    });
+    let (ok, text) = partition_op(&agent.target, 6, 4, &member(1));
+    assert!(ok, "addMember: {text}");
+    let now = std::fs::read_to_string(&parts).unwrap();
+    assert_eq!(now.matches(&format!("{hca1:016x}")).count(), 1, "{now}");
+    let (ok, text) = partition_op(&agent.target, 6, 3, &[]);
+    assert!(ok, "deletePartition: {text}");
+    assert_eq!(std::fs::read_to_string(&parts).unwrap(), PARTITIONS);
+    wait_for("P_Key 6 gone from Hca1", Duration::from_secs(30), || {
+        let p = pkeys();
+        (!p.contains("0x0006") && !p.contains("0x8006")).then_some(p)
+    });
+}
+
+/// A Set whose reload step fails answers commitFailed and leaves
+/// opensm.conf and partitions.conf byte for byte as they were, so the same
+/// Set fails the same way again; a pid file that names init (1) or no
+/// OpenSM is never signalled. With the right pid the same Set succeeds and
+/// reaches OpenSM.
+#[test]
+fn a_failed_reload_leaves_every_file_as_it_was() {
+    let mut cfg = TestbedConfig::new(SMALL_NET);
+    cfg.sm_sweep_secs = 2;
+    cfg.partitions = PARTITIONS.to_string();
+    cfg.opensm_conf = Some(OPENSM_CONF.to_string());
+    let tb = Testbed::start(cfg).unwrap_or_else(|e| panic!("testbed: {e}"));
+    let conf = tb.dir().join("opensm.conf");
+    let parts = tb.dir().join("partitions.conf");
+    let pid_file = tb.dir().join("given.pid");
+    std::fs::write(&pid_file, "1\n").unwrap();
+    let (_dir, agent) = steering_agent(
+        &tb,
+        &format!(
+            "[opensm]\nconf = \"{}\"\npartitions = \"{}\"\npid_file = \"{}\"\n",
+            conf.display(),
+            parts.display(),
+            pid_file.display(),
+        ),
+    );
+    let files = || {
+        (
+            std::fs::read(&conf).unwrap(),
+            std::fs::read(&parts).unwrap(),
+        )
+    };
+    let before = files();
+    for pid in ["1", "0", "-1", &std::process::id().to_string()] {
+        std::fs::write(&pid_file, format!("{pid}\n")).unwrap();
+        for _ in 0..2 {
+            let (ok, text) = set(&agent.target, PRIORITY, "u", "9");
+            assert!(!ok && text.contains("commitFailed"), "pid {pid}: {text}");
+            let (ok, text) = partition_op(&agent.target, 9, 2, &[]);
+            assert!(!ok && text.contains("commitFailed"), "pid {pid}: {text}");
+            assert!(files() == before, "pid {pid}: a file changed");
+        }
+    }
+    assert!(
+        agent.log_text().contains("not opensm"),
+        "{}",
+        agent.log_text()
+    );
+    // No temporary file left beside them.
+    let temps = std::fs::read_dir(tb.dir())
+        .unwrap()
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().contains(".ibsnmpd."))
+        .count();
+    assert_eq!(temps, 0);
+
+    // OpenSM's own pid: the same Sets go through.
+    std::fs::copy(tb.dir().join("opensm.pid"), &pid_file).unwrap();
+    let (ok, text) = set(&agent.target, PRIORITY, "u", "9");
+    assert!(ok, "{text}");
+    let (ok, text) = partition_op(&agent.target, 9, 2, &[]);
+    assert!(ok, "{text}");
+    assert!(std::fs::read_to_string(&conf)
+        .unwrap()
+        .contains("sm_priority 9"));
+    wait_for("sminfo priority 9", Duration::from_secs(30), || {
+        let si = tb.run_diag("sminfo", &[]).ok()?;
+        si.stdout.contains("priority 9").then_some(si.stdout)
+    });
 }
 
 /// ibSmPortInfoPhyState.

@@ -122,9 +122,32 @@ fn node_port(
     Notification::new(trap, v).with_source(port_source(g, n))
 }
 
+/// The states notifications report (storm control sends the last one it
+/// held back, [`Notification::state`]).
+pub mod state {
+    /// linkUp / linkDown.
+    pub const LINK: &str = "link";
+    /// ibSmTrapInService / ibSmTrapOutOfService.
+    pub const SERVICE: &str = "service";
+    /// ibSmTrapMCGroupCreated / Deleted.
+    pub const GROUP: &str = "group";
+}
+
+/// A port's service state, reported by the SM.
+fn service(
+    trap: &[u32],
+    prefix: u64,
+    t: TrapType,
+    p: ProducerType,
+    g: Guid,
+    n: u8,
+) -> Notification {
+    node_port(trap, prefix, t, p, g, n).with_state(state::SERVICE)
+}
+
 /// ibSmTrapInService (IBA trap 64, from the SM).
 pub fn in_service(prefix: u64, node: Guid, port_num: u8) -> Notification {
-    node_port(
+    service(
         sm::IB_SM_TRAP_IN_SERVICE,
         prefix,
         TrapType::SubnetMgmt,
@@ -136,7 +159,7 @@ pub fn in_service(prefix: u64, node: Guid, port_num: u8) -> Notification {
 
 /// ibSmTrapOutOfService (IBA trap 65, from the SM).
 pub fn out_of_service(prefix: u64, node: Guid, port_num: u8) -> Notification {
-    node_port(
+    service(
         sm::IB_SM_TRAP_OUT_OF_SERVICE,
         prefix,
         TrapType::SubnetMgmt,
@@ -158,7 +181,9 @@ pub fn mc_group(created: bool, prefix: u64, mgid: Gid) -> Notification {
         sm::IB_SM_TRAP_MC_GID,
         Value::OctetString(mgid.to_bytes().to_vec()),
     ));
-    Notification::new(trap, v).with_source(format!("mgid {mgid}"))
+    Notification::new(trap, v)
+        .with_source(format!("mgid {mgid}"))
+        .with_state(state::GROUP)
 }
 
 /// ibSmTrapSwitchLinkStateChanged (IBA trap 128, from the switch).
@@ -465,7 +490,9 @@ pub fn link_up_down(
     } else {
         if_mib::LINK_DOWN
     };
-    Notification::new(trap, v).with_source(port_source(node, port_num))
+    Notification::new(trap, v)
+        .with_source(port_source(node, port_num))
+        .with_state(state::LINK)
 }
 
 pub use crate::if_mib::link_traps_enabled;

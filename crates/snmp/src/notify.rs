@@ -57,6 +57,13 @@ pub struct Notification {
     /// The object it is about (e.g. `0x0002c90300000001:1`), for storm
     /// control; None: never rate-limited.
     pub source: Option<String>,
+    /// The state of its source it reports (e.g. `"link"` for linkUp and
+    /// linkDown): of a source's notifications with one state, the last
+    /// supersedes the others. When storm control held some back, the last
+    /// one goes out as the window ends, unless the manager already has it
+    /// (a suppressed state change never leaves a manager with a stale
+    /// state). None: an event, only counted when suppressed.
+    pub state: Option<&'static str>,
 }
 
 impl Notification {
@@ -65,12 +72,19 @@ impl Notification {
             trap_oid: Oid::from_slice(trap_oid),
             varbinds,
             source: None,
+            state: None,
         }
     }
 
     /// The same notification, rate-limited as coming from `source`.
     pub fn with_source(mut self, source: impl Into<String>) -> Self {
         self.source = Some(source.into());
+        self
+    }
+
+    /// The same notification, reporting state `state` of its source.
+    pub fn with_state(mut self, state: &'static str) -> Self {
+        self.state = Some(state);
         self
     }
 
@@ -352,6 +366,7 @@ pub async fn start(
         v6,
         next_request_id: initial_request_id(),
         windows: HashMap::new(),
+        last_state: HashMap::new(),
     };
     let handle = tokio::spawn(task.run(rx));
     Ok((Notifier { tx, stats }, handle))
@@ -392,6 +407,20 @@ struct Window {
     start: Instant,
     sent: u32,
     suppressed: u32,
+    /// Per state: the last notification held back, sent as the window ends
+    /// unless it is what the manager last received.
+    held: Vec<Notification>,
+}
+
+impl Window {
+    fn new(start: Instant) -> Self {
+        Window {
+            start,
+            sent: 0,
+            suppressed: 0,
+            held: Vec::new(),
+        }
+    }
 }
 
 struct Task {
@@ -404,6 +433,8 @@ struct Task {
     /// Per sink (same index as `config.sinks`), oldest first.
     pending: Vec<VecDeque<PendingInform>>,
     windows: HashMap<String, Window>,
+    /// Per (source, state): the trap OID of the last one sent.
+    last_state: HashMap<(String, &'static str), Oid>,
 }
 
 async fn recv_opt(sock: Option<&UdpSocket>, buf: &mut [u8]) -> io::Result<(usize, SocketAddr)> {
@@ -417,11 +448,10 @@ impl Task {
     async fn run(mut self, mut rx: mpsc::Receiver<Notification>) {
         let mut buf4 = vec![0u8; 65536];
         let mut buf6 = vec![0u8; 65536];
-        let mut tick =
-            tokio::time::interval(self.config.storm.interval.max(Duration::from_millis(100)));
-        tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         loop {
             let deadline = self.pending.iter().flatten().map(|p| p.deadline).min();
+            // The next storm window to end (at once, not a tick later).
+            let window_end = self.next_window_end();
             tokio::select! {
                 n = rx.recv() => match n {
                     Some(n) => self.originate(n).await,
@@ -438,11 +468,22 @@ impl Task {
                     }
                 }
                 _ = sleep_until_opt(deadline) => self.expire().await,
-                _ = tick.tick() => self.close_windows(Instant::now()),
+                _ = sleep_until_opt(window_end) => self.close_windows(Instant::now()).await,
             }
         }
-        self.close_windows(Instant::now() + self.config.storm.interval);
+        self.close_windows(Instant::now() + self.config.storm.interval)
+            .await;
         debug!("notification originator stopped");
+    }
+
+    /// When the first storm window with something held back ends.
+    fn next_window_end(&self) -> Option<Instant> {
+        let interval = self.config.storm.interval;
+        self.windows
+            .values()
+            .filter(|w| w.suppressed > 0)
+            .map(|w| w.start + interval)
+            .min()
     }
 
     /// Storm control: true when `n` may go out now.
@@ -455,26 +496,29 @@ impl Task {
             return true;
         }
         let now = Instant::now();
-        let w = self.windows.entry(key.clone()).or_insert(Window {
-            start: now,
-            sent: 0,
-            suppressed: 0,
-        });
+        let w = self
+            .windows
+            .entry(key.clone())
+            .or_insert_with(|| Window::new(now));
         if now.duration_since(w.start) >= storm.interval {
             if w.suppressed > 0 {
                 log_suppressed(key, w.suppressed, NotifyStats::get(&self.stats.suppressed));
             }
-            *w = Window {
-                start: now,
-                sent: 0,
-                suppressed: 0,
-            };
+            *w = Window::new(now);
         }
         if w.sent < storm.max_per_interval {
             w.sent += 1;
+            // A newer state than any held back: nothing to send later.
+            if let Some(state) = n.state {
+                w.held.retain(|h| h.state != Some(state));
+            }
             return true;
         }
         w.suppressed += 1;
+        if n.state.is_some() {
+            w.held.retain(|h| h.state != n.state);
+            w.held.push(n.clone());
+        }
         let total = self.stats.suppressed.fetch_add(1, Ordering::Relaxed) + 1;
         if w.suppressed == 1 {
             warn!(
@@ -489,10 +533,13 @@ impl Task {
         false
     }
 
-    /// Logs and forgets the windows that are over (keeps the map small).
-    fn close_windows(&mut self, now: Instant) {
+    /// Ends the windows that are over: logs them, sends each source's
+    /// held-back states the manager does not have, and forgets them (keeps
+    /// the map small).
+    async fn close_windows(&mut self, now: Instant) {
         let interval = self.config.storm.interval;
         let total = NotifyStats::get(&self.stats.suppressed);
+        let mut catch_up = Vec::new();
         self.windows.retain(|key, w| {
             if now.duration_since(w.start) < interval {
                 return true;
@@ -500,8 +547,19 @@ impl Task {
             if w.suppressed > 0 {
                 log_suppressed(key, w.suppressed, total);
             }
+            catch_up.append(&mut w.held);
             false
         });
+        for n in catch_up {
+            let (Some(source), Some(state)) = (&n.source, n.state) else {
+                continue;
+            };
+            if self.last_state.get(&(source.clone(), state)) == Some(&n.trap_oid) {
+                continue;
+            }
+            info!(source = %source, trap = %n.trap_oid, "notification storm over: sending the state held back");
+            self.originate(n).await;
+        }
     }
 
     fn request_id(&mut self) -> i32 {
@@ -531,6 +589,10 @@ impl Task {
     async fn originate(&mut self, n: Notification) {
         if !self.admit(&n) {
             return;
+        }
+        if let (Some(source), Some(state)) = (&n.source, n.state) {
+            self.last_state
+                .insert((source.clone(), state), n.trap_oid.clone());
         }
         let up = (self.up_time)();
         debug!(trap = %n.trap_oid, sinks = self.config.sinks.len(), "notification");
@@ -757,6 +819,7 @@ mod tests {
 
     const COLD_START: &[u32] = &[1, 3, 6, 1, 6, 3, 1, 1, 5, 1];
     const LINK_DOWN: &[u32] = &[1, 3, 6, 1, 6, 3, 1, 1, 5, 3];
+    const LINK_UP: &[u32] = &[1, 3, 6, 1, 6, 3, 1, 1, 5, 4];
     /// ibSmTrapOutOfService = ibSmGenericTrapsPrefix(.. ibSmGenericTraps 0) 2.
     const OUT_OF_SERVICE: &[u32] = &[1, 3, 6, 1, 3, 117, 7, 3, 1, 0, 2];
 
@@ -907,6 +970,70 @@ mod tests {
             tokio::time::sleep(Duration::from_millis(100)).await;
             assert_eq!(NotifyStats::get(&n.stats().suppressed), 7);
             assert_eq!(NotifyStats::get(&n.stats().traps_sent), 5);
+        });
+    }
+
+    /// A storm that ends with the link up: the manager's last word is
+    /// linkUp, sent as the window ends; a source whose last held-back state
+    /// is what the manager already has gets nothing more; events are only
+    /// counted.
+    #[test]
+    fn storm_control_sends_the_state_held_back_when_the_window_ends() {
+        rt().block_on(async {
+            let rx = UdpSocket::bind("127.0.0.1:0").await.unwrap();
+            let cfg = OriginatorConfig {
+                sinks: vec![Sink {
+                    addr: rx.local_addr().unwrap(),
+                    kind: SinkKind::TrapV2c {
+                        community: b"public".to_vec(),
+                    },
+                }],
+                storm: StormControl {
+                    max_per_interval: 2,
+                    interval: Duration::from_millis(600),
+                },
+                ..OriginatorConfig::default()
+            };
+            let (n, _task) = start(cfg, Arc::new(|| 5)).await.unwrap();
+            let link = |up: bool, source: &str| {
+                let oid = if up { LINK_UP } else { LINK_DOWN };
+                Notification::new(oid, vec![])
+                    .with_source(source)
+                    .with_state("link")
+            };
+            // "a": up, down (sent), up, down, up (held): it ends up, the
+            // manager's last word was down.
+            for i in 0..5 {
+                n.notify(link(i % 2 == 0, "a"));
+            }
+            // "b": down (sent), up (sent), down (held), up (held): the
+            // manager's last is up, nothing more to send.
+            for i in 0..4 {
+                n.notify(link(i % 2 == 1, "b"));
+            }
+            // An event with no state, held back: only counted.
+            for _ in 0..3 {
+                n.notify(Notification::new(COLD_START, vec![]).with_source("c"));
+            }
+            let mut got = Vec::new();
+            let mut buf = vec![0u8; 2000];
+            let deadline = tokio::time::Instant::now() + Duration::from_secs(3);
+            while let Ok(Ok((len, _))) =
+                tokio::time::timeout_at(deadline, rx.recv_from(&mut buf)).await
+            {
+                let m = Message::decode(&buf[..len]).unwrap();
+                let Pdu::SnmpV2Trap(b) = m.pdu else { panic!() };
+                got.push(b.varbinds[1].value.clone());
+            }
+            let up = Value::ObjectId(Oid::from_slice(LINK_UP));
+            let down = Value::ObjectId(Oid::from_slice(LINK_DOWN));
+            let cold = Value::ObjectId(Oid::from_slice(COLD_START));
+            // 2 + 2 + 2 within the windows, then a's linkUp.
+            assert_eq!(got.len(), 7, "{got:?}");
+            assert_eq!(got.last(), Some(&up));
+            assert_eq!(got.iter().filter(|v| **v == cold).count(), 2);
+            assert_eq!(got.iter().filter(|v| **v == down).count(), 2);
+            assert_eq!(NotifyStats::get(&n.stats().suppressed), 6);
         });
     }
 }
