@@ -34,10 +34,29 @@ impl Module {
     }
 }
 
-/// Whether module `name` is registered whole with the master (IF-MIB is
-/// registered row by row: [`if_mib_rows`]).
+/// Whether module `name` is registered whole with the master: the
+/// InfiniBand modules only. SNMPv2-MIB, SNMP-MPD-MIB and SNMP-TARGET-MIB
+/// are the master's own; IF-MIB is registered row by row ([`if_mib_rows`]).
 pub fn serves(name: &str) -> bool {
-    !matches!(name, "SNMPv2-MIB" | "IF-MIB")
+    name.starts_with("IB-")
+}
+
+/// The subtrees to register, each once: two modules may share one (IB-SM-MIB
+/// and its request tables both live under ibSmMIBObjects), and a subtree
+/// inside another is already covered (net-snmp refuses the second
+/// registration with a warning on every connect otherwise).
+pub fn subtrees(modules: &[Module]) -> Vec<Oid> {
+    let mut all: Vec<Oid> = modules.iter().map(|m| m.subtree.clone()).collect();
+    all.sort();
+    all.dedup();
+    let mut out: Vec<Oid> = Vec::with_capacity(all.len());
+    for s in all {
+        // Sorted: a covering subtree comes before what it covers.
+        if !out.iter().any(|o| s.starts_with(o.as_slice())) {
+            out.push(s);
+        }
+    }
+    out
 }
 
 /// ifIndex offset in AgentX mode with `agentx_if_mib`, unless configured.
@@ -94,9 +113,9 @@ pub fn subagent(
     let view = Arc::new(view);
     let mut config = SubagentConfig::new(
         master,
-        modules
-            .iter()
-            .map(|m| Registration::subtree(m.subtree.clone()))
+        subtrees(modules)
+            .into_iter()
+            .map(Registration::subtree)
             .collect(),
     );
     config.id = Oid::from_slice(mibs::snmpv2::IBSNMPD_OBJECT_ID);
@@ -112,6 +131,30 @@ pub fn subagent(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn each_subtree_is_registered_once() {
+        let m = |o: &str| Module {
+            subtree: o.parse().unwrap(),
+            caps: None,
+        };
+        let got = subtrees(&[
+            m("1.3.6.1.3.117.7.1"),
+            m("1.3.6.1.3.117.1"),
+            m("1.3.6.1.3.117.7.1"),
+            m("1.3.6.1.3.117.7.1.3"),
+            m("1.3.6.1.3.117.2"),
+        ]);
+        let got: Vec<String> = got.iter().map(|o| o.to_string()).collect();
+        assert_eq!(
+            got,
+            ["1.3.6.1.3.117.1", "1.3.6.1.3.117.2", "1.3.6.1.3.117.7.1"]
+        );
+        assert!(serves("IB-PM-MIB") && serves("IB-SM-MIB requests"));
+        for own in ["SNMPv2-MIB", "SNMP-MPD-MIB", "SNMP-TARGET-MIB", "IF-MIB"] {
+            assert!(!serves(own), "{own}");
+        }
+    }
 
     #[test]
     fn prefixes() {

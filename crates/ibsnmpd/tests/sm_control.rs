@@ -319,6 +319,12 @@ fn partition_configuration_reaches_opensm_and_the_partition_table() {
     assert!(ok, "create: {text}");
     let (ok, text) = partition_op(&agent.target, 5, 4, &member(1));
     assert!(ok, "addMember: {text}");
+    // Hca1 port 1's GUID, as the agent wrote it.
+    let port_guid = {
+        let t = std::fs::read_to_string(&parts).unwrap();
+        let at = t.rfind("=full").expect("the member entry");
+        t[..at].rsplit(' ').next().unwrap().to_string()
+    };
     wait_for("P_Key 0x8005 at Hca1", Duration::from_secs(30), || {
         let p = pkeys();
         p.contains("0x8005").then_some(p)
@@ -391,7 +397,7 @@ fn partition_configuration_reaches_opensm_and_the_partition_table() {
     // and Hca1 stands after a comment: addMember does not add it twice,
     // deletePartition takes the key out of the fabric.
     let site = format!(
-        "{PARTITIONS}Six=0x0006 :\n  # the first host\n  0x{hca1:016x}=full ;\n\
+        "{PARTITIONS}Six=0x0006 :\n  # the first host\n  {port_guid}=full ;\n\
          SixMore=0x8006, ipoib : ALL_SWITCHES=limited ;\n"
     );
     std::fs::write(&parts, &site).unwrap();
@@ -408,7 +414,7 @@ fn partition_configuration_reaches_opensm_and_the_partition_table() {
     let (ok, text) = partition_op(&agent.target, 6, 4, &member(1));
     assert!(ok, "addMember: {text}");
     let now = std::fs::read_to_string(&parts).unwrap();
-    assert_eq!(now.matches(&format!("{hca1:016x}")).count(), 1, "{now}");
+    assert_eq!(now.matches(&port_guid).count(), 1, "{now}");
     let (ok, text) = partition_op(&agent.target, 6, 3, &[]);
     assert!(ok, "deletePartition: {text}");
     assert_eq!(std::fs::read_to_string(&parts).unwrap(), PARTITIONS);

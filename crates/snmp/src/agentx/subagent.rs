@@ -266,7 +266,7 @@ impl<V: 'static, K: Send + 'static> Subagent<V, K> {
             };
             let r = tokio::select! {
                 _ = &mut shutdown => None,
-                r = s.serve(&mut self, was_down || session > 1) => Some(r),
+                r = s.serve(&mut self, session > 1) => Some(r),
             };
             let Some(r) = r else {
                 s.close(CloseReason::Shutdown).await;
