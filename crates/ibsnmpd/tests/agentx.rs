@@ -340,10 +340,7 @@ fn the_session_survives_snmpd_restarts_and_late_masters() {
     assert!(!log.contains("re-established"), "{log}");
     // Each subtree registered once: snmpd refuses none.
     let snmpd_log = std::fs::read_to_string(dir.path().join("snmpd.log")).unwrap_or_default();
-    assert!(
-        !snmpd_log.to_lowercase().contains("refused"),
-        "{snmpd_log}"
-    );
+    assert!(!snmpd_log.to_lowercase().contains("refused"), "{snmpd_log}");
 
     // snmpd restarts: the walk works again without restarting ibsnmpd.
     let before = walk(&m.target, "public", IB_PM);

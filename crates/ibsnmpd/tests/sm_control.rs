@@ -566,6 +566,20 @@ fn port_writes_disable_and_enable_a_port_but_never_the_agents_own() {
     let (ok, text) = set(&agent.target, &port_instance(PHY_STATE, sw1, 2), "u", "3");
     assert!(ok, "disable: {text}");
     assert!(phys(2).contains("Disabled"), "smpquery: {}", phys(2));
+    // The audit line names the port and what was set, never the M_Key.
+    let log = agent.log_text();
+    let line = log
+        .lines()
+        .find(|l| l.contains("Set applied to the fabric"))
+        .unwrap_or_else(|| panic!("{log}"));
+    assert!(
+        line.contains(&format!("Set(PortInfo) {sw1:#018x} port 2")),
+        "{line}"
+    );
+    assert!(
+        !line.to_lowercase().contains("m_key") && !line.contains("MKey"),
+        "{line}"
+    );
     wait_for(
         "ibSmPortInfoPhyState disabled(3)",
         Duration::from_secs(30),
