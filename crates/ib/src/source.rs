@@ -35,6 +35,9 @@ pub enum SourceError {
     Unsupported(String),
     #[error("invalid argument: {0}")]
     Invalid(String),
+    /// The local node asked for (`local_node`) is not there.
+    #[error("no node {wanted:?} (by name, node description or GUID) in {have}")]
+    NoSuchLocalNode { wanted: String, have: String },
     #[error(transparent)]
     Topology(#[from] crate::topology::TopologyError),
     #[error("{0}")]

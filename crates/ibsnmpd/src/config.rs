@@ -6,6 +6,7 @@
 //! problem becomes a [`ConfigError`]: one line, naming file and line where
 //! there is one. docs/config.md is the reference.
 
+use std::collections::BTreeMap;
 use std::fmt;
 use std::net::{IpAddr, SocketAddr};
 use std::path::{Path, PathBuf};
@@ -61,6 +62,9 @@ pub struct Settings {
     pub log_level: String,
     pub sweep_interval: Duration,
     pub local_node: Option<String>,
+    /// Where `local_node` was given, for errors (`--local-node` or
+    /// `FILE:LINE: local_node`).
+    pub local_node_origin: String,
     pub max_repetitions: u32,
     pub sys_contact: String,
     pub sys_name: String,
@@ -127,6 +131,9 @@ pub struct Settings {
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct FileConfig {
+    /// The line each top-level key or table starts on (for errors).
+    #[serde(skip)]
+    lines: BTreeMap<String, usize>,
     agentaddress: Option<StringOrList>,
     rocommunity: Option<Vec<CommunityEntry>>,
     rwcommunity: Option<Vec<CommunityEntry>>,
@@ -518,15 +525,141 @@ fn read_file(path: &Path) -> Result<FileConfig, ConfigError> {
 }
 
 fn parse_file(text: &str, origin: &str) -> Result<FileConfig, ConfigError> {
-    toml::from_str::<FileConfig>(text).map_err(|e| {
+    let mut file = toml::from_str::<FileConfig>(text).map_err(|e| {
         let line = e
             .span()
             .map(|s| line_of(text, s.start))
             .map(|l| format!(":{l}"))
             .unwrap_or_default();
-        let msg = e.message().replace('\n', " ");
-        ConfigError(format!("{origin}{line}: {}", msg.trim()))
-    })
+        // The key the error is about: the one its line sets, with its
+        // table (`[opensm] conf`).
+        let before = e.span().and_then(|s| text.get(..s.start.min(text.len())));
+        let table = before
+            .and_then(|b| b.lines().rev().find(|l| l.trim_start().starts_with('[')))
+            .map(|l| format!("{} ", l.trim()));
+        let key = before
+            .and_then(|b| b.lines().last())
+            .and_then(|l| l.split_once('=').map(|(k, _)| k.trim().to_string()))
+            .filter(|k| !k.is_empty() && !k.starts_with('['))
+            .map(|k| format!("{}{k}", table.unwrap_or_default()));
+        let msg = operator_words(e.message(), key.as_deref());
+        ConfigError(format!("{origin}{line}: {msg}"))
+    })?;
+    file.lines = key_lines(text);
+    Ok(file)
+}
+
+/// A deserializer's message in an operator's words: what the key wants, in
+/// TOML's terms, and what it got; an unknown key with the nearest known one.
+fn operator_words(msg: &str, key: Option<&str>) -> String {
+    let msg = msg.replace('\n', " ");
+    let msg = msg.trim();
+    if let Some(rest) = msg.strip_prefix("unknown field `") {
+        let (name, known) = rest.split_once('`').unwrap_or((rest, ""));
+        let known: Vec<&str> = known.split('`').skip(1).step_by(2).collect();
+        let hint = nearest(name, &known)
+            .map(|k| format!(" (did you mean `{k}`?)"))
+            .unwrap_or_default();
+        return format!("unknown key `{name}`{hint}; docs/config.md lists every key");
+    }
+    if let Some(rest) = msg.strip_prefix("invalid type: ") {
+        if let Some((got, want)) = rest.split_once(", expected ") {
+            let key = key.map(|k| format!("{k}: ")).unwrap_or_default();
+            return format!("{key}expected {}, found {}", wanted(want), found(got));
+        }
+    }
+    if let Some(rest) = msg.strip_prefix("unknown variant `") {
+        let (name, known) = rest.split_once('`').unwrap_or((rest, ""));
+        let known = known.trim_start_matches(", expected ").replace('`', "");
+        let key = key.map(|k| format!("{k}: ")).unwrap_or_default();
+        return format!("{key}{name:?} is not one of {known}");
+    }
+    let key = key.map(|k| format!("{k}: ")).unwrap_or_default();
+    if let Some(e) = msg.strip_prefix("data did not match any variant of untagged enum ") {
+        return format!("{key}expected {}", wanted(e));
+    }
+    format!("{key}{msg}")
+}
+
+/// What serde says a key wants, as TOML calls it.
+fn wanted(want: &str) -> String {
+    let w = want
+        .trim()
+        .trim_start_matches("a ")
+        .trim_start_matches("an ");
+    match w {
+        "f64" | "f32" => "a number (e.g. 10 or 0.5)".into(),
+        "u8" | "u16" | "u32" | "u64" | "usize" | "i32" | "i64" => "a whole number".into(),
+        "sequence" => "a list (e.g. [\"a\", \"b\"])".into(),
+        "boolean" | "bool" => "true or false".into(),
+        "path string" | "string" => "a string in quotes".into(),
+        w if w.contains("StringOrList") => "a string or a list of strings".into(),
+        w if w.starts_with("struct ") || w == "map" => "a table".into(),
+        w => w.to_string(),
+    }
+}
+
+/// What serde says a key got, as TOML calls it.
+fn found(got: &str) -> String {
+    let g = got.trim();
+    for (prefix, what) in [
+        ("integer ", "the number "),
+        ("floating point ", "the number "),
+        ("string ", "the string "),
+        ("boolean ", ""),
+    ] {
+        if let Some(v) = g.strip_prefix(prefix) {
+            return format!("{what}{}", v.trim_matches('`'));
+        }
+    }
+    match g {
+        "sequence" => "a list".into(),
+        "map" => "a table".into(),
+        g => g.to_string(),
+    }
+}
+
+/// The known key nearest to `name` (a typo), if near enough.
+fn nearest<'a>(name: &str, known: &[&'a str]) -> Option<&'a str> {
+    known
+        .iter()
+        .map(|k| (strsim::levenshtein(name, k), *k))
+        .filter(|(d, k)| *d <= 2.max(k.len() / 4))
+        .min()
+        .map(|(_, k)| k)
+}
+
+/// `FILE:LINE: key` for an error about a file setting (`key` for a table:
+/// its header's line), or `FILE: key` when the line is unknown.
+fn place(origin: &str, lines: &BTreeMap<String, usize>, key: &str) -> String {
+    let name = key.trim_matches(|c| c == '[' || c == ']');
+    match (origin.is_empty(), lines.get(name)) {
+        (true, _) => key.to_string(),
+        (false, Some(l)) => format!("{origin}:{l}: {key}"),
+        (false, None) => format!("{origin}: {key}"),
+    }
+}
+
+/// The line of each top-level key (`key = ...`) and table (`[key]`,
+/// `[[key]]`, first occurrence) of a TOML text.
+fn key_lines(text: &str) -> BTreeMap<String, usize> {
+    let mut out = BTreeMap::new();
+    let mut top = true;
+    for (i, line) in text.lines().enumerate() {
+        let t = line.trim_start();
+        let name = if let Some(h) = t.strip_prefix('[') {
+            top = false;
+            h.trim_start_matches('[').split(']').next().map(str::trim)
+        } else if top {
+            t.split_once('=').map(|(k, _)| k.trim())
+        } else {
+            None
+        };
+        if let Some(n) = name.filter(|n| !n.is_empty() && !n.starts_with('#')) {
+            out.entry(n.trim_matches('"').to_string()).or_insert(i + 1);
+        }
+    }
+    out
 }
 
 /// 1-based line number of a byte offset.
@@ -539,7 +672,9 @@ fn line_of(text: &str, offset: usize) -> usize {
 }
 
 fn merge(mut file: FileConfig, origin: &str, args: &RunArgs) -> Result<Settings, ConfigError> {
-    let in_file = |key: &str, msg: String| ConfigError(format!("{origin}: {key}: {msg}"));
+    let lines = std::mem::take(&mut file.lines);
+    let in_file =
+        |key: &str, msg: String| ConfigError(format!("{}: {msg}", place(origin, &lines, key)));
     let mut notify = crate::traps::settings(
         crate::traps::FileKeys {
             trapsink: file.trapsink.take(),
@@ -554,7 +689,7 @@ fn merge(mut file: FileConfig, origin: &str, args: &RunArgs) -> Result<Settings,
             link_integrity_threshold: file.link_integrity_threshold.take(),
             buffer_overrun_threshold: file.buffer_overrun_threshold.take(),
         },
-        origin,
+        &in_file,
         &args.trap2sink,
     )?;
 
@@ -599,7 +734,12 @@ fn merge(mut file: FileConfig, origin: &str, args: &RunArgs) -> Result<Settings,
         None => match file.rocommunity {
             Some(list) => {
                 for e in list {
-                    communities.push(file_community("rocommunity", origin, e, Access::ReadOnly)?);
+                    communities.push(file_community(
+                        "rocommunity",
+                        &in_file,
+                        e,
+                        Access::ReadOnly,
+                    )?);
                 }
             }
             None => communities.push(Community {
@@ -613,7 +753,12 @@ fn merge(mut file: FileConfig, origin: &str, args: &RunArgs) -> Result<Settings,
         Some(name) => communities.push(flag_community("--rw-community", name, Access::ReadWrite)?),
         None => {
             for e in file.rwcommunity.unwrap_or_default() {
-                communities.push(file_community("rwcommunity", origin, e, Access::ReadWrite)?);
+                communities.push(file_community(
+                    "rwcommunity",
+                    &in_file,
+                    e,
+                    Access::ReadWrite,
+                )?);
             }
         }
     }
@@ -672,7 +817,7 @@ fn merge(mut file: FileConfig, origin: &str, args: &RunArgs) -> Result<Settings,
         file.metrics_listen,
         file.node_name_map,
         file.umad,
-        origin,
+        &in_file,
         args,
     )?;
 
@@ -701,6 +846,18 @@ fn merge(mut file: FileConfig, origin: &str, args: &RunArgs) -> Result<Settings,
         .map(OpenSmSection::settings)
         .transpose()
         .map_err(|m| in_file("opensm", m))?;
+    // Checked here, where it is known whether the flag or the file said it.
+    let log_level = match (&args.log_level, file.log_level) {
+        (Some(l), _) => {
+            crate::logging::parse_filter(l, "--log-level")?;
+            l.clone()
+        }
+        (None, Some(l)) => {
+            crate::logging::parse_filter(&l, &place(origin, &lines, "log_level"))?;
+            l
+        }
+        (None, None) => "info".to_string(),
+    };
     Ok(Settings {
         secrets: file.secrets.unwrap_or(false),
         sim_partitions: file.sim_partitions,
@@ -723,12 +880,13 @@ fn merge(mut file: FileConfig, origin: &str, args: &RunArgs) -> Result<Settings,
         source,
         communities,
         state_dir,
-        log_level: args
-            .log_level
-            .clone()
-            .or(file.log_level)
-            .unwrap_or_else(|| "info".to_string()),
+        log_level,
         sweep_interval,
+        local_node_origin: if args.local_node.is_some() {
+            "--local-node".to_string()
+        } else {
+            place(origin, &lines, "local_node")
+        },
         local_node: args.local_node.clone().or(file.local_node),
         max_repetitions,
         sys_contact,
@@ -797,23 +955,22 @@ fn merge_ops(
     metrics: Option<String>,
     node_name_map: Option<PathBuf>,
     umad: Option<crate::umad_config::UmadSection>,
-    origin: &str,
+    in_file: &dyn Fn(&str, String) -> ConfigError,
     args: &RunArgs,
 ) -> Result<OpsSettings, ConfigError> {
     let metrics_listen = match (&args.metrics, metrics) {
         (Some(a), _) => {
             Some(parse_listen(a).map_err(|m| ConfigError(format!("--metrics {a:?}: {m}")))?)
         }
-        (None, Some(a)) => Some(
-            parse_listen(&a)
-                .map_err(|m| ConfigError(format!("{origin}: metrics_listen {a:?}: {m}")))?,
-        ),
+        (None, Some(a)) => {
+            Some(parse_listen(&a).map_err(|m| in_file("metrics_listen", format!("{a:?}: {m}")))?)
+        }
         (None, None) => None,
     };
     let umad = umad
         .unwrap_or_default()
         .options()
-        .map_err(|m| ConfigError(format!("{origin}: [umad] {m}")))?;
+        .map_err(|m| in_file("umad", m))?;
     Ok((
         metrics_listen,
         args.node_name_map.clone().or(node_name_map),
@@ -853,11 +1010,11 @@ fn flag_community(flag: &str, name: &str, access: Access) -> Result<Community, C
 
 fn file_community(
     key: &str,
-    origin: &str,
+    in_file: &dyn Fn(&str, String) -> ConfigError,
     e: CommunityEntry,
     access: Access,
 ) -> Result<Community, ConfigError> {
-    let err = |m: String| ConfigError(format!("{origin}: {key} {:?}: {m}", e.community));
+    let err = |m: String| in_file(key, format!("{:?}: {m}", e.community));
     check_community_name(&e.community).map_err(err)?;
     let source = match e.source.as_deref().map(str::trim) {
         None | Some("default") => None,
@@ -999,6 +1156,34 @@ source = "127.0.0.1"
         let e = parse_file("syscontact = \"a\"\nbogus = 1\n", "c.toml").unwrap_err();
         assert!(e.0.starts_with("c.toml:2: "), "{e}");
         assert!(!e.0.contains('\n'));
+        // Operator words, file:line and key, a nearest key for a typo.
+        for (text, want) in [
+            ("rocommunity = 5\n", "c.toml:1: rocommunity: expected a list"),
+            ("a = 1\n", "c.toml:1: unknown key `a`"),
+            ("\nsweep_intervall = 3\n", "c.toml:2: unknown key `sweep_intervall` (did you mean `sweep_interval`?)"),
+            ("agentaddress = 5\n", "c.toml:1: agentaddress: expected a string or a list of strings"),
+            ("[opensm]\nconf = 3\n", "c.toml:2: [opensm] conf: expected a string in quotes, found the number 3"),
+            ("sweep_interval = \"x\"\n", "c.toml:1: sweep_interval: expected a number (e.g. 10 or 0.5), found the string \"x\""),
+        ] {
+            let e = parse_file(text, "c.toml").unwrap_err().to_string();
+            assert!(e.starts_with(want), "{text:?}: {e}");
+            assert!(!e.contains("untagged") && !e.contains("f64"), "{e}");
+        }
+        // Settings the file gave are blamed on the file, with their line.
+        let f = parse_file("syscontact = \"x\"\nlog_level = \"loud\"\n", "c.toml").unwrap();
+        let e = merge(f, "c.toml", &args()).unwrap_err().to_string();
+        assert!(e.starts_with("c.toml:2: log_level \"loud\""), "{e}");
+        let f = parse_file("\n\nlocal_node = \"x\"\n", "c.toml").unwrap();
+        assert_eq!(
+            merge(f, "c.toml", &args()).unwrap().local_node_origin,
+            "c.toml:3: local_node"
+        );
+        let mut a = args();
+        a.log_level = Some("loud".into());
+        let e = merge(FileConfig::default(), "", &a)
+            .unwrap_err()
+            .to_string();
+        assert!(e.starts_with("--log-level \"loud\""), "{e}");
         let e = parse_file("sweep_interval = \"x\"\n", "c.toml").unwrap_err();
         assert!(e.0.starts_with("c.toml:1: "), "{e}");
         let f = parse_file(

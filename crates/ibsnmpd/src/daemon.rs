@@ -53,6 +53,11 @@ fn open_state(settings: &Settings) -> Result<(StateStore, Persisted)> {
     match StateStore::open(&settings.state_dir) {
         Ok(s) => {
             let stored = s.load()?;
+            // Said, since a default under $HOME may surprise.
+            info!(
+                dir = %settings.state_dir.display(),
+                "state directory: the SNMPv3 engine ID and boots, and values Set over SNMP, are kept here"
+            );
             Ok((s, stored))
         }
         Err(e)

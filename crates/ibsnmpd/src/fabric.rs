@@ -313,7 +313,12 @@ impl Sweeper {
                 Arc::new(snap)
             }
             Err(e) => {
-                warn!(error = %e, "sweep failed; serving the previous snapshot");
+                if self.latest.load().sweep.number == 0 {
+                    // Nothing was ever read (e.g. a host with no HCA).
+                    warn!(error = %e, "sweep failed; no fabric to serve until a sweep succeeds (the IB tables are empty)");
+                } else {
+                    warn!(error = %e, "sweep failed; serving the previous snapshot");
+                }
                 return false;
             }
         };

@@ -10,7 +10,7 @@ use crate::config::ConfigError;
 /// `level` is a level (off, error..trace) or tracing directives
 /// (`info,snmp=debug`).
 pub fn init(level: &str) -> Result<(), ConfigError> {
-    let filter = parse_filter(level)?;
+    let filter = parse_filter(level, "log level")?;
     tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
@@ -24,8 +24,9 @@ pub fn init(level: &str) -> Result<(), ConfigError> {
 /// `verbose` as a target name, which silences every other message; here a
 /// bare word must be a level, and a directive naming a target must say its
 /// level (`snmp=debug`).
-pub fn parse_filter(level: &str) -> Result<EnvFilter, ConfigError> {
-    let bad = |m: &str| ConfigError(format!("--log-level {level:?}: {m}"));
+/// `what` says where the level was given (`--log-level`, `FILE:LINE: log_level`).
+pub fn parse_filter(level: &str, what: &str) -> Result<EnvFilter, ConfigError> {
+    let bad = |m: &str| ConfigError(format!("{what} {level:?}: {m}"));
     if level.trim().is_empty() {
         return Err(bad(
             "empty; expected off, error, warn, info, debug or trace",
@@ -63,10 +64,10 @@ mod tests {
             "info,snmp=debug",
             "ib::source=trace",
         ] {
-            assert!(parse_filter(ok).is_ok(), "{ok}");
+            assert!(parse_filter(ok, "--log-level").is_ok(), "{ok}");
         }
         for bad in ["verbose", "", "info,", "snmp=loud", "=debug", "infoo"] {
-            assert!(parse_filter(bad).is_err(), "{bad}");
+            assert!(parse_filter(bad, "--log-level").is_err(), "{bad}");
         }
     }
 }

@@ -10,6 +10,7 @@ use crate::config::{ConfigError, Settings};
 pub fn open(settings: &Settings) -> Result<Box<dyn Source>, ConfigError> {
     open_with(
         &settings.source,
+        &settings.local_node_origin,
         SourceOptions {
             local_node: settings.local_node.clone(),
             sim_partitions: settings.sim_partitions.clone(),
@@ -23,6 +24,7 @@ pub fn open(settings: &Settings) -> Result<Box<dyn Source>, ConfigError> {
 pub fn open_spec(spec: &str, local_node: Option<String>) -> Result<Box<dyn Source>, ConfigError> {
     open_with(
         spec,
+        "--local-node",
         SourceOptions {
             local_node,
             ..SourceOptions::default()
@@ -30,11 +32,20 @@ pub fn open_spec(spec: &str, local_node: Option<String>) -> Result<Box<dyn Sourc
     )
 }
 
-fn open_with(spec: &str, opts: SourceOptions) -> Result<Box<dyn Source>, ConfigError> {
+/// `local_node_origin` says where the local node was named, for its error.
+fn open_with(
+    spec: &str,
+    local_node_origin: &str,
+    opts: SourceOptions,
+) -> Result<Box<dyn Source>, ConfigError> {
     let parsed: SourceSpec = spec
         .trim()
         .parse()
         .map_err(|e| ConfigError(format!("--source: {e}")))?;
-    ib::source::open(&parsed, &opts)
-        .map_err(|e| ConfigError(format!("--source {spec}: {e}").replace('\n', " ")))
+    ib::source::open(&parsed, &opts).map_err(|e| match e {
+        ib::source::SourceError::NoSuchLocalNode { wanted, have } => ConfigError(format!(
+            "{local_node_origin} {wanted:?}: no such node (by name, node description or GUID) in {have}"
+        )),
+        e => ConfigError(format!("--source {spec}: {e}").replace('\n', " ")),
+    })
 }

@@ -285,10 +285,9 @@ pub fn check_trapsess_users(
 /// The notification settings from the file's keys and `--trap2sink` flags.
 pub fn settings(
     f: FileKeys,
-    origin: &str,
+    err: &dyn Fn(&str, String) -> ConfigError,
     trap2sink_flags: &[String],
 ) -> Result<NotifySettings, ConfigError> {
-    let err = |key: &str, m: String| ConfigError(format!("{origin}: {key}: {m}"));
     let community = f.trapcommunity.unwrap_or_else(|| "public".to_string());
     let mut out = NotifySettings::default();
     for (key, kind, list) in [
@@ -586,6 +585,11 @@ async fn event_task(
 mod tests {
     use super::*;
 
+    /// Errors as the config loader words them.
+    fn at(origin: &'static str) -> impl Fn(&str, String) -> ConfigError {
+        move |k, m| ConfigError(format!("{origin}: {k}: {m}"))
+    }
+
     fn keys(text: &str) -> FileKeys {
         #[derive(Deserialize)]
         struct F {
@@ -610,7 +614,7 @@ mod tests {
             trapsess: Some(vec![toml::from_str::<TrapSessEntry>(t).unwrap()]),
             ..FileKeys::default()
         };
-        let n = settings(keys("host = \"h:1162\"\nuser = \"ops\""), "f", &[]).unwrap();
+        let n = settings(keys("host = \"h:1162\"\nuser = \"ops\""), &at("f"), &[]).unwrap();
         assert_eq!(n.sinks[0].kind, SinkType::TrapV3);
         assert_eq!(n.sinks[0].port, 1162);
         assert_eq!(n.sinks[0].level, SecurityLevel::AuthPriv, "priv by default");
@@ -627,7 +631,7 @@ mod tests {
         assert!(e.contains("no [[user]]"), "{e}");
         assert!(settings(
             keys("host = \"h\"\nuser = \"ops\"\nlevel = \"x\""),
-            "f",
+            &at("f"),
             &[]
         )
         .is_err());
@@ -635,7 +639,7 @@ mod tests {
         // retries belong to informs only.
         let mut i = settings(
             keys("host = \"h\"\nuser = \"ops\"\ninform = true\ntimeout = 0.5\nretries = 1"),
-            "f",
+            &at("f"),
             &[],
         )
         .unwrap();
@@ -643,7 +647,12 @@ mod tests {
         assert_eq!(i.sinks[0].retries, 1);
         check_trapsess_users(&mut i, &[user(true, true)]).unwrap();
         assert_eq!(i.inform_users.len(), 1);
-        assert!(settings(keys("host = \"h\"\nuser = \"ops\"\nretries = 1"), "f", &[]).is_err());
+        assert!(settings(
+            keys("host = \"h\"\nuser = \"ops\"\nretries = 1"),
+            &at("f"),
+            &[]
+        )
+        .is_err());
     }
 
     #[test]
@@ -657,7 +666,7 @@ trap2sink = ["[::1]:1162", { host = "localhost", port = 2000 }]
 informsink = [{ host = "127.0.0.1:3000", community = "inf", timeout = 0.5, retries = 2 }]
 "#,
             ),
-            "x.toml",
+            &at("x.toml"),
             &["127.0.0.1:4000".to_string()],
         )
         .unwrap();
@@ -681,12 +690,12 @@ informsink = [{ host = "127.0.0.1:3000", community = "inf", timeout = 0.5, retri
         assert_eq!(s.storm.max_per_interval, DEFAULT_RATE_LIMIT);
         let e = settings(
             keys("trap2sink = [{ host = \"h\", retries = 1 }]"),
-            "x.toml",
+            &at("x.toml"),
             &[],
         )
         .unwrap_err();
         assert!(e.0.starts_with("x.toml: trap2sink: "), "{e}");
-        let e = settings(FileKeys::default(), "", &["h:notaport".into()]).unwrap_err();
+        let e = settings(FileKeys::default(), &at(""), &["h:notaport".into()]).unwrap_err();
         assert!(e.0.contains("--trap2sink"), "{e}");
     }
 }

@@ -170,3 +170,19 @@ fn dump_reads_the_fixture_and_bad_roots_fail_clearly() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("sys/class/infiniband does not exist"), "{err}");
 }
+
+/// The agent on a host with no HCA: it runs (it may be started before the
+/// driver loads) and says plainly why it serves no fabric.
+#[test]
+fn an_agent_on_a_host_without_an_hca_says_so() {
+    let empty = tempfile::tempdir().unwrap();
+    let spec = format!("sysfs:{}", empty.path().display());
+    let agent = Agent::start(&["--source", &spec, "--sweep-interval", "3600"]);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while !agent.log_text().contains("no fabric to serve") {
+        assert!(std::time::Instant::now() < deadline, "{}", agent.log_text());
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    let log = agent.log_text();
+    assert!(log.contains("does not exist: no RDMA devices"), "{log}");
+}

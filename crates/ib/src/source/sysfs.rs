@@ -383,7 +383,10 @@ impl SysfsSource {
 impl From<SysfsError> for SourceError {
     fn from(e: SysfsError) -> Self {
         match e {
-            SysfsError::NoSuchLocalNode { .. } => SourceError::Invalid(e.to_string()),
+            SysfsError::NoSuchLocalNode { wanted, have } => SourceError::NoSuchLocalNode {
+                wanted,
+                have: format!("this host's devices ({have})"),
+            },
             e => SourceError::Fabric(e.to_string()),
         }
     }

@@ -55,11 +55,13 @@ pub fn choose_local_node(topo: &Topology, key: Option<&str>) -> Result<NodeIdx, 
     }
     match key {
         None => Ok(0),
-        Some(k) => topo.find(k).map(|i| i as NodeIdx).ok_or_else(|| {
-            SourceError::Invalid(format!(
-                "--local-node {k:?}: no node with that name, description or GUID"
-            ))
-        }),
+        Some(k) => topo
+            .find(k)
+            .map(|i| i as NodeIdx)
+            .ok_or_else(|| SourceError::NoSuchLocalNode {
+                wanted: k.to_string(),
+                have: "the simulated fabric".into(),
+            }),
     }
 }
 

@@ -28,7 +28,7 @@ pub enum SysfsError {
         expected: &'static str,
         found: String,
     },
-    #[error("--local-node {wanted:?} matches no local device (have: {have})")]
+    #[error("local node {wanted:?} matches no local device (have: {have})")]
     NoSuchLocalNode { wanted: String, have: String },
 }
 
