@@ -577,6 +577,7 @@ impl Fabric {
                     priority: 1,
                     sm_state: SmState::Master.raw(),
                 },
+                answering: true,
             });
             self.standby_sm(smp);
         }
@@ -655,6 +656,7 @@ impl Fabric {
                 priority: 0,
                 sm_state: SmState::Standby.raw(),
             },
+            answering: true,
         });
     }
 
