@@ -1203,12 +1203,12 @@ source = "127.0.0.1"
         let len = doc[start..].find("```").expect("block end");
         let f = parse_file(&doc[start..start + len], "docs/config.md").unwrap();
         let s = merge(f, "docs/config.md", &args()).unwrap();
-        assert_eq!(s.communities.len(), 3);
+        assert_eq!(s.communities.len(), 4);
         assert_eq!(
             s.control_socket.as_deref(),
             Some(Path::new("/run/ibsnmpd/ctl.sock"))
         );
-        assert!(s.metrics_listen.is_some() && s.node_name_map.is_some());
+        assert!(s.metrics_listen.is_some());
         assert_eq!(s.umad, ib::source::umad::UmadOptions::default());
 
         let pkg = include_str!("../../../packaging/ibsnmpd.toml");
