@@ -11,6 +11,7 @@
 
 pub mod mad;
 pub mod model;
+pub mod opensm;
 pub mod source;
 pub mod testbed;
 pub mod topology;

@@ -21,9 +21,9 @@ use tracing::{error, info};
 use ib::source::ControlOp;
 
 use crate::fabric::FabricHandle;
-use crate::opensm::{OpenSmControl, SmFailure, SmRequest};
+use crate::opensm::{OpenSmControl, SmFailure};
 use crate::state::StateStore;
-use mibs::ib_sm_set::{PartitionConfigSet, SmAdminSet, SmConfigSet, SmKeySet};
+use ib::opensm::SmOp;
 
 /// Applies Sets; shared by every receive task of the agent.
 pub struct Controller {
@@ -92,7 +92,7 @@ impl Inner {
         let mut fabric_ops: Vec<(usize, ControlOp)> = Vec::new();
         let mut grouped = false;
         let mut first_local = None;
-        let mut service: Vec<usize> = Vec::new();
+        let mut service: Vec<(usize, SmOp)> = Vec::new();
         let old_kv = self.stored_values();
         for (i, c) in changes.iter().enumerate() {
             match c.effect() {
@@ -102,7 +102,7 @@ impl Inner {
                 }
                 Effect::Fabric(op) => fabric_ops.push((i, op)),
                 Effect::Grouped => grouped = true,
-                Effect::Service => service.push(i),
+                Effect::Service(op) => service.push((i, op)),
             }
         }
         if grouped {
@@ -132,8 +132,9 @@ impl Inner {
                 });
             }
         }
-        if let Some(&first) = service.first() {
-            if let Err(failure) = self.apply_service(&changes, &service).await {
+        if let Some(&(first, _)) = service.first() {
+            let ops: Vec<SmOp> = service.iter().map(|(_, op)| op.clone()).collect();
+            if let Err(failure) = self.apply_service(ops).await {
                 let reason = failure.reason().to_string();
                 error!(varbind = first + 1, %reason, "SM Set failed");
                 let mut kind = match failure {
@@ -227,33 +228,23 @@ impl Inner {
         }
     }
 
-    /// The SM changes of a request, through the OpenSM control, as one
-    /// operation (file and console I/O off the runtime's threads).
-    async fn apply_service(&self, changes: &[Change], at: &[usize]) -> Result<(), SmFailure> {
+    /// The SM operations of a request, through the OpenSM control, as one
+    /// (file and console I/O off the runtime's threads); then the last
+    /// snapshot is published again, so a Get right after the response reads
+    /// what opensm.conf now says.
+    async fn apply_service(&self, ops: Vec<SmOp>) -> Result<(), SmFailure> {
         let Some(opensm) = self.opensm.clone() else {
             return Err(SmFailure::Failed(
                 "no [opensm] section: the SM is not steered".into(),
             ));
         };
-        let mut req = SmRequest::default();
-        for &i in at {
-            let Some(c) = changes.get(i) else { continue };
-            if let Some(s) = c.get::<SmConfigSet>() {
-                req.settings.push(s.clone());
-            } else if let Some(p) = c.get::<PartitionConfigSet>() {
-                req.partitions.push(p.0.clone());
-            } else if let Some(a) = c.get::<SmAdminSet>() {
-                req.admin.push(a.enable);
-            } else if let Some(k) = c.get::<SmKeySet>() {
-                req.sm_keys.push(k.key);
-            } else {
-                // Never answered with success unapplied.
-                return Err(SmFailure::Failed(format!("no SM operation for {c:?}")));
-            }
-        }
-        tokio::task::spawn_blocking(move || opensm.apply(&req))
+        tokio::task::spawn_blocking(move || opensm.apply(&ops))
             .await
-            .map_err(|e| SmFailure::Failed(e.to_string()))?
+            .map_err(|e| SmFailure::Failed(e.to_string()))??;
+        if let Err(e) = self.fabric.republish().await {
+            error!(error = %e, "cannot publish after an SM Set");
+        }
+        Ok(())
     }
 
     /// Puts back the state before the last successful apply.

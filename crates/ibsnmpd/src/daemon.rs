@@ -141,9 +141,6 @@ pub fn run(
             .context("SNMPv3 users")?,
     );
     info!(boots, users = settings.users.len(), "SNMPv3 engine ready");
-    if let Some(p) = &settings.opensm_conf {
-        let _ = mibs::ib_sm_mib::OPENSM_CONF.set(p.clone());
-    }
 
     let mut dispatcher: Dispatcher<View, mibs::Change> = Dispatcher::new();
     dispatcher.set_max_repetitions(settings.max_repetitions);
@@ -192,6 +189,7 @@ pub fn run(
             if_index_offset: settings.agentx_if_index_offset,
             sm_control: settings.opensm.is_some(),
             port_writes: settings.port_writes,
+            opensm_conf: settings.opensm_conf.clone(),
         }));
         Arc::new(move |snap| {
             let t0 = std::time::Instant::now();

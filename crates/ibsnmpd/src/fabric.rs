@@ -54,6 +54,9 @@ enum Msg {
     Control(ControlOp, oneshot::Sender<Result<ControlReply, String>>),
     /// Sweep now; answers the new snapshot's sweep number.
     Sweep(oneshot::Sender<Result<u64, String>>),
+    /// Publish the last snapshot again: what the modules derive from
+    /// outside the fabric (opensm.conf) changed, the fabric did not.
+    Republish(oneshot::Sender<()>),
     Stop,
 }
 
@@ -117,6 +120,17 @@ impl FabricHandle {
             .map_err(|_| "source thread has stopped".to_string())?;
         rx.await
             .map_err(|_| "source thread dropped the request".to_string())?
+    }
+
+    /// Publishes the last snapshot again and waits until it is (after an
+    /// SM Set: ibSmConfigTable reads opensm.conf at publish).
+    pub async fn republish(&self) -> Result<(), String> {
+        let (tx, rx) = oneshot::channel();
+        self.tx
+            .send(Msg::Republish(tx))
+            .map_err(|_| "source thread has stopped".to_string())?;
+        rx.await
+            .map_err(|_| "source thread dropped the request".to_string())
     }
 
     /// The last snapshot the source thread published (empty before the
@@ -229,6 +243,10 @@ impl FabricThread {
                                 Err("sweep failed; serving the previous snapshot".to_string())
                             };
                             let _ = reply.send(r);
+                        }
+                        Ok(Msg::Republish(reply)) => {
+                            (sweeper.publish)(sweeper.latest.load_full());
+                            let _ = reply.send(());
                         }
                         Ok(Msg::Stop) | Err(RecvTimeoutError::Disconnected) => break,
                         Err(RecvTimeoutError::Timeout) if Instant::now() < next => {

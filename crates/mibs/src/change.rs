@@ -86,10 +86,10 @@ pub enum Effect {
     /// A fabric operation built from several changes of one request
     /// together (one PMA Set per node): see [`grouped_fabric_ops`].
     Grouped,
-    /// A service the daemon steers beside the fabric source (the Subnet
-    /// Manager: its configuration file and console); the daemon's handler
-    /// takes the change by its type. Fails with commitFailed when it fails.
-    Service,
+    /// An operation on the Subnet Manager the daemon steers beside the
+    /// fabric source (its files, console, commands). Fails with
+    /// commitFailed when it fails.
+    Service(ib::opensm::SmOp),
 }
 
 /// The fabric operations of a request's [`Effect::Grouped`] changes, each

@@ -41,6 +41,7 @@ use crate::oids::ib_sm_mib as o;
 use crate::publish::{Derive, Derived};
 use crate::util::{last, oid};
 use crate::view::{SysOrEntry, View};
+use ib::opensm::{OpenSmConf, SmOption};
 
 /// This module in the registry ([`crate::REGISTRY`]).
 pub const DEF: crate::ModuleDef = crate::ModuleDef {
@@ -67,60 +68,9 @@ fn deriver(opts: &crate::DeriveOptions) -> Box<dyn Derive> {
     Box::new(SmHistory {
         sm_control: opts.sm_control,
         port_writes: opts.port_writes,
+        opensm_conf: opts.opensm_conf.clone(),
         ..SmHistory::default()
     })
-}
-
-/// The opensm.conf file the agent reads for ibSmConfigTable (config key
-/// `opensm_conf`); set once by the daemon before the first publish.
-pub static OPENSM_CONF: std::sync::OnceLock<std::path::PathBuf> = std::sync::OnceLock::new();
-
-/// What ibSmConfigTable takes from OpenSM's configuration file.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct OpenSmConf {
-    /// sweep_interval (seconds).
-    pub sweep_interval: Option<u32>,
-    /// transaction_timeout (milliseconds).
-    pub transaction_timeout: Option<u32>,
-    /// sminfo_polling_timeout (milliseconds).
-    pub sminfo_polling_timeout: Option<u32>,
-    /// polling_retry_number.
-    pub polling_retry_number: Option<u32>,
-    /// lmc.
-    pub lmc: Option<u32>,
-    /// m_key_lease_period (seconds).
-    pub m_key_lease_period: Option<u32>,
-}
-
-impl OpenSmConf {
-    /// Parses opensm.conf (`name value` lines, `#` comments); unknown names
-    /// and malformed values are skipped.
-    pub fn parse(text: &str) -> Self {
-        let mut c = OpenSmConf::default();
-        for line in text.lines() {
-            let line = line.split('#').next().unwrap_or_default();
-            let mut w = line.split_whitespace();
-            let (Some(k), Some(v)) = (w.next(), w.next()) else {
-                continue;
-            };
-            let n = v
-                .strip_prefix("0x")
-                .map_or_else(|| v.parse().ok(), |h| u32::from_str_radix(h, 16).ok());
-            let slot = match k {
-                "sweep_interval" => &mut c.sweep_interval,
-                "transaction_timeout" => &mut c.transaction_timeout,
-                "sminfo_polling_timeout" => &mut c.sminfo_polling_timeout,
-                "polling_retry_number" => &mut c.polling_retry_number,
-                "lmc" => &mut c.lmc,
-                "m_key_lease_period" => &mut c.m_key_lease_period,
-                _ => continue,
-            };
-            if n.is_some() {
-                *slot = n;
-            }
-        }
-        c
-    }
 }
 
 /// Octets of one ibSmPartitionVector element.
@@ -173,6 +123,8 @@ pub struct SmHistory {
     sm_control: bool,
     /// [`crate::DeriveOptions::port_writes`], likewise.
     port_writes: bool,
+    /// [`crate::DeriveOptions::opensm_conf`]: read at every publish.
+    opensm_conf: Option<std::path::PathBuf>,
     first_done: bool,
     partitions: HashMap<u16, (Vec<u8>, Option<Instant>)>,
     mcast: HashMap<[u8; 16], (Vec<u8>, Option<Instant>)>,
@@ -388,8 +340,9 @@ impl SmHistory {
             }
         });
         // Read at publish time (once per sweep), never on a request.
-        let opensm = OPENSM_CONF
-            .get()
+        let opensm = self
+            .opensm_conf
+            .as_ref()
             .and_then(|p| match std::fs::read_to_string(p) {
                 Ok(t) => Some(OpenSmConf::parse(&t)),
                 Err(e) => {
@@ -669,30 +622,29 @@ const CONFIG_COLS: &[Col<usize>] = &[
     }),
     // From opensm.conf when configured, else the SM port's PortInfo.
     ro(o::IB_SM_CONFIG_DEFAULT_LMC, |v, &i| {
-        match conf(v).and_then(|c| c.lmc) {
+        match conf(v).and_then(|c| c.mib(SmOption::DefaultLmc)) {
             Some(x) => u(x),
             None => u(config_port(v, i)?.info.lmc),
         }
     }),
     ro(o::IB_SM_CONFIG_M_KEY_LEASE_PERIOD, |v, &i| {
-        match conf(v).and_then(|c| c.m_key_lease_period) {
+        match conf(v).and_then(|c| c.mib(SmOption::MKeyLeasePeriod)) {
             Some(x) => u(x),
             None => u(config_port(v, i)?.info.m_key_lease_period),
         }
     }),
     // Only opensm.conf carries these; absent (noSuchInstance) without it.
     ro(o::IB_SM_CONFIG_SWEEP_INTERVAL, |v, _| {
-        u(conf(v)?.sweep_interval?)
+        u(conf(v)?.mib(SmOption::SweepInterval)?)
     }),
     ro(o::IB_SM_CONFIG_RESPONSE_TIMEOUT, |v, _| {
-        u(conf(v)?.transaction_timeout?)
+        u(conf(v)?.mib(SmOption::ResponseTimeout)?)
     }),
     ro(o::IB_SM_CONFIG_MASTER_POLL_INTERVAL, |v, _| {
-        // OpenSM counts milliseconds, the MIB seconds.
-        u(conf(v)?.sminfo_polling_timeout?.div_ceil(1000))
+        u(conf(v)?.mib(SmOption::MasterPollInterval)?)
     }),
     ro(o::IB_SM_CONFIG_MASTER_POLL_RETRIES, |v, _| {
-        u(conf(v)?.polling_retry_number?)
+        u(conf(v)?.mib(SmOption::MasterPollRetries)?)
     }),
 ];
 
@@ -1163,21 +1115,6 @@ mod tests {
         let m = vectors(&vec![1u8; MCAST_ELEMENT * 15], MCAST_ELEMENT);
         assert_eq!(m[0].len(), 252);
         assert_eq!(vectors(&[], 10), vec![Vec::<u8>::new()]);
-    }
-
-    #[test]
-    fn opensm_conf_values() {
-        let c = OpenSmConf::parse(
-            "# comment\nsweep_interval 10\ntransaction_timeout 200\n\
-             sminfo_polling_timeout 10000\npolling_retry_number 4\nlmc 0x1\n\
-             m_key_lease_period bad\nsm_priority 3 # unrelated\n",
-        );
-        assert_eq!(c.sweep_interval, Some(10));
-        assert_eq!(c.transaction_timeout, Some(200));
-        assert_eq!(c.sminfo_polling_timeout, Some(10000));
-        assert_eq!(c.polling_retry_number, Some(4));
-        assert_eq!(c.lmc, Some(1));
-        assert_eq!(c.m_key_lease_period, None);
     }
 
     #[test]

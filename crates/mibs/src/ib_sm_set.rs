@@ -20,136 +20,65 @@ use crate::ib_sm_mib::sm_rows;
 use crate::oids::ib_sm_mib as o;
 use crate::util::last;
 use crate::view::View;
+use ib::opensm::partitions::DEFAULT_PKEY;
+pub use ib::opensm::{PartitionOp, SmOp, SmOption};
 
-/// An SM setting a manager may change, with the OpenSM option it maps to.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum SmSetting {
-    /// ibSmConfigPriority (0..15): `sm_priority`, at once through the
-    /// console (`priority N`).
-    Priority,
-    /// ibSmConfigSweepInterval (seconds): `sweep_interval`.
-    SweepInterval,
-    /// ibSmConfigMasterPollInterval (seconds; OpenSM counts milliseconds):
-    /// `sminfo_polling_timeout`.
-    MasterPollInterval,
-    /// ibSmConfigMasterPollRetries: `polling_retry_number`.
-    MasterPollRetries,
-    /// ibSmConfigMKeyLeasePeriod (seconds): `m_key_lease_period`.
-    MKeyLeasePeriod,
-    /// ibSmConfigResponseTimeout (ms): `transaction_timeout`, read by
-    /// OpenSM only at start ([`SmSetting::needs_restart`]).
-    ResponseTimeout,
-    /// ibSmConfigDefaultLMC (0..7): `lmc`, read only at start.
-    DefaultLmc,
-}
-
-impl SmSetting {
-    /// The opensm.conf option and its value for a MIB value.
-    pub fn option(self, value: u32) -> (&'static str, u64) {
-        match self {
-            SmSetting::Priority => ("sm_priority", value.into()),
-            SmSetting::SweepInterval => ("sweep_interval", value.into()),
-            SmSetting::MasterPollInterval => ("sminfo_polling_timeout", u64::from(value) * 1000),
-            SmSetting::MasterPollRetries => ("polling_retry_number", value.into()),
-            SmSetting::MKeyLeasePeriod => ("m_key_lease_period", value.into()),
-            SmSetting::ResponseTimeout => ("transaction_timeout", value.into()),
-            SmSetting::DefaultLmc => ("lmc", value.into()),
-        }
-    }
-
-    /// OpenSM reads the option only when it starts (not on a heavy sweep).
-    pub fn needs_restart(self) -> bool {
-        matches!(self, SmSetting::ResponseTimeout | SmSetting::DefaultLmc)
-    }
-
-    /// The MIB column.
-    fn column(self) -> &'static [u32] {
-        match self {
-            SmSetting::Priority => o::IB_SM_CONFIG_PRIORITY,
-            SmSetting::SweepInterval => o::IB_SM_CONFIG_SWEEP_INTERVAL,
-            SmSetting::MasterPollInterval => o::IB_SM_CONFIG_MASTER_POLL_INTERVAL,
-            SmSetting::MasterPollRetries => o::IB_SM_CONFIG_MASTER_POLL_RETRIES,
-            SmSetting::MKeyLeasePeriod => o::IB_SM_CONFIG_M_KEY_LEASE_PERIOD,
-            SmSetting::ResponseTimeout => o::IB_SM_CONFIG_RESPONSE_TIMEOUT,
-            SmSetting::DefaultLmc => o::IB_SM_CONFIG_DEFAULT_LMC,
-        }
-    }
-
-    /// The values the MIB (and OpenSM) allow.
-    fn range(self) -> std::ops::RangeInclusive<u32> {
-        match self {
-            SmSetting::Priority => 0..=15,
-            // OpenSM: 0 turns periodic sweeps off.
-            SmSetting::SweepInterval => 0..=86_400,
-            SmSetting::MasterPollInterval => 1..=3_600,
-            SmSetting::MasterPollRetries => 1..=100,
-            SmSetting::MKeyLeasePeriod => 0..=65_535,
-            SmSetting::ResponseTimeout => 1..=60_000,
-            SmSetting::DefaultLmc => 0..=7,
-        }
-    }
-}
-
-const SETTINGS: [SmSetting; 7] = [
-    SmSetting::Priority,
-    SmSetting::SweepInterval,
-    SmSetting::MasterPollInterval,
-    SmSetting::MasterPollRetries,
-    SmSetting::MKeyLeasePeriod,
-    SmSetting::ResponseTimeout,
-    SmSetting::DefaultLmc,
+/// The ibSmConfigTable columns that set an opensm.conf option, and the
+/// values the MIB (and OpenSM) allow.
+const SETTINGS: [(SmOption, &[u32], std::ops::RangeInclusive<u32>); 7] = [
+    (SmOption::Priority, o::IB_SM_CONFIG_PRIORITY, 0..=15),
+    // OpenSM: 0 turns periodic sweeps off.
+    (
+        SmOption::SweepInterval,
+        o::IB_SM_CONFIG_SWEEP_INTERVAL,
+        0..=86_400,
+    ),
+    (
+        SmOption::MasterPollInterval,
+        o::IB_SM_CONFIG_MASTER_POLL_INTERVAL,
+        1..=3_600,
+    ),
+    (
+        SmOption::MasterPollRetries,
+        o::IB_SM_CONFIG_MASTER_POLL_RETRIES,
+        1..=100,
+    ),
+    (
+        SmOption::MKeyLeasePeriod,
+        o::IB_SM_CONFIG_M_KEY_LEASE_PERIOD,
+        0..=65_535,
+    ),
+    (
+        SmOption::ResponseTimeout,
+        o::IB_SM_CONFIG_RESPONSE_TIMEOUT,
+        1..=60_000,
+    ),
+    (SmOption::DefaultLmc, o::IB_SM_CONFIG_DEFAULT_LMC, 0..=7),
 ];
 
-/// A Set of ibSmConfigSMKey: `sm_key` in opensm.conf, read by OpenSM at
-/// start (the `restart` command). A secret: writable only at authPriv
-/// through a view that includes it, like its reads.
-#[derive(Clone, PartialEq, Eq)]
-pub struct SmKeySet {
-    pub key: u64,
-}
-
-/// Never shows the key (changes are logged).
-impl std::fmt::Debug for SmKeySet {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("SmKeySet { key: <secret> }")
-    }
-}
-
-impl ModuleChange for SmKeySet {
-    fn effect(&self) -> Effect {
-        Effect::Service
-    }
-}
-
-/// A Set of ibSmConfigAdminSMState: enable(1) starts the SM, disable(2)
-/// stops it, through the `[opensm]` start/stop commands.
+/// A checked Set of an SM column: one [`SmOp`], applied by the daemon's
+/// OpenSM control ([`Effect::Service`]).
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct SmAdminSet {
-    pub enable: bool,
-}
+pub struct SmChange(pub SmOp);
 
-impl ModuleChange for SmAdminSet {
+impl ModuleChange for SmChange {
     fn effect(&self) -> Effect {
-        Effect::Service
+        Effect::Service(self.0.clone())
     }
 }
 
-/// A checked Set of one SM setting.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct SmConfigSet {
-    pub setting: SmSetting,
-    pub value: u32,
+fn sm_change(op: SmOp) -> Change {
+    Change::new(SmChange(op))
 }
 
-impl ModuleChange for SmConfigSet {
-    fn effect(&self) -> Effect {
-        Effect::Service
-    }
-}
-
-/// Phase 1 of a Set of `setting`: the daemon must steer the SM, the value be
-/// an Unsigned32 in range.
-fn check_setting(v: &View, setting: SmSetting, value: &Value) -> Result<Change, SetError> {
+/// Phase 1 of a Set of `option`: the daemon must steer the SM, the value be
+/// an Unsigned32 in `range`.
+fn check_setting(
+    v: &View,
+    option: SmOption,
+    range: &std::ops::RangeInclusive<u32>,
+    value: &Value,
+) -> Result<Change, SetError> {
     if !sm_rows(v).sm_control {
         return Err(SetError::NotWritable);
     }
@@ -157,18 +86,18 @@ fn check_setting(v: &View, setting: SmSetting, value: &Value) -> Result<Change, 
         Value::Gauge32(x) => *x,
         _ => return Err(SetError::WrongType),
     };
-    if !setting.range().contains(&value) {
+    if !range.contains(&value) {
         return Err(SetError::WrongValue);
     }
-    Ok(Change::new(SmConfigSet { setting, value }))
+    Ok(sm_change(SmOp::SetOption { option, value }))
 }
 
 /// ibSmConfigTable with its SM settings writable (when the daemon steers an
 /// SM; [`check_setting`]).
 pub fn writable<R: Send + Sync + 'static>(mut t: Table<View, Change, R>) -> Table<View, Change, R> {
-    for s in SETTINGS {
-        t = t.read_write(last(s.column()), move |v: &View, _, _, value| {
-            check_setting(v, s, value)
+    for (option, column, range) in SETTINGS {
+        t = t.read_write(last(column), move |v: &View, _, _, value| {
+            check_setting(v, option, &range, value)
         });
     }
     t = t.read_write(last(o::IB_SM_CONFIG_SM_KEY), |v: &View, _, _, value| {
@@ -177,11 +106,7 @@ pub fn writable<R: Send + Sync + 'static>(mut t: Table<View, Change, R>) -> Tabl
         }
         match value {
             Value::OctetString(b) => <[u8; 8]>::try_from(b.as_slice())
-                .map(|k| {
-                    Change::new(SmKeySet {
-                        key: u64::from_be_bytes(k),
-                    })
-                })
+                .map(|k| sm_change(SmOp::SetSmKey(u64::from_be_bytes(k))))
                 .map_err(|_| SetError::WrongLength),
             _ => Err(SetError::WrongType),
         }
@@ -193,8 +118,8 @@ pub fn writable<R: Send + Sync + 'static>(mut t: Table<View, Change, R>) -> Tabl
                 return Err(SetError::NotWritable);
             }
             match value {
-                Value::Integer(1) => Ok(Change::new(SmAdminSet { enable: true })),
-                Value::Integer(2) => Ok(Change::new(SmAdminSet { enable: false })),
+                Value::Integer(1) => Ok(sm_change(SmOp::Admin { enable: true })),
+                Value::Integer(2) => Ok(sm_change(SmOp::Admin { enable: false })),
                 Value::Integer(_) => Err(SetError::WrongValue),
                 _ => Err(SetError::WrongType),
             }
@@ -207,14 +132,10 @@ mod tests {
     use super::*;
 
     #[test]
-    fn options_and_ranges() {
-        assert_eq!(SmSetting::Priority.option(7), ("sm_priority", 7));
-        assert_eq!(
-            SmSetting::MasterPollInterval.option(3),
-            ("sminfo_polling_timeout", 3000)
-        );
-        assert!(SmSetting::Priority.range().contains(&15));
-        assert!(!SmSetting::Priority.range().contains(&16));
+    fn ranges() {
+        let (_, _, r) = &SETTINGS[0];
+        assert!(r.contains(&15) && !r.contains(&16));
+        assert!(SETTINGS.iter().all(|(o, _, r)| o.to_file(*r.end()) > 0));
     }
 
     #[test]
@@ -269,79 +190,6 @@ mod tests {
 }
 
 // ------------------------------------------------------ ibSmPartitionConfig
-
-/// One partition configuration operation (the MIB's comment before
-/// ibSmPartitionConfig), members named by port GUID as partitions.conf
-/// names them.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum PartitionOp {
-    Create {
-        key: u16,
-    },
-    Delete {
-        key: u16,
-    },
-    AddMembers {
-        key: u16,
-        ports: Vec<u64>,
-        full: bool,
-    },
-    RemoveMembers {
-        key: u16,
-        ports: Vec<u64>,
-    },
-    UpdateMemberType {
-        key: u16,
-        port: u64,
-        full: bool,
-    },
-}
-
-/// As the audit log says it: P_Key and port GUIDs in hex.
-impl std::fmt::Display for PartitionOp {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let guids = |ports: &[u64]| {
-            ports
-                .iter()
-                .map(|g| Guid(*g).to_string())
-                .collect::<Vec<_>>()
-                .join(",")
-        };
-        let kind = |full: bool| if full { "full" } else { "limited" };
-        match self {
-            PartitionOp::Create { key } => write!(f, "create partition 0x{key:04x}"),
-            PartitionOp::Delete { key } => write!(f, "delete partition 0x{key:04x}"),
-            PartitionOp::AddMembers { key, ports, full } => write!(
-                f,
-                "add {} to partition 0x{key:04x} as {} members",
-                guids(ports),
-                kind(*full)
-            ),
-            PartitionOp::RemoveMembers { key, ports } => {
-                write!(f, "remove {} from partition 0x{key:04x}", guids(ports))
-            }
-            PartitionOp::UpdateMemberType { key, port, full } => write!(
-                f,
-                "make {} a {} member of partition 0x{key:04x}",
-                Guid(*port),
-                kind(*full)
-            ),
-        }
-    }
-}
-
-/// The default partition's P_Key (membership bit cleared).
-pub const DEFAULT_PKEY: u16 = 0x7fff;
-
-/// A checked ibSmPartitionConfig Set PDU.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct PartitionConfigSet(pub PartitionOp);
-
-impl ModuleChange for PartitionConfigSet {
-    fn effect(&self) -> Effect {
-        Effect::Service
-    }
-}
 
 /// The six scalars, by their sub-identifier under ibSmPartitionConfig.
 mod pc {
@@ -546,7 +394,7 @@ impl snmp::mib::MibObject<View, Change> for PartitionConfig {
                 }
             }
         };
-        Ok(vec![(at, Change::new(PartitionConfigSet(op)))])
+        Ok(vec![(at, sm_change(SmOp::Partition(op)))])
     }
 }
 

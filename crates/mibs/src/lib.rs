@@ -94,7 +94,7 @@ impl ModuleDef {
 
 /// Daemon settings that modules' derivations read; the registry hands the
 /// same value to every deriver, each module reads its own fields.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct DeriveOptions {
     /// IF-MIB: added to every ifIndex (AgentX mode with IF-MIB rows, where the
     /// master's own interfaces share the ifIndex space; docs/agentx.md).
@@ -105,6 +105,9 @@ pub struct DeriveOptions {
     /// IB-SM-MIB: `port_writes` lets managers set ibSmPortInfoTable's safe
     /// columns (Set(PortInfo) SMPs).
     pub port_writes: bool,
+    /// IB-SM-MIB: the opensm.conf ibSmConfigTable reads its settings from
+    /// (config `opensm_conf`, else `[opensm] conf`), at every publish.
+    pub opensm_conf: Option<std::path::PathBuf>,
 }
 
 /// See [`ModuleDef::derive`].

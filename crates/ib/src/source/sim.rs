@@ -15,7 +15,6 @@
 //! - [`sampling`]: PortSamplesControl/Result state machine.
 
 mod fabric;
-mod partitions;
 mod sampling;
 mod services;
 mod traffic;
@@ -107,7 +106,9 @@ impl SimSource {
         let local = choose_local_node(topo, config.local_node.as_deref())?;
         let mut fabric = Fabric::build(topo, local, config.lmc)?;
         if let Some(text) = &config.partitions {
-            fabric.apply_partitions(&partitions::parse(text)?);
+            let parts = crate::opensm::partitions::parse(text)
+                .map_err(|e| SourceError::Invalid(format!("partitions {e}")))?;
+            fabric.apply_partitions(&parts);
         }
         if let Some(text) = &config.services {
             fabric.apply_services(&services::parse(text)?)?;

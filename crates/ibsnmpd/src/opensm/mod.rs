@@ -5,14 +5,13 @@
 //! when there is no console. Without either, the file is edited and the
 //! change waits for OpenSM's next start (said in the log).
 
-pub mod conf;
 pub mod console;
-pub mod partitions;
+pub mod files;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use mibs::ib_sm_set::{PartitionOp, SmConfigSet, SmSetting};
+use ib::opensm::{conf, partitions, Applied, PartitionOp, SmOp, SmOption};
 use tracing::{error, info, warn};
 
 /// The `[opensm]` section.
@@ -38,15 +37,33 @@ pub struct OpenSmSettings {
 /// How long a console command may take.
 const CONSOLE_TIMEOUT: Duration = Duration::from_secs(10);
 
-/// One Set PDU's SM operations, applied together by [`OpenSmControl::apply`].
-#[derive(Debug, Default)]
-pub struct SmRequest {
-    pub settings: Vec<SmConfigSet>,
+/// One Set PDU's SM operations by kind, applied together.
+#[derive(Default)]
+struct SmRequest {
+    /// opensm.conf options, MIB units.
+    options: Vec<(SmOption, u32)>,
     /// ibSmConfigSMKey (never logged).
-    pub sm_keys: Vec<u64>,
+    sm_keys: Vec<u64>,
     /// ibSmConfigAdminSMState: start (true) or stop.
-    pub admin: Vec<bool>,
-    pub partitions: Vec<PartitionOp>,
+    admin: Vec<bool>,
+    partitions: Vec<PartitionOp>,
+}
+
+impl SmRequest {
+    /// Every kind of [`SmOp`] has its place here: a new one is a compile
+    /// error until it has.
+    fn of(ops: &[SmOp]) -> SmRequest {
+        let mut r = SmRequest::default();
+        for op in ops {
+            match op {
+                SmOp::SetOption { option, value } => r.options.push((*option, *value)),
+                SmOp::SetSmKey(k) => r.sm_keys.push(*k),
+                SmOp::Admin { enable } => r.admin.push(*enable),
+                SmOp::Partition(p) => r.partitions.push(p.clone()),
+            }
+        }
+        r
+    }
 }
 
 /// Why a request failed.
@@ -97,14 +114,14 @@ impl Edits {
                 std::fs::read(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
             self.originals.push((path.to_path_buf(), old));
         }
-        conf::replace(path, text.as_bytes())
+        files::replace(path, text.as_bytes())
             .map_err(|e| format!("cannot write {}: {e}", path.display()))
     }
 
     /// Puts every edited file back as it was.
     fn restore(&self) -> Result<(), String> {
         for (path, old) in &self.originals {
-            conf::replace(path, old)
+            files::replace(path, old)
                 .map_err(|e| format!("cannot restore {}: {e}", path.display()))?;
             info!(file = %path.display(), "put back as it was");
         }
@@ -123,7 +140,7 @@ impl OpenSmControl {
     /// edits (a crash between writing and renaming).
     pub fn new(s: OpenSmSettings) -> Self {
         for path in std::iter::once(&s.conf).chain(s.partitions.as_ref()) {
-            let n = conf::remove_stale_temps(path);
+            let n = files::remove_stale_temps(path);
             if n > 0 {
                 warn!(file = %path.display(), removed = n, "removed temporary files an earlier run left");
             }
@@ -136,7 +153,8 @@ impl OpenSmControl {
     /// start/stop commands. When a step fails, every file is put back as it
     /// was (and OpenSM told again if it had already re-read them), so an
     /// error answer leaves nothing changed.
-    pub fn apply(&self, req: &SmRequest) -> Result<(), SmFailure> {
+    pub fn apply(&self, ops: &[SmOp]) -> Result<(), SmFailure> {
+        let req = &SmRequest::of(ops);
         let mut edits = Edits::default();
         let mut reloads = Vec::new();
         let mut done = Vec::new();
@@ -185,34 +203,31 @@ impl OpenSmControl {
         edits: &mut Edits,
         reloads: &mut Vec<Reload>,
     ) -> Result<(), String> {
-        if !req.settings.is_empty() || !req.sm_keys.is_empty() {
+        if !req.options.is_empty() || !req.sm_keys.is_empty() {
             let mut text = Edits::read(&self.s.conf)?;
-            for c in &req.settings {
-                let (k, v) = c.setting.option(c.value);
-                text = conf::with_option(&text, k, &v.to_string());
+            for (o, v) in &req.options {
+                text = conf::with_option(&text, o.name(), &o.to_file(*v).to_string());
             }
             for k in &req.sm_keys {
-                text = conf::with_option(&text, "sm_key", &format!("0x{k:016x}"));
+                text = conf::with_option(&text, conf::SM_KEY, &format!("0x{k:016x}"));
             }
             edits.write(&self.s.conf, &text)?;
-            let restart =
-                !req.sm_keys.is_empty() || req.settings.iter().any(|c| c.setting.needs_restart());
+            // OpenSM reads sm_key only at start.
+            let restart = !req.sm_keys.is_empty()
+                || req
+                    .options
+                    .iter()
+                    .any(|(o, _)| o.applied() == Applied::Restart);
             if restart {
                 reloads.push(Reload::Restart);
             } else if self.s.console.is_some() {
-                // The last priority of the request, at once; the rest on a
-                // heavy sweep, when OpenSM re-reads the file.
-                let priority = req
-                    .settings
-                    .iter()
-                    .rev()
-                    .find(|c| c.setting == SmSetting::Priority);
-                reloads.extend(priority.map(|p| Reload::Priority(p.value)));
-                if req
-                    .settings
-                    .iter()
-                    .any(|c| c.setting != SmSetting::Priority)
-                {
+                // The last console-applied value of the request, at once;
+                // the rest on a heavy sweep, when OpenSM re-reads the file.
+                let console = |(o, _): &&(SmOption, u32)| o.applied() == Applied::Console;
+                if let Some((_, v)) = req.options.iter().rev().find(console) {
+                    reloads.push(Reload::Priority(*v));
+                }
+                if req.options.iter().any(|x| !console(&x)) {
                     reloads.push(Reload::Resweep);
                 }
             } else {
@@ -266,14 +281,11 @@ impl OpenSmControl {
     }
 
     fn log_applied(&self, req: &SmRequest) {
-        if !req.settings.is_empty() {
+        if !req.options.is_empty() {
             let options: Vec<String> = req
-                .settings
+                .options
                 .iter()
-                .map(|c| {
-                    let (k, v) = c.setting.option(c.value);
-                    format!("{k} {v}")
-                })
+                .map(|(o, v)| format!("{} {}", o.name(), o.to_file(*v)))
                 .collect();
             info!(conf = %self.s.conf.display(), options = %options.join(", "), "SM configuration changed over SNMP");
         }
@@ -421,14 +433,13 @@ mod tests {
             std::fs::read(&conf).unwrap(),
             std::fs::read(&parts).unwrap(),
         );
-        let req = SmRequest {
-            settings: vec![SmConfigSet {
-                setting: SmSetting::SweepInterval,
+        let req = [
+            SmOp::SetOption {
+                option: SmOption::SweepInterval,
                 value: 7,
-            }],
-            partitions: vec![PartitionOp::Create { key: 5 }],
-            ..SmRequest::default()
-        };
+            },
+            SmOp::Partition(PartitionOp::Create { key: 5 }),
+        ];
         for _ in 0..2 {
             let e = c.apply(&req).unwrap_err();
             assert!(matches!(e, SmFailure::Failed(_)), "{e:?}");
@@ -443,10 +454,7 @@ mod tests {
         }
         // A partition operation that cannot apply changes nothing either.
         let e = c
-            .apply(&SmRequest {
-                partitions: vec![PartitionOp::Delete { key: 9 }],
-                ..SmRequest::default()
-            })
+            .apply(&[SmOp::Partition(PartitionOp::Delete { key: 9 })])
             .unwrap_err();
         assert!(matches!(e, SmFailure::Failed(_)), "{e:?}");
         assert_eq!(std::fs::read(&parts).unwrap(), before.1);

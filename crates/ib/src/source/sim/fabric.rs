@@ -683,8 +683,8 @@ impl Fabric {
         Ok(())
     }
 
-    pub(crate) fn apply_partitions(&mut self, specs: &[super::partitions::PartitionSpec]) {
-        use super::partitions::Who;
+    pub(crate) fn apply_partitions(&mut self, specs: &[crate::opensm::partitions::Partition]) {
+        use crate::opensm::partitions::Who;
         let sm_port = self.sms.first().and_then(|s| s.port);
         let template = self.mcast_groups.first().map(|g| g.group.clone());
         self.partitions.clear();

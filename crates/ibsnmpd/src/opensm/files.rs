@@ -1,46 +1,11 @@
-//! Edits of OpenSM's configuration file that keep the operator's file: one
-//! option's line is replaced in place (its trailing comment kept), or the
-//! option appended when the file has none; every other line, comment and
-//! blank stays as it was. The new file replaces the old atomically (write a
-//! temporary file beside it, fsync, rename, fsync the directory).
+//! Writing OpenSM's files: the new text (made by [`ib::opensm`]) replaces
+//! the old atomically and privately (a temporary file beside it with the
+//! original's mode, owner and group from its creation, fsync, rename, fsync
+//! of the directory).
 
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Write};
 use std::path::Path;
-
-/// `text` with option `key` set to `value` (`key value`, as opensm.conf
-/// writes options).
-pub fn with_option(text: &str, key: &str, value: &str) -> String {
-    let mut out = String::with_capacity(text.len() + key.len() + value.len() + 2);
-    let mut done = false;
-    for line in text.split_inclusive('\n') {
-        let body = line.trim_end_matches(['\n', '\r']);
-        let code = body.split('#').next().unwrap_or_default();
-        let is_key = code.split_whitespace().next() == Some(key);
-        if is_key && !done {
-            let comment = body.find('#').map(|i| &body[i..]);
-            out.push_str(key);
-            out.push(' ');
-            out.push_str(value);
-            if let Some(c) = comment {
-                out.push(' ');
-                out.push_str(c);
-            }
-            out.push_str(&line[body.len()..]);
-            done = true;
-        } else if !is_key {
-            out.push_str(line);
-        }
-        // A later duplicate of the option is dropped: OpenSM would take it.
-    }
-    if !done {
-        if !out.is_empty() && !out.ends_with('\n') {
-            out.push('\n');
-        }
-        out.push_str(&format!("{key} {value}\n"));
-    }
-    out
-}
 
 /// The temporary files [`replace`] makes beside `path` start with this.
 fn temp_prefix(path: &Path) -> String {
@@ -117,7 +82,7 @@ mod tests {
     pub fn set_options(path: &Path, options: &[(&str, String)]) -> io::Result<()> {
         let mut text = fs::read_to_string(path)?;
         for (k, v) in options {
-            text = with_option(&text, k, v);
+            text = ib::opensm::conf::with_option(&text, k, v);
         }
         replace(path, text.as_bytes())
     }
@@ -128,25 +93,6 @@ mod tests {
                         \n\
                         sweep_interval 10\n\
                         lmc 0\n";
-
-    #[test]
-    fn replaces_in_place_and_keeps_the_rest() {
-        let t = with_option(CONF, "sm_priority", "7");
-        assert_eq!(
-            t,
-            "# OpenSM configuration\n\
-             # sm_priority 3 (a commented example stays)\n\
-             sm_priority 7 # ours\n\
-             \n\
-             sweep_interval 10\n\
-             lmc 0\n"
-        );
-        let t = with_option(&t, "polling_retry_number", "4");
-        assert!(t.ends_with("lmc 0\npolling_retry_number 4\n"), "{t}");
-        assert_eq!(with_option("a 1", "b", "2"), "a 1\nb 2\n");
-        // A later duplicate goes: OpenSM would read it last.
-        assert_eq!(with_option("x 1\nx 2\n", "x", "3"), "x 3\n");
-    }
 
     #[test]
     fn file_is_replaced_atomically_keeping_its_mode() {

@@ -1,10 +1,12 @@
-//! Edits of OpenSM's partitions.conf for ibSmPartitionConfig operations.
+//! OpenSM's partitions.conf: one parser for the simulator's partitions
+//! ([`parse`]) and for ibSmPartitionConfig's edits ([`apply`]).
 //!
 //! The file is a list of statements `Name[=PKey][,flags] [: members] ;`
 //! with `#` comments anywhere, members as `0xPORTGUID[=full|limited|both]`
-//! or keywords (ALL, SELF...). OpenSM merges the statements of one P_Key,
-//! so an operation acts on all of them: delete removes every one, a member
-//! is removed or retyped wherever it stands, a new member joins the first.
+//! or keywords (ALL, ALL_CAS, ALL_SWITCHES, SELF). OpenSM merges the
+//! statements of one P_Key, so an edit acts on all of them: delete removes
+//! every one, a member is removed or retyped wherever it stands, a new
+//! member joins the first.
 //!
 //! Parsing runs over a copy of the text with comments blanked byte for byte
 //! ([`mask`]), so every offset found there is an offset in the operator's
@@ -13,7 +15,103 @@
 
 use std::ops::Range;
 
-use mibs::ib_sm_set::PartitionOp;
+use crate::types::Guid;
+
+/// The default partition's P_Key (membership bit cleared).
+pub const DEFAULT_PKEY: u16 = 0x7fff;
+
+/// One partition configuration operation (IB-SM-MIB's ibSmPartitionConfig),
+/// members named by port GUID as partitions.conf names them.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum PartitionOp {
+    Create {
+        key: u16,
+    },
+    Delete {
+        key: u16,
+    },
+    AddMembers {
+        key: u16,
+        ports: Vec<u64>,
+        full: bool,
+    },
+    RemoveMembers {
+        key: u16,
+        ports: Vec<u64>,
+    },
+    UpdateMemberType {
+        key: u16,
+        port: u64,
+        full: bool,
+    },
+}
+
+impl PartitionOp {
+    /// The P_Key it acts on, membership bit cleared.
+    pub fn key(&self) -> u16 {
+        match self {
+            PartitionOp::Create { key }
+            | PartitionOp::Delete { key }
+            | PartitionOp::AddMembers { key, .. }
+            | PartitionOp::RemoveMembers { key, .. }
+            | PartitionOp::UpdateMemberType { key, .. } => key & 0x7fff,
+        }
+    }
+}
+
+/// As the audit log says it: P_Key and port GUIDs in hex.
+impl std::fmt::Display for PartitionOp {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let guids = |ports: &[u64]| {
+            ports
+                .iter()
+                .map(|g| Guid(*g).to_string())
+                .collect::<Vec<_>>()
+                .join(",")
+        };
+        let kind = |full: bool| if full { "full" } else { "limited" };
+        match self {
+            PartitionOp::Create { key } => write!(f, "create partition 0x{key:04x}"),
+            PartitionOp::Delete { key } => write!(f, "delete partition 0x{key:04x}"),
+            PartitionOp::AddMembers { key, ports, full } => write!(
+                f,
+                "add {} to partition 0x{key:04x} as {} members",
+                guids(ports),
+                kind(*full)
+            ),
+            PartitionOp::RemoveMembers { key, ports } => {
+                write!(f, "remove {} from partition 0x{key:04x}", guids(ports))
+            }
+            PartitionOp::UpdateMemberType { key, port, full } => write!(
+                f,
+                "make {} a {} member of partition 0x{key:04x}",
+                Guid(*port),
+                kind(*full)
+            ),
+        }
+    }
+}
+
+/// Who a member entry names.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Who {
+    All,
+    AllCas,
+    AllSwitches,
+    SelfPort,
+    Guid(u64),
+}
+
+/// One statement, read: what the simulator builds partitions from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Partition {
+    /// The 15-bit P_Key base.
+    pub pkey: u16,
+    /// An IPoIB broadcast group is created for it.
+    pub ipoib: bool,
+    /// (who, full); `both` counts as full.
+    pub members: Vec<(Who, bool)>,
+}
 
 /// One statement: `span` covers it up to and including its `;`.
 struct Statement {
@@ -107,9 +205,17 @@ fn statements(text: &str) -> Vec<Statement> {
 /// The P_Key of a statement's header (`Name=0x8001, ...`), membership bit
 /// cleared.
 fn key_of(header: &str) -> Option<u16> {
-    let v = header.split(',').next()?.split('=').nth(1)?.trim();
-    let v = v.strip_prefix("0x").or_else(|| v.strip_prefix("0X"))?;
-    u16::from_str_radix(v, 16).ok().map(|k| k & 0x7fff)
+    let name = header.split(',').next()?;
+    let Some((_, v)) = name.split_once('=') else {
+        // OpenSM's default partition needs no key.
+        return (name.trim() == "Default").then_some(DEFAULT_PKEY);
+    };
+    let v = v.trim();
+    match v.strip_prefix("0x").or_else(|| v.strip_prefix("0X")) {
+        Some(h) => u16::from_str_radix(h, 16).ok(),
+        None => v.parse().ok(),
+    }
+    .map(|k| k & 0x7fff)
 }
 
 /// A member entry's port GUID (`0x0002c9...=full`).
@@ -196,15 +302,69 @@ fn removals(
     out
 }
 
+/// The statements of a partitions.conf, read (errors name the line): what
+/// OpenSM would configure, statement by statement.
+pub fn parse(text: &str) -> Result<Vec<Partition>, String> {
+    let m = mask(text);
+    let line = |at: usize| text.get(..at).map_or(1, |t| t.matches('\n').count() + 1);
+    // Text after the last ';' must be blank.
+    let end = statements(text).last().map_or(0, |s| s.span.end);
+    if m.get(end..)
+        .is_some_and(|r| !r.iter().all(u8::is_ascii_whitespace))
+    {
+        return Err(format!("line {}: missing ';'", line(end + 1)));
+    }
+    statements(text)
+        .iter()
+        .map(|s| read(&m, s).map_err(|e| format!("line {}: {e}", line(s.span.start))))
+        .collect()
+}
+
+fn read(m: &[u8], s: &Statement) -> Result<Partition, String> {
+    let header_end = s.members_at.map_or(s.span.end - 1, |a| a - 1);
+    let header = text_of(m, s.span.start..header_end);
+    let mut flags = header.split(',').map(str::trim);
+    let name = flags.next().unwrap_or_default();
+    let pkey = match (s.key, name.split_once('=')) {
+        (Some(k), _) => k,
+        (None, Some((_, k))) => return Err(format!("bad P_Key {:?}", k.trim())),
+        (None, None) => return Err("a partition other than Default needs `=PKey`".into()),
+    };
+    if s.members_at.is_none() {
+        return Err("expected `Name[=PKey][,flags] : members`".into());
+    }
+    let ipoib = flags.any(|f| f == "ipoib");
+    let mut members = Vec::new();
+    for r in &s.entries {
+        let e = text_of(m, r.clone());
+        let (who, kind) = match e.split_once('=') {
+            Some((w, k)) => (w.trim(), k.trim()),
+            None => (e, "limited"),
+        };
+        let full = match kind {
+            "full" | "both" => true,
+            "limited" => false,
+            other => return Err(format!("bad membership {other:?}")),
+        };
+        let who = match who {
+            "ALL" => Who::All,
+            "ALL_CAS" => Who::AllCas,
+            "ALL_SWITCHES" => Who::AllSwitches,
+            "SELF" => Who::SelfPort,
+            g => Who::Guid(member_guid(g).ok_or_else(|| format!("bad member {g:?}"))?),
+        };
+        members.push((who, full));
+    }
+    Ok(Partition {
+        pkey,
+        ipoib,
+        members,
+    })
+}
+
 /// `text` with `op` applied, or why it cannot be.
 pub fn apply(text: &str, op: &PartitionOp) -> Result<String, String> {
-    let key = match op {
-        PartitionOp::Create { key }
-        | PartitionOp::Delete { key }
-        | PartitionOp::AddMembers { key, .. }
-        | PartitionOp::RemoveMembers { key, .. }
-        | PartitionOp::UpdateMemberType { key, .. } => key & 0x7fff,
-    };
+    let key = op.key();
     let m = mask(text);
     let all = statements(text);
     let mine: Vec<&Statement> = all.iter().filter(|s| s.key == Some(key)).collect();
@@ -442,5 +602,38 @@ mod tests {
         let t = apply(file, &PartitionOp::Delete { key: 2 }).unwrap();
         assert!(!t.contains("0x0000000000100001=full"), "{t}");
         assert!(t.contains("# Old=0x0009 : ALL;"), "{t}");
+    }
+
+    #[test]
+    fn parses_opensm_style_lines() {
+        let p = parse(
+            "# comment\nDefault=0x7fff, ipoib : ALL=full;\n\
+             P1=0x8001, ipoib, mtu=4 : SELF=full,\n  0x0000000000100003=limited, ALL_SWITCHES=both ;\n\
+             P2=0x2 : ALL_CAS; # a ; in a comment\nDefault : ALL;\n",
+        )
+        .unwrap();
+        assert_eq!(p.len(), 4);
+        assert_eq!(p[0].pkey, 0x7fff);
+        assert_eq!(p[1].pkey, 1);
+        assert!(p[1].ipoib && !p[2].ipoib);
+        assert_eq!(
+            p[1].members,
+            vec![
+                (Who::SelfPort, true),
+                (Who::Guid(0x100003), false),
+                (Who::AllSwitches, true)
+            ]
+        );
+        assert_eq!(p[2].members, vec![(Who::AllCas, false)]);
+        assert_eq!(p[3].pkey, DEFAULT_PKEY);
+    }
+
+    #[test]
+    fn read_errors_name_the_line() {
+        let e = parse("Default : ALL=full;\nP1 : ALL;\n").unwrap_err();
+        assert!(e.contains("line 2"), "{e}");
+        assert!(parse("P=0x1 : ALL=sometimes;").is_err());
+        assert!(parse("P=0x1 : ALL").unwrap_err().contains("missing ';'"));
+        assert!(parse("P=0xZZ : ALL;").is_err());
     }
 }
