@@ -265,16 +265,27 @@ fn dead_sm_and_packet_loss_are_survived() {
     let mut s = open();
     let good = s.sweep().unwrap();
     let groups = good.mcast_groups.len();
-    // A frozen SM: SA queries fail, the snapshot keeps the last SA answers.
+    let master = good.master_sm().expect("a master").info.guid;
+    // A frozen SM: SA queries fail, the snapshot keeps the last SA answers but
+    // not the SM as master: it answers SMInfo at its port no more either.
     child_signal_opensm("STOP");
     let snap = s.sweep().unwrap();
     let st = s.stats();
     assert!(st.sa_failures > 0 && st.sa_stale_sweeps == 1, "{st:?}");
     assert_eq!(snap.mcast_groups.len(), groups);
-    assert!(snap.master_sm().is_some());
+    assert!(snap.master_sm().is_none(), "{:?}", snap.sms);
+    let silent = snap
+        .sms
+        .iter()
+        .find(|r| r.info.guid == master)
+        .expect("kept");
+    assert!(!silent.answering);
+    assert_eq!(silent.info.sm_state, ib::types::SmState::NotActive.raw());
     child_signal_opensm("CONT");
-    s.sweep().unwrap();
+    let snap = s.sweep().unwrap();
     assert_eq!(s.stats().sa_stale_sweeps, 1, "SA did not recover");
+    let back = snap.master_sm().expect("master again");
+    assert!(back.answering && back.info.guid == master, "{:?}", snap.sms);
     // 30% loss into Hca1's port: retries absorb most; failures are counted, never fatal.
     child_console("Error \"Hca1\"[1] 30");
     let mut ok = 0;

@@ -6,9 +6,14 @@
 //! a second OpenSM at a lower priority shows as standby beside the master
 //! (saquery SMIR); GUIDInfo blocks (saquery GIR per LID) and links
 //! (ibnetdiscover, and saquery LinkRecord per from-LID, both directions);
-//! NodeRecord, PortInfoRecord and SwitchInfoRecord per LID.
+//! NodeRecord, PortInfoRecord and SwitchInfoRecord per LID; OpenSM killed
+//! (sminfo fails): its row reads notActive without ActCount, its port's
+//! CapabilityMask change (IsSM cleared) is notified, and OpenSM started
+//! again reads master as sminfo says.
 
 mod common;
+#[path = "notifications_support/mod.rs"]
+mod trapd;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::{Duration, Instant};
@@ -873,4 +878,169 @@ fn node_port_switch_records_equal_saquery_per_lid() {
         cas >= 4 && switches >= 2,
         "compared {cas} CA ports, {switches} switches"
     );
+}
+
+/// sminfo's (GUID, priority, state, ActCount); None when it fails (no SM
+/// answers at the port's SM LID).
+fn sminfo(tb: &Testbed) -> Option<(u64, u64, u64, u64)> {
+    let si = tb.run_diag("sminfo", &[]).expect("sminfo");
+    if !si.success() {
+        return None;
+    }
+    let words: Vec<&str> = si.stdout.split_whitespace().collect();
+    let after = |k: &str| -> u64 {
+        let w = words
+            .iter()
+            .position(|w| *w == k)
+            .and_then(|i| words.get(i + 1))
+            .map(|w| w.trim_end_matches(','))
+            .unwrap_or_else(|| panic!("no {k} in {}", si.stdout));
+        match w.strip_prefix("0x") {
+            Some(h) => u64::from_str_radix(h, 16).expect("hex"),
+            None => w.parse().expect("number"),
+        }
+    };
+    Some((
+        after("guid"),
+        after("priority"),
+        after("state"),
+        after("count"),
+    ))
+}
+
+/// The SM row of `guid` in ibSmSMInfoTable: (priority, state, ActCount if
+/// present), and ibSmConfigTable's (state, ActCount if present).
+type SmRow = (u64, u64, Option<u64>);
+fn sm_rows(cells: &Cells, guid: u64) -> Option<(SmRow, (u64, Option<u64>))> {
+    let (idx, st) = col(cells, 71, 6)
+        .into_iter()
+        .find(|(i, _)| guid_of(i, 8) == guid)?;
+    let act = col(cells, 71, 4).get(&idx).map(|v| number(v));
+    let prio = number(col(cells, 71, 5).get(&idx)?);
+    let cfg_state = col(cells, 11, 6).into_values().next().map(|v| number(&v))?;
+    let cfg_act = col(cells, 11, 7).into_values().next().map(|v| number(&v));
+    Some(((prio, number(&st), act), (cfg_state, cfg_act)))
+}
+
+#[test]
+fn a_dead_sm_reads_not_active_and_master_again_when_back() {
+    let _serial = one_at_a_time();
+    let mut cfg = TestbedConfig::new(SMALL_NET);
+    cfg.sm_sweep_secs = 2;
+    let mut tb = Testbed::start(cfg).unwrap_or_else(|e| panic!("testbed: {e}"));
+    let traps = trapd::Trapd::start();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let conf = dir.path().join("ibsnmpd.toml");
+    std::fs::write(&conf, format!("trap2sink = [\"{}\"]\n", traps.addr())).expect("config");
+    let (sm_guid, prio, state, _) = sminfo(&tb).expect("sminfo with OpenSM up");
+    assert_eq!(state, 3);
+    let agent = UmadAgent::start(
+        &tb,
+        Some("Hca1"),
+        &[
+            "--sweep-interval",
+            "1",
+            "--config",
+            conf.to_str().expect("path"),
+        ],
+        Duration::from_secs(60),
+        |a: &UmadAgent| sm_rows(&walk(&a.target), sm_guid).is_some(),
+    );
+    let cells = walk(&agent.target);
+    let (row, config) = sm_rows(&cells, sm_guid).expect("SM row");
+    assert_eq!((row.0, row.1), (prio, 3), "ibSmSMInfoTable vs sminfo");
+    assert!(row.2.is_some(), "ActCount of a live SM");
+    assert_eq!(config.0, 3, "ibSmConfigSMState");
+
+    // OpenSM killed: sminfo fails at once; the agent's row turns notActive
+    // within a sweep or two, without an ActCount, and so does ibSmConfig.
+    tb.stop_opensm();
+    assert_eq!(sminfo(&tb), None, "sminfo with OpenSM gone");
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let (row, config) = loop {
+        let cells = walk(&agent.target);
+        match sm_rows(&cells, sm_guid) {
+            Some(r) if r.0 .1 == 0 => break r,
+            r => assert!(
+                Instant::now() < deadline,
+                "SM row never notActive: {r:?}\n{}",
+                agent.log_text()
+            ),
+        }
+        std::thread::sleep(Duration::from_millis(300));
+    };
+    assert_eq!(row.0, prio, "its priority is kept");
+    assert_eq!(row.2, None, "no ActCount while it does not answer");
+    assert_eq!(
+        config,
+        (0, None),
+        "ibSmConfigSMState notActive, no ActCount"
+    );
+    let act = format!(
+        "{SM}.1.7.1.1.4.{}.{}",
+        [254, 128, 0, 0, 0, 0, 0, 0]
+            .map(|b| b.to_string())
+            .join("."),
+        sm_guid.to_be_bytes().map(|b| b.to_string()).join(".")
+    );
+    let got = snmp(
+        "snmpget",
+        &["-v2c", "-c", "public", "-On", &agent.target, &act],
+    );
+    let text = String::from_utf8_lossy(&got.stdout);
+    assert!(text.contains("No Such Instance"), "{act}: {text}");
+    // The SM's port no longer has IsSM: ibSmTrapCapabilityMaskChanged for
+    // it (IBA trap 144), the notification IB-SM-MIB has for this; IsSM
+    // (bit 1) of each one's ibSmTrapCapabilityMask, in order.
+    let is_sm = |t: &[trapd::Trap]| -> Vec<bool> {
+        trapd::named(t, "ibSmTrapCapabilityMaskChanged")
+            .into_iter()
+            .filter(|n| {
+                n.object("IB-SM-MIB::ibSmTrapPortNum1.0") == Some("Gauge32: 0")
+                    && n.object("IB-SM-MIB::ibSmTrapNodeGUID1.0").is_some_and(|g| {
+                        g.trim_start_matches("STRING: ")
+                            .split(':')
+                            .filter_map(|h| u64::from_str_radix(h, 16).ok())
+                            .fold(0u64, |a, b| a << 8 | b)
+                            == sm_guid
+                    })
+            })
+            .filter_map(|n| {
+                let hex = n.object("IB-SM-MIB::ibSmTrapCapabilityMask.0")?;
+                let last = hex.split_whitespace().last()?;
+                Some(u8::from_str_radix(last, 16).ok()? & 0x2 != 0)
+            })
+            .collect()
+    };
+    let t = traps.wait(Duration::from_secs(60), "IsSM cleared", |t| {
+        !is_sm(t).is_empty()
+    });
+    assert_eq!(is_sm(&t), [false], "{}", traps.text());
+
+    // OpenSM back: master again, as sminfo says, with its ActCount.
+    tb.start_opensm()
+        .unwrap_or_else(|e| panic!("restart OpenSM: {e}"));
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let row = loop {
+        let cells = walk(&agent.target);
+        match sm_rows(&cells, sm_guid) {
+            Some(r) if r.0 .1 == 3 && r.1 .0 == 3 => break r.0,
+            r => assert!(
+                Instant::now() < deadline,
+                "SM row never master again: {r:?}\n{}",
+                agent.log_text()
+            ),
+        }
+        std::thread::sleep(Duration::from_millis(300));
+    };
+    let (g, p, st, _) = sminfo(&tb).expect("sminfo with OpenSM back");
+    assert_eq!((g, p, st), (sm_guid, row.0, row.1), "vs sminfo");
+    assert!(row.2.is_some(), "ActCount again");
+    let t = traps.wait(Duration::from_secs(60), "IsSM set again", |t| {
+        is_sm(t).len() >= 2
+    });
+    assert_eq!(is_sm(&t), [false, true], "{}", traps.text());
+    let log = agent.log_text();
+    assert_eq!(log.matches("SA not answering").count(), 1, "{log}");
+    assert_eq!(log.matches("SA answers again").count(), 1, "{log}");
 }

@@ -264,12 +264,13 @@ impl SmHistory {
             prefix(s, out);
             guid_idx(s.sms.get(i).map_or(Guid(0), |r| r.info.guid), out);
         });
-        // One row: the master, else the highest-priority SM known.
+        // One row: the master, else an SM that stopped answering (the master
+        // that was: notActive), else the highest-priority SM known.
         let best = s
             .sms
             .iter()
             .enumerate()
-            .max_by_key(|(_, r)| (r.info.sm_state == 3, r.info.priority))
+            .max_by_key(|(_, r)| (sm_state(r) == 3, !r.answering, r.info.priority))
             .map(|(i, _)| i);
         let config = RowSet::from_rows(best, |_, out| prefix(s, out));
 
@@ -594,6 +595,22 @@ pub fn objects() -> Vec<Arc<dyn MibObject<View, Change>>> {
 
 // ---------------------------------------------------------- ibSmConfigTable
 
+/// An SM's state: notActive(0) when it did not answer this sweep (neither the
+/// SA's SMInfoRecord nor SMInfo at its port), whatever it said last.
+fn sm_state(r: &ib::model::SmRecord) -> u8 {
+    if r.answering {
+        r.info.sm_state
+    } else {
+        0
+    }
+}
+
+/// An SM's ActCount, only while it answers: the last value of a silent SM is
+/// not its activity now (absent: noSuchInstance, skipped by walks).
+fn act_count(r: &ib::model::SmRecord) -> Option<Value> {
+    r.answering.then_some(Value::Counter32(r.info.act_count))
+}
+
 fn config_sm(v: &View, i: usize) -> Option<&ib::model::SmRecord> {
     v.snapshot.sms.get(i)
 }
@@ -640,10 +657,10 @@ const CONFIG_COLS: &[Col<usize>] = &[
         int(1)
     }),
     ro(o::IB_SM_CONFIG_SM_STATE, |v, &i| {
-        int(config_sm(v, i)?.info.sm_state)
+        int(sm_state(config_sm(v, i)?))
     }),
     ro(o::IB_SM_CONFIG_ACT_COUNT, |v, &i| {
-        Some(Value::Counter32(config_sm(v, i)?.info.act_count))
+        act_count(config_sm(v, i)?)
     }),
     // active(1)
     ro(o::IB_SM_CONFIG_STATUS, |v, &i| {
@@ -947,15 +964,11 @@ const SM_COLS: &[Col<usize>] = &[
     ro(o::IB_SM_SM_INFO_SM_KEY, |v, &i| {
         secret(v, sm(v, i)?.info.sm_key)
     }),
-    ro(o::IB_SM_SM_INFO_ACT_COUNT, |v, &i| {
-        Some(Value::Counter32(sm(v, i)?.info.act_count))
-    }),
+    ro(o::IB_SM_SM_INFO_ACT_COUNT, |v, &i| act_count(sm(v, i)?)),
     ro(o::IB_SM_SM_INFO_PRIORITY, |v, &i| {
         u(sm(v, i)?.info.priority)
     }),
-    ro(o::IB_SM_SM_INFO_SM_STATE, |v, &i| {
-        int(sm(v, i)?.info.sm_state)
-    }),
+    ro(o::IB_SM_SM_INFO_SM_STATE, |v, &i| int(sm_state(sm(v, i)?))),
 ];
 
 // ------------------------------------------------------------ ibSmLinkTable
@@ -1099,6 +1112,45 @@ mod tests {
             .find(|(k, _)| k[8] == 1)
             .unwrap();
         assert_eq!(k1b.1, k1.1);
+    }
+
+    fn sm(guid: u64, priority: u8, state: u8, answering: bool) -> ib::model::SmRecord {
+        ib::model::SmRecord {
+            lid: ib::types::Lid(1),
+            port: None,
+            info: ib::mad::smp::SmInfo {
+                guid: Guid(guid),
+                sm_key: 0,
+                act_count: 77,
+                priority,
+                sm_state: state,
+            },
+            answering,
+        }
+    }
+
+    /// An SM that stopped answering reads notActive with no ActCount, and
+    /// stays the ibSmConfig row while no other SM is master.
+    #[test]
+    fn a_silent_sm_reads_not_active_without_act_count() {
+        let lost = sm(1, 0, 3, false);
+        assert_eq!(sm_state(&lost), 0, "its last answer said master");
+        assert_eq!(act_count(&lost), None);
+        let live = sm(2, 5, 2, true);
+        assert_eq!(sm_state(&live), 2);
+        assert_eq!(act_count(&live), Some(Value::Counter32(77)));
+        let config = |sms: Vec<ib::model::SmRecord>| {
+            let mut s = snap(&[]);
+            s.sms = sms;
+            let rows = SmHistory::default().rows(&s);
+            rows.config.rows().to_vec()
+        };
+        // No master: the silent one (the master that was), not the standby
+        // of higher priority.
+        assert_eq!(config(vec![live.clone(), lost.clone()]), vec![1]);
+        // A master that answers is the row.
+        let master = sm(3, 0, 3, true);
+        assert_eq!(config(vec![lost, live, master]), vec![2]);
     }
 
     #[test]

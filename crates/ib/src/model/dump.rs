@@ -227,7 +227,9 @@ fn sms_json(s: &Snapshot) -> Vec<Value> {
                 "guid": guid(m.info.guid),
                 "priority": m.info.priority,
                 "state": crate::types::SmState::from_raw(m.info.sm_state).map(|x| x.name()),
-                "act_count": m.info.act_count,
+                "answering": m.answering,
+                // The last ActCount of an SM that no longer answers is not current.
+                "act_count": m.answering.then_some(m.info.act_count),
             })
         })
         .collect()

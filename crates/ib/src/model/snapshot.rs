@@ -109,6 +109,10 @@ pub struct SmRecord {
     pub lid: Lid,
     pub port: Option<PortIdx>,
     pub info: SmInfo,
+    /// The SM answered this sweep (the SA's SMInfoRecord, or SMInfo at its
+    /// port). False: it did not; `info` is its last answer with SMState
+    /// notActive, and its ActCount is not current.
+    pub answering: bool,
 }
 
 /// One partition: its P_Key and member ports.
@@ -284,11 +288,11 @@ impl Snapshot {
     pub fn local_node(&self) -> Option<&Node> {
         self.local_node.and_then(|i| self.node(i))
     }
-    /// The master SM's record (SMState master).
+    /// The master SM's record (SMState master, answering).
     pub fn master_sm(&self) -> Option<&SmRecord> {
         self.sms
             .iter()
-            .find(|s| s.info.sm_state == crate::types::SmState::Master as u8)
+            .find(|s| s.answering && s.info.sm_state == crate::types::SmState::Master as u8)
     }
     /// A port's GID with the subnet prefix.
     pub fn port_gid(&self, p: PortIdx) -> Option<Gid> {

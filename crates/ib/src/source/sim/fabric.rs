@@ -575,6 +575,7 @@ impl Fabric {
                     priority: 1,
                     sm_state: SmState::Master.raw(),
                 },
+                answering: true,
             });
             self.standby_sm(smp);
         }
@@ -653,6 +654,7 @@ impl Fabric {
                 priority: 0,
                 sm_state: SmState::Standby.raw(),
             },
+            answering: true,
         });
     }
 

@@ -6,12 +6,13 @@ use std::sync::Arc;
 use super::discover::{DNode, Discovered};
 use super::pma::{PmaCaps, PmaSweep, Target};
 use super::sa::SaView;
+use crate::mad::sa::SmInfoRecord;
 use crate::mad::smp::PortInfo;
 use crate::model::{
     McastGroup, Node, Partition, PartitionMember, Port, PortIdx, SmRecord, SnapshotBuilder,
     SwitchData,
 };
-use crate::types::{Guid, PKey, PortNum};
+use crate::types::{Guid, NodeType, PKey, PortNum, SmState};
 
 /// Port numbers a node has in the snapshot (switch 0..=N, CA 1..=N).
 fn port_range(n: &DNode) -> std::ops::RangeInclusive<u8> {
@@ -69,6 +70,35 @@ pub fn end_ports(d: &Discovered) -> Vec<(u16, u8)> {
         }
     }
     v
+}
+
+/// The SMs of a builder from SMInfo records, each with whether the SM
+/// answered (the port of each found by its LID among the builder's end ports).
+/// One that did not answer reads notActive: `record` is its last answer.
+pub fn sm_records(b: &SnapshotBuilder, sms: &[(SmInfoRecord, bool)]) -> Vec<SmRecord> {
+    let end_port = |p: &Port| {
+        b.nodes
+            .get(p.node as usize)
+            .is_some_and(|n| n.info.node_type != NodeType::Switch as u8 || p.num.0 == 0)
+    };
+    sms.iter()
+        .map(|(r, answering)| {
+            let mut info = r.sm_info.clone();
+            if !answering {
+                info.sm_state = SmState::NotActive.raw();
+            }
+            SmRecord {
+                lid: r.lid,
+                port: b
+                    .ports
+                    .iter()
+                    .position(|p| end_port(p) && p.info.lid == r.lid)
+                    .and_then(|i| PortIdx::try_from(i).ok()),
+                info,
+                answering: *answering,
+            }
+        })
+        .collect()
 }
 
 /// Fills a builder from one sweep. `pma` and `sa` may be partial or empty (failures).
@@ -188,6 +218,7 @@ pub fn build(
                 lid: r.lid,
                 port: by_lid.get(&r.lid.0).copied(),
                 info: r.sm_info.clone(),
+                answering: true,
             })
             .collect();
         let mut groups: BTreeMap<[u8; 16], McastGroup> = BTreeMap::new();

@@ -389,6 +389,17 @@ impl Address {
         }
     }
 
+    /// A LID-routed SMP to the port at `lid`: QP0.
+    pub fn smp(lid: u16) -> Self {
+        Address {
+            dlid: lid,
+            qp: 0,
+            qkey: 0,
+            sl: 0,
+            pkey_index: 0,
+        }
+    }
+
     /// A GSI class agent (SA, PMA) at `lid`.
     pub fn gsi(lid: u16) -> Self {
         Address {

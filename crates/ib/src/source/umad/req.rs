@@ -50,7 +50,17 @@ pub fn dr_set(attr: u16, modifier: u32, path: &[u8], m_key: u64, data: &[u8]) ->
     }
 }
 
-/// The attribute data of a directed-route SMP answer.
+/// A LID-routed SMP Get of `attr` to the port at `lid` (SMInfo of the SM there).
+pub fn lid_get(attr: u16, modifier: u32, lid: u16) -> Request {
+    Request {
+        agent: Agent::SmpLid,
+        addr: Address::smp(lid),
+        mad: to_vec(build::lid_smp(GET, attr, modifier, 0, 0, &[])),
+    }
+}
+
+/// The attribute data of an SMP answer (directed-route or LID-routed: both at
+/// offset 64).
 pub fn smp_data(mad: &[u8]) -> &[u8] {
     mad.get(SMP_DATA..SMP_DATA + 64).unwrap_or(&[])
 }

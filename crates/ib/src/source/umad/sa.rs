@@ -15,6 +15,7 @@ use crate::mad::sa::{
     attr, comp, GuidInfoRecord, InformInfo, McMemberRecord, PKeyTableRecord, PathRecord,
     ServiceRecord, SmInfoRecord,
 };
+use crate::mad::smp::SmInfo;
 use crate::mad::Codec;
 use crate::types::{Gid, Guid, Lid};
 
@@ -201,6 +202,32 @@ fn guid_info(tr: &mut Transport, sm_lid: u16, end_ports: &[(u16, u8)], v: &mut S
             v.errors.push(format!("GUIDInfoRecord LID {lid}: {e}"));
         }
     }
+}
+
+/// SMInfo of the SM at each of `lids`, asked of the SM itself (LID-routed SMP
+/// Get, as `sminfo` does), for when the SA does not answer: None where it did
+/// not answer. In the order of `lids`.
+pub fn sm_info(tr: &mut Transport, lids: &[u16]) -> Vec<(u16, Option<SmInfo>)> {
+    let mut out: Vec<(u16, Option<SmInfo>)> = lids.iter().map(|&l| (l, None)).collect();
+    let reqs = lids
+        .iter()
+        .enumerate()
+        .filter(|(_, &l)| l != 0)
+        .map(|(i, &l)| (i, req::lid_get(crate::mad::smp::attr::SM_INFO, 0, l)));
+    tr.pipeline(reqs, |i, r| {
+        match r {
+            Ok(mad) => {
+                if let (Some(slot), Ok(info)) =
+                    (out.get_mut(i), SmInfo::decode(req::smp_data(&mad)))
+                {
+                    slot.1 = Some(info);
+                }
+            }
+            Err(e) => tracing::debug!(lid = lids.get(i).copied(), "SMInfo not answered: {e}"),
+        }
+        Vec::new()
+    });
+    out
 }
 
 /// One PathRecord from `slid` to `dlid` (on demand).

@@ -7,8 +7,11 @@
 //!   for a moment. The sweep polls the PMAs of the last complete topology instead, so
 //!   counters stay fresh for everything still reachable (a lossy local link must not
 //!   freeze the whole fabric); with no topology yet, the sweep fails;
-//! - SA failures (dead or busy SM) keep the last good SA answers, counted and logged,
-//!   and the SM's return is logged once;
+//! - SA failures (dead or busy SM) keep the last good SA answers (groups, services,
+//!   partitions, GUIDs), counted and logged once, and the SM's return is logged once;
+//!   the SMs themselves are then asked for SMInfo at their ports (LID-routed SMP): one
+//!   that does not answer reads notActive, its ActCount not current
+//!   ([`crate::model::SmRecord::answering`]);
 //! - PMA failures leave those ports' counters as last read (their `read_at` says
 //!   when), counted per node and attribute and logged per distinct cause
 //!   ([`super::faults`]).
@@ -26,6 +29,7 @@ use super::req;
 use super::sa::{self, SaView};
 use super::transport::{Transport, TransportConfig, TransportStats, TxError};
 use crate::mad::pma::{attr as pma_attr, PortSamplesControl};
+use crate::mad::sa::SmInfoRecord;
 use crate::model::{diff, CounterHistory, FabricEvent, Snapshot};
 use crate::types::{Gid, Guid};
 
@@ -133,6 +137,9 @@ pub struct UmadSource {
     tr: Transport,
     caps: HashMap<Guid, PmaCaps>,
     last_sa: Option<SaView>,
+    /// The SMs as last seen: the SA's SMInfoRecords, or while the SA does not
+    /// answer, each SM's own SMInfo; with whether it answered.
+    sms: Vec<(SmInfoRecord, bool)>,
     /// The last complete discovery: reused by counter-only sweeps, and the
     /// fallback when a discovery is incomplete.
     last_disc: Option<Discovered>,
@@ -231,6 +238,7 @@ impl UmadSource {
             tr,
             caps: HashMap::new(),
             last_sa: None,
+            sms: Vec::new(),
             last_disc: None,
             reuse_disc: false,
             since_discovery: 0,
@@ -363,6 +371,7 @@ impl UmadSource {
             self.force_discovery = true;
         }
         let mut builder = assemble::build(&d, self.last_sa.as_ref(), Some(&pma), &self.caps);
+        builder.sms = assemble::sm_records(&builder, &self.sms);
         // The CA we opened is the local node (assemble::build marks it).
         if builder.local_node.is_some() {
             builder.local_ca = Some(self.port.ca.clone());
@@ -455,7 +464,10 @@ impl UmadSource {
                 }
             }
             self.stats.sa_failures += v.failures;
-            if v.failures > 0 {
+            if v.errors.iter().any(|e| e.starts_with("SMInfoRecord")) {
+                // Logged once below ("SA not answering"), not every sweep.
+                tracing::debug!(sm_lid, "SA silent this sweep");
+            } else if v.failures > 0 {
                 tracing::warn!(
                     failures = v.failures,
                     sm_lid,
@@ -472,11 +484,17 @@ impl UmadSource {
             }
             Some(v)
         };
-        self.cost.sa = phase.end(&self.tr);
-        // A dead SM (SMInfoRecord unanswered) keeps the last good SA answers.
+        // A dead SM (SMInfoRecord unanswered) keeps the last good SA answers, but
+        // the SMs say for themselves whether they still run (their SMInfo SMPs
+        // count as SA cost: what it takes to know the SMs).
         let sa_ok = sa_view
             .as_ref()
             .is_some_and(|v| v.errors.iter().all(|e| !e.starts_with("SMInfoRecord")));
+        match sa_view.as_ref().filter(|_| sa_ok) {
+            Some(v) => self.sms = v.sms.iter().map(|r| (r.clone(), true)).collect(),
+            None => self.sms = self.probe_sms(sm_lid),
+        }
+        self.cost.sa = phase.end(&self.tr);
         if sa_ok {
             if self.sa_down {
                 tracing::info!(
@@ -488,13 +506,54 @@ impl UmadSource {
             self.last_sa = sa_view;
         } else if sa_view.is_some() {
             if !self.sa_down {
-                tracing::warn!(sm_lid, "SA not answering: serving its last answers");
+                let silent: Vec<u16> = self
+                    .sms
+                    .iter()
+                    .filter(|(_, answering)| !answering)
+                    .map(|(r, _)| r.lid.0)
+                    .collect();
+                tracing::warn!(
+                    sm_lid,
+                    not_answering = ?silent,
+                    "SA not answering ({}): SMs that do not answer SMInfo read notActive; \
+                     groups, services and partitions are its last answers",
+                    sa_view
+                        .as_ref()
+                        .and_then(|v| v.errors.first())
+                        .map_or("", String::as_str)
+                );
                 self.sa_down = true;
             }
             self.stats.sa_stale_sweeps += 1;
             self.subscribed = false;
         }
         Ok(d)
+    }
+
+    /// Each SM known (and the port's master SM LID) asked for its SMInfo at its
+    /// port: an answer is current; one that does not answer keeps its last record,
+    /// flagged (read notActive). An SM never seen that does not answer is left out.
+    fn probe_sms(&mut self, sm_lid: u16) -> Vec<(SmInfoRecord, bool)> {
+        let mut lids: Vec<u16> = self.sms.iter().map(|(r, _)| r.lid.0).collect();
+        if sm_lid != 0 && !lids.contains(&sm_lid) {
+            lids.push(sm_lid);
+        }
+        let mut out = Vec::with_capacity(lids.len());
+        for (lid, answer) in sa::sm_info(&mut self.tr, &lids) {
+            let last = self.sms.iter().find(|(r, _)| r.lid.0 == lid);
+            match (answer, last) {
+                (Some(sm_info), _) => out.push((
+                    SmInfoRecord {
+                        lid: crate::types::Lid(lid),
+                        sm_info,
+                    },
+                    true,
+                )),
+                (None, Some((r, _))) => out.push((r.clone(), false)),
+                (None, None) => {}
+            }
+        }
+        out
     }
 
     /// Applies a PMA change on (node, port) through the node's PMA (LID from the last

@@ -16,6 +16,8 @@ use super::ffi::{self, Address, Port, UmadError};
 pub enum Agent {
     /// Directed-route SMPs (class 0x81, QP0).
     Smp,
+    /// LID-routed SMPs (class 0x01, QP0): SMInfo of an SM at its port's LID.
+    SmpLid,
     /// Subnet administration (class 0x03).
     Sa,
     /// Performance management (class 0x04).
@@ -96,6 +98,8 @@ struct Outstanding<K> {
 pub struct Transport {
     port: Port,
     smp: i32,
+    /// The LID-routed SMP agent (None: the port refused it; those requests fail).
+    smp_lid: Option<i32>,
     sa: i32,
     pma: i32,
     cfg: TransportConfig,
@@ -116,6 +120,7 @@ const METHOD_REPORT: u8 = 0x06;
 /// Reports kept for the source between sweeps (further ones are acknowledged, not kept).
 const MAX_REPORTS: usize = 1024;
 const MGMT_CLASS_DR: u8 = 0x81;
+const MGMT_CLASS_LID: u8 = 0x01;
 
 fn tid_low(mad: &[u8]) -> Option<u32> {
     mad.get(TID_LOW)
@@ -142,6 +147,15 @@ impl Transport {
         let lib = ffi::library()?;
         let mut p = lib.open(ca, port)?;
         let smp = p.register(MGMT_CLASS_DR, 1, 0, &[])?;
+        let smp_lid = match p.register(MGMT_CLASS_LID, 1, 0, &[]) {
+            Ok(a) => Some(a),
+            Err(e) => {
+                tracing::warn!(
+                    "LID-routed SMP registration refused ({e}): SMInfo of SMs is not asked"
+                );
+                None
+            }
+        };
         // The SA agent also takes unsolicited Reports (trap subscriptions). Another
         // agent on this port may own them already: then answers only.
         let sa = match p.register(0x03, 2, 1, &[METHOD_REPORT]) {
@@ -163,6 +177,7 @@ impl Transport {
         Ok(Transport {
             port: p,
             smp,
+            smp_lid,
             sa,
             pma,
             cfg,
@@ -182,11 +197,13 @@ impl Transport {
         self.stats
     }
 
-    fn agent_id(&self, a: Agent) -> i32 {
+    /// The registered agent for `a` (None: not registered).
+    fn agent_id(&self, a: Agent) -> Option<i32> {
         match a {
-            Agent::Smp => self.smp,
-            Agent::Sa => self.sa,
-            Agent::PerfMgt => self.pma,
+            Agent::Smp => Some(self.smp),
+            Agent::SmpLid => self.smp_lid,
+            Agent::Sa => Some(self.sa),
+            Agent::PerfMgt => Some(self.pma),
         }
     }
 
@@ -369,7 +386,9 @@ impl Transport {
         if let Some(b) = mad.get_mut(8..16) {
             b.copy_from_slice(&u64::from(tid).to_be_bytes());
         }
-        let agent = self.agent_id(req.agent);
+        let agent = self
+            .agent_id(req.agent)
+            .ok_or_else(|| UmadError::Invalid(format!("no {:?} agent registered", req.agent)))?;
         let tmo = self.cfg.timeout.as_millis().min(u128::from(u32::MAX)) as u32;
         self.port.send(agent, &mad, req.addr, tmo, 0)?;
         self.stats.sent += 1;
