@@ -105,34 +105,46 @@ pub fn sa(
     }
 }
 
-/// The records of an SA answer: AttributeOffset (in 8-octet units) gives the record size.
-/// Under ibsim only the first packet of a multi-packet answer arrives.
+/// The records of an SA answer: AttributeOffset (in 8-octet units) gives the record
+/// size, and the records are the whole ones that arrived. RMPP PayloadLength is not
+/// used: it is per segment (the kernel's reassembly already sized the buffer by it),
+/// and a responder that copies the request's SA header into its answer, as OpenSM
+/// does when no RMPP layer segments it (umad2sim), leaves the request's value there.
+/// All-zero records at the end are padding of a fixed-size MAD, not records. Under
+/// ibsim only the first packet of a multi-packet answer arrives ([`sa_truncated`]).
 pub fn sa_records(mad: &[u8]) -> Vec<&[u8]> {
-    let off = mad
-        .get(44..46)
-        .map(|b| usize::from(u16::from_be_bytes([b[0], b[1]])) * 8)
-        .unwrap_or(0);
+    let off = sa_record_size(mad);
     let data = mad.get(SA_DATA..).unwrap_or(&[]);
     if off == 0 {
         return Vec::new();
     }
+    let mut out: Vec<&[u8]> = data.chunks_exact(off).collect();
     // A single-record Get answer; GetTable answers may hold several.
-    let method = mad.get(3).copied().unwrap_or(0);
-    let mut out: Vec<&[u8]> = data.chunks(off).filter(|c| c.len() == off).collect();
-    if method == 0x81 {
+    if mad.get(3).copied() == Some(0x81) {
         out.truncate(1);
-    } else {
-        // RMPP PayloadLength (when set) bounds the records actually present.
-        let plen = mad
-            .get(32..36)
-            .map(|b| u32::from_be_bytes([b[0], b[1], b[2], b[3]]) as usize)
-            .unwrap_or(0);
-        let rmpp_flags = mad.get(26).copied().unwrap_or(0);
-        if rmpp_flags & 0x01 != 0 && plen >= 20 {
-            out.truncate((plen - 20) / off);
-        }
+    }
+    while out.last().is_some_and(|r| r.iter().all(|&b| b == 0)) {
+        out.pop();
     }
     out
+}
+
+/// The record size of an SA answer in octets (AttributeOffset x 8; 0: no records).
+fn sa_record_size(mad: &[u8]) -> usize {
+    mad.get(44..46)
+        .map(|b| usize::from(u16::from_be_bytes([b[0], b[1]])) * 8)
+        .unwrap_or(0)
+}
+
+/// Whether a multi-record SA answer (GetTableResp, GetMultiResp) was cut short: its
+/// data ends inside a record. Under umad2sim an answer longer than one MAD arrives as
+/// its first 256 octets (200 of data), which no SA record size this agent asks for
+/// divides; a kernel-reassembled RMPP answer ends on a record.
+pub fn sa_truncated(mad: &[u8]) -> bool {
+    let off = sa_record_size(mad);
+    let method = mad.get(3).copied().unwrap_or(0);
+    let data = mad.get(SA_DATA..).map_or(0, <[u8]>::len);
+    (method == 0x92 || method == 0x94) && off != 0 && data % off != 0
 }
 
 #[cfg(test)]
@@ -172,10 +184,41 @@ mod tests {
         assert_eq!(recs.len(), 2);
         assert_eq!(recs[0][0], 1);
         assert_eq!(recs[1][0], 2);
+        // PayloadLength is not trusted: OpenSM under umad2sim answers a GetMulti
+        // with the request's (here 20 + one record) and three records.
+        m[32..36].copy_from_slice(&36u32.to_be_bytes());
+        m[88] = 3;
+        assert_eq!(sa_records(&m).len(), 3);
         // AttributeOffset 0: no records, no panic; short buffers too.
         m[44..46].copy_from_slice(&0u16.to_be_bytes());
         assert!(sa_records(&m).is_empty());
         assert!(sa_records(&[0u8; 10]).is_empty());
+    }
+
+    /// A GetMultiResp cut to one MAD: three whole 64-octet PathRecords and 8
+    /// octets of a fourth arrive; an answer of exactly its records does not.
+    #[test]
+    fn cut_answers_are_seen() {
+        let mut m = vec![0u8; 256];
+        m[3] = 0x94;
+        m[44..46].copy_from_slice(&8u16.to_be_bytes());
+        for r in 0..4 {
+            if let Some(b) = m.get_mut(SA_DATA + 64 * r) {
+                *b = 1 + r as u8;
+            }
+        }
+        assert!(sa_truncated(&m));
+        assert_eq!(sa_records(&m).len(), 3);
+        m.truncate(SA_DATA + 128);
+        assert!(!sa_truncated(&m));
+        assert_eq!(sa_records(&m).len(), 2);
+        // A Get answer (one record) is never cut: 256 octets on real hardware.
+        let mut g = vec![0u8; 256];
+        g[3] = 0x81;
+        g[44..46].copy_from_slice(&8u16.to_be_bytes());
+        g[SA_DATA] = 1;
+        assert!(!sa_truncated(&g));
+        assert_eq!(sa_records(&g).len(), 1);
     }
 
     #[test]

@@ -268,6 +268,17 @@ pub fn path_records(
     get_table(tr, attr::PATH_RECORD, sm_lid, 0, mask, &buf)
 }
 
+/// The SA's answer to a MultiPathRecord GetMulti.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MultiPaths {
+    /// The paths that arrived whole, in the SA's order; a record without both
+    /// LIDs is no path and is left out.
+    pub paths: Vec<PathRecord>,
+    /// The answer was cut short ([`req::sa_truncated`]): more paths were sent
+    /// than arrived (ibsim passes only the first packet of an RMPP answer).
+    pub cut: bool,
+}
+
 /// The PathRecords an encoded MultiPathRecord asks for (GetMulti: the
 /// request goes as one RMPP segment, so at most
 /// `MultiPathRecord::MAX_GIDS` GIDs).
@@ -276,20 +287,34 @@ pub fn multi_path_records(
     sm_lid: u16,
     record: &[u8],
     mask: u64,
-) -> Result<Vec<PathRecord>, TxError> {
-    let buf = record;
+) -> Result<MultiPaths, TxError> {
     let mad = tr.call(req::sa(
         crate::mad::header::method::GET_MULTI,
         attr::MULTI_PATH_RECORD,
         sm_lid,
         0,
         mask,
-        buf,
+        record,
     ))?;
-    Ok(req::sa_records(&mad)
+    let all: Vec<PathRecord> = req::sa_records(&mad)
         .into_iter()
         .filter_map(|r| PathRecord::decode(r).ok())
-        .collect())
+        .collect();
+    let whole = all.len();
+    let paths: Vec<PathRecord> = all
+        .into_iter()
+        .filter(|p| p.slid.0 != 0 && p.dlid.0 != 0)
+        .collect();
+    if paths.len() < whole {
+        tracing::debug!(
+            dropped = whole - paths.len(),
+            "MultiPathRecord answer: records without LIDs left out"
+        );
+    }
+    Ok(MultiPaths {
+        paths,
+        cut: req::sa_truncated(&mad),
+    })
 }
 
 /// Subscribes `gid` to [`TRAPS`] (InformInfo Set, one per trap). Returns how many the SM

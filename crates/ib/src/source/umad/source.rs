@@ -750,10 +750,14 @@ impl crate::source::Source for UmadSource {
                 record
                     .encode(&mut buf)
                     .map_err(|e| SourceError::Invalid(e.to_string()))?;
-                sa_answer(
-                    sm,
-                    sa::multi_path_records(&mut self.tr, sm, &buf, comp_mask),
-                )
+                match sa::multi_path_records(&mut self.tr, sm, &buf, comp_mask) {
+                    // Part of the SA's answer is no answer: the caller asks per pair.
+                    Ok(m) if m.cut => Err(SourceError::Fabric(format!(
+                        "SA (LID {sm}) MultiPathRecord answer cut short: {} whole paths arrived",
+                        m.paths.len()
+                    ))),
+                    r => sa_answer(sm, r.map(|m| m.paths)),
+                }
             }
         }
     }
