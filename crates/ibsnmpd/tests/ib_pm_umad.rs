@@ -333,3 +333,109 @@ fn umad_software_sampling_when_the_pma_lacks_it() {
         .unwrap_or_else(|| panic!("no completion logged:\n{log}"));
     println!("PortXmitPkts sampled: {pkts}; {done}");
 }
+
+/// A switch port read through the switch's PortSelect 255 sum (switch_sums,
+/// the default): its 32-bit PortXmitData/PortRcvData/PortXmitPkts/PortRcvPkts
+/// follow the 64-bit PortCountersExtended within a sweep, saturated at
+/// 0xFFFFFFFF as a PMA's 32-bit counters are, and so does PortSelect 255's
+/// sum. ibsim keeps the 32-bit and 64-bit counters apart, so the truth is
+/// `perfquery -x` saturated at 32 bits.
+#[test]
+fn switch_port_32_bit_data_follow_the_extended_counters() {
+    let Ok(tb) = Testbed::start(TestbedConfig::new(SMALL_NET)) else {
+        panic!("ibsim testbed did not start");
+    };
+    let ns = nodes(&tb);
+    let (_, g, lid) = node(&ns, "Switch2");
+    let idx = guid_index(g);
+    let ready = |a: &UmadAgent| {
+        let next = a.snmp("snmpgetnext", "public", &[".1.3.6.1.3.117.1.1.1.1"]);
+        String::from_utf8_lossy(&next.stdout).contains(".1.3.6.1.3.117.1.1.1.1.")
+    };
+    let agent = UmadAgent::start(
+        &tb,
+        Some("Hca1"),
+        &["--sweep-interval", "0.5"],
+        Duration::from_secs(30),
+        ready,
+    );
+    const DATA: [(u32, &str); 4] = [
+        (15, "PortXmitData"),
+        (16, "PortRcvData"),
+        (17, "PortXmitPkts"),
+        (18, "PortRcvPkts"),
+    ];
+    let sat = |v: u64| v.min(u64::from(u32::MAX));
+    let extended = |port: u8| common::perfquery(&tb, &["-x", &lid.to_string(), &port.to_string()]);
+    // MADs through the port between the agent's sweep and perfquery.
+    let slack = |name: &str| {
+        if name.ends_with("Data") {
+            72 * 300
+        } else {
+            300
+        }
+    };
+    agent.set_ok(&[(format!("{PC}.2.{idx}"), "i", "1".into())]);
+    for base in [1_000_000u64, 3_000_000_000, 6_000_000_000, 9_000_000_000] {
+        let set: Vec<(&str, u64)> = DATA
+            .iter()
+            .enumerate()
+            .map(|(i, (_, n))| (*n, base + i as u64))
+            .collect();
+        for (name, v) in &set {
+            console(
+                &tb,
+                &format!("PerformanceSet \"Switch2\"[1] PortCountersExtended.{name}={v}"),
+            );
+        }
+        // Within a sweep or two the columns show the values set (they only
+        // grow from there); polled up to a generous bound.
+        let oids: Vec<String> = DATA
+            .iter()
+            .map(|(c, _)| format!("{PC}.{c}.{idx}"))
+            .collect();
+        let deadline = Instant::now() + Duration::from_secs(30);
+        let got = loop {
+            let got: Vec<u64> = agent.get(&oids).iter().map(|v| as_u32(v)).collect();
+            if got.iter().zip(&set).all(|(g, (_, v))| *g >= sat(*v)) {
+                break got;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "Switch2[1] 32-bit data/packets never followed {set:?}: {got:?}"
+            );
+            std::thread::sleep(Duration::from_millis(200));
+        };
+        let pq = extended(1);
+        for ((_, name), ours) in DATA.iter().zip(&got) {
+            let theirs = sat(pq[*name]);
+            assert!(
+                *ours <= theirs && theirs - ours <= slack(name),
+                "base {base}: {name} agent {ours}, perfquery -x saturated {theirs}"
+            );
+        }
+        println!("base {base}: Switch2[1] {got:?} (perfquery -x saturated)");
+    }
+    assert_eq!(
+        as_u32(&agent.get(&[format!("{PC}.15.{idx}")])[0]),
+        u64::from(u32::MAX),
+        "saturated"
+    );
+    // PortSelect 255: the saturating sum of the linked ports' values.
+    agent.set_ok(&[(format!("{PC}.2.{idx}"), "i", "255".into())]);
+    let oids: Vec<String> = DATA
+        .iter()
+        .map(|(c, _)| format!("{PC}.{c}.{idx}"))
+        .collect();
+    let got: Vec<u64> = agent.get(&oids).iter().map(|v| as_u32(v)).collect();
+    let linked = [1u8, 2, 3, 5];
+    let per_port: Vec<_> = linked.iter().map(|&p| extended(p)).collect();
+    for ((_, name), ours) in DATA.iter().zip(&got) {
+        let theirs = sat(per_port.iter().map(|pq| sat(pq[*name])).sum());
+        assert!(
+            *ours <= theirs && theirs - ours <= 4 * slack(name),
+            "PortSelect 255 {name}: agent {ours}, sum of perfquery -x {theirs}"
+        );
+    }
+    assert_eq!(got[0], u64::from(u32::MAX), "the sum saturates");
+}

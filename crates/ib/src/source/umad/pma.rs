@@ -11,6 +11,10 @@
 //! PortCounters of the last sweep still hold and only PortCountersExtended (data and
 //! packets, 64-bit) is read per port. One MAD per switch instead of one per port on
 //! a quiet fabric; any movement reads the switch's ports in full in the same sweep.
+//! The 32-bit data and packet counters of those ports are then the fresh 64-bit
+//! ones saturated at 2^32 - 1, as a PMA's PortCounters shows them ([`narrow_data`]),
+//! on every sweep alike: never last sweep's PortCounters beside this sweep's
+//! PortCountersExtended.
 
 use std::collections::HashMap;
 
@@ -531,6 +535,17 @@ pub fn sweep(
         }
         next
     });
+    // Ports of switches read through sums: 32-bit data and packets from the 64-bit.
+    for t in targets {
+        if !caps.get(&t.node).is_some_and(|c| sums_usable(t, c, &opts)) {
+            continue;
+        }
+        for p in &t.ports {
+            if let Some(s) = out.samples.get_mut(&(t.node, *p)) {
+                narrow_data(&mut s.readings);
+            }
+        }
+    }
     if !resets.is_empty() {
         let reqs = resets
             .into_iter()
@@ -543,6 +558,21 @@ pub fn sweep(
         });
     }
     out
+}
+
+/// PortCounters' 32-bit PortXmitData, PortRcvData, PortXmitPkts and PortRcvPkts from
+/// the same readings' PortCountersExtended (when read), each saturated at
+/// 0xFFFFFFFF as a PMA's 32-bit counter stops there.
+pub fn narrow_data(r: &mut PortReadings) {
+    let Some(e) = &r.extended else {
+        return;
+    };
+    let sat = |v: u64| u32::try_from(v).unwrap_or(u32::MAX);
+    let c = &mut r.counters;
+    c.port_xmit_data = sat(e.port_xmit_data);
+    c.port_rcv_data = sat(e.port_rcv_data);
+    c.port_xmit_pkts = sat(e.port_xmit_pkts);
+    c.port_rcv_pkts = sat(e.port_rcv_pkts);
 }
 
 fn store(s: &mut PortSample, a: u16, data: &[u8], fields: ExtendedFields) {
@@ -728,6 +758,42 @@ mod tests {
             ..opts
         };
         assert!(!sum_first(&t, &caps, &off, &sched));
+    }
+
+    /// The 32-bit data and packet counters follow the 64-bit ones, stopping
+    /// at all ones; the error counters are left as read.
+    #[test]
+    fn narrow_data_saturates_the_extended_values() {
+        let mut r = PortReadings {
+            counters: PortCounters {
+                port_xmit_data: 7,
+                port_rcv_pkts: 9,
+                symbol_error_counter: 3,
+                ..PortCounters::default()
+            },
+            ..PortReadings::default()
+        };
+        narrow_data(&mut r);
+        assert_eq!(r.counters.port_xmit_data, 7, "no extended reading: as read");
+        r.extended = Some(PortCountersExtended {
+            port_xmit_data: 5_000_000_000,
+            port_rcv_data: 123_456,
+            port_xmit_pkts: u64::from(u32::MAX),
+            port_rcv_pkts: u64::from(u32::MAX) + 1,
+            ..PortCountersExtended::default()
+        });
+        narrow_data(&mut r);
+        let c = &r.counters;
+        assert_eq!(
+            (
+                c.port_xmit_data,
+                c.port_rcv_data,
+                c.port_xmit_pkts,
+                c.port_rcv_pkts
+            ),
+            (u32::MAX, 123_456, u32::MAX, u32::MAX)
+        );
+        assert_eq!(c.symbol_error_counter, 3);
     }
 
     #[test]
