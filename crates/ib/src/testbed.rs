@@ -598,14 +598,48 @@ impl Testbed {
     /// Starts another OpenSM attached at node `host` (ibsim's SIM_HOST, a node
     /// name of the net file) with priority `priority`, and waits until it
     /// reports its state (STANDBY below the master's priority). Its files are
-    /// in `osm-<host>/`.
+    /// in `osm-<host>/`; it reads the testbed's opensm.conf too when
+    /// [`TestbedConfig::opensm_conf`] is set (e.g. a short
+    /// `sminfo_polling_timeout` for a quick takeover).
     pub fn start_standby_opensm(&mut self, host: &str, priority: u8) -> Result<(), TestbedError> {
+        self.start_standby(host, priority, None)
+    }
+
+    /// [`Testbed::start_standby_opensm`] with its own partitions.conf text
+    /// (`-P`; written in `osm-<host>/`): what it configures once it is master.
+    pub fn start_standby_opensm_with_partitions(
+        &mut self,
+        host: &str,
+        priority: u8,
+        partitions: &str,
+    ) -> Result<(), TestbedError> {
+        self.start_standby(host, priority, Some(partitions))
+    }
+
+    fn start_standby(
+        &mut self,
+        host: &str,
+        priority: u8,
+        partitions: Option<&str>,
+    ) -> Result<(), TestbedError> {
         let osm = self.dir.join(format!("osm-{host}"));
         fs::create_dir_all(&osm).map_err(io("create standby osm dir"))?;
         let out = File::create(osm.join("osm.out")).map_err(io("create osm.out"))?;
         let err = out.try_clone().map_err(io("dup osm.out"))?;
-        let child = self
-            .command("opensm")
+        let mut cmd = self.command("opensm");
+        if let Some(text) = &self.config.opensm_conf {
+            let conf = self.dir.join("opensm.conf");
+            if !conf.exists() {
+                fs::write(&conf, text).map_err(io("write opensm.conf"))?;
+            }
+            cmd.arg("-F").arg(conf);
+        }
+        if let Some(text) = partitions {
+            let file = osm.join("partitions.conf");
+            fs::write(&file, text).map_err(io("write standby partitions.conf"))?;
+            cmd.arg("-P").arg(file);
+        }
+        let child = cmd
             .env("SIM_HOST", host)
             .env("OSM_TMP_DIR", &osm)
             .env("OSM_CACHE_DIR", &osm)

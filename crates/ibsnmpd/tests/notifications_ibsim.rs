@@ -5,7 +5,8 @@
 //! acted (and IF-MIB linkDown/linkUp when it is the agent's own port); LocalLinkIntegrityErrors set past the configured threshold with
 //! ibsim's PerformanceSet gives ibSmTrapLinkIntegrityThreasholdReached once;
 //! a new IPoIB partition (partitions.conf + SIGHUP to OpenSM) gives
-//! ibSmTrapMCGroupCreated.
+//! ibSmTrapMCGroupCreated; a new master SM, or the agent's port leaving and
+//! rejoining a partition, gives no multicast group notification.
 
 mod common;
 #[path = "notifications_support/mod.rs"]
@@ -231,5 +232,161 @@ fn own_port_unlink_gives_link_down_and_up() {
         named(&t, "linkUp")[0].object("IF-MIB::ifIndex.2"),
         Some("INTEGER: 2")
     );
+    drop(agent);
+}
+
+/// ibSmSMInfoSMState cells: (SM port GUID, state).
+fn sm_states(target: &str) -> Vec<(u64, u64)> {
+    let out = snmp(
+        "snmpwalk",
+        &[
+            "-v2c",
+            "-c",
+            "public",
+            "-On",
+            target,
+            ".1.3.6.1.3.117.7.1.7.1.1.6",
+        ],
+    );
+    common::parse_lines(&String::from_utf8_lossy(&out.stdout))
+        .into_iter()
+        .filter_map(|(oid, v)| {
+            let g = oid.get(oid.len().checked_sub(8)?..)?;
+            let guid = g.iter().fold(0u64, |a, &b| a << 8 | u64::from(b));
+            let st = v.rsplit(' ').next()?.parse().ok()?;
+            Some((guid, st))
+        })
+        .collect()
+}
+
+/// The MGIDs of ibSmMcastGroupTable (its QKey column's indexes).
+fn mc_groups(target: &str) -> std::collections::BTreeSet<Vec<u32>> {
+    let col = ".1.3.6.1.3.117.7.1.6.1.1.3";
+    let out = snmp("snmpwalk", &["-v2c", "-c", "public", "-On", target, col]);
+    common::parse_lines(&String::from_utf8_lossy(&out.stdout))
+        .into_iter()
+        .filter(|(oid, _)| oid.len() > 16)
+        .map(|(oid, _)| oid[oid.len() - 16..].to_vec())
+        .collect()
+}
+
+/// Partition 0x0001 with an IPoIB group: every port a member (the agent's
+/// Hca1 included), or the switches only (the group still exists, out of the
+/// agent's view: OpenSM shows an unprivileged requester only the groups of
+/// its partitions).
+const WITH_P1: &str = "Default=0x7fff, ipoib : ALL=full;\nP1=0x0001, ipoib : ALL=full;\n";
+const P1_SWITCHES: &str =
+    "Default=0x7fff, ipoib : ALL=full;\nP1=0x0001, ipoib : ALL_SWITCHES=full;\n";
+
+/// Whether an MGID (16 index sub-identifiers) is partition 0x0001's IPoIB
+/// group (ff12:401b:8001::ffff:ffff, the P_Key with its membership bit).
+fn p1_group(mgid: &[u32]) -> bool {
+    mgid.get(..6)
+        .is_some_and(|m| m[..4] == [0xff, 0x12, 0x40, 0x1b] && m[4] & 0x7f == 0 && m[5] == 1)
+}
+
+/// Polls `f` (bounded) until it holds.
+fn until(what: &str, limit: Duration, f: impl Fn() -> bool) {
+    let deadline = Instant::now() + limit;
+    while !f() {
+        assert!(Instant::now() < deadline, "{what}");
+        std::thread::sleep(Duration::from_millis(300));
+    }
+}
+
+/// The master SM moves (OpenSM killed, a standby on Hca3 takes over) and
+/// the new master does not put the agent's port in partition 0x0001: the
+/// agent's view of the groups changes (0x0001's group goes out of view),
+/// the groups do not, so no ibSmTrapMCGroupCreated/Deleted; the SM rows
+/// follow the takeover, as sminfo says.
+#[test]
+fn a_new_master_sm_gives_no_mc_group_events() {
+    check_tools().unwrap();
+    let mut cfg = TestbedConfig::new(SMALL_NET);
+    cfg.sm_sweep_secs = 2;
+    cfg.partitions = WITH_P1.into();
+    // The standby gives up on a silent master after 2 polls 1 s apart.
+    cfg.opensm_conf = Some("sminfo_polling_timeout 1000\npolling_retry_number 2\n".into());
+    let mut tb = Testbed::start(cfg).unwrap();
+    tb.opensm_console("priority 5").expect("console priority");
+    tb.start_standby_opensm_with_partitions("Hca3", 1, P1_SWITCHES)
+        .unwrap_or_else(|e| panic!("standby OpenSM: {e}"));
+    let trapd = Trapd::start();
+    let (agent, _dir) = start(&tb, &trapd, "");
+    trapd.wait(WAIT, "coldStart", |t| count(t, "coldStart") == 1);
+    until("partition 0x0001's group in view", WAIT, || {
+        mc_groups(&agent.target).iter().any(|g| p1_group(g))
+    });
+    let groups = mc_groups(&agent.target);
+    let first = sm_states(&agent.target);
+    let old_master = first
+        .iter()
+        .find(|(_, st)| *st == 3)
+        .map(|(g, _)| *g)
+        .unwrap_or_else(|| panic!("no master in {first:?}"));
+
+    tb.stop_opensm();
+    // The standby becomes master (sminfo, from the port's SM LID, agrees)
+    // and the agent's table shows it within a few sweeps.
+    let new_master = std::cell::Cell::new(0);
+    until("no new master", Duration::from_secs(120), || {
+        let m = sm_states(&agent.target)
+            .into_iter()
+            .find(|(g, st)| *st == 3 && *g != old_master);
+        m.map(|(g, _)| new_master.set(g)).is_some()
+    });
+    let si = tb.run_diag("sminfo", &[]).expect("sminfo");
+    assert!(
+        si.stdout
+            .contains(&format!("sm guid {:#x}", new_master.get())),
+        "sminfo: {} (agent's new master {:#x})",
+        si.stdout,
+        new_master.get()
+    );
+    // The new master's SA shows the agent the same groups but 0x0001's.
+    let want: std::collections::BTreeSet<Vec<u32>> =
+        groups.iter().filter(|g| !p1_group(g)).cloned().collect();
+    until("the new master's groups", WAIT, || {
+        mc_groups(&agent.target) == want
+    });
+    // A few more sweeps for any late difference to be notified.
+    std::thread::sleep(Duration::from_secs(3));
+    let t = trapd.traps();
+    assert_eq!(count(&t, "ibSmTrapMCGroupCreated"), 0, "{}", trapd.text());
+    assert_eq!(count(&t, "ibSmTrapMCGroupDeleted"), 0, "{}", trapd.text());
+    drop(agent);
+}
+
+/// The same master: the agent's port leaves partition 0x0001 (partitions.conf
+/// and SIGHUP) and its group goes out of the agent's view, not away: no
+/// ibSmTrapMCGroupDeleted. Back in: no ibSmTrapMCGroupCreated.
+#[test]
+fn leaving_a_partition_gives_no_mc_group_events() {
+    check_tools().unwrap();
+    let mut cfg = TestbedConfig::new(SMALL_NET);
+    cfg.partitions = WITH_P1.into();
+    let tb = Testbed::start(cfg).unwrap();
+    let trapd = Trapd::start();
+    let (agent, _dir) = start(&tb, &trapd, "");
+    trapd.wait(WAIT, "coldStart", |t| count(t, "coldStart") == 1);
+    let in_view = || mc_groups(&agent.target).iter().any(|g| p1_group(g));
+    until("partition 0x0001's group in view", WAIT, in_view);
+    let hup = |text: &str| {
+        std::fs::write(tb.dir().join("partitions.conf"), text).unwrap();
+        let pid = std::fs::read_to_string(tb.dir().join("opensm.pid")).unwrap();
+        let st = std::process::Command::new("kill")
+            .args(["-HUP", pid.trim()])
+            .status()
+            .unwrap();
+        assert!(st.success());
+    };
+    hup(P1_SWITCHES);
+    until("0x0001's group out of view", WAIT, || !in_view());
+    hup(WITH_P1);
+    until("0x0001's group back in view", WAIT, in_view);
+    std::thread::sleep(Duration::from_secs(3));
+    let t = trapd.traps();
+    assert_eq!(count(&t, "ibSmTrapMCGroupCreated"), 0, "{}", trapd.text());
+    assert_eq!(count(&t, "ibSmTrapMCGroupDeleted"), 0, "{}", trapd.text());
     drop(agent);
 }

@@ -16,6 +16,8 @@ use snmp::notify::Notification;
 use snmp::oid::Oid;
 use snmp::value::{Value, VarBind};
 
+use std::collections::HashSet;
+
 use crate::if_mib::port::{admin_status, if_index, oper_status, OperStatus};
 use crate::oids::{ib_sm_mib as sm, if_mib, snmpv2_mib};
 use crate::view::SystemState;
@@ -581,28 +583,72 @@ fn violations(a: &PortInfo, b: &PortInfo, f: fn(&PortInfo) -> u16) -> u16 {
     f(b).saturating_sub(f(a))
 }
 
-/// The notifications that only a comparison of two snapshots shows:
-/// multicast groups created/deleted, counter thresholds passed, capability
-/// mask and system image GUID changes, key violations. Each change is
-/// reported once (in the first snapshot that shows it).
-pub fn from_snapshots(prev: &Snapshot, next: &Snapshot, th: &Thresholds) -> Vec<Notification> {
+/// The partitions (P_Key base, membership bit cleared) of the local node's
+/// ports; None when the snapshot knows none (no local node, or no P_Key
+/// tables read).
+fn local_partitions(s: &Snapshot) -> Option<HashSet<u16>> {
+    let n = s.local_node?;
+    let keys: HashSet<u16> = s
+        .node_ports(n)
+        .iter()
+        .flat_map(|p| p.pkeys.iter().map(|k| k.0 & 0x7fff))
+        .collect();
+    (!keys.is_empty()).then_some(keys)
+}
+
+/// Multicast groups created and deleted between two snapshots: only groups
+/// that really appeared or vanished, not changes of the agent's view of them.
+/// The view is the master SA's answer, filtered by the partitions of the port
+/// asking. So groups are compared only when both snapshots have the same
+/// master SM answering (a new master's SA rebuilds its groups; an SM that does
+/// not answer shows its last ones); and a group of a partition the local node
+/// joined, which the subnet had before, came into view rather than being
+/// created; one of a partition it left, which the subnet still has, went out
+/// of view rather than being deleted.
+fn mc_group_changes(prev: &Snapshot, next: &Snapshot) -> Vec<Notification> {
+    let master = |s: &Snapshot| s.master_sm().map(|m| m.info.guid);
+    if master(prev).is_none() || master(prev) != master(next) {
+        return Vec::new();
+    }
+    let (was, is) = (local_partitions(prev), local_partitions(next));
+    let member = |parts: &Option<HashSet<u16>>, k: u16| parts.as_ref().map(|p| p.contains(&k));
+    let exists = |s: &Snapshot, k: u16| s.partitions.iter().any(|p| p.pkey.0 & 0x7fff == k);
+    let key = |g: &ib::model::McastGroup| g.group.p_key.0 & 0x7fff;
+    // In view before and not now, the partition still there: left, not deleted.
+    let left = |g: &ib::model::McastGroup| {
+        let k = key(g);
+        member(&was, k) == Some(true) && member(&is, k) == Some(false) && exists(next, k)
+    };
+    // Not in view before and now, the partition there before: joined, not created.
+    let joined = |g: &ib::model::McastGroup| {
+        let k = key(g);
+        member(&was, k) == Some(false) && member(&is, k) == Some(true) && exists(prev, k)
+    };
     let prefix = next.subnet_prefix;
+    let old: HashSet<Gid> = prev.mcast_groups.iter().map(|g| g.group.mgid).collect();
+    let new: HashSet<Gid> = next.mcast_groups.iter().map(|g| g.group.mgid).collect();
     let mut out = Vec::new();
-    // Multicast groups, by MGID.
-    let old: std::collections::HashSet<Gid> =
-        prev.mcast_groups.iter().map(|g| g.group.mgid).collect();
-    let new: std::collections::HashSet<Gid> =
-        next.mcast_groups.iter().map(|g| g.group.mgid).collect();
     for g in &prev.mcast_groups {
-        if !new.contains(&g.group.mgid) {
+        if !new.contains(&g.group.mgid) && !left(g) {
             out.push(mc_group(false, prefix, g.group.mgid));
         }
     }
     for g in &next.mcast_groups {
-        if !old.contains(&g.group.mgid) {
+        if !old.contains(&g.group.mgid) && !joined(g) {
             out.push(mc_group(true, prefix, g.group.mgid));
         }
     }
+    out
+}
+
+/// The notifications that only a comparison of two snapshots shows:
+/// multicast groups created/deleted ([`mc_group_changes`]), counter
+/// thresholds passed, capability mask and system image GUID changes, key
+/// violations. Each change is reported once (in the first snapshot that
+/// shows it).
+pub fn from_snapshots(prev: &Snapshot, next: &Snapshot, th: &Thresholds) -> Vec<Notification> {
+    let prefix = next.subnet_prefix;
+    let mut out = mc_group_changes(prev, next);
     for (ni, n) in next.nodes.iter().enumerate() {
         let g = n.info.node_guid;
         let Some(pi) = prev.node_by_guid(g) else {
@@ -827,5 +873,100 @@ mod tests {
         assert!(back.contains(&"ibSmTrapMCGroupDeleted"), "{back:?}");
         assert!(!back.iter().any(|n| n.contains("Bad")), "{back:?}");
         assert!(from_snapshots(&b, &b, &th).is_empty());
+    }
+
+    fn mc_names(prev: &Snapshot, next: &Snapshot) -> Vec<&'static str> {
+        let mut v = trap_names(&from_snapshots(prev, next, &Thresholds::default()));
+        v.retain(|n| n.starts_with("ibSmTrapMC"));
+        v
+    }
+
+    /// Only groups that appear or vanish at the same master SM, in
+    /// partitions the local port is in both times, are created or deleted:
+    /// a master change, an SM that stops answering and a change of the
+    /// local port's partitions change the agent's view, not the groups.
+    #[test]
+    fn mc_group_events_only_for_real_changes() {
+        use ib::source::Source;
+        let mut src = ib::source::sim::SimSource::default_fabric(ib::source::sim::SimConfig {
+            source_name: "test-mc".into(),
+            manual_clock: true,
+            ..Default::default()
+        })
+        .unwrap();
+        let a = src.sweep().unwrap();
+        assert!(a.master_sm().is_some() && a.local_node.is_some());
+        let group = |mgid: u8, p_key: u16| {
+            let mut r = ib::mad::sa::McMemberRecord::decode(&[0u8; 52]).unwrap();
+            r.mgid = Gid([
+                0xff, 0x12, 0x40, 0x1b, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, mgid,
+            ]);
+            r.p_key = ib::types::PKey(p_key);
+            ib::model::McastGroup {
+                group: r,
+                members: Vec::new(),
+            }
+        };
+        // Two groups in the local port's partitions (0x7fff, the sim's default).
+        let mut with = a.clone();
+        with.mcast_groups.push(group(1, 0xffff));
+        with.mcast_groups.push(group(2, 0xffff));
+        let mut without = a.clone();
+        without.mcast_groups.push(group(1, 0xffff));
+        // Same master: group 2 really vanished, then came back.
+        assert_eq!(mc_names(&with, &without), ["ibSmTrapMCGroupDeleted"]);
+        assert_eq!(mc_names(&without, &with), ["ibSmTrapMCGroupCreated"]);
+        // Another master (a standby took over): its SA's view, no events.
+        let mut moved = without.clone();
+        moved.sms.iter_mut().for_each(|m| m.info.guid = Guid(0xabc));
+        assert!(moved.master_sm().is_some());
+        assert!(mc_names(&with, &moved).is_empty());
+        assert!(mc_names(&moved, &with).is_empty());
+        // The master stops answering: its last groups, no events either way.
+        let mut silent = without.clone();
+        silent.sms.iter_mut().for_each(|m| {
+            m.answering = false;
+            m.info.sm_state = 0;
+        });
+        assert!(mc_names(&with, &silent).is_empty());
+        assert!(mc_names(&silent, &with).is_empty());
+        // Partition 0x0001, which a switch port is in: the local port
+        // joining or leaving it brings its group into or out of view.
+        let local = a.local_node.unwrap();
+        let lp = a.node_port(local, a.node_ports(local)[0].num).unwrap() as usize;
+        let in_p1 = |s: &mut Snapshot, port: usize| {
+            let mut keys: Vec<ib::types::PKey> = s.ports[port].pkeys.to_vec();
+            keys.push(ib::types::PKey(0x8001));
+            s.ports[port].pkeys = keys.into();
+            s.partitions.push(ib::model::Partition {
+                pkey: ib::types::PKey(0x8001),
+                members: Vec::new(),
+            });
+        };
+        let sw = a
+            .nodes
+            .iter()
+            .position(|n| n.info.node_type() == Some(NodeType::Switch))
+            .unwrap();
+        let sw = a.node_port(sw as u32, ib::types::PortNum(0)).unwrap() as usize;
+        let mut others = with.clone();
+        in_p1(&mut others, sw);
+        let mut joined = others.clone();
+        in_p1(&mut joined, lp);
+        joined.mcast_groups.push(group(3, 0x8001));
+        assert!(mc_names(&joined, &others).is_empty(), "out of view");
+        assert!(mc_names(&others, &joined).is_empty(), "into view");
+        // Still in 0x0001: the group vanishing is a deletion.
+        let mut kept = joined.clone();
+        kept.mcast_groups
+            .retain(|g| g.group.mgid.to_bytes()[15] != 3);
+        assert_eq!(mc_names(&joined, &kept), ["ibSmTrapMCGroupDeleted"]);
+        // A new partition with the local port in it: its group is new.
+        let mut fresh = with.clone();
+        in_p1(&mut fresh, lp);
+        fresh.mcast_groups.push(group(3, 0x8001));
+        assert_eq!(mc_names(&with, &fresh), ["ibSmTrapMCGroupCreated"]);
+        // The partition gone from the subnet: its group is deleted.
+        assert_eq!(mc_names(&fresh, &with), ["ibSmTrapMCGroupDeleted"]);
     }
 }

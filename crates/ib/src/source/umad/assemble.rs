@@ -60,8 +60,18 @@ pub fn pma_targets(d: &Discovered) -> Vec<Target> {
 /// (LID, port) pairs whose P_Key tables and GUIDInfo the SA is asked for: CA ports and
 /// switch port 0.
 pub fn end_ports(d: &Discovered) -> Vec<(u16, u8)> {
+    end_ports_of(d, |_| true)
+}
+
+/// [`end_ports`] of the local node alone: its partitions decide which groups the SA
+/// shows us, so they are read every sweep.
+pub fn local_end_ports(d: &Discovered) -> Vec<(u16, u8)> {
+    end_ports_of(d, |n| n.info.node_guid == d.local)
+}
+
+fn end_ports_of(d: &Discovered, keep: impl Fn(&DNode) -> bool) -> Vec<(u16, u8)> {
     let mut v = Vec::new();
-    for n in ordered(d) {
+    for n in ordered(d).into_iter().filter(|n| keep(n)) {
         for p in n.ports.values() {
             let lid = p.info.as_ref().map(|i| i.lid.0).unwrap_or(0);
             if lid != 0 && (!n.is_switch() || p.num == 0) {

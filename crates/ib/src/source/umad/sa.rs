@@ -43,6 +43,48 @@ pub struct SaView {
     pub guids: HashMap<u16, Vec<Guid>>,
     pub failures: u64,
     pub errors: Vec<String>,
+    /// Queries that failed this sweep: their fields above are empty for want
+    /// of an answer, not because the SA has none (the source keeps its last).
+    pub failed: SaFailed,
+}
+
+/// Which parts of an [`SaView`] got no answer.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SaFailed {
+    pub mc_groups: bool,
+    pub mc_members: bool,
+    pub services: bool,
+    /// (LID, port) whose PKeyTableRecord query failed.
+    pub pkeys: Vec<(u16, u8)>,
+    /// LIDs whose GUIDInfoRecord query failed.
+    pub guids: Vec<u16>,
+}
+
+impl SaView {
+    /// Fills what failed this sweep from `last` (the last good view), so that an
+    /// unanswered query reads as what the SA said before, not as nothing.
+    pub fn keep_failed_from(&mut self, last: &SaView) {
+        let f = &self.failed;
+        if f.mc_groups {
+            self.mc_groups.clone_from(&last.mc_groups);
+        }
+        if f.mc_members {
+            self.mc_members.clone_from(&last.mc_members);
+        }
+        if f.services {
+            self.services.clone_from(&last.services);
+        }
+        for k in &f.pkeys {
+            if let Some(keys) = last.pkeys.get(k) {
+                self.pkeys.insert(*k, keys.clone());
+            }
+        }
+        for lid in &f.guids {
+            if let Some(g) = last.guids.get(lid) {
+                self.guids.insert(*lid, g.clone());
+            }
+        }
+    }
 }
 
 fn get_table<T: Codec>(
@@ -89,12 +131,18 @@ pub fn query(
     // member port (none for a group nobody joined yet).
     match get_table::<McMemberRecord>(tr, attr::MC_MEMBER_RECORD, sm_lid, 0, 0, &[]) {
         Ok(r) => v.mc_groups = r,
-        Err(e) => note(&mut v, "MCMemberRecord", e),
+        Err(e) => {
+            v.failed.mc_groups = true;
+            note(&mut v, "MCMemberRecord", e);
+        }
     }
     if key != 0 {
         match get_table::<McMemberRecord>(tr, attr::MC_MEMBER_RECORD, sm_lid, key, 0, &[]) {
             Ok(r) => v.mc_members = r,
-            Err(e) => note(&mut v, "MCMemberRecord (members)", e),
+            Err(e) => {
+                v.failed.mc_members = true;
+                note(&mut v, "MCMemberRecord (members)", e);
+            }
         }
     }
     match get_table::<ServiceRecord>(tr, attr::SERVICE_RECORD, sm_lid, key, 0, &[]) {
@@ -102,58 +150,77 @@ pub fn query(
         // OpenSM answers an empty table with status "no records" (0x0400) on a Get; on a
         // GetTable it returns zero records. Treat the status as empty.
         Err(TxError::Status(_)) => {}
-        Err(e) => note(&mut v, "ServiceRecord", e),
-    }
-    guid_info(tr, sm_lid, end_ports, &mut v);
-    if let Some(sm_key) = sm_key {
-        let reqs = end_ports.iter().map(|&(lid, port)| {
-            let t = PKeyTableRecord {
-                lid: Lid(lid),
-                port_num: port,
-                ..PKeyTableRecord::default()
-            };
-            let mut buf = [0u8; PKeyTableRecord::LEN];
-            let _ = t.encode(&mut buf);
-            let mask = comp::p_key_table_record::LID | comp::p_key_table_record::PORT_NUM;
-            (
-                (lid, port),
-                req::sa(
-                    GET_TABLE,
-                    attr::P_KEY_TABLE_RECORD,
-                    sm_lid,
-                    sm_key,
-                    mask,
-                    &buf,
-                ),
-            )
-        });
-        let mut errs = Vec::new();
-        tr.pipeline(reqs, |k, r| {
-            match r {
-                Ok(mad) => {
-                    let mut keys = Vec::new();
-                    for rec in req::sa_records(&mad) {
-                        if let Ok(p) = PKeyTableRecord::decode(rec) {
-                            keys.extend(
-                                p.p_key_table
-                                    .p_key
-                                    .iter()
-                                    .map(|k| k.0)
-                                    .filter(|&k| k & 0x7fff != 0),
-                            );
-                        }
-                    }
-                    v.pkeys.insert(k, keys);
-                }
-                Err(e) => errs.push((k, e)),
-            }
-            Vec::new()
-        });
-        for (k, e) in errs {
-            note(&mut v, &format!("PKeyTableRecord {k:?}"), e);
+        Err(e) => {
+            v.failed.services = true;
+            note(&mut v, "ServiceRecord", e);
         }
     }
+    tables(tr, sm_lid, sm_key, end_ports, &mut v);
     v
+}
+
+/// The GUIDInfo blocks and (with `sm_key`) partition tables of `end_ports` into `v`.
+pub fn tables(
+    tr: &mut Transport,
+    sm_lid: u16,
+    sm_key: Option<u64>,
+    end_ports: &[(u16, u8)],
+    v: &mut SaView,
+) {
+    guid_info(tr, sm_lid, end_ports, v);
+    let Some(sm_key) = sm_key else {
+        return;
+    };
+    let reqs = end_ports.iter().map(|&(lid, port)| {
+        let t = PKeyTableRecord {
+            lid: Lid(lid),
+            port_num: port,
+            ..PKeyTableRecord::default()
+        };
+        let mut buf = [0u8; PKeyTableRecord::LEN];
+        let _ = t.encode(&mut buf);
+        let mask = comp::p_key_table_record::LID | comp::p_key_table_record::PORT_NUM;
+        (
+            (lid, port),
+            req::sa(
+                GET_TABLE,
+                attr::P_KEY_TABLE_RECORD,
+                sm_lid,
+                sm_key,
+                mask,
+                &buf,
+            ),
+        )
+    });
+    let mut errs = Vec::new();
+    tr.pipeline(reqs, |k, r| {
+        match r {
+            Ok(mad) => {
+                let mut keys = Vec::new();
+                for rec in req::sa_records(&mad) {
+                    if let Ok(p) = PKeyTableRecord::decode(rec) {
+                        keys.extend(
+                            p.p_key_table
+                                .p_key
+                                .iter()
+                                .map(|k| k.0)
+                                .filter(|&k| k & 0x7fff != 0),
+                        );
+                    }
+                }
+                v.pkeys.insert(k, keys);
+            }
+            Err(e) => errs.push((k, e)),
+        }
+        Vec::new()
+    });
+    for (k, e) in errs {
+        v.failed.pkeys.push(k);
+        v.failures += 1;
+        if v.errors.len() < 16 {
+            v.errors.push(format!("PKeyTableRecord {k:?}: {e}"));
+        }
+    }
 }
 
 /// The GUIDInfo blocks of every end port, asked per LID (one packet each, which
@@ -197,6 +264,7 @@ fn guid_info(tr: &mut Transport, sm_lid: u16, end_ports: &[(u16, u8)], v: &mut S
         Vec::new()
     });
     for (lid, e) in errs {
+        v.failed.guids.push(lid);
         v.failures += 1;
         if v.errors.len() < 16 {
             v.errors.push(format!("GUIDInfoRecord LID {lid}: {e}"));
@@ -345,4 +413,43 @@ pub fn subscribe(tr: &mut Transport, sm_lid: u16, gid: Gid) -> usize {
         Vec::new()
     });
     ok
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// What failed this sweep is the last answer; what answered is this one.
+    #[test]
+    fn failed_parts_keep_the_last_answers() {
+        let group = |n: u8| {
+            let mut r = McMemberRecord::decode(&[0u8; 52]).unwrap();
+            r.mgid = Gid([0xff, 0x12, 0x40, 0x1b, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, n]);
+            r
+        };
+        let last = SaView {
+            mc_groups: vec![group(1), group(2)],
+            mc_members: vec![group(1)],
+            pkeys: [((3, 1), vec![0xffff]), ((4, 1), vec![0xffff])].into(),
+            guids: [(3, vec![Guid(3)])].into(),
+            ..SaView::default()
+        };
+        let mut now = SaView {
+            mc_members: vec![group(2)],
+            pkeys: [((4, 1), vec![0xffff, 0x8001])].into(),
+            failed: SaFailed {
+                mc_groups: true,
+                pkeys: vec![(3, 1)],
+                guids: vec![3],
+                ..SaFailed::default()
+            },
+            ..SaView::default()
+        };
+        now.keep_failed_from(&last);
+        assert_eq!(now.mc_groups.len(), 2, "failed: the last groups");
+        assert_eq!(now.mc_members, vec![group(2)], "answered: this sweep's");
+        assert_eq!(now.pkeys[&(3, 1)], vec![0xffff]);
+        assert_eq!(now.pkeys[&(4, 1)], vec![0xffff, 0x8001]);
+        assert_eq!(now.guids[&3], vec![Guid(3)]);
+    }
 }

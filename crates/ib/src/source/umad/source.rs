@@ -451,22 +451,46 @@ impl UmadSource {
             tracing::debug!("no master SM LID known: SA not queried");
             None
         } else {
+            // The local node's tables every sweep: its partitions decide which
+            // multicast groups the SA shows us, read in the same sweep.
             let end_ports = if refresh {
                 assemble::end_ports(&d)
             } else {
-                Vec::new()
+                assemble::local_end_ports(&d)
             };
             let mut v = sa::query(&mut self.tr, sm_lid, self.opts.sm_key, &end_ports);
-            if !refresh {
-                if let Some(last) = &self.last_sa {
-                    v.pkeys.clone_from(&last.pkeys);
-                    v.guids.clone_from(&last.guids);
+            if let Some(last) = &self.last_sa {
+                // A query that failed reads as the SA's last answer, not as
+                // nothing (groups vanishing for a sweep would read as deleted).
+                v.keep_failed_from(last);
+                // Our own partitions changed: the others' may have too (a
+                // partition added or removed), read them all in this sweep so
+                // the subnet's partitions and our view of the groups agree.
+                let moved = |k: &(u16, u8)| v.pkeys.get(k) != last.pkeys.get(k);
+                if !refresh && end_ports.iter().any(moved) {
+                    tracing::debug!("local partitions changed: reading every partition table");
+                    sa::tables(
+                        &mut self.tr,
+                        sm_lid,
+                        self.opts.sm_key,
+                        &assemble::end_ports(&d),
+                        &mut v,
+                    );
+                    v.keep_failed_from(last);
+                    self.since_tables = 0;
+                } else if !refresh {
+                    for (k, keys) in &last.pkeys {
+                        v.pkeys.entry(*k).or_insert_with(|| keys.clone());
+                    }
+                    for (lid, g) in &last.guids {
+                        v.guids.entry(*lid).or_insert_with(|| g.clone());
+                    }
                 }
             }
             self.stats.sa_failures += v.failures;
             if v.errors.iter().any(|e| e.starts_with("SMInfoRecord")) {
                 // Logged once below ("SA not answering"), not every sweep.
-                tracing::debug!(sm_lid, "SA not answering this sweep");
+                tracing::debug!(sm_lid, "SA silent this sweep");
             } else if v.failures > 0 {
                 tracing::warn!(
                     failures = v.failures,
