@@ -1,5 +1,5 @@
 //! IB-SM-MIB Sets that steer the Subnet Manager: ibSmConfigTable's SM
-//! settings. A checked Set becomes an [`SmConfigSet`] with
+//! settings. A checked Set becomes an [`SmChange`] carrying an [`SmOp`] with
 //! [`Effect::Service`]: the daemon's OpenSM control applies it (console
 //! command, opensm.conf edit, heavy resweep; docs/ib-sm.md says which per
 //! column). The columns are writable only when the daemon steers an OpenSM
