@@ -105,6 +105,7 @@ pub fn render_all(s: &Sources) -> String {
     let snap = (s.snapshot)();
     let mut out = String::with_capacity(snap.ports.len() * 2048 + 8192);
     render_fabric(&mut out, &snap);
+    render_sms(&mut out, &snap);
     render_agent(&mut out, &snap, s);
     out
 }
@@ -384,6 +385,35 @@ fn render_fabric(out: &mut String, snap: &Snapshot) {
                 let _ = writeln!(out, "{name}{{{labels}}} {}", value(snap, p));
             }
         }
+    }
+}
+
+/// The Subnet Managers the last sweep saw: each one's SMState (0
+/// notActive: it no longer answers, 1 discovering, 2 standby, 3 master), so
+/// "no master" is an alert (`InfiniBandNoMasterSM`).
+fn render_sms(out: &mut String, snap: &Snapshot) {
+    header(
+        out,
+        &Family {
+            name: "infiniband_sm_state",
+            help: "SMState of each Subnet Manager: 0 notActive (not answering), 1 discovering, 2 standby, 3 master",
+            kind: "gauge",
+        },
+    );
+    for sm in &snap.sms {
+        let node = sm
+            .port
+            .and_then(|p| snap.port(p))
+            .and_then(|p| snap.node(p.node));
+        let _ = writeln!(
+            out,
+            "infiniband_sm_state{{guid=\"{}\",lid=\"{}\",node=\"{}\",priority=\"{}\"}} {}",
+            sm.info.guid,
+            sm.lid.0,
+            esc(node.map_or("", |n| n.description.as_str())),
+            sm.info.priority,
+            sm.info.sm_state
+        );
     }
 }
 

@@ -188,6 +188,23 @@ fn metrics_match_perfquery_with_node_names() {
     )
     .is_empty());
 
+    // The master SM, as sminfo sees it: SMState 3.
+    let si = tb.run_diag("sminfo", &[]).expect("sminfo");
+    let sm_guid = si
+        .stdout
+        .split("sm guid ")
+        .nth(1)
+        .and_then(|r| r.split(',').next())
+        .and_then(|g| u64::from_str_radix(g.trim().trim_start_matches("0x"), 16).ok())
+        .map(|g| format!("{g:#018x}"))
+        .expect("sminfo's guid");
+    let sm = sample(
+        &text,
+        "infiniband_sm_state",
+        &[&format!("guid=\"{sm_guid}\"")],
+    );
+    assert_eq!(sm, vec![3], "{sm_guid} in\n{text}");
+
     // Every counter equals perfquery's for ports of both switches and two HCAs.
     let checks: [(&str, &str, u8, &str, &str); 5] = [
         (
