@@ -15,6 +15,7 @@ pub mod cell;
 pub mod counters;
 pub mod dump;
 pub mod events;
+pub mod health;
 pub mod paths;
 pub mod route;
 pub mod snapshot;

@@ -100,6 +100,10 @@ pub enum Command {
     Topology(TopologyCommand),
     /// Send a command to a running agent's control socket and print the answer.
     Ctl(CtlArgs),
+    /// Sweep a source twice and report the fabric's health: links below
+    /// their speed or width, error hot spots, flapping, congestion, ports
+    /// that went down, counters someone cleared, the SMs (docs/health.md).
+    Health(HealthArgs),
     /// Print the man page (roff) generated from this command line.
     #[command(hide = true)]
     Man,
@@ -139,6 +143,35 @@ pub struct DumpArgs {
     /// infiniband-diags node-name-map: names replace node descriptions.
     #[arg(long = "node-name-map", value_name = "FILE")]
     pub node_name_map: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct HealthArgs {
+    /// Source to sweep: sim, sim:FILE, umad[:CA[:PORT]], sysfs[:ROOT].
+    #[arg(long, value_name = "SPEC", default_value = "sim")]
+    pub source: String,
+
+    /// Seconds between the two sweeps the rates are taken over.
+    #[arg(long, value_name = "SECONDS", default_value_t = 10.0)]
+    pub interval: f64,
+
+    /// Output format: text (one line per finding) or json (every port).
+    #[arg(long, value_enum, default_value_t = HealthFormat::Text)]
+    pub format: HealthFormat,
+
+    /// Log filter for the sweeps' messages (stderr).
+    #[arg(long = "log-level", value_name = "L", default_value = "warn")]
+    pub log_level: String,
+
+    /// infiniband-diags node-name-map: names replace node descriptions.
+    #[arg(long = "node-name-map", value_name = "FILE")]
+    pub node_name_map: Option<PathBuf>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum HealthFormat {
+    Text,
+    Json,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

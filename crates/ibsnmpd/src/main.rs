@@ -14,6 +14,7 @@ mod ctl;
 mod daemon;
 mod engine_state;
 mod fabric;
+mod health;
 mod logging;
 mod metrics;
 mod nodemap;
@@ -42,6 +43,7 @@ fn main() -> ExitCode {
         Some(Command::Dump(args)) => commands::dump(&args),
         Some(Command::Topology(cmd)) => commands::topology(&cmd),
         Some(Command::Ctl(args)) => commands::ctl(&args),
+        Some(Command::Health(args)) => crate::health::run(&args),
         Some(Command::Man) => commands::man(),
         None => run(cli.run),
     };

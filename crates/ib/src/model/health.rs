@@ -1,0 +1,432 @@
+//! Fabric health, evaluated per sweep from what every sweep already reads
+//! (PortInfo and the PMAs' counters): no MAD of its own. A [`Health`] is
+//! fed each published snapshot and keeps, per port, a short history of the
+//! counters it needs for windowed rates; [`Health::observe`] returns the
+//! report of that snapshot. docs/health.md gives every formula.
+
+use std::collections::{HashMap, HashSet, VecDeque};
+use std::time::{Duration, SystemTime};
+
+use serde::Serialize;
+
+use crate::model::{Port, Snapshot};
+use crate::types::{Guid, LinkSpeed, LinkWidth, NodeType, PortState};
+
+/// Thresholds and windows (config `[health]`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct HealthConfig {
+    /// The window rates and flap counts are taken over.
+    pub window: Duration,
+    /// Symbol errors per received bit above which a link is an error hot
+    /// spot (IBTA's link quality target is 1e-12; 1e-12 is the default).
+    pub max_symbol_ber: f64,
+    /// LinkErrorRecovery events per hour above which a link is a hot spot.
+    pub max_link_recovery_per_hour: f64,
+    /// LinkDowned increments within the window that make a port flapping.
+    pub flap_count: u64,
+    /// Share of transmit time spent waiting (congestion) above which a
+    /// port is congested.
+    pub max_xmit_wait_ratio: f64,
+}
+
+impl Default for HealthConfig {
+    fn default() -> Self {
+        HealthConfig {
+            window: Duration::from_secs(600),
+            max_symbol_ber: 1e-12,
+            max_link_recovery_per_hour: 1.0,
+            flap_count: 2,
+            max_xmit_wait_ratio: 0.05,
+        }
+    }
+}
+
+/// A link running below what both ends are able and allowed to run.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Degraded {
+    pub width: &'static str,
+    pub expected_width: &'static str,
+    pub speed: &'static str,
+    pub expected_speed: &'static str,
+}
+
+/// One port's health in one snapshot.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PortHealth {
+    pub guid: Guid,
+    pub node: String,
+    pub port: u8,
+    /// The other end: (node name, port), when linked.
+    pub peer: Option<(String, u8)>,
+    /// The port is active now.
+    pub active: bool,
+    /// It was active in an earlier snapshot and is not now (a link that went
+    /// down; never-cabled ports are not reported).
+    pub down_after_up: bool,
+    pub degraded: Option<Degraded>,
+    /// Symbol errors per received bit over the window (None: not enough
+    /// history or no traffic).
+    pub symbol_ber: Option<f64>,
+    /// LinkErrorRecovery per hour over the window.
+    pub link_recovery_per_hour: Option<f64>,
+    /// LinkDowned increments within the window.
+    pub link_downed: u64,
+    /// PortXmitWait / (PortXmitWait + PortXmitData) over the window: the
+    /// share of transmit opportunities spent waiting for credits.
+    pub xmit_wait_ratio: Option<f64>,
+    /// A counter read lower than in the last sweep: cleared by someone
+    /// (another performance manager, perfquery -R, this agent's Set).
+    pub counters_cleared: bool,
+}
+
+impl PortHealth {
+    /// Whether anything about the port is worth an operator's look.
+    pub fn is_unhealthy(&self, c: &HealthConfig) -> bool {
+        self.down_after_up
+            || self.degraded.is_some()
+            || self.symbol_ber.is_some_and(|b| b > c.max_symbol_ber)
+            || self
+                .link_recovery_per_hour
+                .is_some_and(|r| r > c.max_link_recovery_per_hour)
+            || self.link_downed >= c.flap_count
+            || self
+                .xmit_wait_ratio
+                .is_some_and(|r| r > c.max_xmit_wait_ratio)
+    }
+}
+
+/// The counters a port's health needs, at one sweep.
+#[derive(Debug, Clone, Copy)]
+struct Sample {
+    at: SystemTime,
+    symbol_errors: u64,
+    link_recovery: u64,
+    link_downed: u64,
+    rcv_data: u64,
+    xmit_data: u64,
+    xmit_wait: u64,
+    /// The PMA's own PortCounters readings: lower than last time means a
+    /// clear (the totals above carry on over it).
+    raw: [u64; 5],
+}
+
+/// Summary readings a clear resets (32-bit data/packet and the error
+/// counters an operator clears).
+fn raw(c: &crate::mad::pma::PortCounters) -> [u64; 5] {
+    [
+        c.symbol_error_counter.into(),
+        c.link_error_recovery_counter.into(),
+        c.port_rcv_errors.into(),
+        c.port_xmit_data.into(),
+        c.port_rcv_data.into(),
+    ]
+}
+
+/// Health across snapshots: per-port history over the window.
+#[derive(Debug, Default)]
+pub struct Health {
+    config: HealthConfig,
+    history: HashMap<(Guid, u8), VecDeque<Sample>>,
+    ever_active: HashSet<(Guid, u8)>,
+}
+
+impl Health {
+    pub fn new(config: HealthConfig) -> Self {
+        Health {
+            config,
+            ..Health::default()
+        }
+    }
+
+    pub fn config(&self) -> &HealthConfig {
+        &self.config
+    }
+
+    /// Takes in one snapshot and reports every port of it (switch port 0
+    /// excepted: it has no link).
+    pub fn observe(&mut self, snap: &Snapshot) -> Vec<PortHealth> {
+        let mut out = Vec::with_capacity(snap.ports.len());
+        let mut seen = HashSet::with_capacity(snap.ports.len());
+        for p in &snap.ports {
+            let Some(node) = snap.node(p.node) else {
+                continue;
+            };
+            if node.info.node_type == NodeType::Switch as u8 && p.num.0 == 0 {
+                continue;
+            }
+            let key = (node.info.node_guid, p.num.0);
+            seen.insert(key);
+            let active = p.info.port_state == PortState::Active as u8;
+            if active {
+                self.ever_active.insert(key);
+            }
+            let peer = p
+                .remote
+                .and_then(|r| snap.port(r))
+                .and_then(|r| snap.node(r.node).map(|n| (n.description.clone(), r.num.0)));
+            let mut h = PortHealth {
+                guid: node.info.node_guid,
+                node: node.description.clone(),
+                port: p.num.0,
+                peer,
+                active,
+                down_after_up: !active && self.ever_active.contains(&key),
+                degraded: if active { degraded(snap, p) } else { None },
+                symbol_ber: None,
+                link_recovery_per_hour: None,
+                link_downed: 0,
+                xmit_wait_ratio: None,
+                counters_cleared: false,
+            };
+            if let Some(c) = &p.counters {
+                let t = &c.totals;
+                let s = Sample {
+                    at: c.read_at,
+                    symbol_errors: t.symbol_error_counter,
+                    link_recovery: t.link_error_recovery_counter,
+                    link_downed: t.link_downed_counter,
+                    rcv_data: t.port_rcv_data,
+                    xmit_data: t.port_xmit_data,
+                    xmit_wait: t.port_xmit_wait,
+                    raw: raw(&c.readings.counters),
+                };
+                let hist = self.history.entry(key).or_default();
+                h.counters_cleared = hist
+                    .back()
+                    .is_some_and(|b| b.at < s.at && b.raw.iter().zip(s.raw).any(|(o, n)| n < *o));
+                if hist.back().is_none_or(|b| b.at < s.at) {
+                    hist.push_back(s);
+                }
+                while hist.len() > 2
+                    && hist
+                        .get(1)
+                        .and_then(|second| s.at.duration_since(second.at).ok())
+                        .is_some_and(|age| age >= self.config.window)
+                {
+                    hist.pop_front();
+                }
+                rates(&mut h, hist);
+                if !active {
+                    // No link, no traffic to judge: only flaps and clears count.
+                    h.symbol_ber = None;
+                    h.link_recovery_per_hour = None;
+                    h.xmit_wait_ratio = None;
+                }
+            }
+            out.push(h);
+        }
+        // Ports gone from the fabric keep no history.
+        self.history.retain(|k, _| seen.contains(k));
+        out
+    }
+}
+
+/// Windowed rates from the oldest and newest samples.
+fn rates(h: &mut PortHealth, hist: &VecDeque<Sample>) {
+    let (Some(a), Some(b)) = (hist.front(), hist.back()) else {
+        return;
+    };
+    let Ok(dt) = b.at.duration_since(a.at) else {
+        return;
+    };
+    if dt.is_zero() {
+        return;
+    }
+    let d = |f: fn(&Sample) -> u64| f(b).saturating_sub(f(a));
+    h.link_downed = d(|s| s.link_downed);
+    // Data counters count 4-octet words: 32 bits each.
+    let bits = d(|s| s.rcv_data) as f64 * 32.0;
+    if bits > 0.0 {
+        h.symbol_ber = Some(d(|s| s.symbol_errors) as f64 / bits);
+    }
+    h.link_recovery_per_hour = Some(d(|s| s.link_recovery) as f64 * 3600.0 / dt.as_secs_f64());
+    let (wait, data) = (d(|s| s.xmit_wait) as f64, d(|s| s.xmit_data) as f64);
+    if wait + data > 0.0 {
+        h.xmit_wait_ratio = Some(wait / (wait + data));
+    }
+}
+
+/// The widest width in a LinkWidthSupported/Enabled mask.
+fn widest(mask: u8) -> Option<LinkWidth> {
+    LinkWidth::from_mask(mask).last()
+}
+
+/// The speeds a port supports and has enabled (LinkSpeed*, and the
+/// extended ones when the port says they are valid), fastest last: what it
+/// is able and allowed to run.
+fn speeds(snap: &Snapshot, p: &Port) -> Vec<LinkSpeed> {
+    let cap = snap
+        .node(p.node)
+        .filter(|n| n.info.node_type == NodeType::Switch as u8)
+        .and_then(|_| snap.node_port(p.node, crate::types::PortNum(0)))
+        .and_then(|p0| snap.port(p0))
+        .map_or(p.info.capability_mask, |p0| p0.info.capability_mask);
+    let i = &p.info;
+    // Enabled 0xF: "set to LinkSpeedSupported" (IBA 14.2.5.6).
+    let base = match i.link_speed_enabled {
+        0xF => i.link_speed_supported,
+        e => e & i.link_speed_supported,
+    };
+    let ext = if cap & crate::mad::smp::port_cap::IS_EXTENDED_SPEEDS_SUPPORTED != 0 {
+        let supported = i.link_speed_ext_supported_combined();
+        // Ext enabled 0x1F: "set to supported"; 0x1E: extended speeds off.
+        match i.link_speed_ext_enabled {
+            0x1F => supported,
+            0x1E => 0,
+            e => ((e & 0x0F) | ((i.link_speed_ext_enabled2 & 0x03) << 4)) & supported,
+        }
+    } else {
+        0
+    };
+    LinkSpeed::ALL
+        .iter()
+        .copied()
+        .filter(|s| match s.encoding() {
+            crate::types::SpeedEncoding::LinkSpeed(b) => base & b != 0,
+            crate::types::SpeedEncoding::LinkSpeedExt(b) => ext & b != 0,
+            // FDR10 is a vendor attribute the sweep does not read.
+            crate::types::SpeedEncoding::MlnxExtPortInfo(_) => false,
+        })
+        .collect()
+}
+
+/// An active link below the widest width both ends have enabled and
+/// supported, or below the fastest speed both support.
+fn degraded(snap: &Snapshot, p: &Port) -> Option<Degraded> {
+    let r = p.remote.and_then(|r| snap.port(r))?;
+    let width = p.info.link_width()?;
+    let speed = snap.port_speed(p)?;
+    let mask = |q: &Port| {
+        let enabled = match q.info.link_width_enabled {
+            // 0xFF: "set to LinkWidthSupported".
+            0xFF => q.info.link_width_supported,
+            e => e,
+        };
+        enabled & q.info.link_width_supported
+    };
+    let expected_width = widest(mask(p) & mask(r)).unwrap_or(width);
+    let (ours, theirs) = (speeds(snap, p), speeds(snap, r));
+    let expected_speed = ours
+        .iter()
+        .rev()
+        .find(|s| theirs.contains(s))
+        .copied()
+        .unwrap_or(speed);
+    (width.lanes() < expected_width.lanes() || speed < expected_speed).then_some(Degraded {
+        width: width.name(),
+        expected_width: expected_width.name(),
+        speed: speed.name(),
+        expected_speed: expected_speed.name(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::source::sim::SimSource;
+    use crate::source::Source;
+
+    fn sim() -> SimSource {
+        SimSource::default_fabric(Default::default()).unwrap()
+    }
+
+    #[test]
+    fn a_healthy_fabric_reports_nothing() {
+        let mut s = sim();
+        let mut h = Health::default();
+        let snap = s.sweep().unwrap();
+        let report = h.observe(&snap);
+        assert!(!report.is_empty());
+        let bad: Vec<_> = report
+            .iter()
+            .filter(|p| p.active && (p.degraded.is_some() || p.down_after_up))
+            .collect();
+        assert!(bad.is_empty(), "{bad:#?}");
+    }
+
+    #[test]
+    fn a_narrow_link_is_degraded_and_a_dropped_one_down_after_up() {
+        let mut s = sim();
+        let mut h = Health::default();
+        let mut snap = s.sweep().unwrap();
+        h.observe(&snap);
+        // The first linked active port: run it at 1X, both ends able of more.
+        let i = snap
+            .ports
+            .iter()
+            .position(|p| p.remote.is_some() && p.info.port_state == PortState::Active as u8)
+            .unwrap();
+        let p = &mut snap.ports[i];
+        p.info.link_width_active = LinkWidth::X1.port_info_bit();
+        let report = h.observe(&snap);
+        let d = report
+            .iter()
+            .find(|r| r.degraded.is_some())
+            .expect("a degraded link");
+        assert_eq!(d.degraded.as_ref().unwrap().width, "1X");
+        assert_ne!(d.degraded.as_ref().unwrap().expected_width, "1X");
+        // Then down.
+        snap.ports[i].info.port_state = PortState::Down as u8;
+        let report = h.observe(&snap);
+        assert_eq!(report.iter().filter(|r| r.down_after_up).count(), 1);
+    }
+
+    /// The port's counters with `f` applied and read `secs` later.
+    fn bump(
+        snap: &mut Snapshot,
+        i: usize,
+        secs: u64,
+        f: impl Fn(&mut crate::model::PortTotals, &mut crate::mad::pma::PortCounters),
+    ) {
+        let p = &mut snap.ports[i];
+        let mut c = (**p.counters.as_ref().unwrap()).clone();
+        c.read_at += Duration::from_secs(secs);
+        f(&mut c.totals, &mut c.readings.counters);
+        p.counters = Some(std::sync::Arc::new(c));
+    }
+
+    #[test]
+    fn rates_flaps_congestion_and_clears_over_the_window() {
+        let mut s = sim();
+        let mut h = Health::new(HealthConfig {
+            window: Duration::from_secs(600),
+            ..HealthConfig::default()
+        });
+        let mut snap = s.sweep().unwrap();
+        let i = snap
+            .ports
+            .iter()
+            .position(|p| p.remote.is_some() && p.counters.is_some() && p.num.0 != 0)
+            .unwrap();
+        h.observe(&snap);
+        // 60 s later: 1e9 words received, 64 symbol errors (BER 2e-9), two
+        // LinkDowned, as many wait ticks as data words sent.
+        bump(&mut snap, i, 60, |t, c| {
+            c.symbol_error_counter = 100;
+            t.port_rcv_data += 1_000_000_000;
+            t.symbol_error_counter += 64;
+            t.link_downed_counter += 2;
+            t.link_error_recovery_counter += 1;
+            t.port_xmit_data += 1000;
+            t.port_xmit_wait += 1000;
+        });
+        let r = h.observe(&snap);
+        let p = r
+            .iter()
+            .find(|x| x.symbol_ber.is_some_and(|b| b > 0.0))
+            .unwrap();
+        assert!((p.symbol_ber.unwrap() - 2e-9).abs() < 1e-12, "{p:?}");
+        assert_eq!(p.link_downed, 2);
+        assert!((p.link_recovery_per_hour.unwrap() - 60.0).abs() < 1e-9);
+        assert!((p.xmit_wait_ratio.unwrap() - 0.5).abs() < 1e-9);
+        assert!(p.is_unhealthy(h.config()));
+        assert!(!p.counters_cleared);
+        // Much later, with nothing new: the window has passed, the port is
+        // healthy again; a reading that went down is a clear.
+        bump(&mut snap, i, 3600, |_, c| c.symbol_error_counter = 0);
+        let r = h.observe(&snap);
+        let p = r.iter().find(|x| x.counters_cleared).expect("a clear");
+        assert_eq!(p.link_downed, 0);
+        assert_eq!(p.symbol_ber.unwrap_or(0.0), 0.0);
+    }
+}
