@@ -95,6 +95,9 @@ pub struct Settings {
     pub warnings: Vec<String>,
     /// Prometheus endpoint (`--metrics`), off by default.
     pub metrics_listen: Option<SocketAddr>,
+    /// Connections the metrics endpoint holds at once (`metrics_max_connections`);
+    /// more are closed at once.
+    pub metrics_max_connections: usize,
     /// infiniband-diags node-name-map (`--node-name-map`).
     pub node_name_map: Option<PathBuf>,
     /// The umad source's options (`[umad]`).
@@ -172,6 +175,7 @@ struct FileConfig {
     rouser: Option<Vec<UserAccessEntry>>,
     rwuser: Option<Vec<UserAccessEntry>>,
     metrics_listen: Option<String>,
+    metrics_max_connections: Option<u32>,
     node_name_map: Option<PathBuf>,
     umad: Option<crate::umad_config::UmadSection>,
     secrets: Option<bool>,
@@ -917,6 +921,16 @@ fn merge(mut file: FileConfig, origin: &str, args: &RunArgs) -> Result<Settings,
         },
         warnings: Vec::new(),
         metrics_listen,
+        metrics_max_connections: match file.metrics_max_connections {
+            Some(0) => {
+                return Err(in_file(
+                    "metrics_max_connections",
+                    "must be at least 1".into(),
+                ))
+            }
+            Some(n) => n as usize,
+            None => crate::metrics::DEFAULT_MAX_CONNECTIONS,
+        },
         node_name_map,
         umad,
     })

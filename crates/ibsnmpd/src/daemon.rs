@@ -332,7 +332,7 @@ pub fn run(
             agent: Arc::clone(&agent_counters),
             started: std::time::Instant::now(),
         };
-        if let Err(e) = start_metrics(&runtime, addr, sources) {
+        if let Err(e) = start_metrics(&runtime, addr, sources, settings.metrics_max_connections) {
             fabric.stop();
             return Err(e);
         }
@@ -444,6 +444,7 @@ fn start_metrics(
     runtime: &tokio::runtime::Runtime,
     addr: std::net::SocketAddr,
     sources: crate::metrics::Sources,
+    max_connections: usize,
 ) -> Result<()> {
     let std_listener = std::net::TcpListener::bind(addr)
         .with_context(|| format!("cannot bind metrics TCP {addr}"))?;
@@ -451,7 +452,7 @@ fn start_metrics(
     let local = std_listener.local_addr()?;
     let _rt = runtime.enter();
     let listener = tokio::net::TcpListener::from_std(std_listener)?;
-    runtime.spawn(crate::metrics::serve(listener, Arc::new(sources)));
+    runtime.spawn(crate::metrics::serve(listener, sources, max_connections));
     info!(addr = %local, "metrics endpoint listening (GET /metrics)");
     Ok(())
 }

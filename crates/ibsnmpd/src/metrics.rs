@@ -11,9 +11,8 @@ use std::convert::Infallible;
 use std::fmt::Write as _;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
-use std::time::{Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use http_body_util::Full;
 use hyper::body::{Bytes, Incoming};
 use hyper::server::conn::http1;
 use hyper::service::service_fn;
@@ -43,70 +42,233 @@ pub struct Sources {
     pub started: Instant,
 }
 
-/// Serves /metrics on `listener` until the runtime stops.
-pub async fn serve(listener: tokio::net::TcpListener, sources: Arc<Sources>) {
+/// Connections the endpoint holds at once unless configured
+/// (`metrics_max_connections`): a few Prometheus servers and operators.
+pub const DEFAULT_MAX_CONNECTIONS: usize = 64;
+/// A client must send its request headers within this time.
+const HEADER_TIMEOUT: Duration = Duration::from_secs(10);
+/// A connection's whole life, keep-alive included: a slow reader cannot
+/// hold a connection (and its body) for ever.
+const CONNECTION_LIFETIME: Duration = Duration::from_secs(120);
+
+/// The fabric part of the exposition, rendered once per published snapshot
+/// and shared by every scrape of it (plain and gzipped): N slow readers
+/// hold one body, not N.
+#[derive(Default)]
+struct Rendered {
+    /// The snapshot it was rendered from (its address and sweep number).
+    key: Option<(usize, u64)>,
+    plain: Bytes,
+    deflated: Option<Deflated>,
+}
+
+/// The fabric part as raw deflate blocks ending in a sync flush (so a
+/// scrape's own part can follow as more blocks of the same stream), with
+/// the CRC-32 of its text.
+#[derive(Clone)]
+struct Deflated {
+    blocks: Bytes,
+    crc: crc32fast::Hasher,
+}
+
+impl Deflated {
+    fn of(text: &[u8]) -> Deflated {
+        use std::io::Write as _;
+        let mut z = flate2::write::DeflateEncoder::new(
+            Vec::with_capacity(text.len() / 8),
+            flate2::Compression::fast(),
+        );
+        // Writing to a Vec cannot fail; flush() is a sync flush: byte
+        // aligned, no final block.
+        let _ = z.write_all(text);
+        let _ = z.flush();
+        let mut crc = crc32fast::Hasher::new();
+        crc.update(text);
+        Deflated {
+            blocks: Bytes::from(std::mem::take(z.get_mut())),
+            crc,
+        }
+    }
+
+    /// One gzip member (RFC 1952): header, the shared blocks, `tail`
+    /// compressed as the final blocks, trailer.
+    fn gzip_with(&self, shared_len: usize, tail: &[u8]) -> Vec<Bytes> {
+        let mut z = flate2::write::DeflateEncoder::new(Vec::new(), flate2::Compression::fast());
+        use std::io::Write as _;
+        let _ = z.write_all(tail);
+        let tail_blocks = z.finish().unwrap_or_default();
+        let mut crc = self.crc.clone();
+        crc.update(tail);
+        let mut trailer = Vec::with_capacity(8);
+        trailer.extend_from_slice(&crc.finalize().to_le_bytes());
+        // ISIZE: the length modulo 2^32.
+        trailer.extend_from_slice(&((shared_len + tail.len()) as u32).to_le_bytes());
+        vec![
+            Bytes::from_static(&[0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 255]),
+            self.blocks.clone(),
+            Bytes::from(tail_blocks),
+            Bytes::from(trailer),
+        ]
+    }
+}
+
+/// The endpoint: its sources and the shared render.
+struct Endpoint {
+    sources: Sources,
+    /// One render at a time; scrapes of the same snapshot share it.
+    rendered: tokio::sync::Mutex<Rendered>,
+}
+
+/// Serves /metrics on `listener` until the runtime stops, at most
+/// `max_connections` connections at once (more are closed as they come).
+pub async fn serve(listener: tokio::net::TcpListener, sources: Sources, max_connections: usize) {
+    let endpoint = Arc::new(Endpoint {
+        sources,
+        rendered: tokio::sync::Mutex::new(Rendered::default()),
+    });
+    let slots = Arc::new(tokio::sync::Semaphore::new(max_connections.max(1)));
+    let mut refused = 0u64;
     loop {
         let (stream, peer) = match listener.accept().await {
             Ok(x) => x,
             Err(e) => {
                 // Out of descriptors and the like: back off, keep serving.
                 warn!(error = %e, "metrics: accept failed");
-                tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+                tokio::time::sleep(Duration::from_millis(100)).await;
                 continue;
             }
         };
-        let sources = Arc::clone(&sources);
+        let Ok(slot) = Arc::clone(&slots).try_acquire_owned() else {
+            // Closed at once: the descriptor goes back now.
+            refused += 1;
+            if refused.is_power_of_two() {
+                warn!(%peer, refused, limit = max_connections, "metrics: connection limit reached; closing new connections");
+            }
+            drop(stream);
+            continue;
+        };
+        let endpoint = Arc::clone(&endpoint);
         tokio::spawn(async move {
             let svc = service_fn(move |req: Request<Incoming>| {
-                let sources = Arc::clone(&sources);
-                async move { Ok::<_, Infallible>(respond(&req, sources).await) }
+                let endpoint = Arc::clone(&endpoint);
+                async move { Ok::<_, Infallible>(respond(&req, &endpoint).await) }
             });
-            if let Err(e) = http1::Builder::new()
-                .serve_connection(TokioIo::new(stream), svc)
-                .await
-            {
-                debug!(%peer, error = %e, "metrics: connection ended");
+            let conn = http1::Builder::new()
+                .timer(hyper_util::rt::TokioTimer::new())
+                .header_read_timeout(HEADER_TIMEOUT)
+                .serve_connection(TokioIo::new(stream), svc);
+            match tokio::time::timeout(CONNECTION_LIFETIME, conn).await {
+                Ok(Err(e)) => debug!(%peer, error = %e, "metrics: connection ended"),
+                Err(_) => debug!(%peer, "metrics: connection closed after its lifetime"),
+                Ok(Ok(())) => {}
             }
+            drop(slot);
         });
     }
 }
 
-async fn respond(req: &Request<Incoming>, sources: Arc<Sources>) -> Response<Full<Bytes>> {
-    let text = |status: StatusCode, body: String| {
-        let mut r = Response::new(Full::new(Bytes::from(body)));
+/// A body of a few shared chunks (the cached fabric part, this scrape's
+/// agent part).
+struct Chunks(std::collections::VecDeque<Bytes>);
+
+impl hyper::body::Body for Chunks {
+    type Data = Bytes;
+    type Error = Infallible;
+    fn poll_frame(
+        mut self: std::pin::Pin<&mut Self>,
+        _: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<Result<hyper::body::Frame<Bytes>, Infallible>>> {
+        std::task::Poll::Ready(self.0.pop_front().map(|b| Ok(hyper::body::Frame::data(b))))
+    }
+    fn size_hint(&self) -> hyper::body::SizeHint {
+        hyper::body::SizeHint::with_exact(self.0.iter().map(|b| b.len() as u64).sum())
+    }
+}
+
+fn accepts_gzip(req: &Request<Incoming>) -> bool {
+    req.headers()
+        .get_all(hyper::header::ACCEPT_ENCODING)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(','))
+        .any(|e| {
+            let mut parts = e.split(';').map(str::trim);
+            parts.next() == Some("gzip") && !parts.any(|q| q == "q=0" || q == "q=0.0")
+        })
+}
+
+async fn respond(req: &Request<Incoming>, e: &Arc<Endpoint>) -> Response<Chunks> {
+    let text = |status: StatusCode, body: &'static str| {
+        let mut r = Response::new(Chunks([Bytes::from_static(body.as_bytes())].into()));
         *r.status_mut() = status;
         r
     };
     if req.method() != Method::GET && req.method() != Method::HEAD {
-        return text(StatusCode::METHOD_NOT_ALLOWED, "GET /metrics\n".into());
+        return text(StatusCode::METHOD_NOT_ALLOWED, "GET /metrics\n");
     }
     match req.uri().path() {
         "/metrics" => {
-            // Rendering a large fabric takes a while: off the async workers.
-            let body = tokio::task::spawn_blocking(move || render_all(&sources))
-                .await
-                .unwrap_or_default();
-            let mut r = text(StatusCode::OK, body);
-            if let Ok(v) = "text/plain; version=0.0.4; charset=utf-8".parse() {
-                r.headers_mut().insert(hyper::header::CONTENT_TYPE, v);
+            let gz = accepts_gzip(req);
+            let snap = (e.sources.snapshot)();
+            let (plain, deflated) = {
+                let mut r = e.rendered.lock().await;
+                let key = (Arc::as_ptr(&snap) as usize, snap.sweep.number);
+                if r.key != Some(key) {
+                    // Rendering a large fabric takes a while: off the async workers.
+                    let s = Arc::clone(&snap);
+                    let plain = tokio::task::spawn_blocking(move || Bytes::from(render_shared(&s)))
+                        .await
+                        .unwrap_or_default();
+                    *r = Rendered {
+                        key: Some(key),
+                        plain,
+                        deflated: None,
+                    };
+                }
+                if gz && r.deflated.is_none() {
+                    let plain = r.plain.clone();
+                    r.deflated = tokio::task::spawn_blocking(move || Deflated::of(&plain))
+                        .await
+                        .ok();
+                }
+                (r.plain.clone(), r.deflated.clone().filter(|_| gz))
+            };
+            // The agent's own figures change by the scrape: rendered now
+            // (small), after the shared part.
+            let mut agent = String::with_capacity(8192);
+            render_agent(&mut agent, &snap, &e.sources);
+            let chunks = match &deflated {
+                Some(d) => d.gzip_with(plain.len(), agent.as_bytes()),
+                None => vec![plain, Bytes::from(agent)],
+            };
+            let mut r = Response::new(Chunks(chunks.into()));
+            let h = r.headers_mut();
+            h.insert(
+                hyper::header::CONTENT_TYPE,
+                hyper::header::HeaderValue::from_static("text/plain; version=0.0.4; charset=utf-8"),
+            );
+            h.insert(
+                hyper::header::VARY,
+                hyper::header::HeaderValue::from_static("Accept-Encoding"),
+            );
+            if deflated.is_some() {
+                h.insert(
+                    hyper::header::CONTENT_ENCODING,
+                    hyper::header::HeaderValue::from_static("gzip"),
+                );
             }
             r
         }
-        "/" => text(
-            StatusCode::OK,
-            "ibsnmpd: Prometheus metrics at /metrics\n".into(),
-        ),
-        _ => text(StatusCode::NOT_FOUND, "not found; try /metrics\n".into()),
+        "/" => text(StatusCode::OK, "ibsnmpd: Prometheus metrics at /metrics\n"),
+        _ => text(StatusCode::NOT_FOUND, "not found; try /metrics\n"),
     }
 }
 
-/// The whole exposition.
-pub fn render_all(s: &Sources) -> String {
-    let snap = (s.snapshot)();
+/// The part of the exposition that depends on the snapshot alone.
+fn render_shared(snap: &Snapshot) -> String {
     let mut out = String::with_capacity(snap.ports.len() * 2048 + 8192);
-    render_fabric(&mut out, &snap);
-    render_sms(&mut out, &snap);
-    render_agent(&mut out, &snap, s);
+    render_fabric(&mut out, snap);
+    render_sms(&mut out, snap);
     out
 }
 

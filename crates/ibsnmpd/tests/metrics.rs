@@ -304,3 +304,107 @@ fn metrics_match_perfquery_with_node_names() {
     }
     drop(agent);
 }
+
+/// curl's exit status and body (`extra` flags first).
+fn curl_status(url: &str, extra: &[&str]) -> (Option<i32>, String) {
+    let o = Command::new("curl")
+        .args(["-sS", "--max-time", "10"])
+        .args(extra)
+        .arg(url)
+        .output()
+        .unwrap();
+    (
+        o.status.code(),
+        String::from_utf8_lossy(&o.stdout).into_owned(),
+    )
+}
+
+/// The fabric's lines of an exposition (the agent's own change by the scrape).
+fn fabric_lines(text: &str) -> Vec<&str> {
+    text.lines()
+        .filter(|l| l.starts_with("infiniband_"))
+        .collect()
+}
+
+/// An unauthenticated flood of idle and slow HTTP connections, with the
+/// agent held to 256 descriptors as a service may be: SNMP Gets and Sets
+/// keep answering, the agent keeps running, connections over the cap are
+/// closed at once (never left hanging), and once the flood ends a scrape
+/// works again, plain and gzipped alike.
+#[test]
+fn a_metrics_flood_never_starves_snmp() {
+    use std::io::Write as _;
+    let mport = free_port("127.0.0.1");
+    let addr = format!("127.0.0.1:{mport}");
+    let url = format!("http://{addr}/metrics");
+    let mut agent = common::Agent::start(&["--metrics", &addr, "--sweep-interval", "3600"]);
+    let pid = agent.pid().to_string();
+    let lim = Command::new("prlimit")
+        .args(["--pid", &pid, "--nofile=256:256"])
+        .status()
+        .unwrap();
+    assert!(lim.success());
+
+    let mut flood = Vec::new();
+    for i in 0..400 {
+        let Ok(mut s) = std::net::TcpStream::connect(&addr) else {
+            continue;
+        };
+        if i % 2 == 0 {
+            // A slow reader: asks, never reads.
+            let _ = s.write_all(b"GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n");
+        }
+        flood.push(s);
+    }
+    std::thread::sleep(Duration::from_secs(1));
+    for i in 0..10 {
+        let contact = format!("flood-{i}");
+        agent.ok(
+            "snmpset",
+            "2c",
+            "private",
+            &[],
+            &[".1.3.6.1.2.1.1.4.0", "s", &contact],
+        );
+        let got = agent.ok(
+            "snmpget",
+            "2c",
+            "public",
+            &["-Oqv"],
+            &[".1.3.6.1.2.1.1.4.0"],
+        );
+        assert!(got.contains(&contact), "{got}");
+    }
+    // Over the cap: closed at once (curl: empty reply), not a hang (28).
+    let (code, _) = curl_status(&url, &[]);
+    assert_ne!(code, Some(28), "a scrape over the cap hung");
+    drop(flood);
+    std::thread::sleep(Duration::from_millis(500));
+
+    let (code, plain) = curl_status(&url, &["--fail"]);
+    assert_eq!(code, Some(0), "{plain}");
+    assert!(plain.contains("infiniband_hca_port_"), "{plain}");
+    let (code, unzipped) = curl_status(&url, &["--fail", "--compressed"]);
+    assert_eq!(code, Some(0));
+    assert_eq!(fabric_lines(&unzipped), fabric_lines(&plain));
+    // The header says gzip, and the body on the wire is much smaller.
+    let o = Command::new("curl")
+        .args([
+            "-sS",
+            "-D",
+            "-",
+            "-o",
+            "/dev/null",
+            "-H",
+            "Accept-Encoding: gzip",
+        ])
+        .args(["-w", "%{size_download}", &url])
+        .output()
+        .unwrap();
+    let head = String::from_utf8_lossy(&o.stdout).to_lowercase();
+    assert!(head.contains("content-encoding: gzip"), "{head}");
+    let size: usize = head.lines().last().unwrap().trim().parse().unwrap();
+    assert!(size * 4 < plain.len(), "gzip {size} of {}", plain.len());
+    // Still the same agent.
+    assert!(agent.terminate().success(), "{}", agent.log_text());
+}

@@ -153,6 +153,8 @@ impl<V: 'static, K: Send + 'static> Agent<V, K> {
         let stop = StopOnDrop(Arc::new(AtomicBool::new(false)));
         let (done_tx, mut done_rx) = tokio::sync::mpsc::channel::<io::Result<()>>(1);
         for sock in self.sockets.into_iter().flatten() {
+            // Shared with the Set tasks: no descriptor per request.
+            let sock = Arc::new(sock);
             {
                 let engine = Arc::clone(&engine);
                 let runtime = runtime.clone();
@@ -197,7 +199,7 @@ impl Drop for StopOnDrop {
 }
 
 fn serve<V: Send + Sync + 'static, K: Send + Sync + 'static>(
-    sock: &UdpSocket,
+    sock: &Arc<UdpSocket>,
     engine: &Arc<Engine<V, K>>,
     runtime: &tokio::runtime::Handle,
     stop: &AtomicBool,
@@ -225,7 +227,9 @@ fn serve<V: Send + Sync + 'static, K: Send + Sync + 'static>(
             Action::None => {}
             Action::Send => send(sock, engine.stats(), &out, src),
             Action::Set(p) => {
-                let sock = sock.try_clone()?;
+                // (try_clone here once made a Set fail the whole loop when
+                // descriptors ran out: a shared socket needs none.)
+                let sock = Arc::clone(sock);
                 let engine = Arc::clone(engine);
                 runtime.spawn(async move {
                     let answer = engine.finish_set(p, src).await;
