@@ -210,6 +210,14 @@ impl FabricThread {
         let join = std::thread::Builder::new()
             .name("ibsnmpd-source".into())
             .spawn(move || {
+                // Requests never wait on a sweep: on a busy machine the
+                // sweep is what gives way (its snapshot is a little later,
+                // no answer is).
+                if let Err(e) = thread_priority::set_current_thread_priority(
+                    thread_priority::ThreadPriority::Min,
+                ) {
+                    debug!(error = ?e, "cannot lower the source thread's priority");
+                }
                 if begin_rx.recv().is_err() {
                     return; // stopped before the first sweep
                 }
