@@ -104,9 +104,14 @@ pub enum Command {
     /// their speed or width, error hot spots, flapping, congestion, ports
     /// that went down, counters someone cleared, the SMs (docs/health.md).
     Health(HealthArgs),
-    /// Print the man page (roff) generated from this command line.
+    /// Print the man page (roff) generated from this command line:
+    /// ibsnmpd(8), or with --config ibsnmpd.toml(5).
     #[command(hide = true)]
-    Man,
+    Man {
+        /// The configuration file's page, ibsnmpd.toml(5).
+        #[arg(long)]
+        config: bool,
+    },
 }
 
 #[derive(Debug, Args)]

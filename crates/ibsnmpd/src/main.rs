@@ -44,7 +44,7 @@ fn main() -> ExitCode {
         Some(Command::Topology(cmd)) => commands::topology(&cmd),
         Some(Command::Ctl(args)) => commands::ctl(&args),
         Some(Command::Health(args)) => crate::health::run(&args),
-        Some(Command::Man) => commands::man(),
+        Some(Command::Man { config }) => commands::man(config),
         None => run(cli.run),
     };
     match result {
