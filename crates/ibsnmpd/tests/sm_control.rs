@@ -479,7 +479,20 @@ fn a_failed_reload_leaves_every_file_as_it_was() {
         .count();
     assert_eq!(temps, 0);
 
-    // OpenSM's own pid: the same Sets go through.
+    // OpenSM's own pid: the same Sets go through, and the files keep the
+    // operator's mode, owner and group (not the agent's umask and user).
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
+    for f in [&conf, &parts] {
+        std::fs::set_permissions(f, std::fs::Permissions::from_mode(0o640)).unwrap();
+        let _ = std::os::unix::fs::chown(f, Some(65534), Some(65534));
+    }
+    let owners = || {
+        [&conf, &parts].map(|f| {
+            let m = std::fs::metadata(f).unwrap();
+            (m.mode() & 0o7777, m.uid(), m.gid())
+        })
+    };
+    let before_owners = owners();
     std::fs::copy(tb.dir().join("opensm.pid"), &pid_file).unwrap();
     let (ok, text) = set(&agent.target, PRIORITY, "u", "9");
     assert!(ok, "{text}");
@@ -488,6 +501,7 @@ fn a_failed_reload_leaves_every_file_as_it_was() {
     assert!(std::fs::read_to_string(&conf)
         .unwrap()
         .contains("sm_priority 9"));
+    assert_eq!(owners(), before_owners);
     wait_for("sminfo priority 9", Duration::from_secs(30), || {
         let si = tb.run_diag("sminfo", &[]).ok()?;
         si.stdout.contains("priority 9").then_some(si.stdout)
