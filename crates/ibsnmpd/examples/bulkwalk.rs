@@ -5,7 +5,6 @@
 //! Usage: bulkwalk HOST:PORT COMMUNITY ROOT_OID [MAX_REPETITIONS] [PASSES]
 //! Prints one line per pass: `varbinds=N seconds=S vbps=R`.
 
-use std::net::{ToSocketAddrs, UdpSocket};
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
@@ -14,50 +13,32 @@ use snmp::oid::Oid;
 use snmp::pdu::{BulkBody, Pdu};
 use snmp::value::{Value, VarBind};
 
+mod common;
+
 fn main() -> ExitCode {
-    match run() {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(e) => {
-            eprintln!("bulkwalk: {e}");
-            ExitCode::from(1)
-        }
-    }
+    common::main("bulkwalk", run)
 }
 
 fn run() -> Result<(), String> {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    if args.len() < 3 {
-        return Err("usage: bulkwalk HOST:PORT COMMUNITY ROOT_OID [MAX_REP] [PASSES]".into());
-    }
-    let target = args[0]
-        .to_socket_addrs()
-        .map_err(|e| format!("{}: {e}", args[0]))?
-        .next()
-        .ok_or("no address")?;
-    let community = args[1].as_bytes().to_vec();
-    let root: Oid = args[2].parse().map_err(|e| format!("{e}"))?;
+    let (sock, community, args) = common::connect(
+        "bulkwalk HOST:PORT COMMUNITY ROOT_OID [MAX_REP] [PASSES]",
+        3,
+        Duration::from_secs(2),
+    )?;
+    let root: Oid = args[0].parse().map_err(|e| format!("{e}"))?;
     let max_rep: i32 = args
-        .get(3)
+        .get(1)
         .map(|s| s.parse())
         .transpose()
         .map_err(|_| "bad MAX_REP")?
         .unwrap_or(50);
     let passes: u32 = args
-        .get(4)
+        .get(2)
         .map(|s| s.parse())
         .transpose()
         .map_err(|_| "bad PASSES")?
         .unwrap_or(1);
 
-    let bind = if target.is_ipv6() {
-        "[::1]:0"
-    } else {
-        "127.0.0.1:0"
-    };
-    let sock = UdpSocket::bind(bind).map_err(|e| e.to_string())?;
-    sock.connect(target).map_err(|e| e.to_string())?;
-    sock.set_read_timeout(Some(Duration::from_secs(2)))
-        .map_err(|e| e.to_string())?;
     let mut buf = vec![0u8; 65536];
     let mut request_id: i32 = 1;
     for _ in 0..passes {

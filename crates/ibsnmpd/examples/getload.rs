@@ -8,7 +8,6 @@
 //! Prints `sent=N answered=N lost=N p50_us=.. p90_us=.. p99_us=.. p999_us=.. max_us=..`.
 
 use std::collections::HashMap;
-use std::net::{ToSocketAddrs, UdpSocket};
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -19,30 +18,21 @@ use snmp::oid::Oid;
 use snmp::pdu::{Pdu, PduBody};
 use snmp::value::{Value, VarBind};
 
+mod common;
+
 fn main() -> ExitCode {
-    match run() {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(e) => {
-            eprintln!("getload: {e}");
-            ExitCode::from(1)
-        }
-    }
+    common::main("getload", run)
 }
 
 fn run() -> Result<(), String> {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    if args.len() < 5 {
-        return Err("usage: getload HOST:PORT COMMUNITY RATE SECONDS OID...".into());
-    }
-    let target = args[0]
-        .to_socket_addrs()
-        .map_err(|e| format!("{}: {e}", args[0]))?
-        .next()
-        .ok_or("no address")?;
-    let community = args[1].as_bytes().to_vec();
-    let rate: f64 = args[2].parse().map_err(|_| "bad RATE")?;
-    let secs: f64 = args[3].parse().map_err(|_| "bad SECONDS")?;
-    let oids: Vec<Oid> = args[4..]
+    let (sock, community, args) = common::connect(
+        "getload HOST:PORT COMMUNITY RATE SECONDS OID...",
+        5,
+        Duration::from_millis(100),
+    )?;
+    let rate: f64 = args[0].parse().map_err(|_| "bad RATE")?;
+    let secs: f64 = args[1].parse().map_err(|_| "bad SECONDS")?;
+    let oids: Vec<Oid> = args[2..]
         .iter()
         .map(|o| o.parse().map_err(|e| format!("{o}: {e}")))
         .collect::<Result<_, _>>()?;
@@ -50,10 +40,6 @@ fn run() -> Result<(), String> {
         return Err("RATE and SECONDS must be positive".into());
     }
 
-    let sock = UdpSocket::bind("127.0.0.1:0").map_err(|e| e.to_string())?;
-    sock.connect(target).map_err(|e| e.to_string())?;
-    sock.set_read_timeout(Some(Duration::from_millis(100)))
-        .map_err(|e| e.to_string())?;
     let sock = Arc::new(sock);
     // request id -> send time
     let pending: Arc<Mutex<HashMap<i32, Instant>>> = Arc::default();

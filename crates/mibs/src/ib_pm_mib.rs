@@ -66,10 +66,14 @@ pub const DEF: crate::ModuleDef = crate::ModuleDef {
     state: Some(StateCodec::of::<PmState>()),
 };
 
-/// sysORTable row for this module (its MODULE-IDENTITY `pm`).
+/// sysORTable row for this module. Its MODULE-IDENTITY `pm` (117) and
+/// `pmMIBObjects` (117.1) share their OIDs with IB-TC-MIB's
+/// `infinibandMIB` and `ibTcMIB`, so a manager would read this row as
+/// IB-TC-MIB's; the first table is the module's first OID no other module
+/// names.
 pub fn or_entry() -> SysOrEntry {
     SysOrEntry::new(
-        o::PM,
+        o::PM_CLASS_PORT_INFO_TABLE,
         "IB-PM-MIB: InfiniBand PerfMgt ClassPortInfo, PortSamplesControl/Result \
                 and PortCounters of every node",
     )
