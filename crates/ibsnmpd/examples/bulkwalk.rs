@@ -5,6 +5,7 @@
 //! Usage: bulkwalk HOST:PORT COMMUNITY ROOT_OID [MAX_REPETITIONS] [PASSES]
 //! Prints one line per pass: `varbinds=N seconds=S vbps=R`.
 
+use std::net::UdpSocket;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 

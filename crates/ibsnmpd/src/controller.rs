@@ -24,6 +24,7 @@ use crate::fabric::FabricHandle;
 use crate::opensm::{OpenSmControl, SmFailure};
 use crate::state::StateStore;
 use ib::opensm::SmOp;
+use mibs::ib_sm_req::Job;
 
 /// Applies Sets; shared by every receive task of the agent.
 pub struct Controller {
@@ -42,6 +43,9 @@ struct Inner {
     last: std::sync::Mutex<Option<Undo>>,
     /// The OpenSM the agent steers (`[opensm]`), for [`Effect::Service`].
     opensm: Option<Arc<OpenSmControl>>,
+    /// Where requests a Set activates go to be answered (see
+    /// [`crate::requests`]); None: nothing answers them.
+    jobs: Option<tokio::sync::mpsc::UnboundedSender<Job>>,
 }
 
 /// The state before the last successful apply.
@@ -58,6 +62,7 @@ impl Controller {
         store: StateStore,
         fabric: FabricHandle,
         opensm: Option<Arc<OpenSmControl>>,
+        jobs: Option<tokio::sync::mpsc::UnboundedSender<Job>>,
     ) -> Self {
         Controller {
             inner: Arc::new(Inner {
@@ -68,7 +73,19 @@ impl Controller {
                 serial: tokio::sync::Mutex::new(()),
                 last: std::sync::Mutex::new(None),
                 opensm,
+                jobs,
             }),
+        }
+    }
+
+    /// Changes the agent's runtime state (never persisted: request answers,
+    /// session ageing) in turn with Sets; `change` answers whether it
+    /// changed anything (only then is a new state published).
+    pub async fn update_runtime(&self, change: impl FnOnce(&mut SystemState) -> bool) {
+        let _one_at_a_time = self.inner.serial.lock().await;
+        let mut new = (*self.inner.system.load_full()).clone();
+        if change(&mut new) {
+            self.inner.system.store(Arc::new(new));
         }
     }
 }
@@ -195,6 +212,7 @@ impl Inner {
             // (What changed is logged by the OpenSM control.)
             info!(by = principal, "Set applied to the SM");
         }
+        let activated = new.requests.jobs_after(old.requests.generation());
         let undo = (!reached_fabric).then_some(Undo {
             system: old,
             kv: old_kv,
@@ -203,6 +221,12 @@ impl Inner {
             *last = undo;
         }
         self.system.store(Arc::new(new));
+        // Answered off the request path, once the rows are visible.
+        for job in activated {
+            if let Some(jobs) = &self.jobs {
+                let _ = jobs.send(job);
+            }
+        }
         Ok(())
     }
 

@@ -40,6 +40,10 @@ fn initial_state(settings: &Settings, stored: &Persisted) -> SystemState {
     st.location = settings.sys_location.clone();
     st.enable_authen_traps = settings.notify.auth_traps;
     st.secrets = settings.secrets;
+    st.requests = Arc::new(mibs::ib_sm_req::Sessions::new(
+        settings.request_session_timeout,
+        settings.request_sessions_max,
+    ));
     for problem in st.restore(stored) {
         warn!(%problem, "ignoring a stored value that cannot be read (its default stays)");
     }
@@ -221,12 +225,14 @@ pub fn run(
         info!(conf = %o.conf.display(), console = ?o.console, "steering OpenSM ([opensm])");
         Arc::new(crate::opensm::OpenSmControl::new(o))
     });
+    let (jobs_tx, jobs_rx) = tokio::sync::mpsc::unbounded_channel();
     let controller = Arc::new(Controller::new(
         Arc::clone(&system),
         stored,
         store,
         fabric.handle(),
         opensm,
+        Some(jobs_tx),
     ));
 
     let config = AgentConfig {
@@ -243,9 +249,10 @@ pub fn run(
     crate::requests::start(
         &runtime,
         fabric.handle(),
+        Arc::clone(&controller),
         settings.source.starts_with("umad"),
         settings.request_session_timeout,
-        settings.request_sessions_max,
+        jobs_rx,
     );
     let metrics_current = Arc::clone(&current);
     let view_stats = Arc::clone(&stats);

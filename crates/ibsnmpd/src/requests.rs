@@ -10,11 +10,14 @@
 
 use std::time::{Duration, Instant};
 
+use std::sync::Arc;
+
 use ib::source::{ControlOp, ControlReply};
 use mibs::ib_sm_req::{
-    local_multipaths, local_paths, trace_hops, Answer, Job, JobKind, MultiPathQuery, REQUESTS,
+    local_multipaths, local_paths, trace_hops, Answer, Job, JobKind, MultiPathQuery,
 };
 
+use crate::controller::Controller;
 use crate::fabric::FabricHandle;
 
 /// Longest wait for the SA's answer (the source thread may be sweeping).
@@ -23,37 +26,52 @@ pub const SA_WAIT: Duration = Duration::from_secs(10);
 /// SA, one PathRecord query each (255 x 255 GIDs would be 65,025 queries).
 pub const MAX_PAIRS: usize = 1024;
 
-/// Configures the session store and starts its runner and ageing.
+/// Answers the requests the controller sends (on the runtime) and ages
+/// idle sessions out, both through the controller: request sessions are
+/// agent state, changed in turn with Sets.
 pub fn start(
     rt: &tokio::runtime::Runtime,
     fabric: FabricHandle,
+    controller: Arc<Controller>,
     has_sa: bool,
     timeout: Duration,
-    max: usize,
+    mut jobs: tokio::sync::mpsc::UnboundedReceiver<Job>,
 ) {
-    REQUESTS.configure(timeout, max);
-    let handle = rt.handle().clone();
-    REQUESTS.set_runner(Box::new(move |job: Job| {
-        let fabric = fabric.clone();
-        handle.spawn(async move {
-            let t0 = Instant::now();
-            let answer = answer(&fabric, has_sa, &job).await;
-            tracing::debug!(
-                index = ?job.index,
-                ms = t0.elapsed().as_secs_f64() * 1e3,
-                ok = answer.is_ok(),
-                "request answered"
-            );
-            REQUESTS.complete(&job, answer);
-        });
-    }));
+    let c = Arc::clone(&controller);
+    rt.spawn(async move {
+        while let Some(job) = jobs.recv().await {
+            let (fabric, c) = (fabric.clone(), Arc::clone(&c));
+            tokio::spawn(async move {
+                let t0 = Instant::now();
+                let answer = answer(&fabric, has_sa, &job).await;
+                tracing::debug!(
+                    index = ?job.index,
+                    ms = t0.elapsed().as_secs_f64() * 1e3,
+                    ok = answer.is_ok(),
+                    "request answered"
+                );
+                c.update_runtime(|st| Arc::make_mut(&mut st.requests).complete(&job, answer))
+                    .await;
+            });
+        }
+    });
     // Age sessions out within a tenth of the timeout (at most every 5 s).
     let tick = (timeout / 10).clamp(Duration::from_millis(100), Duration::from_secs(5));
     rt.spawn(async move {
         let mut t = tokio::time::interval(tick);
         loop {
             t.tick().await;
-            REQUESTS.age_out(Instant::now());
+            let now = Instant::now();
+            controller
+                .update_runtime(|st| {
+                    // Only a state that loses sessions is copied.
+                    let mut s = (*st.requests).clone();
+                    s.age_out(now) > 0 && {
+                        st.requests = Arc::new(s);
+                        true
+                    }
+                })
+                .await;
         }
     });
 }

@@ -264,7 +264,8 @@ fn sim_tables_walk_with_the_shipped_mibs() {
     // IB-PM-MIB's row names IB-PM-MIB, not IB-TC-MIB (which shares the
     // OIDs of its MODULE-IDENTITY).
     assert!(
-        ids.iter().any(|v| v.as_str() == "OID: IB-PM-MIB::pmClassPortInfoTable"),
+        ids.iter()
+            .any(|v| v.as_str() == "OID: IB-PM-MIB::pmClassPortInfoTable"),
         "{or:#?}"
     );
 }

@@ -10,7 +10,7 @@
 //! The protocol (docs/ib-sm.md, "Request tables"):
 //! - A request row is created and filled (one Set PDU or several); when it
 //!   becomes active the answer is computed off the request path (the Set
-//!   returns at once) by the daemon's runner ([`Requests::set_runner`]).
+//!   returns at once) by the daemon's runner ([`Sessions::jobs_after`]).
 //! - Result rows appear under the same session id when the answer is in.
 //!   While the request is active and has no result rows it is pending; when
 //!   the answer fails (no SA, SA error, no route) or holds no record, the
@@ -24,7 +24,7 @@
 //!   live per table (more: resourceUnavailable). Sessions are runtime state
 //!   and do not survive a restart.
 //!
-//! Parts: `store` (sessions, answers, the runner), `tables` (the MIB
+//! Parts: `store` (sessions and answers, agent state in the view), `tables` (the MIB
 //! objects), `path`, `multipath`, `trace` (each request's columns and
 //! how it is answered from a snapshot).
 
@@ -43,7 +43,7 @@ mod trace;
 
 pub use multipath::{local_multipaths, MultiPathQuery, MultiPathReq};
 pub use path::{local_paths, PathReq};
-pub use store::{Answer, Job, JobKind, Kind, RequestChange, Requests, Runner, TraceHop, REQUESTS};
+pub use store::{Answer, Job, JobKind, Kind, RequestChange, Sessions, TraceHop};
 use tables::{ReqTable, Results};
 pub use trace::{trace_hops, TraceReq};
 

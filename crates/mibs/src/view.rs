@@ -69,6 +69,9 @@ pub struct SystemState {
     /// Whether secrets (SM_Key, M_Key) may be read at all (config switch
     /// `secrets`, default off: they read as zeros).
     pub secrets: bool,
+    /// IB-SM-MIB's request sessions (runtime, never persisted): read in
+    /// place by requests, changed by Sets and by answers coming in.
+    pub requests: Arc<crate::ib_sm_req::Sessions>,
 }
 
 impl SystemState {
@@ -86,6 +89,7 @@ impl SystemState {
             or_last_change: 0,
             modules: ModuleStates::default(),
             secrets: false,
+            requests: Arc::default(),
         }
     }
 

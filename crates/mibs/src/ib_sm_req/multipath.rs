@@ -12,7 +12,7 @@ use snmp::mib::SetError;
 use snmp::rowstatus::{RowChange, RowData};
 use snmp::value::Value;
 
-use super::store::{Answer, Kind, RequestChange, Store};
+use super::store::{Answer, Kind, RequestChange, Sessions};
 use super::tables::ReqKind;
 use super::{bytes, gauge, octets, u8_of, unsigned, COMP_MASK};
 use crate::oids::ib_sm_mib as o;
@@ -303,7 +303,7 @@ impl ReqKind for MultiPathReq {
     const KIND: Kind = Kind::MultiPath;
     const ENTRY: &'static [u32] = o::IB_SM_MULTI_PATH_REQ_ENTRY;
     const LAST_COLUMN: u32 = LAST_BLOCK;
-    fn table(s: &Store) -> &snmp::rowstatus::RowTable<Self> {
+    fn table(s: &Sessions) -> &snmp::rowstatus::RowTable<Self> {
         &s.multipath
     }
     fn created(&self) -> Instant {

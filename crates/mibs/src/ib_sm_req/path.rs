@@ -10,7 +10,7 @@ use snmp::mib::SetError;
 use snmp::rowstatus::RowData;
 use snmp::value::Value;
 
-use super::store::{Answer, Kind, RequestChange, Store};
+use super::store::{Answer, Kind, RequestChange, Sessions};
 use super::tables::ReqKind;
 use super::{bytes, gauge, integer, octets, u8_of, unsigned, COMP_MASK, CREATION_TIME};
 use crate::oids::ib_sm_mib as o;
@@ -183,7 +183,7 @@ impl ReqKind for PathReq {
     const KIND: Kind = Kind::Path;
     const ENTRY: &'static [u32] = o::IB_SM_PATH_REQ_ENTRY;
     const LAST_COLUMN: u32 = 23;
-    fn table(s: &Store) -> &RowTable<Self> {
+    fn table(s: &Sessions) -> &RowTable<Self> {
         &s.path
     }
     fn created(&self) -> Instant {

@@ -1,9 +1,11 @@
-//! The request sessions: the three request tables' rows, the answers of
-//! the activated ones, and the runner that computes them (runtime state,
-//! never persisted).
+//! The request sessions: the three request tables' rows and the answers
+//! of the activated ones, as one value of the agent's state
+//! ([`crate::view::SystemState::requests`]): requests read it from their
+//! view without a lock; the daemon's control path changes it (Sets, answers
+//! in, ageing) and publishes a new one. Runtime state, never persisted.
 
 use std::collections::BTreeMap;
-use std::sync::{LazyLock, Mutex, MutexGuard};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use ib::mad::sa::PathRecord;
@@ -15,13 +17,6 @@ use super::{
     MultiPathQuery, MultiPathReq, PathReq, TraceReq, DEFAULT_SESSIONS_MAX, DEFAULT_SESSION_TIMEOUT,
     STATUS,
 };
-
-/// The agent's request sessions (runtime state, never persisted).
-pub static REQUESTS: LazyLock<Requests> = LazyLock::new(Requests::default);
-
-/// What the daemon does with an activated request: compute it off the
-/// request path and hand the answer to [`Requests::complete`].
-pub type Runner = Box<dyn Fn(Job) + Send + Sync>;
 
 /// An activated request to answer.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -41,6 +36,17 @@ pub enum JobKind {
     MultiPath(Box<MultiPathQuery>),
     /// The hops of the path `template`/`mask` names.
     Trace { template: PathRecord, mask: u64 },
+}
+
+impl JobKind {
+    /// The request table the job answers.
+    pub fn kind(&self) -> Kind {
+        match self {
+            JobKind::Path { .. } => Kind::Path,
+            JobKind::MultiPath(_) => Kind::MultiPath,
+            JobKind::Trace { .. } => Kind::Trace,
+        }
+    }
 }
 
 /// A computed answer.
@@ -71,11 +77,16 @@ pub struct TraceHop {
 #[derive(Clone, Debug)]
 pub(super) struct Pending {
     pub(super) generation: u64,
-    /// The answer as result rows (None: pending).
-    pub(super) rows: Option<Vec<Vec<Value>>>,
+    /// What to compute (handed to the runner once the Set is applied).
+    job: JobKind,
+    /// The answer as result rows (None: pending); shared by the copies of
+    /// the sessions each change makes.
+    pub(super) rows: Option<Arc<[Vec<Value>]>>,
 }
 
-pub(super) struct Store {
+/// The request sessions at one moment.
+#[derive(Clone, Debug)]
+pub struct Sessions {
     pub(super) path: RowTable<PathReq>,
     pub(super) multipath: RowTable<MultiPathReq>,
     pub(super) trace: RowTable<TraceReq>,
@@ -84,25 +95,9 @@ pub(super) struct Store {
     timeout: Duration,
 }
 
-/// The request tables' shared state.
-pub struct Requests {
-    store: Mutex<Store>,
-    runner: Mutex<Option<Runner>>,
-}
-
-impl Default for Requests {
+impl Default for Sessions {
     fn default() -> Self {
-        Requests {
-            store: Mutex::new(Store {
-                path: RowTable::new(STATUS, DEFAULT_SESSIONS_MAX),
-                multipath: RowTable::new(STATUS, DEFAULT_SESSIONS_MAX),
-                trace: RowTable::new(STATUS, DEFAULT_SESSIONS_MAX),
-                answers: BTreeMap::new(),
-                generation: 0,
-                timeout: DEFAULT_SESSION_TIMEOUT,
-            }),
-            runner: Mutex::new(None),
-        }
+        Sessions::new(DEFAULT_SESSION_TIMEOUT, DEFAULT_SESSIONS_MAX)
     }
 }
 
@@ -114,53 +109,52 @@ pub enum Kind {
     Trace,
 }
 
-impl Requests {
-    pub(super) fn lock(&self) -> MutexGuard<'_, Store> {
-        // A panic elsewhere while holding the lock leaves consistent maps.
-        self.store.lock().unwrap_or_else(|p| p.into_inner())
-    }
-
-    /// Sets the idle timeout and the per-table session cap.
-    pub fn configure(&self, timeout: Duration, max: usize) {
-        let mut s = self.lock();
-        s.timeout = timeout;
-        s.path.set_max_rows(max);
-        s.multipath.set_max_rows(max);
-        s.trace.set_max_rows(max);
-    }
-
-    /// Installs what computes activated requests (the daemon's worker).
-    pub fn set_runner(&self, runner: Runner) {
-        if let Ok(mut r) = self.runner.lock() {
-            *r = Some(runner);
+impl Sessions {
+    /// No sessions; idle ones age out after `timeout`, at most `max` per table.
+    pub fn new(timeout: Duration, max: usize) -> Self {
+        Sessions {
+            path: RowTable::new(STATUS, max),
+            multipath: RowTable::new(STATUS, max),
+            trace: RowTable::new(STATUS, max),
+            answers: BTreeMap::new(),
+            generation: 0,
+            timeout,
         }
     }
 
-    /// Removes sessions idle for the configured timeout, with their results.
-    pub fn age_out(&self, now: Instant) -> usize {
-        let mut s = self.lock();
-        let idle = s.timeout;
+    /// The last activation's number: [`Sessions::jobs_after`] of it names
+    /// what a later change activated.
+    pub fn generation(&self) -> u64 {
+        self.generation
+    }
+
+    /// The requests activated after `generation` and not answered yet, for
+    /// the runner.
+    pub fn jobs_after(&self, generation: u64) -> Vec<Job> {
+        self.answers
+            .iter()
+            .filter(|(_, p)| p.generation > generation && p.rows.is_none())
+            .map(|((_, index), p)| Job {
+                kind: p.job.clone(),
+                index: index.clone(),
+                generation: p.generation,
+            })
+            .collect()
+    }
+
+    /// Removes sessions idle for the configured timeout, with their
+    /// results; how many went.
+    pub fn age_out(&mut self, now: Instant) -> usize {
+        let idle = self.timeout;
         let mut gone: Vec<(Kind, Vec<u32>)> = Vec::new();
-        gone.extend(
-            s.path
-                .age_out(idle, now)
-                .into_iter()
-                .map(|i| (Kind::Path, i)),
-        );
-        gone.extend(
-            s.multipath
-                .age_out(idle, now)
-                .into_iter()
-                .map(|i| (Kind::MultiPath, i)),
-        );
-        gone.extend(
-            s.trace
-                .age_out(idle, now)
-                .into_iter()
-                .map(|i| (Kind::Trace, i)),
-        );
+        let mut take = |kind: Kind, indexes: Vec<Vec<u32>>| {
+            gone.extend(indexes.into_iter().map(|i| (kind, i)));
+        };
+        take(Kind::Path, self.path.age_out(idle, now));
+        take(Kind::MultiPath, self.multipath.age_out(idle, now));
+        take(Kind::Trace, self.trace.age_out(idle, now));
         for k in &gone {
-            s.answers.remove(k);
+            self.answers.remove(k);
         }
         if !gone.is_empty() {
             tracing::info!(sessions = gone.len(), "request sessions aged out");
@@ -168,20 +162,16 @@ impl Requests {
         gone.len()
     }
 
-    /// Installs the answer of `job`. An empty or failed answer sets the
-    /// request notInService (the manager may activate it again).
-    pub fn complete(&self, job: &Job, answer: Result<Answer, String>) {
-        let kind = match job.kind {
-            JobKind::Path { .. } => Kind::Path,
-            JobKind::MultiPath(_) => Kind::MultiPath,
-            JobKind::Trace { .. } => Kind::Trace,
-        };
-        let mut s = self.lock();
+    /// Installs the answer of `job`; false when the request was destroyed,
+    /// suspended or activated again meanwhile (the answer is stale). An
+    /// empty or failed answer sets the request notInService (the manager
+    /// may activate it again).
+    pub fn complete(&mut self, job: &Job, answer: Result<Answer, String>) -> bool {
+        let kind = job.kind.kind();
         let key = (kind, job.index.clone());
-        match s.answers.get(&key) {
+        match self.answers.get(&key) {
             Some(p) if p.generation == job.generation => {}
-            // Destroyed, suspended or activated again meanwhile.
-            _ => return,
+            _ => return false,
         }
         let failed = match &answer {
             Ok(Answer::Paths(r)) if r.is_empty() => Some("no path matches".to_string()),
@@ -189,99 +179,73 @@ impl Requests {
             Ok(_) => None,
             Err(e) => Some(e.clone()),
         };
-        match failed {
-            Some(reason) => {
+        match (failed, answer) {
+            (Some(reason), _) | (None, Err(reason)) => {
                 tracing::warn!(table = ?kind, index = ?job.index, %reason, "request failed: set notInService");
-                s.answers.remove(&key);
+                self.answers.remove(&key);
                 match kind {
-                    Kind::Path => s.path.set_status(&job.index, RowStatus::NotInService),
-                    Kind::MultiPath => s.multipath.set_status(&job.index, RowStatus::NotInService),
-                    Kind::Trace => s.trace.set_status(&job.index, RowStatus::NotInService),
+                    Kind::Path => self.path.set_status(&job.index, RowStatus::NotInService),
+                    Kind::MultiPath => self
+                        .multipath
+                        .set_status(&job.index, RowStatus::NotInService),
+                    Kind::Trace => self.trace.set_status(&job.index, RowStatus::NotInService),
                 };
             }
-            None => {
-                if let (Some(p), Ok(a)) = (s.answers.get_mut(&key), answer) {
-                    p.rows = Some(render(&a));
+            (None, Ok(a)) => {
+                if let Some(p) = self.answers.get_mut(&key) {
+                    p.rows = Some(render(&a).into());
                 }
             }
         }
+        true
     }
 
     /// Phase 2 of a request Set: installs the rows, drops the results of
-    /// rows destroyed or no longer active, and starts the activated ones.
-    fn apply(&self, change: &RequestChange) {
-        let mut jobs = Vec::new();
-        {
-            let mut s = self.lock();
-            let s = &mut *s;
-            match change {
-                RequestChange::Path(c) => {
-                    let (kind, table) = (Kind::Path, &mut s.path);
-                    for ch in c {
-                        settle(
-                            kind,
-                            ch,
-                            &mut s.answers,
-                            &mut s.generation,
-                            &mut jobs,
-                            |r| JobKind::Path {
-                                template: r.template.clone(),
-                                mask: r.mask(),
-                            },
-                        );
-                    }
-                    table.apply(c.clone());
+    /// rows destroyed or no longer active, and marks the activated ones
+    /// pending (see [`Sessions::jobs_after`]).
+    fn apply(&mut self, change: &RequestChange) {
+        let s = self;
+        match change {
+            RequestChange::Path(c) => {
+                for ch in c {
+                    settle(Kind::Path, ch, &mut s.answers, &mut s.generation, |r| {
+                        JobKind::Path {
+                            template: r.template.clone(),
+                            mask: r.mask(),
+                        }
+                    });
                 }
-                RequestChange::MultiPath(c) => {
-                    for ch in c {
-                        settle(
-                            Kind::MultiPath,
-                            ch,
-                            &mut s.answers,
-                            &mut s.generation,
-                            &mut jobs,
-                            |r| JobKind::MultiPath(Box::new(r.query())),
-                        );
-                    }
-                    s.multipath.apply(c.clone());
-                }
-                RequestChange::Trace(c) => {
-                    for ch in c {
-                        // The path a trace follows: the path request with
-                        // the same index (checked present in phase 1).
-                        let path = match ch {
-                            RowChange::Put { index, .. } => {
-                                s.path.get(index).map(|r| r.data.clone())
-                            }
-                            RowChange::Delete { .. } => None,
-                        };
-                        settle(
-                            Kind::Trace,
-                            ch,
-                            &mut s.answers,
-                            &mut s.generation,
-                            &mut jobs,
-                            |_| {
-                                let p = path.clone().unwrap_or_default();
-                                JobKind::Trace {
-                                    mask: p.mask(),
-                                    template: p.template,
-                                }
-                            },
-                        );
-                    }
-                    s.trace.apply(c.clone());
-                }
+                s.path.apply(c.clone());
             }
-        }
-        if jobs.is_empty() {
-            return;
-        }
-        let runner = self.runner.lock();
-        for job in jobs {
-            match runner.as_ref().ok().and_then(|r| r.as_ref()) {
-                Some(run) => run(job),
-                None => self.complete(&job, Err("no request runner in this process".into())),
+            RequestChange::MultiPath(c) => {
+                for ch in c {
+                    settle(
+                        Kind::MultiPath,
+                        ch,
+                        &mut s.answers,
+                        &mut s.generation,
+                        |r| JobKind::MultiPath(Box::new(r.query())),
+                    );
+                }
+                s.multipath.apply(c.clone());
+            }
+            RequestChange::Trace(c) => {
+                for ch in c {
+                    // The path a trace follows: the path request with
+                    // the same index (checked present in phase 1).
+                    let path = match ch {
+                        RowChange::Put { index, .. } => s.path.get(index).map(|r| r.data.clone()),
+                        RowChange::Delete { .. } => None,
+                    };
+                    settle(Kind::Trace, ch, &mut s.answers, &mut s.generation, |_| {
+                        let p = path.clone().unwrap_or_default();
+                        JobKind::Trace {
+                            mask: p.mask(),
+                            template: p.template,
+                        }
+                    });
+                }
+                s.trace.apply(c.clone());
             }
         }
     }
@@ -295,7 +259,6 @@ pub(super) fn settle<R>(
     ch: &RowChange<R>,
     answers: &mut BTreeMap<(Kind, Vec<u32>), Pending>,
     generation: &mut u64,
-    jobs: &mut Vec<Job>,
     job: impl Fn(&R) -> JobKind,
 ) {
     match ch {
@@ -313,14 +276,10 @@ pub(super) fn settle<R>(
                     (kind, index.clone()),
                     Pending {
                         generation: *generation,
+                        job: job(&row.data),
                         rows: None,
                     },
                 );
-                jobs.push(Job {
-                    kind: job(&row.data),
-                    index: index.clone(),
-                    generation: *generation,
-                });
             } else if row.status != RowStatus::Active {
                 answers.remove(&(kind, index.clone()));
             }
@@ -338,14 +297,14 @@ pub enum RequestChange {
 }
 
 /// Request rows are agent runtime state: applying the change installs them
-/// in the session store (not in [`crate::view::SystemState`], never
-/// persisted) and starts the activated requests.
+/// in the state's sessions (never persisted); the daemon then runs the
+/// requests it activated ([`Sessions::jobs_after`]).
 impl crate::change::ModuleChange for RequestChange {
     fn effect(&self) -> crate::change::Effect {
         crate::change::Effect::Agent
     }
 
-    fn apply(&self, _: &mut crate::view::SystemState) {
-        REQUESTS.apply(self);
+    fn apply(&self, state: &mut crate::view::SystemState) {
+        Arc::make_mut(&mut state.requests).apply(self);
     }
 }

@@ -1,4 +1,4 @@
-//! The request and result tables as MIB objects over the session store:
+//! The request and result tables as MIB objects over the view's sessions:
 //! a request table checks a PDU's varbinds of its rows together
 //! (RowStatus), a result table reads the answers in place.
 
@@ -11,7 +11,7 @@ use snmp::table::Access;
 use snmp::value::{Value, VarBind};
 
 use super::path::path_column;
-use super::store::{Answer, Kind, RequestChange, Store, REQUESTS};
+use super::store::{Answer, Kind, RequestChange, Sessions};
 use super::trace::trace_column;
 use super::{CREATION_TIME, STATUS};
 use crate::change::Change;
@@ -26,7 +26,7 @@ pub(super) trait ReqKind:
     const KIND: Kind;
     const ENTRY: &'static [u32];
     const LAST_COLUMN: u32;
-    fn table(s: &Store) -> &RowTable<Self>;
+    fn table(s: &Sessions) -> &RowTable<Self>;
     fn created(&self) -> Instant;
     fn set_created(&mut self, t: Instant);
     fn column(&self, column: u32) -> Option<Value>;
@@ -89,16 +89,14 @@ impl<R: ReqKind> MibObject<View, Change> for ReqTable<R> {
         if !(STATUS..=R::LAST_COLUMN).contains(&c) {
             return Value::NoSuchObject;
         }
-        let s = REQUESTS.lock();
-        R::table(&s)
+        R::table(&view.system.requests)
             .get(index)
             .and_then(|r| Self::cell(view, r, c))
             .unwrap_or(Value::NoSuchInstance)
     }
 
     fn next(&self, view: &View, o: &[u32]) -> Option<VarBind> {
-        let s = REQUESTS.lock();
-        let rows = R::table(&s).rows();
+        let rows = R::table(&view.system.requests).rows();
         let (start_col, after): (u32, Option<&[u32]>) = match o.strip_prefix(self.root.as_slice()) {
             None if o < self.root.as_slice() => (STATUS, None),
             None => return None,
@@ -167,8 +165,8 @@ impl<R: ReqKind> MibObject<View, Change> for ReqTable<R> {
             });
         }
         let now = Instant::now();
-        let store = REQUESTS.lock();
-        let changes = R::table(&store).check(
+        let store = &view.system.requests;
+        let changes = R::table(store).check(
             &cols,
             |_| {
                 let mut r = R::default();
@@ -198,7 +196,6 @@ impl<R: ReqKind> MibObject<View, Change> for ReqTable<R> {
                 }
             }
         }
-        drop(store);
         let first = sets.first().map_or(0, |s| s.position);
         Ok(vec![(first, Change::new(R::change(changes)))])
     }
@@ -237,7 +234,7 @@ pub(super) fn render(answer: &Answer) -> Vec<Vec<Value>> {
 const REQ_INDEX_LEN: usize = 9;
 
 /// One cell of a result table: `o` is column, request index, result index.
-fn result_get(root: &Oid, kind: Kind, last_col: u32, o: &[u32]) -> Value {
+fn result_get(s: &Sessions, root: &Oid, kind: Kind, last_col: u32, o: &[u32]) -> Value {
     let Some([c, index @ ..]) = o.strip_prefix(root.as_slice()) else {
         return Value::NoSuchObject;
     };
@@ -250,7 +247,6 @@ fn result_get(root: &Oid, kind: Kind, last_col: u32, o: &[u32]) -> Value {
     ) else {
         return Value::NoSuchInstance;
     };
-    let s = REQUESTS.lock();
     s.answers
         .get(&(kind, req.to_vec()))
         .and_then(|p| p.rows.as_ref())
@@ -261,7 +257,7 @@ fn result_get(root: &Oid, kind: Kind, last_col: u32, o: &[u32]) -> Value {
 
 /// The first result cell after `o` (column by column, rows in index order),
 /// read straight from the answers: no copy of the table per request.
-fn result_next(root: &Oid, kind: Kind, last_col: u32, o: &[u32]) -> Option<VarBind> {
+fn result_next(s: &Sessions, root: &Oid, kind: Kind, last_col: u32, o: &[u32]) -> Option<VarBind> {
     let (start_col, after): (u32, Option<&[u32]>) = match o.strip_prefix(root.as_slice()) {
         None if o < root.as_slice() => (4, None),
         None => return None,
@@ -269,7 +265,6 @@ fn result_next(root: &Oid, kind: Kind, last_col: u32, o: &[u32]) -> Option<VarBi
         Some([c, ..]) if *c < 4 => (4, None),
         Some([c, index @ ..]) => (*c, Some(index)),
     };
-    let s = REQUESTS.lock();
     for c in start_col..=last_col {
         let from = if c == start_col { after } else { None };
         // Answers whose request index could hold a key after `from`.
@@ -320,11 +315,13 @@ impl MibObject<View, Change> for Results {
     fn root(&self) -> &Oid {
         &self.root
     }
-    fn get(&self, _: &View, o: &[u32]) -> Value {
-        result_get(&self.root, self.kind, self.last, o)
+    fn get(&self, view: &View, o: &[u32]) -> Value {
+        let s = &view.system.requests;
+        result_get(s, &self.root, self.kind, self.last, o)
     }
-    fn next(&self, _: &View, o: &[u32]) -> Option<VarBind> {
-        result_next(&self.root, self.kind, self.last, o)
+    fn next(&self, view: &View, o: &[u32]) -> Option<VarBind> {
+        let s = &view.system.requests;
+        result_next(s, &self.root, self.kind, self.last, o)
     }
     fn declared_columns(&self) -> Vec<(u32, Access)> {
         (4..=self.last).map(|c| (c, Access::ReadOnly)).collect()

@@ -11,7 +11,7 @@ use snmp::mib::SetError;
 use snmp::rowstatus::RowData;
 use snmp::value::Value;
 
-use super::store::{Answer, Kind, RequestChange, Store, TraceHop};
+use super::store::{Answer, Kind, RequestChange, Sessions, TraceHop};
 use super::tables::ReqKind;
 use super::{bytes, gauge, integer, octets, u8_of, unsigned, COMP_MASK};
 use crate::oids::ib_sm_mib as o;
@@ -150,7 +150,7 @@ impl ReqKind for TraceReq {
     const KIND: Kind = Kind::Trace;
     const ENTRY: &'static [u32] = o::IB_SM_TRACE_REQ_ENTRY;
     const LAST_COLUMN: u32 = 13;
-    fn table(s: &Store) -> &RowTable<Self> {
+    fn table(s: &Sessions) -> &RowTable<Self> {
         &s.trace
     }
     fn created(&self) -> Instant {
