@@ -5,7 +5,7 @@ use std::sync::Arc;
 use anyhow::{Context, Result};
 use arc_swap::ArcSwap;
 use ib::source::Source;
-use mibs::{Published, Publisher, SystemState, View};
+use mibs::{Publisher, SystemState, View};
 use snmp::agent::{Agent, AgentConfig, Community as AgentCommunity, CommunityAccess, SnmpStats};
 use snmp::dispatch::Dispatcher;
 use snmp::oid::Oid;
@@ -13,7 +13,7 @@ use tracing::{info, warn};
 
 use crate::config::{Access, ConfigError, Settings};
 use crate::controller::Controller;
-use crate::fabric::{self, FabricThread};
+use crate::fabric::FabricThread;
 use crate::nodemap::{NodeNameMap, SharedNodeNameMap};
 use crate::state::StateStore;
 use mibs::state::Persisted;
@@ -178,45 +178,24 @@ pub fn run(
     system.set_or_table(or_entries);
     let system = Arc::new(ArcSwap::from_pointee(system));
 
-    // The current snapshot with what the modules derive from it, swapped
-    // atomically: readers never block a sweep, a sweep never blocks readers.
-    let current = Arc::new(ArcSwap::from_pointee(Published::new(Arc::new(
-        fabric::empty_snapshot(&settings.source, 0),
-    ))));
-    // Every published snapshot, for the notification layer's diffs.
-    let (snap_tx, snap_rx) = tokio::sync::watch::channel(Arc::clone(&current.load().snapshot));
-    let publish: fabric::Publish = {
-        let current = Arc::clone(&current);
-        // The publisher owns IF-MIB's history from one snapshot to the next;
-        // only the source thread publishes, so this lock is never contended.
-        let publisher = std::sync::Mutex::new(Publisher::with_options(&mibs::DeriveOptions {
-            if_index_offset: settings.agentx_if_index_offset,
-            sm_control: settings.opensm.is_some(),
-            port_writes: settings.port_writes,
-            opensm_conf: settings.opensm_conf.clone(),
-        }));
-        Arc::new(move |snap| {
-            let t0 = std::time::Instant::now();
-            let published = match publisher.lock() {
-                Ok(mut p) => p.publish(Arc::clone(&snap)),
-                Err(poisoned) => poisoned.into_inner().publish(Arc::clone(&snap)),
-            };
-            tracing::debug!(
-                derive_ms = t0.elapsed().as_secs_f64() * 1e3,
-                "derived the modules' rows"
-            );
-            current.store(Arc::new(published));
-            snap_tx.send_replace(snap);
-        })
-    };
+    // The source thread derives what the modules need from each snapshot
+    // and swaps it in: readers never block a sweep, a sweep never blocks
+    // readers.
+    let publisher = Publisher::with_options(&mibs::DeriveOptions {
+        if_index_offset: settings.agentx_if_index_offset,
+        sm_control: settings.opensm.is_some(),
+        port_writes: settings.port_writes,
+        opensm_conf: settings.opensm_conf.clone(),
+    });
     // The source thread waits for the sockets (bound below, so a busy port
     // fails at once); the agent answers after the first sweep.
     let names = load_node_name_map(&settings)?;
     let (mut fabric, first_sweep) = FabricThread::start_paused(
         source,
-        publish,
+        publisher,
         settings.sweep_interval,
         Some(Arc::clone(&names)),
+        &settings.source,
     )
     .context("cannot start the source thread")?;
 
@@ -254,12 +233,12 @@ pub fn run(
         settings.request_session_timeout,
         jobs_rx,
     );
-    let metrics_current = Arc::clone(&current);
     let view_stats = Arc::clone(&stats);
     let view_system = Arc::clone(&system);
+    let view_fabric = fabric.handle();
     let view = move || {
         View::from_published(
-            &current.load(),
+            &view_fabric.published(),
             view_system.load_full(),
             Arc::clone(&view_stats),
         )
@@ -288,7 +267,6 @@ pub fn run(
         &settings,
         &system,
         &fabric,
-        snap_rx,
         forward,
         Arc::clone(&usm),
     )) {
@@ -333,8 +311,9 @@ pub fn run(
         let _ = agent_counters.notifications.set(t.stats());
     }
     if let Some(addr) = settings.metrics_listen {
+        let metrics_fabric = fabric.handle();
         let sources = crate::metrics::Sources {
-            snapshot: Box::new(move || Arc::clone(&metrics_current.load().snapshot)),
+            snapshot: Box::new(move || metrics_fabric.snapshot()),
             snmp: Arc::clone(&stats),
             agent: Arc::clone(&agent_counters),
             started: std::time::Instant::now(),
@@ -420,7 +399,6 @@ async fn start_traps(
     settings: &Settings,
     system: &Arc<ArcSwap<SystemState>>,
     fabric: &FabricThread,
-    snapshots: tokio::sync::watch::Receiver<Arc<ib::model::Snapshot>>,
     forward: Option<tokio::sync::mpsc::Sender<Vec<snmp::value::VarBind>>>,
     usm: Arc<snmp::usm::Usm>,
 ) -> Result<Option<crate::traps::Traps>> {
@@ -438,7 +416,6 @@ async fn start_traps(
         agent_addr,
         Arc::clone(system),
         fabric.handle(),
-        snapshots,
         forward,
         Some(usm),
     )

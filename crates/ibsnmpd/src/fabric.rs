@@ -1,13 +1,16 @@
 //! The source thread: sweeps the fabric every interval and publishes each
-//! snapshot (an atomic pointer swap, see [`Publish`]), and runs control
-//! operations (the fabric side of Sets, operator commands) in between
-//! sweeps, so sweeps and Sets never race: the one control path.
+//! snapshot, and runs control operations (the fabric side of Sets, operator
+//! commands) in between sweeps, so sweeps and Sets never race: the one
+//! control path.
 //!
-//! Each new snapshot is diffed against the previous one ([`ib::model::diff`]);
-//! the events are logged, counted, kept in a small ring and broadcast to
-//! subscribers (the notification layer), see [`FabricHandle::subscribe`].
+//! The thread owns the one publication: the [`Publisher`] that derives what
+//! the MIB modules need and the published snapshot (an atomic pointer swap
+//! that requests, /metrics and the control socket read, see
+//! [`FabricHandle::published`]). Each new snapshot is diffed once against
+//! the previous one ([`ib::model::diff`]); the events are logged, counted
+//! and handed with both snapshots to the notification layer
+//! ([`FabricHandle::next_update`]).
 
-use std::collections::VecDeque;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::{self, RecvTimeoutError};
 use std::sync::{Arc, Mutex};
@@ -20,12 +23,9 @@ use ib::model::{
 };
 use ib::source::{ControlOp, ControlReply, Source};
 use ib::types::{Guid, PortNum};
-use tokio::sync::{broadcast, oneshot};
+use mibs::{Published, Publisher};
+use tokio::sync::oneshot;
 use tracing::{debug, info, warn};
-
-/// Makes a new snapshot current (derives what the MIB modules need from it
-/// and swaps it in); called on the source thread.
-pub type Publish = Arc<dyn Fn(Arc<Snapshot>) + Send + Sync>;
 
 /// A snapshot with no nodes (before the first sweep succeeds).
 pub fn empty_snapshot(source: &str, number: u64) -> Snapshot {
@@ -44,11 +44,9 @@ pub fn empty_snapshot(source: &str, number: u64) -> Snapshot {
 /// IBA's default GID prefix fe80::/64.
 const DEFAULT_SUBNET_PREFIX: u64 = 0xfe80_0000_0000_0000;
 
-/// Events a lagging subscriber may fall behind by before it loses some
-/// (it then gets `RecvError::Lagged` and can read [`FabricHandle::recent_events`]).
-pub const EVENT_CHANNEL_CAPACITY: usize = 1024;
-/// Recent events kept for late readers.
-pub const RECENT_EVENTS: usize = 256;
+/// Events kept for a subscriber that is behind; older ones are dropped
+/// (and counted in [`Update::missed`]).
+pub const PENDING_EVENTS: usize = 1024;
 
 enum Msg {
     Control(ControlOp, oneshot::Sender<Result<ControlReply, String>>),
@@ -60,44 +58,67 @@ enum Msg {
     Stop,
 }
 
-/// The fabric event stream: a broadcast channel, a bounded ring of recent
-/// events and a total count.
-struct Events {
-    tx: broadcast::Sender<Arc<FabricEvent>>,
-    recent: Mutex<VecDeque<Arc<FabricEvent>>>,
-    total: AtomicU64,
+/// What changed between two publications: the snapshots before and after
+/// and the events between them. Updates a subscriber has not taken yet
+/// merge (first `prev`, last `next`, events in order), so one that falls
+/// behind holds two snapshots, never a queue of them.
+pub struct Update {
+    pub prev: Arc<Snapshot>,
+    pub next: Arc<Snapshot>,
+    pub events: Vec<FabricEvent>,
+    /// Events dropped because more than [`PENDING_EVENTS`] were waiting.
+    pub missed: u64,
 }
 
-impl Events {
-    fn new() -> Self {
-        Events {
-            tx: broadcast::channel(EVENT_CHANNEL_CAPACITY).0,
-            recent: Mutex::new(VecDeque::with_capacity(RECENT_EVENTS)),
-            total: AtomicU64::new(0),
+/// The one subscriber's mailbox (the notification layer); filled only once
+/// someone subscribed, so an agent without sinks keeps no old snapshot.
+#[derive(Default)]
+struct Mailbox {
+    subscribed: std::sync::atomic::AtomicBool,
+    slot: Mutex<Option<Update>>,
+    ready: tokio::sync::Notify,
+}
+
+impl Mailbox {
+    fn put(&self, u: Update) {
+        if !self.subscribed.load(Ordering::Relaxed) {
+            return;
         }
+        let Ok(mut slot) = self.slot.lock() else {
+            return;
+        };
+        match slot.as_mut() {
+            None => *slot = Some(u),
+            Some(pending) => {
+                pending.next = u.next;
+                pending.events.extend(u.events);
+                pending.missed += u.missed;
+            }
+        }
+        if let Some(p) = slot.as_mut() {
+            let over = p.events.len().saturating_sub(PENDING_EVENTS);
+            if over > 0 {
+                p.events.drain(..over);
+                p.missed += over as u64;
+            }
+        }
+        drop(slot);
+        self.ready.notify_one();
     }
 
-    fn emit(&self, ev: FabricEvent) {
-        let ev = Arc::new(ev);
-        self.total.fetch_add(1, Ordering::Relaxed);
-        if let Ok(mut r) = self.recent.lock() {
-            if r.len() == RECENT_EVENTS {
-                r.pop_front();
-            }
-            r.push_back(Arc::clone(&ev));
-        }
-        // No subscriber is not an error: the ring and the log still have it.
-        let _ = self.tx.send(ev);
+    fn take(&self) -> Option<Update> {
+        self.slot.lock().ok().and_then(|mut s| s.take())
     }
 }
 
 /// Sends control operations to the source thread and reads what it
-/// publishes (latest snapshot, events); cheap to clone.
+/// publishes (the published snapshot, its updates); cheap to clone.
 #[derive(Clone)]
 pub struct FabricHandle {
     tx: mpsc::Sender<Msg>,
-    latest: Arc<ArcSwap<Snapshot>>,
-    events: Arc<Events>,
+    published: Arc<ArcSwap<Published>>,
+    updates: Arc<Mailbox>,
+    events_total: Arc<AtomicU64>,
 }
 
 impl FabricHandle {
@@ -123,7 +144,7 @@ impl FabricHandle {
     }
 
     /// Publishes the last snapshot again and waits until it is (after an
-    /// SM Set: ibSmConfigTable reads opensm.conf at publish).
+    /// SM Set: ibSmConfigTable derives from opensm.conf at publish).
     pub async fn republish(&self) -> Result<(), String> {
         let (tx, rx) = oneshot::channel();
         self.tx
@@ -133,31 +154,38 @@ impl FabricHandle {
             .map_err(|_| "source thread dropped the request".to_string())
     }
 
-    /// The last snapshot the source thread published (empty before the
-    /// first successful sweep).
+    /// What is published now: the snapshot (empty before the first
+    /// successful sweep) and what the modules derived from it.
+    pub fn published(&self) -> arc_swap::Guard<Arc<Published>> {
+        self.published.load()
+    }
+
+    /// The snapshot published now.
     pub fn snapshot(&self) -> Arc<Snapshot> {
-        self.latest.load_full()
+        Arc::clone(&self.published.load().snapshot)
     }
 
-    /// Fabric events from now on, in order (node added/removed, port in/out
-    /// of service, link state changes), one per change between two sweeps.
-    pub fn subscribe(&self) -> broadcast::Receiver<Arc<FabricEvent>> {
-        self.events.tx.subscribe()
+    /// Subscribes to [`Update`]s (one subscriber: the notification layer);
+    /// updates from the next publication on.
+    pub fn subscribe(&self) {
+        self.updates.subscribed.store(true, Ordering::Relaxed);
     }
 
-    /// The most recent events (at most [`RECENT_EVENTS`]), oldest first.
-    #[allow(dead_code)] // for the notification layer (next wave)
-    pub fn recent_events(&self) -> Vec<Arc<FabricEvent>> {
-        self.events
-            .recent
-            .lock()
-            .map(|r| r.iter().cloned().collect())
-            .unwrap_or_default()
+    /// The next update after [`FabricHandle::subscribe`]: every publication
+    /// since the last one taken, merged.
+    pub async fn next_update(&self) -> Update {
+        loop {
+            let ready = self.updates.ready.notified();
+            if let Some(u) = self.updates.take() {
+                return u;
+            }
+            ready.await;
+        }
     }
 
     /// Events seen since start.
     pub fn events_total(&self) -> u64 {
-        self.events.total.load(Ordering::Relaxed)
+        self.events_total.load(Ordering::Relaxed)
     }
 }
 
@@ -176,10 +204,10 @@ impl FabricThread {
     #[cfg(test)]
     pub fn start(
         source: Box<dyn Source>,
-        publish: Publish,
+        publisher: Publisher,
         interval: Duration,
     ) -> std::io::Result<(Self, mpsc::Receiver<()>)> {
-        let (mut t, first) = Self::start_paused(source, publish, interval, None)?;
+        let (mut t, first) = Self::start_paused(source, publisher, interval, None, "test")?;
         t.begin();
         Ok((t, first))
     }
@@ -188,22 +216,28 @@ impl FabricThread {
     /// [`FabricThread::begin`]: the daemon binds its sockets first, so a busy
     /// port fails at once instead of after a long sweep.
     /// `names` (the node-name-map) renames nodes in each snapshot before it
-    /// is published or compared.
+    /// is published or compared. Until the first sweep, an empty snapshot
+    /// of `source_name` is published.
     pub fn start_paused(
         mut source: Box<dyn Source>,
-        publish: Publish,
+        publisher: Publisher,
         interval: Duration,
         names: Option<crate::nodemap::SharedNodeNameMap>,
+        source_name: &str,
     ) -> std::io::Result<(Self, mpsc::Receiver<()>)> {
         let (begin_tx, begin_rx) = mpsc::channel::<()>();
         let (tx, rx) = mpsc::channel::<Msg>();
         let (first_tx, first_rx) = mpsc::channel::<()>();
-        let latest = Arc::new(ArcSwap::from_pointee(empty_snapshot("", 0)));
-        let events = Arc::new(Events::new());
+        let published = Arc::new(ArcSwap::from_pointee(Published::new(Arc::new(
+            empty_snapshot(source_name, 0),
+        ))));
+        let updates = Arc::new(Mailbox::default());
+        let events_total = Arc::new(AtomicU64::new(0));
         let mut sweeper = Sweeper {
-            publish,
-            latest: Arc::clone(&latest),
-            events: Arc::clone(&events),
+            publisher,
+            published: Arc::clone(&published),
+            updates: Arc::clone(&updates),
+            events_total: Arc::clone(&events_total),
             have_prev: false,
             names,
         };
@@ -246,14 +280,15 @@ impl FabricThread {
                         }
                         Ok(Msg::Sweep(reply)) => {
                             let r = if sweeper.sweep(source.as_mut()) {
-                                Ok(sweeper.latest.load().sweep.number)
+                                Ok(sweeper.published.load().snapshot.sweep.number)
                             } else {
                                 Err("sweep failed; serving the previous snapshot".to_string())
                             };
                             let _ = reply.send(r);
                         }
                         Ok(Msg::Republish(reply)) => {
-                            (sweeper.publish)(sweeper.latest.load_full());
+                            let snap = Arc::clone(&sweeper.published.load().snapshot);
+                            sweeper.publish(snap);
                             let _ = reply.send(());
                         }
                         Ok(Msg::Stop) | Err(RecvTimeoutError::Disconnected) => break,
@@ -278,7 +313,12 @@ impl FabricThread {
             })?;
         Ok((
             FabricThread {
-                handle: FabricHandle { tx, latest, events },
+                handle: FabricHandle {
+                    tx,
+                    published,
+                    updates,
+                    events_total,
+                },
                 join: Some(join),
                 begin: Some(begin_tx),
             },
@@ -297,12 +337,6 @@ impl FabricThread {
         }
     }
 
-    /// Fabric events from now on (see [`FabricHandle::subscribe`]).
-    #[allow(dead_code)] // the notification layer's entry point (next wave)
-    pub fn subscribe(&self) -> broadcast::Receiver<Arc<FabricEvent>> {
-        self.handle.subscribe()
-    }
-
     /// Stops the thread after its current sweep or operation.
     pub fn stop(mut self) {
         self.begin = None;
@@ -313,13 +347,14 @@ impl FabricThread {
     }
 }
 
-/// The source thread's publishing side: publishes each snapshot, keeps the
-/// latest for control commands, and turns differences into events.
+/// The source thread's publishing side: derives and publishes each
+/// snapshot, diffs it against the one before, and hands the update on.
 struct Sweeper {
-    publish: Publish,
-    latest: Arc<ArcSwap<Snapshot>>,
-    events: Arc<Events>,
-    /// Whether `latest` holds a swept snapshot (the first sweep has nothing
+    publisher: Publisher,
+    published: Arc<ArcSwap<Published>>,
+    updates: Arc<Mailbox>,
+    events_total: Arc<AtomicU64>,
+    /// Whether a swept snapshot is published (the first sweep has nothing
     /// to compare against: the fabric as found is not a change).
     have_prev: bool,
     /// The node-name-map in force (swapped on SIGHUP).
@@ -339,7 +374,7 @@ impl Sweeper {
                 Arc::new(snap)
             }
             Err(e) => {
-                if self.latest.load().sweep.number == 0 {
+                if self.published.load().snapshot.sweep.number == 0 {
                     // Nothing was ever read (e.g. a host with no HCA).
                     warn!(error = %e, "sweep failed; no fabric to serve until a sweep succeeds (the IB tables are empty)");
                 } else {
@@ -361,16 +396,34 @@ impl Sweeper {
                 "first sweep done"
             );
         }
-        let prev = self.latest.load_full();
-        (self.publish)(Arc::clone(&snap));
-        self.latest.store(Arc::clone(&snap));
+        let prev = Arc::clone(&self.published.load().snapshot);
+        self.publish(Arc::clone(&snap));
         if std::mem::replace(&mut self.have_prev, true) {
-            for ev in ib::model::diff(&prev, &snap) {
-                log_event(&ev, &prev, &snap);
-                self.events.emit(ev);
+            let events = ib::model::diff(&prev, &snap);
+            for ev in &events {
+                log_event(ev, &prev, &snap);
             }
+            self.events_total
+                .fetch_add(events.len() as u64, Ordering::Relaxed);
+            self.updates.put(Update {
+                prev,
+                next: snap,
+                events,
+                missed: 0,
+            });
         }
         true
+    }
+
+    /// Derives what the modules need from `snap` and swaps it in.
+    fn publish(&mut self, snap: Arc<Snapshot>) {
+        let t0 = Instant::now();
+        let published = self.publisher.publish(snap);
+        debug!(
+            derive_ms = t0.elapsed().as_secs_f64() * 1e3,
+            "derived the modules' rows"
+        );
+        self.published.store(Arc::new(published));
     }
 }
 
@@ -452,18 +505,23 @@ mod tests {
     use ib::source::sim::{SimConfig, SimSource};
 
     /// A flap through the control path makes out-of-service and link state
-    /// events, broadcast to subscribers and kept in the ring; the link
-    /// comes back with in-service events.
+    /// events, handed to the subscriber with the snapshots they came from
+    /// (merged while it does not look); the link comes back with in-service
+    /// events.
     #[test]
-    fn link_flap_events_are_broadcast() {
+    fn link_flap_events_reach_the_subscriber() {
         let source = SimSource::default_fabric(SimConfig::default()).unwrap();
-        let publish: Publish = Arc::new(|_| {});
-        let (thread, first) =
-            FabricThread::start(Box::new(source), publish, Duration::from_secs(3600)).unwrap();
+        let (thread, first) = FabricThread::start(
+            Box::new(source),
+            Publisher::new(),
+            Duration::from_secs(3600),
+        )
+        .unwrap();
         first.recv().unwrap();
         let handle = thread.handle();
-        let mut rx = thread.subscribe();
+        handle.subscribe();
         let snap = handle.snapshot();
+        let first_sweep = snap.sweep.number;
         let node = snap.nodes[0].info.node_guid;
         assert_eq!(handle.events_total(), 0, "the first sweep is no change");
         let rt = tokio::runtime::Builder::new_current_thread()
@@ -480,12 +538,14 @@ mod tests {
                 .await
                 .unwrap();
             tokio::time::sleep(Duration::from_millis(300)).await;
-            handle.sweep_now().await.unwrap();
-            let mut kinds = Vec::new();
-            while let Ok(ev) = rx.try_recv() {
-                kinds.push(ev.kind.clone());
-            }
-            kinds
+            let last = handle.sweep_now().await.unwrap();
+            // Two publications (after the flap, then now), one update.
+            let u = handle.next_update().await;
+            assert_eq!(u.prev.sweep.number, first_sweep);
+            assert_eq!(u.next.sweep.number, last);
+            assert_eq!(u.missed, 0);
+            assert!(Arc::ptr_eq(&u.next, &handle.snapshot()));
+            u.events.into_iter().map(|e| e.kind).collect::<Vec<_>>()
         });
         let out = kinds
             .iter()
@@ -504,7 +564,6 @@ mod tests {
             .count();
         assert_eq!(changes, 4, "{kinds:#?}");
         assert_eq!(handle.events_total(), kinds.len() as u64);
-        assert_eq!(handle.recent_events().len(), kinds.len());
         thread.stop();
     }
 }

@@ -12,14 +12,12 @@ use std::time::Duration;
 
 use anyhow::{Context, Result};
 use arc_swap::ArcSwap;
-use ib::model::Snapshot;
 use mibs::notifications::{self as notif, Thresholds};
 use mibs::SystemState;
 use serde::Deserialize;
 use snmp::agent::AuthFailureHook;
 use snmp::notify::{self, Notifier, NotifyStats, OriginatorConfig, Sink, SinkKind, StormControl};
 use snmp::usm::{InformWrapper, SecurityLevel, TrapWrapper, Usm};
-use tokio::sync::{broadcast, watch};
 use tracing::{info, warn};
 
 use crate::config::ConfigError;
@@ -383,7 +381,6 @@ impl Traps {
         agent_addr: Ipv4Addr,
         system: Arc<ArcSwap<SystemState>>,
         fabric: FabricHandle,
-        snapshots: watch::Receiver<Arc<Snapshot>>,
         forward: Option<tokio::sync::mpsc::Sender<Vec<snmp::value::VarBind>>>,
         usm: Option<Arc<Usm>>,
     ) -> Result<Option<Traps>> {
@@ -455,14 +452,12 @@ impl Traps {
         let (notifier, _task) = notify::start(config, up_time)
             .await
             .context("cannot start the notification originator")?;
-        let events = fabric.subscribe();
+        fabric.subscribe();
         tokio::spawn(event_task(
             notifier.clone(),
             settings.thresholds,
             system,
             fabric,
-            events,
-            snapshots,
         ));
         Ok(Some(Traps { notifier }))
     }
@@ -534,49 +529,32 @@ impl Traps {
 }
 
 /// Fabric events (port in/out of service, link state) and snapshot
-/// differences (multicast groups, thresholds, masks, keys) to notifications.
+/// differences (multicast groups, thresholds, masks, keys) to notifications,
+/// each update read against the snapshot it came from.
 async fn event_task(
     notifier: Notifier,
     thresholds: Thresholds,
     system: Arc<ArcSwap<SystemState>>,
     fabric: FabricHandle,
-    mut events: broadcast::Receiver<Arc<ib::model::FabricEvent>>,
-    mut snapshots: watch::Receiver<Arc<Snapshot>>,
 ) {
-    let mut last: Option<Arc<Snapshot>> = None;
     loop {
-        tokio::select! {
-            ev = events.recv() => match ev {
-                Ok(ev) => {
-                    let snap = fabric.snapshot();
-                    for n in notif::from_event(&ev, &snap) {
-                        notifier.notify(n);
-                    }
-                    if let Some(n) = notif::link_up_down_for(&ev, &snap, &system.load()) {
-                        notifier.notify(n);
-                    }
-                }
-                Err(broadcast::error::RecvError::Lagged(k)) => {
-                    warn!(missed = k, "notification layer fell behind the fabric events; some were not notified");
-                }
-                Err(broadcast::error::RecvError::Closed) => break,
-            },
-            r = snapshots.changed() => {
-                if r.is_err() {
-                    break;
-                }
-                let next = Arc::clone(&snapshots.borrow_and_update());
-                // Sweep 0 is the placeholder before the first sweep: the
-                // fabric as first found is no change.
-                if next.sweep.number == 0 {
-                    continue;
-                }
-                if let Some(prev) = last.replace(Arc::clone(&next)) {
-                    for n in notif::from_snapshots(&prev, &next, &thresholds) {
-                        notifier.notify(n);
-                    }
-                }
+        let u = fabric.next_update().await;
+        if u.missed > 0 {
+            warn!(
+                missed = u.missed,
+                "notification layer fell behind the fabric events; some were not notified"
+            );
+        }
+        for ev in &u.events {
+            for n in notif::from_event(ev, &u.next) {
+                notifier.notify(n);
             }
+            if let Some(n) = notif::link_up_down_for(ev, &u.next, &system.load()) {
+                notifier.notify(n);
+            }
+        }
+        for n in notif::from_snapshots(&u.prev, &u.next, &thresholds) {
+            notifier.notify(n);
         }
     }
 }

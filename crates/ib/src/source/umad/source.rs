@@ -1,5 +1,6 @@
 //! `UmadSource`: one sweep = DR-SMP discovery, SA queries, PMA polling, assembled into a
-//! snapshot whose counters continue from the previous one; events by diffing snapshots.
+//! snapshot whose counters continue from the previous one (events come from
+//! diffing them, by whoever publishes them).
 //!
 //! Failure policy:
 //! - an incomplete discovery (SMPs unanswered after retries) never becomes the
@@ -17,7 +18,6 @@
 //!   ([`super::faults`]).
 
 use std::collections::HashMap;
-use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
 
 use super::assemble;
@@ -30,7 +30,7 @@ use super::sa::{self, SaView};
 use super::transport::{Transport, TransportConfig, TransportStats, TxError};
 use crate::mad::pma::{attr as pma_attr, PortSamplesControl};
 use crate::mad::sa::SmInfoRecord;
-use crate::model::{diff, CounterHistory, FabricEvent, Snapshot};
+use crate::model::{CounterHistory, Snapshot};
 use crate::types::{Gid, Guid};
 
 /// Options of the umad source (all have working defaults).
@@ -162,9 +162,10 @@ pub struct UmadSource {
     /// This sweep's cost so far.
     cost: crate::model::SweepCost,
     force_discovery: bool,
-    last: Option<Arc<Snapshot>>,
+    /// Where the control path sends MADs, as the last sweep found them
+    /// (the snapshot itself belongs to whoever publishes it).
+    addresses: Addresses,
     history: CounterHistory,
-    events: Vec<FabricEvent>,
     sweep_no: u64,
     stats: UmadStats,
     subscribed: bool,
@@ -250,9 +251,8 @@ impl UmadSource {
             since_tables: 0,
             cost: crate::model::SweepCost::default(),
             force_discovery: false,
-            last: None,
+            addresses: Addresses::default(),
             history: CounterHistory::new(),
-            events: Vec::new(),
             sweep_no: 0,
             stats: UmadStats::default(),
             subscribed: false,
@@ -286,23 +286,13 @@ impl UmadSource {
         self.subscribed
     }
 
-    /// The last snapshot built (None before the first good sweep).
-    pub fn last(&self) -> Option<&Arc<Snapshot>> {
-        self.last.as_ref()
-    }
-
-    /// Events found by the last successful sweep (diff against the one before).
-    pub fn take_events(&mut self) -> Vec<FabricEvent> {
-        std::mem::take(&mut self.events)
-    }
-
     /// PMA failures since start, per node and attribute.
     pub fn pma_faults(&self) -> &PmaFaults {
         &self.pma_faults
     }
 
     /// One full sweep. On error no snapshot is produced and the previous one stands.
-    pub fn sweep(&mut self) -> Result<Arc<Snapshot>, SweepError> {
+    pub fn sweep(&mut self) -> Result<Snapshot, SweepError> {
         let started = Instant::now();
         let time = SystemTime::now();
         self.stats.sweeps += 1;
@@ -391,12 +381,7 @@ impl UmadSource {
             },
             &mut self.history,
         );
-        if let Some(prev) = &self.last {
-            // Logged once, by the daemon's event stream.
-            self.events = diff(prev, &snap);
-        }
-        let snap = Arc::new(snap);
-        self.last = Some(snap.clone());
+        self.addresses = Addresses::of(&snap);
         Ok(snap)
     }
 
@@ -589,10 +574,8 @@ impl UmadSource {
         op: &PmaControl,
     ) -> Result<(), ControlError> {
         let lid = self
-            .last
-            .as_ref()
-            .and_then(|s| s.pma_lid(node, crate::types::PortNum(port)))
-            .map(|l| l.0)
+            .addresses
+            .pma_lid(node, port)
             .ok_or(ControlError::UnknownNode(node))?;
         let request = match op {
             PmaControl::ClearCounters { mask } => pma::counter_reset(lid, port, *mask),
@@ -620,10 +603,7 @@ impl UmadSource {
 
     /// The master SM's LID as the last sweep saw it, else the port's SMLID.
     fn sm_lid(&self) -> u16 {
-        self.last
-            .as_ref()
-            .and_then(|s| s.master_sm().map(|m| m.lid.0))
-            .unwrap_or(self.port.sm_lid)
+        self.addresses.master_sm.unwrap_or(self.port.sm_lid)
     }
 
     /// Sleeps the rest of `interval` after a sweep that took `took` (helper for loops).
@@ -649,10 +629,8 @@ impl From<SweepError> for crate::source::SourceError {
 impl UmadSource {
     /// The LID of the PMA that answers for `port` of `node` ([`Snapshot::pma_lid`]).
     fn pma_lid(&self, node: Guid, port: u8) -> Result<u16, crate::source::SourceError> {
-        self.last
-            .as_ref()
-            .and_then(|s| s.pma_lid(node, crate::types::PortNum(port)))
-            .map(|l| l.0)
+        self.addresses
+            .pma_lid(node, port)
             .ok_or(crate::source::SourceError::NoSuchNode(node))
     }
 
@@ -687,9 +665,49 @@ impl UmadSource {
     }
 }
 
+/// The LIDs the control path addresses, taken from each sweep's snapshot.
+#[derive(Debug, Default)]
+struct Addresses {
+    /// Per node: the PMA LID of each port number (index) and, last, of
+    /// PortSelect 255 (all ports); 0 where there is none.
+    pma: HashMap<Guid, Vec<u16>>,
+    /// The master SM's LID.
+    master_sm: Option<u16>,
+}
+
+impl Addresses {
+    fn of(s: &Snapshot) -> Self {
+        let lid = |g: Guid, p: u8| s.pma_lid(g, crate::types::PortNum(p)).map_or(0, |l| l.0);
+        let pma = s
+            .nodes
+            .iter()
+            .map(|n| {
+                let g = n.info.node_guid;
+                let mut lids: Vec<u16> = (0..=n.info.num_ports).map(|p| lid(g, p)).collect();
+                lids.push(lid(g, 255));
+                (g, lids)
+            })
+            .collect();
+        Addresses {
+            pma,
+            master_sm: s.master_sm().map(|m| m.lid.0),
+        }
+    }
+
+    fn pma_lid(&self, node: Guid, port: u8) -> Option<u16> {
+        let lids = self.pma.get(&node)?;
+        let i = if port == 255 {
+            lids.len() - 1
+        } else {
+            usize::from(port).min(lids.len() - 1)
+        };
+        lids.get(i).copied().filter(|&l| l != 0)
+    }
+}
+
 impl crate::source::Source for UmadSource {
     fn sweep(&mut self) -> Result<Snapshot, crate::source::SourceError> {
-        Ok((*UmadSource::sweep(self)?).clone())
+        Ok(UmadSource::sweep(self)?)
     }
 
     fn control(
