@@ -17,6 +17,8 @@ use serde::Deserialize;
 
 use crate::cli::RunArgs;
 
+pub mod notify;
+
 /// The port used when an address is given without one.
 pub const DEFAULT_PORT: u16 = 1161;
 /// Default GetBulk max-repetitions cap (keeps the agent from amplifying).
@@ -79,7 +81,7 @@ pub struct Settings {
     /// with `agentx_if_mib`, else 0).
     pub agentx_if_index_offset: u32,
     /// Notification sinks, storm control and thresholds (docs/notifications.md).
-    pub notify: crate::traps::NotifySettings,
+    pub notify: notify::NotifySettings,
     /// snmpEngineID from the file (`engine_id`, hex); None: generated once
     /// and kept in the state directory.
     pub engine_id: Option<Vec<u8>>,
@@ -154,11 +156,11 @@ struct FileConfig {
     agentx: Option<String>,
     agentx_if_mib: Option<bool>,
     agentx_if_index_offset: Option<u32>,
-    // Notifications (docs/notifications.md), read by crate::traps::settings.
-    trapsink: Option<Vec<crate::traps::SinkEntry>>,
-    trap2sink: Option<Vec<crate::traps::SinkEntry>>,
-    informsink: Option<Vec<crate::traps::SinkEntry>>,
-    trapsess: Option<Vec<crate::traps::TrapSessEntry>>,
+    // Notifications (docs/notifications.md), read by [`notify::settings`].
+    trapsink: Option<Vec<notify::SinkEntry>>,
+    trap2sink: Option<Vec<notify::SinkEntry>>,
+    informsink: Option<Vec<notify::SinkEntry>>,
+    trapsess: Option<Vec<notify::TrapSessEntry>>,
     trapcommunity: Option<String>,
     authtrapenable: Option<u8>,
     notification_rate_limit: Option<u32>,
@@ -679,8 +681,8 @@ fn merge(mut file: FileConfig, origin: &str, args: &RunArgs) -> Result<Settings,
     let lines = std::mem::take(&mut file.lines);
     let in_file =
         |key: &str, msg: String| ConfigError(format!("{}: {msg}", place(origin, &lines, key)));
-    let mut notify = crate::traps::settings(
-        crate::traps::FileKeys {
+    let mut notify = notify::settings(
+        notify::FileKeys {
             trapsink: file.trapsink.take(),
             trap2sink: file.trap2sink.take(),
             informsink: file.informsink.take(),
@@ -816,7 +818,7 @@ fn merge(mut file: FileConfig, origin: &str, args: &RunArgs) -> Result<Settings,
         file.rwuser.unwrap_or_default(),
         &in_file,
     )?;
-    crate::traps::check_trapsess_users(&mut notify, &users).map_err(|m| in_file("trapsess", m))?;
+    notify::check_trapsess_users(&mut notify, &users).map_err(|m| in_file("trapsess", m))?;
     let (metrics_listen, node_name_map, umad) = merge_ops(
         file.metrics_listen,
         file.node_name_map,
@@ -1103,6 +1105,26 @@ fn hostname() -> String {
     std::fs::read_to_string("/proc/sys/kernel/hostname")
         .map(|s| s.trim().to_string())
         .unwrap_or_default()
+}
+
+impl From<crate::logging::LogError> for ConfigError {
+    fn from(e: crate::logging::LogError) -> Self {
+        ConfigError(e.0)
+    }
+}
+
+/// The config file's communities as the SNMP engine takes them.
+pub fn agent_communities(list: &[Community]) -> Vec<snmp::agent::Community> {
+    list.iter()
+        .map(|c| snmp::agent::Community {
+            name: c.name.as_bytes().to_vec(),
+            access: match c.access {
+                Access::ReadOnly => snmp::agent::CommunityAccess::ReadOnly,
+                Access::ReadWrite => snmp::agent::CommunityAccess::ReadWrite,
+            },
+            sources: c.source.into_iter().collect(),
+        })
+        .collect()
 }
 
 #[cfg(test)]

@@ -6,7 +6,7 @@ use anyhow::{Context, Result};
 use arc_swap::ArcSwap;
 use ib::source::Source;
 use mibs::{Publisher, SystemState, View};
-use snmp::agent::{Agent, AgentConfig, Community as AgentCommunity, CommunityAccess, SnmpStats};
+use snmp::agent::{Agent, AgentConfig, SnmpStats};
 use snmp::dispatch::Dispatcher;
 use snmp::oid::Oid;
 use tracing::{info, warn};
@@ -81,20 +81,6 @@ fn open_state(settings: &Settings) -> Result<(StateStore, Persisted)> {
         }
         Err(e) => Err(e),
     }
-}
-
-/// The config file's communities as the SNMP engine takes them.
-pub fn agent_communities(list: &[crate::config::Community]) -> Vec<AgentCommunity> {
-    list.iter()
-        .map(|c| AgentCommunity {
-            name: c.name.as_bytes().to_vec(),
-            access: match c.access {
-                Access::ReadOnly => CommunityAccess::ReadOnly,
-                Access::ReadWrite => CommunityAccess::ReadWrite,
-            },
-            sources: c.source.into_iter().collect(),
-        })
-        .collect()
 }
 
 /// The node-name-map of the settings (empty without one); a bad map at
@@ -216,7 +202,7 @@ pub fn run(
 
     let config = AgentConfig {
         listen: settings.listen.clone(),
-        communities: agent_communities(&settings.communities),
+        communities: crate::config::agent_communities(&settings.communities),
         ..AgentConfig::default()
     };
 

@@ -5,11 +5,14 @@ use std::io::IsTerminal;
 use tracing_subscriber::filter::LevelFilter;
 use tracing_subscriber::EnvFilter;
 
-use crate::config::ConfigError;
+/// A log level or filter that cannot be used, in operator words.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct LogError(pub String);
 
 /// `level` is a level (off, error..trace) or tracing directives
 /// (`info,snmp=debug`).
-pub fn init(level: &str) -> Result<(), ConfigError> {
+pub fn init(level: &str) -> Result<(), LogError> {
     let filter = parse_filter(level, "log level")?;
     tracing_subscriber::fmt()
         .with_env_filter(filter)
@@ -17,7 +20,7 @@ pub fn init(level: &str) -> Result<(), ConfigError> {
         .with_target(false)
         .with_ansi(std::io::stderr().is_terminal())
         .try_init()
-        .map_err(|e| ConfigError(format!("cannot start logging: {e}")))
+        .map_err(|e| LogError(format!("cannot start logging: {e}")))
 }
 
 /// Checks a filter before using it. EnvFilter takes a bare word such as
@@ -25,8 +28,8 @@ pub fn init(level: &str) -> Result<(), ConfigError> {
 /// bare word must be a level, and a directive naming a target must say its
 /// level (`snmp=debug`).
 /// `what` says where the level was given (`--log-level`, `FILE:LINE: log_level`).
-pub fn parse_filter(level: &str, what: &str) -> Result<EnvFilter, ConfigError> {
-    let bad = |m: &str| ConfigError(format!("{what} {level:?}: {m}"));
+pub fn parse_filter(level: &str, what: &str) -> Result<EnvFilter, LogError> {
+    let bad = |m: &str| LogError(format!("{what} {level:?}: {m}"));
     if level.trim().is_empty() {
         return Err(bad(
             "empty; expected off, error, warn, info, debug or trace",

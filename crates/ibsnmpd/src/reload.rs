@@ -67,7 +67,7 @@ impl Reloader {
             );
         }
         self.communities
-            .store(Arc::new(crate::daemon::agent_communities(&new.communities)));
+            .store(Arc::new(crate::config::agent_communities(&new.communities)));
         let renamed = **self.names.load() != names;
         let count = names.len();
         self.names.store(Arc::new(names));

@@ -3,11 +3,10 @@
 //! ... bit 15 PortRcvPkts; PortXmitWait is CounterSelect2-era and last).
 //! Everything that walks PortCounters field by field (saturating sums for
 //! PortSelect 255, the simulator's readings, IB-PM-MIB's columns, the 64-bit
-//! totals of [`crate::model::accum`]) reads it here instead of repeating the
+//! totals of the model, through [`with_port_counters`]) reads it here instead of repeating the
 //! list.
 
 use super::pma::PortCounters;
-use crate::model::PortTotals;
 
 /// One PortCounters counter.
 #[derive(Clone, Copy)]
@@ -19,8 +18,6 @@ pub struct PcField {
     pub get: fn(&PortCounters) -> u64,
     /// Stores `v` (already within `bits`).
     pub set: fn(&mut PortCounters, u64),
-    /// Its 64-bit total (the field of the same name in [`PortTotals`]).
-    pub total: fn(&mut PortTotals) -> &mut u64,
     /// Data and packet counters: PortCountersExtended has them at 64 bits,
     /// which the totals prefer where the PMA answers it.
     pub extended: bool,
@@ -53,7 +50,6 @@ macro_rules! fields {
             get: |c| u64::from(c.$f),
             // Callers clamp to `bits`; the cast keeps the low bits.
             set: |c, v| c.$f = v as $t,
-            total: |t| &mut t.$f,
             extended: fields!(@ext $($ext)?),
         }),*];
     };
@@ -61,25 +57,35 @@ macro_rules! fields {
     (@ext) => { false };
 }
 
-fields! {
-    "SymbolErrorCounter" symbol_error_counter: u16 = 16;
-    "LinkErrorRecoveryCounter" link_error_recovery_counter: u8 = 8;
-    "LinkDownedCounter" link_downed_counter: u8 = 8;
-    "PortRcvErrors" port_rcv_errors: u16 = 16;
-    "PortRcvRemotePhysicalErrors" port_rcv_remote_physical_errors: u16 = 16;
-    "PortRcvSwitchRelayErrors" port_rcv_switch_relay_errors: u16 = 16;
-    "PortXmitDiscards" port_xmit_discards: u16 = 16;
-    "PortXmitConstraintErrors" port_xmit_constraint_errors: u8 = 8;
-    "PortRcvConstraintErrors" port_rcv_constraint_errors: u8 = 8;
-    "LocalLinkIntegrityErrors" local_link_integrity_errors: u8 = 4;
-    "ExcessiveBufferOverrunErrors" excessive_buffer_overrun_errors: u8 = 4;
-    "VL15Dropped" vl15_dropped: u16 = 16;
-    "PortXmitData" port_xmit_data: u32 = 32, extended;
-    "PortRcvData" port_rcv_data: u32 = 32, extended;
-    "PortXmitPkts" port_xmit_pkts: u32 = 32, extended;
-    "PortRcvPkts" port_rcv_pkts: u32 = 32, extended;
-    "PortXmitWait" port_xmit_wait: u32 = 32;
+/// Calls macro `$m` with the counter list (`"IBAName" field: type = bits[,
+/// extended]; ...`), so tables over other structs with the same field
+/// names (the model's 64-bit totals) follow the one list.
+macro_rules! with_port_counters {
+    ($m:ident) => {
+        $m! {
+        "SymbolErrorCounter" symbol_error_counter: u16 = 16;
+        "LinkErrorRecoveryCounter" link_error_recovery_counter: u8 = 8;
+        "LinkDownedCounter" link_downed_counter: u8 = 8;
+        "PortRcvErrors" port_rcv_errors: u16 = 16;
+        "PortRcvRemotePhysicalErrors" port_rcv_remote_physical_errors: u16 = 16;
+        "PortRcvSwitchRelayErrors" port_rcv_switch_relay_errors: u16 = 16;
+        "PortXmitDiscards" port_xmit_discards: u16 = 16;
+        "PortXmitConstraintErrors" port_xmit_constraint_errors: u8 = 8;
+        "PortRcvConstraintErrors" port_rcv_constraint_errors: u8 = 8;
+        "LocalLinkIntegrityErrors" local_link_integrity_errors: u8 = 4;
+        "ExcessiveBufferOverrunErrors" excessive_buffer_overrun_errors: u8 = 4;
+        "VL15Dropped" vl15_dropped: u16 = 16;
+        "PortXmitData" port_xmit_data: u32 = 32, extended;
+        "PortRcvData" port_rcv_data: u32 = 32, extended;
+        "PortXmitPkts" port_xmit_pkts: u32 = 32, extended;
+        "PortRcvPkts" port_rcv_pkts: u32 = 32, extended;
+        "PortXmitWait" port_xmit_wait: u32 = 32;
+        }
+    };
 }
+pub(crate) use with_port_counters;
+
+with_port_counters!(fields);
 
 /// Field-wise sum at IBA's widths, each counter stopping at all ones (what
 /// a PMA reports for PortSelect 255); QP1Dropped too; other fields from `a`.

@@ -111,6 +111,16 @@ pub fn delta(prev: u64, new: u64, width: CounterWidth) -> u64 {
     }
 }
 
+macro_rules! totals {
+    ($($name:literal $f:ident : $t:ty = $bits:literal $(, $ext:ident)?);* $(;)?) => {
+        /// Each PortCounters counter's 64-bit total, in
+        /// [`PORT_COUNTERS`] order.
+        const TOTALS: [fn(&mut PortTotals) -> &mut u64; PORT_COUNTERS.len()] =
+            [$(|t| &mut t.$f),*];
+    };
+}
+crate::mad::port_counters::with_port_counters!(totals);
+
 /// 64-bit totals of every PMA counter of a port, in the counters' own units
 /// (data in 4-octet words: convert with [`super::counters`]).
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize)]
@@ -252,9 +262,9 @@ pub fn advance(
     let nc = &new.counters;
     // PortCounters' narrow counters, data and packets aside (below).
     let narrow = |f: &&PcField| !f.extended;
-    for f in PORT_COUNTERS.iter().filter(narrow) {
+    for (f, total) in PORT_COUNTERS.iter().zip(TOTALS).filter(|(f, _)| narrow(f)) {
         let w = CounterWidth::Saturating(f.bits);
-        acc((f.total)(t), pc.map(f.get), Some((f.get)(nc)), w);
+        acc(total(t), pc.map(f.get), Some((f.get)(nc)), w);
     }
     // QP1Dropped is PortCounters' one counter CounterSelect does not name.
     acc(
@@ -296,9 +306,9 @@ pub fn advance(
             t.port_multicast_rcv_pkts = ne.port_multicast_rcv_pkts;
         }
         _ => {
-            for f in PORT_COUNTERS.iter().filter(|f| f.extended) {
+            for (f, total) in PORT_COUNTERS.iter().zip(TOTALS).filter(|(f, _)| f.extended) {
                 let w = CounterWidth::Saturating(f.bits);
-                acc((f.total)(t), pc.map(f.get), Some((f.get)(nc)), w);
+                acc(total(t), pc.map(f.get), Some((f.get)(nc)), w);
             }
         }
     }
