@@ -99,10 +99,7 @@ mod tests {
         fs::set_permissions(&p, fs::Permissions::from_mode(0o600)).unwrap();
         set_options(&p, &[("sweep_interval", "7".into())]).unwrap();
         let t = fs::read_to_string(&p).unwrap();
-        assert!(
-            t.contains("\nsweep_interval 7\n") && t.contains("# ours"),
-            "{t}"
-        );
+        assert_eq!(t, "# site\nsweep_interval 7 # ours\n");
         assert_eq!(
             fs::metadata(&p).unwrap().permissions().mode() & 0o777,
             0o600
