@@ -114,7 +114,29 @@ pub trait MibObject<V, K>: Send + Sync {
     /// For a table: its declared columns (column number, MAX-ACCESS as
     /// served), so a MIB crate can check them against the MIB file. Empty
     /// for other objects.
-    fn declared_columns(&self) -> Vec<(u32, crate::table::Access)> {
+    fn declared_columns(&self) -> Vec<(u32, Access)> {
         Vec::new()
+    }
+}
+
+/// MAX-ACCESS of an object (RFC 2578 section 7.3).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Access {
+    NotAccessible,
+    AccessibleForNotify,
+    ReadOnly,
+    ReadWrite,
+    ReadCreate,
+}
+
+impl Access {
+    pub fn readable(self) -> bool {
+        matches!(
+            self,
+            Access::ReadOnly | Access::ReadWrite | Access::ReadCreate
+        )
+    }
+    pub fn writable(self) -> bool {
+        matches!(self, Access::ReadWrite | Access::ReadCreate)
     }
 }

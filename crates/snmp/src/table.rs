@@ -62,27 +62,7 @@ use crate::mib::{MibObject, SetError};
 use crate::oid::Oid;
 use crate::value::{Value, VarBind};
 
-/// MAX-ACCESS of an object (RFC 2578 section 7.3).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Access {
-    NotAccessible,
-    AccessibleForNotify,
-    ReadOnly,
-    ReadWrite,
-    ReadCreate,
-}
-
-impl Access {
-    pub fn readable(self) -> bool {
-        matches!(
-            self,
-            Access::ReadOnly | Access::ReadWrite | Access::ReadCreate
-        )
-    }
-    pub fn writable(self) -> bool {
-        matches!(self, Access::ReadWrite | Access::ReadCreate)
-    }
-}
+pub use crate::mib::Access;
 
 // ------------------------------------------------------------------ RowSet
 
