@@ -17,6 +17,7 @@ use serde::Deserialize;
 
 use crate::cli::RunArgs;
 
+pub mod health;
 pub mod notify;
 
 /// The port used when an address is given without one.
@@ -104,6 +105,8 @@ pub struct Settings {
     pub node_name_map: Option<PathBuf>,
     /// The umad source's options (`[umad]`).
     pub umad: ib::source::umad::UmadOptions,
+    /// The fabric health checks' thresholds (`[health]`, docs/health.md).
+    pub health: ib::model::health::HealthConfig,
     /// `secrets = true`: IB-SM-MIB's SM_Key and M_Key columns read their
     /// values; off (default) they read as zeros. The SNMPv3 view of a request
     /// narrows this further (mibs::View::secrets).
@@ -180,6 +183,7 @@ struct FileConfig {
     metrics_max_connections: Option<u32>,
     node_name_map: Option<PathBuf>,
     umad: Option<crate::umad_config::UmadSection>,
+    health: Option<health::HealthSection>,
     secrets: Option<bool>,
     sim_partitions: Option<PathBuf>,
     sim_services: Option<PathBuf>,
@@ -935,6 +939,11 @@ fn merge(mut file: FileConfig, origin: &str, args: &RunArgs) -> Result<Settings,
         },
         node_name_map,
         umad,
+        health: file
+            .health
+            .unwrap_or_default()
+            .config()
+            .map_err(|m| in_file("health", m))?,
     })
 }
 

@@ -172,7 +172,8 @@ pub fn run(
         sm_control: settings.opensm.is_some(),
         port_writes: settings.port_writes,
         opensm_conf: settings.opensm_conf.clone(),
-    });
+    })
+    .with_derive(crate::health::deriver(settings.health.clone()));
     // The source thread waits for the sockets (bound below, so a busy port
     // fails at once); the agent answers after the first sweep.
     let names = load_node_name_map(&settings)?;
@@ -299,7 +300,7 @@ pub fn run(
     if let Some(addr) = settings.metrics_listen {
         let metrics_fabric = fabric.handle();
         let sources = crate::metrics::Sources {
-            snapshot: Box::new(move || metrics_fabric.snapshot()),
+            published: Box::new(move || arc_swap::Guard::into_inner(metrics_fabric.published())),
             snmp: Arc::clone(&stats),
             agent: Arc::clone(&agent_counters),
             started: std::time::Instant::now(),

@@ -18,6 +18,28 @@ use serde::Serialize;
 use crate::cli::{HealthArgs, HealthFormat};
 use crate::config::ConfigError;
 
+/// The health of every port in one published snapshot, for /metrics
+/// (derived once per snapshot on the source thread, see [`deriver`]).
+pub struct HealthReport {
+    pub config: HealthConfig,
+    pub ports: Vec<PortHealth>,
+}
+
+/// The running agent's health tracker: it follows every published
+/// snapshot, so its windows hold the agent's own sweeps.
+pub fn deriver(config: HealthConfig) -> Box<dyn mibs::publish::Derive> {
+    let mut health = Health::new(config);
+    Box::new(
+        move |snap: &std::sync::Arc<Snapshot>| -> mibs::publish::Derived {
+            let ports = health.observe(snap);
+            std::sync::Arc::new(HealthReport {
+                config: health.config().clone(),
+                ports,
+            })
+        },
+    )
+}
+
 /// The whole report (`--format json`).
 #[derive(Serialize)]
 struct Report<'a> {

@@ -19,10 +19,13 @@ use hyper::service::service_fn;
 use hyper::{Method, Request, Response, StatusCode};
 use hyper_util::rt::TokioIo;
 use ib::model::accum::PortTotals;
+use ib::model::health::{HealthConfig, PortHealth};
 use ib::model::{Node, Port, Snapshot};
-use ib::types::{data_rate_mbps, NodeType, PortNum};
+use ib::types::{data_rate_mbps, Guid, NodeType, PortNum};
 use snmp::agent::SnmpStats;
 use tracing::{debug, warn};
+
+use crate::health::HealthReport;
 
 /// The agent's own counters that live outside the snapshot and SnmpStats.
 #[derive(Debug, Default)]
@@ -36,7 +39,9 @@ pub struct AgentCounters {
 
 /// What a scrape renders from.
 pub struct Sources {
-    pub snapshot: Box<dyn Fn() -> Arc<Snapshot> + Send + Sync>,
+    /// What is published now: the snapshot and what was derived from it
+    /// (the fabric health report, [`crate::health::HealthReport`]).
+    pub published: Box<dyn Fn() -> Arc<mibs::Published> + Send + Sync>,
     pub snmp: Arc<SnmpStats>,
     pub agent: Arc<AgentCounters>,
     pub started: Instant,
@@ -209,14 +214,15 @@ async fn respond(req: &Request<Incoming>, e: &Arc<Endpoint>) -> Response<Chunks>
     match req.uri().path() {
         "/metrics" => {
             let gz = accepts_gzip(req);
-            let snap = (e.sources.snapshot)();
+            let published = (e.sources.published)();
+            let snap = Arc::clone(&published.snapshot);
             let (plain, deflated) = {
                 let mut r = e.rendered.lock().await;
                 let key = (Arc::as_ptr(&snap) as usize, snap.sweep.number);
                 if r.key != Some(key) {
                     // Rendering a large fabric takes a while: off the async workers.
-                    let s = Arc::clone(&snap);
-                    let plain = tokio::task::spawn_blocking(move || Bytes::from(render_shared(&s)))
+                    let p = Arc::clone(&published);
+                    let plain = tokio::task::spawn_blocking(move || Bytes::from(render_shared(&p)))
                         .await
                         .unwrap_or_default();
                     *r = Rendered {
@@ -264,10 +270,11 @@ async fn respond(req: &Request<Incoming>, e: &Arc<Endpoint>) -> Response<Chunks>
     }
 }
 
-/// The part of the exposition that depends on the snapshot alone.
-fn render_shared(snap: &Snapshot) -> String {
+/// The part of the exposition that depends on the published snapshot alone.
+fn render_shared(published: &mibs::Published) -> String {
+    let snap = &published.snapshot;
     let mut out = String::with_capacity(snap.ports.len() * 2048 + 8192);
-    render_fabric(&mut out, snap);
+    render_fabric(&mut out, snap, published.get::<HealthReport>());
     render_sms(&mut out, snap);
     out
 }
@@ -461,7 +468,7 @@ fn port_labels(snap: &Snapshot, node: &Node, p: &Port) -> String {
     l
 }
 
-fn render_fabric(out: &mut String, snap: &Snapshot) {
+fn render_fabric(out: &mut String, snap: &Snapshot, health: Option<&HealthReport>) {
     // Labels computed once per port, reused by every family.
     let mut rows: Vec<(&'static str, &Port, String)> = Vec::with_capacity(snap.ports.len());
     for node in &snap.nodes {
@@ -547,6 +554,140 @@ fn render_fabric(out: &mut String, snap: &Snapshot) {
                 let _ = writeln!(out, "{name}{{{labels}}} {}", value(snap, p));
             }
         }
+        if let Some(h) = health {
+            render_health(out, snap, kind, &rows, h);
+        }
+    }
+    if let Some(h) = health {
+        render_health_settings(out, &h.config);
+    }
+}
+
+type HealthFn = fn(&PortHealth) -> Option<f64>;
+/// Per-port health gauges (docs/health.md): name after
+/// `infiniband_<type>_port_`, help, value (None: no sample).
+const HEALTH_GAUGES: &[(&str, &str, HealthFn)] = &[
+    (
+        "down_after_up",
+        "1: the port was active in an earlier sweep and is not now (never-cabled ports stay 0)",
+        |h| Some(f64::from(u8::from(h.down_after_up))),
+    ),
+    (
+        "symbol_error_ratio",
+        "Symbol errors per received bit over the health window (BER)",
+        |h| h.symbol_ber,
+    ),
+    (
+        "link_recoveries_per_hour",
+        "LinkErrorRecovery events per hour over the health window",
+        |h| h.link_recovery_per_hour,
+    ),
+    (
+        "link_downed_in_window",
+        "LinkDowned increments within the health window (flapping at flap_count)",
+        |h| Some(h.link_downed as f64),
+    ),
+    (
+        "xmit_wait_ratio",
+        "Share of transmit time spent waiting for credits over the health window: PortXmitWait / (PortXmitWait + PortXmitData)",
+        |h| h.xmit_wait_ratio,
+    ),
+    (
+        "counters_cleared",
+        "1: a counter read lower than in the sweep before (cleared by another manager or perfquery -R)",
+        |h| Some(f64::from(u8::from(h.counters_cleared))),
+    ),
+];
+
+/// The health gauges of one node type's ports.
+fn render_health(
+    out: &mut String,
+    snap: &Snapshot,
+    kind: &str,
+    rows: &[(&'static str, &Port, String)],
+    report: &HealthReport,
+) {
+    let by_port: std::collections::HashMap<(Guid, u8), &PortHealth> =
+        report.ports.iter().map(|h| ((h.guid, h.port), h)).collect();
+    let of = |p: &Port| {
+        let g = snap.node(p.node)?.info.node_guid;
+        by_port.get(&(g, p.num.0)).copied()
+    };
+    let name = format!("infiniband_{kind}_port_link_degraded");
+    header(
+        out,
+        &Family {
+            name: &name,
+            help: "1: the active link runs below the width or speed both ends support and enable (labels: actual and expected)",
+            kind: "gauge",
+        },
+    );
+    for (_, p, labels) in rows.iter().filter(|r| r.0 == kind) {
+        let Some(h) = of(p).filter(|h| h.active) else {
+            continue;
+        };
+        match &h.degraded {
+            Some(d) => {
+                let _ = writeln!(
+                    out,
+                    "{name}{{{labels},width=\"{}\",expected_width=\"{}\",speed=\"{}\",expected_speed=\"{}\"}} 1",
+                    d.width, d.expected_width, d.speed, d.expected_speed
+                );
+            }
+            None => {
+                let _ = writeln!(out, "{name}{{{labels}}} 0");
+            }
+        }
+    }
+    for &(suffix, help, value) in HEALTH_GAUGES {
+        let name = format!("infiniband_{kind}_port_{suffix}");
+        header(
+            out,
+            &Family {
+                name: &name,
+                help,
+                kind: "gauge",
+            },
+        );
+        for (_, p, labels) in rows.iter().filter(|r| r.0 == kind) {
+            if let Some(v) = of(p).and_then(value) {
+                let _ = writeln!(out, "{name}{{{labels}}} {v}");
+            }
+        }
+    }
+}
+
+/// The health window and thresholds in force, so alert rules compare with
+/// the agent's own settings (`[health]`).
+fn render_health_settings(out: &mut String, c: &HealthConfig) {
+    header(
+        out,
+        &Family {
+            name: "infiniband_health_window_seconds",
+            help: "The window health rates and flap counts are taken over ([health] window)",
+            kind: "gauge",
+        },
+    );
+    let _ = writeln!(
+        out,
+        "infiniband_health_window_seconds {}",
+        c.window.as_secs_f64()
+    );
+    header(
+        out,
+        &Family {
+            name: "infiniband_health_threshold",
+            help: "The [health] thresholds: above max_symbol_ber, max_link_recovery_per_hour or max_xmit_wait_ratio, or at flap_count, a port is unhealthy",
+            kind: "gauge",
+        },
+    );
+    for (check, v) in [
+        ("max_symbol_ber", c.max_symbol_ber),
+        ("max_link_recovery_per_hour", c.max_link_recovery_per_hour),
+        ("flap_count", c.flap_count as f64),
+        ("max_xmit_wait_ratio", c.max_xmit_wait_ratio),
+    ] {
+        let _ = writeln!(out, "infiniband_health_threshold{{check=\"{check}\"}} {v}");
     }
 }
 

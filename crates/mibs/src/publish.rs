@@ -98,6 +98,14 @@ impl Publisher {
         }
     }
 
+    /// Also runs `d` on every snapshot (after the modules' derivers): what
+    /// the daemon serves beside the MIB modules (e.g. fabric health for
+    /// /metrics), found again with [`Published::get`].
+    pub fn with_derive(mut self, d: Box<dyn Derive>) -> Self {
+        self.derivers.push(d);
+        self
+    }
+
     /// Folds in the next snapshot (in publication order) and derives what
     /// the modules serve from it.
     pub fn publish(&mut self, snapshot: Arc<Snapshot>) -> Published {
