@@ -286,6 +286,23 @@ struct Family<'a> {
     kind: &'a str,
 }
 
+impl<'a> Family<'a> {
+    fn gauge(name: &'a str, help: &'a str) -> Self {
+        Family {
+            name,
+            help,
+            kind: "gauge",
+        }
+    }
+    fn counter(name: &'a str, help: &'a str) -> Self {
+        Family {
+            name,
+            help,
+            kind: "counter",
+        }
+    }
+}
+
 fn header(out: &mut String, f: &Family<'_>) {
     let _ = writeln!(out, "# HELP {} {}", f.name, f.help);
     let _ = writeln!(out, "# TYPE {} {}", f.name, f.kind);
@@ -480,11 +497,10 @@ fn render_fabric(out: &mut String, snap: &Snapshot, health: Option<&HealthReport
         let label = if kind == "switch" { "switch" } else { "hca" };
         header(
             out,
-            &Family {
-                name: &format!("infiniband_{kind}_info"),
-                help: &format!("Each {label} in the fabric (value 1)"),
-                kind: "gauge",
-            },
+            &Family::gauge(
+                &format!("infiniband_{kind}_info"),
+                &format!("Each {label} in the fabric (value 1)"),
+            ),
         );
         for node in snap.nodes.iter().filter(|n| node_kind(n) == kind) {
             // A switch's LID is port 0's; a CA's each port's own (the first shown).
@@ -505,14 +521,7 @@ fn render_fabric(out: &mut String, snap: &Snapshot, health: Option<&HealthReport
         }
         for &(suffix, help, value) in PORT_COUNTERS {
             let name = format!("infiniband_{kind}_port_{suffix}");
-            header(
-                out,
-                &Family {
-                    name: &name,
-                    help,
-                    kind: "counter",
-                },
-            );
+            header(out, &Family::counter(&name, help));
             for (_, p, labels) in rows.iter().filter(|r| r.0 == kind) {
                 if let Some(c) = &p.counters {
                     let _ = writeln!(out, "{name}{{{labels}}} {}", value(&c.totals));
@@ -542,14 +551,7 @@ fn render_fabric(out: &mut String, snap: &Snapshot, health: Option<&HealthReport
         ];
         for (suffix, help, value) in gauges {
             let name = format!("infiniband_{kind}_port_{suffix}");
-            header(
-                out,
-                &Family {
-                    name: &name,
-                    help,
-                    kind: "gauge",
-                },
-            );
+            header(out, &Family::gauge(&name, help));
             for (_, p, labels) in rows.iter().filter(|r| r.0 == kind) {
                 let _ = writeln!(out, "{name}{{{labels}}} {}", value(snap, p));
             }
@@ -614,14 +616,7 @@ fn render_health(
         by_port.get(&(g, p.num.0)).copied()
     };
     let name = format!("infiniband_{kind}_port_link_degraded");
-    header(
-        out,
-        &Family {
-            name: &name,
-            help: "1: the active link runs below the width or speed both ends support and enable (labels: actual and expected)",
-            kind: "gauge",
-        },
-    );
+    header(out, &Family::gauge(&name, "1: the active link runs below the width or speed both ends support and enable (labels: actual and expected)"));
     for (_, p, labels) in rows.iter().filter(|r| r.0 == kind) {
         let Some(h) = of(p).filter(|h| h.active) else {
             continue;
@@ -641,14 +636,7 @@ fn render_health(
     }
     for &(suffix, help, value) in HEALTH_GAUGES {
         let name = format!("infiniband_{kind}_port_{suffix}");
-        header(
-            out,
-            &Family {
-                name: &name,
-                help,
-                kind: "gauge",
-            },
-        );
+        header(out, &Family::gauge(&name, help));
         for (_, p, labels) in rows.iter().filter(|r| r.0 == kind) {
             if let Some(v) = of(p).and_then(value) {
                 let _ = writeln!(out, "{name}{{{labels}}} {v}");
@@ -662,25 +650,17 @@ fn render_health(
 fn render_health_settings(out: &mut String, c: &HealthConfig) {
     header(
         out,
-        &Family {
-            name: "infiniband_health_window_seconds",
-            help: "The window health rates and flap counts are taken over ([health] window)",
-            kind: "gauge",
-        },
+        &Family::gauge(
+            "infiniband_health_window_seconds",
+            "The window health rates and flap counts are taken over ([health] window)",
+        ),
     );
     let _ = writeln!(
         out,
         "infiniband_health_window_seconds {}",
         c.window.as_secs_f64()
     );
-    header(
-        out,
-        &Family {
-            name: "infiniband_health_threshold",
-            help: "The [health] thresholds: above max_symbol_ber, max_link_recovery_per_hour or max_xmit_wait_ratio, or at flap_count, a port is unhealthy",
-            kind: "gauge",
-        },
-    );
+    header(out, &Family::gauge("infiniband_health_threshold", "The [health] thresholds: above max_symbol_ber, max_link_recovery_per_hour or max_xmit_wait_ratio, or at flap_count, a port is unhealthy"));
     for (check, v) in [
         ("max_symbol_ber", c.max_symbol_ber),
         ("max_link_recovery_per_hour", c.max_link_recovery_per_hour),
@@ -695,14 +675,7 @@ fn render_health_settings(out: &mut String, c: &HealthConfig) {
 /// notActive: it no longer answers, 1 discovering, 2 standby, 3 master), so
 /// "no master" is an alert (`InfiniBandNoMasterSM`).
 fn render_sms(out: &mut String, snap: &Snapshot) {
-    header(
-        out,
-        &Family {
-            name: "infiniband_sm_state",
-            help: "SMState of each Subnet Manager: 0 notActive (not answering), 1 discovering, 2 standby, 3 master",
-            kind: "gauge",
-        },
-    );
+    header(out, &Family::gauge("infiniband_sm_state", "SMState of each Subnet Manager: 0 notActive (not answering), 1 discovering, 2 standby, 3 master"));
     for sm in &snap.sms {
         let node = sm
             .port
