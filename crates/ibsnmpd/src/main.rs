@@ -50,7 +50,15 @@ fn main() -> ExitCode {
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            if let Some(c) = e.downcast_ref::<ConfigError>() {
+            // Settings the operator must fix (a bad log level included).
+            let config = e
+                .downcast_ref::<ConfigError>()
+                .map(ToString::to_string)
+                .or_else(|| {
+                    e.downcast_ref::<logging::LogError>()
+                        .map(ToString::to_string)
+                });
+            if let Some(c) = config {
                 eprintln!("ibsnmpd: {c}");
                 return ExitCode::from(2);
             }
