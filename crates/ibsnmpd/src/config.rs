@@ -101,6 +101,8 @@ pub struct Settings {
     /// Connections the metrics endpoint holds at once (`metrics_max_connections`);
     /// more are closed at once.
     pub metrics_max_connections: usize,
+    /// The per-port families a scrape carries (`metrics_families`).
+    pub metrics_families: crate::metrics::Families,
     /// infiniband-diags node-name-map (`--node-name-map`).
     pub node_name_map: Option<PathBuf>,
     /// The umad source's options (`[umad]`).
@@ -181,6 +183,7 @@ struct FileConfig {
     rwuser: Option<Vec<UserAccessEntry>>,
     metrics_listen: Option<String>,
     metrics_max_connections: Option<u32>,
+    metrics_families: Option<Vec<String>>,
     node_name_map: Option<PathBuf>,
     umad: Option<crate::umad_config::UmadSection>,
     health: Option<health::HealthSection>,
@@ -937,6 +940,10 @@ fn merge(mut file: FileConfig, origin: &str, args: &RunArgs) -> Result<Settings,
             Some(n) => n as usize,
             None => crate::metrics::DEFAULT_MAX_CONNECTIONS,
         },
+        metrics_families: match &file.metrics_families {
+            Some(names) => metrics_families(names).map_err(|m| in_file("metrics_families", m))?,
+            None => crate::metrics::Families::DEFAULT,
+        },
         node_name_map,
         umad,
         health: file
@@ -1001,6 +1008,30 @@ fn merge_ops(
         args.node_name_map.clone().or(node_name_map),
         umad,
     ))
+}
+
+/// `metrics_families`: group names, each known, at least one.
+fn metrics_families(names: &[String]) -> Result<crate::metrics::Families, String> {
+    use crate::metrics::Group;
+    let groups = names
+        .iter()
+        .map(|n| {
+            Group::parse(n).ok_or_else(|| {
+                let known: Vec<&str> = Group::NAMES.iter().map(|(k, _)| *k).collect();
+                let hint = nearest(n, &known)
+                    .map(|k| format!(" (did you mean \"{k}\"?)"))
+                    .unwrap_or_default();
+                format!(
+                    "unknown family group \"{n}\"{hint}; the groups are {}",
+                    known.join(", ")
+                )
+            })
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    if groups.is_empty() {
+        return Err("names no family group; leave it out for the default".into());
+    }
+    Ok(crate::metrics::Families::of(groups))
 }
 
 /// The shortest sweep interval: below it the source would sweep back to
@@ -1353,6 +1384,11 @@ read = "all"
                 "not a [[view]]",
             ),
             ("engine_id = \"80\"\n", "5 to 32 octets"),
+            (
+                "metrics_families = [\"erors\"]\n",
+                "unknown family group \"erors\" (did you mean \"errors\"?)",
+            ),
+            ("metrics_families = []\n", "names no family group"),
         ] {
             let e = merge(parse_file(bad, "c").unwrap(), "c", &args()).unwrap_err();
             assert!(e.0.contains(what), "{bad}: {e}");

@@ -304,6 +304,7 @@ pub fn run(
             snmp: Arc::clone(&stats),
             agent: Arc::clone(&agent_counters),
             started: std::time::Instant::now(),
+            families: settings.metrics_families,
         };
         if let Err(e) = start_metrics(&runtime, addr, sources, settings.metrics_max_connections) {
             fabric.stop();

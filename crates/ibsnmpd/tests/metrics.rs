@@ -408,3 +408,101 @@ fn a_metrics_flood_never_starves_snmp() {
     // Still the same agent.
     assert!(agent.terminate().success(), "{}", agent.log_text());
 }
+
+/// The families chosen in the config are the ones served (details and
+/// per-VL counters opt-in, data left out), and a scrape of many chunks (a
+/// 512-host fabric, encoded as it is sent) is one well-formed exposition,
+/// each family declared once, plain and gzipped alike.
+#[test]
+fn chosen_families_stream_whole_over_many_chunks() {
+    let dir = tempfile::tempdir().unwrap();
+    let topo = dir.path().join("fat-tree.net");
+    let out = Command::new(common::BIN)
+        .args([
+            "topology", "fat-tree", "--hosts", "512", "--radix", "32", "-o",
+        ])
+        .arg(&topo)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let conf = dir.path().join("ibsnmpd.toml");
+    std::fs::write(
+        &conf,
+        "metrics_families = [\"errors\", \"detail\", \"vl\"]\n",
+    )
+    .unwrap();
+    let addr = format!("127.0.0.1:{}", free_port("127.0.0.1"));
+    let url = format!("http://{addr}/metrics");
+    let source = format!("sim:{}", topo.display());
+    let conf = conf.display().to_string();
+    let mut agent = common::Agent::start(&[
+        "--source",
+        &source,
+        "--config",
+        &conf,
+        "--metrics",
+        &addr,
+        "--sweep-interval",
+        "3600",
+    ]);
+    let plain = curl(&url);
+    promtool_check(&plain);
+    assert!(
+        plain.len() > 8 * 128 * 1024,
+        "{} octets: not many chunks",
+        plain.len()
+    );
+    let mut types: Vec<&str> = plain.lines().filter(|l| l.starts_with("# TYPE ")).collect();
+    let n = types.len();
+    types.sort_unstable();
+    types.dedup();
+    assert_eq!(types.len(), n, "a family declared twice");
+    for (family, served) in [
+        ("infiniband_switch_port_symbol_error_total{", true),
+        ("infiniband_hca_port_local_physical_errors_total{", true),
+        ("infiniband_hca_port_transmit_flow_packets_total{", true),
+        ("infiniband_hca_port_vl_transmit_data_bytes_total{", true),
+        ("infiniband_sm_state{", true),
+        ("infiniband_hca_port_transmit_data_bytes_total{", false),
+        ("infiniband_hca_port_state_id{", false),
+        ("infiniband_hca_info{", false),
+    ] {
+        assert_eq!(plain.contains(family), served, "{family}");
+    }
+    // Sixteen VLs a port, each labelled.
+    let vl15 = sample(
+        &plain,
+        "infiniband_hca_port_vl_transmit_packets_total",
+        &["vl=\"15\""],
+    );
+    let ports = sample(&plain, "infiniband_hca_port_symbol_error_total", &[]);
+    assert_eq!(vl15.len(), ports.len());
+    let (code, unzipped) = curl_status(&url, &["--fail", "--compressed"]);
+    assert_eq!(code, Some(0));
+    assert_eq!(fabric_lines(&unzipped), fabric_lines(&plain));
+    // collect[] narrows a scrape to some of the configured groups (one
+    // Prometheus job per group); a group not configured stays out.
+    let (code, vl) = curl_status(
+        &format!("{url}?collect[]=vl&collect[]=data"),
+        &["-g", "--fail"],
+    );
+    assert_eq!(code, Some(0));
+    let families: Vec<&str> = vl
+        .lines()
+        .filter_map(|l| l.strip_prefix("# TYPE infiniband_"))
+        .collect();
+    assert!(
+        families
+            .iter()
+            .all(|f| f.contains("_port_vl_") || f.starts_with("sm_state")),
+        "{families:?}"
+    );
+    assert_eq!(families.len(), 2 * 3 + 1, "{families:?}");
+    let (code, _) = curl_status(&format!("{url}?collect[]=bogus"), &["-g", "--fail"]);
+    assert_eq!(code, Some(22), "400 for an unknown group");
+    assert!(agent.terminate().success(), "{}", agent.log_text());
+}

@@ -1,0 +1,216 @@
+//! The agent's own figures on /metrics: sweeps, SNMP, notifications,
+//! reloads. Rendered per scrape (they change by the second).
+
+use std::fmt::Write as _;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use ib::model::Snapshot;
+use snmp::agent::SnmpStats;
+
+use super::{header, Family, Sources};
+
+type PhaseFn = fn(&ib::model::PhaseCost) -> f64;
+
+fn secs(t: SystemTime) -> f64 {
+    t.duration_since(UNIX_EPOCH)
+        .map_or(0.0, |d| d.as_secs_f64())
+}
+
+pub(super) fn render(out: &mut String, snap: &Snapshot, s: &Sources) {
+    let mut one = |name: &str, help: &str, kind: &str, labels: &str, v: f64| {
+        header(out, &Family { name, help, kind });
+        let _ = writeln!(out, "{name}{labels} {v}");
+    };
+    let sweep = &snap.sweep;
+    let swept = sweep.number > 0;
+    one(
+        "ibsnmpd_sweeps_total",
+        "Sweeps published since the source started (the snapshot's sweep number)",
+        "counter",
+        "",
+        sweep.number as f64,
+    );
+    one(
+        "ibsnmpd_sweep_duration_seconds",
+        "Duration of the last published sweep (all phases)",
+        "gauge",
+        "",
+        sweep.duration.as_secs_f64(),
+    );
+    one(
+        "ibsnmpd_last_successful_sweep_timestamp_seconds",
+        "When the published snapshot was taken (Unix time; 0 before the first sweep)",
+        "gauge",
+        "",
+        if swept { secs(sweep.time) } else { 0.0 },
+    );
+    // The last sweep's cost per phase (MAD class); sources without MADs
+    // (sim, sysfs) report zeros.
+    let cost = &sweep.cost;
+    let phases = [
+        ("discovery", &cost.discovery),
+        ("sa", &cost.sa),
+        ("pma", &cost.pma),
+    ];
+    let per_phase: [(&str, &str, PhaseFn); 4] = [
+        (
+            "ibsnmpd_sweep_phase_duration_seconds",
+            "Duration of each phase of the last sweep",
+            |p| p.duration.as_secs_f64(),
+        ),
+        (
+            "ibsnmpd_sweep_mads_sent",
+            "MADs sent in the last sweep by phase (SMP discovery, SA, PMA), retries included",
+            |p| p.sent as f64,
+        ),
+        (
+            "ibsnmpd_sweep_mads_failed",
+            "Queries that failed for good in the last sweep, by phase",
+            |p| p.failed as f64,
+        ),
+        (
+            "ibsnmpd_sweep_mads_timeouts",
+            "MAD attempts that got no answer in time in the last sweep, by phase",
+            |p| p.timeouts as f64,
+        ),
+    ];
+    for (name, help, value) in per_phase {
+        header(
+            out,
+            &Family {
+                name,
+                help,
+                kind: "gauge",
+            },
+        );
+        for (phase, c) in phases {
+            let _ = writeln!(out, "{name}{{phase=\"{phase}\"}} {}", value(c));
+        }
+    }
+    let mut one = |name: &str, help: &str, kind: &str, labels: &str, v: f64| {
+        header(out, &Family { name, help, kind });
+        let _ = writeln!(out, "{name}{labels} {v}");
+    };
+    let age = SystemTime::now()
+        .duration_since(sweep.time)
+        .map_or(0.0, |d| d.as_secs_f64());
+    one(
+        "ibsnmpd_snapshot_age_seconds",
+        "Age of the published snapshot",
+        "gauge",
+        "",
+        if swept { age } else { 0.0 },
+    );
+    one(
+        "ibsnmpd_fabric_nodes",
+        "Nodes in the published snapshot",
+        "gauge",
+        "",
+        snap.nodes.len() as f64,
+    );
+    one(
+        "ibsnmpd_fabric_ports",
+        "Ports in the published snapshot",
+        "gauge",
+        "",
+        snap.ports.len() as f64,
+    );
+    one(
+        "ibsnmpd_uptime_seconds",
+        "Seconds since the agent started",
+        "gauge",
+        "",
+        s.started.elapsed().as_secs_f64(),
+    );
+
+    let st = &s.snmp;
+    let ld = |c: &std::sync::atomic::AtomicU32| f64::from(SnmpStats::load(c));
+    let name = "ibsnmpd_snmp_requests_total";
+    header(
+        out,
+        &Family {
+            name,
+            help: "SNMP request PDUs received, by type (GetBulk is counted with neither)",
+            kind: "counter",
+        },
+    );
+    for (pdu, c) in [
+        ("get", &st.in_get_requests),
+        ("getnext", &st.in_get_nexts),
+        ("set", &st.in_set_requests),
+    ] {
+        let _ = writeln!(out, "{name}{{pdu=\"{pdu}\"}} {}", ld(c));
+    }
+    let name = "ibsnmpd_snmp_varbinds_total";
+    header(
+        out,
+        &Family {
+            name,
+            help: "Variable bindings served by Get/GetNext/GetBulk (read) and Set (set)",
+            kind: "counter",
+        },
+    );
+    let _ = writeln!(out, "{name}{{pdu=\"read\"}} {}", ld(&st.in_total_req_vars));
+    let _ = writeln!(out, "{name}{{pdu=\"set\"}} {}", ld(&st.in_total_set_vars));
+    let mut one = |name: &str, help: &str, v: f64| {
+        header(
+            out,
+            &Family {
+                name,
+                help,
+                kind: "counter",
+            },
+        );
+        let _ = writeln!(out, "{name} {v}");
+    };
+    one(
+        "ibsnmpd_snmp_packets_received_total",
+        "SNMP messages received (snmpInPkts)",
+        ld(&st.in_pkts),
+    );
+    one(
+        "ibsnmpd_snmp_packets_sent_total",
+        "SNMP messages sent (snmpOutPkts)",
+        ld(&st.out_pkts),
+    );
+    one(
+        "ibsnmpd_snmp_auth_failures_total",
+        "Requests with an unknown community or one used beyond its rights (snmpInBadCommunityNames + snmpInBadCommunityUses)",
+        ld(&st.in_bad_community_names) + ld(&st.in_bad_community_uses),
+    );
+    one(
+        "ibsnmpd_snmp_parse_errors_total",
+        "Undecodable SNMP messages (snmpInASNParseErrs)",
+        ld(&st.in_asn_parse_errs),
+    );
+    let a = &s.agent;
+    let n = |c: &AtomicU64| c.load(Ordering::Relaxed) as f64;
+    let ns = a.notifications.get();
+    let nz = |f: fn(&snmp::notify::NotifyStats) -> &AtomicU64| ns.map_or(0.0, |x| n(f(x)));
+    one(
+        "ibsnmpd_notifications_sent_total",
+        "Notification messages sent (traps per sink, informs the first time)",
+        nz(|x| &x.traps_sent) + nz(|x| &x.informs_sent),
+    );
+    one(
+        "ibsnmpd_notifications_dropped_total",
+        "Notifications dropped (queue full, informs never acknowledged)",
+        nz(|x| &x.queue_drops) + nz(|x| &x.informs_dropped),
+    );
+    one(
+        "ibsnmpd_notifications_suppressed_total",
+        "Notifications held back by storm control",
+        nz(|x| &x.suppressed),
+    );
+    one(
+        "ibsnmpd_reloads_total",
+        "Configuration reloads (SIGHUP) applied",
+        n(&a.reloads),
+    );
+    one(
+        "ibsnmpd_reload_failures_total",
+        "Configuration reloads (SIGHUP) refused: the old settings stay",
+        n(&a.reload_failures),
+    );
+}
