@@ -17,6 +17,7 @@ use serde::Deserialize;
 
 use crate::cli::RunArgs;
 
+pub mod engine_id;
 pub mod health;
 pub mod notify;
 
@@ -174,6 +175,9 @@ struct FileConfig {
     link_integrity_threshold: Option<u64>,
     buffer_overrun_threshold: Option<u64>,
     engine_id: Option<String>,
+    engine_id_type: Option<String>,
+    engine_id_nic: Option<String>,
+    engine_id_text: Option<String>,
     max_getbulk_responses: Option<u32>,
     view: Option<Vec<ViewEntry>>,
     group: Option<Vec<GroupEntry>>,
@@ -815,10 +819,13 @@ fn merge(mut file: FileConfig, origin: &str, args: &RunArgs) -> Result<Settings,
         return Err(ConfigError("source: empty source spec".into()));
     }
 
-    let engine_id = match file.engine_id.as_deref() {
-        None => None,
-        Some(h) => Some(parse_engine_id(h).map_err(|m| in_file("engine_id", m))?),
-    };
+    let engine_id = engine_id::resolve(&engine_id::EngineIdKeys {
+        hex: file.engine_id.as_deref(),
+        kind: file.engine_id_type.as_deref(),
+        nic: file.engine_id_nic.as_deref(),
+        text: file.engine_id_text.as_deref(),
+    })
+    .map_err(|(key, m)| in_file(key, m))?;
     let users = usm_users(
         file.user.unwrap_or_default(),
         file.rouser.unwrap_or_default(),
@@ -952,28 +959,6 @@ fn merge(mut file: FileConfig, origin: &str, args: &RunArgs) -> Result<Settings,
             .config()
             .map_err(|m| in_file("health", m))?,
     })
-}
-
-/// An snmpEngineID in hex (`0x` and `:` allowed), 5 to 32 octets (RFC 3411).
-fn parse_engine_id(h: &str) -> Result<Vec<u8>, String> {
-    let h: String = h
-        .trim()
-        .trim_start_matches("0x")
-        .chars()
-        .filter(|c| *c != ':')
-        .collect();
-    if !h.len().is_multiple_of(2) {
-        return Err("expected an even number of hex digits".into());
-    }
-    let bytes = (0..h.len())
-        .step_by(2)
-        .map(|i| u8::from_str_radix(h.get(i..i + 2).unwrap_or("zz"), 16))
-        .collect::<Result<Vec<u8>, _>>()
-        .map_err(|_| "expected hex digits".to_string())?;
-    if !(5..=32).contains(&bytes.len()) {
-        return Err("must be 5 to 32 octets".into());
-    }
-    Ok(bytes)
 }
 
 type OpsSettings = (

@@ -53,6 +53,13 @@ fn config() -> String {
     user("sysonly", Some("SHA"), None);
     access.push(("rouser", "sysonly".into(), "auth", Some("1.3.6.1.2.1.1")));
     user("noaccess", Some("SHA"), None);
+    // The Reeder key extension (Cisco's AES192C/AES256C), which net-snmp's
+    // tools lack and pysnmp has.
+    for p in ["AES192C", "AES256C"] {
+        let name = user_name("SHA", Some(p));
+        user(&name, Some("SHA"), Some(p));
+        access.push(("rouser", name, "priv", None));
+    }
     for (kind, name, level, oid) in access {
         c.push_str(&format!(
             "[[{kind}]]\nuser = \"{name}\"\nlevel = \"{level}\"\n"
@@ -195,35 +202,39 @@ fn walks_at_every_level_match_v2c() {
     assert_eq!(rows.len(), v2.len());
 }
 
+/// pysnmp as a second client: AES-128, both AES-256 key extensions
+/// (Blumenthal as net-snmp, Reeder as Cisco: pysnmp's usmAesCfb256Protocol)
+/// and AES192C.
 #[test]
-fn pysnmp_sha_aes128() {
+fn pysnmp_aes_key_extensions() {
     let (agent, _cfg) = start();
     let script = format!(
         r#"
+import pysnmp.hlapi as h
 try:
-    from pysnmp.hlapi import (getCmd, SnmpEngine, UsmUserData, UdpTransportTarget,
-        ContextData, ObjectType, ObjectIdentity, usmHMACSHAAuthProtocol,
-        usmAesCfb128Protocol)
+    getCmd = h.getCmd
     new_api = False
-except ImportError:  # pysnmp 6+ (Debian's python3-pysnmp after 12): asyncio API
-    from pysnmp.hlapi.v3arch.asyncio import (get_cmd, SnmpEngine, UsmUserData,
-        UdpTransportTarget, ContextData, ObjectType, ObjectIdentity,
-        usmHMACSHAAuthProtocol, usmAesCfb128Protocol)
+except AttributeError:  # pysnmp 6+ (Debian's python3-pysnmp after 12): asyncio API
+    import pysnmp.hlapi.v3arch.asyncio as h
     new_api = True
-user = UsmUserData('sha_aes', '{AUTH_PASS}', '{PRIV_PASS}',
-                   authProtocol=usmHMACSHAAuthProtocol, privProtocol=usmAesCfb128Protocol)
-oid = ObjectType(ObjectIdentity('1.3.6.1.2.1.1.1.0'))
-if new_api:
-    import asyncio
-    async def main():
-        target = await UdpTransportTarget.create(('127.0.0.1', {port}), timeout=2, retries=1)
-        return await get_cmd(SnmpEngine(), user, target, ContextData(), oid)
-    e, s, i, vbs = asyncio.run(main())
-else:
-    e, s, i, vbs = next(getCmd(SnmpEngine(), user,
-        UdpTransportTarget(('127.0.0.1', {port}), timeout=2, retries=1), ContextData(), oid))
-assert e is None and not s, (e, s)
-print(vbs[0][1].prettyPrint())
+oid = h.ObjectType(h.ObjectIdentity('1.3.6.1.2.1.1.1.0'))
+for name, proto in [('sha_aes', h.usmAesCfb128Protocol),
+                    ('sha_aes256', h.usmAesBlumenthalCfb256Protocol),
+                    ('sha_aes256c', h.usmAesCfb256Protocol),
+                    ('sha_aes192c', h.usmAesCfb192Protocol)]:
+    user = h.UsmUserData(name, '{AUTH_PASS}', '{PRIV_PASS}',
+                         authProtocol=h.usmHMACSHAAuthProtocol, privProtocol=proto)
+    if new_api:
+        import asyncio
+        async def main():
+            target = await h.UdpTransportTarget.create(('127.0.0.1', {port}), timeout=2, retries=1)
+            return await h.get_cmd(h.SnmpEngine(), user, target, h.ContextData(), oid)
+        e, s, i, vbs = asyncio.run(main())
+    else:
+        e, s, i, vbs = next(h.getCmd(h.SnmpEngine(), user,
+            h.UdpTransportTarget(('127.0.0.1', {port}), timeout=2, retries=1), h.ContextData(), oid))
+    assert e is None and not s, (name, e, s)
+    print(name, vbs[0][1].prettyPrint())
 "#,
         port = agent.port
     );
@@ -232,7 +243,14 @@ print(vbs[0][1].prettyPrint())
         .output()
         .expect("python3");
     assert!(o.status.success(), "pysnmp: {}", text(&o));
-    assert!(String::from_utf8_lossy(&o.stdout).contains("ibsnmpd"));
+    let out = String::from_utf8_lossy(&o.stdout);
+    for name in ["sha_aes ", "sha_aes256 ", "sha_aes256c ", "sha_aes192c "] {
+        assert!(
+            out.lines()
+                .any(|l| l.starts_with(name) && l.contains("ibsnmpd")),
+            "{out}"
+        );
+    }
 }
 
 #[test]
@@ -730,4 +748,59 @@ fn message_processing_drops_are_counted() {
     assert_eq!(mpd(3), 0, "snmpUnknownPDUHandlers");
     // Neither is an ASN.1 parse error.
     assert_eq!(agent.get_number(".1.3.6.1.2.1.11.6.0"), 0);
+}
+
+/// net-snmp's engineIDType: an ID built from a text or an interface
+/// address is served as snmpEngineID, and SNMPv3 tools discover it.
+#[test]
+fn engine_id_from_text_and_interface_address() {
+    for (keys, want) in [
+        (
+            "engine_id_type = \"text\"\nengine_id_text = \"fabric-a\"\n",
+            "80001F88046661627269632D61".to_string(),
+        ),
+        (
+            "engine_id_type = \"ipv4\"\nengine_id_nic = \"lo\"\n",
+            "80001F88017F000001".to_string(),
+        ),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("ibsnmpd.toml");
+        let conf = format!("{keys}{}", config());
+        std::fs::write(&path, conf).unwrap();
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).unwrap();
+        let agent = Agent::start(&["--config", &path.display().to_string()]);
+        let got = agent.ok(
+            "snmpget",
+            "2c",
+            "public",
+            &["-Oqvx"],
+            &[".1.3.6.1.6.3.10.2.1.1.0"],
+        );
+        let hex: String = got
+            .chars()
+            .filter(char::is_ascii_hexdigit)
+            .collect::<String>()
+            .to_uppercase();
+        assert_eq!(hex, want, "{keys}");
+        // A v3 request discovers and uses it (-e would fail on a mismatch).
+        let o = v3(
+            &agent,
+            "snmpget",
+            "sha",
+            &[
+                "-l",
+                "authNoPriv",
+                "-a",
+                "SHA",
+                "-A",
+                AUTH_PASS,
+                "-e",
+                &want,
+            ],
+            &[SYS_DESCR],
+        );
+        assert_ok(&agent, &o, keys);
+    }
 }

@@ -1,6 +1,10 @@
 //! USM privacy: CBC-DES (RFC 3414 8), CFB128-AES-128 (RFC 3826) and
-//! AES-192/256 with the key extension net-snmp uses for `-x AES-192` and
-//! `-x AES-256` (draft-blumenthal-aes-usm-04: Kul || H(Kul) || ...).
+//! AES-192/256 with either key extension in use: the one net-snmp uses for
+//! `-x AES-192` and `-x AES-256` (draft-blumenthal-aes-usm-04: Kul ||
+//! H(Kul) || ...), and the one Cisco and many other vendors use, called
+//! AES192C/AES256C (draft-reeder-snmpv3-usm-3desede-00: the key so far is
+//! taken as a passphrase, turned into a key and localized again). The
+//! cipher is the same; only the key differs.
 
 // Input path: ciphertext and parameters come from the wire.
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::indexing_slicing))]
@@ -16,6 +20,10 @@ pub enum PrivProtocol {
     Aes128,
     Aes192,
     Aes256,
+    /// AES-192 with the Reeder key extension ("AES192C").
+    Aes192C,
+    /// AES-256 with the Reeder key extension ("AES256C").
+    Aes256C,
 }
 
 /// Why a scopedPDU could not be decrypted (usmStatsDecryptionErrors).
@@ -25,7 +33,8 @@ pub struct DecryptError;
 
 impl PrivProtocol {
     /// Parses net-snmp's names (`DES`, `AES`, `AES128`, `AES192`, `AES-192`,
-    /// `AES256`, `AES-256`).
+    /// `AES256`, `AES-256`, and `AES192C`, `AES256C` for the Reeder
+    /// extension).
     pub fn parse(s: &str) -> Option<Self> {
         let u = s.to_ascii_uppercase().replace('-', "");
         Some(match u.as_str() {
@@ -33,6 +42,8 @@ impl PrivProtocol {
             "AES" | "AES128" => PrivProtocol::Aes128,
             "AES192" => PrivProtocol::Aes192,
             "AES256" => PrivProtocol::Aes256,
+            "AES192C" => PrivProtocol::Aes192C,
+            "AES256C" => PrivProtocol::Aes256C,
             _ => return None,
         })
     }
@@ -43,6 +54,8 @@ impl PrivProtocol {
             PrivProtocol::Aes128 => "AES",
             PrivProtocol::Aes192 => "AES192",
             PrivProtocol::Aes256 => "AES256",
+            PrivProtocol::Aes192C => "AES192C",
+            PrivProtocol::Aes256C => "AES256C",
         }
     }
 
@@ -50,8 +63,8 @@ impl PrivProtocol {
     pub fn key_len(self) -> usize {
         match self {
             PrivProtocol::Des | PrivProtocol::Aes128 => 16,
-            PrivProtocol::Aes192 => 24,
-            PrivProtocol::Aes256 => 32,
+            PrivProtocol::Aes192 | PrivProtocol::Aes192C => 24,
+            PrivProtocol::Aes256 | PrivProtocol::Aes256C => 32,
         }
     }
 
@@ -64,10 +77,16 @@ impl PrivProtocol {
         engine_id: &[u8],
     ) -> Option<Vec<u8>> {
         let mut k = auth.localized_key(password, engine_id)?;
-        // Blumenthal extension: append H(current key) until long enough.
         while k.len() < self.key_len() {
-            let h = auth.hash(&[&k]);
-            k.extend_from_slice(&h);
+            let more = match self {
+                // Reeder: the key so far as a passphrase, localized again.
+                PrivProtocol::Aes192C | PrivProtocol::Aes256C => {
+                    auth.localized_key(&k, engine_id)?
+                }
+                // Blumenthal: the hash of the key so far.
+                _ => auth.hash(&[&k]),
+            };
+            k.extend_from_slice(&more);
         }
         k.truncate(self.key_len());
         Some(k)
@@ -208,6 +227,8 @@ mod tests {
                 PrivProtocol::Aes128,
                 PrivProtocol::Aes192,
                 PrivProtocol::Aes256,
+                PrivProtocol::Aes192C,
+                PrivProtocol::Aes256C,
             ] {
                 let k = p.localized_key(auth, b"privpass1", &engine).unwrap();
                 assert_eq!(k.len(), p.key_len());
@@ -236,5 +257,24 @@ mod tests {
             .unwrap();
         assert_eq!(&k[..20], &kul[..]);
         assert_eq!(&k[20..], &AuthProtocol::Sha1.hash(&[&kul])[..12]);
+    }
+
+    /// Reeder extension: the first 20 octets of a SHA-1 AES256C key are the
+    /// plain localized key, the rest that key localized again as a
+    /// passphrase (pysnmp's usmAesCfb256Protocol agrees in tests/snmpv3.rs).
+    #[test]
+    fn reeder_extension() {
+        let e = [1u8, 2, 3];
+        let kul = AuthProtocol::Sha1.localized_key(b"secretpw", &e).unwrap();
+        let k = PrivProtocol::Aes256C
+            .localized_key(AuthProtocol::Sha1, b"secretpw", &e)
+            .unwrap();
+        assert_eq!(&k[..20], &kul[..]);
+        let again = AuthProtocol::Sha1.localized_key(&kul, &e).unwrap();
+        assert_eq!(&k[20..], &again[..12]);
+        let b = PrivProtocol::Aes256
+            .localized_key(AuthProtocol::Sha1, b"secretpw", &e)
+            .unwrap();
+        assert_ne!(k, b);
     }
 }
