@@ -43,9 +43,10 @@ SNMPD=$(command -v snmpd || echo /usr/sbin/snmpd)
 [ -x "$SNMPD" ] || { echo "snmpd missing: apt-get install snmpd" >&2; exit 1; }
 
 echo "== building (release)"
-cargo build --release -q -p ibsnmpd --bin ibsnmpd --example bulkwalk
+cargo build --release -q -p ibsnmpd --bin ibsnmpd --example bulkwalk --example udpfloor
 BIN=$(realpath "$TARGET_DIR/release/ibsnmpd")
 WALK=$(realpath "$TARGET_DIR/release/examples/bulkwalk")
+FLOOR=$(realpath "$TARGET_DIR/release/examples/udpfloor")
 
 tmp=$(mktemp -d)
 pids=()
@@ -226,8 +227,29 @@ alone() {
 echo
 echo "== agent CPU per varbind (utime+stime over $CPU_PASSES Rust walks of the big table, r=50, the other agents stopped)"
 read -r ou ouu ous <<<"$(alone "$OUR_PID" us_per_varbind "$OUR_PID" "$P1" "$OUR_TABLE")"
+cp "$tmp/cpuwalk" "$tmp/cpuwalk.ours"
 read -r tu tuu tus <<<"$(alone "$SNMPD_PID" us_per_varbind "$SNMPD_PID" "$P3" "$SNMPD_TABLE")"
+# The kernel's floor: a UDP responder doing nothing else answers as many
+# datagrams of the walk's sizes; its CPU per varbind of the walk is what any
+# agent pays the kernel for the same exchange.
+field() { sed -E "s/.*$1=([0-9]+).*/\1/" "$tmp/cpuwalk.ours" | awk '{ s += $1 } END { print s }'; }
+W_VB=$(field varbinds)
+W_DG=$(field datagrams)
+W_REQ=$(( $(field request_octets) / CPU_PASSES ))
+W_RESP=$(( $(field response_octets) / CPU_PASSES ))
+P4=$(port)
+"$FLOOR" serve "127.0.0.1:$P4" "$W_RESP" &
+FLOOR_PID=$!
+pids+=("$FLOOR_PID")
+sleep 0.2
+read -r fu0 fs0 <<<"$(cpu "$FLOOR_PID")"
+alone "$FLOOR_PID" "$FLOOR" drive "127.0.0.1:$P4" "$W_REQ" "$W_DG" >/dev/null
+read -r fu1 fs1 <<<"$(cpu "$FLOOR_PID")"
+read -r fl flu fls <<<"$(awk -v u=$((fu1 - fu0)) -v s=$((fs1 - fs0)) -v hz="$HZ" -v n="$W_VB" 'BEGIN {
+    k = (n > 0 ? 1e6 / hz / n : 0); printf "%.3f %.3f %.3f", (u + s) * k, u * k, s * k }')"
 printf '  ibsnmpd %s us/varbind (user %s, system %s)\n' "$ou" "$ouu" "$ous"
+printf '  kernel floor %s us/varbind (user %s, system %s): %s datagrams of %s octets answered with %s\n' \
+    "$fl" "$flu" "$fls" "$W_DG" "$W_REQ" "$W_RESP"
 printf '  net-snmp snmpd %s us/varbind (user %s, system %s)\n' "$tu" "$tuu" "$tus"
 printf '  snmpd uses x%s the CPU per varbind (x%s in user space)\n' \
     "$(awk -v a="$ou" -v b="$tu" 'BEGIN { printf "%.1f", (a > 0 ? b / a : 0) }')" \

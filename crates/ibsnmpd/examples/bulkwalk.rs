@@ -45,6 +45,8 @@ fn run() -> Result<(), String> {
     for _ in 0..passes {
         let start = Instant::now();
         let mut count: u64 = 0;
+        // Datagrams and octets each way, for the kernel floor (udpfloor).
+        let (mut datagrams, mut sent, mut received) = (0u64, 0usize, 0usize);
         let mut cursor = root.clone();
         'walk: loop {
             request_id = request_id.wrapping_add(1) & 0x7fff_ffff;
@@ -59,7 +61,10 @@ fn run() -> Result<(), String> {
                 }),
             };
             let bytes = msg.to_bytes();
-            let resp = exchange(&sock, &bytes, &mut buf, request_id)?;
+            let (resp, n) = exchange(&sock, &bytes, &mut buf, request_id)?;
+            datagrams += 1;
+            sent += bytes.len();
+            received += n;
             let vbs = resp.pdu.varbinds();
             if vbs.is_empty() {
                 return Err("empty response".into());
@@ -76,22 +81,31 @@ fn run() -> Result<(), String> {
             }
         }
         let secs = start.elapsed().as_secs_f64();
+        let per = |octets: usize| octets as u64 / datagrams.max(1);
         println!(
-            "varbinds={count} seconds={secs:.4} vbps={:.0}",
-            count as f64 / secs.max(1e-9)
+            "varbinds={count} seconds={secs:.4} vbps={:.0} datagrams={datagrams} request_octets={} response_octets={}",
+            count as f64 / secs.max(1e-9),
+            per(sent),
+            per(received)
         );
     }
     Ok(())
 }
 
-fn exchange(sock: &UdpSocket, req: &[u8], buf: &mut [u8], id: i32) -> Result<Message, String> {
+/// The response to request `id` and its size on the wire.
+fn exchange(
+    sock: &UdpSocket,
+    req: &[u8],
+    buf: &mut [u8],
+    id: i32,
+) -> Result<(Message, usize), String> {
     for _ in 0..3 {
         sock.send(req).map_err(|e| e.to_string())?;
         while let Ok(n) = sock.recv(buf) {
             let m = Message::decode(buf.get(..n).unwrap_or_default())
                 .map_err(|e| format!("bad response: {e}"))?;
             if m.pdu.request_id() == Some(id) {
-                return Ok(m);
+                return Ok((m, n));
             }
         }
     }

@@ -447,17 +447,19 @@ fn oid_parts(s: &[u32]) -> (u64, &[u32]) {
 /// zeros (`1` encodes as `1.0`), as net-snmp does.
 pub fn oid_content_len(s: &[u32]) -> usize {
     let (first, rest) = oid_parts(s);
-    // Branch-free per sub-identifier: one octet plus one per 7 more bits.
-    let extra: usize = rest
+    // One octet per sub-identifier plus one per 7 more bits, summed in u32
+    // lanes so the compiler vectorises it (it is asked for every varbind
+    // of a response, for the size budget).
+    let extra: u32 = rest
         .iter()
         .map(|&v| {
-            usize::from(v >= 1 << 7)
-                + usize::from(v >= 1 << 14)
-                + usize::from(v >= 1 << 21)
-                + usize::from(v >= 1 << 28)
+            u32::from(v >= 1 << 7)
+                + u32::from(v >= 1 << 14)
+                + u32::from(v >= 1 << 21)
+                + u32::from(v >= 1 << 28)
         })
         .sum();
-    subid_len(first) + rest.len() + extra
+    subid_len(first) + rest.len() + extra as usize
 }
 
 /// Content octets of a value.
@@ -507,23 +509,9 @@ pub fn varbind_len(vb: &VarBind) -> usize {
 }
 
 /// Writes one sub-identifier (base 128, high bit on all but the last
-/// octet); the usual one- and two-octet sizes without a loop.
+/// octet) through a byte sink.
 #[inline]
-fn put_subid<'b>(w: &mut std::slice::IterMut<'b, u8>, v: u64) {
-    let mut put = |x: u8| {
-        if let Some(b) = w.next() {
-            *b = x;
-        }
-    };
-    if v < 1 << 7 {
-        put(v as u8);
-        return;
-    }
-    if v < 1 << 14 {
-        put(0x80 | (v >> 7) as u8);
-        put((v & 0x7f) as u8);
-        return;
-    }
+fn put_subid_with(put: &mut impl FnMut(u8), v: u64) {
     for i in (1..subid_len(v)).rev() {
         put(0x80 | ((v >> (7 * i)) & 0x7f) as u8);
     }
@@ -642,35 +630,40 @@ impl<'a> Encoder<'a> {
 
     pub fn oid(&mut self, s: &[u32]) {
         let (first, rest) = oid_parts(s);
-        // Fast path: every sub-identifier fits in one octet.
-        if first < 0x80 && rest.iter().all(|&v| v < 0x80) {
-            self.header(tag::OBJECT_IDENTIFIER, rest.len() + 1);
-            self.out.push(first as u8);
-            self.out.extend(rest.iter().map(|&v| v as u8));
-            return;
-        }
-        // Typical OIDs: one pass into a small stack buffer.
+        // Typical OIDs: one pass into a stack buffer, then one copy. Most
+        // sub-identifiers take one or two octets (a GID's 254.128...).
         const SHORT: usize = 32;
-        let mut buf = [0u8; 5 * SHORT];
         if s.len() <= SHORT {
-            let mut w = buf.iter_mut();
-            put_subid(&mut w, first);
+            let mut buf = [0u8; 5 * SHORT];
+            let mut n = 0;
+            let mut put = |x: u8| {
+                if let Some(b) = buf.get_mut(n) {
+                    *b = x;
+                }
+                n += 1;
+            };
+            put_subid_with(&mut put, first);
             for &v in rest {
-                put_subid(&mut w, u64::from(v));
+                if v < 0x80 {
+                    put(v as u8);
+                } else if v < 0x4000 {
+                    put(0x80 | (v >> 7) as u8);
+                    put((v & 0x7f) as u8);
+                } else {
+                    put_subid_with(&mut put, u64::from(v));
+                }
             }
-            let n = 5 * SHORT - w.len();
             self.header(tag::OBJECT_IDENTIFIER, n);
             self.out.extend_from_slice(buf.get(..n).unwrap_or(&[]));
             return;
         }
+        // Long OIDs: sized first, then written in place.
         let n = oid_content_len(s);
         self.header(tag::OBJECT_IDENTIFIER, n);
-        let start = self.out.len();
-        self.out.resize(start + n, 0);
-        let mut w = self.out.get_mut(start..).unwrap_or(&mut []).iter_mut();
-        put_subid(&mut w, first);
+        let out = &mut *self.out;
+        put_subid_with(&mut |x| out.push(x), first);
         for &v in rest {
-            put_subid(&mut w, u64::from(v));
+            put_subid_with(&mut |x| out.push(x), u64::from(v));
         }
     }
 

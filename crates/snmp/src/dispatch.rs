@@ -23,7 +23,8 @@ pub const DEFAULT_MAX_REPETITIONS: u32 = 1000;
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum RegisterError {
     #[error("MIB object {new} overlaps the registered {existing}")]
-    Overlap { new: Oid, existing: Oid },
+    // Boxed: an Oid keeps its sub-identifiers in place (136 octets).
+    Overlap { new: Box<Oid>, existing: Box<Oid> },
 }
 
 /// What the agent should do with a request.
@@ -197,8 +198,8 @@ impl<V, K> Dispatcher<V, K> {
             if let Some(existing) = self.roots.get(r) {
                 if root.starts_with(existing.as_slice()) || existing.starts_with(root.as_slice()) {
                     return Err(RegisterError::Overlap {
-                        new: root,
-                        existing: existing.clone(),
+                        new: Box::new(root),
+                        existing: Box::new(existing.clone()),
                     });
                 }
             }

@@ -3,24 +3,44 @@
 use std::fmt;
 use std::str::FromStr;
 
+use smallvec::SmallVec;
+
+/// Sub-identifiers held in place: a table column's instance (entry, column,
+/// an index of a GID or of a GUID and a port) fits, so building a response allocates
+/// no OID; longer ones (GID-indexed rows) go to the heap.
+const INLINE_SUBIDS: usize = 32;
+
 /// An OBJECT IDENTIFIER: a sequence of sub-identifiers (at most 128, each u32).
 #[derive(Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
-pub struct Oid(Vec<u32>);
+pub struct Oid(SmallVec<[u32; INLINE_SUBIDS]>);
 
 /// The longest OID SNMP allows (RFC 2578 section 3.5).
 pub const MAX_SUBIDS: usize = 128;
 
 impl Oid {
     pub fn new(subids: Vec<u32>) -> Self {
-        Oid(subids)
+        Oid(SmallVec::from_vec(subids))
     }
     pub fn from_slice(s: &[u32]) -> Self {
-        Oid(s.to_vec())
+        Oid(SmallVec::from_slice(s))
     }
     /// The parts one after another (e.g. a table entry, a column and an
     /// encoded index).
     pub fn from_parts(parts: &[&[u32]]) -> Self {
-        let mut v = Vec::with_capacity(parts.iter().map(|p| p.len()).sum());
+        let len: usize = parts.iter().map(|p| p.len()).sum();
+        if len <= INLINE_SUBIDS {
+            // In place, copied part by part (SmallVec's extend is slower).
+            let mut buf = [0u32; INLINE_SUBIDS];
+            let mut at = 0;
+            for p in parts {
+                if let Some(dst) = buf.get_mut(at..at + p.len()) {
+                    dst.copy_from_slice(p);
+                }
+                at += p.len();
+            }
+            return Oid(SmallVec::from_buf_and_len(buf, len));
+        }
+        let mut v = SmallVec::with_capacity(len);
         for p in parts {
             v.extend_from_slice(p);
         }
@@ -49,7 +69,7 @@ impl Oid {
         Oid::from_parts(&[&self.0, suffix])
     }
     pub fn into_vec(self) -> Vec<u32> {
-        self.0
+        self.0.into_vec()
     }
 }
 
@@ -103,7 +123,7 @@ impl FromStr for Oid {
         }
         t.split('.')
             .map(|p| p.parse::<u32>())
-            .collect::<Result<Vec<_>, _>>()
+            .collect::<Result<SmallVec<_>, _>>()
             .map(Oid)
             .map_err(|_| ParseOidError(s.to_string()))
     }

@@ -18,6 +18,7 @@ pub fn main(name: &str, run: fn() -> Result<(), String>) -> ExitCode {
 
 /// The arguments after HOST:PORT COMMUNITY, and a UDP socket connected to
 /// HOST:PORT with `timeout` on reads; at least `min` arguments or `usage`.
+#[allow(dead_code)] // udpfloor speaks plain UDP and connects its own way
 pub fn connect(
     usage: &str,
     min: usize,
