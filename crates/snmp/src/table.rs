@@ -63,6 +63,7 @@ use crate::oid::Oid;
 use crate::value::{Value, VarBind};
 
 pub use crate::mib::Access;
+pub use crate::syntax::Syntax;
 
 // ------------------------------------------------------------------ RowSet
 
@@ -236,22 +237,101 @@ pub type RowsFn<V, R> = dyn for<'a> Fn(&'a V) -> &'a RowSet<R> + Send + Sync;
 pub type CellFn<V, R> = dyn Fn(&V, &R, u32) -> Option<Value> + Send + Sync;
 /// Phase-1 Set check of one cell: `(view, row, encoded index, new value)`.
 pub type CheckFn<V, K, R> = dyn Fn(&V, &R, &[u32], &Value) -> Result<K, SetError> + Send + Sync;
+/// A declared column's value in one row; `None` is a sparse (absent) cell.
+pub type ReadFn<V, R> = fn(&V, &R) -> Option<Value>;
+/// A declared column's phase-1 Set check, called once the value passed the
+/// column's [`Syntax`]: `(view, row, encoded index, new value)`.
+pub type WriteFn<V, K, R> = fn(&V, &R, &[u32], &Value) -> Result<K, SetError>;
 
-struct Column<V, K, R> {
+/// One column, declared once: its OID (the column number is the last
+/// sub-identifier), MAX-ACCESS as served, how a cell reads, and for a
+/// writable column how a Set is checked. A table is a slice of these
+/// ([`Table::from_columns`]); constants, so a MIB module lists them as data.
+pub struct Column<V, K, R> {
+    pub oid: &'static [u32],
+    pub access: Access,
+    pub read: Option<ReadFn<V, R>>,
+    pub write: Option<WriteFn<V, K, R>>,
+}
+
+impl<V, K, R> Column<V, K, R> {
+    /// A read-only column.
+    pub const fn read_only(oid: &'static [u32], read: ReadFn<V, R>) -> Self {
+        Column {
+            oid,
+            access: Access::ReadOnly,
+            read: Some(read),
+            write: None,
+        }
+    }
+
+    /// A read-write column with its Set check.
+    pub const fn read_write(
+        oid: &'static [u32],
+        read: ReadFn<V, R>,
+        write: WriteFn<V, K, R>,
+    ) -> Self {
+        Column {
+            oid,
+            access: Access::ReadWrite,
+            read: Some(read),
+            write: Some(write),
+        }
+    }
+
+    /// A not-accessible column (an index object the entry lists).
+    pub const fn index(oid: &'static [u32]) -> Self {
+        Column {
+            oid,
+            access: Access::NotAccessible,
+            read: None,
+            write: None,
+        }
+    }
+
+    /// The column number: the OID's last sub-identifier.
+    pub const fn id(&self) -> u32 {
+        match self.oid {
+            [.., last] => *last,
+            [] => 0,
+        }
+    }
+}
+
+/// The highest column number of `cols` (0 for none): where a walk of the
+/// table ends.
+pub fn last_column<V, K, R>(cols: &[Column<V, K, R>]) -> u32 {
+    cols.iter().map(Column::id).max().unwrap_or(0)
+}
+
+struct Col<V, K, R> {
     id: u32,
     access: Access,
+    /// The column's object, when declared with a [`Column`].
+    oid: Option<&'static [u32]>,
+    read: Option<ReadFn<V, R>>,
     check: Option<Box<CheckFn<V, K, R>>>,
+    syntax: Option<Syntax>,
 }
+
+/// Whether a table's writable columns take Sets in this view.
+pub type GateFn<V> = fn(&V) -> bool;
 
 /// A conceptual table served from a [`RowSet`] in the view.
 ///
 /// Get: `entry.column.index`; GetNext: column-major (all rows of the first
 /// readable column, then the next column), sparse cells skipped.
+///
+/// A Set is checked in RFC 3416's order: the column must be writable (and
+/// the table's gate open, [`Table::writable_if`]: else notWritable), the
+/// row exist (noCreation), the value match the column's [`Syntax`]
+/// (wrongType, wrongLength, wrongValue); then the column's own check runs.
 pub struct Table<V, K, R> {
     entry: Oid,
-    columns: Vec<Column<V, K, R>>,
+    columns: Vec<Col<V, K, R>>,
     rows: Box<RowsFn<V, R>>,
     cell: Box<CellFn<V, R>>,
+    gate: Option<GateFn<V>>,
 }
 
 impl<V, K, R> Table<V, K, R> {
@@ -267,10 +347,51 @@ impl<V, K, R> Table<V, K, R> {
             columns: Vec::new(),
             rows: Box::new(rows),
             cell: Box::new(cell),
+            gate: None,
         }
     }
 
-    fn insert(&mut self, c: Column<V, K, R>) {
+    /// A table serving exactly the declared `cols`.
+    pub fn from_columns<F>(entry: Oid, rows: F, cols: &[Column<V, K, R>]) -> Self
+    where
+        F: for<'a> Fn(&'a V) -> &'a RowSet<R> + Send + Sync + 'static,
+        V: 'static,
+        K: 'static,
+        R: 'static,
+    {
+        let mut t = Self::new(entry, rows, |_, _, _| None);
+        for c in cols {
+            t.insert(Col {
+                id: c.id(),
+                access: c.access,
+                oid: Some(c.oid),
+                read: c.read,
+                check: c.write.map(|w| Box::new(w) as Box<CheckFn<V, K, R>>),
+                syntax: None,
+            });
+        }
+        t
+    }
+
+    /// Gives every declared writable column the syntax `of` its OID says
+    /// (checked before the column's own check).
+    pub fn with_syntax(mut self, of: impl Fn(&[u32]) -> Option<Syntax>) -> Self {
+        for c in &mut self.columns {
+            if c.access.writable() {
+                c.syntax = c.oid.and_then(&of);
+            }
+        }
+        self
+    }
+
+    /// Writes are taken only while `gate` says so (else notWritable): a
+    /// table whose columns are writable by configuration.
+    pub fn writable_if(mut self, gate: GateFn<V>) -> Self {
+        self.gate = Some(gate);
+        self
+    }
+
+    fn insert(&mut self, c: Col<V, K, R>) {
         match self.columns.binary_search_by_key(&c.id, |x| x.id) {
             Ok(i) => {
                 if let Some(slot) = self.columns.get_mut(i) {
@@ -284,10 +405,13 @@ impl<V, K, R> Table<V, K, R> {
     /// Declares a column with the given MAX-ACCESS and no Set check
     /// (Sets of it give notWritable).
     pub fn column(mut self, id: u32, access: Access) -> Self {
-        self.insert(Column {
+        self.insert(Col {
             id,
             access,
+            oid: None,
+            read: None,
             check: None,
+            syntax: None,
         });
         self
     }
@@ -305,19 +429,30 @@ impl<V, K, R> Table<V, K, R> {
     where
         C: Fn(&V, &R, &[u32], &Value) -> Result<K, SetError> + Send + Sync + 'static,
     {
-        self.insert(Column {
+        self.insert(Col {
             id,
             access: Access::ReadWrite,
+            oid: None,
+            read: None,
             check: Some(Box::new(check)),
+            syntax: None,
         });
         self
+    }
+
+    /// One cell: the column's declared read, else the table's cell function.
+    fn read(&self, view: &V, row: &R, col: &Col<V, K, R>) -> Option<Value> {
+        match col.read {
+            Some(f) => f(view, row),
+            None => (self.cell)(view, row, col.id),
+        }
     }
 
     pub fn entry(&self) -> &Oid {
         &self.entry
     }
 
-    fn find_column(&self, id: u32) -> Option<&Column<V, K, R>> {
+    fn find_column(&self, id: u32) -> Option<&Col<V, K, R>> {
         self.columns
             .binary_search_by_key(&id, |c| c.id)
             .ok()
@@ -355,7 +490,7 @@ impl<V, K, R> Table<V, K, R> {
             while let Some((key, row)) = rows.at(pos) {
                 pos += 1;
                 // An exception from the cell function also means "absent".
-                let Some(value) = (self.cell)(view, row, col.id).filter(|v| !v.is_exception())
+                let Some(value) = self.read(view, row, col).filter(|v| !v.is_exception())
                 else {
                     continue;
                 };
@@ -384,13 +519,13 @@ impl<V, K, R> MibObject<V, K> for Table<V, K, R> {
         let Some((&c, index)) = rest.split_first() else {
             return Value::NoSuchObject;
         };
-        match self.find_column(c) {
-            Some(col) if col.access.readable() => {}
+        let col = match self.find_column(c) {
+            Some(col) if col.access.readable() => col,
             _ => return Value::NoSuchObject,
-        }
+        };
         (self.rows)(view)
             .get(index)
-            .and_then(|r| (self.cell)(view, r, c))
+            .and_then(|r| self.read(view, r, col))
             .unwrap_or(Value::NoSuchInstance)
     }
 
@@ -424,7 +559,13 @@ impl<V, K, R> MibObject<V, K> for Table<V, K, R> {
             (Some(check), true) => check,
             _ => return Err(SetError::NotWritable),
         };
+        if self.gate.is_some_and(|open| !open(view)) {
+            return Err(SetError::NotWritable);
+        }
         let row = (self.rows)(view).get(index).ok_or(SetError::NoCreation)?;
+        if let Some(syntax) = &col.syntax {
+            syntax.check(value)?;
+        }
         check(view, row, index, value)
     }
 }
