@@ -260,7 +260,9 @@ pub(crate) fn parse_module(file: &str, text: &str) -> Result<Module, String> {
                 while end < toks.len() && at(end).map(|t| &t.tok) != Some(&Tok::Assign) {
                     end += 1;
                 }
-                let body = toks.get(start..end.saturating_sub(1).max(j)).unwrap_or_default();
+                let body = toks
+                    .get(start..end.saturating_sub(1).max(j))
+                    .unwrap_or_default();
                 m.conventions.insert(name.clone(), syntax_of(body));
                 m.convention_ranges.insert(name, ranges_of(body));
                 i = j;
@@ -799,10 +801,11 @@ pub(crate) fn render(modules: &[Module], resolved: &Resolved) -> Result<String, 
             }
             let index: Vec<String> = a.index.iter().map(|x| format!("{x:?}")).collect();
             let base = base_syntax(&conventions, &a.syntax);
-            let ranges: Vec<String> = ranges_through(&conventions, &tc_ranges, &a.syntax, &a.ranges)
-                .iter()
-                .map(|(lo, hi)| format!("({lo}, {hi})"))
-                .collect();
+            let ranges: Vec<String> =
+                ranges_through(&conventions, &tc_ranges, &a.syntax, &a.ranges)
+                    .iter()
+                    .map(|(lo, hi)| format!("({lo}, {hi})"))
+                    .collect();
             let _ = writeln!(
                 src,
                 "        super::ObjectType {{ name: {name:?}, oid: {}, access: {:?}, syntax: {base:?}, index: &[{}], \

@@ -4,9 +4,10 @@
 //! Rows are derived once per published snapshot ([`SmRows`], by
 //! [`SmHistory`], which also keeps the partition and multicast membership
 //! history behind the LastChange columns); requests only look cells up.
-//! Every table is declared by naming its columns once ([`Col`] lists): the
-//! column number comes from the generated OID constant, MAX-ACCESS from the
-//! MIB file (generated `OBJECT_TYPES`), and tests/coverage.rs checks that
+//! Every table is declared by naming its columns once ([`Col`] lists,
+//! [`crate::column`]): the
+//! column number comes from the generated OID constant, a Set's type and
+//! range from the MIB file (generated `OBJECT_TYPES`), and tests/coverage.rs checks that
 //! every accessible column is served or listed in `DEF.omitted` with a reason.
 //!
 //! Indexes are the MIB's: the 8-octet subnet prefix first (fixed-size
@@ -32,14 +33,15 @@ use ib::model::{McastGroup, Node, NodeIdx, Port, PortIdx, Snapshot};
 use ib::types::Guid;
 use snmp::index::{FixedOctets, ImpliedOctets, IndexCodec};
 use snmp::mib::MibObject;
-use snmp::table::{Access, RowSet, Table};
+use snmp::table::{RowSet, Table};
 use snmp::value::Value;
 
 use crate::change::Change;
+use crate::column::{ro, rw, Col};
+use crate::ib_sm_set::{set_admin, set_option, set_port, set_sm_key, PortField};
 use crate::if_mib::ticks_at;
 use crate::oids::ib_sm_mib as o;
 use crate::publish::{Derive, Derived};
-use crate::util::{last, oid};
 use crate::view::{SysOrEntry, View};
 use ib::opensm::{OpenSmConf, SmOption};
 
@@ -396,56 +398,14 @@ fn track<K: std::hash::Hash + Eq>(
 
 // ------------------------------------------------------------------ cells
 
-/// One served column: its OID constant (the column number is its last
-/// sub-identifier), its MAX-ACCESS as served, and its value.
-pub struct Col<R> {
-    pub oid: &'static [u32],
-    pub cell: CellFn<R>,
-}
-
-/// A column's value in one row.
-pub type CellFn<R> = fn(&View, &R) -> Option<Value>;
-
-const fn ro<R>(oid: &'static [u32], cell: CellFn<R>) -> Col<R> {
-    Col { oid, cell }
-}
-
-/// A table over `rows` serving exactly `cols` (index columns are
-/// not-accessible and never listed).
+/// A table over `rows` of [`SmRows`] serving exactly `cols` (index columns
+/// are not-accessible and never listed).
 fn table<R: Send + Sync + 'static>(
     entry: &'static [u32],
     rows: for<'a> fn(&'a SmRows) -> &'a RowSet<R>,
     cols: &'static [Col<R>],
 ) -> Table<View, Change, R> {
-    let mut by_id: Vec<Option<CellFn<R>>> = Vec::new();
-    for c in cols {
-        let id = last(c.oid) as usize;
-        if by_id.len() <= id {
-            by_id.resize(id + 1, None);
-        }
-        if let Some(slot) = by_id.get_mut(id) {
-            *slot = Some(c.cell);
-        }
-    }
-    let mut t = Table::new(
-        oid(entry),
-        move |v: &View| rows(sm_rows(v)),
-        move |v: &View, r: &R, col| {
-            let f = by_id.get(col as usize).copied().flatten()?;
-            f(v, r)
-        },
-    );
-    for c in cols {
-        // MAX-ACCESS from the MIB file; writable columns are served
-        // read-only until the SM-control issue adds their Sets.
-        let spec = crate::oids::object_type(c.oid).map_or("", |o| o.access);
-        let access = match spec {
-            "read-only" | "read-write" | "read-create" => Access::ReadOnly,
-            _ => Access::NotAccessible,
-        };
-        t = t.column(last(c.oid), access);
-    }
-    t
+    crate::column::table(entry, move |v: &View| rows(sm_rows(v)), cols)
 }
 
 /// This module's rows for the view's snapshot.
@@ -498,18 +458,16 @@ fn port(v: &View, p: PortIdx) -> Option<&Port> {
 /// Every object of the module.
 pub fn objects() -> Vec<Arc<dyn MibObject<View, Change>>> {
     vec![
-        Arc::new(crate::ib_sm_set::writable(table(
-            o::IB_SM_CONFIG_ENTRY,
-            |r| &r.config,
-            CONFIG_COLS,
-        ))),
+        Arc::new(
+            table(o::IB_SM_CONFIG_ENTRY, |r| &r.config, CONFIG_COLS)
+                .writable_if(|v| sm_rows(v).sm_control),
+        ),
         Arc::new(crate::ib_sm_set::PartitionConfig::new()),
         Arc::new(table(o::IB_SM_NODE_INFO_ENTRY, |r| &r.nodes, NODE_COLS)),
-        Arc::new(crate::ib_sm_set::writable_ports(table(
-            o::IB_SM_PORT_INFO_ENTRY,
-            |r| &r.ports,
-            PORT_COLS,
-        ))),
+        Arc::new(
+            table(o::IB_SM_PORT_INFO_ENTRY, |r| &r.ports, PORT_COLS)
+                .writable_if(|v| sm_rows(v).port_writes),
+        ),
         Arc::new(table(
             o::IB_SM_SWITCH_INFO_ENTRY,
             |r| &r.switches,
@@ -598,17 +556,25 @@ const CONFIG_COLS: &[Col<usize>] = &[
     ro(o::IB_SM_CONFIG_SUBNET_GUID, |v, &i| {
         octets(&config_sm(v, i)?.info.guid.to_bytes())
     }),
-    ro(o::IB_SM_CONFIG_PRIORITY, |v, &i| {
-        u(config_sm(v, i)?.info.priority)
-    }),
-    ro(o::IB_SM_CONFIG_SM_KEY, |v, &i| {
-        secret(v, config_sm(v, i)?.info.sm_key)
-    }),
+    rw(
+        o::IB_SM_CONFIG_PRIORITY,
+        |v, &i| u(config_sm(v, i)?.info.priority),
+        |v, _, _, x| set_option(v, SmOption::Priority, x),
+    ),
+    rw(
+        o::IB_SM_CONFIG_SM_KEY,
+        |v, &i| secret(v, config_sm(v, i)?.info.sm_key),
+        |_, _, _, x| set_sm_key(x),
+    ),
     // enable(1): the row is an SM that runs.
-    ro(o::IB_SM_CONFIG_ADMIN_SM_STATE, |v, &i| {
-        config_sm(v, i)?;
-        int(1)
-    }),
+    rw(
+        o::IB_SM_CONFIG_ADMIN_SM_STATE,
+        |v, &i| {
+            config_sm(v, i)?;
+            int(1)
+        },
+        |_, _, _, x| set_admin(x),
+    ),
     ro(o::IB_SM_CONFIG_SM_STATE, |v, &i| {
         int(sm_state(config_sm(v, i)?))
     }),
@@ -621,31 +587,43 @@ const CONFIG_COLS: &[Col<usize>] = &[
         int(1)
     }),
     // From opensm.conf when configured, else the SM port's PortInfo.
-    ro(o::IB_SM_CONFIG_DEFAULT_LMC, |v, &i| {
-        match conf(v).and_then(|c| c.mib(SmOption::DefaultLmc)) {
+    rw(
+        o::IB_SM_CONFIG_DEFAULT_LMC,
+        |v, &i| match conf(v).and_then(|c| c.mib(SmOption::DefaultLmc)) {
             Some(x) => u(x),
             None => u(config_port(v, i)?.info.lmc),
-        }
-    }),
-    ro(o::IB_SM_CONFIG_M_KEY_LEASE_PERIOD, |v, &i| {
-        match conf(v).and_then(|c| c.mib(SmOption::MKeyLeasePeriod)) {
+        },
+        |v, _, _, x| set_option(v, SmOption::DefaultLmc, x),
+    ),
+    rw(
+        o::IB_SM_CONFIG_M_KEY_LEASE_PERIOD,
+        |v, &i| match conf(v).and_then(|c| c.mib(SmOption::MKeyLeasePeriod)) {
             Some(x) => u(x),
             None => u(config_port(v, i)?.info.m_key_lease_period),
-        }
-    }),
+        },
+        |v, _, _, x| set_option(v, SmOption::MKeyLeasePeriod, x),
+    ),
     // Only opensm.conf carries these; absent (noSuchInstance) without it.
-    ro(o::IB_SM_CONFIG_SWEEP_INTERVAL, |v, _| {
-        u(conf(v)?.mib(SmOption::SweepInterval)?)
-    }),
-    ro(o::IB_SM_CONFIG_RESPONSE_TIMEOUT, |v, _| {
-        u(conf(v)?.mib(SmOption::ResponseTimeout)?)
-    }),
-    ro(o::IB_SM_CONFIG_MASTER_POLL_INTERVAL, |v, _| {
-        u(conf(v)?.mib(SmOption::MasterPollInterval)?)
-    }),
-    ro(o::IB_SM_CONFIG_MASTER_POLL_RETRIES, |v, _| {
-        u(conf(v)?.mib(SmOption::MasterPollRetries)?)
-    }),
+    rw(
+        o::IB_SM_CONFIG_SWEEP_INTERVAL,
+        |v, _| u(conf(v)?.mib(SmOption::SweepInterval)?),
+        |v, _, _, x| set_option(v, SmOption::SweepInterval, x),
+    ),
+    rw(
+        o::IB_SM_CONFIG_RESPONSE_TIMEOUT,
+        |v, _| u(conf(v)?.mib(SmOption::ResponseTimeout)?),
+        |v, _, _, x| set_option(v, SmOption::ResponseTimeout, x),
+    ),
+    rw(
+        o::IB_SM_CONFIG_MASTER_POLL_INTERVAL,
+        |v, _| u(conf(v)?.mib(SmOption::MasterPollInterval)?),
+        |v, _, _, x| set_option(v, SmOption::MasterPollInterval, x),
+    ),
+    rw(
+        o::IB_SM_CONFIG_MASTER_POLL_RETRIES,
+        |v, _| u(conf(v)?.mib(SmOption::MasterPollRetries)?),
+        |v, _, _, x| set_option(v, SmOption::MasterPollRetries, x),
+    ),
 ];
 
 // -------------------------------------------------------- ibSmNodeInfoTable
@@ -700,6 +678,21 @@ macro_rules! pi {
     ($oid:expr, $f:ident, truth) => {
         ro($oid, |v, &p| truth(port(v, p)?.info.$f))
     };
+    // Writable with `port_writes` ([`crate::ib_sm_set::set_port`]).
+    ($oid:expr, $f:ident => $field:ident) => {
+        rw(
+            $oid,
+            |v, &p| u(port(v, p)?.info.$f),
+            |v, &p, _, x| set_port(v, p, PortField::$field, x),
+        )
+    };
+    ($oid:expr, $f:ident, gauge => $field:ident) => {
+        rw(
+            $oid,
+            |v, &p| gauge(port(v, p)?.info.$f),
+            |v, &p, _, x| set_port(v, p, PortField::$field, x),
+        )
+    };
 }
 
 /// All 42 PortInfo columns.
@@ -721,7 +714,7 @@ const PORT_COLS: &[Col<PortIdx>] = &[
         octets(&port(v, p)?.info.diag_code.to_be_bytes())
     }),
     pi!(o::IB_SM_PORT_INFO_M_KEY_LEASE_PERIOD, m_key_lease_period),
-    pi!(o::IB_SM_PORT_INFO_LINK_WIDTH_ENABLED, link_width_enabled),
+    pi!(o::IB_SM_PORT_INFO_LINK_WIDTH_ENABLED, link_width_enabled => LinkWidthEnabled),
     pi!(
         o::IB_SM_PORT_INFO_LINK_WIDTH_SUPPORTED,
         link_width_supported
@@ -731,25 +724,25 @@ const PORT_COLS: &[Col<PortIdx>] = &[
         o::IB_SM_PORT_INFO_LINK_SPEED_SUPPORTED,
         link_speed_supported
     ),
-    pi!(o::IB_SM_PORT_INFO_STATE, port_state),
-    pi!(o::IB_SM_PORT_INFO_PHY_STATE, port_physical_state),
+    pi!(o::IB_SM_PORT_INFO_STATE, port_state => State),
+    pi!(o::IB_SM_PORT_INFO_PHY_STATE, port_physical_state => PhyState),
     pi!(
         o::IB_SM_PORT_INFO_LINK_DOWN_DEF_STATE,
         link_down_default_state
     ),
-    pi!(o::IB_SM_PORT_INFO_M_KEY_PROT_BITS, m_key_protect_bits),
-    pi!(o::IB_SM_PORT_INFO_LMC, lmc),
+    pi!(o::IB_SM_PORT_INFO_M_KEY_PROT_BITS, m_key_protect_bits => MKeyProtBits),
+    pi!(o::IB_SM_PORT_INFO_LMC, lmc => Lmc),
     pi!(o::IB_SM_PORT_INFO_LINK_SPEED_ACTIVE, link_speed_active),
-    pi!(o::IB_SM_PORT_INFO_LINK_SPEED_ENABLED, link_speed_enabled),
+    pi!(o::IB_SM_PORT_INFO_LINK_SPEED_ENABLED, link_speed_enabled => LinkSpeedEnabled),
     pi!(o::IB_SM_PORT_INFO_NEIGHBOR_MTU, neighbor_mtu, int),
     pi!(o::IB_SM_PORT_INFO_MASTER_SM_SL, master_sm_sl),
     pi!(o::IB_SM_PORT_INFO_VL_CAP, vl_cap),
-    pi!(o::IB_SM_PORT_INFO_VL_HIGH_LIMIT, vl_high_limit),
+    pi!(o::IB_SM_PORT_INFO_VL_HIGH_LIMIT, vl_high_limit => VlHighLimit),
     pi!(o::IB_SM_PORT_INFO_VL_ARB_HIGH_CAP, vl_arbitration_high_cap),
     pi!(o::IB_SM_PORT_INFO_VL_ARB_LOW_CAP, vl_arbitration_low_cap),
     pi!(o::IB_SM_PORT_INFO_MTU_CAP, mtu_cap, int),
     pi!(o::IB_SM_PORT_INFO_VL_STALL_COUNT, vl_stall_count),
-    pi!(o::IB_SM_PORT_INFO_HOQ_LIFE, hoq_life),
+    pi!(o::IB_SM_PORT_INFO_HOQ_LIFE, hoq_life => HoqLife),
     pi!(o::IB_SM_PORT_INFO_OPER_VL, operational_vls),
     pi!(
         o::IB_SM_PORT_INFO_IN_PART_ENFORCE,
@@ -777,8 +770,8 @@ const PORT_COLS: &[Col<PortIdx>] = &[
     pi!(o::IB_SM_PORT_INFO_GUID_CAP, guid_cap),
     pi!(o::IB_SM_PORT_INFO_SUBNET_TIMEOUT, subnet_timeout),
     pi!(o::IB_SM_PORT_INFO_RESP_TIME, resp_time_value),
-    pi!(o::IB_SM_PORT_INFO_LOCAL_PHY_ERROR, local_phy_errors, gauge),
-    pi!(o::IB_SM_PORT_INFO_OVERRUN_ERROR, overrun_errors, gauge),
+    pi!(o::IB_SM_PORT_INFO_LOCAL_PHY_ERROR, local_phy_errors, gauge => LocalPhyError),
+    pi!(o::IB_SM_PORT_INFO_OVERRUN_ERROR, overrun_errors, gauge => OverrunError),
     ro(o::IB_SM_PORT_INFO_INIT_TYPE, |v, &p| {
         bits(u32::from(port(v, p)?.info.init_type), 1)
     }),

@@ -7,7 +7,7 @@
 //! before.
 
 use snmp::mib::{SetError, SetItem};
-use snmp::table::Table;
+use snmp::table::check;
 use snmp::value::Value;
 
 use ib::mad::smp::PortInfo;
@@ -23,38 +23,16 @@ use crate::view::View;
 use ib::opensm::partitions::DEFAULT_PKEY;
 pub use ib::opensm::{PartitionOp, SmOp, SmOption};
 
-/// The ibSmConfigTable columns that set an opensm.conf option, and the
-/// values the MIB (and OpenSM) allow.
-const SETTINGS: [(SmOption, &[u32], std::ops::RangeInclusive<u32>); 7] = [
-    (SmOption::Priority, o::IB_SM_CONFIG_PRIORITY, 0..=15),
-    // OpenSM: 0 turns periodic sweeps off.
-    (
-        SmOption::SweepInterval,
-        o::IB_SM_CONFIG_SWEEP_INTERVAL,
-        0..=86_400,
-    ),
-    (
-        SmOption::MasterPollInterval,
-        o::IB_SM_CONFIG_MASTER_POLL_INTERVAL,
-        1..=3_600,
-    ),
-    (
-        SmOption::MasterPollRetries,
-        o::IB_SM_CONFIG_MASTER_POLL_RETRIES,
-        1..=100,
-    ),
-    (
-        SmOption::MKeyLeasePeriod,
-        o::IB_SM_CONFIG_M_KEY_LEASE_PERIOD,
-        0..=65_535,
-    ),
-    (
-        SmOption::ResponseTimeout,
-        o::IB_SM_CONFIG_RESPONSE_TIMEOUT,
-        1..=60_000,
-    ),
-    (SmOption::DefaultLmc, o::IB_SM_CONFIG_DEFAULT_LMC, 0..=7),
-];
+/// The values OpenSM takes where it allows fewer than the MIB (whose
+/// ranges the table checks first).
+fn opensm_limit(option: SmOption) -> Option<std::ops::RangeInclusive<u32>> {
+    match option {
+        SmOption::MasterPollInterval => Some(1..=3_600),
+        SmOption::MasterPollRetries => Some(1..=100),
+        SmOption::ResponseTimeout => Some(1..=60_000),
+        _ => None,
+    }
+}
 
 /// A checked Set of an SM column: one [`SmOp`], applied by the daemon's
 /// OpenSM control ([`Effect::Service`]).
@@ -71,60 +49,26 @@ fn sm_change(op: SmOp) -> Change {
     Change::new(SmChange(op))
 }
 
-/// Phase 1 of a Set of `option`: the daemon must steer the SM, the value be
-/// an Unsigned32 in `range`.
-fn check_setting(
-    v: &View,
-    option: SmOption,
-    range: &std::ops::RangeInclusive<u32>,
-    value: &Value,
-) -> Result<Change, SetError> {
-    if !sm_rows(v).sm_control {
-        return Err(SetError::NotWritable);
-    }
-    let value = match value {
-        Value::Gauge32(x) => *x,
-        _ => return Err(SetError::WrongType),
-    };
-    if !range.contains(&value) {
+/// Phase 1 of a Set of an ibSmConfigTable setting (the table is writable
+/// only while the daemon steers the SM, and has checked the MIB's range).
+pub fn set_option(_v: &View, option: SmOption, value: &Value) -> Result<Change, SetError> {
+    let value = check::unsigned32(value)?;
+    if opensm_limit(option).is_some_and(|r| !r.contains(&value)) {
         return Err(SetError::WrongValue);
     }
     Ok(sm_change(SmOp::SetOption { option, value }))
 }
 
-/// ibSmConfigTable with its SM settings writable (when the daemon steers an
-/// SM; [`check_setting`]).
-pub fn writable<R: Send + Sync + 'static>(mut t: Table<View, Change, R>) -> Table<View, Change, R> {
-    for (option, column, range) in SETTINGS {
-        t = t.read_write(last(column), move |v: &View, _, _, value| {
-            check_setting(v, option, &range, value)
-        });
-    }
-    t = t.read_write(last(o::IB_SM_CONFIG_SM_KEY), |v: &View, _, _, value| {
-        if !sm_rows(v).sm_control {
-            return Err(SetError::NotWritable);
-        }
-        match value {
-            Value::OctetString(b) => <[u8; 8]>::try_from(b.as_slice())
-                .map(|k| sm_change(SmOp::SetSmKey(u64::from_be_bytes(k))))
-                .map_err(|_| SetError::WrongLength),
-            _ => Err(SetError::WrongType),
-        }
-    });
-    t.read_write(
-        last(o::IB_SM_CONFIG_ADMIN_SM_STATE),
-        |v: &View, _, _, value| {
-            if !sm_rows(v).sm_control {
-                return Err(SetError::NotWritable);
-            }
-            match value {
-                Value::Integer(1) => Ok(sm_change(SmOp::Admin { enable: true })),
-                Value::Integer(2) => Ok(sm_change(SmOp::Admin { enable: false })),
-                Value::Integer(_) => Err(SetError::WrongValue),
-                _ => Err(SetError::WrongType),
-            }
-        },
-    )
+/// ibSmConfigSMKey: eight octets (SIZE checked by the table).
+pub fn set_sm_key(value: &Value) -> Result<Change, SetError> {
+    let k = <[u8; 8]>::try_from(check::octets(value, 8..=8)?).map_err(|_| SetError::WrongLength)?;
+    Ok(sm_change(SmOp::SetSmKey(u64::from_be_bytes(k))))
+}
+
+/// ibSmConfigAdminSMState: enable(1) or disable(2).
+pub fn set_admin(value: &Value) -> Result<Change, SetError> {
+    let enable = check::integer(value)? == 1;
+    Ok(sm_change(SmOp::Admin { enable }))
 }
 
 #[cfg(test)]
@@ -132,10 +76,15 @@ mod tests {
     use super::*;
 
     #[test]
-    fn ranges() {
-        let (_, _, r) = &SETTINGS[0];
-        assert!(r.contains(&15) && !r.contains(&16));
-        assert!(SETTINGS.iter().all(|(o, _, r)| o.to_file(*r.end()) > 0));
+    fn opensm_limits_convert_to_the_file() {
+        for o in [
+            SmOption::MasterPollInterval,
+            SmOption::MasterPollRetries,
+            SmOption::ResponseTimeout,
+        ] {
+            let r = opensm_limit(o).unwrap();
+            assert!(o.to_file(*r.end()) > 0);
+        }
     }
 
     #[test]
@@ -191,16 +140,6 @@ mod tests {
 
 // ------------------------------------------------------ ibSmPartitionConfig
 
-/// The six scalars, by their sub-identifier under ibSmPartitionConfig.
-mod pc {
-    pub const SUBNET_PREFIX: u32 = 1;
-    pub const KEY: u32 = 2;
-    pub const ACTION: u32 = 3;
-    pub const NODE_GUID: u32 = 4;
-    pub const PORT_NUM: u32 = 5;
-    pub const MEMBER_TYPE: u32 = 6;
-}
-
 /// ibSmPartitionConfig: read as a ready form (this subnet's prefix, the
 /// default partition, action none, ...); written as one operation per Set
 /// PDU, judged with all of the PDU's varbinds (a missing required field is
@@ -213,14 +152,21 @@ impl PartitionConfig {
     pub fn new() -> Self {
         let g = |x: u32| move |_: &View| Value::Gauge32(x);
         let scalars = snmp::table::Scalars::new(crate::util::oid(o::IB_SM_PARTITION_CONFIG))
-            .read_only(pc::SUBNET_PREFIX, |v: &View| {
+            .read_only(last(o::IB_SM_PARTITION_CONFIG_SUBNET_PREFIX), |v: &View| {
                 Value::OctetString(v.snapshot.subnet_prefix.to_be_bytes().to_vec())
             })
-            .read_only(pc::KEY, g(0x7fff))
-            .read_only(pc::ACTION, |_: &View| Value::Integer(1))
-            .read_only(pc::NODE_GUID, |_: &View| Value::OctetString(vec![0; 8]))
-            .read_only(pc::PORT_NUM, g(1))
-            .read_only(pc::MEMBER_TYPE, |_: &View| Value::Integer(1));
+            .read_only(last(o::IB_SM_PARTITION_CONFIG_KEY), g(0x7fff))
+            .read_only(last(o::IB_SM_PARTITION_CONFIG_ACTION), |_: &View| {
+                Value::Integer(1)
+            })
+            .read_only(
+                last(o::IB_SM_PARTITION_CONFIG_MEMBER_NODE_GUID),
+                |_: &View| Value::OctetString(vec![0; 8]),
+            )
+            .read_only(last(o::IB_SM_PARTITION_CONFIG_MEMBER_PORT_NUM), g(1))
+            .read_only(last(o::IB_SM_PARTITION_CONFIG_MEMBER_TYPE), |_: &View| {
+                Value::Integer(1)
+            });
         PartitionConfig { scalars }
     }
 }
@@ -242,29 +188,11 @@ struct Form {
     full: Option<bool>,
 }
 
-fn gauge_in(v: &Value, max: u32) -> Result<u32, SetError> {
-    match v {
-        Value::Gauge32(x) if *x <= max => Ok(*x),
-        Value::Gauge32(_) => Err(SetError::WrongValue),
-        _ => Err(SetError::WrongType),
-    }
-}
-
+/// An 8-octet value (SIZE checked against the MIB first).
 fn octets8(v: &Value) -> Result<u64, SetError> {
-    match v {
-        Value::OctetString(b) => <[u8; 8]>::try_from(b.as_slice())
-            .map(u64::from_be_bytes)
-            .map_err(|_| SetError::WrongLength),
-        _ => Err(SetError::WrongType),
-    }
-}
-
-fn enumerated(v: &Value, max: i32) -> Result<i32, SetError> {
-    match v {
-        Value::Integer(i) if (1..=max).contains(i) => Ok(*i),
-        Value::Integer(_) => Err(SetError::WrongValue),
-        _ => Err(SetError::WrongType),
-    }
+    <[u8; 8]>::try_from(check::octets(v, 8..=8)?)
+        .map(u64::from_be_bytes)
+        .map_err(|_| SetError::WrongLength)
 }
 
 impl PartitionConfig {
@@ -272,31 +200,31 @@ impl PartitionConfig {
         let mut f = Form::default();
         for s in sets {
             let at = |e| (s.position, e);
-            let Some(sub) = s
-                .oid
-                .strip_prefix(o::IB_SM_PARTITION_CONFIG)
-                .and_then(|r| match r {
-                    [sub, 0] => Some(*sub),
-                    _ => None,
-                })
-            else {
-                return Err(at(SetError::NoCreation));
+            // The scalar's object: the OID without its `.0` instance.
+            let object = match s.oid.split_last() {
+                Some((0, object)) if object.starts_with(o::IB_SM_PARTITION_CONFIG) => object,
+                _ => return Err(at(SetError::NoCreation)),
             };
-            match sub {
-                pc::SUBNET_PREFIX => f.prefix = Some(octets8(s.value).map_err(at)?),
-                pc::KEY => {
-                    f.key = Some(u16::try_from(gauge_in(s.value, 0xffff).map_err(at)?).unwrap_or(0))
+            let syntax = crate::oids::syntax(object).ok_or(at(SetError::NoCreation))?;
+            syntax.check(s.value).map_err(at)?;
+            let v = s.value;
+            match object {
+                o::IB_SM_PARTITION_CONFIG_SUBNET_PREFIX => f.prefix = Some(octets8(v).map_err(at)?),
+                o::IB_SM_PARTITION_CONFIG_KEY => {
+                    f.key = Some(u16::try_from(check::unsigned32(v).map_err(at)?).unwrap_or(0))
                 }
-                pc::ACTION => f.action = Some((s.position, enumerated(s.value, 6).map_err(at)?)),
-                pc::NODE_GUID => f.node = Some(octets8(s.value).map_err(at)?),
-                pc::PORT_NUM => {
-                    let p = gauge_in(s.value, 254).map_err(at)?;
-                    if p == 0 {
-                        return Err(at(SetError::WrongValue));
-                    }
-                    f.port = Some(u8::try_from(p).unwrap_or(0));
+                o::IB_SM_PARTITION_CONFIG_ACTION => {
+                    f.action = Some((s.position, check::integer(v).map_err(at)?))
                 }
-                pc::MEMBER_TYPE => f.full = Some(enumerated(s.value, 2).map_err(at)? == 1),
+                o::IB_SM_PARTITION_CONFIG_MEMBER_NODE_GUID => {
+                    f.node = Some(octets8(v).map_err(at)?)
+                }
+                o::IB_SM_PARTITION_CONFIG_MEMBER_PORT_NUM => {
+                    f.port = Some(u8::try_from(check::unsigned32(v).map_err(at)?).unwrap_or(0))
+                }
+                o::IB_SM_PARTITION_CONFIG_MEMBER_TYPE => {
+                    f.full = Some(check::integer(v).map_err(at)? == 1)
+                }
                 _ => return Err(at(SetError::NoCreation)),
             }
         }
@@ -419,45 +347,17 @@ pub enum PortField {
     Lmc,
 }
 
-/// (column, field, largest value).
-const PORT_FIELDS: [(&[u32], PortField, u32); 10] = [
-    (o::IB_SM_PORT_INFO_STATE, PortField::State, 4),
-    (o::IB_SM_PORT_INFO_PHY_STATE, PortField::PhyState, 3),
-    (
-        o::IB_SM_PORT_INFO_LINK_WIDTH_ENABLED,
-        PortField::LinkWidthEnabled,
-        255,
-    ),
-    (
-        o::IB_SM_PORT_INFO_LINK_SPEED_ENABLED,
-        PortField::LinkSpeedEnabled,
-        15,
-    ),
-    (
-        o::IB_SM_PORT_INFO_VL_HIGH_LIMIT,
-        PortField::VlHighLimit,
-        255,
-    ),
-    (o::IB_SM_PORT_INFO_HOQ_LIFE, PortField::HoqLife, 31),
-    (
-        o::IB_SM_PORT_INFO_LOCAL_PHY_ERROR,
-        PortField::LocalPhyError,
-        15,
-    ),
-    (
-        o::IB_SM_PORT_INFO_OVERRUN_ERROR,
-        PortField::OverrunError,
-        15,
-    ),
-    (
-        o::IB_SM_PORT_INFO_M_KEY_PROT_BITS,
-        PortField::MKeyProtBits,
-        3,
-    ),
-    (o::IB_SM_PORT_INFO_LMC, PortField::Lmc, 7),
-];
-
 impl PortField {
+    /// The values the agent writes where it allows fewer than the MIB:
+    /// PortState up to active(4), PortPhysicalState up to disabled(3).
+    fn limit(self) -> Option<u32> {
+        match self {
+            PortField::State => Some(4),
+            PortField::PhyState => Some(3),
+            _ => None,
+        }
+    }
+
     fn set(self, p: &mut PortInfo, v: u8) {
         match self {
             PortField::State => p.port_state = v,
@@ -504,21 +404,13 @@ fn own_path(v: &View, p: PortIdx) -> bool {
         .any(|lp| lp.node == s.port(p).map_or(NodeIdx::MAX, |x| x.node) || lp.remote == Some(p))
 }
 
-fn check_port(
-    v: &View,
-    p: PortIdx,
-    field: PortField,
-    max: u32,
-    value: &Value,
-) -> Result<Change, SetError> {
-    if !sm_rows(v).port_writes {
-        return Err(SetError::NotWritable);
+/// Phase 1 of a Set of a writable ibSmPortInfoTable column (the table is
+/// writable only with `port_writes`, and has checked the MIB's range).
+pub fn set_port(v: &View, p: PortIdx, field: PortField, value: &Value) -> Result<Change, SetError> {
+    let x = check::unsigned32(value)?;
+    if field.limit().is_some_and(|max| x > max) {
+        return Err(SetError::WrongValue);
     }
-    let x = match value {
-        Value::Gauge32(x) if *x <= max => *x,
-        Value::Gauge32(_) => return Err(SetError::WrongValue),
-        _ => return Err(SetError::WrongType),
-    };
     // The agent would cut itself off.
     if own_path(v, p) {
         return Err(SetError::InconsistentValue);
@@ -546,16 +438,6 @@ fn check_port(
         field,
         value: u8::try_from(x).unwrap_or(0),
     }))
-}
-
-/// ibSmPortInfoTable with its safe columns writable (with `port_writes`).
-pub fn writable_ports(mut t: Table<View, Change, PortIdx>) -> Table<View, Change, PortIdx> {
-    for (col, field, max) in PORT_FIELDS {
-        t = t.read_write(last(col), move |v: &View, &p: &PortIdx, _, value| {
-            check_port(v, p, field, max, value)
-        });
-    }
-    t
 }
 
 /// One Set(PortInfo) per port of a request's PortInfo changes: the port's

@@ -14,6 +14,7 @@ use std::sync::Arc;
 use snmp::mib::MibObject;
 
 pub mod change;
+mod column;
 pub mod ib_if_mib;
 pub mod ib_pm_mib;
 pub mod ib_sm_mib;

@@ -490,8 +490,7 @@ impl<V, K, R> Table<V, K, R> {
             while let Some((key, row)) = rows.at(pos) {
                 pos += 1;
                 // An exception from the cell function also means "absent".
-                let Some(value) = self.read(view, row, col).filter(|v| !v.is_exception())
-                else {
+                let Some(value) = self.read(view, row, col).filter(|v| !v.is_exception()) else {
                     continue;
                 };
                 let oid = Oid::from_parts(&[e, &[col.id], key]);
