@@ -19,7 +19,6 @@ pub mod ib_if_mib;
 pub mod ib_pm_mib;
 pub mod ib_sm_mib;
 pub mod ib_sm_req;
-pub mod ib_sm_set;
 pub mod if_mib;
 pub mod notifications;
 pub mod oids;

@@ -60,6 +60,12 @@ pub(super) fn write<D>(
     )
 }
 
+/// Stores a converted value in its field.
+pub(super) fn put<T>(slot: &mut T, v: Result<T, SetError>) -> Result<(), SetError> {
+    *slot = v?;
+    Ok(())
+}
+
 /// The number in a checked INTEGER or Unsigned32 value.
 pub(super) fn num(v: &Value) -> Result<u32, SetError> {
     match v {

@@ -12,7 +12,7 @@ use snmp::mib::SetError;
 use snmp::rowstatus::{RowChange, RowData};
 use snmp::value::Value;
 
-use super::columns::{self, bytes, checked, gauge, num8, octets, ReqCol};
+use super::columns::{self, bytes, checked, gauge, num8, octets, put, ReqCol};
 use super::path::component;
 use super::store::{Answer, Kind, RequestChange, Sessions};
 use super::tables::ReqKind;
@@ -249,19 +249,19 @@ const OWN_COLS: &[ReqCol<MultiPathReq>] = &[
         oid: o::IB_SM_MULTI_PATH_REQ_INDEP_SEL,
         bit: mp::INDEPENDENCE_SELECTOR,
         read: |r| gauge(r.independence_selector),
-        write: |r, v| Ok(r.independence_selector = num8(v)?),
+        write: |r, v| put(&mut r.independence_selector, num8(v)),
     },
     ReqCol {
         oid: o::IB_SM_MULTI_PATH_REQ_SGID_COUNT,
         bit: mp::SGID_COUNT,
         read: |r| gauge(r.sgid_count),
-        write: |r, v| Ok(r.sgid_count = num8(v)?),
+        write: |r, v| put(&mut r.sgid_count, num8(v)),
     },
     ReqCol {
         oid: o::IB_SM_MULTI_PATH_REQ_DGID_COUNT,
         bit: mp::DGID_COUNT,
         read: |r| gauge(r.dgid_count),
-        write: |r, v| Ok(r.dgid_count = num8(v)?),
+        write: |r, v| put(&mut r.dgid_count, num8(v)),
     },
     block::<0>(o::IB_SM_MULTI_PATH_REQ_SDGID_BLOCK1),
     block::<1>(o::IB_SM_MULTI_PATH_REQ_SDGID_BLOCK2),

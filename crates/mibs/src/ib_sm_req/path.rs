@@ -10,7 +10,7 @@ use snmp::mib::SetError;
 use snmp::rowstatus::RowData;
 use snmp::value::Value;
 
-use super::columns::{self, bytes, checked, gauge, int, num, num16, num8, octets, ReqCol};
+use super::columns::{self, bytes, checked, gauge, int, num, num16, num8, octets, put, ReqCol};
 use super::store::{Answer, Kind, RequestChange, Sessions};
 use super::tables::ReqKind;
 use super::COMP_MASK;
@@ -97,80 +97,81 @@ pub(super) mod component {
 
     pub const DGID: Component = Component {
         read: |t| bytes(&t.dgid.to_bytes()),
-        write: |t, v| Ok(t.dgid = Gid::from_bytes(octets::<16>(v)?)),
+        write: |t, v| put(&mut t.dgid, octets::<16>(v).map(Gid::from_bytes)),
     };
     pub const SGID: Component = Component {
         read: |t| bytes(&t.sgid.to_bytes()),
-        write: |t, v| Ok(t.sgid = Gid::from_bytes(octets::<16>(v)?)),
+        write: |t, v| put(&mut t.sgid, octets::<16>(v).map(Gid::from_bytes)),
     };
     pub const NUMB_PATH: Component = Component {
         read: |t| gauge(t.numb_path),
-        write: |t, v| Ok(t.numb_path = num8(v)?),
+        write: |t, v| put(&mut t.numb_path, num8(v)),
     };
     pub const DLID: Component = Component {
         read: |t| gauge(t.dlid.0),
-        write: |t, v| Ok(t.dlid = lid(v)?),
+        write: |t, v| put(&mut t.dlid, lid(v)),
     };
     pub const SLID: Component = Component {
         read: |t| gauge(t.slid.0),
-        write: |t, v| Ok(t.slid = lid(v)?),
+        write: |t, v| put(&mut t.slid, lid(v)),
     };
     pub const RAW_TRAFFIC: Component = Component {
         read: |t| gauge(u8::from(t.raw_traffic)),
-        write: |t, v| Ok(t.raw_traffic = num(v)? == 1),
+        write: |t, v| put(&mut t.raw_traffic, num(v).map(|n| n == 1)),
     };
     pub const FLOW_LABEL: Component = Component {
         read: |t| bytes(t.flow_label.to_be_bytes().get(1..).unwrap_or_default()),
         write: |t, v| {
             let [a, b, c] = octets::<3>(v)?;
-            Ok(t.flow_label = u32::from_be_bytes([0, a, b, c]) & 0xF_FFFF)
+            t.flow_label = u32::from_be_bytes([0, a, b, c]) & 0xF_FFFF;
+            Ok(())
         },
     };
     pub const HOP_LIMIT: Component = Component {
         read: |t| gauge(t.hop_limit),
-        write: |t, v| Ok(t.hop_limit = num8(v)?),
+        write: |t, v| put(&mut t.hop_limit, num8(v)),
     };
     pub const T_CLASS: Component = Component {
         read: |t| gauge(t.t_class),
-        write: |t, v| Ok(t.t_class = num8(v)?),
+        write: |t, v| put(&mut t.t_class, num8(v)),
     };
     pub const P_KEY: Component = Component {
         read: |t| gauge(t.p_key.0),
-        write: |t, v| Ok(t.p_key = PKey(num16(v)?)),
+        write: |t, v| put(&mut t.p_key, num16(v).map(PKey)),
     };
     pub const SL: Component = Component {
         read: |t| gauge(t.sl),
-        write: |t, v| Ok(t.sl = num8(v)?),
+        write: |t, v| put(&mut t.sl, num8(v)),
     };
     // The path table types the selectors INTEGER, the multipath table
     // Unsigned32 (its columns read them as Gauge32).
     pub const MTU_SELECTOR: Component = Component {
         read: |t| int(t.mtu_selector),
-        write: |t, v| Ok(t.mtu_selector = num8(v)?),
+        write: |t, v| put(&mut t.mtu_selector, num8(v)),
     };
     pub const MTU: Component = Component {
         read: |t| int(t.mtu),
-        write: |t, v| Ok(t.mtu = num8(v)?),
+        write: |t, v| put(&mut t.mtu, num8(v)),
     };
     pub const RATE_SELECTOR: Component = Component {
         read: |t| int(t.rate_selector),
-        write: |t, v| Ok(t.rate_selector = num8(v)?),
+        write: |t, v| put(&mut t.rate_selector, num8(v)),
     };
     pub const RATE: Component = Component {
         read: |t| gauge(t.rate),
-        write: |t, v| Ok(t.rate = num8(v)?),
+        write: |t, v| put(&mut t.rate, num8(v)),
     };
     pub const PACKET_LIFE_TIME_SELECTOR: Component = Component {
         read: |t| int(t.packet_life_time_selector),
-        write: |t, v| Ok(t.packet_life_time_selector = num8(v)?),
+        write: |t, v| put(&mut t.packet_life_time_selector, num8(v)),
     };
     pub const PACKET_LIFE_TIME: Component = Component {
         read: |t| gauge(t.packet_life_time),
-        write: |t, v| Ok(t.packet_life_time = num8(v)?),
+        write: |t, v| put(&mut t.packet_life_time, num8(v)),
     };
     pub const PREFERENCE: Component = Component {
         read: |t| gauge(t.preference),
-        write: |t, v| Ok(t.preference = num8(v)?),
+        write: |t, v| put(&mut t.preference, num8(v)),
     };
 }
 

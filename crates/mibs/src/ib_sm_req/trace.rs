@@ -11,7 +11,7 @@ use snmp::mib::SetError;
 use snmp::rowstatus::RowData;
 use snmp::value::Value;
 
-use super::columns::{self, bytes, checked, gauge, int, num16, num8, octets, ReqCol};
+use super::columns::{self, bytes, checked, gauge, int, num16, num8, octets, put, ReqCol};
 use super::store::{Answer, Kind, RequestChange, Sessions, TraceHop};
 use super::tables::ReqKind;
 use super::COMP_MASK;
@@ -57,49 +57,49 @@ pub(super) const TRACE_COLS: &[ReqCol<TraceHop>] = &[
         oid: o::IB_SM_TRACE_REQ_ID_GENERATION,
         bit: 0,
         read: |h| gauge(h.id_generation),
-        write: |h, v| Ok(h.id_generation = num16(v)?),
+        write: |h, v| put(&mut h.id_generation, num16(v)),
     },
     ReqCol {
         oid: o::IB_SM_TRACE_REQ_NODE_TYPE,
         bit: 0,
         read: |h| int(h.node_type),
-        write: |h, v| Ok(h.node_type = num8(v)?),
+        write: |h, v| put(&mut h.node_type, num8(v)),
     },
     ReqCol {
         oid: o::IB_SM_TRACE_REQ_NODE_ID,
         bit: 0,
         read: |h| bytes(&h.node_id.to_be_bytes()),
-        write: |h, v| Ok(h.node_id = guid(v)?),
+        write: |h, v| put(&mut h.node_id, guid(v)),
     },
     ReqCol {
         oid: o::IB_SM_TRACE_REQ_CHASSIS_ID,
         bit: 0,
         read: |h| bytes(&h.chassis_id.to_be_bytes()),
-        write: |h, v| Ok(h.chassis_id = guid(v)?),
+        write: |h, v| put(&mut h.chassis_id, guid(v)),
     },
     ReqCol {
         oid: o::IB_SM_TRACE_REQ_ENTRY_PORT_ID,
         bit: 0,
         read: |h| bytes(&h.entry_port_id.to_be_bytes()),
-        write: |h, v| Ok(h.entry_port_id = guid(v)?),
+        write: |h, v| put(&mut h.entry_port_id, guid(v)),
     },
     ReqCol {
         oid: o::IB_SM_TRACE_REQ_EXIT_PORT_ID,
         bit: 0,
         read: |h| bytes(&h.exit_port_id.to_be_bytes()),
-        write: |h, v| Ok(h.exit_port_id = guid(v)?),
+        write: |h, v| put(&mut h.exit_port_id, guid(v)),
     },
     ReqCol {
         oid: o::IB_SM_TRACE_REQ_ENTRY_PORT,
         bit: 0,
         read: |h| gauge(h.entry_port),
-        write: |h, v| Ok(h.entry_port = num8(v)?),
+        write: |h, v| put(&mut h.entry_port, num8(v)),
     },
     ReqCol {
         oid: o::IB_SM_TRACE_REQ_EXIT_PORT,
         bit: 0,
         read: |h| gauge(h.exit_port),
-        write: |h, v| Ok(h.exit_port = num8(v)?),
+        write: |h, v| put(&mut h.exit_port, num8(v)),
     },
 ];
 
