@@ -5,10 +5,17 @@
 //! then serves Get/GetNext/Set for that table in column-major order with one
 //! binary search per request. [`Scalars`] does the same for scalar objects.
 //!
+//! A table is declared once, as a list of [`Column`]s: each gives the
+//! column's OID (its number is the last sub-identifier), MAX-ACCESS, how a
+//! cell reads and, for a writable column, its Set check. A column's
+//! [`Syntax`] (type and range, from the MIB) is checked before its own check
+//! ([`Table::with_syntax`]).
+//!
 //! ```
 //! use snmp::index::{IndexCodec, Integer};
 //! use snmp::mib::{MibObject, SetError};
-//! use snmp::table::{check, RowSet, Scalars, Table};
+//! use snmp::syntax::{Base, Syntax};
+//! use snmp::table::{check, Column, RowSet, Scalars, Table};
 //! use snmp::value::Value;
 //! use snmp::oid::Oid;
 //!
@@ -24,21 +31,22 @@
 //!     contact: "ops".into(),
 //! };
 //! // ifEntry-like table: 1.3.6.1.2.1.2.2.1, columns 1 (index), 2, 4 (writable).
-//! let table: Table<View, Change, Port> = Table::new(
-//!     "1.3.6.1.2.1.2.2.1".parse().unwrap(),
-//!     |v: &View| &v.ports,
-//!     |_v, p, col| match col {
-//!         1 => Some(Value::Integer(p.num)),
-//!         2 => Some(Value::OctetString(p.descr.clone().into_bytes())),
-//!         4 => Some(Value::Integer(p.mtu)),
-//!         _ => None,
-//!     },
-//! )
-//! .read_only(&[1, 2])
-//! .read_write(4, |_v, p, _index, value| {
-//!     let mtu = check::integer_in(value, 256..=4096)?;
-//!     Ok(Change::Mtu(p.num, mtu))
-//! });
+//! const COLS: &[Column<View, Change, Port>] = &[
+//!     Column::read_only(&[1, 3, 6, 1, 2, 1, 2, 2, 1, 1], |_, p| Some(Value::Integer(p.num))),
+//!     Column::read_only(&[1, 3, 6, 1, 2, 1, 2, 2, 1, 2], |_, p| {
+//!         Some(Value::OctetString(p.descr.clone().into_bytes()))
+//!     }),
+//!     Column::read_write(
+//!         &[1, 3, 6, 1, 2, 1, 2, 2, 1, 4],
+//!         |_, p| Some(Value::Integer(p.mtu)),
+//!         |_, p, _index, value| Ok(Change::Mtu(p.num, check::integer(value)?)),
+//!     ),
+//! ];
+//! let table = Table::from_columns("1.3.6.1.2.1.2.2.1".parse().unwrap(), |v: &View| &v.ports, COLS)
+//!     .with_syntax(|_oid| Some(Syntax { base: Base::Integer, ranges: &[(256, 4096)] }));
+//! let mtu: Oid = "1.3.6.1.2.1.2.2.1.4.1".parse().unwrap();
+//! assert!(matches!(table.check_set(&view, mtu.as_slice(), &Value::Integer(9000)),
+//!                  Err(SetError::WrongValue)));
 //! let next = table.next(&view, &"1.3.6.1.2.1.2.2.1.2.1".parse::<Oid>().unwrap().as_slice())
 //!     .unwrap();
 //! assert_eq!(next.oid.to_string(), "1.3.6.1.2.1.2.2.1.2.2");
@@ -864,6 +872,52 @@ mod tests {
         V {
             rows: RowSet::from_rows([(3, 30), (1, 10), (2, 20), (1, 99)], |r, o| o.push(r.0)),
         }
+    }
+
+    fn declared() -> Table<V, (u32, i32), (u32, u32)> {
+        const COLS: &[Column<V, (u32, i32), (u32, u32)>] = &[
+            Column::index(&[1, 3, 6, 1, 9, 1, 1]),
+            Column::read_only(&[1, 3, 6, 1, 9, 1, 2], |_, r| Some(Value::Gauge32(r.1))),
+            Column::read_write(
+                &[1, 3, 6, 1, 9, 1, 3],
+                |_, r| (r.0 % 2 == 1).then_some(Value::Integer(r.0 as i32)),
+                |_, r, _, v| Ok((r.0, check::integer(v)?)),
+            ),
+        ];
+        Table::from_columns(Oid::new(vec![1, 3, 6, 1, 9, 1]), |v: &V| &v.rows, COLS)
+    }
+
+    #[test]
+    fn declared_columns_serve_like_the_builder() {
+        let (a, b, v) = (table(), declared(), view());
+        assert_eq!(a.declared_columns(), b.declared_columns());
+        assert_eq!(last_column(&[Column::<V, (), u32>::index(&[1, 7])]), 7);
+        let mut oid = vec![1, 3, 6];
+        while let Some(vb) = a.next(&v, &oid) {
+            assert_eq!(b.next(&v, &oid), Some(vb.clone()));
+            oid = vb.oid.into_vec();
+        }
+        let set = [1, 3, 6, 1, 9, 1, 3, 2];
+        assert_eq!(b.check_set(&v, &set, &Value::Integer(5)), Ok((2, 5)));
+        let ranged = declared().with_syntax(|_| {
+            Some(Syntax {
+                base: crate::syntax::Base::Integer,
+                ranges: &[(1, 3)],
+            })
+        });
+        assert_eq!(
+            ranged.check_set(&v, &set, &Value::Integer(5)),
+            Err(SetError::WrongValue)
+        );
+        assert_eq!(
+            ranged.check_set(&v, &set, &Value::Gauge32(1)),
+            Err(SetError::WrongType)
+        );
+        let gated = declared().writable_if(|_| false);
+        assert_eq!(
+            gated.check_set(&v, &set, &Value::Integer(1)),
+            Err(SetError::NotWritable)
+        );
     }
 
     #[test]
