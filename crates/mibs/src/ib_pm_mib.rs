@@ -194,10 +194,20 @@ fn mask<const I: usize>(v: &View, n: &NodeIdx) -> Option<Value> {
 }
 
 /// pmPortSampleCntrlCounterSelect`I`.
-fn select<const I: usize>(v: &View, n: &NodeIdx) -> Option<Value> {
+fn select<const I: u8>(v: &View, n: &NodeIdx) -> Option<Value> {
     control(v, *n, |c| {
-        int(c.counter_select.get(I).copied().unwrap_or(0).into())
+        int(c
+            .counter_select
+            .get(usize::from(I))
+            .copied()
+            .unwrap_or(0)
+            .into())
     })
+}
+
+/// pmPortSampleCntrlCounterSelect`I`, writable.
+const fn select_col<const I: u8>(oid: &'static [u32]) -> Col<NodeIdx> {
+    rw(oid, select::<I>, set_select::<I>)
 }
 
 fn set_select<const I: u8>(
@@ -290,81 +300,21 @@ const SAMPLE_CONTROL_COLS: &[Col<NodeIdx>] = &[
             _ => Err(SetError::WrongValue),
         },
     ),
-    rw(
-        o::PM_PORT_SAMPLE_CNTRL_COUNTER_SELECT0,
-        select::<0>,
-        set_select::<0>,
-    ),
-    rw(
-        o::PM_PORT_SAMPLE_CNTRL_COUNTER_SELECT1,
-        select::<1>,
-        set_select::<1>,
-    ),
-    rw(
-        o::PM_PORT_SAMPLE_CNTRL_COUNTER_SELECT2,
-        select::<2>,
-        set_select::<2>,
-    ),
-    rw(
-        o::PM_PORT_SAMPLE_CNTRL_COUNTER_SELECT3,
-        select::<3>,
-        set_select::<3>,
-    ),
-    rw(
-        o::PM_PORT_SAMPLE_CNTRL_COUNTER_SELECT4,
-        select::<4>,
-        set_select::<4>,
-    ),
-    rw(
-        o::PM_PORT_SAMPLE_CNTRL_COUNTER_SELECT5,
-        select::<5>,
-        set_select::<5>,
-    ),
-    rw(
-        o::PM_PORT_SAMPLE_CNTRL_COUNTER_SELECT6,
-        select::<6>,
-        set_select::<6>,
-    ),
-    rw(
-        o::PM_PORT_SAMPLE_CNTRL_COUNTER_SELECT7,
-        select::<7>,
-        set_select::<7>,
-    ),
-    rw(
-        o::PM_PORT_SAMPLE_CNTRL_COUNTER_SELECT8,
-        select::<8>,
-        set_select::<8>,
-    ),
-    rw(
-        o::PM_PORT_SAMPLE_CNTRL_COUNTER_SELECT9,
-        select::<9>,
-        set_select::<9>,
-    ),
-    rw(
-        o::PM_PORT_SAMPLE_CNTRL_COUNTER_SELECT10,
-        select::<10>,
-        set_select::<10>,
-    ),
-    rw(
-        o::PM_PORT_SAMPLE_CNTRL_COUNTER_SELECT11,
-        select::<11>,
-        set_select::<11>,
-    ),
-    rw(
-        o::PM_PORT_SAMPLE_CNTRL_COUNTER_SELECT12,
-        select::<12>,
-        set_select::<12>,
-    ),
-    rw(
-        o::PM_PORT_SAMPLE_CNTRL_COUNTER_SELECT13,
-        select::<13>,
-        set_select::<13>,
-    ),
-    rw(
-        o::PM_PORT_SAMPLE_CNTRL_COUNTER_SELECT14,
-        select::<14>,
-        set_select::<14>,
-    ),
+    select_col::<0>(o::PM_PORT_SAMPLE_CNTRL_COUNTER_SELECT0),
+    select_col::<1>(o::PM_PORT_SAMPLE_CNTRL_COUNTER_SELECT1),
+    select_col::<2>(o::PM_PORT_SAMPLE_CNTRL_COUNTER_SELECT2),
+    select_col::<3>(o::PM_PORT_SAMPLE_CNTRL_COUNTER_SELECT3),
+    select_col::<4>(o::PM_PORT_SAMPLE_CNTRL_COUNTER_SELECT4),
+    select_col::<5>(o::PM_PORT_SAMPLE_CNTRL_COUNTER_SELECT5),
+    select_col::<6>(o::PM_PORT_SAMPLE_CNTRL_COUNTER_SELECT6),
+    select_col::<7>(o::PM_PORT_SAMPLE_CNTRL_COUNTER_SELECT7),
+    select_col::<8>(o::PM_PORT_SAMPLE_CNTRL_COUNTER_SELECT8),
+    select_col::<9>(o::PM_PORT_SAMPLE_CNTRL_COUNTER_SELECT9),
+    select_col::<10>(o::PM_PORT_SAMPLE_CNTRL_COUNTER_SELECT10),
+    select_col::<11>(o::PM_PORT_SAMPLE_CNTRL_COUNTER_SELECT11),
+    select_col::<12>(o::PM_PORT_SAMPLE_CNTRL_COUNTER_SELECT12),
+    select_col::<13>(o::PM_PORT_SAMPLE_CNTRL_COUNTER_SELECT13),
+    select_col::<14>(o::PM_PORT_SAMPLE_CNTRL_COUNTER_SELECT14),
 ];
 
 /// One writable component of PortSamplesControl.
@@ -596,6 +546,11 @@ fn counter<const B: u32>(v: &View, n: &NodeIdx) -> Option<Value> {
     counter_column(&c, PC_FIRST + B).map(int)
 }
 
+/// The pmPortCounters column of CounterSelect bit `B`.
+const fn counter_col<const B: u32>(oid: &'static [u32]) -> Col<NodeIdx> {
+    rw(oid, counter::<B>, clear::<B>)
+}
+
 /// A Set of the counter of CounterSelect bit `B`: clear it on the PMA.
 fn clear<const B: u32>(v: &View, n: &NodeIdx, _: &[u32], x: &Value) -> Result<Change, SetError> {
     let node = node(v, *n).ok_or(SetError::NoCreation)?;
@@ -628,50 +583,22 @@ const PORT_COUNTERS_COLS: &[Col<NodeIdx>] = &[
             Ok(Change::new(PmSet::PortSelect { node, port }))
         },
     ),
-    rw(o::PM_PORT_COUNTERS_SYMBOL_ERRORS, counter::<0>, clear::<0>),
-    rw(
-        o::PM_PORT_COUNTERS_LINK_ERROR_RECOVERY,
-        counter::<1>,
-        clear::<1>,
-    ),
-    rw(o::PM_PORT_COUNTERS_LINK_DOWN, counter::<2>, clear::<2>),
-    rw(o::PM_PORT_COUNTERS_RCV_ERRORS, counter::<3>, clear::<3>),
-    rw(
-        o::PM_PORT_COUNTERS_RCV_REMOTE_ERRORS,
-        counter::<4>,
-        clear::<4>,
-    ),
-    rw(
-        o::PM_PORT_COUNTERS_RCV_SW_RELAY_ERRORS,
-        counter::<5>,
-        clear::<5>,
-    ),
-    rw(o::PM_PORT_COUNTERS_XMIT_DISCARDS, counter::<6>, clear::<6>),
-    rw(
-        o::PM_PORT_COUNTERS_XMIT_CONSTRAINT_ERRORS,
-        counter::<7>,
-        clear::<7>,
-    ),
-    rw(
-        o::PM_PORT_COUNTERS_RCV_CONSTRAINT_ERRORS,
-        counter::<8>,
-        clear::<8>,
-    ),
-    rw(
-        o::PM_PORT_COUNTERS_LOCAL_LINK_INTEGRITY_ERRORS,
-        counter::<9>,
-        clear::<9>,
-    ),
-    rw(
-        o::PM_PORT_COUNTERS_EXCESSIVE_BUFFER_OVERRUN,
-        counter::<10>,
-        clear::<10>,
-    ),
-    rw(o::PM_PORT_COUNTERS_VL15_DROPPED, counter::<11>, clear::<11>),
-    rw(o::PM_PORT_COUNTERS_XMIT_DATA, counter::<12>, clear::<12>),
-    rw(o::PM_PORT_COUNTERS_RCV_DATA, counter::<13>, clear::<13>),
-    rw(o::PM_PORT_COUNTERS_XMIT_PKTS, counter::<14>, clear::<14>),
-    rw(o::PM_PORT_COUNTERS_RCV_PKTS, counter::<15>, clear::<15>),
+    counter_col::<0>(o::PM_PORT_COUNTERS_SYMBOL_ERRORS),
+    counter_col::<1>(o::PM_PORT_COUNTERS_LINK_ERROR_RECOVERY),
+    counter_col::<2>(o::PM_PORT_COUNTERS_LINK_DOWN),
+    counter_col::<3>(o::PM_PORT_COUNTERS_RCV_ERRORS),
+    counter_col::<4>(o::PM_PORT_COUNTERS_RCV_REMOTE_ERRORS),
+    counter_col::<5>(o::PM_PORT_COUNTERS_RCV_SW_RELAY_ERRORS),
+    counter_col::<6>(o::PM_PORT_COUNTERS_XMIT_DISCARDS),
+    counter_col::<7>(o::PM_PORT_COUNTERS_XMIT_CONSTRAINT_ERRORS),
+    counter_col::<8>(o::PM_PORT_COUNTERS_RCV_CONSTRAINT_ERRORS),
+    counter_col::<9>(o::PM_PORT_COUNTERS_LOCAL_LINK_INTEGRITY_ERRORS),
+    counter_col::<10>(o::PM_PORT_COUNTERS_EXCESSIVE_BUFFER_OVERRUN),
+    counter_col::<11>(o::PM_PORT_COUNTERS_VL15_DROPPED),
+    counter_col::<12>(o::PM_PORT_COUNTERS_XMIT_DATA),
+    counter_col::<13>(o::PM_PORT_COUNTERS_RCV_DATA),
+    counter_col::<14>(o::PM_PORT_COUNTERS_XMIT_PKTS),
+    counter_col::<15>(o::PM_PORT_COUNTERS_RCV_PKTS),
 ];
 
 // ----------------------------------------------------------- phase 2 helpers

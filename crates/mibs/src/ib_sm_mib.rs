@@ -433,6 +433,28 @@ fn table<R: Send + Sync + 'static>(
     crate::column::table(entry, move |v: &View| rows(sm_rows(v)), cols)
 }
 
+/// The four columns of a vector table (ibSmPartitionTable,
+/// ibSmMcastMemberTable): Vector, VectorSize, VectorElementSize, LastChange.
+const fn vector_cols(
+    vector: &'static [u32],
+    size: &'static [u32],
+    element_size: &'static [u32],
+    last_change: &'static [u32],
+) -> [Col<VectorRow>; 4] {
+    [
+        ro(vector, |_, r| octets(&r.vector)),
+        ro(size, |_, r| {
+            int(i32::try_from(r.vector.len()).unwrap_or(i32::MAX))
+        }),
+        ro(element_size, |_, r| {
+            int(i32::try_from(r.element_size).unwrap_or(i32::MAX))
+        }),
+        ro(last_change, |v, r| {
+            Some(Value::TimeTicks(ticks_at(v.system.started, r.last_change)))
+        }),
+    ]
+}
+
 /// This module's rows for the view's snapshot.
 pub fn sm_rows(v: &View) -> &SmRows {
     static NONE: LazyLock<SmRows> = LazyLock::new(SmRows::default);

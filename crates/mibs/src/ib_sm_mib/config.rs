@@ -42,6 +42,32 @@ fn conf(v: &View) -> Option<&OpenSmConf> {
     sm_rows(v).opensm.as_ref()
 }
 
+/// A setting only opensm.conf carries: read from it, written to it.
+macro_rules! conf_only {
+    ($oid:expr, $option:ident) => {
+        rw(
+            $oid,
+            |v, _| u(conf(v)?.mib(SmOption::$option)?),
+            |v, _, _, x| set_option(v, SmOption::$option, x),
+        )
+    };
+}
+
+/// A setting read from opensm.conf when configured, else from the SM
+/// port's PortInfo field; written to opensm.conf.
+macro_rules! conf_or_port {
+    ($oid:expr, $option:ident, $field:ident) => {
+        rw(
+            $oid,
+            |v, &i| match conf(v).and_then(|c| c.mib(SmOption::$option)) {
+                Some(x) => u(x),
+                None => u(config_port(v, i)?.info.$field),
+            },
+            |v, _, _, x| set_option(v, SmOption::$option, x),
+        )
+    };
+}
+
 pub(super) const CONFIG_COLS: &[Col<usize>] = &[
     ro(o::IB_SM_CONFIG_SUBNET_GUID, |v, &i| {
         octets(&config_sm(v, i)?.info.guid.to_bytes())
@@ -77,43 +103,17 @@ pub(super) const CONFIG_COLS: &[Col<usize>] = &[
         int(1)
     }),
     // From opensm.conf when configured, else the SM port's PortInfo.
-    rw(
-        o::IB_SM_CONFIG_DEFAULT_LMC,
-        |v, &i| match conf(v).and_then(|c| c.mib(SmOption::DefaultLmc)) {
-            Some(x) => u(x),
-            None => u(config_port(v, i)?.info.lmc),
-        },
-        |v, _, _, x| set_option(v, SmOption::DefaultLmc, x),
-    ),
-    rw(
+    conf_or_port!(o::IB_SM_CONFIG_DEFAULT_LMC, DefaultLmc, lmc),
+    conf_or_port!(
         o::IB_SM_CONFIG_M_KEY_LEASE_PERIOD,
-        |v, &i| match conf(v).and_then(|c| c.mib(SmOption::MKeyLeasePeriod)) {
-            Some(x) => u(x),
-            None => u(config_port(v, i)?.info.m_key_lease_period),
-        },
-        |v, _, _, x| set_option(v, SmOption::MKeyLeasePeriod, x),
+        MKeyLeasePeriod,
+        m_key_lease_period
     ),
     // Only opensm.conf carries these; absent (noSuchInstance) without it.
-    rw(
-        o::IB_SM_CONFIG_SWEEP_INTERVAL,
-        |v, _| u(conf(v)?.mib(SmOption::SweepInterval)?),
-        |v, _, _, x| set_option(v, SmOption::SweepInterval, x),
-    ),
-    rw(
-        o::IB_SM_CONFIG_RESPONSE_TIMEOUT,
-        |v, _| u(conf(v)?.mib(SmOption::ResponseTimeout)?),
-        |v, _, _, x| set_option(v, SmOption::ResponseTimeout, x),
-    ),
-    rw(
-        o::IB_SM_CONFIG_MASTER_POLL_INTERVAL,
-        |v, _| u(conf(v)?.mib(SmOption::MasterPollInterval)?),
-        |v, _, _, x| set_option(v, SmOption::MasterPollInterval, x),
-    ),
-    rw(
-        o::IB_SM_CONFIG_MASTER_POLL_RETRIES,
-        |v, _| u(conf(v)?.mib(SmOption::MasterPollRetries)?),
-        |v, _, _, x| set_option(v, SmOption::MasterPollRetries, x),
-    ),
+    conf_only!(o::IB_SM_CONFIG_SWEEP_INTERVAL, SweepInterval),
+    conf_only!(o::IB_SM_CONFIG_RESPONSE_TIMEOUT, ResponseTimeout),
+    conf_only!(o::IB_SM_CONFIG_MASTER_POLL_INTERVAL, MasterPollInterval),
+    conf_only!(o::IB_SM_CONFIG_MASTER_POLL_RETRIES, MasterPollRetries),
 ];
 
 /// The values OpenSM takes where it allows fewer than the MIB (whose

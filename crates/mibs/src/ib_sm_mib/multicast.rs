@@ -2,18 +2,12 @@
 
 use super::*;
 
-pub(super) const MCAST_MEMBER_COLS: &[Col<VectorRow>] = &[
-    ro(o::IB_SM_MCAST_MEMBER_VECTOR, |_, r| octets(&r.vector)),
-    ro(o::IB_SM_MCAST_MEMBER_VECTOR_SIZE, |_, r| {
-        int(i32::try_from(r.vector.len()).unwrap_or(i32::MAX))
-    }),
-    ro(o::IB_SM_MCAST_MEMBER_VECTOR_ELEMENT_SIZE, |_, r| {
-        int(i32::try_from(r.element_size).unwrap_or(i32::MAX))
-    }),
-    ro(o::IB_SM_MCAST_MEMBER_LAST_CHANGE, |v, r| {
-        Some(Value::TimeTicks(ticks_at(v.system.started, r.last_change)))
-    }),
-];
+pub(super) const MCAST_MEMBER_COLS: &[Col<VectorRow>] = &vector_cols(
+    o::IB_SM_MCAST_MEMBER_VECTOR,
+    o::IB_SM_MCAST_MEMBER_VECTOR_SIZE,
+    o::IB_SM_MCAST_MEMBER_VECTOR_ELEMENT_SIZE,
+    o::IB_SM_MCAST_MEMBER_LAST_CHANGE,
+);
 
 fn group(v: &View, i: usize) -> Option<&ib::mad::sa::McMemberRecord> {
     v.snapshot.mcast_groups.get(i).map(|g| &g.group)

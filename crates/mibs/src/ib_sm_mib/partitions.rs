@@ -10,18 +10,12 @@ use super::*;
 use crate::util::last;
 use ib::opensm::partitions::DEFAULT_PKEY;
 
-pub(super) const PARTITION_COLS: &[Col<VectorRow>] = &[
-    ro(o::IB_SM_PARTITION_VECTOR, |_, r| octets(&r.vector)),
-    ro(o::IB_SM_PARTITION_VECTOR_SIZE, |_, r| {
-        int(i32::try_from(r.vector.len()).unwrap_or(i32::MAX))
-    }),
-    ro(o::IB_SM_PARTITION_VECTOR_ELEMENT_SIZE, |_, r| {
-        int(i32::try_from(r.element_size).unwrap_or(i32::MAX))
-    }),
-    ro(o::IB_SM_PARTITION_LAST_CHANGE, |v, r| {
-        Some(Value::TimeTicks(ticks_at(v.system.started, r.last_change)))
-    }),
-];
+pub(super) const PARTITION_COLS: &[Col<VectorRow>] = &vector_cols(
+    o::IB_SM_PARTITION_VECTOR,
+    o::IB_SM_PARTITION_VECTOR_SIZE,
+    o::IB_SM_PARTITION_VECTOR_ELEMENT_SIZE,
+    o::IB_SM_PARTITION_LAST_CHANGE,
+);
 
 /// ibSmPartitionConfig: read as a ready form (this subnet's prefix, the
 /// default partition, action none, ...); written as one operation per Set

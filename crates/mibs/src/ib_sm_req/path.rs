@@ -91,6 +91,22 @@ impl Component {
 pub(super) mod component {
     use super::*;
 
+    /// An 8-bit component, read as Unsigned32 (or INTEGER with `int`).
+    macro_rules! byte {
+        ($f:ident) => {
+            Component {
+                read: |t| gauge(t.$f),
+                write: |t, v| put(&mut t.$f, num8(v)),
+            }
+        };
+        ($f:ident, int) => {
+            Component {
+                read: |t| int(t.$f),
+                write: |t, v| put(&mut t.$f, num8(v)),
+            }
+        };
+    }
+
     fn lid(v: &Value) -> Result<Lid, SetError> {
         num16(v).map(Lid)
     }
@@ -103,10 +119,7 @@ pub(super) mod component {
         read: |t| bytes(&t.sgid.to_bytes()),
         write: |t, v| put(&mut t.sgid, octets::<16>(v).map(Gid::from_bytes)),
     };
-    pub const NUMB_PATH: Component = Component {
-        read: |t| gauge(t.numb_path),
-        write: |t, v| put(&mut t.numb_path, num8(v)),
-    };
+    pub const NUMB_PATH: Component = byte!(numb_path);
     pub const DLID: Component = Component {
         read: |t| gauge(t.dlid.0),
         write: |t, v| put(&mut t.dlid, lid(v)),
@@ -127,52 +140,22 @@ pub(super) mod component {
             Ok(())
         },
     };
-    pub const HOP_LIMIT: Component = Component {
-        read: |t| gauge(t.hop_limit),
-        write: |t, v| put(&mut t.hop_limit, num8(v)),
-    };
-    pub const T_CLASS: Component = Component {
-        read: |t| gauge(t.t_class),
-        write: |t, v| put(&mut t.t_class, num8(v)),
-    };
+    pub const HOP_LIMIT: Component = byte!(hop_limit);
+    pub const T_CLASS: Component = byte!(t_class);
     pub const P_KEY: Component = Component {
         read: |t| gauge(t.p_key.0),
         write: |t, v| put(&mut t.p_key, num16(v).map(PKey)),
     };
-    pub const SL: Component = Component {
-        read: |t| gauge(t.sl),
-        write: |t, v| put(&mut t.sl, num8(v)),
-    };
+    pub const SL: Component = byte!(sl);
     // The path table types the selectors INTEGER, the multipath table
     // Unsigned32 (its columns read them as Gauge32).
-    pub const MTU_SELECTOR: Component = Component {
-        read: |t| int(t.mtu_selector),
-        write: |t, v| put(&mut t.mtu_selector, num8(v)),
-    };
-    pub const MTU: Component = Component {
-        read: |t| int(t.mtu),
-        write: |t, v| put(&mut t.mtu, num8(v)),
-    };
-    pub const RATE_SELECTOR: Component = Component {
-        read: |t| int(t.rate_selector),
-        write: |t, v| put(&mut t.rate_selector, num8(v)),
-    };
-    pub const RATE: Component = Component {
-        read: |t| gauge(t.rate),
-        write: |t, v| put(&mut t.rate, num8(v)),
-    };
-    pub const PACKET_LIFE_TIME_SELECTOR: Component = Component {
-        read: |t| int(t.packet_life_time_selector),
-        write: |t, v| put(&mut t.packet_life_time_selector, num8(v)),
-    };
-    pub const PACKET_LIFE_TIME: Component = Component {
-        read: |t| gauge(t.packet_life_time),
-        write: |t, v| put(&mut t.packet_life_time, num8(v)),
-    };
-    pub const PREFERENCE: Component = Component {
-        read: |t| gauge(t.preference),
-        write: |t, v| put(&mut t.preference, num8(v)),
-    };
+    pub const MTU_SELECTOR: Component = byte!(mtu_selector, int);
+    pub const MTU: Component = byte!(mtu, int);
+    pub const RATE_SELECTOR: Component = byte!(rate_selector, int);
+    pub const RATE: Component = byte!(rate);
+    pub const PACKET_LIFE_TIME_SELECTOR: Component = byte!(packet_life_time_selector, int);
+    pub const PACKET_LIFE_TIME: Component = byte!(packet_life_time);
+    pub const PREFERENCE: Component = byte!(preference);
 }
 
 /// ibSmPathReqTable's PathRecord columns, in column order; the result

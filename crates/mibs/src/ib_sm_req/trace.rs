@@ -50,57 +50,58 @@ fn guid(v: &Value) -> Result<u64, SetError> {
     octets::<8>(v).map(u64::from_be_bytes)
 }
 
+/// A TraceRecord column (no ComponentMask bit: the trace keeps its mask).
+const fn hop(
+    oid: &'static [u32],
+    read: fn(&TraceHop) -> Value,
+    write: fn(&mut TraceHop, &Value) -> Result<(), SetError>,
+) -> ReqCol<TraceHop> {
+    ReqCol {
+        oid,
+        bit: 0,
+        read,
+        write,
+    }
+}
+
+/// A GUID column (8 octets).
+macro_rules! guid_col {
+    ($oid:expr, $f:ident) => {
+        hop(
+            $oid,
+            |h| bytes(&h.$f.to_be_bytes()),
+            |h, v| put(&mut h.$f, guid(v)),
+        )
+    };
+}
+
 /// The TraceRecord columns (IBA 15.2.5.17), in ibSmTraceReqTable's column
 /// order; the result table shows them in the same order from column 4 on.
 pub(super) const TRACE_COLS: &[ReqCol<TraceHop>] = &[
-    ReqCol {
-        oid: o::IB_SM_TRACE_REQ_ID_GENERATION,
-        bit: 0,
-        read: |h| gauge(h.id_generation),
-        write: |h, v| put(&mut h.id_generation, num16(v)),
-    },
-    ReqCol {
-        oid: o::IB_SM_TRACE_REQ_NODE_TYPE,
-        bit: 0,
-        read: |h| int(h.node_type),
-        write: |h, v| put(&mut h.node_type, num8(v)),
-    },
-    ReqCol {
-        oid: o::IB_SM_TRACE_REQ_NODE_ID,
-        bit: 0,
-        read: |h| bytes(&h.node_id.to_be_bytes()),
-        write: |h, v| put(&mut h.node_id, guid(v)),
-    },
-    ReqCol {
-        oid: o::IB_SM_TRACE_REQ_CHASSIS_ID,
-        bit: 0,
-        read: |h| bytes(&h.chassis_id.to_be_bytes()),
-        write: |h, v| put(&mut h.chassis_id, guid(v)),
-    },
-    ReqCol {
-        oid: o::IB_SM_TRACE_REQ_ENTRY_PORT_ID,
-        bit: 0,
-        read: |h| bytes(&h.entry_port_id.to_be_bytes()),
-        write: |h, v| put(&mut h.entry_port_id, guid(v)),
-    },
-    ReqCol {
-        oid: o::IB_SM_TRACE_REQ_EXIT_PORT_ID,
-        bit: 0,
-        read: |h| bytes(&h.exit_port_id.to_be_bytes()),
-        write: |h, v| put(&mut h.exit_port_id, guid(v)),
-    },
-    ReqCol {
-        oid: o::IB_SM_TRACE_REQ_ENTRY_PORT,
-        bit: 0,
-        read: |h| gauge(h.entry_port),
-        write: |h, v| put(&mut h.entry_port, num8(v)),
-    },
-    ReqCol {
-        oid: o::IB_SM_TRACE_REQ_EXIT_PORT,
-        bit: 0,
-        read: |h| gauge(h.exit_port),
-        write: |h, v| put(&mut h.exit_port, num8(v)),
-    },
+    hop(
+        o::IB_SM_TRACE_REQ_ID_GENERATION,
+        |h| gauge(h.id_generation),
+        |h, v| put(&mut h.id_generation, num16(v)),
+    ),
+    hop(
+        o::IB_SM_TRACE_REQ_NODE_TYPE,
+        |h| int(h.node_type),
+        |h, v| put(&mut h.node_type, num8(v)),
+    ),
+    guid_col!(o::IB_SM_TRACE_REQ_NODE_ID, node_id),
+    guid_col!(o::IB_SM_TRACE_REQ_CHASSIS_ID, chassis_id),
+    guid_col!(o::IB_SM_TRACE_REQ_ENTRY_PORT_ID, entry_port_id),
+    guid_col!(o::IB_SM_TRACE_REQ_EXIT_PORT_ID, exit_port_id),
+    hop(
+        o::IB_SM_TRACE_REQ_ENTRY_PORT,
+        |h| gauge(h.entry_port),
+        |h, v| put(&mut h.entry_port, num8(v)),
+    ),
+    hop(
+        o::IB_SM_TRACE_REQ_EXIT_PORT,
+        |h| gauge(h.exit_port),
+        |h, v| put(&mut h.exit_port, num8(v)),
+    ),
 ];
 
 impl RowData for TraceReq {
