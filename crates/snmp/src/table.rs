@@ -874,8 +874,10 @@ mod tests {
         }
     }
 
+    type TestColumn = Column<V, (u32, i32), (u32, u32)>;
+
     fn declared() -> Table<V, (u32, i32), (u32, u32)> {
-        const COLS: &[Column<V, (u32, i32), (u32, u32)>] = &[
+        const COLS: &[TestColumn] = &[
             Column::index(&[1, 3, 6, 1, 9, 1, 1]),
             Column::read_only(&[1, 3, 6, 1, 9, 1, 2], |_, r| Some(Value::Gauge32(r.1))),
             Column::read_write(
