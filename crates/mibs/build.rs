@@ -81,6 +81,9 @@ pub(crate) struct Assignment {
     pub(crate) access: String,
     pub(crate) syntax: String,
     pub(crate) index: Vec<String>,
+    /// The SYNTAX clause's own range, SIZE or enumeration, as inclusive
+    /// ranges (empty: none written here).
+    pub(crate) ranges: Vec<(i64, i64)>,
 }
 
 #[derive(Debug, Clone, Default)]
@@ -92,6 +95,8 @@ pub(crate) struct Module {
     pub(crate) assignments: Vec<Assignment>,
     /// TEXTUAL-CONVENTION name -> its SYNTAX as written.
     pub(crate) conventions: HashMap<String, String>,
+    /// TEXTUAL-CONVENTION name -> the ranges its SYNTAX carries.
+    pub(crate) convention_ranges: HashMap<String, Vec<(i64, i64)>>,
 }
 
 /// Splits MIB text into tokens; `--` comments run to the end of the line,
@@ -250,9 +255,16 @@ pub(crate) fn parse_module(file: &str, text: &str) -> Result<Module, String> {
                 while j < toks.len() && word(at(j)) != Some("SYNTAX") {
                     j += 1;
                 }
-                let end = (j + 12).min(toks.len());
-                let syntax = syntax_of(toks.get(start..end).unwrap_or_default());
-                m.conventions.insert(name, syntax);
+                // The body ends before the next assignment's name.
+                let mut end = j;
+                while end < toks.len() && at(end).map(|t| &t.tok) != Some(&Tok::Assign) {
+                    end += 1;
+                }
+                let body = toks
+                    .get(start..end.saturating_sub(1).max(j))
+                    .unwrap_or_default();
+                m.conventions.insert(name.clone(), syntax_of(body));
+                m.convention_ranges.insert(name, ranges_of(body));
                 i = j;
             }
             Some("MACRO") => {
@@ -297,11 +309,12 @@ pub(crate) fn parse_module(file: &str, text: &str) -> Result<Module, String> {
                     i += 1;
                 }
                 let body = toks.get(body_start..i).unwrap_or_default();
-                let (access, syntax, index) = if kind == "OBJECT-TYPE" {
+                let (access, syntax, index, ranges) = if kind == "OBJECT-TYPE" {
                     (
                         clause_word(body, &["MAX-ACCESS", "ACCESS"]),
                         syntax_of(body),
                         index_of(body),
+                        ranges_of(body),
                     )
                 } else {
                     Default::default()
@@ -318,6 +331,7 @@ pub(crate) fn parse_module(file: &str, text: &str) -> Result<Module, String> {
                     access,
                     syntax,
                     index,
+                    ranges,
                 });
             }
             _ => i += 1,
@@ -355,6 +369,90 @@ fn syntax_of(body: &[Token]) -> String {
         (Some("SEQUENCE"), Some("OF"), Some(x)) => format!("SEQUENCE OF {x}"),
         (Some(w), _, _) => w.to_string(),
         _ => String::new(),
+    }
+}
+
+/// The SYNTAX clause's constraint as inclusive ranges: `(a..b | c)`,
+/// `(SIZE(a..b | c))`, or an enumeration `{ x(1), y(2) }` (one range per
+/// value; BITS names bits, not values, and gives none). Empty when the
+/// clause has none or a bound does not fit (then nothing is checked).
+fn ranges_of(body: &[Token]) -> Vec<(i64, i64)> {
+    let Some(k) = body
+        .iter()
+        .position(|t| matches!(&t.tok, Tok::Word(w) if w == "SYNTAX"))
+    else {
+        return Vec::new();
+    };
+    let mut i = k + 1;
+    if word(body.get(i)) == Some("BITS") {
+        return Vec::new();
+    }
+    // The type: one word, or two for OCTET STRING / OBJECT IDENTIFIER.
+    while matches!(word(body.get(i)), Some(w) if !is_descriptor(w) && w != "SIZE") {
+        i += 1;
+    }
+    let tok = |i: usize| body.get(i).map(|t| &t.tok);
+    let mut out = Vec::new();
+    match tok(i) {
+        Some(Tok::Punct('{')) => {
+            // name(n), ...
+            while let Some(t) = tok(i) {
+                match t {
+                    Tok::Punct('}') => break,
+                    Tok::Punct('(') => {
+                        if let Some((n, next)) = number(body, i + 1) {
+                            out.push((n, n));
+                            i = next;
+                            continue;
+                        }
+                    }
+                    _ => {}
+                }
+                i += 1;
+            }
+        }
+        Some(Tok::Punct('(')) => {
+            i += 1;
+            let size = word(body.get(i)) == Some("SIZE");
+            if size {
+                i += 2;
+            }
+            loop {
+                let Some((lo, next)) = number(body, i) else {
+                    return Vec::new();
+                };
+                i = next;
+                let hi = if tok(i) == Some(&Tok::Punct('.')) && tok(i + 1) == Some(&Tok::Punct('.'))
+                {
+                    let Some((hi, next)) = number(body, i + 2) else {
+                        return Vec::new();
+                    };
+                    i = next;
+                    hi
+                } else {
+                    lo
+                };
+                out.push((lo, hi));
+                if tok(i) != Some(&Tok::Punct('|')) {
+                    break;
+                }
+                i += 1;
+            }
+        }
+        _ => {}
+    }
+    out
+}
+
+/// A number at `i` (`-` and digits); the value and the index after it.
+fn number(body: &[Token], i: usize) -> Option<(i64, usize)> {
+    match body.get(i).map(|t| &t.tok) {
+        Some(Tok::Num(n)) => Some((i64::from(*n), i + 1)),
+        Some(Tok::Punct('-')) => match body.get(i + 1).map(|t| &t.tok) {
+            Some(Tok::Num(n)) => Some((-i64::from(*n), i + 2)),
+            _ => None,
+        },
+        _ => None,
     }
 }
 
@@ -407,6 +505,55 @@ const KNOWN_CONVENTIONS: &[(&str, &str)] = &[
     ("MacAddress", "OCTET STRING"),
     ("SnmpAdminString", "OCTET STRING"),
 ];
+
+/// The ranges of [`KNOWN_CONVENTIONS`] that carry one (RFC 2579, RFC 3411).
+const KNOWN_RANGES: &[(&str, &[(i64, i64)])] = &[
+    ("TruthValue", &[(1, 1), (2, 2)]),
+    ("RowStatus", &[(1, 6)]),
+    ("StorageType", &[(1, 5)]),
+    ("TestAndIncr", &[(0, 2_147_483_647)]),
+    ("DisplayString", &[(0, 255)]),
+    ("MacAddress", &[(6, 6)]),
+    ("SnmpAdminString", &[(0, 255)]),
+];
+
+/// The constraint of a SYNTAX: its own, else the nearest convention's.
+fn ranges_through(
+    conventions: &HashMap<&str, &str>,
+    ranges: &HashMap<&str, &[(i64, i64)]>,
+    syntax: &str,
+    own: &[(i64, i64)],
+) -> Vec<(i64, i64)> {
+    let mut s = syntax;
+    let mut r = own;
+    for _ in 0..8 {
+        if !r.is_empty() {
+            break;
+        }
+        r = ranges.get(s).copied().unwrap_or_default();
+        match conventions.get(s) {
+            Some(next) => s = next,
+            None => break,
+        }
+    }
+    r.to_vec()
+}
+
+/// The `snmp::syntax::Base` variant of an SMI base type.
+fn base_variant(base: &str) -> &'static str {
+    match base {
+        "INTEGER" | "Integer32" => "Integer",
+        "Unsigned32" | "Gauge32" => "Unsigned",
+        "Counter32" => "Counter32",
+        "Counter64" => "Counter64",
+        "TimeTicks" => "TimeTicks",
+        "OCTET STRING" | "BITS" => "OctetString",
+        "OBJECT IDENTIFIER" => "ObjectId",
+        "IpAddress" => "IpAddress",
+        "Opaque" => "Opaque",
+        _ => "Other",
+    }
+}
 
 /// The SMI base type of a SYNTAX, through conventions.
 fn base_syntax(conventions: &HashMap<&str, &str>, syntax: &str) -> String {
@@ -591,9 +738,13 @@ pub(crate) fn render(modules: &[Module], resolved: &Resolved) -> Result<String, 
         "// @generated by crates/mibs/build.rs from the files in mibs/; do not edit.\n",
     );
     let mut conventions: HashMap<&str, &str> = KNOWN_CONVENTIONS.iter().copied().collect();
+    let mut tc_ranges: HashMap<&str, &[(i64, i64)]> = KNOWN_RANGES.iter().copied().collect();
     for m in modules {
         for (k, v) in &m.conventions {
             conventions.insert(k, v);
+        }
+        for (k, v) in &m.convention_ranges {
+            tc_ranges.insert(k, v);
         }
     }
     for m in modules {
@@ -649,13 +800,21 @@ pub(crate) fn render(modules: &[Module], resolved: &Resolved) -> Result<String, 
                 continue;
             }
             let index: Vec<String> = a.index.iter().map(|x| format!("{x:?}")).collect();
+            let base = base_syntax(&conventions, &a.syntax);
+            let ranges: Vec<String> =
+                ranges_through(&conventions, &tc_ranges, &a.syntax, &a.ranges)
+                    .iter()
+                    .map(|(lo, hi)| format!("({lo}, {hi})"))
+                    .collect();
             let _ = writeln!(
                 src,
-                "        super::ObjectType {{ name: {name:?}, oid: {}, access: {:?}, syntax: {:?}, index: &[{}] }},",
+                "        super::ObjectType {{ name: {name:?}, oid: {}, access: {:?}, syntax: {base:?}, index: &[{}], \
+                 check: snmp::syntax::Syntax {{ base: snmp::syntax::Base::{}, ranges: &[{}] }} }},",
                 screaming_snake(name),
                 a.access,
-                base_syntax(&conventions, &a.syntax),
-                index.join(", ")
+                index.join(", "),
+                base_variant(&base),
+                ranges.join(", ")
             );
         }
         let _ = writeln!(src, "    ];");

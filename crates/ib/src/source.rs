@@ -363,4 +363,5 @@ pub fn open(spec: &SourceSpec, opts: &SourceOptions) -> Result<Box<dyn Source>, 
         )),
     }
 }
+pub mod sample_run;
 pub mod sampler;

@@ -24,13 +24,13 @@ use std::sync::Arc;
 use ib::model::counters::vl_octets;
 use ib::model::PortTotals;
 use snmp::mib::MibObject;
-use snmp::table::{Access, Table};
 use snmp::value::Value;
 
 use crate::change::Change;
+use crate::column::{index, ro, table, Col};
+use crate::if_mib::ifs;
 use crate::if_mib::{IfRow, IpoibRow, VlRow};
 use crate::oids::ib_if_mib as o;
-use crate::util::{last, oid};
 use crate::view::{SysOrEntry, View};
 
 /// This module in the registry ([`crate::REGISTRY`]).
@@ -55,62 +55,74 @@ fn totals(v: &View, port: ib::model::PortIdx) -> Option<&PortTotals> {
 /// Every object of the module, ready for `Dispatcher::register_all`.
 pub fn objects() -> Vec<Arc<dyn MibObject<View, Change>>> {
     vec![
-        Arc::new(port_stat_table()),
-        Arc::new(vl_traffic_table()),
-        Arc::new(ipoib_table()),
+        Arc::new(table(o::IB_IF_PORT_STAT_ENTRY, ifs, PORT_STAT_COLS)),
+        Arc::new(table(
+            o::IB_IF_VL_TRAFFIC_ENTRY,
+            |v: &View| &crate::if_mib::interfaces(v).vls,
+            VL_TRAFFIC_COLS,
+        )),
+        Arc::new(table(
+            o::IB_IPOIB_LINK_LAYER_ADDR_ENTRY,
+            |v: &View| &crate::if_mib::interfaces(v).ipoib,
+            IPOIB_COLS,
+        )),
     ]
 }
 
-/// The 64-bit total behind each ibIfPortStatTable column (draft -01 2.4).
-fn port_stat(t: &PortTotals, col: u32) -> Option<u64> {
-    Some(match col {
-        2 => t.symbol_error_counter,
-        3 => t.link_error_recovery_counter,
-        4 => t.link_downed_counter,
-        5 => t.port_local_physical_errors,
-        6 => t.port_malformed_packet_errors,
-        7 => t.port_rcv_remote_physical_errors,
-        8 => t.port_rcv_constraint_errors,
-        9 => t.port_inactive_discards,
-        10 => t.port_neighbor_mtu_discards,
-        11 => t.port_sw_lifetime_limit_discards,
-        12 => t.port_sw_hoq_lifetime_limit_discards,
-        13 => t.local_link_integrity_errors,
-        14 => t.excessive_buffer_overrun_errors,
-        15 => t.vl15_dropped,
-        _ => return None,
-    })
+/// An ibIfPortStatTable cell: the low 32 bits of a 64-bit total (draft -01
+/// 2.4), wrapping like a Counter32, never reset; zero before a reading.
+fn stat(v: &View, r: &IfRow, f: fn(&PortTotals) -> u64) -> Option<Value> {
+    let zero = PortTotals::default();
+    Some(Value::Counter32(
+        f(totals(v, r.port).unwrap_or(&zero)) as u32
+    ))
 }
 
-fn port_stat_table() -> Table<View, Change, IfRow> {
-    Table::new(
-        oid(o::IB_IF_PORT_STAT_ENTRY),
-        |v: &View| &crate::if_mib::interfaces(v).ifs,
-        |v, r: &IfRow, col| {
-            let t = totals(v, r.port);
-            let zero = PortTotals::default();
-            // Low 32 bits: wraps like a Counter32, never resets.
-            port_stat(t.unwrap_or(&zero), col).map(|x| Value::Counter32(x as u32))
-        },
-    )
-    .column(last(o::IB_IF_PORT_STAT_IF_INDEX), Access::NotAccessible)
-    .read_only(&[
-        last(o::IB_IF_PORT_SYMBOL_ERRS),
-        last(o::IB_IF_PORT_LINK_ERR_RECOVERY),
-        last(o::IB_IF_PORT_LINK_DOWNED),
-        last(o::IB_IF_PORT_STAT_LOCAL_PHY_ERRS),
-        last(o::IB_IF_PORT_STAT_MAL_PKT_ERRS),
-        last(o::IB_IF_PORT_STAT_RCV_REM_PHY_ERRS),
-        last(o::IB_IF_PORT_STAT_RCV_CONSTR_ERRS),
-        last(o::IB_IF_PORT_STAT_INACT_DISCARDS),
-        last(o::IB_IF_PORT_STAT_NEIGH_MTU_DISCARDS),
-        last(o::IB_IF_PORT_STAT_SW_LIFETIME_DISCARDS),
-        last(o::IB_IF_PORT_STAT_HOQ_LIFETIME_DISCARDS),
-        last(o::IB_IF_PORT_STAT_LINK_INTERGRITY_ERRS),
-        last(o::IB_IF_PORT_STAT_EXC_BUF_OVERRUN_ERRS),
-        last(o::IB_IF_PORT_STAT_VL15_DROPPED),
-    ])
-}
+const PORT_STAT_COLS: &[Col<IfRow>] = &[
+    index(o::IB_IF_PORT_STAT_IF_INDEX),
+    ro(o::IB_IF_PORT_SYMBOL_ERRS, |v, r| {
+        stat(v, r, |t| t.symbol_error_counter)
+    }),
+    ro(o::IB_IF_PORT_LINK_ERR_RECOVERY, |v, r| {
+        stat(v, r, |t| t.link_error_recovery_counter)
+    }),
+    ro(o::IB_IF_PORT_LINK_DOWNED, |v, r| {
+        stat(v, r, |t| t.link_downed_counter)
+    }),
+    ro(o::IB_IF_PORT_STAT_LOCAL_PHY_ERRS, |v, r| {
+        stat(v, r, |t| t.port_local_physical_errors)
+    }),
+    ro(o::IB_IF_PORT_STAT_MAL_PKT_ERRS, |v, r| {
+        stat(v, r, |t| t.port_malformed_packet_errors)
+    }),
+    ro(o::IB_IF_PORT_STAT_RCV_REM_PHY_ERRS, |v, r| {
+        stat(v, r, |t| t.port_rcv_remote_physical_errors)
+    }),
+    ro(o::IB_IF_PORT_STAT_RCV_CONSTR_ERRS, |v, r| {
+        stat(v, r, |t| t.port_rcv_constraint_errors)
+    }),
+    ro(o::IB_IF_PORT_STAT_INACT_DISCARDS, |v, r| {
+        stat(v, r, |t| t.port_inactive_discards)
+    }),
+    ro(o::IB_IF_PORT_STAT_NEIGH_MTU_DISCARDS, |v, r| {
+        stat(v, r, |t| t.port_neighbor_mtu_discards)
+    }),
+    ro(o::IB_IF_PORT_STAT_SW_LIFETIME_DISCARDS, |v, r| {
+        stat(v, r, |t| t.port_sw_lifetime_limit_discards)
+    }),
+    ro(o::IB_IF_PORT_STAT_HOQ_LIFETIME_DISCARDS, |v, r| {
+        stat(v, r, |t| t.port_sw_hoq_lifetime_limit_discards)
+    }),
+    ro(o::IB_IF_PORT_STAT_LINK_INTERGRITY_ERRS, |v, r| {
+        stat(v, r, |t| t.local_link_integrity_errors)
+    }),
+    ro(o::IB_IF_PORT_STAT_EXC_BUF_OVERRUN_ERRS, |v, r| {
+        stat(v, r, |t| t.excessive_buffer_overrun_errors)
+    }),
+    ro(o::IB_IF_PORT_STAT_VL15_DROPPED, |v, r| {
+        stat(v, r, |t| t.vl15_dropped)
+    }),
+];
 
 /// (ibIfVLInOctets, ibIfVLInPkts) of one VL from the per-VL totals.
 pub fn vl_in(t: &PortTotals, vl: usize) -> (u64, u64) {
@@ -119,37 +131,29 @@ pub fn vl_in(t: &PortTotals, vl: usize) -> (u64, u64) {
     (vl_octets(data, pkts), pkts)
 }
 
-fn vl_traffic_table() -> Table<View, Change, VlRow> {
-    Table::new(
-        oid(o::IB_IF_VL_TRAFFIC_ENTRY),
-        |v: &View| &crate::if_mib::interfaces(v).vls,
-        |v, r: &VlRow, col| {
-            let (octets, pkts) =
-                totals(v, r.port).map_or((0, 0), |t| vl_in(t, usize::from(r.vl.raw())));
-            match col {
-                5 => Some(Value::Counter64(octets)),
-                6 => Some(Value::Counter64(pkts)),
-                _ => None,
-            }
-        },
-    )
-    .column(last(o::IB_IF_VL_TRAFFIC_IF_INDEX), Access::NotAccessible)
-    .column(last(o::IB_IF_VL_INDEX), Access::NotAccessible)
-    .read_only(&[
-        last(o::IB_IF_VL_OUT_OCTETS),
-        last(o::IB_IF_VL_OUT_PKTS),
-        last(o::IB_IF_VL_IN_OCTETS),
-        last(o::IB_IF_VL_IN_PKTS),
-    ])
+/// The VL's received (octets, packets).
+fn vl_received(v: &View, r: &VlRow) -> (u64, u64) {
+    totals(v, r.port).map_or((0, 0), |t| vl_in(t, usize::from(r.vl.raw())))
 }
 
-fn ipoib_table() -> Table<View, Change, IpoibRow> {
-    Table::new(
-        oid(o::IB_IPOIB_LINK_LAYER_ADDR_ENTRY),
-        |v: &View| &crate::if_mib::interfaces(v).ipoib,
-        |_, r: &IpoibRow, col| (col == 3).then(|| Value::OctetString(r.client_id.to_vec())),
-    )
-    .column(last(o::IB_IPOIB_LINK_LAYER_IF_INDEX), Access::NotAccessible)
-    .column(last(o::IB_IPOIB_LINK_LAYER_INDEX), Access::NotAccessible)
-    .read_only(&[last(o::IB_IPOIB_LINK_LAYER_ADDR)])
-}
+/// Transmit counts per VL have no IBA source: the cells are absent.
+const VL_TRAFFIC_COLS: &[Col<VlRow>] = &[
+    index(o::IB_IF_VL_TRAFFIC_IF_INDEX),
+    index(o::IB_IF_VL_INDEX),
+    ro(o::IB_IF_VL_OUT_OCTETS, |_, _| None),
+    ro(o::IB_IF_VL_OUT_PKTS, |_, _| None),
+    ro(o::IB_IF_VL_IN_OCTETS, |v, r| {
+        Some(Value::Counter64(vl_received(v, r).0))
+    }),
+    ro(o::IB_IF_VL_IN_PKTS, |v, r| {
+        Some(Value::Counter64(vl_received(v, r).1))
+    }),
+];
+
+const IPOIB_COLS: &[Col<IpoibRow>] = &[
+    index(o::IB_IPOIB_LINK_LAYER_IF_INDEX),
+    index(o::IB_IPOIB_LINK_LAYER_INDEX),
+    ro(o::IB_IPOIB_LINK_LAYER_ADDR, |_, r| {
+        Some(Value::OctetString(r.client_id.to_vec()))
+    }),
+];

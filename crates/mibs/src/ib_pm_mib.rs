@@ -39,14 +39,13 @@ use ib::source::{ControlOp, ControlReply};
 use ib::types::{Guid, NodeType, PortNum};
 use snmp::index::{FixedOctets, IndexCodec};
 use snmp::mib::{MibObject, SetError};
-use snmp::oid::Oid;
-use snmp::table::{check, Access, RowSet, Table};
+use snmp::table::{check, RowSet};
 use snmp::value::Value;
 
 use crate::change::{Change, Effect, ModuleChange};
+use crate::column::{ro, rw, table, Col};
 use crate::oids::ib_pm_mib as o;
 use crate::state::{PersistedState, StateCodec};
-use crate::util::last;
 use crate::view::{SysOrEntry, SystemState, View};
 
 /// PortSelect of a row never set: port 1.
@@ -82,10 +81,22 @@ pub fn or_entry() -> SysOrEntry {
 /// Every object of the module: the four tables.
 pub fn objects() -> Vec<Arc<dyn MibObject<View, Change>>> {
     vec![
-        Arc::new(class_port_info_table()),
-        Arc::new(sample_control_table()),
-        Arc::new(sample_result_table()),
-        Arc::new(port_counters_table()),
+        Arc::new(table(
+            o::PM_CLASS_PORT_INFO_ENTRY,
+            rows,
+            CLASS_PORT_INFO_COLS,
+        )),
+        Arc::new(table(
+            o::PM_PORT_SAMPLE_CNTRL_ENTRY,
+            rows,
+            SAMPLE_CONTROL_COLS,
+        )),
+        Arc::new(table(
+            o::PM_PORT_SAMPLE_RESULT_ENTRY,
+            rows,
+            SAMPLE_RESULT_COLS,
+        )),
+        Arc::new(table(o::PM_PORT_COUNTERSO_ENTRY, rows, PORT_COUNTERS_COLS)),
     ]
 }
 
@@ -144,25 +155,16 @@ fn tag_value(tag: u16) -> Value {
 
 // ------------------------------------------------------ pmClassPortInfoTable
 
-fn class_port_info_table() -> Table<View, Change, NodeIdx> {
-    Table::new(
-        Oid::from_slice(o::PM_CLASS_PORT_INFO_ENTRY),
-        rows,
-        |v: &View, &n, col| {
-            let node = node(v, n)?;
-            match col {
-                1 => Some(guid_value(node)),
-                // TruthValue: true(1), false(2).
-                2 => Some(Value::Integer(if all_port_select(node) { 1 } else { 2 })),
-                _ => None,
-            }
-        },
-    )
-    .read_only(&[
-        last(o::PM_CLASS_PORT_INFO_GUID),
-        last(o::PM_CLASS_PORT_INFO_ALL_PORT_SELECT),
-    ])
-}
+const CLASS_PORT_INFO_COLS: &[Col<NodeIdx>] = &[
+    ro(o::PM_CLASS_PORT_INFO_GUID, |v, &n| {
+        Some(guid_value(node(v, n)?))
+    }),
+    // TruthValue: true(1), false(2).
+    ro(o::PM_CLASS_PORT_INFO_ALL_PORT_SELECT, |v, &n| {
+        let all = all_port_select(node(v, n)?);
+        Some(Value::Integer(if all { 1 } else { 2 }))
+    }),
+];
 
 // ---------------------------------------------------- pmPortSampleCntrlTable
 
@@ -181,48 +183,139 @@ fn result_of(node: &Node) -> PortSamplesResult {
         .unwrap_or_default()
 }
 
-// Column numbers of pmPortSampleCntrlEntry.
-const SC_GUID: u32 = 1;
-const SC_OP_CODE: u32 = 2;
-const SC_PORT_SELECT: u32 = 3;
-const SC_TICK: u32 = 4;
-const SC_COUNTER_WIDTH: u32 = 5;
-const SC_MASK0: u32 = 6;
-const SC_MASK14: u32 = 20;
-const SC_SAMPLE_MECHANISMS: u32 = 21;
-const SC_SAMPLE_STATUS: u32 = 22;
-const SC_OPTION_MASK: u32 = 23;
-const SC_VENDOR_MASK: u32 = 24;
-const SC_SAMPLE_START: u32 = 25;
-const SC_SAMPLE_INTERVAL: u32 = 26;
-const SC_TAG: u32 = 27;
-const SC_SELECT0: u32 = 28;
-const SC_SELECT14: u32 = 42;
+/// A cell of the PortSamplesControl a row shows.
+fn control(v: &View, n: NodeIdx, f: impl Fn(&PortSamplesControl) -> Value) -> Option<Value> {
+    Some(f(&control_of(node(v, n)?)))
+}
 
-fn sample_control_cell(v: &View, n: &NodeIdx, col: u32) -> Option<Value> {
-    let node = node(v, *n)?;
-    let c = control_of(node);
-    Some(match col {
-        SC_GUID => guid_value(node),
-        SC_OP_CODE => int(c.op_code.into()),
-        SC_PORT_SELECT => int(c.port_select.into()),
-        SC_TICK => int(c.tick.into()),
-        SC_COUNTER_WIDTH => int(c.counter_width.into()),
-        SC_MASK0..=SC_MASK14 => int(c.counter_mask((col - SC_MASK0) as usize).into()),
-        SC_SAMPLE_MECHANISMS => int(c.sample_mechanisms.into()),
-        SC_SAMPLE_STATUS => int(c.sample_status.into()),
-        SC_OPTION_MASK => Value::OctetString(c.option_mask.to_be_bytes().to_vec()),
-        SC_VENDOR_MASK => Value::OctetString(c.vendor_mask.to_be_bytes().to_vec()),
-        SC_SAMPLE_START => int(c.sample_start.into()),
-        SC_SAMPLE_INTERVAL => int(c.sample_interval.into()),
-        SC_TAG => tag_value(c.tag),
-        SC_SELECT0..=SC_SELECT14 => {
-            let i = (col - SC_SELECT0) as usize;
-            int(c.counter_select.get(i).copied().unwrap_or(0).into())
-        }
-        _ => return None,
+/// pmPortSampleCntrlCounter`I`Mask.
+fn mask<const I: usize>(v: &View, n: &NodeIdx) -> Option<Value> {
+    control(v, *n, |c| int(c.counter_mask(I).into()))
+}
+
+/// pmPortSampleCntrlCounterSelect`I`.
+fn select<const I: u8>(v: &View, n: &NodeIdx) -> Option<Value> {
+    control(v, *n, |c| {
+        int(c
+            .counter_select
+            .get(usize::from(I))
+            .copied()
+            .unwrap_or(0)
+            .into())
     })
 }
+
+/// pmPortSampleCntrlCounterSelect`I`, writable.
+const fn select_col<const I: u8>(oid: &'static [u32]) -> Col<NodeIdx> {
+    rw(oid, select::<I>, set_select::<I>)
+}
+
+fn set_select<const I: u8>(
+    v: &View,
+    n: &NodeIdx,
+    _: &[u32],
+    x: &Value,
+) -> Result<Change, SetError> {
+    let sel = u16::try_from(check::integer_in(x, 0..=0xFFFF)?).unwrap_or(0);
+    set_sample(v, *n, SampleField::CounterSelect(I, sel))
+}
+
+const SAMPLE_CONTROL_COLS: &[Col<NodeIdx>] = &[
+    ro(o::PM_PORT_SAMPLE_CNTRL_GUID, |v, &n| {
+        Some(guid_value(node(v, n)?))
+    }),
+    rw(
+        o::PM_PORT_SAMPLE_CNTRL_OP_CODE,
+        |v, &n| control(v, n, |c| int(c.op_code.into())),
+        |v, &n, _, x| {
+            set_sample(
+                v,
+                n,
+                SampleField::OpCode(u8_of(check::integer_in(x, 0..=255)?)),
+            )
+        },
+    ),
+    rw(
+        o::PM_PORT_SAMPLE_CNTRL_PORT_SELECT,
+        |v, &n| control(v, n, |c| int(c.port_select.into())),
+        |v, &n, _, x| {
+            let p = checked_port_select(v, n, x)?;
+            set_sample(v, n, SampleField::PortSelect(p))
+        },
+    ),
+    ro(o::PM_PORT_SAMPLE_CNTRL_TICK, |v, &n| {
+        control(v, n, |c| int(c.tick.into()))
+    }),
+    ro(o::PM_PORT_SAMPLE_CNTRL_COUNTER_WIDTH, |v, &n| {
+        control(v, n, |c| int(c.counter_width.into()))
+    }),
+    ro(o::PM_PORT_SAMPLE_CNTRL_COUNTER0_MASK, mask::<0>),
+    ro(o::PM_PORT_SAMPLE_CNTRL_COUNTER1_MASK, mask::<1>),
+    ro(o::PM_PORT_SAMPLE_CNTRL_COUNTER2_MASK, mask::<2>),
+    ro(o::PM_PORT_SAMPLE_CNTRL_COUNTER3_MASK, mask::<3>),
+    ro(o::PM_PORT_SAMPLE_CNTRL_COUNTER4_MASK, mask::<4>),
+    ro(o::PM_PORT_SAMPLE_CNTRL_COUNTER5_MASK, mask::<5>),
+    ro(o::PM_PORT_SAMPLE_CNTRL_COUNTER6_MASK, mask::<6>),
+    ro(o::PM_PORT_SAMPLE_CNTRL_COUNTER7_MASK, mask::<7>),
+    ro(o::PM_PORT_SAMPLE_CNTRL_COUNTER8_MASK, mask::<8>),
+    ro(o::PM_PORT_SAMPLE_CNTRL_COUNTER9_MASK, mask::<9>),
+    ro(o::PM_PORT_SAMPLE_CNTRL_COUNTER10_MASK, mask::<10>),
+    ro(o::PM_PORT_SAMPLE_CNTRL_COUNTER11_MASK, mask::<11>),
+    ro(o::PM_PORT_SAMPLE_CNTRL_COUNTER12_MASK, mask::<12>),
+    ro(o::PM_PORT_SAMPLE_CNTRL_COUNTER13_MASK, mask::<13>),
+    ro(o::PM_PORT_SAMPLE_CNTRL_COUNTER14_MASK, mask::<14>),
+    ro(o::PM_PORT_SAMPLE_CNTRL_SAMPLE_MECHANISMS, |v, &n| {
+        control(v, n, |c| int(c.sample_mechanisms.into()))
+    }),
+    ro(o::PM_PORT_SAMPLE_CNTRL_SAMPLE_STATUS, |v, &n| {
+        control(v, n, |c| int(c.sample_status.into()))
+    }),
+    ro(o::PM_PORT_SAMPLE_CNTRL_OPTION_MASK, |v, &n| {
+        control(v, n, |c| {
+            Value::OctetString(c.option_mask.to_be_bytes().to_vec())
+        })
+    }),
+    ro(o::PM_PORT_SAMPLE_CNTRL_VENDOR_MASK, |v, &n| {
+        control(v, n, |c| {
+            Value::OctetString(c.vendor_mask.to_be_bytes().to_vec())
+        })
+    }),
+    // The 32 bits of the Integer32 are the IBA field (see the module docs).
+    rw(
+        o::PM_PORT_SAMPLE_CNTRL_SAMPLE_START,
+        |v, &n| control(v, n, |c| int(c.sample_start.into())),
+        |v, &n, _, x| set_sample(v, n, SampleField::SampleStart(check::integer(x)? as u32)),
+    ),
+    rw(
+        o::PM_PORT_SAMPLE_CNTRL_SAMPLE_INTERVAL,
+        |v, &n| control(v, n, |c| int(c.sample_interval.into())),
+        |v, &n, _, x| set_sample(v, n, SampleField::SampleInterval(check::integer(x)? as u32)),
+    ),
+    rw(
+        o::PM_PORT_SAMPLE_CNTRL_TAG,
+        |v, &n| control(v, n, |c| tag_value(c.tag)),
+        |v, &n, _, x| match check::octets(x, 4..=4)? {
+            [0, 0, hi, lo] => set_sample(v, n, SampleField::Tag(u16::from_be_bytes([*hi, *lo]))),
+            // IBA's Tag is 16 bits: the first two octets must be zero.
+            _ => Err(SetError::WrongValue),
+        },
+    ),
+    select_col::<0>(o::PM_PORT_SAMPLE_CNTRL_COUNTER_SELECT0),
+    select_col::<1>(o::PM_PORT_SAMPLE_CNTRL_COUNTER_SELECT1),
+    select_col::<2>(o::PM_PORT_SAMPLE_CNTRL_COUNTER_SELECT2),
+    select_col::<3>(o::PM_PORT_SAMPLE_CNTRL_COUNTER_SELECT3),
+    select_col::<4>(o::PM_PORT_SAMPLE_CNTRL_COUNTER_SELECT4),
+    select_col::<5>(o::PM_PORT_SAMPLE_CNTRL_COUNTER_SELECT5),
+    select_col::<6>(o::PM_PORT_SAMPLE_CNTRL_COUNTER_SELECT6),
+    select_col::<7>(o::PM_PORT_SAMPLE_CNTRL_COUNTER_SELECT7),
+    select_col::<8>(o::PM_PORT_SAMPLE_CNTRL_COUNTER_SELECT8),
+    select_col::<9>(o::PM_PORT_SAMPLE_CNTRL_COUNTER_SELECT9),
+    select_col::<10>(o::PM_PORT_SAMPLE_CNTRL_COUNTER_SELECT10),
+    select_col::<11>(o::PM_PORT_SAMPLE_CNTRL_COUNTER_SELECT11),
+    select_col::<12>(o::PM_PORT_SAMPLE_CNTRL_COUNTER_SELECT12),
+    select_col::<13>(o::PM_PORT_SAMPLE_CNTRL_COUNTER_SELECT13),
+    select_col::<14>(o::PM_PORT_SAMPLE_CNTRL_COUNTER_SELECT14),
+];
 
 /// One writable component of PortSamplesControl.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -253,42 +346,25 @@ impl SampleField {
     }
 }
 
-/// Phase-1 check of a pmPortSampleCntrl column.
-fn check_sample_field(v: &View, n: NodeIdx, col: u32, value: &Value) -> Result<Change, SetError> {
+/// A PortSelect value (IBA: 8 bits); 255 only with AllPortSelect.
+fn checked_port_select(v: &View, n: NodeIdx, value: &Value) -> Result<u8, SetError> {
     let node = node(v, n).ok_or(SetError::NoCreation)?;
-    let field = match col {
-        SC_OP_CODE => SampleField::OpCode(u8_of(check::integer_in(value, 0..=255)?)),
-        SC_PORT_SELECT => {
-            let p = u8_of(check::integer_in(value, 0..=255)?);
-            if p == ALL_PORTS && !all_port_select(node) {
-                return Err(SetError::WrongValue);
-            }
-            SampleField::PortSelect(p)
-        }
-        // The 32 bits of the Integer32 are the IBA field (see the module docs).
-        SC_SAMPLE_START => SampleField::SampleStart(check::integer(value)? as u32),
-        SC_SAMPLE_INTERVAL => SampleField::SampleInterval(check::integer(value)? as u32),
-        SC_TAG => {
-            let b = check::octets(value, 4..=4)?;
-            match b {
-                [0, 0, hi, lo] => SampleField::Tag(u16::from_be_bytes([*hi, *lo])),
-                // IBA's Tag is 16 bits: the first two octets must be zero.
-                _ => return Err(SetError::WrongValue),
-            }
-        }
-        SC_SELECT0..=SC_SELECT14 => SampleField::CounterSelect(
-            u8_of((col - SC_SELECT0) as i32),
-            u16::try_from(check::integer_in(value, 0..=0xFFFF)?).unwrap_or(0),
-        ),
-        _ => return Err(SetError::NotWritable),
-    };
+    let p = u8_of(check::integer_in(value, 0..=255)?);
+    if p == ALL_PORTS && !all_port_select(node) {
+        return Err(SetError::WrongValue);
+    }
+    Ok(p)
+}
+
+/// Phase 1 of a Set of one pmPortSampleCntrl component.
+fn set_sample(v: &View, n: NodeIdx, field: SampleField) -> Result<Change, SetError> {
+    let node = node(v, n).ok_or(SetError::NoCreation)?;
     // No refusal here while the node samples: the snapshot may be stale,
     // and the run's owner (same Tag) may restart it. The PMA decides; an
     // ignored Set shows in its answer (check_reply: commitFailed).
-    let base = control_of(node);
     Ok(Change::new(PmSet::SampleControl {
         node: node.info.node_guid,
-        base: Box::new(base),
+        base: Box::new(control_of(node)),
         field,
     }))
 }
@@ -297,76 +373,45 @@ fn u8_of(i: i32) -> u8 {
     u8::try_from(i).unwrap_or(0)
 }
 
-fn sample_control_table() -> Table<View, Change, NodeIdx> {
-    let mut t = Table::new(
-        Oid::from_slice(o::PM_PORT_SAMPLE_CNTRL_ENTRY),
-        rows,
-        sample_control_cell,
-    )
-    .read_only(&[SC_GUID, SC_TICK, SC_COUNTER_WIDTH])
-    .read_only(&(SC_MASK0..=SC_MASK14).collect::<Vec<_>>())
-    .read_only(&[
-        SC_SAMPLE_MECHANISMS,
-        SC_SAMPLE_STATUS,
-        SC_OPTION_MASK,
-        SC_VENDOR_MASK,
-    ]);
-    let writable = [
-        SC_OP_CODE,
-        SC_PORT_SELECT,
-        SC_SAMPLE_START,
-        SC_SAMPLE_INTERVAL,
-        SC_TAG,
-    ]
-    .into_iter()
-    .chain(SC_SELECT0..=SC_SELECT14);
-    for col in writable {
-        t = t.read_write(col, move |v, &n, _idx, value| {
-            check_sample_field(v, n, col, value)
-        });
-    }
-    t
-}
-
 // --------------------------------------------------- pmPortSampleResultTable
 
-const SR_GUID: u32 = 1;
-const SR_TAG: u32 = 2;
-const SR_STATUS: u32 = 3;
-const SR_COUNTER0: u32 = 4;
-const SR_COUNTER14: u32 = 18;
-
-fn sample_result_table() -> Table<View, Change, NodeIdx> {
-    Table::new(
-        Oid::from_slice(o::PM_PORT_SAMPLE_RESULT_ENTRY),
-        rows,
-        |v: &View, &n, col| {
-            let node = node(v, n)?;
-            let r = result_of(node);
-            Some(match col {
-                SR_GUID => guid_value(node),
-                SR_TAG => tag_value(r.tag),
-                SR_STATUS => int(r.sample_status.into()),
-                SR_COUNTER0..=SR_COUNTER14 => Value::Counter32(
-                    r.counter
-                        .get((col - SR_COUNTER0) as usize)
-                        .copied()
-                        .unwrap_or(0),
-                ),
-                _ => return None,
-            })
-        },
-    )
-    .read_only(&(SR_GUID..=SR_COUNTER14).collect::<Vec<_>>())
+/// pmPortSampleResultCounter`I`.
+fn result_counter<const I: usize>(v: &View, n: &NodeIdx) -> Option<Value> {
+    let r = result_of(node(v, *n)?);
+    Some(Value::Counter32(r.counter.get(I).copied().unwrap_or(0)))
 }
+
+const SAMPLE_RESULT_COLS: &[Col<NodeIdx>] = &[
+    ro(o::PM_PORT_SAMPLE_RESULT_GUID, |v, &n| {
+        Some(guid_value(node(v, n)?))
+    }),
+    ro(o::PM_PORT_SAMPLE_RESULT_TAG, |v, &n| {
+        Some(tag_value(result_of(node(v, n)?).tag))
+    }),
+    ro(o::PM_RESULT_SAMPLE_STATUS, |v, &n| {
+        Some(int(result_of(node(v, n)?).sample_status.into()))
+    }),
+    ro(o::PM_PORT_SAMPLE_RESULT_COUNTER0, result_counter::<0>),
+    ro(o::PM_PORT_SAMPLE_RESULT_COUNTER1, result_counter::<1>),
+    ro(o::PM_PORT_SAMPLE_RESULT_COUNTER2, result_counter::<2>),
+    ro(o::PM_PORT_SAMPLE_RESULT_COUNTER3, result_counter::<3>),
+    ro(o::PM_PORT_SAMPLE_RESULT_COUNTER4, result_counter::<4>),
+    ro(o::PM_PORT_SAMPLE_RESULT_COUNTER5, result_counter::<5>),
+    ro(o::PM_PORT_SAMPLE_RESULT_COUNTER6, result_counter::<6>),
+    ro(o::PM_PORT_SAMPLE_RESULT_COUNTER7, result_counter::<7>),
+    ro(o::PM_PORT_SAMPLE_RESULT_COUNTER8, result_counter::<8>),
+    ro(o::PM_PORT_SAMPLE_RESULT_COUNTER9, result_counter::<9>),
+    ro(o::PM_PORT_SAMPLE_RESULT_COUNTER10, result_counter::<10>),
+    ro(o::PM_PORT_SAMPLE_RESULT_COUNTER11, result_counter::<11>),
+    ro(o::PM_PORT_SAMPLE_RESULT_COUNTER12, result_counter::<12>),
+    ro(o::PM_PORT_SAMPLE_RESULT_COUNTER13, result_counter::<13>),
+    ro(o::PM_PORT_SAMPLE_RESULT_COUNTER14, result_counter::<14>),
+];
 
 // ------------------------------------------------------- pmPortCountersTable
 
-const PC_GUID: u32 = 1;
-const PC_PORT_SELECT: u32 = 2;
 /// pmPortCountersSymbolErrors: column c (3..=18) has CounterSelect bit c - 3.
 const PC_FIRST: u32 = 3;
-const PC_LAST: u32 = 18;
 
 /// The port a row reports (agent state).
 pub fn port_select(view: &View, g: Guid) -> u8 {
@@ -493,57 +538,68 @@ pub fn counter_column(c: &PortCounters, col: u32) -> Option<u64> {
         .map(|f| (f.get)(c))
 }
 
-fn port_counters_table() -> Table<View, Change, NodeIdx> {
-    let mut t = Table::new(
-        Oid::from_slice(o::PM_PORT_COUNTERSO_ENTRY),
-        rows,
-        |v: &View, &n, col| {
-            let node = node(v, n)?;
-            let sel = port_select(v, node.info.node_guid);
-            match col {
-                PC_GUID => Some(guid_value(node)),
-                PC_PORT_SELECT => Some(int(sel.into())),
-                PC_FIRST..=PC_LAST => {
-                    let c = counters_for(&v.snapshot, n, sel);
-                    counter_column(&c, col).map(int)
-                }
-                _ => None,
-            }
-        },
-    )
-    .column(PC_GUID, Access::ReadOnly)
-    .read_write(PC_PORT_SELECT, |v: &View, &n, _idx, value| {
-        let node = node(v, n).ok_or(SetError::NoCreation)?;
-        let p = u8_of(check::integer_in(value, 0..=255)?);
-        if p == ALL_PORTS && !all_port_select(node) {
-            return Err(SetError::WrongValue);
-        }
-        Ok(Change::new(PmSet::PortSelect {
-            node: node.info.node_guid,
-            port: p,
-        }))
-    });
-    for col in PC_FIRST..=PC_LAST {
-        t = t.read_write(col, move |v: &View, &n, _idx, value| {
-            let node = node(v, n).ok_or(SetError::NoCreation)?;
-            // PMAs clear the selected counters whatever the value: only 0
-            // says what will happen.
-            check::integer_in(value, 0..=0)?;
-            let g = node.info.node_guid;
-            let port = port_select(v, g);
-            if port != ALL_PORTS && v.snapshot.node_port(n, PortNum(port)).is_none() {
-                // No such port on this node: nothing to clear.
-                return Err(SetError::InconsistentValue);
-            }
-            Ok(Change::new(PmSet::ClearCounter {
-                node: g,
-                port,
-                select: 1u16 << (col - PC_FIRST),
-            }))
-        });
-    }
-    t
+/// pmPortCounters column of CounterSelect bit `B` (the columns from
+/// pmPortCountersSymbolErrors on, in CounterSelect order).
+fn counter<const B: u32>(v: &View, n: &NodeIdx) -> Option<Value> {
+    let sel = port_select(v, node(v, *n)?.info.node_guid);
+    let c = counters_for(&v.snapshot, *n, sel);
+    counter_column(&c, PC_FIRST + B).map(int)
 }
+
+/// The pmPortCounters column of CounterSelect bit `B`.
+const fn counter_col<const B: u32>(oid: &'static [u32]) -> Col<NodeIdx> {
+    rw(oid, counter::<B>, clear::<B>)
+}
+
+/// A Set of the counter of CounterSelect bit `B`: clear it on the PMA.
+fn clear<const B: u32>(v: &View, n: &NodeIdx, _: &[u32], x: &Value) -> Result<Change, SetError> {
+    let node = node(v, *n).ok_or(SetError::NoCreation)?;
+    // PMAs clear the selected counters whatever the value: only 0 says
+    // what will happen.
+    check::integer_in(x, 0..=0)?;
+    let g = node.info.node_guid;
+    let port = port_select(v, g);
+    if port != ALL_PORTS && v.snapshot.node_port(*n, PortNum(port)).is_none() {
+        // No such port on this node: nothing to clear.
+        return Err(SetError::InconsistentValue);
+    }
+    Ok(Change::new(PmSet::ClearCounter {
+        node: g,
+        port,
+        select: 1u16 << B,
+    }))
+}
+
+const PORT_COUNTERS_COLS: &[Col<NodeIdx>] = &[
+    ro(o::PM_PORT_COUNTERS_GUID, |v, &n| {
+        Some(guid_value(node(v, n)?))
+    }),
+    rw(
+        o::PM_PORT_COUNTERS_PORT_SELECT,
+        |v, &n| Some(int(port_select(v, node(v, n)?.info.node_guid).into())),
+        |v, &n, _, x| {
+            let port = checked_port_select(v, n, x)?;
+            let node = node(v, n).ok_or(SetError::NoCreation)?.info.node_guid;
+            Ok(Change::new(PmSet::PortSelect { node, port }))
+        },
+    ),
+    counter_col::<0>(o::PM_PORT_COUNTERS_SYMBOL_ERRORS),
+    counter_col::<1>(o::PM_PORT_COUNTERS_LINK_ERROR_RECOVERY),
+    counter_col::<2>(o::PM_PORT_COUNTERS_LINK_DOWN),
+    counter_col::<3>(o::PM_PORT_COUNTERS_RCV_ERRORS),
+    counter_col::<4>(o::PM_PORT_COUNTERS_RCV_REMOTE_ERRORS),
+    counter_col::<5>(o::PM_PORT_COUNTERS_RCV_SW_RELAY_ERRORS),
+    counter_col::<6>(o::PM_PORT_COUNTERS_XMIT_DISCARDS),
+    counter_col::<7>(o::PM_PORT_COUNTERS_XMIT_CONSTRAINT_ERRORS),
+    counter_col::<8>(o::PM_PORT_COUNTERS_RCV_CONSTRAINT_ERRORS),
+    counter_col::<9>(o::PM_PORT_COUNTERS_LOCAL_LINK_INTEGRITY_ERRORS),
+    counter_col::<10>(o::PM_PORT_COUNTERS_EXCESSIVE_BUFFER_OVERRUN),
+    counter_col::<11>(o::PM_PORT_COUNTERS_VL15_DROPPED),
+    counter_col::<12>(o::PM_PORT_COUNTERS_XMIT_DATA),
+    counter_col::<13>(o::PM_PORT_COUNTERS_RCV_DATA),
+    counter_col::<14>(o::PM_PORT_COUNTERS_XMIT_PKTS),
+    counter_col::<15>(o::PM_PORT_COUNTERS_RCV_PKTS),
+];
 
 // ----------------------------------------------------------- phase 2 helpers
 
@@ -750,12 +806,15 @@ mod tests {
             .collect();
         assert_eq!(order, vec![0x10, 0x20, 0x30]);
         // Views share the published rows: no per-request derivation.
-        let system = Arc::new(crate::SystemState::new("t".into(), Oid::new(vec![1, 3])));
+        let system = Arc::new(crate::SystemState::new(
+            "t".into(),
+            snmp::oid::Oid::new(vec![1, 3]),
+        ));
         let stats = Arc::new(snmp::agent::SnmpStats::default());
         let v1 = View::from_published(&published, system.clone(), stats.clone());
         let v2 = View::from_published(&published, system, stats);
         assert!(Arc::ptr_eq(&v1.derived, &v2.derived));
-        let table = class_port_info_table();
+        let table = table(o::PM_CLASS_PORT_INFO_ENTRY, rows, CLASS_PORT_INFO_COLS);
         let mut oid = o::PM_CLASS_PORT_INFO_GUID.to_vec();
         oid.extend([0, 0, 0, 0, 0, 0, 0, 0x20]);
         assert_eq!(

@@ -4,9 +4,10 @@
 //! Rows are derived once per published snapshot ([`SmRows`], by
 //! [`SmHistory`], which also keeps the partition and multicast membership
 //! history behind the LastChange columns); requests only look cells up.
-//! Every table is declared by naming its columns once ([`Col`] lists): the
-//! column number comes from the generated OID constant, MAX-ACCESS from the
-//! MIB file (generated `OBJECT_TYPES`), and tests/coverage.rs checks that
+//! Every table is declared by naming its columns once ([`Col`] lists,
+//! [`crate::column`]): the
+//! column number comes from the generated OID constant, a Set's type and
+//! range from the MIB file (generated `OBJECT_TYPES`), and tests/coverage.rs checks that
 //! every accessible column is served or listed in `DEF.omitted` with a reason.
 //!
 //! Indexes are the MIB's: the 8-octet subnet prefix first (fixed-size
@@ -32,16 +33,42 @@ use ib::model::{McastGroup, Node, NodeIdx, Port, PortIdx, Snapshot};
 use ib::types::Guid;
 use snmp::index::{FixedOctets, ImpliedOctets, IndexCodec};
 use snmp::mib::MibObject;
-use snmp::table::{Access, RowSet, Table};
+use snmp::table::{RowSet, Table};
 use snmp::value::Value;
 
 use crate::change::Change;
+use crate::column::{ro, rw, Col};
 use crate::if_mib::ticks_at;
 use crate::oids::ib_sm_mib as o;
 use crate::publish::{Derive, Derived};
-use crate::util::{last, oid};
 use crate::view::{SysOrEntry, View};
 use ib::opensm::{OpenSmConf, SmOption};
+pub use ib::opensm::{PartitionOp, SmOp};
+
+mod config;
+mod guids;
+mod links;
+mod multicast;
+mod nodes;
+mod partitions;
+mod ports;
+mod services;
+mod sms;
+mod switches;
+
+pub use config::SmChange;
+use config::{CONFIG_COLS, CONFIG_OMITTED};
+use guids::GUID_INFO_COLS;
+use links::LINK_COLS;
+use multicast::{MCAST_GROUP_COLS, MCAST_MEMBER_COLS};
+use nodes::NODE_COLS;
+pub use partitions::PartitionConfig;
+use partitions::PARTITION_COLS;
+use ports::PORT_COLS;
+pub use ports::{fabric_ops, PortField, PortInfoSet};
+use services::{SERVICE_ASSOC_COLS, SERVICE_COLS};
+use sms::SM_COLS;
+use switches::SWITCH_COLS;
 
 /// This module in the registry ([`crate::REGISTRY`]).
 pub const DEF: crate::ModuleDef = crate::ModuleDef {
@@ -50,7 +77,7 @@ pub const DEF: crate::ModuleDef = crate::ModuleDef {
     objects,
     derive: Some(deriver),
     omitted: CONFIG_OMITTED,
-    fabric_ops: Some(crate::ib_sm_set::fabric_ops),
+    fabric_ops: Some(fabric_ops),
     check_reply: None,
     state: None,
 };
@@ -396,56 +423,36 @@ fn track<K: std::hash::Hash + Eq>(
 
 // ------------------------------------------------------------------ cells
 
-/// One served column: its OID constant (the column number is its last
-/// sub-identifier), its MAX-ACCESS as served, and its value.
-pub struct Col<R> {
-    pub oid: &'static [u32],
-    pub cell: CellFn<R>,
-}
-
-/// A column's value in one row.
-pub type CellFn<R> = fn(&View, &R) -> Option<Value>;
-
-const fn ro<R>(oid: &'static [u32], cell: CellFn<R>) -> Col<R> {
-    Col { oid, cell }
-}
-
-/// A table over `rows` serving exactly `cols` (index columns are
-/// not-accessible and never listed).
+/// A table over `rows` of [`SmRows`] serving exactly `cols` (index columns
+/// are not-accessible and never listed).
 fn table<R: Send + Sync + 'static>(
     entry: &'static [u32],
     rows: for<'a> fn(&'a SmRows) -> &'a RowSet<R>,
     cols: &'static [Col<R>],
 ) -> Table<View, Change, R> {
-    let mut by_id: Vec<Option<CellFn<R>>> = Vec::new();
-    for c in cols {
-        let id = last(c.oid) as usize;
-        if by_id.len() <= id {
-            by_id.resize(id + 1, None);
-        }
-        if let Some(slot) = by_id.get_mut(id) {
-            *slot = Some(c.cell);
-        }
-    }
-    let mut t = Table::new(
-        oid(entry),
-        move |v: &View| rows(sm_rows(v)),
-        move |v: &View, r: &R, col| {
-            let f = by_id.get(col as usize).copied().flatten()?;
-            f(v, r)
-        },
-    );
-    for c in cols {
-        // MAX-ACCESS from the MIB file; writable columns are served
-        // read-only until the SM-control issue adds their Sets.
-        let spec = crate::oids::object_type(c.oid).map_or("", |o| o.access);
-        let access = match spec {
-            "read-only" | "read-write" | "read-create" => Access::ReadOnly,
-            _ => Access::NotAccessible,
-        };
-        t = t.column(last(c.oid), access);
-    }
-    t
+    crate::column::table(entry, move |v: &View| rows(sm_rows(v)), cols)
+}
+
+/// The four columns of a vector table (ibSmPartitionTable,
+/// ibSmMcastMemberTable): Vector, VectorSize, VectorElementSize, LastChange.
+const fn vector_cols(
+    vector: &'static [u32],
+    size: &'static [u32],
+    element_size: &'static [u32],
+    last_change: &'static [u32],
+) -> [Col<VectorRow>; 4] {
+    [
+        ro(vector, |_, r| octets(&r.vector)),
+        ro(size, |_, r| {
+            int(i32::try_from(r.vector.len()).unwrap_or(i32::MAX))
+        }),
+        ro(element_size, |_, r| {
+            int(i32::try_from(r.element_size).unwrap_or(i32::MAX))
+        }),
+        ro(last_change, |v, r| {
+            Some(Value::TimeTicks(ticks_at(v.system.started, r.last_change)))
+        }),
+    ]
 }
 
 /// This module's rows for the view's snapshot.
@@ -498,18 +505,16 @@ fn port(v: &View, p: PortIdx) -> Option<&Port> {
 /// Every object of the module.
 pub fn objects() -> Vec<Arc<dyn MibObject<View, Change>>> {
     vec![
-        Arc::new(crate::ib_sm_set::writable(table(
-            o::IB_SM_CONFIG_ENTRY,
-            |r| &r.config,
-            CONFIG_COLS,
-        ))),
-        Arc::new(crate::ib_sm_set::PartitionConfig::new()),
+        Arc::new(
+            table(o::IB_SM_CONFIG_ENTRY, |r| &r.config, CONFIG_COLS)
+                .writable_if(|v| sm_rows(v).sm_control),
+        ),
+        Arc::new(PartitionConfig::new()),
         Arc::new(table(o::IB_SM_NODE_INFO_ENTRY, |r| &r.nodes, NODE_COLS)),
-        Arc::new(crate::ib_sm_set::writable_ports(table(
-            o::IB_SM_PORT_INFO_ENTRY,
-            |r| &r.ports,
-            PORT_COLS,
-        ))),
+        Arc::new(
+            table(o::IB_SM_PORT_INFO_ENTRY, |r| &r.ports, PORT_COLS)
+                .writable_if(|v| sm_rows(v).port_writes),
+        ),
         Arc::new(table(
             o::IB_SM_SWITCH_INFO_ENTRY,
             |r| &r.switches,
@@ -546,8 +551,6 @@ pub fn objects() -> Vec<Arc<dyn MibObject<View, Change>>> {
     ]
 }
 
-// ---------------------------------------------------------- ibSmConfigTable
-
 /// An SM's state: notActive(0) when it did not answer this sweep (neither the
 /// SA's SMInfoRecord nor SMInfo at its port), whatever it said last.
 fn sm_state(r: &ib::model::SmRecord) -> u8 {
@@ -563,432 +566,6 @@ fn sm_state(r: &ib::model::SmRecord) -> u8 {
 fn act_count(r: &ib::model::SmRecord) -> Option<Value> {
     r.answering.then_some(Value::Counter32(r.info.act_count))
 }
-
-fn config_sm(v: &View, i: usize) -> Option<&ib::model::SmRecord> {
-    v.snapshot.sms.get(i)
-}
-fn config_port(v: &View, i: usize) -> Option<&Port> {
-    config_sm(v, i)
-        .and_then(|r| r.port)
-        .and_then(|p| port(v, p))
-}
-
-/// Columns no source carries: OpenSM keeps them in its own configuration,
-/// which IBA attributes do not expose.
-const CONFIG_OMITTED: &[(&[u32], &str)] = &[
-    (
-        o::IB_SM_CONFIG_PORT_AGING_TIME,
-        "OpenSM has no port aging option",
-    ),
-    (
-        o::IB_SM_CONFIG_MIN_UNICAST_LID,
-        "OpenSM 3.3 has no min unicast LID option",
-    ),
-    (
-        o::IB_SM_CONFIG_MAX_UNICAST_LID,
-        "OpenSM 3.3 has no max unicast LID option",
-    ),
-];
-
-fn conf(v: &View) -> Option<&OpenSmConf> {
-    sm_rows(v).opensm.as_ref()
-}
-
-const CONFIG_COLS: &[Col<usize>] = &[
-    ro(o::IB_SM_CONFIG_SUBNET_GUID, |v, &i| {
-        octets(&config_sm(v, i)?.info.guid.to_bytes())
-    }),
-    ro(o::IB_SM_CONFIG_PRIORITY, |v, &i| {
-        u(config_sm(v, i)?.info.priority)
-    }),
-    ro(o::IB_SM_CONFIG_SM_KEY, |v, &i| {
-        secret(v, config_sm(v, i)?.info.sm_key)
-    }),
-    // enable(1): the row is an SM that runs.
-    ro(o::IB_SM_CONFIG_ADMIN_SM_STATE, |v, &i| {
-        config_sm(v, i)?;
-        int(1)
-    }),
-    ro(o::IB_SM_CONFIG_SM_STATE, |v, &i| {
-        int(sm_state(config_sm(v, i)?))
-    }),
-    ro(o::IB_SM_CONFIG_ACT_COUNT, |v, &i| {
-        act_count(config_sm(v, i)?)
-    }),
-    // active(1)
-    ro(o::IB_SM_CONFIG_STATUS, |v, &i| {
-        config_sm(v, i)?;
-        int(1)
-    }),
-    // From opensm.conf when configured, else the SM port's PortInfo.
-    ro(o::IB_SM_CONFIG_DEFAULT_LMC, |v, &i| {
-        match conf(v).and_then(|c| c.mib(SmOption::DefaultLmc)) {
-            Some(x) => u(x),
-            None => u(config_port(v, i)?.info.lmc),
-        }
-    }),
-    ro(o::IB_SM_CONFIG_M_KEY_LEASE_PERIOD, |v, &i| {
-        match conf(v).and_then(|c| c.mib(SmOption::MKeyLeasePeriod)) {
-            Some(x) => u(x),
-            None => u(config_port(v, i)?.info.m_key_lease_period),
-        }
-    }),
-    // Only opensm.conf carries these; absent (noSuchInstance) without it.
-    ro(o::IB_SM_CONFIG_SWEEP_INTERVAL, |v, _| {
-        u(conf(v)?.mib(SmOption::SweepInterval)?)
-    }),
-    ro(o::IB_SM_CONFIG_RESPONSE_TIMEOUT, |v, _| {
-        u(conf(v)?.mib(SmOption::ResponseTimeout)?)
-    }),
-    ro(o::IB_SM_CONFIG_MASTER_POLL_INTERVAL, |v, _| {
-        u(conf(v)?.mib(SmOption::MasterPollInterval)?)
-    }),
-    ro(o::IB_SM_CONFIG_MASTER_POLL_RETRIES, |v, _| {
-        u(conf(v)?.mib(SmOption::MasterPollRetries)?)
-    }),
-];
-
-// -------------------------------------------------------- ibSmNodeInfoTable
-
-const NODE_COLS: &[Col<NodeIdx>] = &[
-    ro(o::IB_SM_NODE_INFO_BASE_VERSION, |v, &n| {
-        u(node(v, n)?.info.base_version)
-    }),
-    ro(o::IB_SM_NODE_INFO_CLASS_VERSION, |v, &n| {
-        u(node(v, n)?.info.class_version)
-    }),
-    ro(o::IB_SM_NODE_INFO_TYPE, |v, &n| {
-        let t = node(v, n)?.info.node_type;
-        int(if t <= 3 { t } else { 0 })
-    }),
-    ro(o::IB_SM_NODE_INFO_NUM_PORTS, |v, &n| {
-        u(node(v, n)?.info.num_ports)
-    }),
-    ro(o::IB_SM_NODE_INFO_SYSTEM_IMAGE_GUID, |v, &n| {
-        octets(&node(v, n)?.info.system_image_guid.to_bytes())
-    }),
-    ro(o::IB_SM_NODE_INFO_PARTITION_CAP, |v, &n| {
-        u(node(v, n)?.info.partition_cap)
-    }),
-    ro(o::IB_SM_NODE_INFO_DEVICE_ID, |v, &n| {
-        octets(&node(v, n)?.info.device_id.to_be_bytes())
-    }),
-    ro(o::IB_SM_NODE_INFO_REVISION, |v, &n| {
-        octets(&node(v, n)?.info.revision.to_be_bytes())
-    }),
-    ro(o::IB_SM_NODE_INFO_VENDOR_ID, |v, &n| {
-        let b = node(v, n)?.info.vendor_id.to_be_bytes();
-        octets(b.get(1..).unwrap_or_default())
-    }),
-    ro(o::IB_SM_NODE_INFO_DESCRIPTION, |v, &n| {
-        octets(node(v, n)?.description.as_bytes())
-    }),
-];
-
-// -------------------------------------------------------- ibSmPortInfoTable
-
-macro_rules! pi {
-    ($oid:expr, $f:ident) => {
-        ro($oid, |v, &p| u(port(v, p)?.info.$f))
-    };
-    ($oid:expr, $f:ident, gauge) => {
-        ro($oid, |v, &p| gauge(port(v, p)?.info.$f))
-    };
-    ($oid:expr, $f:ident, int) => {
-        ro($oid, |v, &p| int(port(v, p)?.info.$f))
-    };
-    ($oid:expr, $f:ident, truth) => {
-        ro($oid, |v, &p| truth(port(v, p)?.info.$f))
-    };
-}
-
-/// All 42 PortInfo columns.
-const PORT_COLS: &[Col<PortIdx>] = &[
-    ro(o::IB_SM_PORT_INFO_M_KEY, |v, &p| {
-        secret(v, port(v, p)?.info.m_key)
-    }),
-    ro(o::IB_SM_PORT_INFO_GID_PREFIX, |v, &p| {
-        octets(&port(v, p)?.info.gid_prefix.to_be_bytes())
-    }),
-    ro(o::IB_SM_PORT_INFO_LID, |v, &p| u(port(v, p)?.info.lid.0)),
-    ro(o::IB_SM_PORT_INFO_MASTER_SM_LID, |v, &p| {
-        u(port(v, p)?.info.master_sm_lid.0)
-    }),
-    ro(o::IB_SM_PORT_INFO_CAP_MASK, |v, &p| {
-        bits(port(v, p)?.info.capability_mask, 4)
-    }),
-    ro(o::IB_SM_PORT_INFO_DIAG_CODE, |v, &p| {
-        octets(&port(v, p)?.info.diag_code.to_be_bytes())
-    }),
-    pi!(o::IB_SM_PORT_INFO_M_KEY_LEASE_PERIOD, m_key_lease_period),
-    pi!(o::IB_SM_PORT_INFO_LINK_WIDTH_ENABLED, link_width_enabled),
-    pi!(
-        o::IB_SM_PORT_INFO_LINK_WIDTH_SUPPORTED,
-        link_width_supported
-    ),
-    pi!(o::IB_SM_PORT_INFO_LINK_WIDTH_ACTIVE, link_width_active),
-    pi!(
-        o::IB_SM_PORT_INFO_LINK_SPEED_SUPPORTED,
-        link_speed_supported
-    ),
-    pi!(o::IB_SM_PORT_INFO_STATE, port_state),
-    pi!(o::IB_SM_PORT_INFO_PHY_STATE, port_physical_state),
-    pi!(
-        o::IB_SM_PORT_INFO_LINK_DOWN_DEF_STATE,
-        link_down_default_state
-    ),
-    pi!(o::IB_SM_PORT_INFO_M_KEY_PROT_BITS, m_key_protect_bits),
-    pi!(o::IB_SM_PORT_INFO_LMC, lmc),
-    pi!(o::IB_SM_PORT_INFO_LINK_SPEED_ACTIVE, link_speed_active),
-    pi!(o::IB_SM_PORT_INFO_LINK_SPEED_ENABLED, link_speed_enabled),
-    pi!(o::IB_SM_PORT_INFO_NEIGHBOR_MTU, neighbor_mtu, int),
-    pi!(o::IB_SM_PORT_INFO_MASTER_SM_SL, master_sm_sl),
-    pi!(o::IB_SM_PORT_INFO_VL_CAP, vl_cap),
-    pi!(o::IB_SM_PORT_INFO_VL_HIGH_LIMIT, vl_high_limit),
-    pi!(o::IB_SM_PORT_INFO_VL_ARB_HIGH_CAP, vl_arbitration_high_cap),
-    pi!(o::IB_SM_PORT_INFO_VL_ARB_LOW_CAP, vl_arbitration_low_cap),
-    pi!(o::IB_SM_PORT_INFO_MTU_CAP, mtu_cap, int),
-    pi!(o::IB_SM_PORT_INFO_VL_STALL_COUNT, vl_stall_count),
-    pi!(o::IB_SM_PORT_INFO_HOQ_LIFE, hoq_life),
-    pi!(o::IB_SM_PORT_INFO_OPER_VL, operational_vls),
-    pi!(
-        o::IB_SM_PORT_INFO_IN_PART_ENFORCE,
-        partition_enforcement_inbound,
-        truth
-    ),
-    pi!(
-        o::IB_SM_PORT_INFO_OUT_PART_ENFORCE,
-        partition_enforcement_outbound,
-        truth
-    ),
-    pi!(
-        o::IB_SM_PORT_INFO_IN_FILTER_RAW_PKT_ENF,
-        filter_raw_inbound,
-        truth
-    ),
-    pi!(
-        o::IB_SM_PORT_INFO_OUT_FILTER_RAW_PKT_ENF,
-        filter_raw_outbound,
-        truth
-    ),
-    pi!(o::IB_SM_PORT_INFO_M_KEY_VIOLATION, m_key_violations, gauge),
-    pi!(o::IB_SM_PORT_INFO_P_KEY_VIOLATION, p_key_violations, gauge),
-    pi!(o::IB_SM_PORT_INFO_Q_KEY_VIOLATION, q_key_violations, gauge),
-    pi!(o::IB_SM_PORT_INFO_GUID_CAP, guid_cap),
-    pi!(o::IB_SM_PORT_INFO_SUBNET_TIMEOUT, subnet_timeout),
-    pi!(o::IB_SM_PORT_INFO_RESP_TIME, resp_time_value),
-    pi!(o::IB_SM_PORT_INFO_LOCAL_PHY_ERROR, local_phy_errors, gauge),
-    pi!(o::IB_SM_PORT_INFO_OVERRUN_ERROR, overrun_errors, gauge),
-    ro(o::IB_SM_PORT_INFO_INIT_TYPE, |v, &p| {
-        bits(u32::from(port(v, p)?.info.init_type), 1)
-    }),
-    ro(o::IB_SM_PORT_INFO_INIT_TYPE_REPLY, |v, &p| {
-        bits(u32::from(port(v, p)?.info.init_type_reply), 1)
-    }),
-];
-
-// ------------------------------------------------------ ibSmSwitchInfoTable
-
-macro_rules! si {
-    ($oid:expr, $f:ident) => {
-        ro($oid, |v, &n| u(node(v, n)?.switch.as_ref()?.info.$f))
-    };
-    ($oid:expr, $f:ident, truth) => {
-        ro($oid, |v, &n| truth(node(v, n)?.switch.as_ref()?.info.$f))
-    };
-}
-
-const SWITCH_COLS: &[Col<NodeIdx>] = &[
-    si!(o::IB_SM_SWITCH_INFO_LINEAR_FDB_CAP, linear_fdb_cap),
-    si!(o::IB_SM_SWITCH_INFO_RANDOM_FDB_CAP, random_fdb_cap),
-    si!(o::IB_SM_SWITCH_INFO_MCAST_FDB_CAP, multicast_fdb_cap),
-    si!(o::IB_SM_SWITCH_INFO_LINEAR_FDB_TOP, linear_fdb_top),
-    si!(o::IB_SM_SWITCH_INFO_DEFAULT_PORT, default_port),
-    si!(
-        o::IB_SM_SWITCH_INFO_DEF_PRI_MCAST_PORT,
-        default_multicast_primary_port
-    ),
-    si!(
-        o::IB_SM_SWITCH_INFO_DEF_NON_PRI_MCAST_PORT,
-        default_multicast_not_primary_port
-    ),
-    si!(o::IB_SM_SWITCH_INFO_LIFE_TIME_VALUE, life_time_value),
-    ro(o::IB_SM_SWITCH_INFO_PORT_STATE_CHANGE, |v, &n| {
-        u(u32::from(
-            node(v, n)?.switch.as_ref()?.info.port_state_change,
-        ))
-    }),
-    si!(o::IB_SM_SWITCH_INFO_LI_DS_PER_PORT, lids_per_port),
-    si!(
-        o::IB_SM_SWITCH_INFO_PARTITION_ENF_CAP,
-        partition_enforcement_cap
-    ),
-    si!(
-        o::IB_SM_SWITCH_INFO_IN_ENF_CAP,
-        inbound_enforcement_cap,
-        truth
-    ),
-    si!(
-        o::IB_SM_SWITCH_INFO_OUT_ENF_CAP,
-        outbound_enforcement_cap,
-        truth
-    ),
-    si!(
-        o::IB_SM_SWITCH_INFO_IN_FILTER_RAW_PKT_CAP,
-        filter_raw_inbound_cap,
-        truth
-    ),
-    si!(
-        o::IB_SM_SWITCH_INFO_OUT_FILTER_RAW_PKT_CAP,
-        filter_raw_outbound_cap,
-        truth
-    ),
-    si!(o::IB_SM_SWITCH_INFO_ENHANCED0, enhanced_port0, truth),
-];
-
-// ------------------------------------------------- vectors (partition, mcast)
-
-const PARTITION_COLS: &[Col<VectorRow>] = &[
-    ro(o::IB_SM_PARTITION_VECTOR, |_, r| octets(&r.vector)),
-    ro(o::IB_SM_PARTITION_VECTOR_SIZE, |_, r| {
-        int(i32::try_from(r.vector.len()).unwrap_or(i32::MAX))
-    }),
-    ro(o::IB_SM_PARTITION_VECTOR_ELEMENT_SIZE, |_, r| {
-        int(i32::try_from(r.element_size).unwrap_or(i32::MAX))
-    }),
-    ro(o::IB_SM_PARTITION_LAST_CHANGE, |v, r| {
-        Some(Value::TimeTicks(ticks_at(v.system.started, r.last_change)))
-    }),
-];
-
-const MCAST_MEMBER_COLS: &[Col<VectorRow>] = &[
-    ro(o::IB_SM_MCAST_MEMBER_VECTOR, |_, r| octets(&r.vector)),
-    ro(o::IB_SM_MCAST_MEMBER_VECTOR_SIZE, |_, r| {
-        int(i32::try_from(r.vector.len()).unwrap_or(i32::MAX))
-    }),
-    ro(o::IB_SM_MCAST_MEMBER_VECTOR_ELEMENT_SIZE, |_, r| {
-        int(i32::try_from(r.element_size).unwrap_or(i32::MAX))
-    }),
-    ro(o::IB_SM_MCAST_MEMBER_LAST_CHANGE, |v, r| {
-        Some(Value::TimeTicks(ticks_at(v.system.started, r.last_change)))
-    }),
-];
-
-// ----------------------------------------------------- ibSmMcastGroupTable
-
-fn group(v: &View, i: usize) -> Option<&ib::mad::sa::McMemberRecord> {
-    v.snapshot.mcast_groups.get(i).map(|g| &g.group)
-}
-
-const MCAST_GROUP_COLS: &[Col<usize>] = &[
-    ro(o::IB_SM_MCAST_GROUP_Q_KEY, |v, &i| {
-        octets(&group(v, i)?.q_key.to_be_bytes())
-    }),
-    ro(o::IB_SM_MCAST_GROUP_MLID, |v, &i| u(group(v, i)?.mlid.0)),
-    ro(o::IB_SM_MCAST_GROUP_MTU, |v, &i| int(group(v, i)?.mtu)),
-    ro(
-        o::IB_SM_MCAST_GROUP_T_CLASS,
-        |v, &i| u(group(v, i)?.t_class),
-    ),
-    ro(o::IB_SM_MCAST_GROUP_P_KEY, |v, &i| u(group(v, i)?.p_key.0)),
-    ro(o::IB_SM_MCAST_GROUP_RATE, |v, &i| u(group(v, i)?.rate)),
-    ro(o::IB_SM_MCAST_GROUP_PACKET_LIFE_TIME, |v, &i| {
-        u(group(v, i)?.packet_life_time)
-    }),
-    ro(o::IB_SM_MCAST_GROUP_SL, |v, &i| u(group(v, i)?.sl)),
-    ro(o::IB_SM_MCAST_GROUP_FLOW_LABEL, |v, &i| {
-        let b = group(v, i)?.flow_label.to_be_bytes();
-        octets(b.get(1..).unwrap_or_default())
-    }),
-    ro(o::IB_SM_MCAST_GROUP_HOP_LIMIT, |v, &i| {
-        u(group(v, i)?.hop_limit)
-    }),
-    ro(o::IB_SM_MCAST_GROUP_SCOPE, |v, &i| u(group(v, i)?.scope)),
-];
-
-// ---------------------------------------------------------- ibSmSMInfoTable
-
-fn sm(v: &View, i: usize) -> Option<&ib::model::SmRecord> {
-    v.snapshot.sms.get(i)
-}
-
-const SM_COLS: &[Col<usize>] = &[
-    ro(o::IB_SM_SM_INFO_SM_KEY, |v, &i| {
-        secret(v, sm(v, i)?.info.sm_key)
-    }),
-    ro(o::IB_SM_SM_INFO_ACT_COUNT, |v, &i| act_count(sm(v, i)?)),
-    ro(o::IB_SM_SM_INFO_PRIORITY, |v, &i| {
-        u(sm(v, i)?.info.priority)
-    }),
-    ro(o::IB_SM_SM_INFO_SM_STATE, |v, &i| int(sm_state(sm(v, i)?))),
-];
-
-// ------------------------------------------------------------ ibSmLinkTable
-
-const LINK_COLS: &[Col<(PortIdx, PortIdx)>] = &[
-    ro(o::IB_SM_LINK_TO_NODE_GUID, |v, &(_, r)| {
-        let p = port(v, r)?;
-        octets(&node(v, p.node)?.info.node_guid.to_bytes())
-    }),
-    ro(o::IB_SM_LINK_TO_PORT_NUM, |v, &(_, r)| u(port(v, r)?.num.0)),
-];
-
-// --------------------------------------------------------- ibSmServiceTable
-
-fn service(v: &View, i: usize) -> Option<&ib::mad::sa::ServiceRecord> {
-    v.snapshot.services.get(i)
-}
-
-/// ServiceData8/16/32/64 in wire order, 64 octets.
-fn service_data(r: &ib::mad::sa::ServiceRecord) -> Vec<u8> {
-    let mut out = Vec::with_capacity(64);
-    out.extend_from_slice(&r.service_data8);
-    for x in r.service_data16 {
-        out.extend_from_slice(&x.to_be_bytes());
-    }
-    for x in r.service_data32 {
-        out.extend_from_slice(&x.to_be_bytes());
-    }
-    for x in r.service_data64 {
-        out.extend_from_slice(&x.to_be_bytes());
-    }
-    out
-}
-
-const SERVICE_COLS: &[Col<usize>] = &[
-    ro(o::IB_SM_SERVICE_LEASE, |v, &i| {
-        u(service(v, i)?.service_lease)
-    }),
-    ro(o::IB_SM_SERVICE_KEY, |v, &i| {
-        octets(&service(v, i)?.service_key)
-    }),
-    ro(o::IB_SM_SERVICE_NAME, |v, &i| {
-        octets(service(v, i)?.service_name.as_bytes())
-    }),
-    ro(o::IB_SM_SERVICE_DATA, |v, &i| {
-        octets(&service_data(service(v, i)?))
-    }),
-];
-
-// active(1): every association the SA reports is in service.
-const SERVICE_ASSOC_COLS: &[Col<usize>] = &[ro(o::IB_SM_SERVICE_ASSOC_ROW_STATUS, |v, &i| {
-    service(v, i)?;
-    int(1)
-})];
-
-// -------------------------------------------------------- ibSmGUIDInfoTable
-
-const GUID_INFO_COLS: &[Col<(PortIdx, u32)>] = &[ro(o::IB_SM_GUID_INFO_BLOCK, |v, &(p, b)| {
-    let guids = &port(v, p)?.guids;
-    let mut out = vec![0u8; 64];
-    let start = usize::try_from(b).ok()? * 8;
-    for (k, g) in guids.iter().skip(start).take(8).enumerate() {
-        if let Some(d) = out.get_mut(k * 8..k * 8 + 8) {
-            d.copy_from_slice(&g.to_bytes());
-        }
-    }
-    octets(&out)
-})];
 
 #[cfg(test)]
 mod tests {

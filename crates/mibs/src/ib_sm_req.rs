@@ -30,11 +30,10 @@
 
 use std::time::Duration;
 
-use snmp::mib::SetError;
-use snmp::value::Value;
-
 use crate::oids::ib_sm_mib as o;
+use crate::util::last;
 
+mod columns;
 mod multipath;
 mod path;
 mod store;
@@ -56,15 +55,23 @@ fn objects() -> Vec<crate::Object> {
     use std::sync::Arc;
     vec![
         Arc::new(ReqTable::<PathReq>::new()),
-        Arc::new(Results::new(o::IB_SM_PATH_RESULT_ENTRY, Kind::Path, 21)),
+        Arc::new(Results::new(
+            o::IB_SM_PATH_RESULT_ENTRY,
+            Kind::Path,
+            path::PATH_COLS.len(),
+        )),
         Arc::new(ReqTable::<MultiPathReq>::new()),
         Arc::new(Results::new(
             o::IB_SM_MULTI_PATH_RESULT_ENTRY,
             Kind::MultiPath,
-            21,
+            path::PATH_COLS.len(),
         )),
         Arc::new(ReqTable::<TraceReq>::new()),
-        Arc::new(Results::new(o::IB_SM_TRACE_RESULT_ENTRY, Kind::Trace, 11)),
+        Arc::new(Results::new(
+            o::IB_SM_TRACE_RESULT_ENTRY,
+            Kind::Trace,
+            trace::TRACE_COLS.len(),
+        )),
     ]
 }
 
@@ -73,46 +80,7 @@ pub const DEFAULT_SESSION_TIMEOUT: Duration = Duration::from_secs(300);
 /// Default most live sessions per table (`request_sessions_max`).
 pub const DEFAULT_SESSIONS_MAX: usize = 256;
 
-/// Column numbers shared by both request tables.
-const STATUS: u32 = 3;
-const CREATION_TIME: u32 = 4;
-const COMP_MASK: u32 = 5;
-
-// ----- value helpers -----------------------------------------------------
-
-fn unsigned(v: &Value, max: u32) -> Result<u32, SetError> {
-    match v {
-        Value::Gauge32(u) if *u <= max => Ok(*u),
-        Value::Gauge32(_) => Err(SetError::WrongValue),
-        _ => Err(SetError::WrongType),
-    }
-}
-
-fn integer(v: &Value, lo: i32, hi: i32) -> Result<u8, SetError> {
-    match v {
-        Value::Integer(i) if (lo..=hi).contains(i) => {
-            u8::try_from(*i).map_err(|_| SetError::WrongValue)
-        }
-        Value::Integer(_) => Err(SetError::WrongValue),
-        _ => Err(SetError::WrongType),
-    }
-}
-
-fn octets<const N: usize>(v: &Value) -> Result<[u8; N], SetError> {
-    match v {
-        Value::OctetString(b) => b.as_slice().try_into().map_err(|_| SetError::WrongLength),
-        _ => Err(SetError::WrongType),
-    }
-}
-
-fn u8_of(v: u32) -> u8 {
-    u8::try_from(v).unwrap_or(u8::MAX)
-}
-
-fn gauge(v: impl Into<u32>) -> Value {
-    Value::Gauge32(v.into())
-}
-
-fn bytes(b: &[u8]) -> Value {
-    Value::OctetString(b.to_vec())
-}
+/// Column numbers the request tables share (the same in each).
+const STATUS: u32 = last(o::IB_SM_PATH_REQ_ROW_STATUS);
+const CREATION_TIME: u32 = last(o::IB_SM_PATH_REQ_CREATION_TIME);
+const COMP_MASK: u32 = last(o::IB_SM_PATH_REQ_ROW_COMP_MASK);

@@ -26,13 +26,14 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 use snmp::mib::MibObject;
-use snmp::table::{check, Access, Scalar, Table};
+use snmp::table::{check, RowSet, Scalar};
 use snmp::value::Value;
 
 use crate::change::{Change, Effect, ModuleChange};
+use crate::column::{index, ro, rw, table, Col};
 use crate::oids::if_mib as o;
 use crate::state::{PersistedState, StateCodec};
-use crate::util::{last, oid};
+use crate::util::oid;
 use crate::view::{SysOrEntry, SystemState, View};
 
 pub use interfaces::{ticks_at, IfHistory, IfRow, Interfaces, IpoibRow, VlRow};
@@ -186,9 +187,13 @@ pub fn objects() -> Vec<Arc<dyn MibObject<View, Change>>> {
         Arc::new(Scalar::read_only(oid(o::IF_NUMBER), |v: &View| {
             Value::Integer(i32::try_from(interfaces(v).ifs.len()).unwrap_or(i32::MAX))
         })),
-        Arc::new(if_table()),
-        Arc::new(if_x_table()),
-        Arc::new(if_stack_table()),
+        Arc::new(table(o::IF_ENTRY, ifs, IF_COLS)),
+        Arc::new(table(o::IF_X_ENTRY, ifs, IF_X_COLS)),
+        Arc::new(table(
+            o::IF_STACK_ENTRY,
+            |v: &View| &interfaces(v).stack,
+            IF_STACK_COLS,
+        )),
         Arc::new(Scalar::read_only(
             oid(o::IF_TABLE_LAST_CHANGE),
             |v: &View| ticks(v, interfaces(v).table_last_change),
@@ -201,140 +206,123 @@ pub fn objects() -> Vec<Arc<dyn MibObject<View, Change>>> {
     ]
 }
 
-fn if_table() -> Table<View, Change, IfRow> {
-    Table::new(
-        oid(o::IF_ENTRY),
-        |v: &View| &interfaces(v).ifs,
-        |v, r: &IfRow, col| {
-            let c = &r.counters;
-            Some(match col {
-                1 => int(r.if_index),
-                2 => Value::OctetString(r.descr.clone().into_bytes()),
-                3 => Value::Integer(port::IF_TYPE_INFINIBAND),
-                4 => Value::Integer(r.mtu),
-                5 => Value::Gauge32(port::if_speed(r.speed_mbps)),
-                6 => Value::OctetString(r.phys_address.clone()),
-                7 => Value::Integer(r.admin as i32),
-                8 => Value::Integer(r.oper as i32),
-                9 => ticks(v, r.last_change),
-                10 => c32(c.in_octets),
-                11 => c32(c.in_ucast_pkts),
-                13 => c32(c.in_discards),
-                14 => c32(c.in_errors),
-                15 => c32(0),
-                16 => c32(c.out_octets),
-                17 => c32(c.out_ucast_pkts),
-                19 => c32(c.out_discards),
-                20 => c32(c.out_errors),
-                _ => return None,
-            })
-        },
-    )
-    // ifAdminStatus is read-only: port state belongs to the subnet manager
-    // (draft-ietf-ipoib-ibif-mib 2.2.7).
-    .read_only(&[
-        last(o::IF_INDEX),
-        last(o::IF_DESCR),
-        last(o::IF_TYPE),
-        last(o::IF_MTU),
-        last(o::IF_SPEED),
-        last(o::IF_PHYS_ADDRESS),
-        last(o::IF_ADMIN_STATUS),
-        last(o::IF_OPER_STATUS),
-        last(o::IF_LAST_CHANGE),
-        last(o::IF_IN_OCTETS),
-        last(o::IF_IN_UCAST_PKTS),
-        last(o::IF_IN_DISCARDS),
-        last(o::IF_IN_ERRORS),
-        last(o::IF_IN_UNKNOWN_PROTOS),
-        last(o::IF_OUT_OCTETS),
-        last(o::IF_OUT_UCAST_PKTS),
-        last(o::IF_OUT_DISCARDS),
-        last(o::IF_OUT_ERRORS),
-    ])
-}
+// ifAdminStatus is read-only: port state belongs to the subnet manager
+// (draft-ietf-ipoib-ibif-mib 2.2.7).
+const IF_COLS: &[Col<IfRow>] = &[
+    ro(o::IF_INDEX, |_, r| Some(int(r.if_index))),
+    ro(o::IF_DESCR, |_, r| {
+        Some(Value::OctetString(r.descr.clone().into_bytes()))
+    }),
+    ro(o::IF_TYPE, |_, _| {
+        Some(Value::Integer(port::IF_TYPE_INFINIBAND))
+    }),
+    ro(o::IF_MTU, |_, r| Some(Value::Integer(r.mtu))),
+    ro(o::IF_SPEED, |_, r| {
+        Some(Value::Gauge32(port::if_speed(r.speed_mbps)))
+    }),
+    ro(o::IF_PHYS_ADDRESS, |_, r| {
+        Some(Value::OctetString(r.phys_address.clone()))
+    }),
+    ro(o::IF_ADMIN_STATUS, |_, r| {
+        Some(Value::Integer(r.admin as i32))
+    }),
+    ro(o::IF_OPER_STATUS, |_, r| {
+        Some(Value::Integer(r.oper as i32))
+    }),
+    ro(o::IF_LAST_CHANGE, |v, r| Some(ticks(v, r.last_change))),
+    ro(o::IF_IN_OCTETS, |_, r| Some(c32(r.counters.in_octets))),
+    ro(o::IF_IN_UCAST_PKTS, |_, r| {
+        Some(c32(r.counters.in_ucast_pkts))
+    }),
+    ro(o::IF_IN_DISCARDS, |_, r| Some(c32(r.counters.in_discards))),
+    ro(o::IF_IN_ERRORS, |_, r| Some(c32(r.counters.in_errors))),
+    ro(o::IF_IN_UNKNOWN_PROTOS, |_, _| Some(c32(0))),
+    ro(o::IF_OUT_OCTETS, |_, r| Some(c32(r.counters.out_octets))),
+    ro(o::IF_OUT_UCAST_PKTS, |_, r| {
+        Some(c32(r.counters.out_ucast_pkts))
+    }),
+    ro(o::IF_OUT_DISCARDS, |_, r| {
+        Some(c32(r.counters.out_discards))
+    }),
+    ro(o::IF_OUT_ERRORS, |_, r| Some(c32(r.counters.out_errors))),
+];
 
-fn if_x_table() -> Table<View, Change, IfRow> {
-    Table::new(
-        oid(o::IF_X_ENTRY),
-        |v: &View| &interfaces(v).ifs,
-        |v, r: &IfRow, col| {
-            let c = &r.counters;
-            Some(match col {
-                1 => Value::OctetString(r.name.clone().into_bytes()),
-                2 => c32(c.in_multicast_pkts),
-                3 => c32(0),
-                4 => c32(c.out_multicast_pkts),
-                5 => c32(0),
-                6 => Value::Counter64(c.in_octets),
-                7 => Value::Counter64(c.in_ucast_pkts),
-                8 => Value::Counter64(c.in_multicast_pkts),
-                9 => Value::Counter64(0),
-                10 => Value::Counter64(c.out_octets),
-                11 => Value::Counter64(c.out_ucast_pkts),
-                12 => Value::Counter64(c.out_multicast_pkts),
-                13 => Value::Counter64(0),
-                14 => Value::Integer(if link_traps_enabled(&v.system, r.if_index) {
-                    1
-                } else {
-                    2
-                }),
-                15 => Value::Gauge32(port::if_high_speed(r.speed_mbps)),
-                // ifPromiscuousMode false(2), ifConnectorPresent true(1).
-                16 => Value::Integer(2),
-                17 => Value::Integer(1),
-                18 => Value::OctetString(alias(&v.system, r.if_index)),
-                19 => ticks(v, r.discontinuity),
-                _ => return None,
-            })
+const IF_X_COLS: &[Col<IfRow>] = &[
+    ro(o::IF_NAME, |_, r| {
+        Some(Value::OctetString(r.name.clone().into_bytes()))
+    }),
+    ro(o::IF_IN_MULTICAST_PKTS, |_, r| {
+        Some(c32(r.counters.in_multicast_pkts))
+    }),
+    ro(o::IF_IN_BROADCAST_PKTS, |_, _| Some(c32(0))),
+    ro(o::IF_OUT_MULTICAST_PKTS, |_, r| {
+        Some(c32(r.counters.out_multicast_pkts))
+    }),
+    ro(o::IF_OUT_BROADCAST_PKTS, |_, _| Some(c32(0))),
+    ro(o::IF_HC_IN_OCTETS, |_, r| {
+        Some(Value::Counter64(r.counters.in_octets))
+    }),
+    ro(o::IF_HC_IN_UCAST_PKTS, |_, r| {
+        Some(Value::Counter64(r.counters.in_ucast_pkts))
+    }),
+    ro(o::IF_HC_IN_MULTICAST_PKTS, |_, r| {
+        Some(Value::Counter64(r.counters.in_multicast_pkts))
+    }),
+    ro(o::IF_HC_IN_BROADCAST_PKTS, |_, _| Some(Value::Counter64(0))),
+    ro(o::IF_HC_OUT_OCTETS, |_, r| {
+        Some(Value::Counter64(r.counters.out_octets))
+    }),
+    ro(o::IF_HC_OUT_UCAST_PKTS, |_, r| {
+        Some(Value::Counter64(r.counters.out_ucast_pkts))
+    }),
+    ro(o::IF_HC_OUT_MULTICAST_PKTS, |_, r| {
+        Some(Value::Counter64(r.counters.out_multicast_pkts))
+    }),
+    ro(o::IF_HC_OUT_BROADCAST_PKTS, |_, _| {
+        Some(Value::Counter64(0))
+    }),
+    rw(
+        o::IF_LINK_UP_DOWN_TRAP_ENABLE,
+        |v, r| {
+            let on = link_traps_enabled(&v.system, r.if_index);
+            Some(Value::Integer(if on { 1 } else { 2 }))
         },
-    )
-    .read_only(&[
-        last(o::IF_NAME),
-        last(o::IF_IN_MULTICAST_PKTS),
-        last(o::IF_IN_BROADCAST_PKTS),
-        last(o::IF_OUT_MULTICAST_PKTS),
-        last(o::IF_OUT_BROADCAST_PKTS),
-        last(o::IF_HC_IN_OCTETS),
-        last(o::IF_HC_IN_UCAST_PKTS),
-        last(o::IF_HC_IN_MULTICAST_PKTS),
-        last(o::IF_HC_IN_BROADCAST_PKTS),
-        last(o::IF_HC_OUT_OCTETS),
-        last(o::IF_HC_OUT_UCAST_PKTS),
-        last(o::IF_HC_OUT_MULTICAST_PKTS),
-        last(o::IF_HC_OUT_BROADCAST_PKTS),
-        last(o::IF_HIGH_SPEED),
-        last(o::IF_PROMISCUOUS_MODE),
-        last(o::IF_CONNECTOR_PRESENT),
-        last(o::IF_COUNTER_DISCONTINUITY_TIME),
-    ])
-    .read_write(
-        last(o::IF_LINK_UP_DOWN_TRAP_ENABLE),
-        |_, r: &IfRow, _, val| {
-            let value = check::enumerated(val, &[1, 2])?;
+        |_, r, _, val| {
             Ok(Change::new(IfSet::LinkUpDownTrapEnable {
                 if_index: r.if_index,
-                value,
+                value: check::integer(val)?,
             }))
         },
-    )
-    .read_write(last(o::IF_ALIAS), |_, r: &IfRow, _, val| {
-        let alias = check::display_string(val, IF_ALIAS_MAX)?;
-        Ok(Change::new(IfSet::Alias {
-            if_index: r.if_index,
-            alias,
-        }))
-    })
-}
+    ),
+    // ifPromiscuousMode false(2), ifConnectorPresent true(1).
+    ro(o::IF_HIGH_SPEED, |_, r| {
+        Some(Value::Gauge32(port::if_high_speed(r.speed_mbps)))
+    }),
+    ro(o::IF_PROMISCUOUS_MODE, |_, _| Some(Value::Integer(2))),
+    ro(o::IF_CONNECTOR_PRESENT, |_, _| Some(Value::Integer(1))),
+    rw(
+        o::IF_ALIAS,
+        |v, r| Some(Value::OctetString(alias(&v.system, r.if_index))),
+        |_, r, _, val| {
+            Ok(Change::new(IfSet::Alias {
+                if_index: r.if_index,
+                alias: check::display_string(val, IF_ALIAS_MAX)?,
+            }))
+        },
+    ),
+    ro(o::IF_COUNTER_DISCONTINUITY_TIME, |v, r| {
+        Some(ticks(v, r.discontinuity))
+    }),
+];
 
-fn if_stack_table() -> Table<View, Change, (u32, u32)> {
-    Table::new(
-        oid(o::IF_STACK_ENTRY),
-        |v: &View| &interfaces(v).stack,
-        // ifStackStatus active(1): the fixed (0, i) / (i, 0) rows.
-        |_, _, col| (col == 3).then_some(Value::Integer(1)),
-    )
-    .column(last(o::IF_STACK_HIGHER_LAYER), Access::NotAccessible)
-    .column(last(o::IF_STACK_LOWER_LAYER), Access::NotAccessible)
-    .read_only(&[last(o::IF_STACK_STATUS)])
+// ifStackStatus active(1): the fixed (0, i) / (i, 0) rows.
+const IF_STACK_COLS: &[Col<(u32, u32)>] = &[
+    index(o::IF_STACK_HIGHER_LAYER),
+    index(o::IF_STACK_LOWER_LAYER),
+    ro(o::IF_STACK_STATUS, |_, _| Some(Value::Integer(1))),
+];
+
+/// The ifTable rows (ifXTable and IB-IF-MIB's ibIfPortStatTable share them).
+pub(crate) fn ifs(v: &View) -> &RowSet<IfRow> {
+    &interfaces(v).ifs
 }

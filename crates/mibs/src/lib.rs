@@ -14,11 +14,11 @@ use std::sync::Arc;
 use snmp::mib::MibObject;
 
 pub mod change;
+mod column;
 pub mod ib_if_mib;
 pub mod ib_pm_mib;
 pub mod ib_sm_mib;
 pub mod ib_sm_req;
-pub mod ib_sm_set;
 pub mod if_mib;
 pub mod notifications;
 pub mod oids;

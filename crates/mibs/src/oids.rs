@@ -22,6 +22,14 @@ pub struct ObjectType {
     pub syntax: &'static str,
     /// An entry's INDEX clause (`IMPLIED x` as one item); empty otherwise.
     pub index: &'static [&'static str],
+    /// The SYNTAX as a Set checks it: base type and range, SIZE or
+    /// enumeration, through textual conventions.
+    pub check: snmp::syntax::Syntax,
+}
+
+/// The syntax a Set of the object at `oid` must match.
+pub fn syntax(oid: &[u32]) -> Option<snmp::syntax::Syntax> {
+    object_type(oid).map(|o| o.check)
 }
 
 /// Every OBJECT-TYPE of every shipped module.

@@ -8,10 +8,11 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 use snmp::mib::{MibObject, SetError};
-use snmp::table::{check, Scalars, Table};
+use snmp::table::{check, Scalars};
 use snmp::value::Value;
 
 use crate::change::{Change, Effect, ModuleChange};
+use crate::column::{index, ro, table, Col};
 use crate::oids::snmpv2_mib as o;
 use crate::state::{PersistedState, StateCodec};
 use crate::util::{last, oid};
@@ -142,7 +143,11 @@ fn display_string(v: &Value) -> Result<String, SetError> {
 /// Every object of the module, ready for `Dispatcher::register_all`.
 pub fn objects() -> Vec<Arc<dyn MibObject<View, Change>>> {
     let mut objs = system_scalars().into_objects();
-    objs.push(Arc::new(or_table()));
+    objs.push(Arc::new(table(
+        o::SYS_OR_ENTRY,
+        |v: &View| &v.system.or_rows,
+        OR_COLS,
+    )));
     objs.push(Arc::new(snmp_group()));
     objs
 }
@@ -179,24 +184,12 @@ fn system_scalars() -> Scalars<View, Change> {
 }
 
 /// sysORTable, indexed by sysORIndex (1..n in the order modules registered).
-fn or_table() -> Table<View, Change, SysOrEntry> {
-    Table::new(
-        oid(o::SYS_OR_ENTRY),
-        |v: &View| &v.system.or_rows,
-        |_, e: &SysOrEntry, col| match col {
-            2 => Some(Value::ObjectId(e.id.clone())),
-            3 => Some(text(&e.descr)),
-            4 => Some(Value::TimeTicks(e.up_time)),
-            _ => None,
-        },
-    )
-    .column(last(o::SYS_OR_INDEX), snmp::table::Access::NotAccessible)
-    .read_only(&[
-        last(o::SYS_ORID),
-        last(o::SYS_OR_DESCR),
-        last(o::SYS_OR_UP_TIME),
-    ])
-}
+const OR_COLS: &[Col<SysOrEntry>] = &[
+    index(o::SYS_OR_INDEX),
+    ro(o::SYS_ORID, |_, e| Some(Value::ObjectId(e.id.clone()))),
+    ro(o::SYS_OR_DESCR, |_, e| Some(text(&e.descr))),
+    ro(o::SYS_OR_UP_TIME, |_, e| Some(Value::TimeTicks(e.up_time))),
+];
 
 /// The snmp group: the agent's message counters and snmpEnableAuthenTraps,
 /// plus the obsolete RFC 1213 counters (snmpObsoleteGroup) that managers

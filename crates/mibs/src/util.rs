@@ -10,8 +10,11 @@ pub(crate) fn oid(s: &[u32]) -> Oid {
 
 /// The last sub-identifier of an OID: a column's number from the column
 /// object's OID (0 for an empty OID).
-pub(crate) fn last(s: &[u32]) -> u32 {
-    s.last().copied().unwrap_or(0)
+pub(crate) const fn last(s: &[u32]) -> u32 {
+    match s {
+        [.., x] => *x,
+        [] => 0,
+    }
 }
 
 /// Serde for maps keyed by GUID: the keys as `0x` and 16 hex digits, the way

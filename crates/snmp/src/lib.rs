@@ -29,6 +29,7 @@ pub mod notify;
 pub mod oid;
 pub mod pdu;
 pub mod rowstatus;
+pub mod syntax;
 pub mod table;
 pub mod usm;
 pub mod vacm;

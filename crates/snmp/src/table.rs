@@ -5,10 +5,17 @@
 //! then serves Get/GetNext/Set for that table in column-major order with one
 //! binary search per request. [`Scalars`] does the same for scalar objects.
 //!
+//! A table is declared once, as a list of [`Column`]s: each gives the
+//! column's OID (its number is the last sub-identifier), MAX-ACCESS, how a
+//! cell reads and, for a writable column, its Set check. A column's
+//! [`Syntax`] (type and range, from the MIB) is checked before its own check
+//! ([`Table::with_syntax`]).
+//!
 //! ```
 //! use snmp::index::{IndexCodec, Integer};
 //! use snmp::mib::{MibObject, SetError};
-//! use snmp::table::{check, RowSet, Scalars, Table};
+//! use snmp::syntax::{Base, Syntax};
+//! use snmp::table::{check, Column, RowSet, Scalars, Table};
 //! use snmp::value::Value;
 //! use snmp::oid::Oid;
 //!
@@ -24,21 +31,22 @@
 //!     contact: "ops".into(),
 //! };
 //! // ifEntry-like table: 1.3.6.1.2.1.2.2.1, columns 1 (index), 2, 4 (writable).
-//! let table: Table<View, Change, Port> = Table::new(
-//!     "1.3.6.1.2.1.2.2.1".parse().unwrap(),
-//!     |v: &View| &v.ports,
-//!     |_v, p, col| match col {
-//!         1 => Some(Value::Integer(p.num)),
-//!         2 => Some(Value::OctetString(p.descr.clone().into_bytes())),
-//!         4 => Some(Value::Integer(p.mtu)),
-//!         _ => None,
-//!     },
-//! )
-//! .read_only(&[1, 2])
-//! .read_write(4, |_v, p, _index, value| {
-//!     let mtu = check::integer_in(value, 256..=4096)?;
-//!     Ok(Change::Mtu(p.num, mtu))
-//! });
+//! const COLS: &[Column<View, Change, Port>] = &[
+//!     Column::read_only(&[1, 3, 6, 1, 2, 1, 2, 2, 1, 1], |_, p| Some(Value::Integer(p.num))),
+//!     Column::read_only(&[1, 3, 6, 1, 2, 1, 2, 2, 1, 2], |_, p| {
+//!         Some(Value::OctetString(p.descr.clone().into_bytes()))
+//!     }),
+//!     Column::read_write(
+//!         &[1, 3, 6, 1, 2, 1, 2, 2, 1, 4],
+//!         |_, p| Some(Value::Integer(p.mtu)),
+//!         |_, p, _index, value| Ok(Change::Mtu(p.num, check::integer(value)?)),
+//!     ),
+//! ];
+//! let table = Table::from_columns("1.3.6.1.2.1.2.2.1".parse().unwrap(), |v: &View| &v.ports, COLS)
+//!     .with_syntax(|_oid| Some(Syntax { base: Base::Integer, ranges: &[(256, 4096)] }));
+//! let mtu: Oid = "1.3.6.1.2.1.2.2.1.4.1".parse().unwrap();
+//! assert!(matches!(table.check_set(&view, mtu.as_slice(), &Value::Integer(9000)),
+//!                  Err(SetError::WrongValue)));
 //! let next = table.next(&view, &"1.3.6.1.2.1.2.2.1.2.1".parse::<Oid>().unwrap().as_slice())
 //!     .unwrap();
 //! assert_eq!(next.oid.to_string(), "1.3.6.1.2.1.2.2.1.2.2");
@@ -63,6 +71,7 @@ use crate::oid::Oid;
 use crate::value::{Value, VarBind};
 
 pub use crate::mib::Access;
+pub use crate::syntax::Syntax;
 
 // ------------------------------------------------------------------ RowSet
 
@@ -236,22 +245,101 @@ pub type RowsFn<V, R> = dyn for<'a> Fn(&'a V) -> &'a RowSet<R> + Send + Sync;
 pub type CellFn<V, R> = dyn Fn(&V, &R, u32) -> Option<Value> + Send + Sync;
 /// Phase-1 Set check of one cell: `(view, row, encoded index, new value)`.
 pub type CheckFn<V, K, R> = dyn Fn(&V, &R, &[u32], &Value) -> Result<K, SetError> + Send + Sync;
+/// A declared column's value in one row; `None` is a sparse (absent) cell.
+pub type ReadFn<V, R> = fn(&V, &R) -> Option<Value>;
+/// A declared column's phase-1 Set check, called once the value passed the
+/// column's [`Syntax`]: `(view, row, encoded index, new value)`.
+pub type WriteFn<V, K, R> = fn(&V, &R, &[u32], &Value) -> Result<K, SetError>;
 
-struct Column<V, K, R> {
+/// One column, declared once: its OID (the column number is the last
+/// sub-identifier), MAX-ACCESS as served, how a cell reads, and for a
+/// writable column how a Set is checked. A table is a slice of these
+/// ([`Table::from_columns`]); constants, so a MIB module lists them as data.
+pub struct Column<V, K, R> {
+    pub oid: &'static [u32],
+    pub access: Access,
+    pub read: Option<ReadFn<V, R>>,
+    pub write: Option<WriteFn<V, K, R>>,
+}
+
+impl<V, K, R> Column<V, K, R> {
+    /// A read-only column.
+    pub const fn read_only(oid: &'static [u32], read: ReadFn<V, R>) -> Self {
+        Column {
+            oid,
+            access: Access::ReadOnly,
+            read: Some(read),
+            write: None,
+        }
+    }
+
+    /// A read-write column with its Set check.
+    pub const fn read_write(
+        oid: &'static [u32],
+        read: ReadFn<V, R>,
+        write: WriteFn<V, K, R>,
+    ) -> Self {
+        Column {
+            oid,
+            access: Access::ReadWrite,
+            read: Some(read),
+            write: Some(write),
+        }
+    }
+
+    /// A not-accessible column (an index object the entry lists).
+    pub const fn index(oid: &'static [u32]) -> Self {
+        Column {
+            oid,
+            access: Access::NotAccessible,
+            read: None,
+            write: None,
+        }
+    }
+
+    /// The column number: the OID's last sub-identifier.
+    pub const fn id(&self) -> u32 {
+        match self.oid {
+            [.., last] => *last,
+            [] => 0,
+        }
+    }
+}
+
+/// The highest column number of `cols` (0 for none): where a walk of the
+/// table ends.
+pub fn last_column<V, K, R>(cols: &[Column<V, K, R>]) -> u32 {
+    cols.iter().map(Column::id).max().unwrap_or(0)
+}
+
+struct Col<V, K, R> {
     id: u32,
     access: Access,
+    /// The column's object, when declared with a [`Column`].
+    oid: Option<&'static [u32]>,
+    read: Option<ReadFn<V, R>>,
     check: Option<Box<CheckFn<V, K, R>>>,
+    syntax: Option<Syntax>,
 }
+
+/// Whether a table's writable columns take Sets in this view.
+pub type GateFn<V> = fn(&V) -> bool;
 
 /// A conceptual table served from a [`RowSet`] in the view.
 ///
 /// Get: `entry.column.index`; GetNext: column-major (all rows of the first
 /// readable column, then the next column), sparse cells skipped.
+///
+/// A Set is checked in RFC 3416's order: the column must be writable (and
+/// the table's gate open, [`Table::writable_if`]: else notWritable), the
+/// row exist (noCreation), the value match the column's [`Syntax`]
+/// (wrongType, wrongLength, wrongValue); then the column's own check runs.
 pub struct Table<V, K, R> {
     entry: Oid,
-    columns: Vec<Column<V, K, R>>,
+    columns: Vec<Col<V, K, R>>,
     rows: Box<RowsFn<V, R>>,
     cell: Box<CellFn<V, R>>,
+    gate: Option<GateFn<V>>,
 }
 
 impl<V, K, R> Table<V, K, R> {
@@ -267,10 +355,51 @@ impl<V, K, R> Table<V, K, R> {
             columns: Vec::new(),
             rows: Box::new(rows),
             cell: Box::new(cell),
+            gate: None,
         }
     }
 
-    fn insert(&mut self, c: Column<V, K, R>) {
+    /// A table serving exactly the declared `cols`.
+    pub fn from_columns<F>(entry: Oid, rows: F, cols: &[Column<V, K, R>]) -> Self
+    where
+        F: for<'a> Fn(&'a V) -> &'a RowSet<R> + Send + Sync + 'static,
+        V: 'static,
+        K: 'static,
+        R: 'static,
+    {
+        let mut t = Self::new(entry, rows, |_, _, _| None);
+        for c in cols {
+            t.insert(Col {
+                id: c.id(),
+                access: c.access,
+                oid: Some(c.oid),
+                read: c.read,
+                check: c.write.map(|w| Box::new(w) as Box<CheckFn<V, K, R>>),
+                syntax: None,
+            });
+        }
+        t
+    }
+
+    /// Gives every declared writable column the syntax `of` its OID says
+    /// (checked before the column's own check).
+    pub fn with_syntax(mut self, of: impl Fn(&[u32]) -> Option<Syntax>) -> Self {
+        for c in &mut self.columns {
+            if c.access.writable() {
+                c.syntax = c.oid.and_then(&of);
+            }
+        }
+        self
+    }
+
+    /// Writes are taken only while `gate` says so (else notWritable): a
+    /// table whose columns are writable by configuration.
+    pub fn writable_if(mut self, gate: GateFn<V>) -> Self {
+        self.gate = Some(gate);
+        self
+    }
+
+    fn insert(&mut self, c: Col<V, K, R>) {
         match self.columns.binary_search_by_key(&c.id, |x| x.id) {
             Ok(i) => {
                 if let Some(slot) = self.columns.get_mut(i) {
@@ -284,10 +413,13 @@ impl<V, K, R> Table<V, K, R> {
     /// Declares a column with the given MAX-ACCESS and no Set check
     /// (Sets of it give notWritable).
     pub fn column(mut self, id: u32, access: Access) -> Self {
-        self.insert(Column {
+        self.insert(Col {
             id,
             access,
+            oid: None,
+            read: None,
             check: None,
+            syntax: None,
         });
         self
     }
@@ -305,19 +437,30 @@ impl<V, K, R> Table<V, K, R> {
     where
         C: Fn(&V, &R, &[u32], &Value) -> Result<K, SetError> + Send + Sync + 'static,
     {
-        self.insert(Column {
+        self.insert(Col {
             id,
             access: Access::ReadWrite,
+            oid: None,
+            read: None,
             check: Some(Box::new(check)),
+            syntax: None,
         });
         self
+    }
+
+    /// One cell: the column's declared read, else the table's cell function.
+    fn read(&self, view: &V, row: &R, col: &Col<V, K, R>) -> Option<Value> {
+        match col.read {
+            Some(f) => f(view, row),
+            None => (self.cell)(view, row, col.id),
+        }
     }
 
     pub fn entry(&self) -> &Oid {
         &self.entry
     }
 
-    fn find_column(&self, id: u32) -> Option<&Column<V, K, R>> {
+    fn find_column(&self, id: u32) -> Option<&Col<V, K, R>> {
         self.columns
             .binary_search_by_key(&id, |c| c.id)
             .ok()
@@ -355,8 +498,7 @@ impl<V, K, R> Table<V, K, R> {
             while let Some((key, row)) = rows.at(pos) {
                 pos += 1;
                 // An exception from the cell function also means "absent".
-                let Some(value) = (self.cell)(view, row, col.id).filter(|v| !v.is_exception())
-                else {
+                let Some(value) = self.read(view, row, col).filter(|v| !v.is_exception()) else {
                     continue;
                 };
                 let oid = Oid::from_parts(&[e, &[col.id], key]);
@@ -384,13 +526,13 @@ impl<V, K, R> MibObject<V, K> for Table<V, K, R> {
         let Some((&c, index)) = rest.split_first() else {
             return Value::NoSuchObject;
         };
-        match self.find_column(c) {
-            Some(col) if col.access.readable() => {}
+        let col = match self.find_column(c) {
+            Some(col) if col.access.readable() => col,
             _ => return Value::NoSuchObject,
-        }
+        };
         (self.rows)(view)
             .get(index)
-            .and_then(|r| (self.cell)(view, r, c))
+            .and_then(|r| self.read(view, r, col))
             .unwrap_or(Value::NoSuchInstance)
     }
 
@@ -424,7 +566,13 @@ impl<V, K, R> MibObject<V, K> for Table<V, K, R> {
             (Some(check), true) => check,
             _ => return Err(SetError::NotWritable),
         };
+        if self.gate.is_some_and(|open| !open(view)) {
+            return Err(SetError::NotWritable);
+        }
         let row = (self.rows)(view).get(index).ok_or(SetError::NoCreation)?;
+        if let Some(syntax) = &col.syntax {
+            syntax.check(value)?;
+        }
         check(view, row, index, value)
     }
 }
@@ -724,6 +872,54 @@ mod tests {
         V {
             rows: RowSet::from_rows([(3, 30), (1, 10), (2, 20), (1, 99)], |r, o| o.push(r.0)),
         }
+    }
+
+    type TestColumn = Column<V, (u32, i32), (u32, u32)>;
+
+    fn declared() -> Table<V, (u32, i32), (u32, u32)> {
+        const COLS: &[TestColumn] = &[
+            Column::index(&[1, 3, 6, 1, 9, 1, 1]),
+            Column::read_only(&[1, 3, 6, 1, 9, 1, 2], |_, r| Some(Value::Gauge32(r.1))),
+            Column::read_write(
+                &[1, 3, 6, 1, 9, 1, 3],
+                |_, r| (r.0 % 2 == 1).then_some(Value::Integer(r.0 as i32)),
+                |_, r, _, v| Ok((r.0, check::integer(v)?)),
+            ),
+        ];
+        Table::from_columns(Oid::new(vec![1, 3, 6, 1, 9, 1]), |v: &V| &v.rows, COLS)
+    }
+
+    #[test]
+    fn declared_columns_serve_like_the_builder() {
+        let (a, b, v) = (table(), declared(), view());
+        assert_eq!(a.declared_columns(), b.declared_columns());
+        assert_eq!(last_column(&[Column::<V, (), u32>::index(&[1, 7])]), 7);
+        let mut oid = vec![1, 3, 6];
+        while let Some(vb) = a.next(&v, &oid) {
+            assert_eq!(b.next(&v, &oid), Some(vb.clone()));
+            oid = vb.oid.into_vec();
+        }
+        let set = [1, 3, 6, 1, 9, 1, 3, 2];
+        assert_eq!(b.check_set(&v, &set, &Value::Integer(5)), Ok((2, 5)));
+        let ranged = declared().with_syntax(|_| {
+            Some(Syntax {
+                base: crate::syntax::Base::Integer,
+                ranges: &[(1, 3)],
+            })
+        });
+        assert_eq!(
+            ranged.check_set(&v, &set, &Value::Integer(5)),
+            Err(SetError::WrongValue)
+        );
+        assert_eq!(
+            ranged.check_set(&v, &set, &Value::Gauge32(1)),
+            Err(SetError::WrongType)
+        );
+        let gated = declared().writable_if(|_| false);
+        assert_eq!(
+            gated.check_set(&v, &set, &Value::Integer(1)),
+            Err(SetError::NotWritable)
+        );
     }
 
     #[test]

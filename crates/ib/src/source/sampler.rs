@@ -34,6 +34,7 @@ use tracing::{debug, info};
 
 use crate::mad::pma::{sample_select, sample_status, PortSamplesControl, PortSamplesResult};
 use crate::model::{PortReadings, Sampling, Snapshot};
+use crate::source::sample_run::SampleRun;
 use crate::source::{ControlOp, ControlReply, Source, SourceError};
 use crate::types::{Guid, PortNum};
 
@@ -118,21 +119,6 @@ impl std::ops::Add for Quantities {
     }
 }
 
-/// Where the state machine is.
-#[derive(Debug, Clone, PartialEq)]
-enum Phase {
-    /// SampleStatus 0.
-    Done,
-    /// SampleStatus 1: the SampleStart timer runs until `start_at`.
-    StartTimer { start_at: Instant },
-    /// SampleStatus 2: sampling since `started`, until `end_at`.
-    Sampling {
-        started: Instant,
-        end_at: Instant,
-        base: Option<Quantities>,
-    },
-}
-
 /// What a completed run measured (for the log).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Completed {
@@ -145,9 +131,12 @@ pub struct Completed {
 /// One PMA's software sampling mechanism.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Sampler {
-    control: PortSamplesControl,
+    run: SampleRun<Instant>,
     result: PortSamplesResult,
-    phase: Phase,
+    /// A run whose results are still to be read.
+    pending: bool,
+    /// The baseline: when it was read and what (once the start timer ran out).
+    base: Option<(Instant, Option<Quantities>)>,
 }
 
 impl Default for Sampler {
@@ -171,14 +160,15 @@ impl Sampler {
             control.set_counter_mask(i, MASK_MANDATORY);
         }
         Sampler {
-            control,
+            run: SampleRun::new(control),
             result: PortSamplesResult::default(),
-            phase: Phase::Done,
+            pending: false,
+            base: None,
         }
     }
 
     pub fn control(&self) -> &PortSamplesControl {
-        &self.control
+        self.run.control()
     }
 
     pub fn result(&self) -> &PortSamplesResult {
@@ -188,23 +178,20 @@ impl Sampler {
     /// The state as the snapshot carries it.
     pub fn sampling(&self) -> Sampling {
         Sampling {
-            control: self.control.clone(),
+            control: self.control().clone(),
             result: self.result.clone(),
         }
     }
 
     /// SampleStatus now (0, 1 or 2).
     pub fn status(&self) -> u8 {
-        self.control.sample_status
+        self.control().sample_status
     }
 
     /// When [`Sampler::advance`] must next run (None: nothing pending).
     pub fn deadline(&self) -> Option<Instant> {
-        match &self.phase {
-            Phase::Done => None,
-            Phase::StartTimer { start_at } => Some(*start_at),
-            Phase::Sampling { end_at, .. } => Some(*end_at),
-        }
+        let (start, end) = self.run.window().filter(|_| self.pending)?;
+        Some(if self.base.is_none() { start } else { end })
     }
 
     /// Set(PortSamplesControl). Returns the answer (the attribute after the
@@ -222,24 +209,23 @@ impl Sampler {
         F: FnMut(u8) -> Option<Quantities>,
     {
         self.advance(now, read_none);
-        if !self.control.accepts_set(req, self.control.sample_status) {
-            return (self.control.clone(), false);
+        let tick = self.control().tick;
+        if !self.run.set(req, now, |t, n| t + ticks(tick, n)) {
+            return (self.control().clone(), false);
         }
-        self.control.apply_writable(req);
         self.result = PortSamplesResult {
             tag: req.tag,
             ..PortSamplesResult::default()
         };
-        let tick = self.control.tick;
-        let start_at = now + ticks(tick, req.sample_start);
-        self.phase = Phase::StartTimer { start_at };
+        self.pending = true;
+        self.base = None;
         self.set_status(sample_status::STARTED);
         self.advance(now, read);
-        (self.control.clone(), true)
+        (self.control().clone(), true)
     }
 
     fn set_status(&mut self, s: u8) {
-        self.control.sample_status = s;
+        self.run.control_mut().sample_status = s;
         self.result.sample_status = s;
     }
 
@@ -250,49 +236,36 @@ impl Sampler {
     where
         F: FnMut(u8) -> Option<Quantities>,
     {
-        if let Phase::StartTimer { start_at } = self.phase {
-            if now < start_at {
-                return None;
-            }
-            let interval = ticks(self.control.tick, self.control.sample_interval);
-            let base = read(self.control.port_select);
-            self.phase = Phase::Sampling {
-                started: now,
-                end_at: start_at + interval,
-                base,
-            };
-            self.set_status(sample_status::RUNNING);
+        if !self.pending || self.run.status(now) == sample_status::STARTED {
+            return None;
         }
-        if let Phase::Sampling {
-            started,
-            end_at,
-            base,
-        } = self.phase.clone()
-        {
-            if now < end_at {
-                return None;
-            }
-            let end = read(self.control.port_select);
-            for (i, sel) in self.control.counter_select.iter().enumerate() {
-                let v = match (base, end) {
-                    (Some(b), Some(e)) => match (b.get(*sel), e.get(*sel)) {
-                        (Some(b), Some(e)) => e.saturating_sub(b),
-                        _ => 0,
-                    },
+        let port_select = self.control().port_select;
+        let (started, base) = *self.base.get_or_insert_with(|| (now, read(port_select)));
+        self.set_status(sample_status::RUNNING);
+        if self.run.status(now) == sample_status::RUNNING {
+            return None;
+        }
+        let end = read(port_select);
+        let selects = self.control().counter_select;
+        for (i, sel) in selects.iter().enumerate() {
+            let v = match (base, end) {
+                (Some(b), Some(e)) => match (b.get(*sel), e.get(*sel)) {
+                    (Some(b), Some(e)) => e.saturating_sub(b),
                     _ => 0,
-                };
-                if let Some(slot) = self.result.counter.get_mut(i) {
-                    *slot = u32::try_from(v).unwrap_or(u32::MAX);
-                }
+                },
+                _ => 0,
+            };
+            if let Some(slot) = self.result.counter.get_mut(i) {
+                *slot = u32::try_from(v).unwrap_or(u32::MAX);
             }
-            self.phase = Phase::Done;
-            self.set_status(sample_status::DONE);
-            return Some(Completed {
-                measured: now.saturating_duration_since(started),
-                requested: ticks(self.control.tick, self.control.sample_interval),
-            });
         }
-        None
+        self.pending = false;
+        self.set_status(sample_status::DONE);
+        let requested = ticks(self.control().tick, self.control().sample_interval);
+        Some(Completed {
+            measured: now.saturating_duration_since(started),
+            requested,
+        })
     }
 }
 

@@ -7,21 +7,21 @@
 use ib::mad::sa::comp::{multi_path_record as mp, path_record as pr};
 use ib::mad::sa::{MultiPathRecord, MultiPathRecordHead, PathRecord};
 use ib::model::Snapshot;
-use ib::types::{Gid, PKey};
+use ib::types::Gid;
 use snmp::mib::SetError;
 use snmp::rowstatus::{RowChange, RowData};
 use snmp::value::Value;
 
+use super::columns::{self, bytes, checked, gauge, num8, octets, put, ReqCol};
+use super::path::component;
 use super::store::{Answer, Kind, RequestChange, Sessions};
 use super::tables::ReqKind;
-use super::{bytes, gauge, octets, u8_of, unsigned, COMP_MASK};
+use super::COMP_MASK;
 use crate::oids::ib_sm_mib as o;
 use std::time::Instant;
 
-/// SDGIDBlock1..32 are columns 22..53, up to 256 octets each.
-const FIRST_BLOCK: u32 = 22;
-const LAST_BLOCK: u32 = 53;
-const BLOCK_MAX: usize = 256;
+/// SDGIDBlock1..32.
+const BLOCKS: usize = 32;
 
 /// MultiPathRecord components and the PathRecord components they become.
 const CARRIED: &[(u64, u64)] = &[
@@ -62,7 +62,7 @@ impl Default for MultiPathReq {
             independence_selector: 0,
             sgid_count: 0,
             dgid_count: 0,
-            blocks: vec![Vec::new(); (LAST_BLOCK - FIRST_BLOCK + 1) as usize],
+            blocks: vec![Vec::new(); BLOCKS],
             comp_mask: None,
             set_mask: 0,
             created: Instant::now(),
@@ -195,98 +195,118 @@ impl MultiPathReq {
     }
 }
 
+/// The multipath table's PathRecord components ([`component`]: the same
+/// setters as ibSmPathReqTable's), in column order.
+const TEMPLATE_COLS: &[ReqCol<PathRecord>] = &[
+    component::RAW_TRAFFIC.at(o::IB_SM_MULTI_PATH_REQ_RAW_TRAFFIC, mp::RAW_TRAFFIC),
+    component::FLOW_LABEL.at(o::IB_SM_MULTI_PATH_REQ_FLOW_LABEL, mp::FLOW_LABEL),
+    component::HOP_LIMIT.at(o::IB_SM_MULTI_PATH_REQ_HOP_LIMIT, mp::HOP_LIMIT),
+    component::T_CLASS.at(o::IB_SM_MULTI_PATH_REQ_T_CLASS, mp::T_CLASS),
+    component::NUMB_PATH.at(o::IB_SM_MULTI_PATH_REQ_NUMB_PATH, mp::NUMB_PATH),
+    component::P_KEY.at(o::IB_SM_MULTI_PATH_REQ_P_KEY, mp::P_KEY),
+    component::SL.at(o::IB_SM_MULTI_PATH_REQ_SL, mp::SL),
+    // Unsigned32 selectors here (INTEGER in the path table).
+    ReqCol {
+        read: |t| gauge(t.mtu_selector),
+        ..component::MTU_SELECTOR.at(o::IB_SM_MULTI_PATH_REQ_MTU_SEL, mp::MTU_SELECTOR)
+    },
+    component::MTU.at(o::IB_SM_MULTI_PATH_REQ_MTU, mp::MTU),
+    ReqCol {
+        read: |t| gauge(t.rate_selector),
+        ..component::RATE_SELECTOR.at(o::IB_SM_MULTI_PATH_REQ_RATE_SEL, mp::RATE_SELECTOR)
+    },
+    component::RATE.at(o::IB_SM_MULTI_PATH_REQ_RATE, mp::RATE),
+    ReqCol {
+        read: |t| gauge(t.packet_life_time_selector),
+        ..component::PACKET_LIFE_TIME_SELECTOR.at(
+            o::IB_SM_MULTI_PATH_REQ_PKT_LIFE_TIME_SEL,
+            mp::PACKET_LIFE_TIME_SELECTOR,
+        )
+    },
+    component::PACKET_LIFE_TIME.at(o::IB_SM_MULTI_PATH_REQ_PKT_LIFE_TIME, mp::PACKET_LIFE_TIME),
+];
+
+/// SDGIDBlock`I + 1`: a slice of the GID list (the MIB's SIZE bounds it).
+const fn block<const I: usize>(oid: &'static [u32]) -> ReqCol<MultiPathReq> {
+    ReqCol {
+        oid,
+        bit: 0,
+        read: |r| bytes(r.blocks.get(I).map_or(&[][..], Vec::as_slice)),
+        write: |r, v| {
+            let slot = r.blocks.get_mut(I).ok_or(SetError::NotWritable)?;
+            *slot = match v {
+                Value::OctetString(b) => b.clone(),
+                _ => return Err(SetError::WrongType),
+            };
+            Ok(())
+        },
+    }
+}
+
+/// The multipath request's own columns (not PathRecord components).
+const OWN_COLS: &[ReqCol<MultiPathReq>] = &[
+    ReqCol {
+        oid: o::IB_SM_MULTI_PATH_REQ_INDEP_SEL,
+        bit: mp::INDEPENDENCE_SELECTOR,
+        read: |r| gauge(r.independence_selector),
+        write: |r, v| put(&mut r.independence_selector, num8(v)),
+    },
+    ReqCol {
+        oid: o::IB_SM_MULTI_PATH_REQ_SGID_COUNT,
+        bit: mp::SGID_COUNT,
+        read: |r| gauge(r.sgid_count),
+        write: |r, v| put(&mut r.sgid_count, num8(v)),
+    },
+    ReqCol {
+        oid: o::IB_SM_MULTI_PATH_REQ_DGID_COUNT,
+        bit: mp::DGID_COUNT,
+        read: |r| gauge(r.dgid_count),
+        write: |r, v| put(&mut r.dgid_count, num8(v)),
+    },
+    block::<0>(o::IB_SM_MULTI_PATH_REQ_SDGID_BLOCK1),
+    block::<1>(o::IB_SM_MULTI_PATH_REQ_SDGID_BLOCK2),
+    block::<2>(o::IB_SM_MULTI_PATH_REQ_SDGID_BLOCK3),
+    block::<3>(o::IB_SM_MULTI_PATH_REQ_SDGID_BLOCK4),
+    block::<4>(o::IB_SM_MULTI_PATH_REQ_SDGID_BLOCK5),
+    block::<5>(o::IB_SM_MULTI_PATH_REQ_SDGID_BLOCK6),
+    block::<6>(o::IB_SM_MULTI_PATH_REQ_SDGID_BLOCK7),
+    block::<7>(o::IB_SM_MULTI_PATH_REQ_SDGID_BLOCK8),
+    block::<8>(o::IB_SM_MULTI_PATH_REQ_SDGID_BLOCK9),
+    block::<9>(o::IB_SM_MULTI_PATH_REQ_SDGID_BLOCK10),
+    block::<10>(o::IB_SM_MULTI_PATH_REQ_SDGID_BLOCK11),
+    block::<11>(o::IB_SM_MULTI_PATH_REQ_SDGID_BLOCK12),
+    block::<12>(o::IB_SM_MULTI_PATH_REQ_SDGID_BLOCK13),
+    block::<13>(o::IB_SM_MULTI_PATH_REQ_SDGID_BLOCK14),
+    block::<14>(o::IB_SM_MULTI_PATH_REQ_SDGID_BLOCK15),
+    block::<15>(o::IB_SM_MULTI_PATH_REQ_SDGID_BLOCK16),
+    block::<16>(o::IB_SM_MULTI_PATH_REQ_SDGID_BLOCK17),
+    block::<17>(o::IB_SM_MULTI_PATH_REQ_SDGID_BLOCK18),
+    block::<18>(o::IB_SM_MULTI_PATH_REQ_SDGID_BLOCK19),
+    block::<19>(o::IB_SM_MULTI_PATH_REQ_SDGID_BLOCK20),
+    block::<20>(o::IB_SM_MULTI_PATH_REQ_SDGID_BLOCK21),
+    block::<21>(o::IB_SM_MULTI_PATH_REQ_SDGID_BLOCK22),
+    block::<22>(o::IB_SM_MULTI_PATH_REQ_SDGID_BLOCK23),
+    block::<23>(o::IB_SM_MULTI_PATH_REQ_SDGID_BLOCK24),
+    block::<24>(o::IB_SM_MULTI_PATH_REQ_SDGID_BLOCK25),
+    block::<25>(o::IB_SM_MULTI_PATH_REQ_SDGID_BLOCK26),
+    block::<26>(o::IB_SM_MULTI_PATH_REQ_SDGID_BLOCK27),
+    block::<27>(o::IB_SM_MULTI_PATH_REQ_SDGID_BLOCK28),
+    block::<28>(o::IB_SM_MULTI_PATH_REQ_SDGID_BLOCK29),
+    block::<29>(o::IB_SM_MULTI_PATH_REQ_SDGID_BLOCK30),
+    block::<30>(o::IB_SM_MULTI_PATH_REQ_SDGID_BLOCK31),
+    block::<31>(o::IB_SM_MULTI_PATH_REQ_SDGID_BLOCK32),
+];
+
 impl RowData for MultiPathReq {
     fn set(&mut self, column: u32, v: &Value) -> Result<(), SetError> {
-        let t = &mut self.template;
-        let bit = match column {
-            COMP_MASK => {
-                self.comp_mask = Some(u64::from_be_bytes(octets::<8>(v)?));
-                return Ok(());
-            }
-            6 => {
-                t.raw_traffic = unsigned(v, 1)? == 1;
-                mp::RAW_TRAFFIC
-            }
-            7 => {
-                let [a, b, c] = octets::<3>(v)?;
-                t.flow_label = u32::from_be_bytes([0, a, b, c]) & 0xF_FFFF;
-                mp::FLOW_LABEL
-            }
-            8 => {
-                t.hop_limit = u8_of(unsigned(v, 255)?);
-                mp::HOP_LIMIT
-            }
-            9 => {
-                t.t_class = u8_of(unsigned(v, 255)?);
-                mp::T_CLASS
-            }
-            10 => {
-                t.numb_path = u8_of(unsigned(v, 127)?);
-                mp::NUMB_PATH
-            }
-            11 => {
-                t.p_key = PKey(u16::try_from(unsigned(v, 65535)?).unwrap_or(0));
-                mp::P_KEY
-            }
-            12 => {
-                t.sl = u8_of(unsigned(v, 15)?);
-                mp::SL
-            }
-            13 => {
-                t.mtu_selector = u8_of(unsigned(v, 3)?);
-                mp::MTU_SELECTOR
-            }
-            14 => {
-                t.mtu = match v {
-                    Value::Integer(i) if (1..=5).contains(i) => u8::try_from(*i).unwrap_or(0),
-                    Value::Integer(_) => return Err(SetError::WrongValue),
-                    _ => return Err(SetError::WrongType),
-                };
-                mp::MTU
-            }
-            15 => {
-                t.rate_selector = u8_of(unsigned(v, 3)?);
-                mp::RATE_SELECTOR
-            }
-            16 => {
-                t.rate = u8_of(unsigned(v, 63)?);
-                mp::RATE
-            }
-            17 => {
-                t.packet_life_time_selector = u8_of(unsigned(v, 3)?);
-                mp::PACKET_LIFE_TIME_SELECTOR
-            }
-            18 => {
-                t.packet_life_time = u8_of(unsigned(v, 63)?);
-                mp::PACKET_LIFE_TIME
-            }
-            19 => {
-                self.independence_selector = u8_of(unsigned(v, 3)?);
-                mp::INDEPENDENCE_SELECTOR
-            }
-            20 => {
-                self.sgid_count = u8_of(unsigned(v, 255)?);
-                mp::SGID_COUNT
-            }
-            21 => {
-                self.dgid_count = u8_of(unsigned(v, 255)?);
-                mp::DGID_COUNT
-            }
-            FIRST_BLOCK..=LAST_BLOCK => {
-                let b = match v {
-                    Value::OctetString(b) if b.len() <= BLOCK_MAX => b.clone(),
-                    Value::OctetString(_) => return Err(SetError::WrongLength),
-                    _ => return Err(SetError::WrongType),
-                };
-                let slot = self
-                    .blocks
-                    .get_mut((column - FIRST_BLOCK) as usize)
-                    .ok_or(SetError::NotWritable)?;
-                *slot = b;
-                return Ok(());
-            }
-            _ => return Err(SetError::NotWritable),
-        };
+        if column == COMP_MASK {
+            checked(o::IB_SM_MULTI_PATH_REQ_COMP_MASK, v)?;
+            self.comp_mask = Some(u64::from_be_bytes(octets::<8>(v)?));
+            return Ok(());
+        }
+        let bit = columns::write(TEMPLATE_COLS, &mut self.template, column, v)
+            .or_else(|| columns::write(OWN_COLS, self, column, v))
+            .unwrap_or(Err(SetError::NotWritable))?;
         self.set_mask |= bit;
         Ok(())
     }
@@ -302,7 +322,9 @@ impl RowData for MultiPathReq {
 impl ReqKind for MultiPathReq {
     const KIND: Kind = Kind::MultiPath;
     const ENTRY: &'static [u32] = o::IB_SM_MULTI_PATH_REQ_ENTRY;
-    const LAST_COLUMN: u32 = LAST_BLOCK;
+    fn last_column() -> u32 {
+        columns::last_column(OWN_COLS).max(columns::last_column(TEMPLATE_COLS))
+    }
     fn table(s: &Sessions) -> &snmp::rowstatus::RowTable<Self> {
         &s.multipath
     }
@@ -313,28 +335,13 @@ impl ReqKind for MultiPathReq {
         self.created = t;
     }
     fn column(&self, column: u32) -> Option<Value> {
-        let t = &self.template;
-        Some(match column {
-            COMP_MASK => bytes(&self.mask().to_be_bytes()),
-            6 => gauge(u8::from(t.raw_traffic)),
-            7 => bytes(&t.flow_label.to_be_bytes()[1..]),
-            8 => gauge(t.hop_limit),
-            9 => gauge(t.t_class),
-            10 => gauge(t.numb_path),
-            11 => gauge(t.p_key.0),
-            12 => gauge(t.sl),
-            13 => gauge(t.mtu_selector),
-            14 => Value::Integer(i32::from(t.mtu)),
-            15 => gauge(t.rate_selector),
-            16 => gauge(t.rate),
-            17 => gauge(t.packet_life_time_selector),
-            18 => gauge(t.packet_life_time),
-            19 => gauge(self.independence_selector),
-            20 => gauge(self.sgid_count),
-            21 => gauge(self.dgid_count),
-            FIRST_BLOCK..=LAST_BLOCK => bytes(self.blocks.get((column - FIRST_BLOCK) as usize)?),
-            _ => return None,
-        })
+        if column == COMP_MASK {
+            return Some(bytes(&self.mask().to_be_bytes()));
+        }
+        match columns::find(TEMPLATE_COLS, column) {
+            Some(c) => Some((c.read)(&self.template)),
+            None => columns::find(OWN_COLS, column).map(|c| (c.read)(self)),
+        }
     }
     fn change(c: Vec<RowChange<Self>>) -> RequestChange {
         RequestChange::MultiPath(c)

@@ -10,9 +10,10 @@ use snmp::mib::SetError;
 use snmp::rowstatus::RowData;
 use snmp::value::Value;
 
+use super::columns::{self, bytes, checked, gauge, int, num, num16, num8, octets, put, ReqCol};
 use super::store::{Answer, Kind, RequestChange, Sessions};
 use super::tables::ReqKind;
-use super::{bytes, gauge, integer, octets, u8_of, unsigned, COMP_MASK, CREATION_TIME};
+use super::COMP_MASK;
 use crate::oids::ib_sm_mib as o;
 use snmp::rowstatus::{RowChange, RowTable};
 
@@ -47,94 +48,13 @@ impl PathReq {
 
 impl RowData for PathReq {
     fn set(&mut self, column: u32, v: &Value) -> Result<(), SetError> {
-        let t = &mut self.template;
-        let bit = match column {
-            COMP_MASK => {
-                self.comp_mask = Some(u64::from_be_bytes(octets::<8>(v)?));
-                return Ok(());
-            }
-            6 => {
-                t.dgid = Gid::from_bytes(octets::<16>(v)?);
-                pr::DGID
-            }
-            7 => {
-                t.sgid = Gid::from_bytes(octets::<16>(v)?);
-                pr::SGID
-            }
-            8 => {
-                t.numb_path = u8_of(unsigned(v, 127)?);
-                pr::NUMB_PATH
-            }
-            9 | 10 => {
-                let lid = unsigned(v, 65535)?;
-                if lid == 0 {
-                    return Err(SetError::WrongValue);
-                }
-                let lid = Lid(u16::try_from(lid).map_err(|_| SetError::WrongValue)?);
-                if column == 9 {
-                    t.dlid = lid;
-                    pr::DLID
-                } else {
-                    t.slid = lid;
-                    pr::SLID
-                }
-            }
-            11 => {
-                t.raw_traffic = unsigned(v, 1)? == 1;
-                pr::RAW_TRAFFIC
-            }
-            12 => {
-                let [a, b, c] = octets::<3>(v)?;
-                t.flow_label = u32::from_be_bytes([0, a, b, c]) & 0xF_FFFF;
-                pr::FLOW_LABEL
-            }
-            13 => {
-                t.hop_limit = u8_of(unsigned(v, 255)?);
-                pr::HOP_LIMIT
-            }
-            14 => {
-                t.t_class = u8_of(unsigned(v, 255)?);
-                pr::T_CLASS
-            }
-            15 => {
-                t.p_key = PKey(u16::try_from(unsigned(v, 65535)?).unwrap_or(0));
-                pr::P_KEY
-            }
-            16 => {
-                t.sl = u8_of(unsigned(v, 15)?);
-                pr::SL
-            }
-            17 => {
-                t.mtu_selector = integer(v, 0, 3)?;
-                pr::MTU_SELECTOR
-            }
-            18 => {
-                t.mtu = integer(v, 1, 5)?;
-                pr::MTU
-            }
-            19 => {
-                t.rate_selector = integer(v, 0, 3)?;
-                pr::RATE_SELECTOR
-            }
-            20 => {
-                t.rate = u8_of(unsigned(v, 63)?);
-                pr::RATE
-            }
-            21 => {
-                t.packet_life_time_selector = integer(v, 0, 3)?;
-                pr::PACKET_LIFE_TIME_SELECTOR
-            }
-            22 => {
-                t.packet_life_time = u8_of(unsigned(v, 63)?);
-                pr::PACKET_LIFE_TIME
-            }
-            23 => {
-                t.preference = u8_of(unsigned(v, 255)?);
-                pr::PREFERENCE
-            }
-            CREATION_TIME => return Err(SetError::NotWritable),
-            _ => return Err(SetError::NotWritable),
-        };
+        if column == COMP_MASK {
+            checked(o::IB_SM_PATH_REQ_ROW_COMP_MASK, v)?;
+            self.comp_mask = Some(u64::from_be_bytes(octets::<8>(v)?));
+            return Ok(());
+        }
+        let bit = columns::write(PATH_COLS, &mut self.template, column, v)
+            .unwrap_or(Err(SetError::NotWritable))?;
         self.set_mask |= bit;
         Ok(())
     }
@@ -146,31 +66,123 @@ impl RowData for PathReq {
     }
 }
 
-/// The PathRecord columns shared by the request and result tables, by the
-/// request table's column number.
-pub(super) fn path_column(t: &PathRecord, column: u32) -> Option<Value> {
-    Some(match column {
-        6 => bytes(&t.dgid.to_bytes()),
-        7 => bytes(&t.sgid.to_bytes()),
-        8 => gauge(t.numb_path),
-        9 => gauge(t.dlid.0),
-        10 => gauge(t.slid.0),
-        11 => gauge(u8::from(t.raw_traffic)),
-        12 => bytes(&t.flow_label.to_be_bytes()[1..]),
-        13 => gauge(t.hop_limit),
-        14 => gauge(t.t_class),
-        15 => gauge(t.p_key.0),
-        16 => gauge(t.sl),
-        17 => Value::Integer(i32::from(t.mtu_selector)),
-        18 => Value::Integer(i32::from(t.mtu)),
-        19 => Value::Integer(i32::from(t.rate_selector)),
-        20 => gauge(t.rate),
-        21 => Value::Integer(i32::from(t.packet_life_time_selector)),
-        22 => gauge(t.packet_life_time),
-        23 => gauge(t.preference),
-        _ => return None,
-    })
+/// A PathRecord component as both path request tables (and the result
+/// tables) read and write it: one setter per component, whichever table
+/// names it.
+#[derive(Clone, Copy)]
+pub(super) struct Component {
+    pub read: fn(&PathRecord) -> Value,
+    pub write: fn(&mut PathRecord, &Value) -> Result<(), SetError>,
 }
+
+impl Component {
+    /// This component as the column `oid` setting ComponentMask bit `bit`.
+    pub(super) const fn at(self, oid: &'static [u32], bit: u64) -> ReqCol<PathRecord> {
+        ReqCol {
+            oid,
+            bit,
+            read: self.read,
+            write: self.write,
+        }
+    }
+}
+
+/// The PathRecord components (IBA 15.2.5.16) the request tables name.
+pub(super) mod component {
+    use super::*;
+
+    /// An 8-bit component, read as Unsigned32 (or INTEGER with `int`).
+    macro_rules! byte {
+        ($f:ident) => {
+            Component {
+                read: |t| gauge(t.$f),
+                write: |t, v| put(&mut t.$f, num8(v)),
+            }
+        };
+        ($f:ident, int) => {
+            Component {
+                read: |t| int(t.$f),
+                write: |t, v| put(&mut t.$f, num8(v)),
+            }
+        };
+    }
+
+    fn lid(v: &Value) -> Result<Lid, SetError> {
+        num16(v).map(Lid)
+    }
+
+    pub const DGID: Component = Component {
+        read: |t| bytes(&t.dgid.to_bytes()),
+        write: |t, v| put(&mut t.dgid, octets::<16>(v).map(Gid::from_bytes)),
+    };
+    pub const SGID: Component = Component {
+        read: |t| bytes(&t.sgid.to_bytes()),
+        write: |t, v| put(&mut t.sgid, octets::<16>(v).map(Gid::from_bytes)),
+    };
+    pub const NUMB_PATH: Component = byte!(numb_path);
+    pub const DLID: Component = Component {
+        read: |t| gauge(t.dlid.0),
+        write: |t, v| put(&mut t.dlid, lid(v)),
+    };
+    pub const SLID: Component = Component {
+        read: |t| gauge(t.slid.0),
+        write: |t, v| put(&mut t.slid, lid(v)),
+    };
+    pub const RAW_TRAFFIC: Component = Component {
+        read: |t| gauge(u8::from(t.raw_traffic)),
+        write: |t, v| put(&mut t.raw_traffic, num(v).map(|n| n == 1)),
+    };
+    pub const FLOW_LABEL: Component = Component {
+        read: |t| bytes(t.flow_label.to_be_bytes().get(1..).unwrap_or_default()),
+        write: |t, v| {
+            let [a, b, c] = octets::<3>(v)?;
+            t.flow_label = u32::from_be_bytes([0, a, b, c]) & 0xF_FFFF;
+            Ok(())
+        },
+    };
+    pub const HOP_LIMIT: Component = byte!(hop_limit);
+    pub const T_CLASS: Component = byte!(t_class);
+    pub const P_KEY: Component = Component {
+        read: |t| gauge(t.p_key.0),
+        write: |t, v| put(&mut t.p_key, num16(v).map(PKey)),
+    };
+    pub const SL: Component = byte!(sl);
+    // The path table types the selectors INTEGER, the multipath table
+    // Unsigned32 (its columns read them as Gauge32).
+    pub const MTU_SELECTOR: Component = byte!(mtu_selector, int);
+    pub const MTU: Component = byte!(mtu, int);
+    pub const RATE_SELECTOR: Component = byte!(rate_selector, int);
+    pub const RATE: Component = byte!(rate);
+    pub const PACKET_LIFE_TIME_SELECTOR: Component = byte!(packet_life_time_selector, int);
+    pub const PACKET_LIFE_TIME: Component = byte!(packet_life_time);
+    pub const PREFERENCE: Component = byte!(preference);
+}
+
+/// ibSmPathReqTable's PathRecord columns, in column order; the result
+/// tables show the same components in the same order from column 4 on.
+pub(super) const PATH_COLS: &[ReqCol<PathRecord>] = &[
+    component::DGID.at(o::IB_SM_PATH_REQ_DST_GID, pr::DGID),
+    component::SGID.at(o::IB_SM_PATH_REQ_SRC_GID, pr::SGID),
+    component::NUMB_PATH.at(o::IB_SM_PATH_REQ_NUMB_PATH, pr::NUMB_PATH),
+    component::DLID.at(o::IB_SM_PATH_REQ_DST_LID, pr::DLID),
+    component::SLID.at(o::IB_SM_PATH_REQ_SRC_LID, pr::SLID),
+    component::RAW_TRAFFIC.at(o::IB_SM_PATH_REQ_RAW_TRAFFIC, pr::RAW_TRAFFIC),
+    component::FLOW_LABEL.at(o::IB_SM_PATH_REQ_FLOW_LABEL, pr::FLOW_LABEL),
+    component::HOP_LIMIT.at(o::IB_SM_PATH_REQ_HOP_LIMIT, pr::HOP_LIMIT),
+    component::T_CLASS.at(o::IB_SM_PATH_REQ_T_CLASS, pr::T_CLASS),
+    component::P_KEY.at(o::IB_SM_PATH_REQ_P_KEY, pr::P_KEY),
+    component::SL.at(o::IB_SM_PATH_REQ_SL, pr::SL),
+    component::MTU_SELECTOR.at(o::IB_SM_PATH_REQ_MTU_SEL, pr::MTU_SELECTOR),
+    component::MTU.at(o::IB_SM_PATH_REQ_MTU, pr::MTU),
+    component::RATE_SELECTOR.at(o::IB_SM_PATH_REQ_RATE_SEL, pr::RATE_SELECTOR),
+    component::RATE.at(o::IB_SM_PATH_REQ_RATE, pr::RATE),
+    component::PACKET_LIFE_TIME_SELECTOR.at(
+        o::IB_SM_PATH_REQ_PKT_LIFE_TIME_SEL,
+        pr::PACKET_LIFE_TIME_SELECTOR,
+    ),
+    component::PACKET_LIFE_TIME.at(o::IB_SM_PATH_REQ_PKT_LIFE_TIME, pr::PACKET_LIFE_TIME),
+    component::PREFERENCE.at(o::IB_SM_PATH_REQ_PREFERENCE, pr::PREFERENCE),
+];
 
 /// PathRecords from the snapshot's routing (no SA: the simulator).
 pub fn local_paths(s: &Snapshot, template: &PathRecord, mask: u64) -> Result<Answer, String> {
@@ -182,7 +194,9 @@ pub fn local_paths(s: &Snapshot, template: &PathRecord, mask: u64) -> Result<Ans
 impl ReqKind for PathReq {
     const KIND: Kind = Kind::Path;
     const ENTRY: &'static [u32] = o::IB_SM_PATH_REQ_ENTRY;
-    const LAST_COLUMN: u32 = 23;
+    fn last_column() -> u32 {
+        columns::last_column(PATH_COLS)
+    }
     fn table(s: &Sessions) -> &RowTable<Self> {
         &s.path
     }
@@ -195,7 +209,7 @@ impl ReqKind for PathReq {
     fn column(&self, column: u32) -> Option<Value> {
         match column {
             COMP_MASK => Some(bytes(&self.mask().to_be_bytes())),
-            c => path_column(&self.template, c),
+            c => columns::find(PATH_COLS, c).map(|col| (col.read)(&self.template)),
         }
     }
     fn change(c: Vec<RowChange<Self>>) -> RequestChange {

@@ -10,9 +10,9 @@ use snmp::rowstatus::{ColumnSet, RowChange, RowData, RowTable};
 use snmp::table::Access;
 use snmp::value::{Value, VarBind};
 
-use super::path::path_column;
+use super::path::PATH_COLS;
 use super::store::{Answer, Kind, RequestChange, Sessions};
-use super::trace::trace_column;
+use super::trace::TRACE_COLS;
 use super::{CREATION_TIME, STATUS};
 use crate::change::Change;
 use crate::if_mib::ticks_at;
@@ -25,7 +25,8 @@ pub(super) trait ReqKind:
 {
     const KIND: Kind;
     const ENTRY: &'static [u32];
-    const LAST_COLUMN: u32;
+    /// The highest column (from the row's column declarations).
+    fn last_column() -> u32;
     fn table(s: &Sessions) -> &RowTable<Self>;
     fn created(&self) -> Instant;
     fn set_created(&mut self, t: Instant);
@@ -86,7 +87,7 @@ impl<R: ReqKind> MibObject<View, Change> for ReqTable<R> {
         let Some((c, index)) = self.split(o) else {
             return Value::NoSuchObject;
         };
-        if !(STATUS..=R::LAST_COLUMN).contains(&c) {
+        if !(STATUS..=R::last_column()).contains(&c) {
             return Value::NoSuchObject;
         }
         R::table(&view.system.requests)
@@ -107,7 +108,7 @@ impl<R: ReqKind> MibObject<View, Change> for ReqTable<R> {
             }
             Some([c, index @ ..]) => (*c, Some(index)),
         };
-        for c in start_col..=R::LAST_COLUMN {
+        for c in start_col..=R::last_column() {
             let from = if c == start_col { after } else { None };
             let row = match from {
                 None => rows.iter().next(),
@@ -147,7 +148,7 @@ impl<R: ReqKind> MibObject<View, Change> for ReqTable<R> {
             let (column, index) = self
                 .split(s.oid)
                 .ok_or((s.position, SetError::NoCreation))?;
-            if !(STATUS..=R::LAST_COLUMN).contains(&column) {
+            if !(STATUS..=R::last_column()).contains(&column) {
                 return Err((s.position, SetError::NoCreation));
             }
             match parse_req_index(index) {
@@ -201,7 +202,7 @@ impl<R: ReqKind> MibObject<View, Change> for ReqTable<R> {
     }
 
     fn declared_columns(&self) -> Vec<(u32, Access)> {
-        (STATUS..=R::LAST_COLUMN)
+        (STATUS..=R::last_column())
             .map(|c| {
                 let a = if c == CREATION_TIME {
                     Access::ReadOnly
@@ -221,11 +222,11 @@ pub(super) fn render(answer: &Answer) -> Vec<Vec<Value>> {
     match answer {
         Answer::Paths(r) => r
             .iter()
-            .map(|t| (6..=23).filter_map(|c| path_column(t, c)).collect())
+            .map(|t| PATH_COLS.iter().map(|c| (c.read)(t)).collect())
             .collect(),
         Answer::Trace(h) => h
             .iter()
-            .map(|h| (6..=13).filter_map(|c| trace_column(h, c)).collect())
+            .map(|h| TRACE_COLS.iter().map(|c| (c.read)(h)).collect())
             .collect(),
     }
 }
@@ -302,11 +303,12 @@ pub(super) struct Results {
 }
 
 impl Results {
-    pub(super) fn new(entry: &[u32], kind: Kind, last: u32) -> Self {
+    /// A result table at `entry` showing `cells` columns from column 4 on.
+    pub(super) fn new(entry: &[u32], kind: Kind, cells: usize) -> Self {
         Results {
             root: oid(entry),
             kind,
-            last,
+            last: 3 + u32::try_from(cells).unwrap_or(0),
         }
     }
 }

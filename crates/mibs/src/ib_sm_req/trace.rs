@@ -11,9 +11,10 @@ use snmp::mib::SetError;
 use snmp::rowstatus::RowData;
 use snmp::value::Value;
 
+use super::columns::{self, bytes, checked, gauge, int, num16, num8, octets, put, ReqCol};
 use super::store::{Answer, Kind, RequestChange, Sessions, TraceHop};
 use super::tables::ReqKind;
-use super::{bytes, gauge, integer, octets, u8_of, unsigned, COMP_MASK};
+use super::COMP_MASK;
 use crate::oids::ib_sm_mib as o;
 use snmp::rowstatus::{RowChange, RowTable};
 
@@ -45,22 +46,74 @@ impl Default for TraceReq {
     }
 }
 
+fn guid(v: &Value) -> Result<u64, SetError> {
+    octets::<8>(v).map(u64::from_be_bytes)
+}
+
+/// A TraceRecord column (no ComponentMask bit: the trace keeps its mask).
+const fn hop(
+    oid: &'static [u32],
+    read: fn(&TraceHop) -> Value,
+    write: fn(&mut TraceHop, &Value) -> Result<(), SetError>,
+) -> ReqCol<TraceHop> {
+    ReqCol {
+        oid,
+        bit: 0,
+        read,
+        write,
+    }
+}
+
+/// A GUID column (8 octets).
+macro_rules! guid_col {
+    ($oid:expr, $f:ident) => {
+        hop(
+            $oid,
+            |h| bytes(&h.$f.to_be_bytes()),
+            |h, v| put(&mut h.$f, guid(v)),
+        )
+    };
+}
+
+/// The TraceRecord columns (IBA 15.2.5.17), in ibSmTraceReqTable's column
+/// order; the result table shows them in the same order from column 4 on.
+pub(super) const TRACE_COLS: &[ReqCol<TraceHop>] = &[
+    hop(
+        o::IB_SM_TRACE_REQ_ID_GENERATION,
+        |h| gauge(h.id_generation),
+        |h, v| put(&mut h.id_generation, num16(v)),
+    ),
+    hop(
+        o::IB_SM_TRACE_REQ_NODE_TYPE,
+        |h| int(h.node_type),
+        |h, v| put(&mut h.node_type, num8(v)),
+    ),
+    guid_col!(o::IB_SM_TRACE_REQ_NODE_ID, node_id),
+    guid_col!(o::IB_SM_TRACE_REQ_CHASSIS_ID, chassis_id),
+    guid_col!(o::IB_SM_TRACE_REQ_ENTRY_PORT_ID, entry_port_id),
+    guid_col!(o::IB_SM_TRACE_REQ_EXIT_PORT_ID, exit_port_id),
+    hop(
+        o::IB_SM_TRACE_REQ_ENTRY_PORT,
+        |h| gauge(h.entry_port),
+        |h, v| put(&mut h.entry_port, num8(v)),
+    ),
+    hop(
+        o::IB_SM_TRACE_REQ_EXIT_PORT,
+        |h| gauge(h.exit_port),
+        |h, v| put(&mut h.exit_port, num8(v)),
+    ),
+];
+
 impl RowData for TraceReq {
     fn set(&mut self, column: u32, v: &Value) -> Result<(), SetError> {
-        let h = &mut self.hop;
-        match column {
-            COMP_MASK => self.comp_mask = octets::<8>(v)?,
-            6 => h.id_generation = u16::try_from(unsigned(v, 65535)?).unwrap_or(0),
-            7 => h.node_type = integer(v, 0, 3)?,
-            8 => h.node_id = u64::from_be_bytes(octets::<8>(v)?),
-            9 => h.chassis_id = u64::from_be_bytes(octets::<8>(v)?),
-            10 => h.entry_port_id = u64::from_be_bytes(octets::<8>(v)?),
-            11 => h.exit_port_id = u64::from_be_bytes(octets::<8>(v)?),
-            12 => h.entry_port = u8_of(unsigned(v, 255)?),
-            13 => h.exit_port = u8_of(unsigned(v, 255)?),
-            _ => return Err(SetError::NotWritable),
+        if column == COMP_MASK {
+            checked(o::IB_SM_TRACE_REQ_COMP_MASK, v)?;
+            self.comp_mask = octets::<8>(v)?;
+            return Ok(());
         }
-        Ok(())
+        columns::write(TRACE_COLS, &mut self.hop, column, v)
+            .unwrap_or(Err(SetError::NotWritable))
+            .map(|_| ())
     }
 
     /// Whether the path exists is checked against the path table when the
@@ -68,22 +121,6 @@ impl RowData for TraceReq {
     fn ready(&self) -> bool {
         true
     }
-}
-
-/// TraceRecord columns, by the result table's column number minus 2 (the
-/// request table numbers them 6..13, the result table 4..11).
-pub(super) fn trace_column(h: &TraceHop, req_column: u32) -> Option<Value> {
-    Some(match req_column {
-        6 => gauge(h.id_generation),
-        7 => Value::Integer(i32::from(h.node_type)),
-        8 => bytes(&h.node_id.to_be_bytes()),
-        9 => bytes(&h.chassis_id.to_be_bytes()),
-        10 => bytes(&h.entry_port_id.to_be_bytes()),
-        11 => bytes(&h.exit_port_id.to_be_bytes()),
-        12 => gauge(h.entry_port),
-        13 => gauge(h.exit_port),
-        _ => return None,
-    })
 }
 
 /// The hops of the path `template`/`mask` names, from the switches'
@@ -149,7 +186,9 @@ pub fn trace_hops(s: &Snapshot, template: &PathRecord, mask: u64) -> Result<Answ
 impl ReqKind for TraceReq {
     const KIND: Kind = Kind::Trace;
     const ENTRY: &'static [u32] = o::IB_SM_TRACE_REQ_ENTRY;
-    const LAST_COLUMN: u32 = 13;
+    fn last_column() -> u32 {
+        columns::last_column(TRACE_COLS)
+    }
     fn table(s: &Sessions) -> &RowTable<Self> {
         &s.trace
     }
@@ -162,7 +201,7 @@ impl ReqKind for TraceReq {
     fn column(&self, column: u32) -> Option<Value> {
         match column {
             COMP_MASK => Some(bytes(&self.comp_mask)),
-            c => trace_column(&self.hop, c),
+            c => columns::find(TRACE_COLS, c).map(|col| (col.read)(&self.hop)),
         }
     }
     fn change(c: Vec<RowChange<Self>>) -> RequestChange {

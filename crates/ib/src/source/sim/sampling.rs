@@ -1,27 +1,25 @@
 //! PortSamplesControl / PortSamplesResult as IBA 16.1.3 describes them, driven
 //! by the simulator's clock.
 //!
-//! A Set loads SampleStart and SampleInterval (in ticks) and the other writable
-//! fields; SampleStatus goes 1 (start timer running, results zero) -> 2
-//! (sampling, counters running) -> 0 (done, results frozen). A Set while a run
-//! is in progress with another Tag is ignored, so the requester sees the other
-//! Tag in the reply (the collision rule).
+//! The state machine is the shared one ([`crate::source::sample_run`]);
+//! here the results come from the traffic model over the run's window:
+//! zero before it, running inside it, frozen after it.
 
 use super::fabric::{Fabric, SAMPLE_TICK};
 use super::traffic::TrafficModel;
 use super::PortFaults;
-use crate::mad::pma::{sample_status, PortSamplesControl, PortSamplesResult};
+use crate::mad::pma::{PortSamplesControl, PortSamplesResult};
 use crate::model::PortIdx;
+use crate::source::sample_run::SampleRun;
 use crate::types::PortNum;
 use std::collections::HashMap;
 
-/// One node's sampling mechanism.
+/// One node's sampling mechanism: the shared state machine over the
+/// simulator's clock (seconds since start).
 #[derive(Debug, Clone)]
 pub(crate) struct Engine {
     node: u32,
-    control: PortSamplesControl,
-    /// Seconds since start when sampling starts and stops (None: never run).
-    window: Option<(f64, f64)>,
+    run: SampleRun<f64>,
 }
 
 /// CounterWidth 4 = 32-bit results.
@@ -31,28 +29,13 @@ impl Engine {
     pub(crate) fn new(node: u32) -> Self {
         Self {
             node,
-            control: PortSamplesControl::default(),
-            window: None,
-        }
-    }
-
-    fn status(&self, t: f64) -> u8 {
-        match self.window {
-            Some((s, _)) if t < s => sample_status::STARTED,
-            Some((_, e)) if t < e => sample_status::RUNNING,
-            _ => sample_status::DONE,
+            run: SampleRun::new(PortSamplesControl::default()),
         }
     }
 
     /// Applies a Set at time `t` (seconds); `tick` is seconds per tick.
     pub(crate) fn set(&mut self, req: &PortSamplesControl, t: f64, tick: f64) {
-        if !self.control.accepts_set(req, self.status(t)) {
-            return;
-        }
-        self.control.apply_writable(req);
-        let start = t + f64::from(req.sample_start) * tick;
-        let end = start + f64::from(req.sample_interval) * tick;
-        self.window = Some((start, end));
+        self.run.set(req, t, |t, n| t + f64::from(n) * tick);
     }
 
     /// Control and result as a Get at `t` would return them.
@@ -63,8 +46,8 @@ impl Engine {
         t: f64,
         faults: &HashMap<PortIdx, PortFaults>,
     ) -> (PortSamplesControl, PortSamplesResult) {
-        let status = self.status(t);
-        let mut c = self.control.clone();
+        let status = self.run.status(t);
+        let mut c = self.run.control().clone();
         describe(&mut c);
         c.sample_status = status;
         let mut r = PortSamplesResult {
@@ -72,7 +55,7 @@ impl Engine {
             sample_status: status,
             ..PortSamplesResult::default()
         };
-        let Some((start, end)) = self.window else {
+        let Some((start, end)) = self.run.window() else {
             return (c, r);
         };
         if t < start {
@@ -97,7 +80,7 @@ impl Engine {
     }
 
     fn ports(&self, f: &Fabric) -> Vec<PortIdx> {
-        select_ports(f, self.node, self.control.port_select)
+        select_ports(f, self.node, self.run.control().port_select)
     }
 }
 

@@ -1,0 +1,11 @@
+//! ibSmLinkTable: every link, from each data port's side.
+
+use super::*;
+
+pub(super) const LINK_COLS: &[Col<(PortIdx, PortIdx)>] = &[
+    ro(o::IB_SM_LINK_TO_NODE_GUID, |v, &(_, r)| {
+        let p = port(v, r)?;
+        octets(&node(v, p.node)?.info.node_guid.to_bytes())
+    }),
+    ro(o::IB_SM_LINK_TO_PORT_NUM, |v, &(_, r)| u(port(v, r)?.num.0)),
+];
