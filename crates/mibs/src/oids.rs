@@ -2,7 +2,7 @@
 //! (see `build.rs`), so the code and the shipped MIB files cannot drift apart.
 //!
 //! One module per MIB module (`ib_pm_mib`, `ib_if_mib`, `ib_sm_mib`,
-//! `ib_tc_mib`, `if_mib`, `snmpv2_mib`, `snmpv2_smi`), each with a
+//! `ib_tc_mib`, `if_mib`, `disman_event_mib`, `snmpv2_mib`, `snmpv2_smi`), each with a
 //! `pub const` per descriptor in SCREAMING_SNAKE_CASE
 //! (`if_mib::IF_HC_IN_OCTETS`), `MODULE` (the module name) and `OBJECTS`,
 //! every descriptor with its OID.
@@ -32,6 +32,7 @@ pub fn object_types() -> impl Iterator<Item = &'static ObjectType> {
         ib_if_mib::OBJECT_TYPES,
         ib_pm_mib::OBJECT_TYPES,
         ib_sm_mib::OBJECT_TYPES,
+        disman_event_mib::OBJECT_TYPES,
     ]
     .into_iter()
     .flatten()
