@@ -38,6 +38,54 @@ pub fn object_types() -> impl Iterator<Item = &'static ObjectType> {
     .flatten()
 }
 
+/// Every descriptor of every shipped module, by module.
+const DESCRIPTORS: &[(&str, &[(&str, &[u32])])] = &[
+    (snmpv2_smi::MODULE, snmpv2_smi::OBJECTS),
+    (snmpv2_mib::MODULE, snmpv2_mib::OBJECTS),
+    (if_mib::MODULE, if_mib::OBJECTS),
+    (disman_event_mib::MODULE, disman_event_mib::OBJECTS),
+    (ib_tc_mib::MODULE, ib_tc_mib::OBJECTS),
+    (ib_if_mib::MODULE, ib_if_mib::OBJECTS),
+    (ib_pm_mib::MODULE, ib_pm_mib::OBJECTS),
+    (ib_sm_mib::MODULE, ib_sm_mib::OBJECTS),
+];
+
+/// An OID as operators write it: dotted numbers (`.1.3.6.1.2.1.2.2.1.8`),
+/// or a descriptor of a shipped module, optionally qualified and with an
+/// instance (`IF-MIB::ifOperStatus`, `ifOperStatus.3`), the way net-snmp
+/// tools take them. None when a name is unknown or a part is not a number.
+pub fn lookup(text: &str) -> Option<Vec<u32>> {
+    let t = text.trim();
+    let (module, rest) = match t.split_once("::") {
+        Some((m, r)) => (Some(m), r),
+        None => (None, t),
+    };
+    let (head, suffix) = match rest.split_once('.') {
+        Some((h, s)) => (h, Some(s)),
+        None => (rest, None),
+    };
+    let mut oid = if module.is_none() && head.chars().all(|c| c.is_ascii_digit()) {
+        // Numeric: `head` is the first sub-identifier ("" for a leading dot).
+        if head.is_empty() {
+            Vec::new()
+        } else {
+            vec![head.parse().ok()?]
+        }
+    } else {
+        DESCRIPTORS
+            .iter()
+            .filter(|(m, _)| module.is_none_or(|x| x == *m))
+            .flat_map(|(_, objs)| objs.iter())
+            .find(|(n, _)| *n == head)?
+            .1
+            .to_vec()
+    };
+    for part in suffix.into_iter().flat_map(|s| s.split('.')) {
+        oid.push(part.parse().ok()?);
+    }
+    (!oid.is_empty()).then_some(oid)
+}
+
 /// The OBJECT-TYPE at `oid`.
 pub fn object_type(oid: &[u32]) -> Option<&'static ObjectType> {
     object_types().find(|o| o.oid == oid)
@@ -201,6 +249,23 @@ mod tests {
         assert_eq!(columns(ib_sm_mib::IB_SM_PORT_INFO_ENTRY).count(), 45);
         assert_eq!(object_type(if_mib::IF_INDEX).unwrap().syntax, "Integer32");
         assert_eq!(object_type(if_mib::IF_ALIAS).unwrap().access, "read-write");
+    }
+
+    #[test]
+    fn lookup_names_and_numbers() {
+        assert_eq!(
+            lookup("ifOperStatus"),
+            Some(if_mib::IF_OPER_STATUS.to_vec())
+        );
+        let mut x = if_mib::IF_OPER_STATUS.to_vec();
+        x.push(3);
+        assert_eq!(lookup("IF-MIB::ifOperStatus.3"), Some(x));
+        assert_eq!(lookup(".1.3.6.1"), Some(vec![1, 3, 6, 1]));
+        assert_eq!(lookup("1.3"), Some(vec![1, 3]));
+        assert_eq!(lookup("IB-PM-MIB::ifOperStatus"), None);
+        assert_eq!(lookup("noSuchThing"), None);
+        assert_eq!(lookup("ifOperStatus.x"), None);
+        assert_eq!(lookup(""), None);
     }
 
     #[test]
