@@ -38,8 +38,11 @@ pub fn object_types() -> impl Iterator<Item = &'static ObjectType> {
     .flatten()
 }
 
+/// A module's generated `OBJECTS`: every descriptor with its OID.
+type Descriptors = &'static [(&'static str, &'static [u32])];
+
 /// Every descriptor of every shipped module, by module.
-const DESCRIPTORS: &[(&str, &[(&str, &[u32])])] = &[
+const DESCRIPTORS: &[(&str, Descriptors)] = &[
     (snmpv2_smi::MODULE, snmpv2_smi::OBJECTS),
     (snmpv2_mib::MODULE, snmpv2_mib::OBJECTS),
     (if_mib::MODULE, if_mib::OBJECTS),
