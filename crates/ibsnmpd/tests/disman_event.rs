@@ -11,11 +11,9 @@ mod common;
 #[path = "notifications_support/mod.rs"]
 mod trapd;
 
-use std::path::Path;
-use std::process::Command;
 use std::time::Duration;
 
-use common::{Agent, BIN};
+use common::{ctl, Agent};
 use trapd::{named, Trap, Trapd};
 
 /// mteTriggerFailures.0 and mteResourceSampleInstances.0 (the tools run
@@ -55,21 +53,6 @@ wildcard = false
 boolean = { op = "==", value = 1 }
 frequency = 1
 "#;
-
-fn ctl(socket: &Path, words: &[&str]) {
-    let out = Command::new(BIN)
-        .arg("ctl")
-        .arg("--socket")
-        .arg(socket)
-        .args(words)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "ctl {words:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-}
 
 fn of<'a>(t: &'a [Trap], name: &str, trigger: &str) -> Vec<&'a Trap> {
     let hot = format!("STRING: {trigger}");
