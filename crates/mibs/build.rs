@@ -23,6 +23,7 @@ pub(crate) const MIB_FILES: &[&str] = &[
     "ietf/SNMPv2-SMI",
     "ietf/SNMPv2-MIB",
     "ietf/IF-MIB",
+    "ietf/DISMAN-EVENT-MIB",
     "IB-TC-MIB",
     "IB-IF-MIB",
     "IB-PM-MIB",
@@ -504,6 +505,7 @@ const KNOWN_CONVENTIONS: &[(&str, &str)] = &[
     ("PhysAddress", "OCTET STRING"),
     ("MacAddress", "OCTET STRING"),
     ("SnmpAdminString", "OCTET STRING"),
+    ("SnmpTagValue", "OCTET STRING"),
 ];
 
 /// The ranges of [`KNOWN_CONVENTIONS`] that carry one (RFC 2579, RFC 3411).

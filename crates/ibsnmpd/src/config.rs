@@ -19,6 +19,7 @@ use crate::cli::RunArgs;
 
 pub mod engine_id;
 pub mod health;
+pub mod monitor;
 pub mod notify;
 
 /// The port used when an address is given without one.
@@ -110,6 +111,8 @@ pub struct Settings {
     pub umad: ib::source::umad::UmadOptions,
     /// The fabric health checks' thresholds (`[health]`, docs/health.md).
     pub health: ib::model::health::HealthConfig,
+    /// DISMAN-EVENT-MIB triggers (`[[monitor]]`, docs/health.md).
+    pub monitors: Vec<mibs::disman_event::Trigger>,
     /// `secrets = true`: IB-SM-MIB's SM_Key and M_Key columns read their
     /// values; off (default) they read as zeros. The SNMPv3 view of a request
     /// narrows this further (mibs::View::secrets).
@@ -145,6 +148,9 @@ struct FileConfig {
     /// The line each top-level key or table starts on (for errors).
     #[serde(skip)]
     lines: BTreeMap<String, usize>,
+    /// The line of each `[[monitor]]` header, in order (for errors).
+    #[serde(skip)]
+    monitor_lines: Vec<usize>,
     agentaddress: Option<StringOrList>,
     rocommunity: Option<Vec<CommunityEntry>>,
     rwcommunity: Option<Vec<CommunityEntry>>,
@@ -191,6 +197,7 @@ struct FileConfig {
     node_name_map: Option<PathBuf>,
     umad: Option<crate::umad_config::UmadSection>,
     health: Option<health::HealthSection>,
+    monitor: Option<Vec<monitor::MonitorEntry>>,
     secrets: Option<bool>,
     sim_partitions: Option<PathBuf>,
     sim_services: Option<PathBuf>,
@@ -563,6 +570,12 @@ fn parse_file(text: &str, origin: &str) -> Result<FileConfig, ConfigError> {
         ConfigError(format!("{origin}{line}: {msg}"))
     })?;
     file.lines = key_lines(text);
+    file.monitor_lines = text
+        .lines()
+        .enumerate()
+        .filter(|(_, l)| l.trim() == "[[monitor]]")
+        .map(|(i, _)| i + 1)
+        .collect();
     Ok(file)
 }
 
@@ -690,6 +703,7 @@ fn line_of(text: &str, offset: usize) -> usize {
 
 fn merge(mut file: FileConfig, origin: &str, args: &RunArgs) -> Result<Settings, ConfigError> {
     let lines = std::mem::take(&mut file.lines);
+    let monitor_lines = std::mem::take(&mut file.monitor_lines);
     let in_file =
         |key: &str, msg: String| ConfigError(format!("{}: {msg}", place(origin, &lines, key)));
     let mut notify = notify::settings(
@@ -958,6 +972,13 @@ fn merge(mut file: FileConfig, origin: &str, args: &RunArgs) -> Result<Settings,
             .unwrap_or_default()
             .config()
             .map_err(|m| in_file("health", m))?,
+        monitors: monitor::triggers(file.monitor.take().unwrap_or_default(), |n, m| {
+            match monitor_lines.get(n) {
+                Some(l) if !origin.is_empty() => format!("{origin}:{l}: monitor {m}"),
+                _ => format!("{}: monitor {m}", place(origin, &lines, "monitor")),
+            }
+        })
+        .map_err(ConfigError)?,
     })
 }
 

@@ -44,6 +44,7 @@ fn initial_state(settings: &Settings, stored: &Persisted) -> SystemState {
         settings.request_session_timeout,
         settings.request_sessions_max,
     ));
+    st.monitors = Arc::new(mibs::disman_event::Monitors::new(settings.monitors.clone()));
     for problem in st.restore(stored) {
         warn!(%problem, "ignoring a stored value that cannot be read (its default stays)");
     }
@@ -233,6 +234,9 @@ pub fn run(
     let dispatcher = Arc::new(dispatcher);
     let controller = controller as Arc<dyn snmp::agent::SetController<mibs::Change>>;
     let view = Arc::new(view);
+    // The monitor task reads the same MIB the same way (started after the
+    // first sweep).
+    let monitor_reads = (Arc::clone(&dispatcher), Arc::clone(&view));
     let mut subagent = settings.agentx.clone().map(|master| {
         let view = Arc::clone(&view);
         let system = Arc::clone(&system);
@@ -317,6 +321,13 @@ pub fn run(
     if let Some(t) = &traps {
         t.cold_start();
     }
+    crate::monitor::start(
+        &runtime,
+        system.load().monitors.clone(),
+        monitor_reads.0,
+        monitor_reads.1,
+        traps.clone(),
+    );
     let mut reloader = crate::reload::Reloader {
         load,
         current: settings.clone(),

@@ -17,6 +17,7 @@ mod fabric;
 mod health;
 mod logging;
 mod metrics;
+mod monitor;
 mod nodemap;
 mod opensm;
 mod reload;

@@ -118,5 +118,6 @@ fn restart_keys(old: &Settings, new: &Settings) -> Vec<&'static str> {
     check(old.umad != new.umad, "[umad]");
     check(old.sim_partitions != new.sim_partitions, "sim_partitions");
     check(old.sim_services != new.sim_services, "sim_services");
+    check(old.monitors != new.monitors, "[[monitor]]");
     v
 }

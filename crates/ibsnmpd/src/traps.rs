@@ -154,6 +154,11 @@ impl Traps {
         Arc::clone(self.notifier.stats())
     }
 
+    /// Queues `n` for the sinks; false when the queue is full (dropped).
+    pub fn notify(&self, n: snmp::notify::Notification) -> bool {
+        self.notifier.notify(n)
+    }
+
     /// coldStart: the agent (re)initialised with a possibly new configuration.
     pub fn cold_start(&self) {
         self.notifier.notify(notif::cold_start());

@@ -11,11 +11,11 @@ mod common;
 #[path = "notifications_support/mod.rs"]
 mod trapd;
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use common::{Agent, BIN};
+use common::{ctl, Agent};
 use trapd::{count, named, Trap, Trapd};
 
 /// snmpEnableAuthenTraps.0.
@@ -52,23 +52,6 @@ fn agent_sweeping(config: &str, extra: &[&str], sweep: &str) -> Setup {
     args.extend_from_slice(extra);
     let agent = Agent::start(&args);
     Setup { agent, socket, dir }
-}
-
-fn ctl(socket: &Path, words: &[&str]) -> String {
-    let out = Command::new(BIN)
-        .arg("ctl")
-        .arg("--socket")
-        .arg(socket)
-        .args(words)
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
-    assert!(
-        out.status.success(),
-        "ctl {words:?}: {stdout} {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    stdout
 }
 
 fn bad_community_get(agent: &Agent) {

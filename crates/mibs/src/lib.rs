@@ -15,6 +15,7 @@ use snmp::mib::MibObject;
 
 pub mod change;
 mod column;
+pub mod disman_event;
 pub mod ib_if_mib;
 pub mod ib_pm_mib;
 pub mod ib_sm_mib;
@@ -128,6 +129,7 @@ pub const REGISTRY: &[&ModuleDef] = &[
     &ib_pm_mib::DEF,
     &ib_sm_mib::DEF,
     &ib_sm_req::DEF,
+    &disman_event::DEF,
 ];
 
 /// Every module ibsnmpd serves, in sysORTable order, built.

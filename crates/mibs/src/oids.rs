@@ -2,7 +2,7 @@
 //! (see `build.rs`), so the code and the shipped MIB files cannot drift apart.
 //!
 //! One module per MIB module (`ib_pm_mib`, `ib_if_mib`, `ib_sm_mib`,
-//! `ib_tc_mib`, `if_mib`, `snmpv2_mib`, `snmpv2_smi`), each with a
+//! `ib_tc_mib`, `if_mib`, `disman_event_mib`, `snmpv2_mib`, `snmpv2_smi`), each with a
 //! `pub const` per descriptor in SCREAMING_SNAKE_CASE
 //! (`if_mib::IF_HC_IN_OCTETS`), `MODULE` (the module name) and `OBJECTS`,
 //! every descriptor with its OID.
@@ -40,9 +40,61 @@ pub fn object_types() -> impl Iterator<Item = &'static ObjectType> {
         ib_if_mib::OBJECT_TYPES,
         ib_pm_mib::OBJECT_TYPES,
         ib_sm_mib::OBJECT_TYPES,
+        disman_event_mib::OBJECT_TYPES,
     ]
     .into_iter()
     .flatten()
+}
+
+/// A module's generated `OBJECTS`: every descriptor with its OID.
+type Descriptors = &'static [(&'static str, &'static [u32])];
+
+/// Every descriptor of every shipped module, by module.
+const DESCRIPTORS: &[(&str, Descriptors)] = &[
+    (snmpv2_smi::MODULE, snmpv2_smi::OBJECTS),
+    (snmpv2_mib::MODULE, snmpv2_mib::OBJECTS),
+    (if_mib::MODULE, if_mib::OBJECTS),
+    (disman_event_mib::MODULE, disman_event_mib::OBJECTS),
+    (ib_tc_mib::MODULE, ib_tc_mib::OBJECTS),
+    (ib_if_mib::MODULE, ib_if_mib::OBJECTS),
+    (ib_pm_mib::MODULE, ib_pm_mib::OBJECTS),
+    (ib_sm_mib::MODULE, ib_sm_mib::OBJECTS),
+];
+
+/// An OID as operators write it: dotted numbers (`.1.3.6.1.2.1.2.2.1.8`),
+/// or a descriptor of a shipped module, optionally qualified and with an
+/// instance (`IF-MIB::ifOperStatus`, `ifOperStatus.3`), the way net-snmp
+/// tools take them. None when a name is unknown or a part is not a number.
+pub fn lookup(text: &str) -> Option<Vec<u32>> {
+    let t = text.trim();
+    let (module, rest) = match t.split_once("::") {
+        Some((m, r)) => (Some(m), r),
+        None => (None, t),
+    };
+    let (head, suffix) = match rest.split_once('.') {
+        Some((h, s)) => (h, Some(s)),
+        None => (rest, None),
+    };
+    let mut oid = if module.is_none() && head.chars().all(|c| c.is_ascii_digit()) {
+        // Numeric: `head` is the first sub-identifier ("" for a leading dot).
+        if head.is_empty() {
+            Vec::new()
+        } else {
+            vec![head.parse().ok()?]
+        }
+    } else {
+        DESCRIPTORS
+            .iter()
+            .filter(|(m, _)| module.is_none_or(|x| x == *m))
+            .flat_map(|(_, objs)| objs.iter())
+            .find(|(n, _)| *n == head)?
+            .1
+            .to_vec()
+    };
+    for part in suffix.into_iter().flat_map(|s| s.split('.')) {
+        oid.push(part.parse().ok()?);
+    }
+    (!oid.is_empty()).then_some(oid)
 }
 
 /// The OBJECT-TYPE at `oid`.
@@ -208,6 +260,23 @@ mod tests {
         assert_eq!(columns(ib_sm_mib::IB_SM_PORT_INFO_ENTRY).count(), 45);
         assert_eq!(object_type(if_mib::IF_INDEX).unwrap().syntax, "Integer32");
         assert_eq!(object_type(if_mib::IF_ALIAS).unwrap().access, "read-write");
+    }
+
+    #[test]
+    fn lookup_names_and_numbers() {
+        assert_eq!(
+            lookup("ifOperStatus"),
+            Some(if_mib::IF_OPER_STATUS.to_vec())
+        );
+        let mut x = if_mib::IF_OPER_STATUS.to_vec();
+        x.push(3);
+        assert_eq!(lookup("IF-MIB::ifOperStatus.3"), Some(x));
+        assert_eq!(lookup(".1.3.6.1"), Some(vec![1, 3, 6, 1]));
+        assert_eq!(lookup("1.3"), Some(vec![1, 3]));
+        assert_eq!(lookup("IB-PM-MIB::ifOperStatus"), None);
+        assert_eq!(lookup("noSuchThing"), None);
+        assert_eq!(lookup("ifOperStatus.x"), None);
+        assert_eq!(lookup(""), None);
     }
 
     #[test]

@@ -12,8 +12,8 @@ use crate::change::Change;
 use crate::util::oid;
 use crate::view::{SysOrEntry, View};
 
-/// snmpTargetMIB (no MIB file of it ships in mibs/: the counters are all
-/// it serves).
+/// snmpTargetMIB (mibs/ietf/SNMP-TARGET-MIB ships for DISMAN-EVENT-MIB's
+/// imports; build.rs does not read it: the counters are all served here).
 const SNMP_TARGET_MIB: &[u32] = &[1, 3, 6, 1, 6, 3, 12];
 /// snmpTargetObjects.
 const SNMP_TARGET_OBJECTS: &[u32] = &[1, 3, 6, 1, 6, 3, 12, 1];

@@ -72,6 +72,9 @@ pub struct SystemState {
     /// IB-SM-MIB's request sessions (runtime, never persisted): read in
     /// place by requests, changed by Sets and by answers coming in.
     pub requests: Arc<crate::ib_sm_req::Sessions>,
+    /// DISMAN-EVENT-MIB's configured triggers and their counters (the
+    /// daemon's monitor task samples them).
+    pub monitors: Arc<crate::disman_event::Monitors>,
 }
 
 impl SystemState {
@@ -90,6 +93,7 @@ impl SystemState {
             modules: ModuleStates::default(),
             secrets: false,
             requests: Arc::default(),
+            monitors: Arc::default(),
         }
     }
 

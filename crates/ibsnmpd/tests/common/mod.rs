@@ -522,3 +522,21 @@ pub const PM_COLUMNS: [(u32, &str); 16] = [
     (17, "PortXmitPkts"),
     (18, "PortRcvPkts"),
 ];
+
+/// `ibsnmpd ctl --socket SOCKET WORDS...`, expecting success; returns stdout.
+pub fn ctl(socket: &Path, words: &[&str]) -> String {
+    let out = Command::new(BIN)
+        .arg("ctl")
+        .arg("--socket")
+        .arg(socket)
+        .args(words)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        out.status.success(),
+        "ctl {words:?}: {stdout} {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    stdout
+}

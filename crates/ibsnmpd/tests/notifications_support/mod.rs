@@ -63,7 +63,9 @@ fn parse(line: &str) -> Option<Trap> {
     let mut objects = Vec::new();
     for vb in v.split('\t') {
         let vb = vb.trim();
+        // DISMAN-EVENT-MIB (shipped) names sysUpTime.0 sysUpTimeInstance.
         if vb.starts_with("SNMPv2-MIB::sysUpTime.0")
+            || vb.starts_with("DISMAN-EVENT-MIB::sysUpTimeInstance")
             || vb.starts_with("SNMPv2-MIB::snmpTrapEnterprise.0")
         {
             continue;

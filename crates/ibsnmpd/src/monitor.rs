@@ -1,0 +1,75 @@
+//! The DISMAN-EVENT-MIB monitor task (docs/health.md, "Threshold
+//! monitors"): every second, the triggers that are due sample the agent's
+//! own MIB through the dispatcher on the current view (a published
+//! snapshot: no network round trip, no MADs) and what fires goes out
+//! through the notification sinks.
+
+use std::sync::atomic::Ordering::Relaxed;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use mibs::disman_event::{Evaluator, Monitors, Sampler};
+use mibs::{Change, View};
+use snmp::dispatch::Dispatcher;
+use snmp::value::{Value, VarBind};
+use tracing::{info, warn};
+
+use crate::traps::Traps;
+
+/// How often due triggers are looked for (mteResourceSampleMinimum).
+const TICK: Duration = Duration::from_secs(1);
+
+/// Reads through the dispatcher on one view.
+struct Reads<'a> {
+    dispatcher: &'a Dispatcher<View, Change>,
+    view: &'a View,
+}
+
+impl Sampler for Reads<'_> {
+    fn get(&self, oid: &[u32]) -> Value {
+        self.dispatcher.get(self.view, oid)
+    }
+    fn next(&self, oid: &[u32]) -> Option<VarBind> {
+        self.dispatcher.next(self.view, oid)
+    }
+}
+
+/// Starts the task on `runtime` when there are triggers.
+pub fn start<F>(
+    runtime: &tokio::runtime::Runtime,
+    monitors: Arc<Monitors>,
+    dispatcher: Arc<Dispatcher<View, Change>>,
+    view: Arc<F>,
+    traps: Option<Traps>,
+) where
+    F: Fn() -> View + Send + Sync + 'static,
+{
+    if monitors.triggers().is_empty() {
+        return;
+    }
+    info!(
+        triggers = monitors.triggers().len(),
+        "DISMAN-EVENT-MIB monitors sampling"
+    );
+    runtime.spawn(async move {
+        let mut eval = Evaluator::new(&monitors);
+        let mut tick = tokio::time::interval(TICK);
+        tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
+        loop {
+            tick.tick().await;
+            let v = view();
+            let reads = Reads {
+                dispatcher: &dispatcher,
+                view: &v,
+            };
+            for f in eval.run(&monitors, Instant::now(), &reads) {
+                info!(trigger = %f.trigger, kind = ?f.kind, oid = %f.oid, value = f.value, "monitor fired");
+                // Without sinks the event has nowhere to go: not a failure.
+                if traps.as_ref().is_some_and(|t| !t.notify(f.notification())) {
+                    monitors.stats.event_failures.fetch_add(1, Relaxed);
+                    warn!(trigger = %f.trigger, "notification queue full: monitor notification dropped");
+                }
+            }
+        }
+    });
+}
