@@ -348,7 +348,11 @@ impl UmadSource {
                 let more: Vec<pma::Target> = assemble::pma_targets(&d)
                     .into_iter()
                     .filter_map(|mut t| {
-                        let asked = |p: &u8| targets.iter().any(|o| o.node == t.node && o.ports.contains(p));
+                        let asked = |p: &u8| {
+                            targets
+                                .iter()
+                                .any(|o| o.node == t.node && o.ports.contains(p))
+                        };
                         t.ports.retain(|p| !asked(p));
                         (!t.ports.is_empty()).then_some(t)
                     })

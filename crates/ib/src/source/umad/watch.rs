@@ -99,11 +99,15 @@ pub fn probe(t: &mut Transport, d: &Discovered) -> Option<Trigger> {
         let Some((g, p, _, last)) = ports.get(i) else {
             return Vec::new();
         };
-        let now = r.ok().and_then(|mad| PortInfo::decode(req::smp_data(&mad)).ok());
+        let now = r
+            .ok()
+            .and_then(|mad| PortInfo::decode(req::smp_data(&mad)).ok());
         let ours = *g == d.local && *p == d.local_port_num;
         let t = match (now, last) {
             (None, _) => Some(Trigger::Unanswered(*g, *p)),
-            (Some(now), Some(last)) if ours && (now.lid, now.master_sm_lid) != (last.lid, last.master_sm_lid) => {
+            (Some(now), Some(last))
+                if ours && (now.lid, now.master_sm_lid) != (last.lid, last.master_sm_lid) =>
+            {
                 Some(Trigger::LocalPort)
             }
             (Some(now), Some(last)) if state(&now) == state(last) => None,
@@ -159,7 +163,10 @@ mod tests {
         pma.samples.insert(k, sample(1));
         assert_eq!(after_pma(&pma, &prev), None);
         pma.samples.insert(k, sample(2));
-        assert_eq!(after_pma(&pma, &prev), Some(Trigger::LinkDowned(Guid(5), 3)));
+        assert_eq!(
+            after_pma(&pma, &prev),
+            Some(Trigger::LinkDowned(Guid(5), 3))
+        );
         // A port seen for the first time has nothing to compare with.
         assert_eq!(after_pma(&pma, &HashMap::new()), None);
     }
