@@ -64,8 +64,8 @@ pub struct UmadOptions {
     pub quick_start: bool,
     /// Switch forwarding tables and P_Key tables are read again only when a
     /// discovery sees a changed subnet (nodes, ports, LIDs, links, port states, the
-    /// master SM's LID) or on every `tables_every`-th discovery; otherwise the last
-    /// ones are kept. 1 reads them at every discovery.
+    /// master SM's LID) or on every `tables_every`-th sweep; otherwise the last
+    /// ones are kept. 1 reads them every sweep.
     pub tables_every: u32,
 }
 
@@ -169,7 +169,7 @@ pub struct UmadSource {
     last_signature: Option<(u64, u16)>,
     since_tables: u32,
     /// Forwarding and P_Key tables are due: the first sweep left them out, or
-    /// a discovery saw a changed subnet.
+    /// a discovery saw a changed subnet (`since_tables` counts sweeps).
     tables_pending: bool,
     /// This sweep's cost so far.
     cost: crate::model::SweepCost,
@@ -374,8 +374,11 @@ impl UmadSource {
         self.stats.unreached_ports = pma.unreached_ports().count() as u64;
         self.pma_faults.record(&pma, Instant::now());
         // Forwarding and P_Key tables: after the first sweep, when a discovery
-        // saw a changed subnet, and now and then.
-        let tables = self.tables_pending && !cold;
+        // saw a changed subnet, and every `tables_every` sweeps (an SM's
+        // partition changes show nowhere else).
+        self.since_tables += 1;
+        let tables = (self.tables_pending || self.since_tables >= self.opts.tables_every.max(1))
+            && !cold;
         if tables && self.opts.lft {
             let phase = Phase::start(&self.tr);
             super::discover::fetch_lfts(&mut self.tr, &mut d);
@@ -474,7 +477,7 @@ impl UmadSource {
     /// Discovery by SMPs; fails when incomplete. Forwarding tables are kept
     /// from `prev` for an unchanged subnet; a changed one (nodes, ports, LIDs,
     /// links, port states, the master SM's LID) makes them and the P_Key tables
-    /// due (`tables_pending`), as does every `tables_every`-th discovery.
+    /// due (`tables_pending`).
     fn discover_subnet(&mut self, prev: Option<&Discovered>) -> Result<Discovered, SweepError> {
         let phase = Phase::start(&self.tr);
         let mut d = discover(&mut self.tr, DiscoverOptions { lft: false });
@@ -497,12 +500,7 @@ impl UmadSource {
             .map(|p| p.master_sm_lid.0)
             .unwrap_or(0);
         let sig = (super::discover::signature(&d), sm_lid);
-        self.since_tables += 1;
-        if prev.is_none()
-            || self.last_sa.is_none()
-            || self.last_signature != Some(sig)
-            || self.since_tables >= self.opts.tables_every.max(1)
-        {
+        if prev.is_none() || self.last_sa.is_none() || self.last_signature != Some(sig) {
             self.tables_pending = true;
         }
         self.last_signature = Some(sig);
