@@ -377,8 +377,8 @@ impl UmadSource {
         // saw a changed subnet, and every `tables_every` sweeps (an SM's
         // partition changes show nowhere else).
         self.since_tables += 1;
-        let tables = (self.tables_pending || self.since_tables >= self.opts.tables_every.max(1))
-            && !cold;
+        let tables =
+            (self.tables_pending || self.since_tables >= self.opts.tables_every.max(1)) && !cold;
         if tables && self.opts.lft {
             let phase = Phase::start(&self.tr);
             super::discover::fetch_lfts(&mut self.tr, &mut d);

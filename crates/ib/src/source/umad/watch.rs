@@ -78,7 +78,8 @@ pub fn watched(d: &Discovered) -> Vec<(Guid, u8, Vec<u8>, Option<PortInfo>)> {
         for p in n.ports.values() {
             let ours = g == d.local && p.num == d.local_port_num;
             let active = p.info.as_ref().is_some_and(|i| i.port_state == 4);
-            if ours || (!active && !(n.is_switch() && p.num == 0)) {
+            let base = n.is_switch() && p.num == 0;
+            if ours || !(active || base) {
                 v.push((g, p.num, n.path.clone(), p.info.clone()));
             }
         }
