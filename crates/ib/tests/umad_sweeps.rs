@@ -6,20 +6,15 @@ mod umad_util;
 
 use ib::model::{FabricEventKind, Node, Port, Snapshot};
 use ib::source::umad::{UmadOptions, UmadSource};
-use ib::testbed::{TestbedConfig, SMALL_NET};
 use ib::types::Guid;
 use umad_util::*;
 
 fn open() -> UmadSource {
-    let mut o = UmadOptions::default();
-    o.transport.window = 64;
-    o.transport.timeout = std::time::Duration::from_millis(200);
-    UmadSource::open(None, None, o).unwrap()
+    open_source(UmadOptions::default())
 }
 
 fn parent(name: &str) {
-    let tb = start(TestbedConfig::new(SMALL_NET));
-    println!("{}", run_child(&tb, name, &[]));
+    run_on_small_net(name)
 }
 
 fn node<'a>(s: &'a Snapshot, desc: &str) -> Option<&'a Node> {
@@ -39,28 +34,38 @@ fn linked(s: &Snapshot) -> Vec<(&str, &Port)> {
         .collect()
 }
 
+/// Port 1's counters of the node named `desc`.
+fn port1_counters<'a>(s: &'a Snapshot, desc: &str) -> &'a ib::model::PortCounterState {
+    let n = node(s, desc).expect(desc);
+    let p = s.port(n.ports.start).expect("port 1");
+    p.counters.as_deref().expect("counters read")
+}
+
+/// How many of the six detail attributes the port's last readings have
+/// (None: no counters at all).
+fn details_read(p: &Port) -> Option<usize> {
+    let r = &p.counters.as_ref()?.readings;
+    Some(
+        [
+            r.rcv_error_details.is_some(),
+            r.xmit_discard_details.is_some(),
+            r.flow_ctl.is_some(),
+            r.vl_op_packets.is_some(),
+            r.vl_op_data.is_some(),
+            r.vl_xmit_wait.is_some(),
+        ]
+        .into_iter()
+        .filter(|&x| x)
+        .count(),
+    )
+}
+
 fn has_details(p: &Port) -> bool {
-    p.counters.as_ref().is_some_and(|c| {
-        let r = &c.readings;
-        r.rcv_error_details.is_some()
-            && r.xmit_discard_details.is_some()
-            && r.flow_ctl.is_some()
-            && r.vl_op_packets.is_some()
-            && r.vl_op_data.is_some()
-            && r.vl_xmit_wait.is_some()
-    })
+    details_read(p) == Some(6)
 }
 
 fn has_no_details(p: &Port) -> bool {
-    p.counters.as_ref().is_some_and(|c| {
-        let r = &c.readings;
-        r.rcv_error_details.is_none()
-            && r.xmit_discard_details.is_none()
-            && r.flow_ctl.is_none()
-            && r.vl_op_packets.is_none()
-            && r.vl_op_data.is_none()
-            && r.vl_xmit_wait.is_none()
-    })
+    details_read(p) == Some(0)
 }
 
 #[test]
@@ -90,13 +95,7 @@ fn quick_first_sweep_then_details_and_tables() {
             assert!(has_no_details(p), "{desc} {:?}: {:?}", p.num, c.readings);
         }
     }
-    let hca3 = node(&first, "Hca3").unwrap();
-    let c = first
-        .port(hca3.ports.start)
-        .unwrap()
-        .counters
-        .as_ref()
-        .unwrap();
+    let c = port1_counters(&first, "Hca3");
     assert_eq!(c.readings.counters.symbol_error_counter, 7);
     assert_eq!(c.totals.port_local_physical_errors, 0);
     // No forwarding tables and no other node's P_Key table yet: absent.
@@ -113,13 +112,7 @@ fn quick_first_sweep_then_details_and_tables() {
     for (desc, p) in linked(&second) {
         assert!(has_details(p), "{desc} {:?}", p.num);
     }
-    let hca3 = node(&second, "Hca3").unwrap();
-    let c = second
-        .port(hca3.ports.start)
-        .unwrap()
-        .counters
-        .as_ref()
-        .unwrap();
+    let c = port1_counters(&second, "Hca3");
     assert_eq!(c.totals.port_local_physical_errors, 4);
     assert_eq!(c.totals.symbol_error_counter, 7);
     for n in second.nodes.iter().filter_map(|n| n.switch.as_ref()) {
