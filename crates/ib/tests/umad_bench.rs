@@ -100,7 +100,7 @@ fn bench_source_sweeps() {
                 _ => "steady",
             };
             println!(
-                "RESULT sweep mode={mode} kind={kind} round={r} secs={secs:.3} mads={mads} smp={} sa={} pma={} pma_secs={:.3} mads_per_sec={:.0} discoveries={}",
+                "RESULT sweep window={window} mode={mode} kind={kind} round={r} secs={secs:.3} mads={mads} smp={} sa={} pma={} pma_secs={:.3} mads_per_sec={:.0} discoveries={}",
                 c.discovery.sent,
                 c.sa.sent,
                 c.pma.sent,
