@@ -225,9 +225,23 @@ fn steady_sweeps_skip_discovery_and_keep_link_events() {
     let next2 = s.sweep().unwrap();
     assert!(ib::model::diff(&next, &next2).is_empty());
     assert!(s.stats().discoveries <= d + 1, "{:?}", s.stats());
-    assert!(next2
-        .port(node(&next2, "Hca4").unwrap().ports.start)
-        .unwrap()
-        .counters
-        .is_some());
+    assert!(port1_counters(&next2, "Hca4").readings.extended.is_some());
+    prev = next2;
+
+    // A switch-to-switch link going down: both PMAs still answer, and ibsim's
+    // do not count LinkDowned; a real PMA does, as set here. The sum of
+    // Switch1's ports moves, its ports are read, the counter moved: the next
+    // sweep discovers and shows the link state change.
+    let sw1 = guid(&prev, "Switch1");
+    child_console("Unlink \"Switch1\"[3]");
+    child_console("PerformanceSet \"Switch1\"[3] PortCounters.LinkDownedCounter=1");
+    let d = s.stats().discoveries;
+    let next = s.sweep().unwrap();
+    let ev = ib::model::diff(&prev, &next);
+    assert!(
+        ev.iter().any(|e| matches!(&e.kind, FabricEventKind::LinkStateChange { node_guid, port, .. } if *node_guid == sw1 && port.0 == 3)),
+        "{ev:?}"
+    );
+    assert_eq!(s.stats().discoveries, d + 1);
+    child_console("ReLink \"Switch1\"[3]");
 }
