@@ -296,6 +296,12 @@ impl UmadSource {
         self.subscribed
     }
 
+    /// The last snapshot was a quick first sweep's: the next sweep completes it
+    /// (details, forwarding and P_Key tables).
+    pub fn completing(&self) -> bool {
+        self.sweep_no == 1 && self.opts.quick_start
+    }
+
     /// PMA failures since start, per node and attribute.
     pub fn pma_faults(&self) -> &PmaFaults {
         &self.pma_faults
@@ -805,6 +811,16 @@ impl Addresses {
 impl crate::source::Source for UmadSource {
     fn sweep(&mut self) -> Result<Snapshot, crate::source::SourceError> {
         Ok(UmadSource::sweep(self)?)
+    }
+
+    /// After a quick first sweep, at once: the sweep that completes it
+    /// should not wait a whole interval.
+    fn wake_at(&self) -> Option<Instant> {
+        self.completing().then(Instant::now)
+    }
+
+    fn wake(&mut self) -> bool {
+        self.completing()
     }
 
     fn control(
