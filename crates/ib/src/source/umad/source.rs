@@ -1,6 +1,8 @@
 //! `UmadSource`: one sweep = DR-SMP discovery, SA queries, PMA polling, assembled into a
 //! snapshot whose counters continue from the previous one (events come from
-//! diffing them, by whoever publishes them).
+//! diffing them, by whoever publishes them). Steady sweeps reuse the last
+//! topology until [`super::watch`] sees a sign of change; the first sweep
+//! leaves details and tables to the second (`quick_start`).
 //!
 //! Failure policy:
 //! - an incomplete discovery (SMPs unanswered after retries) never becomes the
