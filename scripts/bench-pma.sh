@@ -3,6 +3,12 @@
 # `ibqueryerrors` on the same fabric, and against ibsim's own MAD ceiling.
 #
 #   scripts/bench-pma.sh [HOSTS] [WINDOWS] [ROUNDS]     (defaults 4096 "16 64 256" 3)
+#   SWEEP_WINDOWS="64 256" scripts/bench-pma.sh ...       (whole sweeps; default 256)
+#
+# Whole sweeps: the first (quick start), the second (details and tables), then
+# steady ones, for the default policy, without quick start, and with a
+# discovery every sweep; the steady rounds include the periodic full detail
+# read (every 6th sweep) and table read (every 6th sweep, one later).
 #
 # Fabric: a two-level fat tree of 64-port leaves (32 hosts + 32 uplinks each) and
 # 128-port spines (one link to every leaf); HOSTS/32 leaves, 32 spines.
@@ -13,6 +19,8 @@ set -eu
 HOSTS=${1:-4096}
 WINDOWS=${2:-16 64 256}
 ROUNDS=${3:-3}
+# Windows of the whole-sweep runs (256: the source's default under umad2sim).
+SWEEP_WINDOWS=${SWEEP_WINDOWS:-256}
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 DIR=$(mktemp -d /tmp/ibsnmpd-bench-pma.XXXXXX)
 export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$ROOT/target}
@@ -95,9 +103,11 @@ for WINDOW in $WINDOWS; do
         --test-threads=1 2>>"$DIR/bench.err" | grep RESULT | tee -a "$DIR/bench.out"
 done
 
-echo "--- ibsnmpd umad source: whole sweeps (cold, then steady), window 256"
-UMAD_BENCH_WINDOW=256 UMAD_BENCH_ROUNDS=$ROUNDS "$BIN" --ignored --exact bench_source_sweeps --nocapture \
-    --test-threads=1 2>>"$DIR/bench.err" | grep RESULT | tee -a "$DIR/bench.out"
+for WINDOW in $SWEEP_WINDOWS; do
+    echo "--- ibsnmpd umad source: whole sweeps (cold first snapshot, second, then steady), window $WINDOW"
+    UMAD_BENCH_WINDOW=$WINDOW UMAD_BENCH_ROUNDS=$ROUNDS "$BIN" --ignored --exact bench_source_sweeps --nocapture \
+        --test-threads=1 2>>"$DIR/bench.err" | grep RESULT | tee -a "$DIR/bench.out"
+done
 
 python3 - "$DIR/bench.out" "$IBQ" "$IBQS" <<'EOF'
 import re, sys
@@ -116,13 +126,15 @@ print(f"SUMMARY full PMA sweep (PortCounters + PortCountersExtended) {full:.2f}s
 print(f"SUMMARY PortCounters-only sweep (like for like) {pc:.2f}s at {pc_rate:.0f} MADs/s: {ibq / pc:.1f}x ibqueryerrors")
 print(f"SUMMARY discovery + full PMA sweep {disc + full:.2f}s: {ibq / (disc + full):.1f}x ibqueryerrors")
 print(f"SUMMARY best MAD rate {max(full_rate, pc_rate):.0f}/s; ibsim's own ceiling is ~100-115k/s on an idle machine")
-for mode in ("default", "topology_every=6"):
+for window, mode in [(w, m) for w in sorted(set(re.findall(r"sweep window=(\d+)", text)), key=int)
+                     for m in ("default", "no_quick_start", "topology_every=1")]:
     rows = [m.groupdict() for m in re.finditer(
-        r"sweep mode=" + re.escape(mode) + r" kind=(?P<kind>\w+) round=\d+ secs=(?P<secs>[0-9.]+) mads=(?P<mads>\d+) smp=(?P<smp>\d+) sa=(?P<sa>\d+) pma=(?P<pma>\d+) pma_secs=[0-9.]+ mads_per_sec=(?P<rate>[0-9.]+)", text)]
-    for kind in ("cold", "steady"):
+        r"sweep window=" + window + " mode=" + re.escape(mode) + r" kind=(?P<kind>\w+) round=\d+ secs=(?P<secs>[0-9.]+) mads=(?P<mads>\d+) smp=(?P<smp>\d+) sa=(?P<sa>\d+) pma=(?P<pma>\d+) pma_secs=[0-9.]+ mads_per_sec=(?P<rate>[0-9.]+)", text)]
+    for kind in ("cold", "second", "steady"):
         k = [r for r in rows if r["kind"] == kind]
         if not k:
             continue
         b = min(k, key=lambda r: float(r["secs"]))
-        print(f"SUMMARY {kind} sweep ({mode}) {float(b['secs']):.2f}s, {b['mads']} MADs (SMP {b['smp']}, SA {b['sa']}, PMA {b['pma']}) at {float(b['rate']):.0f} MADs/s: {ibq / float(b['secs']):.1f}x ibqueryerrors")
+        w = max(float(r["secs"]) for r in k)
+        print(f"SUMMARY {kind} sweep ({mode}, window {window}) {float(b['secs']):.2f}s (worst of {len(k)}: {w:.2f}s), {b['mads']} MADs (SMP {b['smp']}, SA {b['sa']}, PMA {b['pma']}) at {float(b['rate']):.0f} MADs/s: {ibq / float(b['secs']):.1f}x ibqueryerrors")
 EOF

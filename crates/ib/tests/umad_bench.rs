@@ -66,35 +66,47 @@ fn bench_pma_sweep() {
     println!("RESULT stats {:?}", t.stats());
 }
 
-/// Whole sweeps of the source: the cold first sweep (ClassPortInfo, forwarding and
-/// P_Key tables, every detail attribute), then steady sweeps with the default
-/// schedule and with counter-only sweeps between discoveries (`topology_every`).
+/// Whole sweeps of the source: the first sweep (quick start: topology and
+/// PortCounters(Extended) only; and without quick start, everything), the
+/// second (details, forwarding and P_Key tables), then steady sweeps with the
+/// default policy (discovery only on a sign of change or every
+/// `topology_every` sweeps) and with a discovery every sweep.
 #[test]
 #[ignore = "benchmark: run by scripts/bench-pma.sh under LD_PRELOAD=libumad2sim.so"]
 fn bench_source_sweeps() {
     let window = env_or("UMAD_BENCH_WINDOW", 256);
     let rounds = env_or("UMAD_BENCH_ROUNDS", 3);
-    for (mode, topology_every) in [("default", 1u32), ("topology_every=6", 6)] {
+    for (mode, topology_every, quick_start) in [
+        ("default", 30u32, true),
+        ("no_quick_start", 30, false),
+        ("topology_every=1", 1, true),
+    ] {
         let mut opts = UmadOptions {
             topology_every,
+            quick_start,
             ..UmadOptions::default()
         };
         opts.transport.window = window;
         let mut s = UmadSource::open(None, None, opts).unwrap();
-        for r in 0..=rounds {
+        for r in 0..=rounds + 1 {
             let t = Instant::now();
             let snap = s.sweep().unwrap();
             let secs = t.elapsed().as_secs_f64();
             let c = snap.sweep.cost;
             let mads = c.discovery.sent + c.sa.sent + c.pma.sent;
+            let kind = match r {
+                0 => "cold",
+                1 => "second",
+                _ => "steady",
+            };
             println!(
-                "RESULT sweep mode={mode} kind={} round={r} secs={secs:.3} mads={mads} smp={} sa={} pma={} pma_secs={:.3} mads_per_sec={:.0}",
-                if r == 0 { "cold" } else { "steady" },
+                "RESULT sweep window={window} mode={mode} kind={kind} round={r} secs={secs:.3} mads={mads} smp={} sa={} pma={} pma_secs={:.3} mads_per_sec={:.0} discoveries={}",
                 c.discovery.sent,
                 c.sa.sent,
                 c.pma.sent,
                 c.pma.duration.as_secs_f64(),
-                mads as f64 / secs
+                mads as f64 / secs,
+                s.stats().discoveries
             );
         }
     }

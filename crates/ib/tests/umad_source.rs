@@ -4,7 +4,6 @@ mod umad_util;
 
 use ib::model::{dump_ibnetdiscover, FabricEventKind};
 use ib::source::umad::{UmadOptions, UmadSource};
-use ib::testbed::{TestbedConfig, SMALL_NET};
 use ib::types::PortNum;
 use umad_util::*;
 
@@ -12,15 +11,12 @@ fn open() -> UmadSource {
     open_with(UmadOptions::default())
 }
 
-fn open_with(mut o: UmadOptions) -> UmadSource {
-    o.transport.window = 64;
-    o.transport.timeout = std::time::Duration::from_millis(200);
-    UmadSource::open(None, None, o).unwrap()
+fn open_with(o: UmadOptions) -> UmadSource {
+    open_source(o)
 }
 
 fn parent(name: &str) {
-    let tb = start(TestbedConfig::new(SMALL_NET));
-    println!("{}", run_child(&tb, name, &[]));
+    run_on_small_net(name)
 }
 
 #[test]

@@ -48,6 +48,8 @@ fn traces_equal_ibtracert_in_a_fat_tree() {
         return;
     }
     let mut src = UmadSource::open(None, None, UmadOptions::default()).unwrap();
+    // The forwarding tables come with the second sweep (quick start).
+    src.sweep().unwrap();
     let s = src.sweep().unwrap();
     // CA ports with LIDs, a spread of them.
     let cas: Vec<u32> = (0..s.ports.len() as u32)

@@ -21,12 +21,18 @@ pub fn open(settings: &Settings) -> Result<Box<dyn Source>, ConfigError> {
     )
 }
 
+/// A source for one-shot commands (`dump`, `health`): their one sweep reads
+/// everything, not a quick start.
 pub fn open_spec(spec: &str, local_node: Option<String>) -> Result<Box<dyn Source>, ConfigError> {
     open_with(
         spec,
         "--local-node",
         SourceOptions {
             local_node,
+            umad: ib::source::umad::UmadOptions {
+                quick_start: false,
+                ..Default::default()
+            },
             ..SourceOptions::default()
         },
     )

@@ -19,6 +19,7 @@ pub struct UmadSection {
     details: Option<Vec<String>>,
     lft: Option<bool>,
     topology_every: Option<u32>,
+    quick_start: Option<bool>,
     tables_every: Option<u32>,
     detail_every: Option<u32>,
     subscribe_traps: Option<bool>,
@@ -92,6 +93,9 @@ impl UmadSection {
             }
             o.topology_every = n;
         }
+        if let Some(q) = self.quick_start {
+            o.quick_start = q;
+        }
         if let Some(n) = self.tables_every {
             if !(1..=1000).contains(&n) {
                 return Err(format!("tables_every = {n}: must be 1..=1000"));
@@ -148,7 +152,7 @@ mod tests {
         let o = parse(
             "window = 64\ntimeout = 0.25\nretries = 0\nsm_key = \"none\"\n\
              details = [\"flow_ctl\"]\nlft = false\ntopology_every = 5\n\
-             subscribe_traps = true\nreset_threshold = 0.75\n",
+             subscribe_traps = true\nreset_threshold = 0.75\nquick_start = false\n",
         )
         .unwrap();
         assert_eq!(o.transport.window, 64);
@@ -158,6 +162,7 @@ mod tests {
         assert_eq!(o.pma.details, detail::FLOW_CTL);
         assert!(!o.lft && o.subscribe_traps);
         assert_eq!(o.topology_every, 5);
+        assert!(!o.quick_start);
         assert_eq!(o.pma.reset_threshold, Some(0.75));
         assert_eq!(parse("sm_key = \"0x10\"").unwrap().sm_key, Some(16));
     }

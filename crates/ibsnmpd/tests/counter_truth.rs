@@ -103,6 +103,11 @@ fn all_counters(tb: &Testbed, lid: u16, port: u8) -> BTreeMap<String, u64> {
 
 impl UmadAgent {
     fn start_truth(tb: &Testbed, sweep: &str) -> UmadAgent {
+        Self::start_truth_with(tb, sweep, &[])
+    }
+
+    /// [`Self::start_truth`] with more daemon arguments.
+    fn start_truth_with(tb: &Testbed, sweep: &str, extra: &[&str]) -> UmadAgent {
         let ready = |a: &UmadAgent| {
             let out = a.snmp("snmpgetnext", &[PM_NODE_GUID]);
             let n = snmp(
@@ -122,7 +127,7 @@ impl UmadAgent {
         UmadAgent::start(
             tb,
             Some("Hca1"),
-            &["--sweep-interval", sweep],
+            &[&["--sweep-interval", sweep], extra].concat(),
             Duration::from_secs(60),
             ready,
         )
@@ -497,7 +502,12 @@ fn a_down_local_port_reads_down_with_its_lid() {
 fn a_lossy_local_link_keeps_the_fabric_counters_fresh() {
     let tb = testbed();
     let lids = node_lids(&tb);
-    let agent = UmadAgent::start_truth(&tb, "0.5");
+    // A discovery every sweep: steady sweeps would rarely try one under loss,
+    // and the fallback to the last topology is what is tested.
+    let conf = tb.dir().join("discover-every-sweep.toml");
+    std::fs::write(&conf, "[umad]\ntopology_every = 1\n").unwrap();
+    let conf = conf.to_string_lossy().into_owned();
+    let agent = UmadAgent::start_truth_with(&tb, "0.5", &["--config", &conf]);
     let (hca4, _) = node_by_name(&tb, &lids, "Hca4");
     let (hca3, _) = node_by_name(&tb, &lids, "Hca3");
     // 30% of the packets into the agent's own port are lost from now on.

@@ -132,7 +132,8 @@ fn metrics_match_perfquery_with_node_names() {
     let mport = free_port("127.0.0.1");
     let url = format!("http://127.0.0.1:{mport}/metrics");
     let murl = url.clone();
-    // A long interval: the snapshot stays as the first sweep read it.
+    // A long interval: the snapshot stays as the start-up read it: the quick
+    // first sweep and the one that completes it at once (docs/umad.md).
     let agent = UmadAgent::start(
         &tb,
         None,
@@ -149,7 +150,11 @@ fn metrics_match_perfquery_with_node_names() {
             Command::new("curl")
                 .args(["-sS", "--fail", "--max-time", "2", &murl])
                 .output()
-                .map(|o| String::from_utf8_lossy(&o.stdout).contains("infiniband_hca_port_"))
+                .map(|o| {
+                    let text = String::from_utf8_lossy(&o.stdout);
+                    text.contains("infiniband_hca_port_")
+                        && sample(&text, "ibsnmpd_sweeps_total", &[]) == vec![2]
+                })
                 .unwrap_or(false)
         },
     );
@@ -293,7 +298,7 @@ fn metrics_match_perfquery_with_node_names() {
     assert_eq!(rate.len(), 1);
     assert!(rate[0] > 0);
     // The agent's own figures.
-    assert_eq!(sample(&text, "ibsnmpd_sweeps_total", &[]), vec![1]);
+    assert_eq!(sample(&text, "ibsnmpd_sweeps_total", &[]), vec![2]);
     for phase in ["discovery", "sa", "pma"] {
         let sent = sample(
             &text,

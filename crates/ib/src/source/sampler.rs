@@ -461,11 +461,16 @@ impl<S: Source> Source for SoftSampling<S> {
     }
 
     fn wake_at(&self) -> Option<Instant> {
-        self.samplers.deadline()
+        match (self.samplers.deadline(), self.inner.wake_at()) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
     }
 
     fn wake(&mut self) -> bool {
-        self.run_due()
+        // Both run: neither's timers wait on the other's.
+        let ours = self.run_due();
+        self.inner.wake() || ours
     }
 }
 

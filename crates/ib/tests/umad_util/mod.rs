@@ -161,3 +161,18 @@ pub fn sorted_lines(text: &str) -> Vec<String> {
 pub fn start(cfg: ib::testbed::TestbedConfig) -> Testbed {
     Testbed::start(cfg).unwrap_or_else(|e| panic!("cannot start the ibsim testbed: {e}"))
 }
+
+/// A umad source with the tests' transport settings: window 64 (well under
+/// umad2sim's limit) and 200 ms timeouts.
+pub fn open_source(mut o: ib::source::umad::UmadOptions) -> ib::source::umad::UmadSource {
+    o.transport.window = 64;
+    o.transport.timeout = std::time::Duration::from_millis(200);
+    ib::source::umad::UmadSource::open(None, None, o).unwrap()
+}
+
+/// The parent side of a test on `SMALL_NET`: starts the testbed and re-runs
+/// test `name` in the preloaded child.
+pub fn run_on_small_net(name: &str) {
+    let tb = start(ib::testbed::TestbedConfig::new(ib::testbed::SMALL_NET));
+    println!("{}", run_child(&tb, name, &[]));
+}

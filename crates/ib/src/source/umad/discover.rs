@@ -35,7 +35,8 @@ pub struct DNode {
     /// Directed route from us to this node (first arrival).
     pub path: Vec<u8>,
     pub ports: BTreeMap<u8, DPort>,
-    /// Linear forwarding table: output port per LID (index = LID), switches only.
+    /// Linear forwarding table: output port per LID (index = LID), switches only;
+    /// empty until read.
     pub lft: Vec<u8>,
 }
 
@@ -132,8 +133,9 @@ pub fn discover(t: &mut Transport, opts: DiscoverOptions) -> Discovered {
 /// without them (`DiscoverOptions { lft: false }`).
 pub fn fetch_lfts(t: &mut Transport, d: &mut Discovered) {
     let mut reqs = Vec::new();
-    for n in d.nodes.values() {
+    for n in d.nodes.values_mut() {
         if let Some(si) = n.switch_info.as_ref().filter(|si| si.linear_fdb_top > 0) {
+            n.lft = lft_slots(si);
             let blocks = u32::from(si.linear_fdb_top) / 64 + 1;
             for b in 0..blocks {
                 reqs.push((
@@ -151,6 +153,12 @@ pub fn fetch_lfts(t: &mut Transport, d: &mut Discovered) {
             Vec::new()
         }
     });
+}
+
+/// A switch's forwarding table before its blocks arrive: every LID up to
+/// LinearFDBTop unrouted.
+pub fn lft_slots(si: &SwitchInfo) -> Vec<u8> {
+    vec![LinearForwardingTable::INVALID_PORT; usize::from(si.linear_fdb_top) + 1]
 }
 
 /// What decides whether a discovery saw the same subnet as another: every node,
@@ -274,8 +282,11 @@ fn on_answer(d: &mut Discovered, q: Q, data: &[u8], opts: DiscoverOptions) -> Ve
                 }
             }
             if let Some(n) = d.nodes.get_mut(&g) {
-                n.lft =
-                    vec![LinearForwardingTable::INVALID_PORT; usize::from(si.linear_fdb_top) + 1];
+                // Without the blocks the table stays empty: not read is absent,
+                // never a table of invalid ports.
+                if opts.lft {
+                    n.lft = lft_slots(&si);
+                }
                 n.switch_info = Some(si);
             }
         }

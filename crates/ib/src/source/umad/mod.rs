@@ -6,6 +6,7 @@
 //! - [`discover`]: directed-route BFS discovery;
 //! - [`sa`]: SA queries and trap subscription;
 //! - [`pma`]: PMA polling and counter resets;
+//! - [`watch`]: what a steady sweep checks instead of discovering again;
 //! - [`assemble`]: results into the model's snapshot builder;
 //! - [`source`]: [`UmadSource`], one sweep at a time.
 
@@ -19,6 +20,7 @@ pub mod req;
 pub mod sa;
 pub mod source;
 pub mod transport;
+pub mod watch;
 
 pub use ffi::UmadError;
 pub use source::{

@@ -193,6 +193,15 @@ pub struct PmaSweep {
 }
 
 impl PmaSweep {
+    /// Adds another pass of the same sweep (ports the first did not ask).
+    pub fn merge(&mut self, other: PmaSweep) {
+        self.samples.extend(other.samples);
+        self.failed.extend(other.failed);
+        self.answered += other.answered;
+        self.sums.extend(other.sums);
+        self.unchanged_ports += other.unchanged_ports;
+    }
+
     pub fn failures(&self) -> u64 {
         self.failed.len() as u64
     }
@@ -361,6 +370,9 @@ pub struct Schedule<'a> {
     pub full: bool,
     /// Each switch's PortCounters sum at the previous sweep ([`PmaSweep::sums`]).
     pub prev_sums: Option<&'a HashMap<Guid, PortCounters>>,
+    /// No detail attribute for ports other than the local node's this sweep
+    /// (the cold first sweep: counters first, details in the next).
+    pub counters_only: bool,
 }
 
 /// Polls every target port. `caps` is the per-node cache kept by the source.
@@ -470,9 +482,14 @@ pub fn sweep(
                 let s = out.samples.entry((t.node, port)).or_default();
                 store(s, a, data, fields);
                 if let (attr::PORT_COUNTERS, Some(r)) = (a, s.readings()) {
-                    let every = schedule.full || schedule.local == Some(t.node);
+                    let local = schedule.local == Some(t.node);
+                    let every = schedule.full || local;
                     let prev = schedule.prev.and_then(|m| m.get(&(t.node, port)));
-                    let due = details_due(prev, &r.counters, every) & opts.details;
+                    let due = if schedule.counters_only && !local {
+                        0
+                    } else {
+                        details_due(prev, &r.counters, every) & opts.details
+                    };
                     let unsupported = caps.get(&t.node).map_or(0, |c| c.unsupported);
                     for (bit, d) in DETAILS {
                         if due & bit != 0 && unsupported & bit == 0 {
@@ -728,6 +745,7 @@ mod tests {
             local: None,
             full: false,
             prev_sums: Some(&sums),
+            counters_only: false,
         };
         assert!(sum_first(&t, &caps, &opts, &sched));
         // Sum first, then only PortCountersExtended per port.

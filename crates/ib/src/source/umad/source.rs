@@ -1,6 +1,8 @@
 //! `UmadSource`: one sweep = DR-SMP discovery, SA queries, PMA polling, assembled into a
 //! snapshot whose counters continue from the previous one (events come from
-//! diffing them, by whoever publishes them).
+//! diffing them, by whoever publishes them). Steady sweeps reuse the last
+//! topology until [`super::watch`] sees a sign of change; the first sweep
+//! leaves details and tables to the second (`quick_start`).
 //!
 //! Failure policy:
 //! - an incomplete discovery (SMPs unanswered after retries) never becomes the
@@ -28,6 +30,7 @@ use super::pma::{self, PmaCaps, PmaOptions};
 use super::req;
 use super::sa::{self, SaView};
 use super::transport::{Transport, TransportConfig, TransportStats, TxError};
+use super::watch::{self, Trigger};
 use crate::mad::pma::{attr as pma_attr, PortSamplesControl};
 use crate::mad::sa::SmInfoRecord;
 use crate::model::{CounterHistory, Snapshot};
@@ -50,17 +53,21 @@ pub struct UmadOptions {
     /// make the next sweep rediscover; events still come from diffing sweeps (ibsim
     /// accepts the subscription but never delivers Reports). Off by default.
     pub subscribe_traps: bool,
-    /// Discover the topology (and ask the SA) every Nth sweep; the sweeps between only
-    /// poll the PMAs of the last topology (a PMA failure forces the next discovery).
-    /// 1 (the default) discovers every sweep, so a link that goes down is an event
-    /// within one sweep; large fabrics poll counters faster with more (sweeps between
-    /// cost only the PMA MADs). A PMA that stops answering, an SA Report, or an
-    /// incomplete discovery makes the next sweep discover again.
+    /// A full discovery at least every Nth sweep. The sweeps between poll the
+    /// PMAs of the last topology and discover only when something says it
+    /// changed ([`super::watch`]: a watched PortInfo, LinkDownedCounter, a PMA
+    /// that does not answer, SA Reports), in the same sweep; the periodic one
+    /// catches what none of these shows. 1 discovers every sweep.
     pub topology_every: u32,
+    /// The first sweep publishes as soon as the topology and every port's
+    /// PortCounters(Extended) are in; detail attributes of other nodes' ports,
+    /// forwarding tables and per-port SA tables follow in the next sweep
+    /// (absent until then). Default true; one-shot dumps turn it off.
+    pub quick_start: bool,
     /// Switch forwarding tables and P_Key tables are read again only when a
     /// discovery sees a changed subnet (nodes, ports, LIDs, links, port states, the
-    /// master SM's LID) or on every `tables_every`-th discovery; otherwise the last
-    /// ones are kept. 1 reads them at every discovery.
+    /// master SM's LID) or on every `tables_every`-th sweep; otherwise the last
+    /// ones are kept. 1 reads them every sweep.
     pub tables_every: u32,
 }
 
@@ -76,7 +83,8 @@ impl Default for UmadOptions {
             pma: PmaOptions::default(),
             lft: true,
             subscribe_traps: false,
-            topology_every: 1,
+            topology_every: 30,
+            quick_start: true,
             tables_every: 6,
         }
     }
@@ -108,6 +116,8 @@ pub struct UmadStats {
     pub discovery_fallbacks: u64,
     /// Ports whose PortCounters could not be read in the last sweep.
     pub unreached_ports: u64,
+    /// Complete discoveries made (the other sweeps reused the last topology).
+    pub discoveries: u64,
     pub transport: TransportStats,
 }
 
@@ -140,12 +150,13 @@ pub struct UmadSource {
     /// The SMs as last seen: the SA's SMInfoRecords, or while the SA does not
     /// answer, each SM's own SMInfo; with whether it answered.
     sms: Vec<(SmInfoRecord, bool)>,
-    /// The last complete discovery: reused by counter-only sweeps, and the
+    /// The last complete discovery: reused by steady sweeps, and the
     /// fallback when a discovery is incomplete.
     last_disc: Option<Discovered>,
-    /// Whether the next sweep may reuse `last_disc` without discovering
-    /// (`topology_every`); a PMA failure or an SA Report clears it.
-    reuse_disc: bool,
+    /// Why the next sweep discovers, known before it starts (an incomplete
+    /// discovery, Reports that came after this sweep's discovery).
+    next_trigger: Option<Trigger>,
+    /// Sweeps since the last complete discovery (`topology_every`).
     since_discovery: u32,
     /// The SM stopped answering (SMInfoRecord): its return is logged once.
     sa_down: bool,
@@ -159,9 +170,11 @@ pub struct UmadSource {
     /// master SM's LID, and discoveries since tables were last read.
     last_signature: Option<(u64, u16)>,
     since_tables: u32,
+    /// Forwarding and P_Key tables are due: the first sweep left them out, or
+    /// a discovery saw a changed subnet (`since_tables` counts sweeps).
+    tables_pending: bool,
     /// This sweep's cost so far.
     cost: crate::model::SweepCost,
-    force_discovery: bool,
     /// Where the control path sends MADs, as the last sweep found them
     /// (the snapshot itself belongs to whoever publishes it).
     addresses: Addresses,
@@ -208,14 +221,13 @@ impl Phase {
         }
     }
 
-    fn end(self, tr: &Transport) -> crate::model::PhaseCost {
+    /// Adds this phase's cost to `total` (a phase may run in several parts).
+    fn add_to(self, tr: &Transport, total: &mut crate::model::PhaseCost) {
         let now = tr.stats();
-        crate::model::PhaseCost {
-            duration: self.started.elapsed(),
-            sent: now.sent - self.before.sent,
-            failed: now.failed - self.before.failed,
-            timeouts: now.timeouts - self.before.timeouts,
-        }
+        total.duration += self.started.elapsed();
+        total.sent += now.sent - self.before.sent;
+        total.failed += now.failed - self.before.failed;
+        total.timeouts += now.timeouts - self.before.timeouts;
     }
 }
 
@@ -241,7 +253,7 @@ impl UmadSource {
             last_sa: None,
             sms: Vec::new(),
             last_disc: None,
-            reuse_disc: false,
+            next_trigger: None,
             since_discovery: 0,
             sa_down: false,
             pma_faults: PmaFaults::default(),
@@ -249,8 +261,8 @@ impl UmadSource {
             prev_sums: HashMap::new(),
             last_signature: None,
             since_tables: 0,
+            tables_pending: false,
             cost: crate::model::SweepCost::default(),
-            force_discovery: false,
             addresses: Addresses::default(),
             history: CounterHistory::new(),
             sweep_no: 0,
@@ -286,63 +298,80 @@ impl UmadSource {
         self.subscribed
     }
 
+    /// The last snapshot was a quick first sweep's: the next sweep completes it
+    /// (details, forwarding and P_Key tables).
+    pub fn completing(&self) -> bool {
+        self.sweep_no == 1 && self.opts.quick_start
+    }
+
     /// PMA failures since start, per node and attribute.
     pub fn pma_faults(&self) -> &PmaFaults {
         &self.pma_faults
     }
 
-    /// One full sweep. On error no snapshot is produced and the previous one stands.
+    /// One sweep. On error no snapshot is produced and the previous one stands.
+    ///
+    /// A steady sweep polls the PMAs of the last topology and discovers again
+    /// only when something says the topology changed ([`super::watch`]), or
+    /// every `topology_every` sweeps. The first sweep (`quick_start`) reads
+    /// the topology and every port's PortCounters(Extended) only; details,
+    /// forwarding tables and per-port SA tables follow in the next.
     pub fn sweep(&mut self) -> Result<Snapshot, SweepError> {
         let started = Instant::now();
         let time = SystemTime::now();
         self.stats.sweeps += 1;
         self.cost = crate::model::SweepCost::default();
-        let reuse = self.opts.topology_every > 1
-            && self.since_discovery + 1 < self.opts.topology_every
-            && self.reuse_disc;
-        let d = match self.last_disc.take() {
-            Some(d) if reuse => {
-                self.since_discovery += 1;
-                d
-            }
-            known => match self.discover_and_ask_sa(known.as_ref()) {
-                Ok(d) => {
-                    self.since_discovery = 0;
-                    d
-                }
-                Err(e) => {
-                    let Some(d) = known else {
-                        self.stats.failed_sweeps += 1;
-                        tracing::warn!("umad sweep failed: {e}");
-                        return Err(e);
-                    };
-                    // Keep counters fresh for what is still reachable; discover again
-                    // next sweep.
-                    self.stats.discovery_fallbacks += 1;
-                    tracing::warn!("{e}: polling the PMAs of the last complete topology");
-                    self.force_discovery = true;
-                    d
-                }
-            },
-        };
+        let cold = self.sweep_no == 0 && self.opts.quick_start;
+        let known = self.last_disc.take();
+        let mut why = self.next_trigger.take();
+        if known.is_none() {
+            why = Some(Trigger::First);
+        } else if why.is_none() && self.since_discovery + 1 >= self.opts.topology_every.max(1) {
+            why = Some(Trigger::Periodic);
+        }
+        if let (None, Some(k)) = (&why, &known) {
+            let phase = Phase::start(&self.tr);
+            why = watch::probe(&mut self.tr, k);
+            phase.add_to(&self.tr, &mut self.cost.discovery);
+        }
+        let attempted = why.is_some();
+        let mut d = self.topology(known, why)?;
         let targets = assemble::pma_targets(&d);
-        let schedule = pma::Schedule {
-            prev: Some(&self.prev_counters),
-            local: Some(d.local),
-            full: self
-                .sweep_no
-                .is_multiple_of(u64::from(self.opts.pma.detail_every.max(1))),
-            prev_sums: Some(&self.prev_sums),
-        };
-        let phase = Phase::start(&self.tr);
-        let pma = pma::sweep(
-            &mut self.tr,
-            &targets,
-            &mut self.caps,
-            self.opts.pma,
-            schedule,
-        );
-        self.cost.pma = phase.end(&self.tr);
+        let mut pma = self.poll(&targets, d.local, cold);
+        let reports = self.tr.take_reports();
+        let mut after = watch::after_pma(&pma, &self.prev_counters);
+        if !reports.is_empty() {
+            // A trap (port state change, GID in/out of service...): look again.
+            tracing::info!(count = reports.len(), "SA Reports received");
+            self.stats.reports += reports.len() as u64;
+            after = after.or(Some(Trigger::Reports(reports.len())));
+        }
+        match after {
+            // Reports may postdate this sweep's discovery: the next one looks again.
+            Some(t @ Trigger::Reports(_)) if attempted => self.next_trigger = Some(t),
+            Some(_) if attempted => {}
+            Some(t) => {
+                d = self.topology(Some(d), Some(t))?;
+                // Ports the new topology has that this sweep did not ask yet.
+                let more: Vec<pma::Target> = assemble::pma_targets(&d)
+                    .into_iter()
+                    .filter_map(|mut t| {
+                        let asked = |p: &u8| {
+                            targets
+                                .iter()
+                                .any(|o| o.node == t.node && o.ports.contains(p))
+                        };
+                        t.ports.retain(|p| !asked(p));
+                        (!t.ports.is_empty()).then_some(t)
+                    })
+                    .collect();
+                if !more.is_empty() {
+                    let extra = self.poll(&more, d.local, cold);
+                    pma.merge(extra);
+                }
+            }
+            None => {}
+        }
         self.prev_sums.clone_from(&pma.sums);
         for (k, s) in &pma.samples {
             if let Some(r) = s.readings() {
@@ -352,13 +381,21 @@ impl UmadSource {
         self.stats.pma_failures += pma.failures();
         self.stats.unreached_ports = pma.unreached_ports().count() as u64;
         self.pma_faults.record(&pma, Instant::now());
-        let reports = self.tr.take_reports();
-        if !reports.is_empty() {
-            // A trap (port state change, GID in/out of service...): the topology the
-            // next sweep reuses may be stale, so the next sweep discovers again.
-            tracing::info!(count = reports.len(), "SA Reports received");
-            self.stats.reports += reports.len() as u64;
-            self.force_discovery = true;
+        // Forwarding and P_Key tables: after the first sweep, when a discovery
+        // saw a changed subnet, and every `tables_every` sweeps (an SM's
+        // partition changes show nowhere else).
+        self.since_tables += 1;
+        let tables =
+            (self.tables_pending || self.since_tables >= self.opts.tables_every.max(1)) && !cold;
+        if tables && self.opts.lft {
+            let phase = Phase::start(&self.tr);
+            super::discover::fetch_lfts(&mut self.tr, &mut d);
+            phase.add_to(&self.tr, &mut self.cost.discovery);
+        }
+        self.ask_sa(&d, tables);
+        if tables {
+            self.tables_pending = false;
+            self.since_tables = 0;
         }
         let mut builder = assemble::build(&d, self.last_sa.as_ref(), Some(&pma), &self.caps);
         builder.sms = assemble::sm_records(&builder, &self.sms);
@@ -366,10 +403,7 @@ impl UmadSource {
         if builder.local_node.is_some() {
             builder.local_ca = Some(self.port.ca.clone());
         }
-        // A PMA that stops answering may be a topology change: look again next sweep.
-        self.reuse_disc = pma.failures() == 0 && !self.force_discovery;
         self.last_disc = Some(d);
-        self.force_discovery = false;
         self.sweep_no += 1;
         let snap = builder.build(
             crate::model::SweepInfo {
@@ -385,12 +419,79 @@ impl UmadSource {
         Ok(snap)
     }
 
-    /// Discovery by SMPs, then the SA; fails when discovery is incomplete.
-    fn discover_and_ask_sa(&mut self, prev: Option<&Discovered>) -> Result<Discovered, SweepError> {
+    /// The topology a sweep works on: discovered now when there is a reason
+    /// (`why`), else the last one. An incomplete discovery falls back on the
+    /// last complete one and the next sweep discovers again; with none, the
+    /// sweep fails.
+    fn topology(
+        &mut self,
+        known: Option<Discovered>,
+        why: Option<Trigger>,
+    ) -> Result<Discovered, SweepError> {
+        let (known, why) = match (known, why) {
+            (Some(d), None) => {
+                self.since_discovery += 1;
+                return Ok(d);
+            }
+            (known, why) => (known, why.unwrap_or(Trigger::First)),
+        };
+        tracing::debug!(%why, "discovering the subnet");
+        match self.discover_subnet(known.as_ref()) {
+            Ok(d) => {
+                self.since_discovery = 0;
+                self.stats.discoveries += 1;
+                Ok(d)
+            }
+            Err(e) => {
+                let Some(d) = known else {
+                    self.stats.failed_sweeps += 1;
+                    tracing::warn!("umad sweep failed: {e}");
+                    return Err(e);
+                };
+                // Keep counters fresh for what is still reachable; discover again
+                // next sweep.
+                self.stats.discovery_fallbacks += 1;
+                tracing::warn!("{e}: polling the PMAs of the last complete topology");
+                self.next_trigger = Some(Trigger::Incomplete);
+                Ok(d)
+            }
+        }
+    }
+
+    /// One PMA pass over `targets` with this sweep's schedule.
+    fn poll(&mut self, targets: &[pma::Target], local: Guid, cold: bool) -> pma::PmaSweep {
+        let n = self.sweep_no;
+        let every = u64::from(self.opts.pma.detail_every.max(1));
+        let schedule = pma::Schedule {
+            prev: Some(&self.prev_counters),
+            local: Some(local),
+            // The sweep after a quick start reads the details it left out.
+            full: n.is_multiple_of(every) || (n == 1 && self.opts.quick_start),
+            prev_sums: Some(&self.prev_sums),
+            counters_only: cold,
+        };
+        let phase = Phase::start(&self.tr);
+        let out = pma::sweep(
+            &mut self.tr,
+            targets,
+            &mut self.caps,
+            self.opts.pma,
+            schedule,
+        );
+        phase.add_to(&self.tr, &mut self.cost.pma);
+        out
+    }
+
+    /// Discovery by SMPs; fails when incomplete. Forwarding tables are kept
+    /// from `prev` for an unchanged subnet; a changed one (nodes, ports, LIDs,
+    /// links, port states, the master SM's LID) makes them and the P_Key tables
+    /// due (`tables_pending`).
+    fn discover_subnet(&mut self, prev: Option<&Discovered>) -> Result<Discovered, SweepError> {
         let phase = Phase::start(&self.tr);
         let mut d = discover(&mut self.tr, DiscoverOptions { lft: false });
         self.stats.smp_failures += d.failures;
         if d.failures > 0 || d.nodes.is_empty() {
+            phase.add_to(&self.tr, &mut self.cost.discovery);
             let first = d
                 .errors
                 .first()
@@ -406,42 +507,47 @@ impl UmadSource {
             .as_ref()
             .map(|p| p.master_sm_lid.0)
             .unwrap_or(0);
-        // Forwarding and P_Key tables: read again only for a changed subnet (or now
-        // and then); an unchanged one keeps the last tables.
         let sig = (super::discover::signature(&d), sm_lid);
-        self.since_tables += 1;
-        let refresh = prev.is_none()
-            || self.last_sa.is_none()
-            || self.last_signature != Some(sig)
-            || self.since_tables >= self.opts.tables_every.max(1);
-        self.last_signature = Some(sig);
-        if refresh {
-            self.since_tables = 0;
+        if prev.is_none() || self.last_sa.is_none() || self.last_signature != Some(sig) {
+            self.tables_pending = true;
         }
-        if self.opts.lft {
-            match prev.filter(|_| !refresh) {
-                Some(p) => {
-                    for (g, n) in d.nodes.iter_mut() {
-                        if let Some(old) = p.nodes.get(g).filter(|o| o.lft.len() == n.lft.len()) {
-                            n.lft.clone_from(&old.lft);
-                        }
-                    }
+        self.last_signature = Some(sig);
+        if let (true, Some(p)) = (self.opts.lft, prev) {
+            for (g, n) in d.nodes.iter_mut() {
+                let Some(si) = n.switch_info.as_ref().filter(|si| si.linear_fdb_top > 0) else {
+                    continue;
+                };
+                let len = usize::from(si.linear_fdb_top) + 1;
+                match p.nodes.get(g).filter(|o| o.lft.len() == len) {
+                    Some(old) => n.lft.clone_from(&old.lft),
+                    None => self.tables_pending = true,
                 }
-                None => super::discover::fetch_lfts(&mut self.tr, &mut d),
             }
         }
-        self.cost.discovery = phase.end(&self.tr);
+        phase.add_to(&self.tr, &mut self.cost.discovery);
+        Ok(d)
+    }
+
+    /// The SA's view, every sweep: SMs, multicast groups, services, and the
+    /// local node's P_Key tables and GUIDInfo; every end port's when `tables`.
+    /// Failed queries keep the last answers.
+    fn ask_sa(&mut self, d: &Discovered, tables: bool) {
         let phase = Phase::start(&self.tr);
+        let sm_lid = d
+            .local_port
+            .as_ref()
+            .map(|p| p.master_sm_lid.0)
+            .unwrap_or(0);
         let sa_view = if sm_lid == 0 {
             tracing::debug!("no master SM LID known: SA not queried");
             None
         } else {
             // The local node's tables every sweep: its partitions decide which
             // multicast groups the SA shows us, read in the same sweep.
-            let end_ports = if refresh {
-                assemble::end_ports(&d)
+            let end_ports = if tables {
+                assemble::end_ports(d)
             } else {
-                assemble::local_end_ports(&d)
+                assemble::local_end_ports(d)
             };
             let mut v = sa::query(&mut self.tr, sm_lid, self.opts.sm_key, &end_ports);
             if let Some(last) = &self.last_sa {
@@ -452,18 +558,18 @@ impl UmadSource {
                 // partition added or removed), read them all in this sweep so
                 // the subnet's partitions and our view of the groups agree.
                 let moved = |k: &(u16, u8)| v.pkeys.get(k) != last.pkeys.get(k);
-                if !refresh && end_ports.iter().any(moved) {
+                if !tables && end_ports.iter().any(moved) {
                     tracing::debug!("local partitions changed: reading every partition table");
                     sa::tables(
                         &mut self.tr,
                         sm_lid,
                         self.opts.sm_key,
-                        &assemble::end_ports(&d),
+                        &assemble::end_ports(d),
                         &mut v,
                     );
                     v.keep_failed_from(last);
                     self.since_tables = 0;
-                } else if !refresh {
+                } else if !tables {
                     for (k, keys) in &last.pkeys {
                         v.pkeys.entry(*k).or_insert_with(|| keys.clone());
                     }
@@ -503,7 +609,7 @@ impl UmadSource {
             Some(v) => self.sms = v.sms.iter().map(|r| (r.clone(), true)).collect(),
             None => self.sms = self.probe_sms(sm_lid),
         }
-        self.cost.sa = phase.end(&self.tr);
+        phase.add_to(&self.tr, &mut self.cost.sa);
         if sa_ok {
             if self.sa_down {
                 tracing::info!(
@@ -536,7 +642,6 @@ impl UmadSource {
             self.stats.sa_stale_sweeps += 1;
             self.subscribed = false;
         }
-        Ok(d)
     }
 
     /// Each SM known (and the port's master SM LID) asked for its SMInfo at its
@@ -708,6 +813,16 @@ impl Addresses {
 impl crate::source::Source for UmadSource {
     fn sweep(&mut self) -> Result<Snapshot, crate::source::SourceError> {
         Ok(UmadSource::sweep(self)?)
+    }
+
+    /// After a quick first sweep, at once: the sweep that completes it
+    /// should not wait a whole interval.
+    fn wake_at(&self) -> Option<Instant> {
+        self.completing().then(Instant::now)
+    }
+
+    fn wake(&mut self) -> bool {
+        self.completing()
     }
 
     fn control(

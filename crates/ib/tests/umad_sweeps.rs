@@ -1,0 +1,247 @@
+//! The umad source's sweep policy on ibsim + OpenSM (issue 28.2, 28.3): the
+//! quick first sweep publishes topology and PortCounters(Extended) with the rest
+//! absent, then fills it in; steady sweeps skip discovery while nothing changes
+//! and still show link events within one sweep.
+mod umad_util;
+
+use ib::model::{FabricEventKind, Node, Port, Snapshot};
+use ib::source::umad::{UmadOptions, UmadSource};
+use ib::types::Guid;
+use umad_util::*;
+
+fn open() -> UmadSource {
+    open_source(UmadOptions::default())
+}
+
+fn parent(name: &str) {
+    run_on_small_net(name)
+}
+
+fn node<'a>(s: &'a Snapshot, desc: &str) -> Option<&'a Node> {
+    s.nodes.iter().find(|n| n.description == desc)
+}
+
+fn guid(s: &Snapshot, desc: &str) -> Guid {
+    node(s, desc).expect(desc).info.node_guid
+}
+
+/// Linked ports (a switch's port 0 aside) with their node's description.
+fn linked(s: &Snapshot) -> Vec<(&str, &Port)> {
+    s.ports
+        .iter()
+        .filter(|p| p.remote.is_some())
+        .filter_map(|p| Some((s.node(p.node)?.description.as_str(), p)))
+        .collect()
+}
+
+/// Port 1's counters of the node named `desc`.
+fn port1_counters<'a>(s: &'a Snapshot, desc: &str) -> &'a ib::model::PortCounterState {
+    let n = node(s, desc).expect(desc);
+    let p = s.port(n.ports.start).expect("port 1");
+    p.counters.as_deref().expect("counters read")
+}
+
+/// How many of the six detail attributes the port's last readings have
+/// (None: no counters at all).
+fn details_read(p: &Port) -> Option<usize> {
+    let r = &p.counters.as_ref()?.readings;
+    Some(
+        [
+            r.rcv_error_details.is_some(),
+            r.xmit_discard_details.is_some(),
+            r.flow_ctl.is_some(),
+            r.vl_op_packets.is_some(),
+            r.vl_op_data.is_some(),
+            r.vl_xmit_wait.is_some(),
+        ]
+        .into_iter()
+        .filter(|&x| x)
+        .count(),
+    )
+}
+
+fn has_details(p: &Port) -> bool {
+    details_read(p) == Some(6)
+}
+
+fn has_no_details(p: &Port) -> bool {
+    details_read(p) == Some(0)
+}
+
+#[test]
+fn quick_first_sweep_then_details_and_tables() {
+    if !in_child() {
+        return parent("quick_first_sweep_then_details_and_tables");
+    }
+    let mut s = open();
+    child_console("PerformanceSet \"Hca3\"[1] PortCounters.SymbolErrorCounter=7");
+    child_console("PerformanceSet \"Hca3\"[1] PortRcvErrorDetails.PortLocalPhysicalErrors=4");
+    let first = s.sweep().unwrap();
+    let local = first.local_node.expect("local node");
+    // Every linked port's PortCounters and PortCountersExtended are in.
+    let ports = linked(&first);
+    assert_eq!(ports.len(), 12, "{ports:?}");
+    for (desc, p) in &ports {
+        let c = p
+            .counters
+            .as_ref()
+            .unwrap_or_else(|| panic!("{desc} {:?}", p.num));
+        assert!(c.readings.extended.is_some(), "{desc} {:?}", p.num);
+        // The local node's details are read at once (IF-MIB and IB-IF-MIB
+        // serve them); the others' are absent, not zero.
+        if p.node == local {
+            assert!(has_details(p), "local {desc} {:?}", p.num);
+        } else {
+            assert!(has_no_details(p), "{desc} {:?}: {:?}", p.num, c.readings);
+        }
+    }
+    let c = port1_counters(&first, "Hca3");
+    assert_eq!(c.readings.counters.symbol_error_counter, 7);
+    assert_eq!(c.totals.port_local_physical_errors, 0);
+    // No forwarding tables and no other node's P_Key table yet: absent.
+    for n in first.nodes.iter().filter_map(|n| n.switch.as_ref()) {
+        assert!(n.lft.is_empty(), "{:?}", n.lft);
+    }
+    let hca4 = node(&first, "Hca4").unwrap();
+    assert!(first.port(hca4.ports.start).unwrap().pkeys.is_empty());
+    let cost = first.sweep.cost;
+    println!("first sweep: {cost:?}");
+
+    // The next sweep fills in what the first left out.
+    let second = s.sweep().unwrap();
+    for (desc, p) in linked(&second) {
+        assert!(has_details(p), "{desc} {:?}", p.num);
+    }
+    let c = port1_counters(&second, "Hca3");
+    assert_eq!(c.totals.port_local_physical_errors, 4);
+    assert_eq!(c.totals.symbol_error_counter, 7);
+    for n in second.nodes.iter().filter_map(|n| n.switch.as_ref()) {
+        assert!(!n.lft.is_empty() && n.lft.iter().any(|&p| p != 0xFF));
+    }
+    let hca4 = node(&second, "Hca4").unwrap();
+    assert!(!second.port(hca4.ports.start).unwrap().pkeys.is_empty());
+    println!("second sweep: {:?}", second.sweep.cost);
+}
+
+/// LinkState of `port` at the end of directed route `path`, from smpquery
+/// (empty while it does not answer).
+fn port_state(path: &str, port: &str) -> String {
+    let out = std::process::Command::new("smpquery")
+        .args(["-D", "portinfo", path, port])
+        .output()
+        .unwrap();
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .find_map(|l| l.strip_prefix("LinkState:"))
+        .map(|s| s.trim_start_matches('.').trim().to_string())
+        .unwrap_or_default()
+}
+
+fn event_at(ev: &[ib::model::FabricEvent], g: Guid, f: fn(&FabricEventKind, Guid) -> bool) -> bool {
+    ev.iter().any(|e| f(&e.kind, g))
+}
+
+fn removed(k: &FabricEventKind, g: Guid) -> bool {
+    matches!(k, FabricEventKind::NodeRemoved { node_guid, .. } if *node_guid == g)
+}
+fn added(k: &FabricEventKind, g: Guid) -> bool {
+    matches!(k, FabricEventKind::NodeAdded { node_guid, .. } if *node_guid == g)
+}
+fn out_of_service(k: &FabricEventKind, g: Guid) -> bool {
+    matches!(k, FabricEventKind::PortOutOfService { node_guid, .. } if *node_guid == g)
+}
+fn in_service(k: &FabricEventKind, g: Guid) -> bool {
+    matches!(k, FabricEventKind::PortInService { node_guid, .. } if *node_guid == g)
+}
+
+#[test]
+fn steady_sweeps_skip_discovery_and_keep_link_events() {
+    if !in_child() {
+        return parent("steady_sweeps_skip_discovery_and_keep_link_events");
+    }
+    let mut s = open();
+    let cold = s.sweep().unwrap();
+    let full_smps = cold.sweep.cost.discovery.sent;
+    let mut prev = s.sweep().unwrap();
+    assert_eq!(s.stats().discoveries, 1);
+    // Nothing changes: no discovery, only the watched PortInfo (our port and
+    // the ports that are not Active) and the PMAs.
+    let watched = prev
+        .ports
+        .iter()
+        .filter(|p| p.info.port_state != 4)
+        .filter(|p| !(p.num.0 == 0 && prev.node(p.node).is_some_and(|n| n.switch.is_some())))
+        .count()
+        + 1;
+    for _ in 0..3 {
+        let next = s.sweep().unwrap();
+        let smps = next.sweep.cost.discovery.sent;
+        assert_eq!(smps, watched as u64, "a discovery takes {full_smps}");
+        assert!(ib::model::diff(&prev, &next).is_empty());
+        prev = next;
+    }
+    assert_eq!(s.stats().discoveries, 1, "{:?}", s.stats());
+    let hca4 = guid(&prev, "Hca4");
+
+    // An HCA unplugged: its port and node go in the very next sweep.
+    child_console("Unlink \"Hca4\"[1]");
+    let next = s.sweep().unwrap();
+    let ev = ib::model::diff(&prev, &next);
+    assert!(event_at(&ev, hca4, out_of_service), "{ev:?}");
+    assert!(event_at(&ev, hca4, removed), "{ev:?}");
+    assert!(node(&next, "Hca4").is_none());
+    assert_eq!(s.stats().discoveries, 2);
+    prev = next;
+
+    // Plugged back: once OpenSM made the port Active (smpquery says so), one
+    // sweep shows the node and its port in service.
+    child_console("ReLink \"Hca4\"[1]");
+    let mut events = Vec::new();
+    let next = s.sweep().unwrap();
+    events.extend(ib::model::diff(&prev, &next));
+    prev = next;
+    let mut state = String::new();
+    for _ in 0..40 {
+        state = port_state("0,3,2", "1");
+        if state == "Active" {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(250));
+    }
+    assert_eq!(state, "Active", "OpenSM did not activate Hca4's port");
+    let next = s.sweep().unwrap();
+    events.extend(ib::model::diff(&prev, &next));
+    assert!(event_at(&events, hca4, added), "{events:?}");
+    assert!(event_at(&events, hca4, in_service), "{events:?}");
+    let n = node(&next, "Hca4").expect("Hca4 back");
+    let p = next.port(n.ports.start).unwrap();
+    assert_eq!(p.info.port_state, 4, "Hca4 port 1 Active in the snapshot");
+    prev = next;
+
+    // Quiet again: the next sweeps reuse the topology.
+    let d = s.stats().discoveries;
+    let next = s.sweep().unwrap();
+    assert!(ib::model::diff(&prev, &next).is_empty());
+    let next2 = s.sweep().unwrap();
+    assert!(ib::model::diff(&next, &next2).is_empty());
+    assert!(s.stats().discoveries <= d + 1, "{:?}", s.stats());
+    assert!(port1_counters(&next2, "Hca4").readings.extended.is_some());
+    prev = next2;
+
+    // A switch-to-switch link going down: both PMAs still answer, and ibsim's
+    // do not count LinkDowned; a real PMA does, as set here. The sum of
+    // Switch1's ports moves, its ports are read, the counter moved: the next
+    // sweep discovers and shows the link state change.
+    let sw1 = guid(&prev, "Switch1");
+    child_console("Unlink \"Switch1\"[3]");
+    child_console("PerformanceSet \"Switch1\"[3] PortCounters.LinkDownedCounter=1");
+    let d = s.stats().discoveries;
+    let next = s.sweep().unwrap();
+    let ev = ib::model::diff(&prev, &next);
+    assert!(
+        ev.iter().any(|e| matches!(&e.kind, FabricEventKind::LinkStateChange { node_guid, port, .. } if *node_guid == sw1 && port.0 == 3)),
+        "{ev:?}"
+    );
+    assert_eq!(s.stats().discoveries, d + 1);
+    child_console("ReLink \"Switch1\"[3]");
+}
