@@ -51,6 +51,13 @@ pub trait AccessCheck {
     fn resume_after(&self, oid: &[u32]) -> Oid {
         Oid::from_slice(oid)
     }
+    /// Some(readable) when everything under `prefix` is equally readable,
+    /// so a walk checks a column once rather than each instance; None
+    /// when it may differ inside (then each instance is asked).
+    fn uniform(&self, prefix: &[u32]) -> Option<bool> {
+        let _ = prefix;
+        None
+    }
 }
 
 /// No restriction (community and user shorthands without a view).
@@ -63,11 +70,20 @@ impl AccessCheck for FullAccess {
     fn writable(&self, _: &[u32]) -> bool {
         true
     }
+    fn uniform(&self, _: &[u32]) -> Option<bool> {
+        Some(true)
+    }
 }
 
 impl AccessCheck for crate::vacm::Views<'_> {
     fn readable(&self, oid: &[u32]) -> bool {
         self.read.is_some_and(|v| v.contains(oid))
+    }
+    fn uniform(&self, prefix: &[u32]) -> Option<bool> {
+        match self.read {
+            Some(v) => v.uniform(prefix),
+            None => Some(false),
+        }
     }
     fn writable(&self, oid: &[u32]) -> bool {
         self.write.is_some_and(|v| v.contains(oid))
@@ -119,6 +135,17 @@ impl AccessCheck for Guarded<'_> {
             Some(s) => s.join(&[u32::MAX]),
             None => self.inner.resume_after(oid),
         }
+    }
+    fn uniform(&self, prefix: &[u32]) -> Option<bool> {
+        if self.secret(prefix).is_some() {
+            return Some(false);
+        }
+        let secret_inside = self.clearance != Clearance::Secret
+            && self.secrets.iter().any(|s| s.starts_with(prefix));
+        if secret_inside {
+            return None;
+        }
+        self.inner.uniform(prefix)
     }
 }
 
@@ -320,9 +347,13 @@ impl<V, K> Dispatcher<V, K> {
             let start = self.roots.partition_point(|r| {
                 r.as_slice() < from.as_slice() && !is_owner(r.as_slice(), from.as_slice())
             });
+            // The depth of a column of the object that answered: its root
+            // and one more sub-identifier.
+            let mut depth = 0;
             for o in self.objects.get(start..).unwrap_or(&[]) {
                 o.next_run(view, from.as_slice(), need, out);
                 if out.len() > before {
+                    depth = o.root().len() + 1;
                     break;
                 }
             }
@@ -332,7 +363,7 @@ impl<V, K> Dispatcher<V, K> {
             from = last.oid.clone();
             let denied = out
                 .get(before..)
-                .and_then(|run| run.iter().position(|vb| !acc.readable(vb.oid.as_slice())));
+                .and_then(|run| first_denied(run, acc, depth));
             if let Some(i) = denied {
                 let at = out
                     .get_mut(before + i)
@@ -524,7 +555,36 @@ impl<V, K> Dispatcher<V, K> {
             (true, _) | (_, 0) => 0,
             _ => m.min(limit.saturating_sub(out.len()) / r),
         };
-        if m > 0 {
+        if m > 0 && r == 1 {
+            // One repeater (a walk): its run is the answer, walked straight
+            // into it and cut at the budget, no varbind moved again.
+            let (from, ended) = match rep.first() {
+                Some(v) => (v.oid.as_slice(), v.value == Value::EndOfMibView),
+                None => (&[][..], true),
+            };
+            let start = out.len();
+            if !ended {
+                self.next_run_for(view, from, m, acc, &mut out);
+            }
+            let got = out.len() - start;
+            if got < m {
+                // Past its end it repeats endOfMibView at the last instance.
+                let end = match out.last().filter(|_| got > 0) {
+                    Some(last) => last.oid.clone(),
+                    None => Oid::from_slice(from),
+                };
+                out.push(VarBind::new(end, Value::EndOfMibView));
+            }
+            let mut keep = out.len();
+            for (i, v) in out.iter().enumerate().skip(start) {
+                used += ber::varbind_len(v);
+                if used > budget {
+                    keep = i;
+                    break;
+                }
+            }
+            out.truncate(keep);
+        } else if m > 0 {
             // Each repeater's successors are independent of the others':
             // walk each one's run at once (a table finds its place once),
             // then lay them out repetition by repetition.
@@ -603,6 +663,28 @@ impl<V, K> Dispatcher<V, K> {
             },
         }
     }
+}
+
+/// The first varbind of a run the request may not read. A run is one
+/// object's, walked column by column (`depth`: the object's root and a
+/// column number): each column is asked once whether it is readable
+/// throughout (a view rarely splits a column), its instances one by one
+/// only where it is not.
+fn first_denied(run: &[VarBind], acc: &dyn AccessCheck, depth: usize) -> Option<usize> {
+    let mut column: Option<(&[u32], Option<bool>)> = None;
+    run.iter().position(|vb| {
+        let oid = vb.oid.as_slice();
+        let col = oid.get(..depth).unwrap_or(oid);
+        let uniform = match column {
+            Some((c, u)) if c == col => u,
+            _ => {
+                let u = acc.uniform(col);
+                column = Some((col, u));
+                u
+            }
+        };
+        !uniform.unwrap_or_else(|| acc.readable(oid))
+    })
 }
 
 fn list_len(vbs: &[VarBind]) -> usize {

@@ -86,6 +86,22 @@ impl MibView {
         self.decider(oid).is_some_and(|f| f.included)
     }
 
+    /// Whether every OID under `prefix` (and `prefix` itself) is in the
+    /// view, or none is: Some(answer) when no family reaches deeper than
+    /// `prefix` into it, so the families deciding `prefix` decide all of
+    /// it; None when the answer may differ inside.
+    pub fn uniform(&self, prefix: &[u32]) -> Option<bool> {
+        let deeper = self.families.iter().any(|f| {
+            let s = f.subtree.as_slice();
+            s.len() > prefix.len()
+                && s.iter()
+                    .zip(prefix)
+                    .enumerate()
+                    .all(|(i, (a, b))| a == b || !f.must_match(i))
+        });
+        (!deeper).then(|| self.contains(prefix))
+    }
+
     /// For an `oid` not in the view: an OID from which a GetNext may
     /// resume without stepping over anything in the view. Jumps past a
     /// plain excluded subtree (to the first included family inside it, if
@@ -212,6 +228,38 @@ mod tests {
             subtree: s.parse().unwrap(),
             mask: mask.to_vec(),
             included,
+        }
+    }
+
+    /// A column is uniform unless a family reaches inside it (a wildcard
+    /// counts where its masked arcs could match); the answer then agrees
+    /// with `contains` for every instance.
+    #[test]
+    fn uniform_columns() {
+        let v = MibView {
+            families: vec![
+                fam("1.3.6.1", &[], true),
+                fam("1.3.6.1.2.1.2.2.1.5", &[], false),
+                fam("1.3.6.1.4.1.9.1.3", &[], false),
+                // ifXEntry.*.7: any column's row 7 (mask 0xff 0xd0: arc 10 wild).
+                fam("1.3.6.1.2.1.31.1.1.1.0.7", &[0xff, 0xd0], false),
+            ],
+        };
+        let o = |s: &str| s.parse::<Oid>().unwrap();
+        assert_eq!(v.uniform(o("1.3.6.1.2.1.2.2.1.2").as_slice()), Some(true));
+        assert_eq!(v.uniform(o("1.3.6.1.2.1.2.2.1.5").as_slice()), Some(false));
+        assert_eq!(v.uniform(o("1.3.6.1.2.1.2.2.1").as_slice()), None);
+        assert_eq!(v.uniform(o("1.3.6.1.4.1.9.1").as_slice()), None);
+        assert_eq!(v.uniform(o("1.3.6.1.2.1.31.1.1.1.6").as_slice()), None);
+        assert_eq!(v.uniform(o("1.3.6.2").as_slice()), Some(false));
+        for (col, inst) in [
+            ("1.3.6.1.2.1.2.2.1.2", "1.3.6.1.2.1.2.2.1.2.9"),
+            ("1.3.6.1.2.1.2.2.1.5", "1.3.6.1.2.1.2.2.1.5.1"),
+        ] {
+            assert_eq!(
+                v.uniform(o(col).as_slice()),
+                Some(v.contains(o(inst).as_slice()))
+            );
         }
     }
 
