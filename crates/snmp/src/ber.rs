@@ -518,6 +518,114 @@ fn put_subid_with(put: &mut impl FnMut(u8), v: u64) {
     put((v & 0x7f) as u8);
 }
 
+/// OIDs of a walk's instances (neighbours share their entry, column and
+/// most of the index) encoded one after the other: the previous OID's
+/// sub-identifiers and where each one's octets end are kept, so the shared
+/// part is copied and only the rest encoded.
+pub struct OidRun {
+    arcs: [u32; RUN_ARCS],
+    /// Sub-identifiers of the previous OID held (0: none).
+    n: usize,
+    /// `ends[i]`: octets of the encoding through sub-identifier i (the
+    /// first two share the first octets).
+    ends: [u8; RUN_ARCS],
+    bytes: [u8; 5 * RUN_ARCS],
+}
+
+/// The longest OID an [`OidRun`] holds; longer ones are encoded whole.
+const RUN_ARCS: usize = 32;
+
+impl Default for OidRun {
+    fn default() -> Self {
+        OidRun {
+            arcs: [0; RUN_ARCS],
+            n: 0,
+            ends: [0; RUN_ARCS],
+            bytes: [0; 5 * RUN_ARCS],
+        }
+    }
+}
+
+impl OidRun {
+    /// The content octets of `oid` (no tag or length); None for an OID
+    /// of fewer than two or more than 32 sub-identifiers (encode those
+    /// with [`Encoder::oid`]).
+    pub fn content(&mut self, oid: &[u32]) -> Option<&[u8]> {
+        if oid.len() < 2 || oid.len() > RUN_ARCS {
+            self.n = 0;
+            return None;
+        }
+        let held = self.arcs.get(..self.n).unwrap_or(&[]);
+        // Neighbours in a walk differ in their last sub-identifiers: try
+        // the longest shared prefixes first as whole-slice compares
+        // (memcmp), and scan only when those miss.
+        let max = held.len().min(oid.len());
+        let same = |k: usize| held.get(..k) == oid.get(..k);
+        let shared = [1, 2, 0, 3]
+            .into_iter()
+            .map(|j| max.saturating_sub(j))
+            .find(|&k| k >= 2 && same(k))
+            .unwrap_or_else(|| held.iter().zip(oid).take_while(|(a, b)| a == b).count());
+        let (mut at, from) = if shared >= 2 {
+            let end = self.ends.get(shared - 1).copied().unwrap_or(0);
+            (usize::from(end), shared)
+        } else {
+            let (first, _) = oid_parts(oid);
+            let mut at = 0;
+            put_subid_with(
+                &mut |x| {
+                    if let Some(b) = self.bytes.get_mut(at) {
+                        *b = x;
+                    }
+                    at += 1;
+                },
+                first,
+            );
+            for i in 0..2 {
+                if let (Some(a), Some(e), Some(&v)) =
+                    (self.arcs.get_mut(i), self.ends.get_mut(i), oid.get(i))
+                {
+                    *a = v;
+                    *e = at as u8;
+                }
+            }
+            (at, 2)
+        };
+        for (i, &v) in oid.iter().enumerate().skip(from) {
+            let bytes = &mut self.bytes;
+            let mut put = |x: u8| {
+                if let Some(b) = bytes.get_mut(at) {
+                    *b = x;
+                }
+                at += 1;
+            };
+            if v < 0x80 {
+                put(v as u8);
+            } else if v < 0x4000 {
+                put(0x80 | (v >> 7) as u8);
+                put((v & 0x7f) as u8);
+            } else {
+                put_subid_with(&mut put, u64::from(v));
+            }
+            if let (Some(a), Some(e)) = (self.arcs.get_mut(i), self.ends.get_mut(i)) {
+                *a = v;
+                *e = at as u8;
+            }
+        }
+        self.n = oid.len();
+        self.bytes.get(..at)
+    }
+
+    /// Total encoded octets of one varbind (as [`varbind_len`]).
+    pub fn varbind_len(&mut self, vb: &VarBind) -> usize {
+        let oid = match self.content(vb.oid.as_slice()) {
+            Some(c) => c.len(),
+            None => oid_content_len(vb.oid.as_slice()),
+        };
+        tlv_len(tlv_len(oid) + tlv_len(value_content_len(&vb.value)))
+    }
+}
+
 /// A position returned by [`Encoder::begin`], closed by [`Encoder::end`].
 #[derive(Debug, Clone, Copy)]
 #[must_use]
@@ -699,11 +807,19 @@ impl<'a> Encoder<'a> {
         self.varbind_parts(vb.oid.as_slice(), &vb.value)
     }
 
-    /// Encodes a VarBindList.
+    /// Encodes a VarBindList, each OID after the first from what it
+    /// shares with the one before ([`OidRun`]).
     pub fn varbind_list(&mut self, vbs: &[VarBind]) {
         let m = self.begin(tag::SEQUENCE);
+        let mut run = OidRun::default();
         for vb in vbs {
-            self.varbind(vb);
+            let v = self.begin(tag::SEQUENCE);
+            match run.content(vb.oid.as_slice()) {
+                Some(c) => self.octets_tagged(tag::OBJECT_IDENTIFIER, c),
+                None => self.oid(vb.oid.as_slice()),
+            }
+            self.value(&vb.value);
+            self.end(v);
         }
         self.end(m);
     }

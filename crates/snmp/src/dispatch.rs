@@ -576,8 +576,9 @@ impl<V, K> Dispatcher<V, K> {
                 out.push(VarBind::new(end, Value::EndOfMibView));
             }
             let mut keep = out.len();
+            let mut run = ber::OidRun::default();
             for (i, v) in out.iter().enumerate().skip(start) {
-                used += ber::varbind_len(v);
+                used += run.varbind_len(v);
                 if used > budget {
                     keep = i;
                     break;

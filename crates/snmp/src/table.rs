@@ -470,7 +470,10 @@ impl<V, K, R> Table<V, K, R> {
     /// Hands the instances after `oid` in GetNext order (column-major,
     /// sparse cells skipped) to `take` until it answers false. The row
     /// position is searched once; the walk then steps through the rows.
-    fn walk(&self, view: &V, oid: &[u32], mut take: impl FnMut(VarBind) -> bool) {
+    /// Instances after `oid` in order, handed to `take` as the parts of
+    /// their OID (entry, column, index) and their value until it says
+    /// stop: the caller builds each varbind where it keeps it.
+    fn walk(&self, view: &V, oid: &[u32], mut take: impl FnMut(&[&[u32]; 3], Value) -> bool) {
         let e = self.entry.as_slice();
         let (start, mut after) = match oid.strip_prefix(e) {
             Some(rest) => match rest.split_first() {
@@ -501,8 +504,7 @@ impl<V, K, R> Table<V, K, R> {
                 let Some(value) = self.read(view, row, col).filter(|v| !v.is_exception()) else {
                     continue;
                 };
-                let oid = Oid::from_parts(&[e, &[col.id], key]);
-                if !take(VarBind::new(oid, value)) {
+                if !take(&[e, &[col.id], key], value) {
                     return;
                 }
             }
@@ -538,8 +540,8 @@ impl<V, K, R> MibObject<V, K> for Table<V, K, R> {
 
     fn next(&self, view: &V, oid: &[u32]) -> Option<VarBind> {
         let mut found = None;
-        self.walk(view, oid, |vb| {
-            found = Some(vb);
+        self.walk(view, oid, |parts, value| {
+            found = Some(VarBind::new(Oid::from_parts(parts), value));
             false
         });
         found
@@ -548,8 +550,11 @@ impl<V, K, R> MibObject<V, K> for Table<V, K, R> {
     fn next_run(&self, view: &V, oid: &[u32], max: usize, out: &mut Vec<VarBind>) {
         let mut left = max;
         if left > 0 {
-            self.walk(view, oid, |vb| {
-                out.push(vb);
+            self.walk(view, oid, |parts, value| {
+                out.push(VarBind {
+                    oid: Oid::from_parts(parts),
+                    value,
+                });
                 left -= 1;
                 left > 0
             });

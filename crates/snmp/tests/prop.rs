@@ -153,6 +153,34 @@ proptest! {
     }
 
     #[test]
+    fn oid_runs_encode_as_each_oid_alone(
+        base in arb_oid(),
+        tails in prop::collection::vec((0usize..40, prop::collection::vec(any::<u32>(), 0..6)), 1..12),
+    ) {
+        // A walk's OIDs share prefixes of any length with the one before:
+        // each is the base cut somewhere and given a new tail.
+        let mut run = snmp::ber::OidRun::default();
+        let mut list = Vec::new();
+        for (cut, tail) in tails {
+            let mut o = base.as_slice().get(..cut.min(base.len())).unwrap_or(&[]).to_vec();
+            o.extend(tail);
+            let vb = VarBind::new(o.into(), Value::Null);
+            let mut alone = Vec::new();
+            snmp::ber::Encoder::new(&mut alone).varbind(&vb);
+            prop_assert_eq!(run.varbind_len(&vb), alone.len());
+            list.push(vb);
+        }
+        // The list encoder shares prefixes too; its varbinds are the same octets.
+        let mut whole = Vec::new();
+        snmp::ber::Encoder::new(&mut whole).varbind_list(&list);
+        let mut each = Vec::new();
+        for vb in &list {
+            snmp::ber::Encoder::new(&mut each).varbind(vb);
+        }
+        prop_assert!(whole.ends_with(&each), "the list's content differs");
+    }
+
+    #[test]
     fn roundtrip(m in arb_message()) {
         let b = m.to_bytes();
         prop_assert_eq!(Message::decode(&b), Ok(m));
