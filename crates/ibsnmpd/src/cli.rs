@@ -1,4 +1,5 @@
-//! Command line: the agent's flags and the `dump` / `topology` / `ctl` subcommands.
+//! Command line: the agent's flags and the `dump` / `topology` / `ctl` /
+//! `health` subcommands.
 
 use std::path::PathBuf;
 
@@ -91,6 +92,9 @@ pub struct RunArgs {
     pub node_name_map: Option<PathBuf>,
 }
 
+/// Default seconds a control socket client waits for the answer.
+pub const CTL_TIMEOUT_SECS: f64 = 60.0;
+
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Take one sweep of a source, print it and exit.
@@ -100,9 +104,10 @@ pub enum Command {
     Topology(TopologyCommand),
     /// Send a command to a running agent's control socket and print the answer.
     Ctl(CtlArgs),
-    /// Sweep a source twice and report the fabric's health: links below
-    /// their speed or width, error hot spots, flapping, congestion, ports
-    /// that went down, counters someone cleared, the SMs (docs/health.md).
+    /// Report the fabric's health: links below their speed or width, error
+    /// hot spots, flapping, congestion, ports that went down, counters
+    /// someone cleared, the SMs and the sweep (docs/health.md); from two
+    /// sweeps of a source, or from a running agent (--socket).
     Health(HealthArgs),
     /// Print the man page (roff) generated from this command line:
     /// ibsnmpd(8), or with --config ibsnmpd.toml(5).
@@ -121,11 +126,11 @@ pub struct CtlArgs {
     pub socket: PathBuf,
 
     /// Seconds to wait for the answer.
-    #[arg(long, value_name = "SECONDS", default_value_t = 60.0)]
+    #[arg(long, value_name = "SECONDS", default_value_t = CTL_TIMEOUT_SECS)]
     pub timeout: f64,
 
     /// The command: link-flap NODE PORT [SECONDS], error-burst NODE PORT
-    /// COUNT, sweep, status or help.
+    /// COUNT, sweep, status, health (one JSON line) or help.
     #[arg(required = true, num_args = 1.., trailing_var_arg = true,
           allow_hyphen_values = true, value_name = "COMMAND")]
     pub command: Vec<String>,
@@ -155,6 +160,12 @@ pub struct HealthArgs {
     /// Source to sweep: sim, sim:FILE, umad[:CA[:PORT]], sysfs[:ROOT].
     #[arg(long, value_name = "SPEC", default_value = "sim")]
     pub source: String,
+
+    /// Ask the running agent at this --control-socket instead of sweeping a
+    /// source: its last published sweep, rates over its [health] window.
+    #[arg(long, value_name = "PATH",
+          conflicts_with_all = ["source", "interval", "node_name_map"])]
+    pub socket: Option<PathBuf>,
 
     /// Seconds between the two sweeps the rates are taken over.
     #[arg(long, value_name = "SECONDS", default_value_t = 10.0)]

@@ -1,7 +1,8 @@
 //! The operator control socket (`--control-socket PATH`) and its client
-//! (`ibsnmpd ctl`): link flaps and error bursts on the simulated fabric, and
-//! a sweep on demand, one command per line, each answered with one line
-//! (`ok ...` or `error: ...`). docs/usage.md is the reference.
+//! (`ibsnmpd ctl`): link flaps and error bursts on the simulated fabric, a
+//! sweep on demand, and the fabric's health report (`ibsnmpd health
+//! --socket`), one command per line, each answered with one line (`ok ...`
+//! or `error: ...`). docs/usage.md is the reference.
 //!
 //! Commands go to the source thread through [`FabricHandle::control`], the
 //! same path as SNMP Sets, so they are serialised with sweeps and Sets.
@@ -20,6 +21,7 @@ use tracing::{debug, info, warn};
 
 use crate::config::ConfigError;
 use crate::fabric::FabricHandle;
+use crate::health::{HealthReport, Report};
 
 /// Longest command line accepted (a node description is at most 64 octets).
 const MAX_LINE: usize = 1024;
@@ -30,7 +32,7 @@ const MAX_FLAP_SECS: f64 = 86_400.0;
 
 /// One line of `help`.
 const HELP: &str = "commands: link-flap NODE PORT [SECONDS] | error-burst NODE PORT COUNT | \
-sweep | status | help; NODE is a node description (quoted if it has spaces), its first word, \
+sweep | status | health | help; NODE is a node description (quoted if it has spaces), its first word, \
 or a GUID (0x...)";
 
 /// A parsed command.
@@ -48,6 +50,8 @@ pub enum Command {
     },
     Sweep,
     Status,
+    /// The health report of the published snapshot, as one JSON line.
+    Health,
     Help,
 }
 
@@ -144,6 +148,7 @@ pub fn parse(line: &str) -> Result<Command, String> {
         }
         "sweep" => arity(0, 0, "sweep").map(|()| Command::Sweep),
         "status" => arity(0, 0, "status").map(|()| Command::Status),
+        "health" => arity(0, 0, "health").map(|()| Command::Health),
         "help" => Ok(Command::Help),
         other => Err(format!("unknown command {other:?} (try help)")),
     }
@@ -208,6 +213,7 @@ async fn run(fabric: &FabricHandle, line: &str) -> Result<String, String> {
             ))
         }
         Command::Sweep => fabric.sweep_now().await.map(|n| format!("sweep {n} done")),
+        Command::Health => health(fabric),
         Command::LinkFlap {
             node,
             port,
@@ -246,6 +252,21 @@ async fn run(fabric: &FabricHandle, line: &str) -> Result<String, String> {
             ))
         }
     }
+}
+
+/// The published snapshot's health report (the agent's tracker evaluated
+/// it when it was published), as one line of JSON.
+fn health(fabric: &FabricHandle) -> Result<String, String> {
+    let published = fabric.published();
+    let snap = &published.snapshot;
+    if snap.sweep.number == 0 {
+        return Err("no sweep has succeeded yet: no fabric to report on".into());
+    }
+    let h = published
+        .get::<HealthReport>()
+        .ok_or("the agent's health tracker has not reported")?;
+    let report = Report::new(snap, None, h.config.clone(), h.ports.clone());
+    serde_json::to_string(&report).map_err(|e| format!("cannot encode the report: {e}"))
 }
 
 /// The listening control socket; removes its file when dropped.
@@ -370,6 +391,13 @@ async fn serve_conn(stream: tokio::net::UnixStream, fabric: FabricHandle) {
 /// `ibsnmpd ctl --socket PATH COMMAND...`: sends one command, prints the
 /// answer; an `error:` answer is an error (exit 1).
 pub fn client(socket: &Path, words: &[String], timeout: Duration) -> Result<()> {
+    println!("{}", request(socket, words, timeout)?);
+    Ok(())
+}
+
+/// Sends one command to the control socket at `socket` and returns its
+/// answer line (`ok ...`); an `error:` answer is an error.
+pub fn request(socket: &Path, words: &[String], timeout: Duration) -> Result<String> {
     let line = words
         .iter()
         .map(|w| quote_word(w))
@@ -401,8 +429,7 @@ pub fn client(socket: &Path, words: &[String], timeout: Duration) -> Result<()> 
     if let Some(msg) = answer.strip_prefix("error: ") {
         anyhow::bail!("{msg}");
     }
-    println!("{answer}");
-    Ok(())
+    Ok(answer.to_string())
 }
 
 #[cfg(test)]
@@ -449,6 +476,7 @@ mod tests {
             }
         );
         assert_eq!(parse("sweep").unwrap(), Command::Sweep);
+        assert_eq!(parse("health").unwrap(), Command::Health);
         assert_eq!(parse("help").unwrap(), Command::Help);
         for bad in [
             "",
@@ -464,6 +492,7 @@ mod tests {
             "error-burst node01 1 0",
             "error-burst node01 1 many",
             "sweep now",
+            "health json",
         ] {
             assert!(parse(bad).is_err(), "{bad:?} parsed");
         }

@@ -2,7 +2,9 @@
 //! gets symbol errors (PerformanceSet), transmit waits (PerformanceSet
 //! PortXmitWait), a counter clear (`perfquery -R`) and an unlinked cable
 //! (`Unlink`); the report names each port with what happened, in text and
-//! JSON, and a healthy fabric reports nothing.
+//! JSON, and a healthy fabric reports nothing. The running agent serves the
+//! same findings on /metrics, and `ibsnmpd health --socket` reads them from
+//! its control socket (on the simulated fabric, faults from `ibsnmpd ctl`).
 
 mod common;
 
@@ -25,6 +27,14 @@ fn finish(c: std::process::Child) -> String {
     let o = c.wait_with_output().unwrap();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+/// The line of the text report with finding `tag` about `who`.
+fn finding(text: &str, tag: &str, who: &str) -> String {
+    text.lines()
+        .find(|l| l.trim_start().starts_with(tag) && l.contains(who))
+        .unwrap_or_else(|| panic!("no {tag} for {who}:\n{text}"))
+        .to_string()
 }
 
 #[test]
@@ -57,12 +67,7 @@ fn health_reports_errors_waits_clears_and_a_link_gone_down() {
     assert!(r.success(), "{}", r.stderr);
     let text = finish(run);
 
-    let line = |tag: &str, who: &str| {
-        text.lines()
-            .find(|l| l.trim_start().starts_with(tag) && l.contains(who))
-            .unwrap_or_else(|| panic!("no {tag} for {who}:\n{text}"))
-            .to_string()
-    };
+    let line = |tag: &str, who: &str| finding(&text, tag, who);
     let errors = line("ERRORS", "\"Switch2\"");
     assert!(errors.contains("port 1 <-> \"Hca2\" port 1"), "{errors}");
     line("CONGESTED", "\"Switch1\"");
@@ -181,4 +186,131 @@ fn the_agent_serves_health_on_metrics() {
         }
     }
     panic!("no health findings on /metrics:\n{text}");
+}
+
+/// `ibsnmpd health --socket PATH [--format json]`; (success, stdout, stderr).
+fn health_of_agent(socket: &std::path::Path, format: &str) -> (bool, String, String) {
+    let o = std::process::Command::new(common::BIN)
+        .args(["health", "--format", format, "--socket"])
+        .arg(socket)
+        .output()
+        .unwrap();
+    (
+        o.status.success(),
+        String::from_utf8_lossy(&o.stdout).into_owned(),
+        String::from_utf8_lossy(&o.stderr).into_owned(),
+    )
+}
+
+/// `ibsnmpd health --socket`: the running agent's report from its control
+/// socket, over its own sweeps: a quiet fabric, then an error burst and a
+/// link flap (`ibsnmpd ctl`) as ERRORS, DOWN and FLAPPING on both ends, the
+/// SMs and the sweep, in text and JSON.
+#[test]
+fn health_from_a_running_agent() {
+    let dir = tempfile::tempdir().unwrap();
+    let conf = dir.path().join("ibsnmpd.toml");
+    // The simulated fabric's background symbol errors stay far below 1e-9;
+    // one flap is enough to flag.
+    std::fs::write(
+        &conf,
+        "[health]\nwindow = 60\nmax_symbol_ber = 1e-9\nflap_count = 1\n",
+    )
+    .unwrap();
+    let socket = dir.path().join("ctl.sock");
+    let _agent = common::Agent::start(&[
+        "--config",
+        conf.to_str().unwrap(),
+        "--control-socket",
+        socket.to_str().unwrap(),
+        "--sweep-interval",
+        "1",
+    ]);
+
+    let (ok, quiet, err) = health_of_agent(&socket, "text");
+    assert!(ok, "{err}");
+    assert!(quiet.starts_with("Fabric health: sim, 12 nodes"), "{quiet}");
+    assert!(quiet.contains("over 60 s"), "{quiet}");
+    assert!(quiet.contains("\nSweep: #"), "{quiet}");
+    assert!(
+        quiet.contains("SM: 0x0000000000100001 lid 1 priority 1 master\n"),
+        "{quiet}"
+    );
+    assert!(quiet.contains("No findings"), "{quiet}");
+
+    common::ctl(&socket, &["error-burst", "leaf01", "1", "100000"]);
+    // Down for longer than the test: the sweeps see it down.
+    common::ctl(&socket, &["link-flap", "node02", "1", "600"]);
+    let mut text = String::new();
+    for _ in 0..40 {
+        std::thread::sleep(Duration::from_millis(500));
+        let (ok, out, err) = health_of_agent(&socket, "text");
+        assert!(ok, "{err}");
+        text = out;
+        if text.contains("ERRORS") && text.contains("DOWN") {
+            break;
+        }
+    }
+    let line = |tag: &str, who: &str| finding(&text, tag, who);
+    let errors = line("ERRORS", "\"leaf01\"");
+    assert!(
+        errors.contains("port 1 <-> \"node01 mlx5_0\" port 1"),
+        "{errors}"
+    );
+    for who in [
+        "\"node02 mlx5_0\"",
+        "\"leaf01\" (0x0000000000200000) port 2",
+    ] {
+        line("DOWN", who);
+        let flap = line("FLAPPING", who);
+        assert!(
+            flap.contains("LinkDowned +1 within the 60 s window"),
+            "{flap}"
+        );
+    }
+
+    // JSON: every port with its figures, the thresholds, the sweep.
+    let (ok, out, err) = health_of_agent(&socket, "json");
+    assert!(ok, "{err}");
+    let json: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(json["source"], "sim", "{json}");
+    assert!(json.get("interval_s").is_none(), "{json}");
+    assert_eq!(json["thresholds"]["window_s"], 60.0, "{json}");
+    assert_eq!(json["thresholds"]["max_symbol_ber"], 1e-9, "{json}");
+    assert_eq!(json["sms"][0]["state"], "master", "{json}");
+    assert!(json["sweep"]["number"].as_u64().unwrap() >= 2, "{json}");
+    assert!(json["findings"].as_u64().unwrap() >= 3, "{json}");
+    let ports = json["ports_health"].as_array().unwrap();
+    assert_eq!(ports.len() as u64, json["ports"].as_u64().unwrap());
+    let port = |node: &str, n: u64| {
+        ports
+            .iter()
+            .find(|p| p["node"] == node && p["port"] == n)
+            .unwrap_or_else(|| panic!("no {node} port {n} in {json}"))
+    };
+    assert!(port("leaf01", 1)["symbol_ber"].as_f64().unwrap() > 1e-9);
+    let node02 = port("node02 mlx5_0", 1);
+    assert_eq!(node02["down_after_up"], true, "{node02}");
+    assert_eq!(node02["link_downed"], 1, "{node02}");
+
+    // `ibsnmpd ctl` gets the same report as one JSON line.
+    let raw = common::ctl(&socket, &["health"]);
+    let line = raw.strip_prefix("ok ").unwrap_or_else(|| panic!("{raw}"));
+    assert_eq!(line.trim_end().lines().count(), 1);
+    let again: serde_json::Value = serde_json::from_str(line).unwrap();
+    assert_eq!(again["nodes"], 12);
+
+    // No agent there: an error naming the socket; and no mixing with --source.
+    let gone = dir.path().join("nobody.sock");
+    let (ok, _, err) = health_of_agent(&gone, "text");
+    assert!(
+        !ok && err.contains("nobody.sock") && err.contains("cannot connect"),
+        "{err}"
+    );
+    let o = std::process::Command::new(common::BIN)
+        .args(["health", "--source", "sim", "--socket"])
+        .arg(&socket)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2), "{o:?}");
 }

@@ -4,18 +4,21 @@
 //! counters it needs for windowed rates; [`Health::observe`] returns the
 //! report of that snapshot. docs/health.md gives every formula.
 
+use std::borrow::Cow;
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::time::{Duration, SystemTime};
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::model::{Port, Snapshot};
 use crate::types::{Guid, LinkSpeed, LinkWidth, NodeType, PortState};
 
-/// Thresholds and windows (config `[health]`).
-#[derive(Debug, Clone, PartialEq)]
+/// Thresholds and windows (config `[health]`); in reports with the window
+/// as `window_s`, seconds, as the configuration gives it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct HealthConfig {
     /// The window rates and flap counts are taken over.
+    #[serde(rename = "window_s", with = "secs")]
     pub window: Duration,
     /// Symbol errors per received bit above which a link is an error hot
     /// spot (IBTA's link quality target is 1e-12; 1e-12 is the default).
@@ -41,17 +44,36 @@ impl Default for HealthConfig {
     }
 }
 
-/// A link running below what both ends are able and allowed to run.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+/// A [`Duration`] as fractional seconds.
+mod secs {
+    use std::time::Duration;
+
+    use serde::de::Error;
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_f64(d.as_secs_f64())
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Duration, D::Error> {
+        let x = f64::deserialize(d)?;
+        Duration::try_from_secs_f64(x).map_err(|e| D::Error::custom(format!("{x} s: {e}")))
+    }
+}
+
+/// A link running below what both ends are able and allowed to run. The
+/// names are the types' own (borrowed) when evaluated, owned when read back
+/// from a report.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Degraded {
-    pub width: &'static str,
-    pub expected_width: &'static str,
-    pub speed: &'static str,
-    pub expected_speed: &'static str,
+    pub width: Cow<'static, str>,
+    pub expected_width: Cow<'static, str>,
+    pub speed: Cow<'static, str>,
+    pub expected_speed: Cow<'static, str>,
 }
 
 /// One port's health in one snapshot.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PortHealth {
     pub guid: Guid,
     pub node: String,
@@ -313,10 +335,10 @@ fn degraded(snap: &Snapshot, p: &Port) -> Option<Degraded> {
         .copied()
         .unwrap_or(speed);
     (width.lanes() < expected_width.lanes() || speed < expected_speed).then_some(Degraded {
-        width: width.name(),
-        expected_width: expected_width.name(),
-        speed: speed.name(),
-        expected_speed: expected_speed.name(),
+        width: width.name().into(),
+        expected_width: expected_width.name().into(),
+        speed: speed.name().into(),
+        expected_speed: expected_speed.name().into(),
     })
 }
 

@@ -5,10 +5,14 @@
 use std::sync::atomic::{AtomicU32, Ordering::Relaxed};
 use std::sync::Arc;
 
-use snmp::table::{Scalars, Table};
+use snmp::table::{RowSet, Scalars};
 use snmp::value::Value;
 
-use super::{Event, MonitorStats, ObjectsRow, Startup, Test, Trigger, OWNER};
+use super::{
+    event_name, Comparison, Event, Existence, FiredKind, MonitorStats, ObjectsRow, Startup, Test,
+    Trigger, OWNER,
+};
+use crate::column::{index, ro, table, Col};
 use crate::oids::{disman_event_mib as o, snmpv2_mib};
 use crate::util::{last, oid};
 use crate::view::View;
@@ -25,17 +29,20 @@ fn truth(b: bool) -> Value {
 /// RowStatus active(1).
 const ACTIVE: Value = Value::Integer(1);
 
-/// (owner, event) when `yes`, else the MIB's empty defaults.
-fn event_ref(yes: bool, name: &str, col_owner: bool) -> Value {
-    match (yes, col_owner) {
-        (false, _) => text(""),
-        (true, true) => text(OWNER),
-        (true, false) => text(name),
-    }
+/// An owner or name column that refers to a row: `name` when the row
+/// refers to one, else the MIB's empty default.
+fn named(yes: bool, name: &str) -> Option<Value> {
+    Some(text(if yes { name } else { "" }))
 }
 
-fn columns(first: &[u32], last_col: &[u32]) -> Vec<u32> {
-    (last(first)..=last(last_col)).collect()
+/// The owner of the rows a column refers to (all configured: [`OWNER`]).
+fn owner(yes: bool) -> Option<Value> {
+    named(yes, OWNER)
+}
+
+/// The event a trigger's firing of `kind` runs (mteTrigger...Event).
+fn event(yes: bool, kind: FiredKind) -> Option<Value> {
+    named(yes, event_name(kind))
 }
 
 pub(super) fn objects() -> Vec<Object> {
@@ -69,193 +76,245 @@ pub(super) fn objects() -> Vec<Object> {
     objs.extend(failures.into_objects());
     objs.extend(event_failures.into_objects());
     objs.extend([
-        Arc::new(trigger_table()) as Object,
-        Arc::new(delta_table()),
-        Arc::new(existence_table()),
-        Arc::new(boolean_table()),
-        Arc::new(threshold_table()),
-        Arc::new(objects_table()),
-        Arc::new(event_table()),
-        Arc::new(event_notification_table()),
+        Arc::new(table(o::MTE_TRIGGER_ENTRY, triggers, TRIGGER_COLS)) as Object,
+        Arc::new(table(o::MTE_TRIGGER_DELTA_ENTRY, triggers, DELTA_COLS)),
+        Arc::new(table(
+            o::MTE_TRIGGER_EXISTENCE_ENTRY,
+            triggers,
+            EXISTENCE_COLS,
+        )),
+        Arc::new(table(o::MTE_TRIGGER_BOOLEAN_ENTRY, triggers, BOOLEAN_COLS)),
+        Arc::new(table(
+            o::MTE_TRIGGER_THRESHOLD_ENTRY,
+            triggers,
+            THRESHOLD_COLS,
+        )),
+        Arc::new(table(
+            o::MTE_OBJECTS_ENTRY,
+            |v: &View| &v.system.monitors.objects,
+            OBJECTS_COLS,
+        )),
+        Arc::new(table(o::MTE_EVENT_ENTRY, events, EVENT_COLS)),
+        Arc::new(table(
+            o::MTE_EVENT_NOTIFICATION_ENTRY,
+            events,
+            NOTIFICATION_COLS,
+        )),
     ]);
     objs
 }
 
-/// A read-only table over the configured triggers.
-fn triggers<G>(entry: &[u32], cols: Vec<u32>, cell: G) -> Table<View, crate::Change, Trigger>
-where
-    G: Fn(&Trigger, u32) -> Option<Value> + Send + Sync + 'static,
-{
-    Table::new(
-        oid(entry),
-        |v: &View| &v.system.monitors.triggers,
-        move |_, t: &Trigger, col| cell(t, col),
-    )
-    .read_only(&cols)
+fn triggers(v: &View) -> &RowSet<Trigger> {
+    &v.system.monitors.triggers
 }
 
-fn trigger_table() -> Table<View, crate::Change, Trigger> {
-    let cols = columns(o::MTE_TRIGGER_COMMENT, o::MTE_TRIGGER_ENTRY_STATUS);
-    triggers(o::MTE_TRIGGER_ENTRY, cols, |t, col| {
-        let has_objects = !t.objects.is_empty();
-        Some(match col {
-            3 => text(&t.comment),
-            4 => Value::OctetString(vec![t.test_bits()]),
-            5 => Value::Integer(if t.delta { 2 } else { 1 }),
-            6 => Value::ObjectId(t.value_id.clone()),
-            7 => truth(t.wildcard),
-            8 | 9 => text(""),
-            10 => truth(false),
-            11 => Value::Gauge32(t.frequency),
-            12 => event_ref(has_objects, &t.name, true),
-            13 => event_ref(has_objects, &t.name, false),
-            14 => truth(true),
-            15 => ACTIVE,
-            _ => return None,
-        })
-    })
+fn events(v: &View) -> &RowSet<Event> {
+    &v.system.monitors.events
 }
 
-fn delta_table() -> Table<View, crate::Change, Trigger> {
-    let cols = columns(
-        o::MTE_TRIGGER_DELTA_DISCONTINUITY_ID,
-        o::MTE_TRIGGER_DELTA_DISCONTINUITY_ID_TYPE,
-    );
-    triggers(o::MTE_TRIGGER_DELTA_ENTRY, cols, |_, col| {
-        Some(match col {
-            // Discontinuities are seen in the values themselves (a counter
-            // that went back, an instance that vanished); sysUpTime.0 is
-            // the MIB's default and never goes back while the agent runs.
-            1 => Value::ObjectId(oid(snmpv2_mib::SYS_UP_TIME).join(&[0])),
-            2 => truth(false),
-            3 => Value::Integer(1),
-            _ => return None,
-        })
-    })
+const TRIGGER_COLS: &[Col<Trigger>] = &[
+    index(o::MTE_OWNER),
+    index(o::MTE_TRIGGER_NAME),
+    ro(o::MTE_TRIGGER_COMMENT, |_, t| Some(text(&t.comment))),
+    ro(o::MTE_TRIGGER_TEST, |_, t| {
+        Some(Value::OctetString(vec![t.test_bits()]))
+    }),
+    // absoluteValue(1), deltaValue(2).
+    ro(o::MTE_TRIGGER_SAMPLE_TYPE, |_, t| {
+        Some(Value::Integer(if t.delta { 2 } else { 1 }))
+    }),
+    ro(o::MTE_TRIGGER_VALUE_ID, |_, t| {
+        Some(Value::ObjectId(t.value_id.clone()))
+    }),
+    ro(o::MTE_TRIGGER_VALUE_ID_WILDCARD, |_, t| {
+        Some(truth(t.wildcard))
+    }),
+    ro(o::MTE_TRIGGER_TARGET_TAG, |_, _| Some(text(""))),
+    ro(o::MTE_TRIGGER_CONTEXT_NAME, |_, _| Some(text(""))),
+    ro(o::MTE_TRIGGER_CONTEXT_NAME_WILDCARD, |_, _| {
+        Some(truth(false))
+    }),
+    ro(o::MTE_TRIGGER_FREQUENCY, |_, t| {
+        Some(Value::Gauge32(t.frequency))
+    }),
+    // The trigger's mteObjectsTable rows are named after it.
+    ro(o::MTE_TRIGGER_OBJECTS_OWNER, |_, t| {
+        owner(!t.objects.is_empty())
+    }),
+    ro(o::MTE_TRIGGER_OBJECTS, |_, t| {
+        named(!t.objects.is_empty(), &t.name)
+    }),
+    ro(o::MTE_TRIGGER_ENABLED, |_, _| Some(truth(true))),
+    ro(o::MTE_TRIGGER_ENTRY_STATUS, |_, _| Some(ACTIVE)),
+];
+
+// Discontinuities are seen in the values themselves (a counter that went
+// back, an instance that vanished); sysUpTime.0 is the MIB's default and
+// never goes back while the agent runs.
+const DELTA_COLS: &[Col<Trigger>] = &[
+    ro(o::MTE_TRIGGER_DELTA_DISCONTINUITY_ID, |_, _| {
+        Some(Value::ObjectId(oid(snmpv2_mib::SYS_UP_TIME).join(&[0])))
+    }),
+    ro(o::MTE_TRIGGER_DELTA_DISCONTINUITY_ID_WILDCARD, |_, _| {
+        Some(truth(false))
+    }),
+    // timeTicks(1).
+    ro(o::MTE_TRIGGER_DELTA_DISCONTINUITY_ID_TYPE, |_, _| {
+        Some(Value::Integer(1))
+    }),
+];
+
+/// The trigger's existence test and startup, if it has one.
+fn existence(t: &Trigger) -> Option<(Existence, Existence)> {
+    match t.test {
+        Test::Existence { test, startup } => Some((test, startup)),
+        _ => None,
+    }
 }
 
-fn existence_table() -> Table<View, crate::Change, Trigger> {
-    let cols = columns(
-        o::MTE_TRIGGER_EXISTENCE_TEST,
-        o::MTE_TRIGGER_EXISTENCE_EVENT,
-    );
-    triggers(o::MTE_TRIGGER_EXISTENCE_ENTRY, cols, |t, col| {
-        let (test, startup, yes) = match t.test {
-            Test::Existence { test, startup } => (test.bits(), startup.bits(), true),
-            // The MIB's defaults: {present, absent}.
-            _ => (0xc0, 0xc0, false),
-        };
-        Some(match col {
-            1 => Value::OctetString(vec![test]),
-            2 => Value::OctetString(vec![startup]),
-            3 | 4 => text(""),
-            5 => event_ref(yes, "_mteTriggerFired", true),
-            6 => event_ref(yes, "_mteTriggerFired", false),
-            _ => return None,
-        })
-    })
+/// The BITS octet of an existence test, {present, absent} (the MIB's
+/// default) for other triggers.
+fn existence_bits(e: Option<Existence>) -> Option<Value> {
+    Some(Value::OctetString(vec![e.map_or(0xc0, Existence::bits)]))
 }
 
-fn boolean_table() -> Table<View, crate::Change, Trigger> {
-    let cols = columns(
-        o::MTE_TRIGGER_BOOLEAN_COMPARISON,
-        o::MTE_TRIGGER_BOOLEAN_EVENT,
-    );
-    triggers(o::MTE_TRIGGER_BOOLEAN_ENTRY, cols, |t, col| {
-        let (op, value, startup, yes) = match t.test {
-            Test::Boolean { op, value, startup } => (op as i32, value, startup, true),
-            _ => (1, 0, true, false),
-        };
-        Some(match col {
-            1 => Value::Integer(op),
-            2 => Value::Integer(value),
-            3 => truth(startup),
-            4 | 5 => text(""),
-            6 => event_ref(yes, "_mteTriggerFired", true),
-            7 => event_ref(yes, "_mteTriggerFired", false),
-            _ => return None,
-        })
-    })
+const EXISTENCE_COLS: &[Col<Trigger>] = &[
+    ro(o::MTE_TRIGGER_EXISTENCE_TEST, |_, t| {
+        existence_bits(existence(t).map(|e| e.0))
+    }),
+    ro(o::MTE_TRIGGER_EXISTENCE_STARTUP, |_, t| {
+        existence_bits(existence(t).map(|e| e.1))
+    }),
+    ro(o::MTE_TRIGGER_EXISTENCE_OBJECTS_OWNER, |_, _| {
+        Some(text(""))
+    }),
+    ro(o::MTE_TRIGGER_EXISTENCE_OBJECTS, |_, _| Some(text(""))),
+    ro(o::MTE_TRIGGER_EXISTENCE_EVENT_OWNER, |_, t| {
+        owner(existence(t).is_some())
+    }),
+    ro(o::MTE_TRIGGER_EXISTENCE_EVENT, |_, t| {
+        event(existence(t).is_some(), FiredKind::Fired)
+    }),
+];
+
+/// The trigger's boolean test, the MIB's defaults (unequal 0, startup true)
+/// for other triggers; and whether it has one.
+fn boolean(t: &Trigger) -> (Comparison, i32, bool, bool) {
+    match t.test {
+        Test::Boolean { op, value, startup } => (op, value, startup, true),
+        _ => (Comparison::Unequal, 0, true, false),
+    }
 }
 
-fn threshold_table() -> Table<View, crate::Change, Trigger> {
-    let cols = columns(
-        o::MTE_TRIGGER_THRESHOLD_STARTUP,
-        o::MTE_TRIGGER_THRESHOLD_DELTA_FALLING_EVENT,
-    );
-    triggers(o::MTE_TRIGGER_THRESHOLD_ENTRY, cols, |t, col| {
-        let (startup, rising, falling, yes) = match t.test {
-            Test::Threshold {
-                rising,
-                falling,
-                startup,
-            } => (startup, rising, falling, true),
-            _ => (Startup::RisingOrFalling, 0, 0, false),
-        };
-        Some(match col {
-            1 => Value::Integer(startup as i32),
-            2 => Value::Integer(rising),
-            3 => Value::Integer(falling),
-            4 | 5 => Value::Integer(0),
-            6 | 7 => text(""),
-            8 => event_ref(yes, "_mteTriggerRising", true),
-            9 => event_ref(yes, "_mteTriggerRising", false),
-            10 => event_ref(yes, "_mteTriggerFalling", true),
-            11 => event_ref(yes, "_mteTriggerFalling", false),
-            12..=15 => text(""),
-            _ => return None,
-        })
-    })
+const BOOLEAN_COLS: &[Col<Trigger>] = &[
+    ro(o::MTE_TRIGGER_BOOLEAN_COMPARISON, |_, t| {
+        Some(Value::Integer(boolean(t).0 as i32))
+    }),
+    ro(o::MTE_TRIGGER_BOOLEAN_VALUE, |_, t| {
+        Some(Value::Integer(boolean(t).1))
+    }),
+    ro(o::MTE_TRIGGER_BOOLEAN_STARTUP, |_, t| {
+        Some(truth(boolean(t).2))
+    }),
+    ro(o::MTE_TRIGGER_BOOLEAN_OBJECTS_OWNER, |_, _| Some(text(""))),
+    ro(o::MTE_TRIGGER_BOOLEAN_OBJECTS, |_, _| Some(text(""))),
+    ro(o::MTE_TRIGGER_BOOLEAN_EVENT_OWNER, |_, t| {
+        owner(boolean(t).3)
+    }),
+    ro(o::MTE_TRIGGER_BOOLEAN_EVENT, |_, t| {
+        event(boolean(t).3, FiredKind::Fired)
+    }),
+];
+
+/// The trigger's threshold test, the MIB's defaults (risingOrFalling, 0, 0)
+/// for other triggers; and whether it has one.
+fn threshold(t: &Trigger) -> (Startup, i32, i32, bool) {
+    match t.test {
+        Test::Threshold {
+            rising,
+            falling,
+            startup,
+        } => (startup, rising, falling, true),
+        _ => (Startup::RisingOrFalling, 0, 0, false),
+    }
 }
 
-fn objects_table() -> Table<View, crate::Change, ObjectsRow> {
-    Table::new(
-        oid(o::MTE_OBJECTS_ENTRY),
-        |v: &View| &v.system.monitors.objects,
-        |_, r: &ObjectsRow, col| {
-            Some(match col {
-                3 => Value::ObjectId(r.id.clone()),
-                4 => truth(r.wildcard),
-                5 => ACTIVE,
-                _ => return None,
-            })
-        },
-    )
-    .read_only(&columns(o::MTE_OBJECTS_ID, o::MTE_OBJECTS_ENTRY_STATUS))
-}
+// Delta thresholds are not configurable: their values are 0, their events
+// empty.
+const THRESHOLD_COLS: &[Col<Trigger>] = &[
+    ro(o::MTE_TRIGGER_THRESHOLD_STARTUP, |_, t| {
+        Some(Value::Integer(threshold(t).0 as i32))
+    }),
+    ro(o::MTE_TRIGGER_THRESHOLD_RISING, |_, t| {
+        Some(Value::Integer(threshold(t).1))
+    }),
+    ro(o::MTE_TRIGGER_THRESHOLD_FALLING, |_, t| {
+        Some(Value::Integer(threshold(t).2))
+    }),
+    ro(o::MTE_TRIGGER_THRESHOLD_DELTA_RISING, |_, _| {
+        Some(Value::Integer(0))
+    }),
+    ro(o::MTE_TRIGGER_THRESHOLD_DELTA_FALLING, |_, _| {
+        Some(Value::Integer(0))
+    }),
+    ro(o::MTE_TRIGGER_THRESHOLD_OBJECTS_OWNER, |_, _| {
+        Some(text(""))
+    }),
+    ro(o::MTE_TRIGGER_THRESHOLD_OBJECTS, |_, _| Some(text(""))),
+    ro(o::MTE_TRIGGER_THRESHOLD_RISING_EVENT_OWNER, |_, t| {
+        owner(threshold(t).3)
+    }),
+    ro(o::MTE_TRIGGER_THRESHOLD_RISING_EVENT, |_, t| {
+        event(threshold(t).3, FiredKind::Rising)
+    }),
+    ro(o::MTE_TRIGGER_THRESHOLD_FALLING_EVENT_OWNER, |_, t| {
+        owner(threshold(t).3)
+    }),
+    ro(o::MTE_TRIGGER_THRESHOLD_FALLING_EVENT, |_, t| {
+        event(threshold(t).3, FiredKind::Falling)
+    }),
+    ro(o::MTE_TRIGGER_THRESHOLD_DELTA_RISING_EVENT_OWNER, |_, _| {
+        Some(text(""))
+    }),
+    ro(o::MTE_TRIGGER_THRESHOLD_DELTA_RISING_EVENT, |_, _| {
+        Some(text(""))
+    }),
+    ro(
+        o::MTE_TRIGGER_THRESHOLD_DELTA_FALLING_EVENT_OWNER,
+        |_, _| Some(text("")),
+    ),
+    ro(o::MTE_TRIGGER_THRESHOLD_DELTA_FALLING_EVENT, |_, _| {
+        Some(text(""))
+    }),
+];
 
-fn event_table() -> Table<View, crate::Change, Event> {
-    Table::new(
-        oid(o::MTE_EVENT_ENTRY),
-        |v: &View| &v.system.monitors.events,
-        |_, e: &Event, col| {
-            Some(match col {
-                2 => text(e.comment),
-                // notification(0)
-                3 => Value::OctetString(vec![0x80]),
-                4 => truth(true),
-                5 => ACTIVE,
-                _ => return None,
-            })
-        },
-    )
-    .read_only(&columns(o::MTE_EVENT_COMMENT, o::MTE_EVENT_ENTRY_STATUS))
-}
+const OBJECTS_COLS: &[Col<ObjectsRow>] = &[
+    index(o::MTE_OBJECTS_NAME),
+    index(o::MTE_OBJECTS_INDEX),
+    ro(o::MTE_OBJECTS_ID, |_, r| {
+        Some(Value::ObjectId(r.id.clone()))
+    }),
+    ro(o::MTE_OBJECTS_ID_WILDCARD, |_, r| Some(truth(r.wildcard))),
+    ro(o::MTE_OBJECTS_ENTRY_STATUS, |_, _| Some(ACTIVE)),
+];
 
-fn event_notification_table() -> Table<View, crate::Change, Event> {
-    Table::new(
-        oid(o::MTE_EVENT_NOTIFICATION_ENTRY),
-        |v: &View| &v.system.monitors.events,
-        |_, e: &Event, col| {
-            Some(match col {
-                1 => Value::ObjectId(oid(e.notification)),
-                2 | 3 => text(""),
-                _ => return None,
-            })
-        },
-    )
-    .read_only(&columns(
-        o::MTE_EVENT_NOTIFICATION,
-        o::MTE_EVENT_NOTIFICATION_OBJECTS,
-    ))
-}
+const EVENT_COLS: &[Col<Event>] = &[
+    index(o::MTE_EVENT_NAME),
+    ro(o::MTE_EVENT_COMMENT, |_, e| Some(text(e.comment))),
+    // notification(0)
+    ro(o::MTE_EVENT_ACTIONS, |_, _| {
+        Some(Value::OctetString(vec![0x80]))
+    }),
+    ro(o::MTE_EVENT_ENABLED, |_, _| Some(truth(true))),
+    ro(o::MTE_EVENT_ENTRY_STATUS, |_, _| Some(ACTIVE)),
+];
+
+const NOTIFICATION_COLS: &[Col<Event>] = &[
+    ro(o::MTE_EVENT_NOTIFICATION, |_, e| {
+        Some(Value::ObjectId(oid(e.notification)))
+    }),
+    ro(o::MTE_EVENT_NOTIFICATION_OBJECTS_OWNER, |_, _| {
+        Some(text(""))
+    }),
+    ro(o::MTE_EVENT_NOTIFICATION_OBJECTS, |_, _| Some(text(""))),
+];
