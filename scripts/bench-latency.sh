@@ -26,14 +26,8 @@ cargo build --release -q -p ibsnmpd --bin ibsnmpd --example getload
 BIN=$(realpath "$TARGET_DIR/release/ibsnmpd")
 LOAD=$(realpath "$TARGET_DIR/release/examples/getload")
 
-tmp=$(mktemp -d)
-pid=""
-cleanup() {
-    [ -z "$pid" ] || kill "$pid" 2>/dev/null || true
-    [ -z "$pid" ] || wait "$pid" 2>/dev/null || true
-    rm -rf "$tmp"
-}
-trap cleanup EXIT
+# shellcheck source=scripts/lib/sim-agent.sh
+. scripts/lib/sim-agent.sh
 
 echo "== topology: $HOSTS hosts"
 "$BIN" topology fat-tree --hosts "$HOSTS" --radix 254 --levels 3 -o "$tmp/fabric.net"

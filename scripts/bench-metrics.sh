@@ -16,19 +16,9 @@ FAMILIES=${2:-}
 TARGET_DIR=${CARGO_TARGET_DIR:-target}
 [ -n "${NO_BUILD:-}" ] || cargo build --release -q -p ibsnmpd --bin ibsnmpd
 BIN=$(realpath "$TARGET_DIR/release/ibsnmpd")
-tmp=$(mktemp -d)
-pid=""
-cleanup() {
-    [ -z "$pid" ] || kill "$pid" 2>/dev/null || true
-    [ -z "$pid" ] || wait "$pid" 2>/dev/null || true
-    rm -rf "$tmp"
-}
-trap cleanup EXIT
-LEVELS=2
-[ "$HOSTS" -le 648 ] || LEVELS=3
-RADIX=36
-[ "$HOSTS" -le 11664 ] || RADIX=254 # 48,000 hosts: smaller radixes need more LIDs than a subnet has
-"$BIN" topology fat-tree --hosts "$HOSTS" --levels "$LEVELS" --radix "$RADIX" -o "$tmp/fabric.net"
+# shellcheck source=scripts/lib/sim-agent.sh
+. scripts/lib/sim-agent.sh
+fat_tree "$BIN" "$HOSTS" "$tmp/fabric.net"
 : >"$tmp/ibsnmpd.toml"
 [ -z "$FAMILIES" ] || echo "metrics_families = $FAMILIES" >"$tmp/ibsnmpd.toml"
 PORT=$((20000 + RANDOM % 40000))

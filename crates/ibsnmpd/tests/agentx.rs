@@ -354,21 +354,8 @@ fn the_session_survives_snmpd_restarts_and_late_masters() {
 #[test]
 fn a_walk_of_ten_thousand_varbinds_through_snmpd_never_times_out() {
     let dir = tempfile::tempdir().unwrap();
-    let topo = dir.path().join("fat-tree.net");
-    let out = Command::new(BIN)
-        .args([
-            "topology", "fat-tree", "--hosts", "512", "--radix", "32", "-o",
-        ])
-        .arg(&topo)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let source = common::fat_tree(dir.path(), 512, 32);
     let m = Master::start(dir.path());
-    let source = format!("sim:{}", topo.display());
     let agent = subagent(&m, &["--source", &source]);
     wait_registered(&m, &agent);
     let started = Instant::now();

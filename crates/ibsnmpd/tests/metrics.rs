@@ -421,19 +421,7 @@ fn a_metrics_flood_never_starves_snmp() {
 #[test]
 fn chosen_families_stream_whole_over_many_chunks() {
     let dir = tempfile::tempdir().unwrap();
-    let topo = dir.path().join("fat-tree.net");
-    let out = Command::new(common::BIN)
-        .args([
-            "topology", "fat-tree", "--hosts", "512", "--radix", "32", "-o",
-        ])
-        .arg(&topo)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let source = common::fat_tree(dir.path(), 512, 32);
     let conf = dir.path().join("ibsnmpd.toml");
     std::fs::write(
         &conf,
@@ -442,7 +430,6 @@ fn chosen_families_stream_whole_over_many_chunks() {
     .unwrap();
     let addr = format!("127.0.0.1:{}", free_port("127.0.0.1"));
     let url = format!("http://{addr}/metrics");
-    let source = format!("sim:{}", topo.display());
     let conf = conf.display().to_string();
     let mut agent = common::Agent::start(&[
         "--source",

@@ -72,8 +72,13 @@ fn config() -> String {
 }
 
 fn write_config(dir: &Path) -> String {
+    write_config_with(dir, "")
+}
+
+/// The test users' config after `head` (top-level keys), mode 0600.
+fn write_config_with(dir: &Path, head: &str) -> String {
     let path = dir.join("ibsnmpd.toml");
-    std::fs::write(&path, config()).unwrap();
+    std::fs::write(&path, format!("{head}{}", config())).unwrap();
     use std::os::unix::fs::PermissionsExt;
     std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).unwrap();
     path.display().to_string()
@@ -100,6 +105,21 @@ fn priv_args(auth: &'static str, p: &'static str) -> Vec<&'static str> {
     vec![
         "-l", "authPriv", "-a", auth, "-A", AUTH_PASS, "-x", p, "-X", PRIV_PASS,
     ]
+}
+
+/// snmpEngineID as served, in upper-case hex.
+fn engine_hex(agent: &Agent) -> String {
+    let got = agent.ok(
+        "snmpget",
+        "2c",
+        "public",
+        &["-Oqvx"],
+        &[".1.3.6.1.6.3.10.2.1.1.0"],
+    );
+    got.chars()
+        .filter(char::is_ascii_hexdigit)
+        .collect::<String>()
+        .to_uppercase()
 }
 
 fn text(o: &Output) -> String {
@@ -344,14 +364,7 @@ fn errors_are_reported_and_counted() {
     assert_eq!(usm_stat(&agent, 6), before + 1);
 
     // Outside the time window: net-snmp resynchronises from the Report.
-    let engine = agent.ok(
-        "snmpget",
-        "2c",
-        "public",
-        &["-Oqv"],
-        &[".1.3.6.1.6.3.10.2.1.1.0"],
-    );
-    let engine_hex: String = engine.chars().filter(|c| c.is_ascii_hexdigit()).collect();
+    let engine_hex = engine_hex(&agent);
     let before = usm_stat(&agent, 2);
     let o = v3(
         &agent,
@@ -765,24 +778,9 @@ fn engine_id_from_text_and_interface_address() {
         ),
     ] {
         let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("ibsnmpd.toml");
-        let conf = format!("{keys}{}", config());
-        std::fs::write(&path, conf).unwrap();
-        use std::os::unix::fs::PermissionsExt;
-        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).unwrap();
-        let agent = Agent::start(&["--config", &path.display().to_string()]);
-        let got = agent.ok(
-            "snmpget",
-            "2c",
-            "public",
-            &["-Oqvx"],
-            &[".1.3.6.1.6.3.10.2.1.1.0"],
-        );
-        let hex: String = got
-            .chars()
-            .filter(char::is_ascii_hexdigit)
-            .collect::<String>()
-            .to_uppercase();
+        let path = write_config_with(dir.path(), keys);
+        let agent = Agent::start(&["--config", &path]);
+        let hex = engine_hex(&agent);
         assert_eq!(hex, want, "{keys}");
         // A v3 request discovers and uses it (-e would fail on a mismatch).
         let o = v3(

@@ -518,6 +518,40 @@ fn put_subid_with(put: &mut impl FnMut(u8), v: u64) {
     put((v & 0x7f) as u8);
 }
 
+/// Writes a sub-identifier after the first: the usual one- and two-octet
+/// sizes without a loop.
+#[inline]
+fn put_arc(put: &mut impl FnMut(u8), v: u32) {
+    if v < 0x80 {
+        put(v as u8);
+    } else if v < 0x4000 {
+        put(0x80 | (v >> 7) as u8);
+        put((v & 0x7f) as u8);
+    } else {
+        put_subid_with(put, u64::from(v));
+    }
+}
+
+/// Octets written into a fixed buffer sized for the worst case (what
+/// would not fit is dropped; callers size the buffer so nothing is).
+struct Cursor<'b> {
+    buf: &'b mut [u8],
+    at: usize,
+}
+
+impl<'b> Cursor<'b> {
+    fn new(buf: &'b mut [u8]) -> Self {
+        Cursor { buf, at: 0 }
+    }
+    #[inline]
+    fn put(&mut self, x: u8) {
+        if let Some(b) = self.buf.get_mut(self.at) {
+            *b = x;
+        }
+        self.at += 1;
+    }
+}
+
 /// OIDs of a walk's instances (neighbours share their entry, column and
 /// most of the index) encoded one after the other: the previous OID's
 /// sub-identifiers and where each one's octets end are kept, so the shared
@@ -571,16 +605,9 @@ impl OidRun {
             (usize::from(end), shared)
         } else {
             let (first, _) = oid_parts(oid);
-            let mut at = 0;
-            put_subid_with(
-                &mut |x| {
-                    if let Some(b) = self.bytes.get_mut(at) {
-                        *b = x;
-                    }
-                    at += 1;
-                },
-                first,
-            );
+            let mut w = Cursor::new(&mut self.bytes);
+            put_subid_with(&mut |x| w.put(x), first);
+            let at = w.at;
             for i in 0..2 {
                 if let (Some(a), Some(e), Some(&v)) =
                     (self.arcs.get_mut(i), self.ends.get_mut(i), oid.get(i))
@@ -592,21 +619,12 @@ impl OidRun {
             (at, 2)
         };
         for (i, &v) in oid.iter().enumerate().skip(from) {
-            let bytes = &mut self.bytes;
-            let mut put = |x: u8| {
-                if let Some(b) = bytes.get_mut(at) {
-                    *b = x;
-                }
-                at += 1;
+            let mut w = Cursor {
+                buf: &mut self.bytes,
+                at,
             };
-            if v < 0x80 {
-                put(v as u8);
-            } else if v < 0x4000 {
-                put(0x80 | (v >> 7) as u8);
-                put((v & 0x7f) as u8);
-            } else {
-                put_subid_with(&mut put, u64::from(v));
-            }
+            put_arc(&mut |x| w.put(x), v);
+            at = w.at;
             if let (Some(a), Some(e)) = (self.arcs.get_mut(i), self.ends.get_mut(i)) {
                 *a = v;
                 *e = at as u8;
@@ -743,24 +761,12 @@ impl<'a> Encoder<'a> {
         const SHORT: usize = 32;
         if s.len() <= SHORT {
             let mut buf = [0u8; 5 * SHORT];
-            let mut n = 0;
-            let mut put = |x: u8| {
-                if let Some(b) = buf.get_mut(n) {
-                    *b = x;
-                }
-                n += 1;
-            };
-            put_subid_with(&mut put, first);
+            let mut w = Cursor::new(&mut buf);
+            put_subid_with(&mut |x| w.put(x), first);
             for &v in rest {
-                if v < 0x80 {
-                    put(v as u8);
-                } else if v < 0x4000 {
-                    put(0x80 | (v >> 7) as u8);
-                    put((v & 0x7f) as u8);
-                } else {
-                    put_subid_with(&mut put, u64::from(v));
-                }
+                put_arc(&mut |x| w.put(x), v);
             }
+            let n = w.at;
             self.header(tag::OBJECT_IDENTIFIER, n);
             self.out.extend_from_slice(buf.get(..n).unwrap_or(&[]));
             return;

@@ -12,6 +12,25 @@ use std::time::{Duration, Instant};
 
 pub const BIN: &str = env!("CARGO_BIN_EXE_ibsnmpd");
 
+/// `ibsnmpd topology fat-tree` of `hosts` hosts and `radix`-port switches
+/// written into `dir`; the `--source` spec that serves it.
+#[allow(dead_code)] // not every test binary serves a generated fabric
+pub fn fat_tree(dir: &std::path::Path, hosts: u32, radix: u32) -> String {
+    let topo = dir.join("fat-tree.net");
+    let out = std::process::Command::new(BIN)
+        .args(["topology", "fat-tree", "--hosts", &hosts.to_string()])
+        .args(["--radix", &radix.to_string(), "-o"])
+        .arg(&topo)
+        .output()
+        .expect("ibsnmpd topology");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    format!("sim:{}", topo.display())
+}
+
 /// Panics with a clear message when a net-snmp tool is missing.
 pub fn require_tool(name: &str) {
     let found = std::env::var_os("PATH")
