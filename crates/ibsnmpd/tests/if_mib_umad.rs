@@ -24,21 +24,7 @@ impl UmadAgent {
     /// default attach point, Switch1 port 0), ready once it serves IF-MIB rows.
     fn start_if(tb: &Testbed, host: Option<&str>, sweep: &str) -> UmadAgent {
         let ready = |a: &UmadAgent| {
-            let out = snmp(
-                "snmpget",
-                &[
-                    "-v2c",
-                    "-c",
-                    "public",
-                    "-t",
-                    "0.5",
-                    "-r",
-                    "0",
-                    "-Oqv",
-                    &a.target,
-                    ".1.3.6.1.2.1.2.1.0",
-                ],
-            );
+            let out = common::probe(&a.target, ".1.3.6.1.2.1.2.1.0", &["-Oqv"]);
             let n = String::from_utf8_lossy(&out.stdout)
                 .trim()
                 .parse::<u32>()

@@ -54,22 +54,9 @@ fn start(tb: &Testbed, trapd: &Trapd, extra_config: &str) -> (UmadAgent, tempfil
     )
     .unwrap();
     let ready = |a: &UmadAgent| {
-        snmp(
-            "snmpget",
-            &[
-                "-v2c",
-                "-c",
-                "public",
-                "-t",
-                "0.5",
-                "-r",
-                "0",
-                &a.target,
-                ".1.3.6.1.2.1.1.3.0",
-            ],
-        )
-        .status
-        .success()
+        common::probe(&a.target, ".1.3.6.1.2.1.1.3.0", &[])
+            .status
+            .success()
     };
     let args = ["--sweep-interval", "1", "--config", conf.to_str().unwrap()];
     let a = UmadAgent::start(tb, Some("Hca1"), &args, Duration::from_secs(60), ready);

@@ -66,20 +66,7 @@ fn read_only_agent_runs_without_writable_state_dir() {
     let target = format!("127.0.0.1:{port}");
     let mut out = String::new();
     for _ in 0..40 {
-        let o = common::snmp(
-            "snmpget",
-            &[
-                "-v2c",
-                "-c",
-                "public",
-                "-t",
-                "0.5",
-                "-r",
-                "0",
-                &target,
-                ".1.3.6.1.2.1.1.5.0",
-            ],
-        );
+        let o = common::probe(&target, ".1.3.6.1.2.1.1.5.0", &[]);
         out = String::from_utf8_lossy(&o.stdout).to_string();
         if o.status.success() {
             break;

@@ -159,21 +159,7 @@ impl Agent {
                     return Err(format!("agent exited with {status}: {}", self.log_text()));
                 }
             }
-            let out = snmp(
-                "snmpget",
-                &[
-                    "-v2c",
-                    "-c",
-                    "public",
-                    "-t",
-                    "0.3",
-                    "-r",
-                    "0",
-                    "-On",
-                    &self.target,
-                    ".1.3.6.1.2.1.1.3.0",
-                ],
-            );
+            let out = probe(&self.target, ".1.3.6.1.2.1.1.3.0", &["-On"]);
             if out.status.success() {
                 return Ok(());
             }
@@ -290,6 +276,15 @@ pub fn snmp(tool: &str, args: &[&str]) -> Output {
         .args(args)
         .output()
         .unwrap_or_else(|e| panic!("cannot run {tool}: {e}"))
+}
+
+/// One quick v2c `snmpget` of `oid` with community public (half a
+/// second, no retry): how tests wait for an agent to answer.
+pub fn probe(target: &str, oid: &str, extra: &[&str]) -> Output {
+    let mut args = vec!["-v2c", "-c", "public", "-t", "0.5", "-r", "0"];
+    args.extend_from_slice(extra);
+    args.extend([target, oid]);
+    snmp("snmpget", &args)
 }
 
 /// One `-On` output line: numeric OID and the rest after ` = `.
