@@ -26,10 +26,7 @@ MPORT=$((PORT + 1))
 "$BIN" --listen "127.0.0.1:$PORT" --metrics "127.0.0.1:$MPORT" --config "$tmp/ibsnmpd.toml" \
     --source "sim:$tmp/fabric.net" --state-dir "$tmp/state" --sweep-interval 3600 2>"$tmp/agent.log" &
 pid=$!
-for _ in $(seq 1 600); do
-    snmpget -v2c -c public -t 1 -r 0 "127.0.0.1:$PORT" .1.3.6.1.2.1.1.3.0 >/dev/null 2>&1 && break
-    sleep 1
-done
+wait_snmp "$PORT"
 cpu() { awk '{print $14 + $15}' "/proc/$pid/stat"; }
 HZ=$(getconf CLK_TCK)
 echo "hosts=$HOSTS families=${FAMILIES:-default}"

@@ -20,3 +20,14 @@ fat_tree() {
     [ "$2" -le 11664 ] || radix=254
     "$1" topology fat-tree --hosts "$2" --levels "$levels" --radix "$radix" -o "$3"
 }
+
+# wait_snmp PORT: until the agent on 127.0.0.1:PORT answers (a 48k-host
+# fabric's first sweep takes a while; ten minutes at most).
+wait_snmp() {
+    for _ in $(seq 1 600); do
+        snmpget -v2c -c public -t 1 -r 0 "127.0.0.1:$1" .1.3.6.1.2.1.1.3.0 >/dev/null 2>&1 && return 0
+        sleep 1
+    done
+    echo "the agent on port $1 never answered" >&2
+    return 1
+}

@@ -783,22 +783,9 @@ fn engine_id_from_text_and_interface_address() {
         let hex = engine_hex(&agent);
         assert_eq!(hex, want, "{keys}");
         // A v3 request discovers and uses it (-e would fail on a mismatch).
-        let o = v3(
-            &agent,
-            "snmpget",
-            "sha",
-            &[
-                "-l",
-                "authNoPriv",
-                "-a",
-                "SHA",
-                "-A",
-                AUTH_PASS,
-                "-e",
-                &want,
-            ],
-            &[SYS_DESCR],
-        );
+        let mut args: Vec<&str> = auth_args("SHA");
+        args.extend(["-e", &want]);
+        let o = v3(&agent, "snmpget", "sha", &args, &[SYS_DESCR]);
         assert_ok(&agent, &o, keys);
     }
 }
