@@ -57,12 +57,32 @@ pub fn start<F>(
         tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
         loop {
             tick.tick().await;
-            let v = view();
-            let reads = Reads {
-                dispatcher: &dispatcher,
-                view: &v,
+            // A wildcard trigger may walk a table of the whole fabric: on
+            // the blocking pool, never on a worker SNMP requests need.
+            let (m, d, view) = (
+                Arc::clone(&monitors),
+                Arc::clone(&dispatcher),
+                Arc::clone(&view),
+            );
+            let sampled = tokio::task::spawn_blocking(move || {
+                let v = view();
+                let reads = Reads {
+                    dispatcher: &d,
+                    view: &v,
+                };
+                let fired = eval.run(&m, Instant::now(), &reads);
+                (eval, fired)
+            })
+            .await;
+            let fired;
+            (eval, fired) = match sampled {
+                Ok(x) => x,
+                Err(e) => {
+                    warn!(error = %e, "DISMAN-EVENT-MIB monitors stopped");
+                    return;
+                }
             };
-            for f in eval.run(&monitors, Instant::now(), &reads) {
+            for f in fired {
                 info!(trigger = %f.trigger, kind = ?f.kind, oid = %f.oid, value = f.value, "monitor fired");
                 // Without sinks the event has nowhere to go: not a failure.
                 if traps.as_ref().is_some_and(|t| !t.notify(f.notification())) {
