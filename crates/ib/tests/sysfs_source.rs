@@ -244,6 +244,12 @@ fn totals(s: &Snapshot, node: Guid, port: u8) -> ib::model::PortTotals {
     p.counters.as_ref().unwrap().totals.clone()
 }
 
+/// Something of the last scan's counters of mlx4_0 port 2.
+fn mlx4_port2<T>(src: &SysfsSource, f: impl Fn(&ib::source::sysfs::CounterFiles) -> T) -> T {
+    let scan = src.last_scan().unwrap();
+    f(scan.port("mlx4_0", 2).unwrap().counters.as_ref().unwrap())
+}
+
 #[test]
 fn counters_accumulate_across_sweeps_and_resets() {
     let (_t, root) = writable();
@@ -314,16 +320,7 @@ fn counters_accumulate_across_sweeps_and_resets() {
     assert_eq!(l2 - l1, u64::from(u32::MAX - 10));
     set(&root, "mlx4_0", 2, "counters/port_rcv_data", u32::MAX);
     let s = src.sweep_snapshot().unwrap();
-    assert!(
-        src.last_scan()
-            .unwrap()
-            .port("mlx4_0", 2)
-            .unwrap()
-            .counters
-            .as_ref()
-            .unwrap()
-            .saturated
-    );
+    assert!(mlx4_port2(&src, |c| c.saturated));
     let l3 = totals(&s, MLX4, 2).port_rcv_data;
     assert_eq!(l3 - l2, 10);
     let l4 = totals(&src.sweep_snapshot().unwrap(), MLX4, 2).port_rcv_data;
@@ -350,16 +347,7 @@ fn counters_accumulate_across_sweeps_and_resets() {
 fn wide_values_without_ietf_files_are_64_bit_and_stay_so() {
     let (_t, root) = writable();
     let mut src = SysfsSource::new(&root).unwrap();
-    let rule = |src: &SysfsSource| {
-        src.last_scan()
-            .unwrap()
-            .port("mlx4_0", 2)
-            .unwrap()
-            .counters
-            .as_ref()
-            .unwrap()
-            .rule
-    };
+    let rule = |src: &SysfsSource| mlx4_port2(src, |c| c.rule);
     let t0 = totals(&src.sweep_snapshot().unwrap(), MLX4, 2).port_xmit_data;
     assert_eq!(rule(&src), CounterWidthRule::Legacy32);
     set(&root, "mlx4_0", 2, "counters/port_xmit_data", 1u64 << 32);

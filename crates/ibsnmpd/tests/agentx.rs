@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{free_port, parse_lines, require_tool, snmp, Agent, BIN};
+use common::{free_port, parse_lines, require_tool, snmp, Agent};
 
 const IB_PM: &str = ".1.3.6.1.3.117.1";
 const IB_IF: &str = ".1.3.6.1.3.117.2";
@@ -515,14 +515,9 @@ fn notifications_in_agentx_mode_go_out_through_the_masters_sinks() {
         "0.5",
     ]);
     wait_registered(&m, &agent);
-    let out = Command::new(BIN)
-        .args(["ctl", "--socket", &ctl_s, "link-flap", "node02", "1", "0.5"])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    common::ctl(
+        std::path::Path::new(&ctl_s),
+        &["link-flap", "node02", "1", "0.5"],
     );
     let traps = trapd.wait(
         Duration::from_secs(20),

@@ -206,13 +206,15 @@ fn socket_is_private_replaces_a_stale_one_and_is_removed_on_exit() {
     ok_line(&socket, &["status"]);
 
     // A second agent on the same socket is refused (exit 2), not stolen.
-    let out = Command::new(BIN)
-        .args(["--listen", "127.0.0.1:0", "--control-socket"])
-        .arg(&socket)
-        .arg("--state-dir")
-        .arg(dir.path())
-        .output()
-        .unwrap();
+    let out = common::run_agent(
+        &[
+            "--listen",
+            "127.0.0.1:0",
+            "--control-socket",
+            socket.to_str().unwrap(),
+        ],
+        dir.path(),
+    );
     assert_eq!(out.status.code(), Some(2), "{out:?}");
     assert!(String::from_utf8_lossy(&out.stderr).contains("in use"));
     ok_line(&socket, &["status"]);
@@ -222,13 +224,15 @@ fn socket_is_private_replaces_a_stale_one_and_is_removed_on_exit() {
 
     // Not a socket: refused, and the file is left alone.
     std::fs::write(&socket, "data").unwrap();
-    let out = Command::new(BIN)
-        .args(["--listen", "127.0.0.1:0", "--control-socket"])
-        .arg(&socket)
-        .arg("--state-dir")
-        .arg(dir.path())
-        .output()
-        .unwrap();
+    let out = common::run_agent(
+        &[
+            "--listen",
+            "127.0.0.1:0",
+            "--control-socket",
+            socket.to_str().unwrap(),
+        ],
+        dir.path(),
+    );
     assert_eq!(out.status.code(), Some(2), "{out:?}");
     assert!(String::from_utf8_lossy(&out.stderr).contains("not a socket"));
     assert_eq!(std::fs::read_to_string(&socket).unwrap(), "data");

@@ -13,7 +13,7 @@ mod trapd;
 
 use std::time::Duration;
 
-use common::{ctl, Agent};
+use common::ctl;
 use trapd::{named, Trap, Trapd};
 
 /// mteTriggerFailures.0 and mteResourceSampleInstances.0 (the tools run
@@ -66,19 +66,8 @@ fn of<'a>(t: &'a [Trap], name: &str, trigger: &str) -> Vec<&'a Trap> {
 fn monitors_walk_and_notify() {
     let trapd = Trapd::start();
     let dir = tempfile::tempdir().unwrap();
-    let conf = dir.path().join("ibsnmpd.toml");
-    std::fs::write(&conf, CONFIG).unwrap();
-    let socket = dir.path().join("ctl.sock");
-    let agent = Agent::start(&[
-        "--config",
-        conf.to_str().unwrap(),
-        "--control-socket",
-        socket.to_str().unwrap(),
-        "--sweep-interval",
-        "1",
-        "--trap2sink",
-        &trapd.addr(),
-    ]);
+    let (agent, socket) =
+        common::agent_with_socket(dir.path(), CONFIG, &["--trap2sink", &trapd.addr()]);
 
     // The tables as net-snmp reads them with the shipped MIBs.
     let walk = common::walk_with_shipped_mibs(&agent.target, "DISMAN-EVENT-MIB::dismanEventMIB");

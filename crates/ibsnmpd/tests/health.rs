@@ -209,23 +209,13 @@ fn health_of_agent(socket: &std::path::Path, format: &str) -> (bool, String, Str
 #[test]
 fn health_from_a_running_agent() {
     let dir = tempfile::tempdir().unwrap();
-    let conf = dir.path().join("ibsnmpd.toml");
     // The simulated fabric's background symbol errors stay far below 1e-9;
     // one flap is enough to flag.
-    std::fs::write(
-        &conf,
+    let (_agent, socket) = common::agent_with_socket(
+        dir.path(),
         "[health]\nwindow = 60\nmax_symbol_ber = 1e-9\nflap_count = 1\n",
-    )
-    .unwrap();
-    let socket = dir.path().join("ctl.sock");
-    let _agent = common::Agent::start(&[
-        "--config",
-        conf.to_str().unwrap(),
-        "--control-socket",
-        socket.to_str().unwrap(),
-        "--sweep-interval",
-        "1",
-    ]);
+        &[],
+    );
 
     let (ok, quiet, err) = health_of_agent(&socket, "text");
     assert!(ok, "{err}");

@@ -12,12 +12,7 @@ use common::BIN;
 fn bad_log_level_exits_2() {
     let tmp = tempfile::tempdir().unwrap();
     for bad in ["verbose", "snmp=loud", ""] {
-        let o = Command::new(BIN)
-            .args(["--listen", "127.0.0.1:0", "--log-level", bad])
-            .arg("--state-dir")
-            .arg(tmp.path())
-            .output()
-            .unwrap();
+        let o = common::run_agent(&["--listen", "127.0.0.1:0", "--log-level", bad], tmp.path());
         let err = String::from_utf8_lossy(&o.stderr);
         assert_eq!(o.status.code(), Some(2), "{bad:?}: {err}");
         assert!(err.contains("--log-level"), "{err}");
@@ -35,12 +30,7 @@ fn port_in_use_fails_before_any_sweep() {
     let tmp = tempfile::tempdir().unwrap();
     let busy = UdpSocket::bind("127.0.0.1:0").unwrap();
     let addr = busy.local_addr().unwrap().to_string();
-    let o = Command::new(BIN)
-        .args(["--listen", &addr, "--log-level", "debug"])
-        .arg("--state-dir")
-        .arg(tmp.path())
-        .output()
-        .unwrap();
+    let o = common::run_agent(&["--listen", &addr, "--log-level", "debug"], tmp.path());
     let err = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(1), "{err}");
     assert!(err.contains("cannot bind UDP"), "{err}");

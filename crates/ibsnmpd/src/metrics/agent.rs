@@ -17,32 +17,34 @@ fn secs(t: SystemTime) -> f64 {
         .map_or(0.0, |d| d.as_secs_f64())
 }
 
+/// One family of one unlabelled sample.
+fn one(out: &mut String, name: &str, help: &str, kind: &str, v: f64) {
+    header(out, &Family { name, help, kind });
+    let _ = writeln!(out, "{name} {v}");
+}
+
 pub(super) fn render(out: &mut String, snap: &Snapshot, s: &Sources) {
-    let mut one = |name: &str, help: &str, kind: &str, labels: &str, v: f64| {
-        header(out, &Family { name, help, kind });
-        let _ = writeln!(out, "{name}{labels} {v}");
-    };
     let sweep = &snap.sweep;
     let swept = sweep.number > 0;
     one(
+        out,
         "ibsnmpd_sweeps_total",
         "Sweeps published since the source started (the snapshot's sweep number)",
         "counter",
-        "",
         sweep.number as f64,
     );
     one(
+        out,
         "ibsnmpd_sweep_duration_seconds",
         "Duration of the last published sweep (all phases)",
         "gauge",
-        "",
         sweep.duration.as_secs_f64(),
     );
     one(
+        out,
         "ibsnmpd_last_successful_sweep_timestamp_seconds",
         "When the published snapshot was taken (Unix time; 0 before the first sweep)",
         "gauge",
-        "",
         if swept { secs(sweep.time) } else { 0.0 },
     );
     // The last sweep's cost per phase (MAD class); sources without MADs
@@ -88,39 +90,35 @@ pub(super) fn render(out: &mut String, snap: &Snapshot, s: &Sources) {
             let _ = writeln!(out, "{name}{{phase=\"{phase}\"}} {}", value(c));
         }
     }
-    let mut one = |name: &str, help: &str, kind: &str, labels: &str, v: f64| {
-        header(out, &Family { name, help, kind });
-        let _ = writeln!(out, "{name}{labels} {v}");
-    };
     let age = SystemTime::now()
         .duration_since(sweep.time)
         .map_or(0.0, |d| d.as_secs_f64());
     one(
+        out,
         "ibsnmpd_snapshot_age_seconds",
         "Age of the published snapshot",
         "gauge",
-        "",
         if swept { age } else { 0.0 },
     );
     one(
+        out,
         "ibsnmpd_fabric_nodes",
         "Nodes in the published snapshot",
         "gauge",
-        "",
         snap.nodes.len() as f64,
     );
     one(
+        out,
         "ibsnmpd_fabric_ports",
         "Ports in the published snapshot",
         "gauge",
-        "",
         snap.ports.len() as f64,
     );
     one(
+        out,
         "ibsnmpd_uptime_seconds",
         "Seconds since the agent started",
         "gauge",
-        "",
         s.started.elapsed().as_secs_f64(),
     );
 
@@ -153,35 +151,32 @@ pub(super) fn render(out: &mut String, snap: &Snapshot, s: &Sources) {
     );
     let _ = writeln!(out, "{name}{{pdu=\"read\"}} {}", ld(&st.in_total_req_vars));
     let _ = writeln!(out, "{name}{{pdu=\"set\"}} {}", ld(&st.in_total_set_vars));
-    let mut one = |name: &str, help: &str, v: f64| {
-        header(
-            out,
-            &Family {
-                name,
-                help,
-                kind: "counter",
-            },
-        );
-        let _ = writeln!(out, "{name} {v}");
-    };
     one(
+        out,
         "ibsnmpd_snmp_packets_received_total",
         "SNMP messages received (snmpInPkts)",
+        "counter",
         ld(&st.in_pkts),
     );
     one(
+        out,
         "ibsnmpd_snmp_packets_sent_total",
         "SNMP messages sent (snmpOutPkts)",
+        "counter",
         ld(&st.out_pkts),
     );
     one(
+        out,
         "ibsnmpd_snmp_auth_failures_total",
         "Requests with an unknown community or one used beyond its rights (snmpInBadCommunityNames + snmpInBadCommunityUses)",
+        "counter",
         ld(&st.in_bad_community_names) + ld(&st.in_bad_community_uses),
     );
     one(
+        out,
         "ibsnmpd_snmp_parse_errors_total",
         "Undecodable SNMP messages (snmpInASNParseErrs)",
+        "counter",
         ld(&st.in_asn_parse_errs),
     );
     let a = &s.agent;
@@ -189,28 +184,38 @@ pub(super) fn render(out: &mut String, snap: &Snapshot, s: &Sources) {
     let ns = a.notifications.get();
     let nz = |f: fn(&snmp::notify::NotifyStats) -> &AtomicU64| ns.map_or(0.0, |x| n(f(x)));
     one(
+        out,
         "ibsnmpd_notifications_sent_total",
         "Notification messages sent (traps per sink, informs the first time)",
+        "counter",
         nz(|x| &x.traps_sent) + nz(|x| &x.informs_sent),
     );
     one(
+        out,
         "ibsnmpd_notifications_dropped_total",
         "Notifications dropped (queue full, informs never acknowledged)",
+        "counter",
         nz(|x| &x.queue_drops) + nz(|x| &x.informs_dropped),
     );
     one(
+        out,
         "ibsnmpd_notifications_suppressed_total",
         "Notifications held back by storm control",
+        "counter",
         nz(|x| &x.suppressed),
     );
     one(
+        out,
         "ibsnmpd_reloads_total",
         "Configuration reloads (SIGHUP) applied",
+        "counter",
         n(&a.reloads),
     );
     one(
+        out,
         "ibsnmpd_reload_failures_total",
         "Configuration reloads (SIGHUP) refused: the old settings stay",
+        "counter",
         n(&a.reload_failures),
     );
 }

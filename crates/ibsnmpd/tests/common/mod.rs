@@ -12,6 +12,18 @@ use std::time::{Duration, Instant};
 
 pub const BIN: &str = env!("CARGO_BIN_EXE_ibsnmpd");
 
+/// The agent run to its end with `args` and a state directory: for the
+/// ways it must refuse to start.
+#[allow(dead_code)] // not every test binary checks refusals
+pub fn run_agent(args: &[&str], state_dir: &std::path::Path) -> Output {
+    Command::new(BIN)
+        .args(args)
+        .arg("--state-dir")
+        .arg(state_dir)
+        .output()
+        .expect("ibsnmpd")
+}
+
 /// `ibsnmpd topology fat-tree` of `hosts` hosts and `radix`-port switches
 /// written into `dir`; the `--source` spec that serves it.
 #[allow(dead_code)] // not every test binary serves a generated fabric
@@ -538,6 +550,27 @@ pub const PM_COLUMNS: [(u32, &str); 16] = [
 ];
 
 /// `ibsnmpd ctl --socket SOCKET WORDS...`, expecting success; returns stdout.
+/// An agent whose config file holds `config` and whose control socket is
+/// `ctl.sock`, both in `dir`, sweeping every second; `extra` flags after.
+#[allow(dead_code)] // not every test binary drives the control socket
+pub fn agent_with_socket(dir: &Path, config: &str, extra: &[&str]) -> (Agent, std::path::PathBuf) {
+    let conf = dir.join("ibsnmpd.toml");
+    std::fs::write(&conf, config).expect("config");
+    let socket = dir.join("ctl.sock");
+    let conf = conf.display().to_string();
+    let sock = socket.display().to_string();
+    let mut args = vec![
+        "--config",
+        &conf,
+        "--control-socket",
+        &sock,
+        "--sweep-interval",
+        "1",
+    ];
+    args.extend_from_slice(extra);
+    (Agent::start(&args), socket)
+}
+
 pub fn ctl(socket: &Path, words: &[&str]) -> String {
     let out = Command::new(BIN)
         .arg("ctl")
