@@ -44,16 +44,25 @@ fn set(
     )
 }
 
+/// The agent started with only `args`, a free loopback port and a state
+/// directory (none of the harness's communities): the child and its target.
+fn spawn_bare(args: &[&str], state_dir: &std::path::Path) -> (std::process::Child, String) {
+    let target = format!("127.0.0.1:{}", free_port("127.0.0.1"));
+    let child = Command::new(BIN)
+        .args(args)
+        .args(["--listen", &target])
+        .arg("--state-dir")
+        .arg(state_dir)
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    (child, target)
+}
+
 #[test]
 fn system_group_answers() {
     let agent = Agent::start(&[]);
-    let out = agent.ok(
-        "snmpget",
-        "2c",
-        "public",
-        &[],
-        &[SYS_DESCR, SYS_OBJECT_ID, SYS_UPTIME, SYS_NAME],
-    );
+    let out = agent.get(&[SYS_DESCR, SYS_OBJECT_ID, SYS_UPTIME, SYS_NAME]);
     let rows = parse_lines(&out);
     assert_eq!(rows.len(), 4, "{out}");
     assert!(rows[0].1.starts_with("STRING: \"ibsnmpd"), "{out}");
@@ -106,17 +115,11 @@ fn whole_tree_walks_increase_in_v1_and_v2c() {
 #[test]
 fn v2c_exceptions() {
     let agent = Agent::start(&[]);
-    let out = agent.ok(
-        "snmpget",
-        "2c",
-        "public",
-        &[],
-        &[
-            ".1.3.6.1.2.1.1.1.1",
-            ".1.3.6.1.2.1.1.99.0",
-            ".1.3.6.1.4.1.99999.1.0",
-        ],
-    );
+    let out = agent.get(&[
+        ".1.3.6.1.2.1.1.1.1",
+        ".1.3.6.1.2.1.1.99.0",
+        ".1.3.6.1.4.1.99999.1.0",
+    ]);
     let rows = parse_lines(&out);
     assert_eq!(rows.len(), 3, "{out}");
     assert!(rows[0].1.contains("No Such Instance"), "{out}");
@@ -237,15 +240,7 @@ fn no_write_access_without_rw_community() {
     let tmp = tempfile::tempdir().unwrap();
     // The harness passes --rw-community private; a later flag wins, so use
     // a config run instead: start plainly and try "private".
-    let port = free_port("127.0.0.1");
-    let mut child = Command::new(BIN)
-        .args(["--listen", &format!("127.0.0.1:{port}")])
-        .arg("--state-dir")
-        .arg(tmp.path())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
-    let target = format!("127.0.0.1:{port}");
+    let (mut child, target) = spawn_bare(&[], tmp.path());
     let mut answered = false;
     for _ in 0..100 {
         let o = snmp(
@@ -502,15 +497,7 @@ source = "10.0.0.0/8"
     let conf = conf.to_str().unwrap().to_string();
     // The harness probes with "public": keep it, from the flag... but flags
     // replace the file's rocommunity list, so probe via the file instead.
-    let port = free_port("127.0.0.1");
-    let mut child = Command::new(BIN)
-        .args(["--config", &conf, "--listen", &format!("127.0.0.1:{port}")])
-        .arg("--state-dir")
-        .arg(tmp.path())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
-    let target = format!("127.0.0.1:{port}");
+    let (mut child, target) = spawn_bare(&["--config", &conf], tmp.path());
     let get = |community: &str, timeout: &str| {
         snmp(
             "snmpget",

@@ -171,6 +171,28 @@ fn subagent(m: &Master, extra: &[&str]) -> Agent {
     Agent::start(&args)
 }
 
+/// A Set of `oid` (type letter and value as snmpset takes them) through
+/// snmpd with `community`.
+fn set_via(m: &Master, community: &str, oid: &str, ty: &str, value: &str) -> std::process::Output {
+    snmp(
+        "snmpset",
+        &[
+            "-v2c", "-c", community, "-On", "-t", "5", "-r", "0", &m.target, oid, ty, value,
+        ],
+    )
+}
+
+/// An INTEGER Set through snmpd's rw community, asserted to succeed
+/// (`context` goes with a failure).
+fn set_through(m: &Master, oid: &str, value: &str, context: &str) {
+    let out = set_via(m, "private", oid, "i", value);
+    assert!(
+        out.status.success(),
+        "{}\n{context}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
 #[test]
 fn walks_through_snmpd_equal_direct_walks_and_sets_pass_through() {
     let dir = tempfile::tempdir().unwrap();
@@ -209,28 +231,13 @@ fn walks_through_snmpd_equal_direct_walks_and_sets_pass_through() {
     // first node (agent state), read back on the agent's own port.
     let guid = first.trim_start_matches(&format!("{PM_NODE_GUID}."));
     let sel = format!("{PM_PORT_SELECT}.{guid}");
-    let set = snmp(
-        "snmpset",
-        &[
-            "-v2c", "-c", "private", "-On", "-t", "3", "-r", "0", &m.target, &sel, "i", "1",
-        ],
-    );
-    assert!(
-        set.status.success(),
-        "{}",
-        String::from_utf8_lossy(&set.stderr)
-    );
+    set_through(&m, &sel, "1", "");
     // A Set that fails TestSet (wrong type) is refused and changes nothing.
     let before = snmp(
         "snmpget",
         &["-v2c", "-c", "public", "-On", &agent.target, &sel],
     );
-    let bad = snmp(
-        "snmpset",
-        &[
-            "-v2c", "-c", "private", "-On", "-t", "3", "-r", "0", &m.target, &sel, "s", "x",
-        ],
-    );
+    let bad = set_via(&m, "private", &sel, "s", "x");
     assert!(!bad.status.success());
     let err = String::from_utf8_lossy(&bad.stderr);
     assert!(err.contains("wrongType"), "{err}");
@@ -240,12 +247,7 @@ fn walks_through_snmpd_equal_direct_walks_and_sets_pass_through() {
     );
     assert_eq!(before.stdout, after.stdout);
     // The master's own read-only community cannot write through to us.
-    let ro = snmp(
-        "snmpset",
-        &[
-            "-v2c", "-c", "public", "-On", "-t", "2", "-r", "0", &m.target, &sel, "i", "1",
-        ],
-    );
+    let ro = set_via(&m, "public", &sel, "i", "1");
     assert!(!ro.status.success());
 }
 
@@ -299,23 +301,7 @@ fn secret_columns_never_cross_agentx() {
     );
     let out = String::from_utf8_lossy(&get.stdout);
     assert!(out.contains("No Such"), "{out}");
-    let set = snmp(
-        "snmpset",
-        &[
-            "-v2c",
-            "-c",
-            "private",
-            "-On",
-            "-t",
-            "3",
-            "-r",
-            "0",
-            &m.target,
-            &m_key,
-            "x",
-            "0102030405060708",
-        ],
-    );
+    let set = set_via(&m, "private", &m_key, "x", "0102030405060708");
     assert!(!set.status.success(), "M_Key Set through AgentX accepted");
 }
 
@@ -416,37 +402,16 @@ fn a_counter_clear_through_snmpd_reaches_the_fabric() {
     assert_eq!(perf("SymbolErrorCounter"), 9);
     // pmPortCountersSymbolErrorCounter := 0 through snmpd's rw community.
     let oid = format!(".1.3.6.1.3.117.1.4.1.3.{idx}");
-    let out = snmp(
-        "snmpset",
-        &[
-            "-v2c", "-c", "private", "-On", "-t", "5", "-r", "0", &m.target, &oid, "i", "0",
-        ],
-    );
-    assert!(
-        out.status.success(),
-        "{}\n{}",
-        String::from_utf8_lossy(&out.stderr),
-        agent.log_text()
-    );
+    set_through(&m, &oid, "0", &agent.log_text());
     assert_eq!(perf("SymbolErrorCounter"), 0, "the PMA was cleared");
     assert_eq!(perf("PortRcvErrors"), 4, "only what was selected");
     // A Set that fails TestSet (a non-zero counter value) reaches nothing.
-    let out = snmp(
-        "snmpset",
-        &[
-            "-v2c",
-            "-c",
-            "private",
-            "-On",
-            "-t",
-            "5",
-            "-r",
-            "0",
-            &m.target,
-            &format!(".1.3.6.1.3.117.1.4.1.6.{idx}"),
-            "i",
-            "3",
-        ],
+    let out = set_via(
+        &m,
+        "private",
+        &format!(".1.3.6.1.3.117.1.4.1.6.{idx}"),
+        "i",
+        "3",
     );
     assert!(!out.status.success());
     assert_eq!(perf("PortRcvErrors"), 4);

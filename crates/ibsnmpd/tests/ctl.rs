@@ -206,17 +206,19 @@ fn socket_is_private_replaces_a_stale_one_and_is_removed_on_exit() {
     ok_line(&socket, &["status"]);
 
     // A second agent on the same socket is refused (exit 2), not stolen.
-    let out = common::run_agent(
-        &[
-            "--listen",
-            "127.0.0.1:0",
-            "--control-socket",
-            socket.to_str().unwrap(),
-        ],
-        dir.path(),
-    );
-    assert_eq!(out.status.code(), Some(2), "{out:?}");
-    assert!(String::from_utf8_lossy(&out.stderr).contains("in use"));
+    let refused = |why: &str| {
+        let sock = socket.to_str().unwrap();
+        let out = common::run_agent(
+            &["--listen", "127.0.0.1:0", "--control-socket", sock],
+            dir.path(),
+        );
+        assert_eq!(out.status.code(), Some(2), "{out:?}");
+        assert!(
+            String::from_utf8_lossy(&out.stderr).contains(why),
+            "{out:?}"
+        );
+    };
+    refused("in use");
     ok_line(&socket, &["status"]);
 
     assert!(agent.terminate().success());
@@ -224,16 +226,6 @@ fn socket_is_private_replaces_a_stale_one_and_is_removed_on_exit() {
 
     // Not a socket: refused, and the file is left alone.
     std::fs::write(&socket, "data").unwrap();
-    let out = common::run_agent(
-        &[
-            "--listen",
-            "127.0.0.1:0",
-            "--control-socket",
-            socket.to_str().unwrap(),
-        ],
-        dir.path(),
-    );
-    assert_eq!(out.status.code(), Some(2), "{out:?}");
-    assert!(String::from_utf8_lossy(&out.stderr).contains("not a socket"));
+    refused("not a socket");
     assert_eq!(std::fs::read_to_string(&socket).unwrap(), "data");
 }

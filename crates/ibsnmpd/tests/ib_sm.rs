@@ -7,7 +7,7 @@
 mod common;
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
 use common::{assert_increasing, parse_lines, require_tool, Agent, BIN};
@@ -15,10 +15,6 @@ use serde_json::Value as Json;
 
 const SM: &str = ".1.3.6.1.3.117.7";
 const SM_PREFIX: [u32; 7] = [1, 3, 6, 1, 3, 117, 7];
-
-fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
 
 fn dump() -> Json {
     let out = Command::new(BIN)
@@ -133,18 +129,7 @@ fn walk_with_shipped_mibs_is_clean() {
         assert!(stdout.contains(&format!("IB-SM-MIB::{name}.")), "no {name}");
     }
     // sysORTable lists the module.
-    let or = Command::new("snmpwalk")
-        .current_dir(repo())
-        .args([
-            "-M",
-            "mibs:mibs/ietf",
-            "-m",
-            "ALL",
-            "-v",
-            "2c",
-            "-c",
-            "public",
-        ])
+    let or = common::with_shipped_mibs("snmpwalk")
         .args([&agent.target, "SNMPv2-MIB::sysORID"])
         .output()
         .expect("snmpwalk");

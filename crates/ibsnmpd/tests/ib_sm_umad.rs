@@ -369,12 +369,7 @@ fn umad_tables_equal_infiniband_diags() {
     let before = last_change(&cells, 1);
     let default_before = last_change(&cells, 0x7fff);
     std::fs::write(tb.dir().join("partitions.conf"), PARTITIONS_MORE).expect("write");
-    let pid = std::fs::read_to_string(tb.dir().join("opensm.pid")).expect("pid");
-    let st = std::process::Command::new("kill")
-        .args(["-HUP", pid.trim()])
-        .status()
-        .expect("kill");
-    assert!(st.success());
+    common::hup_opensm(&tb);
     let deadline = Instant::now() + Duration::from_secs(30);
     loop {
         let c = walk(&agent.target);

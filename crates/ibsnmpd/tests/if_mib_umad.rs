@@ -37,21 +37,8 @@ impl UmadAgent {
 
     /// Numeric values of several instances in one Get (one snapshot).
     fn get(&self, oids: &[String]) -> Vec<u64> {
-        let mut args = vec![
-            "-v2c",
-            "-c",
-            "public",
-            "-t",
-            "2",
-            "-r",
-            "1",
-            "-Oqv",
-            "-Oe",
-            "-Ot",
-            &self.target,
-        ];
-        args.extend(oids.iter().map(String::as_str));
-        let out = snmp("snmpget", &args);
+        let oids: Vec<&str> = oids.iter().map(String::as_str).collect();
+        let out = self.values(&["-Oe", "-Ot"], &oids);
         let text = String::from_utf8_lossy(&out.stdout).into_owned();
         assert!(
             out.status.success(),
@@ -70,24 +57,18 @@ impl UmadAgent {
         v
     }
 
+    /// The values alone (`-Oqv` and `flags`) of `oids` in one Get.
+    fn values(&self, flags: &[&str], oids: &[&str]) -> std::process::Output {
+        let mut args = vec!["-v2c", "-c", "public", "-t", "2", "-r", "1", "-Oqv"];
+        args.extend_from_slice(flags);
+        args.push(&self.target);
+        args.extend_from_slice(oids);
+        snmp("snmpget", &args)
+    }
+
     /// The octets of an OCTET STRING instance.
     fn octets(&self, oid: &str) -> Vec<u8> {
-        let out = snmp(
-            "snmpget",
-            &[
-                "-v2c",
-                "-c",
-                "public",
-                "-t",
-                "2",
-                "-r",
-                "1",
-                "-Oqv",
-                "-Ox",
-                &self.target,
-                oid,
-            ],
-        );
+        let out = self.values(&["-Ox"], &[oid]);
         String::from_utf8_lossy(&out.stdout)
             .split_whitespace()
             .filter_map(|h| u8::from_str_radix(h.trim_matches('"'), 16).ok())

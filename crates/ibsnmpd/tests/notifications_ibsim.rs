@@ -155,12 +155,7 @@ fn new_ipoib_partition_gives_mc_group_created() {
         format!("{DEFAULT_PARTITIONS}P2=0x8002, ipoib : ALL=full;\n"),
     )
     .unwrap();
-    let pid = std::fs::read_to_string(tb.dir().join("opensm.pid")).unwrap();
-    let st = std::process::Command::new("kill")
-        .args(["-HUP", pid.trim()])
-        .status()
-        .unwrap();
-    assert!(st.success());
+    common::hup_opensm(&tb);
     let t = trapd.wait(WAIT, "MC group created", |t| {
         count(t, "ibSmTrapMCGroupCreated") >= 1
     });
@@ -360,12 +355,7 @@ fn leaving_a_partition_gives_no_mc_group_events() {
     until("partition 0x0001's group in view", WAIT, in_view);
     let hup = |text: &str| {
         std::fs::write(tb.dir().join("partitions.conf"), text).unwrap();
-        let pid = std::fs::read_to_string(tb.dir().join("opensm.pid")).unwrap();
-        let st = std::process::Command::new("kill")
-            .args(["-HUP", pid.trim()])
-            .status()
-            .unwrap();
-        assert!(st.success());
+        common::hup_opensm(&tb);
     };
     hup(P1_SWITCHES);
     until("0x0001's group out of view", WAIT, || !in_view());

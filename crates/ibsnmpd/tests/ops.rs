@@ -150,11 +150,7 @@ fn sighup_reloads_communities_and_node_names_without_losing_requests() {
     std::thread::sleep(std::time::Duration::from_millis(300));
     write("new", "leaf-after");
     let pid = agent.pid().to_string();
-    assert!(Command::new("kill")
-        .args(["-HUP", &pid])
-        .status()
-        .unwrap()
-        .success());
+    common::signal(&pid, "HUP");
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
     while !curl(&url).contains("switch=\"leaf-after\"") {
         assert!(std::time::Instant::now() < deadline, "{}", agent.log_text());
@@ -172,11 +168,7 @@ fn sighup_reloads_communities_and_node_names_without_losing_requests() {
 
     // A broken file changes nothing and says why; the agent stays up.
     std::fs::write(&conf, "bogus = 1\n").unwrap();
-    assert!(Command::new("kill")
-        .args(["-HUP", &pid])
-        .status()
-        .unwrap()
-        .success());
+    common::signal(&pid, "HUP");
     std::thread::sleep(std::time::Duration::from_millis(500));
     assert!(get_ok(&agent.target, "new"));
     assert!(
@@ -195,11 +187,7 @@ fn sighup_names_what_needs_a_restart() {
     let agent = common::Agent::start(&["--config", conf.to_str().unwrap()]);
     std::fs::write(&conf, "sweep_interval = 5\nsyscontact = \"x\"\n").unwrap();
     let pid = agent.pid().to_string();
-    assert!(Command::new("kill")
-        .args(["-HUP", &pid])
-        .status()
-        .unwrap()
-        .success());
+    common::signal(&pid, "HUP");
     std::thread::sleep(std::time::Duration::from_millis(500));
     let log = agent.log_text();
     let lines: Vec<&str> = log

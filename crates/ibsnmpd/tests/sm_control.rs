@@ -401,12 +401,7 @@ fn partition_configuration_reaches_opensm_and_the_partition_table() {
          SixMore=0x8006, ipoib : ALL_SWITCHES=limited ;\n"
     );
     std::fs::write(&parts, &site).unwrap();
-    let pid = std::fs::read_to_string(tb.dir().join("opensm.pid")).unwrap();
-    let hup = std::process::Command::new("kill")
-        .args(["-HUP", pid.trim()])
-        .status()
-        .unwrap();
-    assert!(hup.success());
+    common::hup_opensm(&tb);
     wait_for("P_Key 0x8006 at Hca1", Duration::from_secs(30), || {
         let p = pkeys();
         p.contains("0x8006").then_some(p)

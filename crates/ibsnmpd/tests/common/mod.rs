@@ -12,6 +12,24 @@ use std::time::{Duration, Instant};
 
 pub const BIN: &str = env!("CARGO_BIN_EXE_ibsnmpd");
 
+/// Sends signal `sig` (`HUP`, `STOP`, ...) to process `pid`.
+#[allow(dead_code)] // not every test binary signals
+pub fn signal(pid: &str, sig: &str) {
+    let st = Command::new("kill")
+        .args([&format!("-{sig}"), pid.trim()])
+        .status()
+        .expect("kill");
+    assert!(st.success(), "kill -{sig} {pid}");
+}
+
+/// SIGHUP to the testbed's OpenSM: it reads partitions.conf again and
+/// resweeps.
+#[allow(dead_code)] // not every test binary steers OpenSM
+pub fn hup_opensm(tb: &ib::testbed::Testbed) {
+    let pid = std::fs::read_to_string(tb.dir().join("opensm.pid")).expect("opensm.pid");
+    signal(&pid, "HUP");
+}
+
 /// The agent run to its end with `args` and a state directory: for the
 /// ways it must refuse to start.
 #[allow(dead_code)] // not every test binary checks refusals
@@ -239,6 +257,12 @@ impl Agent {
         snmp(tool, &all)
     }
 
+    /// A v2c Get of `oids` with community public, asserted to succeed.
+    #[allow(dead_code)] // not every test binary gets this way
+    pub fn get(&self, oids: &[&str]) -> String {
+        self.ok("snmpget", "2c", "public", &[], oids)
+    }
+
     /// `tool` with `-v VERSION -c COMMUNITY -On -t 2 -r 1`, expecting success;
     /// returns stdout.
     pub fn ok(
@@ -299,15 +323,12 @@ pub fn probe(target: &str, oid: &str, extra: &[&str]) -> Output {
     snmp("snmpget", &args)
 }
 
-/// One `-On` output line: numeric OID and the rest after ` = `.
-/// A bulk walk of `root` with the shipped MIBs (`-m ALL`), asserted clean:
-/// it succeeds, nothing on stderr, no value net-snmp finds off its syntax.
-/// Returns the walk's output.
-pub fn walk_with_shipped_mibs(target: &str, root: &str) -> String {
-    require_tool("snmpbulkwalk");
-    let repo = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
-    let out = std::process::Command::new("snmpbulkwalk")
-        .current_dir(repo)
+/// A net-snmp `tool` run from the repository with the shipped MIB files
+/// loaded (`-M mibs:mibs/ietf -m ALL`), v2c with community public.
+pub fn with_shipped_mibs(tool: &str) -> Command {
+    require_tool(tool);
+    let mut c = Command::new(tool);
+    c.current_dir(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../.."))
         .args([
             "-M",
             "mibs:mibs/ietf",
@@ -317,7 +338,16 @@ pub fn walk_with_shipped_mibs(target: &str, root: &str) -> String {
             "2c",
             "-c",
             "public",
-        ])
+        ]);
+    c
+}
+
+/// One `-On` output line: numeric OID and the rest after ` = `.
+/// A bulk walk of `root` with the shipped MIBs (`-m ALL`), asserted clean:
+/// it succeeds, nothing on stderr, no value net-snmp finds off its syntax.
+/// Returns the walk's output.
+pub fn walk_with_shipped_mibs(target: &str, root: &str) -> String {
+    let out = with_shipped_mibs("snmpbulkwalk")
         .args(["-t", "5", "-r", "1", target, root])
         .output()
         .expect("snmpbulkwalk");
