@@ -21,9 +21,15 @@ use std::path::{Path, PathBuf};
 /// where nothing matters: resolution is by name, across all of them.
 pub(crate) const MIB_FILES: &[&str] = &[
     "ietf/SNMPv2-SMI",
+    "ietf/SNMPv2-TC",
     "ietf/SNMPv2-MIB",
     "ietf/IF-MIB",
     "ietf/DISMAN-EVENT-MIB",
+    "ietf/SNMP-FRAMEWORK-MIB",
+    "ietf/SNMP-USER-BASED-SM-MIB",
+    "ietf/SNMP-VIEW-BASED-ACM-MIB",
+    "ietf/SNMP-TARGET-MIB",
+    "ietf/SNMP-NOTIFICATION-MIB",
     "IB-TC-MIB",
     "IB-IF-MIB",
     "IB-PM-MIB",

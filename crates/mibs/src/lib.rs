@@ -13,6 +13,7 @@ use std::sync::Arc;
 
 use snmp::mib::MibObject;
 
+pub mod admin;
 pub mod change;
 mod column;
 pub mod disman_event;

@@ -100,7 +100,48 @@ pub struct RowTable<R> {
     max_rows: usize,
 }
 
+/// How a table's rows take column values, when that needs more than the row
+/// ([`RowData`] is the case where it does not): the request's view, other
+/// tables.
+pub trait RowRules<R> {
+    /// Applies one column value to `row` (see [`RowData::set`]).
+    fn set(&self, row: &mut R, set: &ColumnSet<'_>) -> Result<(), SetError>;
+    /// See [`RowData::ready`].
+    fn ready(&self, row: &R) -> bool;
+    /// See [`RowData::writable_when_active`].
+    fn writable_when_active(&self, row: &R, column: u32) -> bool;
+}
+
+/// The rules of a [`RowData`] row: its own.
+struct OwnRules;
+
+impl<R: RowData> RowRules<R> for OwnRules {
+    fn set(&self, row: &mut R, set: &ColumnSet<'_>) -> Result<(), SetError> {
+        row.set(set.column, set.value)
+    }
+    fn ready(&self, row: &R) -> bool {
+        row.ready()
+    }
+    fn writable_when_active(&self, row: &R, column: u32) -> bool {
+        row.writable_when_active(column)
+    }
+}
+
 impl<R: RowData> RowTable<R> {
+    /// Phase 1 for every varbind of a PDU that names this table. `fresh` makes
+    /// the columns of a row being created. On error: the varbind's position and
+    /// the error, with nothing changed.
+    pub fn check(
+        &self,
+        sets: &[ColumnSet<'_>],
+        fresh: impl Fn(&[u32]) -> R,
+        now: Instant,
+    ) -> Result<Vec<RowChange<R>>, (usize, SetError)> {
+        self.check_with(&OwnRules, sets, fresh, now)
+    }
+}
+
+impl<R: Clone> RowTable<R> {
     pub fn new(status_column: u32, max_rows: usize) -> Self {
         RowTable {
             status_column,
@@ -115,6 +156,12 @@ impl<R: RowData> RowTable<R> {
 
     pub fn get(&self, index: &[u32]) -> Option<&Row<R>> {
         self.rows.get(index)
+    }
+
+    /// Puts a row in place as it is (rows restored from storage, rows the
+    /// agent's configuration makes), whatever the cap.
+    pub fn insert(&mut self, index: Vec<u32>, row: Row<R>) {
+        self.rows.insert(index, row);
     }
 
     /// Changes the cap on rows (rows already there stay).
@@ -134,11 +181,10 @@ impl<R: RowData> RowTable<R> {
         }
     }
 
-    /// Phase 1 for every varbind of a PDU that names this table. `fresh` makes
-    /// the columns of a row being created. On error: the varbind's position and
-    /// the error, with nothing changed.
-    pub fn check(
+    /// [`RowTable::check`] with the row rules of `rules`.
+    pub fn check_with(
         &self,
+        rules: &dyn RowRules<R>,
         sets: &[ColumnSet<'_>],
         fresh: impl Fn(&[u32]) -> R,
         now: Instant,
@@ -174,7 +220,7 @@ impl<R: RowData> RowTable<R> {
                 if let Some(e) = existing {
                     let mut data = e.data.clone();
                     for s in sets.iter().filter(|s| s.column != self.status_column) {
-                        data.set(s.column, s.value).map_err(|e| (s.position, e))?;
+                        rules.set(&mut data, s).map_err(|e| (s.position, e))?;
                     }
                 }
                 out.push(RowChange::Delete {
@@ -213,15 +259,15 @@ impl<R: RowData> RowTable<R> {
             for s in sets.iter().filter(|s| s.column != self.status_column) {
                 if was_active
                     && requested.map(|r| r.1) != Some(RowStatus::NotInService)
-                    && !row.data.writable_when_active(s.column)
+                    && !rules.writable_when_active(&row.data, s.column)
                 {
                     return Err((s.position, SetError::InconsistentValue));
                 }
-                row.data
-                    .set(s.column, s.value)
+                rules
+                    .set(&mut row.data, s)
                     .map_err(|e| (s.position, e))?;
             }
-            let ready = row.data.ready();
+            let ready = rules.ready(&row.data);
             row.status = match requested {
                 Some((pos, RowStatus::CreateAndGo)) => {
                     if !ready {

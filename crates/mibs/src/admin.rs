@@ -1,0 +1,548 @@
+//! The SNMPv3 administrative tables, managed over SNMP the way net-snmp's
+//! `snmpusm` and `snmpvacm` expect: usmUserTable, the VACM tables,
+//! SNMP-TARGET-MIB and SNMP-NOTIFICATION-MIB. Each is a RowStatus table
+//! (RFC 2579) with a StorageType column, held in its module's persisted
+//! state ([`crate::state`]), so a Set takes effect when the state is
+//! published and survives a restart:
+//!
+//! - rows from the configuration file are `permanent` and refuse Sets
+//!   (wrongValue, as RFC 3414 asks of usmUserTable); they are never written
+//!   to the state file, which is not their source;
+//! - rows created over SNMP are `nonVolatile` (written) unless created
+//!   `volatile` (kept until the agent stops).
+//!
+//! A module declares a row type ([`AdminRow`]) per table and serves it with
+//! [`AdminTable`]; TestAndIncr spin locks are [`spin_lock`] scalars.
+
+use std::collections::BTreeMap;
+use std::fmt::Debug;
+use std::time::Instant;
+
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
+use snmp::mib::{Access, MibObject, SetError, SetItem};
+use snmp::oid::Oid;
+use snmp::rowstatus::{ColumnSet, Row, RowChange, RowRules, RowStatus, RowTable};
+use snmp::value::{Value, VarBind};
+
+use crate::change::{Change, Effect, ModuleChange};
+use crate::state::PersistedState;
+use crate::view::{SystemState, View};
+
+/// The most rows one administrative table holds (an unauthenticated peer
+/// cannot create any, an authorized one cannot exhaust memory).
+pub const MAX_ROWS: usize = 1000;
+
+/// StorageType (RFC 2579).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum StorageType {
+    Other = 1,
+    Volatile = 2,
+    #[default]
+    NonVolatile = 3,
+    Permanent = 4,
+    ReadOnly = 5,
+}
+
+impl StorageType {
+    fn from_i32(v: i32) -> Option<Self> {
+        Some(match v {
+            1 => StorageType::Other,
+            2 => StorageType::Volatile,
+            3 => StorageType::NonVolatile,
+            4 => StorageType::Permanent,
+            5 => StorageType::ReadOnly,
+            _ => return None,
+        })
+    }
+
+    /// Rows the configuration makes: Sets refuse them.
+    pub fn fixed(self) -> bool {
+        matches!(self, StorageType::Permanent | StorageType::ReadOnly)
+    }
+}
+
+/// What a module's state does after one of its tables changed: rebuild what
+/// it derives from the rows (the engine's users, the VACM, the sinks).
+pub trait AdminState: PersistedState {
+    fn refresh(&mut self) {}
+}
+
+/// One table's columns other than RowStatus and StorageType.
+pub trait AdminRow:
+    Clone + Default + PartialEq + Debug + Serialize + DeserializeOwned + Send + Sync + 'static
+{
+    /// The module state holding the table.
+    type State: AdminState;
+    /// The entry's OID.
+    const ENTRY: &'static [u32];
+    /// The RowStatus column.
+    const STATUS: u32;
+    /// The StorageType column.
+    const STORAGE: u32;
+    /// Every accessible column with its MAX-ACCESS (RowStatus and StorageType
+    /// included), in column order.
+    const COLUMNS: &'static [(u32, Access)];
+
+    fn rows(s: &Self::State) -> &AdminRows<Self>;
+    fn rows_mut(s: &mut Self::State) -> &mut AdminRows<Self>;
+
+    /// Whether `index` is a well-formed index (its lengths and ranges): a row
+    /// is never created at another (noCreation).
+    fn valid_index(index: &[u32]) -> bool;
+
+    /// A new row's columns (the MIB's DEFVALs), for `index`.
+    fn fresh(index: &[u32]) -> Self {
+        let _ = index;
+        Self::default()
+    }
+
+    /// Column `column` of this row (None: not served for it).
+    fn read(&self, view: &View, index: &[u32], column: u32) -> Option<Value>;
+
+    /// Applies one value (the MIB's syntax is already checked).
+    fn set(&mut self, view: &View, index: &[u32], column: u32, value: &Value)
+        -> Result<(), SetError>;
+
+    /// Whether the row has what it needs to become active.
+    fn ready(&self) -> bool {
+        true
+    }
+
+    /// Whether `column` may change while the row is active (RFC 2579 leaves
+    /// it to each table). The administrative MIBs allow it by default.
+    fn writable_when_active(&self, column: u32) -> bool {
+        let _ = column;
+        true
+    }
+}
+
+/// A row as stored: the table's columns and its StorageType.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Entry<R> {
+    pub storage: StorageType,
+    #[serde(flatten)]
+    pub data: R,
+}
+
+/// One table's rows.
+#[derive(Clone, Debug)]
+pub struct AdminRows<R: AdminRow> {
+    table: RowTable<Entry<R>>,
+}
+
+impl<R: AdminRow> Default for AdminRows<R> {
+    fn default() -> Self {
+        AdminRows {
+            table: RowTable::new(R::STATUS, MAX_ROWS),
+        }
+    }
+}
+
+impl<R: AdminRow> PartialEq for AdminRows<R> {
+    fn eq(&self, other: &Self) -> bool {
+        let same = |a: &Row<Entry<R>>, b: &Row<Entry<R>>| a.status == b.status && a.data == b.data;
+        let (a, b) = (self.table.rows(), other.table.rows());
+        a.len() == b.len() && a.iter().zip(b).all(|((i, x), (j, y))| i == j && same(x, y))
+    }
+}
+
+/// A row in the state file.
+#[derive(Serialize, Deserialize)]
+struct Saved<R> {
+    index: Vec<u32>,
+    status: i32,
+    #[serde(flatten)]
+    entry: Entry<R>,
+}
+
+impl<R: AdminRow> Serialize for AdminRows<R> {
+    /// Only `nonVolatile` rows: the others come from the configuration or
+    /// end with the agent.
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_seq(
+            self.table
+                .rows()
+                .iter()
+                .filter(|(_, r)| r.data.storage == StorageType::NonVolatile)
+                .map(|(index, r)| Saved {
+                    index: index.clone(),
+                    status: r.status as i32,
+                    entry: r.data.clone(),
+                }),
+        )
+    }
+}
+
+impl<'de, R: AdminRow> Deserialize<'de> for AdminRows<R> {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let saved: Vec<Saved<R>> = Vec::deserialize(d)?;
+        let mut rows = AdminRows::default();
+        let now = Instant::now();
+        for s in saved {
+            let status = match RowStatus::from_i32(s.status) {
+                Some(st @ (RowStatus::Active | RowStatus::NotInService | RowStatus::NotReady)) => {
+                    st
+                }
+                _ => return Err(serde::de::Error::custom("bad row status")),
+            };
+            if !R::valid_index(&s.index) {
+                return Err(serde::de::Error::custom("bad row index"));
+            }
+            rows.table.insert(
+                s.index,
+                Row {
+                    status,
+                    data: s.entry,
+                    touched: now,
+                },
+            );
+        }
+        Ok(rows)
+    }
+}
+
+impl<R: AdminRow> AdminRows<R> {
+    /// Every row by index, in index order.
+    pub fn iter(&self) -> impl Iterator<Item = (&[u32], &Row<Entry<R>>)> + '_ {
+        self.table.rows().iter().map(|(k, r)| (k.as_slice(), r))
+    }
+
+    /// The rows in force: active ones.
+    pub fn active(&self) -> impl Iterator<Item = (&[u32], &R)> + '_ {
+        self.iter()
+            .filter(|(_, r)| r.status == RowStatus::Active)
+            .map(|(k, r)| (k, &r.data.data))
+    }
+
+    pub fn get(&self, index: &[u32]) -> Option<&Row<Entry<R>>> {
+        self.table.get(index)
+    }
+
+    /// A row of the configuration: active and `permanent`. A row created
+    /// over SNMP at the same index gives way (the configuration is the
+    /// operator's word); returns whether one did.
+    pub fn put_configured(&mut self, index: Vec<u32>, data: R) -> bool {
+        let replaced = self.table.get(&index).is_some();
+        self.table.insert(
+            index,
+            Row {
+                status: RowStatus::Active,
+                data: Entry {
+                    storage: StorageType::Permanent,
+                    data,
+                },
+                touched: Instant::now(),
+            },
+        );
+        replaced
+    }
+
+    fn apply(&mut self, changes: Vec<RowChange<Entry<R>>>) {
+        self.table.apply(changes)
+    }
+}
+
+/// A checked Set of one table: its rows as the PDU leaves them.
+#[derive(Clone, Debug, PartialEq)]
+pub struct AdminChange<R: AdminRow> {
+    changes: Vec<RowChange<Entry<R>>>,
+}
+
+impl<R: AdminRow> ModuleChange for AdminChange<R> {
+    fn effect(&self) -> Effect {
+        Effect::Agent
+    }
+
+    fn apply(&self, state: &mut SystemState) {
+        state.modules.update::<R::State>(|s| {
+            R::rows_mut(s).apply(self.changes.clone());
+            s.refresh();
+        });
+    }
+}
+
+/// An administrative table as a MIB object over the view's module state.
+pub struct AdminTable<R> {
+    root: Oid,
+    _r: std::marker::PhantomData<fn() -> R>,
+}
+
+impl<R: AdminRow> AdminTable<R> {
+    pub fn new() -> Self {
+        AdminTable {
+            root: Oid::from_slice(R::ENTRY),
+            _r: std::marker::PhantomData,
+        }
+    }
+
+    fn rows(view: &View) -> Option<&AdminRows<R>> {
+        view.system.modules.get::<R::State>().map(R::rows)
+    }
+
+    fn cell(view: &View, index: &[u32], row: &Row<Entry<R>>, column: u32) -> Option<Value> {
+        if column == R::STATUS {
+            Some(Value::Integer(row.status as i32))
+        } else if column == R::STORAGE {
+            Some(Value::Integer(row.data.storage as i32))
+        } else {
+            row.data.data.read(view, index, column)
+        }
+    }
+
+    fn declared(column: u32) -> Option<Access> {
+        R::COLUMNS
+            .iter()
+            .find(|(c, _)| *c == column)
+            .map(|(_, a)| *a)
+    }
+}
+
+impl<R: AdminRow> Default for AdminTable<R> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// The rules of one Set: the view the row's columns read.
+struct Rules<'a> {
+    view: &'a View,
+}
+
+impl<R: AdminRow> RowRules<Entry<R>> for Rules<'_> {
+    fn set(&self, row: &mut Entry<R>, s: &ColumnSet<'_>) -> Result<(), SetError> {
+        if s.column == R::STORAGE {
+            let Value::Integer(v) = s.value else {
+                return Err(SetError::WrongType);
+            };
+            return match StorageType::from_i32(*v) {
+                // Only the configuration makes fixed rows.
+                Some(t @ (StorageType::Volatile | StorageType::NonVolatile)) => {
+                    row.storage = t;
+                    Ok(())
+                }
+                _ => Err(SetError::WrongValue),
+            };
+        }
+        row.data.set(self.view, s.index, s.column, s.value)
+    }
+    fn ready(&self, row: &Entry<R>) -> bool {
+        row.data.ready()
+    }
+    fn writable_when_active(&self, row: &Entry<R>, column: u32) -> bool {
+        row.data.writable_when_active(column)
+    }
+}
+
+impl<R: AdminRow> MibObject<View, Change> for AdminTable<R> {
+    fn root(&self) -> &Oid {
+        &self.root
+    }
+
+    fn get(&self, view: &View, o: &[u32]) -> Value {
+        let Some([c, index @ ..]) = o.strip_prefix(self.root.as_slice()) else {
+            return Value::NoSuchObject;
+        };
+        if !Self::declared(*c).is_some_and(Access::readable) {
+            return Value::NoSuchObject;
+        }
+        Self::rows(view)
+            .and_then(|rows| rows.get(index))
+            .and_then(|r| Self::cell(view, index, r, *c))
+            .unwrap_or(Value::NoSuchInstance)
+    }
+
+    fn next(&self, view: &View, o: &[u32]) -> Option<VarBind> {
+        let rows = Self::rows(view)?;
+        let (start_col, after): (u32, Option<&[u32]>) = match o.strip_prefix(self.root.as_slice()) {
+            None if o < self.root.as_slice() => (0, None),
+            None => return None,
+            Some([]) => (0, None),
+            Some([c, index @ ..]) => (*c, Some(index)),
+        };
+        for &(c, access) in R::COLUMNS {
+            if c < start_col || !access.readable() {
+                continue;
+            }
+            let from = if c == start_col { after } else { None };
+            let candidates = rows.table.rows().range::<[u32], _>((
+                from.map_or(std::ops::Bound::Unbounded, std::ops::Bound::Excluded),
+                std::ops::Bound::Unbounded,
+            ));
+            for (k, r) in candidates {
+                if let Some(v) = Self::cell(view, k, r, c) {
+                    let mut id = self.root.as_slice().to_vec();
+                    id.push(c);
+                    id.extend_from_slice(k);
+                    return Some(VarBind::new(Oid::new(id), v));
+                }
+            }
+        }
+        None
+    }
+
+    fn check_set(&self, view: &View, o: &[u32], value: &Value) -> Result<Change, SetError> {
+        let item = SetItem {
+            position: 0,
+            oid: o,
+            value,
+        };
+        let mut c = self.check_set_batch(view, &[item]).map_err(|(_, e)| e)?;
+        c.pop().map(|(_, k)| k).ok_or(SetError::NotWritable)
+    }
+
+    fn check_set_batch(
+        &self,
+        view: &View,
+        sets: &[SetItem<'_>],
+    ) -> Result<Vec<(usize, Change)>, (usize, SetError)> {
+        let empty = AdminRows::default();
+        let rows = Self::rows(view).unwrap_or(&empty);
+        let mut cols = Vec::with_capacity(sets.len());
+        for s in sets {
+            let refuse = |e| (s.position, e);
+            let Some([column, index @ ..]) = s.oid.strip_prefix(self.root.as_slice()) else {
+                return Err(refuse(SetError::NoCreation));
+            };
+            match Self::declared(*column) {
+                Some(a) if a.writable() => {}
+                Some(_) => return Err(refuse(SetError::NotWritable)),
+                None => return Err(refuse(SetError::NoCreation)),
+            }
+            let mut col_oid = self.root.as_slice().to_vec();
+            col_oid.push(*column);
+            if let Some(syntax) = crate::oids::syntax(&col_oid) {
+                syntax.check(s.value).map_err(refuse)?;
+            }
+            match rows.get(index) {
+                // RFC 3414 (usmUserStorageType): a Set a fixed row does not
+                // accept at all is wrongValue.
+                Some(r) if r.data.storage.fixed() => return Err(refuse(SetError::WrongValue)),
+                Some(_) => {}
+                None if !R::valid_index(index) => return Err(refuse(SetError::NoCreation)),
+                None => {}
+            }
+            cols.push(ColumnSet {
+                position: s.position,
+                index,
+                column: *column,
+                value: s.value,
+            });
+        }
+        let rules = Rules { view };
+        let changes = rows.table.check_with(
+            &rules,
+            &cols,
+            |index| Entry {
+                storage: StorageType::NonVolatile,
+                data: R::fresh(index),
+            },
+            Instant::now(),
+        )?;
+        let first = sets.first().map_or(0, |s| s.position);
+        Ok(vec![(first, Change::new(AdminChange::<R> { changes }))])
+    }
+
+    fn declared_columns(&self) -> Vec<(u32, Access)> {
+        R::COLUMNS.to_vec()
+    }
+}
+
+// ----- TestAndIncr spin locks -----------------------------------------------------------
+
+/// A TestAndIncr (RFC 2579) value: a Set must name the current value, which
+/// then moves on by one (2147483647 wraps to 0). Kept for this run only.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SpinLock(pub i32);
+
+impl SpinLock {
+    /// The value after a successful Set.
+    pub fn next(self) -> SpinLock {
+        SpinLock(if self.0 >= i32::MAX { 0 } else { self.0 + 1 })
+    }
+
+    /// Phase 1 of a Set of `v` against the current value.
+    pub fn check(self, v: &Value) -> Result<(), SetError> {
+        match v {
+            Value::Integer(x) if *x == self.0 => Ok(()),
+            Value::Integer(x) if *x < 0 => Err(SetError::WrongValue),
+            Value::Integer(_) => Err(SetError::InconsistentValue),
+            _ => Err(SetError::WrongType),
+        }
+    }
+}
+
+/// A Set of a spin lock in module state `S` (found by `lock`).
+#[derive(Clone, Debug)]
+pub struct SpinLockChange<S> {
+    lock: fn(&mut S) -> &mut SpinLock,
+}
+
+/// A module has one spin lock per table family; any two Sets of them are
+/// the same change.
+impl<S> PartialEq for SpinLockChange<S> {
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
+}
+
+impl<S: AdminState> ModuleChange for SpinLockChange<S> {
+    fn effect(&self) -> Effect {
+        Effect::Agent
+    }
+    fn apply(&self, state: &mut SystemState) {
+        state.modules.update::<S>(|s| {
+            let l = (self.lock)(s);
+            *l = l.next();
+        });
+    }
+}
+
+/// The spin lock scalar of module state `S` at `oid` (without `.0`).
+pub fn spin_lock<S: AdminState>(
+    oid: &'static [u32],
+    get: fn(&S) -> SpinLock,
+    lock: fn(&mut S) -> &mut SpinLock,
+) -> crate::Object {
+    let read = move |v: &View| {
+        let l = v.system.modules.get::<S>().map(get).unwrap_or_default();
+        Value::Integer(l.0)
+    };
+    std::sync::Arc::new(snmp::table::Scalar::read_write(
+        Oid::from_slice(oid),
+        read,
+        move |v: &View, value: &Value| {
+            let l = v.system.modules.get::<S>().map(get).unwrap_or_default();
+            l.check(value)?;
+            Ok(Change::new(SpinLockChange::<S> { lock }))
+        },
+    ))
+}
+
+/// Octets of an index part: `len` sub-identifiers each 0..=255.
+pub fn index_octets(index: &[u32]) -> Option<Vec<u8>> {
+    index.iter().map(|&b| u8::try_from(b).ok()).collect()
+}
+
+/// The length-prefixed octet string at the start of `index` and the rest.
+pub fn split_string(index: &[u32]) -> Option<(Vec<u8>, &[u32])> {
+    let (&len, rest) = index.split_first()?;
+    let (s, rest) = rest.split_at_checked(usize::try_from(len).ok()?)?;
+    Some((index_octets(s)?, rest))
+}
+
+/// An octet string as a length-prefixed index part.
+pub fn string_index(s: &[u8], out: &mut Vec<u32>) {
+    out.push(u32::try_from(s.len()).unwrap_or(u32::MAX));
+    out.extend(s.iter().map(|&b| u32::from(b)));
+}
+
+/// Index strings checked against SIZE(lo..hi).
+pub fn sized(s: &[u8], lo: usize, hi: usize) -> bool {
+    (lo..=hi).contains(&s.len())
+}
+
+/// A map for rows keyed by something other than their index (derived
+/// lookups of module states).
+pub type ByName<T> = BTreeMap<Vec<u8>, T>;
