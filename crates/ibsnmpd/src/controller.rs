@@ -131,11 +131,13 @@ impl Inner {
         // could not parse at start) stays as it was.
         let mut new_kv = old_kv.clone();
         if let Some(i) = first_local {
-            new_kv.extend(new.modules.persisted().map_err(|reason| ApplyError {
-                index: i,
-                kind: ApplyErrorKind::CommitFailed,
-                reason,
-            })?);
+            new.modules
+                .persist_into(&mut new_kv)
+                .map_err(|reason| ApplyError {
+                    index: i,
+                    kind: ApplyErrorKind::CommitFailed,
+                    reason,
+                })?;
         }
         let persisted = old_kv != new_kv;
         let reached_fabric = !fabric_ops.is_empty() || !service.is_empty();

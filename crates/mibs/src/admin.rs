@@ -102,8 +102,13 @@ pub trait AdminRow:
     fn read(&self, view: &View, index: &[u32], column: u32) -> Option<Value>;
 
     /// Applies one value (the MIB's syntax is already checked).
-    fn set(&mut self, view: &View, index: &[u32], column: u32, value: &Value)
-        -> Result<(), SetError>;
+    fn set(
+        &mut self,
+        view: &View,
+        index: &[u32],
+        column: u32,
+        value: &Value,
+    ) -> Result<(), SetError>;
 
     /// Whether the row has what it needs to become active.
     fn ready(&self) -> bool {

@@ -60,10 +60,19 @@ const DESCRIPTORS: &[(&str, Descriptors)] = &[
     (if_mib::MODULE, if_mib::OBJECTS),
     (disman_event_mib::MODULE, disman_event_mib::OBJECTS),
     (snmp_framework_mib::MODULE, snmp_framework_mib::OBJECTS),
-    (snmp_user_based_sm_mib::MODULE, snmp_user_based_sm_mib::OBJECTS),
-    (snmp_view_based_acm_mib::MODULE, snmp_view_based_acm_mib::OBJECTS),
+    (
+        snmp_user_based_sm_mib::MODULE,
+        snmp_user_based_sm_mib::OBJECTS,
+    ),
+    (
+        snmp_view_based_acm_mib::MODULE,
+        snmp_view_based_acm_mib::OBJECTS,
+    ),
     (snmp_target_mib::MODULE, snmp_target_mib::OBJECTS),
-    (snmp_notification_mib::MODULE, snmp_notification_mib::OBJECTS),
+    (
+        snmp_notification_mib::MODULE,
+        snmp_notification_mib::OBJECTS,
+    ),
     (ib_tc_mib::MODULE, ib_tc_mib::OBJECTS),
     (ib_if_mib::MODULE, ib_if_mib::OBJECTS),
     (ib_pm_mib::MODULE, ib_pm_mib::OBJECTS),

@@ -116,6 +116,21 @@ impl ModuleStates {
             .collect()
     }
 
+    /// Writes these states over what a state file held: each module's value,
+    /// a module set back to its default taken out; modules with no state
+    /// here (never set, or a stored value this agent could not read) left
+    /// as they were.
+    pub fn persist_into(&self, kv: &mut Persisted) -> Result<(), String> {
+        for (module, v) in &self.0 {
+            if v.is_default() {
+                kv.remove(*module);
+            } else {
+                kv.insert(module.to_string(), v.to_json()?);
+            }
+        }
+        Ok(())
+    }
+
     /// The states a state file holds, through the registry's codecs. A
     /// module's value that does not parse is left at its default and named in
     /// the returned problems; a module the registry does not know is kept out

@@ -104,6 +104,7 @@ impl<V: 'static, K: Send + 'static> Agent<V, K> {
                 auth_hook: None,
                 usm: None,
                 vacm: None,
+                managed_vacm: None,
             },
         })
     }
@@ -125,6 +126,13 @@ impl<V: 'static, K: Send + 'static> Agent<V, K> {
     /// shorthands are added to them.
     pub fn with_vacm(mut self, vacm: Arc<Vacm>) -> Self {
         self.engine.vacm = Some(vacm);
+        self
+    }
+
+    /// VACM rows managed over SNMP (the VACM tables), read at each request
+    /// and added to the configured ones.
+    pub fn with_managed_vacm(mut self, managed: crate::engine::ManagedVacm) -> Self {
+        self.engine.managed_vacm = Some(managed);
         self
     }
 

@@ -31,6 +31,7 @@ pub mod community;
 mod mp;
 mod v3;
 
+pub use access::ManagedVacm;
 pub use community::{Community, CommunityAccess, CommunityTable};
 use mp::Reply;
 
@@ -221,6 +222,13 @@ pub struct Engine<V, K> {
     next_auth_warn: AtomicU64,
 }
 
+/// What the configuration alone puts in force: the configured VACM with the
+/// community and user shorthands added (as the engine builds it), for the
+/// VACM tables to show.
+pub fn configured_vacm(vacm: Option<&Vacm>, usm: Option<&Usm>, communities: &[Community]) -> Vacm {
+    access::AccessControl::new(vacm, usm, None).configured_with(communities)
+}
+
 /// What an [`Engine`] is built from.
 pub struct EngineConfig<V, K> {
     pub dispatcher: Arc<Dispatcher<V, K>>,
@@ -235,6 +243,8 @@ pub struct EngineConfig<V, K> {
     pub usm: Option<Arc<Usm>>,
     /// Configured VACM tables; the shorthands are added to them.
     pub vacm: Option<Arc<Vacm>>,
+    /// VACM rows managed over SNMP, added to the configured ones.
+    pub managed_vacm: Option<access::ManagedVacm>,
 }
 
 impl<V, K> Engine<V, K> {
@@ -247,7 +257,7 @@ impl<V, K> Engine<V, K> {
     /// time) instead of `c.communities`.
     pub fn with_communities(c: EngineConfig<V, K>, communities: CommunityTable) -> Self {
         Engine {
-            access: access::AccessControl::new(c.vacm.as_deref(), c.usm.as_deref()),
+            access: access::AccessControl::new(c.vacm.as_deref(), c.usm.as_deref(), c.managed_vacm),
             dispatcher: c.dispatcher,
             view: c.view,
             controller: c.controller,
@@ -529,6 +539,7 @@ mod tests {
             auth_hook: None,
             usm: Some(Arc::new(usm)),
             vacm: Some(Arc::new(vacm)),
+            managed_vacm: None,
         })
     }
 

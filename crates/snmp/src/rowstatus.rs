@@ -263,9 +263,7 @@ impl<R: Clone> RowTable<R> {
                 {
                     return Err((s.position, SetError::InconsistentValue));
                 }
-                rules
-                    .set(&mut row.data, s)
-                    .map_err(|e| (s.position, e))?;
+                rules.set(&mut row.data, s).map_err(|e| (s.position, e))?;
             }
             let ready = rules.ready(&row.data);
             row.status = match requested {

@@ -14,7 +14,7 @@ pub use auth::AuthProtocol;
 pub use inform::{discover, Discovered, InformWrapper};
 pub use privacy::PrivProtocol;
 pub use process::{
-    mib_objects, Engine, Incoming, MpdDrop, ReplyContext, SecurityLevel, User, UserAccess,
-    UserConfig, Usm,
+    mib_objects, Engine, Incoming, ManagedUsers, MpdDrop, ReplyContext, SecurityLevel, User,
+    UserAccess, UserConfig, Usm,
 };
 pub use trap::TrapWrapper;

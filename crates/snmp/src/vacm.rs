@@ -183,6 +183,22 @@ impl Vacm {
         self.groups.is_empty()
     }
 
+    /// Adds `other`'s rows: its families join views of the same name, its
+    /// groups the principals not already in one, its access entries all.
+    pub fn merge(&mut self, other: &Vacm) {
+        for (name, view) in &other.views {
+            self.views
+                .entry(name.clone())
+                .or_default()
+                .families
+                .extend(view.families.iter().cloned());
+        }
+        for (k, g) in &other.groups {
+            self.groups.entry(k.clone()).or_insert_with(|| g.clone());
+        }
+        self.access.extend(other.access.iter().cloned());
+    }
+
     /// RFC 3415 3.2 isAccessAllowed for the default context. None when the
     /// principal is in no group (noGroupName). The engine adds the
     /// rocommunity/rouser shorthands as groups first

@@ -25,18 +25,25 @@ const ALL_VIEW: &str = "ibsnmpd:all";
 const RO_GROUP: &str = "ibsnmpd:rocommunity";
 const RW_GROUP: &str = "ibsnmpd:rwcommunity";
 
-/// The VACM in force for one community table.
+/// The VACM in force for one community table and one set of managed rows.
 struct Built {
     communities: Arc<Vec<Community>>,
+    managed: Option<Arc<Vacm>>,
     vacm: Arc<Vacm>,
 }
 
+/// VACM rows managed at run time (the VACM tables' rows created over SNMP):
+/// read at each request, cheap (an `Arc` of what is in force).
+pub type ManagedVacm = Box<dyn Fn() -> Option<Arc<Vacm>> + Send + Sync>;
+
 /// The configured VACM plus the shorthands, rebuilt when the community table
-/// is replaced (a reload).
+/// is replaced (a reload), plus the rows managed over SNMP, rebuilt when
+/// they change.
 pub(crate) struct AccessControl {
     configured: Vacm,
     /// (user name, its rouser/rwuser access) of the USM users.
     users: Vec<(Vec<u8>, crate::usm::UserAccess)>,
+    managed: Option<ManagedVacm>,
     built: ArcSwapOption<Built>,
 }
 
@@ -52,7 +59,11 @@ pub(crate) enum Decision<'a> {
 }
 
 impl AccessControl {
-    pub(crate) fn new(configured: Option<&Vacm>, usm: Option<&Usm>) -> Self {
+    pub(crate) fn new(
+        configured: Option<&Vacm>,
+        usm: Option<&Usm>,
+        managed: Option<ManagedVacm>,
+    ) -> Self {
         let users = usm
             .map(|u| {
                 u.users()
@@ -63,26 +74,42 @@ impl AccessControl {
         AccessControl {
             configured: configured.cloned().unwrap_or_default(),
             users,
+            managed,
             built: ArcSwapOption::empty(),
         }
     }
 
-    /// The VACM for this community table (built once per table).
+    /// The VACM for this community table and the managed rows in force
+    /// (built once for each).
     pub(crate) fn vacm(&self, communities: &Arc<Vec<Community>>) -> Arc<Vacm> {
+        let managed = self.managed.as_ref().and_then(|m| m());
+        let same = |a: &Option<Arc<Vacm>>, b: &Option<Arc<Vacm>>| match (a, b) {
+            (Some(a), Some(b)) => Arc::ptr_eq(a, b),
+            (None, None) => true,
+            _ => false,
+        };
         if let Some(b) = self.built.load_full() {
-            if Arc::ptr_eq(&b.communities, communities) {
+            if Arc::ptr_eq(&b.communities, communities) && same(&b.managed, &managed) {
                 return Arc::clone(&b.vacm);
             }
         }
-        let vacm = Arc::new(self.build(communities));
+        let mut vacm = self.configured_with(communities);
+        if let Some(m) = &managed {
+            vacm.merge(m);
+        }
+        let vacm = Arc::new(vacm);
         self.built.store(Some(Arc::new(Built {
             communities: Arc::clone(communities),
+            managed,
             vacm: Arc::clone(&vacm),
         })));
         vacm
     }
 
-    fn build(&self, communities: &[Community]) -> Vacm {
+    /// The configured VACM with the shorthands of `communities` and the
+    /// users: what the configuration alone puts in force (the VACM tables
+    /// show it as permanent rows).
+    pub(crate) fn configured_with(&self, communities: &[Community]) -> Vacm {
         let mut v = self.configured.clone();
         let view = |subtree: Oid| MibView {
             families: vec![ViewFamily {
@@ -186,7 +213,7 @@ mod tests {
             },
         ];
         let usm = Usm::new(Engine::new(vec![0x80, 0, 0, 0, 5, 1], 1), &users).unwrap();
-        let ac = AccessControl::new(None, Some(&usm));
+        let ac = AccessControl::new(None, Some(&usm), None);
         let table = Arc::new(vec![
             Community::new("public", CommunityAccess::ReadOnly),
             Community::new("private", CommunityAccess::ReadWrite),

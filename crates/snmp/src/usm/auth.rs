@@ -81,6 +81,76 @@ impl AuthProtocol {
         }
     }
 
+    /// usmUserAuthProtocol's value for this protocol (RFC 3414, RFC 7860).
+    pub fn oid(self) -> &'static [u32] {
+        match self {
+            AuthProtocol::Md5 => &[1, 3, 6, 1, 6, 3, 10, 1, 1, 2],
+            AuthProtocol::Sha1 => &[1, 3, 6, 1, 6, 3, 10, 1, 1, 3],
+            AuthProtocol::Sha224 => &[1, 3, 6, 1, 6, 3, 10, 1, 1, 4],
+            AuthProtocol::Sha256 => &[1, 3, 6, 1, 6, 3, 10, 1, 1, 5],
+            AuthProtocol::Sha384 => &[1, 3, 6, 1, 6, 3, 10, 1, 1, 6],
+            AuthProtocol::Sha512 => &[1, 3, 6, 1, 6, 3, 10, 1, 1, 7],
+        }
+    }
+
+    /// The protocol usmUserAuthProtocol names.
+    pub fn from_oid(oid: &[u32]) -> Option<Self> {
+        [
+            AuthProtocol::Md5,
+            AuthProtocol::Sha1,
+            AuthProtocol::Sha224,
+            AuthProtocol::Sha256,
+            AuthProtocol::Sha384,
+            AuthProtocol::Sha512,
+        ]
+        .into_iter()
+        .find(|p| p.oid() == oid)
+    }
+
+    /// Octets of a localized key (the digest's length).
+    pub fn key_len(self) -> usize {
+        match self {
+            AuthProtocol::Md5 => 16,
+            AuthProtocol::Sha1 => 20,
+            AuthProtocol::Sha224 => 28,
+            AuthProtocol::Sha256 => 32,
+            AuthProtocol::Sha384 => 48,
+            AuthProtocol::Sha512 => 64,
+        }
+    }
+
+    /// A KeyChange value (RFC 3414 section 5, the KeyChange textual
+    /// convention) applied to `old`: the value is `random || delta`, each as
+    /// long as the key; the new key is `delta` XORed with successive digests
+    /// of the previous digest (at first `old`) and `random`. None when the
+    /// value is not twice the key's length.
+    pub fn key_change(self, old: &[u8], change: &[u8]) -> Option<Vec<u8>> {
+        if old.is_empty() || change.len() != 2 * old.len() {
+            return None;
+        }
+        let (random, delta) = change.split_at(old.len());
+        Some(self.key_stream_xor(old, random, delta))
+    }
+
+    /// The KeyChange value a manager sends to turn `old` into `new` with
+    /// `random` (as long as the keys).
+    pub fn make_key_change(self, old: &[u8], new: &[u8], random: &[u8]) -> Vec<u8> {
+        let mut v = random.to_vec();
+        v.extend(self.key_stream_xor(old, random, new));
+        v
+    }
+
+    /// `data` XOR the digests H(old || random), H(that || random), ...
+    fn key_stream_xor(self, old: &[u8], random: &[u8], data: &[u8]) -> Vec<u8> {
+        let mut temp = old.to_vec();
+        let mut out = Vec::with_capacity(data.len());
+        for chunk in data.chunks(self.key_len()) {
+            temp = self.hash(&[&temp, random]);
+            out.extend(chunk.iter().zip(&temp).map(|(d, t)| d ^ t));
+        }
+        out
+    }
+
     /// Password to key (RFC 3414 A.2): the digest of the password repeated
     /// over 1 MiB. An empty password gives None (the algorithm needs one).
     pub fn password_to_key(self, password: &[u8]) -> Option<Vec<u8>> {

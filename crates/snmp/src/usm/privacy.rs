@@ -59,6 +59,34 @@ impl PrivProtocol {
         }
     }
 
+    /// usmUserPrivProtocol's value for this protocol: RFC 3414 (DES),
+    /// RFC 3826 (AES), draft-blumenthal-aes-usm (AES-192/256, as net-snmp),
+    /// Cisco's arcs for the Reeder variants.
+    pub fn oid(self) -> &'static [u32] {
+        match self {
+            PrivProtocol::Des => &[1, 3, 6, 1, 6, 3, 10, 1, 2, 2],
+            PrivProtocol::Aes128 => &[1, 3, 6, 1, 6, 3, 10, 1, 2, 4],
+            PrivProtocol::Aes192 => &[1, 3, 6, 1, 4, 1, 14832, 1, 3],
+            PrivProtocol::Aes256 => &[1, 3, 6, 1, 4, 1, 14832, 1, 4],
+            PrivProtocol::Aes192C => &[1, 3, 6, 1, 4, 1, 9, 12, 6, 1, 1],
+            PrivProtocol::Aes256C => &[1, 3, 6, 1, 4, 1, 9, 12, 6, 1, 2],
+        }
+    }
+
+    /// The protocol usmUserPrivProtocol names.
+    pub fn from_oid(oid: &[u32]) -> Option<Self> {
+        [
+            PrivProtocol::Des,
+            PrivProtocol::Aes128,
+            PrivProtocol::Aes192,
+            PrivProtocol::Aes256,
+            PrivProtocol::Aes192C,
+            PrivProtocol::Aes256C,
+        ]
+        .into_iter()
+        .find(|p| p.oid() == oid)
+    }
+
     /// Octets of localized key the protocol uses (DES: key and pre-IV).
     pub fn key_len(self) -> usize {
         match self {

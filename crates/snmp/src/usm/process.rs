@@ -153,6 +153,30 @@ pub struct User {
 }
 
 impl User {
+    /// A user from keys already localized to this engine (a usmUserTable row).
+    pub fn from_keys(
+        name: &[u8],
+        auth: Option<(AuthProtocol, Vec<u8>)>,
+        privacy: Option<(PrivProtocol, Vec<u8>)>,
+    ) -> Self {
+        User {
+            name: name.to_vec(),
+            auth,
+            privacy,
+            access: None,
+        }
+    }
+
+    /// The authentication protocol and localized key.
+    pub fn auth(&self) -> Option<(AuthProtocol, &[u8])> {
+        self.auth.as_ref().map(|(p, k)| (*p, k.as_slice()))
+    }
+
+    /// The privacy protocol and localized key.
+    pub fn privacy(&self) -> Option<(PrivProtocol, &[u8])> {
+        self.privacy.as_ref().map(|(p, k)| (*p, k.as_slice()))
+    }
+
     /// The highest securityLevel the user has keys for.
     pub fn max_level(&self) -> SecurityLevel {
         match (&self.auth, &self.privacy) {
@@ -225,10 +249,18 @@ pub enum Incoming {
     Request { ctx: ReplyContext, pdu: Pdu },
 }
 
+/// Users managed at run time (usmUserTable rows created over SNMP), beside
+/// the configured ones.
+pub trait ManagedUsers: Send + Sync {
+    /// The active user `name` of this engine, if there is one.
+    fn user(&self, name: &[u8]) -> Option<Arc<User>>;
+}
+
 /// The USM of one engine: its users and counters.
 pub struct Usm {
     pub engine: Engine,
     users: HashMap<Vec<u8>, Arc<User>>,
+    managed: std::sync::OnceLock<Arc<dyn ManagedUsers>>,
     pub stats: UsmStats,
     salt: AtomicU64,
 }
@@ -278,14 +310,28 @@ impl Usm {
         Ok(Usm {
             engine,
             users: map,
+            managed: std::sync::OnceLock::new(),
             stats: UsmStats::default(),
             salt: AtomicU64::new(rand::random()),
         })
     }
 
-    /// The users (for their rouser/rwuser access).
+    /// The configured users (for their rouser/rwuser access).
     pub fn users(&self) -> impl Iterator<Item = &Arc<User>> {
         self.users.values()
+    }
+
+    /// Where users created over SNMP are found (once, at start).
+    pub fn set_managed(&self, managed: Arc<dyn ManagedUsers>) {
+        let _ = self.managed.set(managed);
+    }
+
+    /// A user by name: a configured one, else one created over SNMP.
+    pub fn user(&self, name: &[u8]) -> Option<Arc<User>> {
+        match self.users.get(name) {
+            Some(u) => Some(Arc::clone(u)),
+            None => self.managed.get()?.user(name),
+        }
     }
 
     /// Value of a usmStats or snmpEngine scalar (`oid` without `.0`).
@@ -377,9 +423,10 @@ impl Usm {
             return report(&self.stats.unknown_engine_ids, 4, None);
         }
         // 3.2.4, 3.2.5: known user, level supported.
-        let Some(user) = self.users.get(&usm.user_name) else {
+        let Some(user) = self.user(&usm.user_name) else {
             return report(&self.stats.unknown_user_names, 3, None);
         };
+        let user = &user;
         if level > user.max_level() {
             return report(&self.stats.unsupported_sec_levels, 1, None);
         }
@@ -485,9 +532,10 @@ impl Usm {
         pdu: Pdu,
         out: &mut Vec<u8>,
     ) -> bool {
-        let Some(u) = self.users.get(user.as_bytes()) else {
+        let Some(u) = self.user(user.as_bytes()) else {
             return false;
         };
+        let u = &u;
         if level > u.max_level() {
             return false;
         }
