@@ -132,6 +132,7 @@ pub fn run(
             .context("SNMPv3 users")?,
     );
     info!(boots, users = settings.users.len(), "SNMPv3 engine ready");
+    crate::usm_users::start(&mut system, &usm);
 
     let mut dispatcher: Dispatcher<View, mibs::Change> = Dispatcher::new();
     dispatcher.set_max_repetitions(settings.max_repetitions);
@@ -164,6 +165,7 @@ pub fn run(
         .context("registering usmStats and snmpEngine")?;
     system.set_or_table(or_entries);
     let system = Arc::new(ArcSwap::from_pointee(system));
+    usm.set_managed(Arc::new(crate::usm_users::StateUsers(Arc::clone(&system))));
 
     // The source thread derives what the modules need from each snapshot
     // and swaps it in: readers never block a sweep, a sweep never blocks

@@ -26,6 +26,7 @@ mod sources;
 mod state;
 mod traps;
 mod umad_config;
+mod usm_users;
 
 use std::process::ExitCode;
 

@@ -153,10 +153,10 @@ impl<R: AdminRow> PartialEq for AdminRows<R> {
     }
 }
 
-/// A row in the state file.
+/// A row in the state file (its index dotted, as in an instance OID).
 #[derive(Serialize, Deserialize)]
 struct Saved<R> {
-    index: Vec<u32>,
+    index: String,
     status: i32,
     #[serde(flatten)]
     entry: Entry<R>,
@@ -172,7 +172,7 @@ impl<R: AdminRow> Serialize for AdminRows<R> {
                 .iter()
                 .filter(|(_, r)| r.data.storage == StorageType::NonVolatile)
                 .map(|(index, r)| Saved {
-                    index: index.clone(),
+                    index: Oid::from_slice(index).to_string(),
                     status: r.status as i32,
                     entry: r.data.clone(),
                 }),
@@ -192,11 +192,15 @@ impl<'de, R: AdminRow> Deserialize<'de> for AdminRows<R> {
                 }
                 _ => return Err(serde::de::Error::custom("bad row status")),
             };
-            if !R::valid_index(&s.index) {
-                return Err(serde::de::Error::custom("bad row index"));
-            }
+            let index = s
+                .index
+                .parse::<Oid>()
+                .ok()
+                .map(|o| o.as_slice().to_vec())
+                .filter(|i| R::valid_index(i))
+                .ok_or_else(|| serde::de::Error::custom(format!("bad row index {:?}", s.index)))?;
             rows.table.insert(
-                s.index,
+                index,
                 Row {
                     status,
                     data: s.entry,
