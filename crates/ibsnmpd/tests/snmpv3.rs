@@ -228,40 +228,16 @@ fn walks_at_every_level_match_v2c() {
 #[test]
 fn pysnmp_aes_key_extensions() {
     let (agent, _cfg) = start();
-    let script = format!(
-        r#"
-import pysnmp.hlapi as h
-try:
-    getCmd = h.getCmd
-    new_api = False
-except AttributeError:  # pysnmp 6+ (Debian's python3-pysnmp after 12): asyncio API
-    import pysnmp.hlapi.v3arch.asyncio as h
-    new_api = True
-oid = h.ObjectType(h.ObjectIdentity('1.3.6.1.2.1.1.1.0'))
-for name, proto in [('sha_aes', h.usmAesCfb128Protocol),
-                    ('sha_aes256', h.usmAesBlumenthalCfb256Protocol),
-                    ('sha_aes256c', h.usmAesCfb256Protocol),
-                    ('sha_aes192c', h.usmAesCfb192Protocol)]:
-    user = h.UsmUserData(name, '{AUTH_PASS}', '{PRIV_PASS}',
-                         authProtocol=h.usmHMACSHAAuthProtocol, privProtocol=proto)
-    if new_api:
-        import asyncio
-        async def main():
-            target = await h.UdpTransportTarget.create(('127.0.0.1', {port}), timeout=2, retries=1)
-            return await h.get_cmd(h.SnmpEngine(), user, target, h.ContextData(), oid)
-        e, s, i, vbs = asyncio.run(main())
-    else:
-        e, s, i, vbs = next(h.getCmd(h.SnmpEngine(), user,
-            h.UdpTransportTarget(('127.0.0.1', {port}), timeout=2, retries=1), h.ContextData(), oid))
-    assert e is None and not s, (name, e, s)
-    print(name, vbs[0][1].prettyPrint())
-"#,
-        port = agent.port
-    );
-    let o = std::process::Command::new("/usr/bin/python3")
-        .args(["-c", &script])
-        .output()
-        .expect("python3");
+    let users: Vec<(&str, &str, &str, &str)> = [
+        ("sha_aes", "usmAesCfb128Protocol"),
+        ("sha_aes256", "usmAesBlumenthalCfb256Protocol"),
+        ("sha_aes256c", "usmAesCfb256Protocol"),
+        ("sha_aes192c", "usmAesCfb192Protocol"),
+    ]
+    .into_iter()
+    .map(|(n, p)| (n, AUTH_PASS, PRIV_PASS, p))
+    .collect();
+    let o = common::pysnmp_get(agent.port, SYS_DESCR, &users);
     assert!(o.status.success(), "pysnmp: {}", text(&o));
     let out = String::from_utf8_lossy(&o.stdout);
     for name in ["sha_aes ", "sha_aes256 ", "sha_aes256c ", "sha_aes192c "] {

@@ -230,35 +230,11 @@ fn engine_hex_of(engine_index: &str) -> String {
 }
 
 fn pysnmp_reads(port: u16, user: &str, pass: &str) {
-    let script = format!(
-        r#"
-import pysnmp.hlapi as h
-try:
-    getCmd = h.getCmd
-    new_api = False
-except AttributeError:  # pysnmp 6+: asyncio API
-    import pysnmp.hlapi.v3arch.asyncio as h
-    new_api = True
-oid = h.ObjectType(h.ObjectIdentity('{SYS_DESCR}'))
-user = h.UsmUserData('{user}', '{pass}', '{pass}',
-                     authProtocol=h.usmHMACSHAAuthProtocol, privProtocol=h.usmAesCfb128Protocol)
-if new_api:
-    import asyncio
-    async def main():
-        target = await h.UdpTransportTarget.create(('127.0.0.1', {port}), timeout=2, retries=1)
-        return await h.get_cmd(h.SnmpEngine(), user, target, h.ContextData(), oid)
-    e, s, i, vbs = asyncio.run(main())
-else:
-    e, s, i, vbs = next(h.getCmd(h.SnmpEngine(), user,
-        h.UdpTransportTarget(('127.0.0.1', {port}), timeout=2, retries=1), h.ContextData(), oid))
-assert e is None and not s, (e, s)
-print(vbs[0][1].prettyPrint())
-"#
+    let o = common::pysnmp_get(
+        port,
+        SYS_DESCR,
+        &[(user, pass, pass, "usmAesCfb128Protocol")],
     );
-    let o = std::process::Command::new("/usr/bin/python3")
-        .args(["-c", &script])
-        .output()
-        .expect("python3");
     assert!(o.status.success(), "pysnmp: {}", out(&o));
     assert!(out(&o).contains("ibsnmpd"), "{}", out(&o));
 }

@@ -392,13 +392,7 @@ impl<R: AdminRow> MibObject<View, Change> for AdminTable<R> {
     }
 
     fn check_set(&self, view: &View, o: &[u32], value: &Value) -> Result<Change, SetError> {
-        let item = SetItem {
-            position: 0,
-            oid: o,
-            value,
-        };
-        let mut c = self.check_set_batch(view, &[item]).map_err(|(_, e)| e)?;
-        c.pop().map(|(_, k)| k).ok_or(SetError::NotWritable)
+        snmp::mib::check_one(self, view, o, value)
     }
 
     fn check_set_batch(
@@ -468,7 +462,7 @@ pub struct SpinLock(pub i32);
 impl SpinLock {
     /// The value after a successful Set.
     pub fn next(self) -> SpinLock {
-        SpinLock(if self.0 >= i32::MAX { 0 } else { self.0 + 1 })
+        SpinLock(self.0.checked_add(1).unwrap_or(0))
     }
 
     /// Phase 1 of a Set of `v` against the current value.

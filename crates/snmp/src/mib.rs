@@ -119,6 +119,23 @@ pub trait MibObject<V, K>: Send + Sync {
     }
 }
 
+/// [`MibObject::check_set`] for an object that judges Sets in batches
+/// (RowStatus tables): the batch of one.
+pub fn check_one<V, K>(
+    object: &(impl MibObject<V, K> + ?Sized),
+    view: &V,
+    oid: &[u32],
+    value: &Value,
+) -> Result<K, SetError> {
+    let item = SetItem {
+        position: 0,
+        oid,
+        value,
+    };
+    let mut c = object.check_set_batch(view, &[item]).map_err(|(_, e)| e)?;
+    c.pop().map(|(_, k)| k).ok_or(SetError::NotWritable)
+}
+
 /// MAX-ACCESS of an object (RFC 2578 section 7.3).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Access {

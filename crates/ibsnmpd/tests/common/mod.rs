@@ -617,3 +617,45 @@ pub fn ctl(socket: &Path, words: &[&str]) -> String {
     );
     stdout
 }
+
+/// pysnmp (Debian's, under /usr/bin/python3) as a second client: a Get of
+/// `oid` by each of `users` (name, auth password, priv password, pysnmp's
+/// privacy protocol name), SHA authentication, at authPriv. Prints one line
+/// per user: its name and the value. Either pysnmp API (4.x or 6+).
+#[allow(dead_code)]
+pub fn pysnmp_get(port: u16, oid: &str, users: &[(&str, &str, &str, &str)]) -> Output {
+    let list: Vec<String> = users
+        .iter()
+        .map(|(n, a, p, proto)| format!("({n:?}, {a:?}, {p:?}, h.{proto})"))
+        .collect();
+    let script = format!(
+        r#"
+import pysnmp.hlapi as h
+try:
+    getCmd = h.getCmd
+    new_api = False
+except AttributeError:  # pysnmp 6+ (Debian's python3-pysnmp after 12): asyncio API
+    import pysnmp.hlapi.v3arch.asyncio as h
+    new_api = True
+oid = h.ObjectType(h.ObjectIdentity('{oid}'))
+for name, a, p, proto in [{list}]:
+    user = h.UsmUserData(name, a, p, authProtocol=h.usmHMACSHAAuthProtocol, privProtocol=proto)
+    if new_api:
+        import asyncio
+        async def main():
+            target = await h.UdpTransportTarget.create(('127.0.0.1', {port}), timeout=2, retries=1)
+            return await h.get_cmd(h.SnmpEngine(), user, target, h.ContextData(), oid)
+        e, s, i, vbs = asyncio.run(main())
+    else:
+        e, s, i, vbs = next(h.getCmd(h.SnmpEngine(), user,
+            h.UdpTransportTarget(('127.0.0.1', {port}), timeout=2, retries=1), h.ContextData(), oid))
+    assert e is None and not s, (name, e, s)
+    print(name, vbs[0][1].prettyPrint())
+"#,
+        list = list.join(", ")
+    );
+    std::process::Command::new("/usr/bin/python3")
+        .args(["-c", &script])
+        .output()
+        .expect("python3")
+}

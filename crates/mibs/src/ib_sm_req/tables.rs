@@ -129,13 +129,7 @@ impl<R: ReqKind> MibObject<View, Change> for ReqTable<R> {
     }
 
     fn check_set(&self, view: &View, o: &[u32], value: &Value) -> Result<Change, SetError> {
-        let item = SetItem {
-            position: 0,
-            oid: o,
-            value,
-        };
-        let mut c = self.check_set_batch(view, &[item]).map_err(|(_, e)| e)?;
-        c.pop().map(|(_, k)| k).ok_or(SetError::NotWritable)
+        snmp::mib::check_one(self, view, o, value)
     }
 
     fn check_set_batch(

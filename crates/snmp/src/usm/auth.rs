@@ -24,6 +24,16 @@ pub enum AuthProtocol {
 const EXPANDED_LEN: usize = 1_048_576;
 
 impl AuthProtocol {
+    /// Every protocol.
+    pub const ALL: [AuthProtocol; 6] = [
+        AuthProtocol::Md5,
+        AuthProtocol::Sha1,
+        AuthProtocol::Sha224,
+        AuthProtocol::Sha256,
+        AuthProtocol::Sha384,
+        AuthProtocol::Sha512,
+    ];
+
     /// Parses net-snmp's names (`MD5`, `SHA`, `SHA-224` ... `SHA-512`;
     /// `SHA1` and names without the dash are accepted too).
     pub fn parse(s: &str) -> Option<Self> {
@@ -95,16 +105,7 @@ impl AuthProtocol {
 
     /// The protocol usmUserAuthProtocol names.
     pub fn from_oid(oid: &[u32]) -> Option<Self> {
-        [
-            AuthProtocol::Md5,
-            AuthProtocol::Sha1,
-            AuthProtocol::Sha224,
-            AuthProtocol::Sha256,
-            AuthProtocol::Sha384,
-            AuthProtocol::Sha512,
-        ]
-        .into_iter()
-        .find(|p| p.oid() == oid)
+        Self::ALL.into_iter().find(|p| p.oid() == oid)
     }
 
     /// Octets of a localized key (the digest's length).
@@ -256,14 +257,7 @@ mod tests {
 
     #[test]
     fn mac_lengths_and_verify() {
-        for p in [
-            AuthProtocol::Md5,
-            AuthProtocol::Sha1,
-            AuthProtocol::Sha224,
-            AuthProtocol::Sha256,
-            AuthProtocol::Sha384,
-            AuthProtocol::Sha512,
-        ] {
+        for p in AuthProtocol::ALL {
             let k = p.localized_key(b"maplesyrup", &ENGINE).unwrap();
             let m = p.mac(&k, b"hello");
             assert_eq!(m.len(), p.mac_len());

@@ -32,6 +32,16 @@ pub enum PrivProtocol {
 pub struct DecryptError;
 
 impl PrivProtocol {
+    /// Every protocol.
+    pub const ALL: [PrivProtocol; 6] = [
+        PrivProtocol::Des,
+        PrivProtocol::Aes128,
+        PrivProtocol::Aes192,
+        PrivProtocol::Aes256,
+        PrivProtocol::Aes192C,
+        PrivProtocol::Aes256C,
+    ];
+
     /// Parses net-snmp's names (`DES`, `AES`, `AES128`, `AES192`, `AES-192`,
     /// `AES256`, `AES-256`, and `AES192C`, `AES256C` for the Reeder
     /// extension).
@@ -75,16 +85,7 @@ impl PrivProtocol {
 
     /// The protocol usmUserPrivProtocol names.
     pub fn from_oid(oid: &[u32]) -> Option<Self> {
-        [
-            PrivProtocol::Des,
-            PrivProtocol::Aes128,
-            PrivProtocol::Aes192,
-            PrivProtocol::Aes256,
-            PrivProtocol::Aes192C,
-            PrivProtocol::Aes256C,
-        ]
-        .into_iter()
-        .find(|p| p.oid() == oid)
+        Self::ALL.into_iter().find(|p| p.oid() == oid)
     }
 
     /// Octets of localized key the protocol uses (DES: key and pre-IV).
@@ -250,14 +251,7 @@ mod tests {
     fn round_trips() {
         let engine = [0x80, 0, 0x1f, 0x88, 4, 1, 2, 3];
         for auth in [AuthProtocol::Md5, AuthProtocol::Sha1, AuthProtocol::Sha512] {
-            for p in [
-                PrivProtocol::Des,
-                PrivProtocol::Aes128,
-                PrivProtocol::Aes192,
-                PrivProtocol::Aes256,
-                PrivProtocol::Aes192C,
-                PrivProtocol::Aes256C,
-            ] {
+            for p in PrivProtocol::ALL {
                 let k = p.localized_key(auth, b"privpass1", &engine).unwrap();
                 assert_eq!(k.len(), p.key_len());
                 let plain = b"a scoped PDU of some length, 37 bytes".to_vec();
