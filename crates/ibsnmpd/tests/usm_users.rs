@@ -65,6 +65,11 @@ name = "staff"
 model = "usm"
 security_name = "template"
 
+[[group]]
+name = "staff"
+model = "usm"
+security_name = "second"
+
 [[access]]
 group = "staff"
 model = "usm"
@@ -148,6 +153,14 @@ fn snmpusm_create_passwd_delete_in_force_at_once_and_after_a_restart() {
         reads(&agent, "newbie", "templatepass"),
         "the clone has the template's keys"
     );
+
+    // create NAME, then cloneFrom NAME CLONEFROM (snmpusm's two steps).
+    let o = snmpusm(&agent, &["create", "second"]);
+    assert!(o.status.success(), "create: {}", out(&o));
+    assert!(!reads(&agent, "second", "templatepass"), "no keys yet");
+    let o = snmpusm(&agent, &["cloneFrom", "second", "template"]);
+    assert!(o.status.success(), "cloneFrom: {}", out(&o));
+    assert!(reads(&agent, "second", "templatepass"), "{}", out(&o));
 
     // passwd OLD NEW NAME: KeyChange of both keys.
     let o = snmpusm(
