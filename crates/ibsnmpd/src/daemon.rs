@@ -277,7 +277,12 @@ pub fn run(
         controller,
         Arc::clone(&stats),
     )) {
-        Ok(a) => a.with_usm(usm).with_vacm(Arc::new(settings.vacm.clone())),
+        Ok(a) => a
+            .with_usm(usm)
+            .with_vacm(Arc::new(settings.vacm.clone()))
+            .with_user_hook(Box::new(|v: &mut View, user: &[u8]| {
+                v.user = Some(user.to_vec())
+            })),
         Err(e) => {
             fabric.stop();
             return Err(e.into());

@@ -55,6 +55,22 @@ name = "system"
 type = "included"
 oid = ".1.3.6.1.2.1.1"
 
+# ... and may set: their own keys (RFC 3414's usmUserOwn*KeyChange).
+[[view]]
+name = "ownkeys"
+type = "included"
+oid = ".1.3.6.1.6.3.15.1.2.2.1.7"
+
+[[view]]
+name = "ownkeys"
+type = "included"
+oid = ".1.3.6.1.6.3.15.1.2.2.1.10"
+
+[[view]]
+name = "ownkeys"
+type = "included"
+oid = ".1.3.6.1.6.3.15.1.2.1"
+
 [[group]]
 name = "staff"
 model = "usm"
@@ -75,6 +91,7 @@ group = "staff"
 model = "usm"
 level = "auth"
 read = "system"
+write = "ownkeys"
 "#;
     let path = dir.join("ibsnmpd.toml");
     std::fs::write(&path, text).unwrap();
@@ -174,6 +191,45 @@ fn snmpusm_create_passwd_delete_in_force_at_once_and_after_a_restart() {
         reads(&agent, "template", "templatepass"),
         "the template is untouched"
     );
+
+    // A user changes its own keys (usmUserOwnAuthKeyChange and
+    // usmUserOwnPrivKeyChange: passwd without a user name)...
+    let own = |user: &str, pass: &str, sub: &[&str]| {
+        let mut all = vec![
+            "-v3", "-t", "2", "-r", "1", "-u", user, "-l", "authPriv", "-a", "SHA", "-A", pass,
+            "-x", "AES", "-X", pass,
+        ];
+        all.push(&agent.target);
+        all.extend_from_slice(sub);
+        std::process::Command::new("snmpusm")
+            .args(&all)
+            .output()
+            .expect("snmpusm")
+    };
+    let o = own(
+        "newbie",
+        "newbie-pass-2",
+        &["passwd", "newbie-pass-2", "newbie-pass-3"],
+    );
+    assert!(o.status.success(), "own passwd: {}", out(&o));
+    assert!(reads(&agent, "newbie", "newbie-pass-3"), "{}", out(&o));
+    // ... and only its own: another user's keys stay.
+    let o = own(
+        "newbie",
+        "newbie-pass-3",
+        &["passwd", "templatepass", "stolen-pass-1", "second"],
+    );
+    assert!(
+        !out(&o).contains("successfully"),
+        "changed another user's keys: {}",
+        out(&o)
+    );
+    assert!(reads(&agent, "second", "templatepass"));
+    let o = snmpusm(
+        &agent,
+        &["passwd", "newbie-pass-3", "newbie-pass-2", "newbie"],
+    );
+    assert!(o.status.success(), "passwd: {}", out(&o));
 
     // Saved with localized keys only, in a file only the agent reads.
     let saved = state_file(state.path());

@@ -297,11 +297,19 @@ impl AdminRow for UsmUser {
                 }
                 Ok(())
             }
-            AUTH_KEY_CHANGE => {
+            // The own-key columns: only for the user itself (RFC 3414:
+            // noAccess for anyone else, and where the requester is not
+            // known, as through AgentX).
+            OWN_AUTH_KEY_CHANGE | OWN_PRIV_KEY_CHANGE
+                if view.user.as_deref() != parse_index(index).map(|i| i.1).as_deref() =>
+            {
+                Err(SetError::NoAccess)
+            }
+            AUTH_KEY_CHANGE | OWN_AUTH_KEY_CHANGE => {
                 self.auth_key = Some(changed_key(self.auth(), &self.auth_key, value)?);
                 Ok(())
             }
-            PRIV_KEY_CHANGE => {
+            PRIV_KEY_CHANGE | OWN_PRIV_KEY_CHANGE => {
                 let new = changed_key(self.auth(), &self.priv_key, value)?;
                 // The key keeps the protocol's length.
                 if self.privacy().is_none() {
@@ -310,9 +318,6 @@ impl AdminRow for UsmUser {
                 self.priv_key = Some(new);
                 Ok(())
             }
-            // Only the user itself may use these, and a request's principal
-            // is not known where Sets are checked: refused.
-            OWN_AUTH_KEY_CHANGE | OWN_PRIV_KEY_CHANGE => Err(SetError::NoAccess),
             PUBLIC => match value {
                 Value::OctetString(b) => {
                     self.public = b.clone();

@@ -136,6 +136,9 @@ pub struct View {
     /// ([`SystemState::secrets`]); a per-request security context (SNMPv3
     /// VACM) narrows it by setting this field on the request's view.
     pub secrets: bool,
+    /// The USM user of an SNMPv3 request (None otherwise): who may set the
+    /// objects only a user itself may set (usmUserOwnAuthKeyChange).
+    pub user: Option<Vec<u8>>,
 }
 
 impl View {
@@ -145,6 +148,7 @@ impl View {
             snapshot: Arc::clone(&p.snapshot),
             derived: Arc::clone(&p.derived),
             secrets: system.secrets,
+            user: None,
             system,
             stats,
         }

@@ -105,6 +105,7 @@ impl<V: 'static, K: Send + 'static> Agent<V, K> {
                 usm: None,
                 vacm: None,
                 managed_vacm: None,
+                user_hook: None,
             },
         })
     }
@@ -133,6 +134,12 @@ impl<V: 'static, K: Send + 'static> Agent<V, K> {
     /// and added to the configured ones.
     pub fn with_managed_vacm(mut self, managed: crate::engine::ManagedVacm) -> Self {
         self.engine.managed_vacm = Some(managed);
+        self
+    }
+
+    /// Tells each SNMPv3 request's view which USM user asks.
+    pub fn with_user_hook(mut self, hook: crate::engine::UserHook<V>) -> Self {
+        self.engine.user_hook = Some(hook);
         self
     }
 

@@ -213,6 +213,7 @@ pub struct Engine<V, K> {
     auth_hook: Option<AuthFailureHook>,
     /// SNMPv3 with USM (None: v3 messages count as bad versions).
     usm: Option<Arc<Usm>>,
+    user_hook: Option<UserHook<V>>,
     access: access::AccessControl,
     auth_failures: AtomicU64,
     /// When the engine started: the clock for `next_auth_warn`.
@@ -245,7 +246,13 @@ pub struct EngineConfig<V, K> {
     pub vacm: Option<Arc<Vacm>>,
     /// VACM rows managed over SNMP, added to the configured ones.
     pub managed_vacm: Option<access::ManagedVacm>,
+    /// Tells an SNMPv3 request's view which USM user asks (objects only
+    /// the user itself may set, as usmUserOwnAuthKeyChange).
+    pub user_hook: Option<UserHook<V>>,
 }
+
+/// See [`EngineConfig::user_hook`]: the view and the requesting user's name.
+pub type UserHook<V> = Box<dyn Fn(&mut V, &[u8]) + Send + Sync>;
 
 impl<V, K> Engine<V, K> {
     pub fn new(c: EngineConfig<V, K>) -> Self {
@@ -266,6 +273,7 @@ impl<V, K> Engine<V, K> {
             max_message_size: c.max_message_size.clamp(484, MAX_UDP_PAYLOAD),
             auth_hook: c.auth_hook,
             usm: c.usm,
+            user_hook: c.user_hook,
             auth_failures: AtomicU64::new(0),
             started: Instant::now(),
             next_auth_warn: AtomicU64::new(0),
@@ -540,6 +548,7 @@ mod tests {
             usm: Some(Arc::new(usm)),
             vacm: Some(Arc::new(vacm)),
             managed_vacm: None,
+            user_hook: None,
         })
     }
 

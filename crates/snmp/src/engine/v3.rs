@@ -120,7 +120,10 @@ impl<V, K> Engine<V, K> {
                     denied(usize::from(!pdu.varbinds().is_empty()))
                 }
                 access::Decision::Allowed(v) => {
-                    let view = (self.view)();
+                    let mut view = (self.view)();
+                    if let Some(hook) = &self.user_hook {
+                        hook(&mut view, &ctx.user.name);
+                    }
                     Some(self.dispatcher.process_with(
                         &view,
                         Version::V2c,
