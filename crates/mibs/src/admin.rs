@@ -549,3 +549,46 @@ pub fn sized(s: &[u8], lo: usize, hi: usize) -> bool {
 /// A map for rows keyed by something other than their index (derived
 /// lookups of module states).
 pub type ByName<T> = BTreeMap<Vec<u8>, T>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn spin_lock_test_and_incr() {
+        let l = SpinLock(41);
+        assert_eq!(l.check(&Value::Integer(41)), Ok(()));
+        assert_eq!(
+            l.check(&Value::Integer(40)),
+            Err(SetError::InconsistentValue)
+        );
+        assert_eq!(l.check(&Value::Integer(-1)), Err(SetError::WrongValue));
+        assert_eq!(
+            l.check(&Value::OctetString(vec![])),
+            Err(SetError::WrongType)
+        );
+        assert_eq!(l.next(), SpinLock(42));
+        assert_eq!(SpinLock(i32::MAX).next(), SpinLock(0));
+    }
+
+    #[test]
+    fn index_strings() {
+        let mut i = Vec::new();
+        string_index(b"ab", &mut i);
+        string_index(b"", &mut i);
+        assert_eq!(i, vec![2, 97, 98, 0]);
+        let (a, rest) = split_string(&i).unwrap();
+        assert_eq!(a, b"ab");
+        assert_eq!(split_string(rest), Some((Vec::new(), &[][..])));
+        assert!(split_string(&[3, 1]).is_none());
+        assert!(split_string(&[1, 256]).is_none());
+    }
+
+    #[test]
+    fn only_fixed_storage_types_are_fixed() {
+        for (v, fixed) in [(1, false), (2, false), (3, false), (4, true), (5, true)] {
+            assert_eq!(StorageType::from_i32(v).unwrap().fixed(), fixed);
+        }
+        assert!(StorageType::from_i32(6).is_none());
+    }
+}
