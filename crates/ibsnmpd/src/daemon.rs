@@ -132,6 +132,7 @@ pub fn run(
             .context("SNMPv3 users")?,
     );
     info!(boots, users = settings.users.len(), "SNMPv3 engine ready");
+    crate::vacm_tables::add_configured(&mut system, &settings, &usm);
 
     let mut dispatcher: Dispatcher<View, mibs::Change> = Dispatcher::new();
     dispatcher.set_max_repetitions(settings.max_repetitions);
@@ -146,6 +147,7 @@ pub fn run(
         ]
         .iter()
         .map(|o| Oid::from_slice(o))
+        .chain(crate::vacm_tables::secret_subtrees())
         .collect(),
     );
     let mut or_entries = Vec::new();
@@ -281,6 +283,7 @@ pub fn run(
             return Err(e.into());
         }
     };
+    let agent = agent.with_managed_vacm(crate::vacm_tables::managed(Arc::clone(&system)));
     let agent = match &traps {
         Some(t) => agent.with_auth_failure_hook(t.auth_failure_hook(Arc::clone(&system))),
         None => agent,

@@ -26,6 +26,7 @@ mod sources;
 mod state;
 mod traps;
 mod umad_config;
+mod vacm_tables;
 
 use std::process::ExitCode;
 

@@ -1,0 +1,58 @@
+//! The VACM tables (SNMP-VIEW-BASED-ACM-MIB, [`mibs::snmp_vacm`]) in the
+//! daemon: the configuration's VACM shown as permanent rows, and the rows
+//! managed over SNMP put in force for every request.
+
+use std::sync::Arc;
+
+use arc_swap::ArcSwap;
+use mibs::snmp_vacm::VacmState;
+use mibs::SystemState;
+use snmp::engine::ManagedVacm;
+use snmp::oid::Oid;
+use tracing::warn;
+
+use crate::config::Settings;
+
+/// Adds what the configuration puts in force (the configured VACM with the
+/// community and user shorthands, as the engine builds it) to the tables
+/// as permanent rows, over what the state file restored.
+pub fn add_configured(system: &mut SystemState, settings: &Settings, usm: &snmp::usm::Usm) {
+    let communities = crate::config::agent_communities(&settings.communities);
+    let configured = snmp::engine::configured_vacm(Some(&settings.vacm), Some(usm), &communities);
+    system.modules.update::<VacmState>(|s| {
+        let displaced = s.configure(&configured);
+        if displaced > 0 {
+            warn!(
+                rows = displaced,
+                "VACM rows created over SNMP give way to configured rows at the same index"
+            );
+        }
+    });
+}
+
+/// The rows created over SNMP that are in force, as the engine reads them
+/// at each request (the same `Arc` until a Set changes them).
+pub fn managed(system: Arc<ArcSwap<SystemState>>) -> ManagedVacm {
+    Box::new(move || {
+        system
+            .load()
+            .modules
+            .get::<VacmState>()
+            .map(|s| Arc::clone(s.in_force()))
+    })
+}
+
+/// vacmSecurityToGroupTable's SNMPv1 and SNMPv2c rows: their securityNames
+/// are community strings, readable only at authPriv (as SM_Key), so a
+/// read-only community cannot learn the others.
+pub fn secret_subtrees() -> Vec<Oid> {
+    use mibs::oids::snmp_view_based_acm_mib as o;
+    [
+        o::VACM_GROUP_NAME,
+        o::VACM_SECURITY_TO_GROUP_STORAGE_TYPE,
+        o::VACM_SECURITY_TO_GROUP_STATUS,
+    ]
+    .iter()
+    .flat_map(|column| [1, 2].map(|model| Oid::from_slice(column).join(&[model])))
+    .collect()
+}
