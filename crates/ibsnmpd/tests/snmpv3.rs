@@ -7,7 +7,7 @@ mod common;
 use std::path::Path;
 use std::process::Output;
 
-use common::{parse_lines, snmp, Agent};
+use common::{parse_lines, snmp, text, Agent};
 
 const AUTHS: [&str; 6] = ["MD5", "SHA", "SHA-224", "SHA-256", "SHA-384", "SHA-512"];
 const PRIVS: [&str; 4] = ["DES", "AES", "AES-192", "AES-256"];
@@ -120,15 +120,6 @@ fn engine_hex(agent: &Agent) -> String {
         .filter(char::is_ascii_hexdigit)
         .collect::<String>()
         .to_uppercase()
-}
-
-fn text(o: &Output) -> String {
-    format!(
-        "status {}\nstdout: {}\nstderr: {}",
-        o.status,
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
 }
 
 fn assert_ok(agent: &Agent, o: &Output, what: &str) -> String {

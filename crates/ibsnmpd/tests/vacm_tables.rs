@@ -7,9 +7,8 @@
 mod common;
 
 use std::path::Path;
-use std::process::Output;
 
-use common::{parse_lines, with_shipped_mibs, Agent};
+use common::{parse_lines, text, with_shipped_mibs, Agent};
 
 /// `admin` may write everything (authPriv); `operator` has no access line.
 const CONFIG: &str = r#"
@@ -93,15 +92,6 @@ fn start() -> (Agent, tempfile::TempDir) {
     std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).unwrap();
     let cfg = path.display().to_string();
     (Agent::start(&["--config", &cfg]), dir)
-}
-
-fn text(o: &Output) -> String {
-    format!(
-        "status {}\nstdout: {}\nstderr: {}",
-        o.status,
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
 }
 
 /// `tool` as `who`, asserted to succeed with no error in the answer.
