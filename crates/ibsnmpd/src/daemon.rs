@@ -203,6 +203,7 @@ pub fn run(
         opensm,
         Some(jobs_tx),
     ));
+    let vacm_reload = crate::vacm_tables::on_reload(&settings, &usm, &controller);
 
     let config = AgentConfig {
         listen: settings.listen.clone(),
@@ -343,6 +344,7 @@ pub fn run(
             let hook: Box<dyn Fn() + Send + Sync> = Box::new(move || t.warm_start());
             hook
         }),
+        communities_changed: Some(vacm_reload),
     };
     let result = runtime.block_on(async {
         let addrs = agent.local_addrs();

@@ -85,13 +85,23 @@ const VACM_OBJECTS: &str = ".1.3.6.1.6.3.16.1";
 const ACCESS_TABLE: &str = ".1.3.6.1.6.3.16.1.4";
 
 fn start() -> (Agent, tempfile::TempDir) {
+    start_with("")
+}
+
+/// The agent with [`CONFIG`] and `more` in its configuration file
+/// (`ibsnmpd.toml` in the returned directory).
+fn start_with(more: &str) -> (Agent, tempfile::TempDir) {
     let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("ibsnmpd.toml");
-    std::fs::write(&path, CONFIG).unwrap();
+    let cfg = write_config(dir.path(), more);
+    (Agent::start(&["--config", &cfg]), dir)
+}
+
+fn write_config(dir: &Path, more: &str) -> String {
+    let path = dir.join("ibsnmpd.toml");
+    std::fs::write(&path, format!("{CONFIG}{more}")).unwrap();
     use std::os::unix::fs::PermissionsExt;
     std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).unwrap();
-    let cfg = path.display().to_string();
-    (Agent::start(&["--config", &cfg]), dir)
+    path.display().to_string()
 }
 
 /// `tool` as `who`, asserted to succeed with no error in the answer.
@@ -324,6 +334,49 @@ fn configured_rows_are_permanent_and_refuse_sets() {
     ok(&agent, ADMIN, "snmpset", &[spin, "i", "0"]);
     let o = agent.tool("snmpset", ADMIN, &[spin, "i", "0"]);
     assert!(text(&o).contains("inconsistentValue"), "{}", text(&o));
+}
+
+/// A reload's community table shows at once: its groups are the
+/// permanent v2c rows (the operator's rows stay).
+#[test]
+fn a_reload_shows_the_new_communities() {
+    // "public": the community the agent's start waits with.
+    let communities = |name: &str| {
+        format!(
+            "[[rocommunity]]\ncommunity = \"public\"\n[[rocommunity]]\ncommunity = \"{name}\"\n"
+        )
+    };
+    let (agent, cfg) = start_with(&communities("before"));
+    vacm(&agent, &["createSec2Group", "3", "operator", "operators"]);
+    // vacmGroupName.2."before" / ."after".
+    let group = |name: &str| {
+        let mut o = oid(".1.3.6.1.6.3.16.1.2.1.3.2");
+        o.push(name.len() as u32);
+        o.extend(name.bytes().map(u32::from));
+        o
+    };
+    let groups = || rows(&ok(&agent, ADMIN, "snmpwalk", &[".1.3.6.1.6.3.16.1.2.1.3"]));
+    assert!(groups().iter().any(|(o, _)| *o == group("before")));
+    write_config(cfg.path(), &communities("after"));
+    common::signal(&agent.pid().to_string(), "HUP");
+    // The reload is asynchronous: wait for it to be applied.
+    let mut got = groups();
+    for _ in 0..100 {
+        if got.iter().any(|(o, _)| *o == group("after")) {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        got = groups();
+    }
+    assert!(got.iter().any(|(o, _)| *o == group("after")), "{got:?}");
+    assert!(!got.iter().any(|(o, _)| *o == group("before")), "{got:?}");
+    let mut operator = oid(".1.3.6.1.6.3.16.1.2.1.3.3.8");
+    operator.extend(b"operator".iter().map(|&b| u32::from(b)));
+    assert!(
+        got.iter()
+            .any(|(o, v)| *o == operator && v.contains("operators")),
+        "{got:?}"
+    );
 }
 
 /// pysnmp as a second client: a walk of vacmAccessTable as the admin user

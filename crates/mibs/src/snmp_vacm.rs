@@ -149,11 +149,15 @@ impl VacmState {
         &self.in_force
     }
 
-    /// Adds what the configuration puts in force as `permanent` rows (an
-    /// SNMP row at the same index gives way). Entries no row can show (a
-    /// name longer than the MIB allows) are left out of the tables, not out
-    /// of force. Returns how many SNMP rows gave way.
+    /// Makes what the configuration puts in force the `permanent` rows, in
+    /// place of the previous configuration's (an SNMP row at the same index
+    /// gives way). Entries no row can show (a name longer than the MIB
+    /// allows) are left out of the tables, not out of force. Returns how
+    /// many SNMP rows gave way.
     pub fn configure(&mut self, configured: &Vacm) -> usize {
+        self.groups.clear_configured();
+        self.access.clear_configured();
+        self.views.clear_configured();
         let mut displaced = 0;
         let mut put = |replaced: bool| displaced += usize::from(replaced);
         for ((model, name), group) in &configured.groups {
@@ -614,6 +618,11 @@ mod tests {
         assert!(s.views.get(&family("all", &[1])).is_some());
         // The engine has the configuration already: nothing of it here.
         assert_eq!(**s.in_force(), Vacm::default());
+        // A configuration without the group (a reload): its row goes.
+        configured.groups.clear();
+        s.configure(&configured);
+        assert!(s.groups.get(&[3, 3, 111, 112, 115]).is_none());
+        assert!(s.access.get(&[1, 103, 0, 0, 3]).is_some());
         // Nothing of it is saved either.
         let json = serde_json::to_value(&s).unwrap();
         assert_eq!(
