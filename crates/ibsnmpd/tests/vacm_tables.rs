@@ -310,8 +310,13 @@ fn configured_rows_are_permanent_and_refuse_sets() {
     let admin_group = ".1.3.6.1.6.3.16.1.2.1.3.3.5.97.100.109.105.110";
     let o = agent.tool("snmpset", ADMIN, &[admin_group, "s", "other"]);
     assert!(text(&o).contains("wrongValue"), "{}", text(&o));
-    // A wrong type on a new row changes nothing, not even the state file.
+    // A wrong type on a new row changes nothing, not even the state file
+    // (which a first row made).
+    vacm(&agent, &["createView", "some", ".1.3.6.1.2.1.1", "ff"]);
     let before = state_file(&agent);
+    let saved: serde_json::Value = serde_json::from_str(&before).unwrap();
+    let views = &saved["modules"]["SNMP-VIEW-BASED-ACM-MIB"]["views"];
+    assert_eq!(views.as_array().map(Vec::len), Some(1), "{before}");
     let new_row = ".1.3.6.1.6.3.16.1.2.1.3.3.8.111.112.101.114.97.116.111.114";
     let o = agent.tool(
         "snmpset",
