@@ -608,15 +608,20 @@ write = "sysName"
         &[".1.3.6.1"],
     );
     let got = names(parse_lines(&assert_ok(&agent, &o, "viewer walk")));
-    // At authPriv the viewer also sees IB-SM-MIB's key columns; v2c does not.
+    // At authPriv the viewer also sees IB-SM-MIB's key columns and the
+    // community rows of vacmSecurityToGroupTable (columns 3-5, models 1
+    // and 2); v2c does not.
     let secret = |o: &Vec<u32>| {
-        [
+        let keys = [
             [1, 3, 6, 1, 3, 117, 7, 1, 1, 1, 1, 4],
             [1, 3, 6, 1, 3, 117, 7, 1, 3, 1, 1, 4],
             [1, 3, 6, 1, 3, 117, 7, 1, 7, 1, 1, 3],
-        ]
-        .iter()
-        .any(|p| o.starts_with(p))
+        ];
+        let community_group = matches!(
+            o.strip_prefix(&[1, 3, 6, 1, 6, 3, 16, 1, 2, 1][..]),
+            Some([3..=5, 1 | 2, ..])
+        );
+        community_group || keys.iter().any(|p| o.starts_with(p))
     };
     let got: Vec<Vec<u32>> = got.into_iter().filter(|o| !secret(o)).collect();
     assert_eq!(got, want, "viewer walk");
