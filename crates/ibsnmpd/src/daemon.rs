@@ -133,6 +133,7 @@ pub fn run(
     );
     info!(boots, users = settings.users.len(), "SNMPv3 engine ready");
     crate::usm_users::start(&mut system, &usm);
+    crate::vacm_tables::add_configured(&mut system, &settings, &usm);
 
     let mut dispatcher: Dispatcher<View, mibs::Change> = Dispatcher::new();
     dispatcher.set_max_repetitions(settings.max_repetitions);
@@ -147,6 +148,7 @@ pub fn run(
         ]
         .iter()
         .map(|o| Oid::from_slice(o))
+        .chain(crate::vacm_tables::secret_subtrees())
         .collect(),
     );
     let mut or_entries = Vec::new();
@@ -203,6 +205,7 @@ pub fn run(
         opensm,
         Some(jobs_tx),
     ));
+    let vacm_reload = crate::vacm_tables::on_reload(&settings, &usm, &controller);
 
     let config = AgentConfig {
         listen: settings.listen.clone(),
@@ -288,6 +291,7 @@ pub fn run(
             return Err(e.into());
         }
     };
+    let agent = agent.with_managed_vacm(crate::vacm_tables::managed(Arc::clone(&system)));
     let agent = match &traps {
         Some(t) => agent.with_auth_failure_hook(t.auth_failure_hook(Arc::clone(&system))),
         None => agent,
@@ -347,6 +351,7 @@ pub fn run(
             let hook: Box<dyn Fn() + Send + Sync> = Box::new(move || t.warm_start());
             hook
         }),
+        communities_changed: Some(vacm_reload),
     };
     let result = runtime.block_on(async {
         let addrs = agent.local_addrs();

@@ -27,6 +27,7 @@ mod state;
 mod traps;
 mod umad_config;
 mod usm_users;
+mod vacm_tables;
 
 use std::process::ExitCode;
 

@@ -31,6 +31,9 @@ pub struct Reloader {
     /// Called after each applied reload: the notification layer's seam
     /// (a warmStart notification, RFC 3418).
     pub after_reload: Option<Box<dyn Fn() + Send + Sync>>,
+    /// Called with each new community table: the VACM tables show its
+    /// groups ([`crate::vacm_tables::on_reload`]).
+    pub communities_changed: Option<crate::vacm_tables::OnReload>,
 }
 
 impl Reloader {
@@ -66,8 +69,11 @@ impl Reloader {
                 "SIGHUP: these settings change only on restart; running with the old values"
             );
         }
-        self.communities
-            .store(Arc::new(crate::config::agent_communities(&new.communities)));
+        let communities = Arc::new(crate::config::agent_communities(&new.communities));
+        if let Some(hook) = &self.communities_changed {
+            hook(&communities);
+        }
+        self.communities.store(communities);
         let renamed = **self.names.load() != names;
         let count = names.len();
         self.names.store(Arc::new(names));
@@ -119,5 +125,6 @@ fn restart_keys(old: &Settings, new: &Settings) -> Vec<&'static str> {
     check(old.sim_partitions != new.sim_partitions, "sim_partitions");
     check(old.sim_services != new.sim_services, "sim_services");
     check(old.monitors != new.monitors, "[[monitor]]");
+    check(old.vacm != new.vacm, "[[view]]/[[group]]/[[access]]");
     v
 }

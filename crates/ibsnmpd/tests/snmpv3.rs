@@ -7,7 +7,7 @@ mod common;
 use std::path::Path;
 use std::process::Output;
 
-use common::{parse_lines, snmp, Agent};
+use common::{parse_lines, snmp, text, Agent};
 
 const AUTHS: [&str; 6] = ["MD5", "SHA", "SHA-224", "SHA-256", "SHA-384", "SHA-512"];
 const PRIVS: [&str; 4] = ["DES", "AES", "AES-192", "AES-256"];
@@ -120,15 +120,6 @@ fn engine_hex(agent: &Agent) -> String {
         .filter(char::is_ascii_hexdigit)
         .collect::<String>()
         .to_uppercase()
-}
-
-fn text(o: &Output) -> String {
-    format!(
-        "status {}\nstdout: {}\nstderr: {}",
-        o.status,
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
 }
 
 fn assert_ok(agent: &Agent, o: &Output, what: &str) -> String {
@@ -593,15 +584,20 @@ write = "sysName"
         &[".1.3.6.1"],
     );
     let got = names(parse_lines(&assert_ok(&agent, &o, "viewer walk")));
-    // At authPriv the viewer also sees IB-SM-MIB's key columns; v2c does not.
+    // At authPriv the viewer also sees IB-SM-MIB's key columns and the
+    // community rows of vacmSecurityToGroupTable (columns 3-5, models 1
+    // and 2); v2c does not.
     let secret = |o: &Vec<u32>| {
-        [
+        let keys = [
             [1, 3, 6, 1, 3, 117, 7, 1, 1, 1, 1, 4],
             [1, 3, 6, 1, 3, 117, 7, 1, 3, 1, 1, 4],
             [1, 3, 6, 1, 3, 117, 7, 1, 7, 1, 1, 3],
-        ]
-        .iter()
-        .any(|p| o.starts_with(p))
+        ];
+        let community_group = matches!(
+            o.strip_prefix(&[1, 3, 6, 1, 6, 3, 16, 1, 2, 1][..]),
+            Some([3..=5, 1 | 2, ..])
+        );
+        community_group || keys.iter().any(|p| o.starts_with(p))
     };
     let got: Vec<Vec<u32>> = got.into_iter().filter(|o| !secret(o)).collect();
     assert_eq!(got, want, "viewer walk");

@@ -248,6 +248,21 @@ impl<R: AdminRow> AdminRows<R> {
         replaced
     }
 
+    /// Takes the configuration's rows out (a reloaded configuration puts
+    /// its own).
+    pub fn clear_configured(&mut self) {
+        let fixed = self
+            .table
+            .rows()
+            .iter()
+            .filter(|(_, r)| r.data.storage.fixed())
+            .map(|(index, _)| RowChange::Delete {
+                index: index.clone(),
+            })
+            .collect();
+        self.table.apply(fixed);
+    }
+
     fn apply(&mut self, changes: Vec<RowChange<Entry<R>>>) {
         self.table.apply(changes)
     }

@@ -28,6 +28,7 @@ pub mod publish;
 pub mod snmp_mpd;
 pub mod snmp_target;
 pub mod snmp_usm;
+pub mod snmp_vacm;
 pub mod snmpv2;
 pub mod state;
 mod util;
@@ -127,6 +128,7 @@ pub const REGISTRY: &[&ModuleDef] = &[
     &snmp_mpd::DEF,
     &snmp_target::DEF,
     &snmp_usm::DEF,
+    &snmp_vacm::DEF,
     &if_mib::DEF,
     &ib_if_mib::DEF,
     &ib_pm_mib::DEF,

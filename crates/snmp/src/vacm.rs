@@ -226,11 +226,12 @@ impl Vacm {
                 Some(n) => self.views.get(n).map(Some).ok_or(Denied::NoSuchView),
             }
         };
-        Some(view(&a.read).and_then(|read| {
-            Ok(Views {
-                read,
-                write: view(&a.write)?,
-            })
+        // Only the view of the request's kind decides (RFC 3415 3.2): a
+        // write view that does not exist (a row naming one not yet
+        // created) leaves reads alone and gives no write access.
+        Some(view(&a.read).map(|read| Views {
+            read,
+            write: view(&a.write).ok().flatten(),
         }))
     }
 }
@@ -367,5 +368,19 @@ mod tests {
                 .unwrap_err(),
             Denied::NoSuchView
         );
+        vacm.access.push(AccessEntry {
+            group: "g".into(),
+            model: Some(SecurityModel::V1),
+            level: SecurityLevel::NoAuthNoPriv,
+            read: Some("all".into()),
+            write: Some("missing".into()),
+        });
+        vacm.groups
+            .insert((SecurityModel::V1, b"public".to_vec()), "g".into());
+        let v = vacm
+            .views(SecurityModel::V1, b"public", SecurityLevel::NoAuthNoPriv)
+            .unwrap()
+            .unwrap();
+        assert!(v.read.is_some() && v.write.is_none(), "reads stay");
     }
 }

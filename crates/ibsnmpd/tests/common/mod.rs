@@ -302,6 +302,16 @@ impl Drop for Agent {
     }
 }
 
+/// A tool's exit status, stdout and stderr, for assertion messages.
+pub fn text(o: &Output) -> String {
+    format!(
+        "status {}\nstdout: {}\nstderr: {}",
+        o.status,
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
+
 /// Runs a net-snmp tool (no MIBs loaded, so output is numeric and stable).
 pub fn snmp(tool: &str, args: &[&str]) -> Output {
     require_tool(tool);

@@ -1,0 +1,91 @@
+//! The VACM tables (SNMP-VIEW-BASED-ACM-MIB, [`mibs::snmp_vacm`]) in the
+//! daemon: the configuration's VACM shown as permanent rows, and the rows
+//! managed over SNMP put in force for every request.
+
+use std::sync::Arc;
+
+use arc_swap::ArcSwap;
+use mibs::snmp_vacm::VacmState;
+use mibs::SystemState;
+use snmp::engine::{Community, ManagedVacm};
+use snmp::oid::Oid;
+use snmp::usm::Usm;
+use snmp::vacm::Vacm;
+use tracing::warn;
+
+use crate::config::Settings;
+use crate::controller::Controller;
+
+/// Adds what the configuration puts in force (the configured VACM with the
+/// community and user shorthands, as the engine builds it) to the tables
+/// as permanent rows, over what the state file restored.
+pub fn add_configured(system: &mut SystemState, settings: &Settings, usm: &Usm) {
+    let communities = crate::config::agent_communities(&settings.communities);
+    configure(system, &settings.vacm, usm, &communities);
+}
+
+fn configure(system: &mut SystemState, vacm: &Vacm, usm: &Usm, communities: &[Community]) {
+    let configured = snmp::engine::configured_vacm(Some(vacm), Some(usm), communities);
+    system.modules.update::<VacmState>(|s| {
+        let displaced = s.configure(&configured);
+        if displaced > 0 {
+            warn!(
+                rows = displaced,
+                "VACM rows created over SNMP give way to configured rows at the same index"
+            );
+        }
+    });
+}
+
+/// What a reload calls with the new community table: the permanent rows
+/// again (the community shorthands' groups; the VACM sections and the
+/// users change only on restart), in turn with Sets.
+pub fn on_reload(settings: &Settings, usm: &Arc<Usm>, controller: &Arc<Controller>) -> OnReload {
+    let (vacm, usm, controller) = (
+        settings.vacm.clone(),
+        Arc::clone(usm),
+        Arc::clone(controller),
+    );
+    Box::new(move |communities: &[Community]| {
+        let (vacm, usm, controller) = (vacm.clone(), Arc::clone(&usm), Arc::clone(&controller));
+        let communities = communities.to_vec();
+        tokio::spawn(async move {
+            controller
+                .update_runtime(|system| {
+                    configure(system, &vacm, &usm, &communities);
+                    true
+                })
+                .await
+        });
+    })
+}
+
+/// See [`on_reload`].
+pub type OnReload = Box<dyn Fn(&[Community]) + Send + Sync>;
+
+/// The rows created over SNMP that are in force, as the engine reads them
+/// at each request (the same `Arc` until a Set changes them).
+pub fn managed(system: Arc<ArcSwap<SystemState>>) -> ManagedVacm {
+    Box::new(move || {
+        system
+            .load()
+            .modules
+            .get::<VacmState>()
+            .map(|s| Arc::clone(s.in_force()))
+    })
+}
+
+/// vacmSecurityToGroupTable's SNMPv1 and SNMPv2c rows: their securityNames
+/// are community strings, readable only at authPriv (as SM_Key), so a
+/// read-only community cannot learn the others.
+pub fn secret_subtrees() -> Vec<Oid> {
+    use mibs::oids::snmp_view_based_acm_mib as o;
+    [
+        o::VACM_GROUP_NAME,
+        o::VACM_SECURITY_TO_GROUP_STORAGE_TYPE,
+        o::VACM_SECURITY_TO_GROUP_STATUS,
+    ]
+    .iter()
+    .flat_map(|column| [1, 2].map(|model| Oid::from_slice(column).join(&[model])))
+    .collect()
+}
