@@ -126,5 +126,8 @@ fn restart_keys(old: &Settings, new: &Settings) -> Vec<&'static str> {
     check(old.sim_services != new.sim_services, "sim_services");
     check(old.monitors != new.monitors, "[[monitor]]");
     check(old.vacm != new.vacm, "[[view]]/[[group]]/[[access]]");
+    // Keys are localized at start, for the engine ID of this start.
+    check(old.users != new.users, "[[user]]/[[rouser]]/[[rwuser]]");
+    check(old.engine_id != new.engine_id, "engine_id");
     v
 }
