@@ -26,6 +26,7 @@ pub mod notifications;
 pub mod oids;
 pub mod publish;
 pub mod snmp_mpd;
+pub mod snmp_notification;
 pub mod snmp_target;
 pub mod snmpv2;
 pub mod state;
@@ -125,6 +126,7 @@ pub const REGISTRY: &[&ModuleDef] = &[
     &snmpv2::DEF,
     &snmp_mpd::DEF,
     &snmp_target::DEF,
+    &snmp_notification::DEF,
     &if_mib::DEF,
     &ib_if_mib::DEF,
     &ib_pm_mib::DEF,
