@@ -269,10 +269,7 @@ pub enum Security {
     /// SNMPv2c with this community.
     V2c { community: Vec<u8> },
     /// SNMPv3 USM as this user at this level.
-    Usm {
-        user: Vec<u8>,
-        level: SecurityLevel,
-    },
+    Usm { user: Vec<u8>, level: SecurityLevel },
 }
 
 /// One target a notification goes to (RFC 3413 3.3), with what the
@@ -299,7 +296,11 @@ pub struct Selected {
 impl Selected {
     /// RFC 3413 6.1: the notification's OID and each object's name must be
     /// in the filter.
-    pub fn passes<'a>(&self, trap_oid: &[u32], mut objects: impl Iterator<Item = &'a [u32]>) -> bool {
+    pub fn passes<'a>(
+        &self,
+        trap_oid: &[u32],
+        mut objects: impl Iterator<Item = &'a [u32]>,
+    ) -> bool {
         match &self.filter {
             None => true,
             Some(v) => v.contains(trap_oid) && objects.all(|o| v.contains(o)),
@@ -401,7 +402,10 @@ pub fn targets(system: &SystemState, configured: bool) -> Vec<Selected> {
                 },
                 filter: filter_of(n, &addr.params),
             };
-            match out.iter_mut().find(|s| s.target.name == selected.target.name) {
+            match out
+                .iter_mut()
+                .find(|s| s.target.name == selected.target.name)
+            {
                 Some(s) if inform => *s = selected,
                 Some(_) => {}
                 None => out.push(selected),

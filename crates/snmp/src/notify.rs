@@ -217,6 +217,52 @@ pub struct Sink {
     pub kind: SinkKind,
 }
 
+impl Sink {
+    /// The same receiver sent to the same way (a wrapper is the same one),
+    /// so informs to it share one queue.
+    fn same(&self, other: &Sink) -> bool {
+        self.addr == other.addr
+            && match (&self.kind, &other.kind) {
+                (SinkKind::TrapV1 { community: a }, SinkKind::TrapV1 { community: b })
+                | (SinkKind::TrapV2c { community: a }, SinkKind::TrapV2c { community: b }) => {
+                    a == b
+                }
+                (
+                    SinkKind::InformV2c {
+                        community: a,
+                        timeout: ta,
+                        retries: ra,
+                    },
+                    SinkKind::InformV2c {
+                        community: b,
+                        timeout: tb,
+                        retries: rb,
+                    },
+                ) => a == b && ta == tb && ra == rb,
+                (
+                    SinkKind::Wrapped {
+                        wrapper: a,
+                        confirm: ca,
+                    },
+                    SinkKind::Wrapped {
+                        wrapper: b,
+                        confirm: cb,
+                    },
+                ) => Arc::ptr_eq(a, b) && ca == cb,
+                _ => false,
+            }
+    }
+}
+
+/// Receivers chosen when each notification is sent, beside the fixed
+/// sinks: SNMP-TARGET-MIB rows managed over SNMP, read at that moment.
+pub trait SinkSource: Send + Sync + fmt::Debug {
+    /// Where `n` goes now, besides the fixed sinks. A receiver informs go
+    /// to should come back as the same [`Sink`] (the same wrapper) while it
+    /// is unchanged: its unacknowledged informs are kept with it.
+    fn sinks(&self, n: &Notification) -> Vec<Sink>;
+}
+
 /// Storm control: at most `max_per_interval` notifications per `interval`
 /// for one source object (0: no limit).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -249,6 +295,8 @@ pub struct OriginatorConfig {
     /// varbinds (sysUpTime.0, snmpTrapOID.0, objects), to another transport:
     /// the AgentX session's Notify-PDUs, which the master sends to its sinks.
     pub forward: Option<tokio::sync::mpsc::Sender<Vec<VarBind>>>,
+    /// Receivers chosen per notification, beside `sinks`.
+    pub targets: Option<Arc<dyn SinkSource>>,
 }
 
 impl Default for OriginatorConfig {
@@ -260,6 +308,7 @@ impl Default for OriginatorConfig {
             storm: StormControl::default(),
             max_pending_informs: 256,
             forward: None,
+            targets: None,
         }
     }
 }
@@ -352,13 +401,30 @@ pub async fn start(
     let v4 = UdpSocket::bind(SocketAddr::from(([0, 0, 0, 0], 0))).await?;
     let v6 = if config.sinks.iter().any(|s| s.addr.is_ipv6()) {
         Some(UdpSocket::bind(SocketAddr::from(([0u16; 8], 0))).await?)
+    } else if config.targets.is_some() {
+        // Targets may name IPv6 receivers later; a host without IPv6 only
+        // cannot send to them.
+        match UdpSocket::bind(SocketAddr::from(([0u16; 8], 0))).await {
+            Ok(s) => Some(s),
+            Err(e) => {
+                debug!(error = %e, "no IPv6 notification socket");
+                None
+            }
+        }
     } else {
         None
     };
     let (tx, rx) = mpsc::channel(config.queue.max(1));
     let stats = Arc::new(NotifyStats::default());
     let task = Task {
-        pending: config.sinks.iter().map(|_| VecDeque::new()).collect(),
+        pending: config
+            .sinks
+            .iter()
+            .map(|s| Queue {
+                sink: s.clone(),
+                informs: VecDeque::new(),
+            })
+            .collect(),
         config,
         up_time,
         stats: Arc::clone(&stats),
@@ -402,6 +468,12 @@ struct PendingInform {
     trap_oid: Oid,
 }
 
+/// One receiver's unacknowledged informs, oldest first.
+struct Queue {
+    sink: Sink,
+    informs: VecDeque<PendingInform>,
+}
+
 /// Storm control state of one source object.
 struct Window {
     start: Instant,
@@ -430,8 +502,9 @@ struct Task {
     v4: UdpSocket,
     v6: Option<UdpSocket>,
     next_request_id: i32,
-    /// Per sink (same index as `config.sinks`), oldest first.
-    pending: Vec<VecDeque<PendingInform>>,
+    /// Unacknowledged informs per receiver: first the fixed sinks' (same
+    /// index as `config.sinks`), then those of targets while they have any.
+    pending: Vec<Queue>,
     windows: HashMap<String, Window>,
     /// Per (source, state): the trap OID of the last one sent.
     last_state: HashMap<(String, &'static str), Oid>,
@@ -449,7 +522,12 @@ impl Task {
         let mut buf4 = vec![0u8; 65536];
         let mut buf6 = vec![0u8; 65536];
         loop {
-            let deadline = self.pending.iter().flatten().map(|p| p.deadline).min();
+            let deadline = self
+                .pending
+                .iter()
+                .flat_map(|q| &q.informs)
+                .map(|p| p.deadline)
+                .min();
             // The next storm window to end (at once, not a tick later).
             let window_end = self.next_window_end();
             tokio::select! {
@@ -595,7 +673,11 @@ impl Task {
                 .insert((source.clone(), state), n.trap_oid.clone());
         }
         let up = (self.up_time)();
-        debug!(trap = %n.trap_oid, sinks = self.config.sinks.len(), "notification");
+        let targets = match &self.config.targets {
+            Some(t) => t.sinks(&n),
+            None => Vec::new(),
+        };
+        debug!(trap = %n.trap_oid, sinks = self.config.sinks.len(), targets = targets.len(), "notification");
         if let Some(tx) = &self.config.forward {
             if tx.try_send(n.v2_varbinds(up)).is_ok() {
                 inc(&self.stats.traps_sent);
@@ -603,10 +685,12 @@ impl Task {
                 inc(&self.stats.send_errors);
             }
         }
-        for i in 0..self.config.sinks.len() {
-            let Some(sink) = self.config.sinks.get(i).cloned() else {
-                continue;
-            };
+        let fixed = self.config.sinks.iter().cloned().enumerate();
+        let all: Vec<(Option<usize>, Sink)> = fixed
+            .map(|(i, s)| (Some(i), s))
+            .chain(targets.into_iter().map(|s| (None, s)))
+            .collect();
+        for (fixed_index, sink) in all {
             let (datagram, confirm, pdu) = match &sink.kind {
                 SinkKind::TrapV1 { community } => {
                     let m = Message {
@@ -672,9 +756,13 @@ impl Task {
                 }
                 Some((request_id, timeout, retries)) => {
                     inc(&self.stats.informs_sent);
+                    let queue = match fixed_index {
+                        Some(i) => i,
+                        None => self.queue_for(&sink),
+                    };
                     // A failed send is retried like a lost one.
                     self.track(
-                        i,
+                        queue,
                         PendingInform {
                             request_id,
                             datagram,
@@ -690,16 +778,46 @@ impl Task {
         }
     }
 
-    fn track(&mut self, sink: usize, p: PendingInform) {
+    /// The queue of a target's informs (a new one for a new target).
+    fn queue_for(&mut self, sink: &Sink) -> usize {
+        let fixed = self.config.sinks.len();
+        match self
+            .pending
+            .iter()
+            .skip(fixed)
+            .position(|q| q.sink.same(sink))
+        {
+            Some(i) => fixed + i,
+            None => {
+                self.pending.push(Queue {
+                    sink: sink.clone(),
+                    informs: VecDeque::new(),
+                });
+                self.pending.len() - 1
+            }
+        }
+    }
+
+    /// Forgets the queues of targets with nothing left to acknowledge.
+    fn prune(&mut self) {
+        let fixed = self.config.sinks.len();
+        let mut i = 0;
+        self.pending.retain(|q| {
+            i += 1;
+            i <= fixed || !q.informs.is_empty()
+        });
+    }
+
+    fn track(&mut self, queue: usize, p: PendingInform) {
         let max = self.config.max_pending_informs.max(1);
-        let addr = self.config.sinks.get(sink).map(|s| s.addr);
-        let Some(q) = self.pending.get_mut(sink) else {
+        let Some(Queue { sink, informs: q }) = self.pending.get_mut(queue) else {
             return;
         };
+        let addr = sink.addr;
         while q.len() >= max {
             if let Some(old) = q.pop_front() {
                 let total = self.stats.informs_dropped.fetch_add(1, Ordering::Relaxed) + 1;
-                warn!(sink = ?addr, trap = %old.trap_oid, total_dropped = total,
+                warn!(sink = %addr, trap = %old.trap_oid, total_dropped = total,
                       "inform dropped: too many unacknowledged informs to this sink");
             }
         }
@@ -709,7 +827,7 @@ impl Task {
     /// A datagram on the originator's socket: a Response acknowledges the
     /// inform with its request-id, from the sink it was sent to.
     fn on_datagram(&mut self, src: SocketAddr, data: &[u8]) {
-        for (i, sink) in self.config.sinks.iter().enumerate() {
+        for Queue { sink, informs: q } in &mut self.pending {
             if !same_endpoint(sink.addr, src) {
                 continue;
             }
@@ -729,13 +847,11 @@ impl Task {
                 _ => continue,
             };
             let Pdu::Response(body) = pdu else { continue };
-            let Some(q) = self.pending.get_mut(i) else {
-                continue;
-            };
             if let Some(pos) = q.iter().position(|p| p.request_id == body.request_id) {
                 q.remove(pos);
                 inc(&self.stats.informs_acked);
                 debug!(sink = %src, request_id = body.request_id, "inform acknowledged");
+                self.prune();
                 return;
             }
         }
@@ -746,10 +862,7 @@ impl Task {
     async fn expire(&mut self) {
         let now = Instant::now();
         let mut resend = Vec::new();
-        for (i, q) in self.pending.iter_mut().enumerate() {
-            let Some(sink) = self.config.sinks.get(i) else {
-                continue;
-            };
+        for Queue { sink, informs: q } in &mut self.pending {
             let addr = sink.addr;
             let wrapper = match &sink.kind {
                 SinkKind::Wrapped { wrapper, .. } => Some(wrapper),
@@ -783,6 +896,7 @@ impl Task {
                 true
             });
         }
+        self.prune();
         for (addr, d) in resend {
             inc(&self.stats.inform_retries);
             self.send(addr, &d).await;

@@ -1,0 +1,375 @@
+//! Notification targets managed over SNMP (SNMP-TARGET-MIB and
+//! SNMP-NOTIFICATION-MIB, RFC 3413) with the real binary: rows created with
+//! net-snmp's snmpset (several columns in one PDU, createAndGo and
+//! createAndWait then active) send the agent's notifications to snmptrapd
+//! at once; a destroyed snmpNotifyTable row stops them; a filter profile
+//! holds some back; nonVolatile rows come back after a restart, volatile
+//! ones do not; an SNMPv3 target as a configured USM user; informs;
+//! configured sinks shown as permanent rows; a TAddress of the wrong length
+//! refused with nothing stored.
+
+mod common;
+#[path = "notifications_support/mod.rs"]
+mod trapd;
+
+use std::path::Path;
+use std::time::Duration;
+
+use common::Agent;
+use trapd::{Trap, Trapd};
+
+const WAIT: Duration = Duration::from_secs(15);
+
+/// snmpTargetAddrEntry, snmpTargetParamsEntry.
+const ADDR: &str = ".1.3.6.1.6.3.12.1.2.1";
+const PARAMS: &str = ".1.3.6.1.6.3.12.1.3.1";
+/// snmpNotifyEntry, snmpNotifyFilterProfileEntry, snmpNotifyFilterEntry.
+const NOTIFY: &str = ".1.3.6.1.6.3.13.1.1.1";
+const PROFILE: &str = ".1.3.6.1.6.3.13.1.2.1";
+const FILTER: &str = ".1.3.6.1.6.3.13.1.3.1";
+/// snmpUDPDomain.
+const UDP: &str = ".1.3.6.1.6.1.1";
+/// snmpTraps.authenticationFailure.
+const AUTH_FAILURE: &str = ".1.3.6.1.6.3.1.1.5.5";
+
+/// An IMPLIED string index: its octets.
+fn implied(name: &str) -> String {
+    name.bytes().map(|b| format!(".{b}")).collect()
+}
+
+/// `entry.column.index`.
+fn cell(entry: &str, column: u32, name: &str) -> String {
+    format!("{entry}.{column}{}", implied(name))
+}
+
+/// 127.0.0.1 and `port` as a snmpUDPDomain TAddress in hex.
+fn t_address(port: u16) -> String {
+    format!("7F000001{port:04X}")
+}
+
+/// The agent with `config` (mode 0600: it may hold passwords) and its state
+/// in `dir`.
+fn agent_in(dir: &Path, config: &str) -> Agent {
+    use std::os::unix::fs::PermissionsExt;
+    let conf = dir.join("ibsnmpd.toml");
+    std::fs::write(&conf, config).unwrap();
+    std::fs::set_permissions(&conf, std::fs::Permissions::from_mode(0o600)).unwrap();
+    Agent::start_in(dir, &["--config", conf.to_str().unwrap()])
+}
+
+/// One snmpset PDU as the rw community, asserted to succeed.
+fn set(agent: &Agent, varbinds: &[String]) -> String {
+    let v: Vec<&str> = varbinds.iter().map(String::as_str).collect();
+    agent.ok("snmpset", "2c", "private", &[], &v)
+}
+
+/// One snmpset PDU expected to fail; returns what snmpset said.
+fn set_fails(agent: &Agent, varbinds: &[String]) -> String {
+    let mut args = vec!["-v2c", "-c", "private", "-On", "-t", "2", "-r", "1"];
+    args.push(&agent.target);
+    args.extend(varbinds.iter().map(String::as_str));
+    let out = common::snmp("snmpset", &args);
+    assert!(!out.status.success(), "snmpset {varbinds:?} succeeded");
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+/// The varbinds creating a target address row (createAndGo, every column
+/// in the same PDU as net-snmp users write it).
+fn addr_row(name: &str, port: u16, tags: &str, params: &str, storage: u32) -> Vec<String> {
+    let c = |col| cell(ADDR, col, name);
+    vec![
+        format!("{} o {UDP}", c(2)),
+        format!("{} x {}", c(3), t_address(port)),
+        format!("{} s {tags}", c(6)),
+        format!("{} s {params}", c(7)),
+        format!("{} i {storage}", c(8)),
+        format!("{} i 4", c(9)),
+    ]
+}
+
+/// The varbinds creating a params row (createAndGo).
+fn params_row(name: &str, mp: u32, sm: u32, security_name: &str, level: u32) -> Vec<String> {
+    let c = |col| cell(PARAMS, col, name);
+    vec![
+        format!("{} i {mp}", c(2)),
+        format!("{} i {sm}", c(3)),
+        format!("{} s {security_name}", c(4)),
+        format!("{} i {level}", c(5)),
+        format!("{} i 4", c(7)),
+    ]
+}
+
+/// The varbinds creating a notify row (createAndGo).
+fn notify_row(name: &str, tag: &str, kind: u32, storage: u32) -> Vec<String> {
+    let c = |col| cell(NOTIFY, col, name);
+    vec![
+        format!("{} s {tag}", c(2)),
+        format!("{} i {kind}", c(3)),
+        format!("{} i {storage}", c(4)),
+        format!("{} i 4", c(5)),
+    ]
+}
+
+fn split(v: Vec<String>) -> Vec<String> {
+    v.into_iter()
+        .flat_map(|s| s.splitn(3, ' ').map(str::to_string).collect::<Vec<_>>())
+        .collect()
+}
+
+fn bad_community_get(agent: &Agent) {
+    let _ = agent.tool(
+        "snmpget",
+        &["-v2c", "-c", "not-a-community", "-t", "0.3", "-r", "0"],
+        &[".1.3.6.1.2.1.1.3.0"],
+    );
+}
+
+/// Notifications named `name` in PDU form `pdu` ("TRAP", "TRAP2", "INFORM").
+fn count(t: &[Trap], pdu: &str, name: &str) -> usize {
+    t.iter()
+        .filter(|x| x.pdu == pdu && x.name.ends_with(name))
+        .count()
+}
+
+/// The value snmpget prints for `oid` (`-Oqv`), or its error.
+fn get(agent: &Agent, oid: &str) -> String {
+    let out = agent.tool(
+        "snmpget",
+        &["-v2c", "-c", "public", "-On", "-Oqv", "-t", "2", "-r", "1"],
+        &[oid],
+    );
+    String::from_utf8_lossy(&out.stdout).trim().to_string()
+}
+
+/// Targets created over SNMPv2c get the agent's notifications at once:
+/// authenticationFailure goes as SNMPv2c to "ops" targets and as SNMPv1 to
+/// the "witness" target listed after them (its arrival says the others
+/// were sent, or not). A destroyed notify row stops them; a filter that
+/// excludes authenticationFailure holds them back; after a restart the
+/// nonVolatile rows are back (coldStart arrives through them) and the
+/// volatile one is gone.
+#[test]
+fn targets_created_over_snmp_get_notifications_and_survive_a_restart() {
+    let trapd = Trapd::start();
+    let dir = tempfile::tempdir().unwrap();
+    let mut agent = agent_in(dir.path(), "authtrapenable = 1\n");
+
+    // Params and address rows in one PDU each; the notify rows created
+    // both ways.
+    let mut pdu = split(params_row("p-v2c", 1, 2, "public", 1));
+    pdu.extend(split(params_row("p-v1", 0, 1, "public", 1)));
+    set(&agent, &pdu);
+    let mut pdu = split(addr_row("t-ops", trapd.port, "ops other", "p-v2c", 3));
+    pdu.extend(split(addr_row(
+        "w-witness",
+        trapd.port,
+        "witness",
+        "p-v1",
+        3,
+    )));
+    set(&agent, &pdu);
+    set(&agent, &split(notify_row("n-ops", "ops", 1, 3)));
+    // createAndWait, then the tag, then active; volatile.
+    let w = |col| cell(NOTIFY, col, "w-witness");
+    set(
+        &agent,
+        &split(vec![format!("{} i 5", w(5)), format!("{} i 2", w(4))]),
+    );
+    // notInService: every column has a DEFVAL.
+    assert_eq!(get(&agent, &w(5)), "2");
+    set(&agent, &split(vec![format!("{} s witness", w(2))]));
+    set(&agent, &split(vec![format!("{} i 1", w(5))]));
+    assert_eq!(get(&agent, &w(5)), "1");
+    assert_eq!(get(&agent, &cell(ADDR, 9, "t-ops")), "1");
+    assert_eq!(get(&agent, &cell(ADDR, 4, "t-ops")), "1500", "DEFVAL");
+
+    bad_community_get(&agent);
+    trapd.wait(WAIT, "authenticationFailure to both targets", |t| {
+        count(t, "TRAP2", "authenticationFailure") == 1
+            && count(t, "TRAP", "authenticationFailure") == 1
+    });
+
+    // Destroyed: the witness gets the next one, the ops target does not.
+    set(
+        &agent,
+        &split(vec![format!("{} i 6", cell(NOTIFY, 5, "n-ops"))]),
+    );
+    bad_community_get(&agent);
+    let t = trapd.wait(WAIT, "the witness's second", |t| {
+        count(t, "TRAP", "authenticationFailure") == 2
+    });
+    assert_eq!(
+        count(&t, "TRAP2", "authenticationFailure"),
+        1,
+        "{}",
+        trapd.text()
+    );
+
+    // Back, with a filter on its params that excludes authenticationFailure
+    // (snmpTraps included, .5 excluded).
+    set(&agent, &split(notify_row("n-ops", "ops", 1, 3)));
+    let profile = format!("{} s f1", cell(PROFILE, 1, "p-v2c"));
+    let prof_status = format!("{} i 4", cell(PROFILE, 3, "p-v2c"));
+    let f = |subtree: &str, col: u32| format!("{FILTER}.{col}.2.102.49{subtree}");
+    set(
+        &agent,
+        &split(vec![
+            profile,
+            prof_status,
+            format!("{} i 1", f(".1.3.6.1.6.3.1.1.5", 3)),
+            format!("{} i 4", f(".1.3.6.1.6.3.1.1.5", 5)),
+            format!("{} i 2", f(AUTH_FAILURE, 3)),
+            format!("{} i 4", f(AUTH_FAILURE, 5)),
+        ]),
+    );
+    bad_community_get(&agent);
+    let t = trapd.wait(WAIT, "the witness's third", |t| {
+        count(t, "TRAP", "authenticationFailure") == 3
+    });
+    assert_eq!(
+        count(&t, "TRAP2", "authenticationFailure"),
+        1,
+        "{}",
+        trapd.text()
+    );
+    // The filter gone, the target gets them again.
+    set(
+        &agent,
+        &split(vec![format!("{} i 6", cell(PROFILE, 3, "p-v2c"))]),
+    );
+    bad_community_get(&agent);
+    trapd.wait(WAIT, "authenticationFailure after the filter", |t| {
+        count(t, "TRAP2", "authenticationFailure") == 2
+    });
+
+    // Persisted (nonVolatile) rows come back; the volatile one does not.
+    let before = count(&trapd.traps(), "TRAP2", "coldStart");
+    agent.restart();
+    trapd.wait(WAIT, "coldStart through the restored rows", |t| {
+        count(t, "TRAP2", "coldStart") == before + 1
+    });
+    assert_eq!(get(&agent, &cell(NOTIFY, 5, "n-ops")), "1");
+    assert_eq!(get(&agent, &cell(ADDR, 6, "t-ops")), "\"ops other\"");
+    assert!(
+        get(&agent, &w(5)).contains("No Such Instance"),
+        "the volatile row survived"
+    );
+    let state = std::fs::read_to_string(dir.path().join("state.json")).unwrap_or_default();
+    assert!(state.contains("SNMP-TARGET-MIB"), "{state}");
+}
+
+/// A TAddress that is not 6 octets for snmpUDPDomain: wrongLength, and the
+/// row is not created; snmpTargetSpinLock is a TestAndIncr.
+#[test]
+fn a_bad_t_address_is_refused_and_nothing_stored() {
+    let dir = tempfile::tempdir().unwrap();
+    let agent = agent_in(dir.path(), "");
+    let mut pdu = split(addr_row("bad", 162, "ops", "p", 3));
+    pdu[5] = "7F00000100A2FF".into();
+    let err = set_fails(&agent, &pdu);
+    assert!(err.contains("wrongLength"), "{err}");
+    assert!(get(&agent, &cell(ADDR, 9, "bad")).contains("No Such Instance"));
+    // A domain other than the UDP ones: wrongValue.
+    let mut pdu = split(addr_row("bad", 162, "ops", "p", 3));
+    pdu[2] = ".1.3.6.1.6.1.4".into();
+    let err = set_fails(&agent, &pdu);
+    assert!(err.contains("wrongValue"), "{err}");
+
+    let lock = ".1.3.6.1.6.3.12.1.1.0";
+    let v = get(&agent, lock);
+    set(&agent, &[lock.into(), "i".into(), v.clone()]);
+    let err = set_fails(&agent, &[lock.into(), "i".into(), v]);
+    assert!(err.contains("inconsistentValue"), "{err}");
+}
+
+/// An SNMPv3 target: rows created by an SNMPv3 rwuser naming a configured
+/// USM user at authPriv; snmptrapd knows the user under our engine ID.
+/// Informs over SNMPv2c through a second notify row are acknowledged. The
+/// configured trap2sink shows as permanent rows that refuse Sets.
+#[test]
+fn v3_and_inform_targets_and_the_configured_sinks_as_permanent_rows() {
+    let engine = "8000000005aabbccee";
+    let trapd = Trapd::start_with(
+        common::free_port("127.0.0.1"),
+        &format!("createUser -e 0x{engine} trapops SHA-256 authpass-1 AES privpass-1\n"),
+    );
+    let sink = Trapd::start();
+    let dir = tempfile::tempdir().unwrap();
+    let config = format!(
+        "engine_id = \"{engine}\"\nauthtrapenable = 1\ntrap2sink = [\"{}\"]\n\
+         [[user]]\nname = \"trapops\"\nauth = \"SHA-256\"\nauth_pass = \"authpass-1\"\n\
+         priv = \"AES\"\npriv_pass = \"privpass-1\"\n\
+         [[user]]\nname = \"admin\"\nauth = \"SHA\"\nauth_pass = \"adminpass-1\"\n\
+         [[rwuser]]\nuser = \"admin\"\nlevel = \"auth\"\n",
+        sink.addr()
+    );
+    let agent = agent_in(dir.path(), &config);
+    let v3set = |varbinds: Vec<String>| {
+        let mut args = vec![
+            "-v3",
+            "-u",
+            "admin",
+            "-l",
+            "authNoPriv",
+            "-a",
+            "SHA",
+            "-A",
+            "adminpass-1",
+            "-On",
+            "-t",
+            "2",
+            "-r",
+            "1",
+        ];
+        let v = split(varbinds);
+        args.push(&agent.target);
+        args.extend(v.iter().map(String::as_str));
+        let out = common::snmp("snmpset", &args);
+        assert!(
+            out.status.success(),
+            "{}\n{}",
+            String::from_utf8_lossy(&out.stderr),
+            agent.log_text()
+        );
+    };
+    let mut rows = params_row("p-v3", 3, 3, "trapops", 3);
+    rows.extend(params_row("p-inform", 1, 2, "public", 1));
+    v3set(rows);
+    let mut rows = addr_row("t-v3", trapd.port, "v3", "p-v3", 3);
+    rows.extend(addr_row("t-inform", trapd.port, "inf", "p-inform", 3));
+    v3set(rows);
+    let mut rows = notify_row("n-v3", "v3", 1, 3);
+    rows.extend(notify_row("n-inform", "inf", 2, 3));
+    v3set(rows);
+
+    bad_community_get(&agent);
+    trapd.wait(
+        WAIT,
+        "authenticationFailure over SNMPv3 and as inform",
+        |t| {
+            count(t, "TRAP2", "authenticationFailure") == 1
+                && count(t, "INFORM", "authenticationFailure") == 1
+        },
+    );
+    assert!(trapd.text().contains("trapops"), "{}", trapd.text());
+    sink.wait(WAIT, "authenticationFailure at the configured sink", |t| {
+        count(t, "TRAP2", "authenticationFailure") == 1
+    });
+    // Acknowledged: no retries.
+    assert!(
+        agent.log_text().contains("inform acknowledged"),
+        "{}",
+        agent.log_text()
+    );
+
+    // The trap2sink: internal0, permanent(4), active; Sets refused.
+    assert_eq!(get(&agent, &cell(ADDR, 8, "internal0")), "4");
+    assert!(!get(&agent, &cell(ADDR, 3, "internal0")).is_empty());
+    assert_eq!(get(&agent, &cell(PARAMS, 4, "internal0")), "\"public\"");
+    assert_eq!(get(&agent, &cell(NOTIFY, 5, "internal0")), "1");
+    let err = set_fails(
+        &agent,
+        &split(vec![format!("{} i 6", cell(NOTIFY, 5, "internal0"))]),
+    );
+    assert!(err.contains("wrongValue"), "{err}");
+}
