@@ -464,7 +464,7 @@ pub struct SpinLock(pub i32);
 impl SpinLock {
     /// The value after a successful Set.
     pub fn next(self) -> SpinLock {
-        SpinLock(if self.0 >= i32::MAX { 0 } else { self.0 + 1 })
+        SpinLock(if self.0 == i32::MAX { 0 } else { self.0 + 1 })
     }
 
     /// Phase 1 of a Set of `v` against the current value.

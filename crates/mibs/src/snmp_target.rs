@@ -271,11 +271,12 @@ impl TargetParams {
     /// Whether the message processing and security models go together and
     /// the level is one the model has (SNMPv1/v2c: noAuthNoPriv only).
     fn consistent(&self) -> bool {
-        match (self.mp_model, self.security_model, self.security_level) {
-            (Some(MP_V1), Some(SM_V1), Some(1)) | (Some(MP_V2C), Some(SM_V2C), Some(1)) => true,
-            (Some(MP_V3), Some(SM_USM), Some(1..=3)) => true,
-            _ => false,
-        }
+        matches!(
+            (self.mp_model, self.security_model, self.security_level),
+            (Some(MP_V1), Some(SM_V1), Some(1))
+                | (Some(MP_V2C), Some(SM_V2C), Some(1))
+                | (Some(MP_V3), Some(SM_USM), Some(1..=3))
+        )
     }
 }
 
