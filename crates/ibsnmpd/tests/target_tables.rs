@@ -282,16 +282,22 @@ fn a_bad_t_address_is_refused_and_nothing_stored() {
     assert!(err.contains("inconsistentValue"), "{err}");
 }
 
-/// An SNMPv3 target: rows created by an SNMPv3 rwuser naming a configured
-/// USM user at authPriv; snmptrapd knows the user under our engine ID.
-/// Informs over SNMPv2c through a second notify row are acknowledged. The
-/// configured trap2sink shows as permanent rows that refuse Sets.
+/// SNMPv3 targets: rows created by an SNMPv3 rwuser naming a configured
+/// USM user at authPriv. Traps: snmptrapd knows the user under our engine
+/// ID. Informs: a second snmptrapd knows the user under its own engine,
+/// which the agent discovers. Informs over SNMPv2c through another notify
+/// row. All acknowledged. The configured trap2sink shows as permanent rows
+/// that refuse Sets.
 #[test]
 fn v3_and_inform_targets_and_the_configured_sinks_as_permanent_rows() {
     let engine = "8000000005aabbccee";
     let trapd = Trapd::start_with(
         common::free_port("127.0.0.1"),
         &format!("createUser -e 0x{engine} trapops SHA-256 authpass-1 AES privpass-1\n"),
+    );
+    let receiver = Trapd::start_with(
+        common::free_port("127.0.0.1"),
+        "createUser trapops SHA-256 authpass-1 AES privpass-1\n",
     );
     let sink = Trapd::start();
     let dir = tempfile::tempdir().unwrap();
@@ -337,9 +343,14 @@ fn v3_and_inform_targets_and_the_configured_sinks_as_permanent_rows() {
     v3set(rows);
     let mut rows = addr_row("t-v3", trapd.port, "v3", "p-v3", 3);
     rows.extend(addr_row("t-inform", trapd.port, "inf", "p-inform", 3));
+    rows.extend(addr_row("t-v3-inform", receiver.port, "v3inf", "p-v3", 3));
+    // The first inform waits for the receiver's discovery, then one
+    // timeout: 1 s rather than the DEFVAL's 15.
+    rows.push(format!("{} i 100", cell(ADDR, 4, "t-v3-inform")));
     v3set(rows);
     let mut rows = notify_row("n-v3", "v3", 1, 3);
     rows.extend(notify_row("n-inform", "inf", 2, 3));
+    rows.extend(notify_row("n-v3-inform", "v3inf", 2, 3));
     v3set(rows);
 
     bad_community_get(&agent);
@@ -352,15 +363,25 @@ fn v3_and_inform_targets_and_the_configured_sinks_as_permanent_rows() {
         },
     );
     assert!(trapd.text().contains("trapops"), "{}", trapd.text());
+    receiver.wait(WAIT, "authenticationFailure as an SNMPv3 inform", |t| {
+        count(t, "INFORM", "authenticationFailure") == 1
+    });
     sink.wait(WAIT, "authenticationFailure at the configured sink", |t| {
         count(t, "TRAP2", "authenticationFailure") == 1
     });
-    // Acknowledged: no retries.
+    let log = || agent.log_text();
     assert!(
-        agent.log_text().contains("inform acknowledged"),
+        log().contains("SNMPv3 inform receiver discovered"),
         "{}",
-        agent.log_text()
+        log()
     );
+    // Both informs acknowledged (the v3 one once its receiver was found).
+    let acked = |l: &str| l.matches("inform acknowledged").count();
+    let deadline = std::time::Instant::now() + WAIT;
+    while acked(&log()) < 2 && std::time::Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert_eq!(acked(&log()), 2, "{}", log());
 
     // The trap2sink: internal0, permanent(4), active; Sets refused.
     assert_eq!(get(&agent, &cell(ADDR, 8, "internal0")), "4");
