@@ -71,6 +71,7 @@ pub const INFORM: i32 = 2;
 #[serde(rename_all = "camelCase")]
 pub struct NotifyEntry {
     /// snmpNotifyTag: one tag (DEFVAL "": selects nothing).
+    #[serde(with = "target::text_octets")]
     pub tag: Vec<u8>,
     /// snmpNotifyType (DEFVAL trap).
     pub kind: i32,
@@ -141,6 +142,7 @@ impl AdminRow for NotifyEntry {
 #[serde(rename_all = "camelCase")]
 pub struct FilterProfile {
     /// snmpNotifyFilterProfileName (no DEFVAL: must be set).
+    #[serde(default, with = "target::text_octets::option")]
     pub name: Option<Vec<u8>>,
 }
 

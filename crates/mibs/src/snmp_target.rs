@@ -73,6 +73,52 @@ pub fn tags(list: &[u8]) -> impl Iterator<Item = &[u8]> {
         .filter(|t| !t.is_empty())
 }
 
+/// Serde for octet strings an operator reads in the state file (tags,
+/// names): text when they are UTF-8, else the octets.
+pub(crate) mod text_octets {
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum Stored {
+        Text(String),
+        Octets(Vec<u8>),
+    }
+
+    pub fn serialize<S: Serializer>(v: &[u8], s: S) -> Result<S::Ok, S::Error> {
+        match std::str::from_utf8(v) {
+            Ok(t) => s.serialize_str(t),
+            Err(_) => s.collect_seq(v),
+        }
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<u8>, D::Error> {
+        Ok(match Stored::deserialize(d)? {
+            Stored::Text(t) => t.into_bytes(),
+            Stored::Octets(o) => o,
+        })
+    }
+
+    /// The same for an optional value.
+    pub mod option {
+        use serde::{Deserialize, Deserializer, Serializer};
+
+        pub fn serialize<S: Serializer>(v: &Option<Vec<u8>>, s: S) -> Result<S::Ok, S::Error> {
+            match v {
+                Some(v) => super::serialize(v, s),
+                None => s.serialize_none(),
+            }
+        }
+
+        pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Vec<u8>>, D::Error> {
+            Ok(Option::<super::Stored>::deserialize(d)?.map(|s| match s {
+                super::Stored::Text(t) => t.into_bytes(),
+                super::Stored::Octets(o) => o,
+            }))
+        }
+    }
+}
+
 /// The module's state: both tables and the spin lock.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -123,8 +169,10 @@ pub struct TargetAddr {
     /// snmpTargetAddrTimeout, centiseconds.
     pub timeout: i32,
     pub retry_count: i32,
+    #[serde(with = "text_octets")]
     pub tag_list: Vec<u8>,
     /// snmpTargetAddrParams (empty until set).
+    #[serde(with = "text_octets")]
     pub params: Vec<u8>,
 }
 
@@ -257,6 +305,7 @@ pub struct TargetParams {
     pub security_model: Option<i32>,
     /// The community (SNMPv1/v2c, RFC 3584's convention as net-snmp has it)
     /// or the USM user.
+    #[serde(default, with = "text_octets::option")]
     pub security_name: Option<Vec<u8>>,
     /// SnmpSecurityLevel: noAuthNoPriv(1), authNoPriv(2), authPriv(3).
     pub security_level: Option<i32>,
@@ -390,6 +439,27 @@ mod tests {
         assert_eq!(socket_addr(d, &t), Some(a));
         assert_eq!(socket_addr(SNMP_UDP_DOMAIN, &t), None);
         assert_eq!(socket_addr(&[1, 3, 6], &[0; 6]), None);
+    }
+
+    #[test]
+    fn names_are_text_in_the_state_file() {
+        let p = TargetParams {
+            mp_model: Some(MP_V2C),
+            security_model: Some(SM_V2C),
+            security_name: Some(b"public".to_vec()),
+            security_level: Some(1),
+        };
+        let j = serde_json::to_value(&p).unwrap();
+        assert_eq!(j["securityName"], "public");
+        let back: TargetParams = serde_json::from_value(j).unwrap();
+        assert_eq!(back, p);
+        let a = TargetAddr {
+            tag_list: vec![0xff, 0x20],
+            ..TargetAddr::default()
+        };
+        let j = serde_json::to_value(&a).unwrap();
+        assert_eq!(j["tagList"], serde_json::json!([255, 32]));
+        assert_eq!(serde_json::from_value::<TargetAddr>(j).unwrap(), a);
     }
 
     #[test]
