@@ -3,7 +3,7 @@
 //! chosen per notification from the rows in force, and the configured sinks
 //! shown as `permanent` rows.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
@@ -14,7 +14,7 @@ use mibs::snmp_target::{self as target, TargetAddr, TargetParams, TargetState};
 use mibs::SystemState;
 use snmp::notify::{Notification, Sink, SinkKind, SinkSource};
 use snmp::usm::{InformWrapper, SecurityLevel, TrapWrapper, UserConfig, Usm};
-use tracing::{info, warn};
+use tracing::{debug, info, warn};
 
 use crate::config::notify::{SinkSettings, SinkType};
 
@@ -28,10 +28,18 @@ pub struct TableTargets {
     /// The configured users with their passwords: an SNMPv3 inform's keys
     /// are localized to each receiver's engine.
     users: Vec<UserConfig>,
-    /// Per target in force: its sink (kept while the target is unchanged,
-    /// with its discovered engine), None when it cannot be sent to (said
-    /// once).
-    sinks: Mutex<HashMap<Target, Option<Sink>>>,
+    sinks: Mutex<Sinks>,
+}
+
+/// The targets in force as the originator sends to them.
+#[derive(Default)]
+struct Sinks {
+    /// Per target: its sink, kept while the target is unchanged (an inform
+    /// receiver's discovered engine with it).
+    ready: HashMap<Target, Sink>,
+    /// Targets that cannot be sent to yet (e.g. their user does not exist):
+    /// tried again at each notification, said once.
+    failing: HashSet<Target>,
 }
 
 impl std::fmt::Debug for TableTargets {
@@ -50,7 +58,7 @@ pub fn source(
         system,
         usm,
         users,
-        sinks: Mutex::new(HashMap::new()),
+        sinks: Mutex::new(Sinks::default()),
     })
 }
 
@@ -58,24 +66,44 @@ impl SinkSource for TableTargets {
     fn sinks(&self, n: &Notification) -> Vec<Sink> {
         let selected = notification::targets(&self.system.load(), false);
         let mut sinks = self.sinks.lock().unwrap_or_else(PoisonError::into_inner);
-        sinks.retain(|t, _| selected.iter().any(|s| &s.target == t));
+        let Sinks { ready, failing } = &mut *sinks;
+        let in_force = |t: &Target| selected.iter().any(|s| &s.target == t);
+        ready.retain(|t, _| in_force(t));
+        failing.retain(|t| in_force(t));
         let objects = || n.varbinds.iter().map(|v| v.oid.as_slice());
-        selected
+        let mut out = Vec::new();
+        for s in selected
             .iter()
             .filter(|s| s.passes(n.trap_oid.as_slice(), objects()))
-            .filter_map(|s| {
-                sinks
-                    .entry(s.target.clone())
-                    .or_insert_with(|| self.sink(&s.target))
-                    .clone()
-            })
-            .collect()
+        {
+            if let Some(sink) = ready.get(&s.target) {
+                out.push(sink.clone());
+                continue;
+            }
+            match self.sink(&s.target) {
+                Ok(sink) => {
+                    failing.remove(&s.target);
+                    ready.insert(s.target.clone(), sink.clone());
+                    out.push(sink);
+                }
+                Err(e) => {
+                    let name = String::from_utf8_lossy(&s.target.name);
+                    if failing.insert(s.target.clone()) {
+                        warn!(target = %name, addr = %s.target.addr, error = %e,
+                              "notification target left out until it can be sent to");
+                    } else {
+                        debug!(target = %name, error = %e, "notification target left out");
+                    }
+                }
+            }
+        }
+        out
     }
 }
 
 impl TableTargets {
-    /// How `t` is sent to; None (logged) when it cannot be.
-    fn sink(&self, t: &Target) -> Option<Sink> {
+    /// How `t` is sent to.
+    fn sink(&self, t: &Target) -> Result<Sink, String> {
         let name = String::from_utf8_lossy(&t.name);
         let timeout = t.timeout.max(MIN_INFORM_TIMEOUT);
         let kind = match (&t.security, t.inform) {
@@ -92,18 +120,11 @@ impl TableTargets {
                 retries: t.retries,
             },
             (Security::Usm { user, level }, inform) => {
-                match self.usm_wrapper(user, *level, t, timeout, inform) {
-                    Ok(kind) => kind,
-                    Err(e) => {
-                        warn!(target = %name, addr = %t.addr, error = %e,
-                              "notification target left out");
-                        return None;
-                    }
-                }
+                self.usm_wrapper(user, *level, t, timeout, inform)?
             }
         };
         info!(target = %name, addr = %t.addr, kind = ?kind, "notification target");
-        Some(Sink { addr: t.addr, kind })
+        Ok(Sink { addr: t.addr, kind })
     }
 
     /// SNMPv3: traps as `user` with this engine authoritative; informs
