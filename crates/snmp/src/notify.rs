@@ -1052,6 +1052,65 @@ mod tests {
         });
     }
 
+    /// Receivers chosen per notification: each gets what the source names
+    /// at that moment; an inform to one is acknowledged through the queue
+    /// kept for it.
+    #[test]
+    fn targets_are_chosen_per_notification() {
+        /// The sink for linkDown only.
+        #[derive(Debug)]
+        struct Chosen(Sink);
+        impl SinkSource for Chosen {
+            fn sinks(&self, n: &Notification) -> Vec<Sink> {
+                match n.trap_oid.as_slice() {
+                    LINK_DOWN => vec![self.0.clone()],
+                    _ => Vec::new(),
+                }
+            }
+        }
+        rt().block_on(async {
+            let rx = UdpSocket::bind("127.0.0.1:0").await.unwrap();
+            let inform = Sink {
+                addr: rx.local_addr().unwrap(),
+                kind: SinkKind::InformV2c {
+                    community: b"public".to_vec(),
+                    timeout: Duration::from_secs(30),
+                    retries: 1,
+                },
+            };
+            let cfg = OriginatorConfig {
+                targets: Some(Arc::new(Chosen(inform))),
+                ..OriginatorConfig::default()
+            };
+            let (n, _task) = start(cfg, Arc::new(|| 5)).await.unwrap();
+            // Nowhere to go: nothing sent.
+            n.notify(Notification::new(COLD_START, vec![]));
+            n.notify(Notification::new(LINK_DOWN, vec![]));
+            let mut buf = vec![0u8; 2000];
+            let (len, from) = rx.recv_from(&mut buf).await.unwrap();
+            let m = Message::decode(&buf[..len]).unwrap();
+            let Pdu::InformRequest(body) = m.pdu else {
+                panic!("not an inform")
+            };
+            assert_eq!(
+                body.varbinds[1].value,
+                Value::ObjectId(Oid::from_slice(LINK_DOWN))
+            );
+            let resp = Message {
+                version: Version::V2c,
+                community: b"public".to_vec(),
+                pdu: Pdu::Response(body),
+            };
+            rx.send_to(&resp.to_bytes(), from).await.unwrap();
+            let s = n.stats();
+            while NotifyStats::get(&s.informs_acked) == 0 {
+                tokio::time::sleep(Duration::from_millis(10)).await;
+            }
+            assert_eq!(NotifyStats::get(&s.informs_sent), 1);
+            assert_eq!(NotifyStats::get(&s.traps_sent), 0);
+        });
+    }
+
     #[test]
     fn storm_control_counts_suppressed() {
         rt().block_on(async {
