@@ -23,7 +23,7 @@ use snmp::value::Value;
 use crate::admin::{self, AdminRow, AdminRows, AdminState, AdminTable, StorageType};
 use crate::change::Change;
 use crate::oids::snmp_notification_mib as o;
-use crate::snmp_target::{self as target, TargetState};
+use crate::snmp_target::{self as target, integer, octets, TargetState};
 use crate::state::{PersistedState, StateCodec};
 use crate::util::last;
 use crate::view::{SysOrEntry, SystemState, View};
@@ -46,20 +46,6 @@ impl PersistedState for NotifyState {
 
 /// Nothing derived: the originator reads the rows at each notification.
 impl AdminState for NotifyState {}
-
-fn octets(v: &Value) -> Result<&[u8], SetError> {
-    match v {
-        Value::OctetString(s) => Ok(s),
-        _ => Err(SetError::WrongType),
-    }
-}
-
-fn integer(v: &Value) -> Result<i32, SetError> {
-    match v {
-        Value::Integer(i) => Ok(*i),
-        _ => Err(SetError::WrongType),
-    }
-}
 
 /// snmpNotifyType trap(1).
 pub const TRAP: i32 = 1;

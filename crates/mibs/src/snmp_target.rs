@@ -144,14 +144,16 @@ pub fn valid_name(index: &[u32]) -> bool {
     admin::index_octets(index).is_some_and(|n| admin::sized(&n, 1, 32))
 }
 
-fn octets(v: &Value) -> Result<&[u8], SetError> {
+/// A Set's OCTET STRING value (the syntax is checked before).
+pub(crate) fn octets(v: &Value) -> Result<&[u8], SetError> {
     match v {
         Value::OctetString(s) => Ok(s),
         _ => Err(SetError::WrongType),
     }
 }
 
-fn integer(v: &Value) -> Result<i32, SetError> {
+/// A Set's INTEGER value.
+pub(crate) fn integer(v: &Value) -> Result<i32, SetError> {
     match v {
         Value::Integer(i) => Ok(*i),
         _ => Err(SetError::WrongType),

@@ -993,6 +993,23 @@ mod tests {
             .unwrap()
     }
 
+    /// Answers `m`, an SNMPv2c InformRequest for `trap`, as a receiver.
+    async fn acknowledge(rx: &UdpSocket, m: Message, from: SocketAddr, trap: &[u32]) {
+        let Pdu::InformRequest(body) = m.pdu else {
+            panic!("not an inform")
+        };
+        assert_eq!(
+            body.varbinds[1].value,
+            Value::ObjectId(Oid::from_slice(trap))
+        );
+        let resp = Message {
+            version: Version::V2c,
+            community: m.community,
+            pdu: Pdu::Response(body),
+        };
+        rx.send_to(&resp.to_bytes(), from).await.unwrap();
+    }
+
     /// An inform is retried until answered; a trap is sent once; a
     /// receiver that never answers gets retries then the inform is dropped.
     #[test]
@@ -1030,19 +1047,7 @@ mod tests {
             let (len, from) = rx.recv_from(&mut buf).await.unwrap();
             let again = Message::decode(&buf[..len]).unwrap();
             assert_eq!(first, again);
-            let Pdu::InformRequest(body) = again.pdu else {
-                panic!("not an inform")
-            };
-            assert_eq!(
-                body.varbinds[1].value,
-                Value::ObjectId(Oid::from_slice(COLD_START))
-            );
-            let resp = Message {
-                version: Version::V2c,
-                community: b"public".to_vec(),
-                pdu: Pdu::Response(body),
-            };
-            rx.send_to(&resp.to_bytes(), from).await.unwrap();
+            acknowledge(&rx, again, from, COLD_START).await;
             tokio::time::sleep(Duration::from_millis(500)).await;
             let s = n.stats();
             assert_eq!(NotifyStats::get(&s.informs_sent), 2);
@@ -1089,19 +1094,7 @@ mod tests {
             let mut buf = vec![0u8; 2000];
             let (len, from) = rx.recv_from(&mut buf).await.unwrap();
             let m = Message::decode(&buf[..len]).unwrap();
-            let Pdu::InformRequest(body) = m.pdu else {
-                panic!("not an inform")
-            };
-            assert_eq!(
-                body.varbinds[1].value,
-                Value::ObjectId(Oid::from_slice(LINK_DOWN))
-            );
-            let resp = Message {
-                version: Version::V2c,
-                community: b"public".to_vec(),
-                pdu: Pdu::Response(body),
-            };
-            rx.send_to(&resp.to_bytes(), from).await.unwrap();
+            acknowledge(&rx, m, from, LINK_DOWN).await;
             let s = n.stats();
             while NotifyStats::get(&s.informs_acked) == 0 {
                 tokio::time::sleep(Duration::from_millis(10)).await;
