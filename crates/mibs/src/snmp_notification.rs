@@ -9,6 +9,7 @@
 //! with SNMP-TARGET-MIB's (RFC 3413 section 3.3): done per notification, so
 //! a Set is in force for the next one.
 
+use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
@@ -16,6 +17,7 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 use snmp::mib::{Access, MibObject, SetError};
 use snmp::oid::Oid;
+use snmp::rowstatus::RowStatus;
 use snmp::usm::SecurityLevel;
 use snmp::vacm::{MibView, ViewFamily};
 use snmp::value::Value;
@@ -317,12 +319,18 @@ fn security(p: &target::TargetParams) -> Option<Security> {
     })
 }
 
+/// The active row of `rows` at the IMPLIED name `name`.
+fn active_at<'a, R: AdminRow>(rows: &'a AdminRows<R>, name: &[u8]) -> Option<&'a R> {
+    let index: Vec<u32> = name.iter().map(|&b| u32::from(b)).collect();
+    rows.get(&index)
+        .filter(|r| r.status == RowStatus::Active)
+        .map(|r| &r.data.data)
+}
+
 /// The active filter profile of a params row, as a view (RFC 3413 6:
 /// an active profile row without active filter rows lets nothing pass).
 fn filter_of(n: &NotifyState, params_name: &[u8]) -> Option<MibView> {
-    let index: Vec<u32> = params_name.iter().map(|&b| u32::from(b)).collect();
-    let profile = n.profiles.active().find(|(i, _)| *i == index.as_slice())?.1;
-    let profile = profile.name.as_deref()?;
+    let profile = active_at(&n.profiles, params_name)?.name.as_deref()?;
     let families = n
         .filters
         .active()
@@ -339,10 +347,11 @@ fn filter_of(n: &NotifyState, params_name: &[u8]) -> Option<MibView> {
 }
 
 /// Every target the active snmpNotifyTable rows select (RFC 3413 3.3):
-/// active snmpTargetAddrTable rows with the row's tag, whose params row is
-/// active; each once (an inform wins over a trap for the same target).
-/// Configuration rows (`permanent`) are left out when `configured` is
-/// false: the originator already has them as its fixed sinks.
+/// active snmpTargetAddrTable rows holding one of their tags, whose params
+/// row is active; each once, in snmpTargetAddrTable order (an inform wins
+/// over a trap for the same target). Configuration rows (`permanent`) of
+/// snmpNotifyTable are left out when `configured` is false: the originator
+/// already has them as its fixed sinks.
 pub fn targets(system: &SystemState, configured: bool) -> Vec<Selected> {
     let (Some(n), Some(t)) = (
         system.modules.get::<NotifyState>(),
@@ -350,55 +359,47 @@ pub fn targets(system: &SystemState, configured: bool) -> Vec<Selected> {
     ) else {
         return Vec::new();
     };
-    let mut out: Vec<Selected> = Vec::new();
+    // Per tag: whether some row selecting it asks for informs.
+    let mut by_tag: HashMap<&[u8], bool> = HashMap::new();
     let notify = n.notify.iter().filter(|(_, r)| {
-        r.status == snmp::rowstatus::RowStatus::Active
-            && (configured || r.data.storage != StorageType::Permanent)
+        r.status == RowStatus::Active && (configured || r.data.storage != StorageType::Permanent)
     });
     for (_, row) in notify {
         let entry = &row.data.data;
-        if entry.tag.is_empty() {
+        if !entry.tag.is_empty() {
+            *by_tag.entry(entry.tag.as_slice()).or_default() |= entry.kind == INFORM;
+        }
+    }
+    if by_tag.is_empty() {
+        return Vec::new();
+    }
+    let mut out = Vec::new();
+    for (name, addr) in t.addrs.active() {
+        let Some(inform) = target::tags(&addr.tag_list)
+            .filter_map(|tag| by_tag.get(tag).copied())
+            .reduce(|a, b| a || b)
+        else {
             continue;
-        }
-        for (name, addr) in t.addrs.active() {
-            if !target::tags(&addr.tag_list).any(|tag| tag == entry.tag.as_slice()) {
-                continue;
-            }
-            let (Some(sock), Some(name)) = (addr.socket_addr(), admin::index_octets(name)) else {
-                continue;
-            };
-            let params_index: Vec<u32> = addr.params.iter().map(|&b| u32::from(b)).collect();
-            let Some(security) = t
-                .params
-                .active()
-                .find(|(i, _)| *i == params_index.as_slice())
-                .and_then(|(_, p)| security(p))
-            else {
-                continue;
-            };
-            let inform = entry.kind == INFORM;
-            let selected = Selected {
-                target: Target {
-                    name,
-                    addr: sock,
-                    inform,
-                    timeout: Duration::from_millis(
-                        u64::try_from(addr.timeout).unwrap_or(0).saturating_mul(10),
-                    ),
-                    retries: u32::try_from(addr.retry_count).unwrap_or(0),
-                    security,
-                },
-                filter: filter_of(n, &addr.params),
-            };
-            match out
-                .iter_mut()
-                .find(|s| s.target.name == selected.target.name)
-            {
-                Some(s) if inform => *s = selected,
-                Some(_) => {}
-                None => out.push(selected),
-            }
-        }
+        };
+        let (Some(sock), Some(name)) = (addr.socket_addr(), admin::index_octets(name)) else {
+            continue;
+        };
+        let Some(security) = active_at(&t.params, &addr.params).and_then(security) else {
+            continue;
+        };
+        out.push(Selected {
+            target: Target {
+                name,
+                addr: sock,
+                inform,
+                timeout: Duration::from_millis(
+                    u64::try_from(addr.timeout).unwrap_or(0).saturating_mul(10),
+                ),
+                retries: u32::try_from(addr.retry_count).unwrap_or(0),
+                security,
+            },
+            filter: filter_of(n, &addr.params),
+        });
     }
     out
 }
@@ -429,6 +430,66 @@ fn objects() -> Vec<Arc<dyn MibObject<View, Change>>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Tags select addresses; an inform row wins; rows without active
+    /// params or with a tag nobody selects are not targets; permanent
+    /// notify rows only when asked for.
+    #[test]
+    fn notify_rows_select_targets_by_tag() {
+        let idx = |s: &str| s.bytes().map(u32::from).collect::<Vec<u32>>();
+        let mut st = SystemState::new("t".into(), Oid::from_slice(&[1, 3]));
+        let addr = |port: u16, tags: &str, params: &str| {
+            let (d, a) = target::t_address(SocketAddr::from(([127, 0, 0, 1], port)));
+            target::TargetAddr {
+                t_domain: d.to_vec(),
+                t_address: a,
+                tag_list: tags.as_bytes().to_vec(),
+                params: params.as_bytes().to_vec(),
+                ..Default::default()
+            }
+        };
+        st.modules.update::<TargetState>(|t| {
+            t.addrs.put_configured(idx("a"), addr(1, "x y", "p"));
+            t.addrs.put_configured(idx("b"), addr(2, "y", "p"));
+            t.addrs.put_configured(idx("c"), addr(3, "z", "p"));
+            t.addrs.put_configured(idx("d"), addr(4, "x", "none"));
+            t.params.put_configured(
+                idx("p"),
+                target::TargetParams {
+                    mp_model: Some(target::MP_V3),
+                    security_model: Some(target::SM_USM),
+                    security_name: Some(b"ops".to_vec()),
+                    security_level: Some(3),
+                },
+            );
+        });
+        st.modules.update::<NotifyState>(|n| {
+            let row = |tag: &str, kind| NotifyEntry {
+                tag: tag.as_bytes().to_vec(),
+                kind,
+            };
+            n.notify.put_configured(idx("n1"), row("x", TRAP));
+            n.notify.put_configured(idx("n2"), row("y", INFORM));
+        });
+        let got: Vec<(String, bool, u16)> = targets(&st, true)
+            .into_iter()
+            .map(|s| {
+                let t = s.target;
+                (String::from_utf8(t.name).unwrap(), t.inform, t.addr.port())
+            })
+            .collect();
+        assert_eq!(got, vec![("a".into(), true, 1), ("b".into(), true, 2)]);
+        let t = &targets(&st, true)[0].target;
+        assert_eq!(
+            t.security,
+            Security::Usm {
+                user: b"ops".to_vec(),
+                level: SecurityLevel::AuthPriv
+            }
+        );
+        assert_eq!(t.timeout, Duration::from_secs(15));
+        assert!(targets(&st, false).is_empty(), "permanent rows left out");
+    }
 
     #[test]
     fn filters_follow_the_families() {
