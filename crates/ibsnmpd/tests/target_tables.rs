@@ -6,7 +6,8 @@
 //! holds some back; nonVolatile rows come back after a restart, volatile
 //! ones do not; an SNMPv3 target as a configured USM user; informs;
 //! configured sinks shown as permanent rows; a TAddress of the wrong length
-//! refused with nothing stored.
+//! refused with nothing stored; pysnmp creating rows of three tables in one
+//! SNMPv3 request.
 
 mod common;
 #[path = "notifications_support/mod.rs"]
@@ -386,4 +387,76 @@ fn v3_and_inform_targets_and_the_configured_sinks_as_permanent_rows() {
         &split(vec![format!("{} i 6", cell(NOTIFY, 5, "internal0"))]),
     );
     assert!(err.contains("wrongValue"), "{err}");
+}
+
+/// pysnmp as the manager: one SNMPv3 authPriv Set PDU creates the params,
+/// address and notify rows together (three tables, two modules); the next
+/// notification reaches snmptrapd; pysnmp reads the rows back.
+#[test]
+fn pysnmp_creates_a_target_in_one_request() {
+    let trapd = Trapd::start();
+    let dir = tempfile::tempdir().unwrap();
+    let config = "authtrapenable = 1\n\
+         [[user]]\nname = \"admin\"\nauth = \"SHA\"\nauth_pass = \"adminpass-1\"\n\
+         priv = \"AES\"\npriv_pass = \"adminpriv-1\"\n\
+         [[rwuser]]\nuser = \"admin\"\nlevel = \"priv\"\n";
+    let agent = agent_in(dir.path(), config);
+    let oid = |entry: &str, col: u32, name: &str| {
+        cell(entry, col, name).trim_start_matches('.').to_string()
+    };
+    let script = format!(
+        r#"
+import pysnmp.hlapi as h
+user = h.UsmUserData('admin', 'adminpass-1', 'adminpriv-1',
+                     authProtocol=h.usmHMACSHAAuthProtocol, privProtocol=h.usmAesCfb128Protocol)
+target = h.UdpTransportTarget(('127.0.0.1', {port}), timeout=2, retries=1)
+def ot(o, v):
+    return h.ObjectType(h.ObjectIdentity(o), v)
+rows = [
+    ot('{p_mp}', h.Integer(1)), ot('{p_sm}', h.Integer(2)),
+    ot('{p_name}', h.OctetString('public')), ot('{p_level}', h.Integer(1)),
+    ot('{p_status}', h.Integer(4)),
+    ot('{a_domain}', h.ObjectIdentifier('1.3.6.1.6.1.1')),
+    ot('{a_addr}', h.OctetString(hexValue='{taddr}')),
+    ot('{a_tags}', h.OctetString('py')), ot('{a_params}', h.OctetString('py')),
+    ot('{a_status}', h.Integer(4)),
+    ot('{n_tag}', h.OctetString('py')), ot('{n_status}', h.Integer(4)),
+]
+e, s, i, vbs = next(h.setCmd(h.SnmpEngine(), user, target, h.ContextData(), *rows))
+assert e is None and not s, (e, s.prettyPrint() if s else s, i)
+e, s, i, vbs = next(h.getCmd(h.SnmpEngine(), user, target, h.ContextData(),
+    h.ObjectType(h.ObjectIdentity('{a_status}')), h.ObjectType(h.ObjectIdentity('{n_status}'))))
+assert e is None and not s, (e, s)
+print('status', ' '.join(str(int(v)) for _, v in vbs))
+"#,
+        port = agent.port,
+        p_mp = oid(PARAMS, 2, "py"),
+        p_sm = oid(PARAMS, 3, "py"),
+        p_name = oid(PARAMS, 4, "py"),
+        p_level = oid(PARAMS, 5, "py"),
+        p_status = oid(PARAMS, 7, "py"),
+        a_domain = oid(ADDR, 2, "py"),
+        a_addr = oid(ADDR, 3, "py"),
+        a_tags = oid(ADDR, 6, "py"),
+        a_params = oid(ADDR, 7, "py"),
+        a_status = oid(ADDR, 9, "py"),
+        n_tag = oid(NOTIFY, 2, "py"),
+        n_status = oid(NOTIFY, 5, "py"),
+        taddr = t_address(trapd.port),
+    );
+    let o = std::process::Command::new("/usr/bin/python3")
+        .args(["-c", &script])
+        .output()
+        .expect("python3");
+    let text = format!(
+        "{}\n{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(o.status.success(), "pysnmp: {text}\n{}", agent.log_text());
+    assert!(text.contains("status 1 1"), "{text}");
+    bad_community_get(&agent);
+    trapd.wait(WAIT, "authenticationFailure to the pysnmp target", |t| {
+        count(t, "TRAP2", "authenticationFailure") == 1
+    });
 }
