@@ -253,7 +253,8 @@ fn targets_created_over_snmp_get_notifications_and_survive_a_restart() {
 }
 
 /// A TAddress that is not 6 octets for snmpUDPDomain: wrongLength, and the
-/// row is not created; snmpTargetSpinLock is a TestAndIncr.
+/// row is not created; so with an unknown domain or a malformed tag list
+/// (wrongValue); snmpTargetSpinLock is a TestAndIncr.
 #[test]
 fn a_bad_t_address_is_refused_and_nothing_stored() {
     let dir = tempfile::tempdir().unwrap();
@@ -268,6 +269,10 @@ fn a_bad_t_address_is_refused_and_nothing_stored() {
     pdu[2] = ".1.3.6.1.6.1.4".into();
     let err = set_fails(&agent, &pdu);
     assert!(err.contains("wrongValue"), "{err}");
+    // A tag list with a leading delimiter (RFC 3413 SnmpTagList): wrongValue.
+    let err = set_fails(&agent, &split(addr_row("bad", 162, " ops", "p", 3)));
+    assert!(err.contains("wrongValue"), "{err}");
+    assert!(get(&agent, &cell(ADDR, 9, "bad")).contains("No Such Instance"));
 
     let lock = ".1.3.6.1.6.3.12.1.1.0";
     let v = get(&agent, lock);

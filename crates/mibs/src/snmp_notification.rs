@@ -113,7 +113,7 @@ impl AdminRow for NotifyEntry {
             NOTIFY_TAG => {
                 let t = octets(value)?;
                 // SnmpTagValue: one tag, no delimiters.
-                if target::tags(t).next().map_or(0, <[u8]>::len) != t.len() {
+                if !target::valid_tag_list(t) || target::tags(t).nth(1).is_some() {
                     return Err(SetError::WrongValue);
                 }
                 self.tag = t.to_vec();

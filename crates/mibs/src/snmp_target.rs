@@ -67,10 +67,19 @@ pub fn t_address(addr: SocketAddr) -> (&'static [u32], Vec<u8>) {
     }
 }
 
+fn delimiter(b: &u8) -> bool {
+    matches!(b, b' ' | b'\t' | b'\r' | b'\n')
+}
+
 /// The tags of a SnmpTagList (RFC 3413): delimited by space, tab, CR or LF.
 pub fn tags(list: &[u8]) -> impl Iterator<Item = &[u8]> {
-    list.split(|b| matches!(b, b' ' | b'\t' | b'\r' | b'\n'))
-        .filter(|t| !t.is_empty())
+    list.split(delimiter).filter(|t| !t.is_empty())
+}
+
+/// Whether `list` is a SnmpTagList: empty, or tags with one delimiter
+/// between two (none leading, trailing or adjacent).
+pub fn valid_tag_list(list: &[u8]) -> bool {
+    list.is_empty() || list.split(delimiter).all(|t| !t.is_empty())
 }
 
 /// Serde for octet strings an operator reads in the state file (tags,
@@ -275,7 +284,13 @@ impl AdminRow for TargetAddr {
             }
             ADDR_TIMEOUT => self.timeout = integer(value)?,
             ADDR_RETRY_COUNT => self.retry_count = integer(value)?,
-            ADDR_TAG_LIST => self.tag_list = octets(value)?.to_vec(),
+            ADDR_TAG_LIST => {
+                let list = octets(value)?;
+                if !valid_tag_list(list) {
+                    return Err(SetError::WrongValue);
+                }
+                self.tag_list = list.to_vec();
+            }
             ADDR_PARAMS => self.params = octets(value)?.to_vec(),
             _ => return Err(SetError::NotWritable),
         }
@@ -469,6 +484,10 @@ mod tests {
         let t: Vec<&[u8]> = tags(b" a\tbb\r\n c ").collect();
         assert_eq!(t, vec![&b"a"[..], b"bb", b"c"]);
         assert_eq!(tags(b"").count(), 0);
+        assert!(valid_tag_list(b"") && valid_tag_list(b"host router\tbridge"));
+        for bad in [&b" a"[..], b"a ", b"a  b", b" "] {
+            assert!(!valid_tag_list(bad), "{bad:?}");
+        }
     }
 
     #[test]
