@@ -6,8 +6,8 @@
 //! holds some back; nonVolatile rows come back after a restart, volatile
 //! ones do not; an SNMPv3 target as a configured USM user; informs;
 //! configured sinks shown as permanent rows; a TAddress of the wrong length
-//! refused with nothing stored; pysnmp creating rows of three tables in one
-//! SNMPv3 request.
+//! refused with nothing stored; an IPv6 target; pysnmp creating rows of
+//! three tables in one SNMPv3 request.
 
 mod common;
 #[path = "notifications_support/mod.rs"]
@@ -392,6 +392,26 @@ fn v3_and_inform_targets_and_the_configured_sinks_as_permanent_rows() {
         &split(vec![format!("{} i 6", cell(NOTIFY, 5, "internal0"))]),
     );
     assert!(err.contains("wrongValue"), "{err}");
+}
+
+/// A target in transportDomainUdpIpv6 (net-snmp's snmpUDPIPv6Domain): an
+/// 18-octet TAddress, ::1 and the port; snmptrapd on udp6 gets the trap.
+#[test]
+fn an_ipv6_target_gets_notifications() {
+    let port = common::free_port("::1");
+    let trapd = Trapd::start_at(&format!("udp6:[::1]:{port}"), port, "");
+    let dir = tempfile::tempdir().unwrap();
+    let agent = agent_in(dir.path(), "authtrapenable = 1\n");
+    set(&agent, &split(params_row("p6", 1, 2, "public", 1)));
+    let mut rows = addr_row("t6", port, "v6", "p6", 3);
+    rows[0] = format!("{} o .1.3.6.1.2.1.100.1.2", cell(ADDR, 2, "t6"));
+    rows[1] = format!("{} x {:032X}{port:04X}", cell(ADDR, 3, "t6"), 1u128);
+    set(&agent, &split(rows));
+    set(&agent, &split(notify_row("n6", "v6", 1, 3)));
+    bad_community_get(&agent);
+    trapd.wait(WAIT, "authenticationFailure over IPv6", |t| {
+        count(t, "TRAP2", "authenticationFailure") == 1
+    });
 }
 
 /// pysnmp as the manager: one SNMPv3 authPriv Set PDU creates the params,
