@@ -415,6 +415,7 @@ pub async fn start(
         None
     };
     let (tx, rx) = mpsc::channel(config.queue.max(1));
+    let (refreshed, refreshed_rx) = mpsc::unbounded_channel();
     let stats = Arc::new(NotifyStats::default());
     let task = Task {
         pending: config
@@ -433,8 +434,9 @@ pub async fn start(
         next_request_id: initial_request_id(),
         windows: HashMap::new(),
         last_state: HashMap::new(),
+        refreshed,
     };
-    let handle = tokio::spawn(task.run(rx));
+    let handle = tokio::spawn(task.run(rx, refreshed_rx));
     Ok((Notifier { tx, stats }, handle))
 }
 
@@ -448,10 +450,20 @@ fn initial_request_id() -> i32 {
     (nanos & 0x3fff_ffff) as i32 + 1
 }
 
-/// Runs a wrapper's refresh, if it has one to run, on its own task.
-fn refresh(wrapper: &Arc<dyn MessageWrapper>) {
+/// Which wrapper a refresh was for (its address while the sink holds it).
+fn wrapper_key(wrapper: &Arc<dyn MessageWrapper>) -> usize {
+    Arc::as_ptr(wrapper).cast::<()>() as usize
+}
+
+/// Runs a wrapper's refresh, if it has one to run, on its own task, and
+/// says on `done` when it is over.
+fn refresh(wrapper: &Arc<dyn MessageWrapper>, done: &mpsc::UnboundedSender<usize>) {
     if let Some(f) = Arc::clone(wrapper).refresh() {
-        tokio::spawn(f);
+        let (done, key) = (done.clone(), wrapper_key(wrapper));
+        tokio::spawn(async move {
+            f.await;
+            let _ = done.send(key);
+        });
     }
 }
 
@@ -508,6 +520,8 @@ struct Task {
     windows: HashMap<String, Window>,
     /// Per (source, state): the trap OID of the last one sent.
     last_state: HashMap<(String, &'static str), Oid>,
+    /// Where a wrapper's refresh says it is over ([`Task::on_refreshed`]).
+    refreshed: mpsc::UnboundedSender<usize>,
 }
 
 async fn recv_opt(sock: Option<&UdpSocket>, buf: &mut [u8]) -> io::Result<(usize, SocketAddr)> {
@@ -518,7 +532,11 @@ async fn recv_opt(sock: Option<&UdpSocket>, buf: &mut [u8]) -> io::Result<(usize
 }
 
 impl Task {
-    async fn run(mut self, mut rx: mpsc::Receiver<Notification>) {
+    async fn run(
+        mut self,
+        mut rx: mpsc::Receiver<Notification>,
+        mut refreshed: mpsc::UnboundedReceiver<usize>,
+    ) {
         let mut buf4 = vec![0u8; 65536];
         let mut buf6 = vec![0u8; 65536];
         loop {
@@ -545,6 +563,7 @@ impl Task {
                         self.on_datagram(src, buf6.get(..len).unwrap_or(&[]));
                     }
                 }
+                Some(key) = refreshed.recv() => self.on_refreshed(key).await,
                 _ = sleep_until_opt(deadline) => self.expire().await,
                 _ = sleep_until_opt(window_end) => self.close_windows(Instant::now()).await,
             }
@@ -736,7 +755,7 @@ impl Task {
                         // waits for its retries like a lost one.
                         (Err(e), Some(_)) => {
                             debug!(sink = %sink.addr, error = %e, "inform not wrapped yet");
-                            refresh(wrapper);
+                            refresh(wrapper, &self.refreshed);
                             (Vec::new(), confirm, Some(pdu))
                         }
                         (Err(e), None) => {
@@ -840,7 +859,7 @@ impl Task {
                     Some(p) => p,
                     None => {
                         // E.g. a Report from a receiver that restarted.
-                        refresh(wrapper);
+                        refresh(wrapper, &self.refreshed);
                         continue;
                     }
                 },
@@ -856,6 +875,34 @@ impl Task {
             }
         }
         debug!(%src, len = data.len(), "unexpected datagram on the notification socket");
+    }
+
+    /// A wrapper's refresh is over (an SNMPv3 receiver discovered): the
+    /// informs to it that could not be wrapped yet go out now rather than at
+    /// their next retry (a receiver of a new target is discovered with its
+    /// first inform), their timeout starting again.
+    async fn on_refreshed(&mut self, key: usize) {
+        let now = Instant::now();
+        let mut send = Vec::new();
+        for Queue { sink, informs } in &mut self.pending {
+            let SinkKind::Wrapped { wrapper, .. } = &sink.kind else {
+                continue;
+            };
+            if wrapper_key(wrapper) != key {
+                continue;
+            }
+            for p in informs.iter_mut().filter(|p| p.datagram.is_empty()) {
+                let Some(Ok(d)) = p.pdu.as_ref().map(|pdu| wrapper.wrap(pdu)) else {
+                    continue;
+                };
+                p.datagram = d;
+                p.deadline = now + p.timeout;
+                send.push((sink.addr, p.datagram.clone()));
+            }
+        }
+        for (addr, d) in send {
+            self.send(addr, &d).await;
+        }
     }
 
     /// Resends or gives up the informs whose timeout passed.
@@ -884,7 +931,7 @@ impl Task {
                 debug!(sink = %addr, request_id = p.request_id, tries_left = p.tries_left, "inform retry");
                 if let (Some(w), Some(pdu)) = (wrapper, &p.pdu) {
                     // Unanswered: the receiver may have restarted.
-                    refresh(w);
+                    refresh(w, &self.refreshed);
                     match w.wrap(pdu) {
                         Ok(d) => p.datagram = d,
                         Err(e) => debug!(sink = %addr, error = %e, "inform not wrapped yet"),
