@@ -67,9 +67,9 @@ impl SinkSource for TableTargets {
         let selected = notification::targets(&self.system.load(), false);
         let mut sinks = self.sinks.lock().unwrap_or_else(PoisonError::into_inner);
         let Sinks { ready, failing } = &mut *sinks;
-        let in_force = |t: &Target| selected.iter().any(|s| &s.target == t);
-        ready.retain(|t, _| in_force(t));
-        failing.retain(|t| in_force(t));
+        let in_force: HashSet<&Target> = selected.iter().map(|s| &s.target).collect();
+        ready.retain(|t, _| in_force.contains(t));
+        failing.retain(|t| in_force.contains(t));
         let objects = || n.varbinds.iter().map(|v| v.oid.as_slice());
         let mut out = Vec::new();
         for s in selected

@@ -74,41 +74,48 @@ fn set_fails(agent: &Agent, varbinds: &[String]) -> String {
     String::from_utf8_lossy(&out.stderr).into_owned()
 }
 
+/// The varbinds of one row: `(column, type, value)` at `entry.column.name`.
+fn row(entry: &str, name: &str, cols: &[(u32, &str, String)]) -> Vec<String> {
+    cols.iter()
+        .map(|(col, t, v)| format!("{} {t} {v}", cell(entry, *col, name)))
+        .collect()
+}
+
 /// The varbinds creating a target address row (createAndGo, every column
 /// in the same PDU as net-snmp users write it).
 fn addr_row(name: &str, port: u16, tags: &str, params: &str, storage: u32) -> Vec<String> {
-    let c = |col| cell(ADDR, col, name);
-    vec![
-        format!("{} o {UDP}", c(2)),
-        format!("{} x {}", c(3), t_address(port)),
-        format!("{} s {tags}", c(6)),
-        format!("{} s {params}", c(7)),
-        format!("{} i {storage}", c(8)),
-        format!("{} i 4", c(9)),
-    ]
+    let cols = [
+        (2, "o", UDP.to_string()),
+        (3, "x", t_address(port)),
+        (6, "s", tags.to_string()),
+        (7, "s", params.to_string()),
+        (8, "i", storage.to_string()),
+        (9, "i", "4".to_string()),
+    ];
+    row(ADDR, name, &cols)
 }
 
 /// The varbinds creating a params row (createAndGo).
 fn params_row(name: &str, mp: u32, sm: u32, security_name: &str, level: u32) -> Vec<String> {
-    let c = |col| cell(PARAMS, col, name);
-    vec![
-        format!("{} i {mp}", c(2)),
-        format!("{} i {sm}", c(3)),
-        format!("{} s {security_name}", c(4)),
-        format!("{} i {level}", c(5)),
-        format!("{} i 4", c(7)),
-    ]
+    let cols = [
+        (2, "i", mp.to_string()),
+        (3, "i", sm.to_string()),
+        (4, "s", security_name.to_string()),
+        (5, "i", level.to_string()),
+        (7, "i", "4".to_string()),
+    ];
+    row(PARAMS, name, &cols)
 }
 
 /// The varbinds creating a notify row (createAndGo).
 fn notify_row(name: &str, tag: &str, kind: u32, storage: u32) -> Vec<String> {
-    let c = |col| cell(NOTIFY, col, name);
-    vec![
-        format!("{} s {tag}", c(2)),
-        format!("{} i {kind}", c(3)),
-        format!("{} i {storage}", c(4)),
-        format!("{} i 4", c(5)),
-    ]
+    let cols = [
+        (2, "s", tag.to_string()),
+        (3, "i", kind.to_string()),
+        (4, "i", storage.to_string()),
+        (5, "i", "4".to_string()),
+    ];
+    row(NOTIFY, name, &cols)
 }
 
 fn split(v: Vec<String>) -> Vec<String> {
@@ -393,6 +400,20 @@ fn v3_and_inform_targets_and_the_configured_sinks_as_permanent_rows() {
     assert!(err.contains("wrongValue"), "{err}");
 }
 
+/// One `OID TYPE VALUE` varbind (snmpset's words) as a pysnmp ObjectType.
+fn py_varbind(v: &str) -> String {
+    let mut w = v.splitn(3, ' ');
+    let (oid, t, value) = (w.next().unwrap(), w.next().unwrap(), w.next().unwrap());
+    let value = match t {
+        "i" => format!("h.Integer({value})"),
+        "s" => format!("h.OctetString('{value}')"),
+        "x" => format!("h.OctetString(hexValue='{value}')"),
+        "o" => format!("h.ObjectIdentifier('{}')", value.trim_start_matches('.')),
+        _ => panic!("type {t}"),
+    };
+    format!("ot('{}', {value})", oid.trim_start_matches('.'))
+}
+
 /// A target in transportDomainUdpIpv6 (net-snmp's snmpUDPIPv6Domain): an
 /// 18-octet TAddress, ::1 and the port; snmptrapd on udp6 gets the trap.
 #[test]
@@ -425,9 +446,12 @@ fn pysnmp_creates_a_target_in_one_request() {
          priv = \"AES\"\npriv_pass = \"adminpriv-1\"\n\
          [[rwuser]]\nuser = \"admin\"\nlevel = \"priv\"\n";
     let agent = agent_in(dir.path(), config);
-    let oid = |entry: &str, col: u32, name: &str| {
-        cell(entry, col, name).trim_start_matches('.').to_string()
-    };
+    // The rows as snmpset would send them, as pysnmp ObjectTypes.
+    let mut rows = params_row("py", 1, 2, "public", 1);
+    rows.extend(addr_row("py", trapd.port, "py", "py", 3));
+    rows.extend(notify_row("py", "py", 1, 3));
+    let py: Vec<String> = rows.iter().map(|r| py_varbind(r)).collect();
+    let oid = |entry: &str, col: u32| cell(entry, col, "py").trim_start_matches('.').to_string();
     let script = format!(
         r#"
 import pysnmp.hlapi as h
@@ -436,16 +460,7 @@ user = h.UsmUserData('admin', 'adminpass-1', 'adminpriv-1',
 target = h.UdpTransportTarget(('127.0.0.1', {port}), timeout=2, retries=1)
 def ot(o, v):
     return h.ObjectType(h.ObjectIdentity(o), v)
-rows = [
-    ot('{p_mp}', h.Integer(1)), ot('{p_sm}', h.Integer(2)),
-    ot('{p_name}', h.OctetString('public')), ot('{p_level}', h.Integer(1)),
-    ot('{p_status}', h.Integer(4)),
-    ot('{a_domain}', h.ObjectIdentifier('1.3.6.1.6.1.1')),
-    ot('{a_addr}', h.OctetString(hexValue='{taddr}')),
-    ot('{a_tags}', h.OctetString('py')), ot('{a_params}', h.OctetString('py')),
-    ot('{a_status}', h.Integer(4)),
-    ot('{n_tag}', h.OctetString('py')), ot('{n_status}', h.Integer(4)),
-]
+rows = [{rows}]
 e, s, i, vbs = next(h.setCmd(h.SnmpEngine(), user, target, h.ContextData(), *rows))
 assert e is None and not s, (e, s.prettyPrint() if s else s, i)
 e, s, i, vbs = next(h.getCmd(h.SnmpEngine(), user, target, h.ContextData(),
@@ -454,19 +469,9 @@ assert e is None and not s, (e, s)
 print('status', ' '.join(str(int(v)) for _, v in vbs))
 "#,
         port = agent.port,
-        p_mp = oid(PARAMS, 2, "py"),
-        p_sm = oid(PARAMS, 3, "py"),
-        p_name = oid(PARAMS, 4, "py"),
-        p_level = oid(PARAMS, 5, "py"),
-        p_status = oid(PARAMS, 7, "py"),
-        a_domain = oid(ADDR, 2, "py"),
-        a_addr = oid(ADDR, 3, "py"),
-        a_tags = oid(ADDR, 6, "py"),
-        a_params = oid(ADDR, 7, "py"),
-        a_status = oid(ADDR, 9, "py"),
-        n_tag = oid(NOTIFY, 2, "py"),
-        n_status = oid(NOTIFY, 5, "py"),
-        taddr = t_address(trapd.port),
+        rows = py.join(", "),
+        a_status = oid(ADDR, 9),
+        n_status = oid(NOTIFY, 5),
     );
     let o = std::process::Command::new("/usr/bin/python3")
         .args(["-c", &script])
