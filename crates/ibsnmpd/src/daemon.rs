@@ -48,6 +48,7 @@ fn initial_state(settings: &Settings, stored: &Persisted) -> SystemState {
     for problem in st.restore(stored) {
         warn!(%problem, "ignoring a stored value that cannot be read (its default stays)");
     }
+    crate::targets::show_configured(&mut st, &settings.notify.sinks);
     st
 }
 
@@ -405,7 +406,8 @@ pub fn run(
     result
 }
 
-/// The notification layer (docs/notifications.md), None without sinks.
+/// The notification layer (docs/notifications.md), None with nothing to
+/// send to.
 async fn start_traps(
     settings: &Settings,
     system: &Arc<ArcSwap<SystemState>>,
@@ -422,6 +424,10 @@ async fn start_traps(
             _ => None,
         })
         .unwrap_or(std::net::Ipv4Addr::UNSPECIFIED);
+    // Targets may be added over SNMP whenever managers can reach us.
+    let targets = (!settings.listen.is_empty()).then(|| {
+        crate::targets::source(Arc::clone(system), Arc::clone(&usm), settings.users.clone())
+    });
     crate::traps::Traps::start(
         &settings.notify,
         agent_addr,
@@ -429,6 +435,7 @@ async fn start_traps(
         fabric.handle(),
         forward,
         Some(usm),
+        targets,
     )
     .await
 }

@@ -24,6 +24,7 @@ mod reload;
 mod requests;
 mod sources;
 mod state;
+mod targets;
 mod traps;
 mod umad_config;
 mod usm_users;

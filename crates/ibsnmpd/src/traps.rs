@@ -15,7 +15,7 @@ use arc_swap::ArcSwap;
 use mibs::notifications::{self as notif, Thresholds};
 use mibs::SystemState;
 use snmp::agent::AuthFailureHook;
-use snmp::notify::{self, Notifier, NotifyStats, OriginatorConfig, Sink, SinkKind};
+use snmp::notify::{self, Notifier, NotifyStats, OriginatorConfig, Sink, SinkKind, SinkSource};
 use snmp::usm::{InformWrapper, TrapWrapper, Usm};
 use tracing::{info, warn};
 
@@ -25,7 +25,7 @@ use crate::fabric::FabricHandle;
 /// At most one authenticationFailure queued per this interval.
 const AUTH_QUEUE_EVERY: Duration = Duration::from_millis(200);
 
-fn resolve(s: &SinkSettings) -> Result<SocketAddr> {
+pub(crate) fn resolve(s: &SinkSettings) -> Result<SocketAddr> {
     let host = s.host.trim_start_matches('[').trim_end_matches(']');
     (host, s.port)
         .to_socket_addrs()
@@ -62,7 +62,9 @@ pub struct Traps {
 
 impl Traps {
     /// Starts the originator and the event task (on the current runtime).
-    /// None when no sink is configured. `agent_addr`: the v1 agent-addr.
+    /// None when nothing can receive notifications: no sink configured, no
+    /// AgentX master to forward to and no `targets` (the SNMP-TARGET-MIB
+    /// rows, [`crate::targets`]). `agent_addr`: the v1 agent-addr.
     pub async fn start(
         settings: &NotifySettings,
         agent_addr: Ipv4Addr,
@@ -70,10 +72,11 @@ impl Traps {
         fabric: FabricHandle,
         forward: Option<tokio::sync::mpsc::Sender<Vec<snmp::value::VarBind>>>,
         usm: Option<Arc<Usm>>,
+        targets: Option<Arc<dyn SinkSource>>,
     ) -> Result<Option<Traps>> {
         // AgentX mode forwards notifications to the master even without sinks
         // of our own.
-        if settings.sinks.is_empty() && forward.is_none() {
+        if settings.sinks.is_empty() && forward.is_none() && targets.is_none() {
             return Ok(None);
         }
         let mut sinks = Vec::new();
@@ -132,6 +135,7 @@ impl Traps {
             agent_addr,
             storm: settings.storm,
             forward,
+            targets,
             ..OriginatorConfig::default()
         };
         let up_system = Arc::clone(&system);

@@ -26,6 +26,7 @@ pub mod notifications;
 pub mod oids;
 pub mod publish;
 pub mod snmp_mpd;
+pub mod snmp_notification;
 pub mod snmp_target;
 pub mod snmp_usm;
 pub mod snmp_vacm;
@@ -127,6 +128,7 @@ pub const REGISTRY: &[&ModuleDef] = &[
     &snmpv2::DEF,
     &snmp_mpd::DEF,
     &snmp_target::DEF,
+    &snmp_notification::DEF,
     &snmp_usm::DEF,
     &snmp_vacm::DEF,
     &if_mib::DEF,

@@ -217,6 +217,52 @@ pub struct Sink {
     pub kind: SinkKind,
 }
 
+impl Sink {
+    /// The same receiver sent to the same way (a wrapper is the same one),
+    /// so informs to it share one queue.
+    fn same(&self, other: &Sink) -> bool {
+        self.addr == other.addr
+            && match (&self.kind, &other.kind) {
+                (SinkKind::TrapV1 { community: a }, SinkKind::TrapV1 { community: b })
+                | (SinkKind::TrapV2c { community: a }, SinkKind::TrapV2c { community: b }) => {
+                    a == b
+                }
+                (
+                    SinkKind::InformV2c {
+                        community: a,
+                        timeout: ta,
+                        retries: ra,
+                    },
+                    SinkKind::InformV2c {
+                        community: b,
+                        timeout: tb,
+                        retries: rb,
+                    },
+                ) => a == b && ta == tb && ra == rb,
+                (
+                    SinkKind::Wrapped {
+                        wrapper: a,
+                        confirm: ca,
+                    },
+                    SinkKind::Wrapped {
+                        wrapper: b,
+                        confirm: cb,
+                    },
+                ) => Arc::ptr_eq(a, b) && ca == cb,
+                _ => false,
+            }
+    }
+}
+
+/// Receivers chosen when each notification is sent, beside the fixed
+/// sinks: SNMP-TARGET-MIB rows managed over SNMP, read at that moment.
+pub trait SinkSource: Send + Sync + fmt::Debug {
+    /// Where `n` goes now, besides the fixed sinks. A receiver informs go
+    /// to should come back as the same [`Sink`] (the same wrapper) while it
+    /// is unchanged: its unacknowledged informs are kept with it.
+    fn sinks(&self, n: &Notification) -> Vec<Sink>;
+}
+
 /// Storm control: at most `max_per_interval` notifications per `interval`
 /// for one source object (0: no limit).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -249,6 +295,8 @@ pub struct OriginatorConfig {
     /// varbinds (sysUpTime.0, snmpTrapOID.0, objects), to another transport:
     /// the AgentX session's Notify-PDUs, which the master sends to its sinks.
     pub forward: Option<tokio::sync::mpsc::Sender<Vec<VarBind>>>,
+    /// Receivers chosen per notification, beside `sinks`.
+    pub targets: Option<Arc<dyn SinkSource>>,
 }
 
 impl Default for OriginatorConfig {
@@ -260,6 +308,7 @@ impl Default for OriginatorConfig {
             storm: StormControl::default(),
             max_pending_informs: 256,
             forward: None,
+            targets: None,
         }
     }
 }
@@ -352,13 +401,31 @@ pub async fn start(
     let v4 = UdpSocket::bind(SocketAddr::from(([0, 0, 0, 0], 0))).await?;
     let v6 = if config.sinks.iter().any(|s| s.addr.is_ipv6()) {
         Some(UdpSocket::bind(SocketAddr::from(([0u16; 8], 0))).await?)
+    } else if config.targets.is_some() {
+        // Targets may name IPv6 receivers later; a host without IPv6 only
+        // cannot send to them.
+        match UdpSocket::bind(SocketAddr::from(([0u16; 8], 0))).await {
+            Ok(s) => Some(s),
+            Err(e) => {
+                debug!(error = %e, "no IPv6 notification socket");
+                None
+            }
+        }
     } else {
         None
     };
     let (tx, rx) = mpsc::channel(config.queue.max(1));
+    let (refreshed, refreshed_rx) = mpsc::unbounded_channel();
     let stats = Arc::new(NotifyStats::default());
     let task = Task {
-        pending: config.sinks.iter().map(|_| VecDeque::new()).collect(),
+        pending: config
+            .sinks
+            .iter()
+            .map(|s| Queue {
+                sink: s.clone(),
+                informs: VecDeque::new(),
+            })
+            .collect(),
         config,
         up_time,
         stats: Arc::clone(&stats),
@@ -367,8 +434,9 @@ pub async fn start(
         next_request_id: initial_request_id(),
         windows: HashMap::new(),
         last_state: HashMap::new(),
+        refreshed,
     };
-    let handle = tokio::spawn(task.run(rx));
+    let handle = tokio::spawn(task.run(rx, refreshed_rx));
     Ok((Notifier { tx, stats }, handle))
 }
 
@@ -382,10 +450,20 @@ fn initial_request_id() -> i32 {
     (nanos & 0x3fff_ffff) as i32 + 1
 }
 
-/// Runs a wrapper's refresh, if it has one to run, on its own task.
-fn refresh(wrapper: &Arc<dyn MessageWrapper>) {
+/// Which wrapper a refresh was for (its address while the sink holds it).
+fn wrapper_key(wrapper: &Arc<dyn MessageWrapper>) -> usize {
+    Arc::as_ptr(wrapper).cast::<()>() as usize
+}
+
+/// Runs a wrapper's refresh, if it has one to run, on its own task, and
+/// says on `done` when it is over.
+fn refresh(wrapper: &Arc<dyn MessageWrapper>, done: &mpsc::UnboundedSender<usize>) {
     if let Some(f) = Arc::clone(wrapper).refresh() {
-        tokio::spawn(f);
+        let (done, key) = (done.clone(), wrapper_key(wrapper));
+        tokio::spawn(async move {
+            f.await;
+            let _ = done.send(key);
+        });
     }
 }
 
@@ -400,6 +478,12 @@ struct PendingInform {
     timeout: Duration,
     deadline: Instant,
     trap_oid: Oid,
+}
+
+/// One receiver's unacknowledged informs, oldest first.
+struct Queue {
+    sink: Sink,
+    informs: VecDeque<PendingInform>,
 }
 
 /// Storm control state of one source object.
@@ -430,11 +514,14 @@ struct Task {
     v4: UdpSocket,
     v6: Option<UdpSocket>,
     next_request_id: i32,
-    /// Per sink (same index as `config.sinks`), oldest first.
-    pending: Vec<VecDeque<PendingInform>>,
+    /// Unacknowledged informs per receiver: first the fixed sinks' (same
+    /// index as `config.sinks`), then those of targets while they have any.
+    pending: Vec<Queue>,
     windows: HashMap<String, Window>,
     /// Per (source, state): the trap OID of the last one sent.
     last_state: HashMap<(String, &'static str), Oid>,
+    /// Where a wrapper's refresh says it is over ([`Task::on_refreshed`]).
+    refreshed: mpsc::UnboundedSender<usize>,
 }
 
 async fn recv_opt(sock: Option<&UdpSocket>, buf: &mut [u8]) -> io::Result<(usize, SocketAddr)> {
@@ -445,11 +532,20 @@ async fn recv_opt(sock: Option<&UdpSocket>, buf: &mut [u8]) -> io::Result<(usize
 }
 
 impl Task {
-    async fn run(mut self, mut rx: mpsc::Receiver<Notification>) {
+    async fn run(
+        mut self,
+        mut rx: mpsc::Receiver<Notification>,
+        mut refreshed: mpsc::UnboundedReceiver<usize>,
+    ) {
         let mut buf4 = vec![0u8; 65536];
         let mut buf6 = vec![0u8; 65536];
         loop {
-            let deadline = self.pending.iter().flatten().map(|p| p.deadline).min();
+            let deadline = self
+                .pending
+                .iter()
+                .flat_map(|q| &q.informs)
+                .map(|p| p.deadline)
+                .min();
             // The next storm window to end (at once, not a tick later).
             let window_end = self.next_window_end();
             tokio::select! {
@@ -467,6 +563,7 @@ impl Task {
                         self.on_datagram(src, buf6.get(..len).unwrap_or(&[]));
                     }
                 }
+                Some(key) = refreshed.recv() => self.on_refreshed(key).await,
                 _ = sleep_until_opt(deadline) => self.expire().await,
                 _ = sleep_until_opt(window_end) => self.close_windows(Instant::now()).await,
             }
@@ -595,7 +692,11 @@ impl Task {
                 .insert((source.clone(), state), n.trap_oid.clone());
         }
         let up = (self.up_time)();
-        debug!(trap = %n.trap_oid, sinks = self.config.sinks.len(), "notification");
+        let targets = match &self.config.targets {
+            Some(t) => t.sinks(&n),
+            None => Vec::new(),
+        };
+        debug!(trap = %n.trap_oid, sinks = self.config.sinks.len(), targets = targets.len(), "notification");
         if let Some(tx) = &self.config.forward {
             if tx.try_send(n.v2_varbinds(up)).is_ok() {
                 inc(&self.stats.traps_sent);
@@ -603,10 +704,12 @@ impl Task {
                 inc(&self.stats.send_errors);
             }
         }
-        for i in 0..self.config.sinks.len() {
-            let Some(sink) = self.config.sinks.get(i).cloned() else {
-                continue;
-            };
+        let fixed = self.config.sinks.iter().cloned().enumerate();
+        let all: Vec<(Option<usize>, Sink)> = fixed
+            .map(|(i, s)| (Some(i), s))
+            .chain(targets.into_iter().map(|s| (None, s)))
+            .collect();
+        for (fixed_index, sink) in all {
             let (datagram, confirm, pdu) = match &sink.kind {
                 SinkKind::TrapV1 { community } => {
                     let m = Message {
@@ -652,7 +755,7 @@ impl Task {
                         // waits for its retries like a lost one.
                         (Err(e), Some(_)) => {
                             debug!(sink = %sink.addr, error = %e, "inform not wrapped yet");
-                            refresh(wrapper);
+                            refresh(wrapper, &self.refreshed);
                             (Vec::new(), confirm, Some(pdu))
                         }
                         (Err(e), None) => {
@@ -672,9 +775,13 @@ impl Task {
                 }
                 Some((request_id, timeout, retries)) => {
                     inc(&self.stats.informs_sent);
+                    let queue = match fixed_index {
+                        Some(i) => i,
+                        None => self.queue_for(&sink),
+                    };
                     // A failed send is retried like a lost one.
                     self.track(
-                        i,
+                        queue,
                         PendingInform {
                             request_id,
                             datagram,
@@ -690,16 +797,46 @@ impl Task {
         }
     }
 
-    fn track(&mut self, sink: usize, p: PendingInform) {
+    /// The queue of a target's informs (a new one for a new target).
+    fn queue_for(&mut self, sink: &Sink) -> usize {
+        let fixed = self.config.sinks.len();
+        match self
+            .pending
+            .iter()
+            .skip(fixed)
+            .position(|q| q.sink.same(sink))
+        {
+            Some(i) => fixed + i,
+            None => {
+                self.pending.push(Queue {
+                    sink: sink.clone(),
+                    informs: VecDeque::new(),
+                });
+                self.pending.len() - 1
+            }
+        }
+    }
+
+    /// Forgets the queues of targets with nothing left to acknowledge.
+    fn prune(&mut self) {
+        let fixed = self.config.sinks.len();
+        let mut i = 0;
+        self.pending.retain(|q| {
+            i += 1;
+            i <= fixed || !q.informs.is_empty()
+        });
+    }
+
+    fn track(&mut self, queue: usize, p: PendingInform) {
         let max = self.config.max_pending_informs.max(1);
-        let addr = self.config.sinks.get(sink).map(|s| s.addr);
-        let Some(q) = self.pending.get_mut(sink) else {
+        let Some(Queue { sink, informs: q }) = self.pending.get_mut(queue) else {
             return;
         };
+        let addr = sink.addr;
         while q.len() >= max {
             if let Some(old) = q.pop_front() {
                 let total = self.stats.informs_dropped.fetch_add(1, Ordering::Relaxed) + 1;
-                warn!(sink = ?addr, trap = %old.trap_oid, total_dropped = total,
+                warn!(sink = %addr, trap = %old.trap_oid, total_dropped = total,
                       "inform dropped: too many unacknowledged informs to this sink");
             }
         }
@@ -709,7 +846,7 @@ impl Task {
     /// A datagram on the originator's socket: a Response acknowledges the
     /// inform with its request-id, from the sink it was sent to.
     fn on_datagram(&mut self, src: SocketAddr, data: &[u8]) {
-        for (i, sink) in self.config.sinks.iter().enumerate() {
+        for Queue { sink, informs: q } in &mut self.pending {
             if !same_endpoint(sink.addr, src) {
                 continue;
             }
@@ -722,34 +859,57 @@ impl Task {
                     Some(p) => p,
                     None => {
                         // E.g. a Report from a receiver that restarted.
-                        refresh(wrapper);
+                        refresh(wrapper, &self.refreshed);
                         continue;
                     }
                 },
                 _ => continue,
             };
             let Pdu::Response(body) = pdu else { continue };
-            let Some(q) = self.pending.get_mut(i) else {
-                continue;
-            };
             if let Some(pos) = q.iter().position(|p| p.request_id == body.request_id) {
                 q.remove(pos);
                 inc(&self.stats.informs_acked);
                 debug!(sink = %src, request_id = body.request_id, "inform acknowledged");
+                self.prune();
                 return;
             }
         }
         debug!(%src, len = data.len(), "unexpected datagram on the notification socket");
     }
 
+    /// A wrapper's refresh is over (an SNMPv3 receiver discovered): the
+    /// informs to it that could not be wrapped yet go out now rather than at
+    /// their next retry (a receiver of a new target is discovered with its
+    /// first inform), their timeout starting again.
+    async fn on_refreshed(&mut self, key: usize) {
+        let now = Instant::now();
+        let mut send = Vec::new();
+        for Queue { sink, informs } in &mut self.pending {
+            let SinkKind::Wrapped { wrapper, .. } = &sink.kind else {
+                continue;
+            };
+            if wrapper_key(wrapper) != key {
+                continue;
+            }
+            for p in informs.iter_mut().filter(|p| p.datagram.is_empty()) {
+                let Some(Ok(d)) = p.pdu.as_ref().map(|pdu| wrapper.wrap(pdu)) else {
+                    continue;
+                };
+                p.datagram = d;
+                p.deadline = now + p.timeout;
+                send.push((sink.addr, p.datagram.clone()));
+            }
+        }
+        for (addr, d) in send {
+            self.send(addr, &d).await;
+        }
+    }
+
     /// Resends or gives up the informs whose timeout passed.
     async fn expire(&mut self) {
         let now = Instant::now();
         let mut resend = Vec::new();
-        for (i, q) in self.pending.iter_mut().enumerate() {
-            let Some(sink) = self.config.sinks.get(i) else {
-                continue;
-            };
+        for Queue { sink, informs: q } in &mut self.pending {
             let addr = sink.addr;
             let wrapper = match &sink.kind {
                 SinkKind::Wrapped { wrapper, .. } => Some(wrapper),
@@ -771,7 +931,7 @@ impl Task {
                 debug!(sink = %addr, request_id = p.request_id, tries_left = p.tries_left, "inform retry");
                 if let (Some(w), Some(pdu)) = (wrapper, &p.pdu) {
                     // Unanswered: the receiver may have restarted.
-                    refresh(w);
+                    refresh(w, &self.refreshed);
                     match w.wrap(pdu) {
                         Ok(d) => p.datagram = d,
                         Err(e) => debug!(sink = %addr, error = %e, "inform not wrapped yet"),
@@ -783,6 +943,7 @@ impl Task {
                 true
             });
         }
+        self.prune();
         for (addr, d) in resend {
             inc(&self.stats.inform_retries);
             self.send(addr, &d).await;
@@ -879,6 +1040,23 @@ mod tests {
             .unwrap()
     }
 
+    /// Answers `m`, an SNMPv2c InformRequest for `trap`, as a receiver.
+    async fn acknowledge(rx: &UdpSocket, m: Message, from: SocketAddr, trap: &[u32]) {
+        let Pdu::InformRequest(body) = m.pdu else {
+            panic!("not an inform")
+        };
+        assert_eq!(
+            body.varbinds[1].value,
+            Value::ObjectId(Oid::from_slice(trap))
+        );
+        let resp = Message {
+            version: Version::V2c,
+            community: m.community,
+            pdu: Pdu::Response(body),
+        };
+        rx.send_to(&resp.to_bytes(), from).await.unwrap();
+    }
+
     /// An inform is retried until answered; a trap is sent once; a
     /// receiver that never answers gets retries then the inform is dropped.
     #[test]
@@ -916,25 +1094,60 @@ mod tests {
             let (len, from) = rx.recv_from(&mut buf).await.unwrap();
             let again = Message::decode(&buf[..len]).unwrap();
             assert_eq!(first, again);
-            let Pdu::InformRequest(body) = again.pdu else {
-                panic!("not an inform")
-            };
-            assert_eq!(
-                body.varbinds[1].value,
-                Value::ObjectId(Oid::from_slice(COLD_START))
-            );
-            let resp = Message {
-                version: Version::V2c,
-                community: b"public".to_vec(),
-                pdu: Pdu::Response(body),
-            };
-            rx.send_to(&resp.to_bytes(), from).await.unwrap();
+            acknowledge(&rx, again, from, COLD_START).await;
             tokio::time::sleep(Duration::from_millis(500)).await;
             let s = n.stats();
             assert_eq!(NotifyStats::get(&s.informs_sent), 2);
             assert_eq!(NotifyStats::get(&s.informs_acked), 1);
             assert_eq!(NotifyStats::get(&s.informs_dropped), 1);
             assert!(NotifyStats::get(&s.inform_retries) >= 3);
+        });
+    }
+
+    /// Receivers chosen per notification: each gets what the source names
+    /// at that moment; an inform to one is acknowledged through the queue
+    /// kept for it.
+    #[test]
+    fn targets_are_chosen_per_notification() {
+        /// The sink for linkDown only.
+        #[derive(Debug)]
+        struct Chosen(Sink);
+        impl SinkSource for Chosen {
+            fn sinks(&self, n: &Notification) -> Vec<Sink> {
+                match n.trap_oid.as_slice() {
+                    LINK_DOWN => vec![self.0.clone()],
+                    _ => Vec::new(),
+                }
+            }
+        }
+        rt().block_on(async {
+            let rx = UdpSocket::bind("127.0.0.1:0").await.unwrap();
+            let inform = Sink {
+                addr: rx.local_addr().unwrap(),
+                kind: SinkKind::InformV2c {
+                    community: b"public".to_vec(),
+                    timeout: Duration::from_secs(30),
+                    retries: 1,
+                },
+            };
+            let cfg = OriginatorConfig {
+                targets: Some(Arc::new(Chosen(inform))),
+                ..OriginatorConfig::default()
+            };
+            let (n, _task) = start(cfg, Arc::new(|| 5)).await.unwrap();
+            // Nowhere to go: nothing sent.
+            n.notify(Notification::new(COLD_START, vec![]));
+            n.notify(Notification::new(LINK_DOWN, vec![]));
+            let mut buf = vec![0u8; 2000];
+            let (len, from) = rx.recv_from(&mut buf).await.unwrap();
+            let m = Message::decode(&buf[..len]).unwrap();
+            acknowledge(&rx, m, from, LINK_DOWN).await;
+            let s = n.stats();
+            while NotifyStats::get(&s.informs_acked) == 0 {
+                tokio::time::sleep(Duration::from_millis(10)).await;
+            }
+            assert_eq!(NotifyStats::get(&s.informs_sent), 1);
+            assert_eq!(NotifyStats::get(&s.traps_sent), 0);
         });
     }
 

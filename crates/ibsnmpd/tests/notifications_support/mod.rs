@@ -121,6 +121,12 @@ impl Trapd {
     /// With `extra` lines in its snmptrapd.conf (e.g. `createUser -e ...`
     /// for SNMPv3 traps).
     pub fn start_with(port: u16, extra: &str) -> Trapd {
+        Trapd::start_at(&format!("udp:127.0.0.1:{port}"), port, extra)
+    }
+
+    /// Listening on `transport` (net-snmp's spelling, e.g. `udp6:[::1]:PORT`)
+    /// whose port is `port`.
+    pub fn start_at(transport: &str, port: u16, extra: &str) -> Trapd {
         require_tool("snmptrapd");
         let dir = tempfile::tempdir().unwrap();
         let conf = dir.path().join("snmptrapd.conf");
@@ -136,7 +142,7 @@ impl Trapd {
             .args(["-M", &mibdirs(), "-m", "ALL", "-F", FORMAT])
             // Its persistent files go to the temporary directory too.
             .env("SNMP_PERSISTENT_DIR", dir.path())
-            .arg(format!("udp:127.0.0.1:{port}"))
+            .arg(transport)
             .stdin(Stdio::null())
             .stdout(std::fs::File::create(&out).unwrap())
             .stderr(Stdio::null())

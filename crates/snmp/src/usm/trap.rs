@@ -19,11 +19,11 @@ pub struct TrapWrapper {
 }
 
 impl TrapWrapper {
-    /// Err when the user is unknown or has no keys for `level`.
+    /// Err when the user is unknown (configured or created over SNMP) or
+    /// has no keys for `level`.
     pub fn new(usm: Arc<Usm>, user: &str, level: SecurityLevel) -> Result<Self, String> {
         let known = usm
-            .users()
-            .find(|u| u.name == user.as_bytes())
+            .user(user.as_bytes())
             .ok_or_else(|| format!("no [[user]] named {user:?}"))?;
         if level > known.max_level() {
             return Err(format!(
