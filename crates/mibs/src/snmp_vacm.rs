@@ -634,20 +634,20 @@ mod tests {
     #[test]
     fn saved_rows_come_back_in_force() {
         let json = serde_json::json!({
-            "groups": [{"index": [3, 2, 111, 112], "status": 1, "storage": "nonVolatile",
+            "groups": [{"index": "3.2.111.112", "status": 1, "storage": "nonVolatile",
                         "groupName": "g"}],
             "access": [
-                {"index": [1, 103, 0, 3, 2], "status": 1, "storage": "nonVolatile",
+                {"index": "1.103.0.3.2", "status": 1, "storage": "nonVolatile",
                  "contextMatch": 1, "readViewName": "v", "writeViewName": "",
                  "notifyViewName": ""},
                 // A context other than "": kept, not in force.
-                {"index": [1, 103, 1, 120, 3, 2], "status": 1, "storage": "nonVolatile",
+                {"index": "1.103.1.120.3.2", "status": 1, "storage": "nonVolatile",
                  "contextMatch": 2, "readViewName": "v"},
                 // Not active: not in force.
-                {"index": [1, 103, 0, 0, 1], "status": 2, "storage": "nonVolatile",
+                {"index": "1.103.0.0.1", "status": 2, "storage": "nonVolatile",
                  "readViewName": "v"}
             ],
-            "views": [{"index": [1, 118, 2, 1, 3], "status": 1, "storage": "nonVolatile",
+            "views": [{"index": "1.118.2.1.3", "status": 1, "storage": "nonVolatile",
                        "mask": [], "included": false}]
         });
         let s: VacmState = serde_json::from_value(json.clone()).unwrap();
