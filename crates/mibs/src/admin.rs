@@ -81,10 +81,6 @@ pub trait AdminRow:
     const STATUS: u32;
     /// The StorageType column.
     const STORAGE: u32;
-    /// Every accessible column with its MAX-ACCESS (RowStatus and StorageType
-    /// included), in column order.
-    const COLUMNS: &'static [(u32, Access)];
-
     fn rows(s: &Self::State) -> &AdminRows<Self>;
     fn rows_mut(s: &mut Self::State) -> &mut AdminRows<Self>;
 
@@ -290,13 +286,32 @@ impl<R: AdminRow> ModuleChange for AdminChange<R> {
 /// An administrative table as a MIB object over the view's module state.
 pub struct AdminTable<R> {
     root: Oid,
+    /// Every accessible column with its MAX-ACCESS, in column order: the
+    /// MIB file's (generated), so no table declares them again.
+    columns: Vec<(u32, Access)>,
     _r: std::marker::PhantomData<fn() -> R>,
+}
+
+/// MAX-ACCESS as the generated object types spell it; None for columns
+/// that are not accessible.
+fn access(max_access: &str) -> Option<Access> {
+    Some(match max_access {
+        "read-only" => Access::ReadOnly,
+        "read-write" => Access::ReadWrite,
+        "read-create" => Access::ReadCreate,
+        _ => return None,
+    })
 }
 
 impl<R: AdminRow> AdminTable<R> {
     pub fn new() -> Self {
+        let mut columns: Vec<(u32, Access)> = crate::oids::columns(R::ENTRY)
+            .filter_map(|o| Some((crate::util::last(o.oid), access(o.access)?)))
+            .collect();
+        columns.sort_unstable_by_key(|(c, _)| *c);
         AdminTable {
             root: Oid::from_slice(R::ENTRY),
+            columns,
             _r: std::marker::PhantomData,
         }
     }
@@ -315,8 +330,8 @@ impl<R: AdminRow> AdminTable<R> {
         }
     }
 
-    fn declared(column: u32) -> Option<Access> {
-        R::COLUMNS
+    fn declared(&self, column: u32) -> Option<Access> {
+        self.columns
             .iter()
             .find(|(c, _)| *c == column)
             .map(|(_, a)| *a)
@@ -368,7 +383,7 @@ impl<R: AdminRow> MibObject<View, Change> for AdminTable<R> {
         let Some([c, index @ ..]) = o.strip_prefix(self.root.as_slice()) else {
             return Value::NoSuchObject;
         };
-        if !Self::declared(*c).is_some_and(Access::readable) {
+        if !self.declared(*c).is_some_and(Access::readable) {
             return Value::NoSuchObject;
         }
         Self::rows(view)
@@ -378,32 +393,14 @@ impl<R: AdminRow> MibObject<View, Change> for AdminTable<R> {
     }
 
     fn next(&self, view: &View, o: &[u32]) -> Option<VarBind> {
-        let rows = Self::rows(view)?;
-        let (start_col, after): (u32, Option<&[u32]>) = match o.strip_prefix(self.root.as_slice()) {
-            None if o < self.root.as_slice() => (0, None),
-            None => return None,
-            Some([]) => (0, None),
-            Some([c, index @ ..]) => (*c, Some(index)),
-        };
-        for &(c, access) in R::COLUMNS {
-            if c < start_col || !access.readable() {
-                continue;
-            }
-            let from = if c == start_col { after } else { None };
-            let candidates = rows.table.rows().range::<[u32], _>((
-                from.map_or(std::ops::Bound::Unbounded, std::ops::Bound::Excluded),
-                std::ops::Bound::Unbounded,
-            ));
-            for (k, r) in candidates {
-                if let Some(v) = Self::cell(view, k, r, c) {
-                    let mut id = self.root.as_slice().to_vec();
-                    id.push(c);
-                    id.extend_from_slice(k);
-                    return Some(VarBind::new(Oid::new(id), v));
-                }
-            }
-        }
-        None
+        let readable = self.columns.iter().filter(|(_, a)| a.readable());
+        snmp::rowstatus::next_cell(
+            self.root.as_slice(),
+            readable.map(|(c, _)| *c),
+            Self::rows(view)?.table.rows(),
+            o,
+            |k, r, c| Self::cell(view, k, r, c),
+        )
     }
 
     fn check_set(&self, view: &View, o: &[u32], value: &Value) -> Result<Change, SetError> {
@@ -423,7 +420,7 @@ impl<R: AdminRow> MibObject<View, Change> for AdminTable<R> {
             let Some([column, index @ ..]) = s.oid.strip_prefix(self.root.as_slice()) else {
                 return Err(refuse(SetError::NoCreation));
             };
-            match Self::declared(*column) {
+            match self.declared(*column) {
                 Some(a) if a.writable() => {}
                 Some(_) => return Err(refuse(SetError::NotWritable)),
                 None => return Err(refuse(SetError::NoCreation)),
@@ -463,7 +460,7 @@ impl<R: AdminRow> MibObject<View, Change> for AdminTable<R> {
     }
 
     fn declared_columns(&self) -> Vec<(u32, Access)> {
-        R::COLUMNS.to_vec()
+        self.columns.clone()
     }
 }
 

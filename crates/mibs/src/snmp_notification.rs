@@ -15,7 +15,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
-use snmp::mib::{Access, MibObject, SetError};
+use snmp::mib::{MibObject, SetError};
 use snmp::oid::Oid;
 use snmp::rowstatus::RowStatus;
 use snmp::usm::SecurityLevel;
@@ -82,12 +82,6 @@ impl AdminRow for NotifyEntry {
     const ENTRY: &'static [u32] = o::SNMP_NOTIFY_ENTRY;
     const STATUS: u32 = last(o::SNMP_NOTIFY_ROW_STATUS);
     const STORAGE: u32 = last(o::SNMP_NOTIFY_STORAGE_TYPE);
-    const COLUMNS: &'static [(u32, Access)] = &[
-        (NOTIFY_TAG, Access::ReadCreate),
-        (NOTIFY_TYPE, Access::ReadCreate),
-        (Self::STORAGE, Access::ReadCreate),
-        (Self::STATUS, Access::ReadCreate),
-    ];
 
     fn rows(s: &NotifyState) -> &AdminRows<Self> {
         &s.notify
@@ -141,11 +135,6 @@ impl AdminRow for FilterProfile {
     const ENTRY: &'static [u32] = o::SNMP_NOTIFY_FILTER_PROFILE_ENTRY;
     const STATUS: u32 = last(o::SNMP_NOTIFY_FILTER_PROFILE_ROW_STATUS);
     const STORAGE: u32 = last(o::SNMP_NOTIFY_FILTER_PROFILE_STOR_TYPE);
-    const COLUMNS: &'static [(u32, Access)] = &[
-        (PROFILE_NAME, Access::ReadCreate),
-        (Self::STORAGE, Access::ReadCreate),
-        (Self::STATUS, Access::ReadCreate),
-    ];
 
     fn rows(s: &NotifyState) -> &AdminRows<Self> {
         &s.profiles
@@ -215,12 +204,6 @@ impl AdminRow for Filter {
     const ENTRY: &'static [u32] = o::SNMP_NOTIFY_FILTER_ENTRY;
     const STATUS: u32 = last(o::SNMP_NOTIFY_FILTER_ROW_STATUS);
     const STORAGE: u32 = last(o::SNMP_NOTIFY_FILTER_STORAGE_TYPE);
-    const COLUMNS: &'static [(u32, Access)] = &[
-        (FILTER_MASK, Access::ReadCreate),
-        (FILTER_TYPE, Access::ReadCreate),
-        (Self::STORAGE, Access::ReadCreate),
-        (Self::STATUS, Access::ReadCreate),
-    ];
 
     fn rows(s: &NotifyState) -> &AdminRows<Self> {
         &s.filters

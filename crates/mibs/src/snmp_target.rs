@@ -15,7 +15,7 @@ use std::net::{Ipv4Addr, Ipv6Addr, SocketAddr};
 use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
-use snmp::mib::{Access, MibObject, SetError};
+use snmp::mib::{MibObject, SetError};
 use snmp::table::Scalars;
 use snmp::value::Value;
 
@@ -220,16 +220,6 @@ impl AdminRow for TargetAddr {
     const ENTRY: &'static [u32] = o::SNMP_TARGET_ADDR_ENTRY;
     const STATUS: u32 = last(o::SNMP_TARGET_ADDR_ROW_STATUS);
     const STORAGE: u32 = last(o::SNMP_TARGET_ADDR_STORAGE_TYPE);
-    const COLUMNS: &'static [(u32, Access)] = &[
-        (ADDR_T_DOMAIN, Access::ReadCreate),
-        (ADDR_T_ADDRESS, Access::ReadCreate),
-        (ADDR_TIMEOUT, Access::ReadCreate),
-        (ADDR_RETRY_COUNT, Access::ReadCreate),
-        (ADDR_TAG_LIST, Access::ReadCreate),
-        (ADDR_PARAMS, Access::ReadCreate),
-        (Self::STORAGE, Access::ReadCreate),
-        (Self::STATUS, Access::ReadCreate),
-    ];
 
     fn rows(s: &TargetState) -> &AdminRows<Self> {
         &s.addrs
@@ -351,14 +341,6 @@ impl AdminRow for TargetParams {
     const ENTRY: &'static [u32] = o::SNMP_TARGET_PARAMS_ENTRY;
     const STATUS: u32 = last(o::SNMP_TARGET_PARAMS_ROW_STATUS);
     const STORAGE: u32 = last(o::SNMP_TARGET_PARAMS_STORAGE_TYPE);
-    const COLUMNS: &'static [(u32, Access)] = &[
-        (PARAMS_MP_MODEL, Access::ReadCreate),
-        (PARAMS_SECURITY_MODEL, Access::ReadCreate),
-        (PARAMS_SECURITY_NAME, Access::ReadCreate),
-        (PARAMS_SECURITY_LEVEL, Access::ReadCreate),
-        (Self::STORAGE, Access::ReadCreate),
-        (Self::STATUS, Access::ReadCreate),
-    ];
 
     fn rows(s: &TargetState) -> &AdminRows<Self> {
         &s.params

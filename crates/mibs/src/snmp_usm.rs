@@ -13,7 +13,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
-use snmp::mib::{Access, SetError};
+use snmp::mib::SetError;
 use snmp::oid::Oid;
 use snmp::usm::{AuthProtocol, PrivProtocol, User};
 use snmp::value::Value;
@@ -200,19 +200,6 @@ impl AdminRow for UsmUser {
     const ENTRY: &'static [u32] = o::USM_USER_ENTRY;
     const STATUS: u32 = last_arc(o::USM_USER_STATUS);
     const STORAGE: u32 = last_arc(o::USM_USER_STORAGE_TYPE);
-    const COLUMNS: &'static [(u32, Access)] = &[
-        (SECURITY_NAME, Access::ReadOnly),
-        (CLONE_FROM, Access::ReadCreate),
-        (AUTH_PROTOCOL, Access::ReadCreate),
-        (AUTH_KEY_CHANGE, Access::ReadCreate),
-        (OWN_AUTH_KEY_CHANGE, Access::ReadCreate),
-        (PRIV_PROTOCOL, Access::ReadCreate),
-        (PRIV_KEY_CHANGE, Access::ReadCreate),
-        (OWN_PRIV_KEY_CHANGE, Access::ReadCreate),
-        (PUBLIC, Access::ReadCreate),
-        (last_arc(o::USM_USER_STORAGE_TYPE), Access::ReadCreate),
-        (last_arc(o::USM_USER_STATUS), Access::ReadCreate),
-    ];
 
     fn rows(s: &UsmState) -> &AdminRows<Self> {
         &s.users

@@ -15,7 +15,7 @@
 use std::sync::{Arc, LazyLock};
 
 use serde::{Deserialize, Serialize};
-use snmp::mib::{Access, SetError};
+use snmp::mib::SetError;
 use snmp::oid::Oid;
 use snmp::rowstatus::RowStatus;
 use snmp::table::RowSet;
@@ -292,11 +292,6 @@ impl AdminRow for GroupRow {
     const ENTRY: &'static [u32] = o::VACM_SECURITY_TO_GROUP_ENTRY;
     const STATUS: u32 = last(o::VACM_SECURITY_TO_GROUP_STATUS);
     const STORAGE: u32 = last(o::VACM_SECURITY_TO_GROUP_STORAGE_TYPE);
-    const COLUMNS: &'static [(u32, Access)] = &[
-        (last(o::VACM_GROUP_NAME), Access::ReadCreate),
-        (Self::STORAGE, Access::ReadCreate),
-        (Self::STATUS, Access::ReadCreate),
-    ];
 
     fn rows(s: &VacmState) -> &AdminRows<Self> {
         &s.groups
@@ -410,14 +405,6 @@ impl AdminRow for AccessRow {
     const ENTRY: &'static [u32] = o::VACM_ACCESS_ENTRY;
     const STATUS: u32 = last(o::VACM_ACCESS_STATUS);
     const STORAGE: u32 = last(o::VACM_ACCESS_STORAGE_TYPE);
-    const COLUMNS: &'static [(u32, Access)] = &[
-        (last(o::VACM_ACCESS_CONTEXT_MATCH), Access::ReadCreate),
-        (last(o::VACM_ACCESS_READ_VIEW_NAME), Access::ReadCreate),
-        (last(o::VACM_ACCESS_WRITE_VIEW_NAME), Access::ReadCreate),
-        (last(o::VACM_ACCESS_NOTIFY_VIEW_NAME), Access::ReadCreate),
-        (Self::STORAGE, Access::ReadCreate),
-        (Self::STATUS, Access::ReadCreate),
-    ];
 
     fn rows(s: &VacmState) -> &AdminRows<Self> {
         &s.access
@@ -499,12 +486,6 @@ impl AdminRow for FamilyRow {
     const ENTRY: &'static [u32] = o::VACM_VIEW_TREE_FAMILY_ENTRY;
     const STATUS: u32 = last(o::VACM_VIEW_TREE_FAMILY_STATUS);
     const STORAGE: u32 = last(o::VACM_VIEW_TREE_FAMILY_STORAGE_TYPE);
-    const COLUMNS: &'static [(u32, Access)] = &[
-        (last(o::VACM_VIEW_TREE_FAMILY_MASK), Access::ReadCreate),
-        (last(o::VACM_VIEW_TREE_FAMILY_TYPE), Access::ReadCreate),
-        (Self::STORAGE, Access::ReadCreate),
-        (Self::STATUS, Access::ReadCreate),
-    ];
 
     fn rows(s: &VacmState) -> &AdminRows<Self> {
         &s.views

@@ -338,6 +338,42 @@ impl<R: Clone> RowTable<R> {
     }
 }
 
+/// GetNext over rows kept by index (a [`RowTable`]'s, or any such map):
+/// the first cell after `oid` under the entry `root`, column by column in
+/// the order of `columns`, rows in index order; `cell` gives a row's value
+/// in a column (None: none there).
+pub fn next_cell<R>(
+    root: &[u32],
+    columns: impl IntoIterator<Item = u32>,
+    rows: &BTreeMap<Vec<u32>, R>,
+    oid: &[u32],
+    cell: impl Fn(&[u32], &R, u32) -> Option<Value>,
+) -> Option<crate::value::VarBind> {
+    use std::ops::Bound;
+    let (start, after): (u32, Option<&[u32]>) = match oid.strip_prefix(root) {
+        None if oid < root => (0, None),
+        None => return None,
+        Some([]) => (0, None),
+        Some([c, index @ ..]) => (*c, Some(index)),
+    };
+    for c in columns.into_iter().filter(|&c| c >= start) {
+        let from = if c == start { after } else { None };
+        let candidates = rows.range::<[u32], _>((
+            from.map_or(Bound::Unbounded, Bound::Excluded),
+            Bound::Unbounded,
+        ));
+        for (k, r) in candidates {
+            if let Some(v) = cell(k, r, c) {
+                let mut id = root.to_vec();
+                id.push(c);
+                id.extend_from_slice(k);
+                return Some(crate::value::VarBind::new(crate::oid::Oid::new(id), v));
+            }
+        }
+    }
+    None
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -97,35 +97,13 @@ impl<R: ReqKind> MibObject<View, Change> for ReqTable<R> {
     }
 
     fn next(&self, view: &View, o: &[u32]) -> Option<VarBind> {
-        let rows = R::table(&view.system.requests).rows();
-        let (start_col, after): (u32, Option<&[u32]>) = match o.strip_prefix(self.root.as_slice()) {
-            None if o < self.root.as_slice() => (STATUS, None),
-            None => return None,
-            Some([]) => (STATUS, None),
-            Some([c, index @ ..]) if *c < STATUS => {
-                let _ = index;
-                (STATUS, None)
-            }
-            Some([c, index @ ..]) => (*c, Some(index)),
-        };
-        for c in start_col..=R::last_column() {
-            let from = if c == start_col { after } else { None };
-            let row = match from {
-                None => rows.iter().next(),
-                Some(i) => rows
-                    .range::<[u32], _>((std::ops::Bound::Excluded(i), std::ops::Bound::Unbounded))
-                    .next(),
-            };
-            if let Some((k, r)) = row {
-                if let Some(v) = Self::cell(view, r, c) {
-                    let mut id = self.root.as_slice().to_vec();
-                    id.push(c);
-                    id.extend_from_slice(k);
-                    return Some(VarBind::new(Oid::new(id), v));
-                }
-            }
-        }
-        None
+        snmp::rowstatus::next_cell(
+            self.root.as_slice(),
+            STATUS..=R::last_column(),
+            R::table(&view.system.requests).rows(),
+            o,
+            |_, r, c| Self::cell(view, r, c),
+        )
     }
 
     fn check_set(&self, view: &View, o: &[u32], value: &Value) -> Result<Change, SetError> {
