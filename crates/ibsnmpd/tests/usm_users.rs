@@ -118,9 +118,15 @@ fn admin(agent: &Agent, tool: &str, args: &[&str], oids: &[&str]) -> Output {
 /// snmpusm SUBCOMMAND ... as `admin` (the agent's address before the
 /// subcommand, as snmpusm takes it).
 fn snmpusm(agent: &Agent, sub: &[&str]) -> Output {
+    let mut creds = ADMIN.to_vec();
+    creds.extend_from_slice(&ADMIN_PRIV);
+    snmpusm_as(agent, &creds, sub)
+}
+
+/// snmpusm with the credentials `creds`.
+fn snmpusm_as(agent: &Agent, creds: &[&str], sub: &[&str]) -> Output {
     let mut all = vec!["-v3", "-t", "2", "-r", "1"];
-    all.extend_from_slice(&ADMIN);
-    all.extend_from_slice(&ADMIN_PRIV);
+    all.extend_from_slice(creds);
     all.push(&agent.target);
     all.extend_from_slice(sub);
     std::process::Command::new("snmpusm")
@@ -195,16 +201,10 @@ fn snmpusm_create_passwd_delete_in_force_at_once_and_after_a_restart() {
     // A user changes its own keys (usmUserOwnAuthKeyChange and
     // usmUserOwnPrivKeyChange: passwd without a user name)...
     let own = |user: &str, pass: &str, sub: &[&str]| {
-        let mut all = vec![
-            "-v3", "-t", "2", "-r", "1", "-u", user, "-l", "authPriv", "-a", "SHA", "-A", pass,
-            "-x", "AES", "-X", pass,
+        let creds = [
+            "-u", user, "-l", "authPriv", "-a", "SHA", "-A", pass, "-x", "AES", "-X", pass,
         ];
-        all.push(&agent.target);
-        all.extend_from_slice(sub);
-        std::process::Command::new("snmpusm")
-            .args(&all)
-            .output()
-            .expect("snmpusm")
+        snmpusm_as(&agent, &creds, sub)
     };
     let o = own(
         "newbie",
