@@ -491,7 +491,7 @@ impl<V, K> Dispatcher<V, K> {
                 if version == Version::V1 {
                     return Answer::Error(ErrorStatus::NoSuchName, i + 1);
                 }
-                too_big |= !out.push(vb.oid.as_slice(), Value::EndOfMibView);
+                too_big |= !out.push(vb.oid.as_slice(), &Value::EndOfMibView);
             }
         }
         if too_big {
@@ -544,7 +544,7 @@ impl<V, K> Dispatcher<V, K> {
         for vb in non_rep {
             let from = vb.oid.as_slice();
             let (got, f) = self.next_run(view, Version::V2c, from, 1, acc, out);
-            full = f || (got == 0 && !out.push(from, Value::EndOfMibView));
+            full = f || (got == 0 && !out.push(from, &Value::EndOfMibView));
             if full {
                 break;
             }
@@ -571,7 +571,7 @@ impl<V, K> Dispatcher<V, K> {
                 if got > 0 {
                     out.end_after_last();
                 } else {
-                    out.push(from, Value::EndOfMibView);
+                    out.push(from, &Value::EndOfMibView);
                 }
             }
         } else if m > 0 {
@@ -599,8 +599,8 @@ impl<V, K> Dispatcher<V, K> {
             'reps: for _ in 0..reps {
                 for (run, end) in runs.iter_mut() {
                     let taken = match run.next() {
-                        Some(vb) => out.push(vb.oid.as_slice(), vb.value),
-                        None => out.push(end.as_slice(), Value::EndOfMibView),
+                        Some(vb) => out.push(vb.oid.as_slice(), &vb.value),
+                        None => out.push(end.as_slice(), &Value::EndOfMibView),
                     };
                     if !taken {
                         break 'reps;
@@ -723,7 +723,7 @@ impl Run<'_> {
 }
 
 impl VarBindSink for Run<'_> {
-    fn push(&mut self, oid: &[u32], value: Value) -> bool {
+    fn push(&mut self, oid: &[u32], value: &Value) -> bool {
         if self.v1 && matches!(value, Value::Counter64(_)) {
             return true;
         }

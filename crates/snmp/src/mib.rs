@@ -16,7 +16,7 @@ use crate::value::{Value, VarBind};
 /// encoded, or a list of varbinds.
 pub trait VarBindSink {
     /// Takes one instance; false when it wants no more (the walk stops).
-    fn push(&mut self, oid: &[u32], value: Value) -> bool;
+    fn push(&mut self, oid: &[u32], value: &Value) -> bool;
 }
 
 /// Why a Set varbind was refused in phase 1 (RFC 3416 error-status names).
@@ -68,7 +68,7 @@ pub trait MibObject<V, K>: Send + Sync {
     fn next_into(&self, view: &V, oid: &[u32], sink: &mut dyn VarBindSink) {
         let mut found = self.next(view, oid);
         while let Some(VarBind { oid, value }) = found {
-            if !sink.push(oid.as_slice(), value) {
+            if !sink.push(oid.as_slice(), &value) {
                 return;
             }
             found = self.next(view, oid.as_slice());

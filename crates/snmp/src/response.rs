@@ -49,19 +49,19 @@ impl Collect {
 }
 
 impl VarBindSink for Collect {
-    fn push(&mut self, oid: &[u32], value: Value) -> bool {
+    fn push(&mut self, oid: &[u32], value: &Value) -> bool {
         if self.full {
             return false;
         }
         if self.budget != usize::MAX {
-            self.used += ber::tlv_len(ber::varbind_content_len(oid, &value));
+            self.used += ber::tlv_len(ber::varbind_content_len(oid, value));
             if self.used > self.budget {
                 self.full = true;
                 return false;
             }
         }
         self.varbinds
-            .push(VarBind::new(Oid::from_slice(oid), value));
+            .push(VarBind::new(Oid::from_slice(oid), value.clone()));
         true
     }
 }
@@ -75,7 +75,7 @@ impl ResponseList for Collect {
         let Some(last) = self.varbinds.last().map(|vb| vb.oid.clone()) else {
             return false;
         };
-        self.push(last.as_slice(), Value::EndOfMibView)
+        self.push(last.as_slice(), &Value::EndOfMibView)
     }
 }
 
@@ -122,12 +122,12 @@ impl<'a> Direct<'a> {
 }
 
 impl VarBindSink for Direct<'_> {
-    fn push(&mut self, oid: &[u32], value: Value) -> bool {
+    fn push(&mut self, oid: &[u32], value: &Value) -> bool {
         if self.full {
             return false;
         }
         let start = self.out.len();
-        let name = Encoder::new(self.out).varbind_in_run(&mut self.run, oid, &value);
+        let name = Encoder::new(self.out).varbind_in_run(&mut self.run, oid, value);
         let fits = self.admit(start);
         if fits {
             self.last = Some(name);

@@ -474,7 +474,7 @@ impl<V, K, R> Table<V, K, R> {
     /// false. The row position is searched once; the walk then steps
     /// through the rows, the OID built in place (entry and column once a
     /// column, the index each row), so no instance allocates.
-    fn walk(&self, view: &V, oid: &[u32], mut take: impl FnMut(&[u32], Value) -> bool) {
+    fn walk(&self, view: &V, oid: &[u32], mut take: impl FnMut(&[u32], &Value) -> bool) {
         let e = self.entry.as_slice();
         let (start, mut after) = match oid.strip_prefix(e) {
             Some(rest) => match rest.split_first() {
@@ -505,12 +505,16 @@ impl<V, K, R> Table<V, K, R> {
             while let Some((key, row)) = rows.at(pos) {
                 pos += 1;
                 // An exception from the cell function also means "absent".
-                let Some(value) = self.read(view, row, col).filter(|v| !v.is_exception()) else {
+                // (The value is lent, not moved: a `Value` is 144 bytes.)
+                let Some(value) = self.read(view, row, col) else {
                     continue;
                 };
+                if value.is_exception() {
+                    continue;
+                }
                 name.truncate(e.len() + 1);
                 name.extend_from_slice(key);
-                if !take(&name, value) {
+                if !take(&name, &value) {
                     return;
                 }
             }
@@ -547,7 +551,7 @@ impl<V, K, R> MibObject<V, K> for Table<V, K, R> {
     fn next(&self, view: &V, oid: &[u32]) -> Option<VarBind> {
         let mut found = None;
         self.walk(view, oid, |name, value| {
-            found = Some(VarBind::new(Oid::from_slice(name), value));
+            found = Some(VarBind::new(Oid::from_slice(name), value.clone()));
             false
         });
         found
