@@ -718,9 +718,16 @@ impl<'a> Encoder<'a> {
     pub fn i64_tagged(&mut self, t: u8, v: i64) {
         let n = i64_content_len(v);
         self.header(t, n);
-        let bytes = v.to_be_bytes();
-        self.out
-            .extend_from_slice(bytes.get(8usize.saturating_sub(n)..).unwrap_or(&bytes));
+        self.low_octets(v.to_be_bytes(), n);
+    }
+
+    /// The last `n` of 8 big-endian octets, one by one: a value is a few
+    /// octets, for which a call to memcpy costs more than the copy.
+    #[inline]
+    fn low_octets(&mut self, bytes: [u8; 8], n: usize) {
+        for &b in bytes.get(8usize.saturating_sub(n)..).unwrap_or(&bytes) {
+            self.out.push(b);
+        }
     }
 
     pub fn integer(&mut self, v: i64) {
@@ -732,12 +739,8 @@ impl<'a> Encoder<'a> {
         self.header(t, n);
         if n == 9 {
             self.out.push(0);
-            self.out.extend_from_slice(&v.to_be_bytes());
-        } else {
-            let bytes = v.to_be_bytes();
-            self.out
-                .extend_from_slice(bytes.get(8usize.saturating_sub(n)..).unwrap_or(&bytes));
         }
+        self.low_octets(v.to_be_bytes(), n);
     }
 
     pub fn octets_tagged(&mut self, t: u8, b: &[u8]) {

@@ -66,10 +66,8 @@
 use std::cmp::Ordering;
 use std::sync::Arc;
 
-use smallvec::SmallVec;
-
 use crate::mib::{MibObject, SetError, VarBindSink};
-use crate::oid::Oid;
+use crate::oid::{Oid, MAX_SUBIDS};
 use crate::value::{Value, VarBind};
 
 pub use crate::mib::Access;
@@ -491,7 +489,14 @@ impl<V, K, R> Table<V, K, R> {
             None => return,
         };
         let rows = (self.rows)(view);
-        let mut name: SmallVec<[u32; 64]> = SmallVec::from_slice(e);
+        // The instance's name: entry, column, index (an SNMP name has at
+        // most 128 sub-identifiers; an instance longer than that is none).
+        let mut name = [0u32; MAX_SUBIDS];
+        let base = e.len() + 1;
+        match name.get_mut(..e.len()) {
+            Some(dst) if base <= MAX_SUBIDS => dst.copy_from_slice(e),
+            _ => return,
+        }
         for col in self.columns.get(start..).unwrap_or(&[]) {
             let mut pos = match after.take() {
                 Some(idx) => rows.position_after(idx),
@@ -500,21 +505,23 @@ impl<V, K, R> Table<V, K, R> {
             if !col.access.readable() {
                 continue;
             }
-            name.truncate(e.len());
-            name.push(col.id);
+            if let Some(c) = name.get_mut(e.len()) {
+                *c = col.id;
+            }
             while let Some((key, row)) = rows.at(pos) {
                 pos += 1;
                 // An exception from the cell function also means "absent".
-                // (The value is lent, not moved: a `Value` is 144 bytes.)
-                let Some(value) = self.read(view, row, col) else {
+                // (The value is lent where it was returned, not moved: a
+                // `Value` is 144 bytes.)
+                let cell = self.read(view, row, col);
+                let Some(value) = cell.as_ref().filter(|v| !v.is_exception()) else {
                     continue;
                 };
-                if value.is_exception() {
+                let Some(dst) = name.get_mut(base..base + key.len()) else {
                     continue;
-                }
-                name.truncate(e.len() + 1);
-                name.extend_from_slice(key);
-                if !take(&name, &value) {
+                };
+                dst.copy_from_slice(key);
+                if !take(name.get(..base + key.len()).unwrap_or(&[]), value) {
                     return;
                 }
             }
