@@ -487,7 +487,7 @@ proptest! {
         indexes in prop::collection::vec(prop::collection::vec(prop_oneof![0u32..6, 100u32..300], 1..3), 0..60),
         bulk in any::<bool>(), v1 in any::<bool>(),
         non_rep in -1i32..3, max_rep in 0i32..60, limit in 1usize..120,
-        max_size in 484usize..2000, rid in any::<i32>(),
+        max_size in 484usize..2000, small in 0usize..120, rid in any::<i32>(),
         starts in prop::collection::vec(prop::collection::vec(0u32..8, 0..8), 0..5),
         ended in prop::collection::vec(any::<bool>(), 5),
         hidden in prop::collection::vec(prop::collection::vec(0u32..7, 0..3), 0..4),
@@ -514,9 +514,11 @@ proptest! {
         };
         let budget = max_size.saturating_sub(response_overhead(6, rid));
         // The dispatcher: a noError answer is taken directly, the same
-        // octets; any other is left to the general path.
+        // octets; any other (tooBig: `small` budgets) is left to the
+        // general path.
         let acc = Hiding(hidden.into_iter().map(|h| [&ENTRY[..], &h[..]].concat()).collect());
-        for acc in [&acc as &dyn AccessCheck, &FullAccess] {
+        let cases = [(&acc as &dyn AccessCheck, budget), (&FullAccess, budget), (&acc, small)];
+        for (acc, budget) in cases {
             let general = d.process_with(&view, version, &pdu, budget, acc, Clearance::Public);
             let mut direct = Vec::new();
             let mut e = Encoder::new(&mut direct);
