@@ -44,7 +44,8 @@ SNMPD=$(command -v snmpd || echo /usr/sbin/snmpd)
 
 echo "== building (release)"
 cargo build --release -q -p ibsnmpd --bin ibsnmpd --example bulkwalk --example udpfloor
-BIN=$(realpath "$TARGET_DIR/release/ibsnmpd")
+# $IBSNMPD_BIN: another agent binary (e.g. an older build) to measure.
+BIN=$(realpath "${IBSNMPD_BIN:-$TARGET_DIR/release/ibsnmpd}")
 WALK=$(realpath "$TARGET_DIR/release/examples/bulkwalk")
 FLOOR=$(realpath "$TARGET_DIR/release/examples/udpfloor")
 

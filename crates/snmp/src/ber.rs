@@ -718,9 +718,16 @@ impl<'a> Encoder<'a> {
     pub fn i64_tagged(&mut self, t: u8, v: i64) {
         let n = i64_content_len(v);
         self.header(t, n);
-        let bytes = v.to_be_bytes();
-        self.out
-            .extend_from_slice(bytes.get(8usize.saturating_sub(n)..).unwrap_or(&bytes));
+        self.low_octets(v.to_be_bytes(), n);
+    }
+
+    /// The last `n` of 8 big-endian octets, one by one: a value is a few
+    /// octets, for which a call to memcpy costs more than the copy.
+    #[inline]
+    fn low_octets(&mut self, bytes: [u8; 8], n: usize) {
+        for &b in bytes.get(8usize.saturating_sub(n)..).unwrap_or(&bytes) {
+            self.out.push(b);
+        }
     }
 
     pub fn integer(&mut self, v: i64) {
@@ -732,12 +739,8 @@ impl<'a> Encoder<'a> {
         self.header(t, n);
         if n == 9 {
             self.out.push(0);
-            self.out.extend_from_slice(&v.to_be_bytes());
-        } else {
-            let bytes = v.to_be_bytes();
-            self.out
-                .extend_from_slice(bytes.get(8usize.saturating_sub(n)..).unwrap_or(&bytes));
         }
+        self.low_octets(v.to_be_bytes(), n);
     }
 
     pub fn octets_tagged(&mut self, t: u8, b: &[u8]) {
@@ -819,15 +822,41 @@ impl<'a> Encoder<'a> {
         let m = self.begin(tag::SEQUENCE);
         let mut run = OidRun::default();
         for vb in vbs {
-            let v = self.begin(tag::SEQUENCE);
-            match run.content(vb.oid.as_slice()) {
-                Some(c) => self.octets_tagged(tag::OBJECT_IDENTIFIER, c),
-                None => self.oid(vb.oid.as_slice()),
-            }
-            self.value(&vb.value);
-            self.end(v);
+            self.varbind_in_run(&mut run, vb.oid.as_slice(), &vb.value);
         }
         self.end(m);
+    }
+
+    /// Encodes one varbind of a list, its OID from what it shares with the
+    /// one before in `run`. Returns where the OID's TLV was written, so a
+    /// later varbind can repeat the name ([`Encoder::repeat`]).
+    #[inline]
+    pub fn varbind_in_run(
+        &mut self,
+        run: &mut OidRun,
+        oid: &[u32],
+        value: &Value,
+    ) -> std::ops::Range<usize> {
+        let v = self.begin(tag::SEQUENCE);
+        let a = self.len();
+        match run.content(oid) {
+            Some(c) => self.octets_tagged(tag::OBJECT_IDENTIFIER, c),
+            None => self.oid(oid),
+        }
+        let b = self.len();
+        self.value(value);
+        let open = self.len();
+        self.end(v);
+        // A long-form length moved the content up.
+        let shift = self.len() - open;
+        a + shift..b + shift
+    }
+
+    /// Appends a copy of octets already written (`range` of the output).
+    pub fn repeat(&mut self, range: std::ops::Range<usize>) {
+        if range.end <= self.out.len() {
+            self.out.extend_from_within(range);
+        }
     }
 }
 

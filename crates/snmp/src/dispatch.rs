@@ -11,9 +11,10 @@ use std::sync::Arc;
 
 use crate::ber;
 use crate::message::Version;
-use crate::mib::{MibObject, SetError, SetItem};
+use crate::mib::{MibObject, SetError, SetItem, VarBindSink};
 use crate::oid::Oid;
 use crate::pdu::{BulkBody, ErrorStatus, Pdu, PduBody};
+use crate::response::{Collect, ResponseList};
 use crate::value::{Value, VarBind};
 
 /// Default cap on GetBulk max-repetitions.
@@ -273,12 +274,10 @@ impl<V, K> Dispatcher<V, K> {
 
     /// The first instance after `oid` (v2 semantics), secrets passed by.
     pub fn next(&self, view: &V, oid: &[u32]) -> Option<VarBind> {
-        self.next_for(
-            view,
-            Version::V2c,
-            oid,
-            &self.guard(&FullAccess, Clearance::Public),
-        )
+        let mut out = Collect::new(usize::MAX, 1);
+        let acc = self.guard(&FullAccess, Clearance::Public);
+        self.next_run(view, Version::V2c, oid, 1, &acc, &mut out);
+        out.varbinds.pop()
     }
 
     fn get_any(&self, view: &V, oid: &[u32]) -> Value {
@@ -288,92 +287,57 @@ impl<V, K> Dispatcher<V, K> {
         }
     }
 
-    /// The first instance after `oid` across all objects, whoever asks.
-    fn next_any(&self, view: &V, oid: &[u32]) -> Option<VarBind> {
-        // Objects whose whole subtree lies before `oid` form a prefix.
-        let start = self
-            .roots
-            .partition_point(|r| r.as_slice() < oid && !is_owner(r.as_slice(), oid));
-        self.objects
-            .get(start..)
-            .unwrap_or(&[])
-            .iter()
-            .find_map(|o| o.next(view, oid))
-    }
-
-    /// `next` for a version (SNMPv1 never sees Counter64, RFC 3584 4.4)
-    /// within the request's read view (RFC 3415 3.2: skip what it excludes).
-    fn next_for(
+    /// Up to `max` successive instances after `oid` that the request may
+    /// read (RFC 3415 3.2: a walk passes by what the view excludes; SNMPv1
+    /// never sees Counter64, RFC 3584 4.4), pushed into `out` as the
+    /// objects find them. Returns how many `out` took, and whether it
+    /// refused one (full): then the walk stopped there.
+    fn next_run(
         &self,
         view: &V,
         version: Version,
         oid: &[u32],
-        acc: &dyn AccessCheck,
-    ) -> Option<VarBind> {
-        let mut vb = self.next_any(view, oid)?;
-        loop {
-            if version == Version::V1 && matches!(vb.value, Value::Counter64(_)) {
-                vb = self.next_any(view, vb.oid.as_slice())?;
-            } else if !acc.readable(vb.oid.as_slice()) {
-                let resume = acc.resume_after(vb.oid.as_slice());
-                // Always move forward, whatever the view says.
-                let from = if resume > vb.oid { resume } else { vb.oid };
-                vb = self.next_any(view, from.as_slice())?;
-            } else {
-                return Some(vb);
-            }
-        }
-    }
-
-    /// Up to `max` successive instances after `oid` that the request may
-    /// read, appended to `out` (GetBulk repeaters, so no SNMPv1 rule):
-    /// fewer at the end of the MIB view.
-    fn next_run_for(
-        &self,
-        view: &V,
-        oid: &[u32],
         max: usize,
         acc: &dyn AccessCheck,
-        out: &mut Vec<VarBind>,
-    ) {
-        let base = out.len();
+        out: &mut dyn VarBindSink,
+    ) -> (usize, bool) {
+        if max == 0 {
+            return (0, false);
+        }
+        let mut run = Run {
+            acc,
+            v1: version == Version::V1,
+            depth: 0,
+            column: None,
+            left: max,
+            out,
+            stop: Stop::Walking,
+        };
         let mut from = Oid::from_slice(oid);
-        loop {
-            let need = max.saturating_sub(out.len() - base);
-            if need == 0 {
-                return;
-            }
-            let before = out.len();
+        'resume: loop {
+            // Objects whose whole subtree lies before `from` form a prefix;
+            // each object after the one that ends is walked from its start.
             let start = self.roots.partition_point(|r| {
                 r.as_slice() < from.as_slice() && !is_owner(r.as_slice(), from.as_slice())
             });
-            // The depth of a column of the object that answered: its root
-            // and one more sub-identifier.
-            let mut depth = 0;
             for o in self.objects.get(start..).unwrap_or(&[]) {
-                o.next_run(view, from.as_slice(), need, out);
-                if out.len() > before {
-                    depth = o.root().len() + 1;
-                    break;
+                // The depth of a column of this object: its root and one
+                // more sub-identifier.
+                run.depth = o.root().len() + 1;
+                o.next_into(view, from.as_slice(), &mut run);
+                match std::mem::replace(&mut run.stop, Stop::Walking) {
+                    Stop::Walking if run.left > 0 => {}
+                    Stop::Walking => return (max, false),
+                    Stop::Full => return (max - run.left, true),
+                    Stop::Denied(at) => {
+                        // Resume where the view lets us, always moving forward.
+                        let resume = acc.resume_after(at.as_slice());
+                        from = if resume > at { resume } else { at };
+                        continue 'resume;
+                    }
                 }
             }
-            let Some(last) = out.last().filter(|_| out.len() > before) else {
-                return; // the end of the MIB
-            };
-            from = last.oid.clone();
-            let denied = out
-                .get(before..)
-                .and_then(|run| first_denied(run, acc, depth));
-            if let Some(i) = denied {
-                let at = out
-                    .get_mut(before + i)
-                    .map(|vb| std::mem::take(&mut vb.oid))
-                    .unwrap_or_default();
-                out.truncate(before + i);
-                // Resume where the view lets us, always moving forward.
-                let resume = acc.resume_after(at.as_slice());
-                from = if resume > at { resume } else { at };
-            }
+            return (max - run.left, false); // the end of the MIB
         }
     }
 
@@ -500,17 +464,41 @@ impl<V, K> Dispatcher<V, K> {
         budget: usize,
         acc: &dyn AccessCheck,
     ) -> Outcome<K> {
-        let mut out = Vec::with_capacity(req.varbinds.len());
+        let mut out = Collect::new(budget, req.varbinds.len());
+        match self.get_next_into(view, version, req, acc, &mut out) {
+            Answer::Done => response(req.request_id, ErrorStatus::NoError, out.varbinds),
+            Answer::TooBig => too_big(version, req, budget),
+            Answer::Error(status, index) => error_response(version, req, status, index, budget),
+        }
+    }
+
+    /// GetNext (RFC 3416 4.2.2) into `out`.
+    fn get_next_into(
+        &self,
+        view: &V,
+        version: Version,
+        req: &PduBody,
+        acc: &dyn AccessCheck,
+        out: &mut dyn ResponseList,
+    ) -> Answer {
+        // A response too big is tooBig, unless a later varbind makes it an
+        // SNMPv1 noSuchName: keep walking (a full list takes nothing more).
+        let mut too_big = false;
         for (i, vb) in req.varbinds.iter().enumerate() {
-            match self.next_for(view, version, vb.oid.as_slice(), acc) {
-                Some(n) => out.push(n),
-                None if version == Version::V1 => {
-                    return error_response(version, req, ErrorStatus::NoSuchName, i + 1, budget)
+            let (got, full) = self.next_run(view, version, vb.oid.as_slice(), 1, acc, out);
+            too_big |= full;
+            if got == 0 && !full {
+                if version == Version::V1 {
+                    return Answer::Error(ErrorStatus::NoSuchName, i + 1);
                 }
-                None => out.push(VarBind::new(vb.oid.clone(), Value::EndOfMibView)),
+                too_big |= !out.push(vb.oid.as_slice(), &Value::EndOfMibView);
             }
         }
-        finish(version, req, out, budget)
+        if too_big {
+            Answer::TooBig
+        } else {
+            Answer::Done
+        }
     }
 
     fn get_bulk_request(
@@ -520,6 +508,23 @@ impl<V, K> Dispatcher<V, K> {
         budget: usize,
         acc: &dyn AccessCheck,
     ) -> Outcome<K> {
+        let cap = req.varbinds.len() * 16;
+        let mut out = Collect::new(budget, cap.min(self.max_bulk_varbinds));
+        let status = match self.get_bulk_into(view, req, acc, &mut out) {
+            Answer::Done => ErrorStatus::NoError,
+            _ => ErrorStatus::TooBig,
+        };
+        response(req.request_id, status, out.varbinds)
+    }
+
+    /// GetBulk (RFC 3416 4.2.3) into `out`: Done or TooBig.
+    fn get_bulk_into(
+        &self,
+        view: &V,
+        req: &BulkBody,
+        acc: &dyn AccessCheck,
+        out: &mut dyn ResponseList,
+    ) -> Answer {
         let l = req.varbinds.len();
         let n = usize::try_from(req.non_repeaters.max(0))
             .unwrap_or(0)
@@ -529,8 +534,6 @@ impl<V, K> Dispatcher<V, K> {
             .min(self.max_repetitions as usize);
         let (non_rep, rep) = req.varbinds.split_at(n);
         let r = rep.len();
-        let mut out: Vec<VarBind> = Vec::with_capacity(n + r * m.min(64));
-        let mut used = 0usize;
         // RFC 3416 4.2.3: a response that would be too large carries the
         // longest prefix of its varbinds that fits (non-repeaters included),
         // never tooBig. Only when not even the first varbind fits is there
@@ -539,52 +542,38 @@ impl<V, K> Dispatcher<V, K> {
         let requested = n > 0 || (r > 0 && m > 0);
         let mut full = false;
         for vb in non_rep {
-            let next = self
-                .next_for(view, Version::V2c, vb.oid.as_slice(), acc)
-                .unwrap_or_else(|| VarBind::new(vb.oid.clone(), Value::EndOfMibView));
-            used += ber::varbind_len(&next);
-            if used > budget {
-                full = true;
+            let from = vb.oid.as_slice();
+            let (got, f) = self.next_run(view, Version::V2c, from, 1, acc, out);
+            full = f || (got == 0 && !out.push(from, &Value::EndOfMibView));
+            if full {
                 break;
             }
-            out.push(next);
         }
         // Repetitions the varbind cap leaves room for.
         let limit = self.max_bulk_varbinds.max(n + r);
         let m = match (full, r) {
             (true, _) | (_, 0) => 0,
-            _ => m.min(limit.saturating_sub(out.len()) / r),
+            _ => m.min(limit.saturating_sub(out.count()) / r),
         };
         if m > 0 && r == 1 {
             // One repeater (a walk): its run is the answer, walked straight
-            // into it and cut at the budget, no varbind moved again.
+            // into it and cut at the budget.
             let (from, ended) = match rep.first() {
                 Some(v) => (v.oid.as_slice(), v.value == Value::EndOfMibView),
                 None => (&[][..], true),
             };
-            let start = out.len();
-            if !ended {
-                self.next_run_for(view, from, m, acc, &mut out);
-            }
-            let got = out.len() - start;
-            if got < m {
-                // Past its end it repeats endOfMibView at the last instance.
-                let end = match out.last().filter(|_| got > 0) {
-                    Some(last) => last.oid.clone(),
-                    None => Oid::from_slice(from),
-                };
-                out.push(VarBind::new(end, Value::EndOfMibView));
-            }
-            let mut keep = out.len();
-            let mut run = ber::OidRun::default();
-            for (i, v) in out.iter().enumerate().skip(start) {
-                used += run.varbind_len(v);
-                if used > budget {
-                    keep = i;
-                    break;
+            let (got, full) = match ended {
+                true => (0, false),
+                false => self.next_run(view, Version::V2c, from, m, acc, out),
+            };
+            // Past its end it repeats endOfMibView at the last instance.
+            if !full && got < m {
+                if got > 0 {
+                    out.end_after_last();
+                } else {
+                    out.push(from, &Value::EndOfMibView);
                 }
             }
-            out.truncate(keep);
         } else if m > 0 {
             // Each repeater's successors are independent of the others':
             // walk each one's run at once (a table finds its place once),
@@ -594,43 +583,62 @@ impl<V, K> Dispatcher<V, K> {
             for vb in rep {
                 // (Sized for a typical answer: m may be large and the size
                 // budget cut the answer far sooner.)
-                let mut run = Vec::with_capacity(m.min(64));
+                let mut run = Collect::new(usize::MAX, m.min(64));
                 if vb.value != Value::EndOfMibView {
-                    self.next_run_for(view, vb.oid.as_slice(), m, acc, &mut run);
+                    self.next_run(view, Version::V2c, vb.oid.as_slice(), m, acc, &mut run);
                 }
-                longest = longest.max(run.len());
+                longest = longest.max(run.varbinds.len());
                 // Past its end a repeater repeats endOfMibView at the last
                 // instance it reached.
-                let end = run.last().map_or(&vb.oid, |v| &v.oid).clone();
-                runs.push((run.into_iter(), end));
+                let end = run.varbinds.last().map_or(&vb.oid, |v| &v.oid).clone();
+                runs.push((run.varbinds.into_iter(), end));
             }
             // The repetition where every repeater is past its end is the
             // last one sent.
             let reps = m.min(longest + 1);
             'reps: for _ in 0..reps {
                 for (run, end) in runs.iter_mut() {
-                    let next = run
-                        .next()
-                        .unwrap_or_else(|| VarBind::new(end.clone(), Value::EndOfMibView));
-                    used += ber::varbind_len(&next);
-                    if used > budget {
+                    let taken = match run.next() {
+                        Some(vb) => out.push(vb.oid.as_slice(), &vb.value),
+                        None => out.push(end.as_slice(), &Value::EndOfMibView),
+                    };
+                    if !taken {
                         break 'reps;
                     }
-                    out.push(next);
                 }
             }
         }
-        let error_status = if out.is_empty() && requested {
-            ErrorStatus::TooBig
+        if out.count() == 0 && requested {
+            Answer::TooBig
         } else {
-            ErrorStatus::NoError
+            Answer::Done
+        }
+    }
+
+    /// A walk's request (GetNext, GetBulk) answered straight into `out`
+    /// (a [`crate::response::Direct`] list inside the response message):
+    /// true when the answer is a noError response carrying what `out`
+    /// took. False for every other request and answer (errors, tooBig):
+    /// then answer with [`Dispatcher::process_with`], which gives the same
+    /// response.
+    pub fn walk_into(
+        &self,
+        view: &V,
+        version: Version,
+        pdu: &Pdu,
+        acc: &dyn AccessCheck,
+        clearance: Clearance,
+        out: &mut dyn ResponseList,
+    ) -> bool {
+        let guarded = self.guard(acc, clearance);
+        let answer = match pdu {
+            Pdu::GetNextRequest(b) => self.get_next_into(view, version, b, &guarded, out),
+            Pdu::GetBulkRequest(b) if version == Version::V2c => {
+                self.get_bulk_into(view, b, &guarded, out)
+            }
+            _ => return false,
         };
-        Outcome::Response(Pdu::Response(PduBody {
-            request_id: req.request_id,
-            error_status,
-            error_index: 0,
-            varbinds: out,
-        }))
+        matches!(answer, Answer::Done)
     }
 
     fn set_request(
@@ -666,26 +674,80 @@ impl<V, K> Dispatcher<V, K> {
     }
 }
 
-/// The first varbind of a run the request may not read. A run is one
-/// object's, walked column by column (`depth`: the object's root and a
-/// column number): each column is asked once whether it is readable
-/// throughout (a view rarely splits a column), its instances one by one
-/// only where it is not.
-fn first_denied(run: &[VarBind], acc: &dyn AccessCheck, depth: usize) -> Option<usize> {
-    let mut column: Option<(&[u32], Option<bool>)> = None;
-    run.iter().position(|vb| {
-        let oid = vb.oid.as_slice();
-        let col = oid.get(..depth).unwrap_or(oid);
-        let uniform = match column {
-            Some((c, u)) if c == col => u,
+/// How a GetNext or GetBulk answer came out.
+enum Answer {
+    Done,
+    TooBig,
+    /// An error-status and its varbind's (1-based) index.
+    Error(ErrorStatus, usize),
+}
+
+/// Why a [`Run`] stopped the object it walks.
+enum Stop {
+    /// It did not: the object ran out (or `left` reached 0).
+    Walking,
+    /// The response refused an instance.
+    Full,
+    /// An instance the request may not read.
+    Denied(Oid),
+}
+
+/// A walk between the objects and the response: passes on the instances
+/// the request may read, at most `left` of them. An object is walked column
+/// by column (`depth`: its root and a column number): each column is asked
+/// once whether it is readable throughout (a view rarely splits a column),
+/// its instances one by one only where it is not.
+struct Run<'a> {
+    acc: &'a dyn AccessCheck,
+    v1: bool,
+    depth: usize,
+    column: Option<(Oid, Option<bool>)>,
+    left: usize,
+    out: &'a mut dyn VarBindSink,
+    stop: Stop,
+}
+
+impl Run<'_> {
+    fn readable(&mut self, oid: &[u32]) -> bool {
+        let col = oid.get(..self.depth).unwrap_or(oid);
+        let uniform = match &self.column {
+            Some((c, u)) if c.as_slice() == col => *u,
             _ => {
-                let u = acc.uniform(col);
-                column = Some((col, u));
+                let u = self.acc.uniform(col);
+                self.column = Some((Oid::from_slice(col), u));
                 u
             }
         };
-        !uniform.unwrap_or_else(|| acc.readable(oid))
-    })
+        uniform.unwrap_or_else(|| self.acc.readable(oid))
+    }
+}
+
+impl VarBindSink for Run<'_> {
+    fn push(&mut self, oid: &[u32], value: &Value) -> bool {
+        if self.v1 && matches!(value, Value::Counter64(_)) {
+            return true;
+        }
+        if !self.readable(oid) {
+            self.stop = Stop::Denied(Oid::from_slice(oid));
+            return false;
+        }
+        if !self.out.push(oid, value) {
+            self.stop = Stop::Full;
+            return false;
+        }
+        self.left -= 1;
+        self.left > 0
+    }
+}
+
+/// A Response PDU.
+fn response<K>(request_id: i32, status: ErrorStatus, varbinds: Vec<VarBind>) -> Outcome<K> {
+    Outcome::Response(Pdu::Response(PduBody {
+        request_id,
+        error_status: status,
+        error_index: 0,
+        varbinds,
+    }))
 }
 
 fn list_len(vbs: &[VarBind]) -> usize {

@@ -384,8 +384,13 @@ impl<V, K> Engine<V, K> {
             }
             access::Decision::Allowed(views) => {
                 let view = (self.view)();
+                let level = clearance(level);
+                // A walk's requests: encoded straight into `out`.
+                if self.respond_walk(&view, version, &community, &pdu, budget, &views, level, out) {
+                    return Action::Send;
+                }
                 self.dispatcher
-                    .process_with(&view, version, &pdu, budget, &views, clearance(level))
+                    .process_with(&view, version, &pdu, budget, &views, level)
             }
         };
         let reply = Reply::Community { version, community };

@@ -28,6 +28,7 @@ pub mod mib;
 pub mod notify;
 pub mod oid;
 pub mod pdu;
+pub mod response;
 pub mod rowstatus;
 pub mod syntax;
 pub mod table;

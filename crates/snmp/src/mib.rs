@@ -12,6 +12,13 @@
 use crate::oid::Oid;
 use crate::value::{Value, VarBind};
 
+/// Where a walk's instances go as they are found: a response being
+/// encoded, or a list of varbinds.
+pub trait VarBindSink {
+    /// Takes one instance; false when it wants no more (the walk stops).
+    fn push(&mut self, oid: &[u32], value: &Value) -> bool;
+}
+
 /// Why a Set varbind was refused in phase 1 (RFC 3416 error-status names).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum SetError {
@@ -53,22 +60,18 @@ pub trait MibObject<V, K>: Send + Sync {
     /// instance is returned) or inside it.
     fn next(&self, view: &V, oid: &[u32]) -> Option<VarBind>;
 
-    /// Up to `max` successive instances of this subtree after `oid`, in
-    /// order, appended to `out`; fewer when the subtree ends. This is a
-    /// GetBulk repeater's walk: a table finds its place once and steps on
-    /// from there, where the default asks [`MibObject::next`] anew for
-    /// each instance.
-    fn next_run(&self, view: &V, oid: &[u32], max: usize, out: &mut Vec<VarBind>) {
-        let start = out.len();
-        for _ in 0..max {
-            let from = match out.get(start..).and_then(<[VarBind]>::last) {
-                Some(prev) => prev.oid.as_slice(),
-                None => oid,
-            };
-            match self.next(view, from) {
-                Some(vb) => out.push(vb),
-                None => break,
+    /// The instances of this subtree after `oid`, in order, handed to
+    /// `sink` until it says stop or the subtree ends. This is a walk's
+    /// step (GetBulk repeaters, GetNext): a table finds its place once and
+    /// steps on from there, writing each instance straight into the sink;
+    /// the default asks [`MibObject::next`] anew for each instance.
+    fn next_into(&self, view: &V, oid: &[u32], sink: &mut dyn VarBindSink) {
+        let mut found = self.next(view, oid);
+        while let Some(VarBind { oid, value }) = found {
+            if !sink.push(oid.as_slice(), &value) {
+                return;
             }
+            found = self.next(view, oid.as_slice());
         }
     }
 

@@ -66,8 +66,8 @@
 use std::cmp::Ordering;
 use std::sync::Arc;
 
-use crate::mib::{MibObject, SetError};
-use crate::oid::Oid;
+use crate::mib::{MibObject, SetError, VarBindSink};
+use crate::oid::{Oid, MAX_SUBIDS};
 use crate::value::{Value, VarBind};
 
 pub use crate::mib::Access;
@@ -468,12 +468,11 @@ impl<V, K, R> Table<V, K, R> {
     }
 
     /// Hands the instances after `oid` in GetNext order (column-major,
-    /// sparse cells skipped) to `take` until it answers false. The row
-    /// position is searched once; the walk then steps through the rows.
-    /// Instances after `oid` in order, handed to `take` as the parts of
-    /// their OID (entry, column, index) and their value until it says
-    /// stop: the caller builds each varbind where it keeps it.
-    fn walk(&self, view: &V, oid: &[u32], mut take: impl FnMut(&[&[u32]; 3], Value) -> bool) {
+    /// sparse cells skipped) to `take`, with their OID, until it answers
+    /// false. The row position is searched once; the walk then steps
+    /// through the rows, the OID built in place (entry and column once a
+    /// column, the index each row), so no instance allocates.
+    fn walk(&self, view: &V, oid: &[u32], mut take: impl FnMut(&[u32], &Value) -> bool) {
         let e = self.entry.as_slice();
         let (start, mut after) = match oid.strip_prefix(e) {
             Some(rest) => match rest.split_first() {
@@ -490,6 +489,14 @@ impl<V, K, R> Table<V, K, R> {
             None => return,
         };
         let rows = (self.rows)(view);
+        // The instance's name: entry, column, index (an SNMP name has at
+        // most 128 sub-identifiers; an instance longer than that is none).
+        let mut name = [0u32; MAX_SUBIDS];
+        let base = e.len() + 1;
+        match name.get_mut(..e.len()) {
+            Some(dst) if base <= MAX_SUBIDS => dst.copy_from_slice(e),
+            _ => return,
+        }
         for col in self.columns.get(start..).unwrap_or(&[]) {
             let mut pos = match after.take() {
                 Some(idx) => rows.position_after(idx),
@@ -498,13 +505,23 @@ impl<V, K, R> Table<V, K, R> {
             if !col.access.readable() {
                 continue;
             }
+            if let Some(c) = name.get_mut(e.len()) {
+                *c = col.id;
+            }
             while let Some((key, row)) = rows.at(pos) {
                 pos += 1;
                 // An exception from the cell function also means "absent".
-                let Some(value) = self.read(view, row, col).filter(|v| !v.is_exception()) else {
+                // (The value is lent where it was returned, not moved: a
+                // `Value` is 144 bytes.)
+                let cell = self.read(view, row, col);
+                let Some(value) = cell.as_ref().filter(|v| !v.is_exception()) else {
                     continue;
                 };
-                if !take(&[e, &[col.id], key], value) {
+                let Some(dst) = name.get_mut(base..base + key.len()) else {
+                    continue;
+                };
+                dst.copy_from_slice(key);
+                if !take(name.get(..base + key.len()).unwrap_or(&[]), value) {
                     return;
                 }
             }
@@ -540,25 +557,15 @@ impl<V, K, R> MibObject<V, K> for Table<V, K, R> {
 
     fn next(&self, view: &V, oid: &[u32]) -> Option<VarBind> {
         let mut found = None;
-        self.walk(view, oid, |parts, value| {
-            found = Some(VarBind::new(Oid::from_parts(parts), value));
+        self.walk(view, oid, |name, value| {
+            found = Some(VarBind::new(Oid::from_slice(name), value.clone()));
             false
         });
         found
     }
 
-    fn next_run(&self, view: &V, oid: &[u32], max: usize, out: &mut Vec<VarBind>) {
-        let mut left = max;
-        if left > 0 {
-            self.walk(view, oid, |parts, value| {
-                out.push(VarBind {
-                    oid: Oid::from_parts(parts),
-                    value,
-                });
-                left -= 1;
-                left > 0
-            });
-        }
+    fn next_into(&self, view: &V, oid: &[u32], sink: &mut dyn VarBindSink) {
+        self.walk(view, oid, |name, value| sink.push(name, value));
     }
 
     fn check_set(&self, view: &V, oid: &[u32], value: &Value) -> Result<K, SetError> {

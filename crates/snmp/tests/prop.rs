@@ -475,3 +475,88 @@ proptest! {
         prop_assert_eq!(got.varbinds, bulk_reference(&d, &view, &acc, &req, limit));
     }
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 300, ..ProptestConfig::default() })]
+    /// A walk's answer encoded straight into the message (the UDP v1/v2c
+    /// GetNext and GetBulk path) is the same octets as the varbinds the
+    /// general path collects, encoded: in the dispatcher, where a view
+    /// hides subtrees, and through the engine, whole messages.
+    #[test]
+    fn direct_encoding_matches_varbinds(
+        indexes in prop::collection::vec(prop::collection::vec(prop_oneof![0u32..6, 100u32..300], 1..3), 0..60),
+        bulk in any::<bool>(), v1 in any::<bool>(),
+        non_rep in -1i32..3, max_rep in 0i32..60, limit in 1usize..120,
+        max_size in 484usize..2000, small in 0usize..120, rid in any::<i32>(),
+        starts in prop::collection::vec(prop::collection::vec(0u32..8, 0..8), 0..5),
+        ended in prop::collection::vec(any::<bool>(), 5),
+        hidden in prop::collection::vec(prop::collection::vec(0u32..7, 0..3), 0..4),
+    ) {
+        use snmp::ber::{tag, Encoder};
+        use snmp::dispatch::{Clearance, FullAccess, Outcome};
+        use snmp::engine::{Action, Community, CommunityAccess, Engine, EngineConfig, SnmpStats};
+        use snmp::message::response_overhead;
+        use snmp::response::Direct;
+        let cols = [1, 2, 3, 4, 5, 6];
+        let rows = RowSet::from_pairs(indexes.iter().enumerate().map(|(i, k)| (k.clone(), Row { seed: i as u32 })));
+        let view = View { rows: rows.clone() };
+        let mut d = build(&indexes, &cols);
+        d.set_max_bulk_varbinds(limit);
+        let varbinds: Vec<VarBind> = starts.iter().zip(&ended).map(|(s, &e)| {
+            let mut o = vec![1, 3, 6, 1];
+            o.extend(s);
+            VarBind::new(Oid::new(o), if e { Value::EndOfMibView } else { Value::Null })
+        }).collect();
+        let (version, pdu) = if bulk {
+            (Version::V2c, Pdu::GetBulkRequest(BulkBody { request_id: rid, non_repeaters: non_rep, max_repetitions: max_rep, varbinds }))
+        } else {
+            (if v1 { Version::V1 } else { Version::V2c }, Pdu::GetNextRequest(PduBody::request(rid, varbinds)))
+        };
+        let budget = max_size.saturating_sub(response_overhead(6, rid));
+        // The dispatcher: a noError answer is taken directly, the same
+        // octets; any other (tooBig: `small` budgets) is left to the
+        // general path.
+        let acc = Hiding(hidden.into_iter().map(|h| [&ENTRY[..], &h[..]].concat()).collect());
+        let cases = [(&acc as &dyn AccessCheck, budget), (&FullAccess, budget), (&acc, small)];
+        for (acc, budget) in cases {
+            let general = d.process_with(&view, version, &pdu, budget, acc, Clearance::Public);
+            let mut direct = Vec::new();
+            let mut e = Encoder::new(&mut direct);
+            let list = e.begin(tag::SEQUENCE);
+            let mut out = Direct::new(&mut direct, budget);
+            let taken = d.walk_into(&view, version, &pdu, acc, Clearance::Public, &mut out);
+            Encoder::new(&mut direct).end(list);
+            match general {
+                Outcome::Response(Pdu::Response(b)) if b.error_status == ErrorStatus::NoError => {
+                    prop_assert!(taken);
+                    let mut collected = Vec::new();
+                    Encoder::new(&mut collected).varbind_list(&b.varbinds);
+                    prop_assert_eq!(direct, collected);
+                }
+                _ => prop_assert!(!taken),
+            }
+        }
+        // The engine: whole response messages.
+        let d = Arc::new(d);
+        let engine: Engine<View, ()> = Engine::new(EngineConfig {
+            dispatcher: Arc::clone(&d),
+            view: Box::new(move || View { rows: rows.clone() }),
+            controller: Arc::new(|_: Vec<()>| async { Ok(()) }),
+            stats: SnmpStats::new(),
+            communities: vec![Community::new("public", CommunityAccess::ReadOnly)],
+            max_message_size: max_size,
+            auth_hook: None,
+            usm: None,
+            vacm: None,
+        });
+        let request = Message { version, community: b"public".to_vec(), pdu: pdu.clone() }.to_bytes();
+        let mut sent = Vec::new();
+        let action = engine.process(([127, 0, 0, 1], 9).into(), &request, &mut sent);
+        let expected = match d.process(&view, version, &pdu, budget) {
+            Outcome::Response(resp) => Message { version, community: b"public".to_vec(), pdu: resp }.to_bytes(),
+            _ => Vec::new(),
+        };
+        prop_assert_eq!(matches!(action, Action::Send), !expected.is_empty());
+        prop_assert_eq!(sent, expected);
+    }
+}

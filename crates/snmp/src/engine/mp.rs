@@ -2,9 +2,12 @@
 //! (the request's community, or its USM context) and counted in the snmp
 //! group; and the request counters on the way in.
 
-use super::{inc, Engine};
+use super::{add, inc, Engine};
+use crate::ber::{self, Encoder};
+use crate::dispatch::{AccessCheck, Clearance};
 use crate::message::{Message, Version};
-use crate::pdu::{ErrorStatus, Pdu};
+use crate::pdu::{self, ErrorStatus, Pdu};
+use crate::response::{Direct, ResponseList};
 use crate::usm::ReplyContext;
 
 /// How a response is wrapped: the request's community, or its USM context.
@@ -67,5 +70,56 @@ impl<V, K> Engine<V, K> {
                 }
             }
         }
+    }
+
+    /// A walk's request (GetNext, GetBulk) over the community model,
+    /// answered straight into `out`: the response message's header, then
+    /// each varbind encoded as the dispatcher finds it, no varbind built
+    /// in between ([`crate::response::Direct`]). False (`out` cleared) when
+    /// the answer is not a noError response: then the general path answers
+    /// it, with the same octets.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn respond_walk(
+        &self,
+        view: &V,
+        version: Version,
+        community: &[u8],
+        request: &Pdu,
+        budget: usize,
+        acc: &dyn AccessCheck,
+        clearance: Clearance,
+        out: &mut Vec<u8>,
+    ) -> bool {
+        if !matches!(request, Pdu::GetNextRequest(_) | Pdu::GetBulkRequest(_)) {
+            return false;
+        }
+        // As Message::encode lays out a Response with error-status and
+        // error-index 0.
+        out.clear();
+        let mut e = Encoder::new(out);
+        let message = e.begin(ber::tag::SEQUENCE);
+        e.integer(version.wire());
+        e.octets(community);
+        let response = e.begin(pdu::tag::RESPONSE);
+        e.integer(i64::from(request.request_id().unwrap_or(0)));
+        e.integer(0);
+        e.integer(0);
+        let list = e.begin(ber::tag::SEQUENCE);
+        let mut direct = Direct::new(out, budget);
+        let sent = self
+            .dispatcher
+            .walk_into(view, version, request, acc, clearance, &mut direct);
+        let n = direct.count();
+        if !sent {
+            out.clear();
+            return false;
+        }
+        let mut e = Encoder::new(out);
+        e.end(list);
+        e.end(response);
+        e.end(message);
+        add(&self.stats.in_total_req_vars, n);
+        inc(&self.stats.out_get_responses);
+        true
     }
 }
