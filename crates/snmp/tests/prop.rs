@@ -548,6 +548,8 @@ proptest! {
             auth_hook: None,
             usm: None,
             vacm: None,
+            managed_vacm: None,
+            user_hook: None,
         });
         let request = Message { version, community: b"public".to_vec(), pdu: pdu.clone() }.to_bytes();
         let mut sent = Vec::new();
