@@ -7,8 +7,9 @@
 #
 # Whole sweeps: the first (quick start), the second (details and tables), then
 # steady ones, for the default policy, without quick start, and with a
-# discovery every sweep; the steady rounds include the periodic full detail
-# read (every 6th sweep) and table read (every 6th sweep, one later).
+# discovery every sweep; then, for the default policy, UMAD_BENCH_CYCLE
+# (default 30) consecutive steady sweeps and their AVERAGE time and MADs:
+# every periodic read falls in them as often as it does in the long run.
 #
 # Fabric: a two-level fat tree of 64-port leaves (32 hosts + 32 uplinks each) and
 # 128-port spines (one link to every leaf); HOSTS/32 leaves, 32 spines.
@@ -137,4 +138,9 @@ for window, mode in [(w, m) for w in sorted(set(re.findall(r"sweep window=(\d+)"
         b = min(k, key=lambda r: float(r["secs"]))
         w = max(float(r["secs"]) for r in k)
         print(f"SUMMARY {kind} sweep ({mode}, window {window}) {float(b['secs']):.2f}s (worst of {len(k)}: {w:.2f}s), {b['mads']} MADs (SMP {b['smp']}, SA {b['sa']}, PMA {b['pma']}) at {float(b['rate']):.0f} MADs/s: {ibq / float(b['secs']):.1f}x ibqueryerrors")
+for m in re.finditer(r"average window=(\d+) sweeps=([0-9.]+) secs=([0-9.]+) mads=(\d+)", text):
+    window, n, secs, mads = m.group(1), float(m.group(2)), float(m.group(3)), m.group(4)
+    heavy = [l for l in re.findall(r"cycle window=" + window + r" round=(\d+) secs=([0-9.]+) mads=(\d+)", text) if int(l[2]) > 2 * int(mads)]
+    print(f"SUMMARY AVERAGE steady sweep (default, window {window}) over {n:.0f} consecutive sweeps: {secs:.3f}s, {mads} MADs: {ibq / secs:.1f}x ibqueryerrors"
+          + (f"; heavier sweeps (round, s, MADs): {heavy}" if heavy else ""))
 EOF
