@@ -140,7 +140,9 @@ for window, mode in [(w, m) for w in sorted(set(re.findall(r"sweep window=(\d+)"
         print(f"SUMMARY {kind} sweep ({mode}, window {window}) {float(b['secs']):.2f}s (worst of {len(k)}: {w:.2f}s), {b['mads']} MADs (SMP {b['smp']}, SA {b['sa']}, PMA {b['pma']}) at {float(b['rate']):.0f} MADs/s: {ibq / float(b['secs']):.1f}x ibqueryerrors")
 for m in re.finditer(r"average window=(\d+) sweeps=([0-9.]+) secs=([0-9.]+) mads=(\d+)", text):
     window, n, secs, mads = m.group(1), float(m.group(2)), float(m.group(3)), m.group(4)
-    heavy = [l for l in re.findall(r"cycle window=" + window + r" round=(\d+) secs=([0-9.]+) mads=(\d+)", text) if int(l[2]) > 2 * int(mads)]
+    rows = re.findall(r"cycle window=" + window + r" round=(\d+) secs=([0-9.]+) mads=(\d+)", text)
+    least = min(int(r[2]) for r in rows)
+    heavy = [r for r in rows if int(r[2]) > least * 3 // 2]
     print(f"SUMMARY AVERAGE steady sweep (default, window {window}) over {n:.0f} consecutive sweeps: {secs:.3f}s, {mads} MADs: {ibq / secs:.1f}x ibqueryerrors"
           + (f"; heavier sweeps (round, s, MADs): {heavy}" if heavy else ""))
 EOF

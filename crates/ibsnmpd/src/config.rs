@@ -892,6 +892,16 @@ fn merge(mut file: FileConfig, origin: &str, args: &RunArgs) -> Result<Settings,
         }
         (None, None) => "info".to_string(),
     };
+    let metrics_families = match &file.metrics_families {
+        Some(names) => metrics_families(names).map_err(|m| in_file("metrics_families", m))?,
+        None => crate::metrics::Families::DEFAULT,
+    };
+    let mut umad = umad;
+    // The umad source reads other nodes' detail attributes only for a
+    // metrics endpoint that serves them (docs/umad.md "Detail attributes").
+    if metrics_listen.is_some() {
+        umad.pma.remote_details = metrics_families.pma_details();
+    }
     Ok(Settings {
         secrets: file.secrets.unwrap_or(false),
         sim_partitions: file.sim_partitions,
@@ -961,10 +971,7 @@ fn merge(mut file: FileConfig, origin: &str, args: &RunArgs) -> Result<Settings,
             Some(n) => n as usize,
             None => crate::metrics::DEFAULT_MAX_CONNECTIONS,
         },
-        metrics_families: match &file.metrics_families {
-            Some(names) => metrics_families(names).map_err(|m| in_file("metrics_families", m))?,
-            None => crate::metrics::Families::DEFAULT,
-        },
+        metrics_families,
         node_name_map,
         umad,
         health: file
