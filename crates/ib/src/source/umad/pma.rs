@@ -15,6 +15,14 @@
 //! ones saturated at 2^32 - 1, as a PMA's PortCounters shows them ([`narrow_data`]),
 //! on every sweep alike: never last sweep's PortCounters beside this sweep's
 //! PortCountersExtended.
+//!
+//! Detail attributes are read for the ports someone serves them for: the local
+//! node's (IF-MIB, IB-IF-MIB) and, in `remote_details`, the others'. Those that
+//! break down a PortCounters counter ([`detail::FOLLOW_SUMMARY`]) are read when
+//! it moved or stands at its maximum: otherwise they did not move either and the
+//! last reading is this sweep's value. The traffic ones ([`detail::TRAFFIC`]),
+//! which nothing summarises, are read every sweep. Every `detail_every`-th sweep
+//! reads all of them, and every port's PortCounters, regardless.
 
 use std::collections::HashMap;
 
@@ -64,8 +72,8 @@ const DETAILS: [(u8, u16); 6] = [
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct PmaOptions {
     /// Detail attributes to poll (mask of [`detail`] bits); 0 polls only the
-    /// counters. The local node's ports get all of them every sweep (IF-MIB and
-    /// IB-IF-MIB serve them).
+    /// counters. All of them are wanted for the local node's ports (IF-MIB and
+    /// IB-IF-MIB serve them), read as below.
     pub details: u8,
     /// Which of `details` are read for the other nodes' ports: only what a
     /// consumer serves for them (the daemon's opt-in metrics families `detail`
@@ -323,9 +331,8 @@ fn sums_usable(t: &Target, caps: &PmaCaps, opts: &PmaOptions) -> bool {
 /// not read in full this sweep, last sweep's sum and every port's last PortCounters
 /// at hand.
 fn sum_first(t: &Target, caps: &PmaCaps, opts: &PmaOptions, schedule: &Schedule<'_>) -> bool {
-    let every = schedule.full || schedule.local == Some(t.node);
     sums_usable(t, caps, opts)
-        && !every
+        && !schedule.full
         && schedule.prev_sums.is_some_and(|m| m.contains_key(&t.node))
         && schedule
             .prev
@@ -356,8 +363,8 @@ fn attr_request(t: &Target, i: usize, port: u8, a: u16) -> (Q, Request) {
 }
 
 /// Which detail attributes (mask of [`detail`] bits) may have moved for a port
-/// after its PortCounters answer: all of them when `every` (local ports, the
-/// periodic full read, a port seen for the first time), else the traffic ones
+/// after its PortCounters answer: all of them when `every` (the periodic full
+/// read) or for a port seen for the first time, else the traffic ones
 /// and those whose summary counter moved or stands at its maximum (where it
 /// no longer shows movement). The caller masks what it wants.
 pub fn details_due(prev: Option<&PortCounters>, now: &PortCounters, every: bool) -> u8 {
@@ -402,7 +409,8 @@ fn detail_requests(t: &Target, i: usize, port: u8, due: u8, unsupported: u8) -> 
 pub struct Schedule<'a> {
     /// PortCounters of each port at the previous sweep.
     pub prev: Option<&'a HashMap<(Guid, u8), PortCounters>>,
-    /// The node whose ports are read in full every sweep (the local node).
+    /// The local node: every detail attribute of `details` is wanted for
+    /// its ports (IF-MIB and IB-IF-MIB serve them), from the first sweep on.
     pub local: Option<Guid>,
     /// This sweep reads every port in full (`detail_every`).
     pub full: bool,
@@ -524,10 +532,9 @@ pub fn sweep(
                 let s = out.samples.entry((t.node, port)).or_default();
                 store(s, a, data, fields);
                 if let (attr::PORT_COUNTERS, Some(r)) = (a, s.readings()) {
-                    let every = schedule.full || schedule.local == Some(t.node);
                     let prev = schedule.prev.and_then(|m| m.get(&(t.node, port)));
-                    let due =
-                        details_due(prev, &r.counters, every) & wanted(&opts, &schedule, t.node);
+                    let due = details_due(prev, &r.counters, schedule.full)
+                        & wanted(&opts, &schedule, t.node);
                     let unsupported = caps.get(&t.node).map_or(0, |c| c.unsupported);
                     next.extend(detail_requests(t, target, port, due, unsupported));
                 }
