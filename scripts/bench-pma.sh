@@ -110,6 +110,15 @@ for WINDOW in $SWEEP_WINDOWS; do
         --test-threads=1 2>>"$DIR/bench.err" | grep RESULT | tee -a "$DIR/bench.out"
 done
 
+# Once more after our sweeps: the machine's load may have changed meanwhile,
+# and the figure compared with is the best of the four runs.
+IBQ3=$(timeit ibqueryerrors ibqueryerrors | awk '{print $2}')
+IBQ4=$(timeit ibqueryerrors ibqueryerrors | awk '{print $2}')
+echo "ibqueryerrors runs after our sweeps: ${IBQ3}s ${IBQ4}s"
+for t in $IBQ3 $IBQ4; do
+    IBQ=$(echo "if ($t < $IBQ) $t else $IBQ" | bc)
+done
+
 python3 - "$DIR/bench.out" "$IBQ" "$IBQS" <<'EOF'
 import re, sys
 text = open(sys.argv[1]).read()
@@ -121,7 +130,7 @@ def best(mode):
     return min(s for s, _ in rows), max(r for _, r in rows)
 full, full_rate = best("full")
 pc, pc_rate = best("pc")
-print(f"SUMMARY ibqueryerrors {ibq:.2f}s (--skip-sl {ibqs:.2f}s): discovery + PortCounters of every port, one MAD at a time")
+print(f"SUMMARY ibqueryerrors {ibq:.2f}s, best of four runs (--skip-sl {ibqs:.2f}s): discovery + PortCounters of every port, one MAD at a time")
 print(f"SUMMARY our discovery {disc:.2f}s")
 print(f"SUMMARY full PMA sweep (PortCounters + PortCountersExtended) {full:.2f}s at {full_rate:.0f} MADs/s: {ibq / full:.1f}x ibqueryerrors")
 print(f"SUMMARY PortCounters-only sweep (like for like) {pc:.2f}s at {pc_rate:.0f} MADs/s: {ibq / pc:.1f}x ibqueryerrors")
