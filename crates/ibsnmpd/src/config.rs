@@ -1305,6 +1305,32 @@ source = "127.0.0.1"
         merge(f, "packaging/ibsnmpd.toml", &args()).unwrap();
     }
 
+    /// Other nodes' detail attributes are read for a metrics endpoint that
+    /// serves them, and only then.
+    #[test]
+    fn metrics_detail_families_are_what_the_umad_source_reads() {
+        use ib::source::umad::pma::detail;
+        let remote = |text: &str| {
+            let f = parse_file(text, "c.toml").unwrap();
+            merge(f, "c.toml", &args()).unwrap().umad.pma.remote_details
+        };
+        let listen = "metrics_listen = \"127.0.0.1:9683\"\n";
+        assert_eq!(remote("metrics_families = [\"detail\", \"vl\"]\n"), 0);
+        assert_eq!(remote(listen), 0, "default families");
+        assert_eq!(
+            remote(&format!(
+                "{listen}metrics_families = [\"errors\", \"vl\"]\n"
+            )),
+            detail::VL_OP_PACKETS | detail::VL_OP_DATA | detail::VL_XMIT_WAIT
+        );
+        assert_eq!(
+            remote(&format!(
+                "{listen}metrics_families = [\"detail\", \"vl\"]\n"
+            )),
+            detail::ALL
+        );
+    }
+
     #[test]
     fn request_sessions() {
         let s = merge(parse_file("", "c.toml").unwrap(), "c.toml", &args()).unwrap();
