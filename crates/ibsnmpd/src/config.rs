@@ -898,7 +898,7 @@ fn merge(mut file: FileConfig, origin: &str, args: &RunArgs) -> Result<Settings,
     };
     let mut umad = umad;
     // The umad source reads other nodes' detail attributes only for a
-    // metrics endpoint that serves them (docs/umad.md "Detail attributes").
+    // metrics endpoint that serves them (docs/umad.md "Detail attributes and tables").
     if metrics_listen.is_some() {
         umad.pma.remote_details = metrics_families.pma_details();
     }

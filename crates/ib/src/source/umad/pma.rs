@@ -82,9 +82,9 @@ pub struct PmaOptions {
     /// stands at its maximum, those in [`detail::TRAFFIC`] every sweep.
     pub remote_details: u8,
     /// Every `detail_every`-th sweep reads every port in full: PortCounters of
-    /// each port (no switch sum standing for them) and every detail attribute
-    /// of `remote_details`, moved or not (a PMA whose details move without
-    /// their summary). 1: every sweep.
+    /// each port (no switch sum standing for them) and every wanted detail
+    /// attribute (the local node's, `remote_details` for the others), moved or
+    /// not (a PMA whose details move without their summary). 1: every sweep.
     pub detail_every: u32,
     /// Read PortCountersExtended where the PMA has it (default true); false halves the
     /// MADs and leaves the 64-bit totals to the accumulation of the 32-bit counters.
