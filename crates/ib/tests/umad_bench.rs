@@ -109,5 +109,34 @@ fn bench_source_sweeps() {
                 s.stats().discoveries
             );
         }
+        if mode == "default" {
+            cycle(&mut s, window, env_or("UMAD_BENCH_CYCLE", 30));
+        }
     }
+}
+
+/// `n` consecutive steady sweeps of the default policy (one refresh period
+/// at the default `topology_every`: every periodic read falls in it as
+/// often as it does in the long run), each reported, then their average.
+fn cycle(s: &mut UmadSource, window: usize, n: usize) {
+    let (mut secs, mut mads) = (0.0, 0u64);
+    for r in 0..n {
+        let t = Instant::now();
+        let snap = s.sweep().unwrap();
+        let took = t.elapsed().as_secs_f64();
+        let c = snap.sweep.cost;
+        let m = c.discovery.sent + c.sa.sent + c.pma.sent;
+        println!(
+            "RESULT cycle window={window} round={r} secs={took:.3} mads={m} smp={} sa={} pma={}",
+            c.discovery.sent, c.sa.sent, c.pma.sent
+        );
+        secs += took;
+        mads += m;
+    }
+    let n = n.max(1) as f64;
+    println!(
+        "RESULT average window={window} sweeps={n} secs={:.3} mads={:.0}",
+        secs / n,
+        mads as f64 / n
+    );
 }

@@ -90,6 +90,7 @@ fn performance_set_counters_appear() {
         topology_every: 2,
         pma: ib::source::umad::pma::PmaOptions {
             detail_every: 1,
+            remote_details: ib::source::umad::pma::detail::ALL,
             ..Default::default()
         },
         ..UmadOptions::default()
@@ -182,11 +183,13 @@ fn detail_attributes_follow_their_summary_counters() {
     if !in_child() {
         return parent("detail_attributes_follow_their_summary_counters");
     }
-    // The default schedule: details of a non-local port are read again when the
-    // summary counter they break down moves (or every `detail_every` sweeps).
+    // The default schedule for details of a non-local port a consumer wants
+    // (`remote_details`): read again when the summary counter they break down
+    // moves (or every `detail_every` sweeps).
     let mut s = open_with(UmadOptions {
         pma: ib::source::umad::pma::PmaOptions {
             detail_every: 1000,
+            remote_details: ib::source::umad::pma::detail::ALL,
             ..Default::default()
         },
         ..UmadOptions::default()

@@ -13,6 +13,16 @@ fn open() -> UmadSource {
     open_source(UmadOptions::default())
 }
 
+/// A source that reads every port's detail attributes (what the daemon does
+/// for the metrics families `detail` and `vl`, and dumps); `detail_every`
+/// as given.
+fn open_with_details(detail_every: u32) -> UmadSource {
+    let mut o = UmadOptions::default();
+    o.pma.remote_details = ib::source::umad::pma::detail::ALL;
+    o.pma.detail_every = detail_every;
+    open_source(o)
+}
+
 fn parent(name: &str) {
     run_on_small_net(name)
 }
@@ -73,7 +83,7 @@ fn quick_first_sweep_then_details_and_tables() {
     if !in_child() {
         return parent("quick_first_sweep_then_details_and_tables");
     }
-    let mut s = open();
+    let mut s = open_with_details(30);
     child_console("PerformanceSet \"Hca3\"[1] PortCounters.SymbolErrorCounter=7");
     child_console("PerformanceSet \"Hca3\"[1] PortRcvErrorDetails.PortLocalPhysicalErrors=4");
     let first = s.sweep().unwrap();
@@ -164,6 +174,13 @@ fn steady_sweeps_skip_discovery_and_keep_link_events() {
     let full_smps = cold.sweep.cost.discovery.sent;
     let mut prev = s.sweep().unwrap();
     assert_eq!(s.stats().discoveries, 1);
+    // By default other nodes' detail attributes are not read (no consumer
+    // serves them): absent, not zero; the local node's are.
+    let local = prev.local_node.expect("local node");
+    for (desc, p) in linked(&prev) {
+        let want = if p.node == local { 6 } else { 0 };
+        assert_eq!(details_read(p), Some(want), "{desc} {:?}", p.num);
+    }
     // Nothing changes: no discovery, only the watched PortInfo (our port and
     // the ports that are not Active) and the PMAs.
     let watched = prev
@@ -191,6 +208,8 @@ fn steady_sweeps_skip_discovery_and_keep_link_events() {
     assert!(event_at(&ev, hca4, removed), "{ev:?}");
     assert!(node(&next, "Hca4").is_none());
     assert_eq!(s.stats().discoveries, 2);
+    // The switch port Hca4 hung on: PortInfo as the SMA has it now.
+    assert_portinfo(&next, "Switch2", 2, "0,3");
     prev = next;
 
     // Plugged back: once OpenSM made the port Active (smpquery says so), one
@@ -216,6 +235,10 @@ fn steady_sweeps_skip_discovery_and_keep_link_events() {
     let n = node(&next, "Hca4").expect("Hca4 back");
     let p = next.port(n.ports.start).unwrap();
     assert_eq!(p.info.port_state, 4, "Hca4 port 1 Active in the snapshot");
+    // Both ends' PortInfo (state, physical state, active width and speed) in
+    // the same sweep, as smpquery reads them.
+    assert_portinfo(&next, "Hca4", 1, "0,3,2");
+    assert_portinfo(&next, "Switch2", 2, "0,3");
     prev = next;
 
     // Quiet again: the next sweeps reuse the topology.
@@ -243,5 +266,134 @@ fn steady_sweeps_skip_discovery_and_keep_link_events() {
         "{ev:?}"
     );
     assert_eq!(s.stats().discoveries, d + 1);
+    assert_portinfo(&next, "Switch1", 3, "0");
+    // Switch2 through the other link (5): port 3 is the one down.
+    assert_portinfo(&next, "Switch2", 3, "0,5");
     child_console("ReLink \"Switch1\"[3]");
+}
+
+/// PortInfo fields smpquery prints, by name, from the node at directed
+/// route `path` (read from the preloaded child).
+fn smpquery_portinfo(path: &str, port: u8) -> std::collections::HashMap<String, String> {
+    child_diag("smpquery", &["-D", "portinfo", path, &port.to_string()])
+        .lines()
+        .filter_map(|l| {
+            let (k, v) = l.split_once(':')?;
+            Some((
+                k.trim().to_string(),
+                v.trim_start_matches('.').trim().to_string(),
+            ))
+        })
+        .collect()
+}
+
+/// The snapshot's PortInfo of `desc` port `num` equals what the SMA answers
+/// now: LinkState, PhysLinkState, and the active width and speed of a link
+/// that is up (IBA 14.2.5.6 encodings).
+fn assert_portinfo(s: &Snapshot, desc: &str, num: u8, path: &str) {
+    let n = node(s, desc).expect(desc);
+    let pi = s
+        .node_port(
+            s.nodes
+                .iter()
+                .position(|x| x.description == desc)
+                .expect(desc) as u32,
+            ib::types::PortNum(num),
+        )
+        .and_then(|i| s.port(i))
+        .map(|p| p.info.clone())
+        .unwrap_or_else(|| panic!("{desc} port {num} in {:?}", n.ports));
+    let sma = smpquery_portinfo(path, num);
+    let get = |k: &str| sma.get(k).map(String::as_str).unwrap_or("");
+    let state = ["", "Down", "Initialize", "Armed", "Active"];
+    assert_eq!(
+        state.get(usize::from(pi.port_state)).copied(),
+        Some(get("LinkState")),
+        "{desc} port {num} LinkState: {sma:?}"
+    );
+    let phys = [
+        "",
+        "Sleep",
+        "Polling",
+        "Disabled",
+        "PortConfigurationTraining",
+        "LinkUp",
+    ];
+    assert_eq!(
+        phys.get(usize::from(pi.port_physical_state)).copied(),
+        Some(get("PhysLinkState")),
+        "{desc} port {num} PhysLinkState: {sma:?}"
+    );
+    if pi.port_state == 4 {
+        let width = match pi.link_width_active {
+            1 => "1X",
+            2 => "4X",
+            4 => "8X",
+            8 => "12X",
+            _ => "?",
+        };
+        assert_eq!(width, get("LinkWidthActive"), "{desc} port {num}: {sma:?}");
+        let speed = match pi.link_speed_active {
+            1 => "2.5 Gbps",
+            2 => "5.0 Gbps",
+            4 => "10.0 Gbps",
+            _ => "?",
+        };
+        assert_eq!(speed, get("LinkSpeedActive"), "{desc} port {num}: {sma:?}");
+    }
+}
+
+/// With a consumer for other nodes' details (metrics `detail`/`vl`, dumps):
+/// the traffic ones (per-VL data) are read every sweep; the error ones whose
+/// summary counter did not move keep their last reading until the periodic
+/// full read (`detail_every`), which reads every port in full; forwarding
+/// and P_Key tables are read again on their own periodic refresh
+/// (`tables_every`).
+#[test]
+fn details_follow_consumers_and_the_periodic_refresh() {
+    if !in_child() {
+        return parent("details_follow_consumers_and_the_periodic_refresh");
+    }
+    let every = 4;
+    let mut o = UmadOptions {
+        tables_every: every,
+        ..UmadOptions::default()
+    };
+    o.pma.remote_details = ib::source::umad::pma::detail::ALL;
+    o.pma.detail_every = every;
+    let mut s = open_source(o);
+    s.sweep().unwrap();
+    let second = s.sweep().unwrap();
+    for (desc, p) in linked(&second) {
+        assert!(has_details(p), "{desc} {:?}", p.num);
+    }
+    // A breakdown moving without its summary (ibsim lets one set it so; a
+    // consistent PMA moves PortRcvErrors with it), and per-VL data.
+    child_console("PerformanceSet \"Hca3\"[1] PortRcvErrorDetails.PortLocalPhysicalErrors=4");
+    child_console("PerformanceSet \"Hca3\"[1] PortVLOpData.PortVLOpData2=22");
+    let phys = |s: &Snapshot| port1_counters(s, "Hca3").totals.port_local_physical_errors;
+    let next = s.sweep().unwrap();
+    let c = port1_counters(&next, "Hca3");
+    assert_eq!(
+        c.totals.vl_op_data.get(2),
+        Some(&22),
+        "per-VL data read every sweep"
+    );
+    assert_eq!(phys(&next), 0, "PortRcvErrors did not move");
+    let quiet = next.sweep.cost;
+    let (mut seen, mut tables) = (None, 0);
+    for i in 0..every {
+        let next = s.sweep().unwrap();
+        let c = next.sweep.cost;
+        if seen.is_none() && phys(&next) == 4 {
+            seen = Some(i);
+        }
+        // The table refresh: forwarding tables (SMPs) and every end port's
+        // P_Key table (SA), on top of a quiet sweep's.
+        if c.discovery.sent > quiet.discovery.sent && c.sa.sent > quiet.sa.sent {
+            tables += 1;
+        }
+    }
+    assert!(seen.is_some(), "details re-read on the periodic full read");
+    assert_eq!(tables, 1, "one table refresh in {every} sweeps");
 }

@@ -892,6 +892,16 @@ fn merge(mut file: FileConfig, origin: &str, args: &RunArgs) -> Result<Settings,
         }
         (None, None) => "info".to_string(),
     };
+    let metrics_families = match &file.metrics_families {
+        Some(names) => metrics_families(names).map_err(|m| in_file("metrics_families", m))?,
+        None => crate::metrics::Families::DEFAULT,
+    };
+    let mut umad = umad;
+    // The umad source reads other nodes' detail attributes only for a
+    // metrics endpoint that serves them (docs/umad.md "Detail attributes and tables").
+    if metrics_listen.is_some() {
+        umad.pma.remote_details = metrics_families.pma_details();
+    }
     Ok(Settings {
         secrets: file.secrets.unwrap_or(false),
         sim_partitions: file.sim_partitions,
@@ -961,10 +971,7 @@ fn merge(mut file: FileConfig, origin: &str, args: &RunArgs) -> Result<Settings,
             Some(n) => n as usize,
             None => crate::metrics::DEFAULT_MAX_CONNECTIONS,
         },
-        metrics_families: match &file.metrics_families {
-            Some(names) => metrics_families(names).map_err(|m| in_file("metrics_families", m))?,
-            None => crate::metrics::Families::DEFAULT,
-        },
+        metrics_families,
         node_name_map,
         umad,
         health: file
@@ -1296,6 +1303,32 @@ source = "127.0.0.1"
         let pkg = include_str!("../../../packaging/ibsnmpd.toml");
         let f = parse_file(pkg, "packaging/ibsnmpd.toml").unwrap();
         merge(f, "packaging/ibsnmpd.toml", &args()).unwrap();
+    }
+
+    /// Other nodes' detail attributes are read for a metrics endpoint that
+    /// serves them, and only then.
+    #[test]
+    fn metrics_detail_families_are_what_the_umad_source_reads() {
+        use ib::source::umad::pma::detail;
+        let remote = |text: &str| {
+            let f = parse_file(text, "c.toml").unwrap();
+            merge(f, "c.toml", &args()).unwrap().umad.pma.remote_details
+        };
+        let listen = "metrics_listen = \"127.0.0.1:9683\"\n";
+        assert_eq!(remote("metrics_families = [\"detail\", \"vl\"]\n"), 0);
+        assert_eq!(remote(listen), 0, "default families");
+        assert_eq!(
+            remote(&format!(
+                "{listen}metrics_families = [\"errors\", \"vl\"]\n"
+            )),
+            detail::VL_OP_PACKETS | detail::VL_OP_DATA | detail::VL_XMIT_WAIT
+        );
+        assert_eq!(
+            remote(&format!(
+                "{listen}metrics_families = [\"detail\", \"vl\"]\n"
+            )),
+            detail::ALL
+        );
     }
 
     #[test]

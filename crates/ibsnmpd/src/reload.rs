@@ -121,7 +121,16 @@ fn restart_keys(old: &Settings, new: &Settings) -> Vec<&'static str> {
     check(old.sys_location != new.sys_location, "syslocation");
     check(old.control_socket != new.control_socket, "control_socket");
     check(old.metrics_listen != new.metrics_listen, "metrics_listen");
-    check(old.umad != new.umad, "[umad]");
+    // metrics_families decides which detail attributes the umad source reads
+    // for other nodes' ports (`remote_details`): named as what was changed.
+    let remote = |s: &Settings| s.umad.pma.remote_details;
+    let mut umad = new.umad.clone();
+    umad.pma.remote_details = remote(old);
+    check(old.umad != umad, "[umad]");
+    check(
+        remote(old) != remote(new),
+        "metrics_families detail/vl (what the umad source reads)",
+    );
     check(old.sim_partitions != new.sim_partitions, "sim_partitions");
     check(old.sim_services != new.sim_services, "sim_services");
     check(old.monitors != new.monitors, "[[monitor]]");

@@ -22,17 +22,19 @@ pub fn open(settings: &Settings) -> Result<Box<dyn Source>, ConfigError> {
 }
 
 /// A source for one-shot commands (`dump`, `health`): their one sweep reads
-/// everything, not a quick start.
+/// everything (every port's detail attributes too), not a quick start.
 pub fn open_spec(spec: &str, local_node: Option<String>) -> Result<Box<dyn Source>, ConfigError> {
+    let mut umad = ib::source::umad::UmadOptions {
+        quick_start: false,
+        ..Default::default()
+    };
+    umad.pma.remote_details = ib::source::umad::pma::detail::ALL;
     open_with(
         spec,
         "--local-node",
         SourceOptions {
             local_node,
-            umad: ib::source::umad::UmadOptions {
-                quick_start: false,
-                ..Default::default()
-            },
+            umad,
             ..SourceOptions::default()
         },
     )

@@ -212,6 +212,11 @@ fn perturb(tb: &Testbed, node: &str, port: u8, k: u64, round: u64) {
     // so the agent never sees them go back (which would read as a reset).
     let m = |base: u64| base + 10 * k + round * 1_000_000_000;
     let sets: Vec<(&str, u64)> = vec![
+        // A breakdown before its summary (PortRcvErrors, PortXmitDiscards), as
+        // a PMA counts them together: the agent reads a breakdown when its
+        // summary moved (docs/umad.md "Detail attributes and tables").
+        ("PortRcvErrorDetails.PortLocalPhysicalErrors", v(600)),
+        ("PortXmitDiscardDetails.PortInactiveDiscards", v(700)),
         ("PortCounters.SymbolErrorCounter", v(100)),
         ("PortCounters.LinkErrorRecoveryCounter", v(20) % 250),
         ("PortCounters.LinkDownedCounter", v(30) % 250),
@@ -241,8 +246,6 @@ fn perturb(tb: &Testbed, node: &str, port: u8, k: u64, round: u64) {
         ),
         ("PortCountersExtended.PortXmitData", m(50_000_000_000)),
         ("PortCountersExtended.PortRcvData", m(60_000_000_000)),
-        ("PortRcvErrorDetails.PortLocalPhysicalErrors", v(600)),
-        ("PortXmitDiscardDetails.PortInactiveDiscards", v(700)),
         ("PortFlowCtlCounters.PortXmitFlowPkts", v(800_000)),
         ("PortFlowCtlCounters.PortRcvFlowPkts", v(900_000)),
         ("PortVLOpPackets.PortVLOpPackets0", v(1_000)),

@@ -76,6 +76,20 @@ impl Families {
     pub fn has(self, g: Group) -> bool {
         self.0 & (1 << g as u8) != 0
     }
+
+    /// The PMA detail attributes these families serve for every port (the
+    /// umad source reads other nodes' only for them: `PmaOptions::remote_details`).
+    pub fn pma_details(self) -> u8 {
+        use ib::source::umad::pma::detail;
+        let mut m = 0;
+        if self.has(Group::Detail) {
+            m |= detail::RCV_ERROR_DETAILS | detail::XMIT_DISCARD_DETAILS | detail::FLOW_CTL;
+        }
+        if self.has(Group::Vl) {
+            m |= detail::VL_OP_PACKETS | detail::VL_OP_DATA | detail::VL_XMIT_WAIT;
+        }
+        m
+    }
 }
 
 impl Default for Families {

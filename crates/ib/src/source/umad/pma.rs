@@ -15,6 +15,14 @@
 //! ones saturated at 2^32 - 1, as a PMA's PortCounters shows them ([`narrow_data`]),
 //! on every sweep alike: never last sweep's PortCounters beside this sweep's
 //! PortCountersExtended.
+//!
+//! Detail attributes are read for the ports someone serves them for: the local
+//! node's (IF-MIB, IB-IF-MIB) and, in `remote_details`, the others'. Those that
+//! break down a PortCounters counter ([`detail::FOLLOW_SUMMARY`]) are read when
+//! it moved or stands at its maximum: otherwise they did not move either and the
+//! last reading is this sweep's value. The traffic ones ([`detail::TRAFFIC`]),
+//! which nothing summarises, are read every sweep. Every `detail_every`-th sweep
+//! reads all of them, and every port's PortCounters, regardless.
 
 use std::collections::HashMap;
 
@@ -39,6 +47,13 @@ pub mod detail {
     pub const VL_OP_DATA: u8 = 1 << 4;
     pub const VL_XMIT_WAIT: u8 = 1 << 5;
     pub const ALL: u8 = 0x3f;
+    /// Attributes that break down a PortCounters counter (PortRcvErrors,
+    /// PortXmitDiscards, PortXmitWait): while that counter stands still and
+    /// below its maximum, so do they, and their last reading is current.
+    pub const FOLLOW_SUMMARY: u8 = RCV_ERROR_DETAILS | XMIT_DISCARD_DETAILS | VL_XMIT_WAIT;
+    /// Attributes nothing summarises that move with traffic (flow control
+    /// packets, per-VL packets and data): current only when read this sweep.
+    pub const TRAFFIC: u8 = FLOW_CTL | VL_OP_PACKETS | VL_OP_DATA;
 }
 
 const DETAILS: [(u8, u16); 6] = [
@@ -56,12 +71,20 @@ const DETAILS: [(u8, u16); 6] = [
 /// PMA polling options.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct PmaOptions {
-    /// Detail attributes to poll (mask of [`detail`] bits); 0 polls only the counters.
+    /// Detail attributes to poll (mask of [`detail`] bits); 0 polls only the
+    /// counters. All of them are wanted for the local node's ports (IF-MIB and
+    /// IB-IF-MIB serve them), read as below.
     pub details: u8,
-    /// Detail attributes are read every sweep for the local node's ports (IF-MIB
-    /// and IB-IF-MIB serve them), and for other ports when the summary counter
-    /// they break down moved (PortRcvErrors, PortXmitDiscards, PortXmitWait) or
-    /// on every `detail_every`-th sweep; 1 reads them every sweep.
+    /// Which of `details` are read for the other nodes' ports: only what a
+    /// consumer serves for them (the daemon's opt-in metrics families `detail`
+    /// and `vl`; dumps read all). Default none. Those in
+    /// [`detail::FOLLOW_SUMMARY`] are read when their summary counter moved or
+    /// stands at its maximum, those in [`detail::TRAFFIC`] every sweep.
+    pub remote_details: u8,
+    /// Every `detail_every`-th sweep reads every port in full: PortCounters of
+    /// each port (no switch sum standing for them) and every wanted detail
+    /// attribute (the local node's, `remote_details` for the others), moved or
+    /// not (a PMA whose details move without their summary). 1: every sweep.
     pub detail_every: u32,
     /// Read PortCountersExtended where the PMA has it (default true); false halves the
     /// MADs and leaves the 64-bit totals to the accumulation of the 32-bit counters.
@@ -79,7 +102,8 @@ impl Default for PmaOptions {
     fn default() -> Self {
         PmaOptions {
             details: detail::ALL,
-            detail_every: 6,
+            remote_details: 0,
+            detail_every: 30,
             extended: true,
             reset_threshold: None,
             switch_sums: true,
@@ -307,9 +331,8 @@ fn sums_usable(t: &Target, caps: &PmaCaps, opts: &PmaOptions) -> bool {
 /// not read in full this sweep, last sweep's sum and every port's last PortCounters
 /// at hand.
 fn sum_first(t: &Target, caps: &PmaCaps, opts: &PmaOptions, schedule: &Schedule<'_>) -> bool {
-    let every = schedule.full || schedule.local == Some(t.node);
     sums_usable(t, caps, opts)
-        && !every
+        && !schedule.full
         && schedule.prev_sums.is_some_and(|m| m.contains_key(&t.node))
         && schedule
             .prev
@@ -339,24 +362,46 @@ fn attr_request(t: &Target, i: usize, port: u8, a: u16) -> (Q, Request) {
     )
 }
 
-/// Which detail attributes (mask of [`detail`] bits) to read for a port after its
-/// PortCounters answer: all of them when `every` (local ports, the periodic full
-/// read, a port seen for the first time), else those whose summary counter moved.
+/// Which detail attributes (mask of [`detail`] bits) may have moved for a port
+/// after its PortCounters answer: all of them when `every` (the periodic full
+/// read) or for a port seen for the first time, else the traffic ones
+/// and those whose summary counter moved or stands at its maximum (where it
+/// no longer shows movement). The caller masks what it wants.
 pub fn details_due(prev: Option<&PortCounters>, now: &PortCounters, every: bool) -> u8 {
     let Some(p) = prev.filter(|_| !every) else {
         return detail::ALL;
     };
-    let mut m = 0;
-    if p.port_rcv_errors != now.port_rcv_errors {
+    let mut m = detail::TRAFFIC;
+    if p.port_rcv_errors != now.port_rcv_errors || now.port_rcv_errors == u16::MAX {
         m |= detail::RCV_ERROR_DETAILS;
     }
-    if p.port_xmit_discards != now.port_xmit_discards {
+    if p.port_xmit_discards != now.port_xmit_discards || now.port_xmit_discards == u16::MAX {
         m |= detail::XMIT_DISCARD_DETAILS;
     }
-    if p.port_xmit_wait != now.port_xmit_wait {
+    if p.port_xmit_wait != now.port_xmit_wait || now.port_xmit_wait == u32::MAX {
         m |= detail::VL_XMIT_WAIT;
     }
     m
+}
+
+/// The detail attributes wanted for the ports of `node` (see [`PmaOptions`]).
+fn wanted(opts: &PmaOptions, schedule: &Schedule<'_>, node: Guid) -> u8 {
+    if schedule.local == Some(node) {
+        opts.details
+    } else if schedule.counters_only {
+        0
+    } else {
+        opts.details & opts.remote_details
+    }
+}
+
+/// Requests for the detail attributes of `due` the node's PMA has not refused.
+fn detail_requests(t: &Target, i: usize, port: u8, due: u8, unsupported: u8) -> Vec<(Q, Request)> {
+    DETAILS
+        .iter()
+        .filter(|(bit, _)| due & bit != 0 && unsupported & bit == 0)
+        .map(|&(_, a)| attr_request(t, i, port, a))
+        .collect()
 }
 
 /// What the previous sweep read, for deciding which detail attributes are due.
@@ -364,7 +409,8 @@ pub fn details_due(prev: Option<&PortCounters>, now: &PortCounters, every: bool)
 pub struct Schedule<'a> {
     /// PortCounters of each port at the previous sweep.
     pub prev: Option<&'a HashMap<(Guid, u8), PortCounters>>,
-    /// The node whose ports are read in full every sweep (the local node).
+    /// The local node: every detail attribute of `details` is wanted for
+    /// its ports (IF-MIB and IB-IF-MIB serve them), from the first sweep on.
     pub local: Option<Guid>,
     /// This sweep reads every port in full (`detail_every`).
     pub full: bool,
@@ -429,13 +475,17 @@ pub fn sweep(
                 let last = schedule.prev;
                 match (now, prev) {
                     (Some(now), Some(prev)) if sum_unchanged(prev, &now) => {
-                        // No port's counters moved: last sweep's readings stand.
+                        // No port's counters moved: last sweep's readings stand,
+                        // and the details that follow them; traffic ones are read.
+                        let due = wanted(&opts, &schedule, t.node) & detail::TRAFFIC;
+                        let unsupported = caps.get(&t.node).map_or(0, |c| c.unsupported);
                         for &p in &t.ports {
                             if let Some(c) = last.and_then(|m| m.get(&(t.node, p))) {
                                 let s = out.samples.entry((t.node, p)).or_default();
                                 s.readings.counters = c.clone();
                                 s.counters_read = true;
                                 out.unchanged_ports += 1;
+                                next.extend(detail_requests(t, i, p, due, unsupported));
                             } else {
                                 next.push(attr_request(t, i, p, attr::PORT_COUNTERS));
                             }
@@ -482,20 +532,11 @@ pub fn sweep(
                 let s = out.samples.entry((t.node, port)).or_default();
                 store(s, a, data, fields);
                 if let (attr::PORT_COUNTERS, Some(r)) = (a, s.readings()) {
-                    let local = schedule.local == Some(t.node);
-                    let every = schedule.full || local;
                     let prev = schedule.prev.and_then(|m| m.get(&(t.node, port)));
-                    let due = if schedule.counters_only && !local {
-                        0
-                    } else {
-                        details_due(prev, &r.counters, every) & opts.details
-                    };
+                    let due = details_due(prev, &r.counters, schedule.full)
+                        & wanted(&opts, &schedule, t.node);
                     let unsupported = caps.get(&t.node).map_or(0, |c| c.unsupported);
-                    for (bit, d) in DETAILS {
-                        if due & bit != 0 && unsupported & bit == 0 {
-                            next.push(attr_request(t, target, port, d));
-                        }
-                    }
+                    next.extend(detail_requests(t, target, port, due, unsupported));
                 }
                 if a == attr::PORT_COUNTERS {
                     if let (Some(th), Some(r)) = (opts.reset_threshold, s.readings()) {
@@ -663,7 +704,17 @@ mod tests {
         let a = PortCounters::default();
         assert_eq!(details_due(None, &a, false), detail::ALL, "first sighting");
         assert_eq!(details_due(Some(&a), &a, true), detail::ALL, "full read");
-        assert_eq!(details_due(Some(&a), &a, false), 0);
+        // Traffic details are due every sweep (if wanted), the others not.
+        assert_eq!(details_due(Some(&a), &a, false), detail::TRAFFIC);
+        let at_max = PortCounters {
+            port_rcv_errors: u16::MAX,
+            ..a.clone()
+        };
+        assert_eq!(
+            details_due(Some(&at_max), &at_max, false),
+            detail::TRAFFIC | detail::RCV_ERROR_DETAILS,
+            "a saturated summary hides movement"
+        );
         let b = PortCounters {
             port_rcv_errors: 1,
             port_xmit_wait: 9,
@@ -672,7 +723,7 @@ mod tests {
         };
         assert_eq!(
             details_due(Some(&a), &b, false),
-            detail::RCV_ERROR_DETAILS | detail::VL_XMIT_WAIT
+            detail::TRAFFIC | detail::RCV_ERROR_DETAILS | detail::VL_XMIT_WAIT
         );
         let c = PortCounters {
             port_xmit_discards: 1,
@@ -680,7 +731,7 @@ mod tests {
         };
         assert_eq!(
             details_due(Some(&a), &c, false),
-            detail::XMIT_DISCARD_DETAILS
+            detail::TRAFFIC | detail::XMIT_DISCARD_DETAILS
         );
     }
 

@@ -66,8 +66,10 @@ pub struct UmadOptions {
     pub quick_start: bool,
     /// Switch forwarding tables and P_Key tables are read again only when a
     /// discovery sees a changed subnet (nodes, ports, LIDs, links, port states, the
-    /// master SM's LID) or on every `tables_every`-th sweep; otherwise the last
-    /// ones are kept. 1 reads them every sweep.
+    /// master SM's LID), when our own partitions change, or on every
+    /// `tables_every`-th sweep (default 30, like `topology_every`: an SM's
+    /// rerouting or partition change that nothing else shows); otherwise the
+    /// last ones are kept. 1 reads them every sweep.
     pub tables_every: u32,
 }
 
@@ -85,7 +87,7 @@ impl Default for UmadOptions {
             subscribe_traps: false,
             topology_every: 30,
             quick_start: true,
-            tables_every: 6,
+            tables_every: 30,
         }
     }
 }
