@@ -149,8 +149,15 @@ pub fn run(
         ]
         .iter()
         .map(|o| Oid::from_slice(o))
-        .chain(crate::vacm_tables::secret_subtrees())
         .collect(),
+    );
+    // Community strings in the administrative tables: hidden below authPriv,
+    // still configurable by whoever may write there.
+    dispatcher.set_hidden_subtrees(
+        crate::vacm_tables::hidden_subtrees()
+            .into_iter()
+            .chain(crate::targets::hidden_subtrees())
+            .collect(),
     );
     let mut or_entries = Vec::new();
     let mut agentx_modules = Vec::new();

@@ -227,3 +227,12 @@ fn params_of(s: &SinkSettings) -> TargetParams {
         security_level: Some(level),
     }
 }
+
+/// snmpTargetParamsSecurityName: for SNMPv1/v2c targets the community the
+/// notifications carry, readable only at authPriv (the whole column: the
+/// index does not say the model), writable by whoever may write there.
+pub fn hidden_subtrees() -> Vec<snmp::oid::Oid> {
+    vec![snmp::oid::Oid::from_slice(
+        mibs::oids::snmp_target_mib::SNMP_TARGET_PARAMS_SECURITY_NAME,
+    )]
+}

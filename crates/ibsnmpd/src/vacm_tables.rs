@@ -77,8 +77,9 @@ pub fn managed(system: Arc<ArcSwap<SystemState>>) -> ManagedVacm {
 
 /// vacmSecurityToGroupTable's SNMPv1 and SNMPv2c rows: their securityNames
 /// are community strings, readable only at authPriv (as SM_Key), so a
-/// read-only community cannot learn the others.
-pub fn secret_subtrees() -> Vec<Oid> {
+/// read-only community cannot learn the others; a read-write one may still
+/// create them.
+pub fn hidden_subtrees() -> Vec<Oid> {
     use mibs::oids::snmp_view_based_acm_mib as o;
     [
         o::VACM_GROUP_NAME,

@@ -112,15 +112,26 @@ pub enum Clearance {
 struct Guarded<'a> {
     inner: &'a dyn AccessCheck,
     secrets: &'a [Oid],
+    /// Secret to read only: writable as any other object.
+    hidden: &'a [Oid],
     clearance: Clearance,
 }
 
 impl Guarded<'_> {
+    /// The secret subtree (to read) holding `oid`, unless cleared.
     fn secret(&self, oid: &[u32]) -> Option<&Oid> {
         if self.clearance == Clearance::Secret {
             return None;
         }
-        self.secrets.iter().find(|s| oid.starts_with(s.as_slice()))
+        self.secrets
+            .iter()
+            .chain(self.hidden)
+            .find(|s| oid.starts_with(s.as_slice()))
+    }
+
+    fn write_secret(&self, oid: &[u32]) -> bool {
+        self.clearance != Clearance::Secret
+            && self.secrets.iter().any(|s| oid.starts_with(s.as_slice()))
     }
 }
 
@@ -129,7 +140,7 @@ impl AccessCheck for Guarded<'_> {
         self.secret(oid).is_none() && self.inner.readable(oid)
     }
     fn writable(&self, oid: &[u32]) -> bool {
-        self.secret(oid).is_none() && self.inner.writable(oid)
+        !self.write_secret(oid) && self.inner.writable(oid)
     }
     fn resume_after(&self, oid: &[u32]) -> Oid {
         match self.secret(oid) {
@@ -142,7 +153,11 @@ impl AccessCheck for Guarded<'_> {
             return Some(false);
         }
         let secret_inside = self.clearance != Clearance::Secret
-            && self.secrets.iter().any(|s| s.starts_with(prefix));
+            && self
+                .secrets
+                .iter()
+                .chain(self.hidden)
+                .any(|s| s.starts_with(prefix));
         if secret_inside {
             return None;
         }
@@ -160,6 +175,9 @@ pub struct Dispatcher<V, K> {
     /// request may read or write; the rule lives here so that every
     /// transport passes it.
     secrets: Vec<Oid>,
+    /// Subtrees only a cleared request may read, any request with write
+    /// access may Set ([`Dispatcher::set_hidden_subtrees`]).
+    hidden: Vec<Oid>,
 }
 
 /// Default cap on the varbinds of one GetBulk response (net-snmp's
@@ -184,6 +202,7 @@ impl<V, K> Dispatcher<V, K> {
             max_repetitions: DEFAULT_MAX_REPETITIONS,
             max_bulk_varbinds: DEFAULT_MAX_BULK_VARBINDS,
             secrets: Vec::new(),
+            hidden: Vec::new(),
         }
     }
 
@@ -194,10 +213,18 @@ impl<V, K> Dispatcher<V, K> {
         self.secrets = secrets;
     }
 
+    /// Subtrees readable only with [`Clearance::Secret`] but writable by
+    /// any request with write access: values a read-only principal must not
+    /// learn (community strings) that a read-write one may configure.
+    pub fn set_hidden_subtrees(&mut self, hidden: Vec<Oid>) {
+        self.hidden = hidden;
+    }
+
     fn guard<'a>(&'a self, inner: &'a dyn AccessCheck, clearance: Clearance) -> Guarded<'a> {
         Guarded {
             inner,
             secrets: &self.secrets,
+            hidden: &self.hidden,
             clearance,
         }
     }
@@ -1183,6 +1210,36 @@ mod tests {
             (r.error_status, r.error_index),
             (ErrorStatus::NoCreation, 2)
         );
+    }
+
+    /// Hidden subtrees: read only with clearance, written by anyone with
+    /// write access.
+    #[test]
+    fn hidden_subtrees_are_secret_to_read_only() {
+        let mut d = dispatcher();
+        let column = oid("1.3.6.1.2.1.2.2.1.3");
+        d.set_hidden_subtrees(vec![column.clone()]);
+        let v = view();
+        let cell = oid("1.3.6.1.2.1.2.2.1.3.1");
+        let run =
+            |c: Clearance, pdu: &Pdu| d.process_with(&v, Version::V2c, pdu, 65000, &FullAccess, c);
+        let get = Pdu::GetRequest(PduBody::request(
+            1,
+            vec![VarBind::new(cell.clone(), Value::Null)],
+        ));
+        assert_eq!(
+            response(run(Clearance::Public, &get)).varbinds[0].value,
+            Value::NoSuchObject
+        );
+        assert_eq!(
+            response(run(Clearance::Secret, &get)).varbinds[0].value,
+            Value::Gauge32(1)
+        );
+        let set = Pdu::SetRequest(PduBody::request(
+            1,
+            vec![VarBind::new(cell, Value::Integer(7))],
+        ));
+        assert!(matches!(run(Clearance::Public, &set), Outcome::Set { .. }));
     }
 
     /// The secret rule holds on every way in: the engine's requests without
