@@ -298,6 +298,14 @@ fn dead_sm_and_packet_loss_are_survived() {
     println!("after loss: ok {ok}/10, {st:?}");
     assert!(st.transport.retries > 0, "{st:?}");
     assert!(ok > 0);
+    // All of it: Hca1's PMA does not answer, so its counters are absent
+    // (never the last reading as if it were current) until it answers again.
+    child_console("Error \"Hca1\"[1] 100");
+    let snap = (0..3)
+        .find_map(|_| s.sweep().ok())
+        .expect("a sweep with Hca1 silent");
+    assert!(s.stats().unreached_ports > 0, "{:?}", s.stats());
+    assert!(port_of(&snap, "Hca1", 1).counters.is_none());
     child_console("Error \"Hca1\"[1] 0");
     let snap = s.sweep().unwrap();
     assert!(port_of(&snap, "Hca1", 1).counters.is_some());

@@ -15,8 +15,9 @@
 //!   the SMs themselves are then asked for SMInfo at their ports (LID-routed SMP): one
 //!   that does not answer reads notActive, its ActCount not current
 //!   ([`crate::model::SmRecord::answering`]);
-//! - PMA failures leave those ports' counters as last read (their `read_at` says
-//!   when), counted per node and attribute and logged per distinct cause
+//! - PMA failures make those ports' counters absent from the snapshot (their
+//!   last reading cannot be current; the totals go on when the PMA answers
+//!   again), counted per node and attribute and logged per distinct cause
 //!   ([`super::faults`]).
 
 use std::collections::HashMap;
@@ -407,7 +408,7 @@ impl UmadSource {
         }
         self.last_disc = Some(d);
         self.sweep_no += 1;
-        let snap = builder.build(
+        let mut snap = builder.build(
             crate::model::SweepInfo {
                 number: self.sweep_no,
                 time,
@@ -417,6 +418,17 @@ impl UmadSource {
             },
             &mut self.history,
         );
+        // A port whose PMA did not answer this sweep has no current counters:
+        // absent from this snapshot, never its last reading as if live (the
+        // history keeps it, so totals go on when the PMA answers again).
+        for (node, port) in pma.unreached_ports() {
+            if let Some(p) = snap
+                .port_of(node, crate::types::PortNum(port))
+                .and_then(|i| snap.ports.get_mut(i as usize))
+            {
+                p.counters = None;
+            }
+        }
         self.addresses = Addresses::of(&snap);
         Ok(snap)
     }
