@@ -14,7 +14,6 @@
 //! A module declares a row type ([`AdminRow`]) per table and serves it with
 //! [`AdminTable`]; TestAndIncr spin locks are [`spin_lock`] scalars.
 
-use std::collections::BTreeMap;
 use std::fmt::Debug;
 use std::time::Instant;
 
@@ -557,10 +556,6 @@ pub fn string_index(s: &[u8], out: &mut Vec<u32>) {
 pub fn sized(s: &[u8], lo: usize, hi: usize) -> bool {
     (lo..=hi).contains(&s.len())
 }
-
-/// A map for rows keyed by something other than their index (derived
-/// lookups of module states).
-pub type ByName<T> = BTreeMap<Vec<u8>, T>;
 
 #[cfg(test)]
 mod tests {

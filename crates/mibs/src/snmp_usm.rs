@@ -296,13 +296,10 @@ impl AdminRow for UsmUser {
                 self.auth_key = Some(changed_key(self.auth(), &self.auth_key, value)?);
                 Ok(())
             }
+            // Hashed with the authentication protocol (RFC 3414 5); the new
+            // key has the old one's length, the privacy protocol's.
             PRIV_KEY_CHANGE | OWN_PRIV_KEY_CHANGE => {
-                let new = changed_key(self.auth(), &self.priv_key, value)?;
-                // The key keeps the protocol's length.
-                if self.privacy().is_none() {
-                    return Err(SetError::InconsistentValue);
-                }
-                self.priv_key = Some(new);
+                self.priv_key = Some(changed_key(self.auth(), &self.priv_key, value)?);
                 Ok(())
             }
             PUBLIC => match value {
