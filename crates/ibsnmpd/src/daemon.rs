@@ -443,6 +443,7 @@ async fn start_traps(
         forward,
         Some(usm),
         targets,
+        settings.agentx_if_index_offset,
     )
     .await
 }

@@ -73,6 +73,7 @@ impl Traps {
         forward: Option<tokio::sync::mpsc::Sender<Vec<snmp::value::VarBind>>>,
         usm: Option<Arc<Usm>>,
         targets: Option<Arc<dyn SinkSource>>,
+        if_index_offset: u32,
     ) -> Result<Option<Traps>> {
         // AgentX mode forwards notifications to the master even without sinks
         // of our own.
@@ -149,6 +150,7 @@ impl Traps {
             settings.thresholds,
             system,
             fabric,
+            if_index_offset,
         ));
         Ok(Some(Traps { notifier }))
     }
@@ -232,6 +234,7 @@ async fn event_task(
     thresholds: Thresholds,
     system: Arc<ArcSwap<SystemState>>,
     fabric: FabricHandle,
+    if_index_offset: u32,
 ) {
     loop {
         let u = fabric.next_update().await;
@@ -245,7 +248,7 @@ async fn event_task(
             for n in notif::from_event(ev, &u.next) {
                 notifier.notify(n);
             }
-            if let Some(n) = notif::link_up_down_for(ev, &u.next, &system.load()) {
+            if let Some(n) = notif::link_up_down_for(ev, &u.next, &system.load(), if_index_offset) {
                 notifier.notify(n);
             }
         }

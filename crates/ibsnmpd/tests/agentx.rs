@@ -493,3 +493,62 @@ fn notifications_in_agentx_mode_go_out_through_the_masters_sinks() {
     assert_eq!(t.pdu, "TRAP2", "{t:?}");
     assert!(t.object("IB-SM-MIB::ibSmTrapPortNum1").is_some(), "{t:?}");
 }
+
+/// linkUp/linkDown through snmpd name the ifIndex the master serves (the
+/// `agentx_if_index_offset` added, as the served rows have it), and
+/// ifLinkUpDownTrapEnable set through snmpd on a served row silences that
+/// row's traps.
+#[test]
+fn link_traps_through_snmpd_name_the_served_if_index() {
+    let trapd = trapd::Trapd::start();
+    let dir = tempfile::tempdir().unwrap();
+    let m = Master::start_with(dir.path(), &format!("trap2sink {} public", trapd.addr()));
+    let conf = dir.path().join("ibsnmpd.toml");
+    std::fs::write(
+        &conf,
+        format!(
+            "agentx = \"{}\"\nagentx_if_mib = true\nagentx_if_index_offset = 5000\n",
+            m.socket.display()
+        ),
+    )
+    .unwrap();
+    let ctl_sock = dir.path().join("ctl.sock");
+    let (conf_s, ctl_s) = (conf.display().to_string(), ctl_sock.display().to_string());
+    let agent = Agent::start(&[
+        "--config",
+        &conf_s,
+        "--control-socket",
+        &ctl_s,
+        "--sweep-interval",
+        "0.5",
+    ]);
+    wait_registered(&m, &agent);
+    // ifLinkUpDownTrapEnable of the local HCA's port 2 (ifIndex 5002): disabled(2).
+    set_through(
+        &m,
+        ".1.3.6.1.2.1.31.1.1.1.14.5002",
+        "2",
+        "ifLinkUpDownTrapEnable through snmpd",
+    );
+    // Port 2 first: its traps, were any sent, would come before port 1's.
+    let ctl = |port: &str| common::ctl(Path::new(&ctl_s), &["link-flap", "node01", port, "0.5"]);
+    ctl("2");
+    std::thread::sleep(Duration::from_secs(2));
+    ctl("1");
+    let traps = trapd.wait(Duration::from_secs(20), "linkUp of port 1", |t| {
+        !trapd::named(t, "linkUp").is_empty()
+    });
+    let link: Vec<_> = traps
+        .iter()
+        .filter(|t| t.name.ends_with("linkUp") || t.name.ends_with("linkDown"))
+        .collect();
+    assert_eq!(link.len(), 2, "port 1's linkDown and linkUp only: {link:#?}");
+    for t in link {
+        assert_eq!(
+            t.object("IF-MIB::ifIndex"),
+            Some("INTEGER: 5001"),
+            "the row the master serves: {t:?}"
+        );
+        assert!(t.objects[0].starts_with("IF-MIB::ifIndex.5001 "), "{t:?}");
+    }
+}

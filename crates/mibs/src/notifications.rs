@@ -535,11 +535,15 @@ pub fn from_event(ev: &FabricEvent, snap: &Snapshot) -> Vec<Notification> {
 /// IF-MIB linkUp/linkDown for a link state change of one of the local
 /// node's ports (RFC 2863: linkDown when ifOperStatus enters down, linkUp
 /// when it leaves down), None for other events or when the interface's
-/// ifLinkUpDownTrapEnable is disabled(2).
+/// ifLinkUpDownTrapEnable is disabled(2). `if_index_offset`: what the
+/// served IF-MIB rows add to every ifIndex (AgentX's
+/// `agentx_if_index_offset`), so the trap names the row a manager reads and
+/// the enable flag is looked up where a Set stored it.
 pub fn link_up_down_for(
     ev: &FabricEvent,
     snap: &Snapshot,
     system: &SystemState,
+    if_index_offset: u32,
 ) -> Option<Notification> {
     let FabricEventKind::LinkStateChange {
         node_guid,
@@ -556,7 +560,7 @@ pub fn link_up_down_for(
     if local.info.node_guid != *node_guid {
         return None;
     }
-    let idx = if_index(local, p.0)?;
+    let idx = if_index(local, p.0)?.checked_add(if_index_offset)?;
     let before = oper_status(*from, *phys_from);
     let after = oper_status(*to, *phys_to);
     let up = match (before == OperStatus::Down, after == OperStatus::Down) {
