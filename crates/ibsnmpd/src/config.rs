@@ -902,6 +902,14 @@ fn merge(mut file: FileConfig, origin: &str, args: &RunArgs) -> Result<Settings,
     if metrics_listen.is_some() {
         umad.pma.remote_details = metrics_families.pma_details();
     }
+    let agentx_if_index_offset = match (&agentx, file.agentx_if_mib) {
+        (Some(_), Some(true)) => file
+            .agentx_if_index_offset
+            .unwrap_or(crate::agentx::DEFAULT_IF_INDEX_OFFSET),
+        _ => 0,
+    };
+    // linkUp/linkDown name the rows as served.
+    notify.if_index_offset = agentx_if_index_offset;
     Ok(Settings {
         secrets: file.secrets.unwrap_or(false),
         sim_partitions: file.sim_partitions,
@@ -937,12 +945,7 @@ fn merge(mut file: FileConfig, origin: &str, args: &RunArgs) -> Result<Settings,
         sys_name,
         sys_location,
         control_socket: args.control_socket.clone().or(file.control_socket),
-        agentx_if_index_offset: match (&agentx, file.agentx_if_mib) {
-            (Some(_), Some(true)) => file
-                .agentx_if_index_offset
-                .unwrap_or(crate::agentx::DEFAULT_IF_INDEX_OFFSET),
-            _ => 0,
-        },
+        agentx_if_index_offset,
         agentx,
         agentx_if_mib: file.agentx_if_mib.unwrap_or(false),
         notify,

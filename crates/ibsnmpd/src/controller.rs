@@ -6,8 +6,9 @@
 //! (atomically, fsynced) before it is published and before the agent sends
 //! the response; changes for the fabric go to the source thread over its
 //! channel and are awaited. On failure nothing is published and what was
-//! persisted is rolled back (commitFailed), or undoFailed when the rollback
-//! itself fails.
+//! persisted is rolled back, and SM operations already applied are taken
+//! back (commitFailed), or undoFailed when something cannot be: a rollback
+//! that fails, or a fabric operation already done.
 
 use std::sync::Arc;
 
@@ -21,7 +22,7 @@ use tracing::{error, info};
 use ib::source::ControlOp;
 
 use crate::fabric::FabricHandle;
-use crate::opensm::{OpenSmControl, SmFailure};
+use crate::opensm::{OpenSmControl, SmFailure, SmUndo};
 use crate::state::StateStore;
 use ib::opensm::SmOp;
 use mibs::ib_sm_req::Job;
@@ -151,26 +152,29 @@ impl Inner {
                 });
             }
         }
+        // SM operations first: unlike fabric operations, they can be taken
+        // back when a later operation fails.
+        let mut sm_undo = None;
         if let Some(&(first, _)) = service.first() {
             let ops: Vec<SmOp> = service.iter().map(|(_, op)| op.clone()).collect();
-            if let Err(failure) = self.apply_service(ops).await {
-                let reason = failure.reason().to_string();
-                error!(varbind = first + 1, %reason, "SM Set failed");
-                let mut kind = match failure {
-                    SmFailure::Failed(_) => ApplyErrorKind::CommitFailed,
-                    SmFailure::NotUndone(_) => ApplyErrorKind::UndoFailed,
-                };
-                if persisted {
-                    if let Err(e) = self.persist(old_kv.clone()).await {
-                        error!(error = %e, "cannot roll back persisted state");
+            match self.apply_service(ops).await {
+                Ok(undo) => sm_undo = Some(undo),
+                Err(failure) => {
+                    let reason = failure.reason().to_string();
+                    error!(varbind = first + 1, %reason, "SM Set failed");
+                    let mut kind = match failure {
+                        SmFailure::Failed(_) => ApplyErrorKind::CommitFailed,
+                        SmFailure::NotUndone(_) => ApplyErrorKind::UndoFailed,
+                    };
+                    if persisted && !self.roll_back_persisted(&old_kv).await {
                         kind = ApplyErrorKind::UndoFailed;
                     }
+                    return Err(ApplyError {
+                        index: first,
+                        kind,
+                        reason,
+                    });
                 }
-                return Err(ApplyError {
-                    index: first,
-                    kind,
-                    reason,
-                });
             }
         }
         for (done, (i, op)) in fabric_ops.into_iter().enumerate() {
@@ -187,11 +191,13 @@ impl Inner {
                 } else {
                     ApplyErrorKind::UndoFailed
                 };
-                if persisted {
-                    if let Err(e) = self.persist(old_kv.clone()).await {
-                        error!(error = %e, "cannot roll back persisted state");
+                if let Some(undo) = sm_undo.take() {
+                    if !self.undo_service(undo).await {
                         kind = ApplyErrorKind::UndoFailed;
                     }
+                }
+                if persisted && !self.roll_back_persisted(&old_kv).await {
+                    kind = ApplyErrorKind::UndoFailed;
                 }
                 return Err(ApplyError {
                     index: i,
@@ -258,19 +264,60 @@ impl Inner {
     /// (file and console I/O off the runtime's threads); then the last
     /// snapshot is published again, so a Get right after the response reads
     /// what opensm.conf now says.
-    async fn apply_service(&self, ops: Vec<SmOp>) -> Result<(), SmFailure> {
+    async fn apply_service(&self, ops: Vec<SmOp>) -> Result<SmUndo, SmFailure> {
         let Some(opensm) = self.opensm.clone() else {
             return Err(SmFailure::Failed(
                 "no [opensm] section: the SM is not steered".into(),
             ));
         };
-        tokio::task::spawn_blocking(move || opensm.apply(&ops))
+        let undo = tokio::task::spawn_blocking(move || opensm.apply(&ops))
             .await
             .map_err(|e| SmFailure::Failed(e.to_string()))??;
-        if let Err(e) = self.fabric.republish().await {
-            error!(error = %e, "cannot publish after an SM Set");
+        self.republish("an SM Set").await;
+        Ok(undo)
+    }
+
+    /// Takes back applied SM operations (a later operation of the same Set
+    /// failed); false when they could not be.
+    async fn undo_service(&self, undo: SmUndo) -> bool {
+        let Some(opensm) = self.opensm.clone() else {
+            return false;
+        };
+        let done = tokio::task::spawn_blocking(move || opensm.undo(undo)).await;
+        self.republish("an SM Set was undone").await;
+        match done {
+            Ok(Ok(())) => {
+                info!("SM Set undone: a later operation of the same Set failed");
+                true
+            }
+            Ok(Err(reason)) => {
+                error!(%reason, "SM Set could not be undone");
+                false
+            }
+            Err(e) => {
+                error!(error = %e, "SM Set could not be undone");
+                false
+            }
         }
-        Ok(())
+    }
+
+    /// Publishes the last snapshot again, so a Get right after the response
+    /// reads what opensm.conf now says.
+    async fn republish(&self, after: &str) {
+        if let Err(e) = self.fabric.republish().await {
+            error!(error = %e, "cannot publish after {after}");
+        }
+    }
+
+    /// Writes back the state file as it was; false when it could not be.
+    async fn roll_back_persisted(&self, old_kv: &Persisted) -> bool {
+        match self.persist(old_kv.clone()).await {
+            Ok(()) => true,
+            Err(e) => {
+                error!(error = %e, "cannot roll back persisted state");
+                false
+            }
+        }
     }
 
     /// Puts back the state before the last successful apply.

@@ -443,7 +443,6 @@ async fn start_traps(
         forward,
         Some(usm),
         targets,
-        settings.agentx_if_index_offset,
     )
     .await
 }

@@ -73,7 +73,6 @@ impl Traps {
         forward: Option<tokio::sync::mpsc::Sender<Vec<snmp::value::VarBind>>>,
         usm: Option<Arc<Usm>>,
         targets: Option<Arc<dyn SinkSource>>,
-        if_index_offset: u32,
     ) -> Result<Option<Traps>> {
         // AgentX mode forwards notifications to the master even without sinks
         // of our own.
@@ -150,7 +149,7 @@ impl Traps {
             settings.thresholds,
             system,
             fabric,
-            if_index_offset,
+            settings.if_index_offset,
         ));
         Ok(Some(Traps { notifier }))
     }

@@ -542,7 +542,11 @@ fn link_traps_through_snmpd_name_the_served_if_index() {
         .iter()
         .filter(|t| t.name.ends_with("linkUp") || t.name.ends_with("linkDown"))
         .collect();
-    assert_eq!(link.len(), 2, "port 1's linkDown and linkUp only: {link:#?}");
+    assert_eq!(
+        link.len(),
+        2,
+        "port 1's linkDown and linkUp only: {link:#?}"
+    );
     for t in link {
         assert_eq!(
             t.object("IF-MIB::ifIndex"),

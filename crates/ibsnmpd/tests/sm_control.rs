@@ -695,3 +695,73 @@ fn admin_sm_state_stops_and_starts_opensm_through_the_configured_commands() {
         let _ = std::process::Command::new("kill").arg(pid.trim()).status();
     }
 }
+
+/// One Set with an SM operation (ibSmConfigPriority) and a fabric operation
+/// that fails (a PMA counter clear to an HCA whose port drops every MAD:
+/// ibsim's `Error`): the SM operation is taken back, opensm.conf and the
+/// running OpenSM are as before, and the answer says nothing changed
+/// (commitFailed, not undoFailed; RFC 3416 4.2.5).
+#[test]
+fn a_failing_fabric_operation_takes_back_the_sm_operations_of_the_same_set() {
+    let mut cfg = TestbedConfig::new(SMALL_NET);
+    cfg.sm_sweep_secs = 2;
+    cfg.opensm_conf = Some(OPENSM_CONF.to_string());
+    let tb = Testbed::start(cfg).unwrap_or_else(|e| panic!("testbed: {e}"));
+    let conf_path = tb.dir().join("opensm.conf");
+    let (_dir, agent) = steering_agent(
+        &tb,
+        &format!(
+            "[opensm]\nconf = \"{}\"\nconsole = \"127.0.0.1:{}\"\n",
+            conf_path.display(),
+            tb.console_port()
+        ),
+    );
+    let lids = common::node_lids(&tb);
+    let (guid, _) = common::node_by_name(&tb, &lids, "Hca2");
+    // pmPortCountersSymbolErrorCounter of Hca2: a Set(PortCounters) clear.
+    let clear = format!(".1.3.6.1.3.117.1.4.1.3.{}", common::guid_index(guid));
+    tb.console("Error \"Hca2\"[1] 100").expect("ibsim Error");
+
+    let o = snmp(
+        "snmpset",
+        &[
+            "-v2c",
+            "-c",
+            "private",
+            "-On",
+            "-t",
+            "30",
+            "-r",
+            "0",
+            &agent.target,
+            PRIORITY,
+            "u",
+            "9",
+            &clear,
+            "i",
+            "0",
+        ],
+    );
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(!o.status.success(), "{text}");
+    assert!(text.contains("commitFailed"), "{text}");
+    assert_eq!(std::fs::read_to_string(&conf_path).unwrap(), OPENSM_CONF);
+    // OpenSM re-reads the restored file on its heavy resweep, which puts
+    // the priority back (once Hca2 answers again: with a port that drops
+    // every MAD, OpenSM's sweeps do not complete).
+    tb.console("Error \"Hca2\"[1] 0").expect("ibsim Error");
+    wait_for("sminfo priority 1", Duration::from_secs(60), || {
+        let si = tb.run_diag("sminfo", &[]).ok()?;
+        if !si.stdout.contains("priority 1 ") {
+            let _ = tb.opensm_console("resweep heavy");
+            return None;
+        }
+        Some(si.stdout)
+    });
+    let log = agent.log_text();
+    assert!(log.contains("SM Set undone"), "{log}");
+}

@@ -102,6 +102,9 @@ pub struct NotifySettings {
     /// The `[[user]]`s of InformV3 sinks: their keys are localized to each
     /// receiver's engine ID once discovered.
     pub inform_users: Vec<snmp::usm::UserConfig>,
+    /// What the served IF-MIB rows add to every ifIndex
+    /// (`agentx_if_index_offset`), so linkUp/linkDown name those rows.
+    pub if_index_offset: u32,
 }
 
 impl Default for NotifySettings {
@@ -116,6 +119,7 @@ impl Default for NotifySettings {
             queue: DEFAULT_QUEUE,
             thresholds: Thresholds::default(),
             inform_users: Vec::new(),
+            if_index_offset: 0,
         }
     }
 }

@@ -102,6 +102,30 @@ struct Edits {
     originals: Vec<(PathBuf, Vec<u8>)>,
 }
 
+/// What one applied request did, so that it can be taken back when a later
+/// operation of the same Set fails (RFC 3416: commitFailed only when
+/// nothing is left changed).
+#[derive(Default)]
+pub struct SmUndo {
+    edits: Edits,
+    /// How OpenSM was told to take up the edits.
+    reloaded: Vec<Reload>,
+    /// A start or stop command ran.
+    started_or_stopped: bool,
+}
+
+/// Names the files only: their contents may hold the SM_Key.
+impl std::fmt::Debug for SmUndo {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let files: Vec<_> = self.edits.originals.iter().map(|(p, _)| p).collect();
+        f.debug_struct("SmUndo")
+            .field("files", &files)
+            .field("reloaded", &self.reloaded)
+            .field("started_or_stopped", &self.started_or_stopped)
+            .finish()
+    }
+}
+
 impl Edits {
     /// `path`'s text as this request sees it (its own edits included).
     fn read(path: &Path) -> Result<String, String> {
@@ -116,6 +140,14 @@ impl Edits {
         }
         files::replace(path, text.as_bytes())
             .map_err(|e| format!("cannot write {}: {e}", path.display()))
+    }
+
+    /// What `path` held before this request edited it (None when it did not).
+    fn original(&self, path: &Path) -> Option<String> {
+        self.originals
+            .iter()
+            .find(|(p, _)| p == path)
+            .map(|(_, old)| String::from_utf8_lossy(old).into_owned())
     }
 
     /// Puts every edited file back as it was.
@@ -152,48 +184,76 @@ impl OpenSmControl {
     /// file edits first, then what makes OpenSM take them up, then the
     /// start/stop commands. When a step fails, every file is put back as it
     /// was (and OpenSM told again if it had already re-read them), so an
-    /// error answer leaves nothing changed.
-    pub fn apply(&self, ops: &[SmOp]) -> Result<(), SmFailure> {
+    /// error answer leaves nothing changed. On success, what it did, for
+    /// [`OpenSmControl::undo`] when a later part of the same Set fails.
+    pub fn apply(&self, ops: &[SmOp]) -> Result<SmUndo, SmFailure> {
         let req = &SmRequest::of(ops);
-        let mut edits = Edits::default();
+        let mut undo = SmUndo::default();
         let mut reloads = Vec::new();
-        let mut done = Vec::new();
-        let result = self.edit(req, &mut edits, &mut reloads).and_then(|()| {
-            for r in &reloads {
-                self.reload(*r)?;
-                done.push(*r);
+        let result = self
+            .edit(req, &mut undo.edits, &mut reloads)
+            .and_then(|()| {
+                for r in &reloads {
+                    self.reload(*r)?;
+                    undo.reloaded.push(*r);
+                }
+                req.admin.iter().try_for_each(|&e| {
+                    self.admin(e)?;
+                    undo.started_or_stopped = true;
+                    Ok(())
+                })
+            });
+        match result {
+            Ok(()) => {
+                self.log_applied(req);
+                Ok(undo)
             }
-            req.admin.iter().try_for_each(|&e| self.admin(e))
-        });
-        let Err(reason) = result else {
-            self.log_applied(req);
+            Err(reason) => match self.undo(undo) {
+                Ok(()) => Err(SmFailure::Failed(reason)),
+                Err(e) => Err(SmFailure::NotUndone(format!("{reason}; {e}"))),
+            },
+        }
+    }
+
+    /// Puts back what one applied request did: every edited file as it was,
+    /// and OpenSM told to read them again if it had read the new ones. A
+    /// start or stop of OpenSM cannot be taken back (Err).
+    pub fn undo(&self, undo: SmUndo) -> Result<(), String> {
+        if undo.started_or_stopped {
+            return Err("OpenSM was started or stopped: that cannot be taken back".into());
+        }
+        if undo.edits.originals.is_empty() {
             return Ok(());
-        };
-        if edits.originals.is_empty() {
-            return Err(SmFailure::Failed(reason));
         }
-        if let Err(e) = edits.restore() {
-            error!(error = %e, "a failed SM Set could not be undone");
-            return Err(SmFailure::NotUndone(format!("{reason}; {e}")));
-        }
-        // OpenSM already read the new files: have it read the old ones (a
-        // heavy resweep also takes sm_priority back from the file).
-        let mut again: Vec<Reload> = done
+        undo.edits.restore().inspect_err(|e| {
+            error!(error = %e, "an SM Set could not be undone");
+        })?;
+        // The console's priority back to the file's: a heavy resweep would
+        // not restore it, since OpenSM applies only options whose value in
+        // the file changed since it last read it, and it never read the new
+        // one. Without a value in the file, the resweep is the best there is.
+        let priority = undo
+            .edits
+            .original(&self.s.conf)
+            .and_then(|text| conf::OpenSmConf::parse(&text).get(SmOption::Priority));
+        let mut again: Vec<Reload> = undo
+            .reloaded
             .into_iter()
-            .map(|r| match r {
-                Reload::Priority(_) => Reload::Resweep,
-                r => r,
+            .map(|r| match (r, priority) {
+                (Reload::Priority(_), Some(p)) => Reload::Priority(p as u32),
+                (Reload::Priority(_), None) => Reload::Resweep,
+                (r, _) => r,
             })
             .collect();
         again.sort();
         again.dedup();
         for r in again {
-            if let Err(e) = self.reload(r) {
+            self.reload(r).map_err(|e| {
                 error!(error = %e, "OpenSM could not be told the files were put back");
-                return Err(SmFailure::NotUndone(format!("{reason}; {e}")));
-            }
+                format!("OpenSM could not be told the files were put back: {e}")
+            })?;
         }
-        Err(SmFailure::Failed(reason))
+        Ok(())
     }
 
     /// Edits the files and says how OpenSM takes them up.
