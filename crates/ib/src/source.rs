@@ -23,9 +23,6 @@ use std::time::Duration;
 /// Why a sweep or control operation failed.
 #[derive(Debug, thiserror::Error)]
 pub enum SourceError {
-    /// The source kind exists in the CLI but is not compiled in yet.
-    #[error("source {0:?} is not built yet in this version of ibsnmpd")]
-    NotBuilt(String),
     #[error("no node with GUID {0}")]
     NoSuchNode(Guid),
     #[error("node {0} has no port {1}")]

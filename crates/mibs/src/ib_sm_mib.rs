@@ -137,7 +137,7 @@ pub struct SmRows {
     /// configured or unreadable).
     pub opensm: Option<OpenSmConf>,
     /// The daemon steers the SM: ibSmConfigTable's settings are writable
-    /// ([`crate::ib_sm_set`]).
+    /// ([`crate::ib_sm_mib::config`]).
     pub sm_control: bool,
     /// `port_writes`: ibSmPortInfoTable's safe columns are writable.
     pub port_writes: bool,

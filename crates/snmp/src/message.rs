@@ -1,10 +1,10 @@
 //! Community-based SNMP messages (SNMPv1, RFC 1157; SNMPv2c, RFC 1901).
 //!
 //! `Message ::= SEQUENCE { version INTEGER, community OCTET STRING, data PDU }`.
-//! SNMPv3 (version 3) has a different layout after the version field; the
-//! decoder recognises it ([`DecodeError::UnsupportedVersion`]) so the agent
-//! counts it, and [`peek_version`] is the seam where a v3 message processing
-//! model will branch off later.
+//! SNMPv3 (version 3) has a different layout after the version field:
+//! [`peek_version`] tells the engine which decoder a datagram goes to
+//! ([`crate::message_v3`] for v3), and this one answers
+//! [`DecodeError::UnsupportedVersion`] for any version it does not decode.
 
 // Input path: bytes from the wire or files never panic.
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::indexing_slicing))]
@@ -42,7 +42,8 @@ pub enum DecodeError {
     #[error("malformed message: {0}")]
     Ber(#[from] BerError),
     /// Well-formed header with a version this agent does not speak
-    /// (counted as snmpInBadVersions). SNMPv3 (3) lands here for now.
+    /// (counted as snmpInBadVersions when no decoder takes it). SNMPv3
+    /// messages are decoded by [`crate::message_v3`].
     #[error("unsupported SNMP version {0}")]
     UnsupportedVersion(i64),
     /// A PDU type that the message's version does not define (e.g. GetBulk

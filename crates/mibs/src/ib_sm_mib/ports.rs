@@ -24,7 +24,7 @@ macro_rules! pi {
     ($oid:expr, $f:ident, truth) => {
         ro($oid, |v, &p| truth(port(v, p)?.info.$f))
     };
-    // Writable with `port_writes` ([`crate::ib_sm_set::set_port`]).
+    // Writable with `port_writes` ([`set_port`]).
     ($oid:expr, $f:ident => $field:ident) => {
         rw(
             $oid,
