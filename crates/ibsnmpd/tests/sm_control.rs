@@ -83,14 +83,16 @@ fn opensm_agent(tb: &Testbed, conf: &std::path::Path) -> UmadAgent {
     )
 }
 
-#[test]
-fn priority_and_sweep_interval_reach_opensm() {
+/// A testbed whose OpenSM runs with [`OPENSM_CONF`] and a console, and the
+/// agent steering it through both: (testbed, opensm.conf, the agent's
+/// directory, the agent).
+fn console_steering() -> (Testbed, std::path::PathBuf, tempfile::TempDir, UmadAgent) {
     let mut cfg = TestbedConfig::new(SMALL_NET);
     cfg.sm_sweep_secs = 2;
     cfg.opensm_conf = Some(OPENSM_CONF.to_string());
     let tb = Testbed::start(cfg).unwrap_or_else(|e| panic!("testbed: {e}"));
     let conf_path = tb.dir().join("opensm.conf");
-    let (_dir, agent) = steering_agent(
+    let (dir, agent) = steering_agent(
         &tb,
         &format!(
             "[opensm]\nconf = \"{}\"\nconsole = \"127.0.0.1:{}\"\n",
@@ -98,6 +100,12 @@ fn priority_and_sweep_interval_reach_opensm() {
             tb.console_port()
         ),
     );
+    (tb, conf_path, dir, agent)
+}
+
+#[test]
+fn priority_and_sweep_interval_reach_opensm() {
+    let (tb, conf_path, _dir, agent) = console_steering();
 
     // Priority: at once through the console, and in the file.
     let (ok, text) = set(&agent.target, PRIORITY, "u", "7");
@@ -703,19 +711,7 @@ fn admin_sm_state_stops_and_starts_opensm_through_the_configured_commands() {
 /// (commitFailed, not undoFailed; RFC 3416 4.2.5).
 #[test]
 fn a_failing_fabric_operation_takes_back_the_sm_operations_of_the_same_set() {
-    let mut cfg = TestbedConfig::new(SMALL_NET);
-    cfg.sm_sweep_secs = 2;
-    cfg.opensm_conf = Some(OPENSM_CONF.to_string());
-    let tb = Testbed::start(cfg).unwrap_or_else(|e| panic!("testbed: {e}"));
-    let conf_path = tb.dir().join("opensm.conf");
-    let (_dir, agent) = steering_agent(
-        &tb,
-        &format!(
-            "[opensm]\nconf = \"{}\"\nconsole = \"127.0.0.1:{}\"\n",
-            conf_path.display(),
-            tb.console_port()
-        ),
-    );
+    let (tb, conf_path, _dir, agent) = console_steering();
     let lids = common::node_lids(&tb);
     let (guid, _) = common::node_by_name(&tb, &lids, "Hca2");
     // pmPortCountersSymbolErrorCounter of Hca2: a Set(PortCounters) clear.
