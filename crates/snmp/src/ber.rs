@@ -709,10 +709,16 @@ impl<'a> Encoder<'a> {
         }
     }
 
-    #[inline]
+    // Always inlined, the short form written here: a call per TLV (to
+    // this or to push_length) was a twentieth of a walk's instructions.
+    #[inline(always)]
     fn header(&mut self, t: u8, len: usize) {
         self.out.push(t);
-        push_length(self.out, len);
+        if len < 0x80 {
+            self.out.push(len as u8);
+        } else {
+            push_length(self.out, len);
+        }
     }
 
     pub fn i64_tagged(&mut self, t: u8, v: i64) {
