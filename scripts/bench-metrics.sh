@@ -29,6 +29,8 @@ pid=$!
 wait_snmp "$PORT"
 cpu() { awk '{print $14 + $15}' "/proc/$pid/stat"; }
 HZ=$(getconf CLK_TCK)
+# The machine, for the figures' record (they differ from one to another).
+echo "machine: $(nproc) CPUs, $(lscpu | sed -nE 's/^Model name: *//p' | head -1), load $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "hosts=$HOSTS families=${FAMILIES:-default}"
 echo "after the first sweep: $(grep VmRSS "/proc/$pid/status")"
 scrape() { # label, curl options

@@ -28,6 +28,14 @@
 # that does not depend on the client), and the aggregate wall throughput of
 # CLIENTS (default 4) such walks at once. Prints the ratio ibsnmpd/snmpd; stops both
 # agents (and removes the namespace) at the end.
+#
+# With valgrind installed (and CALLGRIND not 0), also the machine-independent
+# figure: user-space instructions per varbind of each agent over one Rust
+# walk (r=50) of its big table, counted by callgrind in a second instance of
+# each agent: ibsnmpd's receive loop (snmp::agent::serve: decode, dispatch,
+# encode, the send and receive calls' user side), snmpd's snmp_read2 (the
+# same work in net-snmp). What either does outside those (sweeps, snmpd's
+# alarms) is left out of both.
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
@@ -42,6 +50,8 @@ done
 SNMPD=$(command -v snmpd || echo /usr/sbin/snmpd)
 [ -x "$SNMPD" ] || { echo "snmpd missing: apt-get install snmpd" >&2; exit 1; }
 
+# The machine, for the figures' record (they differ from one to another).
+echo "machine: $(nproc) CPUs, $(lscpu | sed -nE 's/^Model name: *//p' | head -1), load $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "== building (release)"
 cargo build --release -q -p ibsnmpd --bin ibsnmpd --example bulkwalk --example udpfloor
 # $IBSNMPD_BIN: another agent binary (e.g. an older build) to measure.
@@ -110,10 +120,11 @@ dontLogTCPWrappersConnects yes
 sysLocation bench
 sysContact bench
 CONF
-    "$@" env SNMP_PERSISTENT_DIR="$tmp/$name-persist" "$SNMPD" -f -Lo -C -c "$tmp/$name.conf" \
+    "$@" env SNMP_PERSISTENT_DIR="$tmp/$name-persist" "${SNMPD_WRAP[@]}" "$SNMPD" -f -Lo -C -c "$tmp/$name.conf" \
         -p "$tmp/$name.pid" >"$tmp/$name.log" 2>&1 &
     pids+=($!)
 }
+SNMPD_WRAP=()
 start_snmpd "$P2" snmpd
 if [ "${#IN_NS[@]}" -gt 0 ]; then
     start_snmpd "$P3" snmpd-ns "${IN_NS[@]}"
@@ -125,7 +136,7 @@ fi
 ns() { if [ "$1" = "$P3" ] && [ "$P3" != "$P2" ]; then echo "${IN_NS[@]}"; fi; }
 
 wait_up() {
-    for _ in $(seq 1 200); do
+    for _ in $(seq 1 "${2:-200}"); do
         # shellcheck disable=SC2046
         if $(ns "$1") snmpget -v2c -c public -t 0.3 -r 0 "127.0.0.1:$1" .1.3.6.1.2.1.1.3.0 >/dev/null 2>&1; then
             return 0
@@ -275,3 +286,48 @@ K=${CLIENTS:-4}
 echo
 echo "== $K concurrent clients (Rust, r=50), aggregate wall throughput"
 row "big table, $K clients" "$(concurrent "$P1" "$OUR_TABLE" "$K")" "$(concurrent "$P3" "$SNMPD_TABLE" "$K")"
+
+# Instructions per varbind: one more instance of each agent under callgrind,
+# counting only its request path (see the top of this file).
+if [ "${CALLGRIND:-1}" != 0 ] && command -v valgrind >/dev/null; then
+    echo
+    echo "== instructions per varbind (callgrind, one Rust walk of the big table, r=50)"
+    CG=(valgrind --tool=callgrind --dump-instr=no --compress-strings=no)
+    P5=$(port)
+    P6=$(port)
+    "${CG[@]}" --toggle-collect='*snmp::agent::serve*' --callgrind-out-file="$tmp/cg.ibsnmpd" \
+        "$BIN" --listen "127.0.0.1:$P5" --source "sim:$tmp/fabric.net" --state-dir "$tmp/state-cg" \
+        --log-level warn --max-repetitions 1000 --sweep-interval 3600 2>"$tmp/ibsnmpd-cg.log" &
+    pids+=($!)
+    CG_OURS=$!
+    SNMPD_WRAP=("${CG[@]}" --toggle-collect=snmp_read2 --callgrind-out-file="$tmp/cg.snmpd")
+    if [ "$P3" != "$P2" ]; then
+        start_snmpd "$P6" snmpd-ns-cg "${IN_NS[@]}"
+        P3=$P6 # ns() now prefixes this port's clients
+    else
+        start_snmpd "$P6" snmpd-cg
+    fi
+    CG_THEIRS=$!
+    # Under valgrind an agent starts 20-50 times slower.
+    wait_up "$P5" 3000
+    wait_up "$P6" 3000
+    # instructions PID FILE PORT ROOT: one walk, then the agent stopped so
+    # callgrind writes its counts; sets CG_I (instructions) and CG_N (varbinds).
+    instructions() {
+        # shellcheck disable=SC2046
+        $(ns "$3") env BULKWALK_TIMEOUT=120 "$WALK" "127.0.0.1:$3" public "$4" 50 1 >"$tmp/cg.walk"
+        kill "$1"
+        wait "$1" 2>/dev/null || true
+        CG_N=$(sed -E 's/varbinds=([0-9]+).*/\1/' "$tmp/cg.walk")
+        CG_I=$(sed -nE 's/^totals: ([0-9]+).*/\1/p' "$2" | head -1)
+    }
+    instructions "$CG_OURS" "$tmp/cg.ibsnmpd" "$P5" "$OUR_TABLE"
+    oi=$CG_I on=$CG_N
+    instructions "$CG_THEIRS" "$tmp/cg.snmpd" "$P6" "$SNMPD_TABLE"
+    ti=$CG_I tn=$CG_N
+    awk -v oi="$oi" -v on="$on" -v ti="$ti" -v tn="$tn" 'BEGIN {
+        o = oi / on; t = ti / tn
+        printf "  ibsnmpd %.0f instructions/varbind (%d varbinds)\n", o, on
+        printf "  net-snmp snmpd %.0f instructions/varbind (%d varbinds)\n", t, tn
+        printf "  snmpd executes x%.1f the instructions per varbind\n", t / o }'
+fi

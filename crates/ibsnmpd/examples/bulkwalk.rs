@@ -21,10 +21,16 @@ fn main() -> ExitCode {
 }
 
 fn run() -> Result<(), String> {
+    // $BULKWALK_TIMEOUT (seconds, default 2): longer for an agent under
+    // valgrind, which would otherwise be sent retries and count them.
+    let timeout = std::env::var("BULKWALK_TIMEOUT")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(2);
     let (sock, community, args) = common::connect(
         "bulkwalk HOST:PORT COMMUNITY ROOT_OID [MAX_REP] [PASSES]",
         3,
-        Duration::from_secs(2),
+        Duration::from_secs(timeout),
     )?;
     let root: Oid = args[0].parse().map_err(|e| format!("{e}"))?;
     let max_rep: i32 = args

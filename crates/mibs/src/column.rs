@@ -11,7 +11,7 @@ use crate::change::Change;
 use crate::util::oid;
 use crate::view::View;
 
-pub use snmp::table::{Column, ReadFn, WriteFn};
+pub use snmp::table::{Column, ReadFn, ReadOctetsFn, WriteFn};
 
 /// A column of a table over rows `R` of the view.
 pub type Col<R> = Column<View, Change, R>;
@@ -19,6 +19,12 @@ pub type Col<R> = Column<View, Change, R>;
 /// A read-only column.
 pub const fn ro<R>(oid: &'static [u32], read: ReadFn<View, R>) -> Col<R> {
     Column::read_only(oid, read)
+}
+
+/// A read-only OCTET STRING column whose cells write their octets into
+/// the buffer a walk lends (no allocation per cell).
+pub const fn ro_octets<R>(oid: &'static [u32], read: ReadOctetsFn<View, R>) -> Col<R> {
+    Column::read_only_octets(oid, read)
 }
 
 /// A read-write column.

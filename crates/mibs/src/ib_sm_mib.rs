@@ -37,7 +37,7 @@ use snmp::table::{RowSet, Table};
 use snmp::value::Value;
 
 use crate::change::Change;
-use crate::column::{ro, rw, Col};
+use crate::column::{ro, ro_octets, rw, Col};
 use crate::if_mib::ticks_at;
 use crate::oids::ib_sm_mib as o;
 use crate::publish::{Derive, Derived};
@@ -483,16 +483,30 @@ fn secret(v: &View, x: u64) -> Option<Value> {
 }
 /// SMI BITS from an IBA bit mask where IBA bit n is the MIB's bit n (BITS
 /// bit n is octet n/8, mask 0x80 >> n%8).
+#[cfg(test)]
 fn bits(mask: u32, octets_n: usize) -> Option<Value> {
-    let mut out = vec![0u8; octets_n];
-    for n in 0..(octets_n * 8).min(32) {
-        if mask & (1 << n) != 0 {
-            if let Some(b) = out.get_mut(n / 8) {
-                *b |= 0x80 >> (n % 8);
-            }
-        }
-    }
+    let mut out = Vec::new();
+    put_bits(&mut out, mask, octets_n)?;
     Some(Value::OctetString(out))
+}
+
+/// An OCTET STRING cell's octets into the buffer a walk lends
+/// ([`crate::column::ro_octets`]).
+fn put(out: &mut Vec<u8>, b: &[u8]) -> Option<()> {
+    out.extend_from_slice(b);
+    Some(())
+}
+/// A secret ([`secret`]) into a walk's buffer.
+fn put_secret(out: &mut Vec<u8>, v: &View, x: u64) -> Option<()> {
+    put(out, &if v.secrets { x } else { 0 }.to_be_bytes())
+}
+/// SMI BITS ([`bits`]) into a walk's buffer: octet k holds IBA bits
+/// 8k..8k+7, bit 8k first, the mask's k-th little-endian octet reversed.
+fn put_bits(out: &mut Vec<u8>, mask: u32, octets_n: usize) -> Option<()> {
+    let le = mask.to_le_bytes().map(u8::reverse_bits);
+    out.extend_from_slice(le.get(..octets_n.min(4)).unwrap_or(&[]));
+    out.resize(octets_n, 0);
+    Some(())
 }
 
 fn node(v: &View, n: NodeIdx) -> Option<&Node> {
@@ -698,6 +712,15 @@ mod tests {
     fn bits_follow_smi_order() {
         // IBA bit 1 (IsSM) is BITS bit 1: 0x40 in the first octet.
         assert_eq!(bits(0b10, 4), Some(Value::OctetString(vec![0x40, 0, 0, 0])));
+        assert_eq!(
+            bits(0x8000_0001, 4),
+            Some(Value::OctetString(vec![0x80, 0, 0, 1]))
+        );
+        assert_eq!(bits(0x0102, 1), Some(Value::OctetString(vec![0x40])));
+        assert_eq!(
+            bits(1, 6),
+            Some(Value::OctetString(vec![0x80, 0, 0, 0, 0, 0]))
+        );
         assert_eq!(
             bits(1 << 16, 4),
             Some(Value::OctetString(vec![0, 0, 0x80, 0]))

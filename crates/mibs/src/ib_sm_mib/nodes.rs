@@ -16,23 +16,23 @@ pub(super) const NODE_COLS: &[Col<NodeIdx>] = &[
     ro(o::IB_SM_NODE_INFO_NUM_PORTS, |v, &n| {
         u(node(v, n)?.info.num_ports)
     }),
-    ro(o::IB_SM_NODE_INFO_SYSTEM_IMAGE_GUID, |v, &n| {
-        octets(&node(v, n)?.info.system_image_guid.to_bytes())
+    ro_octets(o::IB_SM_NODE_INFO_SYSTEM_IMAGE_GUID, |v, &n, out| {
+        put(out, &node(v, n)?.info.system_image_guid.to_bytes())
     }),
     ro(o::IB_SM_NODE_INFO_PARTITION_CAP, |v, &n| {
         u(node(v, n)?.info.partition_cap)
     }),
-    ro(o::IB_SM_NODE_INFO_DEVICE_ID, |v, &n| {
-        octets(&node(v, n)?.info.device_id.to_be_bytes())
+    ro_octets(o::IB_SM_NODE_INFO_DEVICE_ID, |v, &n, out| {
+        put(out, &node(v, n)?.info.device_id.to_be_bytes())
     }),
-    ro(o::IB_SM_NODE_INFO_REVISION, |v, &n| {
-        octets(&node(v, n)?.info.revision.to_be_bytes())
+    ro_octets(o::IB_SM_NODE_INFO_REVISION, |v, &n, out| {
+        put(out, &node(v, n)?.info.revision.to_be_bytes())
     }),
-    ro(o::IB_SM_NODE_INFO_VENDOR_ID, |v, &n| {
+    ro_octets(o::IB_SM_NODE_INFO_VENDOR_ID, |v, &n, out| {
         let b = node(v, n)?.info.vendor_id.to_be_bytes();
-        octets(b.get(1..).unwrap_or_default())
+        put(out, b.get(1..).unwrap_or_default())
     }),
-    ro(o::IB_SM_NODE_INFO_DESCRIPTION, |v, &n| {
-        octets(node(v, n)?.description.as_bytes())
+    ro_octets(o::IB_SM_NODE_INFO_DESCRIPTION, |v, &n, out| {
+        put(out, node(v, n)?.description.as_bytes())
     }),
 ];

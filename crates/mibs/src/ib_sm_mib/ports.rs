@@ -43,21 +43,21 @@ macro_rules! pi {
 
 /// All 42 PortInfo columns.
 pub(super) const PORT_COLS: &[Col<PortIdx>] = &[
-    ro(o::IB_SM_PORT_INFO_M_KEY, |v, &p| {
-        secret(v, port(v, p)?.info.m_key)
+    ro_octets(o::IB_SM_PORT_INFO_M_KEY, |v, &p, out| {
+        put_secret(out, v, port(v, p)?.info.m_key)
     }),
-    ro(o::IB_SM_PORT_INFO_GID_PREFIX, |v, &p| {
-        octets(&port(v, p)?.info.gid_prefix.to_be_bytes())
+    ro_octets(o::IB_SM_PORT_INFO_GID_PREFIX, |v, &p, out| {
+        put(out, &port(v, p)?.info.gid_prefix.to_be_bytes())
     }),
     ro(o::IB_SM_PORT_INFO_LID, |v, &p| u(port(v, p)?.info.lid.0)),
     ro(o::IB_SM_PORT_INFO_MASTER_SM_LID, |v, &p| {
         u(port(v, p)?.info.master_sm_lid.0)
     }),
-    ro(o::IB_SM_PORT_INFO_CAP_MASK, |v, &p| {
-        bits(port(v, p)?.info.capability_mask, 4)
+    ro_octets(o::IB_SM_PORT_INFO_CAP_MASK, |v, &p, out| {
+        put_bits(out, port(v, p)?.info.capability_mask, 4)
     }),
-    ro(o::IB_SM_PORT_INFO_DIAG_CODE, |v, &p| {
-        octets(&port(v, p)?.info.diag_code.to_be_bytes())
+    ro_octets(o::IB_SM_PORT_INFO_DIAG_CODE, |v, &p, out| {
+        put(out, &port(v, p)?.info.diag_code.to_be_bytes())
     }),
     pi!(o::IB_SM_PORT_INFO_M_KEY_LEASE_PERIOD, m_key_lease_period),
     pi!(o::IB_SM_PORT_INFO_LINK_WIDTH_ENABLED, link_width_enabled => LinkWidthEnabled),
@@ -118,11 +118,11 @@ pub(super) const PORT_COLS: &[Col<PortIdx>] = &[
     pi!(o::IB_SM_PORT_INFO_RESP_TIME, resp_time_value),
     pi!(o::IB_SM_PORT_INFO_LOCAL_PHY_ERROR, local_phy_errors, gauge => LocalPhyError),
     pi!(o::IB_SM_PORT_INFO_OVERRUN_ERROR, overrun_errors, gauge => OverrunError),
-    ro(o::IB_SM_PORT_INFO_INIT_TYPE, |v, &p| {
-        bits(u32::from(port(v, p)?.info.init_type), 1)
+    ro_octets(o::IB_SM_PORT_INFO_INIT_TYPE, |v, &p, out| {
+        put_bits(out, u32::from(port(v, p)?.info.init_type), 1)
     }),
-    ro(o::IB_SM_PORT_INFO_INIT_TYPE_REPLY, |v, &p| {
-        bits(u32::from(port(v, p)?.info.init_type_reply), 1)
+    ro_octets(o::IB_SM_PORT_INFO_INIT_TYPE_REPLY, |v, &p, out| {
+        put_bits(out, u32::from(port(v, p)?.info.init_type_reply), 1)
     }),
 ];
 
