@@ -214,6 +214,7 @@ pub fn run(
         Some(jobs_tx),
     ));
     let vacm_reload = crate::vacm_tables::on_reload(&settings, &usm, &controller);
+    let reload_controller = Arc::clone(&controller);
 
     let config = AgentConfig {
         listen: settings.listen.clone(),
@@ -360,6 +361,8 @@ pub fn run(
             hook
         }),
         communities_changed: Some(vacm_reload),
+        traps: traps.clone(),
+        controller: Arc::clone(&reload_controller),
     };
     let result = runtime.block_on(async {
         let addrs = agent.local_addrs();
@@ -393,7 +396,7 @@ pub fn run(
                     info!(signal = name, "shutting down");
                     break Ok(());
                 }
-                _ = hup.recv() => reloader.reload(),
+                _ = hup.recv() => reloader.reload().await,
             }
         };
         // The subagent closes its session with the master before we go.

@@ -1,0 +1,86 @@
+//! SIGHUP with notification sinks (docs/usage.md, "Reloading"): a sink
+//! added to the file gets the next notification (the reload's own
+//! warmStart) at snmptrapd, a sink taken out gets no more, the
+//! SNMP-TARGET-MIB rows show the new sinks, and what needs a restart is
+//! named in one warning line.
+
+mod common;
+#[path = "notifications_support/mod.rs"]
+mod trapd;
+
+use std::time::Duration;
+
+use common::Agent;
+use trapd::{count, Trapd};
+
+const WAIT: Duration = Duration::from_secs(15);
+/// snmpTargetParamsMPModel."internal0" (the first configured sink's row;
+/// the index is the name, IMPLIED).
+const INTERNAL0_MP_MODEL: &str = ".1.3.6.1.6.3.12.1.3.1.2.105.110.116.101.114.110.97.108.48";
+
+#[test]
+fn sighup_sends_to_a_trapsess_added_and_not_to_a_sink_removed() {
+    let engine = "8000000005aabbccee";
+    let old_sink = Trapd::start();
+    let new_sink = Trapd::start_with(
+        common::free_port("127.0.0.1"),
+        &format!("createUser -e 0x{engine} trapops SHA-256 authpass-1 AES privpass-1\n"),
+    );
+    let user = "[[user]]\nname = \"trapops\"\nauth = \"SHA-256\"\nauth_pass = \"authpass-1\"\n\
+                priv = \"AES\"\npriv_pass = \"privpass-1\"\n";
+    let dir = tempfile::tempdir().unwrap();
+    let conf = dir.path().join("ibsnmpd.toml");
+    std::fs::write(
+        &conf,
+        format!(
+            "engine_id = \"{engine}\"\ntrap2sink = [\"{}\"]\n{user}",
+            old_sink.addr()
+        ),
+    )
+    .unwrap();
+    let agent = Agent::start(&["--config", conf.to_str().unwrap()]);
+    old_sink.wait(WAIT, "coldStart", |t| count(t, "coldStart") == 1);
+    // SNMPv2c: snmpTargetParamsMPModel 1.
+    assert!(
+        agent.get(&[INTERNAL0_MP_MODEL]).contains("INTEGER: 1"),
+        "{}",
+        agent.log_text()
+    );
+
+    // The trap2sink goes, a [[trapsess]] comes; the queue length changes
+    // only on restart.
+    std::fs::write(
+        &conf,
+        format!(
+            "engine_id = \"{engine}\"\nnotification_queue = 64\n{user}\
+             [[trapsess]]\nhost = \"{}\"\nuser = \"trapops\"\nlevel = \"priv\"\n",
+            new_sink.addr()
+        ),
+    )
+    .unwrap();
+    common::signal(&agent.pid().to_string(), "HUP");
+    let t = new_sink.wait(WAIT, "warmStart at the sink added", |t| {
+        count(t, "warmStart") == 1
+    });
+    assert_eq!(count(&t, "coldStart"), 0, "{}", new_sink.text());
+    // snmptrapd names the USM user it authenticated and decrypted with.
+    assert!(new_sink.text().contains("trapops"), "{}", new_sink.text());
+    // The removed sink came first in the same send: it had its chance.
+    assert_eq!(
+        count(&old_sink.traps(), "warmStart"),
+        0,
+        "{}",
+        old_sink.text()
+    );
+    // The row is the new sink's: SNMPv3, snmpTargetParamsMPModel 3.
+    assert!(agent.get(&[INTERNAL0_MP_MODEL]).contains("INTEGER: 3"));
+
+    let log = agent.log_text();
+    let restart: Vec<&str> = log
+        .lines()
+        .filter(|l| l.contains("only on restart"))
+        .collect();
+    assert_eq!(restart.len(), 1, "{log}");
+    assert!(restart[0].contains("notification_queue"), "{log}");
+    assert!(!restart[0].contains("trapsess"), "{log}");
+}
