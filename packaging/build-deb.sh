@@ -22,27 +22,8 @@ trap 'rm -rf "$root"' EXIT
 # The data archive's ./ as every package's: 0755 (mktemp made it 0700).
 chmod 755 "$root"
 d() { install -d -m 755 "$root/$1"; }
-f() { install -D -m "$1" "$2" "$root/$3"; }
 
-f 755 "$IBSNMPD_BIN" usr/sbin/ibsnmpd
-strip --strip-unneeded "$root/usr/sbin/ibsnmpd" 2>/dev/null || true
-f 644 packaging/ibsnmpd.service lib/systemd/system/ibsnmpd.service
-f 644 packaging/ibsnmpd.toml etc/ibsnmpd/ibsnmpd.toml
-f 644 packaging/debian/92-ibsnmpd.rules lib/udev/rules.d/92-ibsnmpd.rules
-f 644 packaging/debian/sysusers.conf usr/lib/sysusers.d/ibsnmpd.conf
-f 644 packaging/ibsnmpd-sm-host.conf usr/share/doc/ibsnmpd/examples/ibsnmpd-sm-host.conf
-f 644 packaging/grafana-ibsnmpd.json usr/share/doc/ibsnmpd/examples/grafana-ibsnmpd.json
-f 644 packaging/prometheus/ibsnmpd-rules.yml usr/share/doc/ibsnmpd/examples/ibsnmpd-rules.yml
-for m in mibs/IB-*; do f 644 "$m" "usr/share/snmp/mibs/$(basename "$m")"; done
-# The IETF modules they import: net-snmp's default path has ietf/ (filled
-# by snmp-mibs-downloader where installed; the same RFC texts).
-for m in mibs/ietf/*; do f 644 "$m" "usr/share/snmp/mibs/ietf/$(basename "$m")"; done
-d usr/share/man/man8
-d usr/share/man/man5
-"$IBSNMPD_BIN" man | gzip -9n > "$root/usr/share/man/man8/ibsnmpd.8.gz"
-"$IBSNMPD_BIN" man --config | gzip -9n > "$root/usr/share/man/man5/ibsnmpd.toml.5.gz"
-for doc in README.md docs/*.md; do f 644 "$doc" "usr/share/doc/ibsnmpd/$(basename "$doc")"; done
-gzip -9n "$root"/usr/share/doc/ibsnmpd/*.md
+IBSNMPD_BIN=$IBSNMPD_BIN packaging/stage.sh "$root" lib/systemd/system lib/udev/rules.d
 # The year and date of the commit built (reproducible builds).
 YEAR=$(git log -1 --format=%cd --date=format:%Y 2>/dev/null || date +%Y)
 cat > "$root/usr/share/doc/ibsnmpd/copyright" <<TXT

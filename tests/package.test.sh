@@ -167,3 +167,65 @@ left=$(cd "$sys/root" && find etc/systemd var/lib/systemd -name '*ibsnmpd*' 2>/d
 [ -z "$left" ] || fail "left after purge: $left"
 
 echo "package: $(basename "$deb") installs, verifies, serves, upgrades, is removed and purged cleanly"
+
+# --- the RPM (RHEL, Rocky, Alma) -------------------------------------------
+if ! command -v rpmbuild >/dev/null 2>&1; then
+    echo "package: rpmbuild not installed (Debian's rpm package): the RPM is not checked"
+    exit 0
+fi
+rpm=$(IBSNMPD_BIN=${CARGO_TARGET_DIR:-target}/release/ibsnmpd packaging/build-rpm.sh "$tmp/rpm")
+[ -f "$rpm" ] || fail "no RPM built"
+files=$(rpm -qlp "$rpm" 2>/dev/null)
+for f in /usr/sbin/ibsnmpd /usr/lib/systemd/system/ibsnmpd.service /etc/ibsnmpd/ibsnmpd.toml \
+    /usr/lib/udev/rules.d/92-ibsnmpd.rules /usr/lib/sysusers.d/ibsnmpd.conf \
+    /usr/share/man/man8/ibsnmpd.8.gz /usr/share/man/man5/ibsnmpd.toml.5.gz \
+    /usr/share/snmp/mibs/IB-TC-MIB /usr/share/snmp/mibs/IB-SM-MIB /usr/share/snmp/mibs/ietf/SNMPv2-SMI \
+    /usr/share/doc/ibsnmpd/examples/ibsnmpd-sm-host.conf; do
+    grep -qx "$f" <<<"$files" || fail "RPM: $f not in rpm -qlp"
+done
+[ "$(rpm -qp --configfiles "$rpm" 2>/dev/null)" = /etc/ibsnmpd/ibsnmpd.toml ] || fail "RPM: configuration not %config"
+rpm -qp --qf '[%{FILEFLAGS:fflags} %{FILENAMES}\n]' "$rpm" 2>/dev/null | grep -qx 'cn /etc/ibsnmpd/ibsnmpd.toml' \
+    || fail "RPM: configuration not %config(noreplace)"
+
+# Its scriptlets as %systemd_post/preun/postun_with_restart behave, with
+# systemctl recording ($1: packages of this name after the step).
+scriptlet() { # TAG ARG: run the RPM's scriptlet, calls recorded afresh
+    rpm -qp --qf "%{$1}" "$rpm" 2>/dev/null | sed -e "s#/usr/bin/systemctl#$fake/systemctl#g" \
+        -e "s#/usr/bin/udevadm#$fake/udevadm#g" > "$tmp/scriptlet"
+    : > "$calls"
+    sh "$tmp/scriptlet" "$2" || fail "RPM $1 $2: exit $?"
+}
+scriptlet POSTIN 1
+called "systemctl --no-reload preset ibsnmpd.service" || fail "RPM install: no preset: $(cat "$calls")"
+scriptlet POSTIN 2
+! called preset || fail "RPM upgrade ran the preset again: $(cat "$calls")"
+scriptlet PREUN 1
+[ ! -s "$calls" ] || fail "RPM upgrade stopped the agent: $(cat "$calls")"
+scriptlet POSTUN 1
+called "systemctl try-restart ibsnmpd.service" || fail "RPM upgrade did not restart: $(cat "$calls")"
+scriptlet PREUN 0
+called "systemctl --no-reload disable --now ibsnmpd.service" || fail "RPM remove did not stop: $(cat "$calls")"
+scriptlet POSTUN 0
+called "systemctl daemon-reload" || fail "RPM remove: no daemon-reload: $(cat "$calls")"
+! called try-restart || fail "RPM remove restarted: $(cat "$calls")"
+
+# Installed into a scratch root: rpm runs the scriptlets chrooted there, so
+# the root gets a shell (this host's, with its libraries); no systemctl
+# there, so they change nothing.
+rroot="$tmp/rpmroot"
+for f in /bin/sh $(ldd "$(readlink -f /bin/sh)" | grep -o '/[^ ]*'); do
+    install -D "$(readlink -f "$f")" "$rroot$f"
+done
+rpm --root "$rroot" --nodeps -i "$rpm" >"$tmp/rpm.out" 2>&1 || fail "rpm --root -i: $(cat "$tmp/rpm.out")"
+for f in usr/sbin/ibsnmpd etc/ibsnmpd/ibsnmpd.toml usr/share/snmp/mibs/IB-PM-MIB usr/lib/systemd/system/ibsnmpd.service; do
+    [ -e "$rroot/$f" ] || fail "RPM: /$f not installed in the scratch root"
+done
+# The same unit and configuration as the Debian package.
+cmp -s "$rroot/usr/lib/systemd/system/ibsnmpd.service" packaging/ibsnmpd.service || fail "RPM: another unit"
+cmp -s "$rroot/etc/ibsnmpd/ibsnmpd.toml" packaging/ibsnmpd.toml || fail "RPM: another configuration"
+echo "changed" >> "$rroot/etc/ibsnmpd/ibsnmpd.toml"
+rpm --root "$rroot" --nodeps -U --replacepkgs "$rpm" >"$tmp/rpm.out" 2>&1 || fail "rpm -U: $(cat "$tmp/rpm.out")"
+tail -1 "$rroot/etc/ibsnmpd/ibsnmpd.toml" | grep -qx changed || fail "RPM: an upgrade replaced the edited configuration"
+rpm --root "$rroot" --nodeps -e ibsnmpd >"$tmp/rpm.out" 2>&1 || fail "rpm -e: $(cat "$tmp/rpm.out")"
+[ ! -e "$rroot/usr/sbin/ibsnmpd" ] || fail "RPM: binary left after rpm -e"
+echo "package: $(basename "$rpm") lists, scripts, installs, upgrades and erases as RHEL expects"
