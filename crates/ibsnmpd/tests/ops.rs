@@ -244,6 +244,23 @@ fn man_page_is_current_and_renders() {
     }
     // Only pages that exist: no ibsnmpd-SUBCOMMAND(8).
     assert!(!text.contains("ibsnmpd\\-dump("), "{text}");
+    // The synopsis with every option's argument, one line per command,
+    // and each subcommand's own options.
+    for usage in [
+        "[\\fB\\-\\-listen\\fR \\fIADDR:PORT\\fR]...",
+        "[\\fB\\-\\-agentx\\fR [\\fIADDR\\fR]]",
+        "\\fBibsnmpd health\\fR [\\fB\\-\\-source\\fR \\fISPEC\\fR] [\\fB\\-\\-socket\\fR \\fIPATH\\fR]",
+        "\\fBibsnmpd ctl\\fR \\fB\\-\\-socket\\fR \\fIPATH\\fR",
+        "\\fBibsnmpd dump\\fR",
+        "\\fBibsnmpd topology fat\\-tree\\fR",
+        ".SS \"ibsnmpd health\"",
+        "link\\-flap NODE PORT",
+    ] {
+        assert!(text.contains(usage), "{usage} missing:\n{text}");
+    }
+    // Installed pages point at the installed docs.
+    assert!(!text.contains("docs/"), "{text}");
+    assert!(text.contains("/usr/share/doc/ibsnmpd/"), "{text}");
 }
 
 /// ibsnmpd.toml(5), made from docs/config.md's key table: every key the
@@ -287,6 +304,13 @@ fn the_config_man_page_lists_every_key_and_renders() {
     ] {
         assert!(rendered.contains(key), "{key} missing from ibsnmpd.toml(5)");
     }
+    // Markdown's escaped table pipe is not roff's.
+    assert!(
+        text.contains("NAME|GUID") && !text.contains("\\|"),
+        "{text}"
+    );
+    assert!(!text.contains("docs/"), "{text}");
+    assert!(text.contains("/usr/share/doc/ibsnmpd/config.md"), "{text}");
 }
 
 /// `systemd-analyze verify` accepts the unit (with ExecStart pointing at
