@@ -357,7 +357,11 @@ fn grafana_dashboard_queries_parse() {
     assert!(exprs.len() > 15, "{}", exprs.len());
     let mut rules = String::from("groups:\n- name: dashboard\n  rules:\n");
     for (i, e) in exprs.iter().enumerate() {
-        let e = e.replace("$switch", "leaf01").replace("$port", "1");
+        let e = e
+            .replace("$hca_port", "1")
+            .replace("$hca", "node01 mlx5_0")
+            .replace("$switch", "leaf01")
+            .replace("$port", "1");
         rules.push_str(&format!(
             "  - record: dashboard:q{i}\n    expr: {}\n",
             serde_json::to_string(&e).unwrap()
