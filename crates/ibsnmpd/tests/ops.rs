@@ -165,6 +165,17 @@ fn sighup_reloads_communities_and_node_names_without_losing_requests() {
     assert!(!get_ok(&agent.target, "old"));
     let m = curl(&url);
     assert!(m.contains("ibsnmpd_reloads_total 1"), "{m}");
+    // Which build answers, as every exporter says.
+    let build = m
+        .lines()
+        .find(|l| l.starts_with("ibsnmpd_build_info{"))
+        .unwrap_or_else(|| panic!("no ibsnmpd_build_info: {m}"));
+    let version = format!("version=\"{}\",revision=\"", env!("CARGO_PKG_VERSION"));
+    assert!(
+        build.contains(&version) && build.ends_with("} 1"),
+        "{build}"
+    );
+    assert!(!build.contains("revision=\"\""), "{build}");
 
     // A broken file changes nothing and says why; the agent stays up.
     std::fs::write(&conf, "bogus = 1\n").unwrap();
