@@ -76,10 +76,7 @@ fn sighup_sends_to_a_trapsess_added_and_not_to_a_sink_removed() {
     assert!(agent.get(&[INTERNAL0_MP_MODEL]).contains("INTEGER: 3"));
 
     let log = agent.log_text();
-    let restart: Vec<&str> = log
-        .lines()
-        .filter(|l| l.contains("only on restart"))
-        .collect();
+    let restart = common::restart_warnings(&log);
     assert_eq!(restart.len(), 1, "{log}");
     assert!(restart[0].contains("notification_queue"), "{log}");
     assert!(!restart[0].contains("trapsess"), "{log}");
