@@ -1,9 +1,14 @@
 #!/usr/bin/env bash
-# The Debian package: built from the repository (packaging/build-deb.sh),
-# installed with dpkg into a clean root, its files where docs/install.md
-# says, its unit accepted by `systemd-analyze verify`, its MIBs loadable by
-# net-snmp with `-m ALL` from the installed directories alone, its binary
-# serving with the shipped configuration, and removed and purged cleanly.
+# The packages (docs/install.md). Debian: built from the repository
+# (packaging/build-deb.sh), installed with dpkg into a clean root, its files
+# where docs/install.md says, lintian clean, its unit accepted by
+# `systemd-analyze verify`, its MIBs loadable by net-snmp with `-m ALL` from
+# the installed directories alone, its binary serving with the shipped
+# configuration, upgraded, removed and purged cleanly; its maintainer
+# scripts' systemd lifecycle (enable and start, restart on upgrade, stop on
+# remove, policy-rc.d, purge). RPM (packaging/build-rpm.sh, when rpmbuild
+# is installed): `rpm -qlp`, the scriptlets, an install, upgrade and erase
+# in a scratch root.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
