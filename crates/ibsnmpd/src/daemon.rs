@@ -180,13 +180,14 @@ pub fn run(
     // The source thread derives what the modules need from each snapshot
     // and swaps it in: readers never block a sweep, a sweep never blocks
     // readers.
+    let health_config = Arc::new(ArcSwap::from_pointee(settings.health.clone()));
     let publisher = Publisher::with_options(&mibs::DeriveOptions {
         if_index_offset: settings.agentx_if_index_offset,
         sm_control: settings.opensm.is_some(),
         port_writes: settings.port_writes,
         opensm_conf: settings.opensm_conf.clone(),
     })
-    .with_derive(crate::health::deriver(settings.health.clone()));
+    .with_derive(crate::health::deriver(Arc::clone(&health_config)));
     // The source thread waits for the sockets (bound below, so a busy port
     // fails at once); the agent answers after the first sweep.
     let names = load_node_name_map(&settings)?;
@@ -363,6 +364,7 @@ pub fn run(
         communities_changed: Some(vacm_reload),
         traps: traps.clone(),
         controller: Arc::clone(&reload_controller),
+        health: health_config,
     };
     let result = runtime.block_on(async {
         let addrs = agent.local_addrs();

@@ -5,8 +5,9 @@
 //! node-name-map (a sweep is asked for, so the names show within one
 //! sweep), the notification sinks (trapsink, trap2sink, informsink,
 //! `[[trapsess]]`, trapcommunity: the next notification goes to them and
-//! snmpTargetAddrTable shows them as `permanent` rows) and the threshold
-//! notifications' thresholds. Every other setting needs a restart: a
+//! snmpTargetAddrTable shows them as `permanent` rows), the threshold
+//! notifications' thresholds and the `[health]` checks (from the next
+//! snapshot, their window starting again). Every other setting needs a restart: a
 //! reload that changes any of them names them all in one warning line
 //! ([`restart_keys`], which lists every field of [`Settings`], so a new
 //! one cannot be forgotten). A file that no longer loads changes nothing.
@@ -44,6 +45,8 @@ pub struct Reloader {
     pub traps: Option<Traps>,
     /// Shows the configured sinks as SNMP-TARGET-MIB rows.
     pub controller: Arc<crate::controller::Controller>,
+    /// The health checks' settings, read at each snapshot.
+    pub health: crate::health::SharedHealthConfig,
 }
 
 impl Reloader {
@@ -107,6 +110,9 @@ impl Reloader {
                 })
                 .await;
         }
+        if **self.health.load() != new.health {
+            self.health.store(Arc::new(new.health.clone()));
+        }
         info!(
             communities = new.communities.len(),
             node_names = count,
@@ -117,6 +123,7 @@ impl Reloader {
         let mut kept = self.current.clone();
         kept.communities = new.communities;
         kept.node_name_map = new.node_name_map;
+        kept.health = new.health;
         if self.traps.is_some() {
             kept.notify.sinks = new.notify.sinks;
             kept.notify.inform_users = new.notify.inform_users;
@@ -165,7 +172,8 @@ fn restart_keys(old: &Settings, new: &Settings, notifying: bool) -> Vec<&'static
         // Applied: read again, a sweep asked for.
         node_name_map: _,
         umad,
-        health,
+        // Applied: the next snapshot's checks (their window starts again).
+        health: _,
         monitors,
         secrets,
         sim_partitions,
@@ -235,7 +243,6 @@ fn restart_keys(old: &Settings, new: &Settings, notifying: bool) -> Vec<&'static
     let mut new_umad = new.umad.clone();
     new_umad.pma.remote_details = umad.pma.remote_details;
     check(*umad != new_umad, "[umad]");
-    check(*health != new.health, "[health]");
     check(*monitors != new.monitors, "[[monitor]]");
     check(*secrets != new.secrets, "secrets");
     check(*sim_partitions != new.sim_partitions, "sim_partitions");

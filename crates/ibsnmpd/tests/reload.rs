@@ -81,3 +81,41 @@ fn sighup_sends_to_a_trapsess_added_and_not_to_a_sink_removed() {
     assert!(restart[0].contains("notification_queue"), "{log}");
     assert!(!restart[0].contains("trapsess"), "{log}");
 }
+
+/// `[health]` applies from the next snapshot: /metrics shows the new
+/// threshold, and nothing is said to need a restart.
+#[test]
+fn sighup_applies_the_health_settings() {
+    let dir = tempfile::tempdir().unwrap();
+    let conf = dir.path().join("ibsnmpd.toml");
+    std::fs::write(&conf, "[health]\nflap_count = 2\n").unwrap();
+    let maddr = format!("127.0.0.1:{}", common::free_port("127.0.0.1"));
+    let agent = Agent::start(&[
+        "--config",
+        conf.to_str().unwrap(),
+        "--metrics",
+        &maddr,
+        "--sweep-interval",
+        "1",
+    ]);
+    let url = format!("http://{maddr}/metrics");
+    let scrape = || {
+        let o = std::process::Command::new("curl")
+            .args(["-sS", "--fail", "--max-time", "10", &url])
+            .output()
+            .expect("curl");
+        String::from_utf8_lossy(&o.stdout).into_owned()
+    };
+    let threshold = |n: u32| format!("infiniband_health_threshold{{check=\"flap_count\"}} {n}\n");
+    assert!(scrape().contains(&threshold(2)), "{}", scrape());
+    std::fs::write(&conf, "[health]\nflap_count = 5\n").unwrap();
+    common::signal(&agent.pid().to_string(), "HUP");
+    let deadline = std::time::Instant::now() + WAIT;
+    while !scrape().contains(&threshold(5)) {
+        assert!(std::time::Instant::now() < deadline, "{}", agent.log_text());
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    let log = agent.log_text();
+    assert!(common::restart_warnings(&log).is_empty(), "{log}");
+    assert!(log.contains("SIGHUP: configuration reloaded"), "{log}");
+}
