@@ -342,13 +342,22 @@ pub fn run(
     if let Some(t) = &traps {
         t.cold_start();
     }
-    crate::monitor::start(
-        &runtime,
-        system.load().monitors.clone(),
-        monitor_reads.0,
-        monitor_reads.1,
-        traps.clone(),
-    );
+    let monitors = {
+        let (dispatcher, view, traps) = (monitor_reads.0, monitor_reads.1, traps.clone());
+        let handle = runtime.handle().clone();
+        crate::monitor::MonitorTask::start(
+            Box::new(move |m| {
+                crate::monitor::start(
+                    &handle,
+                    m,
+                    Arc::clone(&dispatcher),
+                    Arc::clone(&view),
+                    traps.clone(),
+                )
+            }),
+            system.load().monitors.clone(),
+        )
+    };
     let mut reloader = crate::reload::Reloader {
         load,
         current: settings.clone(),
@@ -365,6 +374,7 @@ pub fn run(
         traps: traps.clone(),
         controller: Arc::clone(&reload_controller),
         health: health_config,
+        monitors,
     };
     let result = runtime.block_on(async {
         let addrs = agent.local_addrs();

@@ -6,8 +6,9 @@
 //! sweep), the notification sinks (trapsink, trap2sink, informsink,
 //! `[[trapsess]]`, trapcommunity: the next notification goes to them and
 //! snmpTargetAddrTable shows them as `permanent` rows), the threshold
-//! notifications' thresholds and the `[health]` checks (from the next
-//! snapshot, their window starting again). Every other setting needs a restart: a
+//! notifications' thresholds, the `[health]` checks (from the next
+//! snapshot, their window starting again) and the `[[monitor]]` triggers
+//! (sampling anew). Every other setting needs a restart: a
 //! reload that changes any of them names them all in one warning line
 //! ([`restart_keys`], which lists every field of [`Settings`], so a new
 //! one cannot be forgotten). A file that no longer loads changes nothing.
@@ -47,6 +48,8 @@ pub struct Reloader {
     pub controller: Arc<crate::controller::Controller>,
     /// The health checks' settings, read at each snapshot.
     pub health: crate::health::SharedHealthConfig,
+    /// The DISMAN-EVENT-MIB triggers' task.
+    pub monitors: crate::monitor::MonitorTask,
 }
 
 impl Reloader {
@@ -113,6 +116,18 @@ impl Reloader {
         if **self.health.load() != new.health {
             self.health.store(Arc::new(new.health.clone()));
         }
+        if self.current.monitors != new.monitors {
+            // mteTriggerTable shows the new triggers as they start sampling.
+            let monitors = Arc::new(mibs::disman_event::Monitors::new(new.monitors.clone()));
+            let shown = Arc::clone(&monitors);
+            self.controller
+                .update_runtime(|system| {
+                    system.monitors = shown;
+                    true
+                })
+                .await;
+            self.monitors.replace(monitors);
+        }
         info!(
             communities = new.communities.len(),
             node_names = count,
@@ -124,6 +139,7 @@ impl Reloader {
         kept.communities = new.communities;
         kept.node_name_map = new.node_name_map;
         kept.health = new.health;
+        kept.monitors = new.monitors;
         if self.traps.is_some() {
             kept.notify.sinks = new.notify.sinks;
             kept.notify.inform_users = new.notify.inform_users;
@@ -174,7 +190,8 @@ fn restart_keys(old: &Settings, new: &Settings, notifying: bool) -> Vec<&'static
         umad,
         // Applied: the next snapshot's checks (their window starts again).
         health: _,
-        monitors,
+        // Applied: the old triggers stop, the new ones start sampling.
+        monitors: _,
         secrets,
         sim_partitions,
         sim_services,
@@ -243,7 +260,6 @@ fn restart_keys(old: &Settings, new: &Settings, notifying: bool) -> Vec<&'static
     let mut new_umad = new.umad.clone();
     new_umad.pma.remote_details = umad.pma.remote_details;
     check(*umad != new_umad, "[umad]");
-    check(*monitors != new.monitors, "[[monitor]]");
     check(*secrets != new.secrets, "secrets");
     check(*sim_partitions != new.sim_partitions, "sim_partitions");
     check(*sim_services != new.sim_services, "sim_services");

@@ -119,3 +119,44 @@ fn sighup_applies_the_health_settings() {
     assert!(common::restart_warnings(&log).is_empty(), "{log}");
     assert!(log.contains("SIGHUP: configuration reloaded"), "{log}");
 }
+
+/// A `[[monitor]]` added by a reload samples at once: its existence test
+/// fires at its first sample (mteTriggerFired at snmptrapd with its name
+/// as mteHotTrigger), and mteTriggerTable shows it instead of the old one.
+#[test]
+fn sighup_replaces_the_monitors() {
+    let trapd = Trapd::start();
+    let monitor = |name: &str| {
+        format!(
+            "trap2sink = [\"{}\"]\n\n[[monitor]]\nname = \"{name}\"\n\
+             oid = \"SNMPv2-MIB::sysName.0\"\nwildcard = false\n\
+             existence = [\"present\"]\nfrequency = 1\n",
+            trapd.addr()
+        )
+    };
+    let fired = |t: &[trapd::Trap], name: &str| {
+        let hot = format!("STRING: {name}");
+        trapd::named(t, "mteTriggerFired")
+            .into_iter()
+            .filter(|x| x.object("DISMAN-EVENT-MIB::mteHotTrigger.0") == Some(&*hot))
+            .count()
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let conf = dir.path().join("ibsnmpd.toml");
+    std::fs::write(&conf, monitor("before")).unwrap();
+    let agent = Agent::start(&["--config", conf.to_str().unwrap()]);
+    trapd.wait(WAIT, "the first monitor", |t| fired(t, "before") == 1);
+
+    std::fs::write(&conf, monitor("after")).unwrap();
+    common::signal(&agent.pid().to_string(), "HUP");
+    trapd.wait(WAIT, "the monitor added by the reload", |t| {
+        fired(t, "after") == 1
+    });
+    let walk = common::walk_with_shipped_mibs(&agent.target, "DISMAN-EVENT-MIB::mteTriggerValueID");
+    assert!(
+        walk.contains("'after'") && !walk.contains("'before'"),
+        "{walk}"
+    );
+    let log = agent.log_text();
+    assert!(common::restart_warnings(&log).is_empty(), "{log}");
+}
