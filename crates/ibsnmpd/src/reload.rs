@@ -6,7 +6,8 @@
 //! sweep), the notification sinks (trapsink, trap2sink, informsink,
 //! `[[trapsess]]`, trapcommunity: the next notification goes to them and
 //! snmpTargetAddrTable shows them as `permanent` rows), the threshold
-//! notifications' thresholds, the `[health]` checks (from the next
+//! notifications' thresholds, `authtrapenable` (snmpEnableAuthenTraps'
+//! default), the `[health]` checks (from the next
 //! snapshot, their window starting again) and the `[[monitor]]` triggers
 //! (sampling anew). Every other setting needs a restart: a
 //! reload that changes any of them names them all in one warning line
@@ -113,6 +114,16 @@ impl Reloader {
                 })
                 .await;
         }
+        if self.current.notify.auth_traps != new.notify.auth_traps {
+            // snmpEnableAuthenTraps' default: a value Set over SNMP still wins.
+            let enabled = new.notify.auth_traps;
+            self.controller
+                .update_runtime(|system| {
+                    system.enable_authen_traps = enabled;
+                    true
+                })
+                .await;
+        }
         if **self.health.load() != new.health {
             self.health.store(Arc::new(new.health.clone()));
         }
@@ -140,6 +151,7 @@ impl Reloader {
         kept.node_name_map = new.node_name_map;
         kept.health = new.health;
         kept.monitors = new.monitors;
+        kept.notify.auth_traps = new.notify.auth_traps;
         if self.traps.is_some() {
             kept.notify.sinks = new.notify.sinks;
             kept.notify.inform_users = new.notify.inform_users;
@@ -228,7 +240,6 @@ fn restart_keys(old: &Settings, new: &Settings, notifying: bool) -> Vec<&'static
         !notifying && notify.sinks != new.notify.sinks,
         "trapsink/trap2sink/informsink/[[trapsess]] (no notification layer running)",
     );
-    check(notify.auth_traps != new.notify.auth_traps, "authtrapenable");
     check(
         notify.storm != new.notify.storm,
         "notification_rate_limit/notification_rate_interval",

@@ -160,3 +160,24 @@ fn sighup_replaces_the_monitors() {
     let log = agent.log_text();
     assert!(common::restart_warnings(&log).is_empty(), "{log}");
 }
+
+/// `authtrapenable` is snmpEnableAuthenTraps' default: a reload changes it
+/// at once (a value Set over SNMP would still win).
+#[test]
+fn sighup_applies_authtrapenable() {
+    let dir = tempfile::tempdir().unwrap();
+    let conf = dir.path().join("ibsnmpd.toml");
+    std::fs::write(&conf, "authtrapenable = 2\n").unwrap();
+    let agent = Agent::start(&["--config", conf.to_str().unwrap()]);
+    const SNMP_ENABLE_AUTHEN_TRAPS: &str = ".1.3.6.1.2.1.11.30.0";
+    assert_eq!(agent.get_number(SNMP_ENABLE_AUTHEN_TRAPS), 2);
+    std::fs::write(&conf, "authtrapenable = 1\n").unwrap();
+    common::signal(&agent.pid().to_string(), "HUP");
+    let deadline = std::time::Instant::now() + WAIT;
+    while agent.get_number(SNMP_ENABLE_AUTHEN_TRAPS) != 1 {
+        assert!(std::time::Instant::now() < deadline, "{}", agent.log_text());
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let log = agent.log_text();
+    assert!(common::restart_warnings(&log).is_empty(), "{log}");
+}
