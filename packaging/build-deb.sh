@@ -19,45 +19,74 @@ fi
 
 root=$(mktemp -d)
 trap 'rm -rf "$root"' EXIT
+# The data archive's ./ as every package's: 0755 (mktemp made it 0700).
+chmod 755 "$root"
 d() { install -d -m 755 "$root/$1"; }
-f() { install -D -m "$1" "$2" "$root/$3"; }
 
-f 755 "$IBSNMPD_BIN" usr/sbin/ibsnmpd
-strip --strip-unneeded "$root/usr/sbin/ibsnmpd" 2>/dev/null || true
-f 644 packaging/ibsnmpd.service lib/systemd/system/ibsnmpd.service
-f 644 packaging/ibsnmpd.toml etc/ibsnmpd/ibsnmpd.toml
-f 644 packaging/debian/92-ibsnmpd.rules lib/udev/rules.d/92-ibsnmpd.rules
-f 644 packaging/debian/sysusers.conf usr/lib/sysusers.d/ibsnmpd.conf
-f 644 packaging/ibsnmpd-sm-host.conf usr/share/doc/ibsnmpd/examples/ibsnmpd-sm-host.conf
-f 644 packaging/grafana-ibsnmpd.json usr/share/doc/ibsnmpd/examples/grafana-ibsnmpd.json
-f 644 packaging/prometheus/ibsnmpd-rules.yml usr/share/doc/ibsnmpd/examples/ibsnmpd-rules.yml
-for m in mibs/IB-*; do f 644 "$m" "usr/share/snmp/mibs/$(basename "$m")"; done
-# The IETF modules they import: net-snmp's default path has ietf/ (filled
-# by snmp-mibs-downloader where installed; the same RFC texts).
-for m in mibs/ietf/*; do f 644 "$m" "usr/share/snmp/mibs/ietf/$(basename "$m")"; done
-d usr/share/man/man8
-d usr/share/man/man5
-"$IBSNMPD_BIN" man | gzip -9n > "$root/usr/share/man/man8/ibsnmpd.8.gz"
-"$IBSNMPD_BIN" man --config | gzip -9n > "$root/usr/share/man/man5/ibsnmpd.toml.5.gz"
-for doc in README.md docs/*.md; do f 644 "$doc" "usr/share/doc/ibsnmpd/$(basename "$doc")"; done
-gzip -9n "$root"/usr/share/doc/ibsnmpd/*.md
+IBSNMPD_BIN=$IBSNMPD_BIN packaging/stage.sh "$root" lib/systemd/system lib/udev/rules.d
+# The year and date of the commit built (reproducible builds).
+YEAR=$(git log -1 --format=%cd --date=format:%Y 2>/dev/null || date +%Y)
 cat > "$root/usr/share/doc/ibsnmpd/copyright" <<TXT
 Format: https://www.debian.org/doc/packaging-manuals/copyright-format/1.0/
 Upstream-Name: ibsnmpd
+
 Files: *
-Copyright: the ibsnmpd authors
-License: see the source repository
+Copyright: $YEAR The ibsnmpd authors
+License: Apache-2.0
+
+License: Apache-2.0
+ Licensed under the Apache License, Version 2.0 (the "License"); you may
+ not use this file except in compliance with the License. You may obtain a
+ copy of the License at
+ .
+ http://www.apache.org/licenses/LICENSE-2.0
+ .
+ Unless required by applicable law or agreed to in writing, software
+ distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+ WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+ License for the specific language governing permissions and limitations
+ under the License.
+ .
+ On Debian systems, the full text of the Apache License, Version 2.0 can be
+ found in the file /usr/share/common-licenses/Apache-2.0.
 TXT
+# Files of the source's MIB modules keep their own notices (mibs/ietf: the
+# IETF Trust's; docs/mibs.md).
+
+# Who builds the package: Debian's DEBFULLNAME and DEBEMAIL (as dch reads
+# them), else the author of the commit built.
+if [ -n "${DEBFULLNAME:-}" ] && [ -n "${DEBEMAIL:-}" ]; then
+    MAINTAINER="$DEBFULLNAME <$DEBEMAIL>"
+else
+    MAINTAINER=$(git log -1 --format='%an <%ae>' 2>/dev/null || true)
+fi
+case "$MAINTAINER" in
+*?" <"?*@?*">") ;;
+*) echo "build-deb.sh: no maintainer: set DEBFULLNAME and DEBEMAIL" >&2; exit 2 ;;
+esac
+
+# A native package's changelog: this version, from the commit built.
+{
+    echo "ibsnmpd ($VERSION) unstable; urgency=medium"
+    echo
+    echo "  * Built from $(git describe --always --dirty 2>/dev/null || echo 'a source tree')."
+    echo
+    echo " -- $MAINTAINER  $(git log -1 --format=%cD 2>/dev/null || date -R)"
+} | gzip -9n > "$root/usr/share/doc/ibsnmpd/changelog.gz"
+chmod 644 "$root/usr/share/doc/ibsnmpd/changelog.gz"
 
 d DEBIAN
+(cd "$root" && find . -path ./DEBIAN -prune -o -type f -printf '%P\0' | LC_ALL=C sort -z \
+    | xargs -0 md5sum) > "$root/DEBIAN/md5sums"
+chmod 644 "$root/DEBIAN/md5sums"
 cat > "$root/DEBIAN/control" <<TXT
 Package: ibsnmpd
 Version: $VERSION
 Architecture: $ARCH
-Maintainer: ibsnmpd maintainers <ibsnmpd@localhost>
+Maintainer: $MAINTAINER
 Section: net
 Priority: optional
-Depends: libc6 (>= 2.34), libgcc-s1
+Depends: libc6 (>= 2.34), libgcc-s1, init-system-helpers (>= 1.54~)
 Recommends: libibumad3, snmp
 Suggests: infiniband-diags, opensm, snmpd
 Installed-Size: $(du -sk "$root" | cut -f1)
@@ -69,8 +98,9 @@ Description: SNMP agent for InfiniBand fabrics
  metrics.
 TXT
 echo /etc/ibsnmpd/ibsnmpd.toml > "$root/DEBIAN/conffiles"
-install -m 755 packaging/debian/postinst "$root/DEBIAN/postinst"
-install -m 755 packaging/debian/postrm "$root/DEBIAN/postrm"
+for script in postinst prerm postrm; do
+    install -m 755 "packaging/debian/$script" "$root/DEBIAN/$script"
+done
 
 mkdir -p "$OUT"
 deb="$OUT/ibsnmpd_${VERSION}_${ARCH}.deb"

@@ -42,6 +42,10 @@ pub enum SourceError {
     /// A MAD or transport failure (umad).
     #[error("{0}")]
     Fabric(String),
+    /// A source of this host's hardware on a host without any (umad,
+    /// sysfs): what is missing, the same for both.
+    #[error("{0}; to try the agent without hardware: --source sim")]
+    NoHardware(String),
 }
 
 /// A change or live query the daemon's control path sends to a source.
@@ -352,12 +356,24 @@ pub fn open(spec: &SourceSpec, opts: &SourceOptions) -> Result<Box<dyn Source>, 
         }
         // The umad and sysfs sources plug in here when their modules land.
         // PMAs without PortSamplesControl get IB-PM-MIB sampling in software.
-        SourceSpec::Umad { ca, port } => Ok(Box::new(sampler::SoftSampling::new(
-            umad::UmadSource::open(ca.as_deref(), *port, opts.umad.clone())?,
-        ))),
-        SourceSpec::Sysfs { root } => Ok(Box::new(
-            sysfs::SysfsSource::new(root)?.with_local_node(opts.local_node.clone()),
-        )),
+        // Without RDMA devices libibumad's own error misleads (it invents
+        // a CA name): the sysfs class directory it reads says what is
+        // missing, as the sysfs source says it.
+        SourceSpec::Umad { ca, port } => {
+            let umad =
+                umad::UmadSource::open(ca.as_deref(), *port, opts.umad.clone()).map_err(|e| {
+                    match sysfs::require_devices(&opts.umad.sysfs_root) {
+                        Err(none) => SourceError::NoHardware(none.to_string()),
+                        Ok(()) => e.into(),
+                    }
+                })?;
+            Ok(Box::new(sampler::SoftSampling::new(umad)))
+        }
+        SourceSpec::Sysfs { root } => {
+            let source = sysfs::SysfsSource::new(root)?;
+            sysfs::require_devices(root).map_err(|e| SourceError::NoHardware(e.to_string()))?;
+            Ok(Box::new(source.with_local_node(opts.local_node.clone())))
+        }
     }
 }
 pub mod sample_run;

@@ -19,6 +19,7 @@ use crate::cli::RunArgs;
 
 pub mod engine_id;
 pub mod health;
+pub mod keys;
 pub mod monitor;
 pub mod notify;
 
@@ -560,13 +561,17 @@ fn parse_file(text: &str, origin: &str) -> Result<FileConfig, ConfigError> {
         let before = e.span().and_then(|s| text.get(..s.start.min(text.len())));
         let table = before
             .and_then(|b| b.lines().rev().find(|l| l.trim_start().starts_with('[')))
-            .map(|l| format!("{} ", l.trim()));
+            .map(|l| l.trim().to_string());
         let key = before
             .and_then(|b| b.lines().last())
             .and_then(|l| l.split_once('=').map(|(k, _)| k.trim().to_string()))
             .filter(|k| !k.is_empty() && !k.starts_with('['))
-            .map(|k| format!("{}{k}", table.unwrap_or_default()));
-        let msg = operator_words(e.message(), key.as_deref());
+            .map(|k| match &table {
+                Some(t) => format!("{t} {k}"),
+                None => k,
+            });
+        let msg = misplaced_top_level_key(e.message(), table.as_deref())
+            .unwrap_or_else(|| operator_words(e.message(), key.as_deref()));
         ConfigError(format!("{origin}{line}: {msg}"))
     })?;
     file.lines = key_lines(text);
@@ -577,6 +582,20 @@ fn parse_file(text: &str, origin: &str) -> Result<FileConfig, ConfigError> {
         .map(|(i, _)| i + 1)
         .collect();
     Ok(file)
+}
+
+/// A top-level key written after a `[table]` belongs to that table in
+/// TOML: say so, rather than "unknown key".
+fn misplaced_top_level_key(msg: &str, table: Option<&str>) -> Option<String> {
+    let table = table?;
+    let rest = msg.trim().strip_prefix("unknown field `")?;
+    let (name, _) = rest.split_once('`')?;
+    keys::is_top_level(name).then(|| {
+        format!(
+            "`{name}` is a top-level key: it must come before the first table \
+             (here TOML reads it as part of {table})"
+        )
+    })
 }
 
 /// A deserializer's message in an operator's words: what the key wants, in
@@ -1185,6 +1204,66 @@ pub fn agent_communities(list: &[Community]) -> Vec<snmp::agent::Community> {
 
 #[cfg(test)]
 mod tests {
+
+    /// The keys serde knows in `text`'s table (from its unknown-key error).
+    fn known_keys(text: &str) -> std::collections::BTreeSet<String> {
+        let e = toml::from_str::<FileConfig>(text).unwrap_err().to_string();
+        let list = e
+            .split("expected one of ")
+            .nth(1)
+            .unwrap_or_else(|| panic!("{e}"));
+        let list = list.split('\n').next().unwrap_or_default();
+        list.split('`')
+            .skip(1)
+            .step_by(2)
+            .map(str::to_string)
+            .collect()
+    }
+
+    /// docs/config.md's key table (the man page's source) lists exactly
+    /// the keys the loader accepts: top-level keys and tables, and each
+    /// `[table]`'s keys ([[table]] rows list theirs in prose).
+    #[test]
+    fn the_key_table_is_the_loaders() {
+        let table = keys::table();
+        let documented: std::collections::BTreeSet<String> = table
+            .iter()
+            .flat_map(|k| k.top_level().chain(k.tables()))
+            .map(str::to_string)
+            .collect();
+        assert_eq!(documented, known_keys("zz_no_such_key = 1\n"));
+        for section in ["umad", "health", "opensm"] {
+            let documented: std::collections::BTreeSet<String> = table
+                .iter()
+                .filter(|k| k.key.starts_with(&format!("`[{section}]`")))
+                .flat_map(|k| names_of(k.key).skip(1))
+                .collect();
+            assert_eq!(
+                documented,
+                known_keys(&format!("[{section}]\nzz_no_such_key = 1\n")),
+                "[{section}]"
+            );
+        }
+    }
+
+    fn names_of(cell: &str) -> impl Iterator<Item = String> + '_ {
+        cell.split('`').skip(1).step_by(2).map(str::to_string)
+    }
+
+    #[test]
+    fn a_top_level_key_after_a_table_is_named_as_such() {
+        let e = parse_file(
+            "[[rocommunity]]\ncommunity = \"x\"\nmetrics_listen = \"127.0.0.1:9\"\n",
+            "c.toml",
+        )
+        .unwrap_err();
+        assert_eq!(
+            e.0,
+            "c.toml:3: `metrics_listen` is a top-level key: it must come before the first \
+             table (here TOML reads it as part of [[rocommunity]])"
+        );
+    }
+
     use super::*;
 
     fn args() -> RunArgs {

@@ -180,13 +180,14 @@ pub fn run(
     // The source thread derives what the modules need from each snapshot
     // and swaps it in: readers never block a sweep, a sweep never blocks
     // readers.
+    let health_config = Arc::new(ArcSwap::from_pointee(settings.health.clone()));
     let publisher = Publisher::with_options(&mibs::DeriveOptions {
         if_index_offset: settings.agentx_if_index_offset,
         sm_control: settings.opensm.is_some(),
         port_writes: settings.port_writes,
         opensm_conf: settings.opensm_conf.clone(),
     })
-    .with_derive(crate::health::deriver(settings.health.clone()));
+    .with_derive(crate::health::deriver(Arc::clone(&health_config)));
     // The source thread waits for the sockets (bound below, so a busy port
     // fails at once); the agent answers after the first sweep.
     let names = load_node_name_map(&settings)?;
@@ -214,6 +215,7 @@ pub fn run(
         Some(jobs_tx),
     ));
     let vacm_reload = crate::vacm_tables::on_reload(&settings, &usm, &controller);
+    let reload_controller = Arc::clone(&controller);
 
     let config = AgentConfig {
         listen: settings.listen.clone(),
@@ -340,13 +342,22 @@ pub fn run(
     if let Some(t) = &traps {
         t.cold_start();
     }
-    crate::monitor::start(
-        &runtime,
-        system.load().monitors.clone(),
-        monitor_reads.0,
-        monitor_reads.1,
-        traps.clone(),
-    );
+    let monitors = {
+        let (dispatcher, view, traps) = (monitor_reads.0, monitor_reads.1, traps.clone());
+        let handle = runtime.handle().clone();
+        crate::monitor::MonitorTask::start(
+            Box::new(move |m| {
+                crate::monitor::start(
+                    &handle,
+                    m,
+                    Arc::clone(&dispatcher),
+                    Arc::clone(&view),
+                    traps.clone(),
+                )
+            }),
+            system.load().monitors.clone(),
+        )
+    };
     let mut reloader = crate::reload::Reloader {
         load,
         current: settings.clone(),
@@ -360,6 +371,10 @@ pub fn run(
             hook
         }),
         communities_changed: Some(vacm_reload),
+        traps: traps.clone(),
+        controller: Arc::clone(&reload_controller),
+        health: health_config,
+        monitors,
     };
     let result = runtime.block_on(async {
         let addrs = agent.local_addrs();
@@ -393,7 +408,7 @@ pub fn run(
                     info!(signal = name, "shutting down");
                     break Ok(());
                 }
-                _ = hup.recv() => reloader.reload(),
+                _ = hup.recv() => reloader.reload().await,
             }
         };
         // The subagent closes its session with the master before we go.

@@ -29,12 +29,21 @@ pub struct HealthReport {
     pub ports: Vec<PortHealth>,
 }
 
+/// The `[health]` settings in force in the agent: a reload swaps them
+/// ([`crate::reload`]).
+pub type SharedHealthConfig = std::sync::Arc<arc_swap::ArcSwap<HealthConfig>>;
+
 /// The running agent's health tracker: it follows every published
-/// snapshot, so its windows hold the agent's own sweeps.
-pub fn deriver(config: HealthConfig) -> Box<dyn mibs::publish::Derive> {
-    let mut health = Health::new(config);
+/// snapshot, so its windows hold the agent's own sweeps. New settings (a
+/// reload) apply from the next snapshot, their window starting again.
+pub fn deriver(config: SharedHealthConfig) -> Box<dyn mibs::publish::Derive> {
+    let mut health = Health::new(HealthConfig::clone(&config.load()));
     Box::new(
         move |snap: &std::sync::Arc<Snapshot>| -> mibs::publish::Derived {
+            let now = config.load();
+            if **now != *health.config() {
+                health = Health::new(HealthConfig::clone(&now));
+            }
             let ports = health.observe(snap);
             std::sync::Arc::new(HealthReport {
                 config: health.config().clone(),

@@ -16,6 +16,7 @@ mod engine_state;
 mod fabric;
 mod health;
 mod logging;
+mod man;
 mod metrics;
 mod monitor;
 mod nodemap;

@@ -12,6 +12,7 @@ use mibs::disman_event::{Evaluator, Monitors, Sampler};
 use mibs::{Change, View};
 use snmp::dispatch::Dispatcher;
 use snmp::value::{Value, VarBind};
+use tokio::task::JoinHandle;
 use tracing::{info, warn};
 
 use crate::traps::Traps;
@@ -36,22 +37,23 @@ impl Sampler for Reads<'_> {
 
 /// Starts the task on `runtime` when there are triggers.
 pub fn start<F>(
-    runtime: &tokio::runtime::Runtime,
+    runtime: &tokio::runtime::Handle,
     monitors: Arc<Monitors>,
     dispatcher: Arc<Dispatcher<View, Change>>,
     view: Arc<F>,
     traps: Option<Traps>,
-) where
+) -> Option<JoinHandle<()>>
+where
     F: Fn() -> View + Send + Sync + 'static,
 {
     if monitors.triggers().is_empty() {
-        return;
+        return None;
     }
     info!(
         triggers = monitors.triggers().len(),
         "DISMAN-EVENT-MIB monitors sampling"
     );
-    runtime.spawn(async move {
+    Some(runtime.spawn(async move {
         let mut eval = Evaluator::new(&monitors);
         let mut tick = tokio::time::interval(TICK);
         tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
@@ -91,5 +93,30 @@ pub fn start<F>(
                 }
             }
         }
-    });
+    }))
+}
+
+/// Starts the task with given triggers (see [`start`]).
+pub type Starter = Box<dyn Fn(Arc<Monitors>) -> Option<JoinHandle<()>> + Send + Sync>;
+
+/// The running task, as a reload replaces it with new triggers.
+pub struct MonitorTask {
+    start: Starter,
+    running: Option<JoinHandle<()>>,
+}
+
+impl MonitorTask {
+    pub fn start(start: Starter, monitors: Arc<Monitors>) -> Self {
+        let running = start(monitors);
+        MonitorTask { start, running }
+    }
+
+    /// The old triggers stop (their state and counters with them), the new
+    /// ones start sampling.
+    pub fn replace(&mut self, monitors: Arc<Monitors>) {
+        if let Some(old) = self.running.take() {
+            old.abort();
+        }
+        self.running = (self.start)(monitors);
+    }
 }

@@ -163,7 +163,8 @@ impl TableTargets {
 /// The configured sinks as `permanent` rows, named `internalN` with the
 /// same tag and params name (so a manager sees every receiver, as in
 /// net-snmp). A sink whose name does not resolve is left out (as the
-/// originator leaves it out).
+/// originator leaves it out). The rows of an earlier configuration go
+/// first (a reload).
 pub fn show_configured(system: &mut SystemState, sinks: &[SinkSettings]) {
     let configured: Vec<_> = sinks
         .iter()
@@ -173,11 +174,10 @@ pub fn show_configured(system: &mut SystemState, sinks: &[SinkSettings]) {
             Some((format!("internal{i}").into_bytes(), s, addr))
         })
         .collect();
-    if configured.is_empty() {
-        return;
-    }
     let index = |name: &[u8]| name.iter().map(|&b| u32::from(b)).collect::<Vec<u32>>();
     system.modules.update::<TargetState>(|t| {
+        t.addrs.clear_configured();
+        t.params.clear_configured();
         for (name, s, addr) in &configured {
             let (domain, address) = target::t_address(*addr);
             let centis = i32::try_from(s.timeout.as_millis() / 10).unwrap_or(i32::MAX);
@@ -195,6 +195,7 @@ pub fn show_configured(system: &mut SystemState, sinks: &[SinkSettings]) {
         t.refresh();
     });
     system.modules.update::<NotifyState>(|n| {
+        n.notify.clear_configured();
         for (name, s, _) in &configured {
             let inform = matches!(s.kind, SinkType::Inform | SinkType::InformV3);
             let row = NotifyEntry {

@@ -54,10 +54,116 @@ async fn inform_v3(
 }
 
 /// The running notification layer; clones share it (e.g. the reload path
-/// keeps one for [`Traps::warm_start`]).
+/// keeps one for [`Traps::warm_start`] and [`Traps::reconfigure`]).
 #[derive(Clone)]
 pub struct Traps {
     notifier: Notifier,
+    /// The configured sinks, as the originator reads them at each
+    /// notification (a reload swaps them).
+    configured: Arc<Configured>,
+    thresholds: Arc<ArcSwap<Thresholds>>,
+    usm: Option<Arc<Usm>>,
+}
+
+/// The configured sinks in force, each with the settings it was made from
+/// (an unchanged sink is kept across a reload: an inform receiver's
+/// discovered engine and unacknowledged informs with it).
+#[derive(Default)]
+struct Configured {
+    sinks: ArcSwap<Vec<(SinkSettings, Sink)>>,
+}
+
+impl std::fmt::Debug for Configured {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Configured").finish_non_exhaustive()
+    }
+}
+
+/// What the originator sends to beside its (empty) fixed sinks: the
+/// configured sinks first, then the SNMP-TARGET-MIB rows' receivers.
+#[derive(Debug)]
+struct Receivers {
+    configured: Arc<Configured>,
+    table: Option<Arc<dyn SinkSource>>,
+}
+
+impl SinkSource for Receivers {
+    fn sinks(&self, n: &snmp::notify::Notification) -> Vec<Sink> {
+        let mut out: Vec<Sink> = self
+            .configured
+            .sinks
+            .load()
+            .iter()
+            .map(|(_, s)| s.clone())
+            .collect();
+        if let Some(t) = &self.table {
+            out.extend(t.sinks(n));
+        }
+        out
+    }
+}
+
+/// The sinks of `settings`, reusing those of `kept` made from the same
+/// settings. A sink that cannot be made now (a name that does not
+/// resolve, an unknown user) is left out, loudly: it must not keep the
+/// agent from serving.
+async fn make_sinks(
+    settings: &NotifySettings,
+    usm: Option<&Arc<Usm>>,
+    kept: &[(SinkSettings, Sink)],
+) -> Vec<(SinkSettings, Sink)> {
+    let mut sinks = Vec::new();
+    for s in &settings.sinks {
+        if let Some(k) = kept.iter().find(|(k, _)| k == s) {
+            sinks.push(k.clone());
+            continue;
+        }
+        let addr = match resolve(s) {
+            Ok(a) => a,
+            Err(e) => {
+                warn!(error = format!("{e:#}"), "notification sink left out");
+                continue;
+            }
+        };
+        let community = s.community.as_bytes().to_vec();
+        let kind = match s.kind {
+            SinkType::TrapV3 => {
+                let wrapper = usm
+                    .ok_or_else(|| "no SNMPv3 engine (no [[user]])".to_string())
+                    .and_then(|u| TrapWrapper::new(Arc::clone(u), &s.user, s.level));
+                match wrapper {
+                    Ok(w) => SinkKind::Wrapped {
+                        wrapper: Arc::new(w),
+                        confirm: None,
+                    },
+                    Err(e) => {
+                        warn!(sink = %addr, error = %e, "SNMPv3 notification sink left out");
+                        continue;
+                    }
+                }
+            }
+            SinkType::InformV3 => match inform_v3(s, addr, &settings.inform_users).await {
+                Ok(w) => SinkKind::Wrapped {
+                    wrapper: Arc::new(w),
+                    confirm: Some((s.timeout, s.retries)),
+                },
+                Err(e) => {
+                    warn!(sink = %addr, error = %e, "SNMPv3 inform sink left out");
+                    continue;
+                }
+            },
+            SinkType::TrapV1 => SinkKind::TrapV1 { community },
+            SinkType::TrapV2c => SinkKind::TrapV2c { community },
+            SinkType::Inform => SinkKind::InformV2c {
+                community,
+                timeout: s.timeout,
+                retries: s.retries,
+            },
+        };
+        info!(sink = %addr, kind = ?kind, "notification sink");
+        sinks.push((s.clone(), Sink { addr, kind }));
+    }
+    sinks
 }
 
 impl Traps {
@@ -79,63 +185,22 @@ impl Traps {
         if settings.sinks.is_empty() && forward.is_none() && targets.is_none() {
             return Ok(None);
         }
-        let mut sinks = Vec::new();
-        for s in &settings.sinks {
-            // A name that does not resolve now must not keep the agent
-            // from serving: that sink is left out, loudly.
-            let addr = match resolve(s) {
-                Ok(a) => a,
-                Err(e) => {
-                    warn!(error = format!("{e:#}"), "notification sink left out");
-                    continue;
-                }
-            };
-            let community = s.community.as_bytes().to_vec();
-            let kind = match s.kind {
-                SinkType::TrapV3 => {
-                    let wrapper = usm
-                        .as_ref()
-                        .ok_or_else(|| "no SNMPv3 engine (no [[user]])".to_string())
-                        .and_then(|u| TrapWrapper::new(Arc::clone(u), &s.user, s.level));
-                    match wrapper {
-                        Ok(w) => SinkKind::Wrapped {
-                            wrapper: Arc::new(w),
-                            confirm: None,
-                        },
-                        Err(e) => {
-                            warn!(sink = %addr, error = %e, "SNMPv3 notification sink left out");
-                            continue;
-                        }
-                    }
-                }
-                SinkType::InformV3 => match inform_v3(s, addr, &settings.inform_users).await {
-                    Ok(w) => SinkKind::Wrapped {
-                        wrapper: Arc::new(w),
-                        confirm: Some((s.timeout, s.retries)),
-                    },
-                    Err(e) => {
-                        warn!(sink = %addr, error = %e, "SNMPv3 inform sink left out");
-                        continue;
-                    }
-                },
-                SinkType::TrapV1 => SinkKind::TrapV1 { community },
-                SinkType::TrapV2c => SinkKind::TrapV2c { community },
-                SinkType::Inform => SinkKind::InformV2c {
-                    community,
-                    timeout: s.timeout,
-                    retries: s.retries,
-                },
-            };
-            info!(sink = %addr, kind = ?kind, "notification sink");
-            sinks.push(Sink { addr, kind });
-        }
+        let configured = Arc::new(Configured::default());
+        configured
+            .sinks
+            .store(Arc::new(make_sinks(settings, usm.as_ref(), &[]).await));
         let config = OriginatorConfig {
-            sinks,
+            // Every receiver comes from `targets`: the configured sinks can
+            // change on reload.
+            sinks: Vec::new(),
             queue: settings.queue,
             agent_addr,
             storm: settings.storm,
             forward,
-            targets,
+            targets: Some(Arc::new(Receivers {
+                configured: Arc::clone(&configured),
+                table: targets,
+            })),
             ..OriginatorConfig::default()
         };
         let up_system = Arc::clone(&system);
@@ -144,14 +209,30 @@ impl Traps {
             .await
             .context("cannot start the notification originator")?;
         fabric.subscribe();
+        let thresholds = Arc::new(ArcSwap::from_pointee(settings.thresholds));
         tokio::spawn(event_task(
             notifier.clone(),
-            settings.thresholds,
+            Arc::clone(&thresholds),
             system,
             fabric,
             settings.if_index_offset,
         ));
-        Ok(Some(Traps { notifier }))
+        Ok(Some(Traps {
+            notifier,
+            configured,
+            thresholds,
+            usm,
+        }))
+    }
+
+    /// A reload: the sinks (and their communities, users) and the
+    /// thresholds of `settings` in force from the next notification.
+    /// Storm control and the queue length change only on restart.
+    pub async fn reconfigure(&self, settings: &NotifySettings) {
+        let kept = self.configured.sinks.load_full();
+        let sinks = make_sinks(settings, self.usm.as_ref(), &kept).await;
+        self.configured.sinks.store(Arc::new(sinks));
+        self.thresholds.store(Arc::new(settings.thresholds));
     }
 
     /// The originator's counters (for /metrics).
@@ -170,7 +251,6 @@ impl Traps {
     }
 
     /// warmStart: the configuration was reloaded (SIGHUP).
-    #[allow(dead_code)] // called by the reload path (operator tools)
     pub fn warm_start(&self) {
         self.notifier.notify(notif::warm_start());
     }
@@ -230,7 +310,7 @@ impl Traps {
 /// each update read against the snapshot it came from.
 async fn event_task(
     notifier: Notifier,
-    thresholds: Thresholds,
+    thresholds: Arc<ArcSwap<Thresholds>>,
     system: Arc<ArcSwap<SystemState>>,
     fabric: FabricHandle,
     if_index_offset: u32,
@@ -251,7 +331,7 @@ async fn event_task(
                 notifier.notify(n);
             }
         }
-        for n in notif::from_snapshots(&u.prev, &u.next, &thresholds) {
+        for n in notif::from_snapshots(&u.prev, &u.next, &thresholds.load()) {
             notifier.notify(n);
         }
     }

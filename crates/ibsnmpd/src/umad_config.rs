@@ -25,6 +25,7 @@ pub struct UmadSection {
     subscribe_traps: Option<bool>,
     reset_threshold: Option<f64>,
     switch_sums: Option<bool>,
+    sysfs_root: Option<std::path::PathBuf>,
 }
 
 /// Detail attribute names, as the PMA attribute names without `Port`/`Counters`.
@@ -119,6 +120,9 @@ impl UmadSection {
                 return Err(format!("reset_threshold = {f}: must be between 0 and 1"));
             }
             o.pma.reset_threshold = Some(f);
+        }
+        if let Some(r) = self.sysfs_root {
+            o.sysfs_root = r;
         }
         Ok(o)
     }

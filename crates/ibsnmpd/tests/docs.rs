@@ -133,22 +133,27 @@ impl Rewrite {
 
     fn apply(&self, text: &str) -> String {
         let t = self.tmp.display().to_string();
+        // The binary goes in last, through a placeholder: its own path may
+        // hold `/tmp/` or a port (a checkout under /tmp), which the
+        // rewrites below must not touch.
+        const BINARY: &str = "\u{1}ibsnmpd-under-test\u{1}";
         let mut s = text
-            .replace("cargo run --release --bin ibsnmpd --", BIN)
-            .replace("cargo run --release --bin ibsnmpd", BIN)
+            .replace("cargo run --release --bin ibsnmpd --", BINARY)
+            .replace("cargo run --release --bin ibsnmpd", BINARY)
+            .lines()
+            .map(|l| match l.trim_start().strip_prefix("ibsnmpd ") {
+                Some(rest) => format!("{BINARY} {rest}"),
+                None => l.to_string(),
+            })
+            .collect::<Vec<_>>()
+            .join("\n")
             .replace(":1161", &format!(":{}", self.snmp_port))
             .replace(":9683", &format!(":{}", self.metrics_port))
             .replace("/tmp/", &format!("{t}/tmp/"));
         for dir in ["/var/lib/ibsnmpd", "/run/ibsnmpd", "/etc/ibsnmpd"] {
             s = s.replace(dir, &format!("{t}{dir}"));
         }
-        s.lines()
-            .map(|l| match l.trim_start().strip_prefix("ibsnmpd ") {
-                Some(rest) => format!("{BIN} {rest}"),
-                None => l.to_string(),
-            })
-            .collect::<Vec<_>>()
-            .join("\n")
+        s.replace(BINARY, BIN)
     }
 }
 

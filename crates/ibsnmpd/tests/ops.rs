@@ -165,6 +165,17 @@ fn sighup_reloads_communities_and_node_names_without_losing_requests() {
     assert!(!get_ok(&agent.target, "old"));
     let m = curl(&url);
     assert!(m.contains("ibsnmpd_reloads_total 1"), "{m}");
+    // Which build answers, as every exporter says.
+    let build = m
+        .lines()
+        .find(|l| l.starts_with("ibsnmpd_build_info{"))
+        .unwrap_or_else(|| panic!("no ibsnmpd_build_info: {m}"));
+    let version = format!("version=\"{}\",revision=\"", env!("CARGO_PKG_VERSION"));
+    assert!(
+        build.contains(&version) && build.ends_with("} 1"),
+        "{build}"
+    );
+    assert!(!build.contains("revision=\"\""), "{build}");
 
     // A broken file changes nothing and says why; the agent stays up.
     std::fs::write(&conf, "bogus = 1\n").unwrap();
@@ -190,10 +201,7 @@ fn sighup_names_what_needs_a_restart() {
     common::signal(&pid, "HUP");
     std::thread::sleep(std::time::Duration::from_millis(500));
     let log = agent.log_text();
-    let lines: Vec<&str> = log
-        .lines()
-        .filter(|l| l.contains("only on restart"))
-        .collect();
+    let lines = common::restart_warnings(&log);
     assert_eq!(lines.len(), 1, "{log}");
     assert!(lines[0].contains("sweep_interval, syscontact"), "{log}");
     assert!(get_ok(&agent.target, "public"));
@@ -234,16 +242,29 @@ fn man_page_is_current_and_renders() {
         String::from_utf8_lossy(&r.stderr)
     );
     assert!(String::from_utf8_lossy(&r.stdout).contains("SNMP agent for InfiniBand fabrics"));
-    for section in [
+    // Only pages that exist: no ibsnmpd-SUBCOMMAND(8).
+    assert!(!text.contains("ibsnmpd\\-dump("), "{text}");
+    // The sections clap does not know; the synopsis with every option's
+    // argument, one line per command, and each subcommand's own options.
+    for usage in [
         ".SH FILES",
         ".SH SIGNALS",
         ".SH \"EXIT STATUS\"",
         ".SH SUBCOMMANDS",
+        "[\\fB\\-\\-listen\\fR \\fIADDR:PORT\\fR]...",
+        "[\\fB\\-\\-agentx\\fR [\\fIADDR\\fR]]",
+        "\\fBibsnmpd health\\fR [\\fB\\-\\-source\\fR \\fISPEC\\fR] [\\fB\\-\\-socket\\fR \\fIPATH\\fR]",
+        "\\fBibsnmpd ctl\\fR \\fB\\-\\-socket\\fR \\fIPATH\\fR",
+        "\\fBibsnmpd dump\\fR",
+        "\\fBibsnmpd topology fat\\-tree\\fR",
+        ".SS \"ibsnmpd health\"",
+        "link\\-flap NODE PORT",
     ] {
-        assert!(text.contains(section), "{section}");
+        assert!(text.contains(usage), "{usage} missing:\n{text}");
     }
-    // Only pages that exist: no ibsnmpd-SUBCOMMAND(8).
-    assert!(!text.contains("ibsnmpd\\-dump("), "{text}");
+    // Installed pages point at the installed docs.
+    assert!(!text.contains("docs/"), "{text}");
+    assert!(text.contains("/usr/share/doc/ibsnmpd/"), "{text}");
 }
 
 /// ibsnmpd.toml(5), made from docs/config.md's key table: every key the
@@ -287,6 +308,13 @@ fn the_config_man_page_lists_every_key_and_renders() {
     ] {
         assert!(rendered.contains(key), "{key} missing from ibsnmpd.toml(5)");
     }
+    // Markdown's escaped table pipe is not roff's.
+    assert!(
+        text.contains("NAME|GUID") && !text.contains("\\|"),
+        "{text}"
+    );
+    assert!(!text.contains("docs/"), "{text}");
+    assert!(text.contains("/usr/share/doc/ibsnmpd/config.md"), "{text}");
 }
 
 /// `systemd-analyze verify` accepts the unit (with ExecStart pointing at
@@ -333,7 +361,11 @@ fn grafana_dashboard_queries_parse() {
     assert!(exprs.len() > 15, "{}", exprs.len());
     let mut rules = String::from("groups:\n- name: dashboard\n  rules:\n");
     for (i, e) in exprs.iter().enumerate() {
-        let e = e.replace("$switch", "leaf01").replace("$port", "1");
+        let e = e
+            .replace("$hca_port", "1")
+            .replace("$hca", "node01 mlx5_0")
+            .replace("$switch", "leaf01")
+            .replace("$port", "1");
         rules.push_str(&format!(
             "  - record: dashboard:q{i}\n    expr: {}\n",
             serde_json::to_string(&e).unwrap()

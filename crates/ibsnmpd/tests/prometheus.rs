@@ -166,11 +166,20 @@ fn every_dashboard_query_works_on_a_real_prometheus() {
         &format!("infiniband_switch_port_state_id{{switch=\"{switch}\",uplink!=\"\"}}"),
         "port",
     );
+    let hca = first("infiniband_hca_info", "hca");
+    let hca_port = first(
+        &format!("infiniband_hca_port_state_id{{hca=\"{hca}\"}}"),
+        "port",
+    );
     let queries = dashboard_queries(&d);
     assert!(queries.len() >= 22, "{} queries", queries.len());
     let mut failures = Vec::new();
     for (title, q) in queries {
-        let q = q.replace("$switch", &switch).replace("$port", &port);
+        let q = q
+            .replace("$hca_port", &hca_port)
+            .replace("$hca", &hca)
+            .replace("$switch", &switch)
+            .replace("$port", &port);
         match prom.query(&q) {
             Err(e) => failures.push(format!("{title}: {q}: {e}")),
             Ok(data) if data["result"].as_array().is_none_or(Vec::is_empty) => {

@@ -66,6 +66,18 @@ pub fn class_dir(root: &Path) -> PathBuf {
     root.join("sys").join("class").join("infiniband")
 }
 
+/// Whether `root` shows RDMA devices at all (the class directory has
+/// entries): what both the sysfs and the umad source say first when
+/// there is no hardware.
+pub fn require_devices(root: &Path) -> Result<(), SysfsError> {
+    let class = class_dir(root);
+    match attr::list_dir(&class)? {
+        None => Err(SysfsError::NoClassDir(class)),
+        Some(names) if names.is_empty() => Err(SysfsError::NoDevices(class)),
+        Some(_) => Ok(()),
+    }
+}
+
 /// Reads every RDMA device and IPoIB netdev under `root`. `is_wide(node,
 /// port)`: the port's counters were 64-bit by value on an earlier sweep.
 pub fn scan(root: &Path, is_wide: &dyn Fn(Guid, u8) -> bool) -> Result<SysfsScan, SysfsError> {
@@ -76,6 +88,9 @@ pub fn scan(root: &Path, is_wide: &dyn Fn(Guid, u8) -> bool) -> Result<SysfsScan
     let Some(names) = attr::list_dir(&class)? else {
         return Err(SysfsError::NoClassDir(class));
     };
+    if names.is_empty() {
+        return Err(SysfsError::NoDevices(class));
+    }
     let mut devices = Vec::with_capacity(names.len());
     for n in &names {
         devices.push(device::read_device(&class, n, is_wide)?);
@@ -89,14 +104,9 @@ pub fn scan(root: &Path, is_wide: &dyn Fn(Guid, u8) -> bool) -> Result<SysfsScan
                     .map(move |(n, ll)| format!("{} port {n} ({ll})", d.name))
             })
             .collect();
-        let skipped = if names.is_empty() {
-            " (the directory is empty)".to_string()
-        } else {
-            format!(" (left out: {})", left_out.join(", "))
-        };
         return Err(SysfsError::NoIbPorts {
             dir: class,
-            skipped,
+            skipped: format!(" (left out: {})", left_out.join(", ")),
         });
     }
     let netdevs = ipoib::read_netdevs(&root.join("sys").join("class").join("net"))?;

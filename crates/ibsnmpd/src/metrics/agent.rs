@@ -23,6 +23,27 @@ fn one(out: &mut String, name: &str, help: &str, kind: &str, v: f64) {
     let _ = writeln!(out, "{name} {v}");
 }
 
+/// `ibsnmpd_build_info{version,revision,rustc_version} 1`, as every
+/// exporter has: which build answers (crates/ibsnmpd/build.rs).
+fn build_info(out: &mut String) {
+    let name = "ibsnmpd_build_info";
+    header(
+        out,
+        &Family {
+            name,
+            help: "The agent's build: version, git revision and compiler (value 1)",
+            kind: "gauge",
+        },
+    );
+    let _ = writeln!(
+        out,
+        "{name}{{version=\"{}\",revision=\"{}\",rustc_version=\"{}\"}} 1",
+        super::fabric::esc(env!("CARGO_PKG_VERSION")),
+        super::fabric::esc(env!("IBSNMPD_REVISION")),
+        super::fabric::esc(env!("IBSNMPD_RUSTC_VERSION")),
+    );
+}
+
 pub(super) fn render(out: &mut String, snap: &Snapshot, s: &Sources) {
     let sweep = &snap.sweep;
     let swept = sweep.number > 0;
@@ -114,6 +135,7 @@ pub(super) fn render(out: &mut String, snap: &Snapshot, s: &Sources) {
         "gauge",
         snap.ports.len() as f64,
     );
+    build_info(out);
     one(
         out,
         "ibsnmpd_uptime_seconds",

@@ -42,6 +42,15 @@ pub fn run_agent(args: &[&str], state_dir: &std::path::Path) -> Output {
         .expect("ibsnmpd")
 }
 
+/// The agent log's warnings naming the settings a SIGHUP could not apply
+/// (docs/usage.md, "Signals").
+#[allow(dead_code)] // not every test binary reloads
+pub fn restart_warnings(log: &str) -> Vec<&str> {
+    log.lines()
+        .filter(|l| l.contains("only on restart"))
+        .collect()
+}
+
 /// `ibsnmpd topology fat-tree` of `hosts` hosts and `radix`-port switches
 /// written into `dir`; the `--source` spec that serves it.
 #[allow(dead_code)] // not every test binary serves a generated fabric

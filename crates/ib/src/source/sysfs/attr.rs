@@ -14,8 +14,10 @@ use std::path::{Path, PathBuf};
 pub enum SysfsError {
     #[error("sysfs root {0} does not exist or is not a directory")]
     NoRoot(PathBuf),
-    #[error("{0} does not exist: no RDMA devices (is the InfiniBand driver loaded?)")]
+    #[error("no RDMA devices: {0} does not exist; is the InfiniBand driver loaded?")]
     NoClassDir(PathBuf),
+    #[error("no RDMA devices: {0} is empty; is the InfiniBand driver loaded?")]
+    NoDevices(PathBuf),
     #[error("no InfiniBand ports under {dir}{skipped}")]
     NoIbPorts { dir: PathBuf, skipped: String },
     #[error("{}: {source}", path.display())]

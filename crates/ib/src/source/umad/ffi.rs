@@ -34,13 +34,13 @@ pub enum UmadError {
     /// The CA is listed (sysfs) but libibumad cannot read it: the usual causes
     /// are a missing /dev/infiniband (ib_umad not loaded, or a container
     /// without the device), its permissions, or a mismatched libibumad.
-    #[error("CA {0:?} is listed but cannot be opened: check that /dev/infiniband/umad* exists (modprobe ib_umad; pass the devices into a container), that this user may read it (root or the rdma group), and that libibumad3 matches the kernel")]
+    #[error("CA {0:?} is listed but cannot be opened: check that /dev/infiniband/umad* exists (modprobe ib_umad; pass the devices into a container), that this user may read it (root, or group ibsnmpd: the package's udev rule gives it the devices), and that libibumad3 matches the kernel")]
     CaUnreadable(String),
     #[error("CA {ca:?} has no port {port} (ports: {ports})")]
     PortNotFound { ca: String, port: u8, ports: String },
     #[error("CA {0:?} has no active port: give one with --source umad:CA:PORT")]
     NoActivePort(String),
-    #[error("umad_open_port({ca}, {port}) failed ({code}): check permissions on /dev/infiniband/umad* (root or the rdma group)")]
+    #[error("umad_open_port({ca}, {port}) failed ({code}): check permissions on /dev/infiniband/umad* (root, or group ibsnmpd: the package's udev rule gives it the devices)")]
     OpenPort { ca: String, port: u8, code: i32 },
     #[error("umad_register(class {class:#04x}) failed ({code})")]
     Register { class: u8, code: i32 },

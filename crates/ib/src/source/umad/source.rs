@@ -72,6 +72,10 @@ pub struct UmadOptions {
     /// rerouting or partition change that nothing else shows); otherwise the
     /// last ones are kept. 1 reads them every sweep.
     pub tables_every: u32,
+    /// Where the sysfs libibumad reads is mounted, as the agent reads it to
+    /// say what is missing when the source cannot open (libibumad itself
+    /// always reads /sys): `/` but in tests.
+    pub sysfs_root: std::path::PathBuf,
 }
 
 impl Default for UmadOptions {
@@ -89,6 +93,7 @@ impl Default for UmadOptions {
             topology_every: 30,
             quick_start: true,
             tables_every: 30,
+            sysfs_root: std::path::PathBuf::from("/"),
         }
     }
 }
