@@ -376,14 +376,19 @@ const STATE_GAUGES: &[(&str, &str, GaugeFn)] = &[
         "PortPhysicalState: 1 sleep, 2 polling, 3 disabled, 4 training, 5 linkup, 6 error recovery, 7 phy test",
         |_, p| u64::from(p.info.port_physical_state),
     ),
+    // A port without a link (Down) keeps PortInfo width/speed fields that
+    // describe no link: 0, as iblinkinfo prints nothing there.
     ("width_lanes", "Active link width in lanes (0: no link)", |_, p| {
-        p.info.link_width().map_or(0, |w| u64::from(w.lanes()))
+        match p.info.link_width() {
+            Some(w) if p.info.has_link() => u64::from(w.lanes()),
+            _ => 0,
+        }
     }),
     (
         "rate_bytes_per_second",
         "Effective data rate of the link in octets/s (line coding removed; 0: no link)",
         |s, p| match (p.info.link_width(), s.port_speed(p)) {
-            (Some(w), Some(sp)) => data_rate_mbps(w, sp) * 1_000_000 / 8,
+            (Some(w), Some(sp)) if p.info.has_link() => data_rate_mbps(w, sp) * 1_000_000 / 8,
             _ => 0,
         },
     ),
