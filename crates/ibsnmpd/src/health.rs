@@ -12,7 +12,7 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
-use ib::model::health::{Health, HealthConfig, PortHealth};
+use ib::model::health::{no_master_sm, Health, HealthConfig, PortHealth};
 use ib::model::Snapshot;
 
 use crate::cli::{HealthArgs, HealthFormat};
@@ -27,18 +27,39 @@ pub use report::Report;
 pub struct HealthReport {
     pub config: HealthConfig,
     pub ports: Vec<PortHealth>,
+    /// NO_MASTER_SM: no master Subnet Manager answers
+    /// ([`ib::model::health::no_master_sm`]).
+    pub no_master_sm: bool,
 }
 
 /// The running agent's health tracker: it follows every published
 /// snapshot, so its windows hold the agent's own sweeps.
 pub fn deriver(config: HealthConfig) -> Box<dyn mibs::publish::Derive> {
     let mut health = Health::new(config);
+    let mut was_without_sm = false;
     Box::new(
         move |snap: &std::sync::Arc<Snapshot>| -> mibs::publish::Derived {
             let ports = health.observe(snap);
+            let without_sm = no_master_sm(snap);
+            // Logged when it starts and when it ends, not every sweep.
+            if without_sm != was_without_sm {
+                if without_sm {
+                    tracing::warn!(
+                        sweep = snap.sweep.number,
+                        "NO_MASTER_SM: no master Subnet Manager answers"
+                    );
+                } else {
+                    tracing::info!(
+                        sweep = snap.sweep.number,
+                        "a master Subnet Manager answers again"
+                    );
+                }
+                was_without_sm = without_sm;
+            }
             std::sync::Arc::new(HealthReport {
                 config: health.config().clone(),
                 ports,
+                no_master_sm: without_sm,
             })
         },
     )
@@ -103,10 +124,9 @@ fn from_source(args: &HealthArgs) -> Result<Report> {
     let snap = sweep()?;
     let ports = health.observe(&snap);
     let interval = started.elapsed().as_secs_f64();
-    Ok(Report::new(
-        &snap,
-        Some(interval),
-        health.config().clone(),
-        ports,
-    ))
+    let report = Report::new(&snap, Some(interval), health.config().clone(), ports);
+    if report.no_master_sm {
+        tracing::warn!("NO_MASTER_SM: no master Subnet Manager answers");
+    }
+    Ok(report)
 }
