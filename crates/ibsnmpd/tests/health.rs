@@ -99,6 +99,46 @@ fn gauge(text: &str, name: &str, want: &[&str]) -> Vec<f64> {
         .collect()
 }
 
+/// GET /metrics with curl ("" when it fails).
+fn scrape(url: &str) -> String {
+    std::process::Command::new("curl")
+        .args(["-sS", "--max-time", "5", url])
+        .output()
+        .map(|o| String::from_utf8_lossy(&o.stdout).into_owned())
+        .unwrap_or_default()
+}
+
+/// A umad agent sweeping every second with `config` and `extra` arguments,
+/// serving /metrics (its URL returned), ready once `family` is there.
+fn metrics_agent(
+    tb: &Testbed,
+    config: &str,
+    extra: &[&str],
+    family: &'static str,
+) -> (common::UmadAgent, String) {
+    let conf = tb
+        .dir()
+        .join(format!("health-{}.toml", common::random_u64()));
+    std::fs::write(&conf, config).unwrap();
+    let mport = common::free_port("127.0.0.1");
+    let url = format!("http://127.0.0.1:{mport}/metrics");
+    let listen = format!("127.0.0.1:{mport}");
+    let mut args = vec![
+        "--config",
+        conf.to_str().unwrap(),
+        "--sweep-interval",
+        "1",
+        "--metrics",
+        &listen,
+    ];
+    args.extend_from_slice(extra);
+    let u = url.clone();
+    let agent = common::UmadAgent::start(tb, None, &args, Duration::from_secs(60), move |_| {
+        scrape(&u).contains(family)
+    });
+    (agent, url)
+}
+
 /// The running agent tracks health over its own sweeps and serves it on
 /// /metrics: the same findings as `ibsnmpd health`, per port with the
 /// peer's labels, and the `[health]` thresholds the alert rules compare with.
@@ -108,31 +148,11 @@ fn the_agent_serves_health_on_metrics() {
         panic!("{e}");
     }
     let tb = Testbed::start(TestbedConfig::new(SMALL_NET)).unwrap();
-    let conf = tb.dir().join("health.toml");
-    std::fs::write(&conf, "[health]\nwindow = 60\nmax_symbol_ber = 1e-9\n").unwrap();
-    let mport = common::free_port("127.0.0.1");
-    let url = format!("http://127.0.0.1:{mport}/metrics");
-    let scrape = |url: &str| {
-        std::process::Command::new("curl")
-            .args(["-sS", "--max-time", "5", url])
-            .output()
-            .map(|o| String::from_utf8_lossy(&o.stdout).into_owned())
-            .unwrap_or_default()
-    };
-    let u = url.clone();
-    let _agent = common::UmadAgent::start(
+    let (_agent, url) = metrics_agent(
         &tb,
-        None,
-        &[
-            "--config",
-            conf.to_str().unwrap(),
-            "--sweep-interval",
-            "1",
-            "--metrics",
-            &format!("127.0.0.1:{mport}"),
-        ],
-        Duration::from_secs(60),
-        move |_| scrape(&u).contains("infiniband_switch_port_xmit_wait_ratio"),
+        "[health]\nwindow = 60\nmax_symbol_ber = 1e-9\n",
+        &[],
+        "infiniband_switch_port_xmit_wait_ratio",
     );
     let text = scrape(&url);
     let threshold = gauge(
@@ -426,35 +446,12 @@ fn health_agrees_with_iblinkinfo_counts_flaps_and_misses_the_sm() {
     assert_eq!(json["no_master_sm"], false, "{json}");
 
     // The running agent: flaps it saw, then OpenSM gone.
-    let dir = tb.dir().to_path_buf();
-    let conf = dir.join("health-agent.toml");
-    std::fs::write(&conf, "[health]\nwindow = 600\nflap_count = 3\n").unwrap();
-    let socket = dir.join("health-agent.sock");
-    let mport = common::free_port("127.0.0.1");
-    let url = format!("http://127.0.0.1:{mport}/metrics");
-    let scrape = |url: &str| {
-        std::process::Command::new("curl")
-            .args(["-sS", "--max-time", "5", url])
-            .output()
-            .map(|o| String::from_utf8_lossy(&o.stdout).into_owned())
-            .unwrap_or_default()
-    };
-    let u = url.clone();
-    let agent = common::UmadAgent::start(
+    let socket = tb.dir().join("health-agent.sock");
+    let (agent, url) = metrics_agent(
         &tb,
-        None,
-        &[
-            "--config",
-            conf.to_str().unwrap(),
-            "--sweep-interval",
-            "1",
-            "--control-socket",
-            socket.to_str().unwrap(),
-            "--metrics",
-            &format!("127.0.0.1:{mport}"),
-        ],
-        Duration::from_secs(60),
-        move |_| scrape(&u).contains("infiniband_switch_port_link_limited"),
+        "[health]\nwindow = 600\nflap_count = 3\n",
+        &["--control-socket", socket.to_str().unwrap()],
+        "infiniband_switch_port_link_limited",
     );
     let text = scrape(&url);
     let limited = gauge(

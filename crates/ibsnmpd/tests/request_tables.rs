@@ -618,6 +618,26 @@ fn ibtracert(
     hops
 }
 
+/// A umad agent sweeping every 30 s, ready once it serves `nodes` nodes.
+fn umad_agent(tb: &ib::testbed::Testbed, nodes: usize) -> UmadAgent {
+    let ready = move |a: &UmadAgent| {
+        let o = tool(
+            "snmpwalk",
+            &a.target,
+            "public",
+            &[".1.3.6.1.3.117.7.1.2.1.1.3"],
+        );
+        String::from_utf8_lossy(&o.stdout).lines().count() >= nodes
+    };
+    UmadAgent::start(
+        tb,
+        None,
+        &["--sweep-interval", "30"],
+        Duration::from_secs(120),
+        ready,
+    )
+}
+
 /// ibSmTraceResultTable rows `tr` (by (column, row)) equal ibtracert's hops.
 fn assert_trace_is(tr: &BTreeMap<(u32, u32), String>, want: &[(u64, Option<u8>, Option<u8>)]) {
     assert_eq!(
@@ -682,22 +702,7 @@ fn umad_dual_rail_traces_equal_ibtracert() {
         .unwrap_or_else(|e| panic!("testbed: {e}"));
     let ports = ca_port_lids(&tb);
     let at = |n: &str, p: u8| ports[&(n.to_string(), p)];
-    let ready = |a: &UmadAgent| {
-        let o = tool(
-            "snmpwalk",
-            &a.target,
-            "public",
-            &[".1.3.6.1.3.117.7.1.2.1.1.3"],
-        );
-        String::from_utf8_lossy(&o.stdout).lines().count() >= 6
-    };
-    let agent = UmadAgent::start(
-        &tb,
-        None,
-        &["--sweep-interval", "30"],
-        Duration::from_secs(120),
-        ready,
-    );
+    let agent = umad_agent(&tb, 6);
     let t = &agent.target;
     let pairs = [
         (at("hca-1", 1), at("hca-1", 2)),
@@ -814,22 +819,7 @@ fn umad_requests_equal_infiniband_diags() {
         .unwrap_or_else(|e| panic!("testbed: {e}"));
     let hosts = host_lids(&tb);
     assert!(hosts.len() >= 32, "{hosts:?}");
-    let ready = |a: &UmadAgent| {
-        let o = tool(
-            "snmpwalk",
-            &a.target,
-            "public",
-            &[".1.3.6.1.3.117.7.1.2.1.1.3"],
-        );
-        String::from_utf8_lossy(&o.stdout).lines().count() >= 64
-    };
-    let agent = UmadAgent::start(
-        &tb,
-        None,
-        &["--sweep-interval", "30"],
-        Duration::from_secs(120),
-        ready,
-    );
+    let agent = umad_agent(&tb, 64);
     let t = &agent.target;
     let picks = [(0, hosts.len() - 1), (3, 40), (17, 5), (hosts.len() / 2, 1)];
     for (n, &(a, b)) in picks.iter().enumerate() {

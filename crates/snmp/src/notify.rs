@@ -1238,6 +1238,16 @@ mod tests {
         });
     }
 
+    /// An SNMPv2c trap sink at `rx`.
+    fn v2c_sink(rx: &UdpSocket) -> Sink {
+        Sink {
+            addr: rx.local_addr().unwrap(),
+            kind: SinkKind::TrapV2c {
+                community: b"public".to_vec(),
+            },
+        }
+    }
+
     /// A burst that ends with the link up, then a quiet source: the held
     /// linkUp goes out once the source has been quiet for `quiet`, long
     /// before the hour-long interval ends, and the interval's limit still
@@ -1247,12 +1257,7 @@ mod tests {
         rt().block_on(async {
             let rx = UdpSocket::bind("127.0.0.1:0").await.unwrap();
             let cfg = OriginatorConfig {
-                sinks: vec![Sink {
-                    addr: rx.local_addr().unwrap(),
-                    kind: SinkKind::TrapV2c {
-                        community: b"public".to_vec(),
-                    },
-                }],
+                sinks: vec![v2c_sink(&rx)],
                 storm: StormControl {
                     max_per_interval: 2,
                     interval: Duration::from_secs(3600),
@@ -1312,12 +1317,7 @@ mod tests {
         rt().block_on(async {
             let rx = UdpSocket::bind("127.0.0.1:0").await.unwrap();
             let cfg = OriginatorConfig {
-                sinks: vec![Sink {
-                    addr: rx.local_addr().unwrap(),
-                    kind: SinkKind::TrapV2c {
-                        community: b"public".to_vec(),
-                    },
-                }],
+                sinks: vec![v2c_sink(&rx)],
                 storm: StormControl {
                     max_per_interval: 2,
                     interval: Duration::from_millis(600),

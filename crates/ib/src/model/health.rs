@@ -466,6 +466,14 @@ mod tests {
         SimSource::default_fabric(Default::default()).unwrap()
     }
 
+    /// The first port with a link that is active.
+    fn first_linked_active(snap: &Snapshot) -> usize {
+        snap.ports
+            .iter()
+            .position(|p| p.remote.is_some() && p.info.port_state == PortState::Active as u8)
+            .unwrap()
+    }
+
     #[test]
     fn a_healthy_fabric_reports_nothing() {
         let mut s = sim();
@@ -487,11 +495,7 @@ mod tests {
         let mut snap = s.sweep().unwrap();
         h.observe(&snap);
         // The first linked active port: run it at 1X, both ends able of more.
-        let i = snap
-            .ports
-            .iter()
-            .position(|p| p.remote.is_some() && p.info.port_state == PortState::Active as u8)
-            .unwrap();
+        let i = first_linked_active(&snap);
         let p = &mut snap.ports[i];
         p.info.link_width_active = LinkWidth::X1.port_info_bit();
         let report = h.observe(&snap);
@@ -512,11 +516,7 @@ mod tests {
         let mut s = sim();
         let mut h = Health::default();
         let mut snap = s.sweep().unwrap();
-        let i = snap
-            .ports
-            .iter()
-            .position(|p| p.remote.is_some() && p.info.port_state == PortState::Active as u8)
-            .unwrap();
+        let i = first_linked_active(&snap);
         let r = snap.ports[i].remote.unwrap() as usize;
         let supported = snap.ports[i].info.link_width_supported;
         assert!(supported & snap.ports[r].info.link_width_supported & !1 != 0);
@@ -551,11 +551,7 @@ mod tests {
         let mut s = sim();
         let mut h = Health::default();
         let mut snap = s.sweep().unwrap();
-        let i = snap
-            .ports
-            .iter()
-            .position(|p| p.remote.is_some() && p.info.port_state == PortState::Active as u8)
-            .unwrap();
+        let i = first_linked_active(&snap);
         let key = |r: &PortHealth| (r.guid, r.port);
         let want = {
             let p = &snap.ports[i];
