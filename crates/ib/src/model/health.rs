@@ -192,6 +192,13 @@ impl Health {
     pub fn observe(&mut self, snap: &Snapshot) -> Vec<PortHealth> {
         let mut out = Vec::with_capacity(snap.ports.len());
         let mut seen = HashSet::with_capacity(snap.ports.len());
+        // Down transitions older than the window are forgotten, also those
+        // of ports out of the fabric now.
+        let (now, window) = (snap.sweep.time, self.config.window);
+        self.downs.retain(|_, d| {
+            d.retain(|t| now.duration_since(*t).map_or(true, |age| age < window));
+            !d.is_empty()
+        });
         for p in &snap.ports {
             let Some(node) = snap.node(p.node) else {
                 continue;
@@ -205,26 +212,12 @@ impl Health {
             if active {
                 self.ever_active.insert(key);
             }
-            let went_down = p.info.port_state == PortState::Down as u8
-                && self.was_active.insert(key, active) == Some(true);
-            if !went_down {
-                self.was_active.insert(key, active);
-            }
-            let downs = self.downs.entry(key).or_default();
+            let was_active = self.was_active.insert(key, active) == Some(true);
+            let went_down = was_active && p.info.port_state == PortState::Down as u8;
             if went_down {
-                downs.push_back(snap.sweep.time);
+                self.downs.entry(key).or_default().push_back(now);
             }
-            let window = self.config.window;
-            let recent = |t: &SystemTime| {
-                snap.sweep
-                    .time
-                    .duration_since(*t)
-                    .map_or(true, |age| age < window)
-            };
-            while downs.front().is_some_and(|t| !recent(t)) {
-                downs.pop_front();
-            }
-            let down_transitions = downs.len() as u64;
+            let down_transitions = self.downs.get(&key).map_or(0, |d| d.len() as u64);
             let peer = p
                 .remote
                 .and_then(|r| snap.port(r))
@@ -284,10 +277,10 @@ impl Health {
             h.link_downed = h.link_downed.max(down_transitions);
             out.push(h);
         }
-        // Ports gone from the fabric keep no counter history; their down
-        // transitions age out with the window.
+        // Ports gone from the fabric keep no counter history (their down
+        // transitions age out with the window, above).
         self.history.retain(|k, _| seen.contains(k));
-        self.downs.retain(|_, d| !d.is_empty());
+        self.was_active.retain(|k, _| seen.contains(k));
         out
     }
 }
@@ -570,6 +563,14 @@ mod tests {
         assert_eq!(p.down_transitions, 3, "{p:?}");
         assert_eq!(p.link_downed, 3, "{p:?}");
         assert!(p.is_unhealthy(h.config()));
+        // A window later they are forgotten.
+        snap.sweep.time += h.config().window;
+        let p = h
+            .observe(&snap)
+            .into_iter()
+            .find(|r| key(r) == want)
+            .unwrap();
+        assert_eq!((p.down_transitions, p.link_downed), (0, 0), "{p:?}");
     }
 
     #[test]
