@@ -38,6 +38,32 @@ fn ibtracert(slid: u16, dlid: u16) -> Vec<(String, Option<u8>, Option<u8>)> {
     hops
 }
 
+/// The CA ports with a LID.
+fn ca_ports(s: &ib::model::Snapshot) -> Vec<u32> {
+    (0..s.ports.len() as u32)
+        .filter(|&p| {
+            let port = s.port(p).unwrap();
+            s.node(port.node).unwrap().switch.is_none() && port.info.lid.0 != 0
+        })
+        .collect()
+}
+
+/// Hops as ibtracert shows them: (node description, entry, exit).
+fn named(
+    s: &ib::model::Snapshot,
+    hops: &[ib::model::route::Hop],
+) -> Vec<(String, Option<u8>, Option<u8>)> {
+    hops.iter()
+        .map(|h| {
+            (
+                s.node(h.node).unwrap().description.clone(),
+                h.entry.map(|p| p.0),
+                h.exit.map(|p| p.0),
+            )
+        })
+        .collect()
+}
+
 #[test]
 fn traces_equal_ibtracert_in_a_fat_tree() {
     if !in_child() {
@@ -52,12 +78,7 @@ fn traces_equal_ibtracert_in_a_fat_tree() {
     src.sweep().unwrap();
     let s = src.sweep().unwrap();
     // CA ports with LIDs, a spread of them.
-    let cas: Vec<u32> = (0..s.ports.len() as u32)
-        .filter(|&p| {
-            let port = s.port(p).unwrap();
-            s.node(port.node).unwrap().switch.is_none() && port.info.lid.0 != 0
-        })
-        .collect();
+    let cas = ca_ports(&s);
     assert!(cas.len() >= 32, "{}", cas.len());
     let picks: Vec<u32> = cas.iter().step_by(cas.len() / 6).copied().collect();
     let mut compared = 0;
@@ -67,21 +88,43 @@ fn traces_equal_ibtracert_in_a_fat_tree() {
                 continue;
             }
             let (sl, dl) = (s.port(a).unwrap().info.lid, s.port(b).unwrap().info.lid);
-            let ours: Vec<(String, Option<u8>, Option<u8>)> = trace(&s, a, Lid(dl.0))
-                .unwrap()
-                .iter()
-                .map(|h| {
-                    (
-                        s.node(h.node).unwrap().description.clone(),
-                        h.entry.map(|p| p.0),
-                        h.exit.map(|p| p.0),
-                    )
-                })
-                .collect();
+            let ours = named(&s, &trace(&s, a, Lid(dl.0)).unwrap());
             let theirs = ibtracert(sl.0, dl.0);
             assert_eq!(ours, theirs, "trace {} -> {}", sl.0, dl.0);
             compared += 1;
         }
     }
     println!("{compared} traces equal ibtracert's");
+}
+
+/// Dual rail: an HCA with one port on each of two leaf switches. A trace
+/// between its own two ports leaves by the source port and comes back
+/// through the fabric (5 hops here), as ibtracert shows; every pair of CA
+/// ports, the same port to itself included, equals ibtracert.
+#[test]
+fn dual_rail_traces_equal_ibtracert() {
+    if !in_child() {
+        let tb = start(TestbedConfig::new(include_str!("data/net.dual-rail")));
+        run_child(&tb, "dual_rail_traces_equal_ibtracert", &[]);
+        return;
+    }
+    let mut src = UmadSource::open(None, None, UmadOptions::default()).unwrap();
+    src.sweep().unwrap();
+    let s = src.sweep().unwrap();
+    let cas = ca_ports(&s);
+    assert_eq!(cas.len(), 5, "five CA ports");
+    let mut across = 0;
+    for &a in &cas {
+        for &b in &cas {
+            let (pa, pb) = (s.port(a).unwrap(), s.port(b).unwrap());
+            let ours = named(&s, &trace(&s, a, pb.info.lid).unwrap());
+            let theirs = ibtracert(pa.info.lid.0, pb.info.lid.0);
+            assert_eq!(ours, theirs, "trace {} -> {}", pa.info.lid.0, pb.info.lid.0);
+            if a != b && pa.node == pb.node {
+                assert_eq!(ours.len(), 5, "{ours:?}");
+                across += 1;
+            }
+        }
+    }
+    assert_eq!(across, 4, "both directions of both dual-rail HCAs");
 }

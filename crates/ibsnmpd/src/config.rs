@@ -866,6 +866,11 @@ fn merge(mut file: FileConfig, origin: &str, args: &RunArgs) -> Result<Settings,
         &in_file,
     )?;
     notify::check_trapsess_users(&mut notify, &users).map_err(|m| in_file("trapsess", m))?;
+    // A source quiet for one sweep has ended its burst: storm control sends
+    // the state it held back then, not at the interval's end. One and a
+    // half intervals after its last notification: past the next sweep's
+    // publication (which would have carried news), before the one after.
+    notify.storm.quiet = sweep_interval.mul_f64(1.5);
     let (metrics_listen, node_name_map, umad) = merge_ops(
         file.metrics_listen,
         file.node_name_map,

@@ -12,7 +12,7 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
-use ib::model::health::{Health, HealthConfig, PortHealth};
+use ib::model::health::{no_master_sm, Health, HealthConfig, PortHealth};
 use ib::model::Snapshot;
 
 use crate::cli::{HealthArgs, HealthFormat};
@@ -27,6 +27,9 @@ pub use report::Report;
 pub struct HealthReport {
     pub config: HealthConfig,
     pub ports: Vec<PortHealth>,
+    /// NO_MASTER_SM: no master Subnet Manager answers
+    /// ([`ib::model::health::no_master_sm`]).
+    pub no_master_sm: bool,
 }
 
 /// The `[health]` settings in force in the agent: a reload swaps them
@@ -38,6 +41,7 @@ pub type SharedHealthConfig = std::sync::Arc<arc_swap::ArcSwap<HealthConfig>>;
 /// reload) apply from the next snapshot, their window starting again.
 pub fn deriver(config: SharedHealthConfig) -> Box<dyn mibs::publish::Derive> {
     let mut health = Health::new(HealthConfig::clone(&config.load()));
+    let mut was_without_sm = false;
     Box::new(
         move |snap: &std::sync::Arc<Snapshot>| -> mibs::publish::Derived {
             let now = config.load();
@@ -45,9 +49,26 @@ pub fn deriver(config: SharedHealthConfig) -> Box<dyn mibs::publish::Derive> {
                 health = Health::new(HealthConfig::clone(&now));
             }
             let ports = health.observe(snap);
+            let without_sm = no_master_sm(snap);
+            // Logged when it starts and when it ends, not every sweep.
+            if without_sm != was_without_sm {
+                if without_sm {
+                    tracing::warn!(
+                        sweep = snap.sweep.number,
+                        "NO_MASTER_SM: no master Subnet Manager answers"
+                    );
+                } else {
+                    tracing::info!(
+                        sweep = snap.sweep.number,
+                        "a master Subnet Manager answers again"
+                    );
+                }
+                was_without_sm = without_sm;
+            }
             std::sync::Arc::new(HealthReport {
                 config: health.config().clone(),
                 ports,
+                no_master_sm: without_sm,
             })
         },
     )
@@ -112,10 +133,9 @@ fn from_source(args: &HealthArgs) -> Result<Report> {
     let snap = sweep()?;
     let ports = health.observe(&snap);
     let interval = started.elapsed().as_secs_f64();
-    Ok(Report::new(
-        &snap,
-        Some(interval),
-        health.config().clone(),
-        ports,
-    ))
+    let report = Report::new(&snap, Some(interval), health.config().clone(), ports);
+    if report.no_master_sm {
+        tracing::warn!("NO_MASTER_SM: no master Subnet Manager answers");
+    }
+    Ok(report)
 }

@@ -86,6 +86,35 @@ fn guids(tb: &Testbed) -> BTreeMap<String, String> {
         .collect()
 }
 
+/// The active width in lanes `iblinkinfo -l` prints for each port, by (node
+/// description, port): 0 where it prints none (no link).
+pub fn iblinkinfo_widths(tb: &Testbed) -> BTreeMap<(String, u8), u64> {
+    let out = tb.run_diag("iblinkinfo", &["-l"]).unwrap();
+    assert!(out.success(), "{}", out.stderr);
+    out.stdout
+        .lines()
+        .filter_map(|l| {
+            let name = l.split('"').nth(1)?.trim().to_string();
+            let (near, rest) = l.split_once("==(")?;
+            let port: u8 = near
+                .rsplit_once('[')?
+                .0
+                .split_whitespace()
+                .last()?
+                .parse()
+                .ok()?;
+            let link = rest.split_once(")==>")?.0;
+            let lanes = link
+                .split_whitespace()
+                .next()
+                .and_then(|t| t.strip_suffix('X'))
+                .and_then(|n| n.parse().ok())
+                .unwrap_or(0);
+            Some(((name, port), lanes))
+        })
+        .collect()
+}
+
 fn lid_of(text: &str, kind: &str, guid: &str) -> String {
     let line = text
         .lines()
@@ -114,6 +143,8 @@ fn metrics_match_perfquery_with_node_names() {
         "PerformanceSet \"Hca2\"[1] PortCounters.PortXmitDiscards=21",
         "PerformanceSet \"Hca4\"[1] PortCounters.VL15Dropped=6",
         "PerformanceSet \"Hca3\"[1] PortCountersExtended.PortRcvData=5000000000",
+        // 2^62 + 5 words: past 2^64 octets, so the octet counter wraps.
+        "PerformanceSet \"Hca4\"[1] PortCountersExtended.PortXmitData=4611686018427387909",
     ] {
         tb.console(cmd).unwrap();
     }
@@ -297,6 +328,55 @@ fn metrics_match_perfquery_with_node_names() {
     );
     assert_eq!(rate.len(), 1);
     assert!(rate[0] > 0);
+    // Octets wrap modulo 2^64 (as a 64-bit counter does), not saturate.
+    let g4 = &ids["Hca4"];
+    let pq = perfquery(&tb, &["-x", &lid_of(&text, "hca", g4), "1"]);
+    let words = pq["PortXmitData"];
+    assert!(words > 1 << 62, "{pq:?}");
+    let got = sample(
+        &text,
+        "infiniband_hca_port_transmit_data_bytes_total",
+        &[&format!("guid=\"{g4}\""), "port=\"1\""],
+    );
+    assert_eq!(got.len(), 1);
+    let want = words.wrapping_mul(4);
+    assert!(
+        got[0] <= want && want - got[0] < 4 * 100_000,
+        "{} vs {want} (wrapped)",
+        got[0]
+    );
+    // Width and rate equal iblinkinfo's port by port: 0 where it prints
+    // none (ports without a link, whatever ibsim leaves in PortInfo).
+    let links = iblinkinfo_widths(&tb);
+    let mut unlinked = 0;
+    for ((name, port), lanes) in &links {
+        let kind = if name.starts_with("Switch") {
+            "switch"
+        } else {
+            "hca"
+        };
+        let (gl, pl) = (
+            format!("guid=\"{}\"", ids[name]),
+            format!("port=\"{port}\""),
+        );
+        let labels = [gl.as_str(), pl.as_str()];
+        let w = sample(
+            &text,
+            &format!("infiniband_{kind}_port_width_lanes"),
+            &labels,
+        );
+        assert_eq!(w, vec![*lanes], "{name}[{port}] width vs iblinkinfo");
+        let r = sample(
+            &text,
+            &format!("infiniband_{kind}_port_rate_bytes_per_second"),
+            &labels,
+        );
+        assert_eq!(r.len(), 1);
+        assert_eq!(r[0] == 0, *lanes == 0, "{name}[{port}] rate {r:?}");
+        unlinked += usize::from(*lanes == 0);
+    }
+    assert!(links.contains_key(&("Switch1".to_string(), 4)), "{links:?}");
+    assert!(unlinked >= 8, "unlinked switch ports compared: {links:?}");
     // The agent's own figures.
     assert_eq!(sample(&text, "ibsnmpd_sweeps_total", &[]), vec![2]);
     for phase in ["discovery", "sa", "pma"] {

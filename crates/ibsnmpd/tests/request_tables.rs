@@ -618,6 +618,120 @@ fn ibtracert(
     hops
 }
 
+/// A umad agent sweeping every 30 s, ready once it serves `nodes` nodes.
+fn umad_agent(tb: &ib::testbed::Testbed, nodes: usize) -> UmadAgent {
+    let ready = move |a: &UmadAgent| {
+        let o = tool(
+            "snmpwalk",
+            &a.target,
+            "public",
+            &[".1.3.6.1.3.117.7.1.2.1.1.3"],
+        );
+        String::from_utf8_lossy(&o.stdout).lines().count() >= nodes
+    };
+    UmadAgent::start(
+        tb,
+        None,
+        &["--sweep-interval", "30"],
+        Duration::from_secs(120),
+        ready,
+    )
+}
+
+/// ibSmTraceResultTable rows `tr` (by (column, row)) equal ibtracert's hops.
+fn assert_trace_is(tr: &BTreeMap<(u32, u32), String>, want: &[(u64, Option<u8>, Option<u8>)]) {
+    assert_eq!(
+        tr.keys().filter(|(c, _)| *c == 6).count(),
+        want.len(),
+        "{tr:?} {want:?}"
+    );
+    for (i, (guid, entry, exit)) in want.iter().enumerate() {
+        let i = i as u32 + 1;
+        let is_switch = num(&tr[&(5, i)]) == 2;
+        // ibtracert names a hop by its node GUID, a CA it reaches by
+        // the GUID of the port entered (ibSmTraceResultEntryPortID).
+        let got = if is_switch || i == 1 {
+            be(&hex(&tr[&(6, i)]))
+        } else {
+            be(&hex(&tr[&(8, i)]))
+        };
+        assert_eq!(got, *guid, "hop {i} GUID");
+        if is_switch {
+            assert_eq!(
+                num(&tr[&(10, i)]),
+                u64::from(entry.unwrap_or(0)),
+                "hop {i} entry"
+            );
+            assert_eq!(
+                num(&tr[&(11, i)]),
+                u64::from(exit.unwrap_or(0)),
+                "hop {i} exit"
+            );
+        }
+    }
+}
+
+/// (node description, port) -> (LID, port GUID) of every CA port, from
+/// `ibnetdiscover -p`.
+fn ca_port_lids(tb: &ib::testbed::Testbed) -> BTreeMap<(String, u8), (u16, u64)> {
+    let out = tb.run_diag("ibnetdiscover", &["-p"]).unwrap();
+    assert!(out.success(), "{}", out.stderr);
+    out.stdout
+        .lines()
+        .filter(|l| l.starts_with("CA"))
+        .filter_map(|l| {
+            let w: Vec<&str> = l.split_whitespace().collect();
+            let lid = w.get(1)?.parse().ok()?;
+            let port = w.get(2)?.parse().ok()?;
+            let guid = u64::from_str_radix(w.get(3)?.trim_start_matches("0x"), 16).ok()?;
+            let desc = l.split('\'').nth(1)?.to_string();
+            Some(((desc, port), (lid, guid)))
+        })
+        .collect()
+}
+
+/// Dual rail on ibsim + OpenSM (an HCA with one port on each of two leaf
+/// switches): the trace between the two ports of one HCA leaves by the
+/// source port and comes back through the fabric, 5 hops, equal to
+/// ibtracert; a trace from a port to itself is one row naming that port's
+/// GUID in ibSmTraceResultEntryPortID.
+#[test]
+fn umad_dual_rail_traces_equal_ibtracert() {
+    let net = include_str!("../../ib/tests/data/net.dual-rail");
+    let tb = ib::testbed::Testbed::start(ib::testbed::TestbedConfig::new(net))
+        .unwrap_or_else(|e| panic!("testbed: {e}"));
+    let ports = ca_port_lids(&tb);
+    let at = |n: &str, p: u8| ports[&(n.to_string(), p)];
+    let agent = umad_agent(&tb, 6);
+    let t = &agent.target;
+    let pairs = [
+        (at("hca-1", 1), at("hca-1", 2)),
+        (at("hca-1", 2), at("hca-1", 1)),
+        (at("hca-2", 2), at("hca-3", 1)),
+        (at("hca-1", 1), at("hca-1", 1)),
+    ];
+    for (n, &((slid, sguid), (dlid, _))) in pairs.iter().enumerate() {
+        let session = 3000 + n as u32;
+        // The path request need not be active: the trace follows its LIDs.
+        let mut req = path_request(slid, dlid);
+        req.push((format!("{PATH_REQ}RowStatus"), "i", "5".into()));
+        set(t, session, &borrow(&req)).unwrap();
+        set(t, session, &[(&format!("{TRACE_REQ}RowStatus"), "i", "4")]).unwrap();
+        wait_for("trace results", || {
+            !results(t, TRACE_RESULT, session).is_empty()
+        });
+        let tr = results(t, TRACE_RESULT, session);
+        let want = ibtracert(&tb, slid, dlid);
+        assert_trace_is(&tr, &want);
+        if slid == dlid {
+            assert_eq!(want.len(), 1, "{want:?}");
+            assert_eq!(be(&hex(&tr[&(8, 1)])), sguid, "EntryPortID of a single row");
+        } else if n < 2 {
+            assert_eq!(want.len(), 5, "through the fabric: {want:?}");
+        }
+    }
+}
+
 /// The sim agent over `net` gives, for host pairs, the paths OpenSM gives
 /// over the same fabric in ibsim: LIDs and GIDs are each side's own, every
 /// other PathRecord field (rate, packet lifetime, P_Key, SL, selectors,
@@ -705,22 +819,7 @@ fn umad_requests_equal_infiniband_diags() {
         .unwrap_or_else(|e| panic!("testbed: {e}"));
     let hosts = host_lids(&tb);
     assert!(hosts.len() >= 32, "{hosts:?}");
-    let ready = |a: &UmadAgent| {
-        let o = tool(
-            "snmpwalk",
-            &a.target,
-            "public",
-            &[".1.3.6.1.3.117.7.1.2.1.1.3"],
-        );
-        String::from_utf8_lossy(&o.stdout).lines().count() >= 64
-    };
-    let agent = UmadAgent::start(
-        &tb,
-        None,
-        &["--sweep-interval", "30"],
-        Duration::from_secs(120),
-        ready,
-    );
+    let agent = umad_agent(&tb, 64);
     let t = &agent.target;
     let picks = [(0, hosts.len() - 1), (3, 40), (17, 5), (hosts.len() / 2, 1)];
     for (n, &(a, b)) in picks.iter().enumerate() {
@@ -750,35 +849,7 @@ fn umad_requests_equal_infiniband_diags() {
         let tr = results(t, TRACE_RESULT, session);
         let want = ibtracert(&tb, slid, dlid);
         assert!(want.len() >= 3, "{want:?}");
-        assert_eq!(
-            tr.keys().filter(|(c, _)| *c == 6).count(),
-            want.len(),
-            "{tr:?} {want:?}"
-        );
-        for (i, (guid, entry, exit)) in want.iter().enumerate() {
-            let i = i as u32 + 1;
-            let is_switch = num(&tr[&(5, i)]) == 2;
-            // ibtracert names a hop by its node GUID, a CA it reaches by
-            // the GUID of the port entered (ibSmTraceResultEntryPortID).
-            let got = if is_switch || i == 1 {
-                be(&hex(&tr[&(6, i)]))
-            } else {
-                be(&hex(&tr[&(8, i)]))
-            };
-            assert_eq!(got, *guid, "hop {i} GUID");
-            if is_switch {
-                assert_eq!(
-                    num(&tr[&(10, i)]),
-                    u64::from(entry.unwrap_or(0)),
-                    "hop {i} entry"
-                );
-                assert_eq!(
-                    num(&tr[&(11, i)]),
-                    u64::from(exit.unwrap_or(0)),
-                    "hop {i} exit"
-                );
-            }
-        }
+        assert_trace_is(&tr, &want);
     }
     // The sim over the same fabric file answers as OpenSM does: its own
     // LIDs and GUIDs, every other field equal to saquery's.

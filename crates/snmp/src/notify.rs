@@ -269,6 +269,11 @@ pub trait SinkSource: Send + Sync + fmt::Debug {
 pub struct StormControl {
     pub max_per_interval: u32,
     pub interval: Duration,
+    /// A source with states held back that has sent nothing for this long
+    /// gets them at once, not at the interval's end (the agent's sweep
+    /// interval: a sweep without news means the burst is over). Zero: only
+    /// at the interval's end.
+    pub quiet: Duration,
 }
 
 impl Default for StormControl {
@@ -276,6 +281,7 @@ impl Default for StormControl {
         StormControl {
             max_per_interval: 10,
             interval: Duration::from_secs(60),
+            quiet: Duration::ZERO,
         }
     }
 }
@@ -489,6 +495,8 @@ struct Queue {
 /// Storm control state of one source object.
 struct Window {
     start: Instant,
+    /// The source's last notification, sent or held back.
+    last: Instant,
     sent: u32,
     suppressed: u32,
     /// Per state: the last notification held back, sent as the window ends
@@ -500,6 +508,7 @@ impl Window {
     fn new(start: Instant) -> Self {
         Window {
             start,
+            last: start,
             sent: 0,
             suppressed: 0,
             held: Vec::new(),
@@ -565,7 +574,11 @@ impl Task {
                 }
                 Some(key) = refreshed.recv() => self.on_refreshed(key).await,
                 _ = sleep_until_opt(deadline) => self.expire().await,
-                _ = sleep_until_opt(window_end) => self.close_windows(Instant::now()).await,
+                _ = sleep_until_opt(window_end) => {
+                    let now = Instant::now();
+                    self.close_windows(now).await;
+                    self.send_when_quiet(now).await;
+                }
             }
         }
         self.close_windows(Instant::now() + self.config.storm.interval)
@@ -573,13 +586,20 @@ impl Task {
         debug!("notification originator stopped");
     }
 
-    /// When the first storm window with something held back ends.
+    /// When the first storm window with something held back ends, or the
+    /// first source holding states back has been quiet long enough.
     fn next_window_end(&self) -> Option<Instant> {
-        let interval = self.config.storm.interval;
+        let storm = self.config.storm;
         self.windows
             .values()
             .filter(|w| w.suppressed > 0)
-            .map(|w| w.start + interval)
+            .map(|w| {
+                let end = w.start + storm.interval;
+                match w.held.is_empty() || storm.quiet.is_zero() {
+                    true => end,
+                    false => end.min(w.last + storm.quiet),
+                }
+            })
             .min()
     }
 
@@ -603,6 +623,7 @@ impl Task {
             }
             *w = Window::new(now);
         }
+        w.last = now;
         if w.sent < storm.max_per_interval {
             w.sent += 1;
             // A newer state than any held back: nothing to send later.
@@ -648,15 +669,41 @@ impl Task {
             false
         });
         for n in catch_up {
-            let (Some(source), Some(state)) = (&n.source, n.state) else {
-                continue;
-            };
-            if self.last_state.get(&(source.clone(), state)) == Some(&n.trap_oid) {
-                continue;
+            if self.is_news(&n) {
+                info!(source = ?n.source, trap = %n.trap_oid, "notification storm over: sending the state held back");
+                self.originate(n).await;
             }
-            info!(source = %source, trap = %n.trap_oid, "notification storm over: sending the state held back");
-            self.originate(n).await;
         }
+    }
+
+    /// Sends the held-back states of sources quiet for `storm.quiet`
+    /// (their burst is over) at once; their windows go on, so the limit
+    /// still holds for the rest of the interval.
+    async fn send_when_quiet(&mut self, now: Instant) {
+        let quiet = self.config.storm.quiet;
+        if quiet.is_zero() {
+            return;
+        }
+        let mut catch_up = Vec::new();
+        for w in self.windows.values_mut() {
+            if now.duration_since(w.last) >= quiet {
+                catch_up.append(&mut w.held);
+            }
+        }
+        for n in catch_up {
+            if self.is_news(&n) {
+                info!(source = ?n.source, trap = %n.trap_oid, "notification source quiet: sending the state held back");
+                self.deliver(n).await;
+            }
+        }
+    }
+
+    /// Whether a held-back state is not what the manager last received.
+    fn is_news(&self, n: &Notification) -> bool {
+        let (Some(source), Some(state)) = (&n.source, n.state) else {
+            return false;
+        };
+        self.last_state.get(&(source.clone(), state)) != Some(&n.trap_oid)
     }
 
     fn request_id(&mut self) -> i32 {
@@ -684,9 +731,13 @@ impl Task {
     }
 
     async fn originate(&mut self, n: Notification) {
-        if !self.admit(&n) {
-            return;
+        if self.admit(&n) {
+            self.deliver(n).await;
         }
+    }
+
+    /// Sends `n` to every sink (storm control passed).
+    async fn deliver(&mut self, n: Notification) {
         if let (Some(source), Some(state)) = (&n.source, n.state) {
             self.last_state
                 .insert((source.clone(), state), n.trap_oid.clone());
@@ -1165,6 +1216,7 @@ mod tests {
                 storm: StormControl {
                     max_per_interval: 3,
                     interval: Duration::from_secs(60),
+                    ..StormControl::default()
                 },
                 ..OriginatorConfig::default()
             };
@@ -1186,6 +1238,76 @@ mod tests {
         });
     }
 
+    /// An SNMPv2c trap sink at `rx`.
+    fn v2c_sink(rx: &UdpSocket) -> Sink {
+        Sink {
+            addr: rx.local_addr().unwrap(),
+            kind: SinkKind::TrapV2c {
+                community: b"public".to_vec(),
+            },
+        }
+    }
+
+    /// A burst that ends with the link up, then a quiet source: the held
+    /// linkUp goes out once the source has been quiet for `quiet`, long
+    /// before the hour-long interval ends, and the interval's limit still
+    /// holds for a second burst (whose final state goes out the same way).
+    #[test]
+    fn storm_control_sends_the_state_held_back_once_the_source_is_quiet() {
+        rt().block_on(async {
+            let rx = UdpSocket::bind("127.0.0.1:0").await.unwrap();
+            let cfg = OriginatorConfig {
+                sinks: vec![v2c_sink(&rx)],
+                storm: StormControl {
+                    max_per_interval: 2,
+                    interval: Duration::from_secs(3600),
+                    quiet: Duration::from_millis(100),
+                },
+                ..OriginatorConfig::default()
+            };
+            let (n, _task) = start(cfg, Arc::new(|| 5)).await.unwrap();
+            let link = |up: bool| {
+                let oid = if up { LINK_UP } else { LINK_DOWN };
+                Notification::new(oid, vec![])
+                    .with_source("a")
+                    .with_state("link")
+            };
+            let mut buf = vec![0u8; 2000];
+            let mut next = async || {
+                // A safety net for a broken build, not a timing assertion:
+                // the interval is an hour.
+                let (len, _) =
+                    tokio::time::timeout(Duration::from_secs(600), rx.recv_from(&mut buf))
+                        .await
+                        .expect("the held-back state before the interval's end")
+                        .unwrap();
+                let m = Message::decode(&buf[..len]).unwrap();
+                let Pdu::SnmpV2Trap(b) = m.pdu else { panic!() };
+                b.varbinds[1].value.clone()
+            };
+            let up = Value::ObjectId(Oid::from_slice(LINK_UP));
+            let down = Value::ObjectId(Oid::from_slice(LINK_DOWN));
+            // down, up (sent), then 19 more flaps ending up (held).
+            for i in 0..40 {
+                n.notify(link(i % 2 == 1));
+            }
+            assert_eq!(next().await, down);
+            assert_eq!(next().await, up);
+            // The manager's last word was up and the burst ended up: the
+            // held linkUp is what it has, so nothing more. A burst ending
+            // down then: its linkDown once quiet.
+            for i in 0..5 {
+                n.notify(link(i % 2 == 1));
+            }
+            assert_eq!(next().await, down, "the final state, held back");
+            assert_eq!(NotifyStats::get(&n.stats().suppressed), 38 + 5);
+            // Up again, still within the interval: held, then sent.
+            n.notify(link(true));
+            assert_eq!(next().await, up);
+            assert_eq!(NotifyStats::get(&n.stats().traps_sent), 4);
+        });
+    }
+
     /// A storm that ends with the link up: the manager's last word is
     /// linkUp, sent as the window ends; a source whose last held-back state
     /// is what the manager already has gets nothing more; events are only
@@ -1195,15 +1317,11 @@ mod tests {
         rt().block_on(async {
             let rx = UdpSocket::bind("127.0.0.1:0").await.unwrap();
             let cfg = OriginatorConfig {
-                sinks: vec![Sink {
-                    addr: rx.local_addr().unwrap(),
-                    kind: SinkKind::TrapV2c {
-                        community: b"public".to_vec(),
-                    },
-                }],
+                sinks: vec![v2c_sink(&rx)],
                 storm: StormControl {
                     max_per_interval: 2,
                     interval: Duration::from_millis(600),
+                    ..StormControl::default()
                 },
                 ..OriginatorConfig::default()
             };

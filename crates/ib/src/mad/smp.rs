@@ -161,6 +161,16 @@ impl PortInfo {
     pub fn phys_state(&self) -> Option<PhysPortState> {
         PhysPortState::from_raw(self.port_physical_state)
     }
+    /// Whether the port has a link: its logical state is past Down (Init,
+    /// Armed, Active). A port without one keeps the width and speed fields
+    /// of its last training (or what the SMA starts with), which are no
+    /// link's.
+    pub fn has_link(&self) -> bool {
+        matches!(
+            self.port_state(),
+            Some(PortState::Init | PortState::Armed | PortState::Active)
+        )
+    }
     pub fn link_width(&self) -> Option<LinkWidth> {
         LinkWidth::from_raw(self.link_width_active)
     }

@@ -25,7 +25,8 @@ pub struct HealthConfig {
     pub max_symbol_ber: f64,
     /// LinkErrorRecovery events per hour above which a link is a hot spot.
     pub max_link_recovery_per_hour: f64,
-    /// LinkDowned increments within the window that make a port flapping.
+    /// Link downs within the window (LinkDowned increments or the down
+    /// transitions the sweeps saw, the larger) that make a port flapping.
     pub flap_count: u64,
     /// Share of transmit time spent waiting (congestion) above which a
     /// port is congested.
@@ -61,9 +62,9 @@ mod secs {
     }
 }
 
-/// A link running below what both ends are able and allowed to run. The
-/// names are the types' own (borrowed) when evaluated, owned when read back
-/// from a report.
+/// A link running below what both ends could run: its width and speed and
+/// the ones expected. The names are the types' own (borrowed) when
+/// evaluated, owned when read back from a report.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Degraded {
     pub width: Cow<'static, str>,
@@ -85,14 +86,29 @@ pub struct PortHealth {
     /// It was active in an earlier snapshot and is not now (a link that went
     /// down; never-cabled ports are not reported).
     pub down_after_up: bool,
+    /// DEGRADED: the active link trained below the widest width or fastest
+    /// speed both ends enable (a fault: cable, connector, port).
     pub degraded: Option<Degraded>,
+    /// LIMITED: what both ends enable is below what both support, and the
+    /// link runs below what they support (a configuration, as iblinkinfo's
+    /// "Could be ..." reports it); expected: what both ends support.
+    #[serde(default)]
+    pub limited: Option<Degraded>,
     /// Symbol errors per received bit over the window (None: not enough
     /// history or no traffic).
     pub symbol_ber: Option<f64>,
     /// LinkErrorRecovery per hour over the window.
     pub link_recovery_per_hour: Option<f64>,
-    /// LinkDowned increments within the window.
+    /// Link downs within the window: the larger of the LinkDowned increase
+    /// and `down_transitions` (ibsim never moves LinkDowned; some PMAs
+    /// saturate it or get cleared).
     pub link_downed: u64,
+    /// The LinkDowned increase within the window.
+    #[serde(default)]
+    pub link_downed_counter: u64,
+    /// Active -> Down transitions the sweeps saw within the window.
+    #[serde(default)]
+    pub down_transitions: u64,
     /// PortXmitWait / (PortXmitWait + PortXmitData) over the window: the
     /// share of transmit opportunities spent waiting for credits.
     pub xmit_wait_ratio: Option<f64>,
@@ -102,7 +118,8 @@ pub struct PortHealth {
 }
 
 impl PortHealth {
-    /// Whether anything about the port is worth an operator's look.
+    /// Whether anything about the port is worth an operator's look as a
+    /// fault (LIMITED is a configuration: a finding, not a fault).
     pub fn is_unhealthy(&self, c: &HealthConfig) -> bool {
         self.down_after_up
             || self.degraded.is_some()
@@ -150,6 +167,12 @@ pub struct Health {
     config: HealthConfig,
     history: HashMap<(Guid, u8), VecDeque<Sample>>,
     ever_active: HashSet<(Guid, u8)>,
+    /// Whether each port was Active in the last snapshot it was in.
+    was_active: HashMap<(Guid, u8), bool>,
+    /// When the sweeps saw each port go from Active to Down, within the
+    /// window. Kept while the port is out of the fabric (its far end gone
+    /// with it), so a link that comes back still counts its flaps.
+    downs: HashMap<(Guid, u8), VecDeque<SystemTime>>,
 }
 
 impl Health {
@@ -169,6 +192,13 @@ impl Health {
     pub fn observe(&mut self, snap: &Snapshot) -> Vec<PortHealth> {
         let mut out = Vec::with_capacity(snap.ports.len());
         let mut seen = HashSet::with_capacity(snap.ports.len());
+        // Down transitions older than the window are forgotten, also those
+        // of ports out of the fabric now.
+        let (now, window) = (snap.sweep.time, self.config.window);
+        self.downs.retain(|_, d| {
+            d.retain(|t| now.duration_since(*t).map_or(true, |age| age < window));
+            !d.is_empty()
+        });
         for p in &snap.ports {
             let Some(node) = snap.node(p.node) else {
                 continue;
@@ -182,6 +212,12 @@ impl Health {
             if active {
                 self.ever_active.insert(key);
             }
+            let was_active = self.was_active.insert(key, active) == Some(true);
+            let went_down = was_active && p.info.port_state == PortState::Down as u8;
+            if went_down {
+                self.downs.entry(key).or_default().push_back(now);
+            }
+            let down_transitions = self.downs.get(&key).map_or(0, |d| d.len() as u64);
             let peer = p
                 .remote
                 .and_then(|r| snap.port(r))
@@ -194,9 +230,12 @@ impl Health {
                 active,
                 down_after_up: !active && self.ever_active.contains(&key),
                 degraded: if active { degraded(snap, p) } else { None },
+                limited: if active { limited(snap, p) } else { None },
                 symbol_ber: None,
                 link_recovery_per_hour: None,
                 link_downed: 0,
+                link_downed_counter: 0,
+                down_transitions,
                 xmit_wait_ratio: None,
                 counters_cleared: false,
             };
@@ -235,10 +274,13 @@ impl Health {
                     h.xmit_wait_ratio = None;
                 }
             }
+            h.link_downed = h.link_downed.max(down_transitions);
             out.push(h);
         }
-        // Ports gone from the fabric keep no history.
+        // Ports gone from the fabric keep no counter history (their down
+        // transitions age out with the window, above).
         self.history.retain(|k, _| seen.contains(k));
+        self.was_active.retain(|k, _| seen.contains(k));
         out
     }
 }
@@ -255,7 +297,8 @@ fn rates(h: &mut PortHealth, hist: &VecDeque<Sample>) {
         return;
     }
     let d = |f: fn(&Sample) -> u64| f(b).saturating_sub(f(a));
-    h.link_downed = d(|s| s.link_downed);
+    h.link_downed_counter = d(|s| s.link_downed);
+    h.link_downed = h.link_downed_counter;
     // Data counters count 4-octet words: 32 bits each.
     let bits = d(|s| s.rcv_data) as f64 * 32.0;
     if bits > 0.0 {
@@ -277,6 +320,16 @@ fn widest(mask: u8) -> Option<LinkWidth> {
 /// extended ones when the port says they are valid), fastest last: what it
 /// is able and allowed to run.
 fn speeds(snap: &Snapshot, p: &Port) -> Vec<LinkSpeed> {
+    port_speeds(snap, p, true)
+}
+
+/// The speeds a port supports (enabled or not), fastest last.
+fn supported_speeds(snap: &Snapshot, p: &Port) -> Vec<LinkSpeed> {
+    port_speeds(snap, p, false)
+}
+
+/// The speeds a port supports, only those it enables when `enabled`.
+fn port_speeds(snap: &Snapshot, p: &Port, enabled: bool) -> Vec<LinkSpeed> {
     let cap = snap
         .node(p.node)
         .filter(|n| n.info.node_type == NodeType::Switch as u8)
@@ -286,6 +339,7 @@ fn speeds(snap: &Snapshot, p: &Port) -> Vec<LinkSpeed> {
     let i = &p.info;
     // Enabled 0xF: "set to LinkSpeedSupported" (IBA 14.2.5.6).
     let base = match i.link_speed_enabled {
+        _ if !enabled => i.link_speed_supported,
         0xF => i.link_speed_supported,
         e => e & i.link_speed_supported,
     };
@@ -293,6 +347,7 @@ fn speeds(snap: &Snapshot, p: &Port) -> Vec<LinkSpeed> {
         let supported = i.link_speed_ext_supported_combined();
         // Ext enabled 0x1F: "set to supported"; 0x1E: extended speeds off.
         match i.link_speed_ext_enabled {
+            _ if !enabled => supported,
             0x1F => supported,
             0x1E => 0,
             e => ((e & 0x0F) | ((i.link_speed_ext_enabled2 & 0x03) << 4)) & supported,
@@ -312,34 +367,86 @@ fn speeds(snap: &Snapshot, p: &Port) -> Vec<LinkSpeed> {
         .collect()
 }
 
-/// An active link below the widest width both ends have enabled and
-/// supported, or below the fastest speed both support.
-fn degraded(snap: &Snapshot, p: &Port) -> Option<Degraded> {
+/// The widest width and fastest speed both ends of `p`'s link run at most:
+/// by what they enable (and support) or, `enabled` false, by what they
+/// support. With the link's active width and speed; None without a link.
+fn expected(snap: &Snapshot, p: &Port, enabled: bool) -> Option<(LinkWidth, LinkSpeed, Degraded)> {
     let r = p.remote.and_then(|r| snap.port(r))?;
     let width = p.info.link_width()?;
     let speed = snap.port_speed(p)?;
     let mask = |q: &Port| {
-        let enabled = match q.info.link_width_enabled {
+        let on = match q.info.link_width_enabled {
+            _ if !enabled => q.info.link_width_supported,
             // 0xFF: "set to LinkWidthSupported".
             0xFF => q.info.link_width_supported,
             e => e,
         };
-        enabled & q.info.link_width_supported
+        on & q.info.link_width_supported
     };
     let expected_width = widest(mask(p) & mask(r)).unwrap_or(width);
-    let (ours, theirs) = (speeds(snap, p), speeds(snap, r));
+    let list = if enabled { speeds } else { supported_speeds };
+    let (ours, theirs) = (list(snap, p), list(snap, r));
     let expected_speed = ours
         .iter()
         .rev()
         .find(|s| theirs.contains(s))
         .copied()
         .unwrap_or(speed);
-    (width.lanes() < expected_width.lanes() || speed < expected_speed).then_some(Degraded {
-        width: width.name().into(),
-        expected_width: expected_width.name().into(),
-        speed: speed.name().into(),
-        expected_speed: expected_speed.name().into(),
-    })
+    let below = width.lanes() < expected_width.lanes() || speed < expected_speed;
+    below.then_some((
+        expected_width,
+        expected_speed,
+        Degraded {
+            width: width.name().into(),
+            expected_width: expected_width.name().into(),
+            speed: speed.name().into(),
+            expected_speed: expected_speed.name().into(),
+        },
+    ))
+}
+
+/// DEGRADED: an active link below the widest width both ends have enabled
+/// and supported, or below the fastest speed both enable.
+fn degraded(snap: &Snapshot, p: &Port) -> Option<Degraded> {
+    expected(snap, p, true).map(|(_, _, d)| d)
+}
+
+/// LIMITED: an active link below what both ends support, whose ends enable
+/// less than that (so it trained as configured). DEGRADED and LIMITED
+/// together are the links below what both ends support: iblinkinfo's
+/// "Could be ...".
+fn limited(snap: &Snapshot, p: &Port) -> Option<Degraded> {
+    let (w, s, d) = expected(snap, p, false)?;
+    // Not DEGRADED: the link runs at least as wide and fast as both ends
+    // enable, so what they enable is below what they support. DEGRADED
+    // too: LIMITED only when enabled is below supported as well.
+    let enabled_below = match expected(snap, p, true) {
+        None => true,
+        Some((ew, es, _)) => ew.lanes() < w.lanes() || es < s,
+    };
+    enabled_below.then_some(d)
+}
+
+/// Whether no master Subnet Manager answers: the sweep looked for SMs
+/// (found some, or asked the SA or the SMs: MADs in its SA phase) and none
+/// is an answering master; or it could not look (a source that reads no
+/// SMInfo, like sysfs) and no port is Active (an SM would have made them
+/// so: every port waits in Init).
+pub fn no_master_sm(snap: &Snapshot) -> bool {
+    use crate::types::SmState;
+    if snap
+        .sms
+        .iter()
+        .any(|s| s.answering && s.info.sm_state == SmState::Master as u8)
+    {
+        return false;
+    }
+    let looked = !snap.sms.is_empty() || snap.sweep.cost.sa.sent > 0;
+    looked
+        || !snap
+            .ports
+            .iter()
+            .any(|p| p.info.port_state == PortState::Active as u8)
 }
 
 #[cfg(test)]
@@ -350,6 +457,14 @@ mod tests {
 
     fn sim() -> SimSource {
         SimSource::default_fabric(Default::default()).unwrap()
+    }
+
+    /// The first port with a link that is active.
+    fn first_linked_active(snap: &Snapshot) -> usize {
+        snap.ports
+            .iter()
+            .position(|p| p.remote.is_some() && p.info.port_state == PortState::Active as u8)
+            .unwrap()
     }
 
     #[test]
@@ -373,11 +488,7 @@ mod tests {
         let mut snap = s.sweep().unwrap();
         h.observe(&snap);
         // The first linked active port: run it at 1X, both ends able of more.
-        let i = snap
-            .ports
-            .iter()
-            .position(|p| p.remote.is_some() && p.info.port_state == PortState::Active as u8)
-            .unwrap();
+        let i = first_linked_active(&snap);
         let p = &mut snap.ports[i];
         p.info.link_width_active = LinkWidth::X1.port_info_bit();
         let report = h.observe(&snap);
@@ -391,6 +502,99 @@ mod tests {
         snap.ports[i].info.port_state = PortState::Down as u8;
         let report = h.observe(&snap);
         assert_eq!(report.iter().filter(|r| r.down_after_up).count(), 1);
+    }
+
+    #[test]
+    fn a_link_enabled_below_what_both_ends_support_is_limited_not_degraded() {
+        let mut s = sim();
+        let mut h = Health::default();
+        let mut snap = s.sweep().unwrap();
+        let i = first_linked_active(&snap);
+        let r = snap.ports[i].remote.unwrap() as usize;
+        let supported = snap.ports[i].info.link_width_supported;
+        assert!(supported & snap.ports[r].info.link_width_supported & !1 != 0);
+        // Both ends enable 1X only and the link trained at 1X, as
+        // configured (ibsim's `w=1`).
+        for q in [i, r] {
+            let info = &mut snap.ports[q].info;
+            info.link_width_enabled = LinkWidth::X1.port_info_bit();
+            info.link_width_active = LinkWidth::X1.port_info_bit();
+        }
+        let report = h.observe(&snap);
+        let flagged: Vec<_> = report.iter().filter(|p| p.limited.is_some()).collect();
+        assert_eq!(flagged.len(), 2, "both ends: {flagged:#?}");
+        for p in &flagged {
+            assert!(p.degraded.is_none(), "{p:?}");
+            let l = p.limited.as_ref().unwrap();
+            assert_eq!(l.width, "1X");
+            assert_ne!(l.expected_width, "1X");
+            assert!(!p.is_unhealthy(h.config()), "a configuration, not a fault");
+        }
+        // One end enables 4X again but the link stays at 1X: a fault now
+        // (DEGRADED), no longer a configuration.
+        snap.ports[i].info.link_width_enabled = 0xFF;
+        snap.ports[r].info.link_width_enabled = 0xFF;
+        let report = h.observe(&snap);
+        assert_eq!(report.iter().filter(|p| p.degraded.is_some()).count(), 2);
+        assert_eq!(report.iter().filter(|p| p.limited.is_some()).count(), 0);
+    }
+
+    #[test]
+    fn flaps_the_sweeps_saw_count_when_link_downed_does_not_move() {
+        let mut s = sim();
+        let mut h = Health::default();
+        let mut snap = s.sweep().unwrap();
+        let i = first_linked_active(&snap);
+        let key = |r: &PortHealth| (r.guid, r.port);
+        let want = {
+            let p = &snap.ports[i];
+            let n = snap.node(p.node).unwrap();
+            (n.info.node_guid, p.num.0)
+        };
+        h.observe(&snap);
+        let mut last = None;
+        for _ in 0..3 {
+            snap.ports[i].info.port_state = PortState::Down as u8;
+            h.observe(&snap);
+            snap.ports[i].info.port_state = PortState::Active as u8;
+            last = h.observe(&snap).into_iter().find(|r| key(r) == want);
+        }
+        let p = last.unwrap();
+        assert_eq!(p.down_transitions, 3, "{p:?}");
+        assert_eq!(p.link_downed, 3, "{p:?}");
+        assert!(p.is_unhealthy(h.config()));
+        // A window later they are forgotten.
+        snap.sweep.time += h.config().window;
+        let p = h
+            .observe(&snap)
+            .into_iter()
+            .find(|r| key(r) == want)
+            .unwrap();
+        assert_eq!((p.down_transitions, p.link_downed), (0, 0), "{p:?}");
+    }
+
+    #[test]
+    fn no_master_sm_when_none_answers_or_every_port_waits_for_one() {
+        let mut s = sim();
+        let mut snap = s.sweep().unwrap();
+        assert!(!no_master_sm(&snap));
+        for sm in &mut snap.sms {
+            sm.answering = false;
+        }
+        assert!(no_master_sm(&snap));
+        // A source that reads no SMInfo: Active ports say an SM is there.
+        snap.sms.clear();
+        assert!(!no_master_sm(&snap));
+        // One that asked and found none: none is there.
+        snap.sweep.cost.sa.sent = 3;
+        assert!(no_master_sm(&snap));
+        snap.sweep.cost.sa.sent = 0;
+        for p in &mut snap.ports {
+            if p.info.port_state == PortState::Active as u8 {
+                p.info.port_state = PortState::Init as u8;
+            }
+        }
+        assert!(no_master_sm(&snap));
     }
 
     /// The port's counters with `f` applied and read `secs` later.

@@ -44,6 +44,11 @@ fn is_switch(s: &Snapshot, n: NodeIdx) -> bool {
 
 /// The nodes a packet from end port `from` to `dlid` passes, source and
 /// destination included, following each switch's LFT.
+///
+/// A route arrives only at the destination *port*: from one port of a CA
+/// to another port of the same CA it leaves by the source port and goes
+/// through the fabric, as ibtracert follows it (a dual-rail HCA's two ports
+/// are two end ports, not one).
 pub fn trace(s: &Snapshot, from: PortIdx, dlid: Lid) -> Result<Vec<Hop>, RouteError> {
     let target = s
         .port_by_lid(dlid)
@@ -56,9 +61,14 @@ pub fn trace(s: &Snapshot, from: PortIdx, dlid: Lid) -> Result<Vec<Hop>, RouteEr
     // through its forwarding table like any other switch.
     let mut exit = (!is_switch(s, node)).then_some(src.num);
     for _ in 0..MAX_HOPS {
-        if s.node_port(node, PortNum(0)) == Some(target)
-            || (!is_switch(s, node) && s.port(target).is_some_and(|t| t.node == node))
-        {
+        // Where the packet is now: the port it entered by (a CA), the
+        // switch's port 0, or the source port before it leaves.
+        let here = if is_switch(s, node) {
+            s.node_port(node, PortNum(0))
+        } else {
+            entry.map_or(Some(from), |e| s.node_port(node, e))
+        };
+        if here == Some(target) {
             hops.push(Hop {
                 node,
                 entry,
@@ -140,6 +150,65 @@ mod tests {
                 for (a, b) in links(&s, &hops) {
                     assert_eq!(s.port(a).unwrap().remote, Some(b));
                 }
+            }
+        }
+    }
+
+    /// Two HCAs with one port on each of two leaf switches (dual rail), the
+    /// leaves joined through a spine, and a single-rail HCA.
+    const DUAL_RAIL: &str = include_str!("../../tests/data/net.dual-rail");
+
+    #[test]
+    fn the_two_ports_of_a_dual_rail_hca_are_joined_through_the_fabric() {
+        let topo = crate::topology::parse_str(DUAL_RAIL, "dual rail").unwrap();
+        let mut sim = SimSource::new(&topo, SimConfig::default()).unwrap();
+        let s = sim.sweep().unwrap();
+        let port = |name: &str, n: u8| {
+            let node = s.nodes.iter().position(|x| x.description == name).unwrap();
+            s.node_port(node as NodeIdx, PortNum(n)).unwrap()
+        };
+        let named = |hops: &[Hop]| -> Vec<(String, Option<u8>, Option<u8>)> {
+            hops.iter()
+                .map(|h| {
+                    (
+                        s.node(h.node).unwrap().description.clone(),
+                        h.entry.map(|p| p.0),
+                        h.exit.map(|p| p.0),
+                    )
+                })
+                .collect()
+        };
+        let (p1, p2) = (port("hca-1", 1), port("hca-1", 2));
+        let hops = trace(&s, p1, s.port(p2).unwrap().info.lid).unwrap();
+        let h = |n: &str, e: Option<u8>, x: Option<u8>| (n.to_string(), e, x);
+        assert_eq!(
+            named(&hops),
+            vec![
+                h("hca-1", None, Some(1)),
+                h("leaf-a", Some(1), Some(3)),
+                h("spine", Some(1), Some(2)),
+                h("leaf-b", Some(3), Some(1)),
+                h("hca-1", Some(2), None),
+            ]
+        );
+        // To itself: one row, the source.
+        let hops = trace(&s, p1, s.port(p1).unwrap().info.lid).unwrap();
+        assert_eq!(named(&hops), vec![h("hca-1", None, None)]);
+        // Every CA port reaches every other, entering the destination CA by
+        // the destination port.
+        for from in 0..s.ports.len() as PortIdx {
+            for to in 0..s.ports.len() as PortIdx {
+                let (f, t) = (s.port(from).unwrap(), s.port(to).unwrap());
+                let ca = |p: &crate::model::Port| !is_switch(&s, p.node) && p.info.lid.0 != 0;
+                if !ca(f) || !ca(t) {
+                    continue;
+                }
+                let hops = trace(&s, from, t.info.lid).unwrap();
+                let last = hops.last().unwrap();
+                assert_eq!(
+                    s.node_port(last.node, last.entry.unwrap_or(f.num)),
+                    Some(to)
+                );
             }
         }
     }

@@ -115,6 +115,8 @@ impl Default for NotifySettings {
             storm: StormControl {
                 max_per_interval: DEFAULT_RATE_LIMIT,
                 interval: Duration::from_secs_f64(DEFAULT_RATE_INTERVAL_SECS),
+                // Set to the sweep interval where the originator starts.
+                quiet: Duration::ZERO,
             },
             queue: DEFAULT_QUEUE,
             thresholds: Thresholds::default(),

@@ -26,8 +26,13 @@ pub struct Report {
     /// The sweep the report is of.
     pub sweep: Sweep,
     pub sms: Vec<Sm>,
+    /// NO_MASTER_SM: no master Subnet Manager answers (a finding of the
+    /// fabric, counted in `findings`).
+    #[serde(default)]
+    pub no_master_sm: bool,
     pub thresholds: HealthConfig,
-    /// Ports with something to report ([`is_finding`]).
+    /// Ports with something to report ([`is_finding`]), plus one for
+    /// NO_MASTER_SM.
     pub findings: usize,
     pub ports_health: Vec<PortHealth>,
 }
@@ -60,7 +65,7 @@ pub struct Sm {
 
 /// Whether a port shows in the text report.
 fn is_finding(p: &PortHealth, c: &HealthConfig) -> bool {
-    p.is_unhealthy(c) || p.counters_cleared
+    p.is_unhealthy(c) || p.counters_cleared || p.limited.is_some()
 }
 
 impl Report {
@@ -73,6 +78,7 @@ impl Report {
         ports_health: Vec<PortHealth>,
     ) -> Report {
         let sweep = &snap.sweep;
+        let no_master_sm = ib::model::health::no_master_sm(snap);
         let cost = [&sweep.cost.discovery, &sweep.cost.sa, &sweep.cost.pma];
         let total = |f: fn(&ib::model::PhaseCost) -> u64| cost.iter().map(|c| f(c)).sum();
         let sms = snap
@@ -104,10 +110,12 @@ impl Report {
                 mads_timeouts: total(|c| c.timeouts),
             },
             sms,
+            no_master_sm,
             findings: ports_health
                 .iter()
                 .filter(|p| is_finding(p, &thresholds))
-                .count(),
+                .count()
+                + usize::from(no_master_sm),
             thresholds,
             ports_health,
         }
@@ -138,10 +146,17 @@ impl Report {
             Some(i) => format!("in {i:.0} s"),
             None => format!("within the {window:.0} s window"),
         };
-        let lines: Vec<String> = self
-            .ports_health
-            .iter()
-            .flat_map(|p| port_lines(p, c, &span))
+        let fabric = self.no_master_sm.then(|| {
+            "NO_MASTER_SM no master Subnet Manager answers: links stay in Init, no paths, no new LIDs"
+                .to_string()
+        });
+        let lines: Vec<String> = fabric
+            .into_iter()
+            .chain(
+                self.ports_health
+                    .iter()
+                    .flat_map(|p| port_lines(p, c, &span)),
+            )
             .collect();
         if lines.is_empty() {
             let _ = writeln!(out, "No findings: every port is healthy.");
@@ -193,6 +208,12 @@ fn port_lines(p: &PortHealth, c: &HealthConfig, span: &str) -> Vec<String> {
             d.width, d.speed, d.expected_width, d.expected_speed
         ));
     }
+    if let Some(d) = &p.limited {
+        lines.push(format!(
+            "LIMITED    {at}: {} {} as enabled, both ends support {} {}",
+            d.width, d.speed, d.expected_width, d.expected_speed
+        ));
+    }
     let ber = p.symbol_ber.filter(|b| *b > c.max_symbol_ber);
     let rec = p
         .link_recovery_per_hour
@@ -208,8 +229,8 @@ fn port_lines(p: &PortHealth, c: &HealthConfig, span: &str) -> Vec<String> {
     }
     if p.link_downed >= c.flap_count {
         lines.push(format!(
-            "FLAPPING   {at}: LinkDowned +{} {span}",
-            p.link_downed
+            "FLAPPING   {at}: down {} times {span} (LinkDowned +{}, seen going down {})",
+            p.link_downed, p.link_downed_counter, p.down_transitions
         ));
     }
     if let Some(r) = p.xmit_wait_ratio.filter(|r| *r > c.max_xmit_wait_ratio) {

@@ -12,7 +12,7 @@ use std::sync::Arc;
 
 use ib::model::accum::{PortTotals, VlCounts};
 use ib::model::counters::PortReadings;
-use ib::model::health::{HealthConfig, PortHealth};
+use ib::model::health::{Degraded, PortHealth};
 use ib::model::{Node, Port, Snapshot};
 use ib::types::{data_rate_mbps, Guid, NodeType, PortNum};
 
@@ -376,14 +376,19 @@ const STATE_GAUGES: &[(&str, &str, GaugeFn)] = &[
         "PortPhysicalState: 1 sleep, 2 polling, 3 disabled, 4 training, 5 linkup, 6 error recovery, 7 phy test",
         |_, p| u64::from(p.info.port_physical_state),
     ),
+    // A port without a link (Down) keeps PortInfo width/speed fields that
+    // describe no link: 0, as iblinkinfo prints nothing there.
     ("width_lanes", "Active link width in lanes (0: no link)", |_, p| {
-        p.info.link_width().map_or(0, |w| u64::from(w.lanes()))
+        match p.info.link_width() {
+            Some(w) if p.info.has_link() => u64::from(w.lanes()),
+            _ => 0,
+        }
     }),
     (
         "rate_bytes_per_second",
         "Effective data rate of the link in octets/s (line coding removed; 0: no link)",
         |s, p| match (p.info.link_width(), s.port_speed(p)) {
-            (Some(w), Some(sp)) => data_rate_mbps(w, sp) * 1_000_000 / 8,
+            (Some(w), Some(sp)) if p.info.has_link() => data_rate_mbps(w, sp) * 1_000_000 / 8,
             _ => 0,
         },
     ),
@@ -410,8 +415,13 @@ const HEALTH_GAUGES: &[(&str, &str, HealthFn)] = &[
     ),
     (
         "link_downed_in_window",
-        "LinkDowned increments within the health window (flapping at flap_count)",
+        "Link downs within the health window: the larger of the LinkDowned increase and the down transitions the sweeps saw (flapping at flap_count)",
         |h| Some(h.link_downed as f64),
+    ),
+    (
+        "down_transitions_in_window",
+        "Active to Down transitions the agent's sweeps saw within the health window",
+        |h| Some(h.down_transitions as f64),
     ),
     (
         "xmit_wait_ratio",
@@ -544,7 +554,8 @@ enum Step {
     Detail(Kind, usize),
     Vl(Kind, usize),
     State(Kind, usize),
-    Degraded(Kind),
+    /// `link_degraded` (false) or `link_limited` (true).
+    Link(Kind, bool),
     Health(Kind, usize),
     HealthSettings,
     Sms,
@@ -575,7 +586,8 @@ fn plan(families: Families, health: bool) -> Vec<Step> {
             steps.extend((0..STATE_GAUGES.len()).map(|i| Step::State(k, i)));
         }
         if health && families.has(Group::Health) {
-            steps.push(Step::Degraded(k));
+            steps.push(Step::Link(k, false));
+            steps.push(Step::Link(k, true));
             steps.extend((0..HEALTH_GAUGES.len()).map(|i| Step::Health(k, i)));
         }
     }
@@ -679,9 +691,10 @@ impl Exposition {
                         }
                     })
                 }
-                Step::Degraded(k) => self.each(out, want, rows.kind(k), |out, name, r| {
+                Step::Link(k, limited) => self.each(out, want, rows.kind(k), |out, name, r| {
                     if let Some(h) = health_of(report, r).filter(|h| h.active) {
-                        degraded(out, name, &r.labels, h);
+                        let finding = if limited { &h.limited } else { &h.degraded };
+                        below(out, name, &r.labels, finding.as_ref());
                     }
                 }),
                 Step::Health(k, i) => {
@@ -696,7 +709,7 @@ impl Exposition {
                 }
                 Step::HealthSettings => {
                     if let Some(r) = report {
-                        health_settings(out, &r.config);
+                        health_settings(out, r);
                     }
                     true
                 }
@@ -791,9 +804,14 @@ fn describe(step: Step) -> Option<(String, &'static str, bool)> {
             let (suffix, help, _) = STATE_GAUGES.get(i)?;
             (port(k, suffix), *help, false)
         }
-        Step::Degraded(k) => (
+        Step::Link(k, false) => (
             port(k, "link_degraded"),
-            "1: the active link runs below the width or speed both ends support and enable (labels: actual and expected)",
+            "1: the active link trained below the width or speed both ends support and enable, a fault (labels: actual and expected)",
+            false,
+        ),
+        Step::Link(k, true) => (
+            port(k, "link_limited"),
+            "1: both ends enable less width or speed than both support and the active link runs below that, a configuration as iblinkinfo's Could be (labels: actual and supported)",
             false,
         ),
         Step::Health(k, i) => {
@@ -857,8 +875,10 @@ fn info(out: &mut String, name: &str, k: Kind, snap: &Snapshot, node: &Node) {
     );
 }
 
-fn degraded(out: &mut String, name: &str, labels: &str, h: &PortHealth) {
-    match &h.degraded {
+/// A `link_degraded` or `link_limited` sample: 1 with the actual and
+/// expected width and speed as labels, else 0.
+fn below(out: &mut String, name: &str, labels: &str, finding: Option<&Degraded>) {
+    match finding {
         Some(d) => {
             let _ = writeln!(
                 out,
@@ -873,8 +893,10 @@ fn degraded(out: &mut String, name: &str, labels: &str, h: &PortHealth) {
 }
 
 /// The health window and thresholds in force, so alert rules compare with
-/// the agent's own settings (`[health]`).
-fn health_settings(out: &mut String, c: &HealthConfig) {
+/// the agent's own settings (`[health]`), and the fabric-wide finding
+/// NO_MASTER_SM.
+fn health_settings(out: &mut String, r: &HealthReport) {
+    let c = &r.config;
     header(
         out,
         &Family::gauge(
@@ -886,6 +908,18 @@ fn health_settings(out: &mut String, c: &HealthConfig) {
         out,
         "infiniband_health_window_seconds {}",
         c.window.as_secs_f64()
+    );
+    header(
+        out,
+        &Family::gauge(
+            "infiniband_health_no_master_sm",
+            "1: no master Subnet Manager answers (NO_MASTER_SM)",
+        ),
+    );
+    let _ = writeln!(
+        out,
+        "infiniband_health_no_master_sm {}",
+        u8::from(r.no_master_sm)
     );
     header(out, &Family::gauge("infiniband_health_threshold", "The [health] thresholds: above max_symbol_ber, max_link_recovery_per_hour or max_xmit_wait_ratio, or at flap_count, a port is unhealthy"));
     for (check, v) in [

@@ -145,6 +145,8 @@ pub fn trace_hops(s: &Snapshot, template: &PathRecord, mask: u64) -> Result<Answ
         .ok_or("the path's destination names no port")?;
     let hops = ib::model::route::trace(s, src, dlid).map_err(|e| e.to_string())?;
     let generation = u16::try_from(s.sweep.number & 0xFFFF).unwrap_or(0);
+    let single = hops.len() == 1;
+    let source_guid = s.port(src).map_or(0, |p| p.guid.0);
     let out = hops
         .iter()
         .filter_map(|h| {
@@ -161,8 +163,11 @@ pub fn trace_hops(s: &Snapshot, template: &PathRecord, mask: u64) -> Result<Answ
                 node_id: node.info.node_guid.0,
                 chassis_id: node.info.system_image_guid.0,
                 // A CA's port: the one it is entered (destination) or left
-                // (source) by.
-                entry_port_id: if is_switch {
+                // (source) by; a trace that never leaves its source (to
+                // itself) names the source port, a switch's port 0 too.
+                entry_port_id: if single {
+                    source_guid
+                } else if is_switch {
                     0
                 } else {
                     port_guid(h.entry.or(h.exit))
@@ -206,5 +211,59 @@ impl ReqKind for TraceReq {
     }
     fn change(c: Vec<RowChange<Self>>) -> RequestChange {
         RequestChange::Trace(c)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ib::source::sim::{SimConfig, SimSource};
+    use ib::source::Source;
+
+    /// The trace of hca-1 port 1 to `to` on the dual-rail fabric.
+    fn rows(s: &Snapshot, from: Lid, to: Lid) -> Vec<TraceHop> {
+        let t = PathRecord {
+            slid: from,
+            dlid: to,
+            ..Default::default()
+        };
+        match trace_hops(s, &t, pr::SLID | pr::DLID).unwrap() {
+            Answer::Trace(h) => h,
+            a => panic!("{a:?}"),
+        }
+    }
+
+    #[test]
+    fn a_ca_port_is_named_on_every_row_a_single_row_included() {
+        let topo = ib::topology::parse_str(
+            include_str!("../../../ib/tests/data/net.dual-rail"),
+            "dual rail",
+        )
+        .unwrap();
+        let s = SimSource::new(&topo, SimConfig::default())
+            .unwrap()
+            .sweep()
+            .unwrap();
+        let hca = s
+            .nodes
+            .iter()
+            .position(|n| n.description == "hca-1")
+            .unwrap() as u32;
+        let port = |n: u8| {
+            s.port(s.node_port(hca, ib::types::PortNum(n)).unwrap())
+                .unwrap()
+        };
+        let (p1, p2) = (port(1), port(2));
+        // To itself: one row, naming the source port.
+        let one = rows(&s, p1.info.lid, p1.info.lid);
+        assert_eq!(one.len(), 1);
+        assert_eq!(one[0].entry_port_id, p1.guid.0);
+        // Port 1 to port 2 of the same HCA: through the fabric, the CA rows
+        // naming the port left and the port entered.
+        let across = rows(&s, p1.info.lid, p2.info.lid);
+        assert_eq!(across.len(), 5);
+        assert_eq!(across[0].entry_port_id, p1.guid.0);
+        assert_eq!(across[4].entry_port_id, p2.guid.0);
+        assert!(across[1..4].iter().all(|h| h.entry_port_id == 0));
     }
 }
