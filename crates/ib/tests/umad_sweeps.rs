@@ -397,3 +397,117 @@ fn details_follow_consumers_and_the_periodic_refresh() {
     assert!(seen.is_some(), "details re-read on the periodic full read");
     assert_eq!(tables, 1, "one table refresh in {every} sweeps");
 }
+
+/// The readings of `desc` port `num` (None: absent from the snapshot).
+fn port_reading<'a>(s: &'a Snapshot, desc: &str, num: u8) -> Option<&'a ib::model::PortReadings> {
+    let ni = s.nodes.iter().position(|x| x.description == desc)? as u32;
+    let pi = s.node_port(ni, ib::types::PortNum(num))?;
+    Some(&s.port(pi)?.counters.as_ref()?.readings)
+}
+
+/// perfquery's PortCounters of `desc` port `num` by name (from the child).
+fn perfquery(s: &Snapshot, desc: &str, num: u8) -> std::collections::HashMap<String, u64> {
+    let n = node(s, desc).expect(desc);
+    let lid = s.port(n.ports.start).expect("port 0").info.lid.0;
+    child_diag("perfquery", &[&lid.to_string(), &num.to_string()])
+        .lines()
+        .filter_map(|l| {
+            let (k, v) = l.split_once(':')?;
+            Some((
+                k.trim().to_string(),
+                v.trim_start_matches('.').parse().ok()?,
+            ))
+        })
+        .collect()
+}
+
+/// Switch ports without a link (issue 35.1): their PMA answers for them, so
+/// they have readings, equal to perfquery's, from the first sweep on; a
+/// reading stands while the switch's PortSelect 255 sum stands (it covers
+/// them) and is read again in the sweep the sum moves; without sums it is
+/// read every `detail_every` sweeps. An HCA port without a link has no PMA
+/// anyone can reach: absent, never zeros.
+#[test]
+fn unlinked_switch_ports_are_read() {
+    if !in_child() {
+        return parent("unlinked_switch_ports_are_read");
+    }
+    child_console("PerformanceSet \"Switch2\"[4] PortCounters.SymbolErrorCounter=7");
+    child_console("PerformanceSet \"Switch2\"[4] PortCounters.PortRcvErrors=5");
+    child_console("PerformanceSet \"Switch1\"[7] PortCounters.LinkDownedCounter=3");
+    let every = 4;
+    let mut o = UmadOptions::default();
+    o.pma.detail_every = every;
+    let mut s = open_source(o);
+    let first = s.sweep().unwrap();
+    for (desc, num, field, want) in [
+        ("Switch2", 4, "SymbolErrorCounter", 7),
+        ("Switch2", 4, "PortRcvErrors", 5),
+        ("Switch1", 7, "LinkDownedCounter", 3),
+    ] {
+        let r = port_reading(&first, desc, num).expect("an unlinked switch port is read");
+        let ours = match field {
+            "SymbolErrorCounter" => u64::from(r.counters.symbol_error_counter),
+            "PortRcvErrors" => u64::from(r.counters.port_rcv_errors),
+            _ => u64::from(r.counters.link_downed_counter),
+        };
+        assert_eq!(ours, want, "{desc}[{num}] {field}");
+        assert_eq!(perfquery(&first, desc, num)[field], want, "perfquery");
+    }
+    assert!(
+        port_reading(&first, "Hca1", 2).is_none(),
+        "an HCA port without a link has no reading"
+    );
+    let second = s.sweep().unwrap();
+    let steady = s.sweep().unwrap();
+    // A steady sweep stands the unlinked ports on the sums: no MAD for them.
+    assert!(
+        steady.sweep.cost.pma.sent < second.sweep.cost.pma.sent,
+        "steady {:?}, second {:?}",
+        steady.sweep.cost.pma,
+        second.sweep.cost.pma
+    );
+    assert_eq!(
+        port_reading(&steady, "Switch2", 4).map(|r| r.counters.symbol_error_counter),
+        Some(7)
+    );
+    // The sum moves: the unlinked port is read in the same sweep.
+    child_console("PerformanceSet \"Switch2\"[4] PortCounters.SymbolErrorCounter=9");
+    let next = s.sweep().unwrap();
+    assert_eq!(
+        port_reading(&next, "Switch2", 4).map(|r| r.counters.symbol_error_counter),
+        Some(9),
+        "read in the sweep its switch's sum moved"
+    );
+    assert!(ib::model::diff(&steady, &next)
+        .iter()
+        .all(|e| !matches!(e.kind, FabricEventKind::NodeAdded { .. })));
+    assert_eq!(s.stats().discoveries, 1, "{:?}", s.stats());
+}
+
+/// Without switch sums, an unlinked port's reading stands between the
+/// periodic full reads and is read again at the next one (`detail_every`).
+#[test]
+fn unlinked_switch_ports_without_sums_follow_detail_every() {
+    if !in_child() {
+        return parent("unlinked_switch_ports_without_sums_follow_detail_every");
+    }
+    let every = 3;
+    let mut o = UmadOptions::default();
+    o.pma.detail_every = every;
+    o.pma.switch_sums = false;
+    let mut s = open_source(o);
+    s.sweep().unwrap();
+    s.sweep().unwrap();
+    child_console("PerformanceSet \"Switch1\"[6] PortCounters.PortXmitDiscards=11");
+    let mut seen = None;
+    for i in 0..every {
+        let next = s.sweep().unwrap();
+        let r = port_reading(&next, "Switch1", 6).expect("standing or read, never absent");
+        if r.counters.port_xmit_discards == 11 {
+            seen = Some(i);
+            break;
+        }
+    }
+    assert!(seen.is_some(), "read again within {every} sweeps");
+}

@@ -169,6 +169,8 @@ pub struct UmadSource {
     prev_counters: HashMap<(Guid, u8), crate::mad::pma::PortCounters>,
     /// Each switch's PortCounters summed over its ports at the last sweep.
     prev_sums: HashMap<Guid, crate::mad::pma::PortCounters>,
+    /// The last readings of switch ports without a link ([`pma::Target::idle`]).
+    prev_idle: HashMap<(Guid, u8), crate::model::PortReadings>,
     /// The subnet the last discovery saw ([`super::discover::signature`]) and its
     /// master SM's LID, and discoveries since tables were last read.
     last_signature: Option<(u64, u16)>,
@@ -262,6 +264,7 @@ impl UmadSource {
             pma_faults: PmaFaults::default(),
             prev_counters: HashMap::new(),
             prev_sums: HashMap::new(),
+            prev_idle: HashMap::new(),
             last_signature: None,
             since_tables: 0,
             tables_pending: false,
@@ -362,10 +365,11 @@ impl UmadSource {
                         let asked = |p: &u8| {
                             targets
                                 .iter()
-                                .any(|o| o.node == t.node && o.ports.contains(p))
+                                .any(|o| o.node == t.node && o.all_ports().any(|q| q == *p))
                         };
                         t.ports.retain(|p| !asked(p));
-                        (!t.ports.is_empty()).then_some(t)
+                        t.idle.retain(|p| !asked(p));
+                        (!t.ports.is_empty() || !t.idle.is_empty()).then_some(t)
                     })
                     .collect();
                 if !more.is_empty() {
@@ -380,6 +384,16 @@ impl UmadSource {
             if let Some(r) = s.readings() {
                 self.prev_counters.insert(*k, r.counters.clone());
             }
+        }
+        // Ports without a link: what this sweep read or let stand; one that
+        // failed has no reading to stand next sweep.
+        self.prev_idle = pma
+            .idle
+            .iter()
+            .filter_map(|k| Some((*k, pma.samples.get(k)?.readings()?.clone())))
+            .collect();
+        for k in pma.unreached_ports() {
+            self.prev_idle.remove(&k);
         }
         self.stats.pma_failures += pma.failures();
         self.stats.unreached_ports = pma.unreached_ports().count() as u64;
@@ -418,14 +432,15 @@ impl UmadSource {
             },
             &mut self.history,
         );
-        // A port whose PMA did not answer this sweep has no current counters:
+        // A port this sweep has no reading of (its PMA did not answer, or none
+        // can be reached: an HCA port without a link) has no current counters:
         // absent from this snapshot, never its last reading as if live (the
         // history keeps it, so totals go on when the PMA answers again).
-        for (node, port) in pma.unreached_ports() {
-            if let Some(p) = snap
-                .port_of(node, crate::types::PortNum(port))
-                .and_then(|i| snap.ports.get_mut(i as usize))
-            {
+        let read = |g: Guid, p: u8| pma.samples.get(&(g, p)).is_some_and(|s| s.counters_read);
+        let guids: Vec<Guid> = snap.nodes.iter().map(|n| n.info.node_guid).collect();
+        for p in snap.ports.iter_mut() {
+            let g = guids.get(p.node as usize).copied().unwrap_or(Guid(0));
+            if !read(g, p.num.0) {
                 p.counters = None;
             }
         }
@@ -483,6 +498,7 @@ impl UmadSource {
             full: n.is_multiple_of(every) || (n == 1 && self.opts.quick_start),
             prev_sums: Some(&self.prev_sums),
             counters_only: cold,
+            idle: Some(&self.prev_idle),
         };
         let phase = Phase::start(&self.tr);
         let out = pma::sweep(

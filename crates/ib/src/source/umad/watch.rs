@@ -125,7 +125,8 @@ pub fn probe(t: &mut Transport, d: &Discovered) -> Option<Trigger> {
 /// What the PMA pass says about the topology: ports whose PMA did not answer,
 /// or whose LinkDownedCounter moved since `prev` (the last sweep's readings).
 pub fn after_pma(pma: &PmaSweep, prev: &HashMap<(Guid, u8), PortCounters>) -> Option<Trigger> {
-    let unreached = pma.unreached_ports().count();
+    // A PMA that refuses a port without a link says nothing about the topology.
+    let unreached = pma.unreached_linked().count();
     if unreached > 0 {
         return Some(Trigger::PmaUnreached(unreached));
     }
