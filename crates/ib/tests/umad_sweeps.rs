@@ -182,14 +182,15 @@ fn steady_sweeps_skip_discovery_and_keep_link_events() {
         assert_eq!(details_read(p), Some(want), "{desc} {:?}", p.num);
     }
     // Nothing changes: no discovery, only the watched PortInfo (our port and
-    // the ports that are not Active) and the PMAs.
+    // the ports that are not Active), the SMs' ports' (IsSM) and the PMAs.
     let watched = prev
         .ports
         .iter()
         .filter(|p| p.info.port_state != 4)
         .filter(|p| !(p.num.0 == 0 && prev.node(p.node).is_some_and(|n| n.switch.is_some())))
         .count()
-        + 1;
+        + 1
+        + prev.sms.len();
     for _ in 0..3 {
         let next = s.sweep().unwrap();
         let smps = next.sweep.cost.discovery.sent;
@@ -510,4 +511,113 @@ fn unlinked_switch_ports_without_sums_follow_detail_every() {
         }
     }
     assert!(seen.is_some(), "read again within {every} sweeps");
+}
+
+/// IsSM (CapabilityMask bit 1) of `desc` port `num` as smpquery reads it at
+/// directed route `path`.
+fn smpquery_is_sm(path: &str, num: u8) -> bool {
+    let mask = smpquery_portinfo(path, num)
+        .get("CapMask")
+        .and_then(|v| {
+            u32::from_str_radix(v.split_whitespace().next()?.trim_start_matches("0x"), 16).ok()
+        })
+        .expect("CapMask");
+    mask & 2 != 0
+}
+
+/// IsSM of `desc` port `num` in the snapshot.
+fn is_sm(s: &Snapshot, desc: &str, num: u8) -> bool {
+    let ni = s
+        .nodes
+        .iter()
+        .position(|x| x.description == desc)
+        .expect(desc) as u32;
+    let pi = s.node_port(ni, ib::types::PortNum(num)).expect("port");
+    s.port(pi).expect("port").info.capability_mask & 2 != 0
+}
+
+/// Issue 35.2: the ports of the SMs are read again every sweep, so a second
+/// OpenSM that stops shows in its port's CapabilityMask (IsSM) in the first
+/// sweep after smpquery sees it, not at the next discovery.
+#[test]
+fn is_sm_of_a_stopped_standby_within_one_sweep() {
+    if !in_child() {
+        let mut cfg = ib::testbed::TestbedConfig::new(ib::testbed::SMALL_NET);
+        cfg.sm_sweep_secs = 2;
+        let mut tb = start(cfg);
+        // The master lists the standby (SMInfoRecord) once its sweep found
+        // it. Under umad2sim an SMInfo Get that reaches the standby while it
+        // starts can be lost and the master then waits for it forever (no
+        // send timeouts there): if so, both start again, once.
+        let mut listed = false;
+        for attempt in 0..2 {
+            if attempt > 0 {
+                tb.stop_standby_opensms();
+                tb.stop_opensm();
+                tb.start_opensm().expect("restart OpenSM");
+            }
+            tb.opensm_console("priority 5").expect("console priority");
+            tb.start_standby_opensm("Hca3", 1)
+                .unwrap_or_else(|e| panic!("standby OpenSM: {e}"));
+            let deadline = std::time::Instant::now() + std::time::Duration::from_secs(15);
+            while !listed && std::time::Instant::now() < deadline {
+                let out = tb.run_diag("saquery", &["SMIR"]).expect("saquery SMIR");
+                listed = out.stdout.matches("SMInfoRecord dump:").count() == 2;
+                std::thread::sleep(std::time::Duration::from_millis(500));
+            }
+            if listed {
+                break;
+            }
+        }
+        assert!(listed, "the master never listed the standby (saquery SMIR)");
+        let pid = tb.standby_pids()[0].to_string();
+        println!(
+            "{}",
+            run_child(
+                &tb,
+                "is_sm_of_a_stopped_standby_within_one_sweep",
+                &[("STANDBY_PID", pid)]
+            )
+        );
+        return;
+    }
+    // Hca3 hangs on Switch1 port 2 (route 0,2 from Switch1, where we are).
+    let path = "0,2";
+    let mut s = open();
+    let mut snap = s.sweep().unwrap();
+    // Until the master SM lists the standby (its SMInfoRecord): then the
+    // source knows it for an SM.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while snap.sms.len() < 2 {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "standby never in SMInfoRecord: {:?}",
+            snap.sms
+        );
+        std::thread::sleep(std::time::Duration::from_millis(500));
+        snap = s.sweep().unwrap();
+    }
+    assert!(smpquery_is_sm(path, 1), "the standby's port has IsSM");
+    assert!(is_sm(&snap, "Hca3", 1));
+    let discoveries = s.stats().discoveries;
+    let pid = std::env::var("STANDBY_PID").unwrap();
+    let st = std::process::Command::new("kill")
+        .args(["-TERM", &pid])
+        .status()
+        .unwrap();
+    assert!(st.success());
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while smpquery_is_sm(path, 1) {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "smpquery: IsSM never cleared"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    }
+    let next = s.sweep().unwrap();
+    assert!(
+        !is_sm(&next, "Hca3", 1),
+        "IsSM cleared within one sweep, as smpquery shows"
+    );
+    assert_eq!(s.stats().discoveries, discoveries, "without a discovery");
 }

@@ -409,7 +409,9 @@ impl UmadSource {
             super::discover::fetch_lfts(&mut self.tr, &mut d);
             phase.add_to(&self.tr, &mut self.cost.discovery);
         }
+        let mut sm_lids: Vec<u16> = self.sms.iter().map(|(r, _)| r.lid.0).collect();
         self.ask_sa(&d, tables);
+        self.refresh_sm_ports(&mut d, &mut sm_lids);
         if tables {
             self.tables_pending = false;
             self.since_tables = 0;
@@ -671,6 +673,25 @@ impl UmadSource {
             }
             self.stats.sa_stale_sweeps += 1;
             self.subscribed = false;
+        }
+    }
+
+    /// The PortInfo of the ports of every SM this sweep knows (`lids`: those
+    /// known before the SA answered; the SA's added), read again after the SA
+    /// pass: an SM that starts, stops or changes state shows in its port's
+    /// CapabilityMask (IsSM) in the same sweep, not at the next discovery.
+    fn refresh_sm_ports(&mut self, d: &mut Discovered, lids: &mut Vec<u16>) {
+        lids.extend(self.sms.iter().map(|(r, _)| r.lid.0));
+        lids.sort_unstable();
+        lids.dedup();
+        let phase = Phase::start(&self.tr);
+        let r = watch::refresh_sm_ports(&mut self.tr, d, lids);
+        phase.add_to(&self.tr, &mut self.cost.discovery);
+        if !r.capability_mask.is_empty() {
+            tracing::debug!(ports = ?r.capability_mask, "SM ports' CapabilityMask changed");
+        }
+        if let (Some(t), None) = (r.state, &self.next_trigger) {
+            self.next_trigger = Some(t);
         }
     }
 
