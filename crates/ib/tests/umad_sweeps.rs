@@ -621,3 +621,56 @@ fn is_sm_of_a_stopped_standby_within_one_sweep() {
     );
     assert_eq!(s.stats().discoveries, discoveries, "without a discovery");
 }
+
+/// Five IPoIB partitions, the agent's port (Switch1 port 0) in all: five
+/// groups, more than one SA packet holds (three MCMemberRecords).
+const FIVE_GROUPS: &str = "Default=0x7fff, ipoib : ALL=full;\n\
+    P1=0x0001, ipoib : ALL=full;\nP2=0x0002, ipoib : ALL=full;\n\
+    P3=0x0003, ipoib : ALL=full;\nP4=0x0004, ipoib : ALL=full;\n";
+
+/// Issue 35.4: an SA answer cut short (under umad2sim a GetTable answer is
+/// cut to its first packet, as an RMPP transfer that did not complete would
+/// be) is counted (`sa_answers_cut`, on /metrics) and never served as the
+/// whole table: the group table is asked again per partition, each answer
+/// whole, and the groups are every IPoIB group OpenSM made
+/// (ff12:401b:PKEY::ffff:ffff per partition).
+#[test]
+fn a_cut_group_table_is_counted_and_asked_per_partition() {
+    if !in_child() {
+        let mut cfg = ib::testbed::TestbedConfig::new(ib::testbed::SMALL_NET);
+        cfg.partitions = FIVE_GROUPS.into();
+        let tb = start(cfg);
+        println!(
+            "{}",
+            run_child(
+                &tb,
+                "a_cut_group_table_is_counted_and_asked_per_partition",
+                &[]
+            )
+        );
+        return;
+    }
+    let mut s = open();
+    let snap = s.sweep().unwrap();
+    assert!(snap.sweep.cost.sa_answers_cut >= 1, "{:?}", snap.sweep.cost);
+    let mut got: Vec<String> = snap
+        .mcast_groups
+        .iter()
+        .map(|g| {
+            let m = g.group.mgid.0;
+            format!(
+                "{:02x}{:02x}:{:02x}{:02x}:{:02x}{:02x}",
+                m[0], m[1], m[2], m[3], m[4], m[5]
+            )
+        })
+        .collect();
+    got.sort();
+    let want: Vec<String> = ["8001", "8002", "8003", "8004", "ffff"]
+        .iter()
+        .map(|k| format!("ff12:401b:{k}"))
+        .collect();
+    assert_eq!(got, want, "every partition's IPoIB group");
+    let next = s.sweep().unwrap();
+    assert_eq!(next.mcast_groups.len(), 5);
+    assert!(next.sweep.cost.sa_answers_cut > snap.sweep.cost.sa_answers_cut);
+}

@@ -180,6 +180,10 @@ pub struct UmadSource {
     tables_pending: bool,
     /// This sweep's cost so far.
     cost: crate::model::SweepCost,
+    /// SA answers cut short since start, and the attributes whose cut was
+    /// logged (once each).
+    sa_cut: u64,
+    sa_cut_logged: std::collections::HashSet<&'static str>,
     /// Where the control path sends MADs, as the last sweep found them
     /// (the snapshot itself belongs to whoever publishes it).
     addresses: Addresses,
@@ -269,6 +273,8 @@ impl UmadSource {
             since_tables: 0,
             tables_pending: false,
             cost: crate::model::SweepCost::default(),
+            sa_cut: 0,
+            sa_cut_logged: std::collections::HashSet::new(),
             addresses: Addresses::default(),
             history: CounterHistory::new(),
             sweep_no: 0,
@@ -424,6 +430,7 @@ impl UmadSource {
         }
         self.last_disc = Some(d);
         self.sweep_no += 1;
+        self.cost.sa_answers_cut = self.sa_cut;
         let mut snap = builder.build(
             crate::model::SweepInfo {
                 number: self.sweep_no,
@@ -582,6 +589,9 @@ impl UmadSource {
                 assemble::local_end_ports(d)
             };
             let mut v = sa::query(&mut self.tr, sm_lid, self.opts.sm_key, &end_ports);
+            for what in std::mem::take(&mut v.cut) {
+                self.note_cut(what);
+            }
             if let Some(last) = &self.last_sa {
                 // A query that failed reads as the SA's last answer, not as
                 // nothing (groups vanishing for a sweep would read as deleted).
@@ -673,6 +683,20 @@ impl UmadSource {
             }
             self.stats.sa_stale_sweeps += 1;
             self.subscribed = false;
+        }
+    }
+
+    /// Counts an SA answer cut short (an RMPP transfer that did not complete)
+    /// and logs the first of each attribute: it is never served as the whole
+    /// table (docs/umad.md "Failure handling").
+    fn note_cut(&mut self, what: &'static str) {
+        self.sa_cut += 1;
+        if self.sa_cut_logged.insert(what) {
+            tracing::warn!(
+                attribute = what,
+                "SA answer cut short (RMPP transfer incomplete): the last whole answer stands; \
+                 counted in ibsnmpd_sa_answers_cut_total, logged once per attribute"
+            );
         }
     }
 
@@ -950,7 +974,17 @@ impl crate::source::Source for UmadSource {
                 comp_mask,
             } => {
                 let sm = self.sm_lid();
-                sa_answer(sm, sa::path_records(&mut self.tr, sm, &template, comp_mask))
+                match sa::path_records(&mut self.tr, sm, &template, comp_mask) {
+                    // Part of the SA's answer is no answer.
+                    Ok(t) if t.cut => {
+                        self.note_cut("PathRecord");
+                        Err(SourceError::Fabric(format!(
+                            "SA (LID {sm}) PathRecord answer cut short: {} whole records arrived",
+                            t.records.len()
+                        )))
+                    }
+                    r => sa_answer(sm, r.map(|t| t.records)),
+                }
             }
             ControlOp::SaMultiPathRecords { record, comp_mask } => {
                 let sm = self.sm_lid();
@@ -960,10 +994,13 @@ impl crate::source::Source for UmadSource {
                     .map_err(|e| SourceError::Invalid(e.to_string()))?;
                 match sa::multi_path_records(&mut self.tr, sm, &buf, comp_mask) {
                     // Part of the SA's answer is no answer: the caller asks per pair.
-                    Ok(m) if m.cut => Err(SourceError::Fabric(format!(
-                        "SA (LID {sm}) MultiPathRecord answer cut short: {} whole paths arrived",
-                        m.paths.len()
-                    ))),
+                    Ok(m) if m.cut => {
+                        self.note_cut("MultiPathRecord");
+                        Err(SourceError::Fabric(format!(
+                            "SA (LID {sm}) MultiPathRecord answer cut short: {} whole paths arrived",
+                            m.paths.len()
+                        )))
+                    }
                     r => sa_answer(sm, r.map(|m| m.paths)),
                 }
             }
