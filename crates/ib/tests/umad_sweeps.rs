@@ -674,3 +674,118 @@ fn a_cut_group_table_is_counted_and_asked_per_partition() {
     assert_eq!(next.mcast_groups.len(), 5);
     assert!(next.sweep.cost.sa_answers_cut > snap.sweep.cost.sa_answers_cut);
 }
+
+/// P2 (0x0002) holds the HCAs only: the agent's port (Switch1 port 0) is not
+/// in it.
+const P2_CAS: &str = "Default=0x7fff, ipoib : ALL=full;\nP2=0x0002, ipoib : ALL_CAS=full;\n";
+
+/// The MGID of partition `pkey`'s IPoIB broadcast group (ff12:401b:PKEY::ffff:ffff).
+fn ipoib_mgid(pkey: u16) -> ib::types::Gid {
+    let k = (pkey | 0x8000).to_be_bytes();
+    ib::types::Gid([
+        0xff, 0x12, 0x40, 0x1b, k[0], k[1], 0, 0, 0, 0, 0, 0, 0xff, 0xff, 0xff, 0xff,
+    ])
+}
+
+/// Run as a helper (env `JOIN_HELPER`, attached at Hca2): joins Hca2's
+/// port to P2's IPoIB group, as IPoIB would.
+#[test]
+fn join_helper() {
+    if std::env::var_os("JOIN_HELPER").is_none() {
+        return;
+    }
+    use ib::mad::sa::{attr, comp::mc_member_record as c, McMemberRecord};
+    use ib::mad::Codec;
+    use ib::source::umad::{ffi, req, transport::Transport};
+    let pa = ffi::library().unwrap().resolve(None, None).unwrap();
+    let mut t = Transport::open(&pa.ca, pa.port, Default::default()).unwrap();
+    let r = McMemberRecord {
+        mgid: ipoib_mgid(2),
+        port_gid: ib::types::Gid::new(0xfe80_0000_0000_0000, ib::types::Guid(pa.port_guid)),
+        join_state: 1,
+        p_key: ib::types::PKey(0x8002),
+        ..McMemberRecord::default()
+    };
+    let mut buf = [0u8; McMemberRecord::LEN];
+    r.encode(&mut buf).unwrap();
+    let mask = c::MGID | c::PORT_GID | c::JOIN_STATE | c::P_KEY;
+    t.call(req::sa(
+        req::SET,
+        attr::MC_MEMBER_RECORD,
+        pa.sm_lid,
+        0,
+        mask,
+        &buf,
+    ))
+    .expect("join P2's group");
+}
+
+/// Issue 35.4: members are read as a trusted requester (the SM_Key), groups
+/// untrusted too (OpenSM's trusted answer has one record per member, so no
+/// group nobody joined). OpenSM 3.3 answers both only for the requester's
+/// partitions: with the agent's port outside P2, neither `saquery -g` nor
+/// `saquery --smkey 1 -m` shows P2's group, and the agent cannot either; as
+/// a limited member of P2 (`ALL_SWITCHES=limited`, HUP) it serves the group
+/// and Hca2's membership, as the trusted `saquery -m` shows them.
+#[test]
+fn groups_and_members_as_a_trusted_requester() {
+    if !in_child() {
+        let mut cfg = ib::testbed::TestbedConfig::new(ib::testbed::SMALL_NET);
+        cfg.partitions = P2_CAS.into();
+        let tb = start(cfg);
+        let out = tb
+            .command(std::env::current_exe().unwrap())
+            .env("JOIN_HELPER", "1")
+            .env("SIM_HOST", "Hca2")
+            .args(["--exact", "join_helper", "--nocapture", "--test-threads=1"])
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        println!(
+            "{}",
+            run_child(&tb, "groups_and_members_as_a_trusted_requester", &[])
+        );
+        return;
+    }
+    let p2 = ipoib_mgid(2);
+    let p2_text = "ff12:401b:8002";
+    let p2_group = |s: &Snapshot| s.mcast_groups.iter().find(|g| g.group.mgid == p2).cloned();
+    let mut s = open();
+    let snap = s.sweep().unwrap();
+    assert!(!child_diag("saquery", &["-g"]).contains(p2_text));
+    assert!(!child_diag("saquery", &["--smkey", "1", "-m"]).contains(p2_text));
+    assert!(p2_group(&snap).is_none(), "what the SA does not say");
+
+    let dir = std::env::var("UMAD_TESTBED_DIR").unwrap();
+    std::fs::write(
+        format!("{dir}/partitions.conf"),
+        "Default=0x7fff, ipoib : ALL=full;\nP2=0x0002, ipoib : ALL_CAS=full, ALL_SWITCHES=limited;\n",
+    )
+    .unwrap();
+    child_signal_opensm("HUP");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    let mut trusted = String::new();
+    while !trusted.contains(p2_text) {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "OpenSM never showed P2's member: {trusted}"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(300));
+        trusted = child_diag("saquery", &["--smkey", "1", "-m"]);
+    }
+    let snap = s.sweep().unwrap();
+    let g = p2_group(&snap).unwrap_or_else(|| panic!("P2's group in {:?}", snap.mcast_groups));
+    assert_eq!(g.members.len(), 1, "{:?}", g.members);
+    let hca2 = node(&snap, "Hca2").expect("Hca2");
+    let port = snap.port(hca2.ports.start).unwrap();
+    assert_eq!(g.members[0].port_gid.0[8..], port.guid.0.to_be_bytes());
+    let gid = std::net::Ipv6Addr::from(g.members[0].port_gid.0).to_string();
+    assert!(
+        trusted.contains(&format!("PortGid.................{gid}")),
+        "{gid} in saquery --smkey 1 -m: {trusted}"
+    );
+}
