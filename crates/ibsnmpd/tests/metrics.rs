@@ -307,6 +307,8 @@ fn metrics_match_perfquery_with_node_names() {
         );
         assert!(sent.len() == 1 && sent[0] > 0, "{phase}: {sent:?}");
     }
+    // Every SA answer of this small fabric fits one packet: none cut.
+    assert_eq!(sample(&text, "ibsnmpd_sa_answers_cut_total", &[]), vec![0]);
     drop(agent);
 }
 
