@@ -695,7 +695,6 @@ fn join_helper() {
         return;
     }
     use ib::mad::sa::{attr, comp::mc_member_record as c, McMemberRecord};
-    use ib::mad::Codec;
     use ib::source::umad::{ffi, req, transport::Transport};
     let pa = ffi::library().unwrap().resolve(None, None).unwrap();
     let mut t = Transport::open(&pa.ca, pa.port, Default::default()).unwrap();
