@@ -622,6 +622,13 @@ fn is_sm_of_a_stopped_standby_within_one_sweep() {
     assert_eq!(s.stats().discoveries, discoveries, "without a discovery");
 }
 
+/// SMALL_NET with OpenSM's partitions.conf `partitions`.
+fn small_net_with_partitions(partitions: &str) -> ib::testbed::Testbed {
+    let mut cfg = ib::testbed::TestbedConfig::new(ib::testbed::SMALL_NET);
+    cfg.partitions = partitions.into();
+    start(cfg)
+}
+
 /// Five IPoIB partitions, the agent's port (Switch1 port 0) in all: five
 /// groups, more than one SA packet holds (three MCMemberRecords).
 const FIVE_GROUPS: &str = "Default=0x7fff, ipoib : ALL=full;\n\
@@ -637,9 +644,7 @@ const FIVE_GROUPS: &str = "Default=0x7fff, ipoib : ALL=full;\n\
 #[test]
 fn a_cut_group_table_is_counted_and_asked_per_partition() {
     if !in_child() {
-        let mut cfg = ib::testbed::TestbedConfig::new(ib::testbed::SMALL_NET);
-        cfg.partitions = FIVE_GROUPS.into();
-        let tb = start(cfg);
+        let tb = small_net_with_partitions(FIVE_GROUPS);
         println!(
             "{}",
             run_child(
@@ -729,21 +734,9 @@ fn join_helper() {
 #[test]
 fn groups_and_members_as_a_trusted_requester() {
     if !in_child() {
-        let mut cfg = ib::testbed::TestbedConfig::new(ib::testbed::SMALL_NET);
-        cfg.partitions = P2_CAS.into();
-        let tb = start(cfg);
-        let out = tb
-            .command(std::env::current_exe().unwrap())
-            .env("JOIN_HELPER", "1")
-            .env("SIM_HOST", "Hca2")
-            .args(["--exact", "join_helper", "--nocapture", "--test-threads=1"])
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        let tb = small_net_with_partitions(P2_CAS);
+        let join = [("JOIN_HELPER", "1".into()), ("SIM_HOST", "Hca2".into())];
+        run_child(&tb, "join_helper", &join);
         println!(
             "{}",
             run_child(&tb, "groups_and_members_as_a_trusted_requester", &[])

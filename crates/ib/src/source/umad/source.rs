@@ -700,6 +700,20 @@ impl UmadSource {
         }
     }
 
+    /// A control query's SA answer cut short: part of an answer is no answer
+    /// (counted and logged as [`UmadSource::note_cut`]).
+    fn cut_answer(
+        &mut self,
+        sm: u16,
+        what: &'static str,
+        whole: usize,
+    ) -> crate::source::SourceError {
+        self.note_cut(what);
+        crate::source::SourceError::Fabric(format!(
+            "SA (LID {sm}) {what} answer cut short: {whole} whole records arrived"
+        ))
+    }
+
     /// The PortInfo of the ports of every SM this sweep knows (`lids`: those
     /// known before the SA answered; the SA's added), read again after the SA
     /// pass: an SM that starts, stops or changes state shows in its port's
@@ -975,14 +989,7 @@ impl crate::source::Source for UmadSource {
             } => {
                 let sm = self.sm_lid();
                 match sa::path_records(&mut self.tr, sm, &template, comp_mask) {
-                    // Part of the SA's answer is no answer.
-                    Ok(t) if t.cut => {
-                        self.note_cut("PathRecord");
-                        Err(SourceError::Fabric(format!(
-                            "SA (LID {sm}) PathRecord answer cut short: {} whole records arrived",
-                            t.records.len()
-                        )))
-                    }
+                    Ok(t) if t.cut => Err(self.cut_answer(sm, "PathRecord", t.records.len())),
                     r => sa_answer(sm, r.map(|t| t.records)),
                 }
             }
@@ -993,14 +1000,8 @@ impl crate::source::Source for UmadSource {
                     .encode(&mut buf)
                     .map_err(|e| SourceError::Invalid(e.to_string()))?;
                 match sa::multi_path_records(&mut self.tr, sm, &buf, comp_mask) {
-                    // Part of the SA's answer is no answer: the caller asks per pair.
-                    Ok(m) if m.cut => {
-                        self.note_cut("MultiPathRecord");
-                        Err(SourceError::Fabric(format!(
-                            "SA (LID {sm}) MultiPathRecord answer cut short: {} whole paths arrived",
-                            m.paths.len()
-                        )))
-                    }
+                    // The caller asks per pair.
+                    Ok(m) if m.cut => Err(self.cut_answer(sm, "MultiPathRecord", m.paths.len())),
                     r => sa_answer(sm, r.map(|m| m.paths)),
                 }
             }
