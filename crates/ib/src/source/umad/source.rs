@@ -715,11 +715,13 @@ impl UmadSource {
     }
 
     /// The PortInfo of the ports of every SM this sweep knows (`lids`: those
-    /// known before the SA answered; the SA's added), read again after the SA
-    /// pass: an SM that starts, stops or changes state shows in its port's
-    /// CapabilityMask (IsSM) in the same sweep, not at the next discovery.
+    /// known before the SA answered; the SA's and the ports with IsSM
+    /// added), read again after the SA pass: an SM that starts, stops or
+    /// changes state shows in its port's CapabilityMask (IsSM) in the same
+    /// sweep, not at the next discovery.
     fn refresh_sm_ports(&mut self, d: &mut Discovered, lids: &mut Vec<u16>) {
         lids.extend(self.sms.iter().map(|(r, _)| r.lid.0));
+        lids.extend(watch::is_sm_lids(d));
         lids.sort_unstable();
         lids.dedup();
         let phase = Phase::start(&self.tr);

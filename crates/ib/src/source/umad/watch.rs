@@ -139,6 +139,26 @@ fn end_ports_at(d: &Discovered, lids: &[u16]) -> Vec<(Guid, u8, Vec<u8>)> {
     v
 }
 
+/// PortInfo:CapabilityMask IsSM (bit 1): an SM runs behind the port.
+const IS_SM: u32 = 1 << 1;
+
+/// The LIDs of the end ports whose last PortInfo says an SM runs there
+/// (IsSM): SMs the SA may not list yet (a standby the master has not found).
+pub fn is_sm_lids(d: &Discovered) -> Vec<u16> {
+    let mut v = Vec::new();
+    for n in d.nodes.values() {
+        for p in n.ports.values() {
+            let Some(i) = p.info.as_ref() else {
+                continue;
+            };
+            if (!n.is_switch() || p.num == 0) && i.lid.0 != 0 && i.capability_mask & IS_SM != 0 {
+                v.push(i.lid.0);
+            }
+        }
+    }
+    v
+}
+
 /// What [`refresh_sm_ports`] saw.
 #[derive(Debug, Default, PartialEq, Eq)]
 pub struct Refreshed {
