@@ -7,9 +7,11 @@
 //! - pmClassPortInfoTable: AllPortSelect from the PMA's CapabilityMask bit 8.
 //! - pmPortCountersTable: pmPortCountersPortSelect (agent state, persisted
 //!   under `pmPortCountersPortSelect.<GUID>`, default 1) picks the port the row
-//!   reports: a port the node lacks reads as zeros; 255 adds up all ports
-//!   (saturating at each counter's IBA width) and may be set only when the
-//!   PMA has AllPortSelect (else wrongValue). Counter Sets write the PMA:
+//!   reports: a port the node lacks reads as zeros; a port it has but the
+//!   last sweep has no reading of is absent (noSuchInstance), never zeros;
+//!   255 adds up all ports (saturating at each counter's IBA width; absent
+//!   when one has no reading) and may be set only when the PMA has
+//!   AllPortSelect (else wrongValue). Counter Sets write the PMA:
 //!   Set(PortCounters) with the counter's CounterSelect bit. PMAs clear the
 //!   selected counters whatever value the Set carries, so 0 is the only value
 //!   accepted (wrongValue otherwise).
