@@ -122,16 +122,20 @@ pub fn probe(t: &mut Transport, d: &Discovered) -> Option<Trigger> {
     found
 }
 
-/// The end ports (a CA's port, a switch's port 0) at `lids`, with their node's
-/// route: (node GUID, port number, route).
-fn end_ports_at(d: &Discovered, lids: &[u16]) -> Vec<(Guid, u8, Vec<u8>)> {
+/// The end ports (a CA's port, a switch's port 0) with a LID whose last
+/// PortInfo satisfies `keep`: (node GUID, port number, node's route, LID).
+fn end_ports_where(
+    d: &Discovered,
+    keep: impl Fn(&PortInfo) -> bool,
+) -> Vec<(Guid, u8, Vec<u8>, u16)> {
     let mut v = Vec::new();
     for n in d.nodes.values() {
         for p in n.ports.values() {
-            let end = !n.is_switch() || p.num == 0;
-            let lid = p.info.as_ref().map_or(0, |i| i.lid.0);
-            if end && lid != 0 && lids.contains(&lid) {
-                v.push((n.info.node_guid, p.num, n.path.clone()));
+            let Some(i) = p.info.as_ref() else {
+                continue;
+            };
+            if (!n.is_switch() || p.num == 0) && i.lid.0 != 0 && keep(i) {
+                v.push((n.info.node_guid, p.num, n.path.clone(), i.lid.0));
             }
         }
     }
@@ -145,18 +149,10 @@ const IS_SM: u32 = 1 << 1;
 /// The LIDs of the end ports whose last PortInfo says an SM runs there
 /// (IsSM): SMs the SA may not list yet (a standby the master has not found).
 pub fn is_sm_lids(d: &Discovered) -> Vec<u16> {
-    let mut v = Vec::new();
-    for n in d.nodes.values() {
-        for p in n.ports.values() {
-            let Some(i) = p.info.as_ref() else {
-                continue;
-            };
-            if (!n.is_switch() || p.num == 0) && i.lid.0 != 0 && i.capability_mask & IS_SM != 0 {
-                v.push(i.lid.0);
-            }
-        }
-    }
-    v
+    end_ports_where(d, |i| i.capability_mask & IS_SM != 0)
+        .into_iter()
+        .map(|p| p.3)
+        .collect()
 }
 
 /// What [`refresh_sm_ports`] saw.
@@ -176,11 +172,11 @@ pub struct Refreshed {
 /// A port that does not answer keeps what `d` has (its state is the watch's
 /// and the PMA pass's business).
 pub fn refresh_sm_ports(t: &mut Transport, d: &mut Discovered, lids: &[u16]) -> Refreshed {
-    let ports = end_ports_at(d, lids);
+    let ports = end_ports_where(d, |i| lids.contains(&i.lid.0));
     let reqs = ports
         .iter()
         .enumerate()
-        .map(|(i, (_, p, path))| (i, req::dr_get(attr::PORT_INFO, u32::from(*p), path)));
+        .map(|(i, (_, p, path, _))| (i, req::dr_get(attr::PORT_INFO, u32::from(*p), path)));
     let mut fresh: Vec<(usize, PortInfo)> = Vec::new();
     t.pipeline(reqs, |i, r| {
         match r.map(|mad| PortInfo::decode(req::smp_data(&mad))) {
@@ -192,7 +188,7 @@ pub fn refresh_sm_ports(t: &mut Transport, d: &mut Discovered, lids: &[u16]) -> 
     });
     let mut out = Refreshed::default();
     for (i, pi) in fresh {
-        let Some((g, num, _)) = ports.get(i) else {
+        let Some((g, num, _, _)) = ports.get(i) else {
             continue;
         };
         let Some(slot) = d.nodes.get_mut(g).and_then(|n| n.ports.get_mut(num)) else {
