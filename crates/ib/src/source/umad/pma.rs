@@ -16,6 +16,12 @@
 //! on every sweep alike: never last sweep's PortCounters beside this sweep's
 //! PortCountersExtended.
 //!
+//! A switch's ports without a link ([`Target::idle`]) are read too (its PMA
+//! answers for them; errors from before the link went down stay there): when
+//! first seen, on full sweeps, and when the switch's sum moved. Between, their
+//! last reading stands, sent no MAD: nothing but a PMA Set or a link coming
+//! back moves them, and the sum, where asked, says no error counter did.
+//!
 //! Detail attributes are read for the ports someone serves them for: the local
 //! node's (IF-MIB, IB-IF-MIB) and, in `remote_details`, the others'. Those that
 //! break down a PortCounters counter ([`detail::FOLLOW_SUMMARY`]) are read when
@@ -941,6 +947,67 @@ mod tests {
             ..opts
         };
         assert!(!sum_first(&t, &caps, &off, &sched));
+    }
+
+    /// Ports without a link cost no MAD on a steady sweep once read: they
+    /// stand (with the sum, when it is asked first), and are read when first
+    /// seen and on full sweeps.
+    #[test]
+    fn ports_without_a_link_are_read_when_due() {
+        let t = Target {
+            node: Guid(7),
+            lid: 3,
+            ports: vec![1, 2],
+            idle: vec![4],
+        };
+        let caps = PmaCaps {
+            capability_mask: cap::ALL_PORT_SELECT | cap::IS_EXTENDED_WIDTH_SUPPORTED,
+            extended: true,
+            ..PmaCaps::default()
+        };
+        let opts = PmaOptions::default();
+        let prev: HashMap<(Guid, u8), PortCounters> = [(Guid(7), 1), (Guid(7), 2)]
+            .into_iter()
+            .map(|k| (k, PortCounters::default()))
+            .collect();
+        let sums: HashMap<Guid, PortCounters> = [(Guid(7), PortCounters::default())].into();
+        let idle: HashMap<(Guid, u8), PortReadings> =
+            [((Guid(7), 4), PortReadings::default())].into();
+        let sched = Schedule {
+            prev: Some(&prev),
+            local: None,
+            full: false,
+            prev_sums: Some(&sums),
+            counters_only: false,
+            idle: Some(&idle),
+        };
+        // The sum and PortCountersExtended of the linked ports: none for port 4.
+        assert_eq!(idle_standing(&t, &sched), vec![4]);
+        assert_eq!(port_requests(&t, 0, &caps, &opts, &sched).len(), 3);
+        // The sum moved: port 4 is read with the linked ports.
+        assert_eq!(read_ports_in_full(&t, 0, Some(&caps), &sched).len(), 4);
+        // Never read: PortCounters and PortCountersExtended at once.
+        let first = Schedule {
+            idle: None,
+            ..sched
+        };
+        assert_eq!(port_requests(&t, 0, &caps, &opts, &first).len(), 5);
+        // A full sweep reads it whatever stands.
+        let full = Schedule {
+            full: true,
+            ..sched
+        };
+        assert!(idle_standing(&t, &full).is_empty());
+        assert_eq!(port_requests(&t, 0, &caps, &opts, &full).len(), 7);
+        // Without a sum to wait for, the reading stands at once.
+        let mut out = PmaSweep::default();
+        let no_sum = PmaOptions {
+            switch_sums: false,
+            ..opts
+        };
+        let reqs = first_requests(&mut out, &t, 0, &caps, &no_sum, &sched);
+        assert_eq!(reqs.len(), 4, "PortCounters(Extended) of ports 1 and 2");
+        assert!(out.samples[&(Guid(7), 4)].counters_read);
     }
 
     /// The 32-bit data and packet counters follow the 64-bit ones, stopping
