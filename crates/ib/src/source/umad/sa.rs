@@ -216,6 +216,10 @@ const GROUPS: &str = "MCMemberRecord (groups)";
 /// smaller. Whole only when every partition's answer is whole; else the
 /// groups stay failed (the last whole answer stands).
 fn groups_by_partition(tr: &mut Transport, sm_lid: u16, end_ports: &[(u16, u8)], v: &mut SaView) {
+    // Our partitions must be whole to stand for the whole group table.
+    if end_ports.iter().any(|k| v.failed.pkeys.contains(k)) {
+        return;
+    }
     let mut keys: Vec<u16> = end_ports
         .iter()
         .filter_map(|k| v.pkeys.get(k))
@@ -291,8 +295,11 @@ pub fn tables(
         )
     });
     let mut errs = Vec::new();
+    let mut cut = Vec::new();
     tr.pipeline(reqs, |k, r| {
         match r {
+            // Part of a port's table is not its table: the last one stands.
+            Ok(mad) if req::sa_truncated(&mad) => cut.push(k),
             Ok(mad) => {
                 let mut keys = Vec::new();
                 for rec in req::sa_records(&mad) {
@@ -312,6 +319,10 @@ pub fn tables(
         }
         Vec::new()
     });
+    for k in cut {
+        v.failed.pkeys.push(k);
+        v.cut.push("PKeyTableRecord");
+    }
     for (k, e) in errs {
         v.failed.pkeys.push(k);
         v.failures += 1;
@@ -338,8 +349,11 @@ fn guid_info(tr: &mut Transport, sm_lid: u16, end_ports: &[(u16, u8)], v: &mut S
         )
     });
     let mut errs = Vec::new();
+    let mut cut = Vec::new();
     tr.pipeline(reqs, |lid, r| {
         match r {
+            // Part of a port's GUIDs is not its GUIDs: the last ones stand.
+            Ok(mad) if req::sa_truncated(&mad) => cut.push(lid),
             Ok(mad) => {
                 let mut blocks: Vec<GuidInfoRecord> = req::sa_records(&mad)
                     .into_iter()
@@ -361,6 +375,10 @@ fn guid_info(tr: &mut Transport, sm_lid: u16, end_ports: &[(u16, u8)], v: &mut S
         }
         Vec::new()
     });
+    for lid in cut {
+        v.failed.guids.push(lid);
+        v.cut.push("GUIDInfoRecord");
+    }
     for (lid, e) in errs {
         v.failed.guids.push(lid);
         v.failures += 1;

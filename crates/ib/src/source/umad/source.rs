@@ -589,9 +589,6 @@ impl UmadSource {
                 assemble::local_end_ports(d)
             };
             let mut v = sa::query(&mut self.tr, sm_lid, self.opts.sm_key, &end_ports);
-            for what in std::mem::take(&mut v.cut) {
-                self.note_cut(what);
-            }
             if let Some(last) = &self.last_sa {
                 // A query that failed reads as the SA's last answer, not as
                 // nothing (groups vanishing for a sweep would read as deleted).
@@ -619,6 +616,9 @@ impl UmadSource {
                         v.guids.entry(*lid).or_insert_with(|| g.clone());
                     }
                 }
+            }
+            for what in std::mem::take(&mut v.cut) {
+                self.note_cut(what);
             }
             self.stats.sa_failures += v.failures;
             if v.errors.iter().any(|e| e.starts_with("SMInfoRecord")) {
