@@ -352,22 +352,15 @@ fn guid_info(tr: &mut Transport, sm_lid: u16, end_ports: &[(u16, u8)], v: &mut S
     let mut cut = Vec::new();
     tr.pipeline(reqs, |lid, r| {
         match r {
-            // Part of a port's GUIDs is not its GUIDs: the last ones stand.
+            // Part of a port's GUIDs is not its GUIDs: asked block by block below.
             Ok(mad) if req::sa_truncated(&mad) => cut.push(lid),
             Ok(mad) => {
-                let mut blocks: Vec<GuidInfoRecord> = req::sa_records(&mad)
+                let blocks: Vec<GuidInfoRecord> = req::sa_records(&mad)
                     .into_iter()
                     .filter_map(|rec| GuidInfoRecord::decode(rec).ok())
                     .filter(|rec| rec.lid.0 == lid)
                     .collect();
-                blocks.sort_by_key(|b| b.block_num);
-                let mut guids = Vec::new();
-                for b in blocks {
-                    let at = usize::from(b.block_num) * 8;
-                    guids.resize(at, Guid(0));
-                    guids.extend(b.guid_info.guid.iter().copied());
-                }
-                v.guids.insert(lid, guids);
+                v.guids.insert(lid, guids_of(blocks));
             }
             // No record: the SM assigned nothing at this LID (keep the port GUID only).
             Err(TxError::Status(_)) => {}
@@ -375,9 +368,9 @@ fn guid_info(tr: &mut Transport, sm_lid: u16, end_ports: &[(u16, u8)], v: &mut S
         }
         Vec::new()
     });
-    for lid in cut {
-        v.failed.guids.push(lid);
-        v.cut.push("GUIDInfoRecord");
+    if !cut.is_empty() {
+        v.cut.extend(cut.iter().map(|_| "GUIDInfoRecord"));
+        guid_info_by_block(tr, sm_lid, &cut, v);
     }
     for (lid, e) in errs {
         v.failed.guids.push(lid);
@@ -385,6 +378,86 @@ fn guid_info(tr: &mut Transport, sm_lid: u16, end_ports: &[(u16, u8)], v: &mut S
         if v.errors.len() < 16 {
             v.errors.push(format!("GUIDInfoRecord LID {lid}: {e}"));
         }
+    }
+}
+
+/// A port's GUIDs by GUIDInfo index from its blocks (8 GUIDs each; blocks not
+/// given are zeros, unassigned).
+fn guids_of(mut blocks: Vec<GuidInfoRecord>) -> Vec<Guid> {
+    blocks.sort_by_key(|b| b.block_num);
+    let mut guids = Vec::new();
+    for b in blocks {
+        let at = usize::from(b.block_num) * 8;
+        guids.resize(at, Guid(0));
+        guids.extend(b.guid_info.guid.iter().copied());
+    }
+    guids
+}
+
+/// The GUIDInfo of ports whose whole answer was cut short, asked one block at
+/// a time (LID and BlockNum: one record, one packet) until the SA has no
+/// further block. A port any of whose answers fails or is cut again is
+/// failed (its last GUIDs stand).
+fn guid_info_by_block(tr: &mut Transport, sm_lid: u16, lids: &[u16], v: &mut SaView) {
+    let mut open: Vec<u16> = lids.to_vec();
+    let mut got: HashMap<u16, Vec<GuidInfoRecord>> = HashMap::new();
+    // GUIDCap is at most 255: 32 blocks.
+    for block in 0..32u8 {
+        if open.is_empty() {
+            break;
+        }
+        let reqs = open.iter().map(|&lid| {
+            let t = GuidInfoRecord {
+                lid: Lid(lid),
+                block_num: block,
+                ..GuidInfoRecord::default()
+            };
+            let mut buf = [0u8; GuidInfoRecord::LEN];
+            let _ = t.encode(&mut buf);
+            let mask = comp::guid_info_record::LID | comp::guid_info_record::BLOCK_NUM;
+            (
+                lid,
+                req::sa(GET_TABLE, attr::GUID_INFO_RECORD, sm_lid, 0, mask, &buf),
+            )
+        });
+        let mut next = Vec::new();
+        let mut failed = Vec::new();
+        tr.pipeline(reqs, |lid, r| {
+            match r {
+                Ok(mad) if req::sa_truncated(&mad) => failed.push(lid),
+                Ok(mad) => {
+                    let rec = req::sa_records(&mad)
+                        .into_iter()
+                        .filter_map(|rec| GuidInfoRecord::decode(rec).ok())
+                        .find(|rec| rec.lid.0 == lid && rec.block_num == block);
+                    // No such block: the port's table ends before it.
+                    if let Some(rec) = rec {
+                        got.entry(lid).or_default().push(rec);
+                        next.push(lid);
+                    }
+                }
+                Err(TxError::Status(_)) => {}
+                Err(_) => failed.push(lid),
+            }
+            Vec::new()
+        });
+        for lid in failed {
+            got.remove(&lid);
+            v.failed.guids.push(lid);
+            v.failures += 1;
+            if v.errors.len() < 16 {
+                v.errors.push(format!(
+                    "GUIDInfoRecord LID {lid} block {block}: no whole answer"
+                ));
+            }
+        }
+        open = next
+            .into_iter()
+            .filter(|l| !v.failed.guids.contains(l))
+            .collect();
+    }
+    for (lid, blocks) in got {
+        v.guids.insert(lid, guids_of(blocks));
     }
 }
 
