@@ -891,25 +891,40 @@ mod tests {
         assert!(!sum_unchanged(&full, &full));
     }
 
-    #[test]
-    fn sums_are_asked_of_switches_only_with_what_they_stand_for() {
+    type Fixture = (
+        Target,
+        PmaCaps,
+        HashMap<(Guid, u8), PortCounters>,
+        HashMap<Guid, PortCounters>,
+    );
+
+    /// A switch (GUID 7, LID 3) with linked ports 1 and 2 and `idle` ones,
+    /// a PMA with AllPortSelect and PortCountersExtended, and last sweep's
+    /// readings of the linked ports and of its sum.
+    fn switch_fixture(idle: Vec<u8>) -> Fixture {
         let t = Target {
             node: Guid(7),
             lid: 3,
             ports: vec![1, 2],
-            idle: Vec::new(),
+            idle,
         };
         let caps = PmaCaps {
             capability_mask: cap::ALL_PORT_SELECT | cap::IS_EXTENDED_WIDTH_SUPPORTED,
             extended: true,
             ..PmaCaps::default()
         };
-        let opts = PmaOptions::default();
-        let prev: HashMap<(Guid, u8), PortCounters> = [(Guid(7), 1), (Guid(7), 2)]
+        let prev = [(Guid(7), 1), (Guid(7), 2)]
             .into_iter()
             .map(|k| (k, PortCounters::default()))
             .collect();
-        let sums: HashMap<Guid, PortCounters> = [(Guid(7), PortCounters::default())].into();
+        let sums = [(Guid(7), PortCounters::default())].into();
+        (t, caps, prev, sums)
+    }
+
+    #[test]
+    fn sums_are_asked_of_switches_only_with_what_they_stand_for() {
+        let (t, caps, prev, sums) = switch_fixture(Vec::new());
+        let opts = PmaOptions::default();
         let sched = Schedule {
             prev: Some(&prev),
             local: None,
@@ -954,23 +969,8 @@ mod tests {
     /// seen and on full sweeps.
     #[test]
     fn ports_without_a_link_are_read_when_due() {
-        let t = Target {
-            node: Guid(7),
-            lid: 3,
-            ports: vec![1, 2],
-            idle: vec![4],
-        };
-        let caps = PmaCaps {
-            capability_mask: cap::ALL_PORT_SELECT | cap::IS_EXTENDED_WIDTH_SUPPORTED,
-            extended: true,
-            ..PmaCaps::default()
-        };
+        let (t, caps, prev, sums) = switch_fixture(vec![4]);
         let opts = PmaOptions::default();
-        let prev: HashMap<(Guid, u8), PortCounters> = [(Guid(7), 1), (Guid(7), 2)]
-            .into_iter()
-            .map(|k| (k, PortCounters::default()))
-            .collect();
-        let sums: HashMap<Guid, PortCounters> = [(Guid(7), PortCounters::default())].into();
         let idle: HashMap<(Guid, u8), PortReadings> =
             [((Guid(7), 4), PortReadings::default())].into();
         let sched = Schedule {

@@ -335,19 +335,9 @@ pub fn tables(
 /// The GUIDInfo blocks of every end port, asked per LID (one packet each, which
 /// umad2sim passes whole; a whole-table answer needs RMPP).
 fn guid_info(tr: &mut Transport, sm_lid: u16, end_ports: &[(u16, u8)], v: &mut SaView) {
-    let reqs = end_ports.iter().map(|&(lid, _)| {
-        let t = GuidInfoRecord {
-            lid: Lid(lid),
-            ..GuidInfoRecord::default()
-        };
-        let mut buf = [0u8; GuidInfoRecord::LEN];
-        let _ = t.encode(&mut buf);
-        let mask = comp::guid_info_record::LID;
-        (
-            lid,
-            req::sa(GET_TABLE, attr::GUID_INFO_RECORD, sm_lid, 0, mask, &buf),
-        )
-    });
+    let reqs = end_ports
+        .iter()
+        .map(|&(lid, _)| (lid, guid_info_request(sm_lid, lid, None)));
     let mut errs = Vec::new();
     let mut cut = Vec::new();
     tr.pipeline(reqs, |lid, r| {
@@ -381,6 +371,22 @@ fn guid_info(tr: &mut Transport, sm_lid: u16, end_ports: &[(u16, u8)], v: &mut S
     }
 }
 
+/// A GUIDInfoRecord GetTable for the port at `lid`: all its blocks, or one.
+fn guid_info_request(sm_lid: u16, lid: u16, block: Option<u8>) -> super::transport::Request {
+    let t = GuidInfoRecord {
+        lid: Lid(lid),
+        block_num: block.unwrap_or(0),
+        ..GuidInfoRecord::default()
+    };
+    let mut buf = [0u8; GuidInfoRecord::LEN];
+    let _ = t.encode(&mut buf);
+    let mut mask = comp::guid_info_record::LID;
+    if block.is_some() {
+        mask |= comp::guid_info_record::BLOCK_NUM;
+    }
+    req::sa(GET_TABLE, attr::GUID_INFO_RECORD, sm_lid, 0, mask, &buf)
+}
+
 /// A port's GUIDs by GUIDInfo index from its blocks (8 GUIDs each; blocks not
 /// given are zeros, unassigned).
 fn guids_of(mut blocks: Vec<GuidInfoRecord>) -> Vec<Guid> {
@@ -406,20 +412,9 @@ fn guid_info_by_block(tr: &mut Transport, sm_lid: u16, lids: &[u16], v: &mut SaV
         if open.is_empty() {
             break;
         }
-        let reqs = open.iter().map(|&lid| {
-            let t = GuidInfoRecord {
-                lid: Lid(lid),
-                block_num: block,
-                ..GuidInfoRecord::default()
-            };
-            let mut buf = [0u8; GuidInfoRecord::LEN];
-            let _ = t.encode(&mut buf);
-            let mask = comp::guid_info_record::LID | comp::guid_info_record::BLOCK_NUM;
-            (
-                lid,
-                req::sa(GET_TABLE, attr::GUID_INFO_RECORD, sm_lid, 0, mask, &buf),
-            )
-        });
+        let reqs = open
+            .iter()
+            .map(|&lid| (lid, guid_info_request(sm_lid, lid, Some(block))));
         let mut next = Vec::new();
         let mut failed = Vec::new();
         tr.pipeline(reqs, |lid, r| {
