@@ -666,6 +666,12 @@ impl Testbed {
         )
     }
 
+    /// The PIDs of the standby OpenSMs ([`Testbed::start_standby_opensm`]),
+    /// for a test that stops one itself (from a preloaded child process).
+    pub fn standby_pids(&self) -> Vec<u32> {
+        self.standby.iter().map(Child::id).collect()
+    }
+
     /// Stops the standby OpenSMs ([`Testbed::start_standby_opensm`]).
     pub fn stop_standby_opensms(&mut self) {
         for mut c in self.standby.drain(..) {

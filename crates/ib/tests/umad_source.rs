@@ -306,7 +306,19 @@ fn dead_sm_and_packet_loss_are_survived() {
         .expect("a sweep with Hca1 silent");
     assert!(s.stats().unreached_ports > 0, "{:?}", s.stats());
     assert!(port_of(&snap, "Hca1", 1).counters.is_none());
+    // Loss off: once a sweep reaches every port again, Hca1's counters are
+    // back. The loss may have left Hca1's port in Init (OpenSM's SMPs were
+    // dropped too), where it passes no PMA traffic until OpenSM makes it
+    // Active again at one of its sweeps: waited for, bounded.
     child_console("Error \"Hca1\"[1] 0");
-    let snap = s.sweep().unwrap();
+    let back = (0..80).find_map(|_| {
+        let snap = s.sweep().ok()?;
+        if s.stats().unreached_ports == 0 {
+            return Some(snap);
+        }
+        std::thread::sleep(std::time::Duration::from_millis(250));
+        None
+    });
+    let snap = back.unwrap_or_else(|| panic!("Hca1 never answered again: {:?}", s.stats()));
     assert!(port_of(&snap, "Hca1", 1).counters.is_some());
 }

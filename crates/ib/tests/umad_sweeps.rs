@@ -182,14 +182,15 @@ fn steady_sweeps_skip_discovery_and_keep_link_events() {
         assert_eq!(details_read(p), Some(want), "{desc} {:?}", p.num);
     }
     // Nothing changes: no discovery, only the watched PortInfo (our port and
-    // the ports that are not Active) and the PMAs.
+    // the ports that are not Active), the SMs' ports' (IsSM) and the PMAs.
     let watched = prev
         .ports
         .iter()
         .filter(|p| p.info.port_state != 4)
         .filter(|p| !(p.num.0 == 0 && prev.node(p.node).is_some_and(|n| n.switch.is_some())))
         .count()
-        + 1;
+        + 1
+        + prev.sms.len();
     for _ in 0..3 {
         let next = s.sweep().unwrap();
         let smps = next.sweep.cost.discovery.sent;
@@ -396,4 +397,354 @@ fn details_follow_consumers_and_the_periodic_refresh() {
     }
     assert!(seen.is_some(), "details re-read on the periodic full read");
     assert_eq!(tables, 1, "one table refresh in {every} sweeps");
+}
+
+/// The readings of `desc` port `num` (None: absent from the snapshot).
+fn port_reading<'a>(s: &'a Snapshot, desc: &str, num: u8) -> Option<&'a ib::model::PortReadings> {
+    let ni = s.nodes.iter().position(|x| x.description == desc)? as u32;
+    let pi = s.node_port(ni, ib::types::PortNum(num))?;
+    Some(&s.port(pi)?.counters.as_ref()?.readings)
+}
+
+/// perfquery's PortCounters of `desc` port `num` by name (from the child).
+fn perfquery(s: &Snapshot, desc: &str, num: u8) -> std::collections::HashMap<String, u64> {
+    let n = node(s, desc).expect(desc);
+    let lid = s.port(n.ports.start).expect("port 0").info.lid.0;
+    child_diag("perfquery", &[&lid.to_string(), &num.to_string()])
+        .lines()
+        .filter_map(|l| {
+            let (k, v) = l.split_once(':')?;
+            Some((
+                k.trim().to_string(),
+                v.trim_start_matches('.').parse().ok()?,
+            ))
+        })
+        .collect()
+}
+
+/// Switch ports without a link (issue 35.1): their PMA answers for them, so
+/// they have readings, equal to perfquery's, from the first sweep on; a
+/// reading stands while the switch's PortSelect 255 sum stands (it covers
+/// them) and is read again in the sweep the sum moves; without sums it is
+/// read every `detail_every` sweeps. An HCA port without a link has no PMA
+/// anyone can reach: absent, never zeros.
+#[test]
+fn unlinked_switch_ports_are_read() {
+    if !in_child() {
+        return parent("unlinked_switch_ports_are_read");
+    }
+    child_console("PerformanceSet \"Switch2\"[4] PortCounters.SymbolErrorCounter=7");
+    child_console("PerformanceSet \"Switch2\"[4] PortCounters.PortRcvErrors=5");
+    child_console("PerformanceSet \"Switch1\"[7] PortCounters.LinkDownedCounter=3");
+    let every = 4;
+    let mut o = UmadOptions::default();
+    o.pma.detail_every = every;
+    let mut s = open_source(o);
+    let first = s.sweep().unwrap();
+    for (desc, num, field, want) in [
+        ("Switch2", 4, "SymbolErrorCounter", 7),
+        ("Switch2", 4, "PortRcvErrors", 5),
+        ("Switch1", 7, "LinkDownedCounter", 3),
+    ] {
+        let r = port_reading(&first, desc, num).expect("an unlinked switch port is read");
+        let ours = match field {
+            "SymbolErrorCounter" => u64::from(r.counters.symbol_error_counter),
+            "PortRcvErrors" => u64::from(r.counters.port_rcv_errors),
+            _ => u64::from(r.counters.link_downed_counter),
+        };
+        assert_eq!(ours, want, "{desc}[{num}] {field}");
+        assert_eq!(perfquery(&first, desc, num)[field], want, "perfquery");
+    }
+    assert!(
+        port_reading(&first, "Hca1", 2).is_none(),
+        "an HCA port without a link has no reading"
+    );
+    let second = s.sweep().unwrap();
+    let steady = s.sweep().unwrap();
+    // A steady sweep stands the unlinked ports on the sums: no MAD for them.
+    assert!(
+        steady.sweep.cost.pma.sent < second.sweep.cost.pma.sent,
+        "steady {:?}, second {:?}",
+        steady.sweep.cost.pma,
+        second.sweep.cost.pma
+    );
+    assert_eq!(
+        port_reading(&steady, "Switch2", 4).map(|r| r.counters.symbol_error_counter),
+        Some(7)
+    );
+    // The sum moves: the unlinked port is read in the same sweep.
+    child_console("PerformanceSet \"Switch2\"[4] PortCounters.SymbolErrorCounter=9");
+    let next = s.sweep().unwrap();
+    assert_eq!(
+        port_reading(&next, "Switch2", 4).map(|r| r.counters.symbol_error_counter),
+        Some(9),
+        "read in the sweep its switch's sum moved"
+    );
+    assert!(ib::model::diff(&steady, &next)
+        .iter()
+        .all(|e| !matches!(e.kind, FabricEventKind::NodeAdded { .. })));
+    assert_eq!(s.stats().discoveries, 1, "{:?}", s.stats());
+}
+
+/// Without switch sums, an unlinked port's reading stands between the
+/// periodic full reads and is read again at the next one (`detail_every`).
+#[test]
+fn unlinked_switch_ports_without_sums_follow_detail_every() {
+    if !in_child() {
+        return parent("unlinked_switch_ports_without_sums_follow_detail_every");
+    }
+    let every = 3;
+    let mut o = UmadOptions::default();
+    o.pma.detail_every = every;
+    o.pma.switch_sums = false;
+    let mut s = open_source(o);
+    s.sweep().unwrap();
+    s.sweep().unwrap();
+    child_console("PerformanceSet \"Switch1\"[6] PortCounters.PortXmitDiscards=11");
+    let mut seen = None;
+    for i in 0..every {
+        let next = s.sweep().unwrap();
+        let r = port_reading(&next, "Switch1", 6).expect("standing or read, never absent");
+        if r.counters.port_xmit_discards == 11 {
+            seen = Some(i);
+            break;
+        }
+    }
+    assert!(seen.is_some(), "read again within {every} sweeps");
+}
+
+/// IsSM (CapabilityMask bit 1) of `desc` port `num` as smpquery reads it at
+/// directed route `path`.
+fn smpquery_is_sm(path: &str, num: u8) -> bool {
+    let mask = smpquery_portinfo(path, num)
+        .get("CapMask")
+        .and_then(|v| {
+            u32::from_str_radix(v.split_whitespace().next()?.trim_start_matches("0x"), 16).ok()
+        })
+        .expect("CapMask");
+    mask & 2 != 0
+}
+
+/// IsSM of `desc` port `num` in the snapshot.
+fn is_sm(s: &Snapshot, desc: &str, num: u8) -> bool {
+    let ni = s
+        .nodes
+        .iter()
+        .position(|x| x.description == desc)
+        .expect(desc) as u32;
+    let pi = s.node_port(ni, ib::types::PortNum(num)).expect("port");
+    s.port(pi).expect("port").info.capability_mask & 2 != 0
+}
+
+/// Issue 35.2: the ports of the SMs (those the SA lists and those whose
+/// PortInfo says IsSM) are read again every sweep, so a second OpenSM that
+/// stops shows in its port's CapabilityMask (IsSM) in the first sweep after
+/// smpquery sees it, not at the next discovery.
+#[test]
+fn is_sm_of_a_stopped_standby_within_one_sweep() {
+    if !in_child() {
+        let mut cfg = ib::testbed::TestbedConfig::new(ib::testbed::SMALL_NET);
+        cfg.sm_sweep_secs = 2;
+        let mut tb = start(cfg);
+        tb.opensm_console("priority 5").expect("console priority");
+        tb.start_standby_opensm("Hca3", 1)
+            .unwrap_or_else(|e| panic!("standby OpenSM: {e}"));
+        let pid = tb.standby_pids()[0].to_string();
+        println!(
+            "{}",
+            run_child(
+                &tb,
+                "is_sm_of_a_stopped_standby_within_one_sweep",
+                &[("STANDBY_PID", pid)]
+            )
+        );
+        return;
+    }
+    // Hca3 hangs on Switch1 port 2 (route 0,2 from Switch1, where we are).
+    let path = "0,2";
+    let mut s = open();
+    let snap = s.sweep().unwrap();
+    assert!(smpquery_is_sm(path, 1), "the standby's port has IsSM");
+    assert!(is_sm(&snap, "Hca3", 1));
+    let discoveries = s.stats().discoveries;
+    let pid = std::env::var("STANDBY_PID").unwrap();
+    let st = std::process::Command::new("kill")
+        .args(["-TERM", &pid])
+        .status()
+        .unwrap();
+    assert!(st.success());
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while smpquery_is_sm(path, 1) {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "smpquery: IsSM never cleared"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    }
+    let next = s.sweep().unwrap();
+    assert!(
+        !is_sm(&next, "Hca3", 1),
+        "IsSM cleared within one sweep, as smpquery shows"
+    );
+    assert_eq!(s.stats().discoveries, discoveries, "without a discovery");
+}
+
+/// SMALL_NET with OpenSM's partitions.conf `partitions`.
+fn small_net_with_partitions(partitions: &str) -> ib::testbed::Testbed {
+    let mut cfg = ib::testbed::TestbedConfig::new(ib::testbed::SMALL_NET);
+    cfg.partitions = partitions.into();
+    start(cfg)
+}
+
+/// Five IPoIB partitions, the agent's port (Switch1 port 0) in all: five
+/// groups, more than one SA packet holds (three MCMemberRecords).
+const FIVE_GROUPS: &str = "Default=0x7fff, ipoib : ALL=full;\n\
+    P1=0x0001, ipoib : ALL=full;\nP2=0x0002, ipoib : ALL=full;\n\
+    P3=0x0003, ipoib : ALL=full;\nP4=0x0004, ipoib : ALL=full;\n";
+
+/// Issue 35.4: an SA answer cut short (under umad2sim a GetTable answer is
+/// cut to its first packet, as an RMPP transfer that did not complete would
+/// be) is counted (`sa_answers_cut`, on /metrics) and never served as the
+/// whole table: the group table is asked again per partition, each answer
+/// whole, and the groups are every IPoIB group OpenSM made
+/// (ff12:401b:PKEY::ffff:ffff per partition).
+#[test]
+fn a_cut_group_table_is_counted_and_asked_per_partition() {
+    if !in_child() {
+        let tb = small_net_with_partitions(FIVE_GROUPS);
+        println!(
+            "{}",
+            run_child(
+                &tb,
+                "a_cut_group_table_is_counted_and_asked_per_partition",
+                &[]
+            )
+        );
+        return;
+    }
+    let mut s = open();
+    let snap = s.sweep().unwrap();
+    assert!(snap.sweep.cost.sa_answers_cut >= 1, "{:?}", snap.sweep.cost);
+    let mut got: Vec<String> = snap
+        .mcast_groups
+        .iter()
+        .map(|g| {
+            let m = g.group.mgid.0;
+            format!(
+                "{:02x}{:02x}:{:02x}{:02x}:{:02x}{:02x}",
+                m[0], m[1], m[2], m[3], m[4], m[5]
+            )
+        })
+        .collect();
+    got.sort();
+    let want: Vec<String> = ["8001", "8002", "8003", "8004", "ffff"]
+        .iter()
+        .map(|k| format!("ff12:401b:{k}"))
+        .collect();
+    assert_eq!(got, want, "every partition's IPoIB group");
+    let next = s.sweep().unwrap();
+    assert_eq!(next.mcast_groups.len(), 5);
+    assert!(next.sweep.cost.sa_answers_cut > snap.sweep.cost.sa_answers_cut);
+}
+
+/// P2 (0x0002) holds the HCAs only: the agent's port (Switch1 port 0) is not
+/// in it.
+const P2_CAS: &str = "Default=0x7fff, ipoib : ALL=full;\nP2=0x0002, ipoib : ALL_CAS=full;\n";
+
+/// The MGID of partition `pkey`'s IPoIB broadcast group (ff12:401b:PKEY::ffff:ffff).
+fn ipoib_mgid(pkey: u16) -> ib::types::Gid {
+    let k = (pkey | 0x8000).to_be_bytes();
+    ib::types::Gid([
+        0xff, 0x12, 0x40, 0x1b, k[0], k[1], 0, 0, 0, 0, 0, 0, 0xff, 0xff, 0xff, 0xff,
+    ])
+}
+
+/// Run as a helper (env `JOIN_HELPER`, attached at Hca2): joins Hca2's
+/// port to P2's IPoIB group, as IPoIB would.
+#[test]
+fn join_helper() {
+    if std::env::var_os("JOIN_HELPER").is_none() {
+        return;
+    }
+    use ib::mad::sa::{attr, comp::mc_member_record as c, McMemberRecord};
+    use ib::source::umad::{ffi, req, transport::Transport};
+    let pa = ffi::library().unwrap().resolve(None, None).unwrap();
+    let mut t = Transport::open(&pa.ca, pa.port, Default::default()).unwrap();
+    let r = McMemberRecord {
+        mgid: ipoib_mgid(2),
+        port_gid: ib::types::Gid::new(0xfe80_0000_0000_0000, ib::types::Guid(pa.port_guid)),
+        join_state: 1,
+        p_key: ib::types::PKey(0x8002),
+        ..McMemberRecord::default()
+    };
+    let mut buf = [0u8; McMemberRecord::LEN];
+    r.encode(&mut buf).unwrap();
+    let mask = c::MGID | c::PORT_GID | c::JOIN_STATE | c::P_KEY;
+    t.call(req::sa(
+        req::SET,
+        attr::MC_MEMBER_RECORD,
+        pa.sm_lid,
+        0,
+        mask,
+        &buf,
+    ))
+    .expect("join P2's group");
+}
+
+/// Issue 35.4: members are read as a trusted requester (the SM_Key), groups
+/// untrusted too (OpenSM's trusted answer has one record per member, so no
+/// group nobody joined). OpenSM 3.3 answers both only for the requester's
+/// partitions: with the agent's port outside P2, neither `saquery -g` nor
+/// `saquery --smkey 1 -m` shows P2's group, and the agent cannot either; as
+/// a limited member of P2 (`ALL_SWITCHES=limited`, HUP) it serves the group
+/// and Hca2's membership, as the trusted `saquery -m` shows them.
+#[test]
+fn groups_and_members_as_a_trusted_requester() {
+    if !in_child() {
+        let tb = small_net_with_partitions(P2_CAS);
+        let join = [("JOIN_HELPER", "1".into()), ("SIM_HOST", "Hca2".into())];
+        run_child(&tb, "join_helper", &join);
+        println!(
+            "{}",
+            run_child(&tb, "groups_and_members_as_a_trusted_requester", &[])
+        );
+        return;
+    }
+    let p2 = ipoib_mgid(2);
+    let p2_text = "ff12:401b:8002";
+    let p2_group = |s: &Snapshot| s.mcast_groups.iter().find(|g| g.group.mgid == p2).cloned();
+    let mut s = open();
+    let snap = s.sweep().unwrap();
+    assert!(!child_diag("saquery", &["-g"]).contains(p2_text));
+    assert!(!child_diag("saquery", &["--smkey", "1", "-m"]).contains(p2_text));
+    assert!(p2_group(&snap).is_none(), "what the SA does not say");
+
+    let dir = std::env::var("UMAD_TESTBED_DIR").unwrap();
+    std::fs::write(
+        format!("{dir}/partitions.conf"),
+        "Default=0x7fff, ipoib : ALL=full;\nP2=0x0002, ipoib : ALL_CAS=full, ALL_SWITCHES=limited;\n",
+    )
+    .unwrap();
+    child_signal_opensm("HUP");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    let mut trusted = String::new();
+    while !trusted.contains(p2_text) {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "OpenSM never showed P2's member: {trusted}"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(300));
+        trusted = child_diag("saquery", &["--smkey", "1", "-m"]);
+    }
+    let snap = s.sweep().unwrap();
+    let g = p2_group(&snap).unwrap_or_else(|| panic!("P2's group in {:?}", snap.mcast_groups));
+    assert_eq!(g.members.len(), 1, "{:?}", g.members);
+    let hca2 = node(&snap, "Hca2").expect("Hca2");
+    let port = snap.port(hca2.ports.start).unwrap();
+    assert_eq!(g.members[0].port_gid.0[8..], port.guid.0.to_be_bytes());
+    let gid = std::net::Ipv6Addr::from(g.members[0].port_gid.0).to_string();
+    assert!(
+        trusted.contains(&format!("PortGid.................{gid}")),
+        "{gid} in saquery --smkey 1 -m: {trusted}"
+    );
 }

@@ -149,6 +149,42 @@ fn as_u32(v: &str) -> u64 {
     (i as i32 as u32).into()
 }
 
+/// The 16 counter columns `vals` of a row equal perfquery's `pq`: the error
+/// counters exactly, data and packets within what MADs through the port(s)
+/// (`ports` of them) add between the agent's sweep and perfquery (OpenSM's
+/// sweeps, the other perfquery calls, the agent's own).
+fn assert_row_equals(
+    what: &str,
+    vals: &[String],
+    pq: &std::collections::BTreeMap<String, u64>,
+    ports: u64,
+) {
+    for ((_, name), v) in COUNTERS.iter().zip(vals) {
+        let ours = as_u32(v);
+        let theirs = pq[*name];
+        if ours != theirs {
+            println!("{what} {name}: agent {ours}, perfquery {theirs}");
+        }
+        if name.starts_with("PortXmit") && (name.ends_with("Data") || name.ends_with("Pkts"))
+            || name.starts_with("PortRcv") && (name.ends_with("Data") || name.ends_with("Pkts"))
+        {
+            let slack = ports
+                * if name.ends_with("Data") {
+                    72 * 300
+                } else {
+                    300
+                };
+            assert!(
+                ours <= theirs && theirs - ours <= slack,
+                "{what} {name}: agent {ours}, perfquery {theirs}"
+            );
+        } else {
+            assert_eq!(ours, theirs, "{what} {name}");
+        }
+    }
+    println!("{what}: {} counters equal perfquery's", COUNTERS.len());
+}
+
 fn console(tb: &Testbed, cmd: &str) {
     tb.console(cmd)
         .unwrap_or_else(|e| panic!("ibsim console {cmd}: {e}"));
@@ -199,32 +235,7 @@ fn umad_port_select_counters_equal_perfquery_and_clear() {
         // counters of ports on their path; error counters do not move.
         let pq = perfquery(&tb, *lid, port);
         assert_eq!(vals[0], format!("INTEGER: {port}"));
-        for ((_, name), v) in COUNTERS.iter().zip(&vals[1..]) {
-            let ours = as_u32(v);
-            let theirs = pq[*name];
-            if ours != theirs {
-                println!("{desc}[{port}] {name}: agent {ours}, perfquery {theirs}");
-            }
-            if name.starts_with("PortXmit") && (name.ends_with("Data") || name.ends_with("Pkts"))
-                || name.starts_with("PortRcv") && (name.ends_with("Data") || name.ends_with("Pkts"))
-            {
-                let slack = if name.ends_with("Data") {
-                    72 * 300
-                } else {
-                    300
-                };
-                assert!(
-                    ours <= theirs && theirs - ours <= slack,
-                    "{desc}[{port}] {name}: agent {ours}, perfquery {theirs}"
-                );
-            } else {
-                assert_eq!(ours, theirs, "{desc}[{port}] {name}");
-            }
-        }
-        println!(
-            "{desc}[{port}]: {} counters equal perfquery's",
-            COUNTERS.len()
-        );
+        assert_row_equals(&format!("{desc}[{port}]"), &vals[1..], &pq, 1);
     }
 
     // Clear SymbolErrors and PortXmitDiscards of Hca2 port 1 in one Set.
@@ -438,4 +449,57 @@ fn switch_port_32_bit_data_follow_the_extended_counters() {
         );
     }
     assert_eq!(got[0], u64::from(u32::MAX), "the sum saturates");
+}
+
+/// Issue 35.1: a switch port without a link is read (switch PMAs answer for
+/// every port, and errors from before the link went down stay there): its
+/// row equals `perfquery LID PORT`, and PortSelect 255 sums every port as
+/// `perfquery -a LID` does. An HCA port without a link has no PMA anyone can
+/// reach: its columns are absent (noSuchInstance), never zeros.
+#[test]
+fn unlinked_switch_port_and_the_all_port_sum_equal_perfquery() {
+    let Ok(tb) = Testbed::start(TestbedConfig::new(SMALL_NET)) else {
+        panic!("ibsim testbed did not start");
+    };
+    let ns = nodes(&tb);
+    for (port, field, v) in [
+        (4, "SymbolErrorCounter", 7),
+        (4, "LinkDownedCounter", 2),
+        (4, "PortRcvErrors", 5),
+        (4, "PortXmitDiscards", 3),
+        (4, "VL15Dropped", 4),
+        (7, "LinkErrorRecoveryCounter", 6),
+        (1, "SymbolErrorCounter", 1),
+    ] {
+        console(
+            &tb,
+            &format!("PerformanceSet \"Switch2\"[{port}] PortCounters.{field}={v}"),
+        );
+    }
+    let agent = UmadAgent::start_pm(&tb);
+    let (_, g, lid) = node(&ns, "Switch2");
+    let idx = guid_index(g);
+    let columns: Vec<String> = COUNTERS
+        .iter()
+        .map(|(c, _)| format!("{PC}.{c}.{idx}"))
+        .collect();
+    agent.set_ok(&[(format!("{PC}.2.{idx}"), "i", "4".into())]);
+    let vals = agent.get(&columns);
+    let pq = common::perfquery(&tb, &[&lid.to_string(), "4"]);
+    assert_eq!(pq["SymbolErrorCounter"], 7, "{pq:?}");
+    assert_row_equals("Switch2[4] (no link)", &vals, &pq, 1);
+
+    agent.set_ok(&[(format!("{PC}.2.{idx}"), "i", "255".into())]);
+    let vals = agent.get(&columns);
+    let pq = common::perfquery(&tb, &["-a", &lid.to_string()]);
+    assert_eq!(pq["SymbolErrorCounter"], 8, "{pq:?}");
+    assert_row_equals("Switch2 PortSelect 255", &vals, &pq, 8);
+
+    // Hca1 port 2 has no link.
+    let (_, g, _) = node(&ns, "Hca1");
+    let idx = guid_index(g);
+    agent.set_ok(&[(format!("{PC}.2.{idx}"), "i", "2".into())]);
+    let out = agent.snmp("snmpget", "public", &[&format!("{PC}.3.{idx}")]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("No Such Instance"), "{text}");
 }

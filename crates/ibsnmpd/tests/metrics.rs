@@ -387,6 +387,11 @@ fn metrics_match_perfquery_with_node_names() {
         );
         assert!(sent.len() == 1 && sent[0] > 0, "{phase}: {sent:?}");
     }
+    // umad2sim cuts every SA answer to its first packet: the ports' whole
+    // GUIDInfo tables (more blocks than one packet holds) are cut, counted,
+    // and asked again block by block (docs/umad.md "Failure handling").
+    let cut = sample(&text, "ibsnmpd_sa_answers_cut_total", &[]);
+    assert!(cut.len() == 1 && cut[0] > 0, "{cut:?}");
     drop(agent);
 }
 

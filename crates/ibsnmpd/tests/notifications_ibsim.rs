@@ -367,3 +367,47 @@ fn leaving_a_partition_gives_no_mc_group_events() {
     assert_eq!(count(&t, "ibSmTrapMCGroupDeleted"), 0, "{}", trapd.text());
     drop(agent);
 }
+
+/// Issue 35.2: a second OpenSM stopped (by its PID): its port's IsSM bit goes
+/// and ibSmTrapCapabilityMaskChanged names that port, from the SM ports'
+/// PortInfo the agent reads every sweep. `topology_every = 1000` keeps the
+/// periodic discovery out of the way: only that read can show it.
+#[test]
+fn a_stopped_standby_sm_gives_capability_mask_changed() {
+    check_tools().unwrap();
+    let mut cfg = TestbedConfig::new(SMALL_NET);
+    cfg.sm_sweep_secs = 2;
+    let mut tb = Testbed::start(cfg).unwrap();
+    tb.opensm_console("priority 5").expect("console priority");
+    tb.start_standby_opensm("Hca3", 1)
+        .unwrap_or_else(|e| panic!("standby OpenSM: {e}"));
+    let trapd = Trapd::start();
+    let (agent, _dir) = start(&tb, &trapd, "[umad]\ntopology_every = 1000\n");
+    trapd.wait(WAIT, "coldStart", |t| count(t, "coldStart") == 1);
+    let hca3 = guid_text(hca_guid(&tb, "Hca3"));
+    let is_sm = |tb: &Testbed| {
+        let out = tb
+            .run_diag("smpquery", &["-D", "portinfo", "0,2", "1"])
+            .expect("smpquery");
+        out.stdout.contains("IsSM")
+    };
+    assert!(is_sm(&tb), "the standby's port has IsSM (smpquery)");
+    // Two sweeps (1 s apart) with the standby up, then stopped.
+    std::thread::sleep(Duration::from_secs(2));
+    assert_eq!(count(&trapd.traps(), "ibSmTrapCapabilityMaskChanged"), 0);
+    tb.stop_standby_opensms();
+    assert!(!is_sm(&tb), "smpquery: IsSM gone");
+    trapd.wait(WAIT, "ibSmTrapCapabilityMaskChanged", |t| {
+        count(t, "ibSmTrapCapabilityMaskChanged") >= 1
+    });
+    let t = trapd.traps();
+    let cm = named(&t, "ibSmTrapCapabilityMaskChanged");
+    assert_eq!(cm.len(), 1, "{}", trapd.text());
+    assert_eq!(
+        cm[0].object("IB-SM-MIB::ibSmTrapNodeGUID1.0"),
+        Some(&*hca3),
+        "{}",
+        trapd.text()
+    );
+    drop(agent);
+}

@@ -7,9 +7,11 @@
 //! - pmClassPortInfoTable: AllPortSelect from the PMA's CapabilityMask bit 8.
 //! - pmPortCountersTable: pmPortCountersPortSelect (agent state, persisted
 //!   under `pmPortCountersPortSelect.<GUID>`, default 1) picks the port the row
-//!   reports: a port the node lacks reads as zeros; 255 adds up all ports
-//!   (saturating at each counter's IBA width) and may be set only when the
-//!   PMA has AllPortSelect (else wrongValue). Counter Sets write the PMA:
+//!   reports: a port the node lacks reads as zeros; a port it has but the
+//!   last sweep has no reading of is absent (noSuchInstance), never zeros;
+//!   255 adds up all ports (saturating at each counter's IBA width; absent
+//!   when one has no reading) and may be set only when the PMA has
+//!   AllPortSelect (else wrongValue). Counter Sets write the PMA:
 //!   Set(PortCounters) with the counter's CounterSelect bit. PMAs clear the
 //!   selected counters whatever value the Set carries, so 0 is the only value
 //!   accepted (wrongValue otherwise).
@@ -487,16 +489,14 @@ impl ModuleChange for PmSet {
     }
 }
 
-/// A node's PortCounters for PortSelect `sel`: one port's last reading,
-/// zeros for a port the node lacks (or never read), the saturating sum of
-/// all ports for 255.
-pub fn counters_for(snap: &Snapshot, n: NodeIdx, sel: u8) -> PortCounters {
-    let reading = |p: &ib::model::Port| {
-        p.counters
-            .as_deref()
-            .map(|c| c.readings.counters.clone())
-            .unwrap_or_default()
-    };
+/// A node's PortCounters for PortSelect `sel`: one port's reading of this
+/// sweep, zeros for a port the node lacks (IBA), the saturating sum of all
+/// ports for 255. None where no current reading exists (a port this sweep
+/// could not read; for 255, any port of the sum): absent, never zeros.
+pub fn counters_for(snap: &Snapshot, n: NodeIdx, sel: u8) -> Option<PortCounters> {
+    fn reading(p: &ib::model::Port) -> Option<&PortCounters> {
+        p.counters.as_deref().map(|c| &c.readings.counters)
+    }
     let mut out = if sel == ALL_PORTS {
         let ports = snap.node_ports(n);
         let is_switch = snap
@@ -506,17 +506,17 @@ pub fn counters_for(snap: &Snapshot, n: NodeIdx, sel: u8) -> PortCounters {
             .iter()
             // A switch's aggregate is over its external ports.
             .filter(|p| !(is_switch && p.num.0 == 0))
-            .fold(PortCounters::default(), |acc, p| {
-                add_saturating(&acc, &reading(p))
-            })
+            .try_fold(PortCounters::default(), |acc, p| {
+                Some(add_saturating(&acc, reading(p)?))
+            })?
     } else {
-        snap.node_port(n, PortNum(sel))
-            .and_then(|p| snap.port(p))
-            .map(reading)
-            .unwrap_or_default()
+        match snap.node_port(n, PortNum(sel)).and_then(|p| snap.port(p)) {
+            Some(p) => reading(p)?.clone(),
+            None => PortCounters::default(),
+        }
     };
     out.port_select = sel;
-    out
+    Some(out)
 }
 
 /// Field-wise sum at IBA's widths (each counter stops at all ones).
@@ -542,7 +542,7 @@ pub fn counter_column(c: &PortCounters, col: u32) -> Option<u64> {
 /// pmPortCountersSymbolErrors on, in CounterSelect order).
 fn counter<const B: u32>(v: &View, n: &NodeIdx) -> Option<Value> {
     let sel = port_select(v, node(v, *n)?.info.node_guid);
-    let c = counters_for(&v.snapshot, *n, sel);
+    let c = counters_for(&v.snapshot, *n, sel)?;
     counter_column(&c, PC_FIRST + B).map(int)
 }
 

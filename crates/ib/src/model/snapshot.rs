@@ -53,6 +53,9 @@ pub struct SweepCost {
     pub discovery: PhaseCost,
     pub sa: PhaseCost,
     pub pma: PhaseCost,
+    /// SA answers cut short (RMPP transfers that did not complete) since the
+    /// source started: cumulative, unlike the phases.
+    pub sa_answers_cut: u64,
 }
 
 /// A node: NodeInfo and NodeDescription as the SMA reports them.

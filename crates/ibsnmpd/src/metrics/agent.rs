@@ -111,6 +111,13 @@ pub(super) fn render(out: &mut String, snap: &Snapshot, s: &Sources) {
             let _ = writeln!(out, "{name}{{phase=\"{phase}\"}} {}", value(c));
         }
     }
+    one(
+        out,
+        "ibsnmpd_sa_answers_cut_total",
+        "SA answers cut short (RMPP transfers that did not complete) since the source started; the last whole answer stands",
+        "counter",
+        cost.sa_answers_cut as f64,
+    );
     let age = SystemTime::now()
         .duration_since(sweep.time)
         .map_or(0.0, |d| d.as_secs_f64());

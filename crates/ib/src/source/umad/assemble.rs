@@ -30,27 +30,31 @@ pub fn ordered(d: &Discovered) -> Vec<&DNode> {
     v
 }
 
-/// PMA targets: a switch's PMA at port 0's LID for all its linked ports, and each
-/// linked HCA port at its own LID (see [`Target`]).
+/// PMA targets: a switch's PMA at port 0's LID for all its ports (those without a
+/// link as [`Target::idle`]: a switch PMA answers for them), and each linked HCA
+/// port at its own LID (see [`Target`]). An HCA port without a link has no PMA
+/// anyone can reach (its LID goes through that port).
 pub fn pma_targets(d: &Discovered) -> Vec<Target> {
     let mut v = Vec::new();
     for n in ordered(d) {
-        let linked = n
-            .ports
-            .values()
-            .filter(|p| p.num != 0 || !n.is_switch())
-            .filter(|p| p.peer.is_some() || p.info.as_ref().is_some_and(|i| i.port_state >= 2));
+        let is_linked = |p: &&super::discover::DPort| {
+            p.peer.is_some() || p.info.as_ref().is_some_and(|i| i.port_state >= 2)
+        };
+        let external = n.ports.values().filter(|p| p.num != 0 || !n.is_switch());
         if n.is_switch() {
+            let (linked, idle): (Vec<_>, Vec<_>) = external.partition(is_linked);
             v.push(Target {
                 node: n.info.node_guid,
                 lid: n.lid(),
-                ports: linked.map(|p| p.num).collect(),
+                ports: linked.into_iter().map(|p| p.num).collect(),
+                idle: idle.into_iter().map(|p| p.num).collect(),
             });
         } else {
-            v.extend(linked.map(|p| Target {
+            v.extend(external.filter(is_linked).map(|p| Target {
                 node: n.info.node_guid,
                 lid: p.info.as_ref().map_or(0, |i| i.lid.0),
                 ports: vec![p.num],
+                idle: Vec::new(),
             }));
         }
     }

@@ -16,6 +16,12 @@
 //! on every sweep alike: never last sweep's PortCounters beside this sweep's
 //! PortCountersExtended.
 //!
+//! A switch's ports without a link ([`Target::idle`]) are read too (its PMA
+//! answers for them; errors from before the link went down stay there): when
+//! first seen, on full sweeps, and when the switch's sum moved. Between, their
+//! last reading stands, sent no MAD: nothing but a PMA Set or a link coming
+//! back moves them, and the sum, where asked, says no error counter did.
+//!
 //! Detail attributes are read for the ports someone serves them for: the local
 //! node's (IF-MIB, IB-IF-MIB) and, in `remote_details`, the others'. Those that
 //! break down a PortCounters counter ([`detail::FOLLOW_SUMMARY`]) are read when
@@ -156,6 +162,19 @@ pub struct Target {
     pub node: Guid,
     pub lid: u16,
     pub ports: Vec<u8>,
+    /// A switch's ports without a link: its PMA answers for them (errors from
+    /// before the link went down stay there), but nothing moves their
+    /// counters but a PMA Set or a link coming back. Read on full sweeps
+    /// (`detail_every`), when first seen, and when the switch's sum moved;
+    /// between, their last reading stands ([`Schedule::idle`]).
+    pub idle: Vec<u8>,
+}
+
+impl Target {
+    /// Every port asked through this target, linked or not.
+    pub fn all_ports(&self) -> impl Iterator<Item = u8> + '_ {
+        self.ports.iter().chain(&self.idle).copied()
+    }
 }
 
 /// One port's raw readings of this sweep.
@@ -214,6 +233,8 @@ pub struct PmaSweep {
     /// Ports whose PortCounters this sweep took from the last sweep, the switch's sum
     /// having shown no change.
     pub unchanged_ports: u64,
+    /// The ports of this sweep without a link ([`Target::idle`]), read or standing.
+    pub idle: std::collections::HashSet<(Guid, u8)>,
 }
 
 impl PmaSweep {
@@ -224,6 +245,7 @@ impl PmaSweep {
         self.answered += other.answered;
         self.sums.extend(other.sums);
         self.unchanged_ports += other.unchanged_ports;
+        self.idle.extend(other.idle);
     }
 
     pub fn failures(&self) -> u64 {
@@ -236,6 +258,13 @@ impl PmaSweep {
             .iter()
             .filter(|f| f.attr == attr::PORT_COUNTERS || f.attr == attr::CLASS_PORT_INFO)
             .filter_map(|f| f.port.map(|p| (f.node, p)))
+    }
+
+    /// [`PmaSweep::unreached_ports`] that have a link: a PMA that does not
+    /// answer for them says something about the topology; one that refuses a
+    /// port without a link does not.
+    pub fn unreached_linked(&self) -> impl Iterator<Item = (Guid, u8)> + '_ {
+        self.unreached_ports().filter(|k| !self.idle.contains(k))
     }
 }
 
@@ -309,7 +338,94 @@ fn port_requests(
             v.push(attr_request(t, i, p, attr::PORT_COUNTERS_EXTENDED));
         }
     }
+    let standing = idle_standing(t, schedule);
+    for &p in t.idle.iter().filter(|p| !standing.contains(p)) {
+        v.extend(idle_read(t, i, p, extended));
+    }
     v
+}
+
+/// After a switch's sum moved (or failed): PortCounters of its linked ports
+/// (their PortCountersExtended is asked already), and of the ports without a
+/// link whose last reading waited for the sum, with their PortCountersExtended.
+fn read_ports_in_full(
+    t: &Target,
+    i: usize,
+    caps: Option<&PmaCaps>,
+    schedule: &Schedule<'_>,
+) -> Vec<(Q, Request)> {
+    let extended = caps.is_some_and(|c| c.extended);
+    let mut v: Vec<(Q, Request)> = t
+        .ports
+        .iter()
+        .map(|&p| attr_request(t, i, p, attr::PORT_COUNTERS))
+        .collect();
+    for p in idle_standing(t, schedule) {
+        v.extend(idle_read(t, i, p, extended));
+    }
+    v
+}
+
+/// [`port_requests`], and the last readings of the ports without a link that
+/// stand without waiting for a sum.
+fn first_requests(
+    out: &mut PmaSweep,
+    t: &Target,
+    i: usize,
+    caps: &PmaCaps,
+    opts: &PmaOptions,
+    schedule: &Schedule<'_>,
+) -> Vec<(Q, Request)> {
+    if !sum_first(t, caps, opts, schedule) {
+        stand_idle(out, t, &idle_standing(t, schedule), schedule);
+    }
+    port_requests(t, i, caps, opts, schedule)
+}
+
+/// The requests that read a port without a link: PortCounters and, where the PMA
+/// has it, PortCountersExtended.
+fn idle_read(t: &Target, i: usize, port: u8, extended: bool) -> Vec<(Q, Request)> {
+    let mut v = vec![attr_request(t, i, port, attr::PORT_COUNTERS)];
+    if extended {
+        v.push(attr_request(t, i, port, attr::PORT_COUNTERS_EXTENDED));
+    }
+    v
+}
+
+/// The ports of `t` without a link whose last reading may stand this sweep: not a
+/// full sweep, and read before. Whether it does stands or falls with the
+/// switch's sum where that is asked first ([`sum_first`]); else it stands.
+fn idle_standing(t: &Target, schedule: &Schedule<'_>) -> Vec<u8> {
+    if schedule.full {
+        return Vec::new();
+    }
+    let Some(last) = schedule.idle else {
+        return Vec::new();
+    };
+    t.idle
+        .iter()
+        .copied()
+        .filter(|&p| last.contains_key(&(t.node, p)))
+        .collect()
+}
+
+/// Stands the last readings of `ports` (ports without a link, see [`Target::idle`]).
+fn stand_idle(out: &mut PmaSweep, t: &Target, ports: &[u8], schedule: &Schedule<'_>) {
+    let Some(last) = schedule.idle else {
+        return;
+    };
+    for &p in ports {
+        if let Some(r) = last.get(&(t.node, p)) {
+            out.samples.insert(
+                (t.node, p),
+                PortSample {
+                    readings: r.clone(),
+                    counters_read: true,
+                    reset_after_read: false,
+                },
+            );
+        }
+    }
 }
 
 /// PortSelect that sums all ports (PMAs with AllPortSelect).
@@ -419,6 +535,9 @@ pub struct Schedule<'a> {
     /// No detail attribute for ports other than the local node's this sweep
     /// (the cold first sweep: counters first, details in the next).
     pub counters_only: bool,
+    /// The last readings of the switch ports without a link ([`Target::idle`]):
+    /// they stand on a sweep that is not full, unless the switch's sum moved.
+    pub idle: Option<&'a HashMap<(Guid, u8), PortReadings>>,
 }
 
 /// Polls every target port. `caps` is the per-node cache kept by the source.
@@ -432,11 +551,12 @@ pub fn sweep(
     let mut out = PmaSweep::default();
     let mut initial = Vec::new();
     for (i, t) in targets.iter().enumerate() {
-        if t.lid == 0 || t.ports.is_empty() {
+        if t.lid == 0 || (t.ports.is_empty() && t.idle.is_empty()) {
             continue;
         }
+        out.idle.extend(t.idle.iter().map(|&p| (t.node, p)));
         match caps.get(&t.node) {
-            Some(c) => initial.extend(port_requests(t, i, c, &opts, &schedule)),
+            Some(c) => initial.extend(first_requests(&mut out, t, i, c, &opts, &schedule)),
             None => initial.push((
                 Q::ClassPortInfo(i),
                 req::pma(GET, attr::CLASS_PORT_INFO, 0, t.lid, &[]),
@@ -459,7 +579,7 @@ pub fn sweep(
                         .map(PmaCaps::from_class_port_info)
                         .unwrap_or_default()
                 });
-                next = port_requests(t, i, c, &opts, &schedule);
+                next = first_requests(&mut out, t, i, c, &opts, &schedule);
             }
             (Q::Sum { target: i, decide }, Ok(mad)) => {
                 out.answered += 1;
@@ -490,15 +610,15 @@ pub fn sweep(
                                 next.push(attr_request(t, i, p, attr::PORT_COUNTERS));
                             }
                         }
+                        // The sum covers the ports without a link too.
+                        stand_idle(&mut out, t, &idle_standing(t, &schedule), &schedule);
                         out.sums.insert(t.node, now);
                     }
                     (now, _) => {
                         if let Some(now) = now {
                             out.sums.insert(t.node, now);
                         }
-                        for &p in &t.ports {
-                            next.push(attr_request(t, i, p, attr::PORT_COUNTERS));
-                        }
+                        next.extend(read_ports_in_full(t, i, caps.get(&t.node), &schedule));
                     }
                 }
             }
@@ -507,9 +627,7 @@ pub fn sweep(
                 // Not a failure of any port: read them one by one.
                 tracing::debug!("PMA PortCounters sum failed: {e}");
                 if let Some(t) = targets.get(i) {
-                    for &p in &t.ports {
-                        next.push(attr_request(t, i, p, attr::PORT_COUNTERS));
-                    }
+                    next.extend(read_ports_in_full(t, i, caps.get(&t.node), &schedule));
                 }
             }
             (
@@ -554,7 +672,7 @@ pub fn sweep(
             (Q::ClassPortInfo(i), Err(e)) => {
                 if let Some(t) = targets.get(i) {
                     // No ClassPortInfo: none of this PMA's ports is read this sweep.
-                    for &p in &t.ports {
+                    for p in t.all_ports() {
                         out.failed.push(PmaFailure {
                             node: t.node,
                             lid: t.lid,
@@ -598,8 +716,8 @@ pub fn sweep(
         if !caps.get(&t.node).is_some_and(|c| sums_usable(t, c, &opts)) {
             continue;
         }
-        for p in &t.ports {
-            if let Some(s) = out.samples.get_mut(&(t.node, *p)) {
+        for p in t.all_ports() {
+            if let Some(s) = out.samples.get_mut(&(t.node, p)) {
                 narrow_data(&mut s.readings);
             }
         }
@@ -773,30 +891,47 @@ mod tests {
         assert!(!sum_unchanged(&full, &full));
     }
 
-    #[test]
-    fn sums_are_asked_of_switches_only_with_what_they_stand_for() {
+    type Fixture = (
+        Target,
+        PmaCaps,
+        HashMap<(Guid, u8), PortCounters>,
+        HashMap<Guid, PortCounters>,
+    );
+
+    /// A switch (GUID 7, LID 3) with linked ports 1 and 2 and `idle` ones,
+    /// a PMA with AllPortSelect and PortCountersExtended, and last sweep's
+    /// readings of the linked ports and of its sum.
+    fn switch_fixture(idle: Vec<u8>) -> Fixture {
         let t = Target {
             node: Guid(7),
             lid: 3,
             ports: vec![1, 2],
+            idle,
         };
         let caps = PmaCaps {
             capability_mask: cap::ALL_PORT_SELECT | cap::IS_EXTENDED_WIDTH_SUPPORTED,
             extended: true,
             ..PmaCaps::default()
         };
-        let opts = PmaOptions::default();
-        let prev: HashMap<(Guid, u8), PortCounters> = [(Guid(7), 1), (Guid(7), 2)]
+        let prev = [(Guid(7), 1), (Guid(7), 2)]
             .into_iter()
             .map(|k| (k, PortCounters::default()))
             .collect();
-        let sums: HashMap<Guid, PortCounters> = [(Guid(7), PortCounters::default())].into();
+        let sums = [(Guid(7), PortCounters::default())].into();
+        (t, caps, prev, sums)
+    }
+
+    #[test]
+    fn sums_are_asked_of_switches_only_with_what_they_stand_for() {
+        let (t, caps, prev, sums) = switch_fixture(Vec::new());
+        let opts = PmaOptions::default();
         let sched = Schedule {
             prev: Some(&prev),
             local: None,
             full: false,
             prev_sums: Some(&sums),
             counters_only: false,
+            idle: None,
         };
         assert!(sum_first(&t, &caps, &opts, &sched));
         // Sum first, then only PortCountersExtended per port.
@@ -827,6 +962,52 @@ mod tests {
             ..opts
         };
         assert!(!sum_first(&t, &caps, &off, &sched));
+    }
+
+    /// Ports without a link cost no MAD on a steady sweep once read: they
+    /// stand (with the sum, when it is asked first), and are read when first
+    /// seen and on full sweeps.
+    #[test]
+    fn ports_without_a_link_are_read_when_due() {
+        let (t, caps, prev, sums) = switch_fixture(vec![4]);
+        let opts = PmaOptions::default();
+        let idle: HashMap<(Guid, u8), PortReadings> =
+            [((Guid(7), 4), PortReadings::default())].into();
+        let sched = Schedule {
+            prev: Some(&prev),
+            local: None,
+            full: false,
+            prev_sums: Some(&sums),
+            counters_only: false,
+            idle: Some(&idle),
+        };
+        // The sum and PortCountersExtended of the linked ports: none for port 4.
+        assert_eq!(idle_standing(&t, &sched), vec![4]);
+        assert_eq!(port_requests(&t, 0, &caps, &opts, &sched).len(), 3);
+        // The sum moved: port 4 is read with the linked ports.
+        assert_eq!(read_ports_in_full(&t, 0, Some(&caps), &sched).len(), 4);
+        // Never read: PortCounters and PortCountersExtended at once.
+        let first = Schedule {
+            idle: None,
+            ..sched
+        };
+        assert_eq!(port_requests(&t, 0, &caps, &opts, &first).len(), 5);
+        // A full sweep reads it whatever stands.
+        let full = Schedule {
+            full: true,
+            ..sched
+        };
+        assert!(idle_standing(&t, &full).is_empty());
+        assert_eq!(port_requests(&t, 0, &caps, &opts, &full).len(), 7);
+        // Without a sum to wait for, the reading stands at once.
+        let mut out = PmaSweep::default();
+        let no_sum = PmaOptions {
+            switch_sums: false,
+            ..opts
+        };
+        let reqs = first_requests(&mut out, &t, 0, &caps, &no_sum, &sched);
+        assert_eq!(reqs.len(), 4, "PortCounters(Extended) of ports 1 and 2");
+        assert!(out.samples[&(Guid(7), 4)].counters_read);
     }
 
     /// The 32-bit data and packet counters follow the 64-bit ones, stopping

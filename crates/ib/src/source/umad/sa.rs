@@ -43,6 +43,11 @@ pub struct SaView {
     pub guids: HashMap<u16, Vec<Guid>>,
     pub failures: u64,
     pub errors: Vec<String>,
+    /// GetTable answers cut short this sweep (an RMPP transfer that did not
+    /// complete: more records were sent than arrived), by attribute name. A
+    /// cut group or service table counts as failed ([`SaFailed`]): the last
+    /// whole answer stands, never part of one as the whole table.
+    pub cut: Vec<&'static str>,
     /// Queries that failed this sweep: their fields above are empty for want
     /// of an answer, not because the SA has none (the source keeps its last).
     pub failed: SaFailed,
@@ -87,6 +92,15 @@ impl SaView {
     }
 }
 
+/// The records of a GetTable answer, and whether it was cut short.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Table<T> {
+    pub records: Vec<T>,
+    /// The answer ends inside a record ([`req::sa_truncated`]): an RMPP transfer
+    /// that did not complete. `records` are the whole ones that arrived.
+    pub cut: bool,
+}
+
 fn get_table<T: Codec>(
     tr: &mut Transport,
     attr_id: u16,
@@ -94,12 +108,27 @@ fn get_table<T: Codec>(
     sm_key: u64,
     mask: u64,
     template: &[u8],
-) -> Result<Vec<T>, TxError> {
+) -> Result<Table<T>, TxError> {
     let mad = tr.call(req::sa(GET_TABLE, attr_id, sm_lid, sm_key, mask, template))?;
-    Ok(req::sa_records(&mad)
-        .into_iter()
-        .filter_map(|r| T::decode(r).ok())
-        .collect())
+    Ok(Table {
+        records: req::sa_records(&mad)
+            .into_iter()
+            .filter_map(|r| T::decode(r).ok())
+            .collect(),
+        cut: req::sa_truncated(&mad),
+    })
+}
+
+/// A whole table's records; a cut one is noted in `v.cut` (the source counts
+/// and logs it once per attribute, not as a failure every sweep) and
+/// reads as failed (`Err(())`: the caller keeps the last whole answer).
+fn whole<T>(v: &mut SaView, what: &'static str, t: Table<T>) -> Result<Vec<T>, ()> {
+    if !t.cut {
+        return Ok(t.records);
+    }
+    v.cut.push(what);
+    tracing::debug!(records = t.records.len(), "{what}: answer cut short");
+    Err(())
 }
 
 /// Queries the SA. `end_ports` lists the (LID, port) pairs whose partition tables (only
@@ -120,17 +149,28 @@ pub fn query(
         }
     };
     match get_table::<SmInfoRecord>(tr, attr::SM_INFO_RECORD, sm_lid, key, 0, &[]) {
-        Ok(r) => v.sms = r,
+        // A cut list of SMs still says the SA answers: the SMs that arrived
+        // (logged and counted as cut).
+        Ok(t) => {
+            if t.cut {
+                v.cut.push("SMInfoRecord");
+            }
+            v.sms = t.records;
+        }
         Err(e) => {
             note(&mut v, "SMInfoRecord", e);
             // The SM does not answer: skip the rest rather than time out on each.
             return v;
         }
     }
-    // Untrusted, OpenSM answers one record per group (PortGID zero); trusted, one per
-    // member port (none for a group nobody joined yet).
+    // Untrusted, OpenSM answers one record per group (PortGID zero) of the
+    // requester's partitions, empty groups included; trusted (the SM_Key), one
+    // per member port of every group (none for a group nobody joined yet).
     match get_table::<McMemberRecord>(tr, attr::MC_MEMBER_RECORD, sm_lid, 0, 0, &[]) {
-        Ok(r) => v.mc_groups = r,
+        Ok(t) => match whole(&mut v, GROUPS, t) {
+            Ok(r) => v.mc_groups = r,
+            Err(()) => v.failed.mc_groups = true,
+        },
         Err(e) => {
             v.failed.mc_groups = true;
             note(&mut v, "MCMemberRecord", e);
@@ -138,7 +178,10 @@ pub fn query(
     }
     if key != 0 {
         match get_table::<McMemberRecord>(tr, attr::MC_MEMBER_RECORD, sm_lid, key, 0, &[]) {
-            Ok(r) => v.mc_members = r,
+            Ok(t) => match whole(&mut v, "MCMemberRecord (members)", t) {
+                Ok(r) => v.mc_members = r,
+                Err(()) => v.failed.mc_members = true,
+            },
             Err(e) => {
                 v.failed.mc_members = true;
                 note(&mut v, "MCMemberRecord (members)", e);
@@ -146,7 +189,10 @@ pub fn query(
         }
     }
     match get_table::<ServiceRecord>(tr, attr::SERVICE_RECORD, sm_lid, key, 0, &[]) {
-        Ok(r) => v.services = r,
+        Ok(t) => match whole(&mut v, "ServiceRecord", t) {
+            Ok(r) => v.services = r,
+            Err(()) => v.failed.services = true,
+        },
         // OpenSM answers an empty table with status "no records" (0x0400) on a Get; on a
         // GetTable it returns zero records. Treat the status as empty.
         Err(TxError::Status(_)) => {}
@@ -156,7 +202,63 @@ pub fn query(
         }
     }
     tables(tr, sm_lid, sm_key, end_ports, &mut v);
+    if v.cut.contains(&GROUPS) {
+        groups_by_partition(tr, sm_lid, end_ports, &mut v);
+    }
     v
+}
+
+/// The group table's name in [`SaView::cut`].
+const GROUPS: &str = "MCMemberRecord (groups)";
+
+/// A group table cut short asked again per P_Key of our ports (the groups an
+/// untrusted requester sees are those of its partitions): each answer is
+/// smaller. Whole only when every partition's answer is whole; else the
+/// groups stay failed (the last whole answer stands).
+fn groups_by_partition(tr: &mut Transport, sm_lid: u16, end_ports: &[(u16, u8)], v: &mut SaView) {
+    // Our partitions must be whole to stand for the whole group table.
+    if end_ports.iter().any(|k| v.failed.pkeys.contains(k)) {
+        return;
+    }
+    let mut keys: Vec<u16> = end_ports
+        .iter()
+        .filter_map(|k| v.pkeys.get(k))
+        .flatten()
+        .map(|k| k & 0x7fff)
+        .collect();
+    keys.sort_unstable();
+    keys.dedup();
+    if keys.is_empty() {
+        return;
+    }
+    let mut groups = Vec::new();
+    for key in keys {
+        let t = McMemberRecord {
+            // The full-member form: a limited query of a limited group matches nothing.
+            p_key: crate::types::PKey(key | 0x8000),
+            ..McMemberRecord::default()
+        };
+        let mut buf = [0u8; McMemberRecord::LEN];
+        let _ = t.encode(&mut buf);
+        let mask = comp::mc_member_record::P_KEY;
+        match get_table::<McMemberRecord>(tr, attr::MC_MEMBER_RECORD, sm_lid, 0, mask, &buf) {
+            Ok(t) if !t.cut => groups.extend(t.records),
+            Ok(_) => {
+                tracing::debug!(pkey = key, "group table of one partition cut short too");
+                return;
+            }
+            // No group in this partition.
+            Err(TxError::Status(0x0400)) => {}
+            Err(e) => {
+                tracing::debug!(pkey = key, "group table of one partition: {e}");
+                return;
+            }
+        }
+    }
+    groups.sort_by_key(|g| g.mgid.0);
+    groups.dedup_by_key(|g| g.mgid.0);
+    v.mc_groups = groups;
+    v.failed.mc_groups = false;
 }
 
 /// The GUIDInfo blocks and (with `sm_key`) partition tables of `end_ports` into `v`.
@@ -193,8 +295,11 @@ pub fn tables(
         )
     });
     let mut errs = Vec::new();
+    let mut cut = Vec::new();
     tr.pipeline(reqs, |k, r| {
         match r {
+            // Part of a port's table is not its table: the last one stands.
+            Ok(mad) if req::sa_truncated(&mad) => cut.push(k),
             Ok(mad) => {
                 let mut keys = Vec::new();
                 for rec in req::sa_records(&mad) {
@@ -214,6 +319,10 @@ pub fn tables(
         }
         Vec::new()
     });
+    for k in cut {
+        v.failed.pkeys.push(k);
+        v.cut.push("PKeyTableRecord");
+    }
     for (k, e) in errs {
         v.failed.pkeys.push(k);
         v.failures += 1;
@@ -226,36 +335,22 @@ pub fn tables(
 /// The GUIDInfo blocks of every end port, asked per LID (one packet each, which
 /// umad2sim passes whole; a whole-table answer needs RMPP).
 fn guid_info(tr: &mut Transport, sm_lid: u16, end_ports: &[(u16, u8)], v: &mut SaView) {
-    let reqs = end_ports.iter().map(|&(lid, _)| {
-        let t = GuidInfoRecord {
-            lid: Lid(lid),
-            ..GuidInfoRecord::default()
-        };
-        let mut buf = [0u8; GuidInfoRecord::LEN];
-        let _ = t.encode(&mut buf);
-        let mask = comp::guid_info_record::LID;
-        (
-            lid,
-            req::sa(GET_TABLE, attr::GUID_INFO_RECORD, sm_lid, 0, mask, &buf),
-        )
-    });
+    let reqs = end_ports
+        .iter()
+        .map(|&(lid, _)| (lid, guid_info_request(sm_lid, lid, None)));
     let mut errs = Vec::new();
+    let mut cut = Vec::new();
     tr.pipeline(reqs, |lid, r| {
         match r {
+            // Part of a port's GUIDs is not its GUIDs: asked block by block below.
+            Ok(mad) if req::sa_truncated(&mad) => cut.push(lid),
             Ok(mad) => {
-                let mut blocks: Vec<GuidInfoRecord> = req::sa_records(&mad)
+                let blocks: Vec<GuidInfoRecord> = req::sa_records(&mad)
                     .into_iter()
                     .filter_map(|rec| GuidInfoRecord::decode(rec).ok())
                     .filter(|rec| rec.lid.0 == lid)
                     .collect();
-                blocks.sort_by_key(|b| b.block_num);
-                let mut guids = Vec::new();
-                for b in blocks {
-                    let at = usize::from(b.block_num) * 8;
-                    guids.resize(at, Guid(0));
-                    guids.extend(b.guid_info.guid.iter().copied());
-                }
-                v.guids.insert(lid, guids);
+                v.guids.insert(lid, guids_of(blocks));
             }
             // No record: the SM assigned nothing at this LID (keep the port GUID only).
             Err(TxError::Status(_)) => {}
@@ -263,12 +358,101 @@ fn guid_info(tr: &mut Transport, sm_lid: u16, end_ports: &[(u16, u8)], v: &mut S
         }
         Vec::new()
     });
+    if !cut.is_empty() {
+        v.cut.extend(cut.iter().map(|_| "GUIDInfoRecord"));
+        guid_info_by_block(tr, sm_lid, &cut, v);
+    }
     for (lid, e) in errs {
         v.failed.guids.push(lid);
         v.failures += 1;
         if v.errors.len() < 16 {
             v.errors.push(format!("GUIDInfoRecord LID {lid}: {e}"));
         }
+    }
+}
+
+/// A GUIDInfoRecord GetTable for the port at `lid`: all its blocks, or one.
+fn guid_info_request(sm_lid: u16, lid: u16, block: Option<u8>) -> super::transport::Request {
+    let t = GuidInfoRecord {
+        lid: Lid(lid),
+        block_num: block.unwrap_or(0),
+        ..GuidInfoRecord::default()
+    };
+    let mut buf = [0u8; GuidInfoRecord::LEN];
+    let _ = t.encode(&mut buf);
+    let mut mask = comp::guid_info_record::LID;
+    if block.is_some() {
+        mask |= comp::guid_info_record::BLOCK_NUM;
+    }
+    req::sa(GET_TABLE, attr::GUID_INFO_RECORD, sm_lid, 0, mask, &buf)
+}
+
+/// A port's GUIDs by GUIDInfo index from its blocks (8 GUIDs each; blocks not
+/// given are zeros, unassigned).
+fn guids_of(mut blocks: Vec<GuidInfoRecord>) -> Vec<Guid> {
+    blocks.sort_by_key(|b| b.block_num);
+    let mut guids = Vec::new();
+    for b in blocks {
+        let at = usize::from(b.block_num) * 8;
+        guids.resize(at, Guid(0));
+        guids.extend(b.guid_info.guid.iter().copied());
+    }
+    guids
+}
+
+/// The GUIDInfo of ports whose whole answer was cut short, asked one block at
+/// a time (LID and BlockNum: one record, one packet) until the SA has no
+/// further block. A port any of whose answers fails or is cut again is
+/// failed (its last GUIDs stand).
+fn guid_info_by_block(tr: &mut Transport, sm_lid: u16, lids: &[u16], v: &mut SaView) {
+    let mut open: Vec<u16> = lids.to_vec();
+    let mut got: HashMap<u16, Vec<GuidInfoRecord>> = HashMap::new();
+    // GUIDCap is at most 255: 32 blocks.
+    for block in 0..32u8 {
+        if open.is_empty() {
+            break;
+        }
+        let reqs = open
+            .iter()
+            .map(|&lid| (lid, guid_info_request(sm_lid, lid, Some(block))));
+        let mut next = Vec::new();
+        let mut failed = Vec::new();
+        tr.pipeline(reqs, |lid, r| {
+            match r {
+                Ok(mad) if req::sa_truncated(&mad) => failed.push(lid),
+                Ok(mad) => {
+                    let rec = req::sa_records(&mad)
+                        .into_iter()
+                        .filter_map(|rec| GuidInfoRecord::decode(rec).ok())
+                        .find(|rec| rec.lid.0 == lid && rec.block_num == block);
+                    // No such block: the port's table ends before it.
+                    if let Some(rec) = rec {
+                        got.entry(lid).or_default().push(rec);
+                        next.push(lid);
+                    }
+                }
+                Err(TxError::Status(_)) => {}
+                Err(_) => failed.push(lid),
+            }
+            Vec::new()
+        });
+        for lid in failed {
+            got.remove(&lid);
+            v.failed.guids.push(lid);
+            v.failures += 1;
+            if v.errors.len() < 16 {
+                v.errors.push(format!(
+                    "GUIDInfoRecord LID {lid} block {block}: no whole answer"
+                ));
+            }
+        }
+        open = next
+            .into_iter()
+            .filter(|l| !v.failed.guids.contains(l))
+            .collect();
+    }
+    for (lid, blocks) in got {
+        v.guids.insert(lid, guids_of(blocks));
     }
 }
 
@@ -324,13 +508,14 @@ pub fn path_record(
         .and_then(|r| PathRecord::decode(r).ok()))
 }
 
-/// The PathRecords matching `template` in the components of `mask` (GetTable).
+/// The PathRecords matching `template` in the components of `mask` (GetTable),
+/// and whether the answer was cut short.
 pub fn path_records(
     tr: &mut Transport,
     sm_lid: u16,
     template: &PathRecord,
     mask: u64,
-) -> Result<Vec<PathRecord>, TxError> {
+) -> Result<Table<PathRecord>, TxError> {
     let mut buf = [0u8; PathRecord::LEN];
     let _ = template.encode(&mut buf);
     get_table(tr, attr::PATH_RECORD, sm_lid, 0, mask, &buf)

@@ -174,6 +174,8 @@ pub struct UmadSource {
     prev_counters: HashMap<(Guid, u8), crate::mad::pma::PortCounters>,
     /// Each switch's PortCounters summed over its ports at the last sweep.
     prev_sums: HashMap<Guid, crate::mad::pma::PortCounters>,
+    /// The last readings of switch ports without a link ([`pma::Target::idle`]).
+    prev_idle: HashMap<(Guid, u8), crate::model::PortReadings>,
     /// The subnet the last discovery saw ([`super::discover::signature`]) and its
     /// master SM's LID, and discoveries since tables were last read.
     last_signature: Option<(u64, u16)>,
@@ -183,6 +185,10 @@ pub struct UmadSource {
     tables_pending: bool,
     /// This sweep's cost so far.
     cost: crate::model::SweepCost,
+    /// SA answers cut short since start, and the attributes whose cut was
+    /// logged (once each).
+    sa_cut: u64,
+    sa_cut_logged: std::collections::HashSet<&'static str>,
     /// Where the control path sends MADs, as the last sweep found them
     /// (the snapshot itself belongs to whoever publishes it).
     addresses: Addresses,
@@ -267,10 +273,13 @@ impl UmadSource {
             pma_faults: PmaFaults::default(),
             prev_counters: HashMap::new(),
             prev_sums: HashMap::new(),
+            prev_idle: HashMap::new(),
             last_signature: None,
             since_tables: 0,
             tables_pending: false,
             cost: crate::model::SweepCost::default(),
+            sa_cut: 0,
+            sa_cut_logged: std::collections::HashSet::new(),
             addresses: Addresses::default(),
             history: CounterHistory::new(),
             sweep_no: 0,
@@ -367,10 +376,11 @@ impl UmadSource {
                         let asked = |p: &u8| {
                             targets
                                 .iter()
-                                .any(|o| o.node == t.node && o.ports.contains(p))
+                                .any(|o| o.node == t.node && o.all_ports().any(|q| q == *p))
                         };
                         t.ports.retain(|p| !asked(p));
-                        (!t.ports.is_empty()).then_some(t)
+                        t.idle.retain(|p| !asked(p));
+                        (!t.ports.is_empty() || !t.idle.is_empty()).then_some(t)
                     })
                     .collect();
                 if !more.is_empty() {
@@ -386,6 +396,16 @@ impl UmadSource {
                 self.prev_counters.insert(*k, r.counters.clone());
             }
         }
+        // Ports without a link: what this sweep read or let stand; one that
+        // failed has no reading to stand next sweep.
+        self.prev_idle = pma
+            .idle
+            .iter()
+            .filter_map(|k| Some((*k, pma.samples.get(k)?.readings()?.clone())))
+            .collect();
+        for k in pma.unreached_ports() {
+            self.prev_idle.remove(&k);
+        }
         self.stats.pma_failures += pma.failures();
         self.stats.unreached_ports = pma.unreached_ports().count() as u64;
         self.pma_faults.record(&pma, Instant::now());
@@ -400,7 +420,9 @@ impl UmadSource {
             super::discover::fetch_lfts(&mut self.tr, &mut d);
             phase.add_to(&self.tr, &mut self.cost.discovery);
         }
+        let mut sm_lids: Vec<u16> = self.sms.iter().map(|(r, _)| r.lid.0).collect();
         self.ask_sa(&d, tables);
+        self.refresh_sm_ports(&mut d, &mut sm_lids);
         if tables {
             self.tables_pending = false;
             self.since_tables = 0;
@@ -413,6 +435,7 @@ impl UmadSource {
         }
         self.last_disc = Some(d);
         self.sweep_no += 1;
+        self.cost.sa_answers_cut = self.sa_cut;
         let mut snap = builder.build(
             crate::model::SweepInfo {
                 number: self.sweep_no,
@@ -423,14 +446,15 @@ impl UmadSource {
             },
             &mut self.history,
         );
-        // A port whose PMA did not answer this sweep has no current counters:
+        // A port this sweep has no reading of (its PMA did not answer, or none
+        // can be reached: an HCA port without a link) has no current counters:
         // absent from this snapshot, never its last reading as if live (the
         // history keeps it, so totals go on when the PMA answers again).
-        for (node, port) in pma.unreached_ports() {
-            if let Some(p) = snap
-                .port_of(node, crate::types::PortNum(port))
-                .and_then(|i| snap.ports.get_mut(i as usize))
-            {
+        let read = |g: Guid, p: u8| pma.samples.get(&(g, p)).is_some_and(|s| s.counters_read);
+        let guids: Vec<Guid> = snap.nodes.iter().map(|n| n.info.node_guid).collect();
+        for p in snap.ports.iter_mut() {
+            let g = guids.get(p.node as usize).copied().unwrap_or(Guid(0));
+            if !read(g, p.num.0) {
                 p.counters = None;
             }
         }
@@ -488,6 +512,7 @@ impl UmadSource {
             full: n.is_multiple_of(every) || (n == 1 && self.opts.quick_start),
             prev_sums: Some(&self.prev_sums),
             counters_only: cold,
+            idle: Some(&self.prev_idle),
         };
         let phase = Phase::start(&self.tr);
         let out = pma::sweep(
@@ -597,6 +622,9 @@ impl UmadSource {
                     }
                 }
             }
+            for what in std::mem::take(&mut v.cut) {
+                self.note_cut(what);
+            }
             self.stats.sa_failures += v.failures;
             if v.errors.iter().any(|e| e.starts_with("SMInfoRecord")) {
                 // Logged once below ("SA not answering"), not every sweep.
@@ -660,6 +688,55 @@ impl UmadSource {
             }
             self.stats.sa_stale_sweeps += 1;
             self.subscribed = false;
+        }
+    }
+
+    /// Counts an SA answer cut short (an RMPP transfer that did not complete)
+    /// and logs the first of each attribute: it is never served as the whole
+    /// table (docs/umad.md "Failure handling").
+    fn note_cut(&mut self, what: &'static str) {
+        self.sa_cut += 1;
+        if self.sa_cut_logged.insert(what) {
+            tracing::warn!(
+                attribute = what,
+                "SA answer cut short (RMPP transfer incomplete): the last whole answer stands; \
+                 counted in ibsnmpd_sa_answers_cut_total, logged once per attribute"
+            );
+        }
+    }
+
+    /// A control query's SA answer cut short: part of an answer is no answer
+    /// (counted and logged as [`UmadSource::note_cut`]).
+    fn cut_answer(
+        &mut self,
+        sm: u16,
+        what: &'static str,
+        whole: usize,
+    ) -> crate::source::SourceError {
+        self.note_cut(what);
+        crate::source::SourceError::Fabric(format!(
+            "SA (LID {sm}) {what} answer cut short: {whole} whole records arrived"
+        ))
+    }
+
+    /// The PortInfo of the ports of every SM this sweep knows (`lids`: those
+    /// known before the SA answered; the SA's and the ports with IsSM
+    /// added), read again after the SA pass: an SM that starts, stops or
+    /// changes state shows in its port's CapabilityMask (IsSM) in the same
+    /// sweep, not at the next discovery.
+    fn refresh_sm_ports(&mut self, d: &mut Discovered, lids: &mut Vec<u16>) {
+        lids.extend(self.sms.iter().map(|(r, _)| r.lid.0));
+        lids.extend(watch::is_sm_lids(d));
+        lids.sort_unstable();
+        lids.dedup();
+        let phase = Phase::start(&self.tr);
+        let r = watch::refresh_sm_ports(&mut self.tr, d, lids);
+        phase.add_to(&self.tr, &mut self.cost.discovery);
+        if !r.capability_mask.is_empty() {
+            tracing::debug!(ports = ?r.capability_mask, "SM ports' CapabilityMask changed");
+        }
+        if let (Some(t), None) = (r.state, &self.next_trigger) {
+            self.next_trigger = Some(t);
         }
     }
 
@@ -918,7 +995,10 @@ impl crate::source::Source for UmadSource {
                 comp_mask,
             } => {
                 let sm = self.sm_lid();
-                sa_answer(sm, sa::path_records(&mut self.tr, sm, &template, comp_mask))
+                match sa::path_records(&mut self.tr, sm, &template, comp_mask) {
+                    Ok(t) if t.cut => Err(self.cut_answer(sm, "PathRecord", t.records.len())),
+                    r => sa_answer(sm, r.map(|t| t.records)),
+                }
             }
             ControlOp::SaMultiPathRecords { record, comp_mask } => {
                 let sm = self.sm_lid();
@@ -927,11 +1007,8 @@ impl crate::source::Source for UmadSource {
                     .encode(&mut buf)
                     .map_err(|e| SourceError::Invalid(e.to_string()))?;
                 match sa::multi_path_records(&mut self.tr, sm, &buf, comp_mask) {
-                    // Part of the SA's answer is no answer: the caller asks per pair.
-                    Ok(m) if m.cut => Err(SourceError::Fabric(format!(
-                        "SA (LID {sm}) MultiPathRecord answer cut short: {} whole paths arrived",
-                        m.paths.len()
-                    ))),
+                    // The caller asks per pair.
+                    Ok(m) if m.cut => Err(self.cut_answer(sm, "MultiPathRecord", m.paths.len())),
                     r => sa_answer(sm, r.map(|m| m.paths)),
                 }
             }

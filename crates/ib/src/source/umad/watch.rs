@@ -122,10 +122,96 @@ pub fn probe(t: &mut Transport, d: &Discovered) -> Option<Trigger> {
     found
 }
 
+/// The end ports (a CA's port, a switch's port 0) with a LID whose last
+/// PortInfo satisfies `keep`: (node GUID, port number, node's route, LID).
+fn end_ports_where(
+    d: &Discovered,
+    keep: impl Fn(&PortInfo) -> bool,
+) -> Vec<(Guid, u8, Vec<u8>, u16)> {
+    let mut v = Vec::new();
+    for n in d.nodes.values() {
+        for p in n.ports.values() {
+            let Some(i) = p.info.as_ref() else {
+                continue;
+            };
+            if (!n.is_switch() || p.num == 0) && i.lid.0 != 0 && keep(i) {
+                v.push((n.info.node_guid, p.num, n.path.clone(), i.lid.0));
+            }
+        }
+    }
+    v.sort();
+    v
+}
+
+/// PortInfo:CapabilityMask IsSM (bit 1): an SM runs behind the port.
+const IS_SM: u32 = 1 << 1;
+
+/// The LIDs of the end ports whose last PortInfo says an SM runs there
+/// (IsSM): SMs the SA may not list yet (a standby the master has not found).
+pub fn is_sm_lids(d: &Discovered) -> Vec<u16> {
+    end_ports_where(d, |i| i.capability_mask & IS_SM != 0)
+        .into_iter()
+        .map(|p| p.3)
+        .collect()
+}
+
+/// What [`refresh_sm_ports`] saw.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct Refreshed {
+    /// Ports whose CapabilityMask changed.
+    pub capability_mask: Vec<(Guid, u8)>,
+    /// A port whose state changed: the topology may have too, the next sweep
+    /// discovers (the next watch compares with what is patched in now).
+    pub state: Option<Trigger>,
+}
+
+/// Reads again the PortInfo of the end ports at `lids` (the SMs' ports) into
+/// `d`: an SM starting or stopping changes its port's CapabilityMask (IsSM),
+/// which nothing else a steady sweep reads shows. Our own port's
+/// `local_port` is left to the watch (its master SM LID is compared there).
+/// A port that does not answer keeps what `d` has (its state is the watch's
+/// and the PMA pass's business).
+pub fn refresh_sm_ports(t: &mut Transport, d: &mut Discovered, lids: &[u16]) -> Refreshed {
+    let ports = end_ports_where(d, |i| lids.contains(&i.lid.0));
+    let reqs = ports
+        .iter()
+        .enumerate()
+        .map(|(i, (_, p, path, _))| (i, req::dr_get(attr::PORT_INFO, u32::from(*p), path)));
+    let mut fresh: Vec<(usize, PortInfo)> = Vec::new();
+    t.pipeline(reqs, |i, r| {
+        match r.map(|mad| PortInfo::decode(req::smp_data(&mad))) {
+            Ok(Ok(pi)) => fresh.push((i, pi)),
+            Ok(Err(e)) => tracing::debug!("SM port PortInfo undecodable: {e}"),
+            Err(e) => tracing::debug!("SM port PortInfo unanswered: {e}"),
+        }
+        Vec::new()
+    });
+    let mut out = Refreshed::default();
+    for (i, pi) in fresh {
+        let Some((g, num, _, _)) = ports.get(i) else {
+            continue;
+        };
+        let Some(slot) = d.nodes.get_mut(g).and_then(|n| n.ports.get_mut(num)) else {
+            continue;
+        };
+        if let Some(last) = &slot.info {
+            if last.capability_mask != pi.capability_mask {
+                out.capability_mask.push((*g, *num));
+            }
+            if state(last) != state(&pi) && out.state.is_none() {
+                out.state = Some(Trigger::PortState(*g, *num));
+            }
+        }
+        slot.info = Some(pi);
+    }
+    out
+}
+
 /// What the PMA pass says about the topology: ports whose PMA did not answer,
 /// or whose LinkDownedCounter moved since `prev` (the last sweep's readings).
 pub fn after_pma(pma: &PmaSweep, prev: &HashMap<(Guid, u8), PortCounters>) -> Option<Trigger> {
-    let unreached = pma.unreached_ports().count();
+    // A PMA that refuses a port without a link says nothing about the topology.
+    let unreached = pma.unreached_linked().count();
     if unreached > 0 {
         return Some(Trigger::PmaUnreached(unreached));
     }
