@@ -133,6 +133,11 @@ pub struct Settings {
     /// `port_writes`: ibSmPortInfoTable's safe columns may be set
     /// (Set(PortInfo) SMPs); default false (notWritable).
     pub port_writes: bool,
+    /// `admin_writable_below_authpriv`: the administrative MIBs (USM, VACM,
+    /// SNMP-TARGET-MIB, SNMP-NOTIFICATION-MIB) writable by any writer the
+    /// views allow, not only at authPriv. Default false: whoever writes the
+    /// tables that grant access can grant themselves the secrets.
+    pub admin_writable_below_authpriv: bool,
     /// `request_session_timeout`: IB-SM-MIB request sessions no Set touched
     /// for this long are aged out (default 300 s).
     pub request_session_timeout: Duration,
@@ -204,6 +209,7 @@ struct FileConfig {
     opensm_conf: Option<PathBuf>,
     opensm: Option<OpenSmSection>,
     port_writes: Option<bool>,
+    admin_writable_below_authpriv: Option<bool>,
     request_session_timeout: Option<f64>,
     request_sessions_max: Option<u32>,
 }
@@ -911,6 +917,7 @@ fn merge(mut file: FileConfig, origin: &str, args: &RunArgs) -> Result<Settings,
             .or_else(|| opensm.as_ref().map(|o| o.conf.clone())),
         opensm,
         port_writes: file.port_writes.unwrap_or(false),
+        admin_writable_below_authpriv: file.admin_writable_below_authpriv.unwrap_or(false),
         request_session_timeout: match file.request_session_timeout {
             Some(secs) => seconds(secs).map_err(|m| in_file("request_session_timeout", m))?,
             None => mibs::ib_sm_req::DEFAULT_SESSION_TIMEOUT,

@@ -159,6 +159,13 @@ pub fn run(
             .chain(crate::targets::hidden_subtrees())
             .collect(),
     );
+    // The tables that grant access: written only at authPriv (notWritable
+    // below, on every transport) unless the configuration opens them.
+    if settings.admin_writable_below_authpriv {
+        warn!("admin_writable_below_authpriv: users, access and targets writable below authPriv");
+    } else {
+        dispatcher.set_admin_subtrees(admin_subtrees());
+    }
     let mut or_entries = Vec::new();
     let mut agentx_modules = Vec::new();
     for m in mibs::modules() {
@@ -474,4 +481,20 @@ async fn shutdown_signal() -> Result<&'static str> {
         _ = term.recv() => "SIGTERM",
         _ = int.recv() => "SIGINT",
     })
+}
+
+/// SNMP-USER-BASED-SM-MIB, SNMP-VIEW-BASED-ACM-MIB, SNMP-TARGET-MIB and
+/// SNMP-NOTIFICATION-MIB: whoever writes them decides who reads what and
+/// where notifications (and their communities) go.
+fn admin_subtrees() -> Vec<Oid> {
+    use mibs::oids::*;
+    [
+        snmp_user_based_sm_mib::SNMP_USM_MIB,
+        snmp_view_based_acm_mib::SNMP_VACM_MIB,
+        snmp_target_mib::SNMP_TARGET_MIB,
+        snmp_notification_mib::SNMP_NOTIFICATION_MIB,
+    ]
+    .iter()
+    .map(|o| Oid::from_slice(o))
+    .collect()
 }

@@ -291,6 +291,27 @@ impl AdminRow for TargetAddr {
     fn ready(&self) -> bool {
         self.socket_addr().is_some() && !self.params.is_empty()
     }
+
+    /// A target whose params carry a hidden value, or would: pointing it
+    /// elsewhere (or at such params) would send the community where the
+    /// writer says. So would naming params not there yet, which an
+    /// authPriv writer may later fill in.
+    fn needs_clearance(row: Option<&Self>, view: &View, column: u32, value: &Value) -> bool {
+        let params = view.system.modules.get::<TargetState>().map(|t| &t.params);
+        let carries = |name: &[u8]| {
+            let index: Vec<u32> = name.iter().map(|&b| u32::from(b)).collect();
+            params
+                .and_then(|p| p.get(&index))
+                .is_none_or(|r| r.data.storage.fixed() || r.data.data.carries_hidden())
+        };
+        if row.is_some_and(|r| !r.params.is_empty() && carries(&r.params)) {
+            return true;
+        }
+        match (column, value) {
+            (ADDR_PARAMS, Value::OctetString(name)) => carries(name),
+            _ => false,
+        }
+    }
 }
 
 /// snmpTargetParamsMPModel values this agent sends with (RFC 3411
@@ -324,6 +345,13 @@ const PARAMS_SECURITY_NAME: u32 = last(o::SNMP_TARGET_PARAMS_SECURITY_NAME);
 const PARAMS_SECURITY_LEVEL: u32 = last(o::SNMP_TARGET_PARAMS_SECURITY_LEVEL);
 
 impl TargetParams {
+    /// Whether the row's securityName is a community (SNMPv1/v2c): hidden
+    /// below authPriv.
+    pub fn carries_hidden(&self) -> bool {
+        matches!(self.security_model, Some(SM_V1 | SM_V2C))
+            || matches!(self.mp_model, Some(MP_V1 | MP_V2C))
+    }
+
     /// Whether the message processing and security models go together and
     /// the level is one the model has (SNMPv1/v2c: noAuthNoPriv only).
     fn consistent(&self) -> bool {

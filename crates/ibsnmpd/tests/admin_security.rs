@@ -1,0 +1,257 @@
+//! The administrative MIBs (USM, VACM, SNMP-TARGET-MIB,
+//! SNMP-NOTIFICATION-MIB) against writers below authPriv (issue 36), with
+//! net-snmp's tools as the attacker: the v2c read-write community and an
+//! authNoPriv writer cannot create users, map themselves into a group or
+//! add targets (notWritable, noSuchName over SNMPv1), and nothing changes;
+//! with `admin_writable_below_authpriv` opened, a target that would carry
+//! a configured sink's community elsewhere is still refused; and a guessed
+//! community gets the same answer whether or not it exists.
+
+mod common;
+
+use std::path::Path;
+
+use common::{text, Agent};
+
+const CONFIG: &str = r#"
+trap2sink = ["127.0.0.1:9"]
+
+[[user]]
+name = "admin"
+auth = "SHA"
+auth_pass = "admin-auth-1"
+priv = "AES"
+priv_pass = "admin-priv-1"
+
+[[user]]
+name = "weak"
+auth = "SHA"
+auth_pass = "weak-auth-1"
+
+[[rwuser]]
+user = "admin"
+level = "priv"
+
+[[rwuser]]
+user = "weak"
+level = "auth"
+"#;
+
+const ADMIN: &[&str] = &[
+    "-v3",
+    "-u",
+    "admin",
+    "-l",
+    "authPriv",
+    "-a",
+    "SHA",
+    "-A",
+    "admin-auth-1",
+    "-x",
+    "AES",
+    "-X",
+    "admin-priv-1",
+    "-On",
+    "-t",
+    "2",
+    "-r",
+    "1",
+];
+const WEAK: &[&str] = &[
+    "-v3",
+    "-u",
+    "weak",
+    "-l",
+    "authNoPriv",
+    "-a",
+    "SHA",
+    "-A",
+    "weak-auth-1",
+    "-On",
+    "-t",
+    "2",
+    "-r",
+    "1",
+];
+const RW_V2C: &[&str] = &["-v2c", "-c", "private", "-On", "-t", "2", "-r", "1"];
+const RW_V1: &[&str] = &["-v1", "-c", "private", "-On", "-t", "2", "-r", "1"];
+
+/// vacmSecurityToGroupStatus, snmpTargetAddrEntry.
+const SEC2GROUP_STATUS: &str = ".1.3.6.1.6.3.16.1.2.1.5";
+const ADDR: &str = ".1.3.6.1.6.3.12.1.2.1";
+const PARAMS: &str = ".1.3.6.1.6.3.12.1.3.1";
+
+fn agent_with(dir: &Path, more: &str) -> Agent {
+    use std::os::unix::fs::PermissionsExt;
+    let conf = dir.join("ibsnmpd.toml");
+    std::fs::write(&conf, format!("{more}{CONFIG}")).unwrap();
+    std::fs::set_permissions(&conf, std::fs::Permissions::from_mode(0o600)).unwrap();
+    Agent::start_in(dir, &["--config", conf.to_str().unwrap()])
+}
+
+/// `.len.octets` (a length-prefixed string index).
+fn string_index(s: &str) -> String {
+    let octets: String = s.bytes().map(|b| format!(".{b}")).collect();
+    format!(".{}{octets}", s.len())
+}
+
+/// An IMPLIED string index.
+fn implied(s: &str) -> String {
+    s.bytes().map(|b| format!(".{b}")).collect()
+}
+
+/// `tool` with `who`'s credentials, the agent, then `args` (snmpusm and
+/// snmpvacm take their subcommand after the agent's address).
+fn run(agent: &Agent, tool: &str, who: &[&str], args: &[&str]) -> String {
+    text(&agent.tool(tool, who, args))
+}
+
+fn state_file(dir: &Path) -> String {
+    std::fs::read_to_string(dir.join("state.json")).unwrap_or_default()
+}
+
+/// The target row `name` at 127.0.0.1:`port` using params `params`.
+fn target_row(name: &str, port: u16, params: &str) -> Vec<String> {
+    let cell = |col: u32| format!("{ADDR}.{col}{}", implied(name));
+    vec![
+        cell(2),
+        "o".into(),
+        ".1.3.6.1.6.1.1".into(),
+        cell(3),
+        "x".into(),
+        format!("7F000001{port:04X}"),
+        cell(7),
+        "s".into(),
+        params.into(),
+        cell(9),
+        "i".into(),
+        "4".into(),
+    ]
+}
+
+#[test]
+fn writers_below_auth_priv_cannot_touch_the_administrative_tables() {
+    let dir = tempfile::tempdir().unwrap();
+    let agent = agent_with(dir.path(), "");
+    let before = state_file(dir.path());
+    for who in [RW_V2C, WEAK] {
+        // A user cloned from the template, a mapping into admin's group.
+        let o = run(&agent, "snmpusm", who, &["create", "evil", "admin"]);
+        assert!(o.contains("notWritable"), "snmpusm create: {o}");
+        let o = run(
+            &agent,
+            "snmpvacm",
+            who,
+            &["createSec2Group", "3", "evil", "ibsnmpd:user:admin"],
+        );
+        assert!(o.contains("notWritable"), "snmpvacm: {o}");
+        // A target at the writer.
+        let row = target_row("evil", 9, "internal0");
+        let v: Vec<&str> = row.iter().map(String::as_str).collect();
+        let o = run(&agent, "snmpset", who, &v);
+        assert!(o.contains("notWritable"), "target: {o}");
+    }
+    // SNMPv1: notWritable maps to noSuchName.
+    let status = format!("{SEC2GROUP_STATUS}.3{}", string_index("evil"));
+    let o = run(&agent, "snmpset", RW_V1, &[&status, "i", "4"]);
+    assert!(o.contains("noSuchName"), "v1: {o}");
+    // Nothing changed anywhere.
+    assert_eq!(state_file(dir.path()), before);
+    let o = run(&agent, "snmpget", ADMIN, &[&status]);
+    assert!(o.contains("No Such Instance"), "{o}");
+    // The same tools at authPriv work.
+    let o = run(
+        &agent,
+        "snmpvacm",
+        ADMIN,
+        &["createSec2Group", "3", "newop", "ibsnmpd:user:admin"],
+    );
+    assert!(!o.contains("Error"), "snmpvacm as admin: {o}");
+    let after = state_file(dir.path());
+    assert!(
+        after.contains("3.5.110.101.119.111.112"),
+        "{o}\n{after}\n{}",
+        agent.log_text()
+    );
+}
+
+/// Item 7: createAndWait on a v1/v2c vacmSecurityToGroupTable row answers
+/// the same for an existing community as for a guess, for any writer below
+/// authPriv, whether or not the tables are opened to them.
+#[test]
+fn a_guessed_community_gets_the_same_answer_as_a_real_one() {
+    for more in ["", "admin_writable_below_authpriv = true\n"] {
+        let dir = tempfile::tempdir().unwrap();
+        let agent = agent_with(dir.path(), more);
+        let answer = |community: &str| {
+            let oid = format!("{SEC2GROUP_STATUS}.2{}", string_index(community));
+            let o = run(&agent, "snmpset", RW_V2C, &[&oid, "i", "5"]);
+            // The error line, without the varbind (it names the guess).
+            o.lines()
+                .find(|l| l.contains("Reason:"))
+                .unwrap_or_default()
+                .to_string()
+        };
+        let real = answer("public");
+        let guess = answer("not-a-community");
+        assert!(real.contains("notWritable"), "{more}: {real}");
+        assert_eq!(real, guess, "{more}");
+    }
+}
+
+/// Item 4: with the tables opened below authPriv, a target may still not
+/// use the configured sink's params (which carry its community) or point a
+/// configured target elsewhere, nor may a community be written.
+#[test]
+fn opened_tables_still_refuse_to_redirect_a_hidden_value() {
+    let dir = tempfile::tempdir().unwrap();
+    let agent = agent_with(dir.path(), "admin_writable_below_authpriv = true\n");
+    // Opened: the v2c writer maps a user (the risk the key names).
+    let o = run(
+        &agent,
+        "snmpvacm",
+        RW_V2C,
+        &["createSec2Group", "3", "newop", "ibsnmpd:user:admin"],
+    );
+    assert!(!o.contains("Error"), "opened: {o}");
+    let before = state_file(dir.path());
+    for who in [RW_V2C, WEAK] {
+        let row = target_row("redir", 9, "internal0");
+        let v: Vec<&str> = row.iter().map(String::as_str).collect();
+        let o = run(&agent, "snmpset", who, &v);
+        assert!(o.contains("notWritable"), "redirect: {o}");
+        // The configured target itself, pointed elsewhere.
+        let o = run(
+            &agent,
+            "snmpset",
+            who,
+            &[
+                &format!("{ADDR}.3{}", implied("internal0")),
+                "x",
+                "7F0000010009",
+            ],
+        );
+        assert!(o.contains("notWritable"), "configured target: {o}");
+        // A community in a new params row.
+        let o = run(
+            &agent,
+            "snmpset",
+            who,
+            &[
+                &format!("{PARAMS}.4{}", implied("mine")),
+                "s",
+                "public",
+                &format!("{PARAMS}.7{}", implied("mine")),
+                "i",
+                "5",
+            ],
+        );
+        assert!(o.contains("notWritable"), "community: {o}");
+    }
+    assert_eq!(state_file(dir.path()), before);
+    // authPriv may still do it.
+    let row = target_row("redir", 9, "internal0");
+    let v: Vec<&str> = row.iter().map(String::as_str).collect();
+    let o = run(&agent, "snmpset", ADMIN, &v);
+    assert!(!o.contains("Error"), "as admin: {o}");
+}
