@@ -255,3 +255,110 @@ fn opened_tables_still_refuse_to_redirect_a_hidden_value() {
     let o = run(&agent, "snmpset", ADMIN, &v);
     assert!(!o.contains("Error"), "as admin: {o}");
 }
+
+/// Item 2: about a thousand inform targets at one receiver, then one datagram
+/// with a bad community (the kind anyone can spoof): the agent sends a
+/// bounded number of datagrams (the per-notification cap, 64 by default),
+/// not one per target and retry. Out-of-range Timeout and RetryCount are
+/// refused first.
+#[test]
+fn a_thousand_targets_and_one_bad_datagram_give_a_bounded_burst() {
+    let receiver = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+    let port = receiver.local_addr().unwrap().port();
+    let dir = tempfile::tempdir().unwrap();
+    let agent = agent_with(dir.path(), "authtrapenable = 1\n");
+    let set = |varbinds: &[String]| {
+        let v: Vec<&str> = varbinds.iter().map(String::as_str).collect();
+        run(&agent, "snmpset", ADMIN, &v)
+    };
+    let cell = |entry: &str, col: u32, name: &str| format!("{entry}.{col}{}", implied(name));
+    // Timeout 0 and RetryCount 255: wrongValue, nothing created.
+    for (col, value) in [(4, "0"), (5, "255"), (4, "6001"), (5, "11")] {
+        let mut row = target_row("bad", port, "amp");
+        row.extend([cell(ADDR, col, "bad"), "i".into(), value.into()]);
+        let o = set(&row);
+        assert!(o.contains("wrongValue"), "column {col} = {value}: {o}");
+    }
+    // The params (SNMPv2c), the notify row (inform), then the targets at
+    // the shortest timeout and the most retries accepted.
+    let o = set(&[
+        cell(PARAMS, 2, "amp"),
+        "i".into(),
+        "1".into(),
+        cell(PARAMS, 3, "amp"),
+        "i".into(),
+        "2".into(),
+        cell(PARAMS, 4, "amp"),
+        "s".into(),
+        "public".into(),
+        cell(PARAMS, 5, "amp"),
+        "i".into(),
+        "1".into(),
+        cell(PARAMS, 7, "amp"),
+        "i".into(),
+        "4".into(),
+    ]);
+    assert!(!o.contains("Error"), "{o}");
+    let notify = ".1.3.6.1.6.3.13.1.1.1";
+    let o = set(&[
+        cell(notify, 2, "amp"),
+        "s".into(),
+        "amp".into(),
+        cell(notify, 3, "amp"),
+        "i".into(),
+        "2".into(),
+        cell(notify, 5, "amp"),
+        "i".into(),
+        "4".into(),
+    ]);
+    assert!(!o.contains("Error"), "{o}");
+    // Near the 1,000 rows a table holds (the configured sink has one).
+    const TARGETS: usize = 990;
+    // 7 varbinds a row, snmpset sends at most 128.
+    for batch in 0..TARGETS.div_ceil(18) {
+        let mut varbinds = Vec::new();
+        for i in batch * 18..((batch + 1) * 18).min(TARGETS) {
+            let name = format!("amp{i}");
+            varbinds.extend(target_row(&name, port, "amp"));
+            for (col, v) in [(4, "100"), (5, "10")] {
+                varbinds.extend([cell(ADDR, col, &name), "i".into(), v.into()]);
+            }
+            varbinds.extend([cell(ADDR, 6, &name), "s".into(), "amp".into()]);
+        }
+        let o = set(&varbinds);
+        assert!(
+            !o.contains("Error") && o.contains("status exit status: 0"),
+            "batch {batch}: {o}"
+        );
+    }
+    // One datagram with a bad community.
+    let o = agent.tool(
+        "snmpget",
+        &["-v2c", "-c", "guess", "-t", "1", "-r", "0"],
+        &[".1.3.6.1.2.1.1.3.0"],
+    );
+    assert!(!o.status.success());
+    // Count until the agent has been quiet for longer than an inform
+    // timeout (1 s): the retries are over.
+    receiver
+        .set_read_timeout(Some(std::time::Duration::from_secs(3)))
+        .unwrap();
+    let mut buf = [0u8; 2048];
+    let mut received = 0usize;
+    while receiver.recv_from(&mut buf).is_ok() {
+        received += 1;
+        assert!(
+            received <= 64,
+            "more than 64 datagrams for one notification"
+        );
+    }
+    eprintln!("{TARGETS} inform targets, one bad datagram: {received} datagrams received");
+    assert!(received > 0, "nothing sent:\n{}", agent.log_text());
+    assert!(
+        agent
+            .log_text()
+            .contains("datagram or outstanding-inform cap"),
+        "{}",
+        agent.log_text()
+    );
+}

@@ -280,6 +280,11 @@ impl Default for StormControl {
     }
 }
 
+/// Default [`OriginatorConfig::max_outstanding_informs`].
+pub const DEFAULT_MAX_OUTSTANDING_INFORMS: usize = 1024;
+/// Default [`OriginatorConfig::max_datagrams_per_notification`].
+pub const DEFAULT_MAX_DATAGRAMS_PER_NOTIFICATION: usize = 64;
+
 /// Originator settings.
 #[derive(Clone, Debug)]
 pub struct OriginatorConfig {
@@ -291,6 +296,14 @@ pub struct OriginatorConfig {
     pub storm: StormControl,
     /// Unacknowledged informs kept per sink; beyond, the oldest is dropped.
     pub max_pending_informs: usize,
+    /// Unacknowledged informs kept in all; beyond, a new inform is not sent
+    /// (counted in `capped`): many targets cannot hold many retries each.
+    pub max_outstanding_informs: usize,
+    /// Datagrams one notification may cause, first sends and inform retries
+    /// together: receivers past it get nothing (counted in `capped`), an
+    /// inform's retries are cut to what is left. Bounds what one spoofed
+    /// datagram (an authenticationFailure) can make the agent send.
+    pub max_datagrams_per_notification: usize,
     /// Also hand every notification that passes storm control, as SNMPv2
     /// varbinds (sysUpTime.0, snmpTrapOID.0, objects), to another transport:
     /// the AgentX session's Notify-PDUs, which the master sends to its sinks.
@@ -307,6 +320,8 @@ impl Default for OriginatorConfig {
             agent_addr: Ipv4Addr::UNSPECIFIED,
             storm: StormControl::default(),
             max_pending_informs: 256,
+            max_outstanding_informs: DEFAULT_MAX_OUTSTANDING_INFORMS,
+            max_datagrams_per_notification: DEFAULT_MAX_DATAGRAMS_PER_NOTIFICATION,
             forward: None,
             targets: None,
         }
@@ -334,6 +349,9 @@ pub struct NotifyStats {
     pub informs_dropped: AtomicU64,
     /// Datagrams the socket refused.
     pub send_errors: AtomicU64,
+    /// Receivers a notification did not go to: past the per-notification
+    /// datagram cap, or informs past the global outstanding cap.
+    pub capped: AtomicU64,
 }
 
 impl NotifyStats {
@@ -709,7 +727,14 @@ impl Task {
             .map(|(i, s)| (Some(i), s))
             .chain(targets.into_iter().map(|s| (None, s)))
             .collect();
+        let mut budget = self.config.max_datagrams_per_notification.max(1);
+        let mut outstanding: usize = self.pending.iter().map(|q| q.informs.len()).sum();
+        let mut capped = 0u64;
         for (fixed_index, sink) in all {
+            if budget == 0 {
+                capped += 1;
+                continue;
+            }
             let (datagram, confirm, pdu) = match &sink.kind {
                 SinkKind::TrapV1 { community } => {
                     let m = Message {
@@ -766,6 +791,24 @@ impl Task {
                     }
                 }
             };
+            // The caps, before anything goes out.
+            let confirm = match confirm {
+                Some(_) if outstanding >= self.config.max_outstanding_informs => {
+                    capped += 1;
+                    continue;
+                }
+                Some((rid, timeout, retries)) => {
+                    let left = u32::try_from(budget - 1).unwrap_or(u32::MAX);
+                    let retries = retries.min(left);
+                    budget -= 1 + retries as usize;
+                    outstanding += 1;
+                    Some((rid, timeout, retries))
+                }
+                None => {
+                    budget -= 1;
+                    None
+                }
+            };
             let sent = !datagram.is_empty() && self.send(sink.addr, &datagram).await;
             match confirm {
                 None => {
@@ -794,6 +837,13 @@ impl Task {
                     );
                 }
             }
+        }
+        if capped > 0 {
+            let total = self.stats.capped.fetch_add(capped, Ordering::Relaxed) + capped;
+            warn!(trap = %n.trap_oid, receivers_left_out = capped, total_capped = total,
+                  max_datagrams = self.config.max_datagrams_per_notification,
+                  max_outstanding_informs = self.config.max_outstanding_informs,
+                  "notification not sent to every receiver: datagram or outstanding-inform cap");
         }
     }
 
@@ -1101,6 +1151,73 @@ mod tests {
             assert_eq!(NotifyStats::get(&s.informs_acked), 1);
             assert_eq!(NotifyStats::get(&s.informs_dropped), 1);
             assert!(NotifyStats::get(&s.inform_retries) >= 3);
+        });
+    }
+
+    /// One notification causes at most `max_datagrams_per_notification`
+    /// datagrams, first sends and retries together; informs past
+    /// `max_outstanding_informs` are not sent. Both counted in `capped`.
+    #[test]
+    fn datagrams_per_notification_and_outstanding_informs_are_capped() {
+        rt().block_on(async {
+            let rx = UdpSocket::bind("127.0.0.1:0").await.unwrap();
+            let inform = Sink {
+                addr: rx.local_addr().unwrap(),
+                kind: SinkKind::InformV2c {
+                    community: b"public".to_vec(),
+                    timeout: Duration::from_millis(10),
+                    retries: 255,
+                },
+            };
+            let cfg = OriginatorConfig {
+                sinks: vec![inform.clone(); 20],
+                max_datagrams_per_notification: 30,
+                max_outstanding_informs: 25,
+                ..OriginatorConfig::default()
+            };
+            let (n, _task) = start(cfg, Arc::new(|| 5)).await.unwrap();
+            assert!(n.notify(Notification::new(COLD_START, vec![])));
+            let mut buf = vec![0u8; 2000];
+            let mut received = 0;
+            while let Ok(Ok(_)) =
+                tokio::time::timeout(Duration::from_millis(500), rx.recv_from(&mut buf)).await
+            {
+                received += 1;
+            }
+            // The first inform takes all 30 (1 + 29 retries), the other
+            // 19 receivers get nothing.
+            assert_eq!(received, 30);
+            let s = n.stats();
+            assert_eq!(NotifyStats::get(&s.capped), 19);
+        });
+        // Two notifications of 20 informs each: 25 outstanding in all.
+        rt().block_on(async {
+            let rx = UdpSocket::bind("127.0.0.1:0").await.unwrap();
+            let inform = Sink {
+                addr: rx.local_addr().unwrap(),
+                kind: SinkKind::InformV2c {
+                    community: b"public".to_vec(),
+                    timeout: Duration::from_secs(60),
+                    retries: 0,
+                },
+            };
+            let cfg = OriginatorConfig {
+                sinks: vec![inform; 20],
+                max_outstanding_informs: 25,
+                ..OriginatorConfig::default()
+            };
+            let (n, _task) = start(cfg, Arc::new(|| 5)).await.unwrap();
+            assert!(n.notify(Notification::new(COLD_START, vec![])));
+            assert!(n.notify(Notification::new(COLD_START, vec![])));
+            let mut buf = vec![0u8; 2000];
+            let mut received = 0;
+            while let Ok(Ok(_)) =
+                tokio::time::timeout(Duration::from_millis(500), rx.recv_from(&mut buf)).await
+            {
+                received += 1;
+            }
+            assert_eq!(received, 25);
+            assert_eq!(NotifyStats::get(&n.stats().capped), 15);
         });
     }
 
