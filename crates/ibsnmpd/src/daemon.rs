@@ -1,5 +1,6 @@
 //! The agent: settings in, sockets served until SIGTERM/SIGINT.
 
+use std::path::Path;
 use std::sync::Arc;
 
 use anyhow::{Context, Result};
@@ -29,8 +30,18 @@ fn sys_descr(source: &str) -> String {
     )
 }
 
+/// The parts of the state file that grant access: one that cannot be read
+/// stops the agent (security state never fails open: an exclusion added
+/// over SNMP must not vanish with it).
+const SECURITY_PARTS: [&str; 2] = [
+    <mibs::snmp_usm::UsmState as mibs::state::PersistedState>::MODULE,
+    <mibs::snmp_vacm::VacmState as mibs::state::PersistedState>::MODULE,
+];
+
 /// The initial agent state: defaults from settings, then what was persisted.
-fn initial_state(settings: &Settings, stored: &Persisted) -> SystemState {
+/// Another part that cannot be read keeps its defaults in memory and its
+/// text in the file, and refuses Sets (commitFailed) until repaired.
+fn initial_state(settings: &Settings, stored: &Persisted, file: &Path) -> Result<SystemState> {
     let mut st = SystemState::new(
         sys_descr(&settings.source),
         Oid::from_slice(mibs::snmpv2::IBSNMPD_OBJECT_ID),
@@ -46,10 +57,21 @@ fn initial_state(settings: &Settings, stored: &Persisted) -> SystemState {
     ));
     st.monitors = Arc::new(mibs::disman_event::Monitors::new(settings.monitors.clone()));
     for problem in st.restore(stored) {
-        warn!(%problem, "ignoring a stored value that cannot be read (its default stays)");
+        if SECURITY_PARTS.contains(&problem.module.as_str()) {
+            anyhow::bail!(
+                "{}: the {} part cannot be read ({}); the agent does not start \
+                 without its users and access rules: repair that part, or \
+                 remove it to start from the configuration alone",
+                file.display(),
+                problem.module,
+                problem.error
+            );
+        }
+        warn!(file = %file.display(), part = %problem.module, error = %problem.error,
+              "a part of the state file cannot be read: its defaults are in force, the part is kept as it is in the file and its Sets fail until it is repaired");
     }
     crate::targets::show_configured(&mut st, &settings.notify.sinks);
-    st
+    Ok(st)
 }
 
 /// The state directory. An agent with no write community never persists, so
@@ -110,7 +132,7 @@ pub fn run(
     if !stored.is_empty() {
         info!(path = %store.path().display(), modules = stored.len(), "loaded persisted state");
     }
-    let mut system = initial_state(&settings, &stored);
+    let mut system = initial_state(&settings, &stored, store.path())?;
     for w in &settings.warnings {
         warn!("{w}");
     }

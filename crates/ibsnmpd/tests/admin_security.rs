@@ -362,3 +362,97 @@ fn a_thousand_targets_and_one_bad_datagram_give_a_bounded_burst() {
         agent.log_text()
     );
 }
+
+/// Item 3: one unreadable row in the VACM part of state.json. The agent
+/// does not start (it would lose an exclusion added over SNMP and let a
+/// read-only community read what it excluded), says which file and part,
+/// and leaves the file as it was. An unreadable part elsewhere (targets)
+/// starts, keeps that part as the file has it through unrelated Sets,
+/// and refuses Sets of it.
+#[test]
+fn a_corrupt_security_part_never_widens_access() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut agent = agent_with(dir.path(), "");
+    // An exclusion added over SNMP: the public community's view loses
+    // sysName (a family excluded from ibsnmpd:all).
+    let o = run(
+        &agent,
+        "snmpvacm",
+        ADMIN,
+        &["createView", "-Ce", "ibsnmpd:all", ".1.3.6.1.2.1.1.5", "ff"],
+    );
+    assert!(!o.contains("Error"), "{o}");
+    let sys_name = ".1.3.6.1.2.1.1.5.0";
+    let o = run(&agent, "snmpget", RW_V2C, &[sys_name]);
+    assert!(o.contains("No Such Object"), "excluded: {o}");
+    // A target row, for the second half.
+    let row = target_row("kept", 9, "kept");
+    let v: Vec<&str> = row.iter().map(String::as_str).collect();
+    let o = run(&agent, "snmpset", ADMIN, &v);
+    assert!(!o.contains("Error"), "{o}");
+    agent.kill9();
+
+    let path = dir.path().join("state.json");
+    let good = std::fs::read_to_string(&path).unwrap();
+    let mut state: serde_json::Value = serde_json::from_str(&good).unwrap();
+    let vacm = &mut state["modules"]["SNMP-VIEW-BASED-ACM-MIB"]["views"][0];
+    vacm["included"] = serde_json::json!("sideways");
+    let corrupt = serde_json::to_string_pretty(&state).unwrap();
+    std::fs::write(&path, &corrupt).unwrap();
+    let conf = dir.path().join("ibsnmpd.toml");
+    // Under `timeout`: an agent that wrongly starts must not hang the test.
+    let o = std::process::Command::new("timeout")
+        .args(["30", common::BIN, "--config", conf.to_str().unwrap()])
+        .args([
+            "--listen",
+            &format!("127.0.0.1:{}", common::free_port("127.0.0.1")),
+        ])
+        .arg("--state-dir")
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    let err = text(&o);
+    assert!(
+        !o.status.success(),
+        "started with a corrupt VACM part: {err}"
+    );
+    assert!(
+        err.contains("state.json") && err.contains("SNMP-VIEW-BASED-ACM-MIB"),
+        "{err}"
+    );
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), corrupt);
+
+    // The VACM part repaired, the targets part corrupt: the agent starts,
+    // the exclusion holds, unrelated Sets keep the targets part, its own
+    // Sets fail and change nothing.
+    let mut state: serde_json::Value = serde_json::from_str(&good).unwrap();
+    state["modules"]["SNMP-TARGET-MIB"]["addrs"][0]["timeout"] = serde_json::json!("soon");
+    let targets_part = state["modules"]["SNMP-TARGET-MIB"].clone();
+    std::fs::write(&path, serde_json::to_string_pretty(&state).unwrap()).unwrap();
+    agent.restart();
+    let o = run(&agent, "snmpget", RW_V2C, &[sys_name]);
+    assert!(o.contains("No Such Object"), "the exclusion holds: {o}");
+    agent.ok(
+        "snmpset",
+        "2c",
+        "private",
+        &[],
+        &[".1.3.6.1.2.1.1.4.0", "s", "ops"],
+    );
+    let row = target_row("new", 9, "kept");
+    let v: Vec<&str> = row.iter().map(String::as_str).collect();
+    let o = run(&agent, "snmpset", ADMIN, &v);
+    assert!(o.contains("commitFailed"), "{o}");
+    let o = run(
+        &agent,
+        "snmpget",
+        ADMIN,
+        &[&format!("{ADDR}.9{}", implied("new"))],
+    );
+    assert!(o.contains("No Such Instance"), "{o}");
+    let after: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    assert_eq!(after["modules"]["SNMP-TARGET-MIB"], targets_part);
+    assert!(after["modules"]["SNMP-VIEW-BASED-ACM-MIB"]["views"][0].is_object());
+    assert_eq!(after["modules"]["SNMPv2-MIB"]["sysContact"], "ops");
+}
