@@ -100,9 +100,10 @@ pub struct Settings {
     pub warnings: Vec<String>,
     /// Prometheus endpoint (`--metrics`), off by default.
     pub metrics_listen: Option<SocketAddr>,
-    /// Connections the metrics endpoint holds at once (`metrics_max_connections`);
-    /// more are closed at once.
-    pub metrics_max_connections: usize,
+    /// What the metrics endpoint lets clients hold (`metrics_max_connections`,
+    /// `metrics_max_connections_per_client`, `metrics_max_renders`,
+    /// `metrics_render_queue`, `metrics_stall_timeout`).
+    pub metrics_limits: crate::metrics::Limits,
     /// The per-port families a scrape carries (`metrics_families`).
     pub metrics_families: crate::metrics::Families,
     /// infiniband-diags node-name-map (`--node-name-map`).
@@ -198,6 +199,10 @@ struct FileConfig {
     rwuser: Option<Vec<UserAccessEntry>>,
     metrics_listen: Option<String>,
     metrics_max_connections: Option<u32>,
+    metrics_max_connections_per_client: Option<u32>,
+    metrics_max_renders: Option<u32>,
+    metrics_render_queue: Option<u32>,
+    metrics_stall_timeout: Option<f64>,
     metrics_families: Option<Vec<String>>,
     node_name_map: Option<PathBuf>,
     umad: Option<crate::umad_config::UmadSection>,
@@ -712,6 +717,7 @@ fn merge(mut file: FileConfig, origin: &str, args: &RunArgs) -> Result<Settings,
     let monitor_lines = std::mem::take(&mut file.monitor_lines);
     let in_file =
         |key: &str, msg: String| ConfigError(format!("{}: {msg}", place(origin, &lines, key)));
+    let metrics_limits = metrics_limits(&file, &in_file)?;
     let mut notify = notify::settings(
         notify::FileKeys {
             trapsink: file.trapsink.take(),
@@ -968,16 +974,7 @@ fn merge(mut file: FileConfig, origin: &str, args: &RunArgs) -> Result<Settings,
         },
         warnings: Vec::new(),
         metrics_listen,
-        metrics_max_connections: match file.metrics_max_connections {
-            Some(0) => {
-                return Err(in_file(
-                    "metrics_max_connections",
-                    "must be at least 1".into(),
-                ))
-            }
-            Some(n) => n as usize,
-            None => crate::metrics::DEFAULT_MAX_CONNECTIONS,
-        },
+        metrics_limits,
         metrics_families,
         node_name_map,
         umad,
@@ -1185,6 +1182,45 @@ pub fn agent_communities(list: &[Community]) -> Vec<snmp::agent::Community> {
             sources: c.source.into_iter().collect(),
         })
         .collect()
+}
+
+/// The /metrics endpoint's limits from the file (each at least 1; the
+/// queue may be 0: no waiting, 503 at once).
+fn metrics_limits(
+    file: &FileConfig,
+    in_file: &dyn Fn(&str, String) -> ConfigError,
+) -> Result<crate::metrics::Limits, ConfigError> {
+    let d = crate::metrics::Limits::default();
+    let at_least_one = |key: &str, v: Option<u32>, default: usize| match v {
+        Some(0) => Err(in_file(key, "must be at least 1".into())),
+        Some(n) => Ok(n as usize),
+        None => Ok(default),
+    };
+    Ok(crate::metrics::Limits {
+        max_connections: at_least_one(
+            "metrics_max_connections",
+            file.metrics_max_connections,
+            d.max_connections,
+        )?,
+        max_per_client: at_least_one(
+            "metrics_max_connections_per_client",
+            file.metrics_max_connections_per_client,
+            d.max_per_client,
+        )?,
+        max_renders: at_least_one(
+            "metrics_max_renders",
+            file.metrics_max_renders,
+            d.max_renders,
+        )?,
+        render_queue: file
+            .metrics_render_queue
+            .map_or(d.render_queue, |n| n as usize),
+        queue_wait: d.queue_wait,
+        stall_timeout: match file.metrics_stall_timeout {
+            Some(secs) => seconds(secs).map_err(|m| in_file("metrics_stall_timeout", m))?,
+            None => d.stall_timeout,
+        },
+    })
 }
 
 #[cfg(test)]

@@ -358,7 +358,7 @@ pub fn run(
             started: std::time::Instant::now(),
             families: settings.metrics_families,
         };
-        if let Err(e) = start_metrics(&runtime, addr, sources, settings.metrics_max_connections) {
+        if let Err(e) = start_metrics(&runtime, addr, sources, settings.metrics_limits.clone()) {
             fabric.stop();
             return Err(e);
         }
@@ -482,7 +482,7 @@ fn start_metrics(
     runtime: &tokio::runtime::Runtime,
     addr: std::net::SocketAddr,
     sources: crate::metrics::Sources,
-    max_connections: usize,
+    limits: crate::metrics::Limits,
 ) -> Result<()> {
     let std_listener = std::net::TcpListener::bind(addr)
         .with_context(|| format!("cannot bind metrics TCP {addr}"))?;
@@ -490,7 +490,7 @@ fn start_metrics(
     let local = std_listener.local_addr()?;
     let _rt = runtime.enter();
     let listener = tokio::net::TcpListener::from_std(std_listener)?;
-    runtime.spawn(crate::metrics::serve(listener, sources, max_connections));
+    runtime.spawn(crate::metrics::serve(listener, sources, limits));
     info!(addr = %local, "metrics endpoint listening (GET /metrics)");
     Ok(())
 }
