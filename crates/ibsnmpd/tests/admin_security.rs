@@ -110,23 +110,34 @@ fn state_file(dir: &Path) -> String {
     std::fs::read_to_string(dir.join("state.json")).unwrap_or_default()
 }
 
+/// snmpset's words for the columns `(column, type, value)` of the row
+/// `entry`.`name` (an IMPLIED string index).
+fn cells(entry: &str, name: &str, columns: &[(u32, &str, &str)]) -> Vec<String> {
+    columns
+        .iter()
+        .flat_map(|(col, t, v)| {
+            [
+                format!("{entry}.{col}{}", implied(name)),
+                t.to_string(),
+                v.to_string(),
+            ]
+        })
+        .collect()
+}
+
 /// The target row `name` at 127.0.0.1:`port` using params `params`.
 fn target_row(name: &str, port: u16, params: &str) -> Vec<String> {
-    let cell = |col: u32| format!("{ADDR}.{col}{}", implied(name));
-    vec![
-        cell(2),
-        "o".into(),
-        ".1.3.6.1.6.1.1".into(),
-        cell(3),
-        "x".into(),
-        format!("7F000001{port:04X}"),
-        cell(7),
-        "s".into(),
-        params.into(),
-        cell(9),
-        "i".into(),
-        "4".into(),
-    ]
+    let address = format!("7F000001{port:04X}");
+    cells(
+        ADDR,
+        name,
+        &[
+            (2, "o", ".1.3.6.1.6.1.1"),
+            (3, "x", &address),
+            (7, "s", params),
+            (9, "i", "4"),
+        ],
+    )
 }
 
 #[test]
@@ -271,46 +282,33 @@ fn a_thousand_targets_and_one_bad_datagram_give_a_bounded_burst() {
         let v: Vec<&str> = varbinds.iter().map(String::as_str).collect();
         run(&agent, "snmpset", ADMIN, &v)
     };
-    let cell = |entry: &str, col: u32, name: &str| format!("{entry}.{col}{}", implied(name));
     // Timeout 0 and RetryCount 255: wrongValue, nothing created.
     for (col, value) in [(4, "0"), (5, "255"), (4, "6001"), (5, "11")] {
         let mut row = target_row("bad", port, "amp");
-        row.extend([cell(ADDR, col, "bad"), "i".into(), value.into()]);
+        row.extend(cells(ADDR, "bad", &[(col, "i", value)]));
         let o = set(&row);
         assert!(o.contains("wrongValue"), "column {col} = {value}: {o}");
     }
     // The params (SNMPv2c), the notify row (inform), then the targets at
     // the shortest timeout and the most retries accepted.
-    let o = set(&[
-        cell(PARAMS, 2, "amp"),
-        "i".into(),
-        "1".into(),
-        cell(PARAMS, 3, "amp"),
-        "i".into(),
-        "2".into(),
-        cell(PARAMS, 4, "amp"),
-        "s".into(),
-        "public".into(),
-        cell(PARAMS, 5, "amp"),
-        "i".into(),
-        "1".into(),
-        cell(PARAMS, 7, "amp"),
-        "i".into(),
-        "4".into(),
-    ]);
+    let o = set(&cells(
+        PARAMS,
+        "amp",
+        &[
+            (2, "i", "1"),
+            (3, "i", "2"),
+            (4, "s", "public"),
+            (5, "i", "1"),
+            (7, "i", "4"),
+        ],
+    ));
     assert!(!o.contains("Error"), "{o}");
     let notify = ".1.3.6.1.6.3.13.1.1.1";
-    let o = set(&[
-        cell(notify, 2, "amp"),
-        "s".into(),
-        "amp".into(),
-        cell(notify, 3, "amp"),
-        "i".into(),
-        "2".into(),
-        cell(notify, 5, "amp"),
-        "i".into(),
-        "4".into(),
-    ]);
+    let o = set(&cells(
+        notify,
+        "amp",
+        &[(2, "s", "amp"), (3, "i", "2"), (5, "i", "4")],
+    ));
     assert!(!o.contains("Error"), "{o}");
     // Near the 1,000 rows a table holds (the configured sink has one).
     const TARGETS: usize = 990;
@@ -320,10 +318,11 @@ fn a_thousand_targets_and_one_bad_datagram_give_a_bounded_burst() {
         for i in batch * 18..((batch + 1) * 18).min(TARGETS) {
             let name = format!("amp{i}");
             varbinds.extend(target_row(&name, port, "amp"));
-            for (col, v) in [(4, "100"), (5, "10")] {
-                varbinds.extend([cell(ADDR, col, &name), "i".into(), v.into()]);
-            }
-            varbinds.extend([cell(ADDR, 6, &name), "s".into(), "amp".into()]);
+            varbinds.extend(cells(
+                ADDR,
+                &name,
+                &[(4, "i", "100"), (5, "i", "10"), (6, "s", "amp")],
+            ));
         }
         let o = set(&varbinds);
         assert!(

@@ -1154,71 +1154,66 @@ mod tests {
         });
     }
 
+    /// Sends `notifications` coldStarts to 20 receivers of one socket,
+    /// each an inform of (`timeout`, `retries`), under `cfg`'s caps: the
+    /// datagrams received until 500 ms pass without one, and the
+    /// receivers counted as capped.
+    fn capped_run(
+        cfg: OriginatorConfig,
+        timeout: Duration,
+        retries: u32,
+        notifications: usize,
+    ) -> (usize, u64) {
+        rt().block_on(async {
+            let rx = UdpSocket::bind("127.0.0.1:0").await.unwrap();
+            let inform = Sink {
+                addr: rx.local_addr().unwrap(),
+                kind: SinkKind::InformV2c {
+                    community: b"public".to_vec(),
+                    timeout,
+                    retries,
+                },
+            };
+            let cfg = OriginatorConfig {
+                sinks: vec![inform; 20],
+                ..cfg
+            };
+            let (n, _task) = start(cfg, Arc::new(|| 5)).await.unwrap();
+            for _ in 0..notifications {
+                assert!(n.notify(Notification::new(COLD_START, vec![])));
+            }
+            let mut buf = vec![0u8; 2000];
+            let mut received = 0;
+            while let Ok(Ok(_)) =
+                tokio::time::timeout(Duration::from_millis(500), rx.recv_from(&mut buf)).await
+            {
+                received += 1;
+            }
+            (received, NotifyStats::get(&n.stats().capped))
+        })
+    }
+
     /// One notification causes at most `max_datagrams_per_notification`
     /// datagrams, first sends and retries together; informs past
     /// `max_outstanding_informs` are not sent. Both counted in `capped`.
     #[test]
     fn datagrams_per_notification_and_outstanding_informs_are_capped() {
-        rt().block_on(async {
-            let rx = UdpSocket::bind("127.0.0.1:0").await.unwrap();
-            let inform = Sink {
-                addr: rx.local_addr().unwrap(),
-                kind: SinkKind::InformV2c {
-                    community: b"public".to_vec(),
-                    timeout: Duration::from_millis(10),
-                    retries: 255,
-                },
-            };
-            let cfg = OriginatorConfig {
-                sinks: vec![inform.clone(); 20],
-                max_datagrams_per_notification: 30,
-                max_outstanding_informs: 25,
-                ..OriginatorConfig::default()
-            };
-            let (n, _task) = start(cfg, Arc::new(|| 5)).await.unwrap();
-            assert!(n.notify(Notification::new(COLD_START, vec![])));
-            let mut buf = vec![0u8; 2000];
-            let mut received = 0;
-            while let Ok(Ok(_)) =
-                tokio::time::timeout(Duration::from_millis(500), rx.recv_from(&mut buf)).await
-            {
-                received += 1;
-            }
-            // The first inform takes all 30 (1 + 29 retries), the other
-            // 19 receivers get nothing.
-            assert_eq!(received, 30);
-            let s = n.stats();
-            assert_eq!(NotifyStats::get(&s.capped), 19);
-        });
+        let cfg = OriginatorConfig {
+            max_datagrams_per_notification: 30,
+            max_outstanding_informs: 25,
+            ..OriginatorConfig::default()
+        };
+        // The first inform takes all 30 (1 + 29 retries), the other 19
+        // receivers get nothing.
+        let run = capped_run(cfg.clone(), Duration::from_millis(10), 255, 1);
+        assert_eq!(run, (30, 19));
         // Two notifications of 20 informs each: 25 outstanding in all.
-        rt().block_on(async {
-            let rx = UdpSocket::bind("127.0.0.1:0").await.unwrap();
-            let inform = Sink {
-                addr: rx.local_addr().unwrap(),
-                kind: SinkKind::InformV2c {
-                    community: b"public".to_vec(),
-                    timeout: Duration::from_secs(60),
-                    retries: 0,
-                },
-            };
-            let cfg = OriginatorConfig {
-                sinks: vec![inform; 20],
-                max_outstanding_informs: 25,
-                ..OriginatorConfig::default()
-            };
-            let (n, _task) = start(cfg, Arc::new(|| 5)).await.unwrap();
-            assert!(n.notify(Notification::new(COLD_START, vec![])));
-            assert!(n.notify(Notification::new(COLD_START, vec![])));
-            let mut buf = vec![0u8; 2000];
-            let mut received = 0;
-            while let Ok(Ok(_)) =
-                tokio::time::timeout(Duration::from_millis(500), rx.recv_from(&mut buf)).await
-            {
-                received += 1;
-            }
-            assert_eq!(received, 25);
-            assert_eq!(NotifyStats::get(&n.stats().capped), 15);
-        });
+        let cfg = OriginatorConfig {
+            max_datagrams_per_notification: DEFAULT_MAX_DATAGRAMS_PER_NOTIFICATION,
+            ..cfg
+        };
+        let run = capped_run(cfg, Duration::from_secs(60), 0, 2);
+        assert_eq!(run, (25, 15));
     }
 
     /// Receivers chosen per notification: each gets what the source names
