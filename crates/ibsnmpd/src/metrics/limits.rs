@@ -13,9 +13,12 @@ use std::time::Duration;
 
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 
-/// Default scrapes rendering at once: two cores' worth at most, whatever
-/// the number of scrapers (`metrics_max_renders`).
-pub const DEFAULT_MAX_RENDERS: usize = 2;
+/// Default scrapes rendering at once (`metrics_max_renders`): half the
+/// cores, at least one, whatever the number of scrapers: the other half
+/// stays with SNMP.
+pub fn default_max_renders() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| (n.get() / 2).max(1))
+}
 /// Default scrapes that may wait for a render slot (`metrics_render_queue`).
 pub const DEFAULT_RENDER_QUEUE: usize = 8;
 /// How long a scrape waits in the queue before its 503.
@@ -42,7 +45,7 @@ impl Default for Limits {
         Limits {
             max_connections: super::DEFAULT_MAX_CONNECTIONS,
             max_per_client: DEFAULT_MAX_PER_CLIENT,
-            max_renders: DEFAULT_MAX_RENDERS,
+            max_renders: default_max_renders(),
             render_queue: DEFAULT_RENDER_QUEUE,
             queue_wait: DEFAULT_QUEUE_WAIT,
             stall_timeout: DEFAULT_STALL_TIMEOUT,
