@@ -145,6 +145,9 @@ pub struct Settings {
     /// `request_sessions_max`: most live sessions per request table
     /// (default 256); a create past it is resourceUnavailable.
     pub request_sessions_max: usize,
+    /// `request_result_rows_max`: result rows all request sessions hold
+    /// together (default 32,768); an answer past it fails.
+    pub request_result_rows_max: usize,
 }
 
 /// The file as written. Unknown keys are errors (a typo must not be ignored).
@@ -217,6 +220,7 @@ struct FileConfig {
     admin_writable_below_authpriv: Option<bool>,
     request_session_timeout: Option<f64>,
     request_sessions_max: Option<u32>,
+    request_result_rows_max: Option<u32>,
 }
 
 /// `[[view]]`: snmpd's `view NAME included|excluded OID [MASK]`.
@@ -932,6 +936,16 @@ fn merge(mut file: FileConfig, origin: &str, args: &RunArgs) -> Result<Settings,
             Some(0) => return Err(in_file("request_sessions_max", "must be at least 1".into())),
             Some(n) => n as usize,
             None => mibs::ib_sm_req::DEFAULT_SESSIONS_MAX,
+        },
+        request_result_rows_max: match file.request_result_rows_max {
+            Some(0) => {
+                return Err(in_file(
+                    "request_result_rows_max",
+                    "must be at least 1".into(),
+                ))
+            }
+            Some(n) => n as usize,
+            None => mibs::ib_sm_req::MAX_RESULT_ROWS,
         },
         listen,
         source,

@@ -51,10 +51,13 @@ fn initial_state(settings: &Settings, stored: &Persisted, file: &Path) -> Result
     st.location = settings.sys_location.clone();
     st.enable_authen_traps = settings.notify.auth_traps;
     st.secrets = settings.secrets;
-    st.requests = Arc::new(mibs::ib_sm_req::Sessions::new(
-        settings.request_session_timeout,
-        settings.request_sessions_max,
-    ));
+    st.requests = Arc::new(
+        mibs::ib_sm_req::Sessions::new(
+            settings.request_session_timeout,
+            settings.request_sessions_max,
+        )
+        .with_max_result_rows(settings.request_result_rows_max),
+    );
     st.monitors = Arc::new(mibs::disman_event::Monitors::new(settings.monitors.clone()));
     for problem in st.restore(stored) {
         if SECURITY_PARTS.contains(&problem.module.as_str()) {

@@ -107,6 +107,8 @@ pub struct Sessions {
     pub(super) answers: BTreeMap<(Kind, Vec<u32>), Pending>,
     generation: u64,
     timeout: Duration,
+    /// Result rows all sessions may hold together.
+    max_result_rows: usize,
 }
 
 impl Default for Sessions {
@@ -133,7 +135,15 @@ impl Sessions {
             answers: BTreeMap::new(),
             generation: 0,
             timeout,
+            max_result_rows: MAX_RESULT_ROWS,
         }
+    }
+
+    /// At most `max` result rows held by all sessions together: an answer
+    /// that would pass it fails (notInService, logged).
+    pub fn with_max_result_rows(mut self, max: usize) -> Self {
+        self.max_result_rows = max;
+        self
     }
 
     /// The last activation's number: [`Sessions::jobs_after`] of it names
@@ -200,9 +210,10 @@ impl Sessions {
         let failed = match &answer {
             Ok(Answer::Paths(r)) if r.is_empty() => Some("no path matches".to_string()),
             Ok(Answer::Trace(h)) if h.is_empty() => Some("no hop".to_string()),
-            Ok(a) if held.saturating_add(a.len()) > MAX_RESULT_ROWS => Some(format!(
-                "{} result rows would pass the {MAX_RESULT_ROWS} all sessions may hold ({held} held); destroy finished sessions",
-                a.len()
+            Ok(a) if held.saturating_add(a.len()) > self.max_result_rows => Some(format!(
+                "{} result rows would pass the {} all sessions may hold ({held} held); destroy finished sessions",
+                a.len(),
+                self.max_result_rows
             )),
             Ok(_) => None,
             Err(e) => Some(e.clone()),
