@@ -1401,11 +1401,45 @@ source = "127.0.0.1"
         let s = merge(f, "c.toml", &args()).unwrap();
         assert_eq!(s.request_session_timeout, Duration::from_millis(2500));
         assert_eq!(s.request_sessions_max, 3);
-        for bad in ["request_session_timeout = 0", "request_sessions_max = 0"] {
+        for bad in [
+            "request_session_timeout = 0",
+            "request_sessions_max = 0",
+            "request_result_rows_max = 0",
+            "metrics_max_renders = 0",
+            "metrics_max_connections_per_client = 0",
+            "metrics_stall_timeout = 0",
+        ] {
             let f = parse_file(bad, "c.toml").unwrap();
             let e = merge(f, "c.toml", &args()).unwrap_err().to_string();
             assert!(e.contains(bad.split(' ').next().unwrap()), "{e}");
         }
+    }
+
+    #[test]
+    fn security_round_3_keys() {
+        let s = merge(parse_file("", "c.toml").unwrap(), "c.toml", &args()).unwrap();
+        assert!(!s.admin_writable_below_authpriv);
+        assert_eq!(s.metrics_limits, crate::metrics::Limits::default());
+        assert_eq!(s.request_result_rows_max, mibs::ib_sm_req::MAX_RESULT_ROWS);
+        let f = parse_file(
+            "admin_writable_below_authpriv = true
+metrics_max_renders = 3
+\
+             metrics_render_queue = 0
+metrics_stall_timeout = 2.5
+\
+             metrics_max_connections_per_client = 4
+request_result_rows_max = 10
+",
+            "c.toml",
+        )
+        .unwrap();
+        let s = merge(f, "c.toml", &args()).unwrap();
+        assert!(s.admin_writable_below_authpriv);
+        let l = &s.metrics_limits;
+        assert_eq!((l.max_renders, l.render_queue, l.max_per_client), (3, 0, 4));
+        assert_eq!(l.stall_timeout, Duration::from_millis(2500));
+        assert_eq!(s.request_result_rows_max, 10);
     }
 
     #[test]
