@@ -937,16 +937,12 @@ fn merge(mut file: FileConfig, origin: &str, args: &RunArgs) -> Result<Settings,
             Some(n) => n as usize,
             None => mibs::ib_sm_req::DEFAULT_SESSIONS_MAX,
         },
-        request_result_rows_max: match file.request_result_rows_max {
-            Some(0) => {
-                return Err(in_file(
-                    "request_result_rows_max",
-                    "must be at least 1".into(),
-                ))
-            }
-            Some(n) => n as usize,
-            None => mibs::ib_sm_req::MAX_RESULT_ROWS,
-        },
+        request_result_rows_max: at_least_one(
+            "request_result_rows_max",
+            file.request_result_rows_max,
+            mibs::ib_sm_req::MAX_RESULT_ROWS,
+            &in_file,
+        )?,
         listen,
         source,
         communities,
@@ -1198,6 +1194,20 @@ pub fn agent_communities(list: &[Community]) -> Vec<snmp::agent::Community> {
         .collect()
 }
 
+/// A count key that must be at least 1 (`default` when absent).
+fn at_least_one(
+    key: &str,
+    v: Option<u32>,
+    default: usize,
+    in_file: &dyn Fn(&str, String) -> ConfigError,
+) -> Result<usize, ConfigError> {
+    match v {
+        Some(0) => Err(in_file(key, "must be at least 1".into())),
+        Some(n) => Ok(n as usize),
+        None => Ok(default),
+    }
+}
+
 /// The /metrics endpoint's limits from the file (each at least 1; the
 /// queue may be 0: no waiting, 503 at once).
 fn metrics_limits(
@@ -1205,11 +1215,8 @@ fn metrics_limits(
     in_file: &dyn Fn(&str, String) -> ConfigError,
 ) -> Result<crate::metrics::Limits, ConfigError> {
     let d = crate::metrics::Limits::default();
-    let at_least_one = |key: &str, v: Option<u32>, default: usize| match v {
-        Some(0) => Err(in_file(key, "must be at least 1".into())),
-        Some(n) => Ok(n as usize),
-        None => Ok(default),
-    };
+    let at_least_one =
+        |key: &str, v: Option<u32>, default: usize| at_least_one(key, v, default, in_file);
     Ok(crate::metrics::Limits {
         max_connections: at_least_one(
             "metrics_max_connections",

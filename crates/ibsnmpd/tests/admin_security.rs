@@ -37,42 +37,16 @@ user = "weak"
 level = "auth"
 "#;
 
-const ADMIN: &[&str] = &[
-    "-v3",
-    "-u",
-    "admin",
-    "-l",
-    "authPriv",
-    "-a",
-    "SHA",
-    "-A",
-    "admin-auth-1",
-    "-x",
-    "AES",
-    "-X",
-    "admin-priv-1",
-    "-On",
-    "-t",
-    "2",
-    "-r",
-    "1",
-];
-const WEAK: &[&str] = &[
-    "-v3",
-    "-u",
-    "weak",
-    "-l",
-    "authNoPriv",
-    "-a",
-    "SHA",
-    "-A",
-    "weak-auth-1",
-    "-On",
-    "-t",
-    "2",
-    "-r",
-    "1",
-];
+/// The authPriv administrator.
+fn admin() -> Vec<&'static str> {
+    common::usm_args("admin", "admin-auth-1", Some("admin-priv-1"))
+}
+
+/// A writer at authNoPriv.
+fn weak() -> Vec<&'static str> {
+    common::usm_args("weak", "weak-auth-1", None)
+}
+
 const RW_V2C: &[&str] = &["-v2c", "-c", "private", "-On", "-t", "2", "-r", "1"];
 const RW_V1: &[&str] = &["-v1", "-c", "private", "-On", "-t", "2", "-r", "1"];
 
@@ -145,21 +119,21 @@ fn writers_below_auth_priv_cannot_touch_the_administrative_tables() {
     let dir = tempfile::tempdir().unwrap();
     let agent = agent_with(dir.path(), "");
     let before = state_file(dir.path());
-    for who in [RW_V2C, WEAK] {
+    for who in [RW_V2C.to_vec(), weak()] {
         // A user cloned from the template, a mapping into admin's group.
-        let o = run(&agent, "snmpusm", who, &["create", "evil", "admin"]);
+        let o = run(&agent, "snmpusm", &who, &["create", "evil", "admin"]);
         assert!(o.contains("notWritable"), "snmpusm create: {o}");
         let o = run(
             &agent,
             "snmpvacm",
-            who,
+            &who,
             &["createSec2Group", "3", "evil", "ibsnmpd:user:admin"],
         );
         assert!(o.contains("notWritable"), "snmpvacm: {o}");
         // A target at the writer.
         let row = target_row("evil", 9, "internal0");
         let v: Vec<&str> = row.iter().map(String::as_str).collect();
-        let o = run(&agent, "snmpset", who, &v);
+        let o = run(&agent, "snmpset", &who, &v);
         assert!(o.contains("notWritable"), "target: {o}");
     }
     // SNMPv1: notWritable maps to noSuchName.
@@ -168,13 +142,13 @@ fn writers_below_auth_priv_cannot_touch_the_administrative_tables() {
     assert!(o.contains("noSuchName"), "v1: {o}");
     // Nothing changed anywhere.
     assert_eq!(state_file(dir.path()), before);
-    let o = run(&agent, "snmpget", ADMIN, &[&status]);
+    let o = run(&agent, "snmpget", &admin(), &[&status]);
     assert!(o.contains("No Such Instance"), "{o}");
     // The same tools at authPriv work.
     let o = run(
         &agent,
         "snmpvacm",
-        ADMIN,
+        &admin(),
         &["createSec2Group", "3", "newop", "ibsnmpd:user:admin"],
     );
     assert!(!o.contains("Error"), "snmpvacm as admin: {o}");
@@ -226,16 +200,16 @@ fn opened_tables_still_refuse_to_redirect_a_hidden_value() {
     );
     assert!(!o.contains("Error"), "opened: {o}");
     let before = state_file(dir.path());
-    for who in [RW_V2C, WEAK] {
+    for who in [RW_V2C.to_vec(), weak()] {
         let row = target_row("redir", 9, "internal0");
         let v: Vec<&str> = row.iter().map(String::as_str).collect();
-        let o = run(&agent, "snmpset", who, &v);
+        let o = run(&agent, "snmpset", &who, &v);
         assert!(o.contains("notWritable"), "redirect: {o}");
         // The configured target itself, pointed elsewhere.
         let o = run(
             &agent,
             "snmpset",
-            who,
+            &who,
             &[
                 &format!("{ADDR}.3{}", implied("internal0")),
                 "x",
@@ -247,7 +221,7 @@ fn opened_tables_still_refuse_to_redirect_a_hidden_value() {
         let o = run(
             &agent,
             "snmpset",
-            who,
+            &who,
             &[
                 &format!("{PARAMS}.4{}", implied("mine")),
                 "s",
@@ -263,7 +237,7 @@ fn opened_tables_still_refuse_to_redirect_a_hidden_value() {
     // authPriv may still do it.
     let row = target_row("redir", 9, "internal0");
     let v: Vec<&str> = row.iter().map(String::as_str).collect();
-    let o = run(&agent, "snmpset", ADMIN, &v);
+    let o = run(&agent, "snmpset", &admin(), &v);
     assert!(!o.contains("Error"), "as admin: {o}");
 }
 
@@ -280,7 +254,7 @@ fn a_thousand_targets_and_one_bad_datagram_give_a_bounded_burst() {
     let agent = agent_with(dir.path(), "authtrapenable = 1\n");
     let set = |varbinds: &[String]| {
         let v: Vec<&str> = varbinds.iter().map(String::as_str).collect();
-        run(&agent, "snmpset", ADMIN, &v)
+        run(&agent, "snmpset", &admin(), &v)
     };
     // Timeout 0 and RetryCount 255: wrongValue, nothing created.
     for (col, value) in [(4, "0"), (5, "255"), (4, "6001"), (5, "11")] {
@@ -377,7 +351,7 @@ fn a_corrupt_security_part_never_widens_access() {
     let o = run(
         &agent,
         "snmpvacm",
-        ADMIN,
+        &admin(),
         &["createView", "-Ce", "ibsnmpd:all", ".1.3.6.1.2.1.1.5", "ff"],
     );
     assert!(!o.contains("Error"), "{o}");
@@ -387,7 +361,7 @@ fn a_corrupt_security_part_never_widens_access() {
     // A target row, for the second half.
     let row = target_row("kept", 9, "kept");
     let v: Vec<&str> = row.iter().map(String::as_str).collect();
-    let o = run(&agent, "snmpset", ADMIN, &v);
+    let o = run(&agent, "snmpset", &admin(), &v);
     assert!(!o.contains("Error"), "{o}");
     agent.kill9();
 
@@ -440,12 +414,12 @@ fn a_corrupt_security_part_never_widens_access() {
     );
     let row = target_row("new", 9, "kept");
     let v: Vec<&str> = row.iter().map(String::as_str).collect();
-    let o = run(&agent, "snmpset", ADMIN, &v);
+    let o = run(&agent, "snmpset", &admin(), &v);
     assert!(o.contains("commitFailed"), "{o}");
     let o = run(
         &agent,
         "snmpget",
-        ADMIN,
+        &admin(),
         &[&format!("{ADDR}.9{}", implied("new"))],
     );
     assert!(o.contains("No Such Instance"), "{o}");

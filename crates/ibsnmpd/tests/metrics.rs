@@ -421,26 +421,12 @@ fn a_metrics_flood_never_starves_snmp() {
 #[test]
 fn chosen_families_stream_whole_over_many_chunks() {
     let dir = tempfile::tempdir().unwrap();
-    let source = common::fat_tree(dir.path(), 512, 32);
-    let conf = dir.path().join("ibsnmpd.toml");
-    std::fs::write(
-        &conf,
+    let (mut agent, url) = fat_tree_agent(
+        dir.path(),
+        512,
+        32,
         "metrics_families = [\"errors\", \"detail\", \"vl\"]\n",
-    )
-    .unwrap();
-    let addr = format!("127.0.0.1:{}", free_port("127.0.0.1"));
-    let url = format!("http://{addr}/metrics");
-    let conf = conf.display().to_string();
-    let mut agent = common::Agent::start(&[
-        "--source",
-        &source,
-        "--config",
-        &conf,
-        "--metrics",
-        &addr,
-        "--sweep-interval",
-        "3600",
-    ]);
+    );
     let plain = curl(&url);
     promtool_check(&plain);
     assert!(
@@ -499,6 +485,32 @@ fn chosen_families_stream_whole_over_many_chunks() {
     assert!(agent.terminate().success(), "{}", agent.log_text());
 }
 
+/// An agent serving a generated fat tree (`hosts`, `radix`) with
+/// `config` and /metrics on, no sweep after the first; its /metrics URL.
+fn fat_tree_agent(
+    dir: &std::path::Path,
+    hosts: u32,
+    radix: u32,
+    config: &str,
+) -> (common::Agent, String) {
+    let source = common::fat_tree(dir, hosts, radix);
+    let conf = dir.join("ibsnmpd.toml");
+    std::fs::write(&conf, config).unwrap();
+    let addr = format!("127.0.0.1:{}", free_port("127.0.0.1"));
+    let conf = conf.display().to_string();
+    let agent = common::Agent::start(&[
+        "--source",
+        &source,
+        "--config",
+        &conf,
+        "--metrics",
+        &addr,
+        "--sweep-interval",
+        "3600",
+    ]);
+    (agent, format!("http://{addr}/metrics"))
+}
+
 /// The status line and headers of `url` (curl -D), lower-cased.
 fn curl_head(url: &str) -> String {
     let o = Command::new("curl")
@@ -542,27 +554,17 @@ fn render_slots_stalled_readers_and_per_client_connections_are_capped() {
     use std::io::Write as _;
     let dir = tempfile::tempdir().unwrap();
     // A body much larger than the socket buffers (tens of MB).
-    let source = common::fat_tree(dir.path(), 2048, 64);
-    let conf = dir.path().join("ibsnmpd.toml");
-    std::fs::write(
-        &conf,
+    let (mut agent, url) = fat_tree_agent(
+        dir.path(),
+        2048,
+        64,
         "metrics_max_renders = 1\nmetrics_render_queue = 0\nmetrics_stall_timeout = 2\n\
          metrics_max_connections_per_client = 3\n",
-    )
-    .unwrap();
-    let addr = format!("127.0.0.1:{}", free_port("127.0.0.1"));
-    let url = format!("http://{addr}/metrics");
-    let conf = conf.display().to_string();
-    let mut agent = common::Agent::start(&[
-        "--source",
-        &source,
-        "--config",
-        &conf,
-        "--metrics",
-        &addr,
-        "--sweep-interval",
-        "3600",
-    ]);
+    );
+    let addr = url
+        .trim_start_matches("http://")
+        .trim_end_matches("/metrics")
+        .to_string();
     // The slow reader takes the only render slot.
     let mut slow = std::net::TcpStream::connect(&addr).unwrap();
     slow.write_all(b"GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n")

@@ -53,26 +53,9 @@ fn t_address(port: u16) -> String {
 const TABLES_ADMIN: &str = "\n[[user]]\nname = \"tables\"\nauth = \"SHA\"\n\
      auth_pass = \"tables-auth-1\"\npriv = \"AES\"\npriv_pass = \"tables-priv-1\"\n\
      [[rwuser]]\nuser = \"tables\"\nlevel = \"priv\"\n";
-const AS_TABLES_ADMIN: &[&str] = &[
-    "-v3",
-    "-u",
-    "tables",
-    "-l",
-    "authPriv",
-    "-a",
-    "SHA",
-    "-A",
-    "tables-auth-1",
-    "-x",
-    "AES",
-    "-X",
-    "tables-priv-1",
-    "-On",
-    "-t",
-    "2",
-    "-r",
-    "1",
-];
+fn as_tables_admin() -> Vec<&'static str> {
+    common::usm_args("tables", "tables-auth-1", Some("tables-priv-1"))
+}
 
 /// The agent with `config` plus [`TABLES_ADMIN`] (mode 0600: it holds
 /// passwords) and its state in `dir`.
@@ -87,7 +70,7 @@ fn agent_in(dir: &Path, config: &str) -> Agent {
 /// One snmpset PDU as [`TABLES_ADMIN`], asserted to succeed.
 fn set(agent: &Agent, varbinds: &[String]) -> String {
     let v: Vec<&str> = varbinds.iter().map(String::as_str).collect();
-    let out = agent.tool("snmpset", AS_TABLES_ADMIN, &v);
+    let out = agent.tool("snmpset", &as_tables_admin(), &v);
     assert!(
         out.status.success(),
         "snmpset {v:?}: {}\n{}",
@@ -100,7 +83,7 @@ fn set(agent: &Agent, varbinds: &[String]) -> String {
 /// One snmpset PDU as [`TABLES_ADMIN`] expected to fail; returns what
 /// snmpset said.
 fn set_fails(agent: &Agent, varbinds: &[String]) -> String {
-    let mut args = AS_TABLES_ADMIN.to_vec();
+    let mut args = as_tables_admin();
     args.push(&agent.target);
     args.extend(varbinds.iter().map(String::as_str));
     let out = common::snmp("snmpset", &args);
