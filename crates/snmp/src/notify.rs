@@ -731,7 +731,12 @@ impl Task {
         let mut outstanding: usize = self.pending.iter().map(|q| q.informs.len()).sum();
         let mut capped = 0u64;
         for (fixed_index, sink) in all {
-            if budget == 0 {
+            let inform = matches!(
+                &sink.kind,
+                SinkKind::InformV2c { .. } | SinkKind::Wrapped { confirm: Some(_), .. }
+            );
+            // The caps, before anything is built or sent (or discovered).
+            if budget == 0 || (inform && outstanding >= self.config.max_outstanding_informs) {
                 capped += 1;
                 continue;
             }
@@ -791,12 +796,8 @@ impl Task {
                     }
                 }
             };
-            // The caps, before anything goes out.
+            // An inform's retries within what is left of the budget.
             let confirm = match confirm {
-                Some(_) if outstanding >= self.config.max_outstanding_informs => {
-                    capped += 1;
-                    continue;
-                }
                 Some((rid, timeout, retries)) => {
                     let left = u32::try_from(budget - 1).unwrap_or(u32::MAX);
                     let retries = retries.min(left);
