@@ -101,9 +101,10 @@ pub struct Settings {
     pub warnings: Vec<String>,
     /// Prometheus endpoint (`--metrics`), off by default.
     pub metrics_listen: Option<SocketAddr>,
-    /// Connections the metrics endpoint holds at once (`metrics_max_connections`);
-    /// more are closed at once.
-    pub metrics_max_connections: usize,
+    /// What the metrics endpoint lets clients hold (`metrics_max_connections`,
+    /// `metrics_max_connections_per_client`, `metrics_max_renders`,
+    /// `metrics_render_queue`, `metrics_stall_timeout`).
+    pub metrics_limits: crate::metrics::Limits,
     /// The per-port families a scrape carries (`metrics_families`).
     pub metrics_families: crate::metrics::Families,
     /// infiniband-diags node-name-map (`--node-name-map`).
@@ -134,12 +135,20 @@ pub struct Settings {
     /// `port_writes`: ibSmPortInfoTable's safe columns may be set
     /// (Set(PortInfo) SMPs); default false (notWritable).
     pub port_writes: bool,
+    /// `admin_writable_below_authpriv`: the administrative MIBs (USM, VACM,
+    /// SNMP-TARGET-MIB, SNMP-NOTIFICATION-MIB) writable by any writer the
+    /// views allow, not only at authPriv. Default false: whoever writes the
+    /// tables that grant access can grant themselves the secrets.
+    pub admin_writable_below_authpriv: bool,
     /// `request_session_timeout`: IB-SM-MIB request sessions no Set touched
     /// for this long are aged out (default 300 s).
     pub request_session_timeout: Duration,
     /// `request_sessions_max`: most live sessions per request table
     /// (default 256); a create past it is resourceUnavailable.
     pub request_sessions_max: usize,
+    /// `request_result_rows_max`: result rows all request sessions hold
+    /// together (default 32,768); an answer past it fails.
+    pub request_result_rows_max: usize,
 }
 
 /// The file as written. Unknown keys are errors (a typo must not be ignored).
@@ -194,6 +203,10 @@ struct FileConfig {
     rwuser: Option<Vec<UserAccessEntry>>,
     metrics_listen: Option<String>,
     metrics_max_connections: Option<u32>,
+    metrics_max_connections_per_client: Option<u32>,
+    metrics_max_renders: Option<u32>,
+    metrics_render_queue: Option<u32>,
+    metrics_stall_timeout: Option<f64>,
     metrics_families: Option<Vec<String>>,
     node_name_map: Option<PathBuf>,
     umad: Option<crate::umad_config::UmadSection>,
@@ -205,8 +218,10 @@ struct FileConfig {
     opensm_conf: Option<PathBuf>,
     opensm: Option<OpenSmSection>,
     port_writes: Option<bool>,
+    admin_writable_below_authpriv: Option<bool>,
     request_session_timeout: Option<f64>,
     request_sessions_max: Option<u32>,
+    request_result_rows_max: Option<u32>,
 }
 
 /// `[[view]]`: snmpd's `view NAME included|excluded OID [MASK]`.
@@ -725,6 +740,7 @@ fn merge(mut file: FileConfig, origin: &str, args: &RunArgs) -> Result<Settings,
     let monitor_lines = std::mem::take(&mut file.monitor_lines);
     let in_file =
         |key: &str, msg: String| ConfigError(format!("{}: {msg}", place(origin, &lines, key)));
+    let metrics_limits = metrics_limits(&file, &in_file)?;
     let mut notify = notify::settings(
         notify::FileKeys {
             trapsink: file.trapsink.take(),
@@ -943,6 +959,7 @@ fn merge(mut file: FileConfig, origin: &str, args: &RunArgs) -> Result<Settings,
             .or_else(|| opensm.as_ref().map(|o| o.conf.clone())),
         opensm,
         port_writes: file.port_writes.unwrap_or(false),
+        admin_writable_below_authpriv: file.admin_writable_below_authpriv.unwrap_or(false),
         request_session_timeout: match file.request_session_timeout {
             Some(secs) => seconds(secs).map_err(|m| in_file("request_session_timeout", m))?,
             None => mibs::ib_sm_req::DEFAULT_SESSION_TIMEOUT,
@@ -952,6 +969,12 @@ fn merge(mut file: FileConfig, origin: &str, args: &RunArgs) -> Result<Settings,
             Some(n) => n as usize,
             None => mibs::ib_sm_req::DEFAULT_SESSIONS_MAX,
         },
+        request_result_rows_max: at_least_one(
+            "request_result_rows_max",
+            file.request_result_rows_max,
+            mibs::ib_sm_req::MAX_RESULT_ROWS,
+            &in_file,
+        )?,
         listen,
         source,
         communities,
@@ -988,16 +1011,7 @@ fn merge(mut file: FileConfig, origin: &str, args: &RunArgs) -> Result<Settings,
         },
         warnings: Vec::new(),
         metrics_listen,
-        metrics_max_connections: match file.metrics_max_connections {
-            Some(0) => {
-                return Err(in_file(
-                    "metrics_max_connections",
-                    "must be at least 1".into(),
-                ))
-            }
-            Some(n) => n as usize,
-            None => crate::metrics::DEFAULT_MAX_CONNECTIONS,
-        },
+        metrics_limits,
         metrics_families,
         node_name_map,
         umad,
@@ -1205,6 +1219,56 @@ pub fn agent_communities(list: &[Community]) -> Vec<snmp::agent::Community> {
             sources: c.source.into_iter().collect(),
         })
         .collect()
+}
+
+/// A count key that must be at least 1 (`default` when absent).
+fn at_least_one(
+    key: &str,
+    v: Option<u32>,
+    default: usize,
+    in_file: &dyn Fn(&str, String) -> ConfigError,
+) -> Result<usize, ConfigError> {
+    match v {
+        Some(0) => Err(in_file(key, "must be at least 1".into())),
+        Some(n) => Ok(n as usize),
+        None => Ok(default),
+    }
+}
+
+/// The /metrics endpoint's limits from the file (each at least 1; the
+/// queue may be 0: no waiting, 503 at once).
+fn metrics_limits(
+    file: &FileConfig,
+    in_file: &dyn Fn(&str, String) -> ConfigError,
+) -> Result<crate::metrics::Limits, ConfigError> {
+    let d = crate::metrics::Limits::default();
+    let at_least_one =
+        |key: &str, v: Option<u32>, default: usize| at_least_one(key, v, default, in_file);
+    Ok(crate::metrics::Limits {
+        max_connections: at_least_one(
+            "metrics_max_connections",
+            file.metrics_max_connections,
+            d.max_connections,
+        )?,
+        max_per_client: at_least_one(
+            "metrics_max_connections_per_client",
+            file.metrics_max_connections_per_client,
+            d.max_per_client,
+        )?,
+        max_renders: at_least_one(
+            "metrics_max_renders",
+            file.metrics_max_renders,
+            d.max_renders,
+        )?,
+        render_queue: file
+            .metrics_render_queue
+            .map_or(d.render_queue, |n| n as usize),
+        queue_wait: d.queue_wait,
+        stall_timeout: match file.metrics_stall_timeout {
+            Some(secs) => seconds(secs).map_err(|m| in_file("metrics_stall_timeout", m))?,
+            None => d.stall_timeout,
+        },
+    })
 }
 
 #[cfg(test)]
@@ -1431,11 +1495,45 @@ source = "127.0.0.1"
         let s = merge(f, "c.toml", &args()).unwrap();
         assert_eq!(s.request_session_timeout, Duration::from_millis(2500));
         assert_eq!(s.request_sessions_max, 3);
-        for bad in ["request_session_timeout = 0", "request_sessions_max = 0"] {
+        for bad in [
+            "request_session_timeout = 0",
+            "request_sessions_max = 0",
+            "request_result_rows_max = 0",
+            "metrics_max_renders = 0",
+            "metrics_max_connections_per_client = 0",
+            "metrics_stall_timeout = 0",
+        ] {
             let f = parse_file(bad, "c.toml").unwrap();
             let e = merge(f, "c.toml", &args()).unwrap_err().to_string();
             assert!(e.contains(bad.split(' ').next().unwrap()), "{e}");
         }
+    }
+
+    #[test]
+    fn security_round_3_keys() {
+        let s = merge(parse_file("", "c.toml").unwrap(), "c.toml", &args()).unwrap();
+        assert!(!s.admin_writable_below_authpriv);
+        assert_eq!(s.metrics_limits, crate::metrics::Limits::default());
+        assert_eq!(s.request_result_rows_max, mibs::ib_sm_req::MAX_RESULT_ROWS);
+        let f = parse_file(
+            "admin_writable_below_authpriv = true
+metrics_max_renders = 3
+\
+             metrics_render_queue = 0
+metrics_stall_timeout = 2.5
+\
+             metrics_max_connections_per_client = 4
+request_result_rows_max = 10
+",
+            "c.toml",
+        )
+        .unwrap();
+        let s = merge(f, "c.toml", &args()).unwrap();
+        assert!(s.admin_writable_below_authpriv);
+        let l = &s.metrics_limits;
+        assert_eq!((l.max_renders, l.render_queue, l.max_per_client), (3, 0, 4));
+        assert_eq!(l.stall_timeout, Duration::from_millis(2500));
+        assert_eq!(s.request_result_rows_max, 10);
     }
 
     #[test]

@@ -132,6 +132,20 @@ impl Inner {
         // could not parse at start) stays as it was.
         let mut new_kv = old_kv.clone();
         if let Some(i) = first_local {
+            // A module whose part could not be read is kept as the file has
+            // it: a Set of it could not be persisted, so it changes nothing.
+            if let Some(module) = new.modules.changed_unreadable(&old.modules) {
+                let reason = format!(
+                    "the {module} part of {} could not be read at start: read-only until repaired",
+                    self.store.path().display()
+                );
+                error!(%reason, "Set refused");
+                return Err(ApplyError {
+                    index: i,
+                    kind: ApplyErrorKind::CommitFailed,
+                    reason,
+                });
+            }
             new.modules
                 .persist_into(&mut new_kv)
                 .map_err(|reason| ApplyError {

@@ -1,5 +1,6 @@
 //! The agent: settings in, sockets served until SIGTERM/SIGINT.
 
+use std::path::Path;
 use std::sync::Arc;
 
 use anyhow::{Context, Result};
@@ -29,8 +30,18 @@ fn sys_descr(source: &str) -> String {
     )
 }
 
+/// The parts of the state file that grant access: one that cannot be read
+/// stops the agent (security state never fails open: an exclusion added
+/// over SNMP must not vanish with it).
+const SECURITY_PARTS: [&str; 2] = [
+    <mibs::snmp_usm::UsmState as mibs::state::PersistedState>::MODULE,
+    <mibs::snmp_vacm::VacmState as mibs::state::PersistedState>::MODULE,
+];
+
 /// The initial agent state: defaults from settings, then what was persisted.
-fn initial_state(settings: &Settings, stored: &Persisted) -> SystemState {
+/// Another part that cannot be read keeps its defaults in memory and its
+/// text in the file, and refuses Sets (commitFailed) until repaired.
+fn initial_state(settings: &Settings, stored: &Persisted, file: &Path) -> Result<SystemState> {
     let mut st = SystemState::new(
         sys_descr(&settings.source),
         Oid::from_slice(mibs::snmpv2::IBSNMPD_OBJECT_ID),
@@ -40,16 +51,30 @@ fn initial_state(settings: &Settings, stored: &Persisted) -> SystemState {
     st.location = settings.sys_location.clone();
     st.enable_authen_traps = settings.notify.auth_traps;
     st.secrets = settings.secrets;
-    st.requests = Arc::new(mibs::ib_sm_req::Sessions::new(
-        settings.request_session_timeout,
-        settings.request_sessions_max,
-    ));
+    st.requests = Arc::new(
+        mibs::ib_sm_req::Sessions::new(
+            settings.request_session_timeout,
+            settings.request_sessions_max,
+        )
+        .with_max_result_rows(settings.request_result_rows_max),
+    );
     st.monitors = Arc::new(mibs::disman_event::Monitors::new(settings.monitors.clone()));
     for problem in st.restore(stored) {
-        warn!(%problem, "ignoring a stored value that cannot be read (its default stays)");
+        if SECURITY_PARTS.contains(&problem.module.as_str()) {
+            anyhow::bail!(
+                "{}: the {} part cannot be read ({}); the agent does not start \
+                 without its users and access rules: repair that part, or \
+                 remove it to start from the configuration alone",
+                file.display(),
+                problem.module,
+                problem.error
+            );
+        }
+        warn!(file = %file.display(), part = %problem.module, error = %problem.error,
+              "a part of the state file cannot be read: its defaults are in force, the part is kept as it is in the file and its Sets fail until it is repaired");
     }
     crate::targets::show_configured(&mut st, &settings.notify.sinks);
-    st
+    Ok(st)
 }
 
 /// The state directory. An agent with no write community never persists, so
@@ -110,7 +135,7 @@ pub fn run(
     if !stored.is_empty() {
         info!(path = %store.path().display(), modules = stored.len(), "loaded persisted state");
     }
-    let mut system = initial_state(&settings, &stored);
+    let mut system = initial_state(&settings, &stored, store.path())?;
     for w in &settings.warnings {
         warn!("{w}");
     }
@@ -159,6 +184,13 @@ pub fn run(
             .chain(crate::targets::hidden_subtrees())
             .collect(),
     );
+    // The tables that grant access: written only at authPriv (notWritable
+    // below, on every transport) unless the configuration opens them.
+    if settings.admin_writable_below_authpriv {
+        warn!("admin_writable_below_authpriv: users, access and targets writable below authPriv");
+    } else {
+        dispatcher.set_admin_subtrees(admin_subtrees());
+    }
     let mut or_entries = Vec::new();
     let mut agentx_modules = Vec::new();
     for m in mibs::modules() {
@@ -331,7 +363,7 @@ pub fn run(
             started: std::time::Instant::now(),
             families: settings.metrics_families,
         };
-        if let Err(e) = start_metrics(&runtime, addr, sources, settings.metrics_max_connections) {
+        if let Err(e) = start_metrics(&runtime, addr, sources, settings.metrics_limits.clone()) {
             fabric.stop();
             return Err(e);
         }
@@ -468,7 +500,7 @@ fn start_metrics(
     runtime: &tokio::runtime::Runtime,
     addr: std::net::SocketAddr,
     sources: crate::metrics::Sources,
-    max_connections: usize,
+    limits: crate::metrics::Limits,
 ) -> Result<()> {
     let std_listener = std::net::TcpListener::bind(addr)
         .with_context(|| format!("cannot bind metrics TCP {addr}"))?;
@@ -476,7 +508,7 @@ fn start_metrics(
     let local = std_listener.local_addr()?;
     let _rt = runtime.enter();
     let listener = tokio::net::TcpListener::from_std(std_listener)?;
-    runtime.spawn(crate::metrics::serve(listener, sources, max_connections));
+    runtime.spawn(crate::metrics::serve(listener, sources, limits));
     info!(addr = %local, "metrics endpoint listening (GET /metrics)");
     Ok(())
 }
@@ -489,4 +521,20 @@ async fn shutdown_signal() -> Result<&'static str> {
         _ = term.recv() => "SIGTERM",
         _ = int.recv() => "SIGINT",
     })
+}
+
+/// SNMP-USER-BASED-SM-MIB, SNMP-VIEW-BASED-ACM-MIB, SNMP-TARGET-MIB and
+/// SNMP-NOTIFICATION-MIB: whoever writes them decides who reads what and
+/// where notifications (and their communities) go.
+fn admin_subtrees() -> Vec<Oid> {
+    use mibs::oids::*;
+    [
+        snmp_user_based_sm_mib::SNMP_USM_MIB,
+        snmp_view_based_acm_mib::SNMP_VACM_MIB,
+        snmp_target_mib::SNMP_TARGET_MIB,
+        snmp_notification_mib::SNMP_NOTIFICATION_MIB,
+    ]
+    .iter()
+    .map(|o| Oid::from_slice(o))
+    .collect()
 }

@@ -13,6 +13,7 @@
 
 mod agent;
 pub mod fabric;
+mod limits;
 
 use std::convert::Infallible;
 use std::fmt::Write as _;
@@ -33,6 +34,8 @@ use snmp::agent::SnmpStats;
 use tracing::{debug, warn};
 
 pub use fabric::{Families, Group};
+pub use limits::Limits;
+use limits::{ClientSlots, Stalling};
 
 /// The agent's own counters that live outside the snapshot and SnmpStats.
 #[derive(Debug, Default)]
@@ -75,16 +78,31 @@ struct Endpoint {
     sources: Sources,
     /// Made once per snapshot, shared by its scrapes; one maker at a time.
     rows: tokio::sync::Mutex<Option<Arc<fabric::Rows>>>,
+    /// Scrapes rendering at once: each holds one until its body is sent
+    /// (or its connection ends), so rendering and gzip never take more
+    /// than this many cores from SNMP.
+    renders: Arc<tokio::sync::Semaphore>,
+    /// Scrapes waiting for a render slot now.
+    waiting: std::sync::atomic::AtomicUsize,
+    limits: Limits,
 }
 
-/// Serves /metrics on `listener` until the runtime stops, at most
-/// `max_connections` connections at once (more are closed as they come).
-pub async fn serve(listener: tokio::net::TcpListener, sources: Sources, max_connections: usize) {
+/// Serves /metrics on `listener` until the runtime stops, within `limits`:
+/// connections in all and per client address (more are closed as they
+/// come), scrapes rendering at once (the rest wait in a short queue, or get
+/// 503 with Retry-After), connections that stall (a slow reader, an idle
+/// keep-alive) closed.
+pub async fn serve(listener: tokio::net::TcpListener, sources: Sources, limits: Limits) {
+    let max_connections = limits.max_connections;
     let endpoint = Arc::new(Endpoint {
         sources,
         rows: tokio::sync::Mutex::new(None),
+        renders: Arc::new(tokio::sync::Semaphore::new(limits.max_renders.max(1))),
+        waiting: std::sync::atomic::AtomicUsize::new(0),
+        limits: limits.clone(),
     });
     let slots = Arc::new(tokio::sync::Semaphore::new(max_connections.max(1)));
+    let clients = ClientSlots::new(limits.max_per_client);
     let mut refused = 0u64;
     loop {
         let (stream, peer) = match listener.accept().await {
@@ -105,6 +123,15 @@ pub async fn serve(listener: tokio::net::TcpListener, sources: Sources, max_conn
             drop(stream);
             continue;
         };
+        let Some(client) = clients.take(peer.ip()) else {
+            refused += 1;
+            if refused.is_power_of_two() {
+                warn!(%peer, refused, limit = limits.max_per_client, "metrics: per-client connection limit reached; closing new connections");
+            }
+            drop(stream);
+            continue;
+        };
+        let stall = limits.stall_timeout;
         let endpoint = Arc::clone(&endpoint);
         tokio::spawn(async move {
             let svc = service_fn(move |req: Request<Incoming>| {
@@ -114,12 +141,13 @@ pub async fn serve(listener: tokio::net::TcpListener, sources: Sources, max_conn
             let conn = http1::Builder::new()
                 .timer(hyper_util::rt::TokioTimer::new())
                 .header_read_timeout(HEADER_TIMEOUT)
-                .serve_connection(TokioIo::new(stream), svc);
+                .serve_connection(TokioIo::new(Stalling::new(stream, stall)), svc);
             match tokio::time::timeout(CONNECTION_LIFETIME, conn).await {
                 Ok(Err(e)) => debug!(%peer, error = %e, "metrics: connection ended"),
                 Err(_) => debug!(%peer, "metrics: connection closed after its lifetime"),
                 Ok(Ok(())) => {}
             }
+            drop(client);
             drop(slot);
         });
     }
@@ -132,6 +160,8 @@ struct Work {
     agent: String,
     gzip: Option<flate2::write::GzEncoder<Vec<u8>>>,
     finished: bool,
+    /// The render slot, given back when the body is sent or dropped.
+    _render: tokio::sync::OwnedSemaphorePermit,
 }
 
 impl Work {
@@ -261,6 +291,38 @@ async fn rows_of(e: &Endpoint, published: &Arc<mibs::Published>) -> Arc<fabric::
     rows
 }
 
+/// A render slot: at once, or after a wait in the queue (if it has room)
+/// of at most the queue wait; None: busy.
+async fn render_slot(e: &Endpoint) -> Option<tokio::sync::OwnedSemaphorePermit> {
+    use std::sync::atomic::Ordering::Relaxed;
+    if let Ok(p) = Arc::clone(&e.renders).try_acquire_owned() {
+        return Some(p);
+    }
+    if e.waiting.fetch_add(1, Relaxed) >= e.limits.render_queue {
+        e.waiting.fetch_sub(1, Relaxed);
+        return None;
+    }
+    let got =
+        tokio::time::timeout(e.limits.queue_wait, Arc::clone(&e.renders).acquire_owned()).await;
+    e.waiting.fetch_sub(1, Relaxed);
+    got.ok().and_then(Result::ok)
+}
+
+/// 503 with Retry-After: every render slot busy and the queue full (or
+/// its wait over).
+fn busy(limits: &Limits) -> Response<Body> {
+    debug!("metrics: render slots busy; 503");
+    let mut r = Response::new(Body::Fixed(Some(Bytes::from_static(
+        b"busy: too many scrapes at once; retry later\n",
+    ))));
+    *r.status_mut() = StatusCode::SERVICE_UNAVAILABLE;
+    let secs = limits.queue_wait.as_secs().max(1).to_string();
+    if let Ok(v) = hyper::header::HeaderValue::from_str(&secs) {
+        r.headers_mut().insert(hyper::header::RETRY_AFTER, v);
+    }
+    r
+}
+
 async fn respond(req: &Request<Incoming>, e: &Arc<Endpoint>) -> Response<Body> {
     let text = |status: StatusCode, body: &'static str| {
         let mut r = Response::new(Body::Fixed(Some(Bytes::from_static(body.as_bytes()))));
@@ -280,6 +342,9 @@ async fn respond(req: &Request<Incoming>, e: &Arc<Endpoint>) -> Response<Body> {
                 ),
             };
             let gz = accepts_gzip(req);
+            let Some(render) = render_slot(e).await else {
+                return busy(&e.limits);
+            };
             let published = (e.sources.published)();
             let rows = rows_of(e, &published).await;
             // The agent's own figures change by the scrape: taken now, sent last.
@@ -295,6 +360,7 @@ async fn respond(req: &Request<Incoming>, e: &Arc<Endpoint>) -> Response<Body> {
                     )
                 }),
                 finished: false,
+                _render: render,
             };
             let mut r = Response::new(Body::Ready(Box::new(work)));
             let h = r.headers_mut();

@@ -265,7 +265,7 @@ impl Traps {
         // notifications out of the queue; storm control limits the rest.
         let started = std::time::Instant::now();
         let next = Arc::new(AtomicU64::new(0));
-        Arc::new(move |_| {
+        Arc::new(move |failure| {
             if !mibs::snmpv2::authen_traps_enabled(&system.load()) {
                 return;
             }
@@ -282,7 +282,7 @@ impl Traps {
                     )
                     .is_ok()
             {
-                n.notify(notif::authentication_failure());
+                n.notify(notif::authentication_failure(failure.source.ip()));
             }
         })
     }

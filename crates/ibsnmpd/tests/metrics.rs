@@ -506,26 +506,12 @@ fn a_metrics_flood_never_starves_snmp() {
 #[test]
 fn chosen_families_stream_whole_over_many_chunks() {
     let dir = tempfile::tempdir().unwrap();
-    let source = common::fat_tree(dir.path(), 512, 32);
-    let conf = dir.path().join("ibsnmpd.toml");
-    std::fs::write(
-        &conf,
+    let (mut agent, url) = fat_tree_agent(
+        dir.path(),
+        512,
+        32,
         "metrics_families = [\"errors\", \"detail\", \"vl\"]\n",
-    )
-    .unwrap();
-    let addr = format!("127.0.0.1:{}", free_port("127.0.0.1"));
-    let url = format!("http://{addr}/metrics");
-    let conf = conf.display().to_string();
-    let mut agent = common::Agent::start(&[
-        "--source",
-        &source,
-        "--config",
-        &conf,
-        "--metrics",
-        &addr,
-        "--sweep-interval",
-        "3600",
-    ]);
+    );
     let plain = curl(&url);
     promtool_check(&plain);
     assert!(
@@ -581,5 +567,132 @@ fn chosen_families_stream_whole_over_many_chunks() {
     assert_eq!(families.len(), 2 * 3 + 1, "{families:?}");
     let (code, _) = curl_status(&format!("{url}?collect[]=bogus"), &["-g", "--fail"]);
     assert_eq!(code, Some(22), "400 for an unknown group");
+    assert!(agent.terminate().success(), "{}", agent.log_text());
+}
+
+/// An agent serving a generated fat tree (`hosts`, `radix`) with
+/// `config` and /metrics on, no sweep after the first; its /metrics URL.
+fn fat_tree_agent(
+    dir: &std::path::Path,
+    hosts: u32,
+    radix: u32,
+    config: &str,
+) -> (common::Agent, String) {
+    let source = common::fat_tree(dir, hosts, radix);
+    let conf = dir.join("ibsnmpd.toml");
+    std::fs::write(&conf, config).unwrap();
+    let addr = format!("127.0.0.1:{}", free_port("127.0.0.1"));
+    let conf = conf.display().to_string();
+    let agent = common::Agent::start(&[
+        "--source",
+        &source,
+        "--config",
+        &conf,
+        "--metrics",
+        &addr,
+        "--sweep-interval",
+        "3600",
+    ]);
+    (agent, format!("http://{addr}/metrics"))
+}
+
+/// The status line and headers of `url` (curl -D), lower-cased.
+fn curl_head(url: &str) -> String {
+    let o = Command::new("curl")
+        .args(["-sS", "--max-time", "10", "-D", "-", "-o", "/dev/null", url])
+        .output()
+        .unwrap();
+    String::from_utf8_lossy(&o.stdout).to_lowercase()
+}
+
+/// Whether the server ends `s` (EOF or reset) within a minute, reading
+/// (and dropping) whatever it still sends.
+fn closed_by_server(s: &mut std::net::TcpStream) -> bool {
+    use std::io::Read as _;
+    s.set_read_timeout(Some(Duration::from_secs(60))).unwrap();
+    let mut buf = vec![0u8; 1 << 16];
+    loop {
+        match s.read(&mut buf) {
+            Ok(0) => return true,
+            Ok(_) => continue,
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                ) =>
+            {
+                return false
+            }
+            Err(_) => return true,
+        }
+    }
+}
+
+/// Issue 36.5: the endpoint is fair. With one render slot and no queue, a
+/// client that asks and never reads holds the slot until its connection
+/// stalls out; meanwhile another scrape gets 503 with Retry-After, after
+/// it a scrape works again; a client address holds at most its share of
+/// connections (one more is closed at once), and idle connections are
+/// closed once they stall.
+#[test]
+fn render_slots_stalled_readers_and_per_client_connections_are_capped() {
+    use std::io::Write as _;
+    let dir = tempfile::tempdir().unwrap();
+    // A body much larger than the socket buffers (tens of MB).
+    let (mut agent, url) = fat_tree_agent(
+        dir.path(),
+        2048,
+        64,
+        "metrics_max_renders = 1\nmetrics_render_queue = 0\nmetrics_stall_timeout = 2\n\
+         metrics_max_connections_per_client = 3\n",
+    );
+    let addr = url
+        .trim_start_matches("http://")
+        .trim_end_matches("/metrics")
+        .to_string();
+    // The slow reader takes the only render slot.
+    let mut slow = std::net::TcpStream::connect(&addr).unwrap();
+    slow.write_all(b"GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n")
+        .unwrap();
+    let mut head = String::new();
+    for _ in 0..100 {
+        head = curl_head(&url);
+        if head.starts_with("http/1.1 503") {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert!(head.starts_with("http/1.1 503"), "{head}");
+    assert!(head.contains("retry-after: 5"), "{head}");
+    // SNMP answers meanwhile.
+    agent.get(&[".1.3.6.1.2.1.1.3.0"]);
+    // The slow reader stalls out and gives the slot back.
+    let mut ok = false;
+    for _ in 0..300 {
+        if curl_head(&url).starts_with("http/1.1 200") {
+            ok = true;
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    assert!(ok, "the render slot never came back:\n{}", agent.log_text());
+    assert!(
+        closed_by_server(&mut slow),
+        "the stalled reader is still open"
+    );
+
+    // Three idle connections from one address; the fourth is closed at once.
+    let mut idle: Vec<_> = (0..3)
+        .map(|_| std::net::TcpStream::connect(&addr).unwrap())
+        .collect();
+    std::thread::sleep(Duration::from_millis(300));
+    let mut fourth = std::net::TcpStream::connect(&addr).unwrap();
+    let _ = fourth.write_all(b"GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n");
+    assert!(closed_by_server(&mut fourth));
+    // Idle ones are closed once they stall.
+    for s in &mut idle {
+        assert!(closed_by_server(s), "an idle connection is still open");
+    }
+    assert!(curl_head(&url).starts_with("http/1.1 200"));
     assert!(agent.terminate().success(), "{}", agent.log_text());
 }

@@ -387,6 +387,40 @@ fn sim_multipath_gives_the_path_of_every_pair() {
     assert!(e.contains("inconsistentValue"), "{e}");
 }
 
+/// Issue 36.6: result rows are capped in total, not only sessions. With
+/// `request_result_rows_max = 6`, a second 2x2 multipath session (4 more
+/// rows) goes notInService with no results; once the first is destroyed it
+/// is answered when activated again.
+#[test]
+fn result_rows_are_capped_across_sessions() {
+    let (agent, _d) = sim_agent("request_result_rows_max = 6\n");
+    let t = &agent.target;
+    let cas = ca_ports(&sim_snapshot());
+    let gid = |g: u64| {
+        let mut b = 0xfe80_0000_0000_0000u64.to_be_bytes().to_vec();
+        b.extend(g.to_be_bytes());
+        b
+    };
+    let sg: Vec<Vec<u8>> = cas[..2].iter().map(|c| gid(c.1)).collect();
+    let dg: Vec<Vec<u8>> = cas[cas.len() - 2..].iter().map(|c| gid(c.1)).collect();
+    let request = multipath_request(&sg, &dg, &[]);
+    set(t, 400, &borrow(&request)).unwrap();
+    wait_for("the first session's results", || {
+        !results(t, MULTI_RESULT, 400).is_empty()
+    });
+    set(t, 401, &borrow(&request)).unwrap();
+    let status = |session| get(t, &format!("{MULTI_REQ}RowStatus"), session);
+    wait_for("the second session refused", || status(401) == "2");
+    assert!(results(t, MULTI_RESULT, 401).is_empty());
+    assert!(agent.log_text().contains("all sessions may hold"));
+    // Room made: the second is answered when activated again.
+    set(t, 400, &[(&format!("{MULTI_REQ}RowStatus"), "i", "6")]).unwrap();
+    set(t, 401, &[(&format!("{MULTI_REQ}RowStatus"), "i", "1")]).unwrap();
+    wait_for("the second session's results", || {
+        !results(t, MULTI_RESULT, 401).is_empty()
+    });
+}
+
 #[test]
 fn rowstatus_conformance() {
     let (agent, _d) = sim_agent("request_session_timeout = 2\nrequest_sessions_max = 3\n");

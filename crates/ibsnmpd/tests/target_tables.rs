@@ -48,25 +48,42 @@ fn t_address(port: u16) -> String {
     format!("7F000001{port:04X}")
 }
 
-/// The agent with `config` (mode 0600: it may hold passwords) and its state
-/// in `dir`.
+/// The writer of the tables: an authPriv user (the administrative MIBs are
+/// writable only at authPriv, docs/snmpv3.md).
+const TABLES_ADMIN: &str = "\n[[user]]\nname = \"tables\"\nauth = \"SHA\"\n\
+     auth_pass = \"tables-auth-1\"\npriv = \"AES\"\npriv_pass = \"tables-priv-1\"\n\
+     [[rwuser]]\nuser = \"tables\"\nlevel = \"priv\"\n";
+fn as_tables_admin() -> Vec<&'static str> {
+    common::usm_args("tables", "tables-auth-1", Some("tables-priv-1"))
+}
+
+/// The agent with `config` plus [`TABLES_ADMIN`] (mode 0600: it holds
+/// passwords) and its state in `dir`.
 fn agent_in(dir: &Path, config: &str) -> Agent {
     use std::os::unix::fs::PermissionsExt;
     let conf = dir.join("ibsnmpd.toml");
-    std::fs::write(&conf, config).unwrap();
+    std::fs::write(&conf, format!("{config}{TABLES_ADMIN}")).unwrap();
     std::fs::set_permissions(&conf, std::fs::Permissions::from_mode(0o600)).unwrap();
     Agent::start_in(dir, &["--config", conf.to_str().unwrap()])
 }
 
-/// One snmpset PDU as the rw community, asserted to succeed.
+/// One snmpset PDU as [`TABLES_ADMIN`], asserted to succeed.
 fn set(agent: &Agent, varbinds: &[String]) -> String {
     let v: Vec<&str> = varbinds.iter().map(String::as_str).collect();
-    agent.ok("snmpset", "2c", "private", &[], &v)
+    let out = agent.tool("snmpset", &as_tables_admin(), &v);
+    assert!(
+        out.status.success(),
+        "snmpset {v:?}: {}\n{}",
+        common::text(&out),
+        agent.log_text()
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
-/// One snmpset PDU expected to fail; returns what snmpset said.
+/// One snmpset PDU as [`TABLES_ADMIN`] expected to fail; returns what
+/// snmpset said.
 fn set_fails(agent: &Agent, varbinds: &[String]) -> String {
-    let mut args = vec!["-v2c", "-c", "private", "-On", "-t", "2", "-r", "1"];
+    let mut args = as_tables_admin();
     args.push(&agent.target);
     args.extend(varbinds.iter().map(String::as_str));
     let out = common::snmp("snmpset", &args);
@@ -310,39 +327,12 @@ fn v3_and_inform_targets_and_the_configured_sinks_as_permanent_rows() {
     let config = format!(
         "engine_id = \"{engine}\"\nauthtrapenable = 1\ntrap2sink = [\"{}\"]\n\
          [[user]]\nname = \"trapops\"\nauth = \"SHA-256\"\nauth_pass = \"authpass-1\"\n\
-         priv = \"AES\"\npriv_pass = \"privpass-1\"\n\
-         [[user]]\nname = \"admin\"\nauth = \"SHA\"\nauth_pass = \"adminpass-1\"\n\
-         [[rwuser]]\nuser = \"admin\"\nlevel = \"auth\"\n",
+         priv = \"AES\"\npriv_pass = \"privpass-1\"\n",
         sink.addr()
     );
     let agent = agent_in(dir.path(), &config);
     let v3set = |varbinds: Vec<String>| {
-        let mut args = vec![
-            "-v3",
-            "-u",
-            "admin",
-            "-l",
-            "authNoPriv",
-            "-a",
-            "SHA",
-            "-A",
-            "adminpass-1",
-            "-On",
-            "-t",
-            "2",
-            "-r",
-            "1",
-        ];
-        let v = split(varbinds);
-        args.push(&agent.target);
-        args.extend(v.iter().map(String::as_str));
-        let out = common::snmp("snmpset", &args);
-        assert!(
-            out.status.success(),
-            "{}\n{}",
-            String::from_utf8_lossy(&out.stderr),
-            agent.log_text()
-        );
+        set(&agent, &split(varbinds));
     };
     let mut rows = params_row("p-v3", 3, 3, "trapops", 3);
     rows.extend(params_row("p-inform", 1, 2, "public", 1));

@@ -19,6 +19,7 @@ use std::time::Instant;
 
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
+use snmp::dispatch::Clearance;
 use snmp::mib::{Access, MibObject, SetError, SetItem};
 use snmp::oid::Oid;
 use snmp::rowstatus::{ColumnSet, Row, RowChange, RowRules, RowStatus, RowTable};
@@ -115,6 +116,15 @@ pub trait AdminRow:
     fn writable_when_active(&self, column: u32) -> bool {
         let _ = column;
         true
+    }
+
+    /// Whether a Set of `column` to `value` on this row (None: a row not yet
+    /// there) needs authPriv, whatever the tables' write rule: a change
+    /// that would send a hidden value (a community) where the writer says.
+    /// Such Sets answer notWritable below authPriv.
+    fn needs_clearance(row: Option<&Self>, view: &View, column: u32, value: &Value) -> bool {
+        let _ = (row, view, column, value);
+        false
     }
 }
 
@@ -423,6 +433,16 @@ impl<R: AdminRow> MibObject<View, Change> for AdminTable<R> {
                 Some(a) if a.writable() => {}
                 Some(_) => return Err(refuse(SetError::NotWritable)),
                 None => return Err(refuse(SetError::NoCreation)),
+            }
+            if s.clearance != Clearance::Secret
+                && R::needs_clearance(
+                    rows.get(index).map(|r| &r.data.data),
+                    view,
+                    *column,
+                    s.value,
+                )
+            {
+                return Err(refuse(SetError::NotWritable));
             }
             let mut col_oid = self.root.as_slice().to_vec();
             col_oid.push(*column);

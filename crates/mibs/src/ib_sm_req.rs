@@ -79,6 +79,12 @@ fn objects() -> Vec<crate::Object> {
 pub const DEFAULT_SESSION_TIMEOUT: Duration = Duration::from_secs(300);
 /// Default most live sessions per table (`request_sessions_max`).
 pub const DEFAULT_SESSIONS_MAX: usize = 256;
+/// Result rows all sessions of the three tables hold together (each row is
+/// a few hundred octets of values): a request whose answer would pass it
+/// fails (notInService, logged), so memory is bounded by rows, not only by
+/// sessions (256 sessions of 32x32 GIDs would hold 262,144 rows).
+/// The default of [`Sessions::with_max_result_rows`] (`request_result_rows_max`).
+pub const MAX_RESULT_ROWS: usize = 32_768;
 
 /// Column numbers the request tables share (the same in each).
 const STATUS: u32 = last(o::IB_SM_PATH_REQ_ROW_STATUS);

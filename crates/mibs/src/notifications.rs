@@ -466,10 +466,12 @@ pub fn warm_start() -> Notification {
     Notification::new(snmpv2_mib::WARM_START, Vec::new())
 }
 
-/// authenticationFailure (SNMPv2-MIB), rate-limited as one source.
-pub fn authentication_failure() -> Notification {
+/// authenticationFailure (SNMPv2-MIB) for a request from `from`,
+/// rate-limited per source address: one sender (or one spoofed address)
+/// uses up its own storm-control budget, not everyone's.
+pub fn authentication_failure(from: std::net::IpAddr) -> Notification {
     Notification::new(snmpv2_mib::AUTHENTICATION_FAILURE, Vec::new())
-        .with_source("authenticationFailure")
+        .with_source(format!("authenticationFailure from {from}"))
 }
 
 /// linkUp / linkDown (IF-MIB) with ifIndex, ifAdminStatus, ifOperStatus.

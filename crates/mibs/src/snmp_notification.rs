@@ -375,10 +375,8 @@ pub fn targets(system: &SystemState, configured: bool) -> Vec<Selected> {
                 name,
                 addr: sock,
                 inform,
-                timeout: Duration::from_millis(
-                    u64::try_from(addr.timeout).unwrap_or(0).saturating_mul(10),
-                ),
-                retries: u32::try_from(addr.retry_count).unwrap_or(0),
+                timeout: addr.timeout(),
+                retries: addr.retries(),
                 security,
             },
             filter: filter_of(n, &addr.params),

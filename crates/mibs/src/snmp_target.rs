@@ -187,6 +187,14 @@ pub struct TargetAddr {
     pub params: Vec<u8>,
 }
 
+/// snmpTargetAddrTimeout this agent accepts, centiseconds (1 s to 60 s;
+/// DEFVAL 1500): an inform retried at once is an amplifier. Outside:
+/// wrongValue.
+pub const TIMEOUT_RANGE: std::ops::RangeInclusive<i32> = 100..=6000;
+/// snmpTargetAddrRetryCount this agent accepts (DEFVAL 3, net-snmp's
+/// default too). Outside: wrongValue.
+pub const RETRY_COUNT_RANGE: std::ops::RangeInclusive<i32> = 0..=10;
+
 impl Default for TargetAddr {
     /// The MIB's DEFVALs: 1500 centiseconds, 3 retries, no tags.
     fn default() -> Self {
@@ -205,6 +213,30 @@ impl TargetAddr {
     /// The transport address, when the domain and address agree.
     pub fn socket_addr(&self) -> Option<SocketAddr> {
         socket_addr(&self.t_domain, &self.t_address)
+    }
+
+    /// The inform timeout in force: the row's, within [`TIMEOUT_RANGE`] (a
+    /// row restored from an older state file may be outside).
+    pub fn timeout(&self) -> std::time::Duration {
+        let centis = self
+            .timeout
+            .clamp(*TIMEOUT_RANGE.start(), *TIMEOUT_RANGE.end());
+        std::time::Duration::from_millis(u64::try_from(centis).unwrap_or(0) * 10)
+    }
+
+    /// The inform retries in force, within [`RETRY_COUNT_RANGE`].
+    pub fn retries(&self) -> u32 {
+        let r = (self.retry_count).clamp(*RETRY_COUNT_RANGE.start(), *RETRY_COUNT_RANGE.end());
+        u32::try_from(r).unwrap_or(0)
+    }
+}
+
+/// `v` when inside `range`, else wrongValue.
+fn in_range(v: i32, range: &std::ops::RangeInclusive<i32>) -> Result<i32, SetError> {
+    if range.contains(&v) {
+        Ok(v)
+    } else {
+        Err(SetError::WrongValue)
     }
 }
 
@@ -272,8 +304,10 @@ impl AdminRow for TargetAddr {
                 }
                 self.t_address = a.to_vec();
             }
-            ADDR_TIMEOUT => self.timeout = integer(value)?,
-            ADDR_RETRY_COUNT => self.retry_count = integer(value)?,
+            ADDR_TIMEOUT => self.timeout = in_range(integer(value)?, &TIMEOUT_RANGE)?,
+            ADDR_RETRY_COUNT => {
+                self.retry_count = in_range(integer(value)?, &RETRY_COUNT_RANGE)?;
+            }
             ADDR_TAG_LIST => {
                 let list = octets(value)?;
                 if !valid_tag_list(list) {
@@ -290,6 +324,27 @@ impl AdminRow for TargetAddr {
     /// RFC 3413: TDomain, TAddress and Params set (and agreeing).
     fn ready(&self) -> bool {
         self.socket_addr().is_some() && !self.params.is_empty()
+    }
+
+    /// A target whose params carry a hidden value, or would: pointing it
+    /// elsewhere (or at such params) would send the community where the
+    /// writer says. So would naming params not there yet, which an
+    /// authPriv writer may later fill in.
+    fn needs_clearance(row: Option<&Self>, view: &View, column: u32, value: &Value) -> bool {
+        let params = view.system.modules.get::<TargetState>().map(|t| &t.params);
+        let carries = |name: &[u8]| {
+            let index: Vec<u32> = name.iter().map(|&b| u32::from(b)).collect();
+            params
+                .and_then(|p| p.get(&index))
+                .is_none_or(|r| r.data.storage.fixed() || r.data.data.carries_hidden())
+        };
+        if row.is_some_and(|r| !r.params.is_empty() && carries(&r.params)) {
+            return true;
+        }
+        match (column, value) {
+            (ADDR_PARAMS, Value::OctetString(name)) => carries(name),
+            _ => false,
+        }
     }
 }
 
@@ -324,6 +379,13 @@ const PARAMS_SECURITY_NAME: u32 = last(o::SNMP_TARGET_PARAMS_SECURITY_NAME);
 const PARAMS_SECURITY_LEVEL: u32 = last(o::SNMP_TARGET_PARAMS_SECURITY_LEVEL);
 
 impl TargetParams {
+    /// Whether the row's securityName is a community (SNMPv1/v2c): hidden
+    /// below authPriv.
+    pub fn carries_hidden(&self) -> bool {
+        matches!(self.security_model, Some(SM_V1 | SM_V2C))
+            || matches!(self.mp_model, Some(MP_V1 | MP_V2C))
+    }
+
     /// Whether the message processing and security models go together and
     /// the level is one the model has (SNMPv1/v2c: noAuthNoPriv only).
     fn consistent(&self) -> bool {

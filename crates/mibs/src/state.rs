@@ -78,7 +78,26 @@ impl StateCodec {
 /// Every module's persisted state. Cheap to clone (one `Arc` per module), so
 /// a Set copies it, changes its module's value and publishes the copy.
 #[derive(Clone, Debug, Default)]
-pub struct ModuleStates(BTreeMap<&'static str, Arc<dyn ErasedState>>);
+pub struct ModuleStates(
+    BTreeMap<&'static str, Arc<dyn ErasedState>>,
+    /// Modules whose stored part could not be read: their part of the file
+    /// is kept as it was, never rewritten from what is in memory.
+    Arc<std::collections::BTreeSet<String>>,
+);
+
+/// A part of the state file that could not be read.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Unreadable {
+    /// The module (the part's key).
+    pub module: String,
+    pub error: String,
+}
+
+impl std::fmt::Display for Unreadable {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {}", self.module, self.error)
+    }
+}
 
 impl PartialEq for ModuleStates {
     fn eq(&self, other: &Self) -> bool {
@@ -122,6 +141,9 @@ impl ModuleStates {
     /// as they were.
     pub fn persist_into(&self, kv: &mut Persisted) -> Result<(), String> {
         for (module, v) in &self.0 {
+            if self.1.contains(*module) {
+                continue;
+            }
             if v.is_default() {
                 kv.remove(*module);
             } else {
@@ -132,29 +154,56 @@ impl ModuleStates {
     }
 
     /// The states a state file holds, through the registry's codecs. A
-    /// module's value that does not parse is left at its default and named in
-    /// the returned problems; a module the registry does not know is kept out
-    /// (and named).
-    pub fn restore(p: &Persisted) -> (ModuleStates, Vec<String>) {
+    /// module's value that does not parse is left at its default, named in
+    /// the returned problems, and marked unreadable (its part of the file
+    /// is kept as it was, [`ModuleStates::changed_unreadable`]); a module
+    /// the registry does not know is kept out (and named).
+    pub fn restore(p: &Persisted) -> (ModuleStates, Vec<Unreadable>) {
         let mut states = ModuleStates::default();
         let mut problems = Vec::new();
+        let mut unreadable = std::collections::BTreeSet::new();
         for (name, value) in p {
-            match codecs().find(|c| c.module == name) {
+            let error = match codecs().find(|c| c.module == name) {
                 Some(c) => match (c.from_json)(value.clone()) {
                     Ok(s) => {
                         states.0.insert(c.module, s);
+                        continue;
                     }
-                    Err(e) => problems.push(format!("{name}: {e}")),
+                    Err(e) => e,
                 },
-                None => problems.push(format!("{name}: no such module")),
-            }
+                None => "no such module".to_string(),
+            };
+            unreadable.insert(name.clone());
+            problems.push(Unreadable {
+                module: name.clone(),
+                error,
+            });
         }
+        states.1 = Arc::new(unreadable);
         (states, problems)
+    }
+
+    /// The first module whose stored part could not be read and whose state
+    /// differs from `before`'s: a change that could not be persisted (its
+    /// part is kept as it was), so a Set of it must fail.
+    pub fn changed_unreadable(&self, before: &ModuleStates) -> Option<&str> {
+        self.1.iter().map(String::as_str).find(|m| {
+            let now = self.0.get(*m);
+            let was = before.0.get(*m);
+            match (now, was) {
+                (Some(a), Some(b)) => !a.same_as(b.as_ref()),
+                (None, None) => false,
+                (Some(a), None) | (None, Some(a)) => !a.is_default(),
+            }
+        })
     }
 
     /// The states of a version 1 state file (flat keys).
     pub fn from_v1(kv: &BTreeMap<String, String>) -> ModuleStates {
-        ModuleStates(codecs().map(|c| (c.module, (c.from_v1)(kv))).collect())
+        ModuleStates(
+            codecs().map(|c| (c.module, (c.from_v1)(kv))).collect(),
+            Arc::default(),
+        )
     }
 }
 
@@ -195,6 +244,34 @@ mod tests {
         let (s, problems) = ModuleStates::restore(&p);
         assert_eq!(problems.len(), 2);
         assert!(s.get::<SystemGroup>().is_none());
+    }
+
+    /// An unreadable part is kept as the file had it, whatever happens to
+    /// the module in memory; a change to it is reported.
+    #[test]
+    fn unreadable_parts_are_kept_and_changes_to_them_reported() {
+        let mut p = Persisted::new();
+        let bad = serde_json::json!({"sysContact": 5});
+        p.insert("SNMPv2-MIB".into(), bad.clone());
+        p.insert("IF-MIB".into(), serde_json::json!({"ifAlias": {"3": "a"}}));
+        let (before, problems) = ModuleStates::restore(&p);
+        assert_eq!(problems.len(), 1);
+        assert_eq!(problems[0].module, "SNMPv2-MIB");
+        let mut after = before.clone();
+        after.update::<IfMibState>(|m| {
+            m.if_alias.insert(4, "b".into());
+        });
+        assert_eq!(after.changed_unreadable(&before), None);
+        after.update::<SystemGroup>(|g| g.sys_contact = Some("ops".into()));
+        assert_eq!(after.changed_unreadable(&before), Some("SNMPv2-MIB"));
+        let mut kv = p.clone();
+        after.persist_into(&mut kv).unwrap();
+        assert_eq!(kv["SNMPv2-MIB"], bad, "the unreadable part is kept");
+        assert_eq!(kv["IF-MIB"]["ifAlias"]["4"], "b");
+        // Set back to its default: still kept.
+        let mut kv = p.clone();
+        before.persist_into(&mut kv).unwrap();
+        assert_eq!(kv, p);
     }
 
     #[test]

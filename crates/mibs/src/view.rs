@@ -115,7 +115,7 @@ impl SystemState {
 
     /// Puts back what the state file holds; returns what could not be read
     /// (each such module keeps its defaults).
-    pub fn restore(&mut self, p: &Persisted) -> Vec<String> {
+    pub fn restore(&mut self, p: &Persisted) -> Vec<crate::state::Unreadable> {
         let (modules, problems) = ModuleStates::restore(p);
         self.modules = modules;
         problems

@@ -112,8 +112,10 @@ pub enum Clearance {
 struct Guarded<'a> {
     inner: &'a dyn AccessCheck,
     secrets: &'a [Oid],
-    /// Secret to read only: writable as any other object.
+    /// Secret to read; writable only when cleared (notWritable below).
     hidden: &'a [Oid],
+    /// Readable as any other object; writable only when cleared.
+    admin: &'a [Oid],
     clearance: Clearance,
 }
 
@@ -133,6 +135,18 @@ impl Guarded<'_> {
         self.clearance != Clearance::Secret
             && self.secrets.iter().any(|s| oid.starts_with(s.as_slice()))
     }
+
+    /// Whether `oid` is writable only at authPriv and this request is not:
+    /// the administrative subtrees, and the hidden ones (whoever could
+    /// write a hidden value could also learn whether one exists).
+    fn write_protected(&self, oid: &[u32]) -> bool {
+        self.clearance != Clearance::Secret
+            && self
+                .admin
+                .iter()
+                .chain(self.hidden)
+                .any(|s| oid.starts_with(s.as_slice()))
+    }
 }
 
 impl AccessCheck for Guarded<'_> {
@@ -140,7 +154,7 @@ impl AccessCheck for Guarded<'_> {
         self.secret(oid).is_none() && self.inner.readable(oid)
     }
     fn writable(&self, oid: &[u32]) -> bool {
-        !self.write_secret(oid) && self.inner.writable(oid)
+        !self.write_secret(oid) && !self.write_protected(oid) && self.inner.writable(oid)
     }
     fn resume_after(&self, oid: &[u32]) -> Oid {
         match self.secret(oid) {
@@ -175,9 +189,12 @@ pub struct Dispatcher<V, K> {
     /// request may read or write; the rule lives here so that every
     /// transport passes it.
     secrets: Vec<Oid>,
-    /// Subtrees only a cleared request may read, any request with write
-    /// access may Set ([`Dispatcher::set_hidden_subtrees`]).
+    /// Subtrees only a cleared request may read or Set
+    /// ([`Dispatcher::set_hidden_subtrees`]).
     hidden: Vec<Oid>,
+    /// Subtrees any request may read (as its view allows), only a cleared
+    /// one may Set ([`Dispatcher::set_admin_subtrees`]).
+    admin: Vec<Oid>,
 }
 
 /// Default cap on the varbinds of one GetBulk response (net-snmp's
@@ -203,6 +220,7 @@ impl<V, K> Dispatcher<V, K> {
             max_bulk_varbinds: DEFAULT_MAX_BULK_VARBINDS,
             secrets: Vec::new(),
             hidden: Vec::new(),
+            admin: Vec::new(),
         }
     }
 
@@ -213,11 +231,21 @@ impl<V, K> Dispatcher<V, K> {
         self.secrets = secrets;
     }
 
-    /// Subtrees readable only with [`Clearance::Secret`] but writable by
-    /// any request with write access: values a read-only principal must not
-    /// learn (community strings) that a read-write one may configure.
+    /// Subtrees readable and writable only with [`Clearance::Secret`]:
+    /// values no principal below authPriv may learn (community strings).
+    /// Unlike the secrets, a Set below authPriv answers notWritable, as for
+    /// the administrative subtrees.
     pub fn set_hidden_subtrees(&mut self, hidden: Vec<Oid>) {
         self.hidden = hidden;
+    }
+
+    /// Subtrees writable only with [`Clearance::Secret`], whatever the
+    /// view (the tables that grant access: whoever writes them can grant
+    /// themselves the secrets). A Set below answers notWritable (v1:
+    /// noSuchName), before the view is asked, so the answer says nothing of
+    /// what exists.
+    pub fn set_admin_subtrees(&mut self, admin: Vec<Oid>) {
+        self.admin = admin;
     }
 
     fn guard<'a>(&'a self, inner: &'a dyn AccessCheck, clearance: Clearance) -> Guarded<'a> {
@@ -225,6 +253,7 @@ impl<V, K> Dispatcher<V, K> {
             inner,
             secrets: &self.secrets,
             hidden: &self.hidden,
+            admin: &self.admin,
             clearance,
         }
     }
@@ -396,10 +425,15 @@ impl<V, K> Dispatcher<V, K> {
         {
             return Err((i, SetError::NotWritable));
         }
-        self.check_set_any(view, varbinds)
+        self.check_set_any(view, varbinds, Clearance::Public)
     }
 
-    fn check_set_any(&self, view: &V, varbinds: &[VarBind]) -> Result<Vec<K>, (usize, SetError)> {
+    fn check_set_any(
+        &self,
+        view: &V,
+        varbinds: &[VarBind],
+        clearance: Clearance,
+    ) -> Result<Vec<K>, (usize, SetError)> {
         // Group by owner, owners in order of their first varbind.
         let mut groups: Vec<(usize, Vec<SetItem<'_>>)> = Vec::new();
         for (i, vb) in varbinds.iter().enumerate() {
@@ -409,6 +443,7 @@ impl<V, K> Dispatcher<V, K> {
                 position: i,
                 oid,
                 value: &vb.value,
+                clearance,
             };
             match groups.iter_mut().find(|(o, _)| *o == owner) {
                 Some((_, items)) => items.push(item),
@@ -453,7 +488,7 @@ impl<V, K> Dispatcher<V, K> {
             Pdu::GetRequest(b) => self.get_request(view, version, b, budget, acc),
             Pdu::GetNextRequest(b) => self.get_next_request(view, version, b, budget, acc),
             Pdu::GetBulkRequest(b) => self.get_bulk_request(view, b, budget, acc),
-            Pdu::SetRequest(b) => self.set_request(view, version, b, budget, acc),
+            Pdu::SetRequest(b) => self.set_request(view, version, b, budget, &guarded),
             _ => Outcome::Ignore,
         }
     }
@@ -674,14 +709,20 @@ impl<V, K> Dispatcher<V, K> {
         version: Version,
         req: &PduBody,
         budget: usize,
-        acc: &dyn AccessCheck,
+        acc: &Guarded<'_>,
     ) -> Outcome<K> {
+        // notWritable for the authPriv-only subtrees comes first, whatever
+        // the view: the same answer for every instance, existing or not.
+        if let Some(i) = (req.varbinds.iter()).position(|vb| acc.write_protected(vb.oid.as_slice()))
+        {
+            return error_response(version, req, ErrorStatus::NotWritable, i + 1, budget);
+        }
         for (i, vb) in req.varbinds.iter().enumerate() {
             if !acc.writable(vb.oid.as_slice()) {
                 return error_response(version, req, ErrorStatus::NoAccess, i + 1, budget);
             }
         }
-        let changes = match self.check_set_any(view, &req.varbinds) {
+        let changes = match self.check_set_any(view, &req.varbinds, acc.clearance) {
             Ok(c) => c,
             Err((i, e)) => return error_response(version, req, e.into(), i + 1, budget),
         };
@@ -1212,8 +1253,8 @@ mod tests {
         );
     }
 
-    /// Hidden subtrees: read only with clearance, written by anyone with
-    /// write access.
+    /// Hidden subtrees: read and written only with clearance (notWritable
+    /// below).
     #[test]
     fn hidden_subtrees_are_secret_to_read_only() {
         let mut d = dispatcher();
@@ -1239,7 +1280,56 @@ mod tests {
             1,
             vec![VarBind::new(cell, Value::Integer(7))],
         ));
-        assert!(matches!(run(Clearance::Public, &set), Outcome::Set { .. }));
+        assert_eq!(
+            response(run(Clearance::Public, &set)).error_status,
+            ErrorStatus::NotWritable
+        );
+        assert!(matches!(run(Clearance::Secret, &set), Outcome::Set { .. }));
+    }
+
+    /// Administrative subtrees: readable as the view says, writable only
+    /// with clearance; below, notWritable (v1: noSuchName) whatever the
+    /// view and whether or not the instance exists, on every way in.
+    #[test]
+    fn admin_subtrees_are_writable_only_with_clearance() {
+        let mut d = dispatcher();
+        d.set_admin_subtrees(vec![oid("1.3.6.1.2.1.2.2.1.3")]);
+        let v = view();
+        let cell = oid("1.3.6.1.2.1.2.2.1.3.1");
+        let get = Pdu::GetRequest(PduBody::request(
+            1,
+            vec![VarBind::new(cell.clone(), Value::Null)],
+        ));
+        let run = |c: Clearance, ver: Version, pdu: &Pdu, acc: &dyn AccessCheck| {
+            d.process_with(&v, ver, pdu, 65000, acc, c)
+        };
+        assert_eq!(
+            response(run(Clearance::Public, Version::V2c, &get, &FullAccess)).varbinds[0].value,
+            Value::Gauge32(1)
+        );
+        for instance in [cell.clone(), oid("1.3.6.1.2.1.2.2.1.3.99")] {
+            let set = Pdu::SetRequest(PduBody::request(
+                1,
+                vec![VarBind::new(instance, Value::Integer(7))],
+            ));
+            let r = response(run(Clearance::Public, Version::V2c, &set, &FullAccess));
+            assert_eq!(
+                (r.error_status, r.error_index),
+                (ErrorStatus::NotWritable, 1)
+            );
+            let r = response(run(Clearance::Public, Version::V1, &set, &FullAccess));
+            assert_eq!(r.error_status, ErrorStatus::NoSuchName);
+        }
+        let set = [VarBind::new(cell.clone(), Value::Integer(7))];
+        assert!(matches!(
+            d.check_set_all(&v, &set),
+            Err((0, SetError::NotWritable))
+        ));
+        let setp = Pdu::SetRequest(PduBody::request(1, set.to_vec()));
+        assert!(matches!(
+            run(Clearance::Secret, Version::V2c, &setp, &FullAccess),
+            Outcome::Set { .. }
+        ));
     }
 
     /// The secret rule holds on every way in: the engine's requests without

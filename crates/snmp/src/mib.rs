@@ -41,6 +41,10 @@ pub struct SetItem<'a> {
     pub position: usize,
     pub oid: &'a [u32],
     pub value: &'a Value,
+    /// The request's clearance: a table may refuse, below authPriv, a Set
+    /// that would send a hidden value somewhere (a target row using a
+    /// community's parameters).
+    pub clearance: crate::dispatch::Clearance,
 }
 
 /// One registered MIB subtree: a scalar, a table, or a group of them.
@@ -134,6 +138,7 @@ pub fn check_one<V, K>(
         position: 0,
         oid,
         value,
+        clearance: crate::dispatch::Clearance::Public,
     };
     let mut c = object.check_set_batch(view, &[item]).map_err(|(_, e)| e)?;
     c.pop().map(|(_, k)| k).ok_or(SetError::NotWritable)

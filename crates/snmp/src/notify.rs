@@ -286,6 +286,11 @@ impl Default for StormControl {
     }
 }
 
+/// Default [`OriginatorConfig::max_outstanding_informs`].
+pub const DEFAULT_MAX_OUTSTANDING_INFORMS: usize = 1024;
+/// Default [`OriginatorConfig::max_datagrams_per_notification`].
+pub const DEFAULT_MAX_DATAGRAMS_PER_NOTIFICATION: usize = 64;
+
 /// Originator settings.
 #[derive(Clone, Debug)]
 pub struct OriginatorConfig {
@@ -297,6 +302,14 @@ pub struct OriginatorConfig {
     pub storm: StormControl,
     /// Unacknowledged informs kept per sink; beyond, the oldest is dropped.
     pub max_pending_informs: usize,
+    /// Unacknowledged informs kept in all; beyond, a new inform is not sent
+    /// (counted in `capped`): many targets cannot hold many retries each.
+    pub max_outstanding_informs: usize,
+    /// Datagrams one notification may cause, first sends and inform retries
+    /// together: receivers past it get nothing (counted in `capped`), an
+    /// inform's retries are cut to what is left. Bounds what one spoofed
+    /// datagram (an authenticationFailure) can make the agent send.
+    pub max_datagrams_per_notification: usize,
     /// Also hand every notification that passes storm control, as SNMPv2
     /// varbinds (sysUpTime.0, snmpTrapOID.0, objects), to another transport:
     /// the AgentX session's Notify-PDUs, which the master sends to its sinks.
@@ -313,6 +326,8 @@ impl Default for OriginatorConfig {
             agent_addr: Ipv4Addr::UNSPECIFIED,
             storm: StormControl::default(),
             max_pending_informs: 256,
+            max_outstanding_informs: DEFAULT_MAX_OUTSTANDING_INFORMS,
+            max_datagrams_per_notification: DEFAULT_MAX_DATAGRAMS_PER_NOTIFICATION,
             forward: None,
             targets: None,
         }
@@ -340,6 +355,9 @@ pub struct NotifyStats {
     pub informs_dropped: AtomicU64,
     /// Datagrams the socket refused.
     pub send_errors: AtomicU64,
+    /// Receivers a notification did not go to: past the per-notification
+    /// datagram cap, or informs past the global outstanding cap.
+    pub capped: AtomicU64,
 }
 
 impl NotifyStats {
@@ -760,7 +778,19 @@ impl Task {
             .map(|(i, s)| (Some(i), s))
             .chain(targets.into_iter().map(|s| (None, s)))
             .collect();
+        let mut budget = self.config.max_datagrams_per_notification.max(1);
+        let mut outstanding: usize = self.pending.iter().map(|q| q.informs.len()).sum();
+        let mut capped = 0u64;
         for (fixed_index, sink) in all {
+            let inform = matches!(
+                &sink.kind,
+                SinkKind::InformV2c { .. } | SinkKind::Wrapped { confirm: Some(_), .. }
+            );
+            // The caps, before anything is built or sent (or discovered).
+            if budget == 0 || (inform && outstanding >= self.config.max_outstanding_informs) {
+                capped += 1;
+                continue;
+            }
             let (datagram, confirm, pdu) = match &sink.kind {
                 SinkKind::TrapV1 { community } => {
                     let m = Message {
@@ -817,6 +847,20 @@ impl Task {
                     }
                 }
             };
+            // An inform's retries within what is left of the budget.
+            let confirm = match confirm {
+                Some((rid, timeout, retries)) => {
+                    let left = u32::try_from(budget - 1).unwrap_or(u32::MAX);
+                    let retries = retries.min(left);
+                    budget -= 1 + retries as usize;
+                    outstanding += 1;
+                    Some((rid, timeout, retries))
+                }
+                None => {
+                    budget -= 1;
+                    None
+                }
+            };
             let sent = !datagram.is_empty() && self.send(sink.addr, &datagram).await;
             match confirm {
                 None => {
@@ -845,6 +889,13 @@ impl Task {
                     );
                 }
             }
+        }
+        if capped > 0 {
+            let total = self.stats.capped.fetch_add(capped, Ordering::Relaxed) + capped;
+            warn!(trap = %n.trap_oid, receivers_left_out = capped, total_capped = total,
+                  max_datagrams = self.config.max_datagrams_per_notification,
+                  max_outstanding_informs = self.config.max_outstanding_informs,
+                  "notification not sent to every receiver: datagram or outstanding-inform cap");
         }
     }
 
@@ -1153,6 +1204,68 @@ mod tests {
             assert_eq!(NotifyStats::get(&s.informs_dropped), 1);
             assert!(NotifyStats::get(&s.inform_retries) >= 3);
         });
+    }
+
+    /// Sends `notifications` coldStarts to 20 receivers of one socket,
+    /// each an inform of (`timeout`, `retries`), under `cfg`'s caps: the
+    /// datagrams received until 500 ms pass without one, and the
+    /// receivers counted as capped.
+    fn capped_run(
+        cfg: OriginatorConfig,
+        timeout: Duration,
+        retries: u32,
+        notifications: usize,
+    ) -> (usize, u64) {
+        rt().block_on(async {
+            let rx = UdpSocket::bind("127.0.0.1:0").await.unwrap();
+            let inform = Sink {
+                addr: rx.local_addr().unwrap(),
+                kind: SinkKind::InformV2c {
+                    community: b"public".to_vec(),
+                    timeout,
+                    retries,
+                },
+            };
+            let cfg = OriginatorConfig {
+                sinks: vec![inform; 20],
+                ..cfg
+            };
+            let (n, _task) = start(cfg, Arc::new(|| 5)).await.unwrap();
+            for _ in 0..notifications {
+                assert!(n.notify(Notification::new(COLD_START, vec![])));
+            }
+            let mut buf = vec![0u8; 2000];
+            let mut received = 0;
+            while let Ok(Ok(_)) =
+                tokio::time::timeout(Duration::from_millis(500), rx.recv_from(&mut buf)).await
+            {
+                received += 1;
+            }
+            (received, NotifyStats::get(&n.stats().capped))
+        })
+    }
+
+    /// One notification causes at most `max_datagrams_per_notification`
+    /// datagrams, first sends and retries together; informs past
+    /// `max_outstanding_informs` are not sent. Both counted in `capped`.
+    #[test]
+    fn datagrams_per_notification_and_outstanding_informs_are_capped() {
+        let cfg = OriginatorConfig {
+            max_datagrams_per_notification: 30,
+            max_outstanding_informs: 25,
+            ..OriginatorConfig::default()
+        };
+        // The first inform takes all 30 (1 + 29 retries), the other 19
+        // receivers get nothing.
+        let run = capped_run(cfg.clone(), Duration::from_millis(10), 255, 1);
+        assert_eq!(run, (30, 19));
+        // Two notifications of 20 informs each: 25 outstanding in all.
+        let cfg = OriginatorConfig {
+            max_datagrams_per_notification: DEFAULT_MAX_DATAGRAMS_PER_NOTIFICATION,
+            ..cfg
+        };
+        let run = capped_run(cfg, Duration::from_secs(60), 0, 2);
+        assert_eq!(run, (25, 15));
     }
 
     /// Receivers chosen per notification: each gets what the source names

@@ -311,6 +311,24 @@ impl Drop for Agent {
     }
 }
 
+/// net-snmp tool arguments for the SNMPv3 user `user` with SHA and, given
+/// a privacy passphrase, AES (authPriv; authNoPriv without), numeric
+/// output, a 2 s timeout and one retry.
+#[allow(dead_code)] // not every test binary speaks SNMPv3
+pub fn usm_args(
+    user: &'static str,
+    auth_pass: &'static str,
+    priv_pass: Option<&'static str>,
+) -> Vec<&'static str> {
+    let mut a = vec!["-v3", "-u", user, "-a", "SHA", "-A", auth_pass];
+    match priv_pass {
+        Some(p) => a.extend(["-l", "authPriv", "-x", "AES", "-X", p]),
+        None => a.extend(["-l", "authNoPriv"]),
+    }
+    a.extend(["-On", "-t", "2", "-r", "1"]);
+    a
+}
+
 /// A tool's exit status, stdout and stderr, for assertion messages.
 pub fn text(o: &Output) -> String {
     format!(

@@ -141,6 +141,7 @@ impl snmp::mib::MibObject<View, Change> for PartitionConfig {
             position: 0,
             oid,
             value,
+            clearance: snmp::dispatch::Clearance::Public,
         };
         match self.check_set_batch(view, &[item]) {
             Ok(mut c) => c.pop().map(|(_, c)| c).ok_or(SetError::InconsistentValue),

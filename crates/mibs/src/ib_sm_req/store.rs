@@ -15,7 +15,7 @@ use snmp::value::Value;
 use super::tables::render;
 use super::{
     MultiPathQuery, MultiPathReq, PathReq, TraceReq, DEFAULT_SESSIONS_MAX, DEFAULT_SESSION_TIMEOUT,
-    STATUS,
+    MAX_RESULT_ROWS, STATUS,
 };
 
 /// An activated request to answer.
@@ -56,6 +56,20 @@ pub enum Answer {
     Trace(Vec<TraceHop>),
 }
 
+impl Answer {
+    /// Its result rows.
+    pub fn len(&self) -> usize {
+        match self {
+            Answer::Paths(p) => p.len(),
+            Answer::Trace(h) => h.len(),
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
 /// One node of a trace (the ibSmTraceResultTable columns, TraceRecord's).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct TraceHop {
@@ -93,6 +107,8 @@ pub struct Sessions {
     pub(super) answers: BTreeMap<(Kind, Vec<u32>), Pending>,
     generation: u64,
     timeout: Duration,
+    /// Result rows all sessions may hold together.
+    max_result_rows: usize,
 }
 
 impl Default for Sessions {
@@ -119,7 +135,15 @@ impl Sessions {
             answers: BTreeMap::new(),
             generation: 0,
             timeout,
+            max_result_rows: MAX_RESULT_ROWS,
         }
+    }
+
+    /// At most `max` result rows held by all sessions together: an answer
+    /// that would pass it fails (notInService, logged).
+    pub fn with_max_result_rows(mut self, max: usize) -> Self {
+        self.max_result_rows = max;
+        self
     }
 
     /// The last activation's number: [`Sessions::jobs_after`] of it names
@@ -162,6 +186,15 @@ impl Sessions {
         gone.len()
     }
 
+    /// The result rows the sessions hold now.
+    pub fn result_rows(&self) -> usize {
+        self.answers
+            .values()
+            .filter_map(|p| p.rows.as_ref())
+            .map(|r| r.len())
+            .sum()
+    }
+
     /// Installs the answer of `job`; false when the request was destroyed,
     /// suspended or activated again meanwhile (the answer is stale). An
     /// empty or failed answer sets the request notInService (the manager
@@ -173,9 +206,15 @@ impl Sessions {
             Some(p) if p.generation == job.generation => {}
             _ => return false,
         }
+        let held = self.result_rows();
         let failed = match &answer {
             Ok(Answer::Paths(r)) if r.is_empty() => Some("no path matches".to_string()),
             Ok(Answer::Trace(h)) if h.is_empty() => Some("no hop".to_string()),
+            Ok(a) if held.saturating_add(a.len()) > self.max_result_rows => Some(format!(
+                "{} result rows would pass the {} all sessions may hold ({held} held); destroy finished sessions",
+                a.len(),
+                self.max_result_rows
+            )),
             Ok(_) => None,
             Err(e) => Some(e.clone()),
         };
@@ -306,5 +345,49 @@ impl crate::change::ModuleChange for RequestChange {
 
     fn apply(&self, state: &mut crate::view::SystemState) {
         Arc::make_mut(&mut state.requests).apply(self);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An activated multipath request at `session`, pending.
+    fn pending(s: &mut Sessions, session: u32) -> Job {
+        let job = Job {
+            kind: JobKind::Path {
+                template: PathRecord::default(),
+                mask: 0,
+            },
+            index: vec![session],
+            generation: u64::from(session),
+        };
+        s.answers.insert(
+            (Kind::Path, job.index.clone()),
+            Pending {
+                generation: job.generation,
+                job: job.kind.clone(),
+                rows: None,
+            },
+        );
+        job
+    }
+
+    /// Result rows are capped in total, whatever the number of sessions:
+    /// the answer that would pass the cap fails, the ones before stay.
+    #[test]
+    fn result_rows_are_capped_in_total() {
+        let mut s = Sessions::default();
+        let per = MAX_RESULT_ROWS / 4;
+        let paths = |n: usize| Ok(Answer::Paths(vec![PathRecord::default(); n]));
+        for session in 1..=4 {
+            let job = pending(&mut s, session);
+            assert!(s.complete(&job, paths(per)));
+        }
+        assert_eq!(s.result_rows(), 4 * per);
+        let job = pending(&mut s, 5);
+        assert!(s.complete(&job, paths(1)));
+        assert_eq!(s.result_rows(), 4 * per, "the fifth answer is refused");
+        assert!(!s.answers.contains_key(&(Kind::Path, vec![5])));
     }
 }
