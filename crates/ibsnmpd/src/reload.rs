@@ -195,7 +195,7 @@ fn restart_keys(old: &Settings, new: &Settings, notifying: bool) -> Vec<&'static
         // Logged again by the reload.
         warnings: _,
         metrics_listen,
-        metrics_max_connections,
+        metrics_limits,
         metrics_families,
         // Applied: read again, a sweep asked for.
         node_name_map: _,
@@ -212,6 +212,8 @@ fn restart_keys(old: &Settings, new: &Settings, notifying: bool) -> Vec<&'static
         port_writes,
         request_session_timeout,
         request_sessions_max,
+        request_result_rows_max,
+        admin_writable_below_authpriv,
     } = old;
     let mut v = Vec::new();
     let mut check = |differs: bool, key: &'static str| {
@@ -259,8 +261,8 @@ fn restart_keys(old: &Settings, new: &Settings, notifying: bool) -> Vec<&'static
     );
     check(*metrics_listen != new.metrics_listen, "metrics_listen");
     check(
-        *metrics_max_connections != new.metrics_max_connections,
-        "metrics_max_connections",
+        *metrics_limits != new.metrics_limits,
+        "metrics_max_connections/metrics_max_connections_per_client/metrics_max_renders/metrics_render_queue/metrics_stall_timeout",
     );
     check(
         *metrics_families != new.metrics_families,
@@ -284,6 +286,15 @@ fn restart_keys(old: &Settings, new: &Settings, notifying: bool) -> Vec<&'static
     check(
         *request_sessions_max != new.request_sessions_max,
         "request_sessions_max",
+    );
+    check(
+        *request_result_rows_max != new.request_result_rows_max,
+        "request_result_rows_max",
+    );
+    // The dispatcher's write rule is set at start.
+    check(
+        *admin_writable_below_authpriv != new.admin_writable_below_authpriv,
+        "admin_writable_below_authpriv",
     );
     v
 }

@@ -784,7 +784,11 @@ impl Task {
         for (fixed_index, sink) in all {
             let inform = matches!(
                 &sink.kind,
-                SinkKind::InformV2c { .. } | SinkKind::Wrapped { confirm: Some(_), .. }
+                SinkKind::InformV2c { .. }
+                    | SinkKind::Wrapped {
+                        confirm: Some(_),
+                        ..
+                    }
             );
             // The caps, before anything is built or sent (or discovered).
             if budget == 0 || (inform && outstanding >= self.config.max_outstanding_informs) {
