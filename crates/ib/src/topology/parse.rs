@@ -58,6 +58,8 @@ struct Pending {
     device_id: Option<u16>,
     sys_image_guid: Option<Guid>,
     port0_guid: Option<Guid>,
+    /// A GUID line set the next node's GUID.
+    node_guid: bool,
 }
 
 struct Parser {
@@ -238,6 +240,7 @@ impl Parser {
                 self.pending.port0_guid = Some(Guid(pg));
             }
         }
+        self.pending.node_guid = true;
         if let Some(slot_val) = self.next_guid.get_mut(slot) {
             *slot_val = if relative {
                 base_for(t).wrapping_add(value)
@@ -297,6 +300,7 @@ impl Parser {
         let pending = std::mem::take(&mut self.pending);
         let mut node = TopoNode::new(t, name, num_ports, Guid(guid));
         node.line = ctx.line;
+        node.guid_known = pending.node_guid;
         node.port0_guid = pending.port0_guid.unwrap_or(Guid(guid));
         node.sys_image_guid = pending.sys_image_guid.unwrap_or(Guid(guid));
         node.vendor_id = pending.vendor_id.unwrap_or(0);
