@@ -180,13 +180,22 @@ pub fn run(
     // The source thread derives what the modules need from each snapshot
     // and swaps it in: readers never block a sweep, a sweep never blocks
     // readers.
+    // The cabling plan ([topology] expected): a bad file stops the start.
+    let plan = crate::topology::shared_plan(settings.topology_expected.as_deref())
+        .map_err(crate::config::ConfigError)?;
+    // Notifications of topology findings, once the layer is up.
+    let plan_traps = Arc::new(std::sync::OnceLock::new());
     let publisher = Publisher::with_options(&mibs::DeriveOptions {
         if_index_offset: settings.agentx_if_index_offset,
         sm_control: settings.opensm.is_some(),
         port_writes: settings.port_writes,
         opensm_conf: settings.opensm_conf.clone(),
     })
-    .with_derive(crate::health::deriver(settings.health.clone()));
+    .with_derive(crate::health::deriver(settings.health.clone()))
+    .with_derive(crate::topology::deriver(
+        Arc::clone(&plan),
+        Arc::clone(&plan_traps),
+    ));
     // The source thread waits for the sockets (bound below, so a busy port
     // fails at once); the agent answers after the first sweep.
     let names = load_node_name_map(&settings)?;
@@ -319,6 +328,7 @@ pub fn run(
     let agent_counters = Arc::new(crate::metrics::AgentCounters::default());
     if let Some(t) = &traps {
         let _ = agent_counters.notifications.set(t.stats());
+        let _ = plan_traps.set(t.clone());
     }
     if let Some(addr) = settings.metrics_listen {
         let metrics_fabric = fabric.handle();
@@ -360,6 +370,7 @@ pub fn run(
             hook
         }),
         communities_changed: Some(vacm_reload),
+        plan: Some(plan),
     };
     let result = runtime.block_on(async {
         let addrs = agent.local_addrs();

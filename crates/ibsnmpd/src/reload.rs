@@ -34,6 +34,8 @@ pub struct Reloader {
     /// Called with each new community table: the VACM tables show its
     /// groups ([`crate::vacm_tables::on_reload`]).
     pub communities_changed: Option<crate::vacm_tables::OnReload>,
+    /// The cabling plan in force (`[topology] expected`), read again.
+    pub plan: Option<crate::topology::SharedPlan>,
 }
 
 impl Reloader {
@@ -62,6 +64,7 @@ impl Reloader {
             Some(p) => NodeNameMap::load(p)?,
             None => NodeNameMap::default(),
         };
+        let plan = crate::topology::load_plan(new.topology_expected.as_deref())?;
         let fixed = restart_keys(&self.current, &new);
         if !fixed.is_empty() {
             warn!(
@@ -74,6 +77,9 @@ impl Reloader {
             hook(&communities);
         }
         self.communities.store(communities);
+        if let Some(shared) = &self.plan {
+            shared.store(plan);
+        }
         let renamed = **self.names.load() != names;
         let count = names.len();
         self.names.store(Arc::new(names));
@@ -93,6 +99,7 @@ impl Reloader {
         let mut kept = self.current.clone();
         kept.communities = new.communities;
         kept.node_name_map = new.node_name_map;
+        kept.topology_expected = new.topology_expected;
         self.current = kept;
         Ok(())
     }

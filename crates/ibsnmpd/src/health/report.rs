@@ -30,6 +30,10 @@ pub struct Report {
     /// Ports with something to report ([`is_finding`]).
     pub findings: usize,
     pub ports_health: Vec<PortHealth>,
+    /// The fabric against its cabling plan (a running agent with
+    /// `[topology] expected`, docs/topology.md).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub topology: Option<crate::topology::TopologyReport>,
 }
 
 /// How the reported sweep went (its cost, all phases together).
@@ -110,6 +114,7 @@ impl Report {
                 .count(),
             thresholds,
             ports_health,
+            topology: None,
         }
     }
 
@@ -150,6 +155,9 @@ impl Report {
             for l in lines {
                 let _ = writeln!(out, "  {l}");
             }
+        }
+        if let Some(t) = &self.topology {
+            out.push_str(&t.text());
         }
         out
     }
