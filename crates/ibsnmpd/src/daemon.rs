@@ -328,7 +328,6 @@ pub fn run(
     let agent_counters = Arc::new(crate::metrics::AgentCounters::default());
     if let Some(t) = &traps {
         let _ = agent_counters.notifications.set(t.stats());
-        let _ = plan_traps.set(t.clone());
     }
     if let Some(addr) = settings.metrics_listen {
         let metrics_fabric = fabric.handle();
@@ -349,6 +348,7 @@ pub fn run(
     let _ = first_sweep.recv();
     if let Some(t) = &traps {
         t.cold_start();
+        let _ = plan_traps.set(t.clone());
     }
     crate::monitor::start(
         &runtime,

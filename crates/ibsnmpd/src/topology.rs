@@ -147,7 +147,9 @@ pub fn deriver(
     plan: SharedPlan,
     traps: Arc<OnceLock<crate::traps::Traps>>,
 ) -> Box<dyn mibs::publish::Derive> {
+    // Findings logged, and notified, as present.
     let mut seen: HashSet<Finding> = HashSet::new();
+    let mut notified: HashSet<Finding> = HashSet::new();
     let mut plan_path: Option<PathBuf> = None;
     Box::new(move |snap: &Arc<Snapshot>| -> mibs::publish::Derived {
         let current = plan.load_full();
@@ -155,6 +157,7 @@ pub fn deriver(
         if path != plan_path {
             // A new plan (or none): its differences start afresh.
             seen.clear();
+            notified.clear();
             plan_path = path;
         }
         // No sweep yet: nothing to compare.
@@ -166,15 +169,21 @@ pub fn deriver(
             let now: HashSet<Finding> = r.findings.iter().cloned().collect();
             for f in now.difference(&seen) {
                 warn!(kind = f.kind(), "topology: {f}");
-                if let Some(t) = traps.get() {
-                    t.notify(notification(f, true, r.findings.len()));
-                }
             }
             for f in seen.difference(&now) {
                 info!(kind = f.kind(), "topology cleared: {f}");
-                if let Some(t) = traps.get() {
-                    t.notify(notification(f, false, r.findings.len()));
+            }
+            // Notified from the first sweep after coldStart on, which
+            // notifies what was there before.
+            if let Some(t) = traps.get() {
+                let total = r.findings.len();
+                for f in now.difference(&notified) {
+                    t.notify(notification(f, true, total));
                 }
+                for f in notified.difference(&now) {
+                    t.notify(notification(f, false, total));
+                }
+                notified.clone_from(&now);
             }
             seen = now;
         }
