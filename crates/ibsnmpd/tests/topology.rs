@@ -1,0 +1,283 @@
+//! The fabric against its cabling plan (issue 40) on ibsim + OpenSM: the
+//! plan is `ibsnmpd dump --format ibnetdiscover` of the good fabric, then
+//! ibsim's console pulls cn004's cable and swaps two cables (cn003 and
+//! cn005 exchange their switch ports). `ibsnmpd topology check` names
+//! exactly the missing link and the one swap (exit 1, text and JSON), as
+//! does a plan by node names only; the running agent (`[topology]
+//! expected`) shows them in its health report and /metrics and sends one
+//! mteTriggerFired per finding to snmptrapd, and mteTriggerFalling for each
+//! once the cables are back.
+
+mod common;
+#[path = "notifications_support/mod.rs"]
+mod trapd;
+
+use std::path::Path;
+use std::process::{Command, Output};
+use std::time::{Duration, Instant};
+
+use common::UmadAgent;
+use ib::testbed::{check_tools, Testbed, TestbedConfig};
+use trapd::{named, Trap, Trapd};
+
+const BIN: &str = env!("CARGO_BIN_EXE_ibsnmpd");
+
+/// Three edge switches in a chain, two hosts each; names as a site's plan
+/// would have them.
+const NET: &str = "\
+Switch\t8 \"edge-1\"
+[1]\t\"cn001\"[1]
+[2]\t\"cn002\"[1]
+[7]\t\"edge-2\"[7]
+
+Switch\t8 \"edge-2\"
+[1]\t\"cn003\"[1]
+[2]\t\"cn004\"[1]
+[7]\t\"edge-1\"[7]
+[8]\t\"edge-3\"[8]
+
+Switch\t8 \"edge-3\"
+[1]\t\"cn005\"[1]
+[2]\t\"cn006\"[1]
+[8]\t\"edge-2\"[8]
+
+Hca\t1 \"cn001\"
+[1]\t\"edge-1\"[1]
+
+Hca\t1 \"cn002\"
+[1]\t\"edge-1\"[2]
+
+Hca\t1 \"cn003\"
+[1]\t\"edge-2\"[1]
+
+Hca\t1 \"cn004\"
+[1]\t\"edge-2\"[2]
+
+Hca\t1 \"cn005\"
+[1]\t\"edge-3\"[1]
+
+Hca\t1 \"cn006\"
+[1]\t\"edge-3\"[2]
+";
+
+const WAIT: Duration = Duration::from_secs(60);
+
+fn check(tb: &Testbed, plan: &Path, format: &str) -> Output {
+    tb.command(BIN)
+        .args(["topology", "check", "--source", "umad", "--format", format])
+        .arg("--expected")
+        .arg(plan)
+        .output()
+        .expect("ibsnmpd topology check")
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+/// Polls `f` until it gives Some or `WAIT` passes.
+fn wait_for<T>(what: &str, f: impl Fn() -> Option<T>) -> T {
+    let deadline = Instant::now() + WAIT;
+    loop {
+        if let Some(v) = f() {
+            return v;
+        }
+        assert!(Instant::now() < deadline, "timed out waiting for {what}");
+        std::thread::sleep(Duration::from_millis(500));
+    }
+}
+
+/// What the check must say after the changes, whichever way the plan
+/// names the nodes: cn004's link missing and one swap, nothing else.
+fn assert_missing_and_swap(text: &str) {
+    let lines: Vec<&str> = text.lines().skip(1).map(str::trim).collect();
+    assert_eq!(lines.len(), 2, "{text}");
+    assert!(
+        lines[0].starts_with("MISSING: \"edge-2\" port 2 (")
+            && lines[0].contains("-- \"cn004\" port 1")
+            && lines[0].ends_with("no link (\"cn004\" is not in the fabric)"),
+        "{text}"
+    );
+    assert!(
+        lines[1].starts_with("MISCABLED: cables swapped at \"edge-2\" port 1 (")
+            && lines[1].contains("and \"edge-3\" port 1 (")
+            && lines[1].contains("\"edge-2\" port 1 (0x0000000000200001) reaches \"cn005\" port 1")
+            && lines[1].contains("planned \"cn003\" port 1"),
+        "{text}"
+    );
+}
+
+fn curl(url: &str) -> String {
+    let o = Command::new("curl")
+        .args(["-sf", url])
+        .output()
+        .expect("curl");
+    stdout(&o)
+}
+
+fn triggers<'a>(t: &'a [Trap], name: &str, trigger: &str) -> Vec<&'a Trap> {
+    let hot = format!("STRING: {trigger}");
+    named(t, name)
+        .into_iter()
+        .filter(|x| x.object("DISMAN-EVENT-MIB::mteHotTrigger.0") == Some(&*hot))
+        .collect()
+}
+
+#[test]
+fn missing_link_and_swap_from_cli_agent_metrics_and_traps() {
+    check_tools().unwrap();
+    let tb = Testbed::start(TestbedConfig::new(NET)).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+
+    // The plan: the good fabric as ibnetdiscover prints it.
+    let dump = tb
+        .command(BIN)
+        .args(["dump", "--source", "umad", "--format", "ibnetdiscover"])
+        .output()
+        .unwrap();
+    assert!(dump.status.success(), "{dump:?}");
+    let plan = dir.path().join("plan.net");
+    std::fs::write(&plan, &dump.stdout).unwrap();
+    let names = dir.path().join("names.net");
+    std::fs::write(&names, NET).unwrap();
+    for p in [&plan, &names] {
+        let o = check(&tb, p, "text");
+        assert_eq!(o.status.code(), Some(0), "{o:?}");
+        assert!(stdout(&o).starts_with("topology: the fabric matches"));
+    }
+
+    // The agent, holding the fabric against the plan.
+    let trapd = Trapd::start();
+    let mport = common::free_port("127.0.0.1");
+    let conf = dir.path().join("ibsnmpd.toml");
+    std::fs::write(
+        &conf,
+        format!(
+            "trap2sink = [\"{}\"]\n[topology]\nexpected = \"{}\"\n",
+            trapd.addr(),
+            plan.display()
+        ),
+    )
+    .unwrap();
+    let socket = dir.path().join("ctl.sock");
+    let metrics = format!("127.0.0.1:{mport}");
+    let args = [
+        "--sweep-interval",
+        "1",
+        "--config",
+        conf.to_str().unwrap(),
+        "--control-socket",
+        socket.to_str().unwrap(),
+        "--metrics",
+        &metrics,
+    ];
+    let ready = |a: &UmadAgent| {
+        common::probe(&a.target, ".1.3.6.1.2.1.1.3.0", &[])
+            .status
+            .success()
+    };
+    let agent = UmadAgent::start(&tb, None, &args, WAIT, ready);
+    trapd.wait(WAIT, "coldStart", |t| !named(t, "coldStart").is_empty());
+    let url = format!("http://{metrics}/metrics");
+    assert!(
+        curl(&url).contains("infiniband_topology_mismatches{kind=\"missing\"} 0"),
+        "{}",
+        curl(&url)
+    );
+
+    // cn004's cable out; cn003 and cn005 swap their switch ports.
+    tb.console("Unlink \"cn004\"[1]").unwrap();
+    tb.console("Unlink \"cn003\"[1]").unwrap();
+    tb.console("Unlink \"cn005\"[1]").unwrap();
+    tb.console("Link \"edge-3\"[1] \"cn003\"[1]").unwrap();
+    tb.console("Link \"edge-2\"[1] \"cn005\"[1]").unwrap();
+
+    // The CLI, once discovery sees both moved hosts again.
+    let text = wait_for("the CLI to see the changes", || {
+        let o = check(&tb, &plan, "text");
+        let t = stdout(&o);
+        (o.status.code() == Some(1) && t.lines().count() == 3).then_some(t)
+    });
+    eprintln!("{text}");
+    assert_missing_and_swap(&text);
+    let json = check(&tb, &plan, "json");
+    assert_eq!(json.status.code(), Some(1));
+    let v: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
+    assert_eq!(v["matches"], false);
+    assert_eq!(v["counts"]["missing"], 1);
+    assert_eq!(v["counts"]["miscabled"], 1);
+    let kinds: Vec<&str> = v["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["kind"].as_str().unwrap())
+        .collect();
+    assert_eq!(kinds, ["missing", "swapped"], "{v:#}");
+    assert_eq!(v["findings"][0]["b"]["node"], "cn004");
+    assert_eq!(v["findings"][0]["b_present"], false);
+    // The same from a plan that knows the nodes by name only.
+    let by_name = check(&tb, &names, "text");
+    assert_eq!(by_name.status.code(), Some(1), "{by_name:?}");
+    assert_missing_and_swap(&stdout(&by_name));
+
+    // The agent's health report (its control socket) says the same.
+    let health = wait_for("the agent's report", || {
+        let out = tb
+            .command(BIN)
+            .args(["health", "--socket", socket.to_str().unwrap()])
+            .output()
+            .unwrap();
+        let t = stdout(&out);
+        t.contains("topology: 2 difference(s)").then_some(t)
+    });
+    let topo = &health[health.find("topology: 2 difference(s)").unwrap()..];
+    assert_missing_and_swap(topo);
+    let m = curl(&url);
+    for line in [
+        "infiniband_topology_mismatches{kind=\"missing\"} 1",
+        "infiniband_topology_mismatches{kind=\"miscabled\"} 1",
+        "infiniband_topology_mismatches{kind=\"unexpected\"} 0",
+        "infiniband_topology_port_mismatch{guid=\"0x0000000000200001\",port=\"2\",kind=\"missing\"} 1",
+        "infiniband_topology_port_mismatch{guid=\"0x0000000000200002\",port=\"1\",kind=\"miscabled\"} 1",
+    ] {
+        assert!(m.contains(line), "{line} not in\n{m}");
+    }
+
+    // One notification per finding.
+    let t = trapd.wait(WAIT, "topology notifications", |t| {
+        !triggers(t, "mteTriggerFired", "topology:missing").is_empty()
+            && !triggers(t, "mteTriggerFired", "topology:miscabled").is_empty()
+    });
+    assert_eq!(triggers(&t, "mteTriggerFired", "topology:missing").len(), 1);
+    assert_eq!(
+        triggers(&t, "mteTriggerFired", "topology:miscabled").len(),
+        1
+    );
+    let missing = triggers(&t, "mteTriggerFired", "topology:missing")[0];
+    assert_eq!(
+        missing.object("IB-SM-MIB::ibSmTrapPortNum1.0"),
+        Some("Gauge32: 2")
+    );
+
+    // Cables back as planned: both clear, each notified once.
+    tb.console("Unlink \"cn003\"[1]").unwrap();
+    tb.console("Unlink \"cn005\"[1]").unwrap();
+    tb.console("Link \"edge-2\"[1] \"cn003\"[1]").unwrap();
+    tb.console("Link \"edge-3\"[1] \"cn005\"[1]").unwrap();
+    tb.console("ReLink \"cn004\"[1]").unwrap();
+    let t = trapd.wait(WAIT, "topology clearances", |t| {
+        !triggers(t, "mteTriggerFalling", "topology:missing").is_empty()
+            && !triggers(t, "mteTriggerFalling", "topology:miscabled").is_empty()
+    });
+    assert_eq!(
+        triggers(&t, "mteTriggerFalling", "topology:missing").len(),
+        1
+    );
+    let log = agent.log_text();
+    assert!(
+        log.contains("topology cleared: MISSING: \"edge-2\" port 2"),
+        "{log}"
+    );
+    let o = check(&tb, &plan, "text");
+    assert_eq!(o.status.code(), Some(0), "{}", stdout(&o));
+}
