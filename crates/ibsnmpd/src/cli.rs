@@ -99,7 +99,8 @@ pub const CTL_TIMEOUT_SECS: f64 = 60.0;
 pub enum Command {
     /// Take one sweep of a source, print it and exit.
     Dump(DumpArgs),
-    /// Generate topology files.
+    /// Generate topology files (fat-tree), or hold the fabric against its
+    /// cabling plan (check: exit 1 when it differs, docs/topology.md).
     #[command(subcommand)]
     Topology(TopologyCommand),
     /// Send a command to a running agent's control socket and print the answer.

@@ -156,7 +156,7 @@ Stop cleanly (AgentX session closed, state persisted); exit status 0.
 A clean stop, or a subcommand that finished.
 .TP
 \fB1\fR
-A failure at run time (for example a listen address already in use), one line on standard error.
+A failure at run time (for example a listen address already in use), one line on standard error; for \fBtopology check\fR, a fabric that differs from its plan.
 .TP
 \fB2\fR
 A bad command line, configuration file or source specification, one line on standard error naming the file, line and key.

@@ -818,4 +818,44 @@ mod tests {
             )
         );
     }
+
+    /// The cost at 48,000 hosts (a radix-240 three-level fat tree, as
+    /// benches/scale.rs): the check against a GUID plan (the fabric's own
+    /// dump) and a names-only plan, beside one simulated sweep of the same
+    /// fabric (which sends no MADs either: a real sweep costs far more).
+    ///
+    ///     cargo test -p ib --release --lib cost_at_48k_hosts -- --ignored --nocapture
+    #[test]
+    #[ignore = "a measurement: 48,000 hosts, run in release"]
+    fn cost_at_48k_hosts() {
+        use std::time::Instant;
+        let topo = crate::topology::fat_tree(48_000, 240, 3).expect("fat tree");
+        let mut sim = SimSource::new(&topo, SimConfig::default()).expect("sim");
+        sim.sweep().expect("sweep");
+        let t = Instant::now();
+        let s = sim.sweep().expect("sweep");
+        let sweep = t.elapsed();
+        let t = Instant::now();
+        let text = dump_ibnetdiscover(&s);
+        let dumped = plan(&text);
+        let load = t.elapsed();
+        let mut names = topo.clone();
+        for n in &mut names.nodes {
+            n.guid_known = false;
+        }
+        let time = |p: &Topology| {
+            let t = Instant::now();
+            let f = check(p, &s);
+            (t.elapsed(), f.len())
+        };
+        let (by_guid, n1) = time(&dumped);
+        let (by_name, n2) = time(&names);
+        assert_eq!((n1, n2), (0, 0));
+        eprintln!(
+            "48,000 hosts ({} nodes, {} ports): check by GUID {by_guid:?}, by name {by_name:?}; \
+             plan dump+parse {load:?}; one simulated sweep {sweep:?}",
+            s.nodes.len(),
+            s.ports.len()
+        );
+    }
 }
