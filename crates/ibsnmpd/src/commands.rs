@@ -146,7 +146,7 @@ The documentation, and examples: the OpenSM\-host drop\-in, the Grafana dashboar
 .SH SIGNALS
 .TP
 \fBSIGHUP\fR
-Reads the configuration file and the node\-name\-map again; the communities and names apply at once, settings that need a restart are named in a warning; a file that does not load changes nothing.
+Reads the configuration file, the node\-name\-map and the cabling plan again; the communities, names and plan apply at once, settings that need a restart are named in a warning; a file that does not load changes nothing.
 .TP
 \fBSIGTERM\fR, \fBSIGINT\fR
 Stop cleanly (AgentX session closed, state persisted); exit status 0.

@@ -1,8 +1,9 @@
 //! SIGHUP: read the configuration file and the node-name-map again and apply
 //! what can change while the agent runs, keeping the snapshot and sockets.
 //!
-//! Applied at once: the communities (the next request sees them) and the
-//! node-name-map (a sweep is asked for, so the names show within one sweep).
+//! Applied at once: the communities (the next request sees them), the
+//! node-name-map (a sweep is asked for, so the names show within one sweep)
+//! and the cabling plan (`[topology] expected`, held against the next sweep).
 //! Everything else needs a restart; a reload that changes any of it names
 //! those keys in one log line. A file that no longer loads changes nothing.
 

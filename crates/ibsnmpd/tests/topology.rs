@@ -281,3 +281,76 @@ fn missing_link_and_swap_from_cli_agent_metrics_and_traps() {
     let o = check(&tb, &plan, "text");
     assert_eq!(o.status.code(), Some(0), "{}", stdout(&o));
 }
+
+/// The agent's health report, or None while the socket does not answer.
+fn agent_health(socket: &Path) -> String {
+    let o = Command::new(BIN)
+        .args(["health", "--socket"])
+        .arg(socket)
+        .output()
+        .unwrap();
+    stdout(&o)
+}
+
+/// `[topology] expected` on the simulator: a plan by names that matches;
+/// SIGHUP after the plan file changed shows the new plan's difference; a
+/// plan that no longer parses refuses the reload and the old plan stays; a
+/// plan that does not parse at start stops the start (exit 2).
+#[test]
+fn the_plan_is_read_again_on_sighup() {
+    let dir = tempfile::tempdir().unwrap();
+    let plan = dir.path().join("plan.net");
+    let good = include_str!("../../ib/src/source/sim/default.net");
+    std::fs::write(&plan, good).unwrap();
+    let config = format!("[topology]\nexpected = \"{}\"\n", plan.display());
+    let (agent, socket) = common::agent_with_socket(dir.path(), &config, &[]);
+    let matches = wait_for("the first comparison", || {
+        let h = agent_health(&socket);
+        h.contains("topology: the fabric matches").then_some(h)
+    });
+    assert!(matches.contains(&plan.display().to_string()), "{matches}");
+
+    // The plan moves node02's cable to leaf01 port 9: one MISCABLED.
+    let moved = good
+        .replace("\"leaf01\"[2]", "\"leaf01\"[9]")
+        .replace("[2]\t\"node02\"[1]", "[9]\t\"node02\"[1]");
+    assert_ne!(moved, good);
+    std::fs::write(&plan, &moved).unwrap();
+    common::signal(&agent.pid().to_string(), "HUP");
+    let h = wait_for("the new plan", || {
+        let h = agent_health(&socket);
+        h.contains("topology: 1 difference(s)").then_some(h)
+    });
+    assert!(
+        h.contains(
+            "MISCABLED: \"leaf01\" port 2 (0x0000000000200000) reaches \"node02 mlx5_0\" port 1"
+        ) || h.contains("MISCABLED: \"node02 mlx5_0\" port 1"),
+        "{h}"
+    );
+
+    // A broken plan: the reload is refused, the plan in force stays.
+    std::fs::write(&plan, "Switch 8 \"x\"\n[1] \"nowhere\"[1]\n").unwrap();
+    common::signal(&agent.pid().to_string(), "HUP");
+    let log = wait_for("the refusal", || {
+        let l = agent.log_text();
+        l.contains("reload refused").then_some(l)
+    });
+    assert!(log.contains("nowhere"), "{log}");
+    assert!(agent_health(&socket).contains("topology: 1 difference(s)"));
+    drop(agent);
+
+    // At start, the same file stops the agent with the parser's words.
+    let out = common::run_agent(
+        &[
+            "--config",
+            dir.path().join("ibsnmpd.toml").to_str().unwrap(),
+        ],
+        dir.path(),
+    );
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("plan.net:2:") && err.contains("\"nowhere\""),
+        "{err}"
+    );
+}
