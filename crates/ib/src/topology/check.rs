@@ -802,6 +802,25 @@ mod tests {
     }
 
     #[test]
+    fn a_replaced_hca_is_its_cable_arriving_elsewhere() {
+        let good = snap(&net(GOOD));
+        let dumped = plan(&dump_ibnetdiscover(&good));
+        // h5 replaced: same name and cable, another GUID.
+        let replaced = snap(&net(GOOD).replace("Ca 1 \"h5\"", "caguid=0x999000\nCa 1 \"h5\""));
+        let f = check(&dumped, &replaced);
+        assert_eq!(lines(&f).len(), 1, "{:#?}", lines(&f));
+        let Finding::Miscabled { cable } = &f[0] else {
+            panic!("{f:?}")
+        };
+        assert_eq!((cable.at.node.as_str(), cable.at.port), ("sw2", 1));
+        assert_eq!(cable.planned.guid, Some(Guid(0x100009)));
+        assert_eq!(
+            cable.actual.as_ref().and_then(|e| e.guid),
+            Some(Guid(0x999000))
+        );
+    }
+
+    #[test]
     fn below_plan_names_the_rates() {
         let good = snap(&net(GOOD));
         let slow = snap(&net(
@@ -817,6 +836,56 @@ mod tests {
                 slow.nodes.iter().find(|n| n.description == "h2 mlx5_0").unwrap().info.node_guid,
             )
         );
+    }
+
+    /// Host `i`'s and host `j`'s cables exchanged at the switch end.
+    fn swap_hosts(topo: &mut Topology, i: usize, j: usize) {
+        let hosts: Vec<usize> = (0..topo.nodes.len())
+            .filter(|n| topo.nodes[*n].node_type == crate::types::NodeType::Ca)
+            .collect();
+        let (hi, hj) = (hosts[i % hosts.len()], hosts[j % hosts.len()]);
+        let far = |t: &Topology, h: usize| {
+            let p = &t.nodes[h].ports[0];
+            (t.index_of(&p.remote).unwrap(), p.remote_port)
+        };
+        let ((si, pi), (sj, pj)) = (far(topo, hi), far(topo, hj));
+        let (ni, nj) = (topo.nodes[hi].name.clone(), topo.nodes[hj].name.clone());
+        let set = |t: &mut Topology, n: usize, port: PortNum, remote: &str, rport: PortNum| {
+            let p = t.nodes[n]
+                .ports
+                .iter_mut()
+                .find(|p| p.port == port)
+                .unwrap();
+            p.remote = remote.to_string();
+            p.remote_port = rport;
+        };
+        let sname = |t: &Topology, s: usize| t.nodes[s].name.clone();
+        let (a, b) = (sname(topo, si), sname(topo, sj));
+        set(topo, hi, PortNum(1), &b, pj);
+        set(topo, hj, PortNum(1), &a, pi);
+        set(topo, si, pi, &nj, PortNum(1));
+        set(topo, sj, pj, &ni, PortNum(1));
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(24))]
+
+        /// A fabric against its own plan has no findings; with any two
+        /// hosts' cables swapped, exactly one: a MISCABLED swap.
+        #[test]
+        fn one_swap_is_one_finding(hosts in 2usize..80, i in 0usize..80, j in 0usize..80) {
+            let topo = crate::topology::fat_tree(hosts, 8, if hosts > 32 { 3 } else { 2 }).unwrap();
+            let config = SimConfig { manual_clock: true, ..SimConfig::default() };
+            let s = SimSource::new(&topo, config).unwrap().sweep().unwrap();
+            proptest::prop_assert!(check(&topo, &s).is_empty());
+            proptest::prop_assume!(i % hosts != j % hosts);
+            let mut swapped = topo.clone();
+            swap_hosts(&mut swapped, i, j);
+            let f = check(&swapped, &s);
+            proptest::prop_assert_eq!(f.len(), 1, "{:#?}", lines(&f));
+            let swap = matches!(f[0], Finding::Swapped { .. });
+            proptest::prop_assert!(swap, "{}", f[0]);
+        }
     }
 
     /// The cost at 48,000 hosts (a radix-240 three-level fat tree, as
@@ -837,6 +906,8 @@ mod tests {
         let sweep = t.elapsed();
         let t = Instant::now();
         let text = dump_ibnetdiscover(&s);
+        let dump = t.elapsed();
+        let t = Instant::now();
         let dumped = plan(&text);
         let load = t.elapsed();
         let mut names = topo.clone();
@@ -853,7 +924,7 @@ mod tests {
         assert_eq!((n1, n2), (0, 0));
         eprintln!(
             "48,000 hosts ({} nodes, {} ports): check by GUID {by_guid:?}, by name {by_name:?}; \
-             plan dump+parse {load:?}; one simulated sweep {sweep:?}",
+             plan: dump {dump:?}, parse {load:?}; one simulated sweep {sweep:?}",
             s.nodes.len(),
             s.ports.len()
         );
