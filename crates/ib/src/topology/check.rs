@@ -16,7 +16,7 @@
 //! UNEXPECTED NODE likewise.
 
 use super::{TopoPort, Topology};
-use crate::model::{NodeIdx, Snapshot};
+use crate::model::{NodeIdx, PortIdx, Snapshot};
 use crate::types::{Guid, LinkSpeed, LinkWidth, PortNum};
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
@@ -231,8 +231,39 @@ fn rate(w: Option<LinkWidth>, s: Option<LinkSpeed>) -> String {
     )
 }
 
-/// A fabric end port: (node, port number).
-type Key = (NodeIdx, u8);
+/// A fabric end port: its index in the snapshot (dense, so the per-port
+/// tables below are vectors, not hash maps).
+type Key = PortIdx;
+
+/// The planned far end of each fabric port (with its plan line), and the
+/// actual one (the snapshot's).
+struct Cabling<'a> {
+    snap: &'a Snapshot,
+    planned: Vec<Option<(Key, &'a TopoPort)>>,
+}
+
+impl Cabling<'_> {
+    fn planned(&self, a: Key) -> Option<Key> {
+        self.planned
+            .get(a as usize)
+            .copied()
+            .flatten()
+            .map(|(b, _)| b)
+    }
+    fn plan_line(&self, a: Key) -> Option<&TopoPort> {
+        self.planned
+            .get(a as usize)
+            .copied()
+            .flatten()
+            .map(|(_, p)| p)
+    }
+    fn actual(&self, a: Key) -> Option<Key> {
+        self.snap.port(a).and_then(|p| p.remote)
+    }
+    fn node(&self, a: Key) -> Option<NodeIdx> {
+        self.snap.port(a).map(|p| p.node)
+    }
+}
 
 /// How plan nodes were found in the fabric.
 struct Matching {
@@ -332,7 +363,7 @@ impl<'a> NameIndex<'a> {
 /// (MISSING, UNEXPECTED, MISCABLED, nodes, BELOW PLAN; then by name).
 pub fn check(plan: &Topology, snap: &Snapshot) -> Vec<Finding> {
     let m = match_nodes(plan, snap);
-    let fabric_end = |(n, p): Key| -> End {
+    let node_end = |n: NodeIdx, p: u8| -> End {
         End {
             node: snap
                 .node(n)
@@ -341,9 +372,16 @@ pub fn check(plan: &Topology, snap: &Snapshot) -> Vec<Finding> {
             port: p,
         }
     };
+    let fabric_end = |k: Key| -> End {
+        let port = snap.port(k);
+        node_end(
+            port.map_or(NodeIdx::MAX, |p| p.node),
+            port.map_or(0, |p| p.num.0),
+        )
+    };
     let plan_end = |i: usize, p: PortNum| -> End {
         match m.fabric_of.get(i).copied().flatten() {
-            Some(f) => fabric_end((f, p.0)),
+            Some(f) => node_end(f, p.0),
             None => {
                 let n = plan.nodes.get(i);
                 End {
@@ -357,10 +395,15 @@ pub fn check(plan: &Topology, snap: &Snapshot) -> Vec<Finding> {
     let mut findings = Vec::new();
 
     // Planned links between present nodes, by fabric end; links to absent nodes.
-    let mut planned: HashMap<Key, (Key, &TopoPort)> = HashMap::new();
+    let mut cabling = Cabling {
+        snap,
+        planned: vec![None; snap.ports.len()],
+    };
     let mut present_neighbour = vec![false; plan.nodes.len()];
     // Planned links whose far end's node is not in the fabric.
     let mut absent: Vec<(Key, End)> = Vec::new();
+    // Planned links to a port number the fabric node does not have.
+    let mut no_such_port: std::collections::BTreeSet<(End, End)> = Default::default();
     for (i, n) in plan.nodes.iter().enumerate() {
         let Some(f) = m.fabric_of.get(i).copied().flatten() else {
             continue;
@@ -372,11 +415,31 @@ pub fn check(plan: &Topology, snap: &Snapshot) -> Vec<Finding> {
             if let Some(x) = present_neighbour.get_mut(j) {
                 *x = true;
             }
-            match m.fabric_of.get(j).copied().flatten() {
-                Some(g) => {
-                    planned.insert((f, p.port.0), ((g, p.remote_port.0), p));
+            let a = snap.node_port(f, p.port);
+            match (a, m.fabric_of.get(j).copied().flatten()) {
+                (Some(a), Some(g)) => match snap.node_port(g, p.remote_port) {
+                    Some(b) => {
+                        if let Some(x) = cabling.planned.get_mut(a as usize) {
+                            *x = Some((b, p));
+                        }
+                    }
+                    None => {
+                        no_such_port.insert((fabric_end(a), node_end(g, p.remote_port.0)));
+                    }
+                },
+                (Some(a), None) => absent.push((a, plan_end(j, p.remote_port))),
+                // Reported from the other end when that one is present.
+                (None, Some(g)) => {
+                    if snap.node_port(g, p.remote_port).is_none() {
+                        let ends = (node_end(f, p.port.0), node_end(g, p.remote_port.0));
+                        no_such_port.insert(if ends.0 <= ends.1 {
+                            ends
+                        } else {
+                            (ends.1, ends.0)
+                        });
+                    }
                 }
-                None => absent.push(((f, p.port.0), plan_end(j, p.remote_port))),
+                (None, None) => {}
             }
         }
     }
@@ -393,8 +456,9 @@ pub fn check(plan: &Topology, snap: &Snapshot) -> Vec<Finding> {
         }
     }
 
-    // The fabric's links with at least one planned end, by end.
-    let mut actual: HashMap<Key, Key> = HashMap::new();
+    // The fabric's links with at least one planned end that the plan
+    // does not have.
+    let mut unexpected: Vec<(Key, Key)> = Vec::new();
     let mut unplanned_seen = vec![false; snap.nodes.len()];
     for (a, b) in snap.links() {
         let (Some(pa), Some(pb)) = (snap.port(a), snap.port(b)) else {
@@ -405,14 +469,16 @@ pub fn check(plan: &Topology, snap: &Snapshot) -> Vec<Finding> {
         if !planned_a && !planned_b {
             continue;
         }
-        for (x, y, planned_y) in [(pa, pb, planned_b), (pb, pa, planned_a)] {
-            actual.insert((x.node, x.num.0), (y.node, y.num.0));
-            // An unplanned node cabled to a planned one shows as that link.
+        // An unplanned node cabled to a planned one shows as that link.
+        for (planned_y, y) in [(planned_a, pa), (planned_b, pb)] {
             if !planned_y {
                 if let Some(s) = unplanned_seen.get_mut(y.node as usize) {
                     *s = true;
                 }
             }
+        }
+        if cabling.planned(a) != Some(b) {
+            unexpected.push((a, b));
         }
     }
     for (f, n) in snap.nodes.iter().enumerate() {
@@ -429,34 +495,34 @@ pub fn check(plan: &Topology, snap: &Snapshot) -> Vec<Finding> {
 
     // Each planned end whose far end differs, and each unplanned link.
     let mut missing: Vec<(Key, Key)> = Vec::new();
-    for (&a, &(b, tp)) in &planned {
-        match actual.get(&a) {
-            Some(&x) if x == b => {
-                if a < b {
-                    if let Some(f) = below_plan(snap, a, b, tp, &planned, &fabric_end) {
-                        findings.push(f);
-                    }
-                }
+    for (a, planned) in cabling.planned.iter().enumerate() {
+        let a = a as Key;
+        let Some((b, _)) = *planned else { continue };
+        if a > b {
+            continue;
+        }
+        if cabling.actual(a) == Some(b) {
+            if let Some(f) = below_plan(&cabling, a, b, &fabric_end) {
+                findings.push(f);
             }
-            _ if a < b => missing.push((a, b)),
-            _ => {}
+        } else {
+            missing.push((a, b));
         }
     }
-    let mut unexpected: Vec<(Key, Key)> = actual
-        .iter()
-        .filter(|(a, b)| a < b && planned.get(*a).map(|(p, _)| p) != Some(*b))
-        .map(|(a, b)| (*a, *b))
-        .collect();
-    missing.sort_unstable();
-    unexpected.sort_unstable();
+    for (a, b) in no_such_port {
+        findings.push(Finding::Missing {
+            a,
+            b,
+            b_present: true,
+        });
+    }
     pair_up(
         &mut findings,
         &missing,
         &absent,
         &unexpected,
         &fabric_end,
-        &planned,
-        &actual,
+        &cabling,
     );
     findings.sort_by_cached_key(|f| {
         let order = match f {
@@ -473,24 +539,15 @@ pub fn check(plan: &Topology, snap: &Snapshot) -> Vec<Finding> {
 }
 
 /// The link `a`-`b` (as planned) narrower or slower than either end's plan says.
-fn below_plan(
-    snap: &Snapshot,
-    a: Key,
-    b: Key,
-    tp: &TopoPort,
-    planned: &HashMap<Key, (Key, &TopoPort)>,
-    end: &dyn Fn(Key) -> End,
-) -> Option<Finding> {
-    let back = planned.get(&b).map(|(_, p)| *p);
-    let want_w = tp.width.or(back.and_then(|p| p.width));
-    let want_s = tp.speed.or(back.and_then(|p| p.speed));
+fn below_plan(c: &Cabling, a: Key, b: Key, end: &dyn Fn(Key) -> End) -> Option<Finding> {
+    let (here, back) = (c.plan_line(a), c.plan_line(b));
+    let want_w = here.and_then(|p| p.width).or(back.and_then(|p| p.width));
+    let want_s = here.and_then(|p| p.speed).or(back.and_then(|p| p.speed));
     if want_w.is_none() && want_s.is_none() {
         return None;
     }
-    let port = snap
-        .node_port(a.0, PortNum(a.1))
-        .and_then(|i| snap.port(i))?;
-    let (w, s) = (port.info.link_width(), snap.port_speed(port));
+    let port = c.snap.port(a)?;
+    let (w, s) = (port.info.link_width(), c.snap.port_speed(port));
     // An unknown width or speed cannot be said to be below plan.
     let narrow = matches!((want_w, w), (Some(x), Some(y)) if y.lanes() < x.lanes());
     let slow = matches!((want_s, s), (Some(x), Some(y)) if y.lane_data_kbps() < x.lane_data_kbps());
@@ -506,15 +563,13 @@ fn below_plan(
 /// missing and two unexpected links over the same four ends), then single
 /// miscablings (one missing and one unexpected link sharing an end), then
 /// what is left, as it is.
-#[allow(clippy::too_many_arguments)]
 fn pair_up(
     out: &mut Vec<Finding>,
     missing: &[(Key, Key)],
     absent: &[(Key, End)],
     unexpected: &[(Key, Key)],
     end: &dyn Fn(Key) -> End,
-    planned: &HashMap<Key, (Key, &TopoPort)>,
-    actual: &HashMap<Key, Key>,
+    cabling: &Cabling,
 ) {
     let mut missing_used = vec![false; missing.len()];
     let mut unexpected_used = vec![false; unexpected.len()];
@@ -531,8 +586,8 @@ fn pair_up(
     let u_at = by_end(unexpected);
     let cable = |at: Key| Cable {
         at: end(at),
-        planned: end(planned.get(&at).map_or(at, |(p, _)| *p)),
-        actual: actual.get(&at).map(|x| end(*x)),
+        planned: end(cabling.planned(at).unwrap_or(at)),
+        actual: cabling.actual(at).map(end),
     };
     let other = |(a, b): (Key, Key), x: Key| if a == x { b } else { a };
 
@@ -561,9 +616,10 @@ fn pair_up(
         mark(&mut unexpected_used, &[u1, u2]);
         // Name the swap at the pair of ends on one node when there is one
         // (two ports of a switch), else at the lower of the two pairs.
-        let b = planned.get(&a).map_or(a, |(p, _)| *p);
-        let d = planned.get(&c).map_or(c, |(p, _)| *p);
-        let (x, y) = if a.0 == c.0 || (b.0 != d.0 && a.min(c) < b.min(d)) {
+        let b = cabling.planned(a).unwrap_or(a);
+        let d = cabling.planned(c).unwrap_or(c);
+        let one_node = |x: Key, y: Key| cabling.node(x) == cabling.node(y);
+        let (x, y) = if one_node(a, c) || (!one_node(b, d) && a.min(c) < b.min(d)) {
             (a, c)
         } else {
             (b, d)
@@ -603,7 +659,7 @@ fn pair_up(
                     cable: Cable {
                         at: end(*a),
                         planned: b.clone(),
-                        actual: actual.get(a).map(|x| end(*x)),
+                        actual: cabling.actual(*a).map(end),
                     },
                 });
             }
