@@ -115,15 +115,7 @@ pub fn run_check(args: &TopologyCheckArgs) -> ExitCode {
 fn check_once(args: &TopologyCheckArgs) -> anyhow::Result<bool> {
     crate::logging::init(&args.log_level)?;
     let plan = Plan::load(&args.expected).map_err(anyhow::Error::msg)?;
-    let names = match &args.node_name_map {
-        Some(p) => crate::nodemap::NodeNameMap::load(p).map_err(anyhow::Error::msg)?,
-        None => Default::default(),
-    };
-    let mut source = crate::sources::open_spec(&args.source, None)?;
-    let mut snap = source
-        .sweep()
-        .map_err(|e| anyhow::anyhow!("sweep of {} failed: {e}", args.source))?;
-    names.apply(&mut snap);
+    let snap = crate::commands::one_sweep(&args.source, args.node_name_map.as_deref())?;
     let report = TopologyReport::new(&plan, &snap);
     let text = match args.format {
         HealthFormat::Json => serde_json::to_string_pretty(&report)? + "\n",

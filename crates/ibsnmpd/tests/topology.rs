@@ -18,7 +18,7 @@ use std::time::{Duration, Instant};
 
 use common::UmadAgent;
 use ib::testbed::{check_tools, Testbed, TestbedConfig};
-use trapd::{named, Trap, Trapd};
+use trapd::{named, Trapd};
 
 const BIN: &str = env!("CARGO_BIN_EXE_ibsnmpd");
 
@@ -115,13 +115,7 @@ fn curl(url: &str) -> String {
     stdout(&o)
 }
 
-fn triggers<'a>(t: &'a [Trap], name: &str, trigger: &str) -> Vec<&'a Trap> {
-    let hot = format!("STRING: {trigger}");
-    named(t, name)
-        .into_iter()
-        .filter(|x| x.object("DISMAN-EVENT-MIB::mteHotTrigger.0") == Some(&*hot))
-        .collect()
-}
+use trapd::of_trigger as triggers;
 
 #[test]
 fn missing_link_and_swap_from_cli_agent_metrics_and_traps() {
