@@ -225,7 +225,7 @@ fn notification(f: &Finding, appeared: bool, total: usize) -> snmp::notify::Noti
 }
 
 /// /metrics: `infiniband_topology_mismatches{kind}` and, per port a
-/// finding involves, `infiniband_topology_port_mismatch{guid,port,kind} 1`.
+/// finding involves, `infiniband_topology_port_mismatch{guid,port,kind,node} 1`.
 /// Absent when no plan is configured or no sweep was compared.
 pub fn metrics(out: &mut String, published: &mibs::Published) {
     use std::fmt::Write as _;
@@ -241,14 +241,15 @@ pub fn metrics(out: &mut String, published: &mibs::Published) {
     for f in &r.findings {
         for e in f.ports() {
             if let Some(g) = e.guid {
-                ports.insert((g, e.port, f.kind()));
+                ports.insert((g, e.port, f.kind(), e.node.as_str()));
             }
         }
     }
-    for (g, p, k) in ports {
+    for (g, p, k, node) in ports {
+        let node = crate::metrics::fabric::esc(node);
         let _ = writeln!(
             out,
-            "infiniband_topology_port_mismatch{{guid=\"{g}\",port=\"{p}\",kind=\"{k}\"}} 1"
+            "infiniband_topology_port_mismatch{{guid=\"{g}\",port=\"{p}\",kind=\"{k}\",node=\"{node}\"}} 1"
         );
     }
 }

@@ -231,8 +231,8 @@ fn missing_link_and_swap_from_cli_agent_metrics_and_traps() {
         "infiniband_topology_mismatches{kind=\"missing\"} 1",
         "infiniband_topology_mismatches{kind=\"miscabled\"} 1",
         "infiniband_topology_mismatches{kind=\"unexpected\"} 0",
-        "infiniband_topology_port_mismatch{guid=\"0x0000000000200001\",port=\"2\",kind=\"missing\"} 1",
-        "infiniband_topology_port_mismatch{guid=\"0x0000000000200002\",port=\"1\",kind=\"miscabled\"} 1",
+        "infiniband_topology_port_mismatch{guid=\"0x0000000000200001\",port=\"2\",kind=\"missing\",node=\"edge-2\"} 1",
+        "infiniband_topology_port_mismatch{guid=\"0x0000000000200002\",port=\"1\",kind=\"miscabled\",node=\"edge-3\"} 1",
     ] {
         assert!(m.contains(line), "{line} not in\n{m}");
     }
