@@ -99,8 +99,8 @@ fn assert_missing_and_swap(text: &str) {
         "{text}"
     );
     assert!(
-        lines[1].starts_with("MISCABLED: cables swapped at \"edge-2\" port 1 (")
-            && lines[1].contains("and \"edge-3\" port 1 (")
+        lines[1].starts_with("MISCABLED: two cables swapped: \"edge-2\" port 1 (")
+            && lines[1].contains("; \"edge-3\" port 1 (")
             && lines[1].contains("\"edge-2\" port 1 (0x0000000000200001) reaches \"cn005\" port 1")
             && lines[1].contains("planned \"cn003\" port 1"),
         "{text}"

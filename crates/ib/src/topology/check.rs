@@ -192,9 +192,7 @@ impl fmt::Display for Finding {
             ),
             Finding::Swapped { first, second } => write!(
                 f,
-                "MISCABLED: cables swapped at {} and {}: {} reaches {}, planned {}; {} reaches {}, planned {}",
-                first.at,
-                second.at,
+                "MISCABLED: two cables swapped: {} reaches {}, planned {}; {} reaches {}, planned {}",
                 first.at,
                 far(first.actual.as_ref()),
                 first.planned,
@@ -777,7 +775,7 @@ mod tests {
         );
         assert!(f[0]
             .to_string()
-            .starts_with("MISCABLED: cables swapped at \"sw1\" port 1"));
+            .starts_with("MISCABLED: two cables swapped: \"sw1\" port 1"));
         // The same against a plan by names only.
         let f = check(&plan(&net(GOOD)), &swapped);
         assert_eq!(f.len(), 1);
