@@ -6,7 +6,8 @@
 //! does a plan by node names only; the running agent (`[topology]
 //! expected`) shows them in its health report and /metrics and sends one
 //! mteTriggerFired per finding to snmptrapd, and mteTriggerFalling for each
-//! once the cables are back.
+//! once the cables are back. cn006's link runs at 1x from the start (ibsim's
+//! `w=1`): a plan wanting 4x there gives one BELOW PLAN.
 
 mod common;
 #[path = "notifications_support/mod.rs"]
@@ -23,7 +24,7 @@ use trapd::{named, Trapd};
 const BIN: &str = env!("CARGO_BIN_EXE_ibsnmpd");
 
 /// Three edge switches in a chain, two hosts each; names as a site's plan
-/// would have them.
+/// would have them. cn006's link runs at 1x (ibsim's `w=1`).
 const NET: &str = "\
 Switch\t8 \"edge-1\"
 [1]\t\"cn001\"[1]
@@ -38,7 +39,7 @@ Switch\t8 \"edge-2\"
 
 Switch\t8 \"edge-3\"
 [1]\t\"cn005\"[1]
-[2]\t\"cn006\"[1]
+[2]\t\"cn006\"[1]\tw=1
 [8]\t\"edge-2\"[8]
 
 Hca\t1 \"cn001\"
@@ -57,7 +58,7 @@ Hca\t1 \"cn005\"
 [1]\t\"edge-3\"[1]
 
 Hca\t1 \"cn006\"
-[1]\t\"edge-3\"[2]
+[1]\t\"edge-3\"[2]\tw=1
 ";
 
 const WAIT: Duration = Duration::from_secs(60);
@@ -139,6 +140,26 @@ fn missing_link_and_swap_from_cli_agent_metrics_and_traps() {
         assert_eq!(o.status.code(), Some(0), "{o:?}");
         assert!(stdout(&o).starts_with("topology: the fabric matches"));
     }
+
+    // A plan that wants cn006's link at 4x: BELOW PLAN, nothing else.
+    let wide = dir.path().join("wide.net");
+    std::fs::write(&wide, NET.replace("\tw=1", "\tw=1\t# 4xSDR")).unwrap();
+    let o = check(&tb, &wide, "text");
+    assert_eq!(o.status.code(), Some(1), "{o:?}");
+    let lines: Vec<String> = stdout(&o)
+        .lines()
+        .skip(1)
+        .map(|l| l.trim().to_string())
+        .collect();
+    assert_eq!(lines.len(), 1, "{lines:?}");
+    eprintln!("{}", lines[0]);
+    assert!(
+        lines[0]
+            .starts_with("BELOW PLAN: \"edge-3\" port 2 (0x0000000000200002) -- \"cn006\" port 1")
+            && lines[0].contains(": 1x")
+            && lines[0].ends_with(", planned 4xSDR"),
+        "{lines:?}"
+    );
 
     // The agent, holding the fabric against the plan.
     let trapd = Trapd::start();
