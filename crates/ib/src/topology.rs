@@ -10,8 +10,10 @@
 //!
 //! - [`parse`]: text -> [`Topology`], errors naming file, line and expectation;
 //! - [`write`]: [`Topology`] -> text exactly as ibnetdiscover prints it;
-//! - [`fat_tree`]: a fat-tree generator whose output ibsim accepts.
+//! - [`fat_tree`]: a fat-tree generator whose output ibsim accepts;
+//! - [`check`]: a fabric snapshot held against a topology as its cabling plan.
 
+pub mod check;
 mod fat_tree;
 mod parse;
 mod write;
@@ -71,6 +73,10 @@ pub struct TopoNode {
     pub description: Option<String>,
     pub num_ports: u8,
     pub node_guid: Guid,
+    /// The node GUID came from the file (a `switchguid=`/`caguid=`/`rtguid=`
+    /// line before the header) or from a fabric; false when the parser made
+    /// it up as ibsim would: a plan then knows the node by its name only.
+    pub guid_known: bool,
     /// NodeInfo:PortGUID of port 0 for a switch (the `(..)` after switchguid=).
     pub port0_guid: Guid,
     pub sys_image_guid: Guid,
@@ -116,6 +122,7 @@ impl TopoNode {
             description: None,
             num_ports,
             node_guid: guid,
+            guid_known: true,
             port0_guid: guid,
             sys_image_guid: guid,
             vendor_id: 0,

@@ -99,7 +99,8 @@ pub const CTL_TIMEOUT_SECS: f64 = 60.0;
 pub enum Command {
     /// Take one sweep of a source, print it and exit.
     Dump(DumpArgs),
-    /// Generate topology files.
+    /// Generate topology files (fat-tree), or hold the fabric against its
+    /// cabling plan (check: exit 1 when it differs, docs/topology.md).
     #[command(subcommand)]
     Topology(TopologyCommand),
     /// Send a command to a running agent's control socket and print the answer.
@@ -202,6 +203,33 @@ pub enum DumpFormat {
 pub enum TopologyCommand {
     /// Write a fat tree in ibnetdiscover/ibsim format.
     FatTree(FatTreeArgs),
+    /// Hold the fabric against its cabling plan (docs/topology.md): exit 0
+    /// when it matches, 1 when it does not, 2 on errors.
+    Check(TopologyCheckArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct TopologyCheckArgs {
+    /// The plan: an ibnetdiscover / ibsim "net" file (`ibsnmpd dump` of a
+    /// known-good fabric, or nodes by name only).
+    #[arg(long, value_name = "FILE")]
+    pub expected: PathBuf,
+
+    /// Source to sweep: sim, sim:FILE, umad[:CA[:PORT]], sysfs[:ROOT].
+    #[arg(long, value_name = "SPEC", default_value = "sim")]
+    pub source: String,
+
+    /// Output format: text (one line per difference) or json.
+    #[arg(long, value_enum, default_value_t = HealthFormat::Text)]
+    pub format: HealthFormat,
+
+    /// Log filter for the sweep's messages (stderr).
+    #[arg(long = "log-level", value_name = "L", default_value = "warn")]
+    pub log_level: String,
+
+    /// infiniband-diags node-name-map: names replace node descriptions.
+    #[arg(long = "node-name-map", value_name = "FILE")]
+    pub node_name_map: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]

@@ -115,6 +115,8 @@ pub struct Settings {
     pub health: ib::model::health::HealthConfig,
     /// DISMAN-EVENT-MIB triggers (`[[monitor]]`, docs/health.md).
     pub monitors: Vec<mibs::disman_event::Trigger>,
+    /// The cabling plan (`[topology] expected`, docs/topology.md).
+    pub topology_expected: Option<PathBuf>,
     /// `secrets = true`: IB-SM-MIB's SM_Key and M_Key columns read their
     /// values; off (default) they read as zeros. The SNMPv3 view of a request
     /// narrows this further (mibs::View::secrets).
@@ -211,6 +213,7 @@ struct FileConfig {
     node_name_map: Option<PathBuf>,
     umad: Option<crate::umad_config::UmadSection>,
     health: Option<health::HealthSection>,
+    topology: Option<TopologySection>,
     monitor: Option<Vec<monitor::MonitorEntry>>,
     secrets: Option<bool>,
     sim_partitions: Option<PathBuf>,
@@ -222,6 +225,13 @@ struct FileConfig {
     request_session_timeout: Option<f64>,
     request_sessions_max: Option<u32>,
     request_result_rows_max: Option<u32>,
+}
+
+/// `[topology]`: the cabling plan the fabric is held against.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct TopologySection {
+    expected: Option<PathBuf>,
 }
 
 /// `[[view]]`: snmpd's `view NAME included|excluded OID [MASK]`.
@@ -1020,6 +1030,7 @@ fn merge(mut file: FileConfig, origin: &str, args: &RunArgs) -> Result<Settings,
             .unwrap_or_default()
             .config()
             .map_err(|m| in_file("health", m))?,
+        topology_expected: file.topology.take().and_then(|t| t.expected),
         monitors: monitor::triggers(file.monitor.take().unwrap_or_default(), |n, m| {
             match monitor_lines.get(n) {
                 Some(l) if !origin.is_empty() => format!("{origin}:{l}: monitor {m}"),

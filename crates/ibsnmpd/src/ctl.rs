@@ -265,7 +265,10 @@ fn health(fabric: &FabricHandle) -> Result<String, String> {
     let h = published
         .get::<HealthReport>()
         .ok_or("the agent's health tracker has not reported")?;
-    let report = Report::new(snap, None, h.config.clone(), h.ports.clone());
+    let mut report = Report::new(snap, None, h.config.clone(), h.ports.clone());
+    report.topology = published
+        .get::<crate::topology::Published>()
+        .and_then(|p| p.0.clone());
     serde_json::to_string(&report).map_err(|e| format!("cannot encode the report: {e}"))
 }
 

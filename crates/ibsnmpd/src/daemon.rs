@@ -213,13 +213,22 @@ pub fn run(
     // and swaps it in: readers never block a sweep, a sweep never blocks
     // readers.
     let health_config = Arc::new(ArcSwap::from_pointee(settings.health.clone()));
+    // The cabling plan ([topology] expected): a bad file stops the start.
+    let plan = crate::topology::shared_plan(settings.topology_expected.as_deref())
+        .map_err(crate::config::ConfigError)?;
+    // Notifications of topology findings, once the layer is up.
+    let plan_traps = Arc::new(std::sync::OnceLock::new());
     let publisher = Publisher::with_options(&mibs::DeriveOptions {
         if_index_offset: settings.agentx_if_index_offset,
         sm_control: settings.opensm.is_some(),
         port_writes: settings.port_writes,
         opensm_conf: settings.opensm_conf.clone(),
     })
-    .with_derive(crate::health::deriver(Arc::clone(&health_config)));
+    .with_derive(crate::health::deriver(Arc::clone(&health_config)))
+    .with_derive(crate::topology::deriver(
+        Arc::clone(&plan),
+        Arc::clone(&plan_traps),
+    ));
     // The source thread waits for the sockets (bound below, so a busy port
     // fails at once); the agent answers after the first sweep.
     let names = load_node_name_map(&settings)?;
@@ -373,6 +382,7 @@ pub fn run(
     let _ = first_sweep.recv();
     if let Some(t) = &traps {
         t.cold_start();
+        let _ = plan_traps.set(t.clone());
     }
     let monitors = {
         let (dispatcher, view, traps) = (monitor_reads.0, monitor_reads.1, traps.clone());
@@ -407,6 +417,7 @@ pub fn run(
         controller: Arc::clone(&reload_controller),
         health: health_config,
         monitors,
+        plan: Some(plan),
     };
     let result = runtime.block_on(async {
         let addrs = agent.local_addrs();

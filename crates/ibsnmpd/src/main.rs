@@ -26,6 +26,7 @@ mod requests;
 mod sources;
 mod state;
 mod targets;
+mod topology;
 mod traps;
 mod umad_config;
 mod usm_users;
@@ -36,7 +37,7 @@ use std::process::ExitCode;
 use clap::error::ErrorKind;
 use clap::Parser;
 
-use crate::cli::{Cli, Command};
+use crate::cli::{Cli, Command, TopologyCommand};
 use crate::config::ConfigError;
 
 fn main() -> ExitCode {
@@ -45,6 +46,8 @@ fn main() -> ExitCode {
         Err(e) => return usage_error(&e),
     };
     let result = match cli.command {
+        // Its own exit codes: 1 says the fabric differs from the plan.
+        Some(Command::Topology(TopologyCommand::Check(args))) => return topology::run_check(&args),
         Some(Command::Dump(args)) => commands::dump(&args),
         Some(Command::Topology(cmd)) => commands::topology(&cmd),
         Some(Command::Ctl(args)) => commands::ctl(&args),

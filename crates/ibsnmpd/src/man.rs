@@ -140,7 +140,7 @@ The documentation (Markdown), and examples: the OpenSM\-host drop\-in, the Grafa
 .SH SIGNALS
 .TP
 \fBSIGHUP\fR
-Reads the configuration file and the node\-name\-map again: the communities, node names, notification sinks, thresholds, authtrapenable, [health] and [[monitor]] apply at once; every changed setting that needs a restart is named in one warning; a file that does not load changes nothing (usage.md, "Signals").
+Reads the configuration file, the node\-name\-map and the cabling plan again: the communities, node names, cabling plan ([topology] expected), notification sinks, thresholds, authtrapenable, [health] and [[monitor]] apply at once; every changed setting that needs a restart is named in one warning; a file that does not load changes nothing (usage.md, "Signals").
 .TP
 \fBSIGTERM\fR, \fBSIGINT\fR
 Stop cleanly (AgentX session closed, state persisted); exit status 0.

@@ -3,6 +3,7 @@
 //!
 //! Applied at once: the communities (the next request sees them), the
 //! node-name-map (a sweep is asked for, so the names show within one
+//! sweep), the cabling plan (`[topology] expected`, held against the next
 //! sweep), the notification sinks (trapsink, trap2sink, informsink,
 //! `[[trapsess]]`, trapcommunity: the next notification goes to them and
 //! snmpTargetAddrTable shows them as `permanent` rows), the threshold
@@ -51,6 +52,8 @@ pub struct Reloader {
     pub health: crate::health::SharedHealthConfig,
     /// The DISMAN-EVENT-MIB triggers' task.
     pub monitors: crate::monitor::MonitorTask,
+    /// The cabling plan in force (`[topology] expected`), read again.
+    pub plan: Option<crate::topology::SharedPlan>,
 }
 
 impl Reloader {
@@ -79,6 +82,7 @@ impl Reloader {
             Some(p) => NodeNameMap::load(p)?,
             None => NodeNameMap::default(),
         };
+        let plan = crate::topology::load_plan(new.topology_expected.as_deref())?;
         let fixed = restart_keys(&self.current, &new, self.traps.is_some());
         if !fixed.is_empty() {
             warn!(
@@ -94,6 +98,9 @@ impl Reloader {
             hook(&communities);
         }
         self.communities.store(communities);
+        if let Some(shared) = &self.plan {
+            shared.store(plan);
+        }
         let renamed = **self.names.load() != names;
         let count = names.len();
         self.names.store(Arc::new(names));
@@ -157,6 +164,7 @@ impl Reloader {
             kept.notify.inform_users = new.notify.inform_users;
             kept.notify.thresholds = new.notify.thresholds;
         }
+        kept.topology_expected = new.topology_expected;
         self.current = kept;
         Ok(())
     }
@@ -204,6 +212,8 @@ fn restart_keys(old: &Settings, new: &Settings, notifying: bool) -> Vec<&'static
         health: _,
         // Applied: the old triggers stop, the new ones start sampling.
         monitors: _,
+        // Applied: held against the next sweep.
+        topology_expected: _,
         secrets,
         sim_partitions,
         sim_services,

@@ -14,7 +14,7 @@ mod trapd;
 use std::time::Duration;
 
 use common::ctl;
-use trapd::{named, Trap, Trapd};
+use trapd::{Trap, Trapd};
 
 /// mteTriggerFailures.0 and mteResourceSampleInstances.0 (the tools run
 /// without MIBs).
@@ -55,11 +55,7 @@ frequency = 1
 "#;
 
 fn of<'a>(t: &'a [Trap], name: &str, trigger: &str) -> Vec<&'a Trap> {
-    let hot = format!("STRING: {trigger}");
-    named(t, name)
-        .into_iter()
-        .filter(|x| x.object("DISMAN-EVENT-MIB::mteHotTrigger.0") == Some(&*hot))
-        .collect()
+    trapd::of_trigger(t, name, trigger)
 }
 
 #[test]

@@ -35,6 +35,10 @@ pub struct Report {
     /// NO_MASTER_SM.
     pub findings: usize,
     pub ports_health: Vec<PortHealth>,
+    /// The fabric against its cabling plan (a running agent with
+    /// `[topology] expected`, docs/topology.md).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub topology: Option<crate::topology::TopologyReport>,
 }
 
 /// How the reported sweep went (its cost, all phases together).
@@ -118,6 +122,7 @@ impl Report {
                 + usize::from(no_master_sm),
             thresholds,
             ports_health,
+            topology: None,
         }
     }
 
@@ -165,6 +170,9 @@ impl Report {
             for l in lines {
                 let _ = writeln!(out, "  {l}");
             }
+        }
+        if let Some(t) = &self.topology {
+            out.push_str(&t.text());
         }
         out
     }

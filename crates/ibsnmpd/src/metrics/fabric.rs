@@ -533,7 +533,7 @@ fn port_labels(snap: &Snapshot, node: &Node, p: &Port) -> String {
 }
 
 /// A label value escaped as the text format requires.
-pub(super) fn esc(v: &str) -> String {
+pub(crate) fn esc(v: &str) -> String {
     let mut s = String::with_capacity(v.len());
     for c in v.chars() {
         match c {

@@ -230,3 +230,14 @@ pub fn named<'a>(traps: &'a [Trap], name: &str) -> Vec<&'a Trap> {
 pub fn count(traps: &[Trap], name: &str) -> usize {
     named(traps, name).len()
 }
+
+/// DISMAN-EVENT-MIB notifications named `name` (mteTriggerFired, ...)
+/// whose mteHotTrigger is `trigger`.
+#[allow(dead_code)] // not every test binary receives DISMAN-EVENT notifications
+pub fn of_trigger<'a>(traps: &'a [Trap], name: &str, trigger: &str) -> Vec<&'a Trap> {
+    let hot = format!("STRING: {trigger}");
+    named(traps, name)
+        .into_iter()
+        .filter(|x| x.object("DISMAN-EVENT-MIB::mteHotTrigger.0") == Some(&*hot))
+        .collect()
+}

@@ -1,0 +1,986 @@
+//! The fabric held against its cabling plan: a pure function of a plan (a
+//! [`Topology`]) and a [`Snapshot`], no MADs, linear in the fabric.
+//!
+//! Plan nodes are found in the fabric by node GUID when the plan knows it
+//! ([`TopoNode::guid_known`]: ibnetdiscover output, `ibsnmpd dump`), else by
+//! name: the fabric node whose NodeDescription is the plan's name, or whose
+//! description's first word is (`node017 HCA-1`), when exactly one is.
+//!
+//! Links are compared end port by end port. A planned link that is not there
+//! and a link that is not planned which share an end are one MISCABLED
+//! finding (a planned end arriving elsewhere); two cables whose far ends
+//! were exchanged are one MISCABLED swap. A node of the plan that is not in
+//! the fabric shows as its links from nodes that are (an HCA whose only
+//! cable is out cannot be discovered at all); MISSING NODE is kept for
+//! planned nodes none of whose planned neighbours are present either, and
+//! UNEXPECTED NODE likewise.
+
+use super::{TopoPort, Topology};
+use crate::model::{NodeIdx, PortIdx, Snapshot};
+use crate::types::{Guid, LinkSpeed, LinkWidth, PortNum};
+use serde::{Deserialize, Serialize};
+use std::collections::HashMap;
+use std::fmt;
+
+/// One end of a cable: the node's name, its GUID when known, the port.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub struct End {
+    pub node: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub guid: Option<Guid>,
+    pub port: u8,
+}
+
+/// A node the plan and the fabric disagree about.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub struct NodeRef {
+    pub node: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub guid: Option<Guid>,
+}
+
+/// A planned end arriving somewhere else.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub struct Cable {
+    /// The end that is where the plan puts it.
+    pub at: End,
+    /// Where the plan says its far end goes.
+    pub planned: End,
+    /// Where it goes (None: nowhere, the port has no link).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub actual: Option<End>,
+}
+
+/// One difference between the fabric and its plan.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Finding {
+    /// A planned link that is not there. `b_present`: false when `b`'s node
+    /// is not in the fabric at all (nothing else of it was seen).
+    Missing {
+        a: End,
+        b: End,
+        b_present: bool,
+    },
+    /// A link that is not in the plan.
+    Unexpected {
+        a: End,
+        b: End,
+    },
+    /// A planned end arrives at another node or port.
+    Miscabled {
+        cable: Cable,
+    },
+    /// Two cables whose far ends were exchanged: each end's planned far end
+    /// is the other's actual one.
+    Swapped {
+        first: Cable,
+        second: Cable,
+    },
+    MissingNode {
+        node: NodeRef,
+        /// Why it was not found when that is not plain absence.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        reason: Option<String>,
+    },
+    UnexpectedNode {
+        node: NodeRef,
+    },
+    /// A link narrower or slower than planned (`4xHDR` in the plan).
+    BelowPlan {
+        a: End,
+        b: End,
+        planned: String,
+        actual: String,
+    },
+}
+
+/// The kinds, as /metrics labels them.
+pub const KINDS: [&str; 6] = [
+    "missing",
+    "unexpected",
+    "miscabled",
+    "missing_node",
+    "unexpected_node",
+    "below_plan",
+];
+
+impl Finding {
+    /// The kind's label (`miscabled` for swaps too).
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Finding::Missing { .. } => "missing",
+            Finding::Unexpected { .. } => "unexpected",
+            Finding::Miscabled { .. } | Finding::Swapped { .. } => "miscabled",
+            Finding::MissingNode { .. } => "missing_node",
+            Finding::UnexpectedNode { .. } => "unexpected_node",
+            Finding::BelowPlan { .. } => "below_plan",
+        }
+    }
+
+    /// The fabric ports a technician would touch, with their GUIDs (the
+    /// per-port gauge): ends on nodes the fabric has.
+    pub fn ports(&self) -> Vec<&End> {
+        fn cable(c: &Cable) -> Vec<&End> {
+            let mut v = vec![&c.at];
+            v.extend(c.actual.as_ref());
+            v
+        }
+        let ends: Vec<&End> = match self {
+            Finding::Missing { a, b, b_present } => {
+                if *b_present {
+                    vec![a, b]
+                } else {
+                    vec![a]
+                }
+            }
+            Finding::Unexpected { a, b } | Finding::BelowPlan { a, b, .. } => vec![a, b],
+            Finding::Miscabled { cable: c } => cable(c),
+            Finding::Swapped { first, second } => {
+                let mut v = cable(first);
+                v.extend(cable(second));
+                v
+            }
+            Finding::MissingNode { .. } | Finding::UnexpectedNode { .. } => vec![],
+        };
+        ends.into_iter().filter(|e| e.guid.is_some()).collect()
+    }
+}
+
+impl fmt::Display for End {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "\"{}\" port {}", self.node, self.port)?;
+        if let Some(g) = self.guid {
+            write!(f, " ({g})")?;
+        }
+        Ok(())
+    }
+}
+
+impl fmt::Display for NodeRef {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "\"{}\"", self.node)?;
+        if let Some(g) = self.guid {
+            write!(f, " ({g})")?;
+        }
+        Ok(())
+    }
+}
+
+fn far(e: Option<&End>) -> String {
+    e.map_or_else(|| "nothing (no link)".to_string(), ToString::to_string)
+}
+
+/// One line a technician at the rack can act on.
+impl fmt::Display for Finding {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Finding::Missing { a, b, b_present } => {
+                write!(f, "MISSING: {a} -- {b}: no link")?;
+                if !b_present {
+                    write!(f, " (\"{}\" is not in the fabric)", b.node)?;
+                }
+                Ok(())
+            }
+            Finding::Unexpected { a, b } => write!(f, "UNEXPECTED: {a} -- {b}: not in the plan"),
+            Finding::Miscabled { cable: c } => write!(
+                f,
+                "MISCABLED: {} reaches {}, planned {}",
+                c.at,
+                far(c.actual.as_ref()),
+                c.planned
+            ),
+            Finding::Swapped { first, second } => write!(
+                f,
+                "MISCABLED: two cables swapped: {} reaches {}, planned {}; {} reaches {}, planned {}",
+                first.at,
+                far(first.actual.as_ref()),
+                first.planned,
+                second.at,
+                far(second.actual.as_ref()),
+                second.planned
+            ),
+            Finding::MissingNode { node, reason } => {
+                write!(f, "MISSING NODE: {node}: not in the fabric")?;
+                if let Some(r) = reason {
+                    write!(f, " ({r})")?;
+                }
+                Ok(())
+            }
+            Finding::UnexpectedNode { node } => {
+                write!(f, "UNEXPECTED NODE: {node}: not in the plan")
+            }
+            Finding::BelowPlan {
+                a,
+                b,
+                planned,
+                actual,
+            } => write!(f, "BELOW PLAN: {a} -- {b}: {actual}, planned {planned}"),
+        }
+    }
+}
+
+/// `4xHDR` as ibnetdiscover writes a rate (`??` for an unknown part).
+fn rate(w: Option<LinkWidth>, s: Option<LinkSpeed>) -> String {
+    format!(
+        "{}{}",
+        w.map_or_else(|| "??".to_string(), |w| format!("{}x", w.lanes())),
+        s.map_or("???", LinkSpeed::name)
+    )
+}
+
+/// A fabric end port: its index in the snapshot (dense, so the per-port
+/// tables below are vectors, not hash maps).
+type Key = PortIdx;
+
+/// The planned far end of each fabric port (with its plan line), and the
+/// actual one (the snapshot's).
+struct Cabling<'a> {
+    snap: &'a Snapshot,
+    planned: Vec<Option<(Key, &'a TopoPort)>>,
+}
+
+impl Cabling<'_> {
+    fn planned(&self, a: Key) -> Option<Key> {
+        self.planned
+            .get(a as usize)
+            .copied()
+            .flatten()
+            .map(|(b, _)| b)
+    }
+    fn plan_line(&self, a: Key) -> Option<&TopoPort> {
+        self.planned
+            .get(a as usize)
+            .copied()
+            .flatten()
+            .map(|(_, p)| p)
+    }
+    fn actual(&self, a: Key) -> Option<Key> {
+        self.snap.port(a).and_then(|p| p.remote)
+    }
+    fn node(&self, a: Key) -> Option<NodeIdx> {
+        self.snap.port(a).map(|p| p.node)
+    }
+}
+
+/// How plan nodes were found in the fabric.
+struct Matching {
+    /// Plan node index -> fabric node.
+    fabric_of: Vec<Option<NodeIdx>>,
+    /// Fabric node -> plan node index.
+    plan_of: Vec<Option<usize>>,
+    /// Plan node index -> why it was not found (ambiguous names).
+    reason: Vec<Option<String>>,
+}
+
+fn match_nodes(plan: &Topology, snap: &Snapshot) -> Matching {
+    let mut m = Matching {
+        fabric_of: vec![None; plan.nodes.len()],
+        plan_of: vec![None; snap.nodes.len()],
+        reason: vec![None; plan.nodes.len()],
+    };
+    // Names are indexed only when the plan has nodes without GUIDs.
+    let by_name = plan
+        .nodes
+        .iter()
+        .any(|n| !n.guid_known)
+        .then(|| NameIndex::new(snap));
+    for (i, n) in plan.nodes.iter().enumerate() {
+        let found = if n.guid_known {
+            snap.node_by_guid(n.node_guid)
+        } else {
+            match by_name.as_ref().map(|ix| ix.find(&n.name)) {
+                Some(Ok(f)) => f,
+                Some(Err(count)) => {
+                    if let Some(r) = m.reason.get_mut(i) {
+                        *r = Some(format!("{count} fabric nodes are named {:?}", n.name));
+                    }
+                    None
+                }
+                None => None,
+            }
+        };
+        // One fabric node per plan node: a second claim is not a match.
+        let Some(f) = found else { continue };
+        match m.plan_of.get_mut(f as usize) {
+            Some(slot @ None) => {
+                *slot = Some(i);
+                if let Some(x) = m.fabric_of.get_mut(i) {
+                    *x = Some(f);
+                }
+            }
+            Some(Some(other)) => {
+                let other = plan.nodes.get(*other).map_or("", |o| o.name.as_str());
+                if let Some(r) = m.reason.get_mut(i) {
+                    *r = Some(format!("its fabric node is already planned as {other:?}"));
+                }
+            }
+            None => {}
+        }
+    }
+    m
+}
+
+/// Fabric nodes by description and by the description's first word; a
+/// name more than one node has is ambiguous (its count is kept).
+struct NameIndex<'a> {
+    full: HashMap<&'a str, (NodeIdx, usize)>,
+    first_word: HashMap<&'a str, (NodeIdx, usize)>,
+}
+
+impl<'a> NameIndex<'a> {
+    fn new(snap: &'a Snapshot) -> Self {
+        let mut ix = NameIndex {
+            full: HashMap::with_capacity(snap.nodes.len()),
+            first_word: HashMap::with_capacity(snap.nodes.len()),
+        };
+        for (i, n) in snap.nodes.iter().enumerate() {
+            let d = n.description.trim();
+            ix.full.entry(d).or_insert((i as NodeIdx, 0)).1 += 1;
+            if let Some(w) = d.split_whitespace().next().filter(|w| *w != d) {
+                ix.first_word.entry(w).or_insert((i as NodeIdx, 0)).1 += 1;
+            }
+        }
+        ix
+    }
+
+    /// Ok(None): no such node; Err(n): n nodes have the name.
+    fn find(&self, name: &str) -> Result<Option<NodeIdx>, usize> {
+        for map in [&self.full, &self.first_word] {
+            match map.get(name) {
+                Some((i, 1)) => return Ok(Some(*i)),
+                Some((_, n)) => return Err(*n),
+                None => {}
+            }
+        }
+        Ok(None)
+    }
+}
+
+/// Everything that differs between `snap` and its plan, in a stable order
+/// (MISSING, UNEXPECTED, MISCABLED, nodes, BELOW PLAN; then by name).
+pub fn check(plan: &Topology, snap: &Snapshot) -> Vec<Finding> {
+    let m = match_nodes(plan, snap);
+    let node_end = |n: NodeIdx, p: u8| -> End {
+        End {
+            node: snap
+                .node(n)
+                .map_or_else(String::new, |x| x.description.clone()),
+            guid: snap.node(n).map(|x| x.info.node_guid),
+            port: p,
+        }
+    };
+    let fabric_end = |k: Key| -> End {
+        let port = snap.port(k);
+        node_end(
+            port.map_or(NodeIdx::MAX, |p| p.node),
+            port.map_or(0, |p| p.num.0),
+        )
+    };
+    let plan_end = |i: usize, p: PortNum| -> End {
+        match m.fabric_of.get(i).copied().flatten() {
+            Some(f) => node_end(f, p.0),
+            None => {
+                let n = plan.nodes.get(i);
+                End {
+                    node: n.map_or_else(String::new, |n| n.description().to_string()),
+                    guid: n.filter(|n| n.guid_known).map(|n| n.node_guid),
+                    port: p.0,
+                }
+            }
+        }
+    };
+    let mut findings = Vec::new();
+
+    // Planned links between present nodes, by fabric end; links to absent nodes.
+    let mut cabling = Cabling {
+        snap,
+        planned: vec![None; snap.ports.len()],
+    };
+    let mut present_neighbour = vec![false; plan.nodes.len()];
+    // Planned links whose far end's node is not in the fabric.
+    let mut absent: Vec<(Key, End)> = Vec::new();
+    // Planned links to a port number the fabric node does not have.
+    let mut no_such_port: std::collections::BTreeSet<(End, End)> = Default::default();
+    for (i, n) in plan.nodes.iter().enumerate() {
+        let Some(f) = m.fabric_of.get(i).copied().flatten() else {
+            continue;
+        };
+        for p in &n.ports {
+            let Some(j) = plan.index_of(&p.remote) else {
+                continue;
+            };
+            if let Some(x) = present_neighbour.get_mut(j) {
+                *x = true;
+            }
+            let a = snap.node_port(f, p.port);
+            match (a, m.fabric_of.get(j).copied().flatten()) {
+                (Some(a), Some(g)) => match snap.node_port(g, p.remote_port) {
+                    Some(b) => {
+                        if let Some(x) = cabling.planned.get_mut(a as usize) {
+                            *x = Some((b, p));
+                        }
+                    }
+                    None => {
+                        no_such_port.insert((fabric_end(a), node_end(g, p.remote_port.0)));
+                    }
+                },
+                (Some(a), None) => absent.push((a, plan_end(j, p.remote_port))),
+                // Reported from the other end when that one is present.
+                (None, Some(g)) => {
+                    if snap.node_port(g, p.remote_port).is_none() {
+                        let ends = (node_end(f, p.port.0), node_end(g, p.remote_port.0));
+                        no_such_port.insert(if ends.0 <= ends.1 {
+                            ends
+                        } else {
+                            (ends.1, ends.0)
+                        });
+                    }
+                }
+                (None, None) => {}
+            }
+        }
+    }
+    for (i, n) in plan.nodes.iter().enumerate() {
+        let absent = m.fabric_of.get(i).copied().flatten().is_none();
+        if absent && !present_neighbour.get(i).copied().unwrap_or(false) {
+            findings.push(Finding::MissingNode {
+                node: NodeRef {
+                    node: n.description().to_string(),
+                    guid: n.guid_known.then_some(n.node_guid),
+                },
+                reason: m.reason.get(i).cloned().flatten(),
+            });
+        }
+    }
+
+    // The fabric's links with at least one planned end that the plan
+    // does not have.
+    let mut unexpected: Vec<(Key, Key)> = Vec::new();
+    let mut unplanned_seen = vec![false; snap.nodes.len()];
+    for (a, b) in snap.links() {
+        let (Some(pa), Some(pb)) = (snap.port(a), snap.port(b)) else {
+            continue;
+        };
+        let planned_a = m.plan_of.get(pa.node as usize).copied().flatten().is_some();
+        let planned_b = m.plan_of.get(pb.node as usize).copied().flatten().is_some();
+        if !planned_a && !planned_b {
+            continue;
+        }
+        // An unplanned node cabled to a planned one shows as that link.
+        for (planned_y, y) in [(planned_a, pa), (planned_b, pb)] {
+            if !planned_y {
+                if let Some(s) = unplanned_seen.get_mut(y.node as usize) {
+                    *s = true;
+                }
+            }
+        }
+        if cabling.planned(a) != Some(b) {
+            unexpected.push((a, b));
+        }
+    }
+    for (f, n) in snap.nodes.iter().enumerate() {
+        let unplanned = m.plan_of.get(f).copied().flatten().is_none();
+        if unplanned && !unplanned_seen.get(f).copied().unwrap_or(false) {
+            findings.push(Finding::UnexpectedNode {
+                node: NodeRef {
+                    node: n.description.clone(),
+                    guid: Some(n.info.node_guid),
+                },
+            });
+        }
+    }
+
+    // Each planned end whose far end differs, and each unplanned link.
+    let mut missing: Vec<(Key, Key)> = Vec::new();
+    for (a, planned) in cabling.planned.iter().enumerate() {
+        let a = a as Key;
+        let Some((b, _)) = *planned else { continue };
+        if a > b {
+            continue;
+        }
+        if cabling.actual(a) == Some(b) {
+            if let Some(f) = below_plan(&cabling, a, b, &fabric_end) {
+                findings.push(f);
+            }
+        } else {
+            missing.push((a, b));
+        }
+    }
+    for (a, b) in no_such_port {
+        findings.push(Finding::Missing {
+            a,
+            b,
+            b_present: true,
+        });
+    }
+    pair_up(
+        &mut findings,
+        &missing,
+        &absent,
+        &unexpected,
+        &fabric_end,
+        &cabling,
+    );
+    findings.sort_by_cached_key(|f| {
+        let order = match f {
+            Finding::Missing { .. } => 0,
+            Finding::Unexpected { .. } => 1,
+            Finding::Miscabled { .. } | Finding::Swapped { .. } => 2,
+            Finding::MissingNode { .. } => 3,
+            Finding::UnexpectedNode { .. } => 4,
+            Finding::BelowPlan { .. } => 5,
+        };
+        (order, f.to_string())
+    });
+    findings
+}
+
+/// The link `a`-`b` (as planned) narrower or slower than either end's plan says.
+fn below_plan(c: &Cabling, a: Key, b: Key, end: &dyn Fn(Key) -> End) -> Option<Finding> {
+    let (here, back) = (c.plan_line(a), c.plan_line(b));
+    let want_w = here.and_then(|p| p.width).or(back.and_then(|p| p.width));
+    let want_s = here.and_then(|p| p.speed).or(back.and_then(|p| p.speed));
+    if want_w.is_none() && want_s.is_none() {
+        return None;
+    }
+    let port = c.snap.port(a)?;
+    let (w, s) = (port.info.link_width(), c.snap.port_speed(port));
+    // An unknown width or speed cannot be said to be below plan.
+    let narrow = matches!((want_w, w), (Some(x), Some(y)) if y.lanes() < x.lanes());
+    let slow = matches!((want_s, s), (Some(x), Some(y)) if y.lane_data_kbps() < x.lane_data_kbps());
+    (narrow || slow).then(|| Finding::BelowPlan {
+        a: end(a),
+        b: end(b),
+        planned: rate(want_w, want_s),
+        actual: rate(w, s),
+    })
+}
+
+/// Pairs missing and unexpected links sharing ends: swaps first (two
+/// missing and two unexpected links over the same four ends), then single
+/// miscablings (one missing and one unexpected link sharing an end), then
+/// what is left, as it is.
+fn pair_up(
+    out: &mut Vec<Finding>,
+    missing: &[(Key, Key)],
+    absent: &[(Key, End)],
+    unexpected: &[(Key, Key)],
+    end: &dyn Fn(Key) -> End,
+    cabling: &Cabling,
+) {
+    let mut missing_used = vec![false; missing.len()];
+    let mut unexpected_used = vec![false; unexpected.len()];
+    // Each link by both its ends.
+    let by_end = |links: &[(Key, Key)]| -> HashMap<Key, usize> {
+        let mut h = HashMap::with_capacity(links.len() * 2);
+        for (i, (a, b)) in links.iter().enumerate() {
+            h.insert(*a, i);
+            h.insert(*b, i);
+        }
+        h
+    };
+    let m_at = by_end(missing);
+    let u_at = by_end(unexpected);
+    let cable = |at: Key| Cable {
+        at: end(at),
+        planned: end(cabling.planned(at).unwrap_or(at)),
+        actual: cabling.actual(at).map(end),
+    };
+    let other = |(a, b): (Key, Key), x: Key| if a == x { b } else { a };
+
+    // Swaps: planned a-b and c-d, actual a-d and c-b.
+    for (i, &(a, b)) in missing.iter().enumerate() {
+        if missing_used.get(i).copied().unwrap_or(true) {
+            continue;
+        }
+        let found = [(a, b), (b, a)].into_iter().find_map(|(a, b)| {
+            let u1 = *u_at.get(&a)?;
+            let d = other(*unexpected.get(u1)?, a);
+            let m2 = *m_at.get(&d)?;
+            let c = other(*missing.get(m2)?, d);
+            let u2 = *u_at.get(&c)?;
+            let unused = m2 != i
+                && u1 != u2
+                && !missing_used.get(m2).copied().unwrap_or(true)
+                && !unexpected_used.get(u1).copied().unwrap_or(true)
+                && !unexpected_used.get(u2).copied().unwrap_or(true);
+            (unused && other(*unexpected.get(u2)?, c) == b).then_some((a, c, m2, u1, u2))
+        });
+        let Some((a, c, m2, u1, u2)) = found else {
+            continue;
+        };
+        mark(&mut missing_used, &[i, m2]);
+        mark(&mut unexpected_used, &[u1, u2]);
+        // Name the swap at the pair of ends on one node when there is one
+        // (two ports of a switch), else at the lower of the two pairs.
+        let b = cabling.planned(a).unwrap_or(a);
+        let d = cabling.planned(c).unwrap_or(c);
+        let one_node = |x: Key, y: Key| cabling.node(x) == cabling.node(y);
+        let (x, y) = if one_node(a, c) || (!one_node(b, d) && a.min(c) < b.min(d)) {
+            (a, c)
+        } else {
+            (b, d)
+        };
+        let (x, y) = (x.min(y), x.max(y));
+        out.push(Finding::Swapped {
+            first: cable(x),
+            second: cable(y),
+        });
+    }
+    // A planned end arriving elsewhere: missing a-b with unexpected a-x.
+    for (i, &(a, b)) in missing.iter().enumerate() {
+        if missing_used.get(i).copied().unwrap_or(true) {
+            continue;
+        }
+        let hit = [a, b].into_iter().find_map(|at| {
+            let u = *u_at.get(&at)?;
+            (!unexpected_used.get(u).copied().unwrap_or(true)).then_some((at, u))
+        });
+        if let Some((at, u)) = hit {
+            mark(&mut missing_used, &[i]);
+            mark(&mut unexpected_used, &[u]);
+            out.push(Finding::Miscabled { cable: cable(at) });
+        }
+    }
+    // A planned end whose node is not seen, and another node at its place
+    // (a replaced HCA: same cable, new GUID).
+    for (a, b) in absent {
+        let u = u_at
+            .get(a)
+            .copied()
+            .filter(|u| !unexpected_used.get(*u).copied().unwrap_or(true));
+        match u {
+            Some(u) => {
+                mark(&mut unexpected_used, &[u]);
+                out.push(Finding::Miscabled {
+                    cable: Cable {
+                        at: end(*a),
+                        planned: b.clone(),
+                        actual: cabling.actual(*a).map(end),
+                    },
+                });
+            }
+            None => out.push(Finding::Missing {
+                a: end(*a),
+                b: b.clone(),
+                b_present: false,
+            }),
+        }
+    }
+    for (i, (a, b)) in missing.iter().enumerate() {
+        if !missing_used.get(i).copied().unwrap_or(true) {
+            out.push(Finding::Missing {
+                a: end(*a),
+                b: end(*b),
+                b_present: true,
+            });
+        }
+    }
+    for (i, (a, b)) in unexpected.iter().enumerate() {
+        if !unexpected_used.get(i).copied().unwrap_or(true) {
+            out.push(Finding::Unexpected {
+                a: end(*a),
+                b: end(*b),
+            });
+        }
+    }
+}
+
+fn mark(used: &mut [bool], which: &[usize]) {
+    for &k in which {
+        if let Some(x) = used.get_mut(k) {
+            *x = true;
+        }
+    }
+}
+
+/// Findings by kind, every kind present (0 when none): /metrics' gauge.
+pub fn count_by_kind(findings: &[Finding]) -> [(&'static str, usize); 6] {
+    KINDS.map(|k| (k, findings.iter().filter(|f| f.kind() == k).count()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::dump_ibnetdiscover;
+    use crate::source::sim::{SimConfig, SimSource};
+    use crate::source::Source;
+    use crate::topology::parse_str;
+
+    /// Two switches, five hosts; `links` replaces sw1's host cabling.
+    fn net(sw1_hosts: &str) -> String {
+        format!(
+            "Switch 8 \"sw1\"\n{sw1_hosts}[8] \"sw2\"[8] # 4xHDR\n\n\
+             Switch 8 \"sw2\"\n[1] \"h5\"[1] # 4xHDR\n\n\
+             Ca 1 \"h1\" # \"h1 mlx5_0\"\nCa 1 \"h2\" # \"h2 mlx5_0\"\n\
+             Ca 1 \"h3\" # \"h3 mlx5_0\"\nCa 2 \"h4\" # \"h4 mlx5_0\"\n\
+             Ca 1 \"h5\" # \"h5 mlx5_0\"\n"
+        )
+    }
+
+    const GOOD: &str = "[1] \"h1\"[1] # 4xHDR\n[2] \"h2\"[1] # 4xHDR\n\
+                        [3] \"h3\"[1] # 4xHDR\n[4] \"h4\"[1] # 4xHDR\n";
+
+    fn snap(text: &str) -> Snapshot {
+        let topo = parse_str(text, "fabric").expect("fabric parses");
+        let config = SimConfig {
+            manual_clock: true,
+            ..SimConfig::default()
+        };
+        SimSource::new(&topo, config)
+            .expect("sim starts")
+            .sweep()
+            .expect("sim sweeps")
+    }
+
+    fn plan(text: &str) -> Topology {
+        parse_str(text, "plan").expect("plan parses")
+    }
+
+    fn lines(f: &[Finding]) -> Vec<String> {
+        f.iter().map(ToString::to_string).collect()
+    }
+
+    #[test]
+    fn a_fabric_matches_its_own_dump_and_its_names() {
+        let good = snap(&net(GOOD));
+        let dumped = plan(&dump_ibnetdiscover(&good));
+        assert!(dumped.nodes.iter().all(|n| n.guid_known));
+        assert_eq!(lines(&check(&dumped, &good)), Vec::<String>::new());
+        let names = plan(&net(GOOD));
+        assert!(names.nodes.iter().all(|n| !n.guid_known));
+        assert_eq!(lines(&check(&names, &good)), Vec::<String>::new());
+    }
+
+    #[test]
+    fn two_swapped_cables_are_one_finding() {
+        let good = snap(&net(GOOD));
+        let dumped = plan(&dump_ibnetdiscover(&good));
+        let swapped = snap(&net(&GOOD
+            .replace("\"h1\"", "\"hx\"")
+            .replace("\"h2\"", "\"h1\"")
+            .replace("\"hx\"", "\"h2\"")));
+        let f = check(&dumped, &swapped);
+        assert_eq!(f.len(), 1, "{:#?}", lines(&f));
+        let Finding::Swapped { first, second } = &f[0] else {
+            panic!("not a swap: {f:?}")
+        };
+        assert_eq!((first.at.node.as_str(), first.at.port), ("sw1", 1));
+        assert_eq!((second.at.node.as_str(), second.at.port), ("sw1", 2));
+        assert_eq!(first.planned.node, "h1 mlx5_0");
+        assert_eq!(
+            first.actual.as_ref().map(|e| e.node.as_str()),
+            Some("h2 mlx5_0")
+        );
+        assert!(f[0]
+            .to_string()
+            .starts_with("MISCABLED: two cables swapped: \"sw1\" port 1"));
+        // The same against a plan by names only.
+        let f = check(&plan(&net(GOOD)), &swapped);
+        assert_eq!(f.len(), 1);
+        assert_eq!(f[0].kind(), "miscabled");
+    }
+
+    #[test]
+    fn missing_moved_and_unexpected_links() {
+        let good = snap(&net(GOOD));
+        let dumped = plan(&dump_ibnetdiscover(&good));
+        // h3's cable out; h4's cable moved from sw1[4] to h4's port 2;
+        // h5 also cabled to sw1[6].
+        let changed = snap(
+            &net("[1] \"h1\"[1] # 4xHDR\n[2] \"h2\"[1] # 4xHDR\n\
+                          [4] \"h4\"[2] # 4xHDR\n[6] \"h5\"[2] # 4xHDR\n")
+            .replace("Ca 1 \"h5\"", "Ca 2 \"h5\""),
+        );
+        // h5 changed its port count, so its GUIDs moved: match by names.
+        let f = check(&plan(&net(GOOD)), &changed);
+        let kinds: Vec<&str> = f.iter().map(Finding::kind).collect();
+        assert_eq!(
+            kinds,
+            ["missing", "unexpected", "miscabled"],
+            "{:#?}",
+            lines(&f)
+        );
+        assert!(f[0].to_string().contains("\"sw1\" port 3"), "{}", f[0]);
+        assert!(
+            f[1].to_string().contains("\"h5 mlx5_0\" port 2"),
+            "{}",
+            f[1]
+        );
+        let Finding::Miscabled { cable } = &f[2] else {
+            panic!()
+        };
+        assert_eq!(cable.at.port, 4);
+        assert_eq!(cable.actual.as_ref().map(|e| e.port), Some(2));
+        drop(dumped);
+    }
+
+    #[test]
+    fn nodes_missing_and_unexpected() {
+        let good = snap(&net(GOOD));
+        let mut text = dump_ibnetdiscover(&good);
+        // A planned host on a planned switch nobody cabled (an island).
+        text.push_str("\ncaguid=0x999000\nCa 1 \"H-ghost\" # \"ghost\"\n[1](999001) \"H-ghost2\"[1]\n\ncaguid=0x999100\nCa 1 \"H-ghost2\" # \"ghost2\"\n");
+        let f = check(&plan(&text), &good);
+        let kinds: Vec<&str> = f.iter().map(Finding::kind).collect();
+        assert_eq!(kinds, ["missing_node", "missing_node"], "{:#?}", lines(&f));
+        assert!(f[0].to_string().contains("0x0000000000999000"), "{}", f[0]);
+        // A plan without h5: the fabric's h5 is a link not in the plan.
+        let without_h5 = plan(&net(GOOD).replace("[1] \"h5\"[1] # 4xHDR\n", ""));
+        let f = check(&without_h5, &good);
+        assert_eq!(lines(&f).len(), 1, "{:#?}", lines(&f));
+        assert_eq!(f[0].kind(), "unexpected");
+    }
+
+    #[test]
+    fn a_missing_host_is_named_at_its_cable() {
+        // What discovery shows when a host's only cable is out: no host.
+        let good = snap(&net(GOOD));
+        let dumped = plan(&dump_ibnetdiscover(&good));
+        // The others keep their GUIDs: h4's is given, h5's follows from it.
+        let fabric_text = net(GOOD)
+            .replace("[3] \"h3\"[1] # 4xHDR\n", "")
+            .replace("Ca 1 \"h3\" # \"h3 mlx5_0\"\n", "caguid=0x100006\n");
+        let f = check(&dumped, &snap(&fabric_text));
+        assert_eq!(lines(&f).len(), 1, "{:#?}", lines(&f));
+        let missing: Vec<&Finding> = f.iter().filter(|x| x.kind() == "missing").collect();
+        assert!(
+            missing
+                .iter()
+                .any(|m| matches!(m, Finding::Missing { a, b, b_present: false }
+                if a.node == "sw1" && a.port == 3 && b.node == "h3 mlx5_0")),
+            "{:#?}",
+            lines(&f)
+        );
+    }
+
+    #[test]
+    fn a_replaced_hca_is_its_cable_arriving_elsewhere() {
+        let good = snap(&net(GOOD));
+        let dumped = plan(&dump_ibnetdiscover(&good));
+        // h5 replaced: same name and cable, another GUID.
+        let replaced = snap(&net(GOOD).replace("Ca 1 \"h5\"", "caguid=0x999000\nCa 1 \"h5\""));
+        let f = check(&dumped, &replaced);
+        assert_eq!(lines(&f).len(), 1, "{:#?}", lines(&f));
+        let Finding::Miscabled { cable } = &f[0] else {
+            panic!("{f:?}")
+        };
+        assert_eq!((cable.at.node.as_str(), cable.at.port), ("sw2", 1));
+        assert_eq!(cable.planned.guid, Some(Guid(0x100009)));
+        assert_eq!(
+            cable.actual.as_ref().and_then(|e| e.guid),
+            Some(Guid(0x999000))
+        );
+    }
+
+    #[test]
+    fn below_plan_names_the_rates() {
+        let good = snap(&net(GOOD));
+        let slow = snap(&net(
+            &GOOD.replace("[2] \"h2\"[1] # 4xHDR", "[2] \"h2\"[1] # 1xSDR")
+        ));
+        let f = check(&plan(&dump_ibnetdiscover(&good)), &slow);
+        assert_eq!(lines(&f).len(), 1, "{:#?}", lines(&f));
+        assert_eq!(
+            f[0].to_string(),
+            format!(
+                "BELOW PLAN: \"sw1\" port 2 ({}) -- \"h2 mlx5_0\" port 1 ({}): 1xSDR, planned 4xHDR",
+                slow.nodes.iter().find(|n| n.description == "sw1").unwrap().info.node_guid,
+                slow.nodes.iter().find(|n| n.description == "h2 mlx5_0").unwrap().info.node_guid,
+            )
+        );
+    }
+
+    /// Host `i`'s and host `j`'s cables exchanged at the switch end.
+    fn swap_hosts(topo: &mut Topology, i: usize, j: usize) {
+        let hosts: Vec<usize> = (0..topo.nodes.len())
+            .filter(|n| topo.nodes[*n].node_type == crate::types::NodeType::Ca)
+            .collect();
+        let (hi, hj) = (hosts[i % hosts.len()], hosts[j % hosts.len()]);
+        let far = |t: &Topology, h: usize| {
+            let p = &t.nodes[h].ports[0];
+            (t.index_of(&p.remote).unwrap(), p.remote_port)
+        };
+        let ((si, pi), (sj, pj)) = (far(topo, hi), far(topo, hj));
+        let (ni, nj) = (topo.nodes[hi].name.clone(), topo.nodes[hj].name.clone());
+        let set = |t: &mut Topology, n: usize, port: PortNum, remote: &str, rport: PortNum| {
+            let p = t.nodes[n]
+                .ports
+                .iter_mut()
+                .find(|p| p.port == port)
+                .unwrap();
+            p.remote = remote.to_string();
+            p.remote_port = rport;
+        };
+        let sname = |t: &Topology, s: usize| t.nodes[s].name.clone();
+        let (a, b) = (sname(topo, si), sname(topo, sj));
+        set(topo, hi, PortNum(1), &b, pj);
+        set(topo, hj, PortNum(1), &a, pi);
+        set(topo, si, pi, &nj, PortNum(1));
+        set(topo, sj, pj, &ni, PortNum(1));
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(24))]
+
+        /// A fabric against its own plan has no findings; with any two
+        /// hosts' cables swapped, exactly one: a MISCABLED swap.
+        #[test]
+        fn one_swap_is_one_finding(hosts in 2usize..80, i in 0usize..80, j in 0usize..80) {
+            let topo = crate::topology::fat_tree(hosts, 8, if hosts > 32 { 3 } else { 2 }).unwrap();
+            let config = SimConfig { manual_clock: true, ..SimConfig::default() };
+            let s = SimSource::new(&topo, config).unwrap().sweep().unwrap();
+            proptest::prop_assert!(check(&topo, &s).is_empty());
+            proptest::prop_assume!(i % hosts != j % hosts);
+            let mut swapped = topo.clone();
+            swap_hosts(&mut swapped, i, j);
+            let f = check(&swapped, &s);
+            proptest::prop_assert_eq!(f.len(), 1, "{:#?}", lines(&f));
+            let swap = matches!(f[0], Finding::Swapped { .. });
+            proptest::prop_assert!(swap, "{}", f[0]);
+        }
+    }
+
+    /// The cost at 48,000 hosts (a radix-240 three-level fat tree, as
+    /// benches/scale.rs): the check against a GUID plan (the fabric's own
+    /// dump) and a names-only plan, beside one simulated sweep of the same
+    /// fabric (which sends no MADs either: a real sweep costs far more).
+    ///
+    ///     cargo test -p ib --release --lib cost_at_48k_hosts -- --ignored --nocapture
+    #[test]
+    #[ignore = "a measurement: 48,000 hosts, run in release"]
+    fn cost_at_48k_hosts() {
+        use std::time::Instant;
+        let topo = crate::topology::fat_tree(48_000, 240, 3).expect("fat tree");
+        let mut sim = SimSource::new(&topo, SimConfig::default()).expect("sim");
+        sim.sweep().expect("sweep");
+        let t = Instant::now();
+        let s = sim.sweep().expect("sweep");
+        let sweep = t.elapsed();
+        let t = Instant::now();
+        let text = dump_ibnetdiscover(&s);
+        let dump = t.elapsed();
+        let t = Instant::now();
+        let dumped = plan(&text);
+        let load = t.elapsed();
+        let mut names = topo.clone();
+        for n in &mut names.nodes {
+            n.guid_known = false;
+        }
+        let time = |p: &Topology| {
+            let t = Instant::now();
+            let f = check(p, &s);
+            (t.elapsed(), f.len())
+        };
+        let (by_guid, n1) = time(&dumped);
+        let (by_name, n2) = time(&names);
+        assert_eq!((n1, n2), (0, 0));
+        eprintln!(
+            "48,000 hosts ({} nodes, {} ports): check by GUID {by_guid:?}, by name {by_name:?}; \
+             plan: dump {dump:?}, parse {load:?}; one simulated sweep {sweep:?}",
+            s.nodes.len(),
+            s.ports.len()
+        );
+    }
+}
