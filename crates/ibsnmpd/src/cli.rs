@@ -137,17 +137,15 @@ pub struct CtlArgs {
     pub command: Vec<String>,
 }
 
+/// Where a subcommand's sweeps come from, how they are logged and named
+/// (dump, health, topology check).
 #[derive(Debug, Args)]
-pub struct DumpArgs {
+pub struct SweepArgs {
     /// Source to sweep: sim, sim:FILE, umad[:CA[:PORT]], sysfs[:ROOT].
     #[arg(long, value_name = "SPEC", default_value = "sim")]
     pub source: String,
 
-    /// Output format.
-    #[arg(long, value_enum, default_value_t = DumpFormat::Ibnetdiscover)]
-    pub format: DumpFormat,
-
-    /// Log filter for the sweep's messages (stderr).
+    /// Log filter for the sweeps' messages (stderr).
     #[arg(long = "log-level", value_name = "L", default_value = "warn")]
     pub log_level: String,
 
@@ -157,10 +155,19 @@ pub struct DumpArgs {
 }
 
 #[derive(Debug, Args)]
+pub struct DumpArgs {
+    #[command(flatten)]
+    pub sweep: SweepArgs,
+
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = DumpFormat::Ibnetdiscover)]
+    pub format: DumpFormat,
+}
+
+#[derive(Debug, Args)]
 pub struct HealthArgs {
-    /// Source to sweep: sim, sim:FILE, umad[:CA[:PORT]], sysfs[:ROOT].
-    #[arg(long, value_name = "SPEC", default_value = "sim")]
-    pub source: String,
+    #[command(flatten)]
+    pub sweep: SweepArgs,
 
     /// Ask the running agent at this --control-socket instead of sweeping a
     /// source: its last published sweep, rates over its [health] window.
@@ -175,14 +182,6 @@ pub struct HealthArgs {
     /// Output format: text (one line per finding) or json (every port).
     #[arg(long, value_enum, default_value_t = HealthFormat::Text)]
     pub format: HealthFormat,
-
-    /// Log filter for the sweeps' messages (stderr).
-    #[arg(long = "log-level", value_name = "L", default_value = "warn")]
-    pub log_level: String,
-
-    /// infiniband-diags node-name-map: names replace node descriptions.
-    #[arg(long = "node-name-map", value_name = "FILE")]
-    pub node_name_map: Option<PathBuf>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -215,21 +214,12 @@ pub struct TopologyCheckArgs {
     #[arg(long, value_name = "FILE")]
     pub expected: PathBuf,
 
-    /// Source to sweep: sim, sim:FILE, umad[:CA[:PORT]], sysfs[:ROOT].
-    #[arg(long, value_name = "SPEC", default_value = "sim")]
-    pub source: String,
+    #[command(flatten)]
+    pub sweep: SweepArgs,
 
     /// Output format: text (one line per difference) or json.
     #[arg(long, value_enum, default_value_t = HealthFormat::Text)]
     pub format: HealthFormat,
-
-    /// Log filter for the sweep's messages (stderr).
-    #[arg(long = "log-level", value_name = "L", default_value = "warn")]
-    pub log_level: String,
-
-    /// infiniband-diags node-name-map: names replace node descriptions.
-    #[arg(long = "node-name-map", value_name = "FILE")]
-    pub node_name_map: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]

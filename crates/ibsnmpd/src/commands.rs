@@ -26,8 +26,8 @@ pub fn one_sweep(
 
 /// `ibsnmpd dump`: one sweep, printed.
 pub fn dump(args: &DumpArgs) -> Result<()> {
-    crate::logging::init(&args.log_level)?;
-    let snap = one_sweep(&args.source, args.node_name_map.as_deref())?;
+    crate::logging::init(&args.sweep.log_level)?;
+    let snap = one_sweep(&args.sweep.source, args.sweep.node_name_map.as_deref())?;
     let text = match args.format {
         DumpFormat::Ibnetdiscover => ib::model::dump_ibnetdiscover(&snap),
         DumpFormat::Json => {

@@ -75,7 +75,7 @@ pub fn deriver(config: SharedHealthConfig) -> Box<dyn mibs::publish::Derive> {
 }
 
 pub fn run(args: &HealthArgs) -> Result<()> {
-    crate::logging::init(&args.log_level)?;
+    crate::logging::init(&args.sweep.log_level)?;
     let report = match &args.socket {
         Some(socket) => from_agent(socket)?,
         None => from_source(args)?,
@@ -102,7 +102,7 @@ fn from_agent(socket: &Path) -> Result<Report> {
     serde_json::from_str(json).context("the control socket's health answer is not a report")
 }
 
-/// Two sweeps of `args.source`, `args.interval` apart.
+/// Two sweeps of `args.sweep.source`, `args.interval` apart.
 fn from_source(args: &HealthArgs) -> Result<Report> {
     if !(args.interval.is_finite() && (0.0..=3600.0).contains(&args.interval)) {
         return Err(ConfigError(format!(
@@ -111,15 +111,15 @@ fn from_source(args: &HealthArgs) -> Result<Report> {
         ))
         .into());
     }
-    let names = match &args.node_name_map {
+    let names = match &args.sweep.node_name_map {
         Some(p) => crate::nodemap::NodeNameMap::load(p).map_err(ConfigError)?,
         None => Default::default(),
     };
-    let mut source = crate::sources::open_spec(&args.source, None)?;
+    let mut source = crate::sources::open_spec(&args.sweep.source, None)?;
     let mut sweep = || -> Result<Snapshot> {
         let mut s = source
             .sweep()
-            .map_err(|e| anyhow::anyhow!("sweep of {} failed: {e}", args.source))?;
+            .map_err(|e| anyhow::anyhow!("sweep of {} failed: {e}", args.sweep.source))?;
         names.apply(&mut s);
         Ok(s)
     };

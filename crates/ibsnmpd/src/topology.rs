@@ -113,9 +113,9 @@ pub fn run_check(args: &TopologyCheckArgs) -> ExitCode {
 }
 
 fn check_once(args: &TopologyCheckArgs) -> anyhow::Result<bool> {
-    crate::logging::init(&args.log_level)?;
+    crate::logging::init(&args.sweep.log_level)?;
     let plan = Plan::load(&args.expected).map_err(anyhow::Error::msg)?;
-    let snap = crate::commands::one_sweep(&args.source, args.node_name_map.as_deref())?;
+    let snap = crate::commands::one_sweep(&args.sweep.source, args.sweep.node_name_map.as_deref())?;
     let report = TopologyReport::new(&plan, &snap);
     let text = match args.format {
         HealthFormat::Json => serde_json::to_string_pretty(&report)? + "\n",

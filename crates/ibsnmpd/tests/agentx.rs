@@ -417,11 +417,10 @@ fn a_counter_clear_through_snmpd_reaches_the_fabric() {
     assert_eq!(perf("PortRcvErrors"), 4);
 }
 
-#[test]
-fn ib_ports_join_the_masters_if_table_above_its_own_indexes() {
-    let dir = tempfile::tempdir().unwrap();
-    let m = Master::start(dir.path());
-    let conf = dir.path().join("ibsnmpd.toml");
+/// A config file in `dir` for a subagent of `m` that also serves IF-MIB,
+/// its ifIndex numbered from 5001.
+fn if_mib_config(dir: &Path, m: &Master) -> PathBuf {
+    let conf = dir.join("ibsnmpd.toml");
     std::fs::write(
         &conf,
         format!(
@@ -430,6 +429,14 @@ fn ib_ports_join_the_masters_if_table_above_its_own_indexes() {
         ),
     )
     .unwrap();
+    conf
+}
+
+#[test]
+fn ib_ports_join_the_masters_if_table_above_its_own_indexes() {
+    let dir = tempfile::tempdir().unwrap();
+    let m = Master::start(dir.path());
+    let conf = if_mib_config(dir.path(), &m);
     let conf_s = conf.display().to_string();
     // --listen too: the same rows on the agent's own port.
     let agent = Agent::start(&["--config", &conf_s, "--sweep-interval", "3600"]);
@@ -503,15 +510,7 @@ fn link_traps_through_snmpd_name_the_served_if_index() {
     let trapd = trapd::Trapd::start();
     let dir = tempfile::tempdir().unwrap();
     let m = Master::start_with(dir.path(), &format!("trap2sink {} public", trapd.addr()));
-    let conf = dir.path().join("ibsnmpd.toml");
-    std::fs::write(
-        &conf,
-        format!(
-            "agentx = \"{}\"\nagentx_if_mib = true\nagentx_if_index_offset = 5000\n",
-            m.socket.display()
-        ),
-    )
-    .unwrap();
+    let conf = if_mib_config(dir.path(), &m);
     let ctl_sock = dir.path().join("ctl.sock");
     let (conf_s, ctl_s) = (conf.display().to_string(), ctl_sock.display().to_string());
     let agent = Agent::start(&[
