@@ -95,15 +95,20 @@ pub fn random_u64() -> u64 {
     h.finish()
 }
 
-/// A UDP port in 20000..60000 that is free on `host` right now.
+/// A port in 20000..32768 free on `host` right now for both UDP and TCP
+/// (callers use it for either). Below Linux's ephemeral range (32768 and
+/// up): a port there can be taken by any test's outgoing connection
+/// between this check and the bind.
 pub fn free_port(host: &str) -> u16 {
-    for _ in 0..100 {
-        let port = 20000 + (random_u64() % 40000) as u16;
-        if UdpSocket::bind((host, port)).is_ok() {
+    for _ in 0..200 {
+        let port = 20000 + (random_u64() % 12768) as u16;
+        if UdpSocket::bind((host, port)).is_ok()
+            && std::net::TcpListener::bind((host, port)).is_ok()
+        {
             return port;
         }
     }
-    panic!("no free UDP port found on {host}");
+    panic!("no free port found on {host}");
 }
 
 /// A running agent; killed (SIGKILL) when dropped.
