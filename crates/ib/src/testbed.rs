@@ -474,11 +474,7 @@ impl Testbed {
         let out_path = self.dir.join("ibsim.out");
         let before = fs::metadata(&out_path).map(|m| m.len()).unwrap_or(0);
         {
-            // ibsim holds the read end, so opening for write does not block.
-            let mut f = OpenOptions::new()
-                .write(true)
-                .open(self.dir.join("ctl"))
-                .map_err(io("open ibsim console fifo"))?;
+            let mut f = open_console(&self.dir).map_err(io("open ibsim console fifo"))?;
             f.write_all(format!("{}\n", cmd.trim_end()).as_bytes())
                 .map_err(io("write ibsim console"))?;
         }
@@ -704,7 +700,7 @@ impl Drop for Testbed {
     fn drop(&mut self) {
         self.stop_opensm();
         self.stop_standby_opensms();
-        if let Ok(mut f) = OpenOptions::new().write(true).open(self.dir.join("ctl")) {
+        if let Ok(mut f) = open_console(&self.dir) {
             let _ = f.write_all(b"Quit\n");
         }
         reap(&mut self.ibsim, Duration::from_secs(5));
@@ -716,6 +712,19 @@ impl Drop for Testbed {
             let _ = fs::remove_dir_all(&self.dir);
         }
     }
+}
+
+/// ibsim's console fifo for writing. Non-blocking: with ibsim alive (it
+/// holds the read end) the open succeeds at once; with ibsim dead (a net
+/// file it panicked on) it fails (ENXIO) instead of blocking for ever.
+fn open_console(dir: &Path) -> std::io::Result<File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    /// Linux's O_NONBLOCK (no libc dependency for one flag).
+    const O_NONBLOCK: i32 = 0o4000;
+    OpenOptions::new()
+        .write(true)
+        .custom_flags(O_NONBLOCK)
+        .open(dir.join("ctl"))
 }
 
 fn shell_quote(s: &str) -> String {
