@@ -19,15 +19,10 @@ cd "$(dirname "$0")/.."
 HOSTS=${1:-48000}
 RATE=${2:-10000}
 SECS=${3:-20}
-TARGET_DIR=${CARGO_TARGET_DIR:-target}
-
-echo "== building (release)"
-cargo build --release -q -p ibsnmpd --bin ibsnmpd --example getload
-BIN=$(realpath "$TARGET_DIR/release/ibsnmpd")
-LOAD=$(realpath "$TARGET_DIR/release/examples/getload")
 
 # shellcheck source=scripts/lib/sim-agent.sh
 . scripts/lib/sim-agent.sh
+build_with_getload
 
 echo "== topology: $HOSTS hosts"
 "$BIN" topology fat-tree --hosts "$HOSTS" --radix 254 --levels 3 -o "$tmp/fabric.net"

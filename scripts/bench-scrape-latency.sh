@@ -20,15 +20,10 @@ HOSTS=${1:-4000}
 CLIENTS=${2:-50}
 RATE=${3:-1000}
 SECS=${4:-20}
-TARGET_DIR=${CARGO_TARGET_DIR:-target}
-
-echo "== building (release)"
-cargo build --release -q -p ibsnmpd --bin ibsnmpd --example getload
-BIN=$(realpath "$TARGET_DIR/release/ibsnmpd")
-LOAD=$(realpath "$TARGET_DIR/release/examples/getload")
 
 # shellcheck source=scripts/lib/sim-agent.sh
 . scripts/lib/sim-agent.sh
+build_with_getload
 
 echo "== topology: $HOSTS hosts"
 fat_tree "$BIN" "$HOSTS" "$tmp/fabric.net"

@@ -11,6 +11,16 @@ cleanup() {
 }
 trap cleanup EXIT
 
+# build_with_getload: a release build of the agent and the open-loop GET
+# load generator (crates/ibsnmpd/examples/getload.rs); sets BIN and LOAD.
+build_with_getload() {
+    local target_dir=${CARGO_TARGET_DIR:-target}
+    echo "== building (release)"
+    cargo build --release -q -p ibsnmpd --bin ibsnmpd --example getload
+    BIN=$(realpath "$target_dir/release/ibsnmpd")
+    LOAD=$(realpath "$target_dir/release/examples/getload")
+}
+
 # fat_tree BIN HOSTS OUT: two levels of radix 36 up to 648 hosts, three
 # above; radix 254 past 11,664 hosts (smaller radixes need more LIDs than a
 # subnet has).
