@@ -1,0 +1,258 @@
+//! The SNMP engine and its MIB: the agent state (defaults, then what was
+//! persisted), the USM engine, the dispatcher with every module registered,
+//! and the publisher that derives the modules' tables from each snapshot.
+//! The daemon's calls into `mibs` are here.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use anyhow::{Context, Result};
+use arc_swap::ArcSwap;
+use mibs::state::Persisted;
+use mibs::{Publisher, SystemState, View};
+use snmp::dispatch::Dispatcher;
+use snmp::oid::Oid;
+use tracing::{info, warn};
+
+use crate::config::{Access, Settings};
+use crate::state::StateStore;
+
+/// sysDescr: what, which version, on which platform.
+fn sys_descr(source: &str) -> String {
+    format!(
+        "ibsnmpd {} - SNMP agent for InfiniBand fabrics ({} {}, source {})",
+        env!("CARGO_PKG_VERSION"),
+        std::env::consts::OS,
+        std::env::consts::ARCH,
+        source
+    )
+}
+
+/// The parts of the state file that grant access: one that cannot be read
+/// stops the agent (security state never fails open: an exclusion added
+/// over SNMP must not vanish with it).
+const SECURITY_PARTS: [&str; 2] = [
+    <mibs::snmp_usm::UsmState as mibs::state::PersistedState>::MODULE,
+    <mibs::snmp_vacm::VacmState as mibs::state::PersistedState>::MODULE,
+];
+
+/// What the agent answers from: built before any socket or thread starts.
+pub(super) struct Engine {
+    pub store: StateStore,
+    pub stored: Persisted,
+    pub system: Arc<ArcSwap<SystemState>>,
+    pub usm: Arc<snmp::usm::Usm>,
+    pub dispatcher: Dispatcher<View, mibs::Change>,
+    /// The modules an AgentX master is offered.
+    pub agentx_modules: Vec<crate::agentx::Module>,
+}
+
+impl Engine {
+    /// The state directory read, snmpEngineBoots counted (durably, before
+    /// the first answer), every module registered.
+    pub fn build(settings: &Settings) -> Result<Engine> {
+        let (store, stored) = open_state(settings)?;
+        if !stored.is_empty() {
+            info!(path = %store.path().display(), modules = stored.len(), "loaded persisted state");
+        }
+        let mut system = initial_state(settings, &stored, store.path())?;
+        for w in &settings.warnings {
+            warn!("{w}");
+        }
+        let usm = start_usm(settings)?;
+        crate::usm_users::start(&mut system, &usm);
+        crate::vacm_tables::add_configured(&mut system, settings, &usm);
+        let mut dispatcher = dispatcher(settings);
+        let mut or_entries = Vec::new();
+        let mut agentx_modules = Vec::new();
+        for m in mibs::modules() {
+            if crate::agentx::serves(m.name) {
+                agentx_modules.push(crate::agentx::Module::of(&m));
+            }
+            dispatcher
+                .register_all(m.objects)
+                .with_context(|| format!("registering {}", m.name))?;
+            or_entries.extend(m.or_entry);
+        }
+        dispatcher
+            .register_all(snmp::usm::mib_objects(&usm))
+            .context("registering usmStats and snmpEngine")?;
+        system.set_or_table(or_entries);
+        let system = Arc::new(ArcSwap::from_pointee(system));
+        usm.set_managed(Arc::new(crate::usm_users::StateUsers(Arc::clone(&system))));
+        Ok(Engine {
+            store,
+            stored,
+            system,
+            usm,
+            dispatcher,
+            agentx_modules,
+        })
+    }
+}
+
+/// The publisher of the modules' tables, with the daemon's own derivers
+/// (health, topology) after them.
+pub(super) fn publisher(
+    settings: &Settings,
+    derivers: impl IntoIterator<Item = Box<dyn mibs::publish::Derive>>,
+) -> Publisher {
+    let publisher = Publisher::with_options(&mibs::DeriveOptions {
+        if_index_offset: settings.agentx_if_index_offset,
+        sm_control: settings.opensm.is_some(),
+        port_writes: settings.port_writes,
+        opensm_conf: settings.opensm_conf.clone(),
+    });
+    derivers.into_iter().fold(publisher, Publisher::with_derive)
+}
+
+/// What a request reads: the published tables and the agent state of now.
+pub(super) fn view(
+    fabric: crate::fabric::FabricHandle,
+    system: Arc<ArcSwap<SystemState>>,
+    stats: Arc<snmp::agent::SnmpStats>,
+) -> impl Fn() -> View + Send + Sync + 'static {
+    move || View::from_published(&fabric.published(), system.load_full(), Arc::clone(&stats))
+}
+
+/// The USM engine: snmpEngineID and snmpEngineBoots, then the users.
+fn start_usm(settings: &Settings) -> Result<Arc<snmp::usm::Usm>> {
+    let (engine_id, boots) = match crate::engine_state::start(
+        &settings.state_dir,
+        settings.engine_id.clone(),
+    ) {
+        Ok(e) => e,
+        // Without SNMPv3 users nothing depends on snmpEngineBoots surviving a
+        // restart: a read-only agent runs with an engine of this run only.
+        Err(e) if settings.users.is_empty() => {
+            warn!(error = %format!("{e:#}"), "snmpEngineID/Boots not persisted (no SNMPv3 users)");
+            crate::engine_state::ephemeral(settings.engine_id.clone())
+        }
+        Err(e) => return Err(e),
+    };
+    let usm = Arc::new(
+        snmp::usm::Usm::new(snmp::usm::Engine::new(engine_id, boots), &settings.users)
+            .context("SNMPv3 users")?,
+    );
+    info!(boots, users = settings.users.len(), "SNMPv3 engine ready");
+    Ok(usm)
+}
+
+/// The dispatcher's limits and the subtrees it guards.
+fn dispatcher(settings: &Settings) -> Dispatcher<View, mibs::Change> {
+    let mut dispatcher: Dispatcher<View, mibs::Change> = Dispatcher::new();
+    dispatcher.set_max_repetitions(settings.max_repetitions);
+    dispatcher.set_max_bulk_varbinds(settings.max_getbulk_responses);
+    // SM_Key and M_Key: SNMPv3 authPriv only, on every transport (AgentX
+    // never: its master does not say how the manager authenticated).
+    dispatcher.set_secret_subtrees(oids(&[
+        mibs::oids::ib_sm_mib::IB_SM_CONFIG_SM_KEY,
+        mibs::oids::ib_sm_mib::IB_SM_SM_INFO_SM_KEY,
+        mibs::oids::ib_sm_mib::IB_SM_PORT_INFO_M_KEY,
+    ]));
+    // Community strings in the administrative tables: hidden below authPriv,
+    // still configurable by whoever may write there.
+    dispatcher.set_hidden_subtrees(
+        crate::vacm_tables::hidden_subtrees()
+            .into_iter()
+            .chain(crate::targets::hidden_subtrees())
+            .collect(),
+    );
+    // The tables that grant access: written only at authPriv (notWritable
+    // below, on every transport) unless the configuration opens them.
+    if settings.admin_writable_below_authpriv {
+        warn!("admin_writable_below_authpriv: users, access and targets writable below authPriv");
+    } else {
+        dispatcher.set_admin_subtrees(admin_subtrees());
+    }
+    dispatcher
+}
+
+fn oids(list: &[&[u32]]) -> Vec<Oid> {
+    list.iter().map(|o| Oid::from_slice(o)).collect()
+}
+
+/// SNMP-USER-BASED-SM-MIB, SNMP-VIEW-BASED-ACM-MIB, SNMP-TARGET-MIB and
+/// SNMP-NOTIFICATION-MIB: whoever writes them decides who reads what and
+/// where notifications (and their communities) go.
+fn admin_subtrees() -> Vec<Oid> {
+    use mibs::oids::*;
+    oids(&[
+        snmp_user_based_sm_mib::SNMP_USM_MIB,
+        snmp_view_based_acm_mib::SNMP_VACM_MIB,
+        snmp_target_mib::SNMP_TARGET_MIB,
+        snmp_notification_mib::SNMP_NOTIFICATION_MIB,
+    ])
+}
+
+/// The initial agent state: defaults from settings, then what was persisted.
+/// Another part that cannot be read keeps its defaults in memory and its
+/// text in the file, and refuses Sets (commitFailed) until repaired.
+fn initial_state(settings: &Settings, stored: &Persisted, file: &Path) -> Result<SystemState> {
+    let mut st = SystemState::new(
+        sys_descr(&settings.source),
+        Oid::from_slice(mibs::snmpv2::IBSNMPD_OBJECT_ID),
+    );
+    st.contact = settings.sys_contact.clone();
+    st.name = settings.sys_name.clone();
+    st.location = settings.sys_location.clone();
+    st.enable_authen_traps = settings.notify.auth_traps;
+    st.secrets = settings.secrets;
+    st.requests = Arc::new(
+        mibs::ib_sm_req::Sessions::new(
+            settings.request_session_timeout,
+            settings.request_sessions_max,
+        )
+        .with_max_result_rows(settings.request_result_rows_max),
+    );
+    st.monitors = Arc::new(mibs::disman_event::Monitors::new(settings.monitors.clone()));
+    for problem in st.restore(stored) {
+        if SECURITY_PARTS.contains(&problem.module.as_str()) {
+            anyhow::bail!(
+                "{}: the {} part cannot be read ({}); the agent does not start \
+                 without its users and access rules: repair that part, or \
+                 remove it to start from the configuration alone",
+                file.display(),
+                problem.module,
+                problem.error
+            );
+        }
+        warn!(file = %file.display(), part = %problem.module, error = %problem.error,
+              "a part of the state file cannot be read: its defaults are in force, the part is kept as it is in the file and its Sets fail until it is repaired");
+    }
+    crate::targets::show_configured(&mut st, &settings.notify.sinks);
+    Ok(st)
+}
+
+/// The state directory. An agent with no write community never persists, so
+/// a directory it cannot create is no reason to stop it: said once, then run
+/// (the SNMPv3 engine ID and boots then live in memory when no user needs them).
+fn open_state(settings: &Settings) -> Result<(StateStore, Persisted)> {
+    match StateStore::open(&settings.state_dir) {
+        Ok(s) => {
+            let stored = s.load()?;
+            // Said, since a default under $HOME may surprise.
+            info!(
+                dir = %settings.state_dir.display(),
+                "state directory: the SNMPv3 engine ID and boots, and values Set over SNMP, are kept here"
+            );
+            Ok((s, stored))
+        }
+        Err(e)
+            if !settings
+                .communities
+                .iter()
+                .any(|c| c.access == Access::ReadWrite) =>
+        {
+            warn!(
+                error = %format!("{e:#}"),
+                "no writable state directory; running read-only without persisted state"
+            );
+            Ok((
+                StateStore::unwritable(&settings.state_dir),
+                Persisted::new(),
+            ))
+        }
+        Err(e) => Err(e),
+    }
+}
