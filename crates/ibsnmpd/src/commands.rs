@@ -1,11 +1,22 @@
-//! The subcommands: `dump`, `topology fat-tree` and `ctl`.
+//! The subcommands: `dump`, `topology`, `ctl`, `health` and `man` (the
+//! agent itself is [`crate::daemon`]).
 
 use std::io::Write;
 
 use anyhow::{Context, Result};
 
-use crate::cli::{CtlArgs, DumpArgs, DumpFormat, TopologyCommand};
+use crate::cli::{DumpArgs, DumpFormat};
 use crate::config::ConfigError;
+
+pub mod ctl;
+pub mod health;
+pub mod topology;
+
+/// A subcommand's argument that cannot be used: one line, exit 2, as a
+/// configuration problem ([`ConfigError`] is the configuration's own).
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct UsageError(pub String);
 
 /// One sweep of the source `spec`, nodes renamed by the node-name-map.
 pub fn one_sweep(
@@ -43,44 +54,6 @@ pub fn dump(args: &DumpArgs) -> Result<()> {
         .lock()
         .write_all(text.as_bytes())
         .context("cannot write to stdout")
-}
-
-/// `ibsnmpd topology fat-tree`.
-pub fn topology(cmd: &TopologyCommand) -> Result<()> {
-    match cmd {
-        TopologyCommand::FatTree(a) => {
-            let topo = ib::topology::fat_tree(a.hosts, a.radix, a.levels)
-                .map_err(|e| ConfigError(format!("fat-tree: {e}")))?;
-            let text = ib::topology::write_ibnetdiscover(&topo, &Default::default());
-            match &a.output {
-                Some(path) => std::fs::write(path, text)
-                    .with_context(|| format!("cannot write {}", path.display()))?,
-                None => std::io::stdout()
-                    .lock()
-                    .write_all(text.as_bytes())
-                    .context("cannot write to stdout")?,
-            }
-            Ok(())
-        }
-        // main runs it for its own exit codes.
-        TopologyCommand::Check(_) => Err(anyhow::anyhow!("topology check: not run here")),
-    }
-}
-
-/// `ibsnmpd ctl`: one command to a running agent's control socket.
-pub fn ctl(args: &CtlArgs) -> Result<()> {
-    if !(args.timeout.is_finite() && args.timeout > 0.0 && args.timeout <= 86_400.0) {
-        return Err(ConfigError(format!(
-            "--timeout {}: expected a positive number of seconds",
-            args.timeout
-        ))
-        .into());
-    }
-    crate::ctl::client(
-        &args.socket,
-        &args.command,
-        std::time::Duration::from_secs_f64(args.timeout),
-    )
 }
 
 /// `ibsnmpd man`: the man page (section 8) from the clap definition, so it

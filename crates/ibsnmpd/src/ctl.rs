@@ -1,5 +1,5 @@
-//! The operator control socket (`--control-socket PATH`) and its client
-//! (`ibsnmpd ctl`): link flaps and error bursts on the simulated fabric, a
+//! The operator control socket (`--control-socket PATH`; its client is
+//! [`crate::commands::ctl`]): link flaps and error bursts on the simulated fabric, a
 //! sweep on demand, and the fabric's health report (`ibsnmpd health
 //! --socket`), one command per line, each answered with one line (`ok ...`
 //! or `error: ...`). docs/usage.md is the reference.
@@ -7,12 +7,11 @@
 //! Commands go to the source thread through [`FabricHandle::control`], the
 //! same path as SNMP Sets, so they are serialised with sweeps and Sets.
 
-use std::io::{BufRead, BufReader, Write};
 use std::os::unix::fs::{FileTypeExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use ib::model::Snapshot;
 use ib::source::ControlOp;
 use ib::types::{Guid, PortNum};
@@ -389,50 +388,6 @@ async fn serve_conn(stream: tokio::net::UnixStream, fabric: FabricHandle) {
             return;
         }
     }
-}
-
-/// `ibsnmpd ctl --socket PATH COMMAND...`: sends one command, prints the
-/// answer; an `error:` answer is an error (exit 1).
-pub fn client(socket: &Path, words: &[String], timeout: Duration) -> Result<()> {
-    println!("{}", request(socket, words, timeout)?);
-    Ok(())
-}
-
-/// Sends one command to the control socket at `socket` and returns its
-/// answer line (`ok ...`); an `error:` answer is an error.
-pub fn request(socket: &Path, words: &[String], timeout: Duration) -> Result<String> {
-    let line = words
-        .iter()
-        .map(|w| quote_word(w))
-        .collect::<Vec<_>>()
-        .join(" ");
-    let mut stream = std::os::unix::net::UnixStream::connect(socket).map_err(|e| {
-        ConfigError(format!(
-            "--socket {}: cannot connect: {e} (is ibsnmpd running with --control-socket?)",
-            socket.display()
-        ))
-    })?;
-    stream
-        .set_read_timeout(Some(timeout))
-        .context("cannot set a timeout")?;
-    stream
-        .write_all(format!("{line}\n").as_bytes())
-        .context("cannot send the command")?;
-    stream
-        .shutdown(std::net::Shutdown::Write)
-        .context("cannot send the command")?;
-    let mut answer = String::new();
-    BufReader::new(&stream)
-        .read_line(&mut answer)
-        .context("no answer from the control socket")?;
-    let answer = answer.trim_end();
-    if answer.is_empty() {
-        anyhow::bail!("the control socket closed without an answer");
-    }
-    if let Some(msg) = answer.strip_prefix("error: ") {
-        anyhow::bail!("{msg}");
-    }
-    Ok(answer.to_string())
 }
 
 #[cfg(test)]

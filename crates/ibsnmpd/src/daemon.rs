@@ -149,7 +149,7 @@ pub fn run(
     let plan =
         crate::topology::shared_plan(settings.topology_expected.as_deref()).map_err(ConfigError)?;
     // Notifications of topology findings, once the layer is up.
-    let plan_traps = Arc::new(std::sync::OnceLock::new());
+    let plan_traps: crate::topology::Notifier = Arc::default();
     let names = load_node_name_map(&settings)?;
     let (fabric, first_sweep) = start_source(
         &settings,
@@ -234,7 +234,10 @@ pub fn run(
     let _ = first_sweep.recv();
     if let Some(t) = &traps {
         t.cold_start();
-        let _ = plan_traps.set(t.clone());
+        let t = t.clone();
+        let _ = plan_traps.set(Box::new(move |n| {
+            t.notify(n);
+        }));
     }
     let monitors = start_monitors(
         &services,

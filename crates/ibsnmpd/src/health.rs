@@ -7,16 +7,8 @@
 //! from the published snapshot and the agent's health tracker). The rules
 //! are `ib::model::health`'s; docs/health.md gives the formulas.
 
-use std::io::Write as _;
-use std::path::Path;
-use std::time::{Duration, Instant};
-
-use anyhow::{Context, Result};
 use ib::model::health::{no_master_sm, Health, HealthConfig, PortHealth};
 use ib::model::Snapshot;
-
-use crate::cli::{HealthArgs, HealthFormat};
-use crate::config::ConfigError;
 
 mod report;
 
@@ -72,70 +64,4 @@ pub fn deriver(config: SharedHealthConfig) -> Box<dyn mibs::publish::Derive> {
             })
         },
     )
-}
-
-pub fn run(args: &HealthArgs) -> Result<()> {
-    crate::logging::init(&args.sweep.log_level)?;
-    let report = match &args.socket {
-        Some(socket) => from_agent(socket)?,
-        None => from_source(args)?,
-    };
-    let text = match args.format {
-        HealthFormat::Json => {
-            serde_json::to_string_pretty(&report).context("cannot encode the report")? + "\n"
-        }
-        HealthFormat::Text => report.text(),
-    };
-    std::io::stdout()
-        .lock()
-        .write_all(text.as_bytes())
-        .context("cannot write to stdout")
-}
-
-/// The running agent's report: its control socket's `health` answer.
-fn from_agent(socket: &Path) -> Result<Report> {
-    let timeout = Duration::from_secs_f64(crate::cli::CTL_TIMEOUT_SECS);
-    let answer = crate::ctl::request(socket, &["health".to_string()], timeout)?;
-    let json = answer
-        .strip_prefix("ok ")
-        .with_context(|| format!("unexpected answer from the control socket: {answer:.80}"))?;
-    serde_json::from_str(json).context("the control socket's health answer is not a report")
-}
-
-/// Two sweeps of `args.sweep.source`, `args.interval` apart.
-fn from_source(args: &HealthArgs) -> Result<Report> {
-    if !(args.interval.is_finite() && (0.0..=3600.0).contains(&args.interval)) {
-        return Err(ConfigError(format!(
-            "--interval {}: expected seconds from 0 to 3600",
-            args.interval
-        ))
-        .into());
-    }
-    let names = match &args.sweep.node_name_map {
-        Some(p) => crate::nodemap::NodeNameMap::load(p).map_err(ConfigError)?,
-        None => Default::default(),
-    };
-    let mut source = crate::sources::open_spec(&args.sweep.source, None)?;
-    let mut sweep = || -> Result<Snapshot> {
-        let mut s = source
-            .sweep()
-            .map_err(|e| anyhow::anyhow!("sweep of {} failed: {e}", args.sweep.source))?;
-        names.apply(&mut s);
-        Ok(s)
-    };
-    let mut health = Health::new(HealthConfig {
-        window: Duration::from_secs_f64(args.interval.max(1.0) * 2.0),
-        ..HealthConfig::default()
-    });
-    health.observe(&sweep()?);
-    let started = Instant::now();
-    std::thread::sleep(Duration::from_secs_f64(args.interval));
-    let snap = sweep()?;
-    let ports = health.observe(&snap);
-    let interval = started.elapsed().as_secs_f64();
-    let report = Report::new(&snap, Some(interval), health.config().clone(), ports);
-    if report.no_master_sm {
-        tracing::warn!("NO_MASTER_SM: no master Subnet Manager answers");
-    }
-    Ok(report)
 }

@@ -47,11 +47,13 @@ fn main() -> ExitCode {
     };
     let result = match cli.command {
         // Its own exit codes: 1 says the fabric differs from the plan.
-        Some(Command::Topology(TopologyCommand::Check(args))) => return topology::run_check(&args),
+        Some(Command::Topology(TopologyCommand::Check(args))) => {
+            return commands::topology::check(&args)
+        }
         Some(Command::Dump(args)) => commands::dump(&args),
-        Some(Command::Topology(cmd)) => commands::topology(&cmd),
-        Some(Command::Ctl(args)) => commands::ctl(&args),
-        Some(Command::Health(args)) => crate::health::run(&args),
+        Some(Command::Topology(cmd)) => commands::topology::run(&cmd),
+        Some(Command::Ctl(args)) => commands::ctl::run(&args),
+        Some(Command::Health(args)) => commands::health::run(&args),
         Some(Command::Man { config }) => commands::man(config),
         None => run(cli.run),
     };
@@ -64,6 +66,10 @@ fn main() -> ExitCode {
                 .map(ToString::to_string)
                 .or_else(|| {
                     e.downcast_ref::<logging::LogError>()
+                        .map(ToString::to_string)
+                })
+                .or_else(|| {
+                    e.downcast_ref::<commands::UsageError>()
                         .map(ToString::to_string)
                 });
             if let Some(c) = config {

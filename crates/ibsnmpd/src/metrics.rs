@@ -14,6 +14,7 @@
 mod agent;
 pub mod fabric;
 mod limits;
+mod topology;
 
 use std::convert::Infallible;
 use std::fmt::Write as _;
@@ -350,7 +351,7 @@ async fn respond(req: &Request<Incoming>, e: &Arc<Endpoint>) -> Response<Body> {
             // The agent's own figures change by the scrape: taken now, sent last.
             let mut agent = String::with_capacity(8192);
             agent::render(&mut agent, &published.snapshot, &e.sources);
-            crate::topology::metrics(&mut agent, &published);
+            topology::render(&mut agent, &published);
             let work = Work {
                 fabric: fabric::Exposition::new(published, rows, families),
                 agent,

@@ -1,13 +1,12 @@
-//! The fabric against its cabling plan (docs/topology.md): `ibsnmpd
-//! topology check`, and in the running agent (`[topology] expected`) the
-//! findings of every published snapshot for the health report, /metrics,
-//! the log and the notification sinks. The comparison itself is
+//! The fabric against its cabling plan (docs/topology.md): the report
+//! `ibsnmpd topology check` prints ([`crate::commands::topology`]), and in
+//! the running agent (`[topology] expected`) the findings of every
+//! published snapshot for the health report, /metrics, the log and the
+//! notification sinks. The comparison itself is
 //! `ib::topology::check`'s (no MADs).
 
 use std::collections::{BTreeMap, HashSet};
-use std::io::Write as _;
 use std::path::{Path, PathBuf};
-use std::process::ExitCode;
 use std::sync::{Arc, OnceLock};
 
 use arc_swap::ArcSwapOption;
@@ -17,7 +16,9 @@ use ib::topology::Topology;
 use serde::{Deserialize, Serialize};
 use tracing::{info, warn};
 
-use crate::cli::{HealthFormat, TopologyCheckArgs};
+/// Where the agent's topology findings go as notifications: set once the
+/// notification layer is up (before, findings are only logged).
+pub type Notifier = Arc<OnceLock<Box<dyn Fn(snmp::notify::Notification) + Send + Sync>>>;
 
 /// A plan as loaded: its file and its topology.
 #[derive(Debug)]
@@ -99,35 +100,6 @@ impl TopologyReport {
     }
 }
 
-/// `ibsnmpd topology check`: exit 0 when the fabric matches the plan, 1
-/// when it does not, 2 when it could not tell (bad plan, failed sweep).
-pub fn run_check(args: &TopologyCheckArgs) -> ExitCode {
-    match check_once(args) {
-        Ok(true) => ExitCode::SUCCESS,
-        Ok(false) => ExitCode::from(1),
-        Err(e) => {
-            eprintln!("ibsnmpd: {}", format!("{e:#}").replace('\n', " "));
-            ExitCode::from(2)
-        }
-    }
-}
-
-fn check_once(args: &TopologyCheckArgs) -> anyhow::Result<bool> {
-    crate::logging::init(&args.sweep.log_level)?;
-    let plan = Plan::load(&args.expected).map_err(anyhow::Error::msg)?;
-    let snap = crate::commands::one_sweep(&args.sweep.source, args.sweep.node_name_map.as_deref())?;
-    let report = TopologyReport::new(&plan, &snap);
-    let text = match args.format {
-        HealthFormat::Json => serde_json::to_string_pretty(&report)? + "\n",
-        HealthFormat::Text => report.text(),
-    };
-    std::io::stdout()
-        .lock()
-        .write_all(text.as_bytes())
-        .map_err(|e| anyhow::anyhow!("cannot write to stdout: {e}"))?;
-    Ok(report.matches)
-}
-
 /// What the agent publishes with each snapshot: the comparison, when a
 /// plan is configured.
 pub struct Published(pub Option<TopologyReport>);
@@ -135,10 +107,7 @@ pub struct Published(pub Option<TopologyReport>);
 /// The running agent's checker: compares each published snapshot with the
 /// plan in force, logs each finding once when it appears and once when it
 /// clears, and sends each as a notification when the layer is up.
-pub fn deriver(
-    plan: SharedPlan,
-    traps: Arc<OnceLock<crate::traps::Traps>>,
-) -> Box<dyn mibs::publish::Derive> {
+pub fn deriver(plan: SharedPlan, traps: Notifier) -> Box<dyn mibs::publish::Derive> {
     // Findings logged, and notified, as present.
     let mut seen: HashSet<Finding> = HashSet::new();
     let mut notified: HashSet<Finding> = HashSet::new();
@@ -170,10 +139,10 @@ pub fn deriver(
             if let Some(t) = traps.get() {
                 let total = r.findings.len();
                 for f in now.difference(&notified) {
-                    t.notify(notification(f, true, total));
+                    t(notification(f, true, total));
                 }
                 for f in notified.difference(&now) {
-                    t.notify(notification(f, false, total));
+                    t(notification(f, false, total));
                 }
                 notified.clone_from(&now);
             }
@@ -222,34 +191,4 @@ fn notification(f: &Finding, appeared: bool, total: usize) -> snmp::notify::Noti
     };
     // Storm control keys on the trigger and OID: one key per finding.
     fired.notification().with_source(format!("topology:{f}"))
-}
-
-/// /metrics: `infiniband_topology_mismatches{kind}` and, per port a
-/// finding involves, `infiniband_topology_port_mismatch{guid,port,kind,node} 1`.
-/// Absent when no plan is configured or no sweep was compared.
-pub fn metrics(out: &mut String, published: &mibs::Published) {
-    use std::fmt::Write as _;
-    let Some(r) = published.get::<Published>().and_then(|p| p.0.as_ref()) else {
-        return;
-    };
-    out.push_str("# HELP infiniband_topology_mismatches Differences between the fabric and its cabling plan ([topology] expected), by kind\n# TYPE infiniband_topology_mismatches gauge\n");
-    for (k, n) in &r.counts {
-        let _ = writeln!(out, "infiniband_topology_mismatches{{kind=\"{k}\"}} {n}");
-    }
-    out.push_str("# HELP infiniband_topology_port_mismatch 1 for each port a difference from the cabling plan involves\n# TYPE infiniband_topology_port_mismatch gauge\n");
-    let mut ports = std::collections::BTreeSet::new();
-    for f in &r.findings {
-        for e in f.ports() {
-            if let Some(g) = e.guid {
-                ports.insert((g, e.port, f.kind(), e.node.as_str()));
-            }
-        }
-    }
-    for (g, p, k, node) in ports {
-        let node = crate::metrics::fabric::esc(node);
-        let _ = writeln!(
-            out,
-            "infiniband_topology_port_mismatch{{guid=\"{g}\",port=\"{p}\",kind=\"{k}\",node=\"{node}\"}} 1"
-        );
-    }
 }

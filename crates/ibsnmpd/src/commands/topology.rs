@@ -1,0 +1,61 @@
+//! `ibsnmpd topology`: `check` (the fabric against a cabling plan) and
+//! `fat-tree` (a plan written).
+
+use std::io::Write as _;
+use std::process::ExitCode;
+
+use anyhow::{Context, Result};
+
+use super::UsageError;
+use crate::cli::{HealthFormat, TopologyCheckArgs, TopologyCommand};
+
+/// `ibsnmpd topology check`: exit 0 when the fabric matches the plan, 1
+/// when it does not, 2 when it could not tell (bad plan, failed sweep).
+pub fn check(args: &TopologyCheckArgs) -> ExitCode {
+    match check_once(args) {
+        Ok(true) => ExitCode::SUCCESS,
+        Ok(false) => ExitCode::from(1),
+        Err(e) => {
+            eprintln!("ibsnmpd: {}", format!("{e:#}").replace('\n', " "));
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn check_once(args: &TopologyCheckArgs) -> anyhow::Result<bool> {
+    crate::logging::init(&args.sweep.log_level)?;
+    let plan = crate::topology::Plan::load(&args.expected).map_err(anyhow::Error::msg)?;
+    let snap = super::one_sweep(&args.sweep.source, args.sweep.node_name_map.as_deref())?;
+    let report = crate::topology::TopologyReport::new(&plan, &snap);
+    let text = match args.format {
+        HealthFormat::Json => serde_json::to_string_pretty(&report)? + "\n",
+        HealthFormat::Text => report.text(),
+    };
+    std::io::stdout()
+        .lock()
+        .write_all(text.as_bytes())
+        .map_err(|e| anyhow::anyhow!("cannot write to stdout: {e}"))?;
+    Ok(report.matches)
+}
+
+/// `ibsnmpd topology fat-tree`.
+pub fn run(cmd: &TopologyCommand) -> Result<()> {
+    match cmd {
+        TopologyCommand::FatTree(a) => {
+            let topo = ib::topology::fat_tree(a.hosts, a.radix, a.levels)
+                .map_err(|e| UsageError(format!("fat-tree: {e}")))?;
+            let text = ib::topology::write_ibnetdiscover(&topo, &Default::default());
+            match &a.output {
+                Some(path) => std::fs::write(path, text)
+                    .with_context(|| format!("cannot write {}", path.display()))?,
+                None => std::io::stdout()
+                    .lock()
+                    .write_all(text.as_bytes())
+                    .context("cannot write to stdout")?,
+            }
+            Ok(())
+        }
+        // main runs it for its own exit codes.
+        TopologyCommand::Check(_) => Err(anyhow::anyhow!("topology check: not run here")),
+    }
+}
