@@ -662,10 +662,13 @@ fn admin_sm_state_stops_and_starts_opensm_through_the_configured_commands() {
     cfg.opensm_conf = Some(OPENSM_CONF.to_string());
     let tb = Testbed::start(cfg).unwrap_or_else(|e| panic!("testbed: {e}"));
     let d = tb.dir().display().to_string();
+    // The OpenSM the start command launches: stopped whatever the outcome.
+    let _opensm2 = common::PidFileGuard(tb.dir().join("opensm2.pid"));
     let port = common::free_port("127.0.0.1");
     // The agent runs under the testbed's umad2sim preload: so do its commands.
+    // `exec`: the pid written is OpenSM's, not that of the shell around it.
     let start = format!(
-        "cd {d} && OSM_TMP_DIR={d}/osm OSM_CACHE_DIR={d}/osm nohup opensm -F {d}/opensm.conf \
+        "cd {d} && OSM_TMP_DIR={d}/osm OSM_CACHE_DIR={d}/osm exec nohup opensm -F {d}/opensm.conf \
          -P {d}/partitions.conf -f {d}/osm/osm2.log -s 2 --console loopback --console-port {port} \
          >{d}/osm2.out 2>&1 & echo $! >{d}/opensm2.pid"
     );
@@ -699,9 +702,6 @@ fn admin_sm_state_stops_and_starts_opensm_through_the_configured_commands() {
     // Bad values are refused.
     let (ok, text) = set(&agent.target, ADMIN_STATE, "i", "3");
     assert!(!ok && text.contains("wrongValue"), "{text}");
-    if let Ok(pid) = std::fs::read_to_string(tb.dir().join("opensm2.pid")) {
-        let _ = std::process::Command::new("kill").arg(pid.trim()).status();
-    }
 }
 
 /// One Set with an SM operation (ibSmConfigPriority) and a fabric operation

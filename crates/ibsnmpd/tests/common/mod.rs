@@ -30,6 +30,21 @@ pub fn hup_opensm(tb: &ib::testbed::Testbed) {
     signal(&pid, "HUP");
 }
 
+/// Stops, when dropped, the process whose pid `0` holds, if it was written:
+/// a daemon a test had started in the background (nohup), which nothing
+/// else would stop when the test fails or ends. Declared after the
+/// testbed, it drops first.
+pub struct PidFileGuard(pub PathBuf);
+
+impl Drop for PidFileGuard {
+    fn drop(&mut self) {
+        if let Ok(pid) = std::fs::read_to_string(&self.0) {
+            // Gone already is fine: only a live process is stopped.
+            let _ = Command::new("kill").arg(pid.trim()).status();
+        }
+    }
+}
+
 /// The agent run to its end with `args` and a state directory: for the
 /// ways it must refuse to start.
 #[allow(dead_code)] // not every test binary checks refusals
