@@ -6,7 +6,7 @@ use std::net::UdpSocket;
 use std::process::Command;
 use std::time::Duration;
 
-use common::{assert_increasing, free_port, parse_lines, snmp, Agent, BIN};
+use common::{assert_increasing, free_port, parse_lines, snmp, text, Agent, BIN};
 
 const SYS_DESCR: &str = ".1.3.6.1.2.1.1.1.0";
 const SYS_OBJECT_ID: &str = ".1.3.6.1.2.1.1.2.0";
@@ -20,14 +20,6 @@ const SNMP_IN_BAD_COMMUNITY_NAMES: &str = ".1.3.6.1.2.1.11.4.0";
 const SNMP_IN_BAD_COMMUNITY_USES: &str = ".1.3.6.1.2.1.11.5.0";
 const SNMP_IN_ASN_PARSE_ERRS: &str = ".1.3.6.1.2.1.11.6.0";
 const SNMP_ENABLE_AUTHEN_TRAPS: &str = ".1.3.6.1.2.1.11.30.0";
-
-fn text(o: &std::process::Output) -> String {
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
-}
 
 fn set(
     agent: &Agent,

@@ -28,11 +28,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Instant;
 
-use common::{free_port, Agent, BIN};
-
-fn repo() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
+use common::{free_port, repo, Agent, BIN};
 
 /// One code block and its marker.
 #[derive(Debug)]

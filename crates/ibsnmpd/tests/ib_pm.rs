@@ -6,11 +6,10 @@
 mod common;
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 
-use common::{assert_increasing, parse_lines, require_tool, Agent, BIN};
+use common::{assert_increasing, parse_lines, require_tool, text, Agent, BIN};
 use serde_json::Value as Json;
 
 const PM: &str = ".1.3.6.1.3.117.1";
@@ -38,18 +37,6 @@ const COUNTERS: [(u32, &str); 16] = [
     (17, "port_xmit_pkts"),
     (18, "port_rcv_pkts"),
 ];
-
-fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-fn text(o: &Output) -> String {
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
-}
 
 /// The sim's snapshot as `ibsnmpd dump --format json` prints it.
 fn dump() -> Json {
@@ -194,25 +181,8 @@ fn walk_all_four_tables() {
     assert!(ns.iter().any(is_switch));
 
     // The shipped MIB file names every column.
-    let r = repo();
-    let named = Command::new("snmpwalk")
-        .env("MIBS", "")
-        .env("MIBDIRS", "")
-        .args([
-            "-M",
-            &format!(
-                "{}:{}",
-                r.join("mibs").display(),
-                r.join("mibs/ietf").display()
-            ),
-            "-m",
-            "IB-PM-MIB",
-            "-v2c",
-            "-c",
-            "public",
-            &agent.target,
-            PM,
-        ])
+    let named = common::with_mib("snmpwalk", "IB-PM-MIB")
+        .args(["-v2c", "-c", "public", &agent.target, PM])
         .output()
         .unwrap();
     let t = String::from_utf8_lossy(&named.stdout);

@@ -10,11 +10,13 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 use std::process::Command;
 
-use common::{assert_increasing, parse_lines, require_tool, Agent, BIN};
+use common::{
+    assert_increasing, number, parse_lines, require_tool, sm_cell, sm_col as col, Agent,
+    SmCells as Cells, BIN, SM_PREFIX,
+};
 use serde_json::Value as Json;
 
 const SM: &str = ".1.3.6.1.3.117.7";
-const SM_PREFIX: [u32; 7] = [1, 3, 6, 1, 3, 117, 7];
 
 fn dump() -> Json {
     let out = Command::new(BIN)
@@ -49,64 +51,26 @@ fn bytes(v: &str) -> Vec<u8> {
     }
 }
 
-fn number(v: &str) -> u64 {
-    if let Some(t) = v.strip_prefix("Timeticks: (") {
-        return t
-            .split(')')
-            .next()
-            .and_then(|n| n.parse().ok())
-            .expect("ticks");
-    }
-    let n = v.rsplit(' ').next().expect("value");
-    n.trim_matches(|c: char| !c.is_ascii_digit())
-        .parse()
-        .unwrap_or_else(|_| panic!("not a number: {v}"))
-}
-
-/// The numeric walk of IB-SM-MIB: (table, column, index) -> value.
-type Cells = BTreeMap<(u32, u32, Vec<u32>), String>;
-
+/// The numeric walk of IB-SM-MIB: every OID a table cell, in order.
 fn walk(agent: &Agent) -> Cells {
     let out = agent.ok("snmpbulkwalk", "2c", "public", &["-Cr50"], &[SM]);
     // IB-SM-MIB is the last subtree served: the walk ends in endOfMibView,
     // which net-snmp prints against the last OID again.
-    // Long Hex-STRINGs wrap over several lines: join them first.
-    let mut joined = String::new();
-    for line in out.lines() {
-        if !line.starts_with('.') && !joined.is_empty() {
-            joined.pop();
-            joined.push(' ');
-        }
-        joined.push_str(line);
-        joined.push('\n');
-    }
-    let rows: Vec<_> = parse_lines(&joined)
+    let rows: Vec<_> = parse_lines(&common::join_wrapped(&out))
         .into_iter()
         .filter(|(_, v)| !v.starts_with("No more variables"))
         .collect();
     assert_increasing(&rows);
     let mut cells = Cells::new();
     for (oid, v) in rows {
-        let rest = oid.strip_prefix(&SM_PREFIX[..]).expect("under ibSmMIB");
         // ibSmPartitionConfig's scalars (a write form, not a table).
-        if rest.starts_with(&[1, 5, 2]) {
+        if oid[SM_PREFIX.len()..].starts_with(&[1, 5, 2]) {
             continue;
         }
-        // ibSmMIBObjects(1) . group . table(1|2) . entry(1) . column . index
-        let (&[1, group, table, 1, col], index) = rest.split_at(5) else {
-            panic!("unexpected OID {oid:?}");
-        };
-        cells.insert((group * 10 + table, col, index.to_vec()), v);
+        let cell = sm_cell(&oid).unwrap_or_else(|| panic!("unexpected OID {oid:?}"));
+        cells.insert(cell, v);
     }
     cells
-}
-
-fn col(cells: &Cells, table: u32, c: u32) -> BTreeMap<Vec<u32>, String> {
-    cells
-        .iter()
-        .filter(|((t, cc, _), _)| *t == table && *cc == c)
-        .map(|((_, _, i), v)| (i.clone(), v.clone()))
-        .collect()
 }
 
 #[test]

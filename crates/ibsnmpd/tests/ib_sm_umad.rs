@@ -18,11 +18,10 @@ mod trapd;
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::{Duration, Instant};
 
-use common::{snmp, UmadAgent};
+use common::{number, sm_col as col, snmp, SmCells as Cells, UmadAgent};
 use ib::testbed::{Testbed, TestbedConfig, SMALL_NET};
 
 const SM: &str = ".1.3.6.1.3.117.7";
-const SM_PREFIX: [u32; 7] = [1, 3, 6, 1, 3, 117, 7];
 
 /// Default partition for all; 0x0001: OpenSM's own port (Switch1 port 0)
 /// full, the CAs limited.
@@ -31,8 +30,6 @@ const PARTITIONS: &str = "Default=0x7fff, ipoib : ALL=full;\n\
 /// The same with every switch a full member of 0x0001 (adds Switch2).
 const PARTITIONS_MORE: &str = "Default=0x7fff, ipoib : ALL=full;\n\
                                P1=0x0001, ipoib : ALL_SWITCHES=full, ALL_CAS=limited;\n";
-
-type Cells = BTreeMap<(u32, u32, Vec<u32>), String>;
 
 /// One testbed at a time in this file: two OpenSMs on one ibsim lose MADs
 /// when other fabrics load the machine (see the two-SM test).
@@ -50,35 +47,10 @@ fn walk(target: &str) -> Cells {
         ],
     );
     let text = String::from_utf8_lossy(&out.stdout);
-    let mut joined = String::new();
-    for line in text.lines() {
-        if !line.starts_with('.') && !joined.is_empty() {
-            joined.pop();
-            joined.push(' ');
-        }
-        joined.push_str(line);
-        joined.push('\n');
-    }
-    let mut cells = Cells::new();
-    for (oid, v) in common::parse_lines(&joined) {
-        if v.starts_with("No more variables") {
-            continue;
-        }
-        let Some(rest) = oid.strip_prefix(&SM_PREFIX[..]) else {
-            continue;
-        };
-        if let (&[1, group, table, 1, col], index) = rest.split_at(5) {
-            cells.insert((group * 10 + table, col, index.to_vec()), v);
-        }
-    }
-    cells
-}
-
-fn col(cells: &Cells, table: u32, c: u32) -> BTreeMap<Vec<u32>, String> {
-    cells
-        .iter()
-        .filter(|((t, cc, _), _)| *t == table && *cc == c)
-        .map(|((_, _, i), v)| (i.clone(), v.clone()))
+    common::parse_lines(&common::join_wrapped(&text))
+        .into_iter()
+        .filter(|(_, v)| !v.starts_with("No more variables"))
+        .filter_map(|(oid, v)| Some((common::sm_cell(&oid)?, v)))
         .collect()
 }
 
@@ -93,20 +65,6 @@ fn bytes(v: &str) -> Vec<u8> {
             .map(|s| s.trim_matches('"').as_bytes().to_vec())
             .unwrap_or_default(),
     }
-}
-
-fn number(v: &str) -> u64 {
-    if let Some(t) = v.strip_prefix("Timeticks: (") {
-        return t
-            .split(')')
-            .next()
-            .and_then(|n| n.parse().ok())
-            .expect("ticks");
-    }
-    v.rsplit(' ')
-        .next()
-        .and_then(|n| n.parse().ok())
-        .unwrap_or_else(|| panic!("not a number: {v}"))
 }
 
 fn guid_of(index: &[u32], at: usize) -> u64 {

@@ -8,11 +8,11 @@
 mod common;
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
 
-use common::{require_tool, Agent, BIN};
+use common::{repo, text, Agent, BIN};
 use serde_json::Value as Json;
 
 const IF_NUMBER: &str = ".1.3.6.1.2.1.2.1.0";
@@ -23,33 +23,10 @@ const IB_IF_PORT_STAT_ENTRY: &str = ".1.3.6.1.3.117.2.1.1.1";
 const IB_IF_VL_TRAFFIC_ENTRY: &str = ".1.3.6.1.3.117.2.1.2.1";
 const IB_IPOIB_ADDR: &str = ".1.3.6.1.3.117.2.1.3.1.3";
 
-fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-/// `-M <repo>/mibs:<repo>/mibs/ietf -m ALL`: only the MIB files we ship.
-fn mib_args() -> Vec<String> {
-    let r = repo();
-    vec![
-        "-M".into(),
-        format!(
-            "{}:{}",
-            r.join("mibs").display(),
-            r.join("mibs/ietf").display()
-        ),
-        "-m".into(),
-        "ALL".into(),
-    ]
-}
-
 /// A net-snmp tool with the shipped MIBs loaded; asserts success and a
 /// clean stderr (every name resolved); returns stdout.
 fn named(agent: &Agent, tool: &str, args: &[&str], oids: &[&str]) -> String {
-    require_tool(tool);
-    let out = Command::new(tool)
-        .env("MIBS", "")
-        .env("MIBDIRS", "")
-        .args(mib_args())
+    let out = common::with_mib(tool, "ALL")
         .args(["-v2c", "-t", "2", "-r", "1"])
         .args(args)
         .arg(&agent.target)
@@ -104,14 +81,6 @@ fn set(agent: &Agent, oid: &str, ty: &str, val: &str) -> std::process::Output {
         "snmpset",
         &["-v2c", "-c", "private", "-On", "-t", "2", "-r", "0"],
         &[oid, ty, val],
-    )
-}
-
-fn text(o: &std::process::Output) -> String {
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
     )
 }
 

@@ -8,22 +8,8 @@ use std::collections::BTreeMap;
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use common::{free_port, UmadAgent};
+use common::{curl, free_port, UmadAgent};
 use ib::testbed::{check_tools, Testbed, TestbedConfig, SMALL_NET};
-
-/// GET a path with curl (a real HTTP client).
-pub fn curl(url: &str) -> String {
-    let o = Command::new("curl")
-        .args(["-sS", "--fail", "--max-time", "30", url])
-        .output()
-        .expect("curl (Debian package curl)");
-    assert!(
-        o.status.success(),
-        "curl {url}: {}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-    String::from_utf8(o.stdout).expect("UTF-8 exposition")
-}
 
 /// `promtool check metrics` on the text: Prometheus' own linter.
 pub fn promtool_check(text: &str) {

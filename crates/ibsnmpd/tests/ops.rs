@@ -6,7 +6,7 @@ mod common;
 use std::net::UdpSocket;
 use std::process::Command;
 
-use common::BIN;
+use common::{curl, BIN};
 
 #[test]
 fn bad_log_level_exits_2() {
@@ -71,20 +71,6 @@ fn read_only_agent_runs_without_writable_state_dir() {
         1,
         "{text}"
     );
-}
-
-/// GET with curl.
-fn curl(url: &str) -> String {
-    let o = Command::new("curl")
-        .args(["-sS", "--fail", "--max-time", "10", url])
-        .output()
-        .expect("curl");
-    assert!(
-        o.status.success(),
-        "curl {url}: {}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-    String::from_utf8_lossy(&o.stdout).into_owned()
 }
 
 fn get_ok(target: &str, community: &str) -> bool {

@@ -13,11 +13,10 @@
 mod common;
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 use std::time::{Duration, Instant};
 
-use common::{Agent, UmadAgent};
+use common::{text, Agent, UmadAgent};
 use ib::model::Snapshot;
 use ib::source::Source;
 
@@ -30,47 +29,12 @@ const TRACE_RESULT: &str = ".1.3.6.1.3.117.7.1.11.2.1";
 /// fe80::/64, the subnet prefix of the sim and of OpenSM's default.
 const PREFIX: &str = "254.128.0.0.0.0.0.0";
 
-fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-fn text(o: &Output) -> String {
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
-}
-
 /// A net-snmp tool with the shipped MIBs loaded (IB-SM-MIB and what it
 /// imports), numeric OIDs, numeric enums, octet strings in hex.
 fn tool(name: &str, target: &str, community: &str, args: &[&str]) -> Output {
-    common::require_tool(name);
-    let r = repo();
-    Command::new(name)
-        .env("MIBS", "")
-        .env("MIBDIRS", "")
+    common::with_mib(name, "IB-SM-MIB")
         .args([
-            "-M",
-            &format!(
-                "{}:{}",
-                r.join("mibs").display(),
-                r.join("mibs/ietf").display()
-            ),
-            "-m",
-            "IB-SM-MIB",
-            "-v2c",
-            "-c",
-            community,
-            "-On",
-            "-Oe",
-            "-Ox",
-            "-OU",
-            "-t",
-            "3",
-            "-r",
-            "0",
-            target,
+            "-v2c", "-c", community, "-On", "-Oe", "-Ox", "-OU", "-t", "3", "-r", "0", target,
         ])
         .args(args)
         .output()
@@ -138,13 +102,8 @@ fn results(target: &str, table: &str, session: u32) -> BTreeMap<(u32, u32), Stri
     out
 }
 
-/// Waits until `f` holds (results appear off the request path).
 fn wait_for(what: &str, f: impl Fn() -> bool) {
-    let deadline = Instant::now() + Duration::from_secs(15);
-    while !f() {
-        assert!(Instant::now() < deadline, "timed out waiting for {what}");
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    common::wait_for(what, Duration::from_secs(15), || f().then_some(()));
 }
 
 fn hex(v: &str) -> Vec<u8> {

@@ -12,9 +12,9 @@
 
 mod common;
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use common::{snmp, Agent, UmadAgent};
+use common::{snmp, wait_for, Agent, UmadAgent};
 use ib::testbed::{Testbed, TestbedConfig, SMALL_NET};
 
 /// ibSmConfigPriority / ibSmConfigSweepInterval of the subnet fe80::/64.
@@ -42,17 +42,6 @@ fn set(target: &str, oid: &str, ty: &str, v: &str) -> (bool, String) {
         String::from_utf8_lossy(&o.stderr)
     );
     (o.status.success(), text)
-}
-
-fn wait_for(what: &str, timeout: Duration, mut f: impl FnMut() -> Option<String>) -> String {
-    let deadline = Instant::now() + timeout;
-    loop {
-        if let Some(s) = f() {
-            return s;
-        }
-        assert!(Instant::now() < deadline, "timed out waiting for {what}");
-        std::thread::sleep(Duration::from_millis(300));
-    }
 }
 
 /// The agent on the testbed with `toml` as its config file (in the returned

@@ -78,9 +78,7 @@ fn write_config(dir: &Path) -> String {
 /// The test users' config after `head` (top-level keys), mode 0600.
 fn write_config_with(dir: &Path, head: &str) -> String {
     let path = dir.join("ibsnmpd.toml");
-    std::fs::write(&path, format!("{head}{}", config())).unwrap();
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).unwrap();
+    common::write_private(&path, &format!("{head}{}", config()));
     path.display().to_string()
 }
 

@@ -15,9 +15,9 @@ mod trapd;
 
 use std::path::Path;
 use std::process::{Command, Output};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use common::UmadAgent;
+use common::{curl, UmadAgent};
 use ib::testbed::{check_tools, Testbed, TestbedConfig};
 use trapd::{named, Trapd};
 
@@ -76,18 +76,6 @@ fn stdout(o: &Output) -> String {
     String::from_utf8_lossy(&o.stdout).into_owned()
 }
 
-/// Polls `f` until it gives Some or `WAIT` passes.
-fn wait_for<T>(what: &str, f: impl Fn() -> Option<T>) -> T {
-    let deadline = Instant::now() + WAIT;
-    loop {
-        if let Some(v) = f() {
-            return v;
-        }
-        assert!(Instant::now() < deadline, "timed out waiting for {what}");
-        std::thread::sleep(Duration::from_millis(500));
-    }
-}
-
 /// What the check must say after the changes, whichever way the plan
 /// names the nodes: cn004's link missing and one swap, nothing else.
 fn assert_missing_and_swap(text: &str) {
@@ -106,14 +94,6 @@ fn assert_missing_and_swap(text: &str) {
             && lines[1].contains("planned \"cn003\" port 1"),
         "{text}"
     );
-}
-
-fn curl(url: &str) -> String {
-    let o = Command::new("curl")
-        .args(["-sf", url])
-        .output()
-        .expect("curl");
-    stdout(&o)
 }
 
 use trapd::of_trigger as triggers;
@@ -208,7 +188,7 @@ fn missing_link_and_swap_from_cli_agent_metrics_and_traps() {
     tb.console("Link \"edge-2\"[1] \"cn005\"[1]").unwrap();
 
     // The CLI, once discovery sees both moved hosts again.
-    let text = wait_for("the CLI to see the changes", || {
+    let text = common::wait_for("the CLI to see the changes", WAIT, || {
         let o = check(&tb, &plan, "text");
         let t = stdout(&o);
         (o.status.code() == Some(1) && t.lines().count() == 3).then_some(t)
@@ -236,7 +216,7 @@ fn missing_link_and_swap_from_cli_agent_metrics_and_traps() {
     assert_missing_and_swap(&stdout(&by_name));
 
     // The agent's health report (its control socket) says the same.
-    let health = wait_for("the agent's report", || {
+    let health = common::wait_for("the agent's report", WAIT, || {
         let out = tb
             .command(BIN)
             .args(["health", "--socket", socket.to_str().unwrap()])
@@ -319,7 +299,7 @@ fn the_plan_is_read_again_on_sighup() {
     std::fs::write(&plan, good).unwrap();
     let config = format!("[topology]\nexpected = \"{}\"\n", plan.display());
     let (agent, socket) = common::agent_with_socket(dir.path(), &config, &[]);
-    let matches = wait_for("the first comparison", || {
+    let matches = common::wait_for("the first comparison", WAIT, || {
         let h = agent_health(&socket);
         h.contains("topology: the fabric matches").then_some(h)
     });
@@ -332,7 +312,7 @@ fn the_plan_is_read_again_on_sighup() {
     assert_ne!(moved, good);
     std::fs::write(&plan, &moved).unwrap();
     common::signal(&agent.pid().to_string(), "HUP");
-    let h = wait_for("the new plan", || {
+    let h = common::wait_for("the new plan", WAIT, || {
         let h = agent_health(&socket);
         h.contains("topology: 1 difference(s)").then_some(h)
     });
@@ -346,7 +326,7 @@ fn the_plan_is_read_again_on_sighup() {
     // A broken plan: the reload is refused, the plan in force stays.
     std::fs::write(&plan, "Switch 8 \"x\"\n[1] \"nowhere\"[1]\n").unwrap();
     common::signal(&agent.pid().to_string(), "HUP");
-    let log = wait_for("the refusal", || {
+    let log = common::wait_for("the refusal", WAIT, || {
         let l = agent.log_text();
         l.contains("reload refused").then_some(l)
     });

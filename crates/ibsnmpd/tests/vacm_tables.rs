@@ -98,9 +98,7 @@ fn start_with(more: &str) -> (Agent, tempfile::TempDir) {
 
 fn write_config(dir: &Path, more: &str) -> String {
     let path = dir.join("ibsnmpd.toml");
-    std::fs::write(&path, format!("{CONFIG}{more}")).unwrap();
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).unwrap();
+    common::write_private(&path, &format!("{CONFIG}{more}"));
     path.display().to_string()
 }
 

@@ -30,6 +30,138 @@ pub fn hup_opensm(tb: &ib::testbed::Testbed) {
     signal(&pid, "HUP");
 }
 
+/// The repository's root: the MIB files, docs and packaging are there.
+pub fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// `-M <repo>/mibs:<repo>/mibs/ietf -m MODULE`: only the MIB files we ship
+/// (`ALL` for all of them).
+pub fn mib_args(module: &str) -> Vec<String> {
+    let r = repo();
+    vec![
+        "-M".into(),
+        format!(
+            "{}:{}",
+            r.join("mibs").display(),
+            r.join("mibs/ietf").display()
+        ),
+        "-m".into(),
+        module.into(),
+    ]
+}
+
+/// A net-snmp `tool` with only the shipped MIB files, `module` loaded.
+pub fn with_mib(tool: &str, module: &str) -> Command {
+    require_tool(tool);
+    let mut c = Command::new(tool);
+    c.env("MIBS", "").env("MIBDIRS", "").args(mib_args(module));
+    c
+}
+
+/// Polls `f` until it gives a value (returned), panicking naming `what`
+/// once `timeout` has passed.
+pub fn wait_for<T>(what: &str, timeout: Duration, mut f: impl FnMut() -> Option<T>) -> T {
+    let deadline = Instant::now() + timeout;
+    loop {
+        if let Some(v) = f() {
+            return v;
+        }
+        assert!(Instant::now() < deadline, "timed out waiting for {what}");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+/// A numeric walk's output with the values net-snmp wraps over several
+/// lines (long Hex-STRINGs) joined back on the line of their OID.
+pub fn join_wrapped(out: &str) -> String {
+    let mut joined = String::new();
+    for line in out.lines() {
+        if !line.starts_with('.') && !joined.is_empty() {
+            joined.pop();
+            joined.push(' ');
+        }
+        joined.push_str(line);
+        joined.push('\n');
+    }
+    joined
+}
+
+/// `cmd` run, asserted to succeed (its stderr in the message).
+pub fn output_ok(cmd: &mut Command) -> Output {
+    let o = cmd
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run {cmd:?}: {e}"));
+    assert!(o.status.success(), "{cmd:?}: {}", text(&o));
+    o
+}
+
+/// GET `url` with curl (a real HTTP client), asserted to succeed.
+pub fn curl(url: &str) -> String {
+    require_tool("curl");
+    let o = output_ok(Command::new("curl").args(["-sS", "--fail", "--max-time", "30", url]));
+    String::from_utf8(o.stdout).expect("UTF-8 answer")
+}
+
+/// A net-snmp value as a number: Timeticks' hundredths, else the last word
+/// with what is not a digit around it trimmed (`INTEGER: up(1)` is 1).
+pub fn number(v: &str) -> u64 {
+    if let Some(t) = v.strip_prefix("Timeticks: (") {
+        return t
+            .split(')')
+            .next()
+            .and_then(|n| n.parse().ok())
+            .expect("ticks");
+    }
+    let n = v.rsplit(' ').next().expect("value");
+    n.trim_matches(|c: char| !c.is_ascii_digit())
+        .parse()
+        .unwrap_or_else(|_| panic!("not a number: {v}"))
+}
+
+/// `text` written to `name` in a fresh directory (kept while the returned
+/// TempDir lives), mode 0600 (it may hold SNMPv3 passwords).
+pub fn config_file(name: &str, text: &str) -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join(name);
+    write_private(&path, text);
+    (dir, path)
+}
+
+/// `text` written to `path`, mode 0600 (the agent warns about SNMPv3
+/// passwords in a file others may read).
+pub fn write_private(path: &Path, text: &str) {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::write(path, text).expect("write the config file");
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600)).expect("chmod");
+}
+
+/// IB-SM-MIB's prefix, 1.3.6.1.3.117.7.
+pub const SM_PREFIX: [u32; 7] = [1, 3, 6, 1, 3, 117, 7];
+
+/// IB-SM-MIB's table cells of a walk: (group * 10 + table, column, index)
+/// -> value.
+pub type SmCells = BTreeMap<(u32, u32, Vec<u32>), String>;
+
+/// The cell an OID below IB-SM-MIB names: ibSmMIBObjects(1) . group .
+/// table(1|2) . entry(1) . column . index; None for anything else.
+pub fn sm_cell(oid: &[u32]) -> Option<(u32, u32, Vec<u32>)> {
+    let rest = oid.strip_prefix(&SM_PREFIX[..])?;
+    match rest.split_at_checked(5)? {
+        (&[1, group, table, 1, col], index) => Some((group * 10 + table, col, index.to_vec())),
+        _ => None,
+    }
+}
+
+/// One column of `table` (as in [`SmCells`]): index -> value.
+pub fn sm_col(cells: &SmCells, table: u32, c: u32) -> BTreeMap<Vec<u32>, String> {
+    cells
+        .iter()
+        .filter(|((t, cc, _), _)| *t == table && *cc == c)
+        .map(|((_, _, i), v)| (i.clone(), v.clone()))
+        .collect()
+}
+
 /// Stops, when dropped, the process whose pid `0` holds, if it was written:
 /// a daemon a test had started in the background (nohup), which nothing
 /// else would stop when the test fails or ends. Declared after the
@@ -71,16 +203,11 @@ pub fn restart_warnings(log: &str) -> Vec<&str> {
 #[allow(dead_code)] // not every test binary serves a generated fabric
 pub fn fat_tree(dir: &std::path::Path, hosts: u32, radix: u32) -> String {
     let topo = dir.join("fat-tree.net");
-    let out = std::process::Command::new(BIN)
-        .args(["topology", "fat-tree", "--hosts", &hosts.to_string()])
-        .args(["--radix", &radix.to_string(), "-o"])
-        .arg(&topo)
-        .output()
-        .expect("ibsnmpd topology");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    output_ok(
+        Command::new(BIN)
+            .args(["topology", "fat-tree", "--hosts", &hosts.to_string()])
+            .args(["--radix", &radix.to_string(), "-o"])
+            .arg(&topo),
     );
     format!("sim:{}", topo.display())
 }
