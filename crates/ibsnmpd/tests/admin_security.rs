@@ -17,13 +17,6 @@ const CONFIG: &str = r#"
 trap2sink = ["127.0.0.1:9"]
 
 [[user]]
-name = "admin"
-auth = "SHA"
-auth_pass = "admin-auth-1"
-priv = "AES"
-priv_pass = "admin-priv-1"
-
-[[user]]
 name = "weak"
 auth = "SHA"
 auth_pass = "weak-auth-1"
@@ -39,7 +32,7 @@ level = "auth"
 
 /// The authPriv administrator.
 fn admin() -> Vec<&'static str> {
-    common::usm_args("admin", "admin-auth-1", Some("admin-priv-1"))
+    common::admin_args()
 }
 
 /// A writer at authNoPriv.
@@ -56,10 +49,8 @@ const ADDR: &str = ".1.3.6.1.6.3.12.1.2.1";
 const PARAMS: &str = ".1.3.6.1.6.3.12.1.3.1";
 
 fn agent_with(dir: &Path, more: &str) -> Agent {
-    use std::os::unix::fs::PermissionsExt;
     let conf = dir.join("ibsnmpd.toml");
-    std::fs::write(&conf, format!("{more}{CONFIG}")).unwrap();
-    std::fs::set_permissions(&conf, std::fs::Permissions::from_mode(0o600)).unwrap();
+    common::write_private(&conf, &format!("{more}{CONFIG}{}", common::ADMIN_USER));
     Agent::start_in(dir, &["--config", conf.to_str().unwrap()])
 }
 

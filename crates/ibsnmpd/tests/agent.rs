@@ -468,10 +468,8 @@ fn bad_config_and_flags_exit_2_with_one_line() {
 
 #[test]
 fn config_file_communities_with_sources() {
-    let tmp = tempfile::tempdir().unwrap();
-    let conf = tmp.path().join("ibsnmpd.toml");
-    std::fs::write(
-        &conf,
+    let (tmp, conf) = common::temp_file(
+        "ibsnmpd.toml",
         r#"
 syscontact = "from-config"
 sysname = "cfg-name"
@@ -484,8 +482,7 @@ source = "127.0.0.0/8"
 community = "farro"
 source = "10.0.0.0/8"
 "#,
-    )
-    .unwrap();
+    );
     let conf = conf.to_str().unwrap().to_string();
     // The harness probes with "public": keep it, from the flag... but flags
     // replace the file's rocommunity list, so probe via the file instead.

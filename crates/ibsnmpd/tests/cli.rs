@@ -48,13 +48,10 @@ fn fat_tree_dump_and_serve() {
 
 #[test]
 fn bad_topology_file_exits_2() {
-    let tmp = tempfile::tempdir().unwrap();
-    let net = tmp.path().join("bad.net");
-    std::fs::write(
-        &net,
+    let (tmp, net) = common::temp_file(
+        "bad.net",
         "Switch 8 \"S1\"\n[1] \"nowhere\"[1]\nthis is not a topology line\n",
-    )
-    .unwrap();
+    );
     let spec = format!("sim:{}", net.display());
     let o = Command::new(BIN)
         .args(["--source", &spec, "--listen", "127.0.0.1:0"])

@@ -10,7 +10,7 @@
 mod common;
 
 use std::collections::BTreeMap;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use common::{guid_index, node_by_name, node_lids, parse_lines, port_lid, snmp, UmadAgent};
 use ib::testbed::{check_tools, Testbed, TestbedConfig, DUAL_PORT_NET};
@@ -465,19 +465,16 @@ fn a_down_local_port_reads_down_with_its_lid() {
     assert_ne!(lid2, lid_of(1));
 
     console(&tb, "Unlink \"Hca1\"[2]");
-    let deadline = Instant::now() + Duration::from_secs(20);
-    let down = loop {
+    let down = common::poll(Duration::from_secs(20), Duration::from_millis(300), || {
         let s = status(2);
         if s[0] == 2 {
-            break s;
+            return Ok(s);
         }
-        assert!(
-            Instant::now() < deadline,
+        Err(format!(
             "ifOperStatus.2 never down: {s:?}\n{}",
             agent.log_text()
-        );
-        std::thread::sleep(Duration::from_millis(300));
-    };
+        ))
+    });
     // A down link has no operational speed; its MTU and LID are still known.
     assert_eq!(down[1], 0, "ifSpeed of a down port");
     assert!(down[2] > 0, "ifMtu of a down port: {down:?}");
@@ -485,20 +482,17 @@ fn a_down_local_port_reads_down_with_its_lid() {
     assert_eq!(status(1)[0], 1, "port 1 unaffected");
 
     console(&tb, "ReLink \"Hca1\"[2]");
-    let deadline = Instant::now() + Duration::from_secs(30);
-    loop {
+    let up = common::poll(Duration::from_secs(30), Duration::from_millis(300), || {
         let s = status(2);
         if s[0] == 1 {
-            assert!(s[1] > 0, "ifSpeed back: {s:?}");
-            break;
+            return Ok(s);
         }
-        assert!(
-            Instant::now() < deadline,
+        Err(format!(
             "ifOperStatus.2 never up again: {s:?}\n{}",
             agent.log_text()
-        );
-        std::thread::sleep(Duration::from_millis(300));
-    }
+        ))
+    });
+    assert!(up[1] > 0, "ifSpeed back: {up:?}");
 }
 
 #[test]
@@ -531,21 +525,18 @@ fn a_lossy_local_link_keeps_the_fabric_counters_fresh() {
             format!("{PM_PORT_COUNTERS}.3.{}", guid_index(hca4)),
             format!("{PM_PORT_COUNTERS}.6.{}", guid_index(hca3)),
         ];
-        let deadline = Instant::now() + Duration::from_secs(30);
-        loop {
+        common::poll(Duration::from_secs(30), Duration::from_millis(300), || {
             let out = agent.snmp("snmpget", &[&oids[0], &oids[1]]);
             let rows = parse_lines(&String::from_utf8_lossy(&out.stdout));
             let got: Vec<String> = rows.into_iter().map(|(_, v)| v).collect();
             if got == [format!("INTEGER: {v}"), format!("INTEGER: {}", v + 1)] {
-                break;
+                return Ok(());
             }
-            assert!(
-                Instant::now() < deadline,
+            Err(format!(
                 "counters froze under loss at {got:?} (want {v}):\n{}",
                 agent.log_text()
-            );
-            std::thread::sleep(Duration::from_millis(300));
-        }
+            ))
+        });
     }
     let log = agent.log_text();
     assert!(
@@ -560,11 +551,12 @@ fn the_sm_going_away_and_coming_back_is_logged_once_each() {
     let mut tb = testbed();
     let agent = UmadAgent::start_truth(&tb, "0.5");
     let wait_log = |needle: &str, what: &str| {
-        let deadline = Instant::now() + Duration::from_secs(30);
-        while !agent.log_text().contains(needle) {
-            assert!(Instant::now() < deadline, "{what}:\n{}", agent.log_text());
-            std::thread::sleep(Duration::from_millis(300));
-        }
+        common::poll(Duration::from_secs(30), Duration::from_millis(300), || {
+            let log = agent.log_text();
+            log.contains(needle)
+                .then_some(())
+                .ok_or_else(|| format!("{what}:\n{log}"))
+        });
     };
     tb.stop_opensm();
     wait_log("SA not answering", "the SM's loss is logged");

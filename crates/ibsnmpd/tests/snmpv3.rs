@@ -494,10 +494,8 @@ const IB_PM: &[u32] = &[1, 3, 6, 1, 3, 117, 1];
 
 #[test]
 fn vacm_views_for_users_and_communities() {
-    let cfg_dir = tempfile::tempdir().unwrap();
-    let path = cfg_dir.path().join("vacm.toml");
-    std::fs::write(
-        &path,
+    let (_cfg_dir, path) = common::temp_file(
+        "vacm.toml",
         r#"
 [[rocommunity]]
 community = "public"
@@ -544,8 +542,7 @@ level = "priv"
 read = "noPM"
 write = "sysName"
 "#,
-    )
-    .unwrap();
+    );
     let cfg = path.display().to_string();
     let agent = Agent::start(&["--config", &cfg]);
     let full = parse_lines(&agent.ok("snmpbulkwalk", "2c", "public", &["-Cr50"], &[".1.3.6.1"]));

@@ -180,11 +180,10 @@ fn dump_reads_the_fixture_and_bad_roots_fail_clearly() {
 fn without_rdma_devices_umad_and_sysfs_say_so_alike() {
     let empty = tempfile::tempdir().unwrap();
     let conf = empty.path().join("ibsnmpd.toml");
-    std::fs::write(
+    common::write_private(
         &conf,
-        format!("[umad]\nsysfs_root = {:?}\n", empty.path().display()),
-    )
-    .unwrap();
+        &format!("[umad]\nsysfs_root = {:?}\n", empty.path().display()),
+    );
     let conf = conf.to_str().unwrap();
     let sysfs = format!("sysfs:{}", empty.path().display());
     let class = format!("{}/sys/class/infiniband", empty.path().display());

@@ -13,13 +13,6 @@ use common::{parse_lines, text, with_shipped_mibs, Agent};
 /// `admin` may write everything (authPriv); `operator` has no access line.
 const CONFIG: &str = r#"
 [[user]]
-name = "admin"
-auth = "SHA"
-auth_pass = "admin-auth-1"
-priv = "AES"
-priv_pass = "admin-priv-1"
-
-[[user]]
 name = "operator"
 auth = "SHA"
 auth_pass = "oper-auth-1"
@@ -36,46 +29,9 @@ type = "included"
 oid = "1.3.6.1.2.1.1"
 "#;
 
-const ADMIN: &[&str] = &[
-    "-v3",
-    "-u",
-    "admin",
-    "-l",
-    "authPriv",
-    "-a",
-    "SHA",
-    "-A",
-    "admin-auth-1",
-    "-x",
-    "AES",
-    "-X",
-    "admin-priv-1",
-    "-On",
-    "-t",
-    "2",
-    "-r",
-    "1",
-];
-const OPERATOR: &[&str] = &[
-    "-v3",
-    "-u",
-    "operator",
-    "-l",
-    "authPriv",
-    "-a",
-    "SHA",
-    "-A",
-    "oper-auth-1",
-    "-x",
-    "AES",
-    "-X",
-    "oper-priv-1",
-    "-On",
-    "-t",
-    "2",
-    "-r",
-    "1",
-];
+fn operator() -> Vec<&'static str> {
+    common::usm_args("operator", "oper-auth-1", Some("oper-priv-1"))
+}
 
 const SYSTEM: &str = ".1.3.6.1.2.1.1";
 const SYS_DESCR: &str = ".1.3.6.1.2.1.1.1.0";
@@ -88,7 +44,7 @@ fn start() -> (Agent, tempfile::TempDir) {
     start_with("")
 }
 
-/// The agent with [`CONFIG`] and `more` in its configuration file
+/// The agent with [`common::ADMIN_USER`], [`CONFIG`] and `more` in its configuration file
 /// (`ibsnmpd.toml` in the returned directory).
 fn start_with(more: &str) -> (Agent, tempfile::TempDir) {
     let dir = tempfile::tempdir().unwrap();
@@ -98,7 +54,7 @@ fn start_with(more: &str) -> (Agent, tempfile::TempDir) {
 
 fn write_config(dir: &Path, more: &str) -> String {
     let path = dir.join("ibsnmpd.toml");
-    common::write_private(&path, &format!("{CONFIG}{more}"));
+    common::write_private(&path, &format!("{}{CONFIG}{more}", common::ADMIN_USER));
     path.display().to_string()
 }
 
@@ -116,7 +72,7 @@ fn ok(agent: &Agent, who: &[&str], tool: &str, args: &[&str]) -> String {
 
 /// `snmpvacm` as admin.
 fn vacm(agent: &Agent, args: &[&str]) -> String {
-    ok(agent, ADMIN, "snmpvacm", args)
+    ok(agent, &common::admin_args(), "snmpvacm", args)
 }
 
 /// The (OID, value) lines of a walk, without the endOfMibView line.
@@ -144,14 +100,14 @@ struct Reads {
 }
 
 fn operator_reads(agent: &Agent) -> Result<Reads, String> {
-    let o = agent.tool("snmpget", OPERATOR, &[SYS_DESCR, SYS_NAME, IF_NUMBER]);
+    let o = agent.tool("snmpget", &operator(), &[SYS_DESCR, SYS_NAME, IF_NUMBER]);
     let out = text(&o);
     if !o.status.success() || out.contains("Error in packet") {
         return Err(out);
     }
     let got = parse_lines(&String::from_utf8_lossy(&o.stdout));
     let value = |i: usize| got.get(i).map(|r| r.1.clone()).unwrap_or_default();
-    let walk = rows(&ok(agent, OPERATOR, "snmpwalk", &[SYSTEM]));
+    let walk = rows(&ok(agent, &operator(), "snmpwalk", &[SYSTEM]));
     Ok(Reads {
         descr: value(0),
         name: value(1),
@@ -226,7 +182,7 @@ fn snmpvacm_rows_take_effect_at_once_and_survive_a_restart() {
     );
     assert_in_view(&agent);
     // A write view that does not exist gives no write access.
-    let o = agent.tool("snmpset", OPERATOR, &[SYS_NAME, "s", "x"]);
+    let o = agent.tool("snmpset", &operator(), &[SYS_NAME, "s", "x"]);
     assert!(text(&o).contains("authorizationError"), "{}", text(&o));
 
     // Persisted (nonVolatile, 0600), and in force again after a restart.
@@ -238,7 +194,12 @@ fn snmpvacm_rows_take_effect_at_once_and_survive_a_restart() {
     assert_eq!(file_mode(&agent.state_dir.join("state.json")), 0o600);
     agent.restart();
     assert_in_view(&agent);
-    let table = rows(&ok(&agent, ADMIN, "snmpwalk", &[VACM_OBJECTS]));
+    let table = rows(&ok(
+        &agent,
+        &common::admin_args(),
+        "snmpwalk",
+        &[VACM_OBJECTS],
+    ));
     // vacmSecurityToGroupStorageType.3."operator": nonVolatile(3).
     let mut storage = oid(".1.3.6.1.6.3.16.1.2.1.4.3.8");
     storage.extend(b"operator".iter().map(|&b| u32::from(b)));
@@ -267,7 +228,7 @@ fn configured_rows_are_permanent_and_refuse_sets() {
     let (agent, _cfg) = start();
     // The shipped MIB files name the rows: permanent(4), active(1).
     let o = with_shipped_mibs("snmpwalk")
-        .args(ADMIN)
+        .args(&common::admin_args())
         .args([
             "-OS",
             &agent.target,
@@ -306,7 +267,11 @@ fn configured_rows_are_permanent_and_refuse_sets() {
 
     // vacmGroupName.3."admin": a Set of a configured row is wrongValue.
     let admin_group = ".1.3.6.1.6.3.16.1.2.1.3.3.5.97.100.109.105.110";
-    let o = agent.tool("snmpset", ADMIN, &[admin_group, "s", "other"]);
+    let o = agent.tool(
+        "snmpset",
+        &common::admin_args(),
+        &[admin_group, "s", "other"],
+    );
     assert!(text(&o).contains("wrongValue"), "{}", text(&o));
     // A wrong type on a new row changes nothing, not even the state file
     // (which a first row made).
@@ -318,7 +283,7 @@ fn configured_rows_are_permanent_and_refuse_sets() {
     let new_row = ".1.3.6.1.6.3.16.1.2.1.3.3.8.111.112.101.114.97.116.111.114";
     let o = agent.tool(
         "snmpset",
-        ADMIN,
+        &common::admin_args(),
         &[
             new_row,
             "i",
@@ -330,12 +295,12 @@ fn configured_rows_are_permanent_and_refuse_sets() {
     );
     assert!(text(&o).contains("wrongType"), "{}", text(&o));
     assert_eq!(state_file(&agent), before);
-    let o = agent.tool("snmpget", ADMIN, &[new_row]);
+    let o = agent.tool("snmpget", &common::admin_args(), &[new_row]);
     assert!(text(&o).contains("No Such Instance"), "{}", text(&o));
     // vacmViewSpinLock: TestAndIncr.
     let spin = ".1.3.6.1.6.3.16.1.5.1.0";
-    ok(&agent, ADMIN, "snmpset", &[spin, "i", "0"]);
-    let o = agent.tool("snmpset", ADMIN, &[spin, "i", "0"]);
+    ok(&agent, &common::admin_args(), "snmpset", &[spin, "i", "0"]);
+    let o = agent.tool("snmpset", &common::admin_args(), &[spin, "i", "0"]);
     assert!(text(&o).contains("inconsistentValue"), "{}", text(&o));
 }
 
@@ -358,7 +323,14 @@ fn a_reload_shows_the_new_communities() {
         o.extend(name.bytes().map(u32::from));
         o
     };
-    let groups = || rows(&ok(&agent, ADMIN, "snmpwalk", &[".1.3.6.1.6.3.16.1.2.1.3"]));
+    let groups = || {
+        rows(&ok(
+            &agent,
+            &common::admin_args(),
+            "snmpwalk",
+            &[".1.3.6.1.6.3.16.1.2.1.3"],
+        ))
+    };
     assert!(groups().iter().any(|(o, _)| *o == group("before")));
     write_config(cfg.path(), &communities("after"));
     common::signal(&agent.pid().to_string(), "HUP");
@@ -411,7 +383,12 @@ for e, s, i, vbs in h.nextCmd(h.SnmpEngine(), user,
         .lines()
         .map(|l| l.split(" = ").next().unwrap_or_default().to_string())
         .collect();
-    let net = rows(&ok(&agent, ADMIN, "snmpwalk", &[ACCESS_TABLE]));
+    let net = rows(&ok(
+        &agent,
+        &common::admin_args(),
+        "snmpwalk",
+        &[ACCESS_TABLE],
+    ));
     let net: Vec<String> = net
         .iter()
         .map(|(o, _)| {

@@ -59,17 +59,25 @@ pub fn with_mib(tool: &str, module: &str) -> Command {
     c
 }
 
+/// Polls `f` every `every` until it gives `Ok` (returned), panicking with
+/// its last `Err` once `timeout` has passed.
+pub fn poll<T>(timeout: Duration, every: Duration, mut f: impl FnMut() -> Result<T, String>) -> T {
+    let deadline = Instant::now() + timeout;
+    loop {
+        match f() {
+            Ok(v) => return v,
+            Err(e) => assert!(Instant::now() < deadline, "timed out: {e}"),
+        }
+        std::thread::sleep(every);
+    }
+}
+
 /// Polls `f` until it gives a value (returned), panicking naming `what`
 /// once `timeout` has passed.
 pub fn wait_for<T>(what: &str, timeout: Duration, mut f: impl FnMut() -> Option<T>) -> T {
-    let deadline = Instant::now() + timeout;
-    loop {
-        if let Some(v) = f() {
-            return v;
-        }
-        assert!(Instant::now() < deadline, "timed out waiting for {what}");
-        std::thread::sleep(Duration::from_millis(100));
-    }
+    poll(timeout, Duration::from_millis(100), || {
+        f().ok_or_else(|| format!("waiting for {what}"))
+    })
 }
 
 /// A numeric walk's output with the values net-snmp wraps over several
@@ -121,7 +129,7 @@ pub fn number(v: &str) -> u64 {
 
 /// `text` written to `name` in a fresh directory (kept while the returned
 /// TempDir lives), mode 0600 (it may hold SNMPv3 passwords).
-pub fn config_file(name: &str, text: &str) -> (tempfile::TempDir, PathBuf) {
+pub fn temp_file(name: &str, text: &str) -> (tempfile::TempDir, PathBuf) {
     let dir = tempfile::tempdir().expect("tempdir");
     let path = dir.path().join(name);
     write_private(&path, text);
@@ -476,6 +484,22 @@ pub fn usm_args(
     a
 }
 
+/// The authPriv administrator (SHA, AES) of the admin tables' tests, as
+/// `[[user]]` of a configuration file.
+pub const ADMIN_USER: &str = r#"
+[[user]]
+name = "admin"
+auth = "SHA"
+auth_pass = "admin-auth-1"
+priv = "AES"
+priv_pass = "admin-priv-1"
+"#;
+
+/// The net-snmp arguments of [`ADMIN_USER`].
+pub fn admin_args() -> Vec<&'static str> {
+    usm_args("admin", "admin-auth-1", Some("admin-priv-1"))
+}
+
 /// A tool's exit status, stdout and stderr, for assertion messages.
 pub fn text(o: &Output) -> String {
     format!(
@@ -622,21 +646,15 @@ impl UmadAgent {
             log,
             _state: state,
         };
-        let deadline = Instant::now() + wait;
-        loop {
+        poll(wait, Duration::from_millis(200), || {
             if let Ok(Some(st)) = a.child.try_wait() {
                 panic!("agent exited with {st}: {}", a.log_text());
             }
-            if ready(&a) {
-                return a;
-            }
-            assert!(
-                Instant::now() < deadline,
-                "agent not ready: {}",
-                a.log_text()
-            );
-            std::thread::sleep(Duration::from_millis(200));
-        }
+            ready(&a)
+                .then_some(())
+                .ok_or_else(|| format!("agent not ready: {}", a.log_text()))
+        });
+        a
     }
 
     pub fn log_text(&self) -> String {

@@ -156,15 +156,12 @@ impl Trapd {
             _dir: dir,
         };
         // Ready once it has loaded the MIBs and says so.
-        let deadline = Instant::now() + Duration::from_secs(20);
-        while !t.text().contains("NET-SNMP version") {
-            assert!(
-                Instant::now() < deadline,
-                "snmptrapd did not start: {}",
-                t.text()
-            );
-            std::thread::sleep(Duration::from_millis(50));
-        }
+        crate::common::poll(Duration::from_secs(20), Duration::from_millis(50), || {
+            let text = t.text();
+            (text.contains("NET-SNMP version"))
+                .then_some(())
+                .ok_or_else(|| format!("snmptrapd did not start: {text}"))
+        });
         t
     }
 
@@ -193,19 +190,13 @@ impl Trapd {
     /// Polls until `pred` holds for the received notifications (returns
     /// them) or `timeout` passes (panics with what arrived).
     pub fn wait(&self, timeout: Duration, what: &str, pred: impl Fn(&[Trap]) -> bool) -> Vec<Trap> {
-        let deadline = Instant::now() + timeout;
-        loop {
+        crate::common::poll(timeout, Duration::from_millis(10), || {
             let t = self.traps();
             if pred(&t) {
-                return t;
+                return Ok(t);
             }
-            assert!(
-                Instant::now() < deadline,
-                "timed out waiting for {what}; received:\n{}",
-                self.text()
-            );
-            std::thread::sleep(Duration::from_millis(10));
-        }
+            Err(format!("waiting for {what}; received:\n{}", self.text()))
+        })
     }
 
     pub fn stop(&mut self) {
