@@ -465,16 +465,17 @@ fn a_down_local_port_reads_down_with_its_lid() {
     assert_ne!(lid2, lid_of(1));
 
     console(&tb, "Unlink \"Hca1\"[2]");
-    let down = common::poll(Duration::from_secs(20), Duration::from_millis(300), || {
-        let s = status(2);
-        if s[0] == 2 {
-            return Ok(s);
-        }
-        Err(format!(
-            "ifOperStatus.2 never down: {s:?}\n{}",
-            agent.log_text()
-        ))
-    });
+    // Port 2's (ifOperStatus, ifSpeed, ifMtu) once its status is `oper`.
+    let port2_when = |oper: u64, what: &str| {
+        common::poll(Duration::from_secs(30), Duration::from_millis(300), || {
+            let s = status(2);
+            if s[0] == oper {
+                return Ok(s);
+            }
+            Err(format!("{what}: {s:?}\n{}", agent.log_text()))
+        })
+    };
+    let down = port2_when(2, "ifOperStatus.2 never down");
     // A down link has no operational speed; its MTU and LID are still known.
     assert_eq!(down[1], 0, "ifSpeed of a down port");
     assert!(down[2] > 0, "ifMtu of a down port: {down:?}");
@@ -482,16 +483,7 @@ fn a_down_local_port_reads_down_with_its_lid() {
     assert_eq!(status(1)[0], 1, "port 1 unaffected");
 
     console(&tb, "ReLink \"Hca1\"[2]");
-    let up = common::poll(Duration::from_secs(30), Duration::from_millis(300), || {
-        let s = status(2);
-        if s[0] == 1 {
-            return Ok(s);
-        }
-        Err(format!(
-            "ifOperStatus.2 never up again: {s:?}\n{}",
-            agent.log_text()
-        ))
-    });
+    let up = port2_when(1, "ifOperStatus.2 never up again");
     assert!(up[1] > 0, "ifSpeed back: {up:?}");
 }
 

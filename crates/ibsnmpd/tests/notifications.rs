@@ -83,13 +83,7 @@ fn cold_start_and_authentication_failure_only_when_enabled() {
     // snmpEnableAuthenTraps is disabled(2) by default: a bad community
     // gives nothing.
     bad_community_get(&s.agent);
-    std::thread::sleep(Duration::from_secs(2));
-    assert_eq!(
-        count(&trapd.traps(), "authenticationFailure"),
-        0,
-        "{}",
-        trapd.text()
-    );
+    trapd.assert_count_after(Duration::from_secs(2), "authenticationFailure", 0);
 
     set_auth_traps(&s.agent, "1");
     bad_community_get(&s.agent);
@@ -99,13 +93,7 @@ fn cold_start_and_authentication_failure_only_when_enabled() {
 
     set_auth_traps(&s.agent, "2");
     bad_community_get(&s.agent);
-    std::thread::sleep(Duration::from_secs(2));
-    assert_eq!(
-        count(&trapd.traps(), "authenticationFailure"),
-        1,
-        "{}",
-        trapd.text()
-    );
+    trapd.assert_count_after(Duration::from_secs(2), "authenticationFailure", 1);
     drop(s);
 }
 
@@ -370,22 +358,10 @@ fn flap_storm_stays_within_the_rate() {
 /// limit of 2 it received only the first flap's going down).
 #[test]
 fn a_storm_ends_with_the_current_state() {
-    let trapd = Trapd::start();
-    let s = agent_sweeping(
-        &format!(
-            "trap2sink = [\"{}\"]\nnotification_rate_limit = 2\nnotification_rate_interval = 4\n",
-            trapd.addr()
-        ),
-        &[],
-        "0.2",
-    );
-    trapd.wait(WAIT, "coldStart", |t| count(t, "coldStart") == 1);
+    let (trapd, s) = storm_setup(4);
     flap_until_up(&s, 6);
     let t = trapd.wait(Duration::from_secs(30), "the final state", |t| {
-        last(t, &["linkUp", "linkDown"]).is_some_and(|n| n.ends_with("linkUp"))
-            && last(t, &["ibSmTrapInService", "ibSmTrapOutOfService"])
-                .is_some_and(|n| n.ends_with("ibSmTrapInService"))
-            && count(t, "linkDown") > 0
+        final_state_up(t) && count(t, "linkDown") > 0
     });
     // Within the window it got the first ones, states held back once the
     // port was quiet for a sweep (a_storm_sends_the_final_state_once_the_
@@ -428,6 +404,29 @@ fn flap_until_up(s: &Setup, flaps: usize) {
     }
 }
 
+/// snmptrapd, and the agent sweeping every 0.2 s with a storm limit of 2
+/// per `interval` seconds, once coldStart arrived.
+fn storm_setup(interval: u32) -> (Trapd, Setup) {
+    let trapd = Trapd::start();
+    let s = agent_sweeping(
+        &format!(
+            "trap2sink = [\"{}\"]\nnotification_rate_limit = 2\nnotification_rate_interval = {interval}\n",
+            trapd.addr()
+        ),
+        &[],
+        "0.2",
+    );
+    trapd.wait(WAIT, "coldStart", |t| count(t, "coldStart") == 1);
+    (trapd, s)
+}
+
+/// The manager's last word on the port is linkUp and ibSmTrapInService.
+fn final_state_up(t: &[Trap]) -> bool {
+    last(t, &["linkUp", "linkDown"]).is_some_and(|n| n.ends_with("linkUp"))
+        && last(t, &["ibSmTrapInService", "ibSmTrapOutOfService"])
+            .is_some_and(|n| n.ends_with("ibSmTrapInService"))
+}
+
 /// The name of the last trap among `names` received.
 fn last(t: &[Trap], names: &[&str]) -> Option<String> {
     t.iter()
@@ -443,22 +442,10 @@ fn last(t: &[Trap], names: &[&str]) -> Option<String> {
 /// state, nothing in between.
 #[test]
 fn a_storm_sends_the_final_state_once_the_source_is_quiet() {
-    let trapd = Trapd::start();
-    let s = agent_sweeping(
-        &format!(
-            "trap2sink = [\"{}\"]\nnotification_rate_limit = 2\nnotification_rate_interval = 3600\n",
-            trapd.addr()
-        ),
-        &[],
-        "0.2",
-    );
-    trapd.wait(WAIT, "coldStart", |t| count(t, "coldStart") == 1);
+    let (trapd, s) = storm_setup(3600);
     flap_until_up(&s, 20);
     let t = trapd.wait(WAIT, "the final state", |t| {
-        last(t, &["linkUp", "linkDown"]).is_some_and(|n| n.ends_with("linkUp"))
-            && last(t, &["ibSmTrapInService", "ibSmTrapOutOfService"])
-                .is_some_and(|n| n.ends_with("ibSmTrapInService"))
-            && count(t, "linkDown") > 0
+        final_state_up(t) && count(t, "linkDown") > 0
     });
     // The storm held most back: 20 flaps are 80 notifications of the port.
     let of_port = |x: &&Trap| {

@@ -102,6 +102,36 @@ fn results(target: &str, table: &str, session: u32) -> BTreeMap<(u32, u32), Stri
     out
 }
 
+/// A MultiPathRecord request of session `session` with NumbPath `n`
+/// answers `n` paths.
+fn assert_numb_path_bounds(t: &str, session: u32, sg: &[Vec<u8>], dg: &[Vec<u8>], n: u32) {
+    let numb = n.to_string();
+    set(
+        t,
+        session,
+        &borrow(&multipath_request(sg, dg, &[("NumbPath", "u", &numb)])),
+    )
+    .unwrap();
+    wait_for("bounded", || !results(t, MULTI_RESULT, session).is_empty());
+    let paths = results(t, MULTI_RESULT, session)
+        .keys()
+        .filter(|(c, _)| *c == 7)
+        .count();
+    assert_eq!(paths, n as usize);
+}
+
+/// A PathRecord request (createAndGo) of `session` from `slid` to `dlid`,
+/// and its result rows once they are there.
+fn path_results(t: &str, session: u32, slid: u16, dlid: u16) -> BTreeMap<(u32, u32), String> {
+    let mut req = path_request(slid, dlid);
+    req.push((format!("{PATH_REQ}RowStatus"), "i", "4".into()));
+    set(t, session, &borrow(&req)).unwrap();
+    wait_for("path results", || {
+        !results(t, PATH_RESULT, session).is_empty()
+    });
+    results(t, PATH_RESULT, session)
+}
+
 fn wait_for(what: &str, f: impl Fn() -> bool) {
     common::wait_for(what, Duration::from_secs(15), || f().then_some(()));
 }
@@ -209,13 +239,7 @@ fn sim_paths_and_traces_follow_its_routing() {
         let (slid, sguid, sidx) = cas[a];
         let (dlid, dguid, _) = cas[b];
         let session = 100 + n as u32;
-        let mut req = path_request(slid, dlid);
-        req.push((format!("{PATH_REQ}RowStatus"), "i", "4".into()));
-        set(t, session, &borrow(&req)).unwrap();
-        wait_for("path results", || {
-            !results(t, PATH_RESULT, session).is_empty()
-        });
-        let r = results(t, PATH_RESULT, session);
+        let r = path_results(t, session, slid, dlid);
         // One path (LMC 0): its ends, the default partition, SL 0, exact
         // selectors, the MTU and rate the route allows.
         assert_eq!(hex(&r[&(4, 1)]), {
@@ -322,20 +346,7 @@ fn sim_multipath_gives_the_path_of_every_pair() {
     }
     assert_eq!(r.keys().filter(|(c, _)| *c == 7).count(), 4);
     // NumbPath bounds the paths in all.
-    set(
-        t,
-        301,
-        &borrow(&multipath_request(&sg, &dg, &[("NumbPath", "u", "3")])),
-    )
-    .unwrap();
-    wait_for("bounded", || !results(t, MULTI_RESULT, 301).is_empty());
-    assert_eq!(
-        results(t, MULTI_RESULT, 301)
-            .keys()
-            .filter(|(c, _)| *c == 7)
-            .count(),
-        3
-    );
+    assert_numb_path_bounds(t, 301, &sg, &dg, 3);
     // Counts the blocks do not hold: createAndGo is inconsistentValue.
     let e = set(
         t,
@@ -763,13 +774,7 @@ fn sim_answers_like_opensm(tb: &ib::testbed::Testbed, net: &str, ibsim_hosts: &[
         let want = saquery_path(tb, sa_s, sa_d, &[]);
         let (s, d) = (lid_of(&name_of(sa_s)), lid_of(&name_of(sa_d)));
         let session = 4000 + n as u32;
-        let mut req = path_request(s, d);
-        req.push((format!("{PATH_REQ}RowStatus"), "i", "4".into()));
-        set(&sim.target, session, &borrow(&req)).unwrap();
-        wait_for("sim results", || {
-            !results(&sim.target, PATH_RESULT, session).is_empty()
-        });
-        let r = results(&sim.target, PATH_RESULT, session);
+        let r = path_results(&sim.target, session, s, d);
         assert_eq!(r.keys().filter(|(c, _)| *c == 7).count(), want.len());
         let w = &want[0];
         let f = |k: &str| sanum(&w[k]);
@@ -818,13 +823,7 @@ fn umad_requests_equal_infiniband_diags() {
     for (n, &(a, b)) in picks.iter().enumerate() {
         let (slid, dlid) = (hosts[a], hosts[b]);
         let session = 1000 + n as u32;
-        let mut req = path_request(slid, dlid);
-        req.push((format!("{PATH_REQ}RowStatus"), "i", "4".into()));
-        set(t, session, &borrow(&req)).unwrap();
-        wait_for("path results", || {
-            !results(t, PATH_RESULT, session).is_empty()
-        });
-        let r = results(t, PATH_RESULT, session);
+        let r = path_results(t, session, slid, dlid);
         let sa = saquery_path(&tb, slid, dlid, &[]);
         assert_eq!(
             r.keys().filter(|(c, _)| *c == 7).count(),
@@ -970,20 +969,7 @@ fn umad_requests_equal_infiniband_diags() {
     let sg: Vec<Vec<u8>> = srcs.iter().map(|&a| sgid(a)).collect();
     let dg: Vec<Vec<u8>> = dsts.iter().map(|&b| dgid(b)).collect();
     // NumbPath bounds them.
-    set(
-        t,
-        2502,
-        &borrow(&multipath_request(&sg, &dg, &[("NumbPath", "u", "5")])),
-    )
-    .unwrap();
-    wait_for("bounded", || !results(t, MULTI_RESULT, 2502).is_empty());
-    assert_eq!(
-        results(t, MULTI_RESULT, 2502)
-            .keys()
-            .filter(|(c, _)| *c == 7)
-            .count(),
-        5
-    );
+    assert_numb_path_bounds(t, 2502, &sg, &dg, 5);
 
     // A dead SM: the request fails (notInService), it does not hang.
     tb.stop_opensm();

@@ -104,18 +104,7 @@ fn priority_and_sweep_interval_reach_opensm() {
     let status = tb.opensm_console("status").expect("console status");
     assert!(status.contains("7"), "console status: {status}");
     wait_for("ibSmSMInfoPriority 7", Duration::from_secs(30), || {
-        let o = snmp(
-            "snmpwalk",
-            &[
-                "-v2c",
-                "-c",
-                "public",
-                "-On",
-                &agent.target,
-                SM_INFO_PRIORITY,
-            ],
-        );
-        let t = String::from_utf8_lossy(&o.stdout).into_owned();
+        let t = common::walk(&agent.target, SM_INFO_PRIORITY, &[]);
         t.contains("Gauge32: 7").then_some(t)
     });
     let conf = std::fs::read_to_string(&conf_path).unwrap();
@@ -243,19 +232,7 @@ fn partition_op(
 
 /// (port, full) of `node`'s entries in ibSmPartitionTable's vectors of `key`.
 fn vector_members(target: &str, key: u16, node: u64) -> Vec<(u8, bool)> {
-    let o = snmp(
-        "snmpwalk",
-        &[
-            "-v2c",
-            "-c",
-            "public",
-            "-On",
-            "-Ox",
-            target,
-            PARTITION_VECTOR,
-        ],
-    );
-    let text = String::from_utf8_lossy(&o.stdout).replace("\n ", " ");
+    let text = common::walk(target, PARTITION_VECTOR, &["-Ox"]).replace("\n ", " ");
     let mut out = Vec::new();
     for (oid, v) in common::parse_lines(&text) {
         if oid.get(20) != Some(&u32::from(key)) {
@@ -527,11 +504,7 @@ fn port_writes_disable_and_enable_a_port_but_never_the_agents_own() {
         ],
         Duration::from_secs(60),
         |a: &UmadAgent| {
-            let o = snmp(
-                "snmpwalk",
-                &["-v2c", "-c", "public", "-On", &a.target, PHY_STATE],
-            );
-            String::from_utf8_lossy(&o.stdout)
+            common::walk(&a.target, PHY_STATE, &[])
                 .matches("Gauge32")
                 .count()
                 >= 6
@@ -627,11 +600,7 @@ fn port_writes_disable_and_enable_a_port_but_never_the_agents_own() {
 #[test]
 fn without_port_writes_port_columns_are_not_writable() {
     let agent = Agent::start(&[]);
-    let o = snmp(
-        "snmpwalk",
-        &["-v2c", "-c", "public", "-On", &agent.target, PHY_STATE],
-    );
-    let first = String::from_utf8_lossy(&o.stdout)
+    let first = common::walk(&agent.target, PHY_STATE, &[])
         .lines()
         .next()
         .and_then(|l| l.split(' ').next())

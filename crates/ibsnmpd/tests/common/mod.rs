@@ -522,6 +522,15 @@ pub fn snmp(tool: &str, args: &[&str]) -> Output {
         .unwrap_or_else(|e| panic!("cannot run {tool}: {e}"))
 }
 
+/// A v2c walk of `root` with community public (numeric OIDs, `extra`
+/// options before the target): its stdout.
+pub fn walk(target: &str, root: &str, extra: &[&str]) -> String {
+    let mut args = vec!["-v2c", "-c", "public", "-On"];
+    args.extend_from_slice(extra);
+    args.extend([target, root]);
+    String::from_utf8_lossy(&snmp("snmpwalk", &args).stdout).into_owned()
+}
+
 /// One quick v2c `snmpget` of `oid` with community public (half a
 /// second, no retry): how tests wait for an agent to answer.
 pub fn probe(target: &str, oid: &str, extra: &[&str]) -> Output {

@@ -187,6 +187,13 @@ impl Trapd {
         seen.clone()
     }
 
+    /// After `settle` (time for any late notification to arrive): exactly
+    /// `n` notifications named `name` were received.
+    pub fn assert_count_after(&self, settle: Duration, name: &str, n: usize) {
+        std::thread::sleep(settle);
+        assert_eq!(count(&self.traps(), name), n, "{}", self.text());
+    }
+
     /// Polls until `pred` holds for the received notifications (returns
     /// them) or `timeout` passes (panics with what arrived).
     pub fn wait(&self, timeout: Duration, what: &str, pred: impl Fn(&[Trap]) -> bool) -> Vec<Trap> {
