@@ -13,7 +13,7 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use common::{guid_index, node_by_name, node_lids, parse_lines, port_lid, snmp, UmadAgent};
-use ib::testbed::{check_tools, Testbed, TestbedConfig, DUAL_PORT_NET};
+use ib::testbed::{Testbed, DUAL_PORT_NET};
 
 const IF_ENTRY: &str = ".1.3.6.1.2.1.2.2.1";
 const IF_X_ENTRY: &str = ".1.3.6.1.2.1.31.1.1.1";
@@ -55,10 +55,7 @@ const MOVING: [&str; 8] = [
 ];
 
 fn testbed() -> Testbed {
-    if let Err(e) = check_tools() {
-        panic!("{e}");
-    }
-    Testbed::start(TestbedConfig::new(DUAL_PORT_NET)).unwrap()
+    common::testbed(DUAL_PORT_NET)
 }
 
 fn console(tb: &Testbed, cmd: &str) {
@@ -134,20 +131,8 @@ impl UmadAgent {
     }
 
     fn snmp(&self, tool: &str, rest: &[&str]) -> std::process::Output {
-        let mut args = vec![
-            "-v2c",
-            "-c",
-            "private",
-            "-On",
-            "-Oe",
-            "-t",
-            "3",
-            "-r",
-            "1",
-            &self.target,
-        ];
-        args.extend_from_slice(rest);
-        snmp(tool, &args)
+        let opts = ["-On", "-Oe", "-t", "3", "-r", "1"];
+        self.v2c(tool, "private", &opts, rest)
     }
 
     /// Numeric values of several instances in one Get (one snapshot).

@@ -39,10 +39,7 @@ fn finding(text: &str, tag: &str, who: &str) -> String {
 
 #[test]
 fn health_reports_errors_waits_clears_and_a_link_gone_down() {
-    if let Err(e) = check_tools() {
-        panic!("{e}");
-    }
-    let tb = Testbed::start(TestbedConfig::new(SMALL_NET)).unwrap();
+    let tb = common::testbed(SMALL_NET);
 
     // A quiet fabric first: nothing to report but LIMITED links (ibsim
     // enables 4X SDR on ports that support 12X QDR: iblinkinfo's "Could
@@ -144,10 +141,7 @@ fn metrics_agent(
 /// peer's labels, and the `[health]` thresholds the alert rules compare with.
 #[test]
 fn the_agent_serves_health_on_metrics() {
-    if let Err(e) = check_tools() {
-        panic!("{e}");
-    }
-    let tb = Testbed::start(TestbedConfig::new(SMALL_NET)).unwrap();
+    let tb = common::testbed(SMALL_NET);
     let (_agent, url) = metrics_agent(
         &tb,
         "[health]\nwindow = 60\nmax_symbol_ber = 1e-9\n",
@@ -338,9 +332,7 @@ fn health_from_a_running_agent() {
 /// the per-lane speed it says the link could run at ("" where it says
 /// nothing of one).
 fn could_be(tb: &Testbed) -> std::collections::BTreeMap<(String, u64), (String, String)> {
-    let out = tb.run_diag("iblinkinfo", &["-l"]).unwrap();
-    assert!(out.success(), "{}", out.stderr);
-    out.stdout
+    common::diag(tb, "iblinkinfo", &["-l"])
         .lines()
         .filter(|l| l.contains("Could be"))
         .filter_map(|l| {

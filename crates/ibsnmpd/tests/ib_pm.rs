@@ -538,17 +538,7 @@ fn sampling_run_over_snmp_completes_with_the_sims_deltas() {
         "{statuses:?}"
     );
 
-    let res = get(
-        &agent,
-        &[
-            format!("{SR}.2.{idx}"),
-            format!("{SR}.3.{idx}"),
-            format!("{SR}.4.{idx}"),
-            format!("{SR}.5.{idx}"),
-            format!("{SR}.6.{idx}"),
-            format!("{SR}.7.{idx}"),
-        ],
-    );
+    let res = get(&agent, &common::row_oids(SR, 2..=7, &idx));
     assert_eq!(res[0], "Hex-STRING: 00 00 BE EF ");
     assert_eq!(res[1], "INTEGER: 0");
     let counter = |s: &str| -> u64 { s.trim_start_matches("Counter32: ").parse().unwrap() };
@@ -585,43 +575,20 @@ fn sample_control_sets_are_checked_first() {
     let ns = nodes(&d);
     let ca = ns.iter().find(|n| !is_switch(n)).unwrap();
     let idx = guid_index(ca["guid"].as_str().unwrap());
-    // Tag is 4 octets carrying IBA's 16-bit Tag.
-    set_err(
-        &agent,
-        &[(format!("{SC}.27.{idx}"), "x", "0001".into())],
-        "wrongLength",
-    );
-    set_err(
-        &agent,
-        &[(format!("{SC}.27.{idx}"), "x", "00010000".into())],
-        "wrongValue",
-    );
-    set_err(
-        &agent,
-        &[(format!("{SC}.28.{idx}"), "i", "65536".into())],
-        "wrongValue",
-    );
-    set_err(
-        &agent,
-        &[(format!("{SC}.2.{idx}"), "i", "256".into())],
-        "wrongValue",
-    );
-    // PortSelect 255 without AllPortSelect.
-    set_err(
-        &agent,
-        &[(format!("{SC}.3.{idx}"), "i", "255".into())],
-        "wrongValue",
-    );
-    set_err(
-        &agent,
-        &[(format!("{SC}.4.{idx}"), "i", "1".into())],
-        "notWritable",
-    );
-    set_err(
-        &agent,
-        &[(format!("{SC}.22.{idx}"), "i", "0".into())],
-        "notWritable",
-    );
+    // (column, type, value, error) of one varbind in the CA's row. Tag is
+    // 4 octets carrying IBA's 16-bit Tag; PortSelect 255 needs
+    // AllPortSelect.
+    for (c, ty, v, error) in [
+        (27, "x", "0001", "wrongLength"),
+        (27, "x", "00010000", "wrongValue"),
+        (28, "i", "65536", "wrongValue"),
+        (2, "i", "256", "wrongValue"),
+        (3, "i", "255", "wrongValue"),
+        (4, "i", "1", "notWritable"),
+        (22, "i", "0", "notWritable"),
+    ] {
+        set_err(&agent, &[(format!("{SC}.{c}.{idx}"), ty, v.into())], error);
+    }
     // No such row.
     set_err(
         &agent,

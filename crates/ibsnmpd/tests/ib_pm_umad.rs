@@ -8,7 +8,7 @@ mod common;
 use std::process::Output;
 use std::time::{Duration, Instant};
 
-use common::{parse_lines, snmp, UmadAgent, BIN};
+use common::{parse_lines, UmadAgent, BIN};
 use ib::testbed::{Testbed, TestbedConfig, SMALL_NET};
 use serde_json::Value as Json;
 
@@ -33,19 +33,7 @@ impl UmadAgent {
     }
 
     fn snmp(&self, tool: &str, community: &str, rest: &[&str]) -> Output {
-        let mut args = vec![
-            "-v2c",
-            "-c",
-            community,
-            "-On",
-            "-t",
-            "3",
-            "-r",
-            "0",
-            &self.target,
-        ];
-        args.extend_from_slice(rest);
-        snmp(tool, &args)
+        self.v2c(tool, community, &["-On", "-t", "3", "-r", "0"], rest)
     }
 
     fn get(&self, oids: &[String]) -> Vec<String> {
@@ -323,12 +311,7 @@ fn umad_software_sampling_when_the_pma_lacks_it() {
         );
         std::thread::sleep(Duration::from_millis(100));
     }
-    let r = agent.get(&[
-        format!("{SR}.2.{idx}"),
-        format!("{SR}.3.{idx}"),
-        format!("{SR}.4.{idx}"),
-        format!("{SR}.5.{idx}"),
-    ]);
+    let r = agent.get(&common::row_oids(SR, 2..=5, &idx));
     assert_eq!(r[0], "Hex-STRING: 00 00 00 42 ");
     assert_eq!(r[1], "INTEGER: 0");
     let pkts: u64 = r[2].trim_start_matches("Counter32: ").parse().unwrap();

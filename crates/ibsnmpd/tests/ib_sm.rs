@@ -321,21 +321,13 @@ fn tables_equal_the_sim_dump() {
 
 #[test]
 fn secrets_switch_reveals_keys_only_at_auth_priv() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let conf = dir.path().join("ibsnmpd.toml");
-    std::fs::write(
-        &conf,
+    let (_dir, conf) = common::temp_file(
+        "ibsnmpd.toml",
         "secrets = true\n\
          [[user]]\nname = \"ops\"\nauth = \"SHA\"\nauth_pass = \"authpass123\"\n\
          priv = \"AES\"\npriv_pass = \"privpass123\"\n\
          [[rouser]]\nuser = \"ops\"\nlevel = \"auth\"\n",
-    )
-    .expect("write config");
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        std::fs::set_permissions(&conf, std::fs::Permissions::from_mode(0o600)).unwrap();
-    }
+    );
     let conf = conf.to_string_lossy().into_owned();
     let agent = Agent::start(&["--sweep-interval", "3600", "--config", &conf]);
     // Below authPriv (v2c here) the key columns are outside every view.
@@ -549,22 +541,11 @@ fn sim_services_file() {
 
 #[test]
 fn config_table_reads_opensm_conf() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let osm = dir.path().join("opensm.conf");
-    std::fs::write(
-        &osm,
+    let (agent, _dir) = agent_with_file(
+        "opensm_conf",
         "sweep_interval 10\ntransaction_timeout 200\nsminfo_polling_timeout 10000\n\
          polling_retry_number 4\nlmc 0\nm_key_lease_period 60\n",
-    )
-    .expect("write opensm.conf");
-    let conf = dir.path().join("ibsnmpd.toml");
-    std::fs::write(
-        &conf,
-        format!("opensm_conf = {:?}\n", osm.display().to_string()),
-    )
-    .expect("write config");
-    let conf = conf.to_string_lossy().into_owned();
-    let agent = Agent::start(&["--sweep-interval", "3600", "--config", &conf]);
+    );
     let cells = walk(&agent);
     let one = |c: u32| number(col(&cells, 11, c).values().next().expect("config column"));
     assert_eq!(one(9), 10, "SweepInterval");

@@ -60,16 +60,7 @@ fn walk(agent: &Agent, what: &str) -> BTreeMap<String, String> {
 fn get_numbers(agent: &Agent, oids: &[String]) -> Vec<u64> {
     let refs: Vec<&str> = oids.iter().map(String::as_str).collect();
     let out = agent.ok("snmpget", "2c", "public", &["-Oqv", "-Oe", "-Ot"], &refs);
-    let vals: Vec<u64> = out
-        .lines()
-        .map(|l| {
-            l.trim()
-                .parse()
-                .unwrap_or_else(|_| panic!("not a number: {l:?} in {out}"))
-        })
-        .collect();
-    assert_eq!(vals.len(), oids.len(), "{out}");
-    vals
+    common::numbers(&out, oids.len())
 }
 
 fn col(entry: &str, c: u32, index: &str) -> String {
@@ -426,36 +417,23 @@ fn expected_if_counters(p: &Json, i: &str) -> Vec<(String, u64)> {
         (col(IF_X_ENTRY, 12, i), t(p, "port_multicast_xmit_pkts")),
         (col(IF_X_ENTRY, 9, i), 0),
         (col(IF_X_ENTRY, 13, i), 0),
-        (
-            col(IB_IF_PORT_STAT_ENTRY, 2, i),
-            lo(t(p, "symbol_error_counter")),
-        ),
-        (
-            col(IB_IF_PORT_STAT_ENTRY, 3, i),
-            lo(t(p, "link_error_recovery_counter")),
-        ),
-        (
-            col(IB_IF_PORT_STAT_ENTRY, 4, i),
-            lo(t(p, "link_downed_counter")),
-        ),
-        (
-            col(IB_IF_PORT_STAT_ENTRY, 7, i),
-            lo(t(p, "port_rcv_remote_physical_errors")),
-        ),
-        (
-            col(IB_IF_PORT_STAT_ENTRY, 8, i),
-            lo(t(p, "port_rcv_constraint_errors")),
-        ),
-        (
-            col(IB_IF_PORT_STAT_ENTRY, 13, i),
-            lo(t(p, "local_link_integrity_errors")),
-        ),
-        (
-            col(IB_IF_PORT_STAT_ENTRY, 14, i),
-            lo(t(p, "excessive_buffer_overrun_errors")),
-        ),
-        (col(IB_IF_PORT_STAT_ENTRY, 15, i), lo(t(p, "vl15_dropped"))),
     ]
+    .into_iter()
+    // ibIfPortStatTable: each column one PMA counter's low 32 bits.
+    .chain(
+        [
+            (2, "symbol_error_counter"),
+            (3, "link_error_recovery_counter"),
+            (4, "link_downed_counter"),
+            (7, "port_rcv_remote_physical_errors"),
+            (8, "port_rcv_constraint_errors"),
+            (13, "local_link_integrity_errors"),
+            (14, "excessive_buffer_overrun_errors"),
+            (15, "vl15_dropped"),
+        ]
+        .map(|(c, field)| (col(IB_IF_PORT_STAT_ENTRY, c, i), lo(t(p, field)))),
+    )
+    .collect()
 }
 
 fn assert_values(agent: &Agent, expected: &[(String, u64)]) {

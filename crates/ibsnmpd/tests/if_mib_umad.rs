@@ -13,7 +13,7 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use common::{snmp, UmadAgent};
-use ib::testbed::{check_tools, Testbed, TestbedConfig, SMALL_NET};
+use ib::testbed::{Testbed, SMALL_NET};
 
 const IF_ENTRY: &str = ".1.3.6.1.2.1.2.2.1";
 const IF_X_ENTRY: &str = ".1.3.6.1.2.1.31.1.1.1";
@@ -45,25 +45,13 @@ impl UmadAgent {
             "{text}{}",
             String::from_utf8_lossy(&out.stderr)
         );
-        let v: Vec<u64> = text
-            .lines()
-            .map(|l| {
-                l.trim()
-                    .parse()
-                    .unwrap_or_else(|_| panic!("not a number: {l:?}\n{text}"))
-            })
-            .collect();
-        assert_eq!(v.len(), oids.len(), "{text}");
-        v
+        common::numbers(&text, oids.len())
     }
 
     /// The values alone (`-Oqv` and `flags`) of `oids` in one Get.
     fn values(&self, flags: &[&str], oids: &[&str]) -> std::process::Output {
-        let mut args = vec!["-v2c", "-c", "public", "-t", "2", "-r", "1", "-Oqv"];
-        args.extend_from_slice(flags);
-        args.push(&self.target);
-        args.extend_from_slice(oids);
-        snmp("snmpget", &args)
+        let opts = [&["-t", "2", "-r", "1", "-Oqv"][..], flags].concat();
+        self.v2c("snmpget", "public", &opts, oids)
     }
 
     /// The octets of an OCTET STRING instance.
@@ -90,10 +78,7 @@ fn console(tb: &Testbed, cmd: &str) {
 
 /// The testbed (ibsim + OpenSM); missing tools fail with an install hint.
 fn testbed() -> Testbed {
-    if let Err(e) = check_tools() {
-        panic!("{e}");
-    }
-    Testbed::start(TestbedConfig::new(SMALL_NET)).unwrap()
+    common::testbed(SMALL_NET)
 }
 
 #[test]

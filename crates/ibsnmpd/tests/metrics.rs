@@ -9,7 +9,7 @@ use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use common::{curl, free_port, UmadAgent};
-use ib::testbed::{check_tools, Testbed, TestbedConfig, SMALL_NET};
+use ib::testbed::{Testbed, SMALL_NET};
 
 /// `promtool check metrics` on the text: Prometheus' own linter.
 pub fn promtool_check(text: &str) {
@@ -58,9 +58,7 @@ fn perfquery(tb: &Testbed, args: &[&str]) -> BTreeMap<String, u64> {
 
 /// Node GUIDs by description, from ibnetdiscover.
 fn guids(tb: &Testbed) -> BTreeMap<String, String> {
-    let out = tb.run_diag("ibnetdiscover", &[]).unwrap();
-    assert!(out.success(), "{}", out.stderr);
-    out.stdout
+    common::diag(tb, "ibnetdiscover", &[])
         .lines()
         .filter(|l| l.starts_with("Switch") || l.starts_with("Ca"))
         .filter_map(|l| {
@@ -75,9 +73,7 @@ fn guids(tb: &Testbed) -> BTreeMap<String, String> {
 /// The active width in lanes `iblinkinfo -l` prints for each port, by (node
 /// description, port): 0 where it prints none (no link).
 pub fn iblinkinfo_widths(tb: &Testbed) -> BTreeMap<(String, u8), u64> {
-    let out = tb.run_diag("iblinkinfo", &["-l"]).unwrap();
-    assert!(out.success(), "{}", out.stderr);
-    out.stdout
+    common::diag(tb, "iblinkinfo", &["-l"])
         .lines()
         .filter_map(|l| {
             let name = l.split('"').nth(1)?.trim().to_string();
@@ -117,10 +113,7 @@ fn lid_of(text: &str, kind: &str, guid: &str) -> String {
 
 #[test]
 fn metrics_match_perfquery_with_node_names() {
-    if let Err(e) = check_tools() {
-        panic!("{e}");
-    }
-    let tb = Testbed::start(TestbedConfig::new(SMALL_NET)).unwrap();
+    let tb = common::testbed(SMALL_NET);
     // Error counters that MAD traffic does not move, on switch and HCA ports.
     for cmd in [
         "PerformanceSet \"Switch1\"[3] PortCounters.SymbolErrorCounter=17",

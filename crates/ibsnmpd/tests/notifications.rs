@@ -297,37 +297,10 @@ fn total(line: &str, key: &str) -> u64 {
 /// and counted.
 #[test]
 fn flap_storm_stays_within_the_rate() {
-    let trapd = Trapd::start();
-    let s = agent_sweeping(
-        &format!(
-            "trap2sink = [\"{}\"]\nnotification_rate_limit = 4\nnotification_rate_interval = 120\n",
-            trapd.addr()
-        ),
-        &[],
-        "0.2",
-    );
-    trapd.wait(WAIT, "coldStart", |t| count(t, "coldStart") == 1);
+    let (trapd, s) = storm_setup(4, 120);
     let started = Instant::now();
     const FLAPS: u64 = 100;
-    for _ in 0..FLAPS {
-        ctl(&s.socket, &["link-flap", "node01", "1", "0.05"]);
-        // Let the source bring it back (and sweep) before the next flap.
-        let deadline = Instant::now() + Duration::from_secs(5);
-        loop {
-            let v = s.agent.ok(
-                "snmpget",
-                "2c",
-                "public",
-                &["-Oqv", "-Oe"],
-                &[".1.3.6.1.2.1.2.2.1.8.1"],
-            );
-            if v.trim() == "1" {
-                break;
-            }
-            assert!(Instant::now() < deadline, "port did not come back");
-            std::thread::sleep(Duration::from_millis(20));
-        }
-    }
+    flap_until_up(&s, FLAPS as usize);
     let took = started.elapsed();
     eprintln!("{FLAPS} flaps in {took:?}");
     assert!(took < Duration::from_secs(60), "flaps took {took:?}");
@@ -358,7 +331,7 @@ fn flap_storm_stays_within_the_rate() {
 /// limit of 2 it received only the first flap's going down).
 #[test]
 fn a_storm_ends_with_the_current_state() {
-    let (trapd, s) = storm_setup(4);
+    let (trapd, s) = storm_setup(2, 4);
     flap_until_up(&s, 6);
     let t = trapd.wait(Duration::from_secs(30), "the final state", |t| {
         final_state_up(t) && count(t, "linkDown") > 0
@@ -404,13 +377,13 @@ fn flap_until_up(s: &Setup, flaps: usize) {
     }
 }
 
-/// snmptrapd, and the agent sweeping every 0.2 s with a storm limit of 2
-/// per `interval` seconds, once coldStart arrived.
-fn storm_setup(interval: u32) -> (Trapd, Setup) {
+/// snmptrapd, and the agent sweeping every 0.2 s with a storm limit of
+/// `limit` per `interval` seconds, once coldStart arrived.
+fn storm_setup(limit: u32, interval: u32) -> (Trapd, Setup) {
     let trapd = Trapd::start();
     let s = agent_sweeping(
         &format!(
-            "trap2sink = [\"{}\"]\nnotification_rate_limit = 2\nnotification_rate_interval = {interval}\n",
+            "trap2sink = [\"{}\"]\nnotification_rate_limit = {limit}\nnotification_rate_interval = {interval}\n",
             trapd.addr()
         ),
         &[],
@@ -442,7 +415,7 @@ fn last(t: &[Trap], names: &[&str]) -> Option<String> {
 /// state, nothing in between.
 #[test]
 fn a_storm_sends_the_final_state_once_the_source_is_quiet() {
-    let (trapd, s) = storm_setup(3600);
+    let (trapd, s) = storm_setup(2, 3600);
     flap_until_up(&s, 20);
     let t = trapd.wait(WAIT, "the final state", |t| {
         final_state_up(t) && count(t, "linkDown") > 0

@@ -678,9 +678,7 @@ fn assert_trace_is(tr: &BTreeMap<(u32, u32), String>, want: &[(u64, Option<u8>, 
 /// (node description, port) -> (LID, port GUID) of every CA port, from
 /// `ibnetdiscover -p`.
 fn ca_port_lids(tb: &ib::testbed::Testbed) -> BTreeMap<(String, u8), (u16, u64)> {
-    let out = tb.run_diag("ibnetdiscover", &["-p"]).unwrap();
-    assert!(out.success(), "{}", out.stderr);
-    out.stdout
+    common::diag(tb, "ibnetdiscover", &["-p"])
         .lines()
         .filter(|l| l.starts_with("CA"))
         .filter_map(|l| {

@@ -75,11 +75,20 @@ fn opensm_agent(tb: &Testbed, conf: &std::path::Path) -> UmadAgent {
 /// A testbed whose OpenSM runs with [`OPENSM_CONF`] and a console, and the
 /// agent steering it through both: (testbed, opensm.conf, the agent's
 /// directory, the agent).
-fn console_steering() -> (Testbed, std::path::PathBuf, tempfile::TempDir, UmadAgent) {
+/// SMALL_NET with OpenSM sweeping every 2 s, its opensm.conf `conf` and,
+/// when given, its partitions.conf.
+fn sm_testbed(conf: &str, partitions: Option<&str>) -> Testbed {
     let mut cfg = TestbedConfig::new(SMALL_NET);
     cfg.sm_sweep_secs = 2;
-    cfg.opensm_conf = Some(OPENSM_CONF.to_string());
-    let tb = Testbed::start(cfg).unwrap_or_else(|e| panic!("testbed: {e}"));
+    if let Some(p) = partitions {
+        cfg.partitions = p.to_string();
+    }
+    cfg.opensm_conf = Some(conf.to_string());
+    Testbed::start(cfg).unwrap_or_else(|e| panic!("testbed: {e}"))
+}
+
+fn console_steering() -> (Testbed, std::path::PathBuf, tempfile::TempDir, UmadAgent) {
+    let tb = sm_testbed(OPENSM_CONF, None);
     let conf_path = tb.dir().join("opensm.conf");
     let (dir, agent) = steering_agent(
         &tb,
@@ -255,11 +264,7 @@ fn vector_members(target: &str, key: u16, node: u64) -> Vec<(u8, bool)> {
 
 #[test]
 fn partition_configuration_reaches_opensm_and_the_partition_table() {
-    let mut cfg = TestbedConfig::new(SMALL_NET);
-    cfg.sm_sweep_secs = 2;
-    cfg.partitions = PARTITIONS.to_string();
-    cfg.opensm_conf = Some("# site\nsweep_interval 2\n".to_string());
-    let tb = Testbed::start(cfg).unwrap_or_else(|e| panic!("testbed: {e}"));
+    let tb = sm_testbed("# site\nsweep_interval 2\n", Some(PARTITIONS));
     let parts = tb.dir().join("partitions.conf");
     let (_dir, agent) = steering_agent(
         &tb,
@@ -400,11 +405,7 @@ fn partition_configuration_reaches_opensm_and_the_partition_table() {
 /// reaches OpenSM.
 #[test]
 fn a_failed_reload_leaves_every_file_as_it_was() {
-    let mut cfg = TestbedConfig::new(SMALL_NET);
-    cfg.sm_sweep_secs = 2;
-    cfg.partitions = PARTITIONS.to_string();
-    cfg.opensm_conf = Some(OPENSM_CONF.to_string());
-    let tb = Testbed::start(cfg).unwrap_or_else(|e| panic!("testbed: {e}"));
+    let tb = sm_testbed(OPENSM_CONF, Some(PARTITIONS));
     let conf = tb.dir().join("opensm.conf");
     let parts = tb.dir().join("partitions.conf");
     let pid_file = tb.dir().join("given.pid");
@@ -489,9 +490,7 @@ fn port_instance(col: &str, node: u64, port: u8) -> String {
 fn port_writes_disable_and_enable_a_port_but_never_the_agents_own() {
     let tb =
         Testbed::start(TestbedConfig::new(SMALL_NET)).unwrap_or_else(|e| panic!("testbed: {e}"));
-    let dir = tempfile::tempdir().unwrap();
-    let agent_conf = dir.path().join("ibsnmpd.toml");
-    std::fs::write(&agent_conf, "port_writes = true\n").unwrap();
+    let (_dir, agent_conf) = common::temp_file("ibsnmpd.toml", "port_writes = true\n");
     // The agent reaches the fabric through Hca1 port 1 and Switch1 port 1.
     let agent = UmadAgent::start(
         &tb,
@@ -615,10 +614,7 @@ const ADMIN_STATE: &str = ".1.3.6.1.3.117.7.1.1.1.1.5.254.128.0.0.0.0.0.0";
 
 #[test]
 fn admin_sm_state_stops_and_starts_opensm_through_the_configured_commands() {
-    let mut cfg = TestbedConfig::new(SMALL_NET);
-    cfg.sm_sweep_secs = 2;
-    cfg.opensm_conf = Some(OPENSM_CONF.to_string());
-    let tb = Testbed::start(cfg).unwrap_or_else(|e| panic!("testbed: {e}"));
+    let tb = sm_testbed(OPENSM_CONF, None);
     let d = tb.dir().display().to_string();
     // The OpenSM the start command launches: stopped whatever the outcome.
     let _opensm2 = common::PidFileGuard(tb.dir().join("opensm2.pid"));

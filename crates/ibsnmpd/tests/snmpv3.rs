@@ -365,33 +365,25 @@ fn access_is_enforced() {
         &[SYS_NAME, "s", "v3-set"],
     );
     assert_ok(&agent, &o, "rwuser set");
-    // rouser: authorizationError.
-    let o = v3(
-        &agent,
-        "snmpset",
-        "sha_aes",
-        &priv_args("SHA", "AES"),
-        &[SYS_NAME, "s", "x"],
-    );
-    assert!(text(&o).contains("authorizationError"), "{}", text(&o));
-    // rouser whose minimum is priv, asking at authNoPriv.
-    let o = v3(
-        &agent,
-        "snmpget",
-        "sha_aes",
-        &auth_args("SHA"),
-        &[SYS_DESCR],
-    );
-    assert!(text(&o).contains("authorizationError"), "{}", text(&o));
-    // A user without rouser/rwuser.
-    let o = v3(
-        &agent,
-        "snmpget",
-        "noaccess",
-        &auth_args("SHA"),
-        &[SYS_DESCR],
-    );
-    assert!(text(&o).contains("authorizationError"), "{}", text(&o));
+    // authorizationError: a rouser's Set, a rouser whose minimum is priv
+    // asking at authNoPriv, a user without rouser/rwuser.
+    for (tool, user, level, oids) in [
+        (
+            "snmpset",
+            "sha_aes",
+            priv_args("SHA", "AES"),
+            &[SYS_NAME, "s", "x"][..],
+        ),
+        ("snmpget", "sha_aes", auth_args("SHA"), &[SYS_DESCR]),
+        ("snmpget", "noaccess", auth_args("SHA"), &[SYS_DESCR]),
+    ] {
+        let o = v3(&agent, tool, user, &level, oids);
+        assert!(
+            text(&o).contains("authorizationError"),
+            "{user}: {}",
+            text(&o)
+        );
+    }
     // A user limited to the system group walks only that.
     let o = v3(
         &agent,

@@ -144,6 +144,11 @@ pub fn write_private(path: &Path, text: &str) {
     std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600)).expect("chmod");
 }
 
+/// `entry.c.index` for each column `c` of `cols`: one row's cells.
+pub fn row_oids(entry: &str, cols: std::ops::RangeInclusive<u32>, index: &str) -> Vec<String> {
+    cols.map(|c| format!("{entry}.{c}.{index}")).collect()
+}
+
 /// IB-SM-MIB's prefix, 1.3.6.1.3.117.7.
 pub const SM_PREFIX: [u32; 7] = [1, 3, 6, 1, 3, 117, 7];
 
@@ -204,6 +209,26 @@ pub fn restart_warnings(log: &str) -> Vec<&str> {
     log.lines()
         .filter(|l| l.contains("only on restart"))
         .collect()
+}
+
+/// An ibsim testbed of `net` (the tools checked first: a missing one fails
+/// with its install hint).
+pub fn testbed(net: &str) -> ib::testbed::Testbed {
+    if let Err(e) = ib::testbed::check_tools() {
+        panic!("{e}");
+    }
+    ib::testbed::Testbed::start(ib::testbed::TestbedConfig::new(net))
+        .unwrap_or_else(|e| panic!("testbed: {e}"))
+}
+
+/// An infiniband-diags `tool` run on the testbed, asserted to succeed: its
+/// stdout.
+pub fn diag(tb: &ib::testbed::Testbed, tool: &str, args: &[&str]) -> String {
+    let out = tb
+        .run_diag(tool, args)
+        .unwrap_or_else(|e| panic!("{tool}: {e}"));
+    assert!(out.success(), "{tool} {args:?}: {}", out.stderr);
+    out.stdout
 }
 
 /// `ibsnmpd topology fat-tree` of `hosts` hosts and `radix`-port switches
@@ -669,6 +694,30 @@ impl UmadAgent {
     pub fn log_text(&self) -> String {
         std::fs::read_to_string(&self.log).unwrap_or_default()
     }
+
+    /// A v2c `tool` to the agent with `community`: `opts`, the target,
+    /// then `rest`.
+    pub fn v2c(&self, tool: &str, community: &str, opts: &[&str], rest: &[&str]) -> Output {
+        let mut args = vec!["-v2c", "-c", community];
+        args.extend_from_slice(opts);
+        args.push(&self.target);
+        args.extend_from_slice(rest);
+        snmp(tool, &args)
+    }
+}
+
+/// The `n` numbers of a `-Oqv` answer, one a line.
+pub fn numbers(out: &str, n: usize) -> Vec<u64> {
+    let v: Vec<u64> = out
+        .lines()
+        .map(|l| {
+            l.trim()
+                .parse()
+                .unwrap_or_else(|_| panic!("not a number: {l:?}\n{out}"))
+        })
+        .collect();
+    assert_eq!(v.len(), n, "{out}");
+    v
 }
 
 impl Drop for UmadAgent {
