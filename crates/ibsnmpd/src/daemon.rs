@@ -135,14 +135,7 @@ pub fn run(
     source: Box<dyn Source>,
     load: crate::reload::LoadSettings,
 ) -> Result<()> {
-    let Engine {
-        store,
-        stored,
-        system,
-        usm,
-        dispatcher,
-        agentx_modules,
-    } = Engine::build(&settings)?;
+    let engine = Engine::build(&settings)?;
 
     let health_config = Arc::new(ArcSwap::from_pointee(settings.health.clone()));
     // The cabling plan ([topology] expected): a bad file stops the start.
@@ -169,9 +162,9 @@ pub fn run(
     });
     let (jobs_tx, jobs_rx) = tokio::sync::mpsc::unbounded_channel();
     let controller = Arc::new(Controller::new(
-        Arc::clone(&system),
-        stored,
-        store,
+        Arc::clone(&engine.system),
+        engine.stored,
+        engine.store,
         services.fabric(),
         opensm,
         Some(jobs_tx),
@@ -186,17 +179,17 @@ pub fn run(
     );
     let view = Arc::new(engine::view(
         services.fabric(),
-        Arc::clone(&system),
+        Arc::clone(&engine.system),
         Arc::clone(&stats),
     ));
-    let dispatcher = Arc::new(dispatcher);
+    let dispatcher = Arc::new(engine.dispatcher);
     let set_controller =
         Arc::clone(&controller) as Arc<dyn snmp::agent::SetController<mibs::Change>>;
     let mut subagent = settings.agentx.clone().map(|master| {
-        let (view, system) = (Arc::clone(&view), Arc::clone(&system));
+        let (view, system) = (Arc::clone(&view), Arc::clone(&engine.system));
         crate::agentx::subagent(
             master,
-            &agentx_modules,
+            &engine.agentx_modules,
             Arc::clone(&dispatcher),
             move || view(),
             Arc::clone(&set_controller),
@@ -207,18 +200,19 @@ pub fn run(
     // In AgentX mode notifications also go out as Notify-PDUs, through the
     // master's own sinks.
     let forward = subagent.as_mut().map(|s| s.notification_channel(256));
-    let traps = services.start_traps(&settings, &system, forward, Arc::clone(&usm))?;
+    let traps =
+        services.start_traps(&settings, &engine.system, forward, Arc::clone(&engine.usm))?;
     let agent = bind_agent(
         &services,
         &settings,
         &Reads {
             dispatcher: Arc::clone(&dispatcher),
             view: Arc::clone(&view),
-            system: Arc::clone(&system),
+            system: Arc::clone(&engine.system),
             stats: Arc::clone(&stats),
         },
         set_controller,
-        &usm,
+        &engine.usm,
         traps.as_ref(),
     )?;
     if let Some(path) = settings.control_socket.as_deref() {
@@ -244,7 +238,7 @@ pub fn run(
         Arc::clone(&dispatcher),
         Arc::clone(&view),
         traps.clone(),
-        &system.load(),
+        &engine.system.load(),
     );
     let reloader = crate::reload::Reloader {
         load,
@@ -258,7 +252,11 @@ pub fn run(
             let hook: Box<dyn Fn() + Send + Sync> = Box::new(move || t.warm_start());
             hook
         }),
-        communities_changed: Some(crate::vacm_tables::on_reload(&settings, &usm, &controller)),
+        communities_changed: Some(crate::vacm_tables::on_reload(
+            &settings,
+            &engine.usm,
+            &controller,
+        )),
         traps: traps.clone(),
         controller,
         health: health_config,
