@@ -191,38 +191,28 @@ fn opened_tables_still_refuse_to_redirect_a_hidden_value() {
     );
     assert!(!o.contains("Error"), "opened: {o}");
     let before = state_file(dir.path());
+    let redirect = target_row("redir", 9, "internal0");
+    let redirect: Vec<&str> = redirect.iter().map(String::as_str).collect();
+    // The configured target itself pointed elsewhere; a community in a new
+    // params row.
+    let (target_addr, params_community, params_status) = (
+        format!("{ADDR}.3{}", implied("internal0")),
+        format!("{PARAMS}.4{}", implied("mine")),
+        format!("{PARAMS}.7{}", implied("mine")),
+    );
+    let refused: [(&str, &[&str]); 3] = [
+        ("redirect", &redirect),
+        ("configured target", &[&target_addr, "x", "7F0000010009"]),
+        (
+            "community",
+            &[&params_community, "s", "public", &params_status, "i", "5"],
+        ),
+    ];
     for who in [RW_V2C.to_vec(), weak()] {
-        let row = target_row("redir", 9, "internal0");
-        let v: Vec<&str> = row.iter().map(String::as_str).collect();
-        let o = run(&agent, "snmpset", &who, &v);
-        assert!(o.contains("notWritable"), "redirect: {o}");
-        // The configured target itself, pointed elsewhere.
-        let o = run(
-            &agent,
-            "snmpset",
-            &who,
-            &[
-                &format!("{ADDR}.3{}", implied("internal0")),
-                "x",
-                "7F0000010009",
-            ],
-        );
-        assert!(o.contains("notWritable"), "configured target: {o}");
-        // A community in a new params row.
-        let o = run(
-            &agent,
-            "snmpset",
-            &who,
-            &[
-                &format!("{PARAMS}.4{}", implied("mine")),
-                "s",
-                "public",
-                &format!("{PARAMS}.7{}", implied("mine")),
-                "i",
-                "5",
-            ],
-        );
-        assert!(o.contains("notWritable"), "community: {o}");
+        for (what, varbinds) in refused {
+            let o = run(&agent, "snmpset", &who, varbinds);
+            assert!(o.contains("notWritable"), "{what}: {o}");
+        }
     }
     assert_eq!(state_file(dir.path()), before);
     // authPriv may still do it.

@@ -58,6 +58,14 @@ fn of<'a>(t: &'a [Trap], name: &str, trigger: &str) -> Vec<&'a Trap> {
     trapd::of_trigger(t, name, trigger)
 }
 
+/// The first `name` notification of `trigger`, once one has arrived.
+fn first(trapd: &Trapd, name: &str, trigger: &str) -> Trap {
+    let t = trapd.wait(WAIT, &format!("{name} of {trigger}"), |t| {
+        !of(t, name, trigger).is_empty()
+    });
+    of(&t, name, trigger)[0].clone()
+}
+
 #[test]
 fn monitors_walk_and_notify() {
     let trapd = Trapd::start();
@@ -86,9 +94,7 @@ fn monitors_walk_and_notify() {
     }
 
     // Existence: present at startup; changed after a Set.
-    trapd.wait(WAIT, "sysNameSet at startup", |t| {
-        !of(t, "mteTriggerFired", "sysNameSet").is_empty()
-    });
+    first(&trapd, "mteTriggerFired", "sysNameSet");
     agent.ok(
         "snmpset",
         "2c",
@@ -101,10 +107,7 @@ fn monitors_walk_and_notify() {
     });
 
     // Failure: notified once, counted every sample.
-    let t = trapd.wait(WAIT, "missing failure", |t| {
-        !of(t, "mteTriggerFailure", "missing").is_empty()
-    });
-    let f = of(&t, "mteTriggerFailure", "missing")[0];
+    let f = first(&trapd, "mteTriggerFailure", "missing");
     assert_eq!(
         f.object("DISMAN-EVENT-MIB::mteFailedReason.0"),
         Some("INTEGER: noSuchName(2)"),
@@ -147,10 +150,7 @@ fn monitors_walk_and_notify() {
 
     // Boolean: the agent's own port goes down.
     ctl(&socket, &["link-flap", "node01", "1", "3"]);
-    let t = trapd.wait(WAIT, "portDown fired", |t| {
-        !of(t, "mteTriggerFired", "portDown").is_empty()
-    });
-    let d = of(&t, "mteTriggerFired", "portDown")[0];
+    let d = first(&trapd, "mteTriggerFired", "portDown");
     assert_eq!(
         d.object("DISMAN-EVENT-MIB::mteHotOID.0"),
         Some("OID: IF-MIB::ifOperStatus.1"),

@@ -9,7 +9,9 @@ use std::collections::BTreeMap;
 use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 
-use common::{assert_increasing, parse_lines, require_tool, text, Agent, BIN};
+use common::{
+    assert_increasing, guid_hex_index as guid_index, parse_lines, require_tool, text, Agent, BIN,
+};
 use serde_json::Value as Json;
 
 const PM: &str = ".1.3.6.1.3.117.1";
@@ -18,25 +20,30 @@ const SC: &str = ".1.3.6.1.3.117.1.2.1";
 const SR: &str = ".1.3.6.1.3.117.1.3.1";
 const PC: &str = ".1.3.6.1.3.117.1.4.1";
 
-/// pmPortCounters columns 3..=18 and the dump's PortCounters field names.
-const COUNTERS: [(u32, &str); 16] = [
-    (3, "symbol_error_counter"),
-    (4, "link_error_recovery_counter"),
-    (5, "link_downed_counter"),
-    (6, "port_rcv_errors"),
-    (7, "port_rcv_remote_physical_errors"),
-    (8, "port_rcv_switch_relay_errors"),
-    (9, "port_xmit_discards"),
-    (10, "port_xmit_constraint_errors"),
-    (11, "port_rcv_constraint_errors"),
-    (12, "local_link_integrity_errors"),
-    (13, "excessive_buffer_overrun_errors"),
-    (14, "vl15_dropped"),
-    (15, "port_xmit_data"),
-    (16, "port_rcv_data"),
-    (17, "port_xmit_pkts"),
-    (18, "port_rcv_pkts"),
-];
+/// pmPortCounters columns 3..=18 and the dump's PortCounters field names:
+/// the PMA's names ([`common::PM_COLUMNS`]) in snake case.
+static COUNTERS: std::sync::LazyLock<Vec<(u32, String)>> = std::sync::LazyLock::new(|| {
+    common::PM_COLUMNS
+        .iter()
+        .map(|(c, name)| (*c, snake_case(name)))
+        .collect()
+});
+
+/// `PortRcvErrors` -> `port_rcv_errors`, `VL15Dropped` -> `vl15_dropped`.
+fn snake_case(name: &str) -> String {
+    let mut out = String::new();
+    let mut prev: Option<char> = None;
+    for ch in name.chars() {
+        if ch.is_ascii_uppercase()
+            && prev.is_some_and(|p| p.is_ascii_lowercase() || p.is_ascii_digit())
+        {
+            out.push('_');
+        }
+        out.push(ch.to_ascii_lowercase());
+        prev = Some(ch);
+    }
+    out
+}
 
 /// The sim's snapshot as `ibsnmpd dump --format json` prints it.
 fn dump() -> Json {
@@ -46,16 +53,6 @@ fn dump() -> Json {
         .expect("run ibsnmpd dump");
     assert!(out.status.success(), "dump failed: {}", text(&out));
     serde_json::from_slice(&out.stdout).expect("dump JSON")
-}
-
-/// "0x0000000000200000" -> "0.0.0.0.0.32.0.0" (8-octet index, no length).
-fn guid_index(g: &str) -> String {
-    let v = u64::from_str_radix(g.trim_start_matches("0x"), 16).expect("hex GUID");
-    v.to_be_bytes()
-        .iter()
-        .map(|b| b.to_string())
-        .collect::<Vec<_>>()
-        .join(".")
 }
 
 fn nodes(d: &Json) -> Vec<Json> {
@@ -116,6 +113,14 @@ fn set_ok(agent: &Agent, vbs: &[(String, &str, String)]) {
         text(&out),
         agent.log_text()
     );
+}
+
+/// pmPortCounters' counter columns ([`COUNTERS`]) of the row `idx`.
+fn counter_oids(idx: &str) -> Vec<String> {
+    COUNTERS
+        .iter()
+        .map(|(c, _)| format!("{PC}.{c}.{idx}"))
+        .collect()
 }
 
 fn set_err(agent: &Agent, vbs: &[(String, &str, String)], error: &str) {
@@ -249,11 +254,9 @@ fn port_select_then_counters_equal_the_sims() {
     // A port the node lacks reads as zeros (IBA).
     let idx = guid_index(ca["guid"].as_str().unwrap());
     set_ok(&agent, &[(format!("{PC}.2.{idx}"), "i", "9".into())]);
-    let oids: Vec<String> = COUNTERS
+    assert!(get(&agent, &counter_oids(&idx))
         .iter()
-        .map(|(c, _)| format!("{PC}.{c}.{idx}"))
-        .collect();
-    assert!(get(&agent, &oids).iter().all(|v| v == "INTEGER: 0"));
+        .all(|v| v == "INTEGER: 0"));
 
     // 255 on an HCA without AllPortSelect: wrongValue, nothing changed.
     set_err(
@@ -266,11 +269,7 @@ fn port_select_then_counters_equal_the_sims() {
     // 255 on a switch: the sum of its ports, saturating at IBA's widths.
     let sidx = guid_index(sw["guid"].as_str().unwrap());
     set_ok(&agent, &[(format!("{PC}.2.{sidx}"), "i", "255".into())]);
-    let oids: Vec<String> = COUNTERS
-        .iter()
-        .map(|(c, _)| format!("{PC}.{c}.{sidx}"))
-        .collect();
-    let vals = get(&agent, &oids);
+    let vals = get(&agent, &counter_oids(&sidx));
     let ports: Vec<u64> = sw["ports"]
         .as_array()
         .unwrap()

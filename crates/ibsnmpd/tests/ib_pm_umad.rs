@@ -8,7 +8,7 @@ mod common;
 use std::process::Output;
 use std::time::{Duration, Instant};
 
-use common::{parse_lines, UmadAgent, BIN};
+use common::{guid_hex_index as guid_index, parse_lines, UmadAgent, BIN};
 use ib::testbed::{Testbed, TestbedConfig, SMALL_NET};
 use serde_json::Value as Json;
 
@@ -67,15 +67,6 @@ impl UmadAgent {
             self.log_text()
         );
     }
-}
-
-fn guid_index(g: &str) -> String {
-    let v = u64::from_str_radix(g.trim_start_matches("0x"), 16).expect("hex GUID");
-    v.to_be_bytes()
-        .iter()
-        .map(|b| b.to_string())
-        .collect::<Vec<_>>()
-        .join(".")
 }
 
 /// (description, GUID, LID) of every node, from `ibsnmpd dump --source umad`.

@@ -75,38 +75,30 @@ fn set(agent: &Agent, oid: &str, ty: &str, val: &str) -> std::process::Output {
     )
 }
 
+/// Each (name.index, value) of `want` is in the walk `t` as given.
+fn assert_cells(t: &BTreeMap<String, String>, want: &[(&str, &str)]) {
+    for (k, v) in want {
+        assert_eq!(t.get(*k).map(String::as_str), Some(*v), "{k}: {t:#?}");
+    }
+}
+
 // ------------------------------------------------------------------ sim
 
 #[test]
 fn sim_tables_walk_with_the_shipped_mibs() {
     let agent = Agent::start(&["--sweep-interval", "3600"]);
     let t = walk(&agent, "IF-MIB::ifTable");
-    assert_eq!(
-        t.get("ifIndex.1").map(String::as_str),
-        Some("INTEGER: 1"),
-        "{t:#?}"
-    );
-    assert_eq!(
-        t.get("ifType.1").map(String::as_str),
-        Some("INTEGER: infiniband(199)")
-    );
-    assert_eq!(
-        t.get("ifDescr.1").map(String::as_str),
-        Some("STRING: mlx5_0 port 1 4x HDR"),
-        "{t:#?}"
-    );
-    assert_eq!(t.get("ifMtu.1").map(String::as_str), Some("INTEGER: 4096"));
-    assert_eq!(
-        t.get("ifSpeed.1").map(String::as_str),
-        Some("Gauge32: 4294967295")
-    );
-    assert_eq!(
-        t.get("ifAdminStatus.1").map(String::as_str),
-        Some("INTEGER: up(1)")
-    );
-    assert_eq!(
-        t.get("ifOperStatus.1").map(String::as_str),
-        Some("INTEGER: up(1)")
+    assert_cells(
+        &t,
+        &[
+            ("ifIndex.1", "INTEGER: 1"),
+            ("ifType.1", "INTEGER: infiniband(199)"),
+            ("ifDescr.1", "STRING: mlx5_0 port 1 4x HDR"),
+            ("ifMtu.1", "INTEGER: 4096"),
+            ("ifSpeed.1", "Gauge32: 4294967295"),
+            ("ifAdminStatus.1", "INTEGER: up(1)"),
+            ("ifOperStatus.1", "INTEGER: up(1)"),
+        ],
     );
     assert!(
         t.get("ifPhysAddress.1")
@@ -118,57 +110,41 @@ fn sim_tables_walk_with_the_shipped_mibs() {
         .is_some_and(|v| v.starts_with("Counter32: ")));
     // The local node (node01) is a dual-port HCA: port 2 (to leaf02) is an
     // interface of its own, and there is no third.
-    assert_eq!(
-        t.get("ifDescr.2").map(String::as_str),
-        Some("STRING: mlx5_0 port 2 4x HDR"),
-        "{t:#?}"
-    );
+    assert_cells(&t, &[("ifDescr.2", "STRING: mlx5_0 port 2 4x HDR")]);
     assert!(!t.keys().any(|k| k.ends_with(".3")), "{t:#?}");
     let n = walk(&agent, "IF-MIB::ifNumber");
-    assert_eq!(n.get("ifNumber.0").map(String::as_str), Some("INTEGER: 2"));
+    assert_cells(&n, &[("ifNumber.0", "INTEGER: 2")]);
 
     let x = walk(&agent, "IF-MIB::ifXTable");
-    assert_eq!(
-        x.get("ifName.1").map(String::as_str),
-        Some("STRING: mlx5_0/1")
-    );
-    assert_eq!(
-        x.get("ifHighSpeed.1").map(String::as_str),
-        Some("Gauge32: 200000")
+    assert_cells(
+        &x,
+        &[
+            ("ifName.1", "STRING: mlx5_0/1"),
+            ("ifHighSpeed.1", "Gauge32: 200000"),
+        ],
     );
     assert!(x
         .get("ifHCInOctets.1")
         .is_some_and(|v| v.starts_with("Counter64: ")));
-    assert_eq!(
-        x.get("ifHCInBroadcastPkts.1").map(String::as_str),
-        Some("Counter64: 0")
-    );
-    assert_eq!(
-        x.get("ifLinkUpDownTrapEnable.1").map(String::as_str),
-        Some("INTEGER: enabled(1)")
-    );
-    assert_eq!(
-        x.get("ifConnectorPresent.1").map(String::as_str),
-        Some("INTEGER: true(1)")
-    );
-    assert_eq!(
-        x.get("ifPromiscuousMode.1").map(String::as_str),
-        Some("INTEGER: false(2)")
-    );
-    assert_eq!(
-        x.get("ifCounterDiscontinuityTime.1").map(String::as_str),
-        Some("Timeticks: (0) 0:00:00.00")
+    assert_cells(
+        &x,
+        &[
+            ("ifHCInBroadcastPkts.1", "Counter64: 0"),
+            ("ifLinkUpDownTrapEnable.1", "INTEGER: enabled(1)"),
+            ("ifConnectorPresent.1", "INTEGER: true(1)"),
+            ("ifPromiscuousMode.1", "INTEGER: false(2)"),
+            ("ifCounterDiscontinuityTime.1", "Timeticks: (0) 0:00:00.00"),
+        ],
     );
     assert_eq!(x.len(), 2 * 19, "{x:#?}");
 
     let s = walk(&agent, "IF-MIB::ifStackTable");
-    assert_eq!(
-        s.get("ifStackStatus.0.1").map(String::as_str),
-        Some("INTEGER: active(1)")
-    );
-    assert_eq!(
-        s.get("ifStackStatus.1.0").map(String::as_str),
-        Some("INTEGER: active(1)")
+    assert_cells(
+        &s,
+        &[
+            ("ifStackStatus.0.1", "INTEGER: active(1)"),
+            ("ifStackStatus.1.0", "INTEGER: active(1)"),
+        ],
     );
 
     let ib = walk(&agent, "IB-IF-MIB::ibIfMIB");

@@ -167,6 +167,12 @@ fn umad_counters_match_perfquery_and_survive_resets() {
     );
     assert_eq!(v[6], 5);
     let disc = v[7];
+    // A PerformanceSet on the sim, then the agent's values two sweeps later.
+    let pm_set = |command: &str| {
+        console(&tb, command);
+        std::thread::sleep(Duration::from_millis(2000));
+        agent.get(&watch)
+    };
 
     // Someone else resets every counter (basic and extended).
     perfquery(&tb, &["-R", &lid, "1"]);
@@ -184,24 +190,14 @@ fn umad_counters_match_perfquery_and_survive_resets() {
     assert_eq!(w[7], disc, "a reset by someone else is no discontinuity");
 
     // Saturation: the 16-bit counter clamps at 65535 and then stays.
-    console(
-        &tb,
-        "PerformanceSet \"Hca1\"[1] PortCounters.SymbolErrorCounter=70000",
-    );
-    std::thread::sleep(Duration::from_millis(2000));
-    let x = agent.get(&watch);
+    let x = pm_set("PerformanceSet \"Hca1\"[1] PortCounters.SymbolErrorCounter=70000");
     assert_eq!(x[2], w[2] + 65535, "{w:?} -> {x:?}");
     std::thread::sleep(Duration::from_millis(1500));
     let y = agent.get(&watch);
     assert_eq!(y[2], x[2], "a saturated counter adds nothing");
     // Then reset and 4 more: +4.
     perfquery(&tb, &["-R", &lid, "1"]);
-    console(
-        &tb,
-        "PerformanceSet \"Hca1\"[1] PortCounters.SymbolErrorCounter=4",
-    );
-    std::thread::sleep(Duration::from_millis(2000));
-    let z = agent.get(&watch);
+    let z = pm_set("PerformanceSet \"Hca1\"[1] PortCounters.SymbolErrorCounter=4");
     assert_eq!(z[2], y[2] + 4, "{y:?} -> {z:?}");
     for i in [0, 8, 9] {
         assert!(z[i] >= y[i], "{} went back: {y:?} -> {z:?}", watch[i]);
@@ -209,12 +205,7 @@ fn umad_counters_match_perfquery_and_survive_resets() {
     assert_eq!(z[7], disc);
 
     // A new value past 2^32 again after the reset: counted on top.
-    console(
-        &tb,
-        "PerformanceSet \"Hca1\"[1] PortCountersExtended.PortRcvData=1500000000",
-    );
-    std::thread::sleep(Duration::from_millis(2000));
-    let u = agent.get(&watch);
+    let u = pm_set("PerformanceSet \"Hca1\"[1] PortCountersExtended.PortRcvData=1500000000");
     assert!(u[0] >= z[0] + 5_900_000_000, "{z:?} -> {u:?}");
     assert_eq!(u[1], u[0] & 0xFFFF_FFFF);
     assert_eq!(u[7], disc);

@@ -274,14 +274,19 @@ fn informs_to_a_silent_sink_are_retried_dropped_counted_then_delivered() {
     assert_eq!(count(&t, "coldStart"), 0, "the dropped one is not resent");
     let mut agent = s.agent;
     agent.terminate();
-    let log = agent.log_text();
-    let totals = log
-        .lines()
-        .find(|l| l.contains("notification totals"))
-        .unwrap_or_else(|| panic!("{log}"));
+    let totals = totals_line(&agent.log_text());
+    let totals = totals.as_str();
     assert!(totals.contains("informs_dropped=1"), "{totals}");
     assert!(totals.contains("informs_acked=4"), "{totals}");
     drop(s.dir);
+}
+
+/// The log's "notification totals" line (said when the agent stops).
+fn totals_line(log: &str) -> String {
+    log.lines()
+        .find(|l| l.contains("notification totals"))
+        .unwrap_or_else(|| panic!("no notification totals in {log}"))
+        .to_string()
 }
 
 fn total(line: &str, key: &str) -> u64 {
@@ -312,10 +317,8 @@ fn flap_storm_stays_within_the_rate() {
     // node01:1 gets 4 of its 400, the switch port 4 of its 200.
     assert_eq!(t.len(), 1 + 8, "{status}\n{}", trapd.text());
     let log = agent.log_text();
-    let totals = log
-        .lines()
-        .find(|l| l.contains("notification totals"))
-        .unwrap();
+    let totals = totals_line(&log);
+    let totals = totals.as_str();
     // Per flap: out of service, in service, linkDown, linkUp, and the
     // switch port's two link state changes.
     assert_eq!(total(totals, "queued"), 1 + 6 * FLAPS, "{totals}\n{status}");
@@ -587,10 +590,8 @@ fn v3_trapsess_informs_discover_the_receiver_and_are_acknowledged() {
     );
     agent.terminate();
     let log = agent.log_text();
-    let totals = log
-        .lines()
-        .find(|l| l.contains("notification totals"))
-        .unwrap_or_else(|| panic!("{log}"));
+    let totals = totals_line(&log);
+    let totals = totals.as_str();
     assert_eq!(total(totals, "informs_dropped"), 0, "{totals}");
     assert!(total(totals, "informs_acked") >= 2, "{totals}");
     assert_eq!(

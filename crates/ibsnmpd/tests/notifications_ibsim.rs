@@ -45,6 +45,26 @@ fn hca_guid(tb: &Testbed, name: &str) -> u64 {
     u64::from_str_radix(hex, 16).unwrap()
 }
 
+/// `command` on the sim's console, then the one `name` notification it
+/// gives and how long it took to arrive.
+fn one_after(tb: &Testbed, trapd: &Trapd, command: &str, name: &str) -> (trapd::Trap, Duration) {
+    let t0 = Instant::now();
+    tb.console(command).unwrap();
+    let t = trapd.wait(WAIT, name, |t| count(t, name) >= 1);
+    let n = named(&t, name);
+    assert_eq!(n.len(), 1, "{}", trapd.text());
+    (n[0].clone(), n[0].seen.unwrap() - t0)
+}
+
+/// A testbed of `net`, snmptrapd, and the agent sending to it once
+/// coldStart has arrived.
+fn fabric_with_agent(net: &str) -> (Testbed, Trapd, UmadAgent, tempfile::TempDir) {
+    let tb = common::testbed(net);
+    let trapd = Trapd::start();
+    let (agent, dir) = start_cold(&tb, &trapd);
+    (tb, trapd, agent, dir)
+}
+
 /// [`start`] with no more configuration, once coldStart has arrived.
 fn start_cold(tb: &Testbed, trapd: &Trapd) -> (UmadAgent, tempfile::TempDir) {
     let started = start(tb, trapd, "");
@@ -78,20 +98,10 @@ fn unlink_relink_and_link_integrity_threshold() {
     trapd.wait(WAIT, "coldStart", |t| count(t, "coldStart") == 1);
     let hca4 = guid_text(hca_guid(&tb, "Hca4"));
 
-    let t0 = Instant::now();
-    tb.console("Unlink \"Hca4\"[1]").unwrap();
-    let t = trapd.wait(WAIT, "out of service", |t| {
-        count(t, "ibSmTrapOutOfService") >= 1
-    });
-    let out = named(&t, "ibSmTrapOutOfService");
-    let out_latency = out[0].seen.unwrap() - t0;
-    assert_eq!(out.len(), 1, "{}", trapd.text());
+    let (out, out_latency) = one_after(&tb, &trapd, "Unlink \"Hca4\"[1]", "ibSmTrapOutOfService");
+    assert_eq!(out.object("IB-SM-MIB::ibSmTrapNodeGUID1.0"), Some(&*hca4));
     assert_eq!(
-        out[0].object("IB-SM-MIB::ibSmTrapNodeGUID1.0"),
-        Some(&*hca4)
-    );
-    assert_eq!(
-        out[0].object("IB-SM-MIB::ibSmTrapPortNum1.0"),
+        out.object("IB-SM-MIB::ibSmTrapPortNum1.0"),
         Some("Gauge32: 1")
     );
     // Switch2's port 2 (Hca4's peer) changed state too.
@@ -99,16 +109,8 @@ fn unlink_relink_and_link_integrity_threshold() {
         count(t, "ibSmTrapSwitchLinkStateChanged") >= 1
     });
 
-    let t1 = Instant::now();
-    tb.console("ReLink \"Hca4\"[1]").unwrap();
-    let t = trapd.wait(WAIT, "in service", |t| count(t, "ibSmTrapInService") >= 1);
-    let back = named(&t, "ibSmTrapInService");
-    let in_latency = back[0].seen.unwrap() - t1;
-    assert_eq!(back.len(), 1, "{}", trapd.text());
-    assert_eq!(
-        back[0].object("IB-SM-MIB::ibSmTrapNodeGUID1.0"),
-        Some(&*hca4)
-    );
+    let (back, in_latency) = one_after(&tb, &trapd, "ReLink \"Hca4\"[1]", "ibSmTrapInService");
+    assert_eq!(back.object("IB-SM-MIB::ibSmTrapNodeGUID1.0"), Some(&*hca4));
     eprintln!(
         "Unlink -> ibSmTrapOutOfService: {out_latency:?}; ReLink -> ibSmTrapInService: {in_latency:?} \
          (agent sweep 1 s, OpenSM sweep 5 s; ReLink waits for OpenSM to activate the port)"
@@ -147,10 +149,7 @@ fn unlink_relink_and_link_integrity_threshold() {
 
 #[test]
 fn new_ipoib_partition_gives_mc_group_created() {
-    check_tools().unwrap();
-    let tb = Testbed::start(TestbedConfig::new(SMALL_NET)).unwrap();
-    let trapd = Trapd::start();
-    let (agent, _dir) = start_cold(&tb, &trapd);
+    let (tb, trapd, agent, _dir) = fabric_with_agent(SMALL_NET);
     std::fs::write(
         tb.dir().join("partitions.conf"),
         format!("{DEFAULT_PARTITIONS}P2=0x8002, ipoib : ALL=full;\n"),
@@ -177,10 +176,7 @@ fn new_ipoib_partition_gives_mc_group_created() {
 /// which leaves down) and ibSmTrapInService once OpenSM activates it.
 #[test]
 fn own_port_unlink_gives_link_down_and_up() {
-    check_tools().unwrap();
-    let tb = Testbed::start(TestbedConfig::new(DUAL_PORT_NET)).unwrap();
-    let trapd = Trapd::start();
-    let (agent, _dir) = start_cold(&tb, &trapd);
+    let (tb, trapd, agent, _dir) = fabric_with_agent(DUAL_PORT_NET);
     let hca1 = guid_text(hca_guid(&tb, "Hca1"));
     tb.console("Unlink \"Hca1\"[2]").unwrap();
     let t = trapd.wait(WAIT, "linkDown and out of service", |t| {

@@ -560,6 +560,22 @@ fn gid_of(v: &str) -> Vec<u8> {
         .to_vec()
 }
 
+/// The result rows `r` are saquery's records `sa`, in order.
+fn assert_paths_as_saquery(
+    r: &BTreeMap<(u32, u32), String>,
+    sa: &[BTreeMap<String, String>],
+    what: &str,
+) {
+    assert_eq!(
+        r.keys().filter(|(c, _)| *c == 7).count(),
+        sa.len(),
+        "{what}: {r:?} vs {sa:?}"
+    );
+    for (i, rec) in sa.iter().enumerate() {
+        assert_path_equal(r, i as u32 + 1, rec);
+    }
+}
+
 /// One agent result row equals one saquery record, field by field.
 fn assert_path_equal(r: &BTreeMap<(u32, u32), String>, i: u32, sa: &BTreeMap<String, String>) {
     let f = |k: &str| sanum(&sa[k]);
@@ -823,14 +839,7 @@ fn umad_requests_equal_infiniband_diags() {
         let session = 1000 + n as u32;
         let r = path_results(t, session, slid, dlid);
         let sa = saquery_path(&tb, slid, dlid, &[]);
-        assert_eq!(
-            r.keys().filter(|(c, _)| *c == 7).count(),
-            sa.len(),
-            "{r:?} {sa:?}"
-        );
-        for (i, rec) in sa.iter().enumerate() {
-            assert_path_equal(&r, i as u32 + 1, rec);
-        }
+        assert_paths_as_saquery(&r, &sa, "");
         // The trace of the same session equals ibtracert hop by hop.
         set(t, session, &[(&format!("{TRACE_REQ}RowStatus"), "i", "4")]).unwrap();
         wait_for("trace results", || {
@@ -877,14 +886,7 @@ fn umad_requests_equal_infiniband_diags() {
                 || get(t, &format!("{PATH_REQ}RowStatus"), session) == "2"
         });
         let r = results(t, PATH_RESULT, session);
-        assert_eq!(
-            r.keys().filter(|(c, _)| *c == 7).count(),
-            sa.len(),
-            "{cols:?}: {r:?} vs {sa:?}"
-        );
-        for (i, rec) in sa.iter().enumerate() {
-            assert_path_equal(&r, i as u32 + 1, rec);
-        }
+        assert_paths_as_saquery(&r, &sa, &format!("{cols:?}"));
         println!(
             "components {cols:?}: {} record(s), as saquery (SL {:?})",
             sa.len(),

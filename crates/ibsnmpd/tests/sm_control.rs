@@ -285,6 +285,13 @@ fn partition_configuration_reaches_opensm_and_the_partition_table() {
             .expect("saquery PKeyTableRecord");
         o.stdout
     };
+    // Waits until Hca1's P_Keys (saquery, the SM's view) say `at`.
+    let pkeys_until = |what: &str, at: &dyn Fn(&str) -> bool| {
+        wait_for(what, Duration::from_secs(30), || {
+            let p = pkeys();
+            at(&p).then_some(p)
+        })
+    };
     let member = |ty: u32| {
         vec![
             (4, "x", guid.clone()),
@@ -304,10 +311,7 @@ fn partition_configuration_reaches_opensm_and_the_partition_table() {
         let at = t.rfind("=full").expect("the member entry");
         t[..at].rsplit(' ').next().unwrap().to_string()
     };
-    wait_for("P_Key 0x8005 at Hca1", Duration::from_secs(30), || {
-        let p = pkeys();
-        p.contains("0x8005").then_some(p)
-    });
+    pkeys_until("P_Key 0x8005 at Hca1", &|p| p.contains("0x8005"));
     wait_for(
         "the full member in ibSmPartitionTable",
         Duration::from_secs(30),
@@ -329,14 +333,9 @@ fn partition_configuration_reaches_opensm_and_the_partition_table() {
     // Limited, then removed.
     let (ok, text) = partition_op(&agent.target, 5, 6, &member(2));
     assert!(ok, "updateMemberType: {text}");
-    wait_for(
-        "P_Key 0x0005 (limited) at Hca1",
-        Duration::from_secs(30),
-        || {
-            let p = pkeys();
-            (p.contains("0x0005") && !p.contains("0x8005")).then_some(p)
-        },
-    );
+    pkeys_until("P_Key 0x0005 (limited) at Hca1", &|p| {
+        p.contains("0x0005") && !p.contains("0x8005")
+    });
     wait_for(
         "the limited member in ibSmPartitionTable",
         Duration::from_secs(30),
@@ -344,14 +343,9 @@ fn partition_configuration_reaches_opensm_and_the_partition_table() {
     );
     let (ok, text) = partition_op(&agent.target, 5, 5, &[(4, "x", guid.clone())]);
     assert!(ok, "removeMember: {text}");
-    wait_for(
-        "P_Key 0x0005 gone from Hca1",
-        Duration::from_secs(30),
-        || {
-            let p = pkeys();
-            (!p.contains("0x0005") && !p.contains("0x8005")).then_some(p)
-        },
-    );
+    pkeys_until("P_Key 0x0005 gone from Hca1", &|p| {
+        !p.contains("0x0005") && !p.contains("0x8005")
+    });
     wait_for(
         "no member in ibSmPartitionTable",
         Duration::from_secs(30),
@@ -381,10 +375,7 @@ fn partition_configuration_reaches_opensm_and_the_partition_table() {
     );
     std::fs::write(&parts, &site).unwrap();
     common::hup_opensm(&tb);
-    wait_for("P_Key 0x8006 at Hca1", Duration::from_secs(30), || {
-        let p = pkeys();
-        p.contains("0x8006").then_some(p)
-    });
+    pkeys_until("P_Key 0x8006 at Hca1", &|p| p.contains("0x8006"));
     let (ok, text) = partition_op(&agent.target, 6, 4, &member(1));
     assert!(ok, "addMember: {text}");
     let now = std::fs::read_to_string(&parts).unwrap();
@@ -392,9 +383,8 @@ fn partition_configuration_reaches_opensm_and_the_partition_table() {
     let (ok, text) = partition_op(&agent.target, 6, 3, &[]);
     assert!(ok, "deletePartition: {text}");
     assert_eq!(std::fs::read_to_string(&parts).unwrap(), PARTITIONS);
-    wait_for("P_Key 6 gone from Hca1", Duration::from_secs(30), || {
-        let p = pkeys();
-        (!p.contains("0x0006") && !p.contains("0x8006")).then_some(p)
+    pkeys_until("P_Key 6 gone from Hca1", &|p| {
+        !p.contains("0x0006") && !p.contains("0x8006")
     });
 }
 
@@ -525,19 +515,24 @@ fn port_writes_disable_and_enable_a_port_but_never_the_agents_own() {
             .unwrap_or_default()
             .to_string()
     };
-    let agent_phy = |port: u8| {
-        let o = snmp(
-            "snmpget",
-            &[
-                "-v2c",
-                "-c",
-                "public",
-                "-On",
-                &agent.target,
-                &port_instance(PHY_STATE, sw1, port),
-            ],
-        );
-        String::from_utf8_lossy(&o.stdout).into_owned()
+    // Waits until the agent serves Switch1 port 2's ibSmPortInfoPhyState
+    // as `value`.
+    let agent_phy_until = |what: &str, value: &str| {
+        wait_for(what, Duration::from_secs(30), || {
+            let o = snmp(
+                "snmpget",
+                &[
+                    "-v2c",
+                    "-c",
+                    "public",
+                    "-On",
+                    &agent.target,
+                    &port_instance(PHY_STATE, sw1, 2),
+                ],
+            );
+            let t = String::from_utf8_lossy(&o.stdout).into_owned();
+            t.contains(value).then_some(t)
+        })
     };
 
     // Switch1 port 2 (to Hca3): disabled, as `ibportstate disable` does.
@@ -558,14 +553,7 @@ fn port_writes_disable_and_enable_a_port_but_never_the_agents_own() {
         !line.to_lowercase().contains("m_key") && !line.contains("MKey"),
         "{line}"
     );
-    wait_for(
-        "ibSmPortInfoPhyState disabled(3)",
-        Duration::from_secs(30),
-        || {
-            let t = agent_phy(2);
-            t.contains("Gauge32: 3").then_some(t)
-        },
-    );
+    agent_phy_until("ibSmPortInfoPhyState disabled(3)", "Gauge32: 3");
     // Enabled again (polling), as `ibportstate enable` does; ibsim leaves
     // the port Polling after that (it does with ibportstate too).
     let (ok, text) = set(&agent.target, &port_instance(PHY_STATE, sw1, 2), "u", "2");
@@ -574,14 +562,7 @@ fn port_writes_disable_and_enable_a_port_but_never_the_agents_own() {
         let p = phys(2);
         p.contains("Polling").then_some(p)
     });
-    wait_for(
-        "ibSmPortInfoPhyState polling(2)",
-        Duration::from_secs(30),
-        || {
-            let t = agent_phy(2);
-            t.contains("Gauge32: 2").then_some(t)
-        },
-    );
+    agent_phy_until("ibSmPortInfoPhyState polling(2)", "Gauge32: 2");
 
     // The agent's own port and the switch port facing it: refused.
     for (node, port) in [(hca1, 1), (sw1, 1)] {

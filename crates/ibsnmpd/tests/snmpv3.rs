@@ -279,27 +279,22 @@ fn errors_are_reported_and_counted() {
     assert_eq!(agent.get_number(unknown_contexts), before + 1);
     assert_eq!(agent.get_number(".1.3.6.1.6.3.12.1.4.0"), 0);
 
-    // Unknown user.
-    let before = usm_stat(&agent, 3);
-    let o = v3(&agent, "snmpget", "nobody", &auth_args("SHA"), &[SYS_DESCR]);
-    assert!(text(&o).contains("Unknown user name"), "{}", text(&o));
-    assert_eq!(usm_stat(&agent, 3), before + 1);
-
-    // A level the user has no keys for.
-    let before = usm_stat(&agent, 1);
-    let o = v3(
-        &agent,
-        "snmpget",
-        "sha",
-        &priv_args("SHA", "AES"),
-        &[SYS_DESCR],
-    );
-    assert!(
-        text(&o).contains("Unsupported security level"),
-        "{}",
-        text(&o)
-    );
-    assert_eq!(usm_stat(&agent, 1), before + 1);
+    // Unknown user; a level the user has no keys for: (usmStats column,
+    // user, level, what net-snmp says).
+    for (stat, user, level, says) in [
+        (3, "nobody", auth_args("SHA"), "Unknown user name"),
+        (
+            1,
+            "sha",
+            priv_args("SHA", "AES"),
+            "Unsupported security level",
+        ),
+    ] {
+        let before = usm_stat(&agent, stat);
+        let o = v3(&agent, "snmpget", user, &level, &[SYS_DESCR]);
+        assert!(text(&o).contains(says), "{}", text(&o));
+        assert_eq!(usm_stat(&agent, stat), before + 1);
+    }
 
     // Wrong privacy password: decryption fails (or the PDU does not parse).
     let before = usm_stat(&agent, 6);

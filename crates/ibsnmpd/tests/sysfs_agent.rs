@@ -66,23 +66,20 @@ fn if_table_of_the_hdr_hca_walks() {
         get(&t, &format!("{e}.2.1")).contains("mlx5_0 port 1 4x HDR"),
         "{t:#?}"
     );
-    assert_eq!(get(&t, &format!("{e}.3.1")), "199", "ifType infiniband");
-    assert_eq!(
-        get(&t, &format!("{e}.4.1")),
-        "4096",
-        "ifMtu from ib0's datagram MTU"
-    );
-    assert_eq!(
-        get(&t, &format!("{e}.5.1")),
-        "4294967295",
-        "ifSpeed at its maximum"
-    );
-    assert_eq!(
-        get(&t, &format!("{e}.6.1")).replace(' ', ""),
-        "001A",
-        "ifPhysAddress = LID 0x1a"
-    );
-    assert_eq!(get(&t, &format!("{e}.8.1")), "1", "ifOperStatus up");
+    // (column, value, what it says).
+    for (c, want, what) in [
+        (3, "199", "ifType infiniband"),
+        (4, "4096", "ifMtu from ib0's datagram MTU"),
+        (5, "4294967295", "ifSpeed at its maximum"),
+        (6, "001A", "ifPhysAddress = LID 0x1a"),
+        (8, "1", "ifOperStatus up"),
+    ] {
+        assert_eq!(
+            get(&t, &format!("{e}.{c}.1")).replace(' ', ""),
+            want,
+            "{what}"
+        );
+    }
     assert!(
         !t.keys().any(|k| k.ends_with(".2")),
         "only the local device's one port: {t:#?}"

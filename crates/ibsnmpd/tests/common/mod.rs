@@ -788,6 +788,11 @@ pub fn node_lids(tb: &ib::testbed::Testbed) -> BTreeMap<String, u16> {
     m
 }
 
+/// [`guid_index`] of a GUID written `0x...` (as the dump's JSON has it).
+pub fn guid_hex_index(g: &str) -> String {
+    guid_index(u64::from_str_radix(g.trim_start_matches("0x"), 16).expect("hex GUID"))
+}
+
 pub fn guid_index(g: u64) -> String {
     g.to_be_bytes()
         .iter()
