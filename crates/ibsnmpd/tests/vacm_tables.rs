@@ -228,7 +228,7 @@ fn configured_rows_are_permanent_and_refuse_sets() {
     let (agent, _cfg) = start();
     // The shipped MIB files name the rows: permanent(4), active(1).
     let o = with_shipped_mibs("snmpwalk")
-        .args(&common::admin_args())
+        .args(common::admin_args())
         .args([
             "-OS",
             &agent.target,
