@@ -13,27 +13,20 @@ use std::sync::Arc;
 
 use snmp::mib::MibObject;
 
-pub mod admin;
 pub mod change;
-mod column;
-pub mod disman_event;
-pub mod ib_if_mib;
-pub mod ib_pm_mib;
-pub mod ib_sm_mib;
-pub mod ib_sm_req;
-pub mod if_mib;
-pub mod notifications;
+pub mod core;
+pub mod modules;
 pub mod oids;
 pub mod publish;
-pub mod snmp_mpd;
-pub mod snmp_notification;
-pub mod snmp_target;
-pub mod snmp_usm;
-pub mod snmp_vacm;
-pub mod snmpv2;
 pub mod state;
-mod util;
 pub mod view;
+
+// The modules' paths as they were before `modules/` (mibs::if_mib, ...).
+pub use crate::core::admin;
+pub use modules::{
+    disman_event, ib_if_mib, ib_pm_mib, ib_sm_mib, ib_sm_req, if_mib, notifications, snmp_mpd,
+    snmp_notification, snmp_target, snmp_usm, snmp_vacm, snmpv2,
+};
 
 pub use change::Change;
 pub use publish::{Published, Publisher};

@@ -236,7 +236,7 @@ mod tests {
     #[test]
     fn a_ca_port_is_named_on_every_row_a_single_row_included() {
         let topo = ib::topology::parse_str(
-            include_str!("../../../ib/tests/data/net.dual-rail"),
+            include_str!("../../../../ib/tests/data/net.dual-rail"),
             "dual rail",
         )
         .unwrap();

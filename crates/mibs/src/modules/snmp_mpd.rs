@@ -10,7 +10,7 @@ use snmp::table::Scalars;
 use snmp::value::Value;
 
 use crate::change::Change;
-use crate::util::oid;
+use crate::core::util::oid;
 use crate::view::{SysOrEntry, View};
 
 /// snmpMPDMIB (no MIB file of it ships in mibs/: its three counters are all

@@ -3,7 +3,7 @@
 //! by tag and says trap or inform; snmpNotifyFilterProfileTable names a
 //! filter per snmpTargetParamsTable row; snmpNotifyFilterTable holds the
 //! filters' families of subtrees (RFC 3413 section 6). All are RowStatus
-//! tables managed over SNMP ([`crate::admin`]).
+//! tables managed over SNMP ([`crate::core::admin`]).
 //!
 //! [`targets`] is the notification originator's reading of these tables
 //! with SNMP-TARGET-MIB's (RFC 3413 section 3.3): done per notification, so
@@ -22,12 +22,12 @@ use snmp::usm::SecurityLevel;
 use snmp::vacm::{MibView, ViewFamily};
 use snmp::value::Value;
 
-use crate::admin::{self, AdminRow, AdminRows, AdminState, AdminTable, StorageType};
 use crate::change::Change;
+use crate::core::admin::{self, AdminRow, AdminRows, AdminState, AdminTable, StorageType};
+use crate::core::util::last;
 use crate::oids::snmp_notification_mib as o;
 use crate::snmp_target::{self as target, integer, octets, TargetState};
 use crate::state::{PersistedState, StateCodec};
-use crate::util::last;
 use crate::view::{SysOrEntry, SystemState, View};
 
 /// The module's state: its three tables.

@@ -1,7 +1,7 @@
 //! SNMP-TARGET-MIB (RFC 3413): where notifications go. snmpTargetAddrTable
 //! (transport addresses, tagged) and snmpTargetParamsTable (message
 //! processing and security to use), RowStatus tables managed over SNMP
-//! ([`crate::admin`]) and read by the notification originator at each
+//! ([`crate::core::admin`]) and read by the notification originator at each
 //! notification (SNMP-NOTIFICATION-MIB selects the rows,
 //! [`crate::snmp_notification`]); snmpTargetSpinLock; and the two context
 //! counters. The agent has only the default context, so a request for
@@ -19,11 +19,11 @@ use snmp::mib::{MibObject, SetError};
 use snmp::table::Scalars;
 use snmp::value::Value;
 
-use crate::admin::{self, AdminRow, AdminRows, AdminState, AdminTable, SpinLock};
 use crate::change::Change;
+use crate::core::admin::{self, AdminRow, AdminRows, AdminState, AdminTable, SpinLock};
+use crate::core::util::{last, oid};
 use crate::oids::snmp_target_mib as o;
 use crate::state::{PersistedState, StateCodec};
-use crate::util::{last, oid};
 use crate::view::{SysOrEntry, View};
 
 /// snmpUDPDomain (SNMPv2-TM).

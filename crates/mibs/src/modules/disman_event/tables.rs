@@ -12,9 +12,9 @@ use super::{
     event_name, Comparison, Event, Existence, FiredKind, MonitorStats, ObjectsRow, Startup, Test,
     Trigger, OWNER,
 };
-use crate::column::{index, ro, table, Col};
+use crate::core::column::{index, ro, table, Col};
+use crate::core::util::{last, oid};
 use crate::oids::{disman_event_mib as o, snmpv2_mib};
-use crate::util::{last, oid};
 use crate::view::View;
 use crate::Object;
 

@@ -12,10 +12,10 @@ use snmp::table::{check, Scalars};
 use snmp::value::Value;
 
 use crate::change::{Change, Effect, ModuleChange};
-use crate::column::{index, ro, table, Col};
+use crate::core::column::{index, ro, table, Col};
+use crate::core::util::{last, oid};
 use crate::oids::snmpv2_mib as o;
 use crate::state::{PersistedState, StateCodec};
-use crate::util::{last, oid};
 use crate::view::{SysOrEntry, SystemState, View};
 
 /// sysObjectID of ibsnmpd: `infinibandMIB.100.1` (1.3.6.1.3.117.100.1).

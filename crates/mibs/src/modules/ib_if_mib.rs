@@ -27,7 +27,7 @@ use snmp::mib::MibObject;
 use snmp::value::Value;
 
 use crate::change::Change;
-use crate::column::{index, ro, table, Col};
+use crate::core::column::{index, ro, table, Col};
 use crate::if_mib::ifs;
 use crate::if_mib::{IfRow, IpoibRow, VlRow};
 use crate::oids::ib_if_mib as o;

@@ -30,8 +30,8 @@
 
 use std::time::Duration;
 
+use crate::core::util::last;
 use crate::oids::ib_sm_mib as o;
-use crate::util::last;
 
 mod columns;
 mod multipath;

@@ -7,7 +7,7 @@ use snmp::table::check;
 
 use super::config::sm_change;
 use super::*;
-use crate::util::last;
+use crate::core::util::last;
 use ib::opensm::partitions::DEFAULT_PKEY;
 
 pub(super) const PARTITION_COLS: &[Col<VectorRow>] = &vector_cols(
@@ -28,7 +28,7 @@ pub struct PartitionConfig {
 impl PartitionConfig {
     pub fn new() -> Self {
         let g = |x: u32| move |_: &View| Value::Gauge32(x);
-        let scalars = snmp::table::Scalars::new(crate::util::oid(o::IB_SM_PARTITION_CONFIG))
+        let scalars = snmp::table::Scalars::new(crate::core::util::oid(o::IB_SM_PARTITION_CONFIG))
             .read_only(last(o::IB_SM_PARTITION_CONFIG_SUBNET_PREFIX), |v: &View| {
                 Value::OctetString(v.snapshot.subnet_prefix.to_be_bytes().to_vec())
             })

@@ -45,7 +45,7 @@ use snmp::table::{check, RowSet};
 use snmp::value::Value;
 
 use crate::change::{Change, Effect, ModuleChange};
-use crate::column::{ro, rw, table, Col};
+use crate::core::column::{ro, rw, table, Col};
 use crate::oids::ib_pm_mib as o;
 use crate::state::{PersistedState, StateCodec};
 use crate::view::{SysOrEntry, SystemState, View};
@@ -433,7 +433,7 @@ pub struct PmState {
         rename = "pmPortCountersPortSelect",
         default,
         skip_serializing_if = "BTreeMap::is_empty",
-        with = "crate::util::guid_keys"
+        with = "crate::core::util::guid_keys"
     )]
     pub port_select: BTreeMap<u64, u8>,
 }

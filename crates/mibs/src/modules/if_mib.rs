@@ -30,10 +30,10 @@ use snmp::table::{check, RowSet, Scalar};
 use snmp::value::Value;
 
 use crate::change::{Change, Effect, ModuleChange};
-use crate::column::{index, ro, rw, table, Col};
+use crate::core::column::{index, ro, rw, table, Col};
+use crate::core::util::oid;
 use crate::oids::if_mib as o;
 use crate::state::{PersistedState, StateCodec};
-use crate::util::oid;
 use crate::view::{SysOrEntry, SystemState, View};
 
 pub use interfaces::{ticks_at, IfHistory, IfRow, Interfaces, IpoibRow, VlRow};

@@ -315,7 +315,7 @@ fn access(max_access: &str) -> Option<Access> {
 impl<R: AdminRow> AdminTable<R> {
     pub fn new() -> Self {
         let mut columns: Vec<(u32, Access)> = crate::oids::columns(R::ENTRY)
-            .filter_map(|o| Some((crate::util::last(o.oid), access(o.access)?)))
+            .filter_map(|o| Some((crate::core::util::last(o.oid), access(o.access)?)))
             .collect();
         columns.sort_unstable_by_key(|(c, _)| *c);
         AdminTable {

@@ -5,7 +5,7 @@
 //! [`SmHistory`], which also keeps the partition and multicast membership
 //! history behind the LastChange columns); requests only look cells up.
 //! Every table is declared by naming its columns once ([`Col`] lists,
-//! [`crate::column`]): the
+//! [`crate::core::column`]): the
 //! column number comes from the generated OID constant, a Set's type and
 //! range from the MIB file (generated `OBJECT_TYPES`), and tests/coverage.rs checks that
 //! every accessible column is served or listed in `DEF.omitted` with a reason.
@@ -37,7 +37,7 @@ use snmp::table::{RowSet, Table};
 use snmp::value::Value;
 
 use crate::change::Change;
-use crate::column::{ro, ro_octets, rw, Col};
+use crate::core::column::{ro, ro_octets, rw, Col};
 use crate::if_mib::ticks_at;
 use crate::oids::ib_sm_mib as o;
 use crate::publish::{Derive, Derived};
@@ -430,7 +430,7 @@ fn table<R: Send + Sync + 'static>(
     rows: for<'a> fn(&'a SmRows) -> &'a RowSet<R>,
     cols: &'static [Col<R>],
 ) -> Table<View, Change, R> {
-    crate::column::table(entry, move |v: &View| rows(sm_rows(v)), cols)
+    crate::core::column::table(entry, move |v: &View| rows(sm_rows(v)), cols)
 }
 
 /// The four columns of a vector table (ibSmPartitionTable,
@@ -491,7 +491,7 @@ fn bits(mask: u32, octets_n: usize) -> Option<Value> {
 }
 
 /// An OCTET STRING cell's octets into the buffer a walk lends
-/// ([`crate::column::ro_octets`]).
+/// ([`crate::core::column::ro_octets`]).
 fn put(out: &mut Vec<u8>, b: &[u8]) -> Option<()> {
     out.extend_from_slice(b);
     Some(())

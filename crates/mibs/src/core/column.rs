@@ -8,7 +8,7 @@
 use snmp::table::{RowSet, Table};
 
 use crate::change::Change;
-use crate::util::oid;
+use crate::core::util::oid;
 use crate::view::View;
 
 pub use snmp::table::{Column, ReadFn, ReadOctetsFn, WriteFn};

@@ -18,10 +18,10 @@ use snmp::oid::Oid;
 use snmp::usm::{AuthProtocol, PrivProtocol, User};
 use snmp::value::Value;
 
-use crate::admin::{self, AdminRow, AdminRows, AdminState, AdminTable, SpinLock};
+use crate::core::admin::{self, AdminRow, AdminRows, AdminState, AdminTable, SpinLock};
+use crate::core::util::last as last_arc;
 use crate::oids::snmp_user_based_sm_mib as o;
 use crate::state::{PersistedState, StateCodec};
-use crate::util::last as last_arc;
 use crate::view::{SysOrEntry, View};
 
 /// snmpUsmMIB.

@@ -15,8 +15,8 @@ use super::store::{Answer, Kind, RequestChange, Sessions};
 use super::trace::TRACE_COLS;
 use super::{CREATION_TIME, STATUS};
 use crate::change::Change;
+use crate::core::util::oid;
 use crate::if_mib::ticks_at;
-use crate::util::oid;
 use crate::view::View;
 
 /// What differs between the two request tables.
