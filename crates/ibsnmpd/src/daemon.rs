@@ -224,11 +224,14 @@ pub fn run(
         port_writes: settings.port_writes,
         opensm_conf: settings.opensm_conf.clone(),
     })
-    .with_derive(crate::health::deriver(Arc::clone(&health_config)))
-    .with_derive(crate::topology::deriver(
-        Arc::clone(&plan),
-        Arc::clone(&plan_traps),
-    ));
+    .with_extra({
+        let mut health = crate::health::deriver(Arc::clone(&health_config));
+        let mut topology = crate::topology::deriver(Arc::clone(&plan), Arc::clone(&plan_traps));
+        move |s| crate::fabric::Extras {
+            health: Some(health(s)),
+            topology: Some(topology(s)),
+        }
+    });
     // The source thread waits for the sockets (bound below, so a busy port
     // fails at once); the agent answers after the first sweep.
     let names = load_node_name_map(&settings)?;

@@ -23,7 +23,19 @@ use ib::model::{
 };
 use ib::source::{ControlOp, ControlReply, Source};
 use ib::types::{Guid, PortNum};
-use mibs::{Published, Publisher};
+
+/// What the daemon derives from each snapshot beside the MIB modules' rows
+/// (None: not derived, as in tests of the fabric thread alone).
+#[derive(Clone, Default)]
+pub struct Extras {
+    pub health: Option<Arc<crate::health::HealthReport>>,
+    pub topology: Option<Arc<crate::topology::Published>>,
+}
+
+/// A published snapshot with the modules' rows and the daemon's extras.
+pub type Published = mibs::Published<Extras>;
+/// The fabric thread's publisher.
+pub type Publisher = mibs::Publisher<Extras>;
 use tokio::sync::oneshot;
 use tracing::{debug, info, warn};
 
@@ -513,7 +525,7 @@ mod tests {
         let source = SimSource::default_fabric(SimConfig::default()).unwrap();
         let (thread, first) = FabricThread::start(
             Box::new(source),
-            Publisher::new(),
+            mibs::Publisher::new().with_extra(|_| Extras::default()),
             Duration::from_secs(3600),
         )
         .unwrap();

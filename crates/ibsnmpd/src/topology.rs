@@ -138,12 +138,12 @@ pub struct Published(pub Option<TopologyReport>);
 pub fn deriver(
     plan: SharedPlan,
     traps: Arc<OnceLock<crate::traps::Traps>>,
-) -> Box<dyn mibs::publish::Derive> {
+) -> Box<dyn FnMut(&Arc<Snapshot>) -> Arc<Published> + Send> {
     // Findings logged, and notified, as present.
     let mut seen: HashSet<Finding> = HashSet::new();
     let mut notified: HashSet<Finding> = HashSet::new();
     let mut plan_path: Option<PathBuf> = None;
-    Box::new(move |snap: &Arc<Snapshot>| -> mibs::publish::Derived {
+    Box::new(move |snap: &Arc<Snapshot>| -> Arc<Published> {
         let current = plan.load_full();
         let path = current.as_ref().map(|p| p.path.clone());
         if path != plan_path {
@@ -227,9 +227,9 @@ fn notification(f: &Finding, appeared: bool, total: usize) -> snmp::notify::Noti
 /// /metrics: `infiniband_topology_mismatches{kind}` and, per port a
 /// finding involves, `infiniband_topology_port_mismatch{guid,port,kind,node} 1`.
 /// Absent when no plan is configured or no sweep was compared.
-pub fn metrics(out: &mut String, published: &mibs::Published) {
+pub fn metrics(out: &mut String, published: &crate::fabric::Published) {
     use std::fmt::Write as _;
-    let Some(r) = published.get::<Published>().and_then(|p| p.0.as_ref()) else {
+    let Some(r) = published.extra.topology.as_ref().and_then(|p| p.0.as_ref()) else {
         return;
     };
     out.push_str("# HELP infiniband_topology_mismatches Differences between the fabric and its cabling plan ([topology] expected), by kind\n# TYPE infiniband_topology_mismatches gauge\n");

@@ -16,7 +16,7 @@ use std::any::Any;
 use std::fmt::Debug;
 use std::sync::Arc;
 
-use crate::view::SystemState;
+use crate::SystemState;
 
 /// A module's change to one object instance.
 pub trait ModuleChange: Any + Debug + DynEq + Send + Sync {

@@ -17,20 +17,26 @@ pub mod change;
 pub mod core;
 pub mod modules;
 pub mod oids;
-pub mod publish;
-pub mod state;
-pub mod view;
 
-// The modules' paths as they were before `modules/` (mibs::if_mib, ...).
-pub use crate::core::admin;
+// The paths as they were before `core/` and `modules/` (mibs::if_mib, ...).
+pub use crate::core::{admin, publish, state, view};
 pub use modules::{
     disman_event, ib_if_mib, ib_pm_mib, ib_sm_mib, ib_sm_req, if_mib, notifications, snmp_mpd,
     snmp_notification, snmp_target, snmp_usm, snmp_vacm, snmpv2,
 };
 
 pub use change::Change;
-pub use publish::{Published, Publisher};
-pub use view::{SysOrEntry, SystemState, View};
+pub use view::SysOrEntry;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::time::Instant;
+
+use ib::model::Snapshot;
+use snmp::agent::SnmpStats;
+use snmp::oid::Oid;
+use snmp::table::RowSet;
+
+use crate::state::{Persisted, PersistedState, Unreadable};
 
 /// One registrable MIB object of ibsnmpd.
 pub type Object = Arc<dyn MibObject<View, Change>>;
@@ -52,9 +58,6 @@ pub struct ModuleDef {
     pub or_entry: fn() -> Option<SysOrEntry>,
     /// Its objects, ready for `Dispatcher::register_all`.
     pub objects: fn() -> Vec<Object>,
-    /// Its per-snapshot derivation (rows derived once at publish time, with
-    /// the module's own history), if it has one.
-    pub derive: Option<DeriveFn>,
     /// Columns of served tables deliberately not served, with the reason
     /// (checked against the MIB files by tests/coverage.rs).
     pub omitted: &'static [(&'static [u32], &'static str)],
@@ -65,13 +68,11 @@ pub struct ModuleDef {
     /// Checks a source's answer to a fabric operation: Err(reason) when it
     /// "succeeded" without taking effect. Ok for operations not its own.
     pub check_reply: Option<CheckReplyFn>,
-    /// Its persisted state (values set over SNMP), if it keeps any.
-    pub state: Option<state::StateCodec>,
 }
 
 impl ModuleDef {
-    /// A module of objects only: no derivation, omitted columns, fabric
-    /// operations or persisted state (set those with `..` on top of it).
+    /// A module of objects only: no omitted columns or fabric operations
+    /// (set those with `..` on top of it).
     pub const fn plain(
         name: &'static str,
         or_entry: fn() -> Option<SysOrEntry>,
@@ -81,17 +82,15 @@ impl ModuleDef {
             name,
             or_entry,
             objects,
-            derive: None,
             omitted: &[],
             fabric_ops: None,
             check_reply: None,
-            state: None,
         }
     }
 }
 
-/// Daemon settings that modules' derivations read; the registry hands the
-/// same value to every deriver, each module reads its own fields.
+/// Daemon settings that modules' derivations read; [`Deriver::new`] hands
+/// each module its own fields.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct DeriveOptions {
     /// IF-MIB: added to every ifIndex (AgentX mode with IF-MIB rows, where the
@@ -108,8 +107,6 @@ pub struct DeriveOptions {
     pub opensm_conf: Option<std::path::PathBuf>,
 }
 
-/// See [`ModuleDef::derive`].
-pub type DeriveFn = fn(&DeriveOptions) -> Box<dyn publish::Derive>;
 /// See [`ModuleDef::fabric_ops`].
 pub type FabricOpsFn = fn(&[Change]) -> Vec<(usize, ib::source::ControlOp)>;
 /// See [`ModuleDef::check_reply`].
@@ -144,10 +141,358 @@ pub fn modules() -> Vec<Module> {
         .collect()
 }
 
-/// A fresh deriver of every module that derives rows (one publisher's).
-pub(crate) fn derivers(opts: &DeriveOptions) -> Vec<Box<dyn publish::Derive>> {
+/// The fabric operations of a request's [`change::Effect::Grouped`] changes,
+/// each with the index of the first change it came from.
+pub fn grouped_fabric_ops(changes: &[Change]) -> Vec<(usize, ib::source::ControlOp)> {
+    let mut ops: Vec<_> = REGISTRY
+        .iter()
+        .filter_map(|d| d.fabric_ops)
+        .flat_map(|f| f(changes))
+        .collect();
+    ops.sort_by_key(|(i, _)| *i);
+    ops
+}
+
+/// Checks a source's answer to a fabric operation: Err(reason) when the
+/// operation "succeeded" without taking effect (commitFailed).
+pub fn check_reply(
+    op: &ib::source::ControlOp,
+    reply: &ib::source::ControlReply,
+) -> Result<(), String> {
     REGISTRY
         .iter()
-        .filter_map(|d| d.derive.map(|f| f(opts)))
-        .collect()
+        .filter_map(|d| d.check_reply)
+        .try_for_each(|f| f(op, reply))
 }
+
+// ------------------------------------------------------------ derivation
+
+/// What the modules derive from one snapshot: one typed field per module
+/// that derives rows (a module without its field does not compile).
+#[derive(Debug, Default)]
+pub struct Derived {
+    /// IF-MIB's interfaces (ifIndex, counters' discontinuities).
+    pub if_mib: if_mib::Interfaces,
+    /// IB-PM-MIB's node rows.
+    pub pm: ib_pm_mib::PmRows,
+    /// IB-SM-MIB's rows.
+    pub sm: ib_sm_mib::SmRows,
+}
+
+/// Every module's derivation with the history it keeps, owned by one
+/// publisher.
+#[derive(Debug)]
+pub struct Deriver {
+    if_mib: if_mib::IfHistory,
+    sm: ib_sm_mib::SmHistory,
+}
+
+impl Deriver {
+    /// The derivation with the daemon's settings, each module given its own.
+    pub fn new(opts: &DeriveOptions) -> Self {
+        Deriver {
+            if_mib: if_mib::IfHistory::with_if_index_offset(opts.if_index_offset),
+            sm: ib_sm_mib::SmHistory::new(opts),
+        }
+    }
+}
+
+impl publish::Derive for Deriver {
+    type Rows = Derived;
+
+    fn derive(&mut self, s: &Arc<Snapshot>) -> Derived {
+        Derived {
+            if_mib: self.if_mib.derive(s),
+            pm: ib_pm_mib::PmRows(ib_pm_mib::node_rows(s)),
+            sm: self.sm.rows(s),
+        }
+    }
+}
+
+/// A snapshot with what the modules derived from it, and the publisher's
+/// owner's extra `X` (see [`publish`]).
+pub type Published<X = ()> = publish::Published<Derived, X>;
+/// Turns each snapshot of one source into a [`Published`].
+pub type Publisher<X = ()> = publish::Publisher<Deriver, X>;
+
+impl Publisher {
+    /// A publisher of every module's rows with default settings.
+    pub fn new() -> Self {
+        Publisher::with_options(&DeriveOptions::default())
+    }
+
+    /// A publisher whose modules derive with `opts`.
+    pub fn with_options(opts: &DeriveOptions) -> Self {
+        publish::Publisher::of(Deriver::new(opts))
+    }
+}
+
+impl Default for Publisher {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl<X: Default> Published<X> {
+    /// `snapshot` derived on its own, with no history (as an agent's first
+    /// snapshot): the placeholder before the first sweep, tests. Successive
+    /// snapshots of a source go through one [`Publisher`].
+    pub fn new(snapshot: Arc<Snapshot>) -> Self {
+        let p = Publisher::new().publish(snapshot);
+        publish::Published {
+            snapshot: p.snapshot,
+            derived: p.derived,
+            extra: X::default(),
+        }
+    }
+}
+
+// ------------------------------------------------------------ agent state
+
+/// Declares [`ModuleStates`]: one typed field per module that keeps values
+/// set over SNMP, and its reading and writing as one state file.
+macro_rules! module_states {
+    ($($field:ident: $ty:ty,)*) => {
+        /// Every module's values set over SNMP, one typed field each
+        /// (persisted; serde per field, keyed by module name in the state
+        /// file). Cheap to clone (one `Arc` per module), so a Set copies
+        /// it, changes its module's value and publishes the copy.
+        #[derive(Clone, Debug, Default)]
+        pub struct ModuleStates {
+            $(pub $field: Arc<$ty>,)*
+            /// Modules whose stored part could not be read: their part of
+            /// the file is kept as it was, never rewritten from memory.
+            unreadable: Arc<BTreeSet<String>>,
+        }
+
+        $(impl StateOf for $ty {
+            fn of(s: &ModuleStates) -> &Arc<Self> {
+                &s.$field
+            }
+            fn of_mut(s: &mut ModuleStates) -> &mut Arc<Self> {
+                &mut s.$field
+            }
+        })*
+
+        impl PartialEq for ModuleStates {
+            fn eq(&self, other: &Self) -> bool {
+                true $(&& self.$field == other.$field)*
+            }
+        }
+
+        impl ModuleStates {
+            /// The names the state file knows.
+            const MODULES: &'static [&'static str] = &[$(<$ty as PersistedState>::MODULE,)*];
+
+            /// What the state file holds for these states (modules with
+            /// nothing set are left out).
+            pub fn persisted(&self) -> Result<Persisted, String> {
+                let mut p = Persisted::new();
+                self.persist_into_unless(&BTreeSet::new(), &mut p)?;
+                Ok(p)
+            }
+
+            fn persist_into_unless(&self, keep: &BTreeSet<String>, kv: &mut Persisted) -> Result<(), String> {
+                $(state::store(&*self.$field, keep, kv)?;)*
+                Ok(())
+            }
+
+            /// The states a state file holds. A module's value that does not
+            /// parse is left at its default, named in the returned problems,
+            /// and marked unreadable (its part of the file is kept as it
+            /// was, [`ModuleStates::changed_unreadable`]); a module this
+            /// agent does not know is named too.
+            pub fn restore(p: &Persisted) -> (ModuleStates, Vec<Unreadable>) {
+                let mut problems = Vec::new();
+                let mut states = ModuleStates {
+                    $($field: state::load(p, &mut problems),)*
+                    unreadable: Arc::default(),
+                };
+                for name in p.keys().filter(|k| !Self::MODULES.contains(&k.as_str())) {
+                    problems.push(Unreadable {
+                        module: name.clone(),
+                        error: "no such module".to_string(),
+                    });
+                }
+                states.unreadable = Arc::new(problems.iter().map(|u| u.module.clone()).collect());
+                (states, problems)
+            }
+
+            /// The first module whose stored part could not be read and
+            /// whose state differs from `before`'s: a change that could not
+            /// be persisted (its part is kept as it was), so a Set of it
+            /// must fail.
+            pub fn changed_unreadable(&self, before: &ModuleStates) -> Option<&'static str> {
+                let unreadable = |m: &str| self.unreadable.contains(m);
+                $(if unreadable(<$ty as PersistedState>::MODULE) && self.$field != before.$field {
+                    return Some(<$ty as PersistedState>::MODULE);
+                })*
+                None
+            }
+
+            /// The states of a version 1 state file (flat keys).
+            pub fn from_v1(kv: &BTreeMap<String, String>) -> ModuleStates {
+                ModuleStates {
+                    $($field: Arc::new(<$ty as PersistedState>::from_v1(kv)),)*
+                    unreadable: Arc::default(),
+                }
+            }
+        }
+    };
+}
+
+module_states! {
+    system: snmpv2::SystemGroup,
+    if_mib: if_mib::IfMibState,
+    pm: ib_pm_mib::PmState,
+    target: snmp_target::TargetState,
+    notify: snmp_notification::NotifyState,
+    usm: snmp_usm::UsmState,
+    vacm: snmp_vacm::VacmState,
+}
+
+/// A module's field of [`ModuleStates`], for code generic over the module
+/// (the admin tables' adapter).
+pub trait StateOf: PersistedState {
+    fn of(s: &ModuleStates) -> &Arc<Self>;
+    fn of_mut(s: &mut ModuleStates) -> &mut Arc<Self>;
+}
+
+impl ModuleStates {
+    /// Module `T`'s state (its default when nothing was set).
+    pub fn get<T: StateOf>(&self) -> Option<&T> {
+        Some(T::of(self))
+    }
+
+    /// Changes module `T`'s state.
+    pub fn update<T: StateOf>(&mut self, f: impl FnOnce(&mut T)) {
+        f(Arc::make_mut(T::of_mut(self)));
+    }
+
+    /// Writes these states over what a state file held: each module's value,
+    /// a module set back to its default taken out; a stored value this agent
+    /// could not read left as it was.
+    pub fn persist_into(&self, kv: &mut Persisted) -> Result<(), String> {
+        self.persist_into_unless(&self.unreadable, kv)
+    }
+}
+
+/// The agent's own state: what the system group shows, what Sets change,
+/// and the runtime tables of requests and monitors.
+///
+/// Immutable once published; a Set produces a new `SystemState` (see
+/// [`crate::change::Change::apply`]). The first fields are what was
+/// configured; values set over SNMP live in `modules`, each module's in its
+/// own typed field, and only those are stored on disk
+/// ([`SystemState::restore`] at start).
+#[derive(Clone, Debug)]
+pub struct SystemState {
+    /// sysDescr.
+    pub descr: String,
+    /// sysObjectID.
+    pub object_id: Oid,
+    pub contact: String,
+    pub name: String,
+    pub location: String,
+    /// snmpEnableAuthenTraps: true = enabled(1).
+    pub enable_authen_traps: bool,
+    /// When the agent started: sysUpTime counts from here.
+    pub started: Instant,
+    /// sysORTable rows by sysORIndex; set with [`SystemState::set_or_table`].
+    pub or_rows: RowSet<SysOrEntry>,
+    /// sysORLastChange (centiseconds of sysUpTime).
+    pub or_last_change: u32,
+    /// Each module's values set over SNMP (typed, persisted). Defaults
+    /// above stay what was configured.
+    pub modules: ModuleStates,
+    /// Whether secrets (SM_Key, M_Key) may be read at all (config switch
+    /// `secrets`, default off: they read as zeros).
+    pub secrets: bool,
+    /// IB-SM-MIB's request sessions (runtime, never persisted): read in
+    /// place by requests, changed by Sets and by answers coming in.
+    pub requests: Arc<ib_sm_req::Sessions>,
+    /// DISMAN-EVENT-MIB's configured triggers and their counters (the
+    /// daemon's monitor task samples them).
+    pub monitors: Arc<disman_event::Monitors>,
+}
+
+/// The agent's state by the name of the issue 38 design.
+pub type AgentState = SystemState;
+
+impl SystemState {
+    /// A fresh state with the given defaults and no sysORTable rows.
+    pub fn new(descr: String, object_id: Oid) -> Self {
+        SystemState {
+            descr,
+            object_id,
+            contact: String::new(),
+            name: String::new(),
+            location: String::new(),
+            enable_authen_traps: false,
+            started: Instant::now(),
+            or_rows: RowSet::new(),
+            or_last_change: 0,
+            modules: ModuleStates::default(),
+            secrets: false,
+            requests: Arc::default(),
+            monitors: Arc::default(),
+        }
+    }
+
+    /// Replaces sysORTable: `entries` get sysORIndex 1, 2, ... in order.
+    pub fn set_or_table(&mut self, entries: Vec<SysOrEntry>) {
+        self.or_rows = RowSet::from_pairs(
+            entries
+                .into_iter()
+                .enumerate()
+                .map(|(i, e)| (vec![u32::try_from(i + 1).unwrap_or(u32::MAX)], e)),
+        );
+    }
+
+    /// sysUpTime now, in centiseconds (wraps like TimeTicks).
+    pub fn up_time(&self) -> u32 {
+        let cs = self.started.elapsed().as_millis() / 10;
+        (cs % (u32::MAX as u128 + 1)) as u32
+    }
+
+    /// Puts back what the state file holds; returns what could not be read
+    /// (each such module keeps its defaults).
+    pub fn restore(&mut self, p: &Persisted) -> Vec<Unreadable> {
+        let (modules, problems) = ModuleStates::restore(p);
+        self.modules = modules;
+        problems
+    }
+}
+
+// ------------------------------------------------------------ the view
+
+/// What one request is answered from: the published snapshot and rows,
+/// the agent's state, the engine's counters.
+pub type View = view::View<SystemState, Derived>;
+
+impl View {
+    /// The per-request view from a published snapshot (no derivation).
+    pub fn from_published<X>(
+        p: &Published<X>,
+        system: Arc<SystemState>,
+        stats: Arc<SnmpStats>,
+    ) -> Self {
+        view::View {
+            snapshot: Arc::clone(&p.snapshot),
+            derived: Arc::clone(&p.derived),
+            secrets: system.secrets,
+            user: None,
+            system,
+            stats,
+        }
+    }
+
+    /// A view deriving the per-snapshot parts now, with no history (tests,
+    /// one-off uses; see [`Published::new`]).
+    pub fn new(snapshot: Arc<Snapshot>, system: Arc<SystemState>, stats: Arc<SnmpStats>) -> Self {
+        View::from_published(&Published::<()>::new(snapshot), system, stats)
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -26,8 +26,7 @@ use snmp::rowstatus::{ColumnSet, Row, RowChange, RowRules, RowStatus, RowTable};
 use snmp::value::{Value, VarBind};
 
 use crate::change::{Change, Effect, ModuleChange};
-use crate::state::PersistedState;
-use crate::view::{SystemState, View};
+use crate::{SystemState, View};
 
 /// The most rows one administrative table holds (an unauthenticated peer
 /// cannot create any, an authorized one cannot exhaust memory).
@@ -65,7 +64,7 @@ impl StorageType {
 
 /// What a module's state does after one of its tables changed: rebuild what
 /// it derives from the rows (the engine's users, the VACM, the sinks).
-pub trait AdminState: PersistedState {
+pub trait AdminState: crate::StateOf {
     fn refresh(&mut self) {}
 }
 

@@ -9,7 +9,7 @@ use snmp::table::{RowSet, Table};
 
 use crate::change::Change;
 use crate::core::util::oid;
-use crate::view::View;
+use crate::View;
 
 pub use snmp::table::{Column, ReadFn, ReadOctetsFn, WriteFn};
 

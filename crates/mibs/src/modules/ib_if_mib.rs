@@ -31,7 +31,8 @@ use crate::core::column::{index, ro, table, Col};
 use crate::if_mib::ifs;
 use crate::if_mib::{IfRow, IpoibRow, VlRow};
 use crate::oids::ib_if_mib as o;
-use crate::view::{SysOrEntry, View};
+use crate::view::SysOrEntry;
+use crate::View;
 
 /// This module in the registry ([`crate::REGISTRY`]).
 pub const DEF: crate::ModuleDef =

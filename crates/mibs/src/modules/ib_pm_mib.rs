@@ -47,8 +47,9 @@ use snmp::value::Value;
 use crate::change::{Change, Effect, ModuleChange};
 use crate::core::column::{ro, rw, table, Col};
 use crate::oids::ib_pm_mib as o;
-use crate::state::{PersistedState, StateCodec};
-use crate::view::{SysOrEntry, SystemState, View};
+use crate::state::PersistedState;
+use crate::view::SysOrEntry;
+use crate::{SystemState, View};
 
 /// PortSelect of a row never set: port 1.
 pub const DEFAULT_PORT_SELECT: u8 = 1;
@@ -60,11 +61,9 @@ pub const DEF: crate::ModuleDef = crate::ModuleDef {
     name: "IB-PM-MIB",
     or_entry: || Some(or_entry()),
     objects,
-    derive: Some(deriver),
     omitted: &[],
     fabric_ops: Some(fabric_ops),
     check_reply: Some(check_reply),
-    state: Some(StateCodec::of::<PmState>()),
 };
 
 /// sysORTable row for this module. Its MODULE-IDENTITY `pm` (117) and
@@ -116,17 +115,12 @@ pub fn node_rows(snap: &Snapshot) -> RowSet<NodeIdx> {
     })
 }
 
-fn deriver(_: &crate::DeriveOptions) -> Box<dyn crate::publish::Derive> {
-    Box::new(|s: &Arc<Snapshot>| -> crate::publish::Derived { Arc::new(PmRows(node_rows(s))) })
-}
-
-/// IB-PM-MIB's derived rows, as stored in a [`crate::Published`].
+/// IB-PM-MIB's derived rows, as stored in [`crate::Derived`].
 #[derive(Debug, Default)]
 pub struct PmRows(pub RowSet<NodeIdx>);
 
 fn rows(v: &View) -> &RowSet<NodeIdx> {
-    static NONE: std::sync::LazyLock<PmRows> = std::sync::LazyLock::new(PmRows::default);
-    &v.get::<PmRows>().unwrap_or(&NONE).0
+    &v.derived.pm.0
 }
 
 fn node(v: &View, n: NodeIdx) -> Option<&Node> {
@@ -796,8 +790,8 @@ mod tests {
         ));
         let published = crate::Publisher::new().publish(snap);
         let order: Vec<u64> = published
-            .get::<PmRows>()
-            .unwrap()
+            .derived
+            .pm
             .0
             .rows()
             .iter()

@@ -26,7 +26,7 @@
 //!   allows them ([`View::secrets`]).
 
 use std::collections::{BTreeMap, HashMap};
-use std::sync::{Arc, LazyLock};
+use std::sync::Arc;
 use std::time::Instant;
 
 use ib::model::{McastGroup, Node, NodeIdx, Port, PortIdx, Snapshot};
@@ -40,8 +40,8 @@ use crate::change::Change;
 use crate::core::column::{ro, ro_octets, rw, Col};
 use crate::if_mib::ticks_at;
 use crate::oids::ib_sm_mib as o;
-use crate::publish::{Derive, Derived};
-use crate::view::{SysOrEntry, View};
+use crate::view::SysOrEntry;
+use crate::View;
 use ib::opensm::{OpenSmConf, SmOption};
 pub use ib::opensm::{PartitionOp, SmOp};
 
@@ -75,11 +75,9 @@ pub const DEF: crate::ModuleDef = crate::ModuleDef {
     name: "IB-SM-MIB",
     or_entry: || Some(or_entry()),
     objects,
-    derive: Some(deriver),
     omitted: CONFIG_OMITTED,
     fabric_ops: Some(fabric_ops),
     check_reply: None,
-    state: None,
 };
 
 /// sysORTable row: the IB-SM-MIB module identity.
@@ -89,15 +87,6 @@ pub fn or_entry() -> SysOrEntry {
         "IB-SM-MIB: the InfiniBand subnet as its Subnet Manager sees it \
          (nodes, ports, switches, SMs, links, partitions, multicast, services)",
     )
-}
-
-fn deriver(opts: &crate::DeriveOptions) -> Box<dyn Derive> {
-    Box::new(SmHistory {
-        sm_control: opts.sm_control,
-        port_writes: opts.port_writes,
-        opensm_conf: opts.opensm_conf.clone(),
-        ..SmHistory::default()
-    })
 }
 
 /// Octets of one ibSmPartitionVector element.
@@ -157,12 +146,6 @@ pub struct SmHistory {
     mcast: HashMap<[u8; 16], (Vec<u8>, Option<Instant>)>,
 }
 
-impl Derive for SmHistory {
-    fn derive(&mut self, s: &Arc<Snapshot>) -> Derived {
-        Arc::new(self.rows(s))
-    }
-}
-
 fn prefix(s: &Snapshot, out: &mut Vec<u32>) {
     FixedOctets::<8>::encode(&s.subnet_prefix.to_be_bytes(), out);
 }
@@ -191,6 +174,16 @@ fn vectors(elements: &[u8], size: usize) -> Vec<Vec<u8>> {
 }
 
 impl SmHistory {
+    /// A history with the daemon's settings (IB-SM-MIB's fields).
+    pub fn new(opts: &crate::DeriveOptions) -> Self {
+        SmHistory {
+            sm_control: opts.sm_control,
+            port_writes: opts.port_writes,
+            opensm_conf: opts.opensm_conf.clone(),
+            ..SmHistory::default()
+        }
+    }
+
     /// Folds in the next snapshot and derives its rows.
     pub fn rows(&mut self, s: &Snapshot) -> SmRows {
         let now = Instant::now();
@@ -457,8 +450,7 @@ const fn vector_cols(
 
 /// This module's rows for the view's snapshot.
 pub fn sm_rows(v: &View) -> &SmRows {
-    static NONE: LazyLock<SmRows> = LazyLock::new(SmRows::default);
-    v.get::<SmRows>().unwrap_or(&NONE)
+    &v.derived.sm
 }
 
 fn u(x: impl Into<u32>) -> Option<Value> {

@@ -28,11 +28,15 @@
 //! objects), `path`, `multipath`, `trace` (each request's columns and
 //! how it is answered from a snapshot).
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
+
+use snmp::rowstatus::RowData;
+use snmp::value::Value;
 
 use crate::core::util::last;
 use crate::oids::ib_sm_mib as o;
 
+mod answer;
 mod columns;
 mod multipath;
 mod path;
@@ -40,9 +44,10 @@ mod store;
 mod tables;
 mod trace;
 
+pub use answer::{Answer, Kind, TraceHop};
 pub use multipath::{local_multipaths, MultiPathQuery, MultiPathReq};
 pub use path::{local_paths, PathReq};
-pub use store::{Answer, Job, JobKind, Kind, RequestChange, Sessions, TraceHop};
+pub use store::{Job, JobKind, RequestChange, Sessions};
 use tables::{ReqTable, Results};
 pub use trace::{trace_hops, TraceReq};
 
@@ -73,6 +78,31 @@ fn objects() -> Vec<crate::Object> {
             trace::TRACE_COLS.len(),
         )),
     ]
+}
+
+/// What differs between the two request tables.
+trait ReqKind: RowData + Default + PartialEq + Eq + std::fmt::Debug + Send + Sync + 'static {
+    const KIND: Kind;
+    const ENTRY: &'static [u32];
+    /// The highest column (from the row's column declarations).
+    fn last_column() -> u32;
+    fn created(&self) -> Instant;
+    fn set_created(&mut self, t: Instant);
+    fn column(&self, column: u32) -> Option<Value>;
+}
+
+/// An answer as result rows: each row's cells from column 4 on.
+fn render(answer: &Answer) -> Vec<Vec<Value>> {
+    match answer {
+        Answer::Paths(r) => r
+            .iter()
+            .map(|t| path::PATH_COLS.iter().map(|c| (c.read)(t)).collect())
+            .collect(),
+        Answer::Trace(h) => h
+            .iter()
+            .map(|h| trace::TRACE_COLS.iter().map(|c| (c.read)(h)).collect())
+            .collect(),
+    }
 }
 
 /// Default idle time before a session is aged out (`request_session_timeout`).

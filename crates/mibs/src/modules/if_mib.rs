@@ -33,8 +33,9 @@ use crate::change::{Change, Effect, ModuleChange};
 use crate::core::column::{index, ro, rw, table, Col};
 use crate::core::util::oid;
 use crate::oids::if_mib as o;
-use crate::state::{PersistedState, StateCodec};
-use crate::view::{SysOrEntry, SystemState, View};
+use crate::state::PersistedState;
+use crate::view::SysOrEntry;
+use crate::{SystemState, View};
 
 pub use interfaces::{ticks_at, IfHistory, IfRow, Interfaces, IpoibRow, VlRow};
 
@@ -120,21 +121,9 @@ fn alias(system: &SystemState, if_index: u32) -> Vec<u8> {
         .unwrap_or_default()
 }
 
-/// The interfaces derived from the view's snapshot (none when the
-/// registry runs no IF-MIB deriver).
+/// The interfaces derived from the view's snapshot.
 pub fn interfaces(v: &View) -> &Interfaces {
-    static NONE: std::sync::LazyLock<Interfaces> = std::sync::LazyLock::new(Interfaces::default);
-    v.get::<Interfaces>().unwrap_or(&NONE)
-}
-
-fn deriver(opts: &crate::DeriveOptions) -> Box<dyn crate::publish::Derive> {
-    Box::new(IfHistory::with_if_index_offset(opts.if_index_offset))
-}
-
-impl crate::publish::Derive for IfHistory {
-    fn derive(&mut self, s: &Arc<ib::model::Snapshot>) -> crate::publish::Derived {
-        Arc::new(IfHistory::derive(self, s))
-    }
+    &v.derived.if_mib
 }
 
 /// This module in the registry ([`crate::REGISTRY`]).
@@ -142,7 +131,6 @@ pub const DEF: crate::ModuleDef = crate::ModuleDef {
     name: "IF-MIB",
     or_entry: || Some(or_entry()),
     objects,
-    derive: Some(deriver),
     omitted: &[
         (
             o::IF_IN_N_UCAST_PKTS,
@@ -157,7 +145,6 @@ pub const DEF: crate::ModuleDef = crate::ModuleDef {
     ],
     fabric_ops: None,
     check_reply: None,
-    state: Some(StateCodec::of::<IfMibState>()),
 };
 
 /// sysORTable row: the IF-MIB module identity.

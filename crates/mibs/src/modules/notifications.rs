@@ -20,7 +20,7 @@ use std::collections::HashSet;
 
 use crate::if_mib::port::{admin_status, if_index, oper_status, OperStatus};
 use crate::oids::{ib_sm_mib as sm, if_mib, snmpv2_mib};
-use crate::view::SystemState;
+use crate::SystemState;
 
 /// ibSmTrapType: the IBA Notice's Type.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

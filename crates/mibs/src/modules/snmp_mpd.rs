@@ -11,7 +11,8 @@ use snmp::value::Value;
 
 use crate::change::Change;
 use crate::core::util::oid;
-use crate::view::{SysOrEntry, View};
+use crate::view::SysOrEntry;
+use crate::View;
 
 /// snmpMPDMIB (no MIB file of it ships in mibs/: its three counters are all
 /// it serves).

@@ -27,8 +27,9 @@ use crate::core::admin::{self, AdminRow, AdminRows, AdminState, AdminTable, Stor
 use crate::core::util::last;
 use crate::oids::snmp_notification_mib as o;
 use crate::snmp_target::{self as target, integer, octets, TargetState};
-use crate::state::{PersistedState, StateCodec};
-use crate::view::{SysOrEntry, SystemState, View};
+use crate::state::PersistedState;
+use crate::view::SysOrEntry;
+use crate::{SystemState, View};
 
 /// The module's state: its three tables.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -387,7 +388,6 @@ pub fn targets(system: &SystemState, configured: bool) -> Vec<Selected> {
 
 /// This module in the registry ([`crate::REGISTRY`]).
 pub const DEF: crate::ModuleDef = crate::ModuleDef {
-    state: Some(StateCodec::of::<NotifyState>()),
     ..crate::ModuleDef::plain(
         "SNMP-NOTIFICATION-MIB",
         || {

@@ -23,8 +23,9 @@ use crate::change::Change;
 use crate::core::admin::{self, AdminRow, AdminRows, AdminState, AdminTable, SpinLock};
 use crate::core::util::{last, oid};
 use crate::oids::snmp_target_mib as o;
-use crate::state::{PersistedState, StateCodec};
-use crate::view::{SysOrEntry, View};
+use crate::state::PersistedState;
+use crate::view::SysOrEntry;
+use crate::View;
 
 /// snmpUDPDomain (SNMPv2-TM).
 pub const SNMP_UDP_DOMAIN: &[u32] = &[1, 3, 6, 1, 6, 1, 1];
@@ -450,7 +451,6 @@ impl AdminRow for TargetParams {
 
 /// This module in the registry ([`crate::REGISTRY`]).
 pub const DEF: crate::ModuleDef = crate::ModuleDef {
-    state: Some(StateCodec::of::<TargetState>()),
     ..crate::ModuleDef::plain(
         "SNMP-TARGET-MIB",
         || {

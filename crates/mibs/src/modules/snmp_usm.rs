@@ -21,8 +21,9 @@ use snmp::value::Value;
 use crate::core::admin::{self, AdminRow, AdminRows, AdminState, AdminTable, SpinLock};
 use crate::core::util::last as last_arc;
 use crate::oids::snmp_user_based_sm_mib as o;
-use crate::state::{PersistedState, StateCodec};
-use crate::view::{SysOrEntry, View};
+use crate::state::PersistedState;
+use crate::view::SysOrEntry;
+use crate::View;
 
 /// snmpUsmMIB.
 const SNMP_USM_MIB: &[u32] = &[1, 3, 6, 1, 6, 3, 15];
@@ -40,7 +41,6 @@ const PUBLIC: u32 = last_arc(o::USM_USER_PUBLIC);
 
 /// This module in the registry ([`crate::REGISTRY`]).
 pub const DEF: crate::ModuleDef = crate::ModuleDef {
-    state: Some(StateCodec::of::<UsmState>()),
     omitted: &[],
     ..crate::ModuleDef::plain(
         "SNMP-USER-BASED-SM-MIB",

@@ -27,13 +27,13 @@ use crate::core::admin::{self, AdminRow, AdminRows, AdminState, AdminTable, Spin
 use crate::core::column::{ro, table};
 use crate::core::util::last;
 use crate::oids::snmp_view_based_acm_mib as o;
-use crate::state::{PersistedState, StateCodec};
-use crate::view::{SysOrEntry, View};
+use crate::state::PersistedState;
+use crate::view::SysOrEntry;
 use crate::Object;
+use crate::View;
 
 /// This module in the registry ([`crate::REGISTRY`]).
 pub const DEF: crate::ModuleDef = crate::ModuleDef {
-    state: Some(StateCodec::of::<VacmState>()),
     ..crate::ModuleDef::plain(
         "SNMP-VIEW-BASED-ACM-MIB",
         || {

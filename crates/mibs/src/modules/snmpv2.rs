@@ -15,8 +15,9 @@ use crate::change::{Change, Effect, ModuleChange};
 use crate::core::column::{index, ro, table, Col};
 use crate::core::util::{last, oid};
 use crate::oids::snmpv2_mib as o;
-use crate::state::{PersistedState, StateCodec};
-use crate::view::{SysOrEntry, SystemState, View};
+use crate::state::PersistedState;
+use crate::view::SysOrEntry;
+use crate::{SystemState, View};
 
 /// sysObjectID of ibsnmpd: `infinibandMIB.100.1` (1.3.6.1.3.117.100.1).
 ///
@@ -35,7 +36,6 @@ const DISPLAY_STRING_MAX: usize = 255;
 
 /// This module in the registry ([`crate::REGISTRY`]).
 pub const DEF: crate::ModuleDef = crate::ModuleDef {
-    state: Some(StateCodec::of::<SystemGroup>()),
     ..crate::ModuleDef::plain("SNMPv2-MIB", || Some(or_entry()), objects)
 };
 
@@ -280,7 +280,7 @@ fn snmp_group() -> Scalars<View, Change> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::view::SystemState;
+    use crate::SystemState;
     use ib::model::{CounterHistory, SnapshotBuilder, SweepInfo};
     use snmp::agent::SnmpStats;
     use snmp::dispatch::Dispatcher;

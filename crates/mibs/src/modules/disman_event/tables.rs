@@ -15,8 +15,8 @@ use super::{
 use crate::core::column::{index, ro, table, Col};
 use crate::core::util::{last, oid};
 use crate::oids::{disman_event_mib as o, snmpv2_mib};
-use crate::view::View;
 use crate::Object;
+use crate::View;
 
 fn text(s: &str) -> Value {
     Value::OctetString(s.as_bytes().to_vec())

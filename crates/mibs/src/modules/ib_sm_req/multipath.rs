@@ -9,14 +9,13 @@ use ib::mad::sa::{MultiPathRecord, MultiPathRecordHead, PathRecord};
 use ib::model::Snapshot;
 use ib::types::Gid;
 use snmp::mib::SetError;
-use snmp::rowstatus::{RowChange, RowData};
+use snmp::rowstatus::RowData;
 use snmp::value::Value;
 
+use super::answer::{Answer, Kind};
 use super::columns::{self, bytes, checked, gauge, num8, octets, put, ReqCol};
 use super::path::component;
-use super::store::{Answer, Kind, RequestChange, Sessions};
-use super::tables::ReqKind;
-use super::COMP_MASK;
+use super::{ReqKind, COMP_MASK};
 use crate::oids::ib_sm_mib as o;
 use std::time::Instant;
 
@@ -325,9 +324,6 @@ impl ReqKind for MultiPathReq {
     fn last_column() -> u32 {
         columns::last_column(OWN_COLS).max(columns::last_column(TEMPLATE_COLS))
     }
-    fn table(s: &Sessions) -> &snmp::rowstatus::RowTable<Self> {
-        &s.multipath
-    }
     fn created(&self) -> Instant {
         self.created
     }
@@ -342,9 +338,6 @@ impl ReqKind for MultiPathReq {
             Some(c) => Some((c.read)(&self.template)),
             None => columns::find(OWN_COLS, column).map(|c| (c.read)(self)),
         }
-    }
-    fn change(c: Vec<RowChange<Self>>) -> RequestChange {
-        RequestChange::MultiPath(c)
     }
 }
 

@@ -10,12 +10,10 @@ use snmp::mib::SetError;
 use snmp::rowstatus::RowData;
 use snmp::value::Value;
 
+use super::answer::{Answer, Kind};
 use super::columns::{self, bytes, checked, gauge, int, num, num16, num8, octets, put, ReqCol};
-use super::store::{Answer, Kind, RequestChange, Sessions};
-use super::tables::ReqKind;
-use super::COMP_MASK;
+use super::{ReqKind, COMP_MASK};
 use crate::oids::ib_sm_mib as o;
-use snmp::rowstatus::{RowChange, RowTable};
 
 /// An ibSmPathReqTable row: a PathRecord template and its component mask.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -197,9 +195,6 @@ impl ReqKind for PathReq {
     fn last_column() -> u32 {
         columns::last_column(PATH_COLS)
     }
-    fn table(s: &Sessions) -> &RowTable<Self> {
-        &s.path
-    }
     fn created(&self) -> Instant {
         self.created
     }
@@ -211,9 +206,6 @@ impl ReqKind for PathReq {
             COMP_MASK => Some(bytes(&self.mask().to_be_bytes())),
             c => columns::find(PATH_COLS, c).map(|col| (col.read)(&self.template)),
         }
-    }
-    fn change(c: Vec<RowChange<Self>>) -> RequestChange {
-        RequestChange::Path(c)
     }
 }
 

@@ -1,6 +1,6 @@
 //! The request sessions: the three request tables' rows and the answers
 //! of the activated ones, as one value of the agent's state
-//! ([`crate::view::SystemState::requests`]): requests read it from their
+//! ([`crate::SystemState::requests`]): requests read it from their
 //! view without a lock; the daemon's control path changes it (Sets, answers
 //! in, ageing) and publishes a new one. Runtime state, never persisted.
 
@@ -12,10 +12,10 @@ use ib::mad::sa::PathRecord;
 use snmp::rowstatus::{RowChange, RowStatus, RowTable};
 use snmp::value::Value;
 
-use super::tables::render;
+use super::answer::{Answer, Kind};
 use super::{
-    MultiPathQuery, MultiPathReq, PathReq, TraceReq, DEFAULT_SESSIONS_MAX, DEFAULT_SESSION_TIMEOUT,
-    MAX_RESULT_ROWS, STATUS,
+    render, MultiPathQuery, MultiPathReq, PathReq, TraceReq, DEFAULT_SESSIONS_MAX,
+    DEFAULT_SESSION_TIMEOUT, MAX_RESULT_ROWS, STATUS,
 };
 
 /// An activated request to answer.
@@ -49,44 +49,6 @@ impl JobKind {
     }
 }
 
-/// A computed answer.
-#[derive(Clone, Debug, PartialEq)]
-pub enum Answer {
-    Paths(Vec<PathRecord>),
-    Trace(Vec<TraceHop>),
-}
-
-impl Answer {
-    /// Its result rows.
-    pub fn len(&self) -> usize {
-        match self {
-            Answer::Paths(p) => p.len(),
-            Answer::Trace(h) => h.len(),
-        }
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-}
-
-/// One node of a trace (the ibSmTraceResultTable columns, TraceRecord's).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct TraceHop {
-    pub id_generation: u16,
-    /// IbNodeType: 1 channel adapter, 2 switch, 3 router.
-    pub node_type: u8,
-    pub node_id: u64,
-    pub chassis_id: u64,
-    /// CA: the port's GUID; reserved (0) otherwise.
-    pub entry_port_id: u64,
-    pub exit_port_id: u64,
-    /// Switch: the port entered by (0 at the source).
-    pub entry_port: u8,
-    /// Switch: the port left by (0 at the destination).
-    pub exit_port: u8,
-}
-
 /// The answer of one activation.
 #[derive(Clone, Debug)]
 pub(super) struct Pending {
@@ -115,14 +77,6 @@ impl Default for Sessions {
     fn default() -> Self {
         Sessions::new(DEFAULT_SESSION_TIMEOUT, DEFAULT_SESSIONS_MAX)
     }
-}
-
-/// Which request table.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum Kind {
-    Path,
-    MultiPath,
-    Trace,
 }
 
 impl Sessions {
@@ -343,8 +297,41 @@ impl crate::change::ModuleChange for RequestChange {
         crate::change::Effect::Agent
     }
 
-    fn apply(&self, state: &mut crate::view::SystemState) {
+    fn apply(&self, state: &mut crate::SystemState) {
         Arc::make_mut(&mut state.requests).apply(self);
+    }
+}
+
+/// Where a request kind's rows live in the sessions, and its changes.
+pub(super) trait Stored: Sized {
+    fn table(s: &Sessions) -> &RowTable<Self>;
+    fn change(c: Vec<RowChange<Self>>) -> RequestChange;
+}
+
+impl Stored for PathReq {
+    fn table(s: &Sessions) -> &RowTable<Self> {
+        &s.path
+    }
+    fn change(c: Vec<RowChange<Self>>) -> RequestChange {
+        RequestChange::Path(c)
+    }
+}
+
+impl Stored for MultiPathReq {
+    fn table(s: &Sessions) -> &RowTable<Self> {
+        &s.multipath
+    }
+    fn change(c: Vec<RowChange<Self>>) -> RequestChange {
+        RequestChange::MultiPath(c)
+    }
+}
+
+impl Stored for TraceReq {
+    fn table(s: &Sessions) -> &RowTable<Self> {
+        &s.trace
+    }
+    fn change(c: Vec<RowChange<Self>>) -> RequestChange {
+        RequestChange::Trace(c)
     }
 }
 

@@ -6,33 +6,17 @@ use std::time::Instant;
 
 use snmp::mib::{MibObject, SetError, SetItem};
 use snmp::oid::Oid;
-use snmp::rowstatus::{ColumnSet, RowChange, RowData, RowTable};
+use snmp::rowstatus::{ColumnSet, RowChange, RowData};
 use snmp::table::Access;
 use snmp::value::{Value, VarBind};
 
-use super::path::PATH_COLS;
-use super::store::{Answer, Kind, RequestChange, Sessions};
-use super::trace::TRACE_COLS;
-use super::{CREATION_TIME, STATUS};
+use super::answer::Kind;
+use super::store::{Sessions, Stored};
+use super::{ReqKind, CREATION_TIME, STATUS};
 use crate::change::Change;
 use crate::core::util::oid;
 use crate::if_mib::ticks_at;
-use crate::view::View;
-
-/// What differs between the two request tables.
-pub(super) trait ReqKind:
-    RowData + Default + PartialEq + Eq + std::fmt::Debug + Send + Sync + 'static
-{
-    const KIND: Kind;
-    const ENTRY: &'static [u32];
-    /// The highest column (from the row's column declarations).
-    fn last_column() -> u32;
-    fn table(s: &Sessions) -> &RowTable<Self>;
-    fn created(&self) -> Instant;
-    fn set_created(&mut self, t: Instant);
-    fn column(&self, column: u32) -> Option<Value>;
-    fn change(c: Vec<RowChange<Self>>) -> RequestChange;
-}
+use crate::View;
 
 /// The request index: 8 octets of subnet prefix, then the session id.
 fn parse_req_index(index: &[u32]) -> Option<(u64, u32)> {
@@ -51,7 +35,7 @@ pub(super) struct ReqTable<R> {
     _r: std::marker::PhantomData<fn() -> R>,
 }
 
-impl<R: ReqKind> ReqTable<R> {
+impl<R: ReqKind + Stored> ReqTable<R> {
     pub(super) fn new() -> Self {
         ReqTable {
             root: oid(R::ENTRY),
@@ -78,7 +62,7 @@ impl<R: ReqKind> ReqTable<R> {
     }
 }
 
-impl<R: ReqKind> MibObject<View, Change> for ReqTable<R> {
+impl<R: ReqKind + Stored> MibObject<View, Change> for ReqTable<R> {
     fn root(&self) -> &Oid {
         &self.root
     }
@@ -188,20 +172,6 @@ impl<R: ReqKind> MibObject<View, Change> for ReqTable<R> {
 }
 
 // ----- the result tables ----------------------------------------------------------
-
-/// An answer as result rows: each row's cells from column 4 on.
-pub(super) fn render(answer: &Answer) -> Vec<Vec<Value>> {
-    match answer {
-        Answer::Paths(r) => r
-            .iter()
-            .map(|t| PATH_COLS.iter().map(|c| (c.read)(t)).collect())
-            .collect(),
-        Answer::Trace(h) => h
-            .iter()
-            .map(|h| TRACE_COLS.iter().map(|c| (c.read)(h)).collect())
-            .collect(),
-    }
-}
 
 /// The request index (9 sub-identifiers) and result index of a result row.
 const REQ_INDEX_LEN: usize = 9;

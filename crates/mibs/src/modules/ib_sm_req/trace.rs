@@ -11,12 +11,10 @@ use snmp::mib::SetError;
 use snmp::rowstatus::RowData;
 use snmp::value::Value;
 
+use super::answer::{Answer, Kind, TraceHop};
 use super::columns::{self, bytes, checked, gauge, int, num16, num8, octets, put, ReqCol};
-use super::store::{Answer, Kind, RequestChange, Sessions, TraceHop};
-use super::tables::ReqKind;
-use super::COMP_MASK;
+use super::{ReqKind, COMP_MASK};
 use crate::oids::ib_sm_mib as o;
-use snmp::rowstatus::{RowChange, RowTable};
 
 /// An ibSmTraceReqTable row: the TraceRecord template columns (kept and
 /// shown; the path traced is the path request with the same index).
@@ -194,9 +192,6 @@ impl ReqKind for TraceReq {
     fn last_column() -> u32 {
         columns::last_column(TRACE_COLS)
     }
-    fn table(s: &Sessions) -> &RowTable<Self> {
-        &s.trace
-    }
     fn created(&self) -> Instant {
         self.created
     }
@@ -208,9 +203,6 @@ impl ReqKind for TraceReq {
             COMP_MASK => Some(bytes(&self.comp_mask)),
             c => columns::find(TRACE_COLS, c).map(|col| (col.read)(&self.hop)),
         }
-    }
-    fn change(c: Vec<RowChange<Self>>) -> RequestChange {
-        RequestChange::Trace(c)
     }
 }
 

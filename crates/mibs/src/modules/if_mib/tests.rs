@@ -22,8 +22,8 @@ use snmp::value::Value;
 use crate::change::Change;
 use crate::if_mib::IfSet;
 use crate::oids::{ib_if_mib as ibo, if_mib as o};
-use crate::publish::{Published, Publisher};
-use crate::view::{SystemState, View};
+use crate::{Published, Publisher};
+use crate::{SystemState, View};
 
 fn port_info(lid: u16, state: PortState, phys: PhysPortState) -> PortInfo {
     let mut pi = PortInfo::default();
@@ -183,13 +183,20 @@ fn view(s: &Arc<Snapshot>, sys: &Arc<SystemState>) -> View {
     )
 }
 
+/// IF-MIB's objects and IB-IF-MIB's (which extends its tables), from the
+/// registry: IB-IF-MIB builds on this module, not the other way round.
+fn if_objects() -> Vec<crate::Object> {
+    crate::modules()
+        .into_iter()
+        .filter(|m| matches!(m.name, "IF-MIB" | "IB-IF-MIB"))
+        .flat_map(|m| m.objects)
+        .collect()
+}
+
 fn get(v: &View, base: &[u32], index: &[u32]) -> Value {
     let mut oid = base.to_vec();
     oid.extend_from_slice(index);
-    let objs = crate::if_mib::objects()
-        .into_iter()
-        .chain(crate::ib_if_mib::objects());
-    for obj in objs {
+    for obj in if_objects() {
         if oid.starts_with(obj.root().as_slice()) {
             return obj.get(v, &oid);
         }
@@ -350,8 +357,7 @@ fn walk_is_ordered_and_complete() {
     let s = f.ca(up(), down(), 1);
     let sys = system();
     let v = view(&s, &sys);
-    let mut objs = crate::if_mib::objects();
-    objs.extend(crate::ib_if_mib::objects());
+    let mut objs = if_objects();
     objs.sort_by(|a, b| a.root().cmp(b.root()));
     let mut seen = Vec::new();
     for obj in &objs {
