@@ -193,7 +193,15 @@ pub fn run(
     }
     let mut or_entries = Vec::new();
     let mut agentx_modules = Vec::new();
-    for m in mibs::modules() {
+    // What the modules read of the settings (writable columns, ifIndex
+    // offset, opensm.conf), given to their objects and derivations.
+    let module_options = mibs::Options {
+        if_index_offset: settings.agentx_if_index_offset,
+        sm_control: settings.opensm.is_some(),
+        port_writes: settings.port_writes,
+        opensm_conf: settings.opensm_conf.clone(),
+    };
+    for m in mibs::modules(&module_options) {
         if crate::agentx::serves(m.name) {
             agentx_modules.push(crate::agentx::Module::of(&m));
         }
@@ -218,13 +226,7 @@ pub fn run(
         .map_err(crate::config::ConfigError)?;
     // Notifications of topology findings, once the layer is up.
     let plan_traps = Arc::new(std::sync::OnceLock::new());
-    let publisher = Publisher::with_options(&mibs::DeriveOptions {
-        if_index_offset: settings.agentx_if_index_offset,
-        sm_control: settings.opensm.is_some(),
-        port_writes: settings.port_writes,
-        opensm_conf: settings.opensm_conf.clone(),
-    })
-    .with_extra({
+    let publisher = Publisher::with_options(&module_options).with_extra({
         let mut health = crate::health::deriver(Arc::clone(&health_config));
         let mut topology = crate::topology::deriver(Arc::clone(&plan), Arc::clone(&plan_traps));
         move |s| crate::fabric::Extras {

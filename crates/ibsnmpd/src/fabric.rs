@@ -75,8 +75,8 @@ enum Msg {
 /// merge (first `prev`, last `next`, events in order), so one that falls
 /// behind holds two snapshots, never a queue of them.
 pub struct Update {
-    pub prev: Arc<Snapshot>,
-    pub next: Arc<Snapshot>,
+    pub prev: Arc<Published>,
+    pub next: Arc<Published>,
     pub events: Vec<FabricEvent>,
     /// Events dropped because more than [`PENDING_EVENTS`] were waiting.
     pub missed: u64,
@@ -408,18 +408,19 @@ impl Sweeper {
                 "first sweep done"
             );
         }
-        let prev = Arc::clone(&self.published.load().snapshot);
+        let prev = self.published.load_full();
         self.publish(Arc::clone(&snap));
         if std::mem::replace(&mut self.have_prev, true) {
-            let events = ib::model::diff(&prev, &snap);
+            let (prev, next) = (prev, self.published.load_full());
+            let events = ib::model::diff(&prev.snapshot, &snap);
             for ev in &events {
-                log_event(ev, &prev, &snap);
+                log_event(ev, &prev.snapshot, &snap);
             }
             self.events_total
                 .fetch_add(events.len() as u64, Ordering::Relaxed);
             self.updates.put(Update {
                 prev,
-                next: snap,
+                next,
                 events,
                 missed: 0,
             });
@@ -553,10 +554,10 @@ mod tests {
             let last = handle.sweep_now().await.unwrap();
             // Two publications (after the flap, then now), one update.
             let u = handle.next_update().await;
-            assert_eq!(u.prev.sweep.number, first_sweep);
-            assert_eq!(u.next.sweep.number, last);
+            assert_eq!(u.prev.snapshot.sweep.number, first_sweep);
+            assert_eq!(u.next.snapshot.sweep.number, last);
             assert_eq!(u.missed, 0);
-            assert!(Arc::ptr_eq(&u.next, &handle.snapshot()));
+            assert!(Arc::ptr_eq(&u.next.snapshot, &handle.snapshot()));
             u.events.into_iter().map(|e| e.kind).collect::<Vec<_>>()
         });
         let out = kinds

@@ -1,11 +1,15 @@
 //! MIB modules served by ibsnmpd, as typed tables over one immutable view.
 //!
 //! Every module implements `snmp::mib::MibObject<View, Change>`: reads come
-//! from [`view::View`] (the fabric snapshot plus agent state), Sets turn into
-//! [`change::Change`] values (of the module's own types) that the daemon's
-//! one control path applies; what a module persists is its own serde type
-//! ([`state::PersistedState`]).
-//! [`modules`] lists what the daemon registers and what sysORTable shows.
+//! from [`View`] (the fabric snapshot, the rows derived from it, the agent
+//! state), Sets turn into [`Change`] values (of the module's own types)
+//! whose [`plan`] the daemon's one control path executes; what a module
+//! persists is its own serde type ([`state::PersistedState`]).
+//!
+//! Layout: [`core`] (view, publishing, persisted parts, columns, the
+//! RowStatus adapter, helpers) names no module; [`modules`] holds the MIB
+//! modules; this root names them all in typed lists: [`Derived`],
+//! [`ModuleStates`], [`Change`], [`REGISTRY`].
 
 #![forbid(unsafe_code)]
 
@@ -13,7 +17,6 @@ use std::sync::Arc;
 
 use snmp::mib::MibObject;
 
-pub mod change;
 pub mod core;
 pub mod modules;
 pub mod oids;
@@ -25,7 +28,6 @@ pub use modules::{
     snmp_notification, snmp_target, snmp_usm, snmp_vacm, snmpv2,
 };
 
-pub use change::Change;
 pub use view::SysOrEntry;
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -56,43 +58,37 @@ pub struct ModuleDef {
     pub name: &'static str,
     /// Its sysORTable row, if listed there.
     pub or_entry: fn() -> Option<SysOrEntry>,
-    /// Its objects, ready for `Dispatcher::register_all`.
-    pub objects: fn() -> Vec<Object>,
+    /// Its objects with the daemon's settings (which of its columns are
+    /// writable, ...), ready for `Dispatcher::register_all`.
+    pub objects: fn(&Options) -> Vec<Object>,
     /// Columns of served tables deliberately not served, with the reason
     /// (checked against the MIB files by tests/coverage.rs).
     pub omitted: &'static [(&'static [u32], &'static str)],
-    /// The fabric operations this module builds from a request's
-    /// [`change::Effect::Grouped`] changes (each with the index of the first
-    /// change it came from).
-    pub fabric_ops: Option<FabricOpsFn>,
-    /// Checks a source's answer to a fabric operation: Err(reason) when it
-    /// "succeeded" without taking effect. Ok for operations not its own.
-    pub check_reply: Option<CheckReplyFn>,
 }
 
 impl ModuleDef {
-    /// A module of objects only: no omitted columns or fabric operations
-    /// (set those with `..` on top of it).
+    /// A module of objects only: no omitted columns (set those with `..`
+    /// on top of it).
     pub const fn plain(
         name: &'static str,
         or_entry: fn() -> Option<SysOrEntry>,
-        objects: fn() -> Vec<Object>,
+        objects: fn(&Options) -> Vec<Object>,
     ) -> Self {
         ModuleDef {
             name,
             or_entry,
             objects,
             omitted: &[],
-            fabric_ops: None,
-            check_reply: None,
         }
     }
 }
 
-/// Daemon settings that modules' derivations read; [`Deriver::new`] hands
-/// each module its own fields.
+/// Daemon settings the modules read: given to their objects when they are
+/// built ([`ModuleDef::objects`]) and to their derivations
+/// ([`Deriver::new`]), each module reading its own fields; never carried
+/// in a snapshot or read at request time.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct DeriveOptions {
+pub struct Options {
     /// IF-MIB: added to every ifIndex (AgentX mode with IF-MIB rows, where the
     /// master's own interfaces share the ifIndex space; docs/agentx.md).
     pub if_index_offset: u32,
@@ -106,11 +102,6 @@ pub struct DeriveOptions {
     /// (config `opensm_conf`, else `[opensm] conf`), at every publish.
     pub opensm_conf: Option<std::path::PathBuf>,
 }
-
-/// See [`ModuleDef::fabric_ops`].
-pub type FabricOpsFn = fn(&[Change]) -> Vec<(usize, ib::source::ControlOp)>;
-/// See [`ModuleDef::check_reply`].
-pub type CheckReplyFn = fn(&ib::source::ControlOp, &ib::source::ControlReply) -> Result<(), String>;
 
 /// The registry: every module ibsnmpd serves, in sysORTable order. Adding
 /// a module is one line here.
@@ -129,28 +120,137 @@ pub const REGISTRY: &[&ModuleDef] = &[
     &disman_event::DEF,
 ];
 
-/// Every module ibsnmpd serves, in sysORTable order, built.
-pub fn modules() -> Vec<Module> {
+/// Every module ibsnmpd serves, in sysORTable order, built with `opts`.
+pub fn modules(opts: &Options) -> Vec<Module> {
     REGISTRY
         .iter()
         .map(|d| Module {
             name: d.name,
             or_entry: (d.or_entry)(),
-            objects: (d.objects)(),
+            objects: (d.objects)(opts),
         })
         .collect()
 }
 
-/// The fabric operations of a request's [`change::Effect::Grouped`] changes,
-/// each with the index of the first change it came from.
-pub fn grouped_fabric_ops(changes: &[Change]) -> Vec<(usize, ib::source::ControlOp)> {
-    let mut ops: Vec<_> = REGISTRY
-        .iter()
-        .filter_map(|d| d.fabric_ops)
-        .flat_map(|f| f(changes))
-        .collect();
-    ops.sort_by_key(|(i, _)| *i);
-    ops
+// ------------------------------------------------------------ changes
+
+/// What a validated Set varbind becomes: phase 1 of a Set (every object's
+/// check) turns each varbind into one, of the checking module's own type;
+/// only when all pass does the daemon's one control path execute the
+/// request's [`plan`] (phase 2).
+#[derive(Clone, Debug, PartialEq)]
+pub enum Change {
+    /// SNMPv2-MIB's writable system objects (agent state, persisted).
+    System(snmpv2::SystemSet),
+    /// IF-MIB's ifAlias, ifLinkUpDownTrapEnable (agent state, persisted).
+    If(if_mib::IfSet),
+    /// IB-PM-MIB: PortSelect (agent state) or a PMA Set (fabric, one per
+    /// node for the request).
+    Pm(ib_pm_mib::PmSet),
+    /// IB-SM-MIB's ibSmPortInfoTable: Set(PortInfo), one per port.
+    SmPort(ib_sm_mib::PortInfoSet),
+    /// IB-SM-MIB's ibSmConfigTable: an operation on the steered OpenSM.
+    Sm(ib::opensm::SmOp),
+    /// IB-SM-MIB's request tables (runtime agent state).
+    Req(ib_sm_req::RequestChange),
+    /// The administrative tables (agent state, persisted).
+    Admin(AdminSet),
+}
+
+/// Declares [`AdminSet`]: one variant per administrative table (and spin
+/// lock), each applied by the generic RowStatus adapter ([`admin`]).
+macro_rules! admin_sets {
+    ($($variant:ident($ty:ty),)*) => {
+        /// A checked Set of an administrative table or spin lock.
+        #[derive(Clone, Debug, PartialEq)]
+        pub enum AdminSet {
+            $($variant($ty),)*
+        }
+
+        $(impl admin::IntoChange for $ty {
+            fn into_change(self) -> Change {
+                Change::Admin(AdminSet::$variant(self))
+            }
+        })*
+
+        impl AdminSet {
+            fn apply(&self, state: &mut SystemState) {
+                match self {
+                    $(AdminSet::$variant(c) => c.apply(state),)*
+                }
+            }
+        }
+    };
+}
+
+admin_sets! {
+    TargetAddr(admin::AdminChange<snmp_target::TargetAddr>),
+    TargetParams(admin::AdminChange<snmp_target::TargetParams>),
+    TargetSpinLock(admin::SpinLockChange<snmp_target::TargetState>),
+    Notify(admin::AdminChange<snmp_notification::NotifyEntry>),
+    FilterProfile(admin::AdminChange<snmp_notification::FilterProfile>),
+    Filter(admin::AdminChange<snmp_notification::Filter>),
+    UsmUser(admin::AdminChange<snmp_usm::UsmUser>),
+    UsmSpinLock(admin::SpinLockChange<snmp_usm::UsmState>),
+    VacmGroup(admin::AdminChange<snmp_vacm::GroupRow>),
+    VacmAccess(admin::AdminChange<snmp_vacm::AccessRow>),
+    VacmView(admin::AdminChange<snmp_vacm::FamilyRow>),
+    VacmSpinLock(admin::SpinLockChange<snmp_vacm::VacmState>),
+}
+
+impl Change {
+    /// Applies an agent change (see [`Plan::agent`]) to `state`; fabric and
+    /// SM changes leave it be.
+    pub fn apply(&self, state: &mut SystemState) {
+        match self {
+            Change::System(s) => s.apply(state),
+            Change::If(s) => s.apply(state),
+            Change::Pm(s) => s.apply(state),
+            Change::Req(r) => r.apply_to(state),
+            Change::Admin(a) => a.apply(state),
+            Change::SmPort(_) | Change::Sm(_) => {}
+        }
+    }
+}
+
+/// Where a request's changes take effect, executed by the daemon's control
+/// path in this order: the agent's state (persisted first), the SM, the
+/// fabric. Each entry carries the index of the (first) change it came from.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Plan {
+    /// Changes applied to a copy of the agent's state ([`Change::apply`]).
+    pub agent: Vec<usize>,
+    /// Source control operations (PMA Sets one per node, Set(PortInfo) one
+    /// per port), in varbind order. Cannot be taken back once done.
+    pub fabric: Vec<(usize, ib::source::ControlOp)>,
+    /// Operations on the steered Subnet Manager (can be undone).
+    pub sm: Vec<(usize, ib::opensm::SmOp)>,
+}
+
+/// The plan of a request's changes.
+pub fn plan(changes: &[Change]) -> Plan {
+    let mut plan = Plan::default();
+    let mut pm = Vec::new();
+    let mut ports = Vec::new();
+    for (i, c) in changes.iter().enumerate() {
+        match c {
+            Change::System(_) | Change::If(_) | Change::Req(_) | Change::Admin(_) => {
+                plan.agent.push(i)
+            }
+            Change::Pm(s) => {
+                if s.is_agent() {
+                    plan.agent.push(i);
+                }
+                pm.push((i, s));
+            }
+            Change::SmPort(s) => ports.push((i, s)),
+            Change::Sm(op) => plan.sm.push((i, op.clone())),
+        }
+    }
+    plan.fabric = ib_pm_mib::fabric_ops(&pm);
+    plan.fabric.extend(ib_sm_mib::fabric_ops(&ports));
+    plan.fabric.sort_by_key(|(i, _)| *i);
+    plan
 }
 
 /// Checks a source's answer to a fabric operation: Err(reason) when the
@@ -159,10 +259,7 @@ pub fn check_reply(
     op: &ib::source::ControlOp,
     reply: &ib::source::ControlReply,
 ) -> Result<(), String> {
-    REGISTRY
-        .iter()
-        .filter_map(|d| d.check_reply)
-        .try_for_each(|f| f(op, reply))
+    ib_pm_mib::check_reply(op, reply)
 }
 
 // ------------------------------------------------------------ derivation
@@ -189,7 +286,7 @@ pub struct Deriver {
 
 impl Deriver {
     /// The derivation with the daemon's settings, each module given its own.
-    pub fn new(opts: &DeriveOptions) -> Self {
+    pub fn new(opts: &Options) -> Self {
         Deriver {
             if_mib: if_mib::IfHistory::with_if_index_offset(opts.if_index_offset),
             sm: ib_sm_mib::SmHistory::new(opts),
@@ -218,11 +315,11 @@ pub type Publisher<X = ()> = publish::Publisher<Deriver, X>;
 impl Publisher {
     /// A publisher of every module's rows with default settings.
     pub fn new() -> Self {
-        Publisher::with_options(&DeriveOptions::default())
+        Publisher::with_options(&Options::default())
     }
 
     /// A publisher whose modules derive with `opts`.
-    pub fn with_options(opts: &DeriveOptions) -> Self {
+    pub fn with_options(opts: &Options) -> Self {
         publish::Publisher::of(Deriver::new(opts))
     }
 }

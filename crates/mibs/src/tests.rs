@@ -4,10 +4,10 @@ use std::collections::BTreeMap;
 
 use snmp::oid::Oid;
 
-use crate::change::Change;
 use crate::if_mib::{IfMibState, IfSet};
 use crate::snmpv2::{self, SystemGroup, SystemSet};
 use crate::state::Persisted;
+use crate::Change;
 use crate::{ModuleStates, SystemState};
 
 #[test]
@@ -90,9 +90,9 @@ fn version_1_keys_migrate() {
 #[test]
 fn persisted_round_trip() {
     let changes = [
-        Change::new(SystemSet::SysContact("c".into())),
-        Change::new(SystemSet::SnmpEnableAuthenTraps(true)),
-        Change::new(IfSet::Alias {
+        Change::System(SystemSet::SysContact("c".into())),
+        Change::System(SystemSet::SnmpEnableAuthenTraps(true)),
+        Change::If(IfSet::Alias {
             if_index: 1,
             alias: "up".into(),
         }),

@@ -25,7 +25,7 @@ use snmp::oid::Oid;
 use snmp::rowstatus::{ColumnSet, Row, RowChange, RowRules, RowStatus, RowTable};
 use snmp::value::{Value, VarBind};
 
-use crate::change::{Change, Effect, ModuleChange};
+use crate::Change;
 use crate::{SystemState, View};
 
 /// The most rows one administrative table holds (an unauthenticated peer
@@ -278,12 +278,15 @@ pub struct AdminChange<R: AdminRow> {
     changes: Vec<RowChange<Entry<R>>>,
 }
 
-impl<R: AdminRow> ModuleChange for AdminChange<R> {
-    fn effect(&self) -> Effect {
-        Effect::Agent
-    }
+/// A checked Set of an admin table or a spin lock as the crate root's
+/// [`Change`] (implemented there, one variant per table).
+pub trait IntoChange {
+    fn into_change(self) -> Change;
+}
 
-    fn apply(&self, state: &mut SystemState) {
+impl<R: AdminRow> AdminChange<R> {
+    /// Phase 2: into the module's state (persisted).
+    pub(crate) fn apply(&self, state: &mut SystemState) {
         state.modules.update::<R::State>(|s| {
             R::rows_mut(s).apply(self.changes.clone());
             s.refresh();
@@ -382,7 +385,10 @@ impl<R: AdminRow> RowRules<Entry<R>> for Rules<'_> {
     }
 }
 
-impl<R: AdminRow> MibObject<View, Change> for AdminTable<R> {
+impl<R: AdminRow> MibObject<View, Change> for AdminTable<R>
+where
+    AdminChange<R>: IntoChange,
+{
     fn root(&self) -> &Oid {
         &self.root
     }
@@ -474,7 +480,7 @@ impl<R: AdminRow> MibObject<View, Change> for AdminTable<R> {
             Instant::now(),
         )?;
         let first = sets.first().map_or(0, |s| s.position);
-        Ok(vec![(first, Change::new(AdminChange::<R> { changes }))])
+        Ok(vec![(first, AdminChange::<R> { changes }.into_change())])
     }
 
     fn declared_columns(&self) -> Vec<(u32, Access)> {
@@ -520,11 +526,9 @@ impl<S> PartialEq for SpinLockChange<S> {
     }
 }
 
-impl<S: AdminState> ModuleChange for SpinLockChange<S> {
-    fn effect(&self) -> Effect {
-        Effect::Agent
-    }
-    fn apply(&self, state: &mut SystemState) {
+impl<S: AdminState> SpinLockChange<S> {
+    /// Phase 2: the lock's next value.
+    pub(crate) fn apply(&self, state: &mut SystemState) {
         state.modules.update::<S>(|s| {
             let l = (self.lock)(s);
             *l = l.next();
@@ -537,7 +541,10 @@ pub fn spin_lock<S: AdminState>(
     oid: &'static [u32],
     get: fn(&S) -> SpinLock,
     lock: fn(&mut S) -> &mut SpinLock,
-) -> crate::Object {
+) -> crate::Object
+where
+    SpinLockChange<S>: IntoChange,
+{
     let read = move |v: &View| {
         let l = v.system.modules.get::<S>().map(get).unwrap_or_default();
         Value::Integer(l.0)
@@ -548,7 +555,7 @@ pub fn spin_lock<S: AdminState>(
         move |v: &View, value: &Value| {
             let l = v.system.modules.get::<S>().map(get).unwrap_or_default();
             l.check(value)?;
-            Ok(Change::new(SpinLockChange::<S> { lock }))
+            Ok(SpinLockChange::<S> { lock }.into_change())
         },
     ))
 }

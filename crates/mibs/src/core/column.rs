@@ -7,8 +7,8 @@
 
 use snmp::table::{RowSet, Table};
 
-use crate::change::Change;
 use crate::core::util::oid;
+use crate::Change;
 use crate::View;
 
 pub use snmp::table::{Column, ReadFn, ReadOctetsFn, WriteFn};

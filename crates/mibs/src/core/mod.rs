@@ -8,4 +8,5 @@ pub(crate) mod column;
 pub mod publish;
 pub mod state;
 pub(crate) mod util;
+pub mod value;
 pub mod view;

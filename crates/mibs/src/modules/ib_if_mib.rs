@@ -26,12 +26,12 @@ use ib::model::PortTotals;
 use snmp::mib::MibObject;
 use snmp::value::Value;
 
-use crate::change::Change;
 use crate::core::column::{index, ro, table, Col};
 use crate::if_mib::ifs;
 use crate::if_mib::{IfRow, IpoibRow, VlRow};
 use crate::oids::ib_if_mib as o;
 use crate::view::SysOrEntry;
+use crate::Change;
 use crate::View;
 
 /// This module in the registry ([`crate::REGISTRY`]).
@@ -54,7 +54,7 @@ fn totals(v: &View, port: ib::model::PortIdx) -> Option<&PortTotals> {
 }
 
 /// Every object of the module, ready for `Dispatcher::register_all`.
-pub fn objects() -> Vec<Arc<dyn MibObject<View, Change>>> {
+pub fn objects(_: &crate::Options) -> Vec<Arc<dyn MibObject<View, Change>>> {
     vec![
         Arc::new(table(o::IB_IF_PORT_STAT_ENTRY, ifs, PORT_STAT_COLS)),
         Arc::new(table(

@@ -44,11 +44,12 @@ use snmp::mib::{MibObject, SetError};
 use snmp::table::{check, RowSet};
 use snmp::value::Value;
 
-use crate::change::{Change, Effect, ModuleChange};
 use crate::core::column::{ro, rw, table, Col};
+use crate::core::value::int32_wrapping;
 use crate::oids::ib_pm_mib as o;
 use crate::state::PersistedState;
 use crate::view::SysOrEntry;
+use crate::Change;
 use crate::{SystemState, View};
 
 /// PortSelect of a row never set: port 1.
@@ -62,8 +63,6 @@ pub const DEF: crate::ModuleDef = crate::ModuleDef {
     or_entry: || Some(or_entry()),
     objects,
     omitted: &[],
-    fabric_ops: Some(fabric_ops),
-    check_reply: Some(check_reply),
 };
 
 /// sysORTable row for this module. Its MODULE-IDENTITY `pm` (117) and
@@ -80,7 +79,7 @@ pub fn or_entry() -> SysOrEntry {
 }
 
 /// Every object of the module: the four tables.
-pub fn objects() -> Vec<Arc<dyn MibObject<View, Change>>> {
+pub fn objects(_: &crate::Options) -> Vec<Arc<dyn MibObject<View, Change>>> {
     vec![
         Arc::new(table(
             o::PM_CLASS_PORT_INFO_ENTRY,
@@ -129,12 +128,6 @@ fn node(v: &View, n: NodeIdx) -> Option<&Node> {
 
 fn guid_value(node: &Node) -> Value {
     Value::OctetString(node.info.node_guid.to_bytes().to_vec())
-}
-
-/// Integer32 view of an unsigned IBA field of at most 32 bits: the same 32
-/// bits (two's complement), so nothing is lost.
-fn int(v: u64) -> Value {
-    Value::Integer(v as u32 as i32)
 }
 
 fn all_port_select(node: &Node) -> bool {
@@ -186,18 +179,19 @@ fn control(v: &View, n: NodeIdx, f: impl Fn(&PortSamplesControl) -> Value) -> Op
 
 /// pmPortSampleCntrlCounter`I`Mask.
 fn mask<const I: usize>(v: &View, n: &NodeIdx) -> Option<Value> {
-    control(v, *n, |c| int(c.counter_mask(I).into()))
+    control(v, *n, |c| int32_wrapping(c.counter_mask(I).into()))
 }
 
 /// pmPortSampleCntrlCounterSelect`I`.
 fn select<const I: u8>(v: &View, n: &NodeIdx) -> Option<Value> {
     control(v, *n, |c| {
-        int(c
-            .counter_select
-            .get(usize::from(I))
-            .copied()
-            .unwrap_or(0)
-            .into())
+        int32_wrapping(
+            c.counter_select
+                .get(usize::from(I))
+                .copied()
+                .unwrap_or(0)
+                .into(),
+        )
     })
 }
 
@@ -222,7 +216,7 @@ const SAMPLE_CONTROL_COLS: &[Col<NodeIdx>] = &[
     }),
     rw(
         o::PM_PORT_SAMPLE_CNTRL_OP_CODE,
-        |v, &n| control(v, n, |c| int(c.op_code.into())),
+        |v, &n| control(v, n, |c| int32_wrapping(c.op_code.into())),
         |v, &n, _, x| {
             set_sample(
                 v,
@@ -233,17 +227,17 @@ const SAMPLE_CONTROL_COLS: &[Col<NodeIdx>] = &[
     ),
     rw(
         o::PM_PORT_SAMPLE_CNTRL_PORT_SELECT,
-        |v, &n| control(v, n, |c| int(c.port_select.into())),
+        |v, &n| control(v, n, |c| int32_wrapping(c.port_select.into())),
         |v, &n, _, x| {
             let p = checked_port_select(v, n, x)?;
             set_sample(v, n, SampleField::PortSelect(p))
         },
     ),
     ro(o::PM_PORT_SAMPLE_CNTRL_TICK, |v, &n| {
-        control(v, n, |c| int(c.tick.into()))
+        control(v, n, |c| int32_wrapping(c.tick.into()))
     }),
     ro(o::PM_PORT_SAMPLE_CNTRL_COUNTER_WIDTH, |v, &n| {
-        control(v, n, |c| int(c.counter_width.into()))
+        control(v, n, |c| int32_wrapping(c.counter_width.into()))
     }),
     ro(o::PM_PORT_SAMPLE_CNTRL_COUNTER0_MASK, mask::<0>),
     ro(o::PM_PORT_SAMPLE_CNTRL_COUNTER1_MASK, mask::<1>),
@@ -261,10 +255,10 @@ const SAMPLE_CONTROL_COLS: &[Col<NodeIdx>] = &[
     ro(o::PM_PORT_SAMPLE_CNTRL_COUNTER13_MASK, mask::<13>),
     ro(o::PM_PORT_SAMPLE_CNTRL_COUNTER14_MASK, mask::<14>),
     ro(o::PM_PORT_SAMPLE_CNTRL_SAMPLE_MECHANISMS, |v, &n| {
-        control(v, n, |c| int(c.sample_mechanisms.into()))
+        control(v, n, |c| int32_wrapping(c.sample_mechanisms.into()))
     }),
     ro(o::PM_PORT_SAMPLE_CNTRL_SAMPLE_STATUS, |v, &n| {
-        control(v, n, |c| int(c.sample_status.into()))
+        control(v, n, |c| int32_wrapping(c.sample_status.into()))
     }),
     ro(o::PM_PORT_SAMPLE_CNTRL_OPTION_MASK, |v, &n| {
         control(v, n, |c| {
@@ -279,12 +273,12 @@ const SAMPLE_CONTROL_COLS: &[Col<NodeIdx>] = &[
     // The 32 bits of the Integer32 are the IBA field (see the module docs).
     rw(
         o::PM_PORT_SAMPLE_CNTRL_SAMPLE_START,
-        |v, &n| control(v, n, |c| int(c.sample_start.into())),
+        |v, &n| control(v, n, |c| int32_wrapping(c.sample_start.into())),
         |v, &n, _, x| set_sample(v, n, SampleField::SampleStart(check::integer(x)? as u32)),
     ),
     rw(
         o::PM_PORT_SAMPLE_CNTRL_SAMPLE_INTERVAL,
-        |v, &n| control(v, n, |c| int(c.sample_interval.into())),
+        |v, &n| control(v, n, |c| int32_wrapping(c.sample_interval.into())),
         |v, &n, _, x| set_sample(v, n, SampleField::SampleInterval(check::integer(x)? as u32)),
     ),
     rw(
@@ -358,7 +352,7 @@ fn set_sample(v: &View, n: NodeIdx, field: SampleField) -> Result<Change, SetErr
     // No refusal here while the node samples: the snapshot may be stale,
     // and the run's owner (same Tag) may restart it. The PMA decides; an
     // ignored Set shows in its answer (check_reply: commitFailed).
-    Ok(Change::new(PmSet::SampleControl {
+    Ok(Change::Pm(PmSet::SampleControl {
         node: node.info.node_guid,
         base: Box::new(control_of(node)),
         field,
@@ -385,7 +379,7 @@ const SAMPLE_RESULT_COLS: &[Col<NodeIdx>] = &[
         Some(tag_value(result_of(node(v, n)?).tag))
     }),
     ro(o::PM_RESULT_SAMPLE_STATUS, |v, &n| {
-        Some(int(result_of(node(v, n)?).sample_status.into()))
+        Some(int32_wrapping(result_of(node(v, n)?).sample_status.into()))
     }),
     ro(o::PM_PORT_SAMPLE_RESULT_COUNTER0, result_counter::<0>),
     ro(o::PM_PORT_SAMPLE_RESULT_COUNTER1, result_counter::<1>),
@@ -466,15 +460,15 @@ pub enum PmSet {
     },
 }
 
-impl ModuleChange for PmSet {
-    fn effect(&self) -> Effect {
-        match self {
-            PmSet::PortSelect { .. } => Effect::Agent,
-            PmSet::ClearCounter { .. } | PmSet::SampleControl { .. } => Effect::Grouped,
-        }
+impl PmSet {
+    /// Whether it changes the agent's state (PortSelect, persisted); the
+    /// others are PMA Sets, one per node ([`fabric_ops`]).
+    pub(crate) fn is_agent(&self) -> bool {
+        matches!(self, PmSet::PortSelect { .. })
     }
 
-    fn apply(&self, state: &mut SystemState) {
+    /// Phase 2 of an agent change: into the agent's state.
+    pub(crate) fn apply(&self, state: &mut SystemState) {
         if let PmSet::PortSelect { node, port } = self {
             state.modules.update::<PmState>(|m| {
                 m.port_select.insert(node.0, *port);
@@ -537,7 +531,7 @@ pub fn counter_column(c: &PortCounters, col: u32) -> Option<u64> {
 fn counter<const B: u32>(v: &View, n: &NodeIdx) -> Option<Value> {
     let sel = port_select(v, node(v, *n)?.info.node_guid);
     let c = counters_for(&v.snapshot, *n, sel)?;
-    counter_column(&c, PC_FIRST + B).map(int)
+    counter_column(&c, PC_FIRST + B).map(int32_wrapping)
 }
 
 /// The pmPortCounters column of CounterSelect bit `B`.
@@ -557,7 +551,7 @@ fn clear<const B: u32>(v: &View, n: &NodeIdx, _: &[u32], x: &Value) -> Result<Ch
         // No such port on this node: nothing to clear.
         return Err(SetError::InconsistentValue);
     }
-    Ok(Change::new(PmSet::ClearCounter {
+    Ok(Change::Pm(PmSet::ClearCounter {
         node: g,
         port,
         select: 1u16 << B,
@@ -570,11 +564,15 @@ const PORT_COUNTERS_COLS: &[Col<NodeIdx>] = &[
     }),
     rw(
         o::PM_PORT_COUNTERS_PORT_SELECT,
-        |v, &n| Some(int(port_select(v, node(v, n)?.info.node_guid).into())),
+        |v, &n| {
+            Some(int32_wrapping(
+                port_select(v, node(v, n)?.info.node_guid).into(),
+            ))
+        },
         |v, &n, _, x| {
             let port = checked_port_select(v, n, x)?;
             let node = node(v, n).ok_or(SetError::NoCreation)?.info.node_guid;
-            Ok(Change::new(PmSet::PortSelect { node, port }))
+            Ok(Change::Pm(PmSet::PortSelect { node, port }))
         },
     ),
     counter_col::<0>(o::PM_PORT_COUNTERS_SYMBOL_ERRORS),
@@ -602,26 +600,26 @@ const PORT_COUNTERS_COLS: &[Col<NodeIdx>] = &[
 /// node (CounterSelect bits OR-ed; a pmPortCountersPortSelect Set of the same
 /// node in the same request picks the port) and one Set(PortSamplesControl)
 /// per node (the node's current control with every written component).
-pub fn fabric_ops(changes: &[Change]) -> Vec<(usize, ControlOp)> {
+pub fn fabric_ops(sets: &[(usize, &PmSet)]) -> Vec<(usize, ControlOp)> {
     let mut port_select: BTreeMap<Guid, u8> = BTreeMap::new();
-    for c in changes {
-        if let Some(PmSet::PortSelect { node, port }) = c.get() {
+    for (_, s) in sets {
+        if let PmSet::PortSelect { node, port } = s {
             port_select.insert(*node, *port);
         }
     }
     // (first index, op) per node, in first-appearance order.
     let mut counters: Vec<(usize, Guid, u8, u16)> = Vec::new();
     let mut samples: Vec<(usize, Guid, PortSamplesControl)> = Vec::new();
-    for (i, c) in changes.iter().enumerate() {
-        match c.get::<PmSet>() {
-            Some(PmSet::ClearCounter { node, port, select }) => {
+    for &(i, s) in sets {
+        match s {
+            PmSet::ClearCounter { node, port, select } => {
                 let port = port_select.get(node).copied().unwrap_or(*port);
                 match counters.iter_mut().find(|x| x.1 == *node) {
                     Some(x) => x.3 |= select,
                     None => counters.push((i, *node, port, *select)),
                 }
             }
-            Some(PmSet::SampleControl { node, base, field }) => {
+            PmSet::SampleControl { node, base, field } => {
                 match samples.iter_mut().find(|x| x.1 == *node) {
                     Some(x) => field.apply(&mut x.2),
                     None => {
@@ -631,7 +629,7 @@ pub fn fabric_ops(changes: &[Change]) -> Vec<(usize, ControlOp)> {
                     }
                 }
             }
-            _ => {}
+            PmSet::PortSelect { .. } => {}
         }
     }
     let mut ops: Vec<(usize, ControlOp)> = counters
@@ -689,30 +687,30 @@ mod tests {
             ..PortSamplesControl::default()
         });
         let sc = |node, field| {
-            Change::new(PmSet::SampleControl {
+            Change::Pm(PmSet::SampleControl {
                 node,
                 base: base.clone(),
                 field,
             })
         };
         let changes = vec![
-            Change::new(crate::snmpv2::SystemSet::SysContact("x".into())),
+            Change::System(crate::snmpv2::SystemSet::SysContact("x".into())),
             sc(g, SampleField::CounterSelect(0, 1)),
-            Change::new(PmSet::ClearCounter {
+            Change::Pm(PmSet::ClearCounter {
                 node: h,
                 port: 1,
                 select: 1,
             }),
             sc(g, SampleField::Tag(0x1234)),
-            Change::new(PmSet::ClearCounter {
+            Change::Pm(PmSet::ClearCounter {
                 node: h,
                 port: 1,
                 select: 1 << 5,
             }),
-            Change::new(PmSet::PortSelect { node: h, port: 3 }),
+            Change::Pm(PmSet::PortSelect { node: h, port: 3 }),
             sc(g, SampleField::SampleStart(7)),
         ];
-        let ops = fabric_ops(&changes);
+        let ops = crate::plan(&changes).fabric;
         assert_eq!(ops.len(), 2);
         match &ops[0] {
             (1, ControlOp::SetPortSamplesControl { node, control }) => {
@@ -829,8 +827,8 @@ mod tests {
         assert_eq!(s.symbol_error_counter, 0xFFFF);
         assert_eq!(s.local_link_integrity_errors, 0xF);
         assert_eq!(s.port_xmit_data, 0xFFFF_FFFF);
-        assert_eq!(int(0xFFFF_FFFF), Value::Integer(-1));
-        assert_eq!(int(0x8000_0000), Value::Integer(i32::MIN));
-        assert_eq!(int(5), Value::Integer(5));
+        assert_eq!(int32_wrapping(0xFFFF_FFFF), Value::Integer(-1));
+        assert_eq!(int32_wrapping(0x8000_0000), Value::Integer(i32::MIN));
+        assert_eq!(int32_wrapping(5), Value::Integer(5));
     }
 }

@@ -36,11 +36,12 @@ use snmp::mib::MibObject;
 use snmp::table::{RowSet, Table};
 use snmp::value::Value;
 
-use crate::change::Change;
 use crate::core::column::{ro, ro_octets, rw, Col};
-use crate::if_mib::ticks_at;
+use crate::core::value;
+use crate::core::value::ticks_at;
 use crate::oids::ib_sm_mib as o;
 use crate::view::SysOrEntry;
+use crate::Change;
 use crate::View;
 use ib::opensm::{OpenSmConf, SmOption};
 pub use ib::opensm::{PartitionOp, SmOp};
@@ -56,7 +57,6 @@ mod services;
 mod sms;
 mod switches;
 
-pub use config::SmChange;
 use config::{CONFIG_COLS, CONFIG_OMITTED};
 use guids::GUID_INFO_COLS;
 use links::LINK_COLS;
@@ -76,8 +76,6 @@ pub const DEF: crate::ModuleDef = crate::ModuleDef {
     or_entry: || Some(or_entry()),
     objects,
     omitted: CONFIG_OMITTED,
-    fabric_ops: Some(fabric_ops),
-    check_reply: None,
 };
 
 /// sysORTable row: the IB-SM-MIB module identity.
@@ -125,21 +123,12 @@ pub struct SmRows {
     /// OpenSM's configuration as read at this publish (None: no file
     /// configured or unreadable).
     pub opensm: Option<OpenSmConf>,
-    /// The daemon steers the SM: ibSmConfigTable's settings are writable
-    /// ([`crate::ib_sm_mib::config`]).
-    pub sm_control: bool,
-    /// `port_writes`: ibSmPortInfoTable's safe columns are writable.
-    pub port_writes: bool,
 }
 
 /// Membership history of the vector tables, owned by one publisher.
 #[derive(Debug, Default)]
 pub struct SmHistory {
-    /// [`crate::DeriveOptions::sm_control`], carried into every [`SmRows`].
-    sm_control: bool,
-    /// [`crate::DeriveOptions::port_writes`], likewise.
-    port_writes: bool,
-    /// [`crate::DeriveOptions::opensm_conf`]: read at every publish.
+    /// [`crate::Options::opensm_conf`]: read at every publish.
     opensm_conf: Option<std::path::PathBuf>,
     first_done: bool,
     partitions: HashMap<u16, (Vec<u8>, Option<Instant>)>,
@@ -175,10 +164,8 @@ fn vectors(elements: &[u8], size: usize) -> Vec<Vec<u8>> {
 
 impl SmHistory {
     /// A history with the daemon's settings (IB-SM-MIB's fields).
-    pub fn new(opts: &crate::DeriveOptions) -> Self {
+    pub fn new(opts: &crate::Options) -> Self {
         SmHistory {
-            sm_control: opts.sm_control,
-            port_writes: opts.port_writes,
             opensm_conf: opts.opensm_conf.clone(),
             ..SmHistory::default()
         }
@@ -189,64 +176,17 @@ impl SmHistory {
         let now = Instant::now();
         let first = !self.first_done;
         self.first_done = true;
-        let n_nodes = NodeIdx::try_from(s.nodes.len()).unwrap_or(NodeIdx::MAX);
-        let nodes = RowSet::from_rows(0..n_nodes, |&n, out| {
-            prefix(s, out);
-            guid_idx(s.node(n).map_or(Guid(0), |n| n.info.node_guid), out);
-        });
-        let switches = RowSet::from_rows(
-            (0..n_nodes).filter(|&n| s.node(n).is_some_and(|n| n.switch.is_some())),
-            |&n, out| {
-                prefix(s, out);
-                guid_idx(s.node(n).map_or(Guid(0), |n| n.info.node_guid), out);
-            },
-        );
-        let port_key = |p: PortIdx, out: &mut Vec<u32>| {
-            prefix(s, out);
-            let (g, num) = s
-                .port(p)
-                .map(|pp| {
-                    let g = s.node(pp.node).map_or(Guid(0), |n| n.info.node_guid);
-                    (g, pp.num.0)
-                })
-                .unwrap_or((Guid(0), 0));
-            guid_idx(g, out);
-            out.push(u32::from(num));
-        };
-        let n_ports = PortIdx::try_from(s.ports.len()).unwrap_or(PortIdx::MAX);
-        let data_port = |p: &PortIdx| s.port(*p).is_some_and(|p| p.num.0 >= 1 && p.num.0 <= 254);
-        let ports = RowSet::from_rows((0..n_ports).filter(data_port), |&p, out| port_key(p, out));
-        let links = RowSet::from_rows(
-            (0..n_ports)
-                .filter(data_port)
-                .filter_map(|p| s.port(p).and_then(|pp| pp.remote).map(|r| (p, r))),
-            |&(p, _), out| port_key(p, out),
-        );
-        let guid_blocks = RowSet::from_rows(
-            (0..n_ports).filter(data_port).flat_map(|p| {
-                let n = s.port(p).map_or(0, |pp| pp.guids.len());
-                (0..n.div_ceil(8)).map(move |b| (p, u32::try_from(b).unwrap_or(u32::MAX)))
-            }),
-            |&(p, b), out| {
-                port_key(p, out);
-                out.push(b);
-            },
-        );
-        let sms = RowSet::from_rows(0..s.sms.len(), |&i, out| {
-            prefix(s, out);
-            guid_idx(s.sms.get(i).map_or(Guid(0), |r| r.info.guid), out);
-        });
-        // One row: the master, else an SM that stopped answering (the master
-        // that was: notActive), else the highest-priority SM known.
-        let best = s
-            .sms
-            .iter()
-            .enumerate()
-            .max_by_key(|(_, r)| (sm_state(r) == 3, !r.answering, r.info.priority))
-            .map(|(i, _)| i);
-        let config = RowSet::from_rows(best, |_, out| prefix(s, out));
+        let mut rows = fabric_rows(s);
+        rows.partitions = self.partition_rows(s, first, now);
+        (rows.mcast_groups, rows.mcast_members) = self.mcast_rows(s, first, now);
+        (rows.services, rows.service_assoc) = service_rows(s);
+        rows.opensm = self.read_opensm();
+        rows
+    }
 
-        // Partitions: member elements by P_Key base, with history.
+    /// ibSmPartitionTable: member elements by P_Key base, with history.
+    fn partition_rows(&mut self, s: &Snapshot, first: bool, now: Instant) -> RowSet<VectorRow> {
+        let n_ports = PortIdx::try_from(s.ports.len()).unwrap_or(PortIdx::MAX);
         let by_guid: HashMap<u64, PortIdx> = (0..n_ports)
             .filter_map(|p| {
                 let pp = s.port(p)?;
@@ -280,7 +220,7 @@ impl SmHistory {
             }
         }
         self.partitions.retain(|k, _| seen.contains_key(k));
-        let partitions = RowSet::from_pairs(part_rows.into_iter().map(|(key, i, v, ch)| {
+        RowSet::from_pairs(part_rows.into_iter().map(|(key, i, v, ch)| {
             let mut k = Vec::with_capacity(11);
             prefix(s, &mut k);
             k.push(u32::from(key));
@@ -293,9 +233,16 @@ impl SmHistory {
                     last_change: ch,
                 },
             )
-        }));
+        }))
+    }
 
-        // Multicast groups and members.
+    /// ibSmMcastGroupTable and ibSmMcastMemberTable (members with history).
+    fn mcast_rows(
+        &mut self,
+        s: &Snapshot,
+        first: bool,
+        now: Instant,
+    ) -> (RowSet<usize>, RowSet<VectorRow>) {
         let mgid_key = |g: &McastGroup, out: &mut Vec<u32>| {
             prefix(s, out);
             FixedOctets::<16>::encode(&g.group.mgid.to_bytes(), out);
@@ -342,26 +289,13 @@ impl SmHistory {
             }
         }
         self.mcast.retain(|k, _| seen_mc.contains_key(k));
-        let mcast_members = RowSet::from_pairs(member_rows);
+        (mcast_groups, RowSet::from_pairs(member_rows))
+    }
 
-        let services = RowSet::from_rows(0..s.services.len(), |&i, out| {
-            if let Some(r) = s.services.get(i) {
-                prefix(s, out);
-                FixedOctets::<8>::encode(&r.service_id.to_be_bytes(), out);
-                FixedOctets::<16>::encode(&r.service_gid.to_bytes(), out);
-                out.push(u32::from(r.service_p_key.0));
-            }
-        });
-        let service_assoc = RowSet::from_rows(0..s.services.len(), |&i, out| {
-            if let Some(r) = s.services.get(i) {
-                prefix(s, out);
-                FixedOctets::<16>::encode(&r.service_key, out);
-                ImpliedOctets::encode(&r.service_name.as_bytes().to_vec(), out);
-            }
-        });
-        // Read at publish time (once per sweep), never on a request.
-        let opensm = self
-            .opensm_conf
+    /// OpenSM's configuration, read at publish time (once per sweep),
+    /// never on a request.
+    fn read_opensm(&self) -> Option<OpenSmConf> {
+        self.opensm_conf
             .as_ref()
             .and_then(|p| match std::fs::read_to_string(p) {
                 Ok(t) => Some(OpenSmConf::parse(&t)),
@@ -369,25 +303,99 @@ impl SmHistory {
                     tracing::debug!(path = %p.display(), error = %e, "cannot read opensm.conf");
                     None
                 }
-            });
-        SmRows {
-            sm_control: self.sm_control,
-            port_writes: self.port_writes,
-            opensm,
-            config,
-            nodes,
-            ports,
-            switches,
-            partitions,
-            mcast_groups,
-            mcast_members,
-            sms,
-            links,
-            services,
-            service_assoc,
-            guid_blocks,
-        }
+            })
     }
+}
+
+/// The rows of the node, port, switch, link, GUID, SM and config tables:
+/// the snapshot's, with no history (the other tables are left empty).
+fn fabric_rows(s: &Snapshot) -> SmRows {
+    let n_nodes = NodeIdx::try_from(s.nodes.len()).unwrap_or(NodeIdx::MAX);
+    let nodes = RowSet::from_rows(0..n_nodes, |&n, out| {
+        prefix(s, out);
+        guid_idx(s.node(n).map_or(Guid(0), |n| n.info.node_guid), out);
+    });
+    let switches = RowSet::from_rows(
+        (0..n_nodes).filter(|&n| s.node(n).is_some_and(|n| n.switch.is_some())),
+        |&n, out| {
+            prefix(s, out);
+            guid_idx(s.node(n).map_or(Guid(0), |n| n.info.node_guid), out);
+        },
+    );
+    let port_key = |p: PortIdx, out: &mut Vec<u32>| {
+        prefix(s, out);
+        let (g, num) = s
+            .port(p)
+            .map(|pp| {
+                let g = s.node(pp.node).map_or(Guid(0), |n| n.info.node_guid);
+                (g, pp.num.0)
+            })
+            .unwrap_or((Guid(0), 0));
+        guid_idx(g, out);
+        out.push(u32::from(num));
+    };
+    let n_ports = PortIdx::try_from(s.ports.len()).unwrap_or(PortIdx::MAX);
+    let data_port = |p: &PortIdx| s.port(*p).is_some_and(|p| p.num.0 >= 1 && p.num.0 <= 254);
+    let ports = RowSet::from_rows((0..n_ports).filter(data_port), |&p, out| port_key(p, out));
+    let links = RowSet::from_rows(
+        (0..n_ports)
+            .filter(data_port)
+            .filter_map(|p| s.port(p).and_then(|pp| pp.remote).map(|r| (p, r))),
+        |&(p, _), out| port_key(p, out),
+    );
+    let guid_blocks = RowSet::from_rows(
+        (0..n_ports).filter(data_port).flat_map(|p| {
+            let n = s.port(p).map_or(0, |pp| pp.guids.len());
+            (0..n.div_ceil(8)).map(move |b| (p, u32::try_from(b).unwrap_or(u32::MAX)))
+        }),
+        |&(p, b), out| {
+            port_key(p, out);
+            out.push(b);
+        },
+    );
+    let sms = RowSet::from_rows(0..s.sms.len(), |&i, out| {
+        prefix(s, out);
+        guid_idx(s.sms.get(i).map_or(Guid(0), |r| r.info.guid), out);
+    });
+    // One row: the master, else an SM that stopped answering (the master
+    // that was: notActive), else the highest-priority SM known.
+    let best = s
+        .sms
+        .iter()
+        .enumerate()
+        .max_by_key(|(_, r)| (sm_state(r) == 3, !r.answering, r.info.priority))
+        .map(|(i, _)| i);
+    let config = RowSet::from_rows(best, |_, out| prefix(s, out));
+    SmRows {
+        config,
+        nodes,
+        ports,
+        switches,
+        sms,
+        links,
+        guid_blocks,
+        ..SmRows::default()
+    }
+}
+
+/// ibSmServiceTable and ibSmServiceAssocTable.
+fn service_rows(s: &Snapshot) -> (RowSet<usize>, RowSet<usize>) {
+    let services = RowSet::from_rows(0..s.services.len(), |&i, out| {
+        if let Some(r) = s.services.get(i) {
+            prefix(s, out);
+            FixedOctets::<8>::encode(&r.service_id.to_be_bytes(), out);
+            FixedOctets::<16>::encode(&r.service_gid.to_bytes(), out);
+            out.push(u32::from(r.service_p_key.0));
+        }
+    });
+    let service_assoc = RowSet::from_rows(0..s.services.len(), |&i, out| {
+        if let Some(r) = s.services.get(i) {
+            prefix(s, out);
+            FixedOctets::<16>::encode(&r.service_key, out);
+            ImpliedOctets::encode(&r.service_name.as_bytes().to_vec(), out);
+        }
+    });
+    (services, service_assoc)
 }
 
 /// Updates one key's membership history; returns its LastChange.
@@ -453,18 +461,19 @@ pub fn sm_rows(v: &View) -> &SmRows {
     &v.derived.sm
 }
 
+// A column's read answers Option<Value> (None: no value): the shared
+// helpers ([`crate::core::value`]) wrapped.
 fn u(x: impl Into<u32>) -> Option<Value> {
-    // Unsigned32 and Gauge32 share one wire type (RFC 2578 section 7.1.11).
-    Some(Value::Gauge32(x.into()))
+    Some(value::gauge32(x))
 }
 fn gauge(x: impl Into<u32>) -> Option<Value> {
-    Some(Value::Gauge32(x.into()))
+    Some(value::gauge32(x))
 }
 fn int(x: impl Into<i32>) -> Option<Value> {
-    Some(Value::Integer(x.into()))
+    Some(value::integer(x))
 }
 fn octets(b: &[u8]) -> Option<Value> {
-    Some(Value::OctetString(b.to_vec()))
+    Some(value::octets(b))
 }
 fn truth(b: bool) -> Option<Value> {
     int(if b { 1 } else { 2 })
@@ -508,19 +517,34 @@ fn port(v: &View, p: PortIdx) -> Option<&Port> {
     v.snapshot.port(p)
 }
 
-/// Every object of the module.
-pub fn objects() -> Vec<Arc<dyn MibObject<View, Change>>> {
+/// A table whose writable columns take Sets only when `writable` (a
+/// setting of the daemon's): else notWritable.
+fn writable_by_option<R>(
+    t: snmp::table::Table<View, Change, R>,
+    writable: bool,
+) -> snmp::table::Table<View, Change, R> {
+    if writable {
+        t
+    } else {
+        t.writable_if(|_| false)
+    }
+}
+
+/// Every object of the module; ibSmConfigTable's SM settings and
+/// ibSmPartitionConfig writable with `sm_control`, ibSmPortInfoTable's safe
+/// columns with `port_writes`.
+pub fn objects(opts: &crate::Options) -> Vec<Arc<dyn MibObject<View, Change>>> {
     vec![
-        Arc::new(
-            table(o::IB_SM_CONFIG_ENTRY, |r| &r.config, CONFIG_COLS)
-                .writable_if(|v| sm_rows(v).sm_control),
-        ),
-        Arc::new(PartitionConfig::new()),
+        Arc::new(writable_by_option(
+            table(o::IB_SM_CONFIG_ENTRY, |r| &r.config, CONFIG_COLS),
+            opts.sm_control,
+        )),
+        Arc::new(PartitionConfig::new(opts.sm_control)),
         Arc::new(table(o::IB_SM_NODE_INFO_ENTRY, |r| &r.nodes, NODE_COLS)),
-        Arc::new(
-            table(o::IB_SM_PORT_INFO_ENTRY, |r| &r.ports, PORT_COLS)
-                .writable_if(|v| sm_rows(v).port_writes),
-        ),
+        Arc::new(writable_by_option(
+            table(o::IB_SM_PORT_INFO_ENTRY, |r| &r.ports, PORT_COLS),
+            opts.port_writes,
+        )),
         Arc::new(table(
             o::IB_SM_SWITCH_INFO_ENTRY,
             |r| &r.switches,

@@ -56,7 +56,7 @@ pub use trace::{trace_hops, TraceReq};
 /// runtime state: nothing persisted.
 pub const DEF: crate::ModuleDef = crate::ModuleDef::plain("IB-SM-MIB requests", || None, objects);
 
-fn objects() -> Vec<crate::Object> {
+fn objects(_: &crate::Options) -> Vec<crate::Object> {
     use std::sync::Arc;
     vec![
         Arc::new(ReqTable::<PathReq>::new()),

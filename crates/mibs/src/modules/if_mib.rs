@@ -29,15 +29,16 @@ use snmp::mib::MibObject;
 use snmp::table::{check, RowSet, Scalar};
 use snmp::value::Value;
 
-use crate::change::{Change, Effect, ModuleChange};
 use crate::core::column::{index, ro, rw, table, Col};
 use crate::core::util::oid;
+use crate::core::value::{counter32_wrapping, int32_saturating, ticks_at};
 use crate::oids::if_mib as o;
 use crate::state::PersistedState;
 use crate::view::SysOrEntry;
+use crate::Change;
 use crate::{SystemState, View};
 
-pub use interfaces::{ticks_at, IfHistory, IfRow, Interfaces, IpoibRow, VlRow};
+pub use interfaces::{IfHistory, IfRow, Interfaces, IpoibRow, VlRow};
 
 /// ifAlias: DisplayString (SIZE(0..64)).
 const IF_ALIAS_MAX: usize = 64;
@@ -85,12 +86,9 @@ pub enum IfSet {
     LinkUpDownTrapEnable { if_index: u32, value: i32 },
 }
 
-impl ModuleChange for IfSet {
-    fn effect(&self) -> Effect {
-        Effect::Agent
-    }
-
-    fn apply(&self, state: &mut SystemState) {
+impl IfSet {
+    /// Phase 2: into the agent's state (persisted).
+    pub(crate) fn apply(&self, state: &mut SystemState) {
         state.modules.update::<IfMibState>(|m| match self {
             IfSet::Alias { if_index, alias } => {
                 m.if_alias.insert(*if_index, alias.clone());
@@ -143,8 +141,6 @@ pub const DEF: crate::ModuleDef = crate::ModuleDef {
         (o::IF_OUT_Q_LEN, "deprecated by RFC 2863"),
         (o::IF_SPECIFIC, "deprecated by RFC 2863"),
     ],
-    fabric_ops: None,
-    check_reply: None,
 };
 
 /// sysORTable row: the IF-MIB module identity.
@@ -155,21 +151,12 @@ pub fn or_entry() -> SysOrEntry {
     )
 }
 
-fn int(i: u32) -> Value {
-    Value::Integer(i32::try_from(i).unwrap_or(i32::MAX))
-}
-
-/// Low 32 bits: a Counter32 view of a 64-bit total (wraps, never resets).
-fn c32(v: u64) -> Value {
-    Value::Counter32(v as u32)
-}
-
 fn ticks(view: &View, t: Option<std::time::Instant>) -> Value {
     Value::TimeTicks(ticks_at(view.system.started, t))
 }
 
 /// Every object of the module, ready for `Dispatcher::register_all`.
-pub fn objects() -> Vec<Arc<dyn MibObject<View, Change>>> {
+pub fn objects(_: &crate::Options) -> Vec<Arc<dyn MibObject<View, Change>>> {
     vec![
         Arc::new(Scalar::read_only(oid(o::IF_NUMBER), |v: &View| {
             Value::Integer(i32::try_from(interfaces(v).ifs.len()).unwrap_or(i32::MAX))
@@ -196,7 +183,7 @@ pub fn objects() -> Vec<Arc<dyn MibObject<View, Change>>> {
 // ifAdminStatus is read-only: port state belongs to the subnet manager
 // (draft-ietf-ipoib-ibif-mib 2.2.7).
 const IF_COLS: &[Col<IfRow>] = &[
-    ro(o::IF_INDEX, |_, r| Some(int(r.if_index))),
+    ro(o::IF_INDEX, |_, r| Some(int32_saturating(r.if_index))),
     ro(o::IF_DESCR, |_, r| {
         Some(Value::OctetString(r.descr.clone().into_bytes()))
     }),
@@ -217,21 +204,31 @@ const IF_COLS: &[Col<IfRow>] = &[
         Some(Value::Integer(r.oper as i32))
     }),
     ro(o::IF_LAST_CHANGE, |v, r| Some(ticks(v, r.last_change))),
-    ro(o::IF_IN_OCTETS, |_, r| Some(c32(r.counters.in_octets))),
-    ro(o::IF_IN_UCAST_PKTS, |_, r| {
-        Some(c32(r.counters.in_ucast_pkts))
+    ro(o::IF_IN_OCTETS, |_, r| {
+        Some(counter32_wrapping(r.counters.in_octets))
     }),
-    ro(o::IF_IN_DISCARDS, |_, r| Some(c32(r.counters.in_discards))),
-    ro(o::IF_IN_ERRORS, |_, r| Some(c32(r.counters.in_errors))),
-    ro(o::IF_IN_UNKNOWN_PROTOS, |_, _| Some(c32(0))),
-    ro(o::IF_OUT_OCTETS, |_, r| Some(c32(r.counters.out_octets))),
+    ro(o::IF_IN_UCAST_PKTS, |_, r| {
+        Some(counter32_wrapping(r.counters.in_ucast_pkts))
+    }),
+    ro(o::IF_IN_DISCARDS, |_, r| {
+        Some(counter32_wrapping(r.counters.in_discards))
+    }),
+    ro(o::IF_IN_ERRORS, |_, r| {
+        Some(counter32_wrapping(r.counters.in_errors))
+    }),
+    ro(o::IF_IN_UNKNOWN_PROTOS, |_, _| Some(counter32_wrapping(0))),
+    ro(o::IF_OUT_OCTETS, |_, r| {
+        Some(counter32_wrapping(r.counters.out_octets))
+    }),
     ro(o::IF_OUT_UCAST_PKTS, |_, r| {
-        Some(c32(r.counters.out_ucast_pkts))
+        Some(counter32_wrapping(r.counters.out_ucast_pkts))
     }),
     ro(o::IF_OUT_DISCARDS, |_, r| {
-        Some(c32(r.counters.out_discards))
+        Some(counter32_wrapping(r.counters.out_discards))
     }),
-    ro(o::IF_OUT_ERRORS, |_, r| Some(c32(r.counters.out_errors))),
+    ro(o::IF_OUT_ERRORS, |_, r| {
+        Some(counter32_wrapping(r.counters.out_errors))
+    }),
 ];
 
 const IF_X_COLS: &[Col<IfRow>] = &[
@@ -239,13 +236,13 @@ const IF_X_COLS: &[Col<IfRow>] = &[
         Some(Value::OctetString(r.name.clone().into_bytes()))
     }),
     ro(o::IF_IN_MULTICAST_PKTS, |_, r| {
-        Some(c32(r.counters.in_multicast_pkts))
+        Some(counter32_wrapping(r.counters.in_multicast_pkts))
     }),
-    ro(o::IF_IN_BROADCAST_PKTS, |_, _| Some(c32(0))),
+    ro(o::IF_IN_BROADCAST_PKTS, |_, _| Some(counter32_wrapping(0))),
     ro(o::IF_OUT_MULTICAST_PKTS, |_, r| {
-        Some(c32(r.counters.out_multicast_pkts))
+        Some(counter32_wrapping(r.counters.out_multicast_pkts))
     }),
-    ro(o::IF_OUT_BROADCAST_PKTS, |_, _| Some(c32(0))),
+    ro(o::IF_OUT_BROADCAST_PKTS, |_, _| Some(counter32_wrapping(0))),
     ro(o::IF_HC_IN_OCTETS, |_, r| {
         Some(Value::Counter64(r.counters.in_octets))
     }),
@@ -275,7 +272,7 @@ const IF_X_COLS: &[Col<IfRow>] = &[
             Some(Value::Integer(if on { 1 } else { 2 }))
         },
         |_, r, _, val| {
-            Ok(Change::new(IfSet::LinkUpDownTrapEnable {
+            Ok(Change::If(IfSet::LinkUpDownTrapEnable {
                 if_index: r.if_index,
                 value: check::integer(val)?,
             }))
@@ -291,7 +288,7 @@ const IF_X_COLS: &[Col<IfRow>] = &[
         o::IF_ALIAS,
         |v, r| Some(Value::OctetString(alias(&v.system, r.if_index))),
         |_, r, _, val| {
-            Ok(Change::new(IfSet::Alias {
+            Ok(Change::If(IfSet::Alias {
                 if_index: r.if_index,
                 alias: check::display_string(val, IF_ALIAS_MAX)?,
             }))

@@ -18,7 +18,7 @@ use snmp::value::{Value, VarBind};
 
 use std::collections::HashSet;
 
-use crate::if_mib::port::{admin_status, if_index, oper_status, OperStatus};
+use crate::if_mib::port::{admin_status, oper_status, OperStatus};
 use crate::oids::{ib_sm_mib as sm, if_mib, snmpv2_mib};
 use crate::SystemState;
 
@@ -537,15 +537,14 @@ pub fn from_event(ev: &FabricEvent, snap: &Snapshot) -> Vec<Notification> {
 /// IF-MIB linkUp/linkDown for a link state change of one of the local
 /// node's ports (RFC 2863: linkDown when ifOperStatus enters down, linkUp
 /// when it leaves down), None for other events or when the interface's
-/// ifLinkUpDownTrapEnable is disabled(2). `if_index_offset`: what the
-/// served IF-MIB rows add to every ifIndex (AgentX's
-/// `agentx_if_index_offset`), so the trap names the row a manager reads and
-/// the enable flag is looked up where a Set stored it.
-pub fn link_up_down_for(
+/// ifLinkUpDownTrapEnable is disabled(2). The interface is the IF-MIB row
+/// `next` publishes for the port: the trap names the ifIndex a manager
+/// reads (with AgentX's `agentx_if_index_offset`, which the rows carry),
+/// and the enable flag is looked up where a Set of that row stored it.
+pub fn link_up_down_for<X>(
     ev: &FabricEvent,
-    snap: &Snapshot,
+    next: &crate::Published<X>,
     system: &SystemState,
-    if_index_offset: u32,
 ) -> Option<Notification> {
     let FabricEventKind::LinkStateChange {
         node_guid,
@@ -558,11 +557,18 @@ pub fn link_up_down_for(
     else {
         return None;
     };
-    let local = snap.local_node()?;
+    let local = next.snapshot.local_node()?;
     if local.info.node_guid != *node_guid {
         return None;
     }
-    let idx = if_index(local, p.0)?.checked_add(if_index_offset)?;
+    let row = next
+        .derived
+        .if_mib
+        .ifs
+        .rows()
+        .iter()
+        .find(|r| r.port_num == p.0)?;
+    let idx = row.if_index;
     let before = oper_status(*from, *phys_from);
     let after = oper_status(*to, *phys_to);
     let up = match (before == OperStatus::Down, after == OperStatus::Down) {

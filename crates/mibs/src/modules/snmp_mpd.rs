@@ -9,9 +9,9 @@ use snmp::mib::MibObject;
 use snmp::table::Scalars;
 use snmp::value::Value;
 
-use crate::change::Change;
 use crate::core::util::oid;
 use crate::view::SysOrEntry;
+use crate::Change;
 use crate::View;
 
 /// snmpMPDMIB (no MIB file of it ships in mibs/: its three counters are all
@@ -32,7 +32,7 @@ pub const DEF: crate::ModuleDef = crate::ModuleDef::plain(
     objects,
 );
 
-fn objects() -> Vec<Arc<dyn MibObject<View, Change>>> {
+fn objects(_: &crate::Options) -> Vec<Arc<dyn MibObject<View, Change>>> {
     use std::sync::atomic::Ordering::Relaxed;
     let counter = |f: fn(&SnmpStats) -> &AtomicU32| {
         move |v: &View| Value::Counter32(f(&v.stats).load(Relaxed))

@@ -22,13 +22,13 @@ use snmp::usm::SecurityLevel;
 use snmp::vacm::{MibView, ViewFamily};
 use snmp::value::Value;
 
-use crate::change::Change;
 use crate::core::admin::{self, AdminRow, AdminRows, AdminState, AdminTable, StorageType};
 use crate::core::util::last;
 use crate::oids::snmp_notification_mib as o;
 use crate::snmp_target::{self as target, integer, octets, TargetState};
 use crate::state::PersistedState;
 use crate::view::SysOrEntry;
+use crate::Change;
 use crate::{SystemState, View};
 
 /// The module's state: its three tables.
@@ -400,7 +400,7 @@ pub const DEF: crate::ModuleDef = crate::ModuleDef {
     )
 };
 
-fn objects() -> Vec<Arc<dyn MibObject<View, Change>>> {
+fn objects(_: &crate::Options) -> Vec<Arc<dyn MibObject<View, Change>>> {
     vec![
         Arc::new(AdminTable::<NotifyEntry>::new()),
         Arc::new(AdminTable::<FilterProfile>::new()),

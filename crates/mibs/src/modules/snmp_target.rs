@@ -19,12 +19,12 @@ use snmp::mib::{MibObject, SetError};
 use snmp::table::Scalars;
 use snmp::value::Value;
 
-use crate::change::Change;
 use crate::core::admin::{self, AdminRow, AdminRows, AdminState, AdminTable, SpinLock};
 use crate::core::util::{last, oid};
 use crate::oids::snmp_target_mib as o;
 use crate::state::PersistedState;
 use crate::view::SysOrEntry;
+use crate::Change;
 use crate::View;
 
 /// snmpUDPDomain (SNMPv2-TM).
@@ -463,7 +463,7 @@ pub const DEF: crate::ModuleDef = crate::ModuleDef {
     )
 };
 
-fn objects() -> Vec<Arc<dyn MibObject<View, Change>>> {
+fn objects(_: &crate::Options) -> Vec<Arc<dyn MibObject<View, Change>>> {
     use std::sync::atomic::Ordering::Relaxed;
     let counters = Scalars::new(oid(o::SNMP_TARGET_OBJECTS))
         // snmpUnavailableContexts: no known context is ever unavailable.

@@ -54,7 +54,7 @@ pub const DEF: crate::ModuleDef = crate::ModuleDef {
     )
 };
 
-fn objects() -> Vec<crate::Object> {
+fn objects(_: &crate::Options) -> Vec<crate::Object> {
     vec![
         admin::spin_lock::<UsmState>(o::USM_USER_SPIN_LOCK, |s| s.spin_lock, |s| &mut s.spin_lock),
         Arc::new(AdminTable::<UsmUser>::new()),

@@ -46,7 +46,7 @@ pub const DEF: crate::ModuleDef = crate::ModuleDef {
     )
 };
 
-fn objects() -> Vec<Object> {
+fn objects(_: &crate::Options) -> Vec<Object> {
     vec![
         Arc::new(table(
             o::VACM_CONTEXT_ENTRY,

@@ -11,12 +11,12 @@ use snmp::mib::{MibObject, SetError};
 use snmp::table::{check, Scalars};
 use snmp::value::Value;
 
-use crate::change::{Change, Effect, ModuleChange};
 use crate::core::column::{index, ro, table, Col};
 use crate::core::util::{last, oid};
 use crate::oids::snmpv2_mib as o;
 use crate::state::PersistedState;
 use crate::view::SysOrEntry;
+use crate::Change;
 use crate::{SystemState, View};
 
 /// sysObjectID of ibsnmpd: `infinibandMIB.100.1` (1.3.6.1.3.117.100.1).
@@ -112,12 +112,9 @@ pub enum SystemSet {
     SnmpEnableAuthenTraps(bool),
 }
 
-impl ModuleChange for SystemSet {
-    fn effect(&self) -> Effect {
-        Effect::Agent
-    }
-
-    fn apply(&self, state: &mut SystemState) {
+impl SystemSet {
+    /// Phase 2: into the agent's state (persisted).
+    pub(crate) fn apply(&self, state: &mut SystemState) {
         state.modules.update::<SystemGroup>(|g| match self {
             SystemSet::SysContact(s) => g.sys_contact = Some(s.clone()),
             SystemSet::SysName(s) => g.sys_name = Some(s.clone()),
@@ -141,7 +138,7 @@ fn display_string(v: &Value) -> Result<String, SetError> {
 }
 
 /// Every object of the module, ready for `Dispatcher::register_all`.
-pub fn objects() -> Vec<Arc<dyn MibObject<View, Change>>> {
+pub fn objects(_: &crate::Options) -> Vec<Arc<dyn MibObject<View, Change>>> {
     let mut objs = system_scalars().into_objects();
     objs.push(Arc::new(table(
         o::SYS_OR_ENTRY,
@@ -165,17 +162,17 @@ fn system_scalars() -> Scalars<View, Change> {
         .read_write(
             last(o::SYS_CONTACT),
             |v: &View| text(sys_contact(&v.system)),
-            |_, val| display_string(val).map(|s| Change::new(SystemSet::SysContact(s))),
+            |_, val| display_string(val).map(|s| Change::System(SystemSet::SysContact(s))),
         )
         .read_write(
             last(o::SYS_NAME),
             |v: &View| text(sys_name(&v.system)),
-            |_, val| display_string(val).map(|s| Change::new(SystemSet::SysName(s))),
+            |_, val| display_string(val).map(|s| Change::System(SystemSet::SysName(s))),
         )
         .read_write(
             last(o::SYS_LOCATION),
             |v: &View| text(sys_location(&v.system)),
-            |_, val| display_string(val).map(|s| Change::new(SystemSet::SysLocation(s))),
+            |_, val| display_string(val).map(|s| Change::System(SystemSet::SysLocation(s))),
         )
         .read_only(last(o::SYS_SERVICES), |_| Value::Integer(SYS_SERVICES))
         .read_only(last(o::SYS_OR_LAST_CHANGE), |v: &View| {
@@ -230,7 +227,7 @@ fn snmp_group() -> Scalars<View, Change> {
             },
             |_, val| {
                 check::enumerated(val, &[1, 2])
-                    .map(|i| Change::new(SystemSet::SnmpEnableAuthenTraps(i == 1)))
+                    .map(|i| Change::System(SystemSet::SnmpEnableAuthenTraps(i == 1)))
             },
         )
         .read_only(last(o::SNMP_OUT_PKTS), counter(|s| &s.out_pkts))
@@ -305,7 +302,7 @@ mod tests {
 
     fn dispatcher() -> Dispatcher<View, Change> {
         let mut d = Dispatcher::new();
-        d.register_all(objects()).unwrap();
+        d.register_all(objects(&crate::Options::default())).unwrap();
         d
     }
 
@@ -349,7 +346,7 @@ mod tests {
         let s = |b: &[u8]| Value::OctetString(b.to_vec());
         assert_eq!(
             d.check_set(&v, &contact, &s(b"ops")),
-            Ok(Change::new(SystemSet::SysContact("ops".into())))
+            Ok(Change::System(SystemSet::SysContact("ops".into())))
         );
         assert_eq!(
             d.check_set(&v, &contact, &s(&[b'a'; 256])),
@@ -370,7 +367,7 @@ mod tests {
         let traps = [1, 3, 6, 1, 2, 1, 11, 30, 0];
         assert_eq!(
             d.check_set(&v, &traps, &Value::Integer(1)),
-            Ok(Change::new(SystemSet::SnmpEnableAuthenTraps(true)))
+            Ok(Change::System(SystemSet::SnmpEnableAuthenTraps(true)))
         );
         assert_eq!(
             d.check_set(&v, &traps, &Value::Integer(3)),

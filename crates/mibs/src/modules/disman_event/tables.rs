@@ -45,7 +45,7 @@ fn event(yes: bool, kind: FiredKind) -> Option<Value> {
     named(yes, event_name(kind))
 }
 
-pub(super) fn objects() -> Vec<Object> {
+pub(super) fn objects(_: &crate::Options) -> Vec<Object> {
     fn stat(v: &View, f: fn(&MonitorStats) -> &AtomicU32) -> u32 {
         f(&v.system.monitors.stats).load(Relaxed)
     }

@@ -1,16 +1,15 @@
 //! ibSmConfigTable: the SM's configuration (read from the SM's records and
-//! opensm.conf) and the Sets that steer it. A checked Set becomes an
-//! [`SmChange`] carrying an [`SmOp`] with [`Effect::Service`]: the daemon's
-//! OpenSM control applies it (console command, opensm.conf edit, heavy
+//! opensm.conf) and the Sets that steer it. A checked Set becomes a
+//! [`crate::Change::Sm`] carrying an [`SmOp`] (the plan's SM part): the
+//! daemon's OpenSM control applies it (console command, opensm.conf edit, heavy
 //! resweep; docs/ib-sm.md says which per column). The columns are writable
 //! only when the daemon steers an OpenSM
-//! ([`crate::DeriveOptions::sm_control`]); otherwise notWritable.
+//! ([`crate::Options::sm_control`]); otherwise notWritable.
 
 use snmp::mib::SetError;
 use snmp::table::check;
 
 use super::*;
-use crate::change::{Effect, ModuleChange};
 
 fn config_sm(v: &View, i: usize) -> Option<&ib::model::SmRecord> {
     v.snapshot.sms.get(i)
@@ -128,18 +127,9 @@ fn opensm_limit(option: SmOption) -> Option<std::ops::RangeInclusive<u32>> {
 }
 
 /// A checked Set of an SM column: one [`SmOp`], applied by the daemon's
-/// OpenSM control ([`Effect::Service`]).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct SmChange(pub SmOp);
-
-impl ModuleChange for SmChange {
-    fn effect(&self) -> Effect {
-        Effect::Service(self.0.clone())
-    }
-}
-
+/// OpenSM control ([`crate::Plan::sm`]).
 pub(super) fn sm_change(op: SmOp) -> Change {
-    Change::new(SmChange(op))
+    Change::Sm(op)
 }
 
 /// Phase 1 of a Set of an ibSmConfigTable setting (the table is writable

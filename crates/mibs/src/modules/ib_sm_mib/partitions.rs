@@ -23,10 +23,13 @@ pub(super) const PARTITION_COLS: &[Col<VectorRow>] = &vector_cols(
 /// inconsistentValue, as the MIB asks).
 pub struct PartitionConfig {
     scalars: snmp::table::Scalars<View, Change>,
+    /// The daemon steers the SM ([`crate::Options::sm_control`]): else
+    /// every Set is notWritable.
+    sm_control: bool,
 }
 
 impl PartitionConfig {
-    pub fn new() -> Self {
+    pub fn new(sm_control: bool) -> Self {
         let g = |x: u32| move |_: &View| Value::Gauge32(x);
         let scalars = snmp::table::Scalars::new(crate::core::util::oid(o::IB_SM_PARTITION_CONFIG))
             .read_only(last(o::IB_SM_PARTITION_CONFIG_SUBNET_PREFIX), |v: &View| {
@@ -44,13 +47,10 @@ impl PartitionConfig {
             .read_only(last(o::IB_SM_PARTITION_CONFIG_MEMBER_TYPE), |_: &View| {
                 Value::Integer(1)
             });
-        PartitionConfig { scalars }
-    }
-}
-
-impl Default for PartitionConfig {
-    fn default() -> Self {
-        Self::new()
+        PartitionConfig {
+            scalars,
+            sm_control,
+        }
     }
 }
 
@@ -154,7 +154,7 @@ impl snmp::mib::MibObject<View, Change> for PartitionConfig {
         sets: &[SetItem<'_>],
     ) -> Result<Vec<(usize, Change)>, (usize, SetError)> {
         let first = sets.first().map_or(0, |s| s.position);
-        if !sm_rows(view).sm_control {
+        if !self.sm_control {
             return Err((first, SetError::NotWritable));
         }
         let f = Self::form(sets)?;

@@ -9,7 +9,6 @@ use ib::source::ControlOp;
 use ib::types::PortNum;
 
 use super::*;
-use crate::change::{Effect, ModuleChange};
 
 macro_rules! pi {
     ($oid:expr, $f:ident) => {
@@ -184,12 +183,6 @@ pub struct PortInfoSet {
     pub value: u8,
 }
 
-impl ModuleChange for PortInfoSet {
-    fn effect(&self) -> Effect {
-        Effect::Grouped
-    }
-}
-
 /// Whether the agent reaches the fabric through port `p`: a port of its own
 /// node, or the port at the other end of one of them.
 fn own_path(v: &View, p: PortIdx) -> bool {
@@ -229,7 +222,7 @@ pub fn set_port(v: &View, p: PortIdx, field: PortField, value: &Value) -> Result
              port, LMC changes its LIDs, and the SM may set it back at its next sweep"
         );
     }
-    Ok(Change::new(PortInfoSet {
+    Ok(Change::SmPort(PortInfoSet {
         node: node.info.node_guid,
         port: port.num,
         base: Box::new(port.info.clone()),
@@ -241,12 +234,9 @@ pub fn set_port(v: &View, p: PortIdx, field: PortField, value: &Value) -> Result
 /// One Set(PortInfo) per port of a request's PortInfo changes: the port's
 /// PortInfo with the state fields it does not change at NoStateChange (0)
 /// and every written column applied, as ibportstate builds it.
-pub fn fabric_ops(changes: &[Change]) -> Vec<(usize, ControlOp)> {
+pub fn fabric_ops(sets: &[(usize, &PortInfoSet)]) -> Vec<(usize, ControlOp)> {
     let mut ops: Vec<(usize, Guid, PortNum, PortInfo)> = Vec::new();
-    for (i, c) in changes.iter().enumerate() {
-        let Some(s) = c.get::<PortInfoSet>() else {
-            continue;
-        };
+    for &(i, s) in sets {
         let at = match ops.iter().position(|o| o.1 == s.node && o.2 == s.port) {
             Some(k) => k,
             None => {
@@ -295,7 +285,7 @@ mod tests {
             ..PortInfo::default()
         };
         let set = |port: u8, field, value| {
-            Change::new(PortInfoSet {
+            Change::SmPort(PortInfoSet {
                 node: Guid(7),
                 port: PortNum(port),
                 base: Box::new(base.clone()),
@@ -303,11 +293,12 @@ mod tests {
                 value,
             })
         };
-        let ops = fabric_ops(&[
+        let ops = crate::plan(&[
             set(2, PortField::HoqLife, 12),
             set(3, PortField::PhyState, 3),
             set(2, PortField::Lmc, 1),
-        ]);
+        ])
+        .fabric;
         assert_eq!(ops.len(), 2);
         let ControlOp::SetPortInfo { port, info, .. } = &ops[0].1 else {
             panic!("{ops:?}")

@@ -93,14 +93,4 @@ pub(super) fn octets<const N: usize>(v: &Value) -> Result<[u8; N], SetError> {
     }
 }
 
-pub(super) fn gauge(v: impl Into<u32>) -> Value {
-    Value::Gauge32(v.into())
-}
-
-pub(super) fn int(v: impl Into<i32>) -> Value {
-    Value::Integer(v.into())
-}
-
-pub(super) fn bytes(b: &[u8]) -> Value {
-    Value::OctetString(b.to_vec())
-}
+pub(super) use crate::core::value::{gauge32 as gauge, integer as int, octets as bytes};

@@ -292,12 +292,9 @@ pub enum RequestChange {
 /// Request rows are agent runtime state: applying the change installs them
 /// in the state's sessions (never persisted); the daemon then runs the
 /// requests it activated ([`Sessions::jobs_after`]).
-impl crate::change::ModuleChange for RequestChange {
-    fn effect(&self) -> crate::change::Effect {
-        crate::change::Effect::Agent
-    }
-
-    fn apply(&self, state: &mut crate::SystemState) {
+impl RequestChange {
+    /// Phase 2: into the agent's (runtime) state.
+    pub(crate) fn apply_to(&self, state: &mut crate::SystemState) {
         Arc::make_mut(&mut state.requests).apply(self);
     }
 }

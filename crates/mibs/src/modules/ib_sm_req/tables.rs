@@ -13,9 +13,9 @@ use snmp::value::{Value, VarBind};
 use super::answer::Kind;
 use super::store::{Sessions, Stored};
 use super::{ReqKind, CREATION_TIME, STATUS};
-use crate::change::Change;
 use crate::core::util::oid;
-use crate::if_mib::ticks_at;
+use crate::core::value::ticks_at;
+use crate::Change;
 use crate::View;
 
 /// The request index: 8 octets of subnet prefix, then the session id.
@@ -154,7 +154,7 @@ impl<R: ReqKind + Stored> MibObject<View, Change> for ReqTable<R> {
             }
         }
         let first = sets.first().map_or(0, |s| s.position);
-        Ok(vec![(first, Change::new(R::change(changes)))])
+        Ok(vec![(first, Change::Req(R::change(changes)))])
     }
 
     fn declared_columns(&self) -> Vec<(u32, Access)> {

@@ -81,15 +81,6 @@ pub struct Interfaces {
     pub table_last_change: Option<Instant>,
 }
 
-/// sysUpTime (centiseconds, wrapping like TimeTicks) at `t`, for an agent
-/// that started at `started`; 0 for `None` or a time before the start.
-pub fn ticks_at(started: Instant, t: Option<Instant>) -> u32 {
-    t.map_or(0, |t| {
-        let cs = t.saturating_duration_since(started).as_millis() / 10;
-        (cs % (u128::from(u32::MAX) + 1)) as u32
-    })
-}
-
 /// The `Instant` of a wall-clock time (now when it lies in the future).
 fn instant_of(t: SystemTime) -> Instant {
     let now = Instant::now();
@@ -377,6 +368,7 @@ mod tests {
     #[test]
     fn ticks() {
         let t0 = Instant::now();
+        use crate::core::value::ticks_at;
         assert_eq!(ticks_at(t0, None), 0);
         assert_eq!(
             ticks_at(t0, Some(t0 + std::time::Duration::from_millis(1234))),

@@ -19,9 +19,9 @@ use snmp::mib::SetError;
 use snmp::oid::Oid;
 use snmp::value::Value;
 
-use crate::change::Change;
 use crate::if_mib::IfSet;
 use crate::oids::{ib_if_mib as ibo, if_mib as o};
+use crate::Change;
 use crate::{Published, Publisher};
 use crate::{SystemState, View};
 
@@ -186,7 +186,7 @@ fn view(s: &Arc<Snapshot>, sys: &Arc<SystemState>) -> View {
 /// IF-MIB's objects and IB-IF-MIB's (which extends its tables), from the
 /// registry: IB-IF-MIB builds on this module, not the other way round.
 fn if_objects() -> Vec<crate::Object> {
-    crate::modules()
+    crate::modules(&crate::Options::default())
         .into_iter()
         .filter(|m| matches!(m.name, "IF-MIB" | "IB-IF-MIB"))
         .flat_map(|m| m.objects)
@@ -573,14 +573,14 @@ fn sets_become_stored_changes() {
     let s = f.ca(up(), down(), 1);
     let sys = system();
     let v = view(&s, &sys);
-    let x = crate::if_mib::objects()
+    let x = crate::if_mib::objects(&crate::Options::default())
         .into_iter()
         .find(|o| o.root().as_slice() == o::IF_X_ENTRY)
         .unwrap();
     let alias: Vec<u32> = [o::IF_ALIAS, &[2]].concat();
     assert_eq!(
         x.check_set(&v, &alias, &Value::OctetString(b"uplink".to_vec())),
-        Ok(Change::new(IfSet::Alias {
+        Ok(Change::If(IfSet::Alias {
             if_index: 2,
             alias: "uplink".into()
         }))
@@ -601,7 +601,7 @@ fn sets_become_stored_changes() {
     let trap: Vec<u32> = [o::IF_LINK_UP_DOWN_TRAP_ENABLE, &[1]].concat();
     assert_eq!(
         x.check_set(&v, &trap, &Value::Integer(2)),
-        Ok(Change::new(IfSet::LinkUpDownTrapEnable {
+        Ok(Change::If(IfSet::LinkUpDownTrapEnable {
             if_index: 1,
             value: 2
         }))
@@ -618,12 +618,12 @@ fn sets_become_stored_changes() {
 
     // Applied to the state, the values show.
     let mut st = (*sys).clone();
-    Change::new(IfSet::Alias {
+    Change::If(IfSet::Alias {
         if_index: 2,
         alias: "uplink".into(),
     })
     .apply(&mut st);
-    Change::new(IfSet::LinkUpDownTrapEnable {
+    Change::If(IfSet::LinkUpDownTrapEnable {
         if_index: 2,
         value: 2,
     })
