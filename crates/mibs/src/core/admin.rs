@@ -20,11 +20,12 @@ use std::time::Instant;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use snmp::dispatch::Clearance;
-use snmp::mib::{Access, MibObject, SetError, SetItem};
+use snmp::mib::{Access, SetError, SetItem};
 use snmp::oid::Oid;
 use snmp::rowstatus::{ColumnSet, Row, RowChange, RowRules, RowStatus, RowTable};
-use snmp::value::{Value, VarBind};
+use snmp::value::Value;
 
+use crate::core::rowstatus::{RowStatusKind, RowStatusTable};
 use crate::Change;
 use crate::{SystemState, View};
 
@@ -294,8 +295,12 @@ impl<R: AdminRow> AdminChange<R> {
     }
 }
 
-/// An administrative table as a MIB object over the view's module state.
-pub struct AdminTable<R> {
+/// An administrative table: the RowStatus adapter over a module's rows.
+pub type AdminTable<R> = RowStatusTable<AdminRowsOf<R>>;
+
+/// Where an administrative table's rows live (its module's state) and its
+/// columns (the MIB file's).
+pub struct AdminRowsOf<R> {
     root: Oid,
     /// Every accessible column with its MAX-ACCESS, in column order: the
     /// MIB file's (generated), so no table declares them again.
@@ -320,32 +325,11 @@ impl<R: AdminRow> AdminTable<R> {
             .filter_map(|o| Some((crate::core::util::last(o.oid), access(o.access)?)))
             .collect();
         columns.sort_unstable_by_key(|(c, _)| *c);
-        AdminTable {
+        RowStatusTable(AdminRowsOf {
             root: Oid::from_slice(R::ENTRY),
             columns,
             _r: std::marker::PhantomData,
-        }
-    }
-
-    fn rows(view: &View) -> Option<&AdminRows<R>> {
-        view.system.modules.get::<R::State>().map(R::rows)
-    }
-
-    fn cell(view: &View, index: &[u32], row: &Row<Entry<R>>, column: u32) -> Option<Value> {
-        if column == R::STATUS {
-            Some(Value::Integer(row.status as i32))
-        } else if column == R::STORAGE {
-            Some(Value::Integer(row.data.storage as i32))
-        } else {
-            row.data.data.read(view, index, column)
-        }
-    }
-
-    fn declared(&self, column: u32) -> Option<Access> {
-        self.columns
-            .iter()
-            .find(|(c, _)| *c == column)
-            .map(|(_, a)| *a)
+        })
     }
 }
 
@@ -385,106 +369,78 @@ impl<R: AdminRow> RowRules<Entry<R>> for Rules<'_> {
     }
 }
 
-impl<R: AdminRow> MibObject<View, Change> for AdminTable<R>
+impl<R: AdminRow> RowStatusKind for AdminRowsOf<R>
 where
     AdminChange<R>: IntoChange,
 {
+    type Row = Entry<R>;
+
     fn root(&self) -> &Oid {
         &self.root
     }
 
-    fn get(&self, view: &View, o: &[u32]) -> Value {
-        let Some([c, index @ ..]) = o.strip_prefix(self.root.as_slice()) else {
-            return Value::NoSuchObject;
-        };
-        if !self.declared(*c).is_some_and(Access::readable) {
-            return Value::NoSuchObject;
+    fn columns(&self) -> &[(u32, Access)] {
+        &self.columns
+    }
+
+    fn rows<'a>(&self, view: &'a View) -> Option<&'a RowTable<Entry<R>>> {
+        view.system
+            .modules
+            .get::<R::State>()
+            .map(|s| &R::rows(s).table)
+    }
+
+    fn cell(&self, view: &View, index: &[u32], row: &Row<Entry<R>>, column: u32) -> Option<Value> {
+        if column == R::STATUS {
+            Some(Value::Integer(row.status as i32))
+        } else if column == R::STORAGE {
+            Some(Value::Integer(row.data.storage as i32))
+        } else {
+            row.data.data.read(view, index, column)
         }
-        Self::rows(view)
-            .and_then(|rows| rows.get(index))
-            .and_then(|r| Self::cell(view, index, r, *c))
-            .unwrap_or(Value::NoSuchInstance)
     }
 
-    fn next(&self, view: &View, o: &[u32]) -> Option<VarBind> {
-        let readable = self.columns.iter().filter(|(_, a)| a.readable());
-        snmp::rowstatus::next_cell(
-            self.root.as_slice(),
-            readable.map(|(c, _)| *c),
-            Self::rows(view)?.table.rows(),
-            o,
-            |k, r, c| Self::cell(view, k, r, c),
-        )
-    }
-
-    fn check_set(&self, view: &View, o: &[u32], value: &Value) -> Result<Change, SetError> {
-        snmp::mib::check_one(self, view, o, value)
-    }
-
-    fn check_set_batch(
+    fn admit(
         &self,
         view: &View,
-        sets: &[SetItem<'_>],
-    ) -> Result<Vec<(usize, Change)>, (usize, SetError)> {
-        let empty = AdminRows::default();
-        let rows = Self::rows(view).unwrap_or(&empty);
-        let mut cols = Vec::with_capacity(sets.len());
-        for s in sets {
-            let refuse = |e| (s.position, e);
-            let Some([column, index @ ..]) = s.oid.strip_prefix(self.root.as_slice()) else {
-                return Err(refuse(SetError::NoCreation));
-            };
-            match self.declared(*column) {
-                Some(a) if a.writable() => {}
-                Some(_) => return Err(refuse(SetError::NotWritable)),
-                None => return Err(refuse(SetError::NoCreation)),
-            }
-            if s.clearance != Clearance::Secret
-                && R::needs_clearance(
-                    rows.get(index).map(|r| &r.data.data),
-                    view,
-                    *column,
-                    s.value,
-                )
-            {
-                return Err(refuse(SetError::NotWritable));
-            }
-            let mut col_oid = self.root.as_slice().to_vec();
-            col_oid.push(*column);
-            if let Some(syntax) = crate::oids::syntax(&col_oid) {
-                syntax.check(s.value).map_err(refuse)?;
-            }
-            match rows.get(index) {
-                // RFC 3414 (usmUserStorageType): a Set a fixed row does not
-                // accept at all is wrongValue.
-                Some(r) if r.data.storage.fixed() => return Err(refuse(SetError::WrongValue)),
-                Some(_) => {}
-                None if !R::valid_index(index) => return Err(refuse(SetError::NoCreation)),
-                None => {}
-            }
-            cols.push(ColumnSet {
-                position: s.position,
-                index,
-                column: *column,
-                value: s.value,
-            });
+        s: &SetItem<'_>,
+        column: u32,
+        index: &[u32],
+    ) -> Result<(), SetError> {
+        let row = self.rows(view).and_then(|t| t.get(index));
+        if s.clearance != Clearance::Secret
+            && R::needs_clearance(row.map(|r| &r.data.data), view, column, s.value)
+        {
+            return Err(SetError::NotWritable);
         }
-        let rules = Rules { view };
-        let changes = rows.table.check_with(
-            &rules,
-            &cols,
+        let mut col_oid = self.root.as_slice().to_vec();
+        col_oid.push(column);
+        if let Some(syntax) = crate::oids::syntax(&col_oid) {
+            syntax.check(s.value)?;
+        }
+        match row {
+            // RFC 3414 (usmUserStorageType): a Set a fixed row does not
+            // accept at all is wrongValue.
+            Some(r) if r.data.storage.fixed() => Err(SetError::WrongValue),
+            Some(_) => Ok(()),
+            None if !R::valid_index(index) => Err(SetError::NoCreation),
+            None => Ok(()),
+        }
+    }
+
+    fn check(&self, view: &View, cols: &[ColumnSet<'_>]) -> Result<Change, (usize, SetError)> {
+        let empty = RowTable::new(R::STATUS, MAX_ROWS);
+        let rows = self.rows(view).unwrap_or(&empty);
+        let changes = rows.check_with(
+            &Rules { view },
+            cols,
             |index| Entry {
                 storage: StorageType::NonVolatile,
                 data: R::fresh(index),
             },
             Instant::now(),
         )?;
-        let first = sets.first().map_or(0, |s| s.position);
-        Ok(vec![(first, AdminChange::<R> { changes }.into_change())])
-    }
-
-    fn declared_columns(&self) -> Vec<(u32, Access)> {
-        self.columns.clone()
+        Ok(AdminChange::<R> { changes }.into_change())
     }
 }
 

@@ -6,6 +6,7 @@
 pub mod admin;
 pub(crate) mod column;
 pub mod publish;
+pub mod rowstatus;
 pub mod state;
 pub(crate) mod util;
 pub mod value;

@@ -6,13 +6,14 @@ use std::time::Instant;
 
 use snmp::mib::{MibObject, SetError, SetItem};
 use snmp::oid::Oid;
-use snmp::rowstatus::{ColumnSet, RowChange, RowData};
+use snmp::rowstatus::{ColumnSet, Row, RowChange, RowData, RowTable};
 use snmp::table::Access;
 use snmp::value::{Value, VarBind};
 
 use super::answer::Kind;
 use super::store::{Sessions, Stored};
 use super::{ReqKind, CREATION_TIME, STATUS};
+use crate::core::rowstatus::{RowStatusKind, RowStatusTable};
 use crate::core::util::oid;
 use crate::core::value::ticks_at;
 use crate::Change;
@@ -29,21 +30,54 @@ fn parse_req_index(index: &[u32]) -> Option<(u64, u32)> {
     (session <= i32::MAX as u32).then_some((p, session))
 }
 
-/// A request table (ibSmPathReqTable, ibSmTraceReqTable).
-pub(super) struct ReqTable<R> {
+/// A request table (ibSmPathReqTable, ibSmMultiPathReqTable,
+/// ibSmTraceReqTable): the RowStatus adapter over the view's sessions.
+pub(super) type ReqTable<R> = RowStatusTable<ReqRows<R>>;
+
+/// Where a request table's rows live (the sessions) and its columns.
+pub(super) struct ReqRows<R> {
     root: Oid,
+    /// RowStatus, the creation time (read-only), then the request's own.
+    columns: Vec<(u32, Access)>,
     _r: std::marker::PhantomData<fn() -> R>,
 }
 
 impl<R: ReqKind + Stored> ReqTable<R> {
     pub(super) fn new() -> Self {
-        ReqTable {
+        let columns = (STATUS..=R::last_column())
+            .map(|c| {
+                let a = if c == CREATION_TIME {
+                    Access::ReadOnly
+                } else {
+                    Access::ReadCreate
+                };
+                (c, a)
+            })
+            .collect();
+        RowStatusTable(ReqRows {
             root: oid(R::ENTRY),
+            columns,
             _r: std::marker::PhantomData,
-        }
+        })
+    }
+}
+
+impl<R: ReqKind + Stored> RowStatusKind for ReqRows<R> {
+    type Row = R;
+
+    fn root(&self) -> &Oid {
+        &self.root
     }
 
-    fn cell(view: &View, row: &snmp::rowstatus::Row<R>, column: u32) -> Option<Value> {
+    fn columns(&self) -> &[(u32, Access)] {
+        &self.columns
+    }
+
+    fn rows<'a>(&self, view: &'a View) -> Option<&'a RowTable<R>> {
+        Some(R::table(&view.system.requests))
+    }
+
+    fn cell(&self, view: &View, _: &[u32], row: &Row<R>, column: u32) -> Option<Value> {
         match column {
             STATUS => Some(Value::Integer(row.status as i32)),
             CREATION_TIME => Some(Value::TimeTicks(ticks_at(
@@ -54,77 +88,18 @@ impl<R: ReqKind + Stored> ReqTable<R> {
         }
     }
 
-    /// Splits a full OID into (column, index) under this entry.
-    fn split<'a>(&self, o: &'a [u32]) -> Option<(u32, &'a [u32])> {
-        let rest = o.strip_prefix(self.root.as_slice())?;
-        let (&c, index) = rest.split_first()?;
-        Some((c, index))
-    }
-}
-
-impl<R: ReqKind + Stored> MibObject<View, Change> for ReqTable<R> {
-    fn root(&self) -> &Oid {
-        &self.root
-    }
-
-    fn get(&self, view: &View, o: &[u32]) -> Value {
-        let Some((c, index)) = self.split(o) else {
-            return Value::NoSuchObject;
-        };
-        if !(STATUS..=R::last_column()).contains(&c) {
-            return Value::NoSuchObject;
+    fn admit(&self, view: &View, _: &SetItem<'_>, _: u32, index: &[u32]) -> Result<(), SetError> {
+        match parse_req_index(index) {
+            Some((prefix, _)) if prefix == view.snapshot.subnet_prefix => Ok(()),
+            _ => Err(SetError::NoCreation),
         }
-        R::table(&view.system.requests)
-            .get(index)
-            .and_then(|r| Self::cell(view, r, c))
-            .unwrap_or(Value::NoSuchInstance)
     }
 
-    fn next(&self, view: &View, o: &[u32]) -> Option<VarBind> {
-        snmp::rowstatus::next_cell(
-            self.root.as_slice(),
-            STATUS..=R::last_column(),
-            R::table(&view.system.requests).rows(),
-            o,
-            |_, r, c| Self::cell(view, r, c),
-        )
-    }
-
-    fn check_set(&self, view: &View, o: &[u32], value: &Value) -> Result<Change, SetError> {
-        snmp::mib::check_one(self, view, o, value)
-    }
-
-    fn check_set_batch(
-        &self,
-        view: &View,
-        sets: &[SetItem<'_>],
-    ) -> Result<Vec<(usize, Change)>, (usize, SetError)> {
-        let mut cols = Vec::with_capacity(sets.len());
-        for s in sets {
-            let (column, index) = self
-                .split(s.oid)
-                .ok_or((s.position, SetError::NoCreation))?;
-            if !(STATUS..=R::last_column()).contains(&column) {
-                return Err((s.position, SetError::NoCreation));
-            }
-            match parse_req_index(index) {
-                Some((prefix, _)) if prefix == view.snapshot.subnet_prefix => {}
-                _ => return Err((s.position, SetError::NoCreation)),
-            }
-            if column == CREATION_TIME {
-                return Err((s.position, SetError::NotWritable));
-            }
-            cols.push(ColumnSet {
-                position: s.position,
-                index,
-                column,
-                value: s.value,
-            });
-        }
+    fn check(&self, view: &View, cols: &[ColumnSet<'_>]) -> Result<Change, (usize, SetError)> {
         let now = Instant::now();
         let store = &view.system.requests;
         let changes = R::table(store).check(
-            &cols,
+            cols,
             |_| {
                 let mut r = R::default();
                 r.set_created(now);
@@ -153,21 +128,7 @@ impl<R: ReqKind + Stored> MibObject<View, Change> for ReqTable<R> {
                 }
             }
         }
-        let first = sets.first().map_or(0, |s| s.position);
-        Ok(vec![(first, Change::Req(R::change(changes)))])
-    }
-
-    fn declared_columns(&self) -> Vec<(u32, Access)> {
-        (STATUS..=R::last_column())
-            .map(|c| {
-                let a = if c == CREATION_TIME {
-                    Access::ReadOnly
-                } else {
-                    Access::ReadCreate
-                };
-                (c, a)
-            })
-            .collect()
+        Ok(Change::Req(R::change(changes)))
     }
 }
 
