@@ -958,8 +958,6 @@ fn merge(mut file: FileConfig, origin: &str, args: &RunArgs) -> Result<Settings,
             .unwrap_or(crate::agentx::DEFAULT_IF_INDEX_OFFSET),
         _ => 0,
     };
-    // linkUp/linkDown name the rows as served.
-    notify.if_index_offset = agentx_if_index_offset;
     Ok(Settings {
         secrets: file.secrets.unwrap_or(false),
         sim_partitions: file.sim_partitions,

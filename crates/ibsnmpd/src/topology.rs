@@ -138,7 +138,7 @@ pub struct Published(pub Option<TopologyReport>);
 pub fn deriver(
     plan: SharedPlan,
     traps: Arc<OnceLock<crate::traps::Traps>>,
-) -> Box<dyn FnMut(&Arc<Snapshot>) -> Arc<Published> + Send> {
+) -> mibs::publish::ExtraFn<Arc<Published>> {
     // Findings logged, and notified, as present.
     let mut seen: HashSet<Finding> = HashSet::new();
     let mut notified: HashSet<Finding> = HashSet::new();
