@@ -36,6 +36,19 @@ use snmp::value::Value;
 use crate::core::util::last;
 use crate::oids::ib_sm_mib as o;
 
+/// A request row's creation time accessors ([`ReqKind`]), over its
+/// `created` field: written once for the three request kinds.
+macro_rules! created_field {
+    () => {
+        fn created(&self) -> Instant {
+            self.created
+        }
+        fn set_created(&mut self, t: Instant) {
+            self.created = t;
+        }
+    };
+}
+
 mod answer;
 mod columns;
 mod multipath;

@@ -324,12 +324,7 @@ impl ReqKind for MultiPathReq {
     fn last_column() -> u32 {
         columns::last_column(OWN_COLS).max(columns::last_column(TEMPLATE_COLS))
     }
-    fn created(&self) -> Instant {
-        self.created
-    }
-    fn set_created(&mut self, t: Instant) {
-        self.created = t;
-    }
+    created_field!();
     fn column(&self, column: u32) -> Option<Value> {
         if column == COMP_MASK {
             return Some(bytes(&self.mask().to_be_bytes()));

@@ -192,12 +192,7 @@ impl ReqKind for TraceReq {
     fn last_column() -> u32 {
         columns::last_column(TRACE_COLS)
     }
-    fn created(&self) -> Instant {
-        self.created
-    }
-    fn set_created(&mut self, t: Instant) {
-        self.created = t;
-    }
+    created_field!();
     fn column(&self, column: u32) -> Option<Value> {
         match column {
             COMP_MASK => Some(bytes(&self.comp_mask)),
