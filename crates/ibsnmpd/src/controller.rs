@@ -13,9 +13,8 @@
 use std::sync::Arc;
 
 use arc_swap::ArcSwap;
-use mibs::change::{Change, Effect};
 use mibs::state::Persisted;
-use mibs::SystemState;
+use mibs::{Change, SystemState};
 use snmp::agent::{ApplyError, ApplyErrorKind, ApplyFuture, SetController};
 use tracing::{error, info};
 
@@ -42,11 +41,20 @@ struct Inner {
     /// What the last successful apply replaced (None after an undo, or when it
     /// reached the fabric, which cannot be taken back).
     last: std::sync::Mutex<Option<Undo>>,
-    /// The OpenSM the agent steers (`[opensm]`), for [`Effect::Service`].
+    /// The OpenSM the agent steers (`[opensm]`), for [`mibs::Plan::sm`].
     opensm: Option<Arc<OpenSmControl>>,
     /// Where requests a Set activates go to be answered (see
     /// [`crate::requests`]); None: nothing answers them.
     jobs: Option<tokio::sync::mpsc::UnboundedSender<Job>>,
+}
+
+/// What a request has done so far that a failure takes back.
+#[derive(Default)]
+struct Rollback {
+    /// What the state file held before (it was rewritten).
+    kv: Option<Persisted>,
+    /// The SM operations applied.
+    sm: Option<SmUndo>,
 }
 
 /// The state before the last successful apply.
@@ -103,126 +111,52 @@ impl Inner {
             .map_err(std::io::Error::other)?
     }
 
+    /// Executes a request's [`mibs::Plan`] in a fixed order: the agent's state
+    /// (persisted before anything else), the SM's operations (which can be
+    /// undone), the fabric's (which cannot). A failure takes back what was
+    /// done, once ([`Inner::fail`]).
     async fn apply_all(&self, changes: Vec<Change>, principal: &str) -> Result<(), ApplyError> {
         let _one_at_a_time = self.serial.lock().await;
         let old = self.system.load_full();
-        let mut new = (*old).clone();
-        let mut fabric_ops: Vec<(usize, ControlOp)> = Vec::new();
-        let mut grouped = false;
-        let mut first_local = None;
-        let mut service: Vec<(usize, SmOp)> = Vec::new();
         let old_kv = self.stored_values();
-        for (i, c) in changes.iter().enumerate() {
-            match c.effect() {
-                Effect::Agent => {
-                    c.apply(&mut new);
-                    first_local.get_or_insert(i);
-                }
-                Effect::Fabric(op) => fabric_ops.push((i, op)),
-                Effect::Grouped => grouped = true,
-                Effect::Service(op) => service.push((i, op)),
-            }
-        }
-        if grouped {
-            // Several varbinds, one operation (e.g. one PMA Set per node).
-            fabric_ops.extend(mibs::change::grouped_fabric_ops(&changes));
-            fabric_ops.sort_by_key(|(i, _)| *i);
-        }
-        // What the file held for modules this agent cannot read (a value it
-        // could not parse at start) stays as it was.
-        let mut new_kv = old_kv.clone();
-        if let Some(i) = first_local {
-            // A module whose part could not be read is kept as the file has
-            // it: a Set of it could not be persisted, so it changes nothing.
-            if let Some(module) = new.modules.changed_unreadable(&old.modules) {
-                let reason = format!(
-                    "the {module} part of {} could not be read at start: read-only until repaired",
-                    self.store.path().display()
-                );
-                error!(%reason, "Set refused");
-                return Err(ApplyError {
-                    index: i,
-                    kind: ApplyErrorKind::CommitFailed,
-                    reason,
-                });
-            }
-            new.modules
-                .persist_into(&mut new_kv)
-                .map_err(|reason| ApplyError {
-                    index: i,
-                    kind: ApplyErrorKind::CommitFailed,
-                    reason,
-                })?;
-        }
+        let plan = mibs::plan(&changes);
+        let (new, new_kv) = self.agent_state(&changes, &plan.agent, &old, &old_kv)?;
         let persisted = old_kv != new_kv;
-        let reached_fabric = !fabric_ops.is_empty() || !service.is_empty();
+        let mut done = Rollback::default();
         if persisted {
             if let Err(e) = self.persist(new_kv.clone()).await {
                 error!(path = %self.store.path().display(), error = %e, "cannot persist Set");
                 return Err(ApplyError {
-                    index: first_local.unwrap_or(0),
+                    index: plan.agent.first().copied().unwrap_or(0),
                     kind: ApplyErrorKind::CommitFailed,
                     reason: format!("cannot write {}: {e}", self.store.path().display()),
                 });
             }
+            done.kv = Some(old_kv.clone());
         }
-        // SM operations first: unlike fabric operations, they can be taken
-        // back when a later operation fails.
-        let mut sm_undo = None;
-        if let Some(&(first, _)) = service.first() {
-            let ops: Vec<SmOp> = service.iter().map(|(_, op)| op.clone()).collect();
+        if let Some(&(first, _)) = plan.sm.first() {
+            let ops: Vec<SmOp> = plan.sm.iter().map(|(_, op)| op.clone()).collect();
             match self.apply_service(ops).await {
-                Ok(undo) => sm_undo = Some(undo),
+                Ok(undo) => done.sm = Some(undo),
                 Err(failure) => {
                     let reason = failure.reason().to_string();
                     error!(varbind = first + 1, %reason, "SM Set failed");
-                    let mut kind = match failure {
+                    let kind = match failure {
                         SmFailure::Failed(_) => ApplyErrorKind::CommitFailed,
                         SmFailure::NotUndone(_) => ApplyErrorKind::UndoFailed,
                     };
-                    if persisted && !self.roll_back_persisted(&old_kv).await {
-                        kind = ApplyErrorKind::UndoFailed;
-                    }
-                    return Err(ApplyError {
-                        index: first,
-                        kind,
-                        reason,
-                    });
+                    return Err(self.fail(done, first, kind, reason).await);
                 }
             }
         }
-        for (done, (i, op)) in fabric_ops.into_iter().enumerate() {
-            let what = self.describe(&op);
-            let result = match self.fabric.control(op.clone()).await {
-                Ok(reply) => mibs::change::check_reply(&op, &reply),
-                Err(e) => Err(e),
+        if let Err((index, any_done, reason)) = self.run_fabric(&plan.fabric, principal).await {
+            // Fabric operations already done cannot be taken back.
+            let kind = if any_done {
+                ApplyErrorKind::UndoFailed
+            } else {
+                ApplyErrorKind::CommitFailed
             };
-            if let Err(reason) = result {
-                error!(varbind = i + 1, by = principal, op = %what, %reason, "fabric Set failed");
-                // Fabric operations already done cannot be taken back.
-                let mut kind = if done == 0 {
-                    ApplyErrorKind::CommitFailed
-                } else {
-                    ApplyErrorKind::UndoFailed
-                };
-                if let Some(undo) = sm_undo.take() {
-                    if !self.undo_service(undo).await {
-                        kind = ApplyErrorKind::UndoFailed;
-                    }
-                }
-                if persisted && !self.roll_back_persisted(&old_kv).await {
-                    kind = ApplyErrorKind::UndoFailed;
-                }
-                return Err(ApplyError {
-                    index: i,
-                    kind,
-                    reason,
-                });
-            }
-            // Who changed the fabric, and what was sent: once, at info.
-            if op.changes_fabric() {
-                info!(by = principal, op = %what, "Set applied to the fabric");
-            }
+            return Err(self.fail(done, index, kind, reason).await);
         }
         if persisted {
             info!(changes = changes.len(), "Set applied and persisted");
@@ -230,10 +164,115 @@ impl Inner {
                 *stored = new_kv;
             }
         }
-        if !service.is_empty() {
+        if !plan.sm.is_empty() {
             // (What changed is logged by the OpenSM control.)
             info!(by = principal, "Set applied to the SM");
         }
+        let reached_fabric = !plan.fabric.is_empty() || !plan.sm.is_empty();
+        self.publish(old, new, old_kv, reached_fabric);
+        Ok(())
+    }
+
+    /// The agent's state after the plan's agent changes, and what the state
+    /// file then holds; refused when a change touches a module whose part
+    /// of the file could not be read (it could not be persisted).
+    fn agent_state(
+        &self,
+        changes: &[Change],
+        agent: &[usize],
+        old: &SystemState,
+        old_kv: &Persisted,
+    ) -> Result<(SystemState, Persisted), ApplyError> {
+        let mut new = old.clone();
+        for &i in agent {
+            changes[i].apply(&mut new);
+        }
+        // What the file held for modules this agent cannot read (a value it
+        // could not parse at start) stays as it was.
+        let mut new_kv = old_kv.clone();
+        let Some(&index) = agent.first() else {
+            return Ok((new, new_kv));
+        };
+        let fail = |reason: String| ApplyError {
+            index,
+            kind: ApplyErrorKind::CommitFailed,
+            reason,
+        };
+        if let Some(module) = new.modules.changed_unreadable(&old.modules) {
+            let reason = format!(
+                "the {module} part of {} could not be read at start: read-only until repaired",
+                self.store.path().display()
+            );
+            error!(%reason, "Set refused");
+            return Err(fail(reason));
+        }
+        new.modules.persist_into(&mut new_kv).map_err(fail)?;
+        Ok((new, new_kv))
+    }
+
+    /// Sends the plan's fabric operations in order; on the first failure,
+    /// its change's index, whether any operation was done before it, and
+    /// why.
+    async fn run_fabric(
+        &self,
+        ops: &[(usize, ControlOp)],
+        principal: &str,
+    ) -> Result<(), (usize, bool, String)> {
+        for (done, (i, op)) in ops.iter().enumerate() {
+            let what = self.describe(op);
+            let result = match self.fabric.control(op.clone()).await {
+                Ok(reply) => mibs::check_reply(op, &reply),
+                Err(e) => Err(e),
+            };
+            if let Err(reason) = result {
+                error!(varbind = i + 1, by = principal, op = %what, %reason, "fabric Set failed");
+                return Err((*i, done > 0, reason));
+            }
+            // Who changed the fabric, and what was sent: once, at info.
+            if op.changes_fabric() {
+                info!(by = principal, op = %what, "Set applied to the fabric");
+            }
+        }
+        Ok(())
+    }
+
+    /// The one rollback of a failed request: its SM operations undone, the
+    /// state file written back; `kind` becomes undoFailed when either
+    /// cannot be.
+    async fn fail(
+        &self,
+        done: Rollback,
+        index: usize,
+        mut kind: ApplyErrorKind,
+        reason: String,
+    ) -> ApplyError {
+        if let Some(undo) = done.sm {
+            if !self.undo_service(undo).await {
+                kind = ApplyErrorKind::UndoFailed;
+            }
+        }
+        if let Some(kv) = done.kv {
+            if !self.roll_back_persisted(&kv).await {
+                kind = ApplyErrorKind::UndoFailed;
+            }
+        }
+        ApplyError {
+            index,
+            kind,
+            reason,
+        }
+    }
+
+    /// Publishes the state of a request that succeeded, remembers how to
+    /// undo it (not once it reached the fabric or the SM), and hands the
+    /// request rows it activated to the runner.
+    fn publish(
+        &self,
+        old: Arc<SystemState>,
+        new: SystemState,
+        old_kv: Persisted,
+        reached_fabric: bool,
+    ) {
         let activated = new.requests.jobs_after(old.requests.generation());
         let undo = (!reached_fabric).then_some(Undo {
             system: old,
@@ -249,7 +288,6 @@ impl Inner {
                 let _ = jobs.send(job);
             }
         }
-        Ok(())
     }
 
     /// A fabric operation for the log: what, with the node's name.

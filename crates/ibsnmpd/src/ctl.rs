@@ -20,7 +20,7 @@ use tracing::{debug, info, warn};
 
 use crate::config::ConfigError;
 use crate::fabric::FabricHandle;
-use crate::health::{HealthReport, Report};
+use crate::health::Report;
 
 /// Longest command line accepted (a node description is at most 64 octets).
 const MAX_LINE: usize = 1024;
@@ -262,12 +262,12 @@ fn health(fabric: &FabricHandle) -> Result<String, String> {
         return Err("no sweep has succeeded yet: no fabric to report on".into());
     }
     let h = published
-        .get::<HealthReport>()
+        .extra
+        .health
+        .as_deref()
         .ok_or("the agent's health tracker has not reported")?;
     let mut report = Report::new(snap, None, h.config.clone(), h.ports.clone());
-    report.topology = published
-        .get::<crate::topology::Published>()
-        .and_then(|p| p.0.clone());
+    report.topology = published.extra.topology.as_ref().and_then(|p| p.0.clone());
     serde_json::to_string(&report).map_err(|e| format!("cannot encode the report: {e}"))
 }
 

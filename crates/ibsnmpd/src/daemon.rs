@@ -52,12 +52,15 @@ struct Reads<F> {
 fn start_source(
     settings: &Settings,
     source: Box<dyn Source>,
-    derivers: [Box<dyn mibs::publish::Derive>; 2],
+    (health, topology): (
+        mibs::publish::ExtraFn<Arc<crate::health::HealthReport>>,
+        mibs::publish::ExtraFn<Arc<crate::topology::Published>>,
+    ),
     names: &SharedNodeNameMap,
 ) -> Result<(FabricThread, std::sync::mpsc::Receiver<()>)> {
     FabricThread::start_paused(
         source,
-        engine::publisher(settings, derivers),
+        engine::publisher(settings, health, topology),
         settings.sweep_interval,
         Some(Arc::clone(names)),
         &settings.source,
@@ -147,10 +150,10 @@ pub fn run(
     let (fabric, first_sweep) = start_source(
         &settings,
         source,
-        [
+        (
             crate::health::deriver(Arc::clone(&health_config)),
             crate::topology::deriver(Arc::clone(&plan), Arc::clone(&plan_traps)),
-        ],
+        ),
         &names,
     )?;
     let mut services = Services::start(fabric)?;

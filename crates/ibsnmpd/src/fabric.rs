@@ -23,7 +23,19 @@ use ib::model::{
 };
 use ib::source::{ControlOp, ControlReply, Source};
 use ib::types::{Guid, PortNum};
-use mibs::{Published, Publisher};
+
+/// What the daemon derives from each snapshot beside the MIB modules' rows
+/// (None: not derived, as in tests of the fabric thread alone).
+#[derive(Clone, Default)]
+pub struct Extras {
+    pub health: Option<Arc<crate::health::HealthReport>>,
+    pub topology: Option<Arc<crate::topology::Published>>,
+}
+
+/// A published snapshot with the modules' rows and the daemon's extras.
+pub type Published = mibs::Published<Extras>;
+/// The fabric thread's publisher.
+pub type Publisher = mibs::Publisher<Extras>;
 use tokio::sync::oneshot;
 use tracing::{debug, info, warn};
 
@@ -63,8 +75,8 @@ enum Msg {
 /// merge (first `prev`, last `next`, events in order), so one that falls
 /// behind holds two snapshots, never a queue of them.
 pub struct Update {
-    pub prev: Arc<Snapshot>,
-    pub next: Arc<Snapshot>,
+    pub prev: Arc<Published>,
+    pub next: Arc<Published>,
     pub events: Vec<FabricEvent>,
     /// Events dropped because more than [`PENDING_EVENTS`] were waiting.
     pub missed: u64,
@@ -396,18 +408,19 @@ impl Sweeper {
                 "first sweep done"
             );
         }
-        let prev = Arc::clone(&self.published.load().snapshot);
+        let prev = self.published.load_full();
         self.publish(Arc::clone(&snap));
         if std::mem::replace(&mut self.have_prev, true) {
-            let events = ib::model::diff(&prev, &snap);
+            let (prev, next) = (prev, self.published.load_full());
+            let events = ib::model::diff(&prev.snapshot, &snap);
             for ev in &events {
-                log_event(ev, &prev, &snap);
+                log_event(ev, &prev.snapshot, &snap);
             }
             self.events_total
                 .fetch_add(events.len() as u64, Ordering::Relaxed);
             self.updates.put(Update {
                 prev,
-                next: snap,
+                next,
                 events,
                 missed: 0,
             });
@@ -513,7 +526,7 @@ mod tests {
         let source = SimSource::default_fabric(SimConfig::default()).unwrap();
         let (thread, first) = FabricThread::start(
             Box::new(source),
-            Publisher::new(),
+            mibs::Publisher::new().with_extra(|_| Extras::default()),
             Duration::from_secs(3600),
         )
         .unwrap();
@@ -541,10 +554,10 @@ mod tests {
             let last = handle.sweep_now().await.unwrap();
             // Two publications (after the flap, then now), one update.
             let u = handle.next_update().await;
-            assert_eq!(u.prev.sweep.number, first_sweep);
-            assert_eq!(u.next.sweep.number, last);
+            assert_eq!(u.prev.snapshot.sweep.number, first_sweep);
+            assert_eq!(u.next.snapshot.sweep.number, last);
             assert_eq!(u.missed, 0);
-            assert!(Arc::ptr_eq(&u.next, &handle.snapshot()));
+            assert!(Arc::ptr_eq(&u.next.snapshot, &handle.snapshot()));
             u.events.into_iter().map(|e| e.kind).collect::<Vec<_>>()
         });
         let out = kinds

@@ -31,11 +31,11 @@ pub type SharedHealthConfig = std::sync::Arc<arc_swap::ArcSwap<HealthConfig>>;
 /// The running agent's health tracker: it follows every published
 /// snapshot, so its windows hold the agent's own sweeps. New settings (a
 /// reload) apply from the next snapshot, their window starting again.
-pub fn deriver(config: SharedHealthConfig) -> Box<dyn mibs::publish::Derive> {
+pub fn deriver(config: SharedHealthConfig) -> mibs::publish::ExtraFn<std::sync::Arc<HealthReport>> {
     let mut health = Health::new(HealthConfig::clone(&config.load()));
     let mut was_without_sm = false;
     Box::new(
-        move |snap: &std::sync::Arc<Snapshot>| -> mibs::publish::Derived {
+        move |snap: &std::sync::Arc<Snapshot>| -> std::sync::Arc<HealthReport> {
             let now = config.load();
             if **now != *health.config() {
                 health = Health::new(HealthConfig::clone(&now));

@@ -52,7 +52,7 @@ pub struct AgentCounters {
 pub struct Sources {
     /// What is published now: the snapshot and what was derived from it
     /// (the fabric health report, [`crate::health::HealthReport`]).
-    pub published: Box<dyn Fn() -> Arc<mibs::Published> + Send + Sync>,
+    pub published: Box<dyn Fn() -> Arc<crate::fabric::Published> + Send + Sync>,
     pub snmp: Arc<SnmpStats>,
     pub agent: Arc<AgentCounters>,
     pub started: Instant,
@@ -277,7 +277,7 @@ fn collect(query: Option<&str>, configured: Families) -> Result<Families, ()> {
 
 /// The port rows of the published snapshot: made by the first scrape of a
 /// snapshot (off the async workers), shared by the rest.
-async fn rows_of(e: &Endpoint, published: &Arc<mibs::Published>) -> Arc<fabric::Rows> {
+async fn rows_of(e: &Endpoint, published: &Arc<crate::fabric::Published>) -> Arc<fabric::Rows> {
     let mut cached = e.rows.lock().await;
     if let Some(r) = cached.as_ref().filter(|r| r.of_same(published)) {
         return Arc::clone(r);

@@ -107,12 +107,12 @@ pub struct Published(pub Option<TopologyReport>);
 /// The running agent's checker: compares each published snapshot with the
 /// plan in force, logs each finding once when it appears and once when it
 /// clears, and sends each as a notification when the layer is up.
-pub fn deriver(plan: SharedPlan, traps: Notifier) -> Box<dyn mibs::publish::Derive> {
+pub fn deriver(plan: SharedPlan, traps: Notifier) -> mibs::publish::ExtraFn<Arc<Published>> {
     // Findings logged, and notified, as present.
     let mut seen: HashSet<Finding> = HashSet::new();
     let mut notified: HashSet<Finding> = HashSet::new();
     let mut plan_path: Option<PathBuf> = None;
-    Box::new(move |snap: &Arc<Snapshot>| -> mibs::publish::Derived {
+    Box::new(move |snap: &Arc<Snapshot>| -> Arc<Published> {
         let current = plan.load_full();
         let path = current.as_ref().map(|p| p.path.clone());
         if path != plan_path {

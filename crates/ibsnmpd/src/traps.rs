@@ -215,7 +215,6 @@ impl Traps {
             Arc::clone(&thresholds),
             system,
             fabric,
-            settings.if_index_offset,
         ));
         Ok(Some(Traps {
             notifier,
@@ -313,7 +312,6 @@ async fn event_task(
     thresholds: Arc<ArcSwap<Thresholds>>,
     system: Arc<ArcSwap<SystemState>>,
     fabric: FabricHandle,
-    if_index_offset: u32,
 ) {
     loop {
         let u = fabric.next_update().await;
@@ -324,14 +322,14 @@ async fn event_task(
             );
         }
         for ev in &u.events {
-            for n in notif::from_event(ev, &u.next) {
+            for n in notif::from_event(ev, &u.next.snapshot) {
                 notifier.notify(n);
             }
-            if let Some(n) = notif::link_up_down_for(ev, &u.next, &system.load(), if_index_offset) {
+            if let Some(n) = notif::link_up_down_for(ev, &u.next, &system.load()) {
                 notifier.notify(n);
             }
         }
-        for n in notif::from_snapshots(&u.prev, &u.next, &thresholds.load()) {
+        for n in notif::from_snapshots(&u.prev.snapshot, &u.next.snapshot, &thresholds.load()) {
             notifier.notify(n);
         }
     }

@@ -189,13 +189,20 @@ fn priority_and_sweep_interval_reach_opensm() {
 #[test]
 fn without_an_opensm_section_the_sm_columns_are_not_writable() {
     let agent = Agent::start(&[]);
-    let o = snmp(
-        "snmpget",
-        &["-v2c", "-c", "public", "-On", &agent.target, PRIORITY],
-    );
-    assert!(String::from_utf8_lossy(&o.stdout).contains("Gauge32"));
+    let get = || {
+        let o = snmp(
+            "snmpget",
+            &["-v2c", "-c", "public", "-On", &agent.target, PRIORITY],
+        );
+        String::from_utf8_lossy(&o.stdout).into_owned()
+    };
+    let before = get();
+    assert!(before.contains("Gauge32"), "{before}");
     let (ok, text) = set(&agent.target, PRIORITY, "u", "7");
     assert!(!ok && text.contains("notWritable"), "{text}");
+    // The column is writable by option only (mibs::Options::sm_control,
+    // given to the module's objects): the refused Set changed nothing.
+    assert_eq!(get(), before);
 }
 
 /// ibSmPartitionConfig scalars (instance .0).

@@ -97,7 +97,6 @@ pub(super) fn merge(
         _ => 0,
     };
     // linkUp/linkDown name the rows as served.
-    notify.if_index_offset = agentx_if_index_offset;
     let Limits {
         request_session_timeout,
         request_sessions_max,

@@ -102,9 +102,6 @@ pub struct NotifySettings {
     /// The `[[user]]`s of InformV3 sinks: their keys are localized to each
     /// receiver's engine ID once discovered.
     pub inform_users: Vec<snmp::usm::UserConfig>,
-    /// What the served IF-MIB rows add to every ifIndex
-    /// (`agentx_if_index_offset`), so linkUp/linkDown name those rows.
-    pub if_index_offset: u32,
 }
 
 impl Default for NotifySettings {
@@ -121,7 +118,6 @@ impl Default for NotifySettings {
             queue: DEFAULT_QUEUE,
             thresholds: Thresholds::default(),
             inform_users: Vec::new(),
-            if_index_offset: 0,
         }
     }
 }

@@ -9,7 +9,9 @@ use std::sync::Arc;
 use anyhow::{Context, Result};
 use arc_swap::ArcSwap;
 use mibs::state::Persisted;
-use mibs::{Publisher, SystemState, View};
+use mibs::{SystemState, View};
+
+use crate::fabric::Publisher;
 use snmp::dispatch::Dispatcher;
 use snmp::oid::Oid;
 use tracing::{info, warn};
@@ -65,7 +67,7 @@ impl Engine {
         let mut dispatcher = dispatcher(settings);
         let mut or_entries = Vec::new();
         let mut agentx_modules = Vec::new();
-        for m in mibs::modules() {
+        for m in mibs::modules(&module_options(settings)) {
             if crate::agentx::serves(m.name) {
                 agentx_modules.push(crate::agentx::Module::of(&m));
             }
@@ -91,19 +93,30 @@ impl Engine {
     }
 }
 
-/// The publisher of the modules' tables, with the daemon's own derivers
-/// (health, topology) after them.
-pub(super) fn publisher(
-    settings: &Settings,
-    derivers: impl IntoIterator<Item = Box<dyn mibs::publish::Derive>>,
-) -> Publisher {
-    let publisher = Publisher::with_options(&mibs::DeriveOptions {
+/// What the modules read of the settings (writable columns, ifIndex offset,
+/// opensm.conf), given to their objects and derivations.
+fn module_options(settings: &Settings) -> mibs::Options {
+    mibs::Options {
         if_index_offset: settings.agentx_if_index_offset,
         sm_control: settings.opensm.is_some(),
         port_writes: settings.port_writes,
         opensm_conf: settings.opensm_conf.clone(),
-    });
-    derivers.into_iter().fold(publisher, Publisher::with_derive)
+    }
+}
+
+/// The publisher of the modules' tables, with the daemon's own derivations
+/// (health, topology) beside them.
+pub(super) fn publisher(
+    settings: &Settings,
+    mut health: mibs::publish::ExtraFn<Arc<crate::health::HealthReport>>,
+    mut topology: mibs::publish::ExtraFn<Arc<crate::topology::Published>>,
+) -> Publisher {
+    mibs::Publisher::with_options(&module_options(settings)).with_extra(move |s| {
+        crate::fabric::Extras {
+            health: Some(health(s)),
+            topology: Some(topology(s)),
+        }
+    })
 }
 
 /// What a request reads: the published tables and the agent state of now.

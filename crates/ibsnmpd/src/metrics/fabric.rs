@@ -452,7 +452,7 @@ pub struct Rows {
 
 impl Rows {
     /// Whether these rows belong to `published`'s snapshot.
-    pub fn of_same(&self, published: &mibs::Published) -> bool {
+    pub fn of_same(&self, published: &crate::fabric::Published) -> bool {
         self.key == key(&published.snapshot)
     }
 
@@ -467,10 +467,12 @@ fn key(snap: &Arc<Snapshot>) -> (usize, u64) {
 
 /// Every external port (switch port 0 is the management port and has no
 /// link) with its labels, once per snapshot.
-pub fn rows(published: &mibs::Published) -> Rows {
+pub fn rows(published: &crate::fabric::Published) -> Rows {
     let snap = &published.snapshot;
     let health: HashMap<(Guid, u8), u32> = published
-        .get::<HealthReport>()
+        .extra
+        .health
+        .as_deref()
         .map(|r| {
             r.ports
                 .iter()
@@ -600,7 +602,7 @@ fn plan(families: Families, health: bool) -> Vec<Step> {
 
 /// A cursor over the fabric part of one scrape.
 pub struct Exposition {
-    published: Arc<mibs::Published>,
+    published: Arc<crate::fabric::Published>,
     rows: Arc<Rows>,
     steps: Vec<Step>,
     step: usize,
@@ -614,8 +616,12 @@ pub struct Exposition {
 
 impl Exposition {
     /// `rows` must be [`rows`] of `published`.
-    pub fn new(published: Arc<mibs::Published>, rows: Arc<Rows>, families: Families) -> Self {
-        let health = published.get::<HealthReport>().is_some();
+    pub fn new(
+        published: Arc<crate::fabric::Published>,
+        rows: Arc<Rows>,
+        families: Families,
+    ) -> Self {
+        let health = published.extra.health.is_some();
         Exposition {
             published,
             rows,
@@ -633,7 +639,7 @@ impl Exposition {
         let published = Arc::clone(&self.published);
         let rows = Arc::clone(&self.rows);
         let snap = &published.snapshot;
-        let report = published.get::<HealthReport>();
+        let report = published.extra.health.as_deref();
         while let Some(&step) = self.steps.get(self.step) {
             if !self.started {
                 self.begin(out, step);

@@ -3,12 +3,9 @@
 /// /metrics: `infiniband_topology_mismatches{kind}` and, per port a
 /// finding involves, `infiniband_topology_port_mismatch{guid,port,kind,node} 1`.
 /// Absent when no plan is configured or no sweep was compared.
-pub fn render(out: &mut String, published: &mibs::Published) {
+pub fn render(out: &mut String, published: &crate::fabric::Published) {
     use std::fmt::Write as _;
-    let Some(r) = published
-        .get::<crate::topology::Published>()
-        .and_then(|p| p.0.as_ref())
-    else {
+    let Some(r) = published.extra.topology.as_ref().and_then(|p| p.0.as_ref()) else {
         return;
     };
     out.push_str("# HELP infiniband_topology_mismatches Differences between the fabric and its cabling plan ([topology] expected), by kind\n# TYPE infiniband_topology_mismatches gauge\n");

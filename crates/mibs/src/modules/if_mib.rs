@@ -1,0 +1,312 @@
+//! IF-MIB (RFC 2863) for the local node's InfiniBand ports, as
+//! draft-ietf-ipoib-ibif-mib section 2 prescribes: ifNumber, ifTable,
+//! ifXTable, ifStackTable (no layering), ifTableLastChange and
+//! ifStackLastChange.
+//!
+//! One row per port of the local node (`Snapshot::local_node`), ifIndex by
+//! the IbPort convention ([`port::if_index`]). Counters are the section 2.4
+//! formulas over the model's 64-bit totals ([`ib::model::counters`]); the
+//! Counter32 objects are their low 32 bits, so they wrap and never reset.
+//! ifAlias and ifLinkUpDownTrapEnable are writable and persisted
+//! ([`IfMibState`]).
+//!
+//! Status mapping (see [`port::oper_status`]): ifAdminStatus is down only for
+//! a port whose PortPhysicalState is Disabled; ifOperStatus is up for
+//! PortState Active, dormant for Init/Armed (link trained, waiting for the
+//! SM), testing for PhyTest, down otherwise, unknown when PortState is invalid.
+
+pub mod interfaces;
+pub mod port;
+#[cfg(test)]
+#[allow(clippy::field_reassign_with_default)]
+mod tests;
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use serde::{Deserialize, Serialize};
+use snmp::mib::MibObject;
+use snmp::table::{check, RowSet, Scalar};
+use snmp::value::Value;
+
+use crate::core::column::{index, ro, rw, table, Col};
+use crate::core::util::oid;
+use crate::core::value::{counter32_wrapping, int32_saturating, ticks_at};
+use crate::oids::if_mib as o;
+use crate::state::PersistedState;
+use crate::view::SysOrEntry;
+use crate::Change;
+use crate::{SystemState, View};
+
+pub use interfaces::{IfHistory, IfRow, Interfaces, IpoibRow, VlRow};
+
+/// ifAlias: DisplayString (SIZE(0..64)).
+const IF_ALIAS_MAX: usize = 64;
+
+/// The values set over SNMP, by ifIndex (persisted).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct IfMibState {
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub if_alias: BTreeMap<u32, String>,
+    /// enabled(1) or disabled(2), where set.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub if_link_up_down_trap_enable: BTreeMap<u32, i32>,
+}
+
+impl PersistedState for IfMibState {
+    const MODULE: &'static str = "IF-MIB";
+
+    fn from_v1(kv: &BTreeMap<String, String>) -> Self {
+        let by_index = |prefix: &str| {
+            kv.iter()
+                .filter_map(|(k, v)| {
+                    let i = k.strip_prefix(prefix)?.strip_prefix('.')?.parse().ok()?;
+                    Some((i, v))
+                })
+                .collect::<Vec<(u32, &String)>>()
+        };
+        IfMibState {
+            if_alias: by_index("ifAlias")
+                .into_iter()
+                .map(|(i, v)| (i, v.clone()))
+                .collect(),
+            if_link_up_down_trap_enable: by_index("ifLinkUpDownTrapEnable")
+                .into_iter()
+                .filter_map(|(i, v)| Some((i, v.parse().ok()?)))
+                .collect(),
+        }
+    }
+}
+
+/// A Set of a writable ifXTable column.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum IfSet {
+    Alias { if_index: u32, alias: String },
+    LinkUpDownTrapEnable { if_index: u32, value: i32 },
+}
+
+impl IfSet {
+    /// Phase 2: into the agent's state (persisted).
+    pub(crate) fn apply(&self, state: &mut SystemState) {
+        state.modules.update::<IfMibState>(|m| match self {
+            IfSet::Alias { if_index, alias } => {
+                m.if_alias.insert(*if_index, alias.clone());
+            }
+            IfSet::LinkUpDownTrapEnable { if_index, value } => {
+                m.if_link_up_down_trap_enable.insert(*if_index, *value);
+            }
+        })
+    }
+}
+
+/// ifLinkUpDownTrapEnable of an interface: enabled(1) unless set to
+/// disabled(2) (the draft's default is enabled).
+pub fn link_traps_enabled(system: &SystemState, if_index: u32) -> bool {
+    system
+        .modules
+        .get::<IfMibState>()
+        .and_then(|m| m.if_link_up_down_trap_enable.get(&if_index))
+        .is_none_or(|v| *v != 2)
+}
+
+fn alias(system: &SystemState, if_index: u32) -> Vec<u8> {
+    system
+        .modules
+        .get::<IfMibState>()
+        .and_then(|m| m.if_alias.get(&if_index))
+        .map(|s| s.clone().into_bytes())
+        .unwrap_or_default()
+}
+
+/// The interfaces derived from the view's snapshot.
+pub fn interfaces(v: &View) -> &Interfaces {
+    &v.derived.if_mib
+}
+
+/// This module in the registry ([`crate::REGISTRY`]).
+pub const DEF: crate::ModuleDef = crate::ModuleDef {
+    name: "IF-MIB",
+    or_entry: || Some(or_entry()),
+    objects,
+    omitted: &[
+        (
+            o::IF_IN_N_UCAST_PKTS,
+            "deprecated by RFC 2863 (ifInMulticastPkts, ifInBroadcastPkts replace it)",
+        ),
+        (
+            o::IF_OUT_N_UCAST_PKTS,
+            "deprecated by RFC 2863 (ifOutMulticastPkts, ifOutBroadcastPkts replace it)",
+        ),
+        (o::IF_OUT_Q_LEN, "deprecated by RFC 2863"),
+        (o::IF_SPECIFIC, "deprecated by RFC 2863"),
+    ],
+};
+
+/// sysORTable row: the IF-MIB module identity.
+pub fn or_entry() -> SysOrEntry {
+    SysOrEntry::new(
+        o::IF_MIB,
+        "The MIB module to describe generic objects for network interface sub-layers (RFC 2863)",
+    )
+}
+
+fn ticks(view: &View, t: Option<std::time::Instant>) -> Value {
+    Value::TimeTicks(ticks_at(view.system.started, t))
+}
+
+/// Every object of the module, ready for `Dispatcher::register_all`.
+pub fn objects(_: &crate::Options) -> Vec<Arc<dyn MibObject<View, Change>>> {
+    vec![
+        Arc::new(Scalar::read_only(oid(o::IF_NUMBER), |v: &View| {
+            Value::Integer(i32::try_from(interfaces(v).ifs.len()).unwrap_or(i32::MAX))
+        })),
+        Arc::new(table(o::IF_ENTRY, ifs, IF_COLS)),
+        Arc::new(table(o::IF_X_ENTRY, ifs, IF_X_COLS)),
+        Arc::new(table(
+            o::IF_STACK_ENTRY,
+            |v: &View| &interfaces(v).stack,
+            IF_STACK_COLS,
+        )),
+        Arc::new(Scalar::read_only(
+            oid(o::IF_TABLE_LAST_CHANGE),
+            |v: &View| ticks(v, interfaces(v).table_last_change),
+        )),
+        // The stack changes exactly when ifTable rows come and go.
+        Arc::new(Scalar::read_only(
+            oid(o::IF_STACK_LAST_CHANGE),
+            |v: &View| ticks(v, interfaces(v).table_last_change),
+        )),
+    ]
+}
+
+// ifAdminStatus is read-only: port state belongs to the subnet manager
+// (draft-ietf-ipoib-ibif-mib 2.2.7).
+const IF_COLS: &[Col<IfRow>] = &[
+    ro(o::IF_INDEX, |_, r| Some(int32_saturating(r.if_index))),
+    ro(o::IF_DESCR, |_, r| {
+        Some(Value::OctetString(r.descr.clone().into_bytes()))
+    }),
+    ro(o::IF_TYPE, |_, _| {
+        Some(Value::Integer(port::IF_TYPE_INFINIBAND))
+    }),
+    ro(o::IF_MTU, |_, r| Some(Value::Integer(r.mtu))),
+    ro(o::IF_SPEED, |_, r| {
+        Some(Value::Gauge32(port::if_speed(r.speed_mbps)))
+    }),
+    ro(o::IF_PHYS_ADDRESS, |_, r| {
+        Some(Value::OctetString(r.phys_address.clone()))
+    }),
+    ro(o::IF_ADMIN_STATUS, |_, r| {
+        Some(Value::Integer(r.admin as i32))
+    }),
+    ro(o::IF_OPER_STATUS, |_, r| {
+        Some(Value::Integer(r.oper as i32))
+    }),
+    ro(o::IF_LAST_CHANGE, |v, r| Some(ticks(v, r.last_change))),
+    ro(o::IF_IN_OCTETS, |_, r| {
+        Some(counter32_wrapping(r.counters.in_octets))
+    }),
+    ro(o::IF_IN_UCAST_PKTS, |_, r| {
+        Some(counter32_wrapping(r.counters.in_ucast_pkts))
+    }),
+    ro(o::IF_IN_DISCARDS, |_, r| {
+        Some(counter32_wrapping(r.counters.in_discards))
+    }),
+    ro(o::IF_IN_ERRORS, |_, r| {
+        Some(counter32_wrapping(r.counters.in_errors))
+    }),
+    ro(o::IF_IN_UNKNOWN_PROTOS, |_, _| Some(counter32_wrapping(0))),
+    ro(o::IF_OUT_OCTETS, |_, r| {
+        Some(counter32_wrapping(r.counters.out_octets))
+    }),
+    ro(o::IF_OUT_UCAST_PKTS, |_, r| {
+        Some(counter32_wrapping(r.counters.out_ucast_pkts))
+    }),
+    ro(o::IF_OUT_DISCARDS, |_, r| {
+        Some(counter32_wrapping(r.counters.out_discards))
+    }),
+    ro(o::IF_OUT_ERRORS, |_, r| {
+        Some(counter32_wrapping(r.counters.out_errors))
+    }),
+];
+
+const IF_X_COLS: &[Col<IfRow>] = &[
+    ro(o::IF_NAME, |_, r| {
+        Some(Value::OctetString(r.name.clone().into_bytes()))
+    }),
+    ro(o::IF_IN_MULTICAST_PKTS, |_, r| {
+        Some(counter32_wrapping(r.counters.in_multicast_pkts))
+    }),
+    ro(o::IF_IN_BROADCAST_PKTS, |_, _| Some(counter32_wrapping(0))),
+    ro(o::IF_OUT_MULTICAST_PKTS, |_, r| {
+        Some(counter32_wrapping(r.counters.out_multicast_pkts))
+    }),
+    ro(o::IF_OUT_BROADCAST_PKTS, |_, _| Some(counter32_wrapping(0))),
+    ro(o::IF_HC_IN_OCTETS, |_, r| {
+        Some(Value::Counter64(r.counters.in_octets))
+    }),
+    ro(o::IF_HC_IN_UCAST_PKTS, |_, r| {
+        Some(Value::Counter64(r.counters.in_ucast_pkts))
+    }),
+    ro(o::IF_HC_IN_MULTICAST_PKTS, |_, r| {
+        Some(Value::Counter64(r.counters.in_multicast_pkts))
+    }),
+    ro(o::IF_HC_IN_BROADCAST_PKTS, |_, _| Some(Value::Counter64(0))),
+    ro(o::IF_HC_OUT_OCTETS, |_, r| {
+        Some(Value::Counter64(r.counters.out_octets))
+    }),
+    ro(o::IF_HC_OUT_UCAST_PKTS, |_, r| {
+        Some(Value::Counter64(r.counters.out_ucast_pkts))
+    }),
+    ro(o::IF_HC_OUT_MULTICAST_PKTS, |_, r| {
+        Some(Value::Counter64(r.counters.out_multicast_pkts))
+    }),
+    ro(o::IF_HC_OUT_BROADCAST_PKTS, |_, _| {
+        Some(Value::Counter64(0))
+    }),
+    rw(
+        o::IF_LINK_UP_DOWN_TRAP_ENABLE,
+        |v, r| {
+            let on = link_traps_enabled(&v.system, r.if_index);
+            Some(Value::Integer(if on { 1 } else { 2 }))
+        },
+        |_, r, _, val| {
+            Ok(Change::If(IfSet::LinkUpDownTrapEnable {
+                if_index: r.if_index,
+                value: check::integer(val)?,
+            }))
+        },
+    ),
+    // ifPromiscuousMode false(2), ifConnectorPresent true(1).
+    ro(o::IF_HIGH_SPEED, |_, r| {
+        Some(Value::Gauge32(port::if_high_speed(r.speed_mbps)))
+    }),
+    ro(o::IF_PROMISCUOUS_MODE, |_, _| Some(Value::Integer(2))),
+    ro(o::IF_CONNECTOR_PRESENT, |_, _| Some(Value::Integer(1))),
+    rw(
+        o::IF_ALIAS,
+        |v, r| Some(Value::OctetString(alias(&v.system, r.if_index))),
+        |_, r, _, val| {
+            Ok(Change::If(IfSet::Alias {
+                if_index: r.if_index,
+                alias: check::display_string(val, IF_ALIAS_MAX)?,
+            }))
+        },
+    ),
+    ro(o::IF_COUNTER_DISCONTINUITY_TIME, |v, r| {
+        Some(ticks(v, r.discontinuity))
+    }),
+];
+
+// ifStackStatus active(1): the fixed (0, i) / (i, 0) rows.
+const IF_STACK_COLS: &[Col<(u32, u32)>] = &[
+    index(o::IF_STACK_HIGHER_LAYER),
+    index(o::IF_STACK_LOWER_LAYER),
+    ro(o::IF_STACK_STATUS, |_, _| Some(Value::Integer(1))),
+];
+
+/// The ifTable rows (ifXTable and IB-IF-MIB's ibIfPortStatTable share them).
+pub(crate) fn ifs(v: &View) -> &RowSet<IfRow> {
+    &interfaces(v).ifs
+}
