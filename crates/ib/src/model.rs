@@ -24,7 +24,7 @@ pub use accum::{advance, CounterHistory, CounterWidth, PortCounterState, PortTot
 pub use cell::SnapshotCell;
 pub use counters::{ExtendedFields, PortReadings};
 pub use dump::{dump_ibnetdiscover, dump_json, to_topology};
-pub use events::{diff, FabricEvent, FabricEventKind};
+pub use events::{compare, diff, AttributeChange, Diff, FabricEvent, FabricEventKind};
 pub use snapshot::{
     IpoibInterface, McastGroup, Node, NodeIdx, Partition, PartitionMember, PhaseCost, Port,
     PortIdx, Sampling, SmRecord, Snapshot, SnapshotBuilder, SweepCost, SweepInfo, SwitchData,

@@ -7,9 +7,9 @@
 //! the MIB modules need and the published snapshot (an atomic pointer swap
 //! that requests, /metrics and the control socket read, see
 //! [`FabricHandle::published`]). Each new snapshot is diffed once against
-//! the previous one ([`ib::model::diff`]); the events are logged, counted
-//! and handed with both snapshots to the notification layer
-//! ([`FabricHandle::next_update`]).
+//! the previous one ([`ib::model::compare`]); the events are logged and
+//! counted, and handed with the attribute changes and the new publication to
+//! the notification layer ([`FabricHandle::next_update`]).
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::{self, RecvTimeoutError};
@@ -19,7 +19,8 @@ use std::time::{Duration, Instant, SystemTime};
 
 use arc_swap::ArcSwap;
 use ib::model::{
-    CounterHistory, FabricEvent, FabricEventKind, Snapshot, SnapshotBuilder, SweepInfo,
+    AttributeChange, CounterHistory, FabricEvent, FabricEventKind, Snapshot, SnapshotBuilder,
+    SweepInfo,
 };
 use ib::source::{ControlOp, ControlReply, Source};
 use ib::types::{Guid, PortNum};
@@ -70,16 +71,25 @@ enum Msg {
     Stop,
 }
 
-/// What changed between two publications: the snapshots before and after
-/// and the events between them. Updates a subscriber has not taken yet
-/// merge (first `prev`, last `next`, events in order), so one that falls
-/// behind holds two snapshots, never a queue of them.
+/// What changed between two publications: the events and attribute changes
+/// between them and the publication after. Updates a subscriber has not
+/// taken yet merge (last `next`, changes in order), so one that falls behind
+/// holds one publication, never a queue of them.
 pub struct Update {
-    pub prev: Arc<Published>,
     pub next: Arc<Published>,
     pub events: Vec<FabricEvent>,
-    /// Events dropped because more than [`PENDING_EVENTS`] were waiting.
+    /// The attribute changes between them, from the same comparison.
+    pub changes: Vec<AttributeChange>,
+    /// Events (and attribute changes) dropped because more than
+    /// [`PENDING_EVENTS`] were waiting.
     pub missed: u64,
+}
+
+/// Drops the oldest entries beyond [`PENDING_EVENTS`]; how many.
+fn drop_oldest<T>(pending: &mut Vec<T>) -> u64 {
+    let over = pending.len().saturating_sub(PENDING_EVENTS);
+    pending.drain(..over);
+    over as u64
 }
 
 /// The one subscriber's mailbox (the notification layer); filled only once
@@ -104,15 +114,12 @@ impl Mailbox {
             Some(pending) => {
                 pending.next = u.next;
                 pending.events.extend(u.events);
+                pending.changes.extend(u.changes);
                 pending.missed += u.missed;
             }
         }
         if let Some(p) = slot.as_mut() {
-            let over = p.events.len().saturating_sub(PENDING_EVENTS);
-            if over > 0 {
-                p.events.drain(..over);
-                p.missed += over as u64;
-            }
+            p.missed += drop_oldest(&mut p.events) + drop_oldest(&mut p.changes);
         }
         drop(slot);
         self.ready.notify_one();
@@ -411,17 +418,17 @@ impl Sweeper {
         let prev = self.published.load_full();
         self.publish(Arc::clone(&snap));
         if std::mem::replace(&mut self.have_prev, true) {
-            let (prev, next) = (prev, self.published.load_full());
-            let events = ib::model::diff(&prev.snapshot, &snap);
+            let next = self.published.load_full();
+            let ib::model::Diff { events, changes } = ib::model::compare(&prev.snapshot, &snap);
             for ev in &events {
                 log_event(ev, &prev.snapshot, &snap);
             }
             self.events_total
                 .fetch_add(events.len() as u64, Ordering::Relaxed);
             self.updates.put(Update {
-                prev,
                 next,
                 events,
+                changes,
                 missed: 0,
             });
         }
@@ -554,7 +561,7 @@ mod tests {
             let last = handle.sweep_now().await.unwrap();
             // Two publications (after the flap, then now), one update.
             let u = handle.next_update().await;
-            assert_eq!(u.prev.snapshot.sweep.number, first_sweep);
+            assert!(first_sweep < last);
             assert_eq!(u.next.snapshot.sweep.number, last);
             assert_eq!(u.missed, 0);
             assert!(Arc::ptr_eq(&u.next.snapshot, &handle.snapshot()));

@@ -329,7 +329,7 @@ async fn event_task(
                 notifier.notify(n);
             }
         }
-        for n in notif::from_snapshots(&u.prev.snapshot, &u.next.snapshot, &thresholds.load()) {
+        for n in notif::from_changes(&u.changes, &u.next.snapshot, &thresholds.load()) {
             notifier.notify(n);
         }
     }

@@ -1,5 +1,11 @@
 //! Fabric events between two sweeps, from diffing consecutive snapshots: one
-//! generic diff, so every source reports changes the same way.
+//! generic diff, so every source reports changes the same way. The same walk
+//! finds the attribute changes that only notifications report
+//! ([`attributes`]): two snapshots are compared in one place, once.
+
+pub mod attributes;
+
+pub use attributes::{AttributeChange, ErrorCounter, Key};
 
 use super::snapshot::{Port, Snapshot};
 use crate::types::{Guid, Lid, PhysPortState, PortNum, PortState};
@@ -54,11 +60,28 @@ fn active(p: &Port) -> bool {
     p.info.port_state() == Some(PortState::Active)
 }
 
+/// Everything that differs between two sweeps.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Diff {
+    /// Fabric events (logged, counted, streamed, notified).
+    pub events: Vec<FabricEvent>,
+    /// Attribute changes (notified only).
+    pub changes: Vec<AttributeChange>,
+}
+
 /// Events that turn `prev` into `next`, in a stable order (removals first, then
 /// additions, then per-port changes in `next`'s port order).
 pub fn diff(prev: &Snapshot, next: &Snapshot) -> Vec<FabricEvent> {
+    compare(prev, next).events
+}
+
+/// The one comparison of two sweeps: [`diff`]'s events and the attribute
+/// changes of nodes and ports present in both.
+pub fn compare(prev: &Snapshot, next: &Snapshot) -> Diff {
     let time = next.sweep.time;
     let mut out = Vec::new();
+    let mut changes = Vec::new();
+    attributes::mc_groups(prev, next, &mut changes);
     let mut push = |kind| out.push(FabricEvent { time, kind });
 
     let next_nodes: HashMap<Guid, u32> = next
@@ -106,10 +129,19 @@ pub fn diff(prev: &Snapshot, next: &Snapshot) -> Vec<FabricEvent> {
             }
             continue;
         };
+        if let Some(before) = prev.node(pn) {
+            if before.info.system_image_guid != n.info.system_image_guid {
+                changes.push(AttributeChange::SystemImageGuid {
+                    node_guid: g,
+                    system_image_guid: n.info.system_image_guid,
+                });
+            }
+        }
         for p in next.node_ports(i as u32) {
             let Some(q) = prev.node_port(pn, p.num).and_then(|q| prev.port(q)) else {
                 continue;
             };
+            attributes::port_changes(next, g, q, p, &mut changes);
             let (from, to) = (q.info.port_state(), p.info.port_state());
             let (pf, pt) = (q.info.phys_state(), p.info.phys_state());
             if from != to || pf != pt {
@@ -142,5 +174,8 @@ pub fn diff(prev: &Snapshot, next: &Snapshot) -> Vec<FabricEvent> {
             }
         }
     }
-    out
+    Diff {
+        events: out,
+        changes,
+    }
 }

@@ -9,14 +9,12 @@
 //! with instance `.0`. Values the fabric model cannot know (the other end of
 //! a bad-key packet, its QPs) are sent as zero.
 
-use ib::mad::smp::PortInfo;
-use ib::model::{FabricEvent, FabricEventKind, Port, Snapshot};
+use ib::model::events::{AttributeChange, ErrorCounter, Key};
+use ib::model::{FabricEvent, FabricEventKind, Snapshot};
 use ib::types::{Gid, Guid, NodeType};
 use snmp::notify::Notification;
 use snmp::oid::Oid;
 use snmp::value::{Value, VarBind};
-
-use std::collections::HashSet;
 
 use crate::if_mib::port::{admin_status, oper_status, OperStatus};
 use crate::oids::{ib_sm_mib as sm, if_mib, snmpv2_mib};
@@ -583,144 +581,83 @@ pub fn link_up_down_for<X>(
     Some(link_up_down(up, *node_guid, p.0, idx, admin, after as i32))
 }
 
-/// The counter increase of one port between two snapshots (None when
-/// either lacks counters).
-fn increase(a: &Port, b: &Port, f: fn(&ib::model::PortTotals) -> u64) -> Option<u64> {
-    let (x, y) = (a.counters.as_ref()?, b.counters.as_ref()?);
-    Some(f(&y.totals).saturating_sub(f(&x.totals)))
+/// The notification of one attribute change between two sweeps (`next`:
+/// the later snapshot, for node types and the subnet prefix); None for an
+/// error increase below its threshold. Each change is reported once, in the
+/// first sweep that shows it.
+pub fn from_change(ch: &AttributeChange, next: &Snapshot, th: &Thresholds) -> Option<Notification> {
+    let prefix = next.subnet_prefix;
+    Some(match *ch {
+        AttributeChange::McGroup { created, mgid } => mc_group(created, prefix, mgid),
+        AttributeChange::SystemImageGuid {
+            node_guid,
+            system_image_guid,
+        } => system_image_guid_changed(
+            prefix,
+            producer_of(next, node_guid),
+            node_guid,
+            system_image_guid,
+        ),
+        AttributeChange::CapabilityMask {
+            node_guid,
+            port,
+            mask,
+        } => capability_mask_changed(
+            prefix,
+            producer_of(next, node_guid),
+            node_guid,
+            port.0,
+            mask,
+        ),
+        AttributeChange::KeyViolation {
+            node_guid,
+            port,
+            key,
+        } => key_violation(next, node_guid, port.0, key),
+        AttributeChange::ErrorIncrease {
+            node_guid,
+            port,
+            counter,
+            increase,
+        } => {
+            let (threshold, trap): (u64, fn(u64, ProducerType, Guid, u8) -> Notification) =
+                match counter {
+                    ErrorCounter::LocalLinkIntegrity => (th.link_integrity, link_integrity),
+                    ErrorCounter::ExcessiveBufferOverrun => (th.buffer_overrun, buffer_overrun),
+                };
+            if threshold == 0 || increase < threshold {
+                return None;
+            }
+            trap(prefix, producer_of(next, node_guid), node_guid, port.0)
+        }
+    })
 }
 
-/// A 16-bit violation counter's increase (it saturates; a decrease is a reset).
-fn violations(a: &PortInfo, b: &PortInfo, f: fn(&PortInfo) -> u16) -> u16 {
-    f(b).saturating_sub(f(a))
-}
-
-/// The partitions (P_Key base, membership bit cleared) of the local node's
-/// ports; None when the snapshot knows none (no local node, or no P_Key
-/// tables read).
-fn local_partitions(s: &Snapshot) -> Option<HashSet<u16>> {
-    let n = s.local_node?;
-    let keys: HashSet<u16> = s
-        .node_ports(n)
+/// The notifications of a sweep's attribute changes ([`from_change`]).
+pub fn from_changes(
+    changes: &[AttributeChange],
+    next: &Snapshot,
+    th: &Thresholds,
+) -> Vec<Notification> {
+    changes
         .iter()
-        .flat_map(|p| p.pkeys.iter().map(|k| k.0 & 0x7fff))
-        .collect();
-    (!keys.is_empty()).then_some(keys)
+        .filter_map(|c| from_change(c, next, th))
+        .collect()
 }
 
-/// Multicast groups created and deleted between two snapshots: only groups
-/// that really appeared or vanished, not changes of the agent's view of them.
-/// The view is the master SA's answer, filtered by the partitions of the port
-/// asking. So groups are compared only when both snapshots have the same
-/// master SM answering (a new master's SA rebuilds its groups; an SM that does
-/// not answer shows its last ones); and a group of a partition the local node
-/// joined, which the subnet had before, came into view rather than being
-/// created; one of a partition it left, which the subnet still has, went out
-/// of view rather than being deleted.
-fn mc_group_changes(prev: &Snapshot, next: &Snapshot) -> Vec<Notification> {
-    let master = |s: &Snapshot| s.master_sm().map(|m| m.info.guid);
-    if master(prev).is_none() || master(prev) != master(next) {
-        return Vec::new();
-    }
-    let (was, is) = (local_partitions(prev), local_partitions(next));
-    let member = |parts: &Option<HashSet<u16>>, k: u16| parts.as_ref().map(|p| p.contains(&k));
-    let exists = |s: &Snapshot, k: u16| s.partitions.iter().any(|p| p.pkey.0 & 0x7fff == k);
-    let key = |g: &ib::model::McastGroup| g.group.p_key.0 & 0x7fff;
-    // In view before and not now, the partition still there: left, not deleted.
-    let left = |g: &ib::model::McastGroup| {
-        let k = key(g);
-        member(&was, k) == Some(true) && member(&is, k) == Some(false) && exists(next, k)
-    };
-    // Not in view before and now, the partition there before: joined, not created.
-    let joined = |g: &ib::model::McastGroup| {
-        let k = key(g);
-        member(&was, k) == Some(false) && member(&is, k) == Some(true) && exists(prev, k)
-    };
+fn key_violation(next: &Snapshot, g: Guid, num: u8, key: Key) -> Notification {
+    let producer = producer_of(next, g);
+    let k = KeyViolation::default();
     let prefix = next.subnet_prefix;
-    let old: HashSet<Gid> = prev.mcast_groups.iter().map(|g| g.group.mgid).collect();
-    let new: HashSet<Gid> = next.mcast_groups.iter().map(|g| g.group.mgid).collect();
-    let mut out = Vec::new();
-    for g in &prev.mcast_groups {
-        if !new.contains(&g.group.mgid) && !left(g) {
-            out.push(mc_group(false, prefix, g.group.mgid));
+    match key {
+        Key::M => bad_m_key(prefix, producer, g, num, &k),
+        // P_Key enforcement on a switch's external ports is trap 259.
+        Key::P if producer == ProducerType::Switch && num != 0 => {
+            switch_external_ports_bad_p_key(prefix, g, num, Vec::new(), &k)
         }
+        Key::P => bad_p_key(prefix, producer, g, num, &k),
+        Key::Q => bad_q_key(prefix, producer, g, num, &k),
     }
-    for g in &next.mcast_groups {
-        if !old.contains(&g.group.mgid) && !joined(g) {
-            out.push(mc_group(true, prefix, g.group.mgid));
-        }
-    }
-    out
-}
-
-/// The notifications that only a comparison of two snapshots shows:
-/// multicast groups created/deleted ([`mc_group_changes`]), counter
-/// thresholds passed, capability mask and system image GUID changes, key
-/// violations. Each change is reported once (in the first snapshot that
-/// shows it).
-pub fn from_snapshots(prev: &Snapshot, next: &Snapshot, th: &Thresholds) -> Vec<Notification> {
-    let prefix = next.subnet_prefix;
-    let mut out = mc_group_changes(prev, next);
-    for (ni, n) in next.nodes.iter().enumerate() {
-        let g = n.info.node_guid;
-        let Some(pi) = prev.node_by_guid(g) else {
-            continue;
-        };
-        let producer = ProducerType::of(n.info.node_type());
-        if let Some(pn) = prev.node(pi) {
-            if pn.info.system_image_guid != n.info.system_image_guid {
-                out.push(system_image_guid_changed(
-                    prefix,
-                    producer,
-                    g,
-                    n.info.system_image_guid,
-                ));
-            }
-        }
-        let is_switch = producer == ProducerType::Switch;
-        for p in next.node_ports(ni as u32) {
-            let Some(q) = prev.node_port(pi, p.num).and_then(|q| prev.port(q)) else {
-                continue;
-            };
-            let num = p.num.0;
-            let li = increase(q, p, |t| t.local_link_integrity_errors).unwrap_or(0);
-            if th.link_integrity > 0 && li >= th.link_integrity {
-                out.push(link_integrity(prefix, producer, g, num));
-            }
-            let bo = increase(q, p, |t| t.excessive_buffer_overrun_errors).unwrap_or(0);
-            if th.buffer_overrun > 0 && bo >= th.buffer_overrun {
-                out.push(buffer_overrun(prefix, producer, g, num));
-            }
-            // CapabilityMask and key violations are end-port attributes
-            // (a switch's live in port 0's PortInfo), except P_Key
-            // enforcement on external switch ports (trap 259).
-            let end_port = next.is_end_port(p);
-            if end_port && q.info.capability_mask != p.info.capability_mask {
-                out.push(capability_mask_changed(
-                    prefix,
-                    producer,
-                    g,
-                    num,
-                    p.info.capability_mask,
-                ));
-            }
-            let k = KeyViolation::default();
-            if end_port && violations(&q.info, &p.info, |i| i.m_key_violations) > 0 {
-                out.push(bad_m_key(prefix, producer, g, num, &k));
-            }
-            if violations(&q.info, &p.info, |i| i.p_key_violations) > 0 {
-                out.push(if is_switch && num != 0 {
-                    switch_external_ports_bad_p_key(prefix, g, num, Vec::new(), &k)
-                } else {
-                    bad_p_key(prefix, producer, g, num, &k)
-                });
-            }
-            if end_port && violations(&q.info, &p.info, |i| i.q_key_violations) > 0 {
-                out.push(bad_q_key(prefix, producer, g, num, &k));
-            }
-        }
-    }
-    out
 }
 
 #[cfg(test)]
