@@ -12,20 +12,18 @@
 //! scrape holds one chunk at a time, whatever the fabric's size.
 
 mod agent;
+mod body;
 pub mod fabric;
+mod gzip;
 mod limits;
 
 use std::convert::Infallible;
 use std::fmt::Write as _;
-use std::future::Future as _;
-use std::io::Write as _;
-use std::pin::Pin;
 use std::sync::atomic::AtomicU64;
-use std::sync::Arc;
-use std::task::{Context, Poll};
+use std::sync::{Arc, PoisonError};
 use std::time::{Duration, Instant};
 
-use hyper::body::{Bytes, Frame, Incoming};
+use hyper::body::{Bytes, Incoming};
 use hyper::server::conn::http1;
 use hyper::service::service_fn;
 use hyper::{Method, Request, Response, StatusCode};
@@ -33,6 +31,7 @@ use hyper_util::rt::TokioIo;
 use snmp::agent::SnmpStats;
 use tracing::{debug, warn};
 
+use body::{Body, Work};
 pub use fabric::{Families, Group};
 pub use limits::Limits;
 use limits::{ClientSlots, Stalling};
@@ -59,11 +58,6 @@ pub struct Sources {
     pub families: Families,
 }
 
-/// Octets of text encoded per chunk of the body: small enough that a
-/// chunk costs well under a millisecond of the blocking pool, large enough
-/// that a 48k-host scrape is a few thousand chunks.
-const CHUNK: usize = 128 * 1024;
-
 /// Connections the endpoint holds at once unless configured
 /// (`metrics_max_connections`): a few Prometheus servers and operators.
 pub const DEFAULT_MAX_CONNECTIONS: usize = 64;
@@ -78,6 +72,9 @@ struct Endpoint {
     sources: Sources,
     /// Made once per snapshot, shared by its scrapes; one maker at a time.
     rows: tokio::sync::Mutex<Option<Arc<fabric::Rows>>>,
+    /// The gzipped fabric parts of the published snapshot, for its next
+    /// scrapes.
+    kept: Arc<std::sync::Mutex<gzip::Kept>>,
     /// Scrapes rendering at once: each holds one until its body is sent
     /// (or its connection ends), so rendering and gzip never take more
     /// than this many cores from SNMP.
@@ -97,6 +94,7 @@ pub async fn serve(listener: tokio::net::TcpListener, sources: Sources, limits: 
     let endpoint = Arc::new(Endpoint {
         sources,
         rows: tokio::sync::Mutex::new(None),
+        kept: Arc::default(),
         renders: Arc::new(tokio::sync::Semaphore::new(limits.max_renders.max(1))),
         waiting: std::sync::atomic::AtomicUsize::new(0),
         limits: limits.clone(),
@@ -150,95 +148,6 @@ pub async fn serve(listener: tokio::net::TcpListener, sources: Sources, limits: 
             drop(client);
             drop(slot);
         });
-    }
-}
-
-/// What one scrape still has to send.
-struct Work {
-    fabric: fabric::Exposition,
-    /// The agent's own figures, rendered when the scrape began (small).
-    agent: String,
-    gzip: Option<flate2::write::GzEncoder<Vec<u8>>>,
-    finished: bool,
-    /// The render slot, given back when the body is sent or dropped.
-    _render: tokio::sync::OwnedSemaphorePermit,
-}
-
-impl Work {
-    /// The next chunk of the body; None once all of it is out.
-    fn next(&mut self) -> Option<Bytes> {
-        while !self.finished {
-            let mut text = String::with_capacity(CHUNK + 4096);
-            if !self.fabric.fill(&mut text, CHUNK) {
-                text.push_str(&self.agent);
-                self.finished = true;
-            }
-            let out = match &mut self.gzip {
-                None => text.into_bytes(),
-                Some(z) => {
-                    // Writing to a Vec cannot fail; the encoder appends to it
-                    // and we take what it has written so far.
-                    let _ = z.write_all(text.as_bytes());
-                    if self.finished {
-                        let _ = z.try_finish();
-                    }
-                    std::mem::take(z.get_mut())
-                }
-            };
-            if !out.is_empty() {
-                return Some(Bytes::from(out));
-            }
-        }
-        None
-    }
-}
-
-/// A response body: a short fixed text, or a scrape encoded chunk by
-/// chunk on the blocking pool (rendering never holds an async worker that
-/// SNMP requests need).
-enum Body {
-    Fixed(Option<Bytes>),
-    Ready(Box<Work>),
-    Busy(tokio::task::JoinHandle<(Box<Work>, Option<Bytes>)>),
-    Done,
-}
-
-impl hyper::body::Body for Body {
-    type Data = Bytes;
-    type Error = Infallible;
-    fn poll_frame(
-        self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-    ) -> Poll<Option<Result<Frame<Bytes>, Infallible>>> {
-        let this = self.get_mut();
-        loop {
-            match std::mem::replace(this, Body::Done) {
-                Body::Done => return Poll::Ready(None),
-                Body::Fixed(b) => return Poll::Ready(b.map(|b| Ok(Frame::data(b)))),
-                Body::Ready(mut w) => {
-                    *this = Body::Busy(tokio::task::spawn_blocking(move || {
-                        let chunk = w.next();
-                        (w, chunk)
-                    }));
-                }
-                Body::Busy(mut h) => match Pin::new(&mut h).poll(cx) {
-                    Poll::Pending => {
-                        *this = Body::Busy(h);
-                        return Poll::Pending;
-                    }
-                    Poll::Ready(Ok((w, Some(chunk)))) => {
-                        *this = Body::Ready(w);
-                        return Poll::Ready(Some(Ok(Frame::data(chunk))));
-                    }
-                    // The end, or a chunk that panicked: the body ends
-                    // (the client sees a cut response, never a wrong one).
-                    Poll::Ready(_) => return Poll::Ready(None),
-                },
-            }
-        }
-    }
-    fn is_end_stream(&self) -> bool {
-        matches!(self, Body::Done | Body::Fixed(None))
     }
 }
 
@@ -308,6 +217,43 @@ async fn render_slot(e: &Endpoint) -> Option<tokio::sync::OwnedSemaphorePermit> 
     got.ok().and_then(Result::ok)
 }
 
+/// A scrape's body: the fabric part rendered from `published` (or, when
+/// gzipped, the gzip kept from an earlier scrape of it), then `agent`.
+fn work(
+    e: &Endpoint,
+    published: Arc<mibs::Published>,
+    rows: Arc<fabric::Rows>,
+    families: Families,
+    gz: bool,
+    agent: String,
+    render: tokio::sync::OwnedSemaphorePermit,
+) -> Work {
+    let kept = gz
+        .then(|| {
+            e.kept
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .get(&published, families)
+        })
+        .flatten();
+    let (fabric, gzip) = match kept {
+        Some(d) => (body::Fabric::Kept(d, 0), Some(body::Gzip::new(None))),
+        None => {
+            let keeper = gz.then(|| gzip::Keeper::new(Arc::clone(&e.kept), &published, families));
+            (
+                body::Fabric::Render(fabric::Exposition::new(published, rows, families)),
+                gz.then(|| body::Gzip::new(keeper)),
+            )
+        }
+    };
+    Work {
+        fabric,
+        agent: Some(agent),
+        gzip,
+        _render: render,
+    }
+}
+
 /// 503 with Retry-After: every render slot busy and the queue full (or
 /// its wait over).
 fn busy(limits: &Limits) -> Response<Body> {
@@ -351,18 +297,7 @@ async fn respond(req: &Request<Incoming>, e: &Arc<Endpoint>) -> Response<Body> {
             let mut agent = String::with_capacity(8192);
             agent::render(&mut agent, &published.snapshot, &e.sources);
             crate::topology::metrics(&mut agent, &published);
-            let work = Work {
-                fabric: fabric::Exposition::new(published, rows, families),
-                agent,
-                gzip: gz.then(|| {
-                    flate2::write::GzEncoder::new(
-                        Vec::with_capacity(CHUNK / 4),
-                        flate2::Compression::fast(),
-                    )
-                }),
-                finished: false,
-                _render: render,
-            };
+            let work = work(e, published, rows, families, gz, agent, render);
             let mut r = Response::new(Body::Ready(Box::new(work)));
             let h = r.headers_mut();
             h.insert(
