@@ -73,21 +73,21 @@ done
 # zeroing of its counters); empty without CALLGRIND.
 instructions() {
     [ -n "${CALLGRIND:-}" ] || return 0
-    callgrind_control -d "$1" >/dev/null
+    callgrind_control -d "$1" >/dev/null 2>&1
     # The newest dump of this agent: its total.
     local f
     f=$(ls -t "$tmp"/cg.*."$1"* | head -1)
-    sed -nE 's/^(summary|totals): *([0-9]+).*/\2/p' "$f" | head -1
+    sed -nE 's/^totals: *([0-9]+).*/\1/p' "$f"
 }
 scrape() { # agent index, label, curl options
     local i=$1 label=$2; shift 2
     local pid=${pids[$i]} c0 c1 t ir=""
-    [ -z "${CALLGRIND:-}" ] || { callgrind_control -z "$pid" >/dev/null; callgrind_control -i on "$pid" >/dev/null; }
+    [ -z "${CALLGRIND:-}" ] || { callgrind_control -z "$pid" >/dev/null 2>&1; callgrind_control -i on "$pid" >/dev/null 2>&1; }
     c0=$(cpu "$pid")
     t=$( { /usr/bin/time -f '%e' curl -sS --fail -o "$tmp/body" "$@" "http://127.0.0.1:${mports[$i]}/metrics"; } 2>&1)
     c1=$(cpu "$pid")
     if [ -n "${CALLGRIND:-}" ]; then
-        callgrind_control -i off "$pid" >/dev/null
+        callgrind_control -i off "$pid" >/dev/null 2>&1
         ir=$(instructions "$pid")
     fi
     local octets samples
