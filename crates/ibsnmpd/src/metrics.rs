@@ -250,6 +250,7 @@ fn work(
         fabric,
         agent: Some(agent),
         gzip,
+        text: String::new(),
         _render: render,
     }
 }

@@ -104,6 +104,8 @@ pub(super) struct Work {
     /// sent last.
     pub agent: Option<String>,
     pub gzip: Option<Gzip>,
+    /// The text of the chunk being encoded (kept between gzipped chunks).
+    pub text: String,
     /// The render slot, given back when the body is sent or dropped.
     pub _render: tokio::sync::OwnedSemaphorePermit,
 }
@@ -133,14 +135,22 @@ impl Work {
         loop {
             match &mut self.fabric {
                 Fabric::Render(x) => {
-                    let mut text = String::with_capacity(CHUNK + 4096);
+                    // Gzipped, the text is compressed and its buffer used
+                    // again (no fresh megabyte to fault in per chunk).
+                    let mut text = std::mem::take(&mut self.text);
+                    text.clear();
+                    text.reserve(CHUNK + 4096);
                     let end = !x.fill(&mut text, CHUNK);
                     if end {
                         self.fabric = Fabric::Sent;
                     }
                     let out = match self.gzip.as_mut() {
                         None => Bytes::from(text),
-                        Some(g) => g.fabric(text.as_bytes(), end)?,
+                        Some(g) => {
+                            let out = g.fabric(text.as_bytes(), end)?;
+                            self.text = text;
+                            out
+                        }
                     };
                     if !out.is_empty() {
                         return Ok(Some(out));
