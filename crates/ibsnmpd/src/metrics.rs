@@ -20,7 +20,7 @@ mod limits;
 use std::convert::Infallible;
 use std::fmt::Write as _;
 use std::sync::atomic::AtomicU64;
-use std::sync::{Arc, PoisonError};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use hyper::body::{Bytes, Incoming};
@@ -228,28 +228,20 @@ fn work(
     agent: String,
     render: tokio::sync::OwnedSemaphorePermit,
 ) -> Work {
-    let kept = gz
-        .then(|| {
-            e.kept
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner)
-                .get(&published, families)
-        })
-        .flatten();
-    let (fabric, gzip) = match kept {
-        Some(d) => (body::Fabric::Kept(d, 0), Some(body::Gzip::new(None))),
-        None => {
-            let keeper = gz.then(|| gzip::Keeper::new(Arc::clone(&e.kept), &published, families));
-            (
-                body::Fabric::Render(fabric::Exposition::new(published, rows, families)),
-                gz.then(|| body::Gzip::new(keeper)),
-            )
-        }
+    // Gzipped: the kept part, or rendered (and collected to keep).
+    let (kept, keeper) = match gz.then(|| gzip::lookup(&e.kept, &published, families)) {
+        Some(Ok(d)) => (Some(d), None),
+        Some(Err(keeper)) => (None, keeper),
+        None => (None, None),
+    };
+    let fabric = match kept {
+        Some(d) => body::Fabric::Kept(d, 0),
+        None => body::Fabric::Render(fabric::Exposition::new(published, rows, families)),
     };
     Work {
         fabric,
         agent: Some(agent),
-        gzip,
+        gzip: gz.then(|| body::Gzip::new(keeper)),
         text: String::new(),
         _render: render,
     }

@@ -47,7 +47,7 @@ impl Gzip {
     pub fn new(keeper: Option<Keeper>) -> Gzip {
         Gzip {
             header_sent: false,
-            part: Some(Part::new()),
+            part: None,
             crc: None,
             keeper,
         }
@@ -55,10 +55,8 @@ impl Gzip {
 
     /// Compresses a chunk of the fabric part (`end`: the last one).
     fn fabric(&mut self, text: &[u8], end: bool) -> std::io::Result<Bytes> {
-        let Some(part) = self.part.as_mut() else {
-            return Ok(Bytes::new());
-        };
-        let mut out = part.push(text)?;
+        // Made at the first chunk: a kept part needs no compressor.
+        let mut out = self.part.get_or_insert_with(Part::new).push(text)?;
         if end {
             if let Some(part) = self.part.take() {
                 let (tail, crc) = part.end(false)?;

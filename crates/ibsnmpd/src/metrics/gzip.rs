@@ -76,53 +76,53 @@ pub(super) struct Deflated {
 /// The gzipped fabric parts of the published snapshot, by family set,
 /// within [`KEPT_MAX`]: a scrape of the same snapshot and families (a
 /// second Prometheus, a retry) sends them instead of rendering and
-/// compressing the same text again. A new snapshot drops them.
+/// compressing the same text again. A newer snapshot drops them.
 #[derive(Default)]
 pub(super) struct Kept {
     /// The published snapshot they belong to (a weak reference keeps the
     /// address from being reused, not the snapshot alive).
     of: Weak<mibs::Published>,
     parts: Vec<(Families, Arc<Deflated>)>,
+    /// Whether a scrape is collecting a part now: one at a time, so that
+    /// what scrapes hold to keep stays within [`KEPT_MAX`] too.
+    collecting: bool,
 }
 
-impl Kept {
-    /// The kept part of `published` for families `f`. Parts of an older
-    /// snapshot are dropped now (their memory back before the next sweep's
-    /// first gzip scrape ends).
-    pub fn get(&mut self, published: &Arc<mibs::Published>, f: Families) -> Option<Arc<Deflated>> {
-        if !std::ptr::eq(self.of.as_ptr(), Arc::as_ptr(published)) {
-            self.parts.clear();
-            return None;
-        }
-        self.parts
-            .iter()
-            .find(|(g, _)| *g == f)
-            .map(|(_, d)| Arc::clone(d))
-    }
-
-    fn octets(&self) -> usize {
-        self.parts
-            .iter()
-            .flat_map(|(_, d)| &d.chunks)
-            .map(Bytes::len)
-            .sum()
-    }
-
-    fn put(&mut self, published: &Weak<mibs::Published>, f: Families, d: Deflated) {
-        if !Weak::ptr_eq(&self.of, published) {
-            // A newer snapshot's part replaces the older ones; an older
-            // snapshot's (a scrape that began before a sweep) is not kept.
-            if published.strong_count() == 0 {
-                return;
+/// What a gzip scrape sends for its fabric part: the kept gzip of it, or
+/// it renders and compresses the part, collecting it to keep when no
+/// other scrape is collecting one (a [`Keeper`]).
+pub(super) fn lookup(
+    kept: &Arc<Mutex<Kept>>,
+    published: &Arc<mibs::Published>,
+    f: Families,
+) -> Result<Arc<Deflated>, Option<Keeper>> {
+    let mut k = kept.lock().unwrap_or_else(PoisonError::into_inner);
+    if !std::ptr::eq(k.of.as_ptr(), Arc::as_ptr(published)) {
+        // A scrape that took its snapshot before the last sweep published
+        // neither finds nor keeps anything.
+        if let Some(now) = k.of.upgrade() {
+            if now.snapshot.sweep.number > published.snapshot.sweep.number {
+                return Err(None);
             }
-            self.of = published.clone();
-            self.parts.clear();
         }
-        let size: usize = d.chunks.iter().map(Bytes::len).sum();
-        if self.parts.iter().all(|(g, _)| *g != f) && self.octets() + size <= KEPT_MAX {
-            self.parts.push((f, Arc::new(d)));
-        }
+        // A newer snapshot: the older parts go now.
+        k.of = Arc::downgrade(published);
+        k.parts.clear();
     }
+    if let Some((_, d)) = k.parts.iter().find(|(g, _)| *g == f) {
+        return Ok(Arc::clone(d));
+    }
+    if k.collecting {
+        return Err(None);
+    }
+    k.collecting = true;
+    Err(Some(Keeper {
+        kept: Arc::clone(kept),
+        published: Arc::downgrade(published),
+        families: f,
+        chunks: Vec::new(),
+        octets: 0,
+    }))
 }
 
 /// Collects the fabric part's chunks of a scrape as they are sent, to
@@ -136,20 +136,6 @@ pub(super) struct Keeper {
 }
 
 impl Keeper {
-    pub fn new(
-        kept: Arc<Mutex<Kept>>,
-        published: &Arc<mibs::Published>,
-        families: Families,
-    ) -> Keeper {
-        Keeper {
-            kept,
-            published: Arc::downgrade(published),
-            families,
-            chunks: Vec::new(),
-            octets: 0,
-        }
-    }
-
     /// `chunk` as sent, kept too while the part stays within the bound
     /// (false once past it: keep no more).
     pub fn add(&mut self, chunk: Vec<u8>) -> (Bytes, bool) {
@@ -164,16 +150,36 @@ impl Keeper {
         (b, true)
     }
 
-    /// The part is whole: keep it.
-    pub fn keep(self, crc: &crc32fast::Hasher) {
-        let d = Deflated {
-            chunks: self.chunks,
-            crc: crc.clone(),
-        };
+    /// The part is whole: keep it, if its snapshot is still the one kept
+    /// for and the parts stay within the bound.
+    pub fn keep(mut self, crc: &crc32fast::Hasher) {
+        let chunks = std::mem::take(&mut self.chunks);
+        let mut k = self.kept.lock().unwrap_or_else(PoisonError::into_inner);
+        let kept: usize = k
+            .parts
+            .iter()
+            .flat_map(|(_, d)| &d.chunks)
+            .map(Bytes::len)
+            .sum();
+        if Weak::ptr_eq(&k.of, &self.published)
+            && k.parts.iter().all(|(g, _)| *g != self.families)
+            && kept + self.octets <= KEPT_MAX
+        {
+            let d = Deflated {
+                chunks,
+                crc: crc.clone(),
+            };
+            k.parts.push((self.families, Arc::new(d)));
+        }
+    }
+}
+
+impl Drop for Keeper {
+    fn drop(&mut self) {
         self.kept
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
-            .put(&self.published, self.families, d);
+            .collecting = false;
     }
 }
 
@@ -204,5 +210,36 @@ mod tests {
             .read_to_string(&mut text)
             .unwrap();
         assert_eq!(text, a + b);
+    }
+
+    fn published(sweep: u64) -> Arc<mibs::Published> {
+        let snap = crate::fabric::empty_snapshot("sim", sweep);
+        Arc::new(mibs::Published::new(Arc::new(snap)))
+    }
+
+    /// One scrape collects a part at a time; the part kept serves the
+    /// same snapshot and family set only; a newer snapshot drops it, and
+    /// a scrape of an older one neither finds nor keeps anything.
+    #[test]
+    fn parts_are_kept_per_snapshot_and_family_set() {
+        let kept = Arc::new(Mutex::new(Kept::default()));
+        let (p1, p2) = (published(1), published(2));
+        let all = Families::DEFAULT;
+        let Err(Some(mut k)) = lookup(&kept, &p1, all) else {
+            panic!("the first scrape collects");
+        };
+        assert!(matches!(lookup(&kept, &p1, all), Err(None)));
+        let (sent, keeping) = k.add(b"deflated".to_vec());
+        assert!(keeping);
+        k.keep(&crc32fast::Hasher::new());
+        let Ok(d) = lookup(&kept, &p1, all) else {
+            panic!("kept");
+        };
+        assert_eq!(d.chunks, [sent]);
+        let vl = Families::of([super::super::Group::Vl]);
+        assert!(matches!(lookup(&kept, &p1, vl), Err(Some(_))));
+        assert!(matches!(lookup(&kept, &p2, all), Err(Some(_))));
+        assert!(matches!(lookup(&kept, &p1, all), Err(None)));
+        assert!(matches!(lookup(&kept, &p2, all), Err(Some(_))));
     }
 }
