@@ -8,8 +8,10 @@
 //! the mapping. Built on hyper (HTTP/1 server), see docs/metrics.md.
 //!
 //! The body is encoded as it is sent ([`fabric::Exposition`]), chunk by
-//! chunk on the blocking pool, gzipped on the way when the client asks: a
-//! scrape holds one chunk at a time, whatever the fabric's size.
+//! chunk on the blocking pool ([`body`]), gzipped on the way when the
+//! client asks: a scrape holds one chunk at a time, whatever the fabric's
+//! size. The gzipped fabric part of a snapshot is kept for its next gzip
+//! scrapes ([`gzip`]).
 
 mod agent;
 mod body;
