@@ -7,8 +7,22 @@
 # FAMILIES is metrics_families as TOML (default: the agent's default,
 # data + errors + state + health). Prints per scrape, plain and gzipped:
 # octets on the wire, samples, wall seconds, the agent's CPU seconds over
-# it; and the agent's RSS after the first sweep, and its high-water mark
-# (VmHWM) after all the scrapes.
+# it (user + system, from /proc); and the agent's RSS after the first
+# sweep, and its high-water mark (VmHWM) after all the scrapes.
+#
+# Each agent is scraped three times each way: the first gzip scrape of a
+# snapshot renders and compresses it, the next ones send the gzip kept
+# for that snapshot (docs/metrics.md).
+#
+# Environment:
+#   BASELINE=BIN   also run BIN (an earlier build) on the same fabric and
+#                  scrape the two in turn: before and after, side by side,
+#                  under the same load.
+#   CALLGRIND=1    run the agents under valgrind's callgrind, instrumented
+#                  only while a scrape runs: instructions per scrape, the
+#                  figure that does not depend on the machine or its load
+#                  (slow: use a smaller fabric, e.g. 4000 hosts).
+#   NO_BUILD=1     use the release binary as it is.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 HOSTS=${1:-48000}
@@ -21,24 +35,61 @@ BIN=$(realpath "$TARGET_DIR/release/ibsnmpd")
 fat_tree "$BIN" "$HOSTS" "$tmp/fabric.net"
 : >"$tmp/ibsnmpd.toml"
 [ -z "$FAMILIES" ] || echo "metrics_families = $FAMILIES" >"$tmp/ibsnmpd.toml"
-PORT=$((20000 + RANDOM % 40000))
-MPORT=$((PORT + 1))
-"$BIN" --listen "127.0.0.1:$PORT" --metrics "127.0.0.1:$MPORT" --config "$tmp/ibsnmpd.toml" \
-    --source "sim:$tmp/fabric.net" --state-dir "$tmp/state" --sweep-interval 3600 2>"$tmp/agent.log" &
-pid=$!
-wait_snmp "$PORT"
-cpu() { awk '{print $14 + $15}' "/proc/$pid/stat"; }
+
+# The agents: name, pid, metrics port.
+names=() pids=() mports=()
+stop_agents() {
+    local p
+    for p in "${pids[@]}"; do
+        kill "$p" 2>/dev/null || true
+        wait "$p" 2>/dev/null || true
+    done
+    cleanup
+}
+trap stop_agents EXIT
+start() { # name, binary
+    local port=$((20000 + RANDOM % 40000))
+    local run=()
+    [ -z "${CALLGRIND:-}" ] ||
+        run=(valgrind --tool=callgrind --instr-atstart=no "--callgrind-out-file=$tmp/cg.$1.%p")
+    "${run[@]}" "$2" --listen "127.0.0.1:$port" --metrics "127.0.0.1:$((port + 1))" \
+        --config "$tmp/ibsnmpd.toml" --source "sim:$tmp/fabric.net" --state-dir "$tmp/state.$1" \
+        --sweep-interval 3600 2>"$tmp/agent.$1.log" &
+    names+=("$1") pids+=($!) mports+=($((port + 1)))
+    wait_snmp "$port"
+}
+[ -z "${BASELINE:-}" ] || start before "$(realpath "$BASELINE")"
+start now "$BIN"
+
+cpu() { awk '{print $14 + $15}' "/proc/$1/stat"; }
 HZ=$(getconf CLK_TCK)
 # The machine, for the figures' record (they differ from one to another).
 echo "machine: $(nproc) CPUs, $(lscpu | sed -nE 's/^Model name: *//p' | head -1), load $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "hosts=$HOSTS families=${FAMILIES:-default}"
-echo "after the first sweep: $(grep VmRSS "/proc/$pid/status")"
-scrape() { # label, curl options
-    local label=$1; shift
-    local c0 c1 t
-    c0=$(cpu)
-    t=$( { /usr/bin/time -f '%e' curl -sS --fail -o "$tmp/body" "$@" "http://127.0.0.1:$MPORT/metrics"; } 2>&1)
-    c1=$(cpu)
+for i in "${!names[@]}"; do
+    echo "${names[$i]}: after the first sweep: $(grep VmRSS "/proc/${pids[$i]}/status")"
+done
+# Instructions of the agent since the last call (callgrind's dump and
+# zeroing of its counters); empty without CALLGRIND.
+instructions() {
+    [ -n "${CALLGRIND:-}" ] || return 0
+    callgrind_control -d "$1" >/dev/null 2>&1
+    # The newest dump of this agent: its total.
+    local f
+    f=$(ls -t "$tmp"/cg.*."$1"* | head -1)
+    sed -nE 's/^totals: *([0-9]+).*/\1/p' "$f"
+}
+scrape() { # agent index, label, curl options
+    local i=$1 label=$2; shift 2
+    local pid=${pids[$i]} c0 c1 t ir=""
+    [ -z "${CALLGRIND:-}" ] || { callgrind_control -z "$pid" >/dev/null 2>&1; callgrind_control -i on "$pid" >/dev/null 2>&1; }
+    c0=$(cpu "$pid")
+    t=$( { /usr/bin/time -f '%e' curl -sS --fail -o "$tmp/body" "$@" "http://127.0.0.1:${mports[$i]}/metrics"; } 2>&1)
+    c1=$(cpu "$pid")
+    if [ -n "${CALLGRIND:-}" ]; then
+        callgrind_control -i off "$pid" >/dev/null 2>&1
+        ir=$(instructions "$pid")
+    fi
     local octets samples
     octets=$(stat -c %s "$tmp/body")
     if [ "$label" = gzip ]; then
@@ -46,11 +97,17 @@ scrape() { # label, curl options
     else
         samples=$(grep -vc '^#' "$tmp/body")
     fi
-    awk -v l="$label" -v o="$octets" -v s="$samples" -v t="$t" -v c=$((c1 - c0)) -v hz="$HZ" \
-        'BEGIN { printf "%-6s %12.0f octets %10.0f samples %6.2f s wall %6.2f s agent CPU\n", l, o, s, t, c / hz }'
+    awk -v a="${names[$i]}" -v l="$label" -v o="$octets" -v s="$samples" -v t="$t" -v c=$((c1 - c0)) \
+        -v hz="$HZ" -v ir="$ir" -v load="$(cut -d' ' -f1 /proc/loadavg)" \
+        'BEGIN { printf "%-6s %-5s %12.0f octets %10.0f samples %6.2f s wall %6.2f s agent CPU%s  load %s\n",
+                 a, l, o, s, t, c / hz, ir == "" ? "" : sprintf(" %14.0f instructions", ir), load }'
 }
-for _ in 1 2; do
-    scrape plain
-    scrape gzip -H 'Accept-Encoding: gzip'
+for _ in 1 2 3; do
+    for i in "${!names[@]}"; do
+        scrape "$i" plain
+        scrape "$i" gzip -H 'Accept-Encoding: gzip'
+    done
 done
-echo "after the scrapes: $(grep VmRSS "/proc/$pid/status"), $(grep VmHWM "/proc/$pid/status")"
+for i in "${!names[@]}"; do
+    echo "${names[$i]}: after the scrapes: $(grep VmRSS "/proc/${pids[$i]}/status"), $(grep VmHWM "/proc/${pids[$i]}/status")"
+done

@@ -8,25 +8,25 @@
 //! the mapping. Built on hyper (HTTP/1 server), see docs/metrics.md.
 //!
 //! The body is encoded as it is sent ([`fabric::Exposition`]), chunk by
-//! chunk on the blocking pool, gzipped on the way when the client asks: a
-//! scrape holds one chunk at a time, whatever the fabric's size.
+//! chunk on the blocking pool ([`body`]), gzipped on the way when the
+//! client asks: a scrape holds one chunk at a time, whatever the fabric's
+//! size. The gzipped fabric part of a snapshot is kept for its next gzip
+//! scrapes ([`gzip`]).
 
 mod agent;
+mod body;
 pub mod fabric;
+mod gzip;
 mod limits;
 mod topology;
 
 use std::convert::Infallible;
 use std::fmt::Write as _;
-use std::future::Future as _;
-use std::io::Write as _;
-use std::pin::Pin;
 use std::sync::atomic::AtomicU64;
 use std::sync::Arc;
-use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
-use hyper::body::{Bytes, Frame, Incoming};
+use hyper::body::{Bytes, Incoming};
 use hyper::server::conn::http1;
 use hyper::service::service_fn;
 use hyper::{Method, Request, Response, StatusCode};
@@ -34,6 +34,7 @@ use hyper_util::rt::TokioIo;
 use snmp::agent::SnmpStats;
 use tracing::{debug, warn};
 
+use body::{Body, Work};
 pub use fabric::{Families, Group};
 pub use limits::Limits;
 use limits::{ClientSlots, Stalling};
@@ -60,11 +61,6 @@ pub struct Sources {
     pub families: Families,
 }
 
-/// Octets of text encoded per chunk of the body: small enough that a
-/// chunk costs well under a millisecond of the blocking pool, large enough
-/// that a 48k-host scrape is a few thousand chunks.
-const CHUNK: usize = 128 * 1024;
-
 /// Connections the endpoint holds at once unless configured
 /// (`metrics_max_connections`): a few Prometheus servers and operators.
 pub const DEFAULT_MAX_CONNECTIONS: usize = 64;
@@ -79,6 +75,9 @@ struct Endpoint {
     sources: Sources,
     /// Made once per snapshot, shared by its scrapes; one maker at a time.
     rows: tokio::sync::Mutex<Option<Arc<fabric::Rows>>>,
+    /// The gzipped fabric parts of the published snapshot, for its next
+    /// scrapes.
+    kept: Arc<std::sync::Mutex<gzip::Kept>>,
     /// Scrapes rendering at once: each holds one until its body is sent
     /// (or its connection ends), so rendering and gzip never take more
     /// than this many cores from SNMP.
@@ -98,6 +97,7 @@ pub async fn serve(listener: tokio::net::TcpListener, sources: Sources, limits: 
     let endpoint = Arc::new(Endpoint {
         sources,
         rows: tokio::sync::Mutex::new(None),
+        kept: Arc::default(),
         renders: Arc::new(tokio::sync::Semaphore::new(limits.max_renders.max(1))),
         waiting: std::sync::atomic::AtomicUsize::new(0),
         limits: limits.clone(),
@@ -151,95 +151,6 @@ pub async fn serve(listener: tokio::net::TcpListener, sources: Sources, limits: 
             drop(client);
             drop(slot);
         });
-    }
-}
-
-/// What one scrape still has to send.
-struct Work {
-    fabric: fabric::Exposition,
-    /// The agent's own figures, rendered when the scrape began (small).
-    agent: String,
-    gzip: Option<flate2::write::GzEncoder<Vec<u8>>>,
-    finished: bool,
-    /// The render slot, given back when the body is sent or dropped.
-    _render: tokio::sync::OwnedSemaphorePermit,
-}
-
-impl Work {
-    /// The next chunk of the body; None once all of it is out.
-    fn next(&mut self) -> Option<Bytes> {
-        while !self.finished {
-            let mut text = String::with_capacity(CHUNK + 4096);
-            if !self.fabric.fill(&mut text, CHUNK) {
-                text.push_str(&self.agent);
-                self.finished = true;
-            }
-            let out = match &mut self.gzip {
-                None => text.into_bytes(),
-                Some(z) => {
-                    // Writing to a Vec cannot fail; the encoder appends to it
-                    // and we take what it has written so far.
-                    let _ = z.write_all(text.as_bytes());
-                    if self.finished {
-                        let _ = z.try_finish();
-                    }
-                    std::mem::take(z.get_mut())
-                }
-            };
-            if !out.is_empty() {
-                return Some(Bytes::from(out));
-            }
-        }
-        None
-    }
-}
-
-/// A response body: a short fixed text, or a scrape encoded chunk by
-/// chunk on the blocking pool (rendering never holds an async worker that
-/// SNMP requests need).
-enum Body {
-    Fixed(Option<Bytes>),
-    Ready(Box<Work>),
-    Busy(tokio::task::JoinHandle<(Box<Work>, Option<Bytes>)>),
-    Done,
-}
-
-impl hyper::body::Body for Body {
-    type Data = Bytes;
-    type Error = Infallible;
-    fn poll_frame(
-        self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-    ) -> Poll<Option<Result<Frame<Bytes>, Infallible>>> {
-        let this = self.get_mut();
-        loop {
-            match std::mem::replace(this, Body::Done) {
-                Body::Done => return Poll::Ready(None),
-                Body::Fixed(b) => return Poll::Ready(b.map(|b| Ok(Frame::data(b)))),
-                Body::Ready(mut w) => {
-                    *this = Body::Busy(tokio::task::spawn_blocking(move || {
-                        let chunk = w.next();
-                        (w, chunk)
-                    }));
-                }
-                Body::Busy(mut h) => match Pin::new(&mut h).poll(cx) {
-                    Poll::Pending => {
-                        *this = Body::Busy(h);
-                        return Poll::Pending;
-                    }
-                    Poll::Ready(Ok((w, Some(chunk)))) => {
-                        *this = Body::Ready(w);
-                        return Poll::Ready(Some(Ok(Frame::data(chunk))));
-                    }
-                    // The end, or a chunk that panicked: the body ends
-                    // (the client sees a cut response, never a wrong one).
-                    Poll::Ready(_) => return Poll::Ready(None),
-                },
-            }
-        }
-    }
-    fn is_end_stream(&self) -> bool {
-        matches!(self, Body::Done | Body::Fixed(None))
     }
 }
 
@@ -309,6 +220,36 @@ async fn render_slot(e: &Endpoint) -> Option<tokio::sync::OwnedSemaphorePermit> 
     got.ok().and_then(Result::ok)
 }
 
+/// A scrape's body: the fabric part rendered from `published` (or, when
+/// gzipped, the gzip kept from an earlier scrape of it), then `agent`.
+fn work(
+    e: &Endpoint,
+    published: Arc<crate::fabric::Published>,
+    rows: Arc<fabric::Rows>,
+    families: Families,
+    gz: bool,
+    agent: String,
+    render: tokio::sync::OwnedSemaphorePermit,
+) -> Work {
+    // Gzipped: the kept part, or rendered (and collected to keep).
+    let (kept, keeper) = match gz.then(|| gzip::lookup(&e.kept, &published, families)) {
+        Some(Ok(d)) => (Some(d), None),
+        Some(Err(keeper)) => (None, keeper),
+        None => (None, None),
+    };
+    let fabric = match kept {
+        Some(d) => body::Fabric::Kept(d, 0),
+        None => body::Fabric::Render(fabric::Exposition::new(published, rows, families)),
+    };
+    Work {
+        fabric,
+        agent: Some(agent),
+        gzip: gz.then(|| body::Gzip::new(keeper)),
+        text: String::new(),
+        _render: render,
+    }
+}
+
 /// 503 with Retry-After: every render slot busy and the queue full (or
 /// its wait over).
 fn busy(limits: &Limits) -> Response<Body> {
@@ -352,18 +293,7 @@ async fn respond(req: &Request<Incoming>, e: &Arc<Endpoint>) -> Response<Body> {
             let mut agent = String::with_capacity(8192);
             agent::render(&mut agent, &published.snapshot, &e.sources);
             topology::render(&mut agent, &published);
-            let work = Work {
-                fabric: fabric::Exposition::new(published, rows, families),
-                agent,
-                gzip: gz.then(|| {
-                    flate2::write::GzEncoder::new(
-                        Vec::with_capacity(CHUNK / 4),
-                        flate2::Compression::fast(),
-                    )
-                }),
-                finished: false,
-                _render: render,
-            };
+            let work = work(e, published, rows, families, gz, agent, render);
             let mut r = Response::new(Body::Ready(Box::new(work)));
             let h = r.headers_mut();
             h.insert(

@@ -8,7 +8,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use ib::model::Snapshot;
 use snmp::agent::SnmpStats;
 
-use super::{header, Family, Sources};
+use super::{header, AgentCounters, Family, Sources};
 
 type PhaseFn = fn(&ib::model::PhaseCost) -> f64;
 
@@ -45,6 +45,14 @@ fn build_info(out: &mut String) {
 }
 
 pub(super) fn render(out: &mut String, snap: &Snapshot, s: &Sources) {
+    last_sweep(out, snap);
+    snapshot(out, snap, s);
+    snmp(out, &s.snmp);
+    notifications_and_reloads(out, &s.agent);
+}
+
+/// The last published sweep: when, how long, and its cost by phase.
+fn last_sweep(out: &mut String, snap: &Snapshot) {
     let sweep = &snap.sweep;
     let swept = sweep.number > 0;
     one(
@@ -118,6 +126,12 @@ pub(super) fn render(out: &mut String, snap: &Snapshot, s: &Sources) {
         "counter",
         cost.sa_answers_cut as f64,
     );
+}
+
+/// The published snapshot's age and size, and the agent's build and uptime.
+fn snapshot(out: &mut String, snap: &Snapshot, s: &Sources) {
+    let sweep = &snap.sweep;
+    let swept = sweep.number > 0;
     let age = SystemTime::now()
         .duration_since(sweep.time)
         .map_or(0.0, |d| d.as_secs_f64());
@@ -150,8 +164,10 @@ pub(super) fn render(out: &mut String, snap: &Snapshot, s: &Sources) {
         "gauge",
         s.started.elapsed().as_secs_f64(),
     );
+}
 
-    let st = &s.snmp;
+/// The SNMP engine's counters.
+fn snmp(out: &mut String, st: &SnmpStats) {
     let ld = |c: &std::sync::atomic::AtomicU32| f64::from(SnmpStats::load(c));
     let name = "ibsnmpd_snmp_requests_total";
     header(
@@ -208,7 +224,10 @@ pub(super) fn render(out: &mut String, snap: &Snapshot, s: &Sources) {
         "counter",
         ld(&st.in_asn_parse_errs),
     );
-    let a = &s.agent;
+}
+
+/// The notification originator's counters and the configuration reloads.
+fn notifications_and_reloads(out: &mut String, a: &AgentCounters) {
     let n = |c: &AtomicU64| c.load(Ordering::Relaxed) as f64;
     let ns = a.notifications.get();
     let nz = |f: fn(&snmp::notify::NotifyStats) -> &AtomicU64| ns.map_or(0.0, |x| n(f(x)));

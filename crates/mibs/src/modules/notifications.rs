@@ -581,6 +581,9 @@ pub fn link_up_down_for<X>(
     Some(link_up_down(up, *node_guid, p.0, idx, admin, after as i32))
 }
 
+/// A trap about one port (subnet prefix, producer, node, port number).
+type PortTrap = fn(u64, ProducerType, Guid, u8) -> Notification;
+
 /// The notification of one attribute change between two sweeps (`next`:
 /// the later snapshot, for node types and the subnet prefix); None for an
 /// error increase below its threshold. Each change is reported once, in the
@@ -620,11 +623,10 @@ pub fn from_change(ch: &AttributeChange, next: &Snapshot, th: &Thresholds) -> Op
             counter,
             increase,
         } => {
-            let (threshold, trap): (u64, fn(u64, ProducerType, Guid, u8) -> Notification) =
-                match counter {
-                    ErrorCounter::LocalLinkIntegrity => (th.link_integrity, link_integrity),
-                    ErrorCounter::ExcessiveBufferOverrun => (th.buffer_overrun, buffer_overrun),
-                };
+            let (threshold, trap): (u64, PortTrap) = match counter {
+                ErrorCounter::LocalLinkIntegrity => (th.link_integrity, link_integrity),
+                ErrorCounter::ExcessiveBufferOverrun => (th.buffer_overrun, buffer_overrun),
+            };
             if threshold == 0 || increase < threshold {
                 return None;
             }

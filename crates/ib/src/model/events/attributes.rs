@@ -59,6 +59,11 @@ pub enum AttributeChange {
     McGroup { created: bool, mgid: Gid },
 }
 
+/// One of a port's 64-bit counter totals.
+type Total = fn(&PortTotals) -> u64;
+/// One of PortInfo's 16-bit key violation counters.
+type Violations = fn(&PortInfo) -> u16;
+
 /// The changes of one port present in both sweeps.
 pub(super) fn port_changes(
     next: &Snapshot,
@@ -68,7 +73,7 @@ pub(super) fn port_changes(
     out: &mut Vec<AttributeChange>,
 ) {
     let port = p.num;
-    let counters: [(ErrorCounter, fn(&PortTotals) -> u64); 2] = [
+    let counters: [(ErrorCounter, Total); 2] = [
         (ErrorCounter::LocalLinkIntegrity, |t| {
             t.local_link_integrity_errors
         }),
@@ -94,7 +99,7 @@ pub(super) fn port_changes(
             mask: p.info.capability_mask,
         });
     }
-    let keys: [(Key, bool, fn(&PortInfo) -> u16); 3] = [
+    let keys: [(Key, bool, Violations); 3] = [
         (Key::M, end_port, |i| i.m_key_violations),
         (Key::P, true, |i| i.p_key_violations),
         (Key::Q, end_port, |i| i.q_key_violations),
@@ -113,7 +118,7 @@ pub(super) fn port_changes(
 
 /// The counter increase of one port between two snapshots (None when
 /// either lacks counters).
-fn increase(a: &Port, b: &Port, f: fn(&PortTotals) -> u64) -> Option<u64> {
+fn increase(a: &Port, b: &Port, f: Total) -> Option<u64> {
     let (x, y) = (a.counters.as_ref()?, b.counters.as_ref()?);
     Some(f(&y.totals).saturating_sub(f(&x.totals)))
 }

@@ -1,0 +1,146 @@
+//! The shown ports of a published snapshot and their labels, made once
+//! per snapshot and shared by every family and scrape.
+
+use std::collections::HashMap;
+use std::fmt::Write as _;
+use std::sync::Arc;
+
+use ib::model::{Node, Port, Snapshot};
+use ib::types::{Guid, NodeType, PortNum};
+
+/// Node types, in the order the exposition lists them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Kind {
+    Switch,
+    Hca,
+}
+
+impl Kind {
+    pub(super) const BOTH: [Kind; 2] = [Kind::Switch, Kind::Hca];
+    pub(super) fn of(n: &Node) -> Kind {
+        if n.info.node_type == NodeType::Switch as u8 {
+            Kind::Switch
+        } else {
+            Kind::Hca
+        }
+    }
+    pub(super) fn name(self) -> &'static str {
+        match self {
+            Kind::Switch => "switch",
+            Kind::Hca => "hca",
+        }
+    }
+}
+
+/// One shown port: where it is in the snapshot, its labels (written once
+/// per snapshot, shared by every family and scrape) and its health entry.
+pub(super) struct Row {
+    pub(super) port: usize,
+    pub(super) labels: Box<str>,
+    pub(super) health: Option<u32>,
+}
+
+/// The shown ports of one published snapshot, by node type.
+pub struct Rows {
+    /// The snapshot they were made from (its address and sweep number).
+    key: (usize, u64),
+    by_kind: [Vec<Row>; 2],
+}
+
+impl Rows {
+    /// Whether these rows belong to `published`'s snapshot.
+    pub fn of_same(&self, published: &crate::fabric::Published) -> bool {
+        self.key == key(&published.snapshot)
+    }
+
+    pub(super) fn kind(&self, k: Kind) -> &[Row] {
+        &self.by_kind[k as usize]
+    }
+}
+
+fn key(snap: &Arc<Snapshot>) -> (usize, u64) {
+    (Arc::as_ptr(snap) as usize, snap.sweep.number)
+}
+
+/// Every external port (switch port 0 is the management port and has no
+/// link) with its labels, once per snapshot.
+pub fn rows(published: &crate::fabric::Published) -> Rows {
+    let snap = &published.snapshot;
+    let health: HashMap<(Guid, u8), u32> = published
+        .extra
+        .health
+        .as_deref()
+        .map(|r| {
+            r.ports
+                .iter()
+                .enumerate()
+                .map(|(i, h)| ((h.guid, h.port), i as u32))
+                .collect()
+        })
+        .unwrap_or_default();
+    let mut by_kind: [Vec<Row>; 2] = [Vec::new(), Vec::new()];
+    for node in &snap.nodes {
+        let range = node.ports.start as usize..node.ports.end as usize;
+        for (i, p) in snap
+            .ports
+            .get(range.clone())
+            .unwrap_or(&[])
+            .iter()
+            .enumerate()
+        {
+            if p.num == PortNum(0) {
+                continue;
+            }
+            by_kind[Kind::of(node) as usize].push(Row {
+                port: range.start + i,
+                labels: port_labels(snap, node, p).into_boxed_str(),
+                health: health.get(&(node.info.node_guid, p.num.0)).copied(),
+            });
+        }
+    }
+    Rows {
+        key: key(snap),
+        by_kind,
+    }
+}
+
+/// The labels of one port: its node, number, and the far end of its link.
+fn port_labels(snap: &Snapshot, node: &Node, p: &Port) -> String {
+    let kind = Kind::of(node).name();
+    let mut l = format!(
+        "guid=\"{}\",{kind}=\"{}\",port=\"{}\"",
+        node.info.node_guid,
+        esc(&node.description),
+        p.num.0
+    );
+    if let Some(r) = p.remote.and_then(|r| snap.port(r)) {
+        if let Some(rn) = snap.node(r.node) {
+            let _ = write!(
+                l,
+                ",uplink=\"{}\",uplink_guid=\"{}\",uplink_port=\"{}\",uplink_type=\"{}\"",
+                esc(&rn.description),
+                rn.info.node_guid,
+                r.num.0,
+                match Kind::of(rn) {
+                    Kind::Switch => "SW",
+                    Kind::Hca => "CA",
+                }
+            );
+        }
+    }
+    l
+}
+
+/// A label value escaped as the text format requires.
+pub(crate) fn esc(v: &str) -> String {
+    let mut s = String::with_capacity(v.len());
+    for c in v.chars() {
+        match c {
+            '\\' => s.push_str("\\\\"),
+            '"' => s.push_str("\\\""),
+            '\n' => s.push_str("\\n"),
+            c => s.push(c),
+        }
+    }
+    s
+}
