@@ -11,6 +11,7 @@ use std::sync::Arc;
 
 use crate::ber;
 use crate::message::Version;
+pub use crate::mib::Clearance;
 use crate::mib::{MibObject, SetError, SetItem, VarBindSink};
 use crate::oid::Oid;
 use crate::pdu::{BulkBody, ErrorStatus, Pdu, PduBody};
@@ -95,17 +96,6 @@ impl AccessCheck for crate::vacm::Views<'_> {
             None => Oid::new(vec![u32::MAX]),
         }
     }
-}
-
-/// Whether a request may reach the secret subtrees
-/// ([`Dispatcher::set_secret_subtrees`]). Only the SNMP engine grants
-/// [`Clearance::Secret`], to SNMPv3 authPriv requests; every other way in
-/// (AgentX, whose master never says how its manager authenticated, and
-/// the plain [`Dispatcher::get`]/[`Dispatcher::next`]) is public.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Clearance {
-    Public,
-    Secret,
 }
 
 /// An access check with the secret subtrees hidden unless cleared.

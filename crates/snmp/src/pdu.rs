@@ -114,24 +114,6 @@ impl ErrorStatus {
     }
 }
 
-impl From<crate::mib::SetError> for ErrorStatus {
-    fn from(e: crate::mib::SetError) -> Self {
-        use crate::mib::SetError as S;
-        match e {
-            S::NoAccess => ErrorStatus::NoAccess,
-            S::NotWritable => ErrorStatus::NotWritable,
-            S::WrongType => ErrorStatus::WrongType,
-            S::WrongLength => ErrorStatus::WrongLength,
-            S::WrongEncoding => ErrorStatus::WrongEncoding,
-            S::WrongValue => ErrorStatus::WrongValue,
-            S::NoCreation => ErrorStatus::NoCreation,
-            S::InconsistentValue => ErrorStatus::InconsistentValue,
-            S::ResourceUnavailable => ErrorStatus::ResourceUnavailable,
-            S::InconsistentName => ErrorStatus::InconsistentName,
-        }
-    }
-}
-
 /// The common PDU body (every PDU type but GetBulk and the v1 Trap).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct PduBody {
