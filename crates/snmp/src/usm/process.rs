@@ -632,24 +632,27 @@ impl Usm {
 pub fn mib_objects<V: 'static, K: 'static>(
     usm: &Arc<Usm>,
 ) -> Vec<Arc<dyn crate::mib::MibObject<V, K>>> {
-    use crate::table::Scalars;
-    let mut stats = Scalars::new(Oid::from_slice(USM_STATS));
-    for sub in 1..=6u32 {
+    vec![
+        Arc::new(scalars_of(usm, USM_STATS, 6)),
+        Arc::new(scalars_of(usm, SNMP_ENGINE, 4)),
+    ]
+}
+
+/// The scalars `root.1` .. `root.count` as `usm` reads them.
+fn scalars_of<V: 'static, K: 'static>(
+    usm: &Arc<Usm>,
+    root: &[u32],
+    count: u32,
+) -> crate::table::Scalars<V, K> {
+    let mut group = crate::table::Scalars::new(Oid::from_slice(root));
+    for sub in 1..=count {
         let u = Arc::clone(usm);
-        let oid: Vec<u32> = USM_STATS.iter().copied().chain([sub]).collect();
-        stats = stats.read_only(sub, move |_: &V| {
+        let oid: Vec<u32> = root.iter().copied().chain([sub]).collect();
+        group = group.read_only(sub, move |_: &V| {
             u.scalar(&oid).unwrap_or(Value::NoSuchObject)
         });
     }
-    let mut engine = Scalars::new(Oid::from_slice(SNMP_ENGINE));
-    for sub in 1..=4u32 {
-        let u = Arc::clone(usm);
-        let oid: Vec<u32> = SNMP_ENGINE.iter().copied().chain([sub]).collect();
-        engine = engine.read_only(sub, move |_: &V| {
-            u.scalar(&oid).unwrap_or(Value::NoSuchObject)
-        });
-    }
-    vec![Arc::new(stats), Arc::new(engine)]
+    group
 }
 
 #[cfg(test)]
