@@ -359,6 +359,7 @@ fn vacm(
         }
         v.access.push(AccessEntry {
             group: a.group,
+            context: Default::default(),
             model,
             level,
             read: name(a.read),

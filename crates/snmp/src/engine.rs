@@ -20,11 +20,12 @@ use std::time::Instant;
 
 use tracing::{debug, warn};
 
+use crate::context::{split_community, ContextView, Contexts};
 use crate::dispatch::{Clearance, Dispatcher, Outcome};
 use crate::message::{peek_version, response_overhead, Message, Version, SNMP_V3};
 use crate::pdu::{ErrorStatus, Pdu, PduBody};
 use crate::usm::{SecurityLevel, Usm};
-use crate::vacm::{SecurityModel, Vacm};
+use crate::vacm::{ContextMatch, SecurityModel, Vacm};
 
 pub(crate) mod access;
 pub mod community;
@@ -64,8 +65,8 @@ pub struct SnmpStats {
     pub unknown_security_models: AtomicU32,
     pub invalid_msgs: AtomicU32,
     pub unknown_pdu_handlers: AtomicU32,
-    /// SNMP-TARGET-MIB (RFC 3413) snmpUnknownContexts: SNMPv3 requests
-    /// naming a context this agent does not have (only the default, "").
+    /// SNMP-TARGET-MIB (RFC 3413) snmpUnknownContexts: requests naming a
+    /// context this agent does not have.
     pub unknown_contexts: AtomicU32,
 }
 
@@ -214,6 +215,7 @@ pub struct Engine<V, K> {
     /// SNMPv3 with USM (None: v3 messages count as bad versions).
     usm: Option<Arc<Usm>>,
     user_hook: Option<UserHook<V>>,
+    contexts: Option<Arc<dyn Contexts<V, K>>>,
     access: access::AccessControl,
     auth_failures: AtomicU64,
     /// When the engine started: the clock for `next_auth_warn`.
@@ -249,6 +251,11 @@ pub struct EngineConfig<V, K> {
     /// Tells an SNMPv3 request's view which USM user asks (objects only
     /// the user itself may set, as usmUserOwnAuthKeyChange).
     pub user_hook: Option<UserHook<V>>,
+    /// The contexts besides the default one (None: only "").
+    pub contexts: Option<Arc<dyn Contexts<V, K>>>,
+    /// The contexts the community and user shorthands' access entries
+    /// govern: exact "" (the default) or every context.
+    pub shorthand_context: ContextMatch,
 }
 
 /// See [`EngineConfig::user_hook`]: the view and the requesting user's name.
@@ -264,7 +271,9 @@ impl<V, K> Engine<V, K> {
     /// time) instead of `c.communities`.
     pub fn with_communities(c: EngineConfig<V, K>, communities: CommunityTable) -> Self {
         Engine {
-            access: access::AccessControl::new(c.vacm.as_deref(), c.usm.as_deref(), c.managed_vacm),
+            access: access::AccessControl::new(c.vacm.as_deref(), c.usm.as_deref(), c.managed_vacm)
+                .with_shorthand_context(c.shorthand_context),
+            contexts: c.contexts,
             dispatcher: c.dispatcher,
             view: c.view,
             controller: c.controller,
@@ -283,6 +292,25 @@ impl<V, K> Engine<V, K> {
     /// The community table, to replace it at run time.
     pub fn communities(&self) -> CommunityTable {
         Arc::clone(&self.communities)
+    }
+
+    /// The context named `name`, derived now: the default one ("") is the
+    /// engine's own view and objects.
+    fn context(&self, name: &[u8]) -> Option<ContextView<V, K>> {
+        if name.is_empty() {
+            return Some(ContextView {
+                view: (self.view)(),
+                dispatcher: Arc::clone(&self.dispatcher),
+            });
+        }
+        self.contexts.as_ref()?.resolve(name)
+    }
+
+    /// Counts a request for a context that does not exist.
+    fn unknown_context(&self, src: SocketAddr, name: &[u8]) -> u32 {
+        let n = self.stats.unknown_contexts.fetch_add(1, Ordering::Relaxed);
+        debug!(%src, context = %escape_wire(name, 32), "unknown context");
+        n.wrapping_add(1)
     }
 
     fn auth_failure(&self, src: SocketAddr, community: &[u8], bad_use: bool) {
@@ -340,11 +368,23 @@ impl<V, K> Engine<V, K> {
                 return Action::None;
             }
         };
-        // Security: the community model (RFC 3584).
+        // Security: the community model (RFC 3584); a string that is no
+        // community may be `community@context`.
         let table = self.communities.load_full();
-        let Some(name) = community::authenticate(&table, &msg.community, src) else {
+        let auth = |c: &[u8]| community::authenticate(&table, c, src);
+        let found = auth(&msg.community).map(|n| (n, Vec::new())).or_else(|| {
+            let (c, context) = split_community(&msg.community)?;
+            Some((auth(c)?, context.to_vec()))
+        });
+        let Some((name, context)) = found else {
             inc(&s.in_bad_community_names);
             self.auth_failure(src, &msg.community, false);
+            return Action::None;
+        };
+        // As net-snmp: a request for a context that does not exist is
+        // counted and dropped, with no answer of any kind (RFC 3413 3.2).
+        let Some(ContextView { view, dispatcher }) = self.context(&context) else {
+            self.unknown_context(src, &context);
             return Action::None;
         };
         let Message {
@@ -365,7 +405,7 @@ impl<V, K> Engine<V, K> {
         // Access: VACM for the community's securityName.
         let vacm = self.access.vacm(&table);
         let level = SecurityLevel::NoAuthNoPriv;
-        let outcome = match access::decide(&vacm, model, &name, level, &pdu) {
+        let outcome = match access::decide(&vacm, &context, model, &name, level, &pdu) {
             access::Decision::Denied => {
                 inc(&s.in_bad_community_uses);
                 self.auth_failure(src, &community, true);
@@ -383,14 +423,13 @@ impl<V, K> Engine<V, K> {
                 crate::dispatch::error_response(version, req, ErrorStatus::NoAccess, index, budget)
             }
             access::Decision::Allowed(views) => {
-                let view = (self.view)();
                 let level = clearance(level);
+                let request = (version, community.as_slice(), &pdu);
                 // A walk's requests: encoded straight into `out`.
-                if self.respond_walk(&view, version, &community, &pdu, budget, &views, level, out) {
+                if self.respond_walk(&dispatcher, &view, request, budget, &views, level, out) {
                     return Action::Send;
                 }
-                self.dispatcher
-                    .process_with(&view, version, &pdu, budget, &views, level)
+                dispatcher.process_with(&view, version, &pdu, budget, &views, level)
             }
         };
         let reply = Reply::Community { version, community };
@@ -533,6 +572,7 @@ mod tests {
             .insert((SecurityModel::Usm, b"n".to_vec()), "g".into());
         vacm.access.push(AccessEntry {
             group: "g".into(),
+            context: Default::default(),
             model: None,
             level: SecurityLevel::NoAuthNoPriv,
             read: Some("v".into()),
@@ -554,6 +594,8 @@ mod tests {
             vacm: Some(Arc::new(vacm)),
             managed_vacm: None,
             user_hook: None,
+            contexts: None,
+            shorthand_context: Default::default(),
         })
     }
 

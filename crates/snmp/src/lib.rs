@@ -19,6 +19,7 @@
 pub mod agent;
 pub mod agentx;
 pub mod ber;
+pub mod context;
 pub mod dispatch;
 pub mod engine;
 pub mod index;

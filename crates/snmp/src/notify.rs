@@ -415,7 +415,7 @@ impl Task {
                         None => Pdu::SnmpV2Trap(body),
                     };
                     let confirm = confirm.map(|(t, r)| (rid, t, r));
-                    match (wrapper.wrap(&pdu), confirm) {
+                    match (wrapper.wrap(&pdu, &n.context), confirm) {
                         (Ok(d), _) => (d, confirm, Some(pdu)),
                         // An inform whose receiver is not discovered yet
                         // waits for its retries like a lost one.
@@ -470,6 +470,7 @@ impl Task {
                             timeout,
                             deadline: Instant::now() + timeout,
                             trap_oid: n.trap_oid.clone(),
+                            context: n.context.clone(),
                         },
                     );
                 }

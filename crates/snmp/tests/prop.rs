@@ -581,6 +581,8 @@ proptest! {
             vacm: None,
             managed_vacm: None,
             user_hook: None,
+            contexts: None,
+            shorthand_context: Default::default(),
         });
         let request = Message { version, community: b"public".to_vec(), pdu: pdu.clone() }.to_bytes();
         let mut sent = Vec::new();

@@ -25,6 +25,8 @@ pub(super) struct PendingInform {
     pub(super) timeout: Duration,
     pub(super) deadline: Instant,
     pub(super) trap_oid: Oid,
+    /// The notification's contextName, for each wrapping.
+    pub(super) context: Vec<u8>,
 }
 
 /// One receiver's unacknowledged informs, oldest first.
@@ -129,7 +131,7 @@ impl super::Task {
                 continue;
             }
             for p in informs.iter_mut().filter(|p| p.datagram.is_empty()) {
-                let Some(Ok(d)) = p.pdu.as_ref().map(|pdu| wrapper.wrap(pdu)) else {
+                let Some(Ok(d)) = p.pdu.as_ref().map(|pdu| wrapper.wrap(pdu, &p.context)) else {
                     continue;
                 };
                 p.datagram = d;
@@ -169,7 +171,7 @@ impl super::Task {
                 if let (Some(w), Some(pdu)) = (wrapper, &p.pdu) {
                     // Unanswered: the receiver may have restarted.
                     refresh(w, &self.refreshed);
-                    match w.wrap(pdu) {
+                    match w.wrap(pdu, &p.context) {
                         Ok(d) => p.datagram = d,
                         Err(e) => debug!(sink = %addr, error = %e, "inform not wrapped yet"),
                     }

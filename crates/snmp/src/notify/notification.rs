@@ -24,6 +24,10 @@ pub struct Notification {
     /// (a suppressed state change never leaves a manager with a stale
     /// state). None: an event, only counted when suppressed.
     pub state: Option<&'static str>,
+    /// The context it is about (RFC 3411 contextName, e.g. a node's):
+    /// SNMPv3 sinks carry it in the scopedPDU; SNMPv1/v2c have no place
+    /// for it. Empty: the default context.
+    pub context: Vec<u8>,
 }
 
 impl Notification {
@@ -33,7 +37,14 @@ impl Notification {
             varbinds,
             source: None,
             state: None,
+            context: Vec::new(),
         }
+    }
+
+    /// The same notification, about context `context`.
+    pub fn with_context(mut self, context: impl Into<Vec<u8>>) -> Self {
+        self.context = context.into();
+        self
     }
 
     /// The same notification, rate-limited as coming from `source`.

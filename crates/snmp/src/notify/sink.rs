@@ -14,8 +14,9 @@ use crate::pdu::Pdu;
 /// The message processing of a sink other than SNMPv1/v2c: SNMPv3 plugs in
 /// here (the PDU wrapped in a scoped PDU with USM security parameters).
 pub trait MessageWrapper: Send + Sync {
-    /// The whole datagram carrying `pdu` (an SNMPv2-Trap or InformRequest).
-    fn wrap(&self, pdu: &Pdu) -> Result<Vec<u8>, String>;
+    /// The whole datagram carrying `pdu` (an SNMPv2-Trap or InformRequest)
+    /// about context `context` (RFC 3411 contextName; empty: the default).
+    fn wrap(&self, pdu: &Pdu, context: &[u8]) -> Result<Vec<u8>, String>;
     /// The PDU of an answer datagram, if it is one of this wrapper's
     /// messages and authentic (a Response to an inform); None otherwise.
     fn unwrap_response(&self, datagram: &[u8]) -> Option<Pdu>;

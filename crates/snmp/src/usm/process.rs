@@ -532,6 +532,20 @@ impl Usm {
         pdu: Pdu,
         out: &mut Vec<u8>,
     ) -> bool {
+        self.encode_notification_in(user, level, msg_id, b"", pdu, out)
+    }
+
+    /// [`Usm::encode_notification`] about context `context` (the
+    /// scopedPDU's contextName).
+    pub fn encode_notification_in(
+        &self,
+        user: &str,
+        level: SecurityLevel,
+        msg_id: i32,
+        context: &[u8],
+        pdu: Pdu,
+        out: &mut Vec<u8>,
+    ) -> bool {
         let Some(u) = self.user(user.as_bytes()) else {
             return false;
         };
@@ -546,7 +560,7 @@ impl Usm {
             security_model: USM_SECURITY_MODEL,
         };
         let name = u.name.clone();
-        self.encode_message(&header, Some((u, level)), &name, Vec::new(), pdu, out);
+        self.encode_message(&header, Some((u, level)), &name, context.to_vec(), pdu, out);
         true
     }
 
