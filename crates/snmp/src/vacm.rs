@@ -453,4 +453,61 @@ mod tests {
             .unwrap();
         assert!(v.read.is_some() && v.write.is_none(), "reads stay");
     }
+
+    /// RFC 3415 4 (vacmAccessTable): an exact context match before a
+    /// prefix, the longer prefix before the shorter; no entry for the
+    /// context: noAccessEntry.
+    #[test]
+    fn context_selection() {
+        let mut vacm = Vacm::default();
+        for v in ["exact", "leaf", "any"] {
+            vacm.views.insert(v.into(), MibView::default());
+        }
+        vacm.groups
+            .insert((SecurityModel::V2c, b"c".to_vec()), "g".into());
+        let entry = |context: ContextMatch, view: &str| AccessEntry {
+            group: "g".into(),
+            context,
+            model: None,
+            level: SecurityLevel::NoAuthNoPriv,
+            read: Some(view.into()),
+            write: None,
+        };
+        vacm.access
+            .push(entry(ContextMatch::Prefix(b"".to_vec()), "any"));
+        vacm.access
+            .push(entry(ContextMatch::Prefix(b"leaf".to_vec()), "leaf"));
+        vacm.access
+            .push(entry(ContextMatch::Exact(b"leaf01".to_vec()), "exact"));
+        let read = |context: &[u8]| {
+            let v = vacm.views_in(
+                context,
+                SecurityModel::V2c,
+                b"c",
+                SecurityLevel::NoAuthNoPriv,
+            );
+            let v = v.unwrap().unwrap().read.unwrap() as *const MibView;
+            ["exact", "leaf", "any"]
+                .into_iter()
+                .find(|n| std::ptr::eq(&vacm.views[*n], v))
+                .unwrap()
+        };
+        assert_eq!(read(b"leaf01"), "exact");
+        assert_eq!(read(b"leaf02"), "leaf");
+        assert_eq!(read(b"spine01"), "any");
+        assert_eq!(read(b""), "any");
+        vacm.access.remove(0);
+        assert_eq!(
+            vacm.views_in(
+                b"spine01",
+                SecurityModel::V2c,
+                b"c",
+                SecurityLevel::NoAuthNoPriv
+            )
+            .map(|r| r.map(|_| ())),
+            Some(Err(Denied::NoAccessEntry))
+        );
+        assert!(ContextMatch::default().matches(b""));
+        assert!(!ContextMatch::default().matches(b"leaf01"));
+    }
 }
