@@ -289,7 +289,8 @@ mod tests {
             localize(&user(), SecurityLevel::AuthPriv, &remote).unwrap(),
         )));
         let inform = Pdu::InformRequest(PduBody::request(42, Vec::new()));
-        let msg = w.wrap(&inform, b"").unwrap();
+        // About a node's context: the receiver sees its contextName.
+        let msg = w.wrap(&inform, b"leaf01").unwrap();
         let (m, _) = V3Message::decode(&msg).unwrap();
         assert_ne!(
             m.header.flags & flags::REPORTABLE,
@@ -301,6 +302,7 @@ mod tests {
             panic!("the receiver rejected the inform")
         };
         assert_eq!(pdu, inform);
+        assert_eq!(ctx.context_name, b"leaf01");
         let mut resp = Vec::new();
         let body = PduBody {
             request_id: 42,
