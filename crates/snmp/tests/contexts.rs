@@ -3,10 +3,13 @@
 //! community convention), on an agent whose resolver derives each node
 //! context on request.
 
+mod common;
+
 use std::process::Command;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
+use common::run;
 use snmp::agent::{Agent, AgentConfig, ApplyError, Community, CommunityAccess, SnmpStats};
 use snmp::context::{ContextView, Contexts};
 use snmp::dispatch::Dispatcher;
@@ -135,21 +138,16 @@ struct Harness {
 }
 
 fn start() -> Harness {
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap();
-    let users = ["ops", "guid"].map(|name| UserConfig {
-        name: name.into(),
-        auth: None,
-        privacy: None,
-        access: (name == "ops").then_some(UserAccess {
-            write: false,
-            min_level: SecurityLevel::NoAuthNoPriv,
-            subtree: None,
-        }),
-    });
+    let rt = common::runtime();
+    let ops = UserAccess {
+        write: false,
+        min_level: SecurityLevel::NoAuthNoPriv,
+        subtree: None,
+    };
+    let users = [
+        UserConfig::without_keys("ops", Some(ops)),
+        UserConfig::without_keys("guid", None),
+    ];
     let engine_id = vec![0x80, 0, 0x1f, 0x88, 0x04, b'c', b't', b'x'];
     let usm = Usm::new(UsmEngine::new(engine_id, 1), &users).unwrap();
     let cfg = AgentConfig {
@@ -186,17 +184,6 @@ fn start() -> Harness {
         stats,
         _rt: rt,
     }
-}
-
-fn run(tool: &str, args: &[&str]) -> (bool, String) {
-    let o = Command::new(tool)
-        .args(["-On", "-t", "1", "-r", "0"])
-        .args(args)
-        .output()
-        .expect("net-snmp tools installed");
-    let mut s = String::from_utf8_lossy(&o.stdout).into_owned();
-    s.push_str(&String::from_utf8_lossy(&o.stderr));
-    (o.status.success(), s)
 }
 
 const SYS_NAME: &str = "1.3.6.1.2.1.1.5.0";

@@ -208,22 +208,15 @@ mod tests {
     #[test]
     fn shorthands_become_vacm_entries() {
         let users = [
-            UserConfig {
-                name: "ro".into(),
-                auth: None,
-                privacy: None,
-                access: Some(UserAccess {
+            UserConfig::without_keys(
+                "ro",
+                Some(UserAccess {
                     write: false,
                     min_level: SecurityLevel::NoAuthNoPriv,
                     subtree: Some(Oid::new(vec![1, 3, 6, 1, 2, 1, 2])),
                 }),
-            },
-            UserConfig {
-                name: "none".into(),
-                auth: None,
-                privacy: None,
-                access: None,
-            },
+            ),
+            UserConfig::without_keys("none", None),
         ];
         let usm = Usm::new(Engine::new(vec![0x80, 0, 0, 0, 5, 1], 1), &users).unwrap();
         let ac = AccessControl::new(None, Some(&usm), None);

@@ -23,22 +23,11 @@ fn inner(families: Vec<ViewFamily>) -> Engine<(), ()> {
         d.register_all(sc.into_objects()).unwrap();
     }
     let users = vec![
-        UserConfig {
-            name: "n".into(),
-            auth: None,
-            privacy: None,
-            access: None,
-        },
-        UserConfig {
-            name: "ro".into(),
-            auth: None,
-            privacy: None,
-            access: Some(UserAccess {
-                write: false,
-                min_level: SecurityLevel::NoAuthNoPriv,
-                subtree: Some(Oid::new(vec![1, 3, 6, 1, 2, 1, 2])),
-            }),
-        },
+        UserConfig::without_keys("n", None),
+        UserConfig::without_keys(
+            "ro",
+            Some(ro_access(Some(Oid::new(vec![1, 3, 6, 1, 2, 1, 2])))),
+        ),
     ];
     let usm = Usm::new(UsmEngine::new(ENGINE.to_vec(), 1), &users).unwrap();
     let mut vacm = Vacm::default();
@@ -53,10 +42,22 @@ fn inner(families: Vec<ViewFamily>) -> Engine<(), ()> {
         read: Some("v".into()),
         write: Some("v".into()),
     });
-    let controller: Arc<dyn SetController<()>> =
-        Arc::new(|_: Vec<()>| async { Ok::<(), ApplyError>(()) });
     let mut d = d;
     d.set_secret_subtrees(vec![Oid::new(vec![1, 3, 6, 1, 2, 1, 1, 3])]);
+    engine(d, usm, vacm, None, ContextMatch::default())
+}
+
+/// An engine over `d` with community "public" (read-only), `usm`, `vacm`
+/// and `contexts`, the shorthands governing `shorthand`.
+fn engine(
+    d: Dispatcher<(), ()>,
+    usm: Usm,
+    vacm: Vacm,
+    contexts: Option<Arc<dyn crate::context::Contexts<(), ()>>>,
+    shorthand: ContextMatch,
+) -> Engine<(), ()> {
+    let controller: Arc<dyn SetController<()>> =
+        Arc::new(|_: Vec<()>| async { Ok::<(), ApplyError>(()) });
     Engine::new(EngineConfig {
         dispatcher: Arc::new(d),
         view: Box::new(|| ()),
@@ -69,9 +70,18 @@ fn inner(families: Vec<ViewFamily>) -> Engine<(), ()> {
         vacm: Some(Arc::new(vacm)),
         managed_vacm: None,
         user_hook: None,
-        contexts: None,
-        shorthand_context: Default::default(),
+        contexts,
+        shorthand_context: shorthand,
     })
+}
+
+/// rouser-like access at noAuthNoPriv to `subtree` (None: everything).
+fn ro_access(subtree: Option<Oid>) -> UserAccess {
+    UserAccess {
+        write: false,
+        min_level: SecurityLevel::NoAuthNoPriv,
+        subtree,
+    }
 }
 
 fn v3_request(user: &str, pdu: Pdu) -> Vec<u8> {
@@ -287,16 +297,10 @@ fn scalar_dispatcher(sub: u32, value: i32) -> Dispatcher<(), ()> {
 /// starting with "leaf"; user "ro" and community "public" by the
 /// shorthands, which govern `shorthand`.
 fn context_engine(shorthand: ContextMatch) -> Engine<(), ()> {
-    let users = [("n", None), ("ro", Some(false))].map(|(name, write)| UserConfig {
-        name: name.into(),
-        auth: None,
-        privacy: None,
-        access: write.map(|write| UserAccess {
-            write,
-            min_level: SecurityLevel::NoAuthNoPriv,
-            subtree: None,
-        }),
-    });
+    let users = [
+        UserConfig::without_keys("n", None),
+        UserConfig::without_keys("ro", Some(ro_access(None))),
+    ];
     let usm = Usm::new(UsmEngine::new(ENGINE.to_vec(), 1), &users).unwrap();
     let mut vacm = Vacm::default();
     let all = ViewFamily {
@@ -325,23 +329,14 @@ fn context_engine(shorthand: ContextMatch) -> Engine<(), ()> {
             write: None,
         });
     }
-    let controller: Arc<dyn SetController<()>> =
-        Arc::new(|_: Vec<()>| async { Ok::<(), ApplyError>(()) });
-    Engine::new(EngineConfig {
-        dispatcher: Arc::new(scalar_dispatcher(1, 1)),
-        view: Box::new(|| ()),
-        controller,
-        stats: SnmpStats::new(),
-        communities: vec![Community::new("public", CommunityAccess::ReadOnly)],
-        max_message_size: MAX_UDP_PAYLOAD,
-        auth_hook: None,
-        usm: Some(Arc::new(usm)),
-        vacm: Some(Arc::new(vacm)),
-        managed_vacm: None,
-        user_hook: None,
-        contexts: Some(Arc::new(Nodes(Arc::new(scalar_dispatcher(5, 5))))),
-        shorthand_context: shorthand,
-    })
+    let nodes = Nodes(Arc::new(scalar_dispatcher(5, 5)));
+    engine(
+        scalar_dispatcher(1, 1),
+        usm,
+        vacm,
+        Some(Arc::new(nodes)),
+        shorthand,
+    )
 }
 
 fn get_sys(sub: u32) -> Pdu {

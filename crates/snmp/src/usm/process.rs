@@ -123,6 +123,18 @@ pub struct UserConfig {
     pub access: Option<UserAccess>,
 }
 
+impl UserConfig {
+    /// A user without keys (noAuthNoPriv only) with `access`.
+    pub fn without_keys(name: impl Into<String>, access: Option<UserAccess>) -> Self {
+        UserConfig {
+            name: name.into(),
+            auth: None,
+            privacy: None,
+            access,
+        }
+    }
+}
+
 impl std::fmt::Debug for UserConfig {
     // Passwords never reach a log.
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
