@@ -96,19 +96,9 @@ impl<V: 'static, K: Send + 'static> Agent<V, K> {
             sockets,
             communities: Arc::new(arc_swap::ArcSwap::from_pointee(config.communities.clone())),
             engine: EngineConfig {
-                dispatcher,
-                view: Box::new(view),
-                controller,
-                stats,
                 communities: config.communities,
                 max_message_size: config.max_message_size,
-                auth_hook: None,
-                usm: None,
-                vacm: None,
-                managed_vacm: None,
-                user_hook: None,
-                contexts: None,
-                shorthand_context: ContextMatch::default(),
+                ..EngineConfig::new(dispatcher, Box::new(view), controller, stats)
             },
         })
     }

@@ -258,6 +258,34 @@ pub struct EngineConfig<V, K> {
     pub shorthand_context: ContextMatch,
 }
 
+impl<V, K> EngineConfig<V, K> {
+    /// An engine over `dispatcher` answering from `view`, with no
+    /// communities, no USM, no VACM rows of its own, only the default
+    /// context and the largest message size; the fields say the rest.
+    pub fn new(
+        dispatcher: Arc<Dispatcher<V, K>>,
+        view: Box<dyn Fn() -> V + Send + Sync>,
+        controller: Arc<dyn SetController<K>>,
+        stats: Arc<SnmpStats>,
+    ) -> Self {
+        EngineConfig {
+            dispatcher,
+            view,
+            controller,
+            stats,
+            communities: Vec::new(),
+            max_message_size: MAX_UDP_PAYLOAD,
+            auth_hook: None,
+            usm: None,
+            vacm: None,
+            managed_vacm: None,
+            user_hook: None,
+            contexts: None,
+            shorthand_context: ContextMatch::default(),
+        }
+    }
+}
+
 /// See [`EngineConfig::user_hook`]: the view and the requesting user's name.
 pub type UserHook<V> = Box<dyn Fn(&mut V, &[u8]) + Send + Sync>;
 

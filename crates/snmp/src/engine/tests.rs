@@ -59,19 +59,12 @@ fn engine(
     let controller: Arc<dyn SetController<()>> =
         Arc::new(|_: Vec<()>| async { Ok::<(), ApplyError>(()) });
     Engine::new(EngineConfig {
-        dispatcher: Arc::new(d),
-        view: Box::new(|| ()),
-        controller,
-        stats: SnmpStats::new(),
         communities: vec![Community::new("public", CommunityAccess::ReadOnly)],
-        max_message_size: MAX_UDP_PAYLOAD,
-        auth_hook: None,
         usm: Some(Arc::new(usm)),
         vacm: Some(Arc::new(vacm)),
-        managed_vacm: None,
-        user_hook: None,
         contexts,
         shorthand_context: shorthand,
+        ..EngineConfig::new(Arc::new(d), Box::new(|| ()), controller, SnmpStats::new())
     })
 }
 
