@@ -48,7 +48,7 @@ impl Contexts<View, ()> for Fabric {
         Some(ContextView {
             view: Arc::new(Node {
                 name: node.to_string(),
-                ports: RowSet::from_rows(1..=ports, |p, o| Unsigned32::encode(p, o)),
+                ports: RowSet::from_rows(1..=ports, Unsigned32::encode),
             }),
             dispatcher: Arc::clone(&self.nodes),
         })
