@@ -401,3 +401,42 @@ fn storm_control_sends_the_state_held_back_when_the_window_ends() {
         assert_eq!(NotifyStats::get(&n.stats().suppressed), 6);
     });
 }
+
+/// Writes the contextName it is given as the datagram (after "ctx:").
+struct ContextEcho;
+
+impl MessageWrapper for ContextEcho {
+    fn wrap(&self, _pdu: &Pdu, context: &[u8]) -> Result<Vec<u8>, String> {
+        Ok([&b"ctx:"[..], context].concat())
+    }
+
+    fn unwrap_response(&self, _datagram: &[u8]) -> Option<Pdu> {
+        None
+    }
+}
+
+/// A notification about a context hands the wrapper (SNMPv3) its name.
+#[test]
+fn a_notification_names_its_context_to_the_wrapper() {
+    rt().block_on(async {
+        let rx = UdpSocket::bind("127.0.0.1:0").await.unwrap();
+        let cfg = OriginatorConfig {
+            sinks: vec![Sink {
+                addr: rx.local_addr().unwrap(),
+                kind: SinkKind::Wrapped {
+                    wrapper: Arc::new(ContextEcho),
+                    confirm: None,
+                },
+            }],
+            ..OriginatorConfig::default()
+        };
+        let (n, _task) = start(cfg, Arc::new(|| 5)).await.unwrap();
+        assert!(n.notify(Notification::new(LINK_DOWN, vec![]).with_context("leaf01")));
+        assert!(n.notify(Notification::new(COLD_START, vec![])));
+        let mut buf = vec![0u8; 64];
+        let (len, _) = rx.recv_from(&mut buf).await.unwrap();
+        assert_eq!(&buf[..len], b"ctx:leaf01");
+        let (len, _) = rx.recv_from(&mut buf).await.unwrap();
+        assert_eq!(&buf[..len], b"ctx:", "the default context is empty");
+    });
+}
