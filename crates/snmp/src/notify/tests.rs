@@ -284,6 +284,23 @@ fn v2c_sink(rx: &UdpSocket) -> Sink {
     }
 }
 
+/// One v2c sink on `rx` with storm control `storm`.
+fn storm_config(rx: &UdpSocket, storm: StormControl) -> OriginatorConfig {
+    OriginatorConfig {
+        sinks: vec![v2c_sink(rx)],
+        storm,
+        ..OriginatorConfig::default()
+    }
+}
+
+/// linkUp or linkDown from `source`, reporting its "link" state.
+fn link_state(up: bool, source: &str) -> Notification {
+    let oid = if up { LINK_UP } else { LINK_DOWN };
+    Notification::new(oid, vec![])
+        .with_source(source)
+        .with_state("link")
+}
+
 /// A burst that ends with the link up, then a quiet source: the held
 /// linkUp goes out once the source has been quiet for `quiet`, long
 /// before the hour-long interval ends, and the interval's limit still
@@ -292,22 +309,15 @@ fn v2c_sink(rx: &UdpSocket) -> Sink {
 fn storm_control_sends_the_state_held_back_once_the_source_is_quiet() {
     rt().block_on(async {
         let rx = UdpSocket::bind("127.0.0.1:0").await.unwrap();
-        let cfg = OriginatorConfig {
-            sinks: vec![v2c_sink(&rx)],
-            storm: StormControl {
-                max_per_interval: 2,
-                interval: Duration::from_secs(3600),
-                quiet: Duration::from_millis(100),
-            },
-            ..OriginatorConfig::default()
+        let storm = StormControl {
+            max_per_interval: 2,
+            interval: Duration::from_secs(3600),
+            quiet: Duration::from_millis(100),
         };
-        let (n, _task) = start(cfg, Arc::new(|| 5)).await.unwrap();
-        let link = |up: bool| {
-            let oid = if up { LINK_UP } else { LINK_DOWN };
-            Notification::new(oid, vec![])
-                .with_source("a")
-                .with_state("link")
-        };
+        let (n, _task) = start(storm_config(&rx, storm), Arc::new(|| 5))
+            .await
+            .unwrap();
+        let link = |up: bool| link_state(up, "a");
         let mut buf = vec![0u8; 2000];
         let mut next = async || {
             // A safety net for a broken build, not a timing assertion:
@@ -351,22 +361,15 @@ fn storm_control_sends_the_state_held_back_once_the_source_is_quiet() {
 fn storm_control_sends_the_state_held_back_when_the_window_ends() {
     rt().block_on(async {
         let rx = UdpSocket::bind("127.0.0.1:0").await.unwrap();
-        let cfg = OriginatorConfig {
-            sinks: vec![v2c_sink(&rx)],
-            storm: StormControl {
-                max_per_interval: 2,
-                interval: Duration::from_millis(600),
-                ..StormControl::default()
-            },
-            ..OriginatorConfig::default()
+        let storm = StormControl {
+            max_per_interval: 2,
+            interval: Duration::from_millis(600),
+            ..StormControl::default()
         };
-        let (n, _task) = start(cfg, Arc::new(|| 5)).await.unwrap();
-        let link = |up: bool, source: &str| {
-            let oid = if up { LINK_UP } else { LINK_DOWN };
-            Notification::new(oid, vec![])
-                .with_source(source)
-                .with_state("link")
-        };
+        let (n, _task) = start(storm_config(&rx, storm), Arc::new(|| 5))
+            .await
+            .unwrap();
+        let link = link_state;
         // "a": up, down (sent), up, down, up (held): it ends up, the
         // manager's last word was down.
         for i in 0..5 {
