@@ -14,6 +14,10 @@ use std::sync::Arc;
 
 use crate::dispatch::Dispatcher;
 
+mod table;
+
+pub use table::{ContextTable, VACM_CONTEXT_ENTRY};
+
 /// What a context serves: one consistent view and the object set that
 /// answers from it (a node context may register fewer modules than the
 /// default one).
@@ -29,9 +33,10 @@ pub trait Contexts<V, K>: Send + Sync {
     /// there is no such context (SNMPv3: an snmpUnknownContexts report).
     fn resolve(&self, name: &[u8]) -> Option<ContextView<V, K>>;
 
-    /// The first context name after `after` in the order of
-    /// vacmContextTable's index (length, then octets), for a table that
-    /// lists the contexts without holding them all; None past the last.
+    /// The first context name after `after` (which need not be one) in
+    /// the order of vacmContextTable's index: shorter names first, then
+    /// by octets; None past the last. [`ContextTable`] lists the contexts
+    /// with it, one at a time. By default none is listed.
     fn next_name(&self, after: &[u8]) -> Option<Vec<u8>> {
         let _ = after;
         None

@@ -11,7 +11,7 @@ use std::sync::Arc;
 
 use common::run;
 use snmp::agent::{Agent, AgentConfig, ApplyError, Community, CommunityAccess, SnmpStats};
-use snmp::context::{ContextView, Contexts};
+use snmp::context::{ContextTable, ContextView, Contexts};
 use snmp::dispatch::Dispatcher;
 use snmp::index::{IndexCodec, Unsigned32};
 use snmp::oid::Oid;
@@ -41,6 +41,16 @@ struct Fabric {
 }
 
 impl Contexts<View, ()> for Fabric {
+    fn next_name(&self, after: &[u8]) -> Option<Vec<u8>> {
+        let key = |n: &[u8]| (n.len(), n.to_vec());
+        FABRIC
+            .iter()
+            .flat_map(|(guid, node, _)| [guid.as_bytes(), node.as_bytes()])
+            .filter(|n| key(n) > key(after))
+            .min_by_key(|n| key(n))
+            .map(<[u8]>::to_vec)
+    }
+
     fn resolve(&self, name: &[u8]) -> Option<ContextView<View, ()>> {
         let &(_, node, ports) = FABRIC
             .iter()
@@ -59,9 +69,12 @@ fn oid(s: &str) -> Oid {
     s.parse().unwrap()
 }
 
-/// sysDescr.0 and sysName.0; the default context also has sysContact.0,
-/// the node contexts an ifXTable with ifName (1) and ifHCInOctets (6).
-fn dispatcher(node: bool) -> Dispatcher<View, ()> {
+/// sysDescr.0 and sysName.0; the default context also has sysContact.0
+/// and vacmContextTable listing the contexts of `listed`, the node
+/// contexts (`listed` None) an ifXTable with ifName (1) and ifHCInOctets
+/// (6).
+fn dispatcher(listed: Option<&Arc<dyn Contexts<View, ()>>>) -> Dispatcher<View, ()> {
+    let node = listed.is_none();
     let mut d = Dispatcher::new();
     let mut sys = Scalars::<View, ()>::new(oid("1.3.6.1.2.1.1"))
         .read_only(1, |_| Value::OctetString(b"test agent".to_vec()))
@@ -70,6 +83,10 @@ fn dispatcher(node: bool) -> Dispatcher<View, ()> {
         sys = sys.read_only(4, |_| Value::OctetString(b"ops".to_vec()));
     }
     d.register_all(sys.into_objects()).unwrap();
+    if let Some(contexts) = listed {
+        let table = ContextTable::new(Some(Arc::clone(contexts)));
+        d.register(Arc::new(table)).unwrap();
+    }
     if node {
         let t = Table::<View, (), u32>::new(
             oid("1.3.6.1.2.1.31.1.1.1"),
@@ -162,10 +179,13 @@ fn start() -> Harness {
         name: "default".into(),
         ports: RowSet::default(),
     });
+    let fabric: Arc<dyn Contexts<View, ()>> = Arc::new(Fabric {
+        nodes: Arc::new(dispatcher(None)),
+    });
     let agent = rt
         .block_on(Agent::bind(
             cfg,
-            Arc::new(dispatcher(false)),
+            Arc::new(dispatcher(Some(&fabric))),
             move || Arc::clone(&default),
             Arc::new(|_: Vec<()>| async { Ok::<(), ApplyError>(()) }),
             Arc::clone(&stats),
@@ -173,9 +193,7 @@ fn start() -> Harness {
         .unwrap()
         .with_usm(Arc::new(usm))
         .with_vacm(Arc::new(vacm()))
-        .with_contexts(Arc::new(Fabric {
-            nodes: Arc::new(dispatcher(true)),
-        }))
+        .with_contexts(fabric)
         .with_shorthand_context(ContextMatch::all());
     let port = agent.local_addrs()[0].port();
     rt.spawn(agent.run());
@@ -320,4 +338,51 @@ for auth, context in [(h.UsmUserData('ops'), b'leaf01'),
         ],
         "{out}"
     );
+}
+
+/// vacmContextTable lists the contexts from the resolver, one at a time.
+#[test]
+fn vacm_context_table_lists_the_contexts() {
+    let h = start();
+    let a = format!("127.0.0.1:{}", h.port);
+    let (ok, out) = run(
+        "snmpwalk",
+        &["-v2c", "-c", "public", &a, "1.3.6.1.6.3.16.1.1"],
+    );
+    assert!(ok, "{out}");
+    let names: Vec<&str> = out
+        .lines()
+        .filter(|l| !l.contains("No more variables"))
+        .filter_map(|l| l.split_once(" = "))
+        .map(|(_, v)| v.trim_start_matches("STRING: "))
+        .collect();
+    let expected = [
+        "\"\"",
+        "\"leaf01\"",
+        "\"leaf02\"",
+        "\"0002c90300a1b2c3\"",
+        "\"0002c90300a1b2c4\"",
+    ];
+    assert_eq!(names, expected, "{out}");
+    // leaf01's instance: its length, then its octets.
+    let leaf01 = "1.3.6.1.6.3.16.1.1.1.1.6.108.101.97.102.48.49";
+    let (ok, out) = run("snmpget", &["-v2c", "-c", "public", &a, leaf01]);
+    assert!(ok && out.contains("\"leaf01\""), "{out}");
+    let (_, out) = run(
+        "snmpget",
+        &["-v2c", "-c", "public", &a, &format!("{leaf01}.1")],
+    );
+    assert!(out.contains("No Such Instance"), "{out}");
+    // After a beginning ("le" of a 6-octet name): the first such name.
+    let (ok, out) = run(
+        "snmpgetnext",
+        &[
+            "-v2c",
+            "-c",
+            "public",
+            &a,
+            "1.3.6.1.6.3.16.1.1.1.1.6.108.101",
+        ],
+    );
+    assert!(ok && out.contains("\"leaf01\""), "{out}");
 }
