@@ -124,3 +124,68 @@ impl<V, K> MibObject<V, K> for ContextTable<V, K> {
         vec![(1, Access::ReadOnly)]
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::context::ContextView;
+
+    /// Contexts "ab" and "leaf01" (no objects: the table asks only names).
+    struct Two;
+
+    impl Contexts<(), ()> for Two {
+        fn resolve(&self, name: &[u8]) -> Option<ContextView<(), ()>> {
+            [&b"ab"[..], b"leaf01"]
+                .contains(&name)
+                .then(|| ContextView {
+                    view: (),
+                    dispatcher: Arc::new(crate::dispatch::Dispatcher::new()),
+                })
+        }
+
+        fn next_name(&self, after: &[u8]) -> Option<Vec<u8>> {
+            let key = |n: &[u8]| (n.len(), n.to_vec());
+            [&b"ab"[..], b"leaf01"]
+                .into_iter()
+                .find(|n| key(n) > key(after))
+                .map(<[u8]>::to_vec)
+        }
+    }
+
+    fn at(index: &[u32]) -> Vec<u32> {
+        [VACM_CONTEXT_ENTRY, index].concat()
+    }
+
+    #[test]
+    fn walks_and_reads_from_the_resolver() {
+        let t = ContextTable::new(Some(Arc::new(Two) as Arc<dyn Contexts<(), ()>>));
+        let next = |index: &[u32]| match t.next(&(), &at(index)) {
+            Some(VarBind {
+                value: Value::OctetString(n),
+                ..
+            }) => Some(String::from_utf8(n).unwrap()),
+            _ => None,
+        };
+        assert_eq!(next(&[]).as_deref(), Some(""));
+        assert_eq!(next(&[1, 0]).as_deref(), Some("ab"));
+        // A beginning: the first name of that length starting with it.
+        assert_eq!(next(&[1, 2, 97]).as_deref(), Some("ab"));
+        // An arc above 255 passes every name with that beginning.
+        assert_eq!(next(&[1, 2, 97, 300]).as_deref(), Some("leaf01"));
+        assert_eq!(next(&[1, 2, 97, 98]).as_deref(), Some("leaf01"));
+        assert_eq!(next(&[1, 6, 108, 101, 97, 102, 48, 49]), None);
+        assert_eq!(next(&[1, 300]), None);
+        assert_eq!(next(&[2]), None);
+        assert_eq!(
+            t.get(&(), &at(&[1, 2, 97, 98])),
+            Value::OctetString(b"ab".to_vec())
+        );
+        assert_eq!(t.get(&(), &at(&[1, 2, 97, 99])), Value::NoSuchInstance);
+        assert_eq!(t.get(&(), &at(&[1, 1, 256])), Value::NoSuchInstance);
+        assert_eq!(t.get(&(), &at(&[2, 0])), Value::NoSuchObject);
+        // Without a resolver: the default context alone.
+        let alone = ContextTable::<(), ()>::new(None);
+        assert_eq!(alone.get(&(), &at(&[1, 0])), Value::OctetString(vec![]));
+        assert!(alone.next(&(), &at(&[1, 0])).is_none());
+    }
+}
