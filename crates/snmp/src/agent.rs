@@ -18,9 +18,10 @@ use std::time::Duration;
 
 use tracing::debug;
 
+use crate::context::Contexts;
 use crate::dispatch::Dispatcher;
 use crate::usm::Usm;
-use crate::vacm::Vacm;
+use crate::vacm::{ContextMatch, Vacm};
 
 pub use crate::engine::{
     escape_wire, Action, ApplyError, ApplyErrorKind, ApplyFuture, AuthFailure, AuthFailureHook,
@@ -95,17 +96,9 @@ impl<V: 'static, K: Send + 'static> Agent<V, K> {
             sockets,
             communities: Arc::new(arc_swap::ArcSwap::from_pointee(config.communities.clone())),
             engine: EngineConfig {
-                dispatcher,
-                view: Box::new(view),
-                controller,
-                stats,
                 communities: config.communities,
                 max_message_size: config.max_message_size,
-                auth_hook: None,
-                usm: None,
-                vacm: None,
-                managed_vacm: None,
-                user_hook: None,
+                ..EngineConfig::new(dispatcher, Box::new(view), controller, stats)
             },
         })
     }
@@ -134,6 +127,22 @@ impl<V: 'static, K: Send + 'static> Agent<V, K> {
     /// and added to the configured ones.
     pub fn with_managed_vacm(mut self, managed: crate::engine::ManagedVacm) -> Self {
         self.engine.managed_vacm = Some(managed);
+        self
+    }
+
+    /// Serves the contexts `contexts` resolves besides the default one
+    /// (SNMPv3 contextName, SNMPv1/v2c `community@context`).
+    pub fn with_contexts(mut self, contexts: Arc<dyn Contexts<V, K>>) -> Self {
+        self.engine.contexts = Some(contexts);
+        self
+    }
+
+    /// The contexts the community and user shorthands (`rocommunity`,
+    /// `rouser` ...) give access to: exact "" (the default context only,
+    /// the default) or `ContextMatch::all()` (every context, with the same
+    /// views as in the default one).
+    pub fn with_shorthand_context(mut self, contexts: ContextMatch) -> Self {
+        self.engine.shorthand_context = contexts;
         self
     }
 

@@ -20,11 +20,12 @@ use std::time::Instant;
 
 use tracing::{debug, warn};
 
+use crate::context::{split_community, ContextView, Contexts};
 use crate::dispatch::{Clearance, Dispatcher, Outcome};
 use crate::message::{peek_version, response_overhead, Message, Version, SNMP_V3};
 use crate::pdu::{ErrorStatus, Pdu, PduBody};
 use crate::usm::{SecurityLevel, Usm};
-use crate::vacm::{SecurityModel, Vacm};
+use crate::vacm::{ContextMatch, SecurityModel, Vacm};
 
 pub(crate) mod access;
 pub mod community;
@@ -64,8 +65,8 @@ pub struct SnmpStats {
     pub unknown_security_models: AtomicU32,
     pub invalid_msgs: AtomicU32,
     pub unknown_pdu_handlers: AtomicU32,
-    /// SNMP-TARGET-MIB (RFC 3413) snmpUnknownContexts: SNMPv3 requests
-    /// naming a context this agent does not have (only the default, "").
+    /// SNMP-TARGET-MIB (RFC 3413) snmpUnknownContexts: requests naming a
+    /// context this agent does not have.
     pub unknown_contexts: AtomicU32,
 }
 
@@ -214,6 +215,7 @@ pub struct Engine<V, K> {
     /// SNMPv3 with USM (None: v3 messages count as bad versions).
     usm: Option<Arc<Usm>>,
     user_hook: Option<UserHook<V>>,
+    contexts: Option<Arc<dyn Contexts<V, K>>>,
     access: access::AccessControl,
     auth_failures: AtomicU64,
     /// When the engine started: the clock for `next_auth_warn`.
@@ -249,6 +251,39 @@ pub struct EngineConfig<V, K> {
     /// Tells an SNMPv3 request's view which USM user asks (objects only
     /// the user itself may set, as usmUserOwnAuthKeyChange).
     pub user_hook: Option<UserHook<V>>,
+    /// The contexts besides the default one (None: only "").
+    pub contexts: Option<Arc<dyn Contexts<V, K>>>,
+    /// The contexts the community and user shorthands' access entries
+    /// govern: exact "" (the default) or every context.
+    pub shorthand_context: ContextMatch,
+}
+
+impl<V, K> EngineConfig<V, K> {
+    /// An engine over `dispatcher` answering from `view`, with no
+    /// communities, no USM, no VACM rows of its own, only the default
+    /// context and the largest message size; the fields say the rest.
+    pub fn new(
+        dispatcher: Arc<Dispatcher<V, K>>,
+        view: Box<dyn Fn() -> V + Send + Sync>,
+        controller: Arc<dyn SetController<K>>,
+        stats: Arc<SnmpStats>,
+    ) -> Self {
+        EngineConfig {
+            dispatcher,
+            view,
+            controller,
+            stats,
+            communities: Vec::new(),
+            max_message_size: MAX_UDP_PAYLOAD,
+            auth_hook: None,
+            usm: None,
+            vacm: None,
+            managed_vacm: None,
+            user_hook: None,
+            contexts: None,
+            shorthand_context: ContextMatch::default(),
+        }
+    }
 }
 
 /// See [`EngineConfig::user_hook`]: the view and the requesting user's name.
@@ -264,7 +299,9 @@ impl<V, K> Engine<V, K> {
     /// time) instead of `c.communities`.
     pub fn with_communities(c: EngineConfig<V, K>, communities: CommunityTable) -> Self {
         Engine {
-            access: access::AccessControl::new(c.vacm.as_deref(), c.usm.as_deref(), c.managed_vacm),
+            access: access::AccessControl::new(c.vacm.as_deref(), c.usm.as_deref(), c.managed_vacm)
+                .with_shorthand_context(c.shorthand_context),
+            contexts: c.contexts,
             dispatcher: c.dispatcher,
             view: c.view,
             controller: c.controller,
@@ -283,6 +320,25 @@ impl<V, K> Engine<V, K> {
     /// The community table, to replace it at run time.
     pub fn communities(&self) -> CommunityTable {
         Arc::clone(&self.communities)
+    }
+
+    /// The context named `name`, derived now: the default one ("") is the
+    /// engine's own view and objects.
+    fn context(&self, name: &[u8]) -> Option<ContextView<V, K>> {
+        if name.is_empty() {
+            return Some(ContextView {
+                view: (self.view)(),
+                dispatcher: Arc::clone(&self.dispatcher),
+            });
+        }
+        self.contexts.as_ref()?.resolve(name)
+    }
+
+    /// Counts a request for a context that does not exist.
+    fn unknown_context(&self, src: SocketAddr, name: &[u8]) -> u32 {
+        let n = self.stats.unknown_contexts.fetch_add(1, Ordering::Relaxed);
+        debug!(%src, context = %escape_wire(name, 32), "unknown context");
+        n.wrapping_add(1)
     }
 
     fn auth_failure(&self, src: SocketAddr, community: &[u8], bad_use: bool) {
@@ -340,11 +396,23 @@ impl<V, K> Engine<V, K> {
                 return Action::None;
             }
         };
-        // Security: the community model (RFC 3584).
+        // Security: the community model (RFC 3584); a string that is no
+        // community may be `community@context`.
         let table = self.communities.load_full();
-        let Some(name) = community::authenticate(&table, &msg.community, src) else {
+        let auth = |c: &[u8]| community::authenticate(&table, c, src);
+        let found = auth(&msg.community).map(|n| (n, Vec::new())).or_else(|| {
+            let (c, context) = split_community(&msg.community)?;
+            Some((auth(c)?, context.to_vec()))
+        });
+        let Some((name, context)) = found else {
             inc(&s.in_bad_community_names);
             self.auth_failure(src, &msg.community, false);
+            return Action::None;
+        };
+        // As net-snmp: a request for a context that does not exist is
+        // counted and dropped, with no answer of any kind (RFC 3413 3.2).
+        let Some(ContextView { view, dispatcher }) = self.context(&context) else {
+            self.unknown_context(src, &context);
             return Action::None;
         };
         let Message {
@@ -365,7 +433,7 @@ impl<V, K> Engine<V, K> {
         // Access: VACM for the community's securityName.
         let vacm = self.access.vacm(&table);
         let level = SecurityLevel::NoAuthNoPriv;
-        let outcome = match access::decide(&vacm, model, &name, level, &pdu) {
+        let outcome = match access::decide(&vacm, &context, model, &name, level, &pdu) {
             access::Decision::Denied => {
                 inc(&s.in_bad_community_uses);
                 self.auth_failure(src, &community, true);
@@ -383,14 +451,13 @@ impl<V, K> Engine<V, K> {
                 crate::dispatch::error_response(version, req, ErrorStatus::NoAccess, index, budget)
             }
             access::Decision::Allowed(views) => {
-                let view = (self.view)();
                 let level = clearance(level);
+                let request = (version, community.as_slice(), &pdu);
                 // A walk's requests: encoded straight into `out`.
-                if self.respond_walk(&view, version, &community, &pdu, budget, &views, level, out) {
+                if self.respond_walk(&dispatcher, &view, request, budget, &views, level, out) {
                     return Action::Send;
                 }
-                self.dispatcher
-                    .process_with(&view, version, &pdu, budget, &views, level)
+                dispatcher.process_with(&view, version, &pdu, budget, &views, level)
             }
         };
         let reply = Reply::Community { version, community };
@@ -483,259 +550,4 @@ impl<V, K> Engine<V, K> {
     }
 }
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::oid::Oid;
-    use crate::value::{Value, VarBind};
-
-    use crate::message_v3::{flags, HeaderData, ScopedPdu, ScopedPduData, UsmParams, V3Message};
-    use crate::pdu::BulkBody;
-    use crate::table::Scalars;
-    use crate::usm::{Engine as UsmEngine, SecurityLevel, UserAccess, UserConfig};
-    use crate::vacm::{AccessEntry, MibView, ViewFamily};
-    use proptest::prelude::*;
-
-    const ENGINE: [u8; 6] = [0x80, 0, 0, 0, 5, 1];
-
-    /// The whole agent path (USM, access, VACM, dispatch) over scalars
-    /// under 1.3.6.1.2.1.1 and 1.3.6.1.2.1.2, without sockets.
-    fn inner(families: Vec<ViewFamily>) -> Engine<(), ()> {
-        let mut d: Dispatcher<(), ()> = Dispatcher::new();
-        for root in [[1, 3, 6, 1, 2, 1, 1], [1, 3, 6, 1, 2, 1, 2]] {
-            let mut sc = Scalars::new(Oid::from_slice(&root));
-            for sub in 1..=5u32 {
-                sc = sc.read_write(sub, move |_: &()| Value::Integer(sub as i32), |_, _| Ok(()));
-            }
-            d.register_all(sc.into_objects()).unwrap();
-        }
-        let users = vec![
-            UserConfig {
-                name: "n".into(),
-                auth: None,
-                privacy: None,
-                access: None,
-            },
-            UserConfig {
-                name: "ro".into(),
-                auth: None,
-                privacy: None,
-                access: Some(UserAccess {
-                    write: false,
-                    min_level: SecurityLevel::NoAuthNoPriv,
-                    subtree: Some(Oid::new(vec![1, 3, 6, 1, 2, 1, 2])),
-                }),
-            },
-        ];
-        let usm = Usm::new(UsmEngine::new(ENGINE.to_vec(), 1), &users).unwrap();
-        let mut vacm = Vacm::default();
-        vacm.views.insert("v".into(), MibView { families });
-        vacm.groups
-            .insert((SecurityModel::Usm, b"n".to_vec()), "g".into());
-        vacm.access.push(AccessEntry {
-            group: "g".into(),
-            model: None,
-            level: SecurityLevel::NoAuthNoPriv,
-            read: Some("v".into()),
-            write: Some("v".into()),
-        });
-        let controller: Arc<dyn SetController<()>> =
-            Arc::new(|_: Vec<()>| async { Ok::<(), ApplyError>(()) });
-        let mut d = d;
-        d.set_secret_subtrees(vec![Oid::new(vec![1, 3, 6, 1, 2, 1, 1, 3])]);
-        Engine::new(EngineConfig {
-            dispatcher: Arc::new(d),
-            view: Box::new(|| ()),
-            controller,
-            stats: SnmpStats::new(),
-            communities: vec![Community::new("public", CommunityAccess::ReadOnly)],
-            max_message_size: MAX_UDP_PAYLOAD,
-            auth_hook: None,
-            usm: Some(Arc::new(usm)),
-            vacm: Some(Arc::new(vacm)),
-            managed_vacm: None,
-            user_hook: None,
-        })
-    }
-
-    fn v3_request(user: &str, pdu: Pdu) -> Vec<u8> {
-        let m = V3Message {
-            header: HeaderData {
-                msg_id: 1,
-                max_size: 65507,
-                flags: flags::REPORTABLE,
-                security_model: 3,
-            },
-            usm: UsmParams {
-                engine_id: ENGINE.to_vec(),
-                engine_boots: 1,
-                engine_time: 0,
-                user_name: user.as_bytes().to_vec(),
-                ..Default::default()
-            },
-            data: ScopedPduData::Plain(ScopedPdu {
-                context_engine_id: ENGINE.to_vec(),
-                context_name: vec![],
-                pdu,
-            }),
-        };
-        let mut out = Vec::new();
-        m.encode(&mut out);
-        out
-    }
-
-    fn answer(inner: &Engine<(), ()>, req: &[u8]) -> Option<Pdu> {
-        let mut out = Vec::new();
-        let src = SocketAddr::from(([127, 0, 0, 1], 9));
-        match inner.process(src, req, &mut out) {
-            Action::Send => {}
-            Action::Set(p) => return Some(Pdu::Response(p.response)),
-            Action::None => return None,
-        }
-        match V3Message::decode(&out).unwrap().0.data {
-            ScopedPduData::Plain(s) => Some(s.pdu),
-            ScopedPduData::Encrypted(_) => panic!("encrypted noAuth answer"),
-        }
-    }
-
-    #[test]
-    fn message_processing_counters() {
-        let inner = inner(vec![]);
-        let get = || {
-            Pdu::GetRequest(PduBody::request(
-                1,
-                vec![VarBind::new(
-                    Oid::new(vec![1, 3, 6, 1, 2, 1, 1, 1, 0]),
-                    Value::Null,
-                )],
-            ))
-        };
-        let rewrite = |f: &dyn Fn(&mut V3Message)| {
-            let (mut m, _) = V3Message::decode(&v3_request("n", get())).unwrap();
-            f(&mut m);
-            let mut out = Vec::new();
-            m.encode(&mut out);
-            out
-        };
-        // A security model other than USM: snmpUnknownSecurityModels.
-        let other_model = rewrite(&|m| m.header.security_model = 99);
-        assert!(answer(&inner, &other_model).is_none());
-        // Privacy without authentication: snmpInvalidMsgs.
-        let priv_only = rewrite(&|m| m.header.flags = flags::PRIV | flags::REPORTABLE);
-        assert!(answer(&inner, &priv_only).is_none());
-        // A PDU no application here takes (a Report sent to the agent).
-        let report = v3_request("n", Pdu::Report(PduBody::request(1, vec![])));
-        assert!(answer(&inner, &report).is_none());
-        let s = &inner.stats;
-        assert_eq!(SnmpStats::load(&s.unknown_security_models), 1);
-        assert_eq!(SnmpStats::load(&s.invalid_msgs), 1);
-        assert_eq!(SnmpStats::load(&s.unknown_pdu_handlers), 1);
-        assert_eq!(SnmpStats::load(&s.in_asn_parse_errs), 0);
-    }
-
-    fn walk(inner: &Engine<(), ()>, user: &str) -> Vec<Oid> {
-        let mut seen = Vec::new();
-        let mut cur = Oid::new(vec![1]);
-        loop {
-            let req = v3_request(
-                user,
-                Pdu::GetNextRequest(PduBody::request(
-                    1,
-                    vec![VarBind::new(cur.clone(), Value::Null)],
-                )),
-            );
-            let Some(Pdu::Response(b)) = answer(inner, &req) else {
-                panic!("no response")
-            };
-            let vb = &b.varbinds[0];
-            if vb.value == Value::EndOfMibView {
-                return seen;
-            }
-            assert!(vb.oid > cur, "walk went backwards");
-            cur = vb.oid.clone();
-            seen.push(cur.clone());
-        }
-    }
-
-    #[test]
-    fn vacm_walks_skip_excluded_and_secrets() {
-        let fam = |s: &[u32], included: bool| ViewFamily {
-            subtree: Oid::from_slice(s),
-            mask: vec![],
-            included,
-        };
-        let inner = inner(vec![
-            fam(&[1, 3, 6, 1], true),
-            fam(&[1, 3, 6, 1, 2, 1, 1], false),
-            fam(&[1, 3, 6, 1, 2, 1, 1, 4], true),
-        ]);
-        let got: Vec<String> = walk(&inner, "n").iter().map(|o| o.to_string()).collect();
-        let mut want = vec!["1.3.6.1.2.1.1.4.0".to_string()];
-        want.extend((1..=5).map(|i| format!("1.3.6.1.2.1.2.{i}.0")));
-        assert_eq!(got, want);
-        // The shorthand user limited to 1.3.6.1.2.1.2 cannot write.
-        let set = v3_request(
-            "ro",
-            Pdu::SetRequest(PduBody::request(
-                1,
-                vec![VarBind::new(
-                    Oid::new(vec![1, 3, 6, 1, 2, 1, 2, 1, 0]),
-                    Value::Integer(1),
-                )],
-            )),
-        );
-        let Some(Pdu::Response(b)) = answer(&inner, &set) else {
-            panic!()
-        };
-        assert_eq!(b.error_status, ErrorStatus::AuthorizationError);
-        // The secret sysUpTime-like scalar stays hidden at noAuthNoPriv.
-        let get = v3_request(
-            "n",
-            Pdu::GetRequest(PduBody::request(
-                1,
-                vec![VarBind::new(
-                    Oid::new(vec![1, 3, 6, 1, 2, 1, 1, 3, 0]),
-                    Value::Null,
-                )],
-            )),
-        );
-        let Some(Pdu::Response(b)) = answer(&inner, &get) else {
-            panic!()
-        };
-        assert_eq!(b.varbinds[0].value, Value::NoSuchObject);
-    }
-
-    proptest! {
-        #![proptest_config(ProptestConfig::with_cases(64))]
-        /// Any view and any bulk request: an answer, no panic, no loop.
-        #[test]
-        fn agent_path_never_panics(
-            fams in proptest::collection::vec(
-                (proptest::collection::vec(0u32..8, 0..9), proptest::collection::vec(any::<u8>(), 0..2), any::<bool>()),
-                0..6),
-            oids in proptest::collection::vec(proptest::collection::vec(0u32..8, 0..10), 1..4),
-            reps in 0i32..30,
-            junk in proptest::collection::vec(any::<u8>(), 0..120),
-        ) {
-            let families = fams.into_iter().map(|(s, mask, included)| ViewFamily {
-                subtree: Oid::new(s), mask, included,
-            }).collect();
-            let inner = inner(families);
-            let vbs: Vec<VarBind> = oids.into_iter().map(|o| VarBind::new(Oid::new(o), Value::Null)).collect();
-            let bulk = Pdu::GetBulkRequest(BulkBody { request_id: 1, non_repeaters: 1, max_repetitions: reps, varbinds: vbs.clone() });
-            for user in ["n", "ro", "x"] {
-                let _ = answer(&inner, &v3_request(user, bulk.clone()));
-                let _ = answer(&inner, &v3_request(user, Pdu::SetRequest(PduBody::request(2, vbs.clone()))));
-            }
-            let mut out = Vec::new();
-            let _ = inner.process(SocketAddr::from(([127, 0, 0, 1], 9)), &junk, &mut out);
-        }
-    }
-
-    #[test]
-    fn wire_text_is_escaped_and_cut() {
-        assert_eq!(escape_wire(b"ab\ncd\x1b[31m", 64), "ab\\ncd\\x1b[31m");
-        assert_eq!(escape_wire(b"a\nb", 64), "a\\nb");
-        let long = vec![b'x'; 100];
-        assert_eq!(escape_wire(&long, 4), "xxxx...(100 octets)");
-    }
-}
+mod tests;

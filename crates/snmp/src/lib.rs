@@ -1,24 +1,29 @@
 //! IB-agnostic SNMP agent engine.
 //!
-//! Layers, bottom up:
-//! - [`ber`]: pure BER encode/decode over byte slices (X.690 subset used by SNMP);
-//! - [`oid`], [`value`]: the SMI data model;
-//! - [`pdu`], [`message`]: SNMPv1/v2c messages and PDUs as typed structs;
-//! - [`mib`], [`table`], [`index`]: the seam every MIB module plugs into, and
-//!   the one generic table walker; [`rowstatus`]: read-create rows with a
-//!   RowStatus column (RFC 2579), checked as a batch per PDU;
+//! Layers, bottom up (each module names only those below it):
+//! - [`ber`], [`oid`], [`value`], [`pdu`], [`message`], [`message_v3`]: the
+//!   codec, pure BER over byte slices and the messages as typed structs;
+//! - [`mib`]: the seam every MIB module plugs into (and [`response`], where
+//!   a walk's instances go);
+//! - [`index`], [`syntax`], [`table`]: the one generic table walker and
+//!   scalar groups; [`rowstatus`]: read-create rows with a RowStatus column
+//!   (RFC 2579), checked as a batch per PDU;
+//! - [`notify`]: the notification originator (traps, informs);
+//! - [`usm`], [`vacm`]: RFC 3414 and RFC 3415;
 //! - [`dispatch`]: Get/GetNext/GetBulk/Set processing over registered objects
-//!   (RFC 3416, with RFC 3584 mapping for v1);
-//! - [`agent`]: the UDP transport, community checks and snmp-group counters;
-//! - [`agentx`]: the AgentX subagent transport (RFC 2741) over the same
-//!   dispatcher and Set control path;
-//! - [`notify`]: the notification originator (traps, informs).
+//!   (RFC 3416, with RFC 3584 mapping for v1); [`context`]: which view and
+//!   objects answer a named context;
+//! - [`engine`]: message processing, security, contexts, access control and
+//!   counters;
+//! - [`agent`]: the UDP transport; [`agentx`]: the AgentX subagent
+//!   transport (RFC 2741) over the same dispatcher and Set control path.
 
 #![forbid(unsafe_code)]
 
 pub mod agent;
 pub mod agentx;
 pub mod ber;
+pub mod context;
 pub mod dispatch;
 pub mod engine;
 pub mod index;

@@ -10,6 +10,7 @@
 //!   resulting `Vec<K>` (phase 2), with undo on failure.
 
 use crate::oid::Oid;
+use crate::pdu::ErrorStatus;
 use crate::value::{Value, VarBind};
 
 /// Where a walk's instances go as they are found: a response being
@@ -17,6 +18,17 @@ use crate::value::{Value, VarBind};
 pub trait VarBindSink {
     /// Takes one instance; false when it wants no more (the walk stops).
     fn push(&mut self, oid: &[u32], value: &Value) -> bool;
+}
+
+/// Whether a request may reach the secret subtrees
+/// (`Dispatcher::set_secret_subtrees`). Only the SNMP engine grants
+/// [`Clearance::Secret`], to SNMPv3 authPriv requests; every other way in
+/// (AgentX, whose master never says how its manager authenticated, and
+/// the plain `Dispatcher::get`/`Dispatcher::next`) is public.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Clearance {
+    Public,
+    Secret,
 }
 
 /// Why a Set varbind was refused in phase 1 (RFC 3416 error-status names).
@@ -44,7 +56,7 @@ pub struct SetItem<'a> {
     /// The request's clearance: a table may refuse, below authPriv, a Set
     /// that would send a hidden value somewhere (a target row using a
     /// community's parameters).
-    pub clearance: crate::dispatch::Clearance,
+    pub clearance: Clearance,
 }
 
 /// One registered MIB subtree: a scalar, a table, or a group of them.
@@ -138,7 +150,7 @@ pub fn check_one<V, K>(
         position: 0,
         oid,
         value,
-        clearance: crate::dispatch::Clearance::Public,
+        clearance: Clearance::Public,
     };
     let mut c = object.check_set_batch(view, &[item]).map_err(|(_, e)| e)?;
     c.pop().map(|(_, k)| k).ok_or(SetError::NotWritable)
@@ -163,5 +175,23 @@ impl Access {
     }
     pub fn writable(self) -> bool {
         matches!(self, Access::ReadWrite | Access::ReadCreate)
+    }
+}
+
+impl From<SetError> for ErrorStatus {
+    fn from(e: SetError) -> Self {
+        use SetError as S;
+        match e {
+            S::NoAccess => ErrorStatus::NoAccess,
+            S::NotWritable => ErrorStatus::NotWritable,
+            S::WrongType => ErrorStatus::WrongType,
+            S::WrongLength => ErrorStatus::WrongLength,
+            S::WrongEncoding => ErrorStatus::WrongEncoding,
+            S::WrongValue => ErrorStatus::WrongValue,
+            S::NoCreation => ErrorStatus::NoCreation,
+            S::InconsistentValue => ErrorStatus::InconsistentValue,
+            S::ResourceUnavailable => ErrorStatus::ResourceUnavailable,
+            S::InconsistentName => ErrorStatus::InconsistentName,
+        }
     }
 }

@@ -114,24 +114,6 @@ impl ErrorStatus {
     }
 }
 
-impl From<crate::mib::SetError> for ErrorStatus {
-    fn from(e: crate::mib::SetError) -> Self {
-        use crate::mib::SetError as S;
-        match e {
-            S::NoAccess => ErrorStatus::NoAccess,
-            S::NotWritable => ErrorStatus::NotWritable,
-            S::WrongType => ErrorStatus::WrongType,
-            S::WrongLength => ErrorStatus::WrongLength,
-            S::WrongEncoding => ErrorStatus::WrongEncoding,
-            S::WrongValue => ErrorStatus::WrongValue,
-            S::NoCreation => ErrorStatus::NoCreation,
-            S::InconsistentValue => ErrorStatus::InconsistentValue,
-            S::ResourceUnavailable => ErrorStatus::ResourceUnavailable,
-            S::InconsistentName => ErrorStatus::InconsistentName,
-        }
-    }
-}
-
 /// The common PDU body (every PDU type but GetBulk and the v1 Trap).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct PduBody {
@@ -215,8 +197,9 @@ impl Pdu {
         )
     }
 
-    /// The request-id, for every PDU type that has one.
-    pub fn request_id(&self) -> Option<i32> {
+    /// The body of the PDU types with request-id, error-status,
+    /// error-index and varbinds (all but GetBulk and the v1 Trap).
+    pub fn body(&self) -> Option<&PduBody> {
         match self {
             Pdu::GetRequest(b)
             | Pdu::GetNextRequest(b)
@@ -224,23 +207,26 @@ impl Pdu {
             | Pdu::SetRequest(b)
             | Pdu::InformRequest(b)
             | Pdu::SnmpV2Trap(b)
-            | Pdu::Report(b) => Some(b.request_id),
+            | Pdu::Report(b) => Some(b),
+            Pdu::GetBulkRequest(_) | Pdu::TrapV1(_) => None,
+        }
+    }
+
+    /// The request-id, for every PDU type that has one.
+    pub fn request_id(&self) -> Option<i32> {
+        match self {
             Pdu::GetBulkRequest(b) => Some(b.request_id),
             Pdu::TrapV1(_) => None,
+            other => other.body().map(|b| b.request_id),
         }
     }
 
     pub fn varbinds(&self) -> &[VarBind] {
-        match self {
-            Pdu::GetRequest(b)
-            | Pdu::GetNextRequest(b)
-            | Pdu::Response(b)
-            | Pdu::SetRequest(b)
-            | Pdu::InformRequest(b)
-            | Pdu::SnmpV2Trap(b)
-            | Pdu::Report(b) => &b.varbinds,
-            Pdu::GetBulkRequest(b) => &b.varbinds,
-            Pdu::TrapV1(t) => &t.varbinds,
+        match (self, self.body()) {
+            (_, Some(b)) => &b.varbinds,
+            (Pdu::GetBulkRequest(b), _) => &b.varbinds,
+            (Pdu::TrapV1(t), _) => &t.varbinds,
+            _ => &[],
         }
     }
 

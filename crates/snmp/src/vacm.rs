@@ -2,8 +2,9 @@
 //! view tree families, groups of securityNames, and access entries choosing
 //! a read and a write view by group, security model and level.
 //!
-//! Only the default context ("") exists in this agent, so access entries
-//! have no contextPrefix.
+//! Access entries name the contexts they govern by
+//! vacmAccessContextPrefix and vacmAccessContextMatch ([`ContextMatch`]);
+//! the default, exact "", is the default context only.
 
 use std::collections::HashMap;
 
@@ -145,10 +146,55 @@ impl MibView {
     }
 }
 
-/// One vacmAccessEntry (context "" only).
+/// vacmAccessContextPrefix with vacmAccessContextMatch (RFC 3415): the
+/// contexts an access entry governs.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum ContextMatch {
+    /// exact(1): the context named by the prefix, only.
+    Exact(Vec<u8>),
+    /// prefix(2): every context whose name starts with the prefix
+    /// (`Prefix("")`: every context).
+    Prefix(Vec<u8>),
+}
+
+impl Default for ContextMatch {
+    /// Exact "": the default context only.
+    fn default() -> Self {
+        ContextMatch::Exact(Vec::new())
+    }
+}
+
+impl ContextMatch {
+    /// Every context, the default one included.
+    pub fn all() -> Self {
+        ContextMatch::Prefix(Vec::new())
+    }
+
+    pub fn matches(&self, context: &[u8]) -> bool {
+        match self {
+            ContextMatch::Exact(p) => p.as_slice() == context,
+            ContextMatch::Prefix(p) => context.starts_with(p),
+        }
+    }
+
+    /// vacmAccessContextPrefix.
+    pub fn prefix(&self) -> &[u8] {
+        match self {
+            ContextMatch::Exact(p) | ContextMatch::Prefix(p) => p,
+        }
+    }
+
+    fn is_exact(&self) -> bool {
+        matches!(self, ContextMatch::Exact(_))
+    }
+}
+
+/// One vacmAccessEntry.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct AccessEntry {
     pub group: String,
+    /// The contexts it governs.
+    pub context: ContextMatch,
     /// None: any security model.
     pub model: Option<SecurityModel>,
     pub level: SecurityLevel,
@@ -199,24 +245,44 @@ impl Vacm {
         self.access.extend(other.access.iter().cloned());
     }
 
-    /// RFC 3415 3.2 isAccessAllowed for the default context. None when the
-    /// principal is in no group (noGroupName). The engine adds the
-    /// rocommunity/rouser shorthands as groups first
-    /// ([`crate::engine`]'s access module).
+    /// [`Vacm::views_in`] the default context "".
     pub fn views(
         &self,
         model: SecurityModel,
         name: &[u8],
         level: SecurityLevel,
     ) -> Option<Result<Views<'_>, Denied>> {
+        self.views_in(b"", model, name, level)
+    }
+
+    /// RFC 3415 3.2 isAccessAllowed in `context` (which exists: the engine
+    /// answers an unknown one before asking). None when the principal is in
+    /// no group (noGroupName). The engine adds the rocommunity/rouser
+    /// shorthands as groups first ([`crate::engine`]'s access module).
+    pub fn views_in(
+        &self,
+        context: &[u8],
+        model: SecurityModel,
+        name: &[u8],
+        level: SecurityLevel,
+    ) -> Option<Result<Views<'_>, Denied>> {
         let group = self.groups.get(&(model, name.to_vec()))?;
         // Preference (RFC 3415 4, vacmAccessTable): model-specific over
-        // any, then the highest level not above the request's.
+        // any, an exact context match over a prefix, the longer prefix,
+        // then the highest level not above the request's.
         let best = self
             .access
             .iter()
-            .filter(|a| &a.group == group && a.model.is_none_or(|m| m == model) && a.level <= level)
-            .max_by_key(|a| (a.model.is_some(), a.level));
+            .filter(|a| {
+                &a.group == group
+                    && a.context.matches(context)
+                    && a.model.is_none_or(|m| m == model)
+                    && a.level <= level
+            })
+            .max_by_key(|a| {
+                let c = &a.context;
+                (a.model.is_some(), c.is_exact(), c.prefix().len(), a.level)
+            });
         let Some(a) = best else {
             return Some(Err(Denied::NoAccessEntry));
         };
@@ -325,6 +391,7 @@ mod tests {
             .insert((SecurityModel::Usm, b"ops".to_vec()), "g".into());
         vacm.access.push(AccessEntry {
             group: "g".into(),
+            context: Default::default(),
             model: None,
             level: SecurityLevel::NoAuthNoPriv,
             read: Some("all".into()),
@@ -332,6 +399,7 @@ mod tests {
         });
         vacm.access.push(AccessEntry {
             group: "g".into(),
+            context: Default::default(),
             model: Some(SecurityModel::Usm),
             level: SecurityLevel::AuthPriv,
             read: Some("all".into()),
@@ -357,6 +425,7 @@ mod tests {
         assert!(v.write.is_some());
         vacm.access.push(AccessEntry {
             group: "g".into(),
+            context: Default::default(),
             model: Some(SecurityModel::V2c),
             level: SecurityLevel::NoAuthNoPriv,
             read: Some("missing".into()),
@@ -370,6 +439,7 @@ mod tests {
         );
         vacm.access.push(AccessEntry {
             group: "g".into(),
+            context: Default::default(),
             model: Some(SecurityModel::V1),
             level: SecurityLevel::NoAuthNoPriv,
             read: Some("all".into()),
@@ -382,5 +452,62 @@ mod tests {
             .unwrap()
             .unwrap();
         assert!(v.read.is_some() && v.write.is_none(), "reads stay");
+    }
+
+    /// RFC 3415 4 (vacmAccessTable): an exact context match before a
+    /// prefix, the longer prefix before the shorter; no entry for the
+    /// context: noAccessEntry.
+    #[test]
+    fn context_selection() {
+        let mut vacm = Vacm::default();
+        for v in ["exact", "leaf", "any"] {
+            vacm.views.insert(v.into(), MibView::default());
+        }
+        vacm.groups
+            .insert((SecurityModel::V2c, b"c".to_vec()), "g".into());
+        let entry = |context: ContextMatch, view: &str| AccessEntry {
+            group: "g".into(),
+            context,
+            model: None,
+            level: SecurityLevel::NoAuthNoPriv,
+            read: Some(view.into()),
+            write: None,
+        };
+        vacm.access
+            .push(entry(ContextMatch::Prefix(b"".to_vec()), "any"));
+        vacm.access
+            .push(entry(ContextMatch::Prefix(b"leaf".to_vec()), "leaf"));
+        vacm.access
+            .push(entry(ContextMatch::Exact(b"leaf01".to_vec()), "exact"));
+        let read = |context: &[u8]| {
+            let v = vacm.views_in(
+                context,
+                SecurityModel::V2c,
+                b"c",
+                SecurityLevel::NoAuthNoPriv,
+            );
+            let v = v.unwrap().unwrap().read.unwrap() as *const MibView;
+            ["exact", "leaf", "any"]
+                .into_iter()
+                .find(|n| std::ptr::eq(&vacm.views[*n], v))
+                .unwrap()
+        };
+        assert_eq!(read(b"leaf01"), "exact");
+        assert_eq!(read(b"leaf02"), "leaf");
+        assert_eq!(read(b"spine01"), "any");
+        assert_eq!(read(b""), "any");
+        vacm.access.remove(0);
+        assert_eq!(
+            vacm.views_in(
+                b"spine01",
+                SecurityModel::V2c,
+                b"c",
+                SecurityLevel::NoAuthNoPriv
+            )
+            .map(|r| r.map(|_| ())),
+            Some(Err(Denied::NoAccessEntry))
+        );
+        assert!(ContextMatch::default().matches(b""));
+        assert!(!ContextMatch::default().matches(b"leaf01"));
     }
 }

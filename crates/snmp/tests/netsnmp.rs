@@ -1,9 +1,11 @@
 //! The agent against net-snmp's own tools (snmpget, snmpgetnext, snmpwalk,
 //! snmpbulkwalk, snmpset), v1 and v2c.
 
-use std::process::Command;
+mod common;
+
 use std::sync::{Arc, Mutex};
 
+use common::run;
 use snmp::agent::{
     Agent, AgentConfig, ApplyError, ApplyErrorKind, Community, CommunityAccess, SnmpStats,
 };
@@ -79,11 +81,7 @@ struct Harness {
 }
 
 fn start() -> Harness {
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap();
+    let rt = common::runtime();
     let rows = RowSet::from_rows(
         (1..=20u32).map(|n| Row {
             n,
@@ -152,17 +150,6 @@ fn start() -> Harness {
         state,
         _rt: rt,
     }
-}
-
-fn run(tool: &str, args: &[&str]) -> (bool, String) {
-    let o = Command::new(tool)
-        .args(["-On", "-t", "1", "-r", "0"])
-        .args(args)
-        .output()
-        .expect("net-snmp tools installed");
-    let mut s = String::from_utf8_lossy(&o.stdout).into_owned();
-    s.push_str(&String::from_utf8_lossy(&o.stderr));
-    (o.status.success(), s)
 }
 
 fn oids_of(out: &str) -> Vec<Oid> {

@@ -570,17 +570,14 @@ proptest! {
         // The engine: whole response messages.
         let d = Arc::new(d);
         let engine: Engine<View, ()> = Engine::new(EngineConfig {
-            dispatcher: Arc::clone(&d),
-            view: Box::new(move || View { rows: rows.clone() }),
-            controller: Arc::new(|_: Vec<()>| async { Ok(()) }),
-            stats: SnmpStats::new(),
             communities: vec![Community::new("public", CommunityAccess::ReadOnly)],
             max_message_size: max_size,
-            auth_hook: None,
-            usm: None,
-            vacm: None,
-            managed_vacm: None,
-            user_hook: None,
+            ..EngineConfig::new(
+                Arc::clone(&d),
+                Box::new(move || View { rows: rows.clone() }),
+                Arc::new(|_: Vec<()>| async { Ok(()) }),
+                SnmpStats::new(),
+            )
         });
         let request = Message { version, community: b"public".to_vec(), pdu: pdu.clone() }.to_bytes();
         let mut sent = Vec::new();

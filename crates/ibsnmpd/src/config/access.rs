@@ -104,6 +104,7 @@ pub(super) fn vacm(
         }
         v.access.push(AccessEntry {
             group: a.group,
+            context: Default::default(),
             model,
             level,
             read: name(a.read),

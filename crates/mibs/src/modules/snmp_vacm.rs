@@ -392,6 +392,7 @@ impl AccessRow {
         let view = |s: &str| (!s.is_empty()).then(|| s.to_string());
         Some(AccessEntry {
             group: i.group,
+            context: Default::default(),
             model,
             level: security_level(i.level)?,
             read: view(&self.read_view_name),
@@ -586,6 +587,7 @@ mod tests {
         );
         configured.access.push(AccessEntry {
             group: "g".into(),
+            context: Default::default(),
             model: None,
             level: SecurityLevel::AuthPriv,
             read: Some("all".into()),

@@ -349,16 +349,7 @@ impl Session<'_> {
     /// else meanwhile (used only while opening, before any registration).
     async fn call(&mut self, body: Body, timeout: Duration) -> Result<Pdu, End> {
         let id = self.next_packet();
-        let p = Pdu {
-            header: Header {
-                flags: 0,
-                session_id: self.session_id,
-                transaction_id: 0,
-                packet_id: id,
-            },
-            context: None,
-            body,
-        };
+        let p = self.request(id, body);
         self.send(&p).await?;
         let deadline = tokio::time::Instant::now() + timeout;
         loop {
@@ -374,16 +365,7 @@ impl Session<'_> {
 
     async fn close(&mut self, reason: CloseReason) {
         let id = self.next_packet();
-        let p = Pdu {
-            header: Header {
-                flags: 0,
-                session_id: self.session_id,
-                transaction_id: 0,
-                packet_id: id,
-            },
-            context: None,
-            body: Body::Close(reason),
-        };
+        let p = self.request(id, Body::Close(reason));
         let _ = self.send(&p).await;
         let _ = self.stream.flush().await;
     }

@@ -17,7 +17,7 @@ use super::community::{security_name, Community, CommunityAccess};
 use crate::oid::Oid;
 use crate::pdu::Pdu;
 use crate::usm::{SecurityLevel, Usm};
-use crate::vacm::{AccessEntry, MibView, SecurityModel, Vacm, ViewFamily, Views};
+use crate::vacm::{AccessEntry, ContextMatch, MibView, SecurityModel, Vacm, ViewFamily, Views};
 
 /// Groups and views the shorthands create; the prefix keeps them apart from
 /// configured names.
@@ -44,6 +44,8 @@ pub(crate) struct AccessControl {
     /// (user name, its rouser/rwuser access) of the USM users.
     users: Vec<(Vec<u8>, crate::usm::UserAccess)>,
     managed: Option<ManagedVacm>,
+    /// The contexts the shorthands' access entries govern.
+    shorthand_context: ContextMatch,
     built: ArcSwapOption<Built>,
 }
 
@@ -75,8 +77,16 @@ impl AccessControl {
             configured: configured.cloned().unwrap_or_default(),
             users,
             managed,
+            shorthand_context: ContextMatch::default(),
             built: ArcSwapOption::empty(),
         }
+    }
+
+    /// The shorthands' access entries govern `contexts` (default: exact "",
+    /// the default context only).
+    pub(crate) fn with_shorthand_context(mut self, contexts: ContextMatch) -> Self {
+        self.shorthand_context = contexts;
+        self
     }
 
     /// The VACM for this community table and the managed rows in force
@@ -124,6 +134,7 @@ impl AccessControl {
         for (group, write) in [(RO_GROUP, None), (RW_GROUP, Some(ALL_VIEW.to_string()))] {
             v.access.push(AccessEntry {
                 group: group.to_string(),
+                context: self.shorthand_context.clone(),
                 model: None,
                 level: SecurityLevel::NoAuthNoPriv,
                 read: Some(ALL_VIEW.to_string()),
@@ -158,6 +169,7 @@ impl AccessControl {
             v.groups.insert(key, group.clone());
             v.access.push(AccessEntry {
                 group,
+                context: self.shorthand_context.clone(),
                 model: Some(SecurityModel::Usm),
                 level: a.min_level,
                 read: Some(view_name.clone()),
@@ -171,12 +183,13 @@ impl AccessControl {
 /// RFC 3415 isAccessAllowed for a request of `pdu` by a principal.
 pub(crate) fn decide<'a>(
     vacm: &'a Vacm,
+    context: &[u8],
     model: SecurityModel,
     name: &[u8],
     level: SecurityLevel,
     pdu: &Pdu,
 ) -> Decision<'a> {
-    match vacm.views(model, name, level) {
+    match vacm.views_in(context, model, name, level) {
         None | Some(Err(_)) => Decision::Denied,
         Some(Ok(v)) if matches!(pdu, Pdu::SetRequest(_)) && v.write.is_none() => {
             Decision::ReadOnlySet
@@ -195,22 +208,15 @@ mod tests {
     #[test]
     fn shorthands_become_vacm_entries() {
         let users = [
-            UserConfig {
-                name: "ro".into(),
-                auth: None,
-                privacy: None,
-                access: Some(UserAccess {
+            UserConfig::without_keys(
+                "ro",
+                Some(UserAccess {
                     write: false,
                     min_level: SecurityLevel::NoAuthNoPriv,
                     subtree: Some(Oid::new(vec![1, 3, 6, 1, 2, 1, 2])),
                 }),
-            },
-            UserConfig {
-                name: "none".into(),
-                auth: None,
-                privacy: None,
-                access: None,
-            },
+            ),
+            UserConfig::without_keys("none", None),
         ];
         let usm = Usm::new(Engine::new(vec![0x80, 0, 0, 0, 5, 1], 1), &users).unwrap();
         let ac = AccessControl::new(None, Some(&usm), None);
@@ -225,19 +231,19 @@ mod tests {
         let noauth = SecurityLevel::NoAuthNoPriv;
         let v2c = SecurityModel::V2c;
         assert!(matches!(
-            decide(&vacm, v2c, b"public", noauth, &set),
+            decide(&vacm, b"", v2c, b"public", noauth, &set),
             Decision::ReadOnlySet
         ));
         assert!(matches!(
-            decide(&vacm, v2c, b"private", noauth, &set),
+            decide(&vacm, b"", v2c, b"private", noauth, &set),
             Decision::Allowed(_)
         ));
         assert!(matches!(
-            decide(&vacm, v2c, b"other", noauth, &get),
+            decide(&vacm, b"", v2c, b"other", noauth, &get),
             Decision::Denied
         ));
         let usm_model = SecurityModel::Usm;
-        match decide(&vacm, usm_model, b"ro", noauth, &get) {
+        match decide(&vacm, b"", usm_model, b"ro", noauth, &get) {
             Decision::Allowed(v) => {
                 assert!(v.readable(&[1, 3, 6, 1, 2, 1, 2, 1, 0]));
                 assert!(!v.readable(&[1, 3, 6, 1, 2, 1, 1, 1, 0]));
@@ -245,13 +251,13 @@ mod tests {
             _ => panic!("rouser with a subtree"),
         }
         assert!(matches!(
-            decide(&vacm, usm_model, b"none", noauth, &get),
+            decide(&vacm, b"", usm_model, b"none", noauth, &get),
             Decision::Denied
         ));
         // A new table (reload) gets its own VACM.
         let table2 = Arc::new(vec![Community::new("public", CommunityAccess::ReadWrite)]);
         assert!(matches!(
-            decide(&ac.vacm(&table2), v2c, b"public", noauth, &set),
+            decide(&ac.vacm(&table2), b"", v2c, b"public", noauth, &set),
             Decision::Allowed(_)
         ));
     }

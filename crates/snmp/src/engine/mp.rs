@@ -4,7 +4,7 @@
 
 use super::{add, inc, Engine};
 use crate::ber::{self, Encoder};
-use crate::dispatch::{AccessCheck, Clearance};
+use crate::dispatch::{AccessCheck, Clearance, Dispatcher};
 use crate::message::{Message, Version};
 use crate::pdu::{self, ErrorStatus, Pdu};
 use crate::response::{Direct, ResponseList};
@@ -81,10 +81,9 @@ impl<V, K> Engine<V, K> {
     #[allow(clippy::too_many_arguments)]
     pub(super) fn respond_walk(
         &self,
+        dispatcher: &Dispatcher<V, K>,
         view: &V,
-        version: Version,
-        community: &[u8],
-        request: &Pdu,
+        (version, community, request): (Version, &[u8], &Pdu),
         budget: usize,
         acc: &dyn AccessCheck,
         clearance: Clearance,
@@ -106,9 +105,7 @@ impl<V, K> Engine<V, K> {
         e.integer(0);
         let list = e.begin(ber::tag::SEQUENCE);
         let mut direct = Direct::new(out, budget);
-        let sent = self
-            .dispatcher
-            .walk_into(view, version, request, acc, clearance, &mut direct);
+        let sent = dispatcher.walk_into(view, version, request, acc, clearance, &mut direct);
         let n = direct.count();
         if !sent {
             out.clear();

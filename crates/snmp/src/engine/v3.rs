@@ -2,12 +2,12 @@
 //! securityLevel, then VACM decides (RFC 3415), then dispatch.
 
 use std::net::SocketAddr;
-use std::sync::atomic::Ordering;
 
 use tracing::debug;
 
 use super::mp::Reply;
-use super::{access, escape_wire, inc, Action, Engine};
+use super::{access, inc, Action, Engine};
+use crate::context::ContextView;
 use crate::message::{response_overhead, Version};
 use crate::oid::Oid;
 use crate::pdu::{ErrorStatus, Pdu, PduBody};
@@ -57,11 +57,10 @@ impl<V, K> Engine<V, K> {
             }
             Incoming::Request { ctx, pdu } => (ctx, pdu),
         };
-        // RFC 3413 3.2 (2): the only context is the default one; a request
-        // for another is counted and, being confirmed class, reported.
-        if !ctx.context_name.is_empty() {
-            let n = self.stats.unknown_contexts.fetch_add(1, Ordering::Relaxed);
-            debug!(%src, context = %escape_wire(&ctx.context_name, 32), "unknown context");
+        // RFC 3413 3.2 (2): a request for a context this agent does not
+        // have is counted and, being confirmed class, reported.
+        let Some(ContextView { view, dispatcher }) = self.context(&ctx.context_name) else {
+            let n = self.unknown_context(src, &ctx.context_name);
             let Some(rid) = pdu.request_id().filter(|_| pdu.is_confirmed()) else {
                 return Action::None;
             };
@@ -71,12 +70,12 @@ impl<V, K> Engine<V, K> {
                 error_index: 0,
                 varbinds: vec![VarBind::new(
                     Oid::from_slice(SNMP_UNKNOWN_CONTEXTS),
-                    Value::Counter32(n.wrapping_add(1)),
+                    Value::Counter32(n),
                 )],
             });
             usm.encode_response(&ctx, report, out);
             return Action::Send;
-        }
+        };
         debug!(%src, pdu = pdu.tag(), "v3 request");
         self.count_request(&pdu);
         let rid = pdu.request_id().unwrap_or(0);
@@ -112,28 +111,35 @@ impl<V, K> Engine<V, K> {
         // authorizationError, as net-snmp answers.
         let table = self.communities.load_full();
         let vacm = self.access.vacm(&table);
-        let outcome =
-            match access::decide(&vacm, SecurityModel::Usm, &ctx.user.name, ctx.level, &pdu) {
-                access::Decision::Denied => denied(0),
-                access::Decision::ReadOnlySet => {
-                    self.auth_failure(src, &ctx.user.name, true);
-                    denied(usize::from(!pdu.varbinds().is_empty()))
+        let model = SecurityModel::Usm;
+        let outcome = match access::decide(
+            &vacm,
+            &ctx.context_name,
+            model,
+            &ctx.user.name,
+            ctx.level,
+            &pdu,
+        ) {
+            access::Decision::Denied => denied(0),
+            access::Decision::ReadOnlySet => {
+                self.auth_failure(src, &ctx.user.name, true);
+                denied(usize::from(!pdu.varbinds().is_empty()))
+            }
+            access::Decision::Allowed(v) => {
+                let mut view = view;
+                if let Some(hook) = &self.user_hook {
+                    hook(&mut view, &ctx.user.name);
                 }
-                access::Decision::Allowed(v) => {
-                    let mut view = (self.view)();
-                    if let Some(hook) = &self.user_hook {
-                        hook(&mut view, &ctx.user.name);
-                    }
-                    Some(self.dispatcher.process_with(
-                        &view,
-                        Version::V2c,
-                        &pdu,
-                        budget,
-                        &v,
-                        super::clearance(ctx.level),
-                    ))
-                }
-            };
+                Some(dispatcher.process_with(
+                    &view,
+                    Version::V2c,
+                    &pdu,
+                    budget,
+                    &v,
+                    super::clearance(ctx.level),
+                ))
+            }
+        };
         match outcome {
             Some(o) => self.finish(src, &pdu, o, Reply::V3(ctx), out),
             None => Action::None,

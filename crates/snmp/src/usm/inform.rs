@@ -198,12 +198,18 @@ fn hex(b: &[u8]) -> String {
 }
 
 impl MessageWrapper for InformWrapper {
-    fn wrap(&self, pdu: &Pdu) -> Result<Vec<u8>, String> {
+    fn wrap(&self, pdu: &Pdu, context: &[u8]) -> Result<Vec<u8>, String> {
         let usm = self.usm.load();
         let usm = usm
             .as_deref()
             .ok_or_else(|| format!("SNMPv3 inform receiver {} not discovered yet", self.addr))?;
-        super::trap::wrap_as(usm, &self.user.name, self.level, &self.msg_id, pdu)
+        super::trap::wrap_as(
+            usm,
+            &self.user.name,
+            self.level,
+            &self.msg_id,
+            (pdu, context),
+        )
     }
 
     /// The receiver's Response, authenticated and decrypted with the
@@ -277,13 +283,14 @@ mod tests {
         )
         .unwrap();
         assert!(w
-            .wrap(&Pdu::InformRequest(PduBody::request(1, Vec::new())))
+            .wrap(&Pdu::InformRequest(PduBody::request(1, Vec::new())), b"")
             .is_err());
         w.usm.store(Some(Arc::new(
             localize(&user(), SecurityLevel::AuthPriv, &remote).unwrap(),
         )));
         let inform = Pdu::InformRequest(PduBody::request(42, Vec::new()));
-        let msg = w.wrap(&inform).unwrap();
+        // About a node's context: the receiver sees its contextName.
+        let msg = w.wrap(&inform, b"leaf01").unwrap();
         let (m, _) = V3Message::decode(&msg).unwrap();
         assert_ne!(
             m.header.flags & flags::REPORTABLE,
@@ -295,6 +302,7 @@ mod tests {
             panic!("the receiver rejected the inform")
         };
         assert_eq!(pdu, inform);
+        assert_eq!(ctx.context_name, b"leaf01");
         let mut resp = Vec::new();
         let body = PduBody {
             request_id: 42,

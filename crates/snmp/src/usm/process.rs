@@ -123,6 +123,18 @@ pub struct UserConfig {
     pub access: Option<UserAccess>,
 }
 
+impl UserConfig {
+    /// A user without keys (noAuthNoPriv only) with `access`.
+    pub fn without_keys(name: impl Into<String>, access: Option<UserAccess>) -> Self {
+        UserConfig {
+            name: name.into(),
+            auth: None,
+            privacy: None,
+            access,
+        }
+    }
+}
+
 impl std::fmt::Debug for UserConfig {
     // Passwords never reach a log.
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -532,6 +544,20 @@ impl Usm {
         pdu: Pdu,
         out: &mut Vec<u8>,
     ) -> bool {
+        self.encode_notification_in(user, level, msg_id, b"", pdu, out)
+    }
+
+    /// [`Usm::encode_notification`] about context `context` (the
+    /// scopedPDU's contextName).
+    pub fn encode_notification_in(
+        &self,
+        user: &str,
+        level: SecurityLevel,
+        msg_id: i32,
+        context: &[u8],
+        pdu: Pdu,
+        out: &mut Vec<u8>,
+    ) -> bool {
         let Some(u) = self.user(user.as_bytes()) else {
             return false;
         };
@@ -546,7 +572,7 @@ impl Usm {
             security_model: USM_SECURITY_MODEL,
         };
         let name = u.name.clone();
-        self.encode_message(&header, Some((u, level)), &name, Vec::new(), pdu, out);
+        self.encode_message(&header, Some((u, level)), &name, context.to_vec(), pdu, out);
         true
     }
 
@@ -632,24 +658,27 @@ impl Usm {
 pub fn mib_objects<V: 'static, K: 'static>(
     usm: &Arc<Usm>,
 ) -> Vec<Arc<dyn crate::mib::MibObject<V, K>>> {
-    use crate::table::Scalars;
-    let mut stats = Scalars::new(Oid::from_slice(USM_STATS));
-    for sub in 1..=6u32 {
+    vec![
+        Arc::new(scalars_of(usm, USM_STATS, 6)),
+        Arc::new(scalars_of(usm, SNMP_ENGINE, 4)),
+    ]
+}
+
+/// The scalars `root.1` .. `root.count` as `usm` reads them.
+fn scalars_of<V: 'static, K: 'static>(
+    usm: &Arc<Usm>,
+    root: &[u32],
+    count: u32,
+) -> crate::table::Scalars<V, K> {
+    let mut group = crate::table::Scalars::new(Oid::from_slice(root));
+    for sub in 1..=count {
         let u = Arc::clone(usm);
-        let oid: Vec<u32> = USM_STATS.iter().copied().chain([sub]).collect();
-        stats = stats.read_only(sub, move |_: &V| {
+        let oid: Vec<u32> = root.iter().copied().chain([sub]).collect();
+        group = group.read_only(sub, move |_: &V| {
             u.scalar(&oid).unwrap_or(Value::NoSuchObject)
         });
     }
-    let mut engine = Scalars::new(Oid::from_slice(SNMP_ENGINE));
-    for sub in 1..=4u32 {
-        let u = Arc::clone(usm);
-        let oid: Vec<u32> = SNMP_ENGINE.iter().copied().chain([sub]).collect();
-        engine = engine.read_only(sub, move |_: &V| {
-            u.scalar(&oid).unwrap_or(Value::NoSuchObject)
-        });
-    }
-    vec![Arc::new(stats), Arc::new(engine)]
+    group
 }
 
 #[cfg(test)]

@@ -46,11 +46,11 @@ pub(super) fn wrap_as(
     user: &str,
     level: SecurityLevel,
     msg_id: &AtomicI32,
-    pdu: &Pdu,
+    (pdu, context): (&Pdu, &[u8]),
 ) -> Result<Vec<u8>, String> {
     let id = msg_id.fetch_add(1, Ordering::Relaxed) & i32::MAX;
     let mut out = Vec::with_capacity(512);
-    if usm.encode_notification(user, level, id, pdu.clone(), &mut out) {
+    if usm.encode_notification_in(user, level, id, context, pdu.clone(), &mut out) {
         Ok(out)
     } else {
         Err(format!("cannot send as user {user:?}"))
@@ -58,8 +58,14 @@ pub(super) fn wrap_as(
 }
 
 impl MessageWrapper for TrapWrapper {
-    fn wrap(&self, pdu: &Pdu) -> Result<Vec<u8>, String> {
-        wrap_as(&self.usm, &self.user, self.level, &self.msg_id, pdu)
+    fn wrap(&self, pdu: &Pdu, context: &[u8]) -> Result<Vec<u8>, String> {
+        wrap_as(
+            &self.usm,
+            &self.user,
+            self.level,
+            &self.msg_id,
+            (pdu, context),
+        )
     }
 
     /// Traps only: nothing comes back.

@@ -1,0 +1,26 @@
+//! What the integration tests share: running net-snmp's tools and a
+//! runtime for an agent under test.
+
+use std::process::Command;
+
+/// Runs one of net-snmp's tools with numeric OIDs, one try of one second
+/// and `args`: (success, stdout and stderr).
+pub fn run(tool: &str, args: &[&str]) -> (bool, String) {
+    let o = Command::new(tool)
+        .args(["-On", "-t", "1", "-r", "0"])
+        .args(args)
+        .output()
+        .expect("net-snmp tools installed");
+    let mut s = String::from_utf8_lossy(&o.stdout).into_owned();
+    s.push_str(&String::from_utf8_lossy(&o.stderr));
+    (o.status.success(), s)
+}
+
+/// A runtime for an agent under test.
+pub fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap()
+}
