@@ -8,7 +8,7 @@
 //! - [`pma`]: PMA polling and counter resets;
 //! - [`watch`]: what a steady sweep checks instead of discovering again;
 //! - [`assemble`]: results into the model's snapshot builder;
-//! - [`source`]: [`UmadSource`], one sweep at a time.
+//! - [`source`]: [`UmadSource`], one sweep at a time (and its control path).
 
 pub mod assemble;
 pub mod discover;
