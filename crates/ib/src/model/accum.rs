@@ -15,7 +15,7 @@
 //! a port, or its return after being absent from the previous sweep (which also
 //! covers a node replaced by one with another GUID).
 
-use super::counters::PortReadings;
+use super::counters::{self, IfCounters, PortReadings};
 use crate::mad::port_counters::{PcField, PORT_COUNTERS};
 use crate::types::{Guid, PortNum};
 use serde::Serialize;
@@ -360,6 +360,50 @@ pub fn advance(
         read_at,
         totals,
         discontinuity,
+    }
+}
+
+// IfCounters are computed here, from the totals this module keeps, so that
+// counters.rs (the formulas) does not depend on accum.rs.
+impl IfCounters {
+    /// Section 2.4 over 64-bit totals. Where the PMA has unicast and
+    /// multicast counters (PortCountersExtended, IsExtendedWidthSupported),
+    /// ifXxUcastPkts count unicast only and ifXxMulticastPkts multicast, so
+    /// their sum is every packet once; elsewhere the unicast objects count
+    /// every packet (PortXmitPkts/PortRcvPkts) and the multicast ones 0.
+    pub fn from_totals(t: &PortTotals) -> Self {
+        let (rcv_ucast, xmit_ucast) = if t.unicast_counters {
+            (t.port_unicast_rcv_pkts, t.port_unicast_xmit_pkts)
+        } else {
+            (t.port_rcv_pkts, t.port_xmit_pkts)
+        };
+        Self {
+            in_octets: counters::if_in_octets(
+                t.port_rcv_data,
+                t.port_rcv_pkts,
+                t.port_rcv_flow_pkts,
+            ),
+            in_ucast_pkts: counters::if_in_ucast_pkts(rcv_ucast),
+            in_multicast_pkts: t.port_multicast_rcv_pkts,
+            in_discards: counters::if_in_discards(t.port_rcv_constraint_errors, t.vl15_dropped),
+            in_errors: counters::if_in_errors(t.port_rcv_remote_physical_errors, t.port_rcv_errors),
+            out_octets: counters::if_out_octets(
+                t.port_xmit_data,
+                t.port_xmit_pkts,
+                t.port_xmit_flow_pkts,
+            ),
+            out_ucast_pkts: counters::if_out_ucast_pkts(
+                xmit_ucast,
+                t.port_xmit_discards,
+                t.port_xmit_constraint_errors,
+            ),
+            out_multicast_pkts: t.port_multicast_xmit_pkts,
+            out_discards: counters::if_out_discards(
+                t.port_xmit_discards,
+                t.port_xmit_constraint_errors,
+            ),
+            out_errors: 0,
+        }
     }
 }
 
