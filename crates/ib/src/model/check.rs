@@ -19,7 +19,7 @@ use super::{NodeIdx, PortIdx, Snapshot};
 use crate::topology::{TopoPort, Topology};
 use crate::types::{Guid, LinkSpeed, LinkWidth, PortNum};
 use serde::{Deserialize, Serialize};
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
 use std::fmt;
 
 /// One end of a cable: the node's name, its GUID when known, the port.
@@ -361,27 +361,90 @@ impl<'a> NameIndex<'a> {
 /// (MISSING, UNEXPECTED, MISCABLED, nodes, BELOW PLAN; then by name).
 pub fn check(plan: &Topology, snap: &Snapshot) -> Vec<Finding> {
     let m = match_nodes(plan, snap);
-    let node_end = |n: NodeIdx, p: u8| -> End {
+    let ends = Ends { plan, snap, m: &m };
+    let fabric_end = |k: Key| ends.fabric(k);
+    let mut findings = Vec::new();
+    let planned = plan_cabling(&ends);
+    missing_nodes(plan, &m, &planned.present_neighbour, &mut findings);
+    let unexpected = unexpected_links(snap, &m, &planned.cabling, &mut findings);
+
+    // Each planned end whose far end differs, and each unplanned link.
+    let cabling = &planned.cabling;
+    let mut missing: Vec<(Key, Key)> = Vec::new();
+    for (a, p) in cabling.planned.iter().enumerate() {
+        let a = a as Key;
+        let Some((b, _)) = *p else { continue };
+        if a > b {
+            continue;
+        }
+        if cabling.actual(a) == Some(b) {
+            findings.extend(below_plan(cabling, a, b, &fabric_end));
+        } else {
+            missing.push((a, b));
+        }
+    }
+    for (a, b) in planned.no_such_port {
+        findings.push(Finding::Missing {
+            a,
+            b,
+            b_present: true,
+        });
+    }
+    pair_up(
+        &mut findings,
+        &missing,
+        &planned.absent,
+        &unexpected,
+        &fabric_end,
+        cabling,
+    );
+    findings.sort_by_cached_key(|f| {
+        let order = match f {
+            Finding::Missing { .. } => 0,
+            Finding::Unexpected { .. } => 1,
+            Finding::Miscabled { .. } | Finding::Swapped { .. } => 2,
+            Finding::MissingNode { .. } => 3,
+            Finding::UnexpectedNode { .. } => 4,
+            Finding::BelowPlan { .. } => 5,
+        };
+        (order, f.to_string())
+    });
+    findings
+}
+
+/// Findings' ends named from the fabric where the node is there, else from
+/// the plan.
+struct Ends<'a> {
+    plan: &'a Topology,
+    snap: &'a Snapshot,
+    m: &'a Matching,
+}
+
+impl Ends<'_> {
+    fn node(&self, n: NodeIdx, p: u8) -> End {
         End {
-            node: snap
+            node: self
+                .snap
                 .node(n)
                 .map_or_else(String::new, |x| x.description.clone()),
-            guid: snap.node(n).map(|x| x.info.node_guid),
+            guid: self.snap.node(n).map(|x| x.info.node_guid),
             port: p,
         }
-    };
-    let fabric_end = |k: Key| -> End {
-        let port = snap.port(k);
-        node_end(
+    }
+
+    fn fabric(&self, k: Key) -> End {
+        let port = self.snap.port(k);
+        self.node(
             port.map_or(NodeIdx::MAX, |p| p.node),
             port.map_or(0, |p| p.num.0),
         )
-    };
-    let plan_end = |i: usize, p: PortNum| -> End {
-        match m.fabric_of.get(i).copied().flatten() {
-            Some(f) => node_end(f, p.0),
+    }
+
+    fn plan(&self, i: usize, p: PortNum) -> End {
+        match self.m.fabric_of.get(i).copied().flatten() {
+            Some(f) => self.node(f, p.0),
             None => {
-                let n = plan.nodes.get(i);
+                let n = self.plan.nodes.get(i);
                 End {
                     node: n.map_or_else(String::new, |n| n.description().to_string()),
                     guid: n.filter(|n| n.guid_known).map(|n| n.node_guid),
@@ -389,19 +452,32 @@ pub fn check(plan: &Topology, snap: &Snapshot) -> Vec<Finding> {
                 }
             }
         }
-    };
-    let mut findings = Vec::new();
+    }
+}
 
-    // Planned links between present nodes, by fabric end; links to absent nodes.
-    let mut cabling = Cabling {
-        snap,
-        planned: vec![None; snap.ports.len()],
+/// The plan's links laid over the fabric's ports.
+struct Planned<'a> {
+    cabling: Cabling<'a>,
+    /// Plan node index -> whether a node of the fabric plans a link to it.
+    present_neighbour: Vec<bool>,
+    /// Planned links whose far end's node is not in the fabric.
+    absent: Vec<(Key, End)>,
+    /// Planned links to a port number the fabric node does not have.
+    no_such_port: BTreeSet<(End, End)>,
+}
+
+/// Planned links between present nodes, by fabric end; links to absent nodes.
+fn plan_cabling<'a>(ends: &Ends<'a>) -> Planned<'a> {
+    let (plan, snap, m) = (ends.plan, ends.snap, ends.m);
+    let mut out = Planned {
+        cabling: Cabling {
+            snap,
+            planned: vec![None; snap.ports.len()],
+        },
+        present_neighbour: vec![false; plan.nodes.len()],
+        absent: Vec::new(),
+        no_such_port: BTreeSet::new(),
     };
-    let mut present_neighbour = vec![false; plan.nodes.len()];
-    // Planned links whose far end's node is not in the fabric.
-    let mut absent: Vec<(Key, End)> = Vec::new();
-    // Planned links to a port number the fabric node does not have.
-    let mut no_such_port: std::collections::BTreeSet<(End, End)> = Default::default();
     for (i, n) in plan.nodes.iter().enumerate() {
         let Some(f) = m.fabric_of.get(i).copied().flatten() else {
             continue;
@@ -410,37 +486,46 @@ pub fn check(plan: &Topology, snap: &Snapshot) -> Vec<Finding> {
             let Some(j) = plan.index_of(&p.remote) else {
                 continue;
             };
-            if let Some(x) = present_neighbour.get_mut(j) {
+            if let Some(x) = out.present_neighbour.get_mut(j) {
                 *x = true;
             }
             let a = snap.node_port(f, p.port);
             match (a, m.fabric_of.get(j).copied().flatten()) {
                 (Some(a), Some(g)) => match snap.node_port(g, p.remote_port) {
                     Some(b) => {
-                        if let Some(x) = cabling.planned.get_mut(a as usize) {
+                        if let Some(x) = out.cabling.planned.get_mut(a as usize) {
                             *x = Some((b, p));
                         }
                     }
                     None => {
-                        no_such_port.insert((fabric_end(a), node_end(g, p.remote_port.0)));
+                        let ends = (ends.fabric(a), ends.node(g, p.remote_port.0));
+                        out.no_such_port.insert(ends);
                     }
                 },
-                (Some(a), None) => absent.push((a, plan_end(j, p.remote_port))),
+                (Some(a), None) => out.absent.push((a, ends.plan(j, p.remote_port))),
                 // Reported from the other end when that one is present.
                 (None, Some(g)) => {
                     if snap.node_port(g, p.remote_port).is_none() {
-                        let ends = (node_end(f, p.port.0), node_end(g, p.remote_port.0));
-                        no_such_port.insert(if ends.0 <= ends.1 {
-                            ends
-                        } else {
-                            (ends.1, ends.0)
-                        });
+                        let (x, y) = (ends.node(f, p.port.0), ends.node(g, p.remote_port.0));
+                        out.no_such_port
+                            .insert(if x <= y { (x, y) } else { (y, x) });
                     }
                 }
                 (None, None) => {}
             }
         }
     }
+    out
+}
+
+/// MISSING NODE: plan nodes not in the fabric none of whose planned
+/// neighbours is there either.
+fn missing_nodes(
+    plan: &Topology,
+    m: &Matching,
+    present_neighbour: &[bool],
+    findings: &mut Vec<Finding>,
+) {
     for (i, n) in plan.nodes.iter().enumerate() {
         let absent = m.fabric_of.get(i).copied().flatten().is_none();
         if absent && !present_neighbour.get(i).copied().unwrap_or(false) {
@@ -453,9 +538,16 @@ pub fn check(plan: &Topology, snap: &Snapshot) -> Vec<Finding> {
             });
         }
     }
+}
 
-    // The fabric's links with at least one planned end that the plan
-    // does not have.
+/// The fabric's links with at least one planned end that the plan does not
+/// have; UNEXPECTED NODE for the unplanned nodes cabled to no planned one.
+fn unexpected_links(
+    snap: &Snapshot,
+    m: &Matching,
+    cabling: &Cabling,
+    findings: &mut Vec<Finding>,
+) -> Vec<(Key, Key)> {
     let mut unexpected: Vec<(Key, Key)> = Vec::new();
     let mut unplanned_seen = vec![false; snap.nodes.len()];
     for (a, b) in snap.links() {
@@ -490,50 +582,7 @@ pub fn check(plan: &Topology, snap: &Snapshot) -> Vec<Finding> {
             });
         }
     }
-
-    // Each planned end whose far end differs, and each unplanned link.
-    let mut missing: Vec<(Key, Key)> = Vec::new();
-    for (a, planned) in cabling.planned.iter().enumerate() {
-        let a = a as Key;
-        let Some((b, _)) = *planned else { continue };
-        if a > b {
-            continue;
-        }
-        if cabling.actual(a) == Some(b) {
-            if let Some(f) = below_plan(&cabling, a, b, &fabric_end) {
-                findings.push(f);
-            }
-        } else {
-            missing.push((a, b));
-        }
-    }
-    for (a, b) in no_such_port {
-        findings.push(Finding::Missing {
-            a,
-            b,
-            b_present: true,
-        });
-    }
-    pair_up(
-        &mut findings,
-        &missing,
-        &absent,
-        &unexpected,
-        &fabric_end,
-        &cabling,
-    );
-    findings.sort_by_cached_key(|f| {
-        let order = match f {
-            Finding::Missing { .. } => 0,
-            Finding::Unexpected { .. } => 1,
-            Finding::Miscabled { .. } | Finding::Swapped { .. } => 2,
-            Finding::MissingNode { .. } => 3,
-            Finding::UnexpectedNode { .. } => 4,
-            Finding::BelowPlan { .. } => 5,
-        };
-        (order, f.to_string())
-    });
-    findings
+    unexpected
 }
 
 /// The link `a`-`b` (as planned) narrower or slower than either end's plan says.

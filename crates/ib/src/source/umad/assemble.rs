@@ -132,70 +132,16 @@ pub fn build(
     let mut b = SnapshotBuilder::with_capacity(prefix, d.nodes.len(), nports);
     let mut index: HashMap<(Guid, u8), PortIdx> = HashMap::with_capacity(nports);
     let mut by_lid: HashMap<u16, PortIdx> = HashMap::new();
-    let empty_pkeys: Arc<[PKey]> = Arc::from(Vec::new());
-    let mut pkey_cache: BTreeMap<Vec<u16>, Arc<[PKey]>> = BTreeMap::new();
+    let mut pkeys = PKeyTables::default();
     for n in ordered(d) {
         let g = n.info.node_guid;
-        let mut ports = Vec::new();
-        for num in port_range(n) {
-            let dp = n.ports.get(&num);
-            let info: PortInfo = dp.and_then(|p| p.info.clone()).unwrap_or_default();
-            let guid = dp.map(|p| p.guid).unwrap_or(if n.is_switch() {
-                n.info.port_guid
-            } else {
-                Guid(0)
-            });
-            let end_port = !n.is_switch() || num == 0;
-            // The SM's GUIDInfo (alias GUIDs included) where the SA gave it, else the
-            // port GUID alone.
-            let guids: Arc<[Guid]> = match sa.and_then(|s| s.guids.get(&info.lid.0)) {
-                Some(gs) if end_port && !gs.is_empty() => Arc::from(gs.as_slice()),
-                _ if end_port && guid.0 != 0 => Arc::from(vec![guid]),
-                _ => Arc::from(Vec::new()),
-            };
-            let pkeys = sa
-                .and_then(|s| s.pkeys.get(&(info.lid.0, num)))
-                .map(|keys| {
-                    pkey_cache
-                        .entry(keys.clone())
-                        .or_insert_with(|| keys.iter().map(|&k| PKey(k)).collect())
-                        .clone()
-                })
-                .unwrap_or_else(|| empty_pkeys.clone());
-            ports.push(Port {
-                node: 0,
-                num: PortNum(num),
-                guid,
-                info,
-                remote: None,
-                pkeys,
-                guids,
-                counters: None,
-            });
-        }
-        let node = Node {
-            info: n.info.clone(),
-            description: n.description.clone(),
-            ports: 0..0,
-            switch: n.switch_info.clone().map(|info| {
-                Box::new(SwitchData {
-                    info,
-                    lft: Arc::from(n.lft.clone()),
-                })
-            }),
-            pma: caps
-                .get(&g)
-                .and_then(|c| c.class_port_info.clone())
-                .map(Box::new),
-            sampling: None,
-        };
-        let nums: Vec<u8> = port_range(n).collect();
-        let ni = b.add_node(node, ports);
+        let ports = node_ports(n, sa, &mut pkeys);
+        let ni = b.add_node(node(n, caps), ports);
         if g == d.local {
             b.local_node = Some(ni);
         }
         if let Some(r) = b.nodes.get(ni as usize).map(|x| x.ports.clone()) {
-            for (pi, num) in r.zip(nums) {
+            for (pi, num) in r.zip(port_range(n)) {
                 index.insert((g, num), pi);
                 if let Some(p) = b.ports.get(pi as usize) {
                     let end_port = !n.is_switch() || num == 0;
@@ -225,63 +171,149 @@ pub fn build(
         }
     }
     if let Some(sa) = sa {
-        b.sms = sa
-            .sms
-            .iter()
-            .map(|r| SmRecord {
-                lid: r.lid,
-                port: by_lid.get(&r.lid.0).copied(),
-                info: r.sm_info.clone(),
-                answering: true,
-            })
-            .collect();
-        let mut groups: BTreeMap<[u8; 16], McastGroup> = BTreeMap::new();
-        for g in &sa.mc_groups {
-            groups.entry(g.mgid.0).or_insert_with(|| McastGroup {
-                group: g.clone(),
-                members: Vec::new(),
-            });
-        }
-        for m in &sa.mc_members {
-            groups
-                .entry(m.mgid.0)
-                .or_insert_with(|| McastGroup {
-                    group: m.clone(),
-                    members: Vec::new(),
-                })
-                .members
-                .push(m.clone());
-        }
-        b.mcast_groups = groups.into_values().collect();
-        b.services = sa.services.clone();
-        let mut parts: BTreeMap<u16, Vec<PartitionMember>> = BTreeMap::new();
-        for p in &b.ports {
-            if p.guid.0 == 0 {
-                continue;
-            }
-            for k in p.pkeys.iter() {
-                parts
-                    .entry(k.0 & 0x7fff)
-                    .or_default()
-                    .push(PartitionMember {
-                        port_guid: p.guid,
-                        full: k.0 & 0x8000 != 0,
-                    });
-            }
-        }
-        b.partitions = parts
-            .into_iter()
-            .map(|(k, members)| Partition {
-                pkey: PKey(
-                    k | if members.iter().any(|m| m.full) {
-                        0x8000
-                    } else {
-                        0
-                    },
-                ),
-                members,
-            })
-            .collect();
+        add_sa(&mut b, sa, &by_lid);
     }
     b
+}
+
+/// P_Key tables shared between the ports that have the same one.
+#[derive(Default)]
+struct PKeyTables {
+    empty: Arc<[PKey]>,
+    seen: BTreeMap<Vec<u16>, Arc<[PKey]>>,
+}
+
+impl PKeyTables {
+    fn get(&mut self, keys: Option<&Vec<u16>>) -> Arc<[PKey]> {
+        match keys {
+            Some(keys) => self
+                .seen
+                .entry(keys.clone())
+                .or_insert_with(|| keys.iter().map(|&k| PKey(k)).collect())
+                .clone(),
+            None => self.empty.clone(),
+        }
+    }
+}
+
+/// A discovered node's ports, with the SA's GUIDInfo and P_Key tables.
+fn node_ports(n: &DNode, sa: Option<&SaView>, pkeys: &mut PKeyTables) -> Vec<Port> {
+    let mut ports = Vec::new();
+    for num in port_range(n) {
+        let dp = n.ports.get(&num);
+        let info: PortInfo = dp.and_then(|p| p.info.clone()).unwrap_or_default();
+        let guid = dp.map(|p| p.guid).unwrap_or(if n.is_switch() {
+            n.info.port_guid
+        } else {
+            Guid(0)
+        });
+        let end_port = !n.is_switch() || num == 0;
+        // The SM's GUIDInfo (alias GUIDs included) where the SA gave it, else the
+        // port GUID alone.
+        let guids: Arc<[Guid]> = match sa.and_then(|s| s.guids.get(&info.lid.0)) {
+            Some(gs) if end_port && !gs.is_empty() => Arc::from(gs.as_slice()),
+            _ if end_port && guid.0 != 0 => Arc::from(vec![guid]),
+            _ => Arc::from(Vec::new()),
+        };
+        let pkeys = pkeys.get(sa.and_then(|s| s.pkeys.get(&(info.lid.0, num))));
+        ports.push(Port {
+            node: 0,
+            num: PortNum(num),
+            guid,
+            info,
+            remote: None,
+            pkeys,
+            guids,
+            counters: None,
+        });
+    }
+    ports
+}
+
+/// A discovered node as the model's, with its PMA's ClassPortInfo.
+fn node(n: &DNode, caps: &HashMap<Guid, PmaCaps>) -> Node {
+    Node {
+        info: n.info.clone(),
+        description: n.description.clone(),
+        ports: 0..0,
+        switch: n.switch_info.clone().map(|info| {
+            Box::new(SwitchData {
+                info,
+                lft: Arc::from(n.lft.clone()),
+            })
+        }),
+        pma: caps
+            .get(&n.info.node_guid)
+            .and_then(|c| c.class_port_info.clone())
+            .map(Box::new),
+        sampling: None,
+    }
+}
+
+/// The SA's answers: SMs, multicast groups, services and the partitions
+/// the ports' P_Key tables make.
+fn add_sa(b: &mut SnapshotBuilder, sa: &SaView, by_lid: &HashMap<u16, PortIdx>) {
+    b.sms = sa
+        .sms
+        .iter()
+        .map(|r| SmRecord {
+            lid: r.lid,
+            port: by_lid.get(&r.lid.0).copied(),
+            info: r.sm_info.clone(),
+            answering: true,
+        })
+        .collect();
+    let mut groups: BTreeMap<[u8; 16], McastGroup> = BTreeMap::new();
+    for g in &sa.mc_groups {
+        groups.entry(g.mgid.0).or_insert_with(|| McastGroup {
+            group: g.clone(),
+            members: Vec::new(),
+        });
+    }
+    for m in &sa.mc_members {
+        groups
+            .entry(m.mgid.0)
+            .or_insert_with(|| McastGroup {
+                group: m.clone(),
+                members: Vec::new(),
+            })
+            .members
+            .push(m.clone());
+    }
+    b.mcast_groups = groups.into_values().collect();
+    b.services = sa.services.clone();
+    b.partitions = partitions(&b.ports);
+}
+
+/// Partitions from the ports' P_Key tables: a member is full when its
+/// P_Key has the membership bit, a partition full when one member is.
+fn partitions(ports: &[Port]) -> Vec<Partition> {
+    let mut parts: BTreeMap<u16, Vec<PartitionMember>> = BTreeMap::new();
+    for p in ports {
+        if p.guid.0 == 0 {
+            continue;
+        }
+        for k in p.pkeys.iter() {
+            parts
+                .entry(k.0 & 0x7fff)
+                .or_default()
+                .push(PartitionMember {
+                    port_guid: p.guid,
+                    full: k.0 & 0x8000 != 0,
+                });
+        }
+    }
+    parts
+        .into_iter()
+        .map(|(k, members)| Partition {
+            pkey: PKey(
+                k | if members.iter().any(|m| m.full) {
+                    0x8000
+                } else {
+                    0
+                },
+            ),
+            members,
+        })
+        .collect()
 }
