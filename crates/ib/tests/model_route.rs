@@ -1,10 +1,12 @@
 //! Routes traced through sim snapshots (`ib::model::route`).
+mod umad_util;
 
 use ib::model::route::*;
 use ib::model::{NodeIdx, PortIdx};
 use ib::source::sim::{SimConfig, SimSource};
 use ib::source::Source;
 use ib::types::{Lid, NodeType, PortNum};
+use umad_util::named_hops;
 
 #[test]
 fn every_lid_is_reached_from_every_end_port_of_the_default_fabric() {
@@ -44,17 +46,7 @@ fn the_two_ports_of_a_dual_rail_hca_are_joined_through_the_fabric() {
         let node = s.nodes.iter().position(|x| x.description == name).unwrap();
         s.node_port(node as NodeIdx, PortNum(n)).unwrap()
     };
-    let named = |hops: &[Hop]| -> Vec<(String, Option<u8>, Option<u8>)> {
-        hops.iter()
-            .map(|h| {
-                (
-                    s.node(h.node).unwrap().description.clone(),
-                    h.entry.map(|p| p.0),
-                    h.exit.map(|p| p.0),
-                )
-            })
-            .collect()
-    };
+    let named = |hops: &[Hop]| named_hops(&s, hops);
     let (p1, p2) = (port("hca-1", 1), port("hca-1", 2));
     let hops = trace(&s, p1, s.port(p2).unwrap().info.lid).unwrap();
     let h = |n: &str, e: Option<u8>, x: Option<u8>| (n.to_string(), e, x);

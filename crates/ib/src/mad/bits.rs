@@ -125,38 +125,22 @@ impl Field for bool {
     }
 }
 
-impl Field for Guid {
-    #[inline]
-    fn read(buf: &[u8], off: usize, width: usize) -> Self {
-        Guid(get(buf, off, width))
-    }
-    #[inline]
-    fn write(&self, buf: &mut [u8], off: usize, width: usize) {
-        set(buf, off, width, self.0);
-    }
+/// The identifier newtypes are read and written as the integer they wrap.
+macro_rules! newtype_field {
+    ($($t:ident($inner:ty)),*) => {$(
+        impl Field for $t {
+            #[inline]
+            fn read(buf: &[u8], off: usize, width: usize) -> Self {
+                $t(<$inner>::read(buf, off, width))
+            }
+            #[inline]
+            fn write(&self, buf: &mut [u8], off: usize, width: usize) {
+                self.0.write(buf, off, width);
+            }
+        }
+    )*};
 }
-
-impl Field for Lid {
-    #[inline]
-    fn read(buf: &[u8], off: usize, width: usize) -> Self {
-        Lid(get(buf, off, width) as u16)
-    }
-    #[inline]
-    fn write(&self, buf: &mut [u8], off: usize, width: usize) {
-        set(buf, off, width, u64::from(self.0));
-    }
-}
-
-impl Field for PKey {
-    #[inline]
-    fn read(buf: &[u8], off: usize, width: usize) -> Self {
-        PKey(get(buf, off, width) as u16)
-    }
-    #[inline]
-    fn write(&self, buf: &mut [u8], off: usize, width: usize) {
-        set(buf, off, width, u64::from(self.0));
-    }
-}
+newtype_field!(Guid(u64), Lid(u16), PKey(u16));
 
 impl Field for Gid {
     #[inline]

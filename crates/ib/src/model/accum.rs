@@ -277,11 +277,12 @@ pub fn advance(
     // Data and packets: 64-bit extended counters when both readings have them,
     // else PortCounters' 32-bit ones.
     let pe = pr.and_then(|p| p.extended.as_ref());
-    match (&new.extended, pe, pr.is_some()) {
-        (Some(ne), Some(pe), _) => {
+    match (&new.extended, pe) {
+        // Both readings extended, or a first reading (the totals start at it).
+        (Some(ne), pe) if pe.is_some() || pr.is_none() => {
             macro_rules! ext_acc {
                 ($($f:ident),*) => {$(
-                    acc(&mut t.$f, Some(pe.$f), Some(ne.$f), W64);
+                    acc(&mut t.$f, pe.map(|p| p.$f), Some(ne.$f), W64);
                 )*};
             }
             ext_acc!(
@@ -294,16 +295,6 @@ pub fn advance(
                 port_multicast_xmit_pkts,
                 port_multicast_rcv_pkts
             );
-        }
-        (Some(ne), None, false) => {
-            t.port_xmit_data = ne.port_xmit_data;
-            t.port_rcv_data = ne.port_rcv_data;
-            t.port_xmit_pkts = ne.port_xmit_pkts;
-            t.port_rcv_pkts = ne.port_rcv_pkts;
-            t.port_unicast_xmit_pkts = ne.port_unicast_xmit_pkts;
-            t.port_unicast_rcv_pkts = ne.port_unicast_rcv_pkts;
-            t.port_multicast_xmit_pkts = ne.port_multicast_xmit_pkts;
-            t.port_multicast_rcv_pkts = ne.port_multicast_rcv_pkts;
         }
         _ => {
             for (f, total) in PORT_COUNTERS.iter().zip(TOTALS).filter(|(f, _)| f.extended) {
