@@ -69,8 +69,8 @@ fn the_two_ports_of_a_dual_rail_hca_are_joined_through_the_fabric() {
         for to in 0..s.ports.len() as PortIdx {
             let (f, t) = (s.port(from).unwrap(), s.port(to).unwrap());
             let ca = |p: &ib::model::Port| {
-                !s.node(p.node)
-                    .is_some_and(|n| n.info.node_type == NodeType::Switch as u8)
+                s.node(p.node)
+                    .is_some_and(|n| n.info.node_type != NodeType::Switch as u8)
                     && p.info.lid.0 != 0
             };
             if !ca(f) || !ca(t) {

@@ -9,11 +9,13 @@
 
 use std::collections::HashMap;
 
+mod pkeys;
+pub use pkeys::PKeyRead;
+
 use super::req::{self, GET, GET_TABLE, SET};
 use super::transport::{Transport, TxError};
 use crate::mad::sa::{
-    attr, comp, GuidInfoRecord, InformInfo, McMemberRecord, PKeyTableRecord, PathRecord,
-    ServiceRecord, SmInfoRecord,
+    attr, comp, GuidInfoRecord, InformInfo, McMemberRecord, PathRecord, ServiceRecord, SmInfoRecord,
 };
 use crate::mad::smp::SmInfo;
 use crate::mad::Codec;
@@ -51,6 +53,8 @@ pub struct SaView {
     /// Queries that failed this sweep: their fields above are empty for want
     /// of an answer, not because the SA has none (the source keeps its last).
     pub failed: SaFailed,
+    /// How the partition tables were read this sweep (None: not asked).
+    pub pkey_read: Option<PKeyRead>,
 }
 
 /// Which parts of an [`SaView`] got no answer.
@@ -133,12 +137,14 @@ fn whole<T>(v: &mut SaView, what: &'static str, t: Table<T>) -> Result<Vec<T>, (
 
 /// Queries the SA. `end_ports` lists the (LID, port) pairs whose partition tables (only
 /// when `sm_key` is given: OpenSM answers PKeyTableRecord to trusted requesters) and
-/// GUIDInfo blocks to read; empty: the caller keeps the last ones.
+/// GUIDInfo blocks to read; empty: the caller keeps the last ones. `whole_fabric`:
+/// as [`tables`].
 pub fn query(
     tr: &mut Transport,
     sm_lid: u16,
     sm_key: Option<u64>,
     end_ports: &[(u16, u8)],
+    whole_fabric: bool,
 ) -> SaView {
     let mut v = SaView::default();
     let key = sm_key.unwrap_or(0);
@@ -201,7 +207,7 @@ pub fn query(
             note(&mut v, "ServiceRecord", e);
         }
     }
-    tables(tr, sm_lid, sm_key, end_ports, &mut v);
+    tables(tr, sm_lid, sm_key, end_ports, whole_fabric, &mut v);
     if v.cut.contains(&GROUPS) {
         groups_by_partition(tr, sm_lid, end_ports, &mut v);
     }
@@ -262,73 +268,27 @@ fn groups_by_partition(tr: &mut Transport, sm_lid: u16, end_ports: &[(u16, u8)],
 }
 
 /// The GUIDInfo blocks and (with `sm_key`) partition tables of `end_ports` into `v`.
+/// `whole_fabric`: many ports are asked (a table refresh), so the partition
+/// tables are first asked in one GetTable of the whole fabric
+/// ([`pkeys::whole_fabric`]), and per port only where that answer is cut,
+/// refused or lacks the port.
 pub fn tables(
     tr: &mut Transport,
     sm_lid: u16,
     sm_key: Option<u64>,
     end_ports: &[(u16, u8)],
+    whole_fabric: bool,
     v: &mut SaView,
 ) {
     guid_info(tr, sm_lid, end_ports, v);
     let Some(sm_key) = sm_key else {
         return;
     };
-    let reqs = end_ports.iter().map(|&(lid, port)| {
-        let t = PKeyTableRecord {
-            lid: Lid(lid),
-            port_num: port,
-            ..PKeyTableRecord::default()
-        };
-        let mut buf = [0u8; PKeyTableRecord::LEN];
-        let _ = t.encode(&mut buf);
-        let mask = comp::p_key_table_record::LID | comp::p_key_table_record::PORT_NUM;
-        (
-            (lid, port),
-            req::sa(
-                GET_TABLE,
-                attr::P_KEY_TABLE_RECORD,
-                sm_lid,
-                sm_key,
-                mask,
-                &buf,
-            ),
-        )
-    });
-    let mut errs = Vec::new();
-    let mut cut = Vec::new();
-    tr.pipeline(reqs, |k, r| {
-        match r {
-            // Part of a port's table is not its table: the last one stands.
-            Ok(mad) if req::sa_truncated(&mad) => cut.push(k),
-            Ok(mad) => {
-                let mut keys = Vec::new();
-                for rec in req::sa_records(&mad) {
-                    if let Ok(p) = PKeyTableRecord::decode(rec) {
-                        keys.extend(
-                            p.p_key_table
-                                .p_key
-                                .iter()
-                                .map(|k| k.0)
-                                .filter(|&k| k & 0x7fff != 0),
-                        );
-                    }
-                }
-                v.pkeys.insert(k, keys);
-            }
-            Err(e) => errs.push((k, e)),
-        }
-        Vec::new()
-    });
-    for k in cut {
-        v.failed.pkeys.push(k);
-        v.cut.push("PKeyTableRecord");
-    }
-    for (k, e) in errs {
-        v.failed.pkeys.push(k);
-        v.failures += 1;
-        if v.errors.len() < 16 {
-            v.errors.push(format!("PKeyTableRecord {k:?}: {e}"));
-        }
+    if whole_fabric {
+        let rest = pkeys::whole_fabric(tr, sm_lid, sm_key, end_ports, v);
+        pkeys::per_port(tr, sm_lid, sm_key, &rest, v);
+    } else {
+        pkeys::per_port(tr, sm_lid, sm_key, end_ports, v);
     }
 }
 

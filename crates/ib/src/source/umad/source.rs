@@ -128,6 +128,11 @@ pub struct UmadStats {
     pub unreached_ports: u64,
     /// Complete discoveries made (the other sweeps reused the last topology).
     pub discoveries: u64,
+    /// Partition table refreshes answered by one whole-fabric GetTable, and
+    /// those asked per port because that answer was cut short or refused
+    /// ([`sa::PKeyRead`]).
+    pub pkey_whole_fabric: u64,
+    pub pkey_fallbacks: u64,
     pub transport: TransportStats,
 }
 
@@ -595,7 +600,7 @@ impl UmadSource {
             } else {
                 assemble::local_end_ports(d)
             };
-            let mut v = sa::query(&mut self.tr, sm_lid, self.opts.sm_key, &end_ports);
+            let mut v = sa::query(&mut self.tr, sm_lid, self.opts.sm_key, &end_ports, tables);
             if let Some(last) = &self.last_sa {
                 // A query that failed reads as the SA's last answer, not as
                 // nothing (groups vanishing for a sweep would read as deleted).
@@ -611,6 +616,7 @@ impl UmadSource {
                         sm_lid,
                         self.opts.sm_key,
                         &assemble::end_ports(d),
+                        true,
                         &mut v,
                     );
                     v.keep_failed_from(last);
@@ -627,6 +633,7 @@ impl UmadSource {
             for what in std::mem::take(&mut v.cut) {
                 self.note_cut(what);
             }
+            self.note_pkey_read(v.pkey_read);
             self.stats.sa_failures += v.failures;
             if v.errors.iter().any(|e| e.starts_with("SMInfoRecord")) {
                 // Logged once below ("SA not answering"), not every sweep.
@@ -690,6 +697,24 @@ impl UmadSource {
             }
             self.stats.sa_stale_sweeps += 1;
             self.subscribed = false;
+        }
+    }
+
+    /// Counts how the partition tables were read; the first fallback is
+    /// logged (under umad2sim every refresh falls back: ibsim does no RMPP).
+    fn note_pkey_read(&mut self, read: Option<sa::PKeyRead>) {
+        match read {
+            Some(sa::PKeyRead::WholeFabric) => self.stats.pkey_whole_fabric += 1,
+            Some(sa::PKeyRead::Fallback) => {
+                if self.stats.pkey_fallbacks == 0 {
+                    tracing::info!(
+                        "whole-fabric PKeyTableRecord answer cut short or refused: \
+                         partition tables are asked per port (counted in pkey_fallbacks)"
+                    );
+                }
+                self.stats.pkey_fallbacks += 1;
+            }
+            Some(sa::PKeyRead::PerPort) | None => {}
         }
     }
 

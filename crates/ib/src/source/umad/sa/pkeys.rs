@@ -1,0 +1,194 @@
+//! Partition tables (PKeyTableRecord, trusted with the SM_Key): one GetTable
+//! of the whole fabric where the SA's answer arrives whole (RMPP, reassembled
+//! by the kernel for our SA agent), else one query per port.
+//!
+//! Under umad2sim (ibsim does no RMPP) a whole-fabric answer arrives as its
+//! first packet: [`req::sa_truncated`] sees it cut, and the ports are asked one
+//! by one, as before. The fallback costs one MAD per refresh.
+
+use std::collections::BTreeMap;
+
+use super::super::req::{self, GET_TABLE};
+use super::super::transport::{Transport, TxError};
+use super::SaView;
+use crate::mad::sa::{attr, comp, PKeyTableRecord};
+use crate::types::Lid;
+
+/// How a sweep's partition tables were read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PKeyRead {
+    /// One GetTable answered for the whole fabric.
+    WholeFabric,
+    /// The whole-fabric answer was cut short (no RMPP reassembly, as under
+    /// umad2sim) or refused: asked per port instead.
+    Fallback,
+    /// Asked per port (a few ports: the local node's).
+    PerPort,
+}
+
+/// The P_Keys of a port's records in block order, empty entries left out.
+fn keys_of(records: impl IntoIterator<Item = PKeyTableRecord>) -> Vec<u16> {
+    let mut blocks: Vec<PKeyTableRecord> = records.into_iter().collect();
+    blocks.sort_by_key(|r| r.block_num);
+    blocks
+        .iter()
+        .flat_map(|r| r.p_key_table.p_key.iter().map(|k| k.0))
+        .filter(|&k| k & 0x7fff != 0)
+        .collect()
+}
+
+/// A whole-fabric answer's records as each port's P_Keys (block order).
+fn by_port(records: impl IntoIterator<Item = PKeyTableRecord>) -> BTreeMap<(u16, u8), Vec<u16>> {
+    let mut blocks: BTreeMap<(u16, u8), Vec<PKeyTableRecord>> = BTreeMap::new();
+    for r in records {
+        blocks.entry((r.lid.0, r.port_num)).or_default().push(r);
+    }
+    blocks.into_iter().map(|(k, b)| (k, keys_of(b))).collect()
+}
+
+/// Asks the whole fabric's PKeyTableRecords in one GetTable and fills `v`
+/// for the ports of `end_ports` the answer has. Returns the ports still to
+/// ask one by one: none when the answer was whole and had them all, every
+/// one when it was cut or refused.
+pub(super) fn whole_fabric(
+    tr: &mut Transport,
+    sm_lid: u16,
+    sm_key: u64,
+    end_ports: &[(u16, u8)],
+    v: &mut SaView,
+) -> Vec<(u16, u8)> {
+    let template = [0u8; PKeyTableRecord::LEN];
+    let request = req::sa(
+        GET_TABLE,
+        attr::P_KEY_TABLE_RECORD,
+        sm_lid,
+        sm_key,
+        0,
+        &template,
+    );
+    let why = match tr.call(request) {
+        Ok(mad) if !req::sa_truncated(&mad) => {
+            let records = req::sa_records(&mad)
+                .into_iter()
+                .filter_map(|r| PKeyTableRecord::decode(r).ok());
+            let mut tables = by_port(records);
+            let mut rest = Vec::new();
+            for k in end_ports {
+                match tables.remove(k) {
+                    Some(keys) => {
+                        v.pkeys.insert(*k, keys);
+                    }
+                    None => rest.push(*k),
+                }
+            }
+            v.pkey_read = Some(PKeyRead::WholeFabric);
+            return rest;
+        }
+        Ok(_) => "answer cut short (no RMPP reassembly on this path)".to_string(),
+        Err(TxError::Status(st)) => format!("refused, status {st:#06x}"),
+        Err(e) => e.to_string(),
+    };
+    tracing::debug!("whole-fabric PKeyTableRecord: {why}: asked per port");
+    v.pkey_read = Some(PKeyRead::Fallback);
+    end_ports.to_vec()
+}
+
+/// One PKeyTableRecord GetTable per port (LID and PortNum in the mask).
+pub(super) fn per_port(
+    tr: &mut Transport,
+    sm_lid: u16,
+    sm_key: u64,
+    end_ports: &[(u16, u8)],
+    v: &mut SaView,
+) {
+    if end_ports.is_empty() {
+        return;
+    }
+    if v.pkey_read.is_none() {
+        v.pkey_read = Some(PKeyRead::PerPort);
+    }
+    let reqs = end_ports.iter().map(|&(lid, port)| {
+        let t = PKeyTableRecord {
+            lid: Lid(lid),
+            port_num: port,
+            ..PKeyTableRecord::default()
+        };
+        let mut buf = [0u8; PKeyTableRecord::LEN];
+        let _ = t.encode(&mut buf);
+        let mask = comp::p_key_table_record::LID | comp::p_key_table_record::PORT_NUM;
+        (
+            (lid, port),
+            req::sa(
+                GET_TABLE,
+                attr::P_KEY_TABLE_RECORD,
+                sm_lid,
+                sm_key,
+                mask,
+                &buf,
+            ),
+        )
+    });
+    let mut errs = Vec::new();
+    let mut cut = Vec::new();
+    tr.pipeline(reqs, |k, r| {
+        match r {
+            // Part of a port's table is not its table: the last one stands.
+            Ok(mad) if req::sa_truncated(&mad) => cut.push(k),
+            Ok(mad) => {
+                let records = req::sa_records(&mad)
+                    .into_iter()
+                    .filter_map(|r| PKeyTableRecord::decode(r).ok());
+                v.pkeys.insert(k, keys_of(records));
+            }
+            Err(e) => errs.push((k, e)),
+        }
+        Vec::new()
+    });
+    for k in cut {
+        v.failed.pkeys.push(k);
+        v.cut.push("PKeyTableRecord");
+    }
+    for (k, e) in errs {
+        v.failed.pkeys.push(k);
+        v.failures += 1;
+        if v.errors.len() < 16 {
+            v.errors.push(format!("PKeyTableRecord {k:?}: {e}"));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::types::PKey;
+
+    fn record(lid: u16, port: u8, block: u16, keys: &[u16]) -> PKeyTableRecord {
+        let mut r = PKeyTableRecord {
+            lid: Lid(lid),
+            port_num: port,
+            block_num: block,
+            ..PKeyTableRecord::default()
+        };
+        for (slot, &k) in r.p_key_table.p_key.iter_mut().zip(keys) {
+            *slot = PKey(k);
+        }
+        r
+    }
+
+    /// ibsim cannot answer a whole-fabric GetTable whole (no RMPP): the
+    /// grouping of such an answer is checked here on records as OpenSM
+    /// lays them out (blocks of one port in any order, ports interleaved).
+    #[test]
+    fn a_whole_fabric_answer_is_each_ports_blocks_in_order() {
+        let records = [
+            record(2, 1, 1, &[0x8005]),
+            record(1, 0, 0, &[0xffff, 0, 0x8002]),
+            record(2, 1, 0, &[0xffff, 0x0002]),
+            record(1, 0, 1, &[]),
+        ];
+        let t = by_port(records);
+        assert_eq!(t.len(), 2);
+        assert_eq!(t[&(1, 0)], vec![0xffff, 0x8002]);
+        assert_eq!(t[&(2, 1)], vec![0xffff, 0x0002, 0x8005]);
+    }
+}
