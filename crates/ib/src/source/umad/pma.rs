@@ -33,6 +33,7 @@
 use std::collections::HashMap;
 
 use super::req::{self, GET, SET};
+use super::spread::Slice;
 use super::transport::{Request, Transport, TxError};
 use crate::mad::header::{status as header_status, status_text};
 use crate::mad::pma::{
@@ -396,7 +397,7 @@ fn idle_read(t: &Target, i: usize, port: u8, extended: bool) -> Vec<(Q, Request)
 /// full sweep, and read before. Whether it does stands or falls with the
 /// switch's sum where that is asked first ([`sum_first`]); else it stands.
 fn idle_standing(t: &Target, schedule: &Schedule<'_>) -> Vec<u8> {
-    if schedule.full {
+    if schedule.full_for(t.node) {
         return Vec::new();
     }
     let Some(last) = schedule.idle else {
@@ -448,7 +449,7 @@ fn sums_usable(t: &Target, caps: &PmaCaps, opts: &PmaOptions) -> bool {
 /// at hand.
 fn sum_first(t: &Target, caps: &PmaCaps, opts: &PmaOptions, schedule: &Schedule<'_>) -> bool {
     sums_usable(t, caps, opts)
-        && !schedule.full
+        && !schedule.full_for(t.node)
         && schedule.prev_sums.is_some_and(|m| m.contains_key(&t.node))
         && schedule
             .prev
@@ -528,8 +529,11 @@ pub struct Schedule<'a> {
     /// The local node: every detail attribute of `details` is wanted for
     /// its ports (IF-MIB and IB-IF-MIB serve them), from the first sweep on.
     pub local: Option<Guid>,
-    /// This sweep reads every port in full (`detail_every`).
+    /// This sweep reads every port in full (the sweep after a quick start).
     pub full: bool,
+    /// The nodes whose ports this sweep reads in full (`detail_every`: each
+    /// node's turn comes once every `detail_every` sweeps, a slice a sweep).
+    pub full_slice: Option<Slice>,
     /// Each switch's PortCounters sum at the previous sweep ([`PmaSweep::sums`]).
     pub prev_sums: Option<&'a HashMap<Guid, PortCounters>>,
     /// No detail attribute for ports other than the local node's this sweep
@@ -538,6 +542,13 @@ pub struct Schedule<'a> {
     /// The last readings of the switch ports without a link ([`Target::idle`]):
     /// they stand on a sweep that is not full, unless the switch's sum moved.
     pub idle: Option<&'a HashMap<(Guid, u8), PortReadings>>,
+}
+
+impl Schedule<'_> {
+    /// Whether `node`'s ports are read in full this sweep.
+    pub fn full_for(&self, node: Guid) -> bool {
+        self.full || self.full_slice.is_some_and(|s| s.covers(node.0))
+    }
 }
 
 /// Polls every target port. `caps` is the per-node cache kept by the source.
@@ -743,7 +754,7 @@ impl Poll<'_, '_> {
             return Vec::new();
         };
         let prev = self.schedule.prev.and_then(|m| m.get(&(t.node, port)));
-        let due = details_due(prev, &r.counters, self.schedule.full)
+        let due = details_due(prev, &r.counters, self.schedule.full_for(t.node))
             & wanted(&self.opts, &self.schedule, t.node);
         let unsupported = caps.map_or(0, |c| c.unsupported);
         let next = detail_requests(t, target, port, due, unsupported);

@@ -31,6 +31,7 @@ use super::faults::PmaFaults;
 use super::ffi::{self, PortAttrs, UmadError};
 use super::pma::{self, PmaCaps, PmaOptions};
 use super::sa::{self, SaView};
+use super::spread::Slice;
 use super::transport::{Transport, TransportConfig, TransportStats, TxError};
 use super::watch::{self, Trigger};
 use crate::mad::pma::PortSamplesControl;
@@ -511,12 +512,14 @@ impl UmadSource {
     /// One PMA pass over `targets` with this sweep's schedule.
     fn poll(&mut self, targets: &[pma::Target], local: Guid, cold: bool) -> pma::PmaSweep {
         let n = self.sweep_no;
-        let every = u64::from(self.opts.pma.detail_every.max(1));
         let schedule = pma::Schedule {
             prev: Some(&self.prev_counters),
             local: Some(local),
-            // The sweep after a quick start reads the details it left out.
-            full: n.is_multiple_of(every) || (n == 1 && self.opts.quick_start),
+            // The first sweep reads all; the sweep after a quick start reads
+            // the details it left out.
+            full: n == 0 || (n == 1 && self.opts.quick_start),
+            // Then each node's periodic full read in its own sweep.
+            full_slice: Some(Slice::new(n, self.opts.pma.detail_every)),
             prev_sums: Some(&self.prev_sums),
             counters_only: cold,
             idle: Some(&self.prev_idle),
