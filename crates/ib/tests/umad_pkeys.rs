@@ -105,3 +105,69 @@ fn pkey_tables_equal_smpquery_and_saquery_through_the_fallback() {
     assert!(tables.len() >= 2, "{tables:?}");
     println!("tables: {tables:x?}");
 }
+
+/// Issue 41.3: the periodic P_Key re-read is spread over `tables_every`
+/// sweeps (a slice of the end ports each). An SM's partition change that
+/// nothing else shows (two CAs put in a new partition, the local node not:
+/// no port state moves, no discovery) is in every served table within
+/// `tables_every` sweeps, and then every table equals the diags.
+#[test]
+fn a_partition_change_is_served_within_tables_every_sweeps() {
+    if !in_child() {
+        let mut cfg = ib::testbed::TestbedConfig::new(ib::testbed::SMALL_NET);
+        cfg.partitions = PARTITIONS.into();
+        let tb = start(cfg);
+        let name = "a_partition_change_is_served_within_tables_every_sweeps";
+        println!("{}", run_child(&tb, name, &[]));
+        return;
+    }
+    let every = 4;
+    let mut s = open_source(UmadOptions {
+        tables_every: every,
+        ..UmadOptions::default()
+    });
+    s.sweep().unwrap();
+    let snap = s.sweep().unwrap();
+    let guid = |desc: &str| {
+        let n = snap.nodes.iter().find(|n| n.description == desc).unwrap();
+        snap.port(n.ports.start).unwrap().guid.0
+    };
+    let (hca2, hca3) = (guid("Hca2"), guid("Hca3"));
+    let dir = std::env::var("UMAD_TESTBED_DIR").unwrap();
+    std::fs::write(
+        format!("{dir}/partitions.conf"),
+        format!("{PARTITIONS}P5=0x0005 : {hca2:#x}=full, {hca3:#x}=full;\n"),
+    )
+    .unwrap();
+    child_signal_opensm("HUP");
+    // OpenSM programs the new tables on its heavy sweep: wait until the SMA
+    // of Hca2 shows the new P_Key (the diags are the truth).
+    let hca2_lid = snap
+        .ports
+        .iter()
+        .find(|p| p.guid.0 == hca2)
+        .unwrap()
+        .info
+        .lid
+        .0;
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while !smp_pkeys(hca2_lid, 1).contains(&0x8005) {
+        assert!(std::time::Instant::now() < deadline, "OpenSM never set P5");
+        std::thread::sleep(std::time::Duration::from_millis(300));
+    }
+    let discoveries = s.stats().discoveries;
+    let mut last = None;
+    for _ in 0..every {
+        last = Some(s.sweep().unwrap());
+    }
+    let last = last.unwrap();
+    assert_eq!(s.stats().discoveries, discoveries, "no discovery saw it");
+    assert_eq!(equal_to_the_diags(&last, |_| true), 6);
+    let with_p5 = last
+        .ports
+        .iter()
+        .filter(|p| p.pkeys.iter().any(|k| k.0 == 0x8005))
+        .count();
+    assert_eq!(with_p5, 2);
+    assert!(last.partitions.iter().any(|p| p.pkey.0 == 0x8005));
+}

@@ -123,11 +123,11 @@ pub fn discover(t: &mut Transport, opts: DiscoverOptions) -> Discovered {
     d
 }
 
-/// Reads the linear forwarding tables of every switch of a discovery made
-/// without them (`DiscoverOptions { lft: false }`).
-pub fn fetch_lfts(t: &mut Transport, d: &mut Discovered) {
+/// Reads the linear forwarding tables of the switches `due` names (by node
+/// GUID) of a discovery made without them (`DiscoverOptions { lft: false }`).
+pub fn fetch_lfts(t: &mut Transport, d: &mut Discovered, due: impl Fn(Guid) -> bool) {
     let mut reqs = Vec::new();
-    for n in d.nodes.values_mut() {
+    for n in d.nodes.values_mut().filter(|n| due(n.info.node_guid)) {
         if let Some(si) = n.switch_info.as_ref().filter(|si| si.linear_fdb_top > 0) {
             n.lft = lft_slots(si);
             reqs.extend(lft_requests(n.info.node_guid, si, &n.path));

@@ -31,7 +31,7 @@ use super::faults::PmaFaults;
 use super::ffi::{self, PortAttrs, UmadError};
 use super::pma::{self, PmaCaps, PmaOptions};
 use super::sa::{self, SaView};
-use super::spread::Slice;
+use super::spread::{self, Slice};
 use super::transport::{Transport, TransportConfig, TransportStats, TxError};
 use super::watch::{self, Trigger};
 use crate::mad::pma::PortSamplesControl;
@@ -68,12 +68,13 @@ pub struct UmadOptions {
     /// forwarding tables and per-port SA tables follow in the next sweep
     /// (absent until then). Default true; one-shot dumps turn it off.
     pub quick_start: bool,
-    /// Switch forwarding tables and P_Key tables are read again only when a
-    /// discovery sees a changed subnet (nodes, ports, LIDs, links, port states, the
-    /// master SM's LID), when our own partitions change, or on every
-    /// `tables_every`-th sweep (default 30, like `topology_every`: an SM's
-    /// rerouting or partition change that nothing else shows); otherwise the
-    /// last ones are kept. 1 reads them every sweep.
+    /// Switch forwarding tables and P_Key tables are read again, all of them,
+    /// when a discovery sees a changed subnet (nodes, ports, LIDs, links, port
+    /// states, the master SM's LID) or our own partitions change; and each
+    /// one once every `tables_every` sweeps (default 30, like
+    /// `topology_every`: an SM's rerouting or partition change that nothing
+    /// else shows), a `tables_every`-th of the switches and end ports each
+    /// sweep ([`super::spread`]). 1 reads them every sweep.
     pub tables_every: u32,
     /// Where the sysfs libibumad reads is mounted, as the agent reads it to
     /// say what is missing when the source cannot open (libibumad itself
@@ -185,11 +186,10 @@ pub struct UmadSource {
     /// The last readings of switch ports without a link ([`pma::Target::idle`]).
     prev_idle: HashMap<(Guid, u8), crate::model::PortReadings>,
     /// The subnet the last discovery saw ([`super::discover::signature`]) and its
-    /// master SM's LID, and discoveries since tables were last read.
+    /// master SM's LID.
     last_signature: Option<(u64, u16)>,
-    since_tables: u32,
-    /// Forwarding and P_Key tables are due: the first sweep left them out, or
-    /// a discovery saw a changed subnet (`since_tables` counts sweeps).
+    /// Every forwarding and P_Key table is due: the first sweep left them
+    /// out, or a discovery saw a changed subnet.
     tables_pending: bool,
     /// This sweep's cost so far.
     cost: crate::model::SweepCost,
@@ -283,7 +283,6 @@ impl UmadSource {
             prev_sums: HashMap::new(),
             prev_idle: HashMap::new(),
             last_signature: None,
-            since_tables: 0,
             tables_pending: false,
             cost: crate::model::SweepCost::default(),
             sa_cut: 0,
@@ -417,23 +416,23 @@ impl UmadSource {
         self.stats.pma_failures += pma.failures();
         self.stats.unreached_ports = pma.unreached_ports().count() as u64;
         self.pma_faults.record(&pma, Instant::now());
-        // Forwarding and P_Key tables: after the first sweep, when a discovery
-        // saw a changed subnet, and every `tables_every` sweeps (an SM's
-        // partition changes show nowhere else).
-        self.since_tables += 1;
-        let tables =
-            (self.tables_pending || self.since_tables >= self.opts.tables_every.max(1)) && !cold;
-        if tables && self.opts.lft {
+        // Forwarding and P_Key tables: all after the first sweep and when a
+        // discovery saw a changed subnet; else each switch's and end port's
+        // periodic re-read (an SM's partition changes show nowhere else) in
+        // its own sweep, a `tables_every`-th of them a sweep.
+        let tables = self.tables_pending && !cold;
+        let slice = (!tables && !cold).then(|| Slice::new(self.sweep_no, self.opts.tables_every));
+        if self.opts.lft && (tables || slice.is_some()) {
             let phase = Phase::start(&self.tr);
-            super::discover::fetch_lfts(&mut self.tr, &mut d);
+            let due = |g: Guid| slice.is_none_or(|s| s.covers(g.0));
+            super::discover::fetch_lfts(&mut self.tr, &mut d, due);
             phase.add_to(&self.tr, &mut self.cost.discovery);
         }
         let mut sm_lids: Vec<u16> = self.sms.iter().map(|(r, _)| r.lid.0).collect();
-        self.ask_sa(&d, tables);
+        self.ask_sa(&d, tables, slice);
         self.refresh_sm_ports(&mut d, &mut sm_lids);
         if tables {
             self.tables_pending = false;
-            self.since_tables = 0;
         }
         let mut builder = assemble::build(&d, self.last_sa.as_ref(), Some(&pma), &self.caps);
         builder.sms = assemble::sm_records(&builder, &self.sms);
@@ -583,9 +582,10 @@ impl UmadSource {
     }
 
     /// The SA's view, every sweep: SMs, multicast groups, services, and the
-    /// local node's P_Key tables and GUIDInfo; every end port's when `tables`.
+    /// local node's P_Key tables and GUIDInfo; every end port's when `tables`,
+    /// else those of this sweep's `slice` too.
     /// Failed queries keep the last answers.
-    fn ask_sa(&mut self, d: &Discovered, tables: bool) {
+    fn ask_sa(&mut self, d: &Discovered, tables: bool, slice: Option<Slice>) {
         let phase = Phase::start(&self.tr);
         let sm_lid = d
             .local_port
@@ -601,7 +601,15 @@ impl UmadSource {
             let end_ports = if tables {
                 assemble::end_ports(d)
             } else {
-                assemble::local_end_ports(d)
+                let mut ports = assemble::local_end_ports(d);
+                // This sweep's slice of the periodic re-read.
+                if let Some(slice) = slice {
+                    let due = |&(lid, port): &(u16, u8)| slice.covers(spread::port_key(lid, port));
+                    ports.extend(assemble::end_ports(d).into_iter().filter(due));
+                    ports.sort_unstable();
+                    ports.dedup();
+                }
+                ports
             };
             let mut v = sa::query(&mut self.tr, sm_lid, self.opts.sm_key, &end_ports, tables);
             if let Some(last) = &self.last_sa {
@@ -623,7 +631,6 @@ impl UmadSource {
                         &mut v,
                     );
                     v.keep_failed_from(last);
-                    self.since_tables = 0;
                 } else if !tables {
                     for (k, keys) in &last.pkeys {
                         v.pkeys.entry(*k).or_insert_with(|| keys.clone());
