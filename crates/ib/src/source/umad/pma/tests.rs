@@ -104,19 +104,28 @@ fn switch_fixture(idle: Vec<u8>) -> Fixture {
     (t, caps, prev, sums)
 }
 
+/// A steady sweep's schedule after one that read `prev` and `sums`.
+fn steady<'a>(
+    prev: &'a HashMap<(Guid, u8), PortCounters>,
+    sums: &'a HashMap<Guid, PortCounters>,
+    idle: Option<&'a HashMap<(Guid, u8), PortReadings>>,
+) -> Schedule<'a> {
+    Schedule {
+        prev: Some(prev),
+        local: None,
+        full: false,
+        full_slice: None,
+        prev_sums: Some(sums),
+        counters_only: false,
+        idle,
+    }
+}
+
 #[test]
 fn sums_are_asked_of_switches_only_with_what_they_stand_for() {
     let (t, caps, prev, sums) = switch_fixture(Vec::new());
     let opts = PmaOptions::default();
-    let sched = Schedule {
-        prev: Some(&prev),
-        local: None,
-        full: false,
-        full_slice: None,
-        prev_sums: Some(&sums),
-        counters_only: false,
-        idle: None,
-    };
+    let sched = steady(&prev, &sums, None);
     assert!(sum_first(&t, &caps, &opts, &sched));
     // Sum first, then only PortCountersExtended per port.
     let reqs = port_requests(&t, 0, &caps, &opts, &sched);
@@ -156,15 +165,7 @@ fn ports_without_a_link_are_read_when_due() {
     let (t, caps, prev, sums) = switch_fixture(vec![4]);
     let opts = PmaOptions::default();
     let idle: HashMap<(Guid, u8), PortReadings> = [((Guid(7), 4), PortReadings::default())].into();
-    let sched = Schedule {
-        prev: Some(&prev),
-        local: None,
-        full: false,
-        full_slice: None,
-        prev_sums: Some(&sums),
-        counters_only: false,
-        idle: Some(&idle),
-    };
+    let sched = steady(&prev, &sums, Some(&idle));
     // The sum and PortCountersExtended of the linked ports: none for port 4.
     assert_eq!(idle_standing(&t, &sched), vec![4]);
     assert_eq!(port_requests(&t, 0, &caps, &opts, &sched).len(), 3);
