@@ -1,6 +1,6 @@
 //! P_Key tables from the SA (issue 41.2): a table refresh asks the whole
-//! fabric's PKeyTableRecords in one GetTable and falls back to one query per
-//! port when that answer is cut short or refused. Under umad2sim the whole
+//! fabric's PKeyTableRecords in one GetTable and falls back to each port's
+//! PKeyTable SMPs when that answer is cut short or refused. Under umad2sim the whole
 //! answer is always cut to its first packet (ibsim does no RMPP), so what
 //! runs end to end here is the fallback (and the per-port read of the local
 //! node's tables); the grouping of a whole answer is unit-tested in
@@ -79,13 +79,13 @@ fn pkey_tables_equal_smpquery_and_saquery_through_the_fallback() {
         return;
     }
     let mut s = open_source(UmadOptions::default());
-    // The first sweep reads the local node's tables, one query per port.
+    // The first sweep reads the local node's tables, from their SMAs.
     let first = s.sweep().unwrap();
     let local = first.local_node.expect("local node");
     assert_eq!(s.stats().pkey_whole_fabric + s.stats().pkey_fallbacks, 0);
     assert!(equal_to_the_diags(&first, |p| p.node == local) >= 1);
     // The second reads every table: the whole-fabric answer comes cut
-    // (no RMPP in ibsim), so every port is asked on its own.
+    // (no RMPP in ibsim), so every port is read from its SMA.
     let second = s.sweep().unwrap();
     let stats = s.stats();
     assert_eq!(

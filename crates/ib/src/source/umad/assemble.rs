@@ -73,17 +73,32 @@ pub fn local_end_ports(d: &Discovered) -> Vec<(u16, u8)> {
     end_ports_of(d, |n| n.info.node_guid == d.local)
 }
 
-fn end_ports_of(d: &Discovered, keep: impl Fn(&DNode) -> bool) -> Vec<(u16, u8)> {
-    let mut v = Vec::new();
-    for n in ordered(d).into_iter().filter(|n| keep(n)) {
-        for p in n.ports.values() {
-            let lid = p.info.as_ref().map(|i| i.lid.0).unwrap_or(0);
-            if lid != 0 && (!n.is_switch() || p.num == 0) {
-                v.push((lid, p.num));
-            }
-        }
+/// The size of each end port's P_Key table in blocks of 32 entries
+/// (NodeInfo:PartitionCap, which a CA's and a switch's port 0 report).
+pub fn pkey_blocks(d: &Discovered) -> HashMap<(u16, u8), u16> {
+    let mut m = HashMap::new();
+    for n in d.nodes.values() {
+        let blocks = n.info.partition_cap.div_ceil(32).max(1);
+        m.extend(node_end_ports(n).map(|k| (k, blocks)));
     }
-    v
+    m
+}
+
+/// (LID, port) of a node's end ports that have a LID: a CA's ports, a
+/// switch's port 0.
+fn node_end_ports(n: &DNode) -> impl Iterator<Item = (u16, u8)> + '_ {
+    n.ports.values().filter_map(move |p| {
+        let lid = p.info.as_ref().map(|i| i.lid.0).unwrap_or(0);
+        (lid != 0 && (!n.is_switch() || p.num == 0)).then_some((lid, p.num))
+    })
+}
+
+fn end_ports_of(d: &Discovered, keep: impl Fn(&DNode) -> bool) -> Vec<(u16, u8)> {
+    ordered(d)
+        .into_iter()
+        .filter(|n| keep(n))
+        .flat_map(node_end_ports)
+        .collect()
 }
 
 /// The SMs of a builder from SMInfo records, each with whether the SM

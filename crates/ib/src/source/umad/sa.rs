@@ -137,14 +137,15 @@ fn whole<T>(v: &mut SaView, what: &'static str, t: Table<T>) -> Result<Vec<T>, (
 
 /// Queries the SA. `end_ports` lists the (LID, port) pairs whose partition tables (only
 /// when `sm_key` is given: OpenSM answers PKeyTableRecord to trusted requesters) and
-/// GUIDInfo blocks to read; empty: the caller keeps the last ones. `whole_fabric`:
-/// as [`tables`].
+/// GUIDInfo blocks to read; empty: the caller keeps the last ones. `whole_fabric`
+/// and `blocks`: as [`tables`].
 pub fn query(
     tr: &mut Transport,
     sm_lid: u16,
     sm_key: Option<u64>,
     end_ports: &[(u16, u8)],
     whole_fabric: bool,
+    blocks: &HashMap<(u16, u8), u16>,
 ) -> SaView {
     let mut v = SaView::default();
     let key = sm_key.unwrap_or(0);
@@ -207,7 +208,7 @@ pub fn query(
             note(&mut v, "ServiceRecord", e);
         }
     }
-    tables(tr, sm_lid, sm_key, end_ports, whole_fabric, &mut v);
+    tables(tr, sm_lid, sm_key, end_ports, whole_fabric, blocks, &mut v);
     if v.cut.contains(&GROUPS) {
         groups_by_partition(tr, sm_lid, end_ports, &mut v);
     }
@@ -270,14 +271,15 @@ fn groups_by_partition(tr: &mut Transport, sm_lid: u16, end_ports: &[(u16, u8)],
 /// The GUIDInfo blocks and (with `sm_key`) partition tables of `end_ports` into `v`.
 /// `whole_fabric`: many ports are asked (a table refresh), so the partition
 /// tables are first asked in one GetTable of the whole fabric
-/// ([`pkeys::whole_fabric`]), and per port only where that answer is cut,
-/// refused or lacks the port.
+/// ([`pkeys::whole_fabric`]), and read per port (PKeyTable SMPs, `blocks` of
+/// 32 entries each) only where that answer is cut, refused or lacks the port.
 pub fn tables(
     tr: &mut Transport,
     sm_lid: u16,
     sm_key: Option<u64>,
     end_ports: &[(u16, u8)],
     whole_fabric: bool,
+    blocks: &HashMap<(u16, u8), u16>,
     v: &mut SaView,
 ) {
     guid_info(tr, sm_lid, end_ports, v);
@@ -286,9 +288,9 @@ pub fn tables(
     };
     if whole_fabric {
         let rest = pkeys::whole_fabric(tr, sm_lid, sm_key, end_ports, v);
-        pkeys::per_port(tr, sm_lid, sm_key, &rest, v);
+        pkeys::per_port(tr, &rest, blocks, v);
     } else {
-        pkeys::per_port(tr, sm_lid, sm_key, end_ports, v);
+        pkeys::per_port(tr, end_ports, blocks, v);
     }
 }
 

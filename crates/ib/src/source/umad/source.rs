@@ -611,7 +611,15 @@ impl UmadSource {
                 }
                 ports
             };
-            let mut v = sa::query(&mut self.tr, sm_lid, self.opts.sm_key, &end_ports, tables);
+            let blocks = assemble::pkey_blocks(d);
+            let mut v = sa::query(
+                &mut self.tr,
+                sm_lid,
+                self.opts.sm_key,
+                &end_ports,
+                tables,
+                &blocks,
+            );
             if let Some(last) = &self.last_sa {
                 // A query that failed reads as the SA's last answer, not as
                 // nothing (groups vanishing for a sweep would read as deleted).
@@ -628,6 +636,7 @@ impl UmadSource {
                         self.opts.sm_key,
                         &assemble::end_ports(d),
                         true,
+                        &blocks,
                         &mut v,
                     );
                     v.keep_failed_from(last);

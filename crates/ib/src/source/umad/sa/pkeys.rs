@@ -1,17 +1,18 @@
-//! Partition tables (PKeyTableRecord, trusted with the SM_Key): one GetTable
-//! of the whole fabric where the SA's answer arrives whole (RMPP, reassembled
-//! by the kernel for our SA agent), else one query per port.
+//! Partition tables: one PKeyTableRecord GetTable of the whole fabric (trusted
+//! with the SM_Key) where the SA's answer arrives whole (RMPP, reassembled by
+//! the kernel for our SA agent), else each port's PKeyTable SMPs.
 //!
 //! Under umad2sim (ibsim does no RMPP) a whole-fabric answer arrives as its
-//! first packet: [`req::sa_truncated`] sees it cut, and the ports are asked one
-//! by one, as before. The fallback costs one MAD per refresh.
+//! first packet: [`req::sa_truncated`] sees it cut, and the ports are read one
+//! by one from their SMAs. The failed attempt costs one MAD per refresh.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 
 use super::super::req::{self, GET_TABLE};
 use super::super::transport::{Transport, TxError};
 use super::SaView;
-use crate::mad::sa::{attr, comp, PKeyTableRecord};
+use crate::mad::sa::{attr, PKeyTableRecord};
+use crate::mad::smp::{attr as smp_attr, PKeyTable};
 use crate::types::Lid;
 
 /// How a sweep's partition tables were read.
@@ -20,9 +21,9 @@ pub enum PKeyRead {
     /// One GetTable answered for the whole fabric.
     WholeFabric,
     /// The whole-fabric answer was cut short (no RMPP reassembly, as under
-    /// umad2sim) or refused: asked per port instead.
+    /// umad2sim) or refused: read per port from the SMAs instead.
     Fallback,
-    /// Asked per port (a few ports: the local node's).
+    /// Read per port (a few ports: the local node's, or a spread slice).
     PerPort,
 }
 
@@ -93,12 +94,14 @@ pub(super) fn whole_fabric(
     end_ports.to_vec()
 }
 
-/// One PKeyTableRecord GetTable per port (LID and PortNum in the mask).
+/// Each port's PKeyTable from its own SMA: one LID-routed SMP per block of
+/// 32 entries (`blocks`: NodeInfo:PartitionCap / 32 per port, 1 where
+/// unknown). ibsim answers SMPs itself, far faster than OpenSM answers SA
+/// queries, and the SMA's table is what the SM programmed.
 pub(super) fn per_port(
     tr: &mut Transport,
-    sm_lid: u16,
-    sm_key: u64,
     end_ports: &[(u16, u8)],
+    blocks: &HashMap<(u16, u8), u16>,
     v: &mut SaView,
 ) {
     if end_ports.is_empty() {
@@ -107,54 +110,48 @@ pub(super) fn per_port(
     if v.pkey_read.is_none() {
         v.pkey_read = Some(PKeyRead::PerPort);
     }
-    let reqs = end_ports.iter().map(|&(lid, port)| {
-        let t = PKeyTableRecord {
-            lid: Lid(lid),
-            port_num: port,
-            ..PKeyTableRecord::default()
-        };
-        let mut buf = [0u8; PKeyTableRecord::LEN];
-        let _ = t.encode(&mut buf);
-        let mask = comp::p_key_table_record::LID | comp::p_key_table_record::PORT_NUM;
-        (
-            (lid, port),
-            req::sa(
-                GET_TABLE,
-                attr::P_KEY_TABLE_RECORD,
-                sm_lid,
-                sm_key,
-                mask,
-                &buf,
-            ),
-        )
+    let reqs = end_ports.iter().flat_map(|&(lid, port)| {
+        let n = blocks.get(&(lid, port)).copied().unwrap_or(1).max(1);
+        // Switch port 0 names its port in the modifier's upper half (0).
+        (0..n).map(move |b| {
+            let modifier = (u32::from(port) << 16) | u32::from(b);
+            (
+                ((lid, port), b),
+                req::lid_get(smp_attr::P_KEY_TABLE, modifier, lid),
+            )
+        })
     });
+    let mut read: BTreeMap<(u16, u8), Vec<PKeyTableRecord>> = BTreeMap::new();
     let mut errs = Vec::new();
-    let mut cut = Vec::new();
-    tr.pipeline(reqs, |k, r| {
-        match r {
-            // Part of a port's table is not its table: the last one stands.
-            Ok(mad) if req::sa_truncated(&mad) => cut.push(k),
-            Ok(mad) => {
-                let records = req::sa_records(&mad)
-                    .into_iter()
-                    .filter_map(|r| PKeyTableRecord::decode(r).ok());
-                v.pkeys.insert(k, keys_of(records));
-            }
-            Err(e) => errs.push((k, e)),
+    tr.pipeline(reqs, |(k, b), r| {
+        match r.map(|mad| PKeyTable::decode(req::smp_data(&mad))) {
+            Ok(Ok(t)) => read.entry(k).or_default().push(PKeyTableRecord {
+                lid: Lid(k.0),
+                port_num: k.1,
+                block_num: b,
+                p_key_table: t,
+            }),
+            Ok(Err(e)) => errs.push((k, e.to_string())),
+            Err(e) => errs.push((k, e.to_string())),
         }
         Vec::new()
     });
-    for k in cut {
-        v.failed.pkeys.push(k);
-        v.cut.push("PKeyTableRecord");
-    }
-    for (k, e) in errs {
-        v.failed.pkeys.push(k);
-        v.failures += 1;
-        if v.errors.len() < 16 {
-            v.errors.push(format!("PKeyTableRecord {k:?}: {e}"));
+    // Part of a port's table is not its table: the last one stands.
+    let mut failed: Vec<(u16, u8)> = errs.iter().map(|(k, _)| *k).collect();
+    failed.sort_unstable();
+    failed.dedup();
+    for (k, b) in read {
+        if failed.binary_search(&k).is_err() {
+            v.pkeys.insert(k, keys_of(b));
         }
     }
+    for (k, e) in errs {
+        v.failures += 1;
+        if v.errors.len() < 16 {
+            v.errors.push(format!("PKeyTable {k:?}: {e}"));
+        }
+    }
+    v.failed.pkeys.extend(failed);
 }
 
 #[cfg(test)]
