@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use super::discover::{DNode, Discovered};
 use super::pma::{PmaCaps, PmaSweep, Target};
-use super::sa::SaView;
+use super::sa::{Blocks, SaView, TableBlocks};
 use crate::mad::sa::SmInfoRecord;
 use crate::mad::smp::PortInfo;
 use crate::model::{
@@ -73,13 +73,22 @@ pub fn local_end_ports(d: &Discovered) -> Vec<(u16, u8)> {
     end_ports_of(d, |n| n.info.node_guid == d.local)
 }
 
-/// The size of each end port's P_Key table in blocks of 32 entries
-/// (NodeInfo:PartitionCap, which a CA's and a switch's port 0 report).
-pub fn pkey_blocks(d: &Discovered) -> HashMap<(u16, u8), u16> {
-    let mut m = HashMap::new();
+/// The size of each end port's P_Key table (NodeInfo:PartitionCap, which a
+/// CA's and a switch's port 0 report; blocks of 32) and GUIDInfo table
+/// (PortInfo:GUIDCap; blocks of 8).
+pub fn table_blocks(d: &Discovered) -> TableBlocks {
+    let mut m = TableBlocks::new();
     for n in d.nodes.values() {
-        let blocks = n.info.partition_cap.div_ceil(32).max(1);
-        m.extend(node_end_ports(n).map(|k| (k, blocks)));
+        let pkey = n.info.partition_cap.div_ceil(32).max(1);
+        for (lid, num) in node_end_ports(n) {
+            let guid_cap = n
+                .ports
+                .get(&num)
+                .and_then(|p| p.info.as_ref())
+                .map_or(0, |i| u16::from(i.guid_cap));
+            let guid = guid_cap.div_ceil(8).max(1);
+            m.insert((lid, num), Blocks { pkey, guid });
+        }
     }
     m
 }

@@ -5,12 +5,15 @@
 //!
 //! Large answers come through RMPP on real hardware (the kernel reassembles them for an
 //! agent registered with RMPP version 1); ibsim cuts them to their first packet, so
-//! partitions are asked per key (one LID/port at a time), which fits one packet each.
+//! partition tables and GUIDInfo that do not fit one packet are read from the ports'
+//! own SMAs instead ([`sma`]).
 
 use std::collections::HashMap;
 
 mod pkeys;
+mod sma;
 pub use pkeys::PKeyRead;
+pub use sma::{Blocks, TableBlocks};
 
 use super::req::{self, GET, GET_TABLE, SET};
 use super::transport::{Transport, TxError};
@@ -145,7 +148,7 @@ pub fn query(
     sm_key: Option<u64>,
     end_ports: &[(u16, u8)],
     whole_fabric: bool,
-    blocks: &HashMap<(u16, u8), u16>,
+    blocks: &TableBlocks,
 ) -> SaView {
     let mut v = SaView::default();
     let key = sm_key.unwrap_or(0);
@@ -279,10 +282,10 @@ pub fn tables(
     sm_key: Option<u64>,
     end_ports: &[(u16, u8)],
     whole_fabric: bool,
-    blocks: &HashMap<(u16, u8), u16>,
+    blocks: &TableBlocks,
     v: &mut SaView,
 ) {
-    guid_info(tr, sm_lid, end_ports, v);
+    guid_info(tr, sm_lid, end_ports, blocks, v);
     let Some(sm_key) = sm_key else {
         return;
     };
@@ -294,12 +297,19 @@ pub fn tables(
     }
 }
 
-/// The GUIDInfo blocks of every end port, asked per LID (one packet each, which
-/// umad2sim passes whole; a whole-table answer needs RMPP).
-fn guid_info(tr: &mut Transport, sm_lid: u16, end_ports: &[(u16, u8)], v: &mut SaView) {
+/// The GUIDInfo blocks of every end port, asked per LID; a port whose answer
+/// does not fit one packet and arrives cut (umad2sim: no RMPP) is read from
+/// its own SMA instead, one GUIDInfo SMP per block ([`sma`]).
+fn guid_info(
+    tr: &mut Transport,
+    sm_lid: u16,
+    end_ports: &[(u16, u8)],
+    blocks: &TableBlocks,
+    v: &mut SaView,
+) {
     let reqs = end_ports
         .iter()
-        .map(|&(lid, _)| (lid, guid_info_request(sm_lid, lid, None)));
+        .map(|&(lid, _)| (lid, guid_info_request(sm_lid, lid)));
     let mut errs = Vec::new();
     let mut cut = Vec::new();
     tr.pipeline(reqs, |lid, r| {
@@ -322,7 +332,12 @@ fn guid_info(tr: &mut Transport, sm_lid: u16, end_ports: &[(u16, u8)], v: &mut S
     });
     if !cut.is_empty() {
         v.cut.extend(cut.iter().map(|_| "GUIDInfoRecord"));
-        guid_info_by_block(tr, sm_lid, &cut, v);
+        let cut: Vec<(u16, u8)> = end_ports
+            .iter()
+            .filter(|(lid, _)| cut.contains(lid))
+            .copied()
+            .collect();
+        guid_info_from_smas(tr, &cut, blocks, v);
     }
     for (lid, e) in errs {
         v.failed.guids.push(lid);
@@ -333,19 +348,15 @@ fn guid_info(tr: &mut Transport, sm_lid: u16, end_ports: &[(u16, u8)], v: &mut S
     }
 }
 
-/// A GUIDInfoRecord GetTable for the port at `lid`: all its blocks, or one.
-fn guid_info_request(sm_lid: u16, lid: u16, block: Option<u8>) -> super::transport::Request {
+/// A GUIDInfoRecord GetTable of all the blocks of the port at `lid`.
+fn guid_info_request(sm_lid: u16, lid: u16) -> super::transport::Request {
     let t = GuidInfoRecord {
         lid: Lid(lid),
-        block_num: block.unwrap_or(0),
         ..GuidInfoRecord::default()
     };
     let mut buf = [0u8; GuidInfoRecord::LEN];
     let _ = t.encode(&mut buf);
-    let mut mask = comp::guid_info_record::LID;
-    if block.is_some() {
-        mask |= comp::guid_info_record::BLOCK_NUM;
-    }
+    let mask = comp::guid_info_record::LID;
     req::sa(GET_TABLE, attr::GUID_INFO_RECORD, sm_lid, 0, mask, &buf)
 }
 
@@ -362,59 +373,35 @@ fn guids_of(mut blocks: Vec<GuidInfoRecord>) -> Vec<Guid> {
     guids
 }
 
-/// The GUIDInfo of ports whose whole answer was cut short, asked one block at
-/// a time (LID and BlockNum: one record, one packet) until the SA has no
-/// further block. A port any of whose answers fails or is cut again is
+/// The GUIDInfo of ports whose SA answer was cut short, from their SMAs
+/// (PortInfo:GUIDCap / 8 blocks each). A port any of whose blocks fails is
 /// failed (its last GUIDs stand).
-fn guid_info_by_block(tr: &mut Transport, sm_lid: u16, lids: &[u16], v: &mut SaView) {
-    let mut open: Vec<u16> = lids.to_vec();
-    let mut got: HashMap<u16, Vec<GuidInfoRecord>> = HashMap::new();
-    // GUIDCap is at most 255: 32 blocks.
-    for block in 0..32u8 {
-        if open.is_empty() {
-            break;
-        }
-        let reqs = open
-            .iter()
-            .map(|&lid| (lid, guid_info_request(sm_lid, lid, Some(block))));
-        let mut next = Vec::new();
-        let mut failed = Vec::new();
-        tr.pipeline(reqs, |lid, r| {
-            match r {
-                Ok(mad) if req::sa_truncated(&mad) => failed.push(lid),
-                Ok(mad) => {
-                    let rec = req::sa_records(&mad)
-                        .into_iter()
-                        .filter_map(|rec| GuidInfoRecord::decode(rec).ok())
-                        .find(|rec| rec.lid.0 == lid && rec.block_num == block);
-                    // No such block: the port's table ends before it.
-                    if let Some(rec) = rec {
-                        got.entry(lid).or_default().push(rec);
-                        next.push(lid);
-                    }
-                }
-                Err(TxError::Status(_)) => {}
-                Err(_) => failed.push(lid),
-            }
-            Vec::new()
+fn guid_info_from_smas(
+    tr: &mut Transport,
+    ports: &[(u16, u8)],
+    blocks: &TableBlocks,
+    v: &mut SaView,
+) {
+    let sizes = ports
+        .iter()
+        .map(|k| (*k, blocks.get(k).map_or(1, |b| b.guid)));
+    let (read, errs) = sma::read_blocks(tr, crate::mad::smp::attr::GUID_INFO, sizes);
+    for ((lid, _), got) in read {
+        let records = got.into_iter().filter_map(|(b, data)| {
+            Some(GuidInfoRecord {
+                lid: Lid(lid),
+                block_num: u8::try_from(b).ok()?,
+                guid_info: crate::mad::smp::GuidInfo::decode(&data).ok()?,
+            })
         });
-        for lid in failed {
-            got.remove(&lid);
-            v.failed.guids.push(lid);
-            v.failures += 1;
-            if v.errors.len() < 16 {
-                v.errors.push(format!(
-                    "GUIDInfoRecord LID {lid} block {block}: no whole answer"
-                ));
-            }
-        }
-        open = next
-            .into_iter()
-            .filter(|l| !v.failed.guids.contains(l))
-            .collect();
+        v.guids.insert(lid, guids_of(records.collect()));
     }
-    for (lid, blocks) in got {
-        v.guids.insert(lid, guids_of(blocks));
+    for ((lid, _), e) in errs {
+        v.failed.guids.push(lid);
+        v.failures += 1;
+        if v.errors.len() < 16 {
+            v.errors.push(format!("GUIDInfo LID {lid}: {e}"));
+        }
     }
 }
 

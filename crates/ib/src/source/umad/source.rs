@@ -611,7 +611,7 @@ impl UmadSource {
                 }
                 ports
             };
-            let blocks = assemble::pkey_blocks(d);
+            let blocks = assemble::table_blocks(d);
             let mut v = sa::query(
                 &mut self.tr,
                 sm_lid,

@@ -6,10 +6,11 @@
 //! first packet: [`req::sa_truncated`] sees it cut, and the ports are read one
 //! by one from their SMAs. The failed attempt costs one MAD per refresh.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 
 use super::super::req::{self, GET_TABLE};
 use super::super::transport::{Transport, TxError};
+use super::sma::{self, TableBlocks};
 use super::SaView;
 use crate::mad::sa::{attr, PKeyTableRecord};
 use crate::mad::smp::{attr as smp_attr, PKeyTable};
@@ -94,14 +95,11 @@ pub(super) fn whole_fabric(
     end_ports.to_vec()
 }
 
-/// Each port's PKeyTable from its own SMA: one LID-routed SMP per block of
-/// 32 entries (`blocks`: NodeInfo:PartitionCap / 32 per port, 1 where
-/// unknown). ibsim answers SMPs itself, far faster than OpenSM answers SA
-/// queries, and the SMA's table is what the SM programmed.
+/// Each port's PKeyTable from its own SMA (one SMP per block of 32 entries).
 pub(super) fn per_port(
     tr: &mut Transport,
     end_ports: &[(u16, u8)],
-    blocks: &HashMap<(u16, u8), u16>,
+    blocks: &TableBlocks,
     v: &mut SaView,
 ) {
     if end_ports.is_empty() {
@@ -110,48 +108,28 @@ pub(super) fn per_port(
     if v.pkey_read.is_none() {
         v.pkey_read = Some(PKeyRead::PerPort);
     }
-    let reqs = end_ports.iter().flat_map(|&(lid, port)| {
-        let n = blocks.get(&(lid, port)).copied().unwrap_or(1).max(1);
-        // Switch port 0 names its port in the modifier's upper half (0).
-        (0..n).map(move |b| {
-            let modifier = (u32::from(port) << 16) | u32::from(b);
-            (
-                ((lid, port), b),
-                req::lid_get(smp_attr::P_KEY_TABLE, modifier, lid),
-            )
-        })
-    });
-    let mut read: BTreeMap<(u16, u8), Vec<PKeyTableRecord>> = BTreeMap::new();
-    let mut errs = Vec::new();
-    tr.pipeline(reqs, |(k, b), r| {
-        match r.map(|mad| PKeyTable::decode(req::smp_data(&mad))) {
-            Ok(Ok(t)) => read.entry(k).or_default().push(PKeyTableRecord {
+    let ports = end_ports
+        .iter()
+        .map(|k| (*k, blocks.get(k).map_or(1, |b| b.pkey)));
+    let (read, errs) = sma::read_blocks(tr, smp_attr::P_KEY_TABLE, ports);
+    for (k, blocks) in read {
+        let records = blocks.into_iter().filter_map(|(b, data)| {
+            Some(PKeyTableRecord {
                 lid: Lid(k.0),
                 port_num: k.1,
                 block_num: b,
-                p_key_table: t,
-            }),
-            Ok(Err(e)) => errs.push((k, e.to_string())),
-            Err(e) => errs.push((k, e.to_string())),
-        }
-        Vec::new()
-    });
-    // Part of a port's table is not its table: the last one stands.
-    let mut failed: Vec<(u16, u8)> = errs.iter().map(|(k, _)| *k).collect();
-    failed.sort_unstable();
-    failed.dedup();
-    for (k, b) in read {
-        if failed.binary_search(&k).is_err() {
-            v.pkeys.insert(k, keys_of(b));
-        }
+                p_key_table: PKeyTable::decode(&data).ok()?,
+            })
+        });
+        v.pkeys.insert(k, keys_of(records));
     }
     for (k, e) in errs {
+        v.failed.pkeys.push(k);
         v.failures += 1;
         if v.errors.len() < 16 {
             v.errors.push(format!("PKeyTable {k:?}: {e}"));
         }
     }
-    v.failed.pkeys.extend(failed);
 }
 
 #[cfg(test)]
