@@ -30,11 +30,10 @@ pub(super) fn read_blocks(
     ports: impl IntoIterator<Item = ((u16, u8), u16)>,
 ) -> (Read, Vec<((u16, u8), String)>) {
     let reqs = ports.into_iter().flat_map(|((lid, port), n)| {
-        // A switch's port 0 names its port in the modifier's upper half (0).
-        (0..n.max(1)).map(move |b| {
-            let modifier = (u32::from(port) << 16) | u32::from(b);
-            (((lid, port), b), req::lid_get(attr, modifier, lid))
-        })
+        // The modifier is the block alone: the port is the one the LID
+        // names (a CA's), or a switch's port 0, whose PKeyTable port field
+        // (the modifier's upper half) is 0 too.
+        (0..n.max(1)).map(move |b| (((lid, port), b), req::lid_get(attr, u32::from(b), lid)))
     });
     let mut read = Read::new();
     let mut errs = Vec::new();
