@@ -140,8 +140,8 @@ fn whole<T>(v: &mut SaView, what: &'static str, t: Table<T>) -> Result<Vec<T>, (
 
 /// Queries the SA. `end_ports` lists the (LID, port) pairs whose partition tables (only
 /// when `sm_key` is given: OpenSM answers PKeyTableRecord to trusted requesters) and
-/// GUIDInfo blocks to read; empty: the caller keeps the last ones. `whole_fabric`
-/// and `blocks`: as [`tables`].
+/// GUIDInfo blocks to read; empty: the caller keeps the last ones. `whole_fabric`,
+/// `blocks` and `cuts_multi_packet`: as [`tables`].
 pub fn query(
     tr: &mut Transport,
     sm_lid: u16,
@@ -149,6 +149,7 @@ pub fn query(
     end_ports: &[(u16, u8)],
     whole_fabric: bool,
     blocks: &TableBlocks,
+    cuts_multi_packet: bool,
 ) -> SaView {
     let mut v = SaView::default();
     let key = sm_key.unwrap_or(0);
@@ -211,7 +212,16 @@ pub fn query(
             note(&mut v, "ServiceRecord", e);
         }
     }
-    tables(tr, sm_lid, sm_key, end_ports, whole_fabric, blocks, &mut v);
+    tables(
+        tr,
+        sm_lid,
+        sm_key,
+        end_ports,
+        whole_fabric,
+        blocks,
+        cuts_multi_packet,
+        &mut v,
+    );
     if v.cut.contains(&GROUPS) {
         groups_by_partition(tr, sm_lid, end_ports, &mut v);
     }
@@ -276,6 +286,9 @@ fn groups_by_partition(tr: &mut Transport, sm_lid: u16, end_ports: &[(u16, u8)],
 /// tables are first asked in one GetTable of the whole fabric
 /// ([`pkeys::whole_fabric`]), and read per port (PKeyTable SMPs, `blocks` of
 /// 32 entries each) only where that answer is cut, refused or lacks the port.
+/// `cuts_multi_packet`: this SA path is known to cut multi-packet answers
+/// (no RMPP reassembly): GUIDInfo tables longer than one packet are read
+/// from the SMAs at once.
 pub fn tables(
     tr: &mut Transport,
     sm_lid: u16,
@@ -283,31 +296,41 @@ pub fn tables(
     end_ports: &[(u16, u8)],
     whole_fabric: bool,
     blocks: &TableBlocks,
+    cuts_multi_packet: bool,
     v: &mut SaView,
 ) {
-    guid_info(tr, sm_lid, end_ports, blocks, v);
-    let Some(sm_key) = sm_key else {
-        return;
-    };
-    if whole_fabric {
-        let rest = pkeys::whole_fabric(tr, sm_lid, sm_key, end_ports, v);
-        pkeys::per_port(tr, &rest, blocks, v);
-    } else {
-        pkeys::per_port(tr, end_ports, blocks, v);
+    if let Some(sm_key) = sm_key {
+        if whole_fabric {
+            let rest = pkeys::whole_fabric(tr, sm_lid, sm_key, end_ports, v);
+            pkeys::per_port(tr, &rest, blocks, v);
+        } else {
+            pkeys::per_port(tr, end_ports, blocks, v);
+        }
     }
+    // A multi-packet answer just came cut, or did before: tables that do not
+    // fit one packet go to the SMAs without asking the SA first.
+    let cuts = cuts_multi_packet || v.pkey_read == Some(PKeyRead::Cut);
+    guid_info(tr, sm_lid, end_ports, blocks, cuts, v);
 }
 
 /// The GUIDInfo blocks of every end port, asked per LID; a port whose answer
 /// does not fit one packet and arrives cut (umad2sim: no RMPP) is read from
-/// its own SMA instead, one GUIDInfo SMP per block ([`sma`]).
+/// its own SMA instead, one GUIDInfo SMP per block ([`sma`]), at once when
+/// `cuts_multi_packet`.
 fn guid_info(
     tr: &mut Transport,
     sm_lid: u16,
     end_ports: &[(u16, u8)],
     blocks: &TableBlocks,
+    cuts_multi_packet: bool,
     v: &mut SaView,
 ) {
-    let reqs = end_ports
+    // Two GUIDInfoRecords fill one packet's 200 octets of SA data.
+    let long = |k: &(u16, u8)| blocks.get(k).is_some_and(|b| b.guid > 2);
+    let (to_smas, to_sa): (Vec<(u16, u8)>, Vec<(u16, u8)>) =
+        end_ports.iter().partition(|k| cuts_multi_packet && long(k));
+    guid_info_from_smas(tr, &to_smas, blocks, v);
+    let reqs = to_sa
         .iter()
         .map(|&(lid, _)| (lid, guid_info_request(sm_lid, lid)));
     let mut errs = Vec::new();
@@ -332,7 +355,7 @@ fn guid_info(
     });
     if !cut.is_empty() {
         v.cut.extend(cut.iter().map(|_| "GUIDInfoRecord"));
-        let cut: Vec<(u16, u8)> = end_ports
+        let cut: Vec<(u16, u8)> = to_sa
             .iter()
             .filter(|(lid, _)| cut.contains(lid))
             .copied()

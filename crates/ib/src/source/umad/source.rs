@@ -197,6 +197,9 @@ pub struct UmadSource {
     /// logged (once each).
     sa_cut: u64,
     sa_cut_logged: std::collections::HashSet<&'static str>,
+    /// This SA path was seen to cut a multi-packet answer (no RMPP
+    /// reassembly, as under umad2sim): long tables go to the SMAs at once.
+    sa_cuts_multi_packet: bool,
     /// Where the control path sends MADs, as the last sweep found them
     /// (the snapshot itself belongs to whoever publishes it).
     addresses: Addresses,
@@ -287,6 +290,7 @@ impl UmadSource {
             cost: crate::model::SweepCost::default(),
             sa_cut: 0,
             sa_cut_logged: std::collections::HashSet::new(),
+            sa_cuts_multi_packet: false,
             addresses: Addresses::default(),
             history: CounterHistory::new(),
             sweep_no: 0,
@@ -619,6 +623,7 @@ impl UmadSource {
                 &end_ports,
                 tables,
                 &blocks,
+                self.sa_cuts_multi_packet,
             );
             if let Some(last) = &self.last_sa {
                 // A query that failed reads as the SA's last answer, not as
@@ -637,6 +642,7 @@ impl UmadSource {
                         &assemble::end_ports(d),
                         true,
                         &blocks,
+                        self.sa_cuts_multi_packet,
                         &mut v,
                     );
                     v.keep_failed_from(last);
@@ -648,6 +654,14 @@ impl UmadSource {
                         v.guids.entry(*lid).or_insert_with(|| g.clone());
                     }
                 }
+            }
+            // Whether this SA path cuts multi-packet answers (umad2sim: no
+            // RMPP), as this sweep's answers showed.
+            match v.pkey_read {
+                Some(sa::PKeyRead::WholeFabric) => self.sa_cuts_multi_packet = false,
+                Some(sa::PKeyRead::Cut) => self.sa_cuts_multi_packet = true,
+                _ if !v.cut.is_empty() => self.sa_cuts_multi_packet = true,
+                _ => {}
             }
             for what in std::mem::take(&mut v.cut) {
                 self.note_cut(what);
@@ -724,7 +738,7 @@ impl UmadSource {
     fn note_pkey_read(&mut self, read: Option<sa::PKeyRead>) {
         match read {
             Some(sa::PKeyRead::WholeFabric) => self.stats.pkey_whole_fabric += 1,
-            Some(sa::PKeyRead::Fallback) => {
+            Some(sa::PKeyRead::Cut | sa::PKeyRead::Refused) => {
                 if self.stats.pkey_fallbacks == 0 {
                     tracing::info!(
                         "whole-fabric PKeyTableRecord answer cut short or refused: \

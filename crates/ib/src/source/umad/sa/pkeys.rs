@@ -21,9 +21,11 @@ use crate::types::Lid;
 pub enum PKeyRead {
     /// One GetTable answered for the whole fabric.
     WholeFabric,
-    /// The whole-fabric answer was cut short (no RMPP reassembly, as under
-    /// umad2sim) or refused: read per port from the SMAs instead.
-    Fallback,
+    /// The whole-fabric answer was cut short (no RMPP reassembly on this
+    /// path, as under umad2sim): read per port from the SMAs instead.
+    Cut,
+    /// The whole-fabric query was refused or failed: read per port.
+    Refused,
     /// Read per port (a few ports: the local node's, or a spread slice).
     PerPort,
 }
@@ -86,12 +88,16 @@ pub(super) fn whole_fabric(
             v.pkey_read = Some(PKeyRead::WholeFabric);
             return rest;
         }
-        Ok(_) => "answer cut short (no RMPP reassembly on this path)".to_string(),
+        Ok(_) => {
+            tracing::debug!("whole-fabric PKeyTableRecord answer cut short: read per port");
+            v.pkey_read = Some(PKeyRead::Cut);
+            return end_ports.to_vec();
+        }
         Err(TxError::Status(st)) => format!("refused, status {st:#06x}"),
         Err(e) => e.to_string(),
     };
-    tracing::debug!("whole-fabric PKeyTableRecord: {why}: asked per port");
-    v.pkey_read = Some(PKeyRead::Fallback);
+    tracing::debug!("whole-fabric PKeyTableRecord: {why}: read per port");
+    v.pkey_read = Some(PKeyRead::Refused);
     end_ports.to_vec()
 }
 
