@@ -138,19 +138,10 @@ fn whole<T>(v: &mut SaView, what: &'static str, t: Table<T>) -> Result<Vec<T>, (
     Err(())
 }
 
-/// Queries the SA. `end_ports` lists the (LID, port) pairs whose partition tables (only
-/// when `sm_key` is given: OpenSM answers PKeyTableRecord to trusted requesters) and
-/// GUIDInfo blocks to read; empty: the caller keeps the last ones. `whole_fabric`,
-/// `blocks` and `cuts_multi_packet`: as [`tables`].
-pub fn query(
-    tr: &mut Transport,
-    sm_lid: u16,
-    sm_key: Option<u64>,
-    end_ports: &[(u16, u8)],
-    whole_fabric: bool,
-    blocks: &TableBlocks,
-    cuts_multi_packet: bool,
-) -> SaView {
+/// Queries the SA: SMs, multicast groups, services, and the per-port tables
+/// `t` names (partition tables only when `sm_key` is given: OpenSM answers
+/// PKeyTableRecord to trusted requesters).
+pub fn query(tr: &mut Transport, sm_lid: u16, sm_key: Option<u64>, t: &Tables) -> SaView {
     let mut v = SaView::default();
     let key = sm_key.unwrap_or(0);
     let note = |v: &mut SaView, what: &str, e: TxError| {
@@ -212,18 +203,9 @@ pub fn query(
             note(&mut v, "ServiceRecord", e);
         }
     }
-    tables(
-        tr,
-        sm_lid,
-        sm_key,
-        end_ports,
-        whole_fabric,
-        blocks,
-        cuts_multi_packet,
-        &mut v,
-    );
+    tables(tr, sm_lid, sm_key, t, &mut v);
     if v.cut.contains(&GROUPS) {
-        groups_by_partition(tr, sm_lid, end_ports, &mut v);
+        groups_by_partition(tr, sm_lid, t.end_ports, &mut v);
     }
     v
 }
@@ -281,36 +263,40 @@ fn groups_by_partition(tr: &mut Transport, sm_lid: u16, end_ports: &[(u16, u8)],
     v.failed.mc_groups = false;
 }
 
-/// The GUIDInfo blocks and (with `sm_key`) partition tables of `end_ports` into `v`.
-/// `whole_fabric`: many ports are asked (a table refresh), so the partition
-/// tables are first asked in one GetTable of the whole fabric
-/// ([`pkeys::whole_fabric`]), and read per port (PKeyTable SMPs, `blocks` of
-/// 32 entries each) only where that answer is cut, refused or lacks the port.
-/// `cuts_multi_packet`: this SA path is known to cut multi-packet answers
-/// (no RMPP reassembly): GUIDInfo tables longer than one packet are read
-/// from the SMAs at once.
-pub fn tables(
-    tr: &mut Transport,
-    sm_lid: u16,
-    sm_key: Option<u64>,
-    end_ports: &[(u16, u8)],
-    whole_fabric: bool,
-    blocks: &TableBlocks,
-    cuts_multi_packet: bool,
-    v: &mut SaView,
-) {
+/// Which per-port tables a query reads, and how.
+#[derive(Debug, Clone, Copy)]
+pub struct Tables<'a> {
+    /// The (LID, port) pairs whose GUIDInfo and (with the SM_Key) partition
+    /// tables are read; empty: the caller keeps the last ones.
+    pub end_ports: &'a [(u16, u8)],
+    /// Many ports are asked (a table refresh): the partition tables are
+    /// first asked in one GetTable of the whole fabric
+    /// ([`pkeys::whole_fabric`]), and read per port (PKeyTable SMPs) only
+    /// where that answer is cut, refused or lacks the port.
+    pub whole_fabric: bool,
+    /// Each end port's table sizes, for the SMP reads.
+    pub blocks: &'a TableBlocks,
+    /// This SA path is known to cut multi-packet answers (no RMPP
+    /// reassembly): GUIDInfo tables longer than one packet are read from
+    /// the SMAs at once.
+    pub cuts_multi_packet: bool,
+}
+
+/// The GUIDInfo blocks and (with `sm_key`) partition tables of `t.end_ports` into `v`.
+pub fn tables(tr: &mut Transport, sm_lid: u16, sm_key: Option<u64>, t: &Tables, v: &mut SaView) {
+    let end_ports = t.end_ports;
     if let Some(sm_key) = sm_key {
-        if whole_fabric {
+        if t.whole_fabric {
             let rest = pkeys::whole_fabric(tr, sm_lid, sm_key, end_ports, v);
-            pkeys::per_port(tr, &rest, blocks, v);
+            pkeys::per_port(tr, &rest, t.blocks, v);
         } else {
-            pkeys::per_port(tr, end_ports, blocks, v);
+            pkeys::per_port(tr, end_ports, t.blocks, v);
         }
     }
     // A multi-packet answer just came cut, or did before: tables that do not
     // fit one packet go to the SMAs without asking the SA first.
-    let cuts = cuts_multi_packet || v.pkey_read == Some(PKeyRead::Cut);
-    guid_info(tr, sm_lid, end_ports, blocks, cuts, v);
+    let cuts = t.cuts_multi_packet || v.pkey_read == Some(PKeyRead::Cut);
+    guid_info(tr, sm_lid, end_ports, t.blocks, cuts, v);
 }
 
 /// The GUIDInfo blocks of every end port, asked per LID; a port whose answer
@@ -327,7 +313,8 @@ fn guid_info(
 ) {
     // Two GUIDInfoRecords fill one packet's 200 octets of SA data.
     let long = |k: &(u16, u8)| blocks.get(k).is_some_and(|b| b.guid > 2);
-    let (to_smas, to_sa): (Vec<(u16, u8)>, Vec<(u16, u8)>) =
+    type Ports = Vec<(u16, u8)>;
+    let (to_smas, to_sa): (Ports, Ports) =
         end_ports.iter().partition(|k| cuts_multi_packet && long(k));
     guid_info_from_smas(tr, &to_smas, blocks, v);
     let reqs = to_sa

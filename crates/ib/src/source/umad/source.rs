@@ -616,15 +616,13 @@ impl UmadSource {
                 ports
             };
             let blocks = assemble::table_blocks(d);
-            let mut v = sa::query(
-                &mut self.tr,
-                sm_lid,
-                self.opts.sm_key,
-                &end_ports,
-                tables,
-                &blocks,
-                self.sa_cuts_multi_packet,
-            );
+            let wanted = sa::Tables {
+                end_ports: &end_ports,
+                whole_fabric: tables,
+                blocks: &blocks,
+                cuts_multi_packet: self.sa_cuts_multi_packet,
+            };
+            let mut v = sa::query(&mut self.tr, sm_lid, self.opts.sm_key, &wanted);
             if let Some(last) = &self.last_sa {
                 // A query that failed reads as the SA's last answer, not as
                 // nothing (groups vanishing for a sweep would read as deleted).
@@ -635,16 +633,13 @@ impl UmadSource {
                 let moved = |k: &(u16, u8)| v.pkeys.get(k) != last.pkeys.get(k);
                 if !tables && end_ports.iter().any(moved) {
                     tracing::debug!("local partitions changed: reading every partition table");
-                    sa::tables(
-                        &mut self.tr,
-                        sm_lid,
-                        self.opts.sm_key,
-                        &assemble::end_ports(d),
-                        true,
-                        &blocks,
-                        self.sa_cuts_multi_packet,
-                        &mut v,
-                    );
+                    let all = assemble::end_ports(d);
+                    let wanted = sa::Tables {
+                        end_ports: &all,
+                        whole_fabric: true,
+                        ..wanted
+                    };
+                    sa::tables(&mut self.tr, sm_lid, self.opts.sm_key, &wanted, &mut v);
                     v.keep_failed_from(last);
                 } else if !tables {
                     for (k, keys) in &last.pkeys {

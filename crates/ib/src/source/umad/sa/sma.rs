@@ -21,6 +21,9 @@ pub type TableBlocks = HashMap<(u16, u8), Blocks>;
 /// One port's blocks as read, by block number.
 pub(super) type Read = BTreeMap<(u16, u8), Vec<(u16, Vec<u8>)>>;
 
+/// The ports some block of which failed, with why.
+pub(super) type Failed = Vec<((u16, u8), String)>;
+
 /// Reads blocks `0..n` of attribute `attr` of each (port, n). A port any of
 /// whose blocks failed is left out of the answer and returned with why:
 /// part of a table is not the table.
@@ -28,7 +31,7 @@ pub(super) fn read_blocks(
     tr: &mut Transport,
     attr: u16,
     ports: impl IntoIterator<Item = ((u16, u8), u16)>,
-) -> (Read, Vec<((u16, u8), String)>) {
+) -> (Read, Failed) {
     let reqs = ports.into_iter().flat_map(|((lid, port), n)| {
         // The modifier is the block alone: the port is the one the LID
         // names (a CA's), or a switch's port 0, whose PKeyTable port field
