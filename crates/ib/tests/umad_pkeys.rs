@@ -68,15 +68,18 @@ fn equal_to_the_diags(snap: &Snapshot, which: impl Fn(&ib::model::Port) -> bool)
     compared
 }
 
+/// The parent side: SMALL_NET with [`PARTITIONS`], test `name` in the child.
+fn parent(name: &str) {
+    let mut cfg = ib::testbed::TestbedConfig::new(ib::testbed::SMALL_NET);
+    cfg.partitions = PARTITIONS.into();
+    let tb = start(cfg);
+    println!("{}", run_child(&tb, name, &[]));
+}
+
 #[test]
 fn pkey_tables_equal_smpquery_and_saquery_through_the_fallback() {
     if !in_child() {
-        let mut cfg = ib::testbed::TestbedConfig::new(ib::testbed::SMALL_NET);
-        cfg.partitions = PARTITIONS.into();
-        let tb = start(cfg);
-        let name = "pkey_tables_equal_smpquery_and_saquery_through_the_fallback";
-        println!("{}", run_child(&tb, name, &[]));
-        return;
+        return parent("pkey_tables_equal_smpquery_and_saquery_through_the_fallback");
     }
     let mut s = open_source(UmadOptions::default());
     // The first sweep reads the local node's tables, from their SMAs.
@@ -114,12 +117,7 @@ fn pkey_tables_equal_smpquery_and_saquery_through_the_fallback() {
 #[test]
 fn a_partition_change_is_served_within_tables_every_sweeps() {
     if !in_child() {
-        let mut cfg = ib::testbed::TestbedConfig::new(ib::testbed::SMALL_NET);
-        cfg.partitions = PARTITIONS.into();
-        let tb = start(cfg);
-        let name = "a_partition_change_is_served_within_tables_every_sweeps";
-        println!("{}", run_child(&tb, name, &[]));
-        return;
+        return parent("a_partition_change_is_served_within_tables_every_sweeps");
     }
     let every = 4;
     let mut s = open_source(UmadOptions {
