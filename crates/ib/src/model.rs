@@ -12,6 +12,7 @@
 
 pub mod accum;
 pub mod cell;
+pub mod check;
 pub mod counters;
 pub mod dump;
 pub mod events;

@@ -13,7 +13,6 @@
 //! - [`fat_tree`]: a fat-tree generator whose output ibsim accepts;
 //! - [`check`]: a fabric snapshot held against a topology as its cabling plan.
 
-pub mod check;
 mod fat_tree;
 mod parse;
 mod write;

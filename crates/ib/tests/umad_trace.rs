@@ -48,22 +48,6 @@ fn ca_ports(s: &ib::model::Snapshot) -> Vec<u32> {
         .collect()
 }
 
-/// Hops as ibtracert shows them: (node description, entry, exit).
-fn named(
-    s: &ib::model::Snapshot,
-    hops: &[ib::model::route::Hop],
-) -> Vec<(String, Option<u8>, Option<u8>)> {
-    hops.iter()
-        .map(|h| {
-            (
-                s.node(h.node).unwrap().description.clone(),
-                h.entry.map(|p| p.0),
-                h.exit.map(|p| p.0),
-            )
-        })
-        .collect()
-}
-
 #[test]
 fn traces_equal_ibtracert_in_a_fat_tree() {
     if !in_child() {
@@ -88,7 +72,7 @@ fn traces_equal_ibtracert_in_a_fat_tree() {
                 continue;
             }
             let (sl, dl) = (s.port(a).unwrap().info.lid, s.port(b).unwrap().info.lid);
-            let ours = named(&s, &trace(&s, a, Lid(dl.0)).unwrap());
+            let ours = named_hops(&s, &trace(&s, a, Lid(dl.0)).unwrap());
             let theirs = ibtracert(sl.0, dl.0);
             assert_eq!(ours, theirs, "trace {} -> {}", sl.0, dl.0);
             compared += 1;
@@ -117,7 +101,7 @@ fn dual_rail_traces_equal_ibtracert() {
     for &a in &cas {
         for &b in &cas {
             let (pa, pb) = (s.port(a).unwrap(), s.port(b).unwrap());
-            let ours = named(&s, &trace(&s, a, pb.info.lid).unwrap());
+            let ours = named_hops(&s, &trace(&s, a, pb.info.lid).unwrap());
             let theirs = ibtracert(pa.info.lid.0, pb.info.lid.0);
             assert_eq!(ours, theirs, "trace {} -> {}", pa.info.lid.0, pb.info.lid.0);
             if a != b && pa.node == pb.node {

@@ -3,15 +3,15 @@
 //! the running agent (`[topology] expected`) the findings of every
 //! published snapshot for the health report, /metrics, the log and the
 //! notification sinks. The comparison itself is
-//! `ib::topology::check`'s (no MADs).
+//! `ib::model::check`'s (no MADs).
 
 use std::collections::{BTreeMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 
 use arc_swap::ArcSwapOption;
+use ib::model::check::{check, count_by_kind, Finding};
 use ib::model::Snapshot;
-use ib::topology::check::{check, count_by_kind, Finding};
 use ib::topology::Topology;
 use serde::{Deserialize, Serialize};
 use tracing::{info, warn};

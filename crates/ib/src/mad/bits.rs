@@ -19,20 +19,38 @@ pub fn get(buf: &[u8], off: usize, width: usize) -> u64 {
         };
     }
     // Unaligned: gather the covering octets (at most 9) into a u128, then shift.
-    let first = off / 8;
-    let last = (off + width - 1) / 8;
-    let Some(b) = buf.get(first..=last) else {
+    let u = Unaligned::new(off, width);
+    let Some(b) = buf.get(u.octets.clone()) else {
         return 0;
     };
     let acc = b.iter().fold(0u128, |v, &x| (v << 8) | u128::from(x));
-    let total = (last - first + 1) * 8;
-    let shift = total - (off % 8) - width;
-    let mask = if width == 64 {
-        u128::from(u64::MAX)
-    } else {
-        (1u128 << width) - 1
-    };
-    ((acc >> shift) & mask) as u64
+    ((acc >> u.shift) & u.mask) as u64
+}
+
+/// Where an unaligned field lies: the octets covering it, and its shift and
+/// mask within them read as one big-endian number.
+struct Unaligned {
+    octets: std::ops::RangeInclusive<usize>,
+    shift: usize,
+    mask: u128,
+}
+
+impl Unaligned {
+    /// `width` is 1..=64 (the callers check).
+    #[inline]
+    fn new(off: usize, width: usize) -> Self {
+        let (first, last) = (off / 8, (off + width - 1) / 8);
+        let total = (last - first + 1) * 8;
+        Unaligned {
+            octets: first..=last,
+            shift: total - (off % 8) - width,
+            mask: if width == 64 {
+                u128::from(u64::MAX)
+            } else {
+                (1u128 << width) - 1
+            },
+        }
+    }
 }
 
 /// Writes the low `width` bits of `value` at bit offset `off`, keeping other bits.
@@ -51,20 +69,12 @@ pub fn set(buf: &mut [u8], off: usize, width: usize, value: u64) {
         }
         return;
     }
-    let first = off / 8;
-    let last = (off + width - 1) / 8;
-    let Some(b) = buf.get_mut(first..=last) else {
+    let u = Unaligned::new(off, width);
+    let Some(b) = buf.get_mut(u.octets.clone()) else {
         return;
     };
-    let total = (last - first + 1) * 8;
-    let shift = total - (off % 8) - width;
-    let mask = if width == 64 {
-        u128::from(u64::MAX)
-    } else {
-        (1u128 << width) - 1
-    };
     let mut acc = b.iter().fold(0u128, |v, &x| (v << 8) | u128::from(x));
-    acc = (acc & !(mask << shift)) | ((u128::from(value) & mask) << shift);
+    acc = (acc & !(u.mask << u.shift)) | ((u128::from(value) & u.mask) << u.shift);
     let n = b.len();
     for (i, x) in b.iter_mut().enumerate() {
         *x = (acc >> (8 * (n - 1 - i))) as u8;
@@ -125,38 +135,22 @@ impl Field for bool {
     }
 }
 
-impl Field for Guid {
-    #[inline]
-    fn read(buf: &[u8], off: usize, width: usize) -> Self {
-        Guid(get(buf, off, width))
-    }
-    #[inline]
-    fn write(&self, buf: &mut [u8], off: usize, width: usize) {
-        set(buf, off, width, self.0);
-    }
+/// The identifier newtypes are read and written as the integer they wrap.
+macro_rules! newtype_field {
+    ($($t:ident($inner:ty)),*) => {$(
+        impl Field for $t {
+            #[inline]
+            fn read(buf: &[u8], off: usize, width: usize) -> Self {
+                $t(<$inner>::read(buf, off, width))
+            }
+            #[inline]
+            fn write(&self, buf: &mut [u8], off: usize, width: usize) {
+                self.0.write(buf, off, width);
+            }
+        }
+    )*};
 }
-
-impl Field for Lid {
-    #[inline]
-    fn read(buf: &[u8], off: usize, width: usize) -> Self {
-        Lid(get(buf, off, width) as u16)
-    }
-    #[inline]
-    fn write(&self, buf: &mut [u8], off: usize, width: usize) {
-        set(buf, off, width, u64::from(self.0));
-    }
-}
-
-impl Field for PKey {
-    #[inline]
-    fn read(buf: &[u8], off: usize, width: usize) -> Self {
-        PKey(get(buf, off, width) as u16)
-    }
-    #[inline]
-    fn write(&self, buf: &mut [u8], off: usize, width: usize) {
-        set(buf, off, width, u64::from(self.0));
-    }
-}
+newtype_field!(Guid(u64), Lid(u16), PKey(u16));
 
 impl Field for Gid {
     #[inline]

@@ -97,7 +97,17 @@ impl fmt::Debug for DrPath {
     }
 }
 
-fn header(mgmt_class: u8, cv: u8, m: u8, tid: u64, attr: u16, attr_mod: u32) -> MadHeader {
+/// A MAD with its common header (LID-routed SMPs and GS classes) laid out,
+/// the rest zero.
+fn with_header(
+    mgmt_class: u8,
+    cv: u8,
+    m: u8,
+    tid: u64,
+    attr: u16,
+    attr_mod: u32,
+) -> Result<MadBuf, MadError> {
+    let mut buf = [0u8; MAD_SIZE];
     MadHeader {
         base_version: BASE_VERSION,
         mgmt_class,
@@ -109,6 +119,8 @@ fn header(mgmt_class: u8, cv: u8, m: u8, tid: u64, attr: u16, attr_mod: u32) -> 
         attribute_id: attr,
         attribute_modifier: attr_mod,
     }
+    .encode(&mut buf)?;
+    Ok(buf)
 }
 
 /// A directed-route SMP (Get or Set) along `path`, permissive DrSLID/DrDLID
@@ -180,16 +192,14 @@ pub fn lid_smp(
     m_key: u64,
     data: &[u8],
 ) -> Result<MadBuf, MadError> {
-    let mut buf = [0u8; MAD_SIZE];
-    let h = header(
+    let mut buf = with_header(
         class::SUBN_LID_ROUTED,
         class_version::SUBN,
         m,
         tid,
         attribute_id,
         attribute_modifier,
-    );
-    h.encode(&mut buf)?;
+    )?;
     super::bits::set(&mut buf, SMP_M_KEY_OFFSET * 8, 64, m_key);
     put_data(&mut buf, SMP_DATA_OFFSET, SMP_DATA_LEN, data, "SMP data")?;
     Ok(buf)
@@ -203,16 +213,14 @@ pub fn pma(
     tid: u64,
     data: &[u8],
 ) -> Result<MadBuf, MadError> {
-    let mut buf = [0u8; MAD_SIZE];
-    header(
+    let mut buf = with_header(
         class::PERF_MGT,
         class_version::PERF_MGT,
         m,
         tid,
         attribute_id,
         attribute_modifier,
-    )
-    .encode(&mut buf)?;
+    )?;
     put_data(&mut buf, GS_DATA_OFFSET, 192, data, "PMA data")?;
     Ok(buf)
 }
@@ -285,16 +293,14 @@ pub fn sa(
     tid: u64,
     record: &[u8],
 ) -> Result<MadBuf, MadError> {
-    let mut buf = [0u8; MAD_SIZE];
-    header(
+    let mut buf = with_header(
         class::SUBN_ADM,
         class_version::SUBN_ADM,
         m,
         tid,
         attribute_id,
         attribute_modifier,
-    )
-    .encode(&mut buf)?;
+    )?;
     let rmpp_h = if m == method::GET_MULTI {
         RmppHeader {
             rmpp_version: rmpp::VERSION,

@@ -15,7 +15,7 @@
 //! a port, or its return after being absent from the previous sweep (which also
 //! covers a node replaced by one with another GUID).
 
-use super::counters::PortReadings;
+use super::counters::{self, IfCounters, PortReadings};
 use crate::mad::port_counters::{PcField, PORT_COUNTERS};
 use crate::types::{Guid, PortNum};
 use serde::Serialize;
@@ -277,11 +277,12 @@ pub fn advance(
     // Data and packets: 64-bit extended counters when both readings have them,
     // else PortCounters' 32-bit ones.
     let pe = pr.and_then(|p| p.extended.as_ref());
-    match (&new.extended, pe, pr.is_some()) {
-        (Some(ne), Some(pe), _) => {
+    match (&new.extended, pe) {
+        // Both readings extended, or a first reading (the totals start at it).
+        (Some(ne), pe) if pe.is_some() || pr.is_none() => {
             macro_rules! ext_acc {
                 ($($f:ident),*) => {$(
-                    acc(&mut t.$f, Some(pe.$f), Some(ne.$f), W64);
+                    acc(&mut t.$f, pe.map(|p| p.$f), Some(ne.$f), W64);
                 )*};
             }
             ext_acc!(
@@ -294,16 +295,6 @@ pub fn advance(
                 port_multicast_xmit_pkts,
                 port_multicast_rcv_pkts
             );
-        }
-        (Some(ne), None, false) => {
-            t.port_xmit_data = ne.port_xmit_data;
-            t.port_rcv_data = ne.port_rcv_data;
-            t.port_xmit_pkts = ne.port_xmit_pkts;
-            t.port_rcv_pkts = ne.port_rcv_pkts;
-            t.port_unicast_xmit_pkts = ne.port_unicast_xmit_pkts;
-            t.port_unicast_rcv_pkts = ne.port_unicast_rcv_pkts;
-            t.port_multicast_xmit_pkts = ne.port_multicast_xmit_pkts;
-            t.port_multicast_rcv_pkts = ne.port_multicast_rcv_pkts;
         }
         _ => {
             for (f, total) in PORT_COUNTERS.iter().zip(TOTALS).filter(|(f, _)| f.extended) {
@@ -360,6 +351,50 @@ pub fn advance(
         read_at,
         totals,
         discontinuity,
+    }
+}
+
+// IfCounters are computed here, from the totals this module keeps, so that
+// counters.rs (the formulas) does not depend on accum.rs.
+impl IfCounters {
+    /// Section 2.4 over 64-bit totals. Where the PMA has unicast and
+    /// multicast counters (PortCountersExtended, IsExtendedWidthSupported),
+    /// ifXxUcastPkts count unicast only and ifXxMulticastPkts multicast, so
+    /// their sum is every packet once; elsewhere the unicast objects count
+    /// every packet (PortXmitPkts/PortRcvPkts) and the multicast ones 0.
+    pub fn from_totals(t: &PortTotals) -> Self {
+        let (rcv_ucast, xmit_ucast) = if t.unicast_counters {
+            (t.port_unicast_rcv_pkts, t.port_unicast_xmit_pkts)
+        } else {
+            (t.port_rcv_pkts, t.port_xmit_pkts)
+        };
+        Self {
+            in_octets: counters::if_in_octets(
+                t.port_rcv_data,
+                t.port_rcv_pkts,
+                t.port_rcv_flow_pkts,
+            ),
+            in_ucast_pkts: counters::if_in_ucast_pkts(rcv_ucast),
+            in_multicast_pkts: t.port_multicast_rcv_pkts,
+            in_discards: counters::if_in_discards(t.port_rcv_constraint_errors, t.vl15_dropped),
+            in_errors: counters::if_in_errors(t.port_rcv_remote_physical_errors, t.port_rcv_errors),
+            out_octets: counters::if_out_octets(
+                t.port_xmit_data,
+                t.port_xmit_pkts,
+                t.port_xmit_flow_pkts,
+            ),
+            out_ucast_pkts: counters::if_out_ucast_pkts(
+                xmit_ucast,
+                t.port_xmit_discards,
+                t.port_xmit_constraint_errors,
+            ),
+            out_multicast_pkts: t.port_multicast_xmit_pkts,
+            out_discards: counters::if_out_discards(
+                t.port_xmit_discards,
+                t.port_xmit_constraint_errors,
+            ),
+            out_errors: 0,
+        }
     }
 }
 

@@ -164,37 +164,6 @@ pub struct IfCounters {
     pub out_errors: u64,
 }
 
-impl IfCounters {
-    /// Section 2.4 over 64-bit totals. Where the PMA has unicast and
-    /// multicast counters (PortCountersExtended, IsExtendedWidthSupported),
-    /// ifXxUcastPkts count unicast only and ifXxMulticastPkts multicast, so
-    /// their sum is every packet once; elsewhere the unicast objects count
-    /// every packet (PortXmitPkts/PortRcvPkts) and the multicast ones 0.
-    pub fn from_totals(t: &super::PortTotals) -> Self {
-        let (rcv_ucast, xmit_ucast) = if t.unicast_counters {
-            (t.port_unicast_rcv_pkts, t.port_unicast_xmit_pkts)
-        } else {
-            (t.port_rcv_pkts, t.port_xmit_pkts)
-        };
-        Self {
-            in_octets: if_in_octets(t.port_rcv_data, t.port_rcv_pkts, t.port_rcv_flow_pkts),
-            in_ucast_pkts: if_in_ucast_pkts(rcv_ucast),
-            in_multicast_pkts: t.port_multicast_rcv_pkts,
-            in_discards: if_in_discards(t.port_rcv_constraint_errors, t.vl15_dropped),
-            in_errors: if_in_errors(t.port_rcv_remote_physical_errors, t.port_rcv_errors),
-            out_octets: if_out_octets(t.port_xmit_data, t.port_xmit_pkts, t.port_xmit_flow_pkts),
-            out_ucast_pkts: if_out_ucast_pkts(
-                xmit_ucast,
-                t.port_xmit_discards,
-                t.port_xmit_constraint_errors,
-            ),
-            out_multicast_pkts: t.port_multicast_xmit_pkts,
-            out_discards: if_out_discards(t.port_xmit_discards, t.port_xmit_constraint_errors),
-            out_errors: 0,
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

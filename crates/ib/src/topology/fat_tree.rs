@@ -56,15 +56,7 @@ pub fn fat_tree(hosts: usize, radix: u8, levels: u8) -> Result<Topology, Topolog
         ("edge", "core")
     };
     let sw_w = digits(shape.switches()).max(4);
-    let leaves: Vec<usize> = (0..shape.leaves)
-        .map(|i| {
-            b.node(
-                NodeType::Switch,
-                format!("{leaf_name}{:0sw_w$}", i + 1),
-                radix,
-            )
-        })
-        .collect();
+    let leaves = b.switches(leaf_name, 1..=shape.leaves, sw_w, radix);
     // Hosts fill leaves in order, on the lower half of the ports.
     for (h, &host) in hosts_ix.iter().enumerate() {
         let leaf = leaves.get(h / half).copied().unwrap_or(0);
@@ -79,9 +71,7 @@ pub fn fat_tree(hosts: usize, radix: u8, levels: u8) -> Result<Topology, Topolog
         let mut aggs = Vec::with_capacity(shape.aggregation);
         for pod in leaves.chunks(half) {
             let first = aggs.len() + 1;
-            let pod_aggs: Vec<usize> = (first..first + pod.len())
-                .map(|n| b.node(NodeType::Switch, format!("agg{n:0sw_w$}"), radix))
-                .collect();
+            let pod_aggs = b.switches("agg", first..=first + pod.len() - 1, sw_w, radix);
             let mut down_next = vec![1u8; pod_aggs.len()];
             deal(
                 &mut b,
@@ -95,15 +85,7 @@ pub fn fat_tree(hosts: usize, radix: u8, levels: u8) -> Result<Topology, Topolog
         }
         aggs
     };
-    let tops: Vec<usize> = (0..shape.top)
-        .map(|i| {
-            b.node(
-                NodeType::Switch,
-                format!("{top_name}{:0sw_w$}", i + 1),
-                radix,
-            )
-        })
-        .collect();
+    let tops = b.switches(top_name, 1..=shape.top, sw_w, radix);
     let mut down_next = vec![1u8; tops.len()];
     deal(
         &mut b,
@@ -220,6 +202,19 @@ struct Builder {
 }
 
 impl Builder {
+    /// Switches named `name` and their number (`numbers`, zero-padded to `width`).
+    fn switches(
+        &mut self,
+        name: &str,
+        numbers: std::ops::RangeInclusive<usize>,
+        width: usize,
+        radix: u8,
+    ) -> Vec<usize> {
+        numbers
+            .map(|n| self.node(NodeType::Switch, format!("{name}{n:0width$}"), radix))
+            .collect()
+    }
+
     fn node(&mut self, t: NodeType, name: String, ports: u8) -> usize {
         let guid = if t == NodeType::Switch {
             let g = IBSIM_SWITCH_GUID_BASE + self.next_sw;

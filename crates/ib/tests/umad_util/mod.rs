@@ -176,3 +176,19 @@ pub fn run_on_small_net(name: &str) {
     let tb = start(ib::testbed::TestbedConfig::new(ib::testbed::SMALL_NET));
     println!("{}", run_child(&tb, name, &[]));
 }
+
+/// Hops as ibtracert shows them: (node description, entry, exit).
+pub fn named_hops(
+    s: &ib::model::Snapshot,
+    hops: &[ib::model::route::Hop],
+) -> Vec<(String, Option<u8>, Option<u8>)> {
+    hops.iter()
+        .map(|h| {
+            (
+                s.node(h.node).unwrap().description.clone(),
+                h.entry.map(|p| p.0),
+                h.exit.map(|p| p.0),
+            )
+        })
+        .collect()
+}

@@ -129,21 +129,32 @@ pub fn read_device(
     })
 }
 
+/// A port's `state`-style file ("4: ACTIVE") as the wire enum it numbers.
+fn read_state<T>(
+    dir: &Path,
+    name: &str,
+    from_raw: fn(u8) -> Option<T>,
+    expected: &'static str,
+) -> Result<T, SysfsError> {
+    let p = dir.join(name);
+    let s = read_req(&p)?;
+    let n = parse_enum_num(&p, &s)?;
+    from_raw(n).ok_or_else(|| parse_err(&p, expected, &s))
+}
+
 fn read_port(dir: &Path, num: u8, known_wide: bool) -> Result<SysfsPort, SysfsError> {
-    let state = {
-        let p = dir.join("state");
-        let s = read_req(&p)?;
-        let n = parse_enum_num(&p, &s)?;
-        PortState::from_raw(n)
-            .ok_or_else(|| parse_err(&p, "a port state 0..4 (\"4: ACTIVE\")", &s))?
-    };
-    let phys_state = {
-        let p = dir.join("phys_state");
-        let s = read_req(&p)?;
-        let n = parse_enum_num(&p, &s)?;
-        PhysPortState::from_raw(n)
-            .ok_or_else(|| parse_err(&p, "a physical port state 1..7 (\"5: LinkUp\")", &s))?
-    };
+    let state = read_state(
+        dir,
+        "state",
+        PortState::from_raw,
+        "a port state 0..4 (\"4: ACTIVE\")",
+    )?;
+    let phys_state = read_state(
+        dir,
+        "phys_state",
+        PhysPortState::from_raw,
+        "a physical port state 1..7 (\"5: LinkUp\")",
+    )?;
     // The kernel answers EINVAL for the rate of a port whose width is not
     // (yet) known: no rate then, but text that does not parse is an error.
     let rate_path = dir.join("rate");

@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use super::discover::{DNode, Discovered};
 use super::pma::{PmaCaps, PmaSweep, Target};
-use super::sa::SaView;
+use super::sa::{Blocks, SaView, TableBlocks};
 use crate::mad::sa::SmInfoRecord;
 use crate::mad::smp::PortInfo;
 use crate::model::{
@@ -73,17 +73,41 @@ pub fn local_end_ports(d: &Discovered) -> Vec<(u16, u8)> {
     end_ports_of(d, |n| n.info.node_guid == d.local)
 }
 
-fn end_ports_of(d: &Discovered, keep: impl Fn(&DNode) -> bool) -> Vec<(u16, u8)> {
-    let mut v = Vec::new();
-    for n in ordered(d).into_iter().filter(|n| keep(n)) {
-        for p in n.ports.values() {
-            let lid = p.info.as_ref().map(|i| i.lid.0).unwrap_or(0);
-            if lid != 0 && (!n.is_switch() || p.num == 0) {
-                v.push((lid, p.num));
-            }
+/// The size of each end port's P_Key table (NodeInfo:PartitionCap, which a
+/// CA's and a switch's port 0 report; blocks of 32) and GUIDInfo table
+/// (PortInfo:GUIDCap; blocks of 8).
+pub fn table_blocks(d: &Discovered) -> TableBlocks {
+    let mut m = TableBlocks::new();
+    for n in d.nodes.values() {
+        let pkey = n.info.partition_cap.div_ceil(32).max(1);
+        for (lid, num) in node_end_ports(n) {
+            let guid_cap = n
+                .ports
+                .get(&num)
+                .and_then(|p| p.info.as_ref())
+                .map_or(0, |i| u16::from(i.guid_cap));
+            let guid = guid_cap.div_ceil(8).max(1);
+            m.insert((lid, num), Blocks { pkey, guid });
         }
     }
-    v
+    m
+}
+
+/// (LID, port) of a node's end ports that have a LID: a CA's ports, a
+/// switch's port 0.
+fn node_end_ports(n: &DNode) -> impl Iterator<Item = (u16, u8)> + '_ {
+    n.ports.values().filter_map(move |p| {
+        let lid = p.info.as_ref().map(|i| i.lid.0).unwrap_or(0);
+        (lid != 0 && (!n.is_switch() || p.num == 0)).then_some((lid, p.num))
+    })
+}
+
+fn end_ports_of(d: &Discovered, keep: impl Fn(&DNode) -> bool) -> Vec<(u16, u8)> {
+    ordered(d)
+        .into_iter()
+        .filter(|n| keep(n))
+        .flat_map(node_end_ports)
+        .collect()
 }
 
 /// The SMs of a builder from SMInfo records, each with whether the SM
@@ -132,70 +156,16 @@ pub fn build(
     let mut b = SnapshotBuilder::with_capacity(prefix, d.nodes.len(), nports);
     let mut index: HashMap<(Guid, u8), PortIdx> = HashMap::with_capacity(nports);
     let mut by_lid: HashMap<u16, PortIdx> = HashMap::new();
-    let empty_pkeys: Arc<[PKey]> = Arc::from(Vec::new());
-    let mut pkey_cache: BTreeMap<Vec<u16>, Arc<[PKey]>> = BTreeMap::new();
+    let mut pkeys = PKeyTables::default();
     for n in ordered(d) {
         let g = n.info.node_guid;
-        let mut ports = Vec::new();
-        for num in port_range(n) {
-            let dp = n.ports.get(&num);
-            let info: PortInfo = dp.and_then(|p| p.info.clone()).unwrap_or_default();
-            let guid = dp.map(|p| p.guid).unwrap_or(if n.is_switch() {
-                n.info.port_guid
-            } else {
-                Guid(0)
-            });
-            let end_port = !n.is_switch() || num == 0;
-            // The SM's GUIDInfo (alias GUIDs included) where the SA gave it, else the
-            // port GUID alone.
-            let guids: Arc<[Guid]> = match sa.and_then(|s| s.guids.get(&info.lid.0)) {
-                Some(gs) if end_port && !gs.is_empty() => Arc::from(gs.as_slice()),
-                _ if end_port && guid.0 != 0 => Arc::from(vec![guid]),
-                _ => Arc::from(Vec::new()),
-            };
-            let pkeys = sa
-                .and_then(|s| s.pkeys.get(&(info.lid.0, num)))
-                .map(|keys| {
-                    pkey_cache
-                        .entry(keys.clone())
-                        .or_insert_with(|| keys.iter().map(|&k| PKey(k)).collect())
-                        .clone()
-                })
-                .unwrap_or_else(|| empty_pkeys.clone());
-            ports.push(Port {
-                node: 0,
-                num: PortNum(num),
-                guid,
-                info,
-                remote: None,
-                pkeys,
-                guids,
-                counters: None,
-            });
-        }
-        let node = Node {
-            info: n.info.clone(),
-            description: n.description.clone(),
-            ports: 0..0,
-            switch: n.switch_info.clone().map(|info| {
-                Box::new(SwitchData {
-                    info,
-                    lft: Arc::from(n.lft.clone()),
-                })
-            }),
-            pma: caps
-                .get(&g)
-                .and_then(|c| c.class_port_info.clone())
-                .map(Box::new),
-            sampling: None,
-        };
-        let nums: Vec<u8> = port_range(n).collect();
-        let ni = b.add_node(node, ports);
+        let ports = node_ports(n, sa, &mut pkeys);
+        let ni = b.add_node(node(n, caps), ports);
         if g == d.local {
             b.local_node = Some(ni);
         }
         if let Some(r) = b.nodes.get(ni as usize).map(|x| x.ports.clone()) {
-            for (pi, num) in r.zip(nums) {
+            for (pi, num) in r.zip(port_range(n)) {
                 index.insert((g, num), pi);
                 if let Some(p) = b.ports.get(pi as usize) {
                     let end_port = !n.is_switch() || num == 0;
@@ -225,63 +195,149 @@ pub fn build(
         }
     }
     if let Some(sa) = sa {
-        b.sms = sa
-            .sms
-            .iter()
-            .map(|r| SmRecord {
-                lid: r.lid,
-                port: by_lid.get(&r.lid.0).copied(),
-                info: r.sm_info.clone(),
-                answering: true,
-            })
-            .collect();
-        let mut groups: BTreeMap<[u8; 16], McastGroup> = BTreeMap::new();
-        for g in &sa.mc_groups {
-            groups.entry(g.mgid.0).or_insert_with(|| McastGroup {
-                group: g.clone(),
-                members: Vec::new(),
-            });
-        }
-        for m in &sa.mc_members {
-            groups
-                .entry(m.mgid.0)
-                .or_insert_with(|| McastGroup {
-                    group: m.clone(),
-                    members: Vec::new(),
-                })
-                .members
-                .push(m.clone());
-        }
-        b.mcast_groups = groups.into_values().collect();
-        b.services = sa.services.clone();
-        let mut parts: BTreeMap<u16, Vec<PartitionMember>> = BTreeMap::new();
-        for p in &b.ports {
-            if p.guid.0 == 0 {
-                continue;
-            }
-            for k in p.pkeys.iter() {
-                parts
-                    .entry(k.0 & 0x7fff)
-                    .or_default()
-                    .push(PartitionMember {
-                        port_guid: p.guid,
-                        full: k.0 & 0x8000 != 0,
-                    });
-            }
-        }
-        b.partitions = parts
-            .into_iter()
-            .map(|(k, members)| Partition {
-                pkey: PKey(
-                    k | if members.iter().any(|m| m.full) {
-                        0x8000
-                    } else {
-                        0
-                    },
-                ),
-                members,
-            })
-            .collect();
+        add_sa(&mut b, sa, &by_lid);
     }
     b
+}
+
+/// P_Key tables shared between the ports that have the same one.
+#[derive(Default)]
+struct PKeyTables {
+    empty: Arc<[PKey]>,
+    seen: BTreeMap<Vec<u16>, Arc<[PKey]>>,
+}
+
+impl PKeyTables {
+    fn get(&mut self, keys: Option<&Vec<u16>>) -> Arc<[PKey]> {
+        match keys {
+            Some(keys) => self
+                .seen
+                .entry(keys.clone())
+                .or_insert_with(|| keys.iter().map(|&k| PKey(k)).collect())
+                .clone(),
+            None => self.empty.clone(),
+        }
+    }
+}
+
+/// A discovered node's ports, with the SA's GUIDInfo and P_Key tables.
+fn node_ports(n: &DNode, sa: Option<&SaView>, pkeys: &mut PKeyTables) -> Vec<Port> {
+    let mut ports = Vec::new();
+    for num in port_range(n) {
+        let dp = n.ports.get(&num);
+        let info: PortInfo = dp.and_then(|p| p.info.clone()).unwrap_or_default();
+        let guid = dp.map(|p| p.guid).unwrap_or(if n.is_switch() {
+            n.info.port_guid
+        } else {
+            Guid(0)
+        });
+        let end_port = !n.is_switch() || num == 0;
+        // The SM's GUIDInfo (alias GUIDs included) where the SA gave it, else the
+        // port GUID alone.
+        let guids: Arc<[Guid]> = match sa.and_then(|s| s.guids.get(&info.lid.0)) {
+            Some(gs) if end_port && !gs.is_empty() => Arc::from(gs.as_slice()),
+            _ if end_port && guid.0 != 0 => Arc::from(vec![guid]),
+            _ => Arc::from(Vec::new()),
+        };
+        let pkeys = pkeys.get(sa.and_then(|s| s.pkeys.get(&(info.lid.0, num))));
+        ports.push(Port {
+            node: 0,
+            num: PortNum(num),
+            guid,
+            info,
+            remote: None,
+            pkeys,
+            guids,
+            counters: None,
+        });
+    }
+    ports
+}
+
+/// A discovered node as the model's, with its PMA's ClassPortInfo.
+fn node(n: &DNode, caps: &HashMap<Guid, PmaCaps>) -> Node {
+    Node {
+        info: n.info.clone(),
+        description: n.description.clone(),
+        ports: 0..0,
+        switch: n.switch_info.clone().map(|info| {
+            Box::new(SwitchData {
+                info,
+                lft: Arc::from(n.lft.clone()),
+            })
+        }),
+        pma: caps
+            .get(&n.info.node_guid)
+            .and_then(|c| c.class_port_info.clone())
+            .map(Box::new),
+        sampling: None,
+    }
+}
+
+/// The SA's answers: SMs, multicast groups, services and the partitions
+/// the ports' P_Key tables make.
+fn add_sa(b: &mut SnapshotBuilder, sa: &SaView, by_lid: &HashMap<u16, PortIdx>) {
+    b.sms = sa
+        .sms
+        .iter()
+        .map(|r| SmRecord {
+            lid: r.lid,
+            port: by_lid.get(&r.lid.0).copied(),
+            info: r.sm_info.clone(),
+            answering: true,
+        })
+        .collect();
+    let mut groups: BTreeMap<[u8; 16], McastGroup> = BTreeMap::new();
+    for g in &sa.mc_groups {
+        groups.entry(g.mgid.0).or_insert_with(|| McastGroup {
+            group: g.clone(),
+            members: Vec::new(),
+        });
+    }
+    for m in &sa.mc_members {
+        groups
+            .entry(m.mgid.0)
+            .or_insert_with(|| McastGroup {
+                group: m.clone(),
+                members: Vec::new(),
+            })
+            .members
+            .push(m.clone());
+    }
+    b.mcast_groups = groups.into_values().collect();
+    b.services = sa.services.clone();
+    b.partitions = partitions(&b.ports);
+}
+
+/// Partitions from the ports' P_Key tables: a member is full when its
+/// P_Key has the membership bit, a partition full when one member is.
+fn partitions(ports: &[Port]) -> Vec<Partition> {
+    let mut parts: BTreeMap<u16, Vec<PartitionMember>> = BTreeMap::new();
+    for p in ports {
+        if p.guid.0 == 0 {
+            continue;
+        }
+        for k in p.pkeys.iter() {
+            parts
+                .entry(k.0 & 0x7fff)
+                .or_default()
+                .push(PartitionMember {
+                    port_guid: p.guid,
+                    full: k.0 & 0x8000 != 0,
+                });
+        }
+    }
+    parts
+        .into_iter()
+        .map(|(k, members)| Partition {
+            pkey: PKey(
+                k | if members.iter().any(|m| m.full) {
+                    0x8000
+                } else {
+                    0
+                },
+            ),
+            members,
+        })
+        .collect()
 }

@@ -119,33 +119,25 @@ pub fn discover(t: &mut Transport, opts: DiscoverOptions) -> Discovered {
         },
         req::dr_get(attr::NODE_INFO, 0, &[]),
     );
-    t.pipeline([start], |q, r| match r {
-        Ok(mad) => on_answer(&mut d, q, req::smp_data(&mad), opts),
-        Err(e) => {
-            on_failure(&mut d, &q, &e);
-            Vec::new()
-        }
-    });
+    run(t, &mut d, vec![start], opts);
     d
 }
 
-/// Reads the linear forwarding tables of every switch of a discovery made
-/// without them (`DiscoverOptions { lft: false }`).
-pub fn fetch_lfts(t: &mut Transport, d: &mut Discovered) {
+/// Reads the linear forwarding tables of the switches `due` names (by node
+/// GUID) of a discovery made without them (`DiscoverOptions { lft: false }`).
+pub fn fetch_lfts(t: &mut Transport, d: &mut Discovered, due: impl Fn(Guid) -> bool) {
     let mut reqs = Vec::new();
-    for n in d.nodes.values_mut() {
+    for n in d.nodes.values_mut().filter(|n| due(n.info.node_guid)) {
         if let Some(si) = n.switch_info.as_ref().filter(|si| si.linear_fdb_top > 0) {
             n.lft = lft_slots(si);
-            let blocks = u32::from(si.linear_fdb_top) / 64 + 1;
-            for b in 0..blocks {
-                reqs.push((
-                    Q::Lft(n.info.node_guid, b),
-                    req::dr_get(attr::LINEAR_FORWARDING_TABLE, b, &n.path),
-                ));
-            }
+            reqs.extend(lft_requests(n.info.node_guid, si, &n.path));
         }
     }
-    let opts = DiscoverOptions { lft: true };
+    run(t, d, reqs, DiscoverOptions { lft: true });
+}
+
+/// Pipelines `reqs` and what their answers ask next into `d`.
+fn run(t: &mut Transport, d: &mut Discovered, reqs: Vec<(Q, Request)>, opts: DiscoverOptions) {
     t.pipeline(reqs, |q, r| match r {
         Ok(mad) => on_answer(d, q, req::smp_data(&mad), opts),
         Err(e) => {
@@ -153,6 +145,19 @@ pub fn fetch_lfts(t: &mut Transport, d: &mut Discovered) {
             Vec::new()
         }
     });
+}
+
+/// The LinearForwardingTable blocks up to a switch's LinearFDBTop.
+fn lft_requests(g: Guid, si: &SwitchInfo, path: &[u8]) -> Vec<(Q, Request)> {
+    let blocks = u32::from(si.linear_fdb_top) / 64 + 1;
+    (0..blocks)
+        .map(|b| {
+            (
+                Q::Lft(g, b),
+                req::dr_get(attr::LINEAR_FORWARDING_TABLE, b, path),
+            )
+        })
+        .collect()
 }
 
 /// A switch's forwarding table before its blocks arrive: every LID up to
@@ -197,99 +202,24 @@ fn path_to(d: &Discovered, g: Guid) -> Vec<u8> {
 }
 
 fn on_answer(d: &mut Discovered, q: Q, data: &[u8], opts: DiscoverOptions) -> Vec<(Q, Request)> {
-    let mut next = Vec::new();
     match q {
-        Q::NodeInfo { path, from } => {
-            let Ok(ni) = NodeInfo::decode(data) else {
+        Q::NodeInfo { path, from } => match NodeInfo::decode(data) {
+            Ok(ni) => on_node_info(d, ni, path, from),
+            Err(_) => {
                 d.failures += 1;
-                return next;
-            };
-            let g = ni.node_guid;
-            let port = ni.local_port_num;
-            if from.is_none() {
-                d.local = g;
+                Vec::new()
             }
-            let is_switch = ni.node_type == 2;
-            let is_new = !d.nodes.contains_key(&g);
-            if is_new {
-                next.push((
-                    Q::NodeDesc(g),
-                    req::dr_get(attr::NODE_DESCRIPTION, 0, &path),
-                ));
-                if is_switch {
-                    next.push((Q::SwitchInfo(g), req::dr_get(attr::SWITCH_INFO, 0, &path)));
-                }
-                // PortInfo of every port, linked or not, along the path that reached
-                // the node (the SMA answers for any of its ports): a down port still
-                // has a state, a LID and enabled widths to report.
-                let first = u8::from(!is_switch);
-                for p in first..=ni.num_ports {
-                    next.push((
-                        Q::PortInfo(g, p),
-                        req::dr_get(attr::PORT_INFO, u32::from(p), &path),
-                    ));
-                }
-                if from.is_none() {
-                    d.local_port_num = port;
-                }
-                d.nodes.insert(
-                    g,
-                    DNode {
-                        info: ni.clone(),
-                        description: String::new(),
-                        switch_info: None,
-                        path: path.clone(),
-                        ports: BTreeMap::new(),
-                        lft: Vec::new(),
-                    },
-                );
-            }
-            let Some(node) = d.nodes.get_mut(&g) else {
-                return next;
-            };
-            // A CA is reached once per linked port: each arrival names one port and
-            // its GUID.
-            if !is_switch {
-                node.ports
-                    .entry(port)
-                    .or_insert_with(|| DPort {
-                        num: port,
-                        ..DPort::default()
-                    })
-                    .guid = ni.port_guid;
-            }
-            if let Some((pg, pp)) = from {
-                link(d, (pg, pp), (g, port));
-            }
-        }
+        },
         Q::NodeDesc(g) => {
             if let (Ok(nd), Some(n)) = (NodeDescription::decode(data), d.nodes.get_mut(&g)) {
                 n.description = nd.node_string.trim_end_matches('\0').to_string();
             }
+            Vec::new()
         }
-        Q::SwitchInfo(g) => {
-            let Ok(si) = SwitchInfo::decode(data) else {
-                return next;
-            };
-            if opts.lft && si.linear_fdb_top > 0 {
-                let path = path_to(d, g);
-                let blocks = u32::from(si.linear_fdb_top) / 64 + 1;
-                for b in 0..blocks {
-                    next.push((
-                        Q::Lft(g, b),
-                        req::dr_get(attr::LINEAR_FORWARDING_TABLE, b, &path),
-                    ));
-                }
-            }
-            if let Some(n) = d.nodes.get_mut(&g) {
-                // Without the blocks the table stays empty: not read is absent,
-                // never a table of invalid ports.
-                if opts.lft {
-                    n.lft = lft_slots(&si);
-                }
-                n.switch_info = Some(si);
-            }
-        }
+        Q::SwitchInfo(g) => match SwitchInfo::decode(data) {
+            Ok(si) => on_switch_info(d, g, si, opts),
+            Err(_) => Vec::new(),
+        },
         Q::Lft(g, b) => {
             if let (Ok(t), Some(n)) = (LinearForwardingTable::decode(data), d.nodes.get_mut(&g)) {
                 let base = b as usize * 64;
@@ -299,56 +229,148 @@ fn on_answer(d: &mut Discovered, q: Q, data: &[u8], opts: DiscoverOptions) -> Ve
                     }
                 }
             }
+            Vec::new()
         }
-        Q::PortInfo(g, p) => {
-            let Ok(pi) = PortInfo::decode(data) else {
-                return next;
-            };
-            let Some(n) = d.nodes.get_mut(&g) else {
-                return next;
-            };
-            let is_switch = n.is_switch();
-            // A CA port's GUID comes with the NodeInfo that arrives through it; a
-            // port never reached that way (down) has none to show.
-            let port_guid = if is_switch {
-                n.info.port_guid
-            } else {
-                n.ports.get(&p).map(|x| x.guid).unwrap_or_default()
-            };
-            let path = n.path.clone();
-            let entry = n.ports.entry(p).or_insert_with(|| DPort {
-                num: p,
-                guid: port_guid,
+        Q::PortInfo(g, p) => match PortInfo::decode(data) {
+            Ok(pi) => on_port_info(d, g, p, pi),
+            Err(_) => Vec::new(),
+        },
+    }
+}
+
+/// A node reached along `path` (from the port `from`, none for our own):
+/// new, its description, SwitchInfo and every PortInfo are asked.
+fn on_node_info(
+    d: &mut Discovered,
+    ni: NodeInfo,
+    path: Vec<u8>,
+    from: Option<(Guid, u8)>,
+) -> Vec<(Q, Request)> {
+    let mut next = Vec::new();
+    let g = ni.node_guid;
+    let port = ni.local_port_num;
+    if from.is_none() {
+        d.local = g;
+    }
+    let is_switch = ni.node_type == 2;
+    if !d.nodes.contains_key(&g) {
+        next.push((
+            Q::NodeDesc(g),
+            req::dr_get(attr::NODE_DESCRIPTION, 0, &path),
+        ));
+        if is_switch {
+            next.push((Q::SwitchInfo(g), req::dr_get(attr::SWITCH_INFO, 0, &path)));
+        }
+        // PortInfo of every port, linked or not, along the path that reached
+        // the node (the SMA answers for any of its ports): a down port still
+        // has a state, a LID and enabled widths to report.
+        let first = u8::from(!is_switch);
+        for p in first..=ni.num_ports {
+            next.push((
+                Q::PortInfo(g, p),
+                req::dr_get(attr::PORT_INFO, u32::from(p), &path),
+            ));
+        }
+        if from.is_none() {
+            d.local_port_num = port;
+        }
+        d.nodes.insert(
+            g,
+            DNode {
+                info: ni.clone(),
+                description: String::new(),
+                switch_info: None,
+                path,
+                ports: BTreeMap::new(),
+                lft: Vec::new(),
+            },
+        );
+    }
+    let Some(node) = d.nodes.get_mut(&g) else {
+        return next;
+    };
+    // A CA is reached once per linked port: each arrival names one port and
+    // its GUID.
+    if !is_switch {
+        node.ports
+            .entry(port)
+            .or_insert_with(|| DPort {
+                num: port,
                 ..DPort::default()
-            });
-            let up = link_up(&pi);
-            let has_peer = entry.peer.is_some();
-            entry.info = Some(pi.clone());
-            if g == d.local
-                && d.local_port.is_none()
-                && (p == d.local_port_num || is_switch && p == 0)
-            {
-                d.local_port = Some(pi);
-            }
-            // Switches forward; from a CA we only leave through our own port (hop 0),
-            // as ibnetdiscover does: the local CA's other ports are reached through
-            // the fabric like any other node's.
-            let may_traverse =
-                (is_switch && p != 0) || (!is_switch && path.is_empty() && p == d.local_port_num);
-            if up && !has_peer && may_traverse && path.len() < MAX_HOPS {
-                let mut np = path;
-                np.push(p);
-                next.push((
-                    Q::NodeInfo {
-                        path: np.clone(),
-                        from: Some((g, p)),
-                    },
-                    req::dr_get(attr::NODE_INFO, 0, &np),
-                ));
-            }
-        }
+            })
+            .guid = ni.port_guid;
+    }
+    if let Some((pg, pp)) = from {
+        link(d, (pg, pp), (g, port));
     }
     next
+}
+
+fn on_switch_info(
+    d: &mut Discovered,
+    g: Guid,
+    si: SwitchInfo,
+    opts: DiscoverOptions,
+) -> Vec<(Q, Request)> {
+    let mut next = Vec::new();
+    if opts.lft && si.linear_fdb_top > 0 {
+        next.extend(lft_requests(g, &si, &path_to(d, g)));
+    }
+    if let Some(n) = d.nodes.get_mut(&g) {
+        // Without the blocks the table stays empty: not read is absent,
+        // never a table of invalid ports.
+        if opts.lft {
+            n.lft = lft_slots(&si);
+        }
+        n.switch_info = Some(si);
+    }
+    next
+}
+
+/// A port's PortInfo; through a port that is up and not yet linked, the
+/// next hop's NodeInfo.
+fn on_port_info(d: &mut Discovered, g: Guid, p: u8, pi: PortInfo) -> Vec<(Q, Request)> {
+    let Some(n) = d.nodes.get_mut(&g) else {
+        return Vec::new();
+    };
+    let is_switch = n.is_switch();
+    // A CA port's GUID comes with the NodeInfo that arrives through it; a
+    // port never reached that way (down) has none to show.
+    let port_guid = if is_switch {
+        n.info.port_guid
+    } else {
+        n.ports.get(&p).map(|x| x.guid).unwrap_or_default()
+    };
+    let path = n.path.clone();
+    let entry = n.ports.entry(p).or_insert_with(|| DPort {
+        num: p,
+        guid: port_guid,
+        ..DPort::default()
+    });
+    let up = link_up(&pi);
+    let has_peer = entry.peer.is_some();
+    entry.info = Some(pi.clone());
+    if g == d.local && d.local_port.is_none() && (p == d.local_port_num || is_switch && p == 0) {
+        d.local_port = Some(pi);
+    }
+    // Switches forward; from a CA we only leave through our own port (hop 0),
+    // as ibnetdiscover does: the local CA's other ports are reached through
+    // the fabric like any other node's.
+    let may_traverse =
+        (is_switch && p != 0) || (!is_switch && path.is_empty() && p == d.local_port_num);
+    if !(up && !has_peer && may_traverse && path.len() < MAX_HOPS) {
+        return Vec::new();
+    }
+    let mut np = path;
+    np.push(p);
+    let request = req::dr_get(attr::NODE_INFO, 0, &np);
+    vec![(
+        Q::NodeInfo {
+            path: np,
+            from: Some((g, p)),
+        },
+        request,
+    )]
 }
 
 fn link(d: &mut Discovered, a: (Guid, u8), b: (Guid, u8)) {

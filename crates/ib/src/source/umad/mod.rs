@@ -8,7 +8,8 @@
 //! - [`pma`]: PMA polling and counter resets;
 //! - [`watch`]: what a steady sweep checks instead of discovering again;
 //! - [`assemble`]: results into the model's snapshot builder;
-//! - [`source`]: [`UmadSource`], one sweep at a time.
+//! - [`spread`]: periodic re-reads spread over sweeps, a slice each;
+//! - [`source`]: [`UmadSource`], one sweep at a time (and its control path).
 
 pub mod assemble;
 pub mod discover;
@@ -19,6 +20,7 @@ pub mod pma;
 pub mod req;
 pub mod sa;
 pub mod source;
+pub mod spread;
 pub mod transport;
 pub mod watch;
 

@@ -33,6 +33,7 @@
 use std::collections::HashMap;
 
 use super::req::{self, GET, SET};
+use super::spread::Slice;
 use super::transport::{Request, Transport, TxError};
 use crate::mad::header::{status as header_status, status_text};
 use crate::mad::pma::{
@@ -396,7 +397,7 @@ fn idle_read(t: &Target, i: usize, port: u8, extended: bool) -> Vec<(Q, Request)
 /// full sweep, and read before. Whether it does stands or falls with the
 /// switch's sum where that is asked first ([`sum_first`]); else it stands.
 fn idle_standing(t: &Target, schedule: &Schedule<'_>) -> Vec<u8> {
-    if schedule.full {
+    if schedule.full_for(t.node) {
         return Vec::new();
     }
     let Some(last) = schedule.idle else {
@@ -448,7 +449,7 @@ fn sums_usable(t: &Target, caps: &PmaCaps, opts: &PmaOptions) -> bool {
 /// at hand.
 fn sum_first(t: &Target, caps: &PmaCaps, opts: &PmaOptions, schedule: &Schedule<'_>) -> bool {
     sums_usable(t, caps, opts)
-        && !schedule.full
+        && !schedule.full_for(t.node)
         && schedule.prev_sums.is_some_and(|m| m.contains_key(&t.node))
         && schedule
             .prev
@@ -528,8 +529,11 @@ pub struct Schedule<'a> {
     /// The local node: every detail attribute of `details` is wanted for
     /// its ports (IF-MIB and IB-IF-MIB serve them), from the first sweep on.
     pub local: Option<Guid>,
-    /// This sweep reads every port in full (`detail_every`).
+    /// This sweep reads every port in full (the sweep after a quick start).
     pub full: bool,
+    /// The nodes whose ports this sweep reads in full (`detail_every`: each
+    /// node's turn comes once every `detail_every` sweeps, a slice a sweep).
+    pub full_slice: Option<Slice>,
     /// Each switch's PortCounters sum at the previous sweep ([`PmaSweep::sums`]).
     pub prev_sums: Option<&'a HashMap<Guid, PortCounters>>,
     /// No detail attribute for ports other than the local node's this sweep
@@ -540,6 +544,13 @@ pub struct Schedule<'a> {
     pub idle: Option<&'a HashMap<(Guid, u8), PortReadings>>,
 }
 
+impl Schedule<'_> {
+    /// Whether `node`'s ports are read in full this sweep.
+    pub fn full_for(&self, node: Guid) -> bool {
+        self.full || self.full_slice.is_some_and(|s| s.covers(node.0))
+    }
+}
+
 /// Polls every target port. `caps` is the per-node cache kept by the source.
 pub fn sweep(
     tr: &mut Transport,
@@ -548,180 +559,18 @@ pub fn sweep(
     opts: PmaOptions,
     schedule: Schedule<'_>,
 ) -> PmaSweep {
-    let mut out = PmaSweep::default();
-    let mut initial = Vec::new();
-    for (i, t) in targets.iter().enumerate() {
-        if t.lid == 0 || (t.ports.is_empty() && t.idle.is_empty()) {
-            continue;
-        }
-        out.idle.extend(t.idle.iter().map(|&p| (t.node, p)));
-        match caps.get(&t.node) {
-            Some(c) => initial.extend(first_requests(&mut out, t, i, c, &opts, &schedule)),
-            None => initial.push((
-                Q::ClassPortInfo(i),
-                req::pma(GET, attr::CLASS_PORT_INFO, 0, t.lid, &[]),
-            )),
-        }
-    }
-    let mut resets: Vec<(u16, u8, u16)> = Vec::new();
-    tr.pipeline(initial, |q, r| {
-        let mut next = Vec::new();
-        match (q, r) {
-            (Q::ClassPortInfo(i), Ok(mad)) => {
-                out.answered += 1;
-                let Some(t) = targets.get(i) else {
-                    return next;
-                };
-                // Every PMA of a node (one per HCA port) is the same implementation:
-                // the first answer stands for all.
-                let c = caps.entry(t.node).or_insert_with(|| {
-                    ClassPortInfo::decode(req::pma_data(&mad))
-                        .map(PmaCaps::from_class_port_info)
-                        .unwrap_or_default()
-                });
-                next = first_requests(&mut out, t, i, c, &opts, &schedule);
-            }
-            (Q::Sum { target: i, decide }, Ok(mad)) => {
-                out.answered += 1;
-                let Some(t) = targets.get(i) else {
-                    return next;
-                };
-                let now = PortCounters::decode(req::pma_data(&mad)).ok();
-                if !decide {
-                    out.sums.extend(now.map(|c| (t.node, c)));
-                    return next;
-                }
-                let prev = schedule.prev_sums.and_then(|m| m.get(&t.node));
-                let last = schedule.prev;
-                match (now, prev) {
-                    (Some(now), Some(prev)) if sum_unchanged(prev, &now) => {
-                        // No port's counters moved: last sweep's readings stand,
-                        // and the details that follow them; traffic ones are read.
-                        let due = wanted(&opts, &schedule, t.node) & detail::TRAFFIC;
-                        let unsupported = caps.get(&t.node).map_or(0, |c| c.unsupported);
-                        for &p in &t.ports {
-                            if let Some(c) = last.and_then(|m| m.get(&(t.node, p))) {
-                                let s = out.samples.entry((t.node, p)).or_default();
-                                s.readings.counters = c.clone();
-                                s.counters_read = true;
-                                out.unchanged_ports += 1;
-                                next.extend(detail_requests(t, i, p, due, unsupported));
-                            } else {
-                                next.push(attr_request(t, i, p, attr::PORT_COUNTERS));
-                            }
-                        }
-                        // The sum covers the ports without a link too.
-                        stand_idle(&mut out, t, &idle_standing(t, &schedule), &schedule);
-                        out.sums.insert(t.node, now);
-                    }
-                    (now, _) => {
-                        if let Some(now) = now {
-                            out.sums.insert(t.node, now);
-                        }
-                        next.extend(read_ports_in_full(t, i, caps.get(&t.node), &schedule));
-                    }
-                }
-            }
-            (Q::Sum { decide: false, .. }, Err(_)) => {}
-            (Q::Sum { target: i, .. }, Err(e)) => {
-                // Not a failure of any port: read them one by one.
-                tracing::debug!("PMA PortCounters sum failed: {e}");
-                if let Some(t) = targets.get(i) {
-                    next.extend(read_ports_in_full(t, i, caps.get(&t.node), &schedule));
-                }
-            }
-            (
-                Q::Attr {
-                    target,
-                    port,
-                    attr: a,
-                },
-                Ok(mad),
-            ) => {
-                out.answered += 1;
-                let Some(t) = targets.get(target) else {
-                    return next;
-                };
-                let data = req::pma_data(&mad);
-                let fields = caps
-                    .get(&t.node)
-                    .map(|c| c.extended_fields)
-                    .unwrap_or_default();
-                let s = out.samples.entry((t.node, port)).or_default();
-                store(s, a, data, fields);
-                if let (attr::PORT_COUNTERS, Some(r)) = (a, s.readings()) {
-                    let prev = schedule.prev.and_then(|m| m.get(&(t.node, port)));
-                    let due = details_due(prev, &r.counters, schedule.full)
-                        & wanted(&opts, &schedule, t.node);
-                    let unsupported = caps.get(&t.node).map_or(0, |c| c.unsupported);
-                    next.extend(detail_requests(t, target, port, due, unsupported));
-                }
-                if a == attr::PORT_COUNTERS {
-                    if let (Some(th), Some(r)) = (opts.reset_threshold, s.readings()) {
-                        let extended = caps.get(&t.node).map(|c| c.extended).unwrap_or(false);
-                        let mask = saturating_mask(&r.counters, th);
-                        if !extended && mask != 0 {
-                            s.reset_after_read = true;
-                            resets.push((t.lid, port, mask));
-                        }
-                    }
-                }
-            }
-            (Q::Reset, Ok(_)) => out.answered += 1,
-            (Q::Reset, Err(e)) => tracing::warn!("PMA counter reset failed: {e}"),
-            (Q::ClassPortInfo(i), Err(e)) => {
-                if let Some(t) = targets.get(i) {
-                    // No ClassPortInfo: none of this PMA's ports is read this sweep.
-                    for p in t.all_ports() {
-                        out.failed.push(PmaFailure {
-                            node: t.node,
-                            lid: t.lid,
-                            port: Some(p),
-                            attr: attr::CLASS_PORT_INFO,
-                            error: e.clone(),
-                        });
-                    }
-                }
-            }
-            (
-                Q::Attr {
-                    target,
-                    port,
-                    attr: a,
-                },
-                Err(e),
-            ) => {
-                let Some(t) = targets.get(target) else {
-                    return next;
-                };
-                if let TxError::Status(st) = e {
-                    let bit = DETAILS.iter().find(|(_, x)| *x == a).map(|(b, _)| *b);
-                    if let (Some(bit), true) = (bit, status_means_unsupported(st)) {
-                        caps.entry(t.node).or_default().unsupported |= bit;
-                    }
-                }
-                out.failed.push(PmaFailure {
-                    node: t.node,
-                    lid: t.lid,
-                    port: Some(port),
-                    attr: a,
-                    error: e,
-                });
-            }
-        }
-        next
-    });
-    // Ports of switches read through sums: 32-bit data and packets from the 64-bit.
-    for t in targets {
-        if !caps.get(&t.node).is_some_and(|c| sums_usable(t, c, &opts)) {
-            continue;
-        }
-        for p in t.all_ports() {
-            if let Some(s) = out.samples.get_mut(&(t.node, p)) {
-                narrow_data(&mut s.readings);
-            }
-        }
-    }
+    let mut poll = Poll {
+        targets,
+        caps,
+        opts,
+        schedule,
+        out: PmaSweep::default(),
+        resets: Vec::new(),
+    };
+    let initial = poll.initial();
+    tr.pipeline(initial, |q, r| poll.answer(q, r));
+    poll.narrow_summed_ports();
+    let Poll { out, resets, .. } = poll;
     if !resets.is_empty() {
         let reqs = resets
             .into_iter()
@@ -734,6 +583,228 @@ pub fn sweep(
         });
     }
     out
+}
+
+/// One sweep's PMA polling: each answer decides the next requests.
+struct Poll<'a, 's> {
+    targets: &'a [Target],
+    caps: &'a mut HashMap<Guid, PmaCaps>,
+    opts: PmaOptions,
+    schedule: Schedule<'s>,
+    out: PmaSweep,
+    /// Counter resets (LID, port, CounterSelect) sent after the polling.
+    resets: Vec<(u16, u8, u16)>,
+}
+
+impl Poll<'_, '_> {
+    /// ClassPortInfo for a PMA not met before, else its first requests.
+    fn initial(&mut self) -> Vec<(Q, Request)> {
+        let mut initial = Vec::new();
+        for (i, t) in self.targets.iter().enumerate() {
+            if t.lid == 0 || (t.ports.is_empty() && t.idle.is_empty()) {
+                continue;
+            }
+            self.out.idle.extend(t.idle.iter().map(|&p| (t.node, p)));
+            match self.caps.get(&t.node) {
+                Some(c) => initial.extend(first_requests(
+                    &mut self.out,
+                    t,
+                    i,
+                    c,
+                    &self.opts,
+                    &self.schedule,
+                )),
+                None => initial.push((
+                    Q::ClassPortInfo(i),
+                    req::pma(GET, attr::CLASS_PORT_INFO, 0, t.lid, &[]),
+                )),
+            }
+        }
+        initial
+    }
+
+    fn answer(&mut self, q: Q, r: Result<Vec<u8>, TxError>) -> Vec<(Q, Request)> {
+        match (q, r) {
+            (Q::ClassPortInfo(i), Ok(mad)) => self.on_class_port_info(i, &mad),
+            (Q::ClassPortInfo(i), Err(e)) => {
+                self.on_class_port_info_failed(i, e);
+                Vec::new()
+            }
+            (Q::Sum { target, decide }, Ok(mad)) => self.on_sum(target, decide, &mad),
+            (Q::Sum { decide: false, .. }, Err(_)) => Vec::new(),
+            (Q::Sum { target, .. }, Err(e)) => {
+                // Not a failure of any port: read them one by one.
+                tracing::debug!("PMA PortCounters sum failed: {e}");
+                self.targets.get(target).map_or_else(Vec::new, |t| {
+                    read_ports_in_full(t, target, self.caps.get(&t.node), &self.schedule)
+                })
+            }
+            (Q::Attr { target, port, attr }, Ok(mad)) => self.on_attr(target, port, attr, &mad),
+            (Q::Attr { target, port, attr }, Err(e)) => {
+                self.on_attr_failed(target, port, attr, e);
+                Vec::new()
+            }
+            (Q::Reset, Ok(_)) => {
+                self.out.answered += 1;
+                Vec::new()
+            }
+            (Q::Reset, Err(e)) => {
+                tracing::warn!("PMA counter reset failed: {e}");
+                Vec::new()
+            }
+        }
+    }
+
+    fn on_class_port_info(&mut self, i: usize, mad: &[u8]) -> Vec<(Q, Request)> {
+        self.out.answered += 1;
+        let Some(t) = self.targets.get(i) else {
+            return Vec::new();
+        };
+        // Every PMA of a node (one per HCA port) is the same implementation:
+        // the first answer stands for all.
+        let c = self.caps.entry(t.node).or_insert_with(|| {
+            ClassPortInfo::decode(req::pma_data(mad))
+                .map(PmaCaps::from_class_port_info)
+                .unwrap_or_default()
+        });
+        first_requests(&mut self.out, t, i, c, &self.opts, &self.schedule)
+    }
+
+    /// No ClassPortInfo: none of this PMA's ports is read this sweep.
+    fn on_class_port_info_failed(&mut self, i: usize, e: TxError) {
+        let Some(t) = self.targets.get(i) else {
+            return;
+        };
+        for p in t.all_ports() {
+            self.out.failed.push(PmaFailure {
+                node: t.node,
+                lid: t.lid,
+                port: Some(p),
+                attr: attr::CLASS_PORT_INFO,
+                error: e.clone(),
+            });
+        }
+    }
+
+    fn on_sum(&mut self, i: usize, decide: bool, mad: &[u8]) -> Vec<(Q, Request)> {
+        self.out.answered += 1;
+        let Some(t) = self.targets.get(i) else {
+            return Vec::new();
+        };
+        let now = PortCounters::decode(req::pma_data(mad)).ok();
+        if !decide {
+            self.out.sums.extend(now.map(|c| (t.node, c)));
+            return Vec::new();
+        }
+        let prev = self.schedule.prev_sums.and_then(|m| m.get(&t.node));
+        match (now, prev) {
+            (Some(now), Some(prev)) if sum_unchanged(prev, &now) => {
+                self.out.sums.insert(t.node, now);
+                self.stand_ports(t, i)
+            }
+            (now, _) => {
+                if let Some(now) = now {
+                    self.out.sums.insert(t.node, now);
+                }
+                read_ports_in_full(t, i, self.caps.get(&t.node), &self.schedule)
+            }
+        }
+    }
+
+    /// No port's counters moved: last sweep's readings stand, and the details
+    /// that follow them; traffic ones are read.
+    fn stand_ports(&mut self, t: &Target, i: usize) -> Vec<(Q, Request)> {
+        let due = wanted(&self.opts, &self.schedule, t.node) & detail::TRAFFIC;
+        let unsupported = self.caps.get(&t.node).map_or(0, |c| c.unsupported);
+        let mut next = Vec::new();
+        for &p in &t.ports {
+            if let Some(c) = self.schedule.prev.and_then(|m| m.get(&(t.node, p))) {
+                let s = self.out.samples.entry((t.node, p)).or_default();
+                s.readings.counters = c.clone();
+                s.counters_read = true;
+                self.out.unchanged_ports += 1;
+                next.extend(detail_requests(t, i, p, due, unsupported));
+            } else {
+                next.push(attr_request(t, i, p, attr::PORT_COUNTERS));
+            }
+        }
+        // The sum covers the ports without a link too.
+        stand_idle(
+            &mut self.out,
+            t,
+            &idle_standing(t, &self.schedule),
+            &self.schedule,
+        );
+        next
+    }
+
+    fn on_attr(&mut self, target: usize, port: u8, a: u16, mad: &[u8]) -> Vec<(Q, Request)> {
+        self.out.answered += 1;
+        let Some(t) = self.targets.get(target) else {
+            return Vec::new();
+        };
+        let caps = self.caps.get(&t.node);
+        let fields = caps.map(|c| c.extended_fields).unwrap_or_default();
+        let s = self.out.samples.entry((t.node, port)).or_default();
+        store(s, a, req::pma_data(mad), fields);
+        if a != attr::PORT_COUNTERS {
+            return Vec::new();
+        }
+        let Some(r) = s.readings() else {
+            return Vec::new();
+        };
+        let prev = self.schedule.prev.and_then(|m| m.get(&(t.node, port)));
+        let due = details_due(prev, &r.counters, self.schedule.full_for(t.node))
+            & wanted(&self.opts, &self.schedule, t.node);
+        let unsupported = caps.map_or(0, |c| c.unsupported);
+        let next = detail_requests(t, target, port, due, unsupported);
+        if let Some(th) = self.opts.reset_threshold {
+            let extended = caps.is_some_and(|c| c.extended);
+            let mask = saturating_mask(&r.counters, th);
+            if !extended && mask != 0 {
+                s.reset_after_read = true;
+                self.resets.push((t.lid, port, mask));
+            }
+        }
+        next
+    }
+
+    fn on_attr_failed(&mut self, target: usize, port: u8, a: u16, e: TxError) {
+        let Some(t) = self.targets.get(target) else {
+            return;
+        };
+        if let TxError::Status(st) = e {
+            let bit = DETAILS.iter().find(|(_, x)| *x == a).map(|(b, _)| *b);
+            if let (Some(bit), true) = (bit, status_means_unsupported(st)) {
+                self.caps.entry(t.node).or_default().unsupported |= bit;
+            }
+        }
+        self.out.failed.push(PmaFailure {
+            node: t.node,
+            lid: t.lid,
+            port: Some(port),
+            attr: a,
+            error: e,
+        });
+    }
+
+    /// Ports of switches read through sums: 32-bit data and packets from the 64-bit.
+    fn narrow_summed_ports(&mut self) {
+        for t in self.targets {
+            if !self
+                .caps
+                .get(&t.node)
+                .is_some_and(|c| sums_usable(t, c, &self.opts))
+            {
+                continue;
+            }
+            for p in t.all_ports() {
+                if let Some(s) = self.out.samples.get_mut(&(t.node, p)) {
+                    narrow_data(&mut s.readings);
+                }
+            }
+        }
+    }
 }
 
 /// PortCounters' 32-bit PortXmitData, PortRcvData, PortXmitPkts and PortRcvPkts from
@@ -814,261 +885,4 @@ pub fn counter_reset(lid: u16, port: u8, mask: u16) -> Request {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn details_follow_the_summary_counters_that_moved() {
-        let a = PortCounters::default();
-        assert_eq!(details_due(None, &a, false), detail::ALL, "first sighting");
-        assert_eq!(details_due(Some(&a), &a, true), detail::ALL, "full read");
-        // Traffic details are due every sweep (if wanted), the others not.
-        assert_eq!(details_due(Some(&a), &a, false), detail::TRAFFIC);
-        let at_max = PortCounters {
-            port_rcv_errors: u16::MAX,
-            ..a.clone()
-        };
-        assert_eq!(
-            details_due(Some(&at_max), &at_max, false),
-            detail::TRAFFIC | detail::RCV_ERROR_DETAILS,
-            "a saturated summary hides movement"
-        );
-        let b = PortCounters {
-            port_rcv_errors: 1,
-            port_xmit_wait: 9,
-            port_xmit_data: 100,
-            ..a.clone()
-        };
-        assert_eq!(
-            details_due(Some(&a), &b, false),
-            detail::TRAFFIC | detail::RCV_ERROR_DETAILS | detail::VL_XMIT_WAIT
-        );
-        let c = PortCounters {
-            port_xmit_discards: 1,
-            ..a.clone()
-        };
-        assert_eq!(
-            details_due(Some(&a), &c, false),
-            detail::TRAFFIC | detail::XMIT_DISCARD_DETAILS
-        );
-    }
-
-    #[test]
-    fn a_switch_sum_stands_for_its_ports_only_when_no_error_counter_moved() {
-        let a = PortCounters {
-            symbol_error_counter: 3,
-            port_xmit_data: 100,
-            ..PortCounters::default()
-        };
-        // Data and packets move with traffic: read 64-bit per port anyway.
-        let traffic = PortCounters {
-            port_xmit_data: 5000,
-            port_rcv_pkts: 7,
-            ..a.clone()
-        };
-        assert!(sum_unchanged(&a, &traffic));
-        for moved in [
-            PortCounters {
-                symbol_error_counter: 4,
-                ..a.clone()
-            },
-            PortCounters {
-                port_xmit_wait: 1,
-                ..a.clone()
-            },
-            PortCounters {
-                qp1_dropped: 1,
-                ..a.clone()
-            },
-        ] {
-            assert!(!sum_unchanged(&a, &moved), "{moved:?}");
-        }
-        // A sum at its maximum hides movement.
-        let full = PortCounters {
-            port_rcv_errors: u16::MAX,
-            ..a.clone()
-        };
-        assert!(!sum_unchanged(&full, &full));
-    }
-
-    type Fixture = (
-        Target,
-        PmaCaps,
-        HashMap<(Guid, u8), PortCounters>,
-        HashMap<Guid, PortCounters>,
-    );
-
-    /// A switch (GUID 7, LID 3) with linked ports 1 and 2 and `idle` ones,
-    /// a PMA with AllPortSelect and PortCountersExtended, and last sweep's
-    /// readings of the linked ports and of its sum.
-    fn switch_fixture(idle: Vec<u8>) -> Fixture {
-        let t = Target {
-            node: Guid(7),
-            lid: 3,
-            ports: vec![1, 2],
-            idle,
-        };
-        let caps = PmaCaps {
-            capability_mask: cap::ALL_PORT_SELECT | cap::IS_EXTENDED_WIDTH_SUPPORTED,
-            extended: true,
-            ..PmaCaps::default()
-        };
-        let prev = [(Guid(7), 1), (Guid(7), 2)]
-            .into_iter()
-            .map(|k| (k, PortCounters::default()))
-            .collect();
-        let sums = [(Guid(7), PortCounters::default())].into();
-        (t, caps, prev, sums)
-    }
-
-    #[test]
-    fn sums_are_asked_of_switches_only_with_what_they_stand_for() {
-        let (t, caps, prev, sums) = switch_fixture(Vec::new());
-        let opts = PmaOptions::default();
-        let sched = Schedule {
-            prev: Some(&prev),
-            local: None,
-            full: false,
-            prev_sums: Some(&sums),
-            counters_only: false,
-            idle: None,
-        };
-        assert!(sum_first(&t, &caps, &opts, &sched));
-        // Sum first, then only PortCountersExtended per port.
-        let reqs = port_requests(&t, 0, &caps, &opts, &sched);
-        assert_eq!(reqs.len(), 3);
-        assert!(matches!(reqs[0].0, Q::Sum { decide: true, .. }));
-        let full = Schedule {
-            full: true,
-            ..sched
-        };
-        assert!(!sum_first(&t, &caps, &opts, &full));
-        // A full sweep still asks the sum, for the next sweep to compare with.
-        let reqs = port_requests(&t, 0, &caps, &opts, &full);
-        assert_eq!(reqs.len(), 5);
-        assert!(matches!(reqs[0].0, Q::Sum { decide: false, .. }));
-        let no_all_port = PmaCaps {
-            capability_mask: cap::IS_EXTENDED_WIDTH_SUPPORTED,
-            ..caps.clone()
-        };
-        assert!(!sum_first(&t, &no_all_port, &opts, &sched));
-        let hca = Target {
-            ports: vec![1],
-            ..t.clone()
-        };
-        assert!(!sum_first(&hca, &caps, &opts, &sched));
-        let off = PmaOptions {
-            switch_sums: false,
-            ..opts
-        };
-        assert!(!sum_first(&t, &caps, &off, &sched));
-    }
-
-    /// Ports without a link cost no MAD on a steady sweep once read: they
-    /// stand (with the sum, when it is asked first), and are read when first
-    /// seen and on full sweeps.
-    #[test]
-    fn ports_without_a_link_are_read_when_due() {
-        let (t, caps, prev, sums) = switch_fixture(vec![4]);
-        let opts = PmaOptions::default();
-        let idle: HashMap<(Guid, u8), PortReadings> =
-            [((Guid(7), 4), PortReadings::default())].into();
-        let sched = Schedule {
-            prev: Some(&prev),
-            local: None,
-            full: false,
-            prev_sums: Some(&sums),
-            counters_only: false,
-            idle: Some(&idle),
-        };
-        // The sum and PortCountersExtended of the linked ports: none for port 4.
-        assert_eq!(idle_standing(&t, &sched), vec![4]);
-        assert_eq!(port_requests(&t, 0, &caps, &opts, &sched).len(), 3);
-        // The sum moved: port 4 is read with the linked ports.
-        assert_eq!(read_ports_in_full(&t, 0, Some(&caps), &sched).len(), 4);
-        // Never read: PortCounters and PortCountersExtended at once.
-        let first = Schedule {
-            idle: None,
-            ..sched
-        };
-        assert_eq!(port_requests(&t, 0, &caps, &opts, &first).len(), 5);
-        // A full sweep reads it whatever stands.
-        let full = Schedule {
-            full: true,
-            ..sched
-        };
-        assert!(idle_standing(&t, &full).is_empty());
-        assert_eq!(port_requests(&t, 0, &caps, &opts, &full).len(), 7);
-        // Without a sum to wait for, the reading stands at once.
-        let mut out = PmaSweep::default();
-        let no_sum = PmaOptions {
-            switch_sums: false,
-            ..opts
-        };
-        let reqs = first_requests(&mut out, &t, 0, &caps, &no_sum, &sched);
-        assert_eq!(reqs.len(), 4, "PortCounters(Extended) of ports 1 and 2");
-        assert!(out.samples[&(Guid(7), 4)].counters_read);
-    }
-
-    /// The 32-bit data and packet counters follow the 64-bit ones, stopping
-    /// at all ones; the error counters are left as read.
-    #[test]
-    fn narrow_data_saturates_the_extended_values() {
-        let mut r = PortReadings {
-            counters: PortCounters {
-                port_xmit_data: 7,
-                port_rcv_pkts: 9,
-                symbol_error_counter: 3,
-                ..PortCounters::default()
-            },
-            ..PortReadings::default()
-        };
-        narrow_data(&mut r);
-        assert_eq!(r.counters.port_xmit_data, 7, "no extended reading: as read");
-        r.extended = Some(PortCountersExtended {
-            port_xmit_data: 5_000_000_000,
-            port_rcv_data: 123_456,
-            port_xmit_pkts: u64::from(u32::MAX),
-            port_rcv_pkts: u64::from(u32::MAX) + 1,
-            ..PortCountersExtended::default()
-        });
-        narrow_data(&mut r);
-        let c = &r.counters;
-        assert_eq!(
-            (
-                c.port_xmit_data,
-                c.port_rcv_data,
-                c.port_xmit_pkts,
-                c.port_rcv_pkts
-            ),
-            (u32::MAX, 123_456, u32::MAX, u32::MAX)
-        );
-        assert_eq!(c.symbol_error_counter, 3);
-    }
-
-    #[test]
-    fn saturating_mask_selects_counters_past_the_threshold() {
-        let pc = PortCounters {
-            port_xmit_data: u32::MAX - 1,
-            port_rcv_data: 10,
-            port_xmit_pkts: (u32::MAX / 4) * 3 + 10,
-            port_rcv_pkts: u32::MAX / 2,
-            ..PortCounters::default()
-        };
-        let m = saturating_mask(&pc, 0.75);
-        assert_eq!(
-            m,
-            counter_select::PORT_XMIT_DATA | counter_select::PORT_XMIT_PKTS
-        );
-        assert_eq!(saturating_mask(&PortCounters::default(), 0.75), 0);
-    }
-
-    #[test]
-    fn counter_reset_encodes_select_mask() {
-        let r = counter_reset(9, 3, 0xF000);
-        assert_eq!(r.mad[3], SET);
-        let pc = PortCounters::decode(req::pma_data(&r.mad)).unwrap();
-        assert_eq!(pc.port_select, 3);
-        assert_eq!(pc.counter_select, 0xF000);
-    }
-}
+mod tests;

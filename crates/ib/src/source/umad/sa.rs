@@ -5,15 +5,20 @@
 //!
 //! Large answers come through RMPP on real hardware (the kernel reassembles them for an
 //! agent registered with RMPP version 1); ibsim cuts them to their first packet, so
-//! partitions are asked per key (one LID/port at a time), which fits one packet each.
+//! partition tables and GUIDInfo that do not fit one packet are read from the ports'
+//! own SMAs instead ([`sma`]).
 
 use std::collections::HashMap;
+
+mod pkeys;
+mod sma;
+pub use pkeys::PKeyRead;
+pub use sma::{Blocks, TableBlocks};
 
 use super::req::{self, GET, GET_TABLE, SET};
 use super::transport::{Transport, TxError};
 use crate::mad::sa::{
-    attr, comp, GuidInfoRecord, InformInfo, McMemberRecord, PKeyTableRecord, PathRecord,
-    ServiceRecord, SmInfoRecord,
+    attr, comp, GuidInfoRecord, InformInfo, McMemberRecord, PathRecord, ServiceRecord, SmInfoRecord,
 };
 use crate::mad::smp::SmInfo;
 use crate::mad::Codec;
@@ -51,6 +56,8 @@ pub struct SaView {
     /// Queries that failed this sweep: their fields above are empty for want
     /// of an answer, not because the SA has none (the source keeps its last).
     pub failed: SaFailed,
+    /// How the partition tables were read this sweep (None: not asked).
+    pub pkey_read: Option<PKeyRead>,
 }
 
 /// Which parts of an [`SaView`] got no answer.
@@ -131,15 +138,10 @@ fn whole<T>(v: &mut SaView, what: &'static str, t: Table<T>) -> Result<Vec<T>, (
     Err(())
 }
 
-/// Queries the SA. `end_ports` lists the (LID, port) pairs whose partition tables (only
-/// when `sm_key` is given: OpenSM answers PKeyTableRecord to trusted requesters) and
-/// GUIDInfo blocks to read; empty: the caller keeps the last ones.
-pub fn query(
-    tr: &mut Transport,
-    sm_lid: u16,
-    sm_key: Option<u64>,
-    end_ports: &[(u16, u8)],
-) -> SaView {
+/// Queries the SA: SMs, multicast groups, services, and the per-port tables
+/// `t` names (partition tables only when `sm_key` is given: OpenSM answers
+/// PKeyTableRecord to trusted requesters).
+pub fn query(tr: &mut Transport, sm_lid: u16, sm_key: Option<u64>, t: &Tables) -> SaView {
     let mut v = SaView::default();
     let key = sm_key.unwrap_or(0);
     let note = |v: &mut SaView, what: &str, e: TxError| {
@@ -201,9 +203,9 @@ pub fn query(
             note(&mut v, "ServiceRecord", e);
         }
     }
-    tables(tr, sm_lid, sm_key, end_ports, &mut v);
+    tables(tr, sm_lid, sm_key, t, &mut v);
     if v.cut.contains(&GROUPS) {
-        groups_by_partition(tr, sm_lid, end_ports, &mut v);
+        groups_by_partition(tr, sm_lid, t.end_ports, &mut v);
     }
     v
 }
@@ -261,83 +263,63 @@ fn groups_by_partition(tr: &mut Transport, sm_lid: u16, end_ports: &[(u16, u8)],
     v.failed.mc_groups = false;
 }
 
-/// The GUIDInfo blocks and (with `sm_key`) partition tables of `end_ports` into `v`.
-pub fn tables(
-    tr: &mut Transport,
-    sm_lid: u16,
-    sm_key: Option<u64>,
-    end_ports: &[(u16, u8)],
-    v: &mut SaView,
-) {
-    guid_info(tr, sm_lid, end_ports, v);
-    let Some(sm_key) = sm_key else {
-        return;
-    };
-    let reqs = end_ports.iter().map(|&(lid, port)| {
-        let t = PKeyTableRecord {
-            lid: Lid(lid),
-            port_num: port,
-            ..PKeyTableRecord::default()
-        };
-        let mut buf = [0u8; PKeyTableRecord::LEN];
-        let _ = t.encode(&mut buf);
-        let mask = comp::p_key_table_record::LID | comp::p_key_table_record::PORT_NUM;
-        (
-            (lid, port),
-            req::sa(
-                GET_TABLE,
-                attr::P_KEY_TABLE_RECORD,
-                sm_lid,
-                sm_key,
-                mask,
-                &buf,
-            ),
-        )
-    });
-    let mut errs = Vec::new();
-    let mut cut = Vec::new();
-    tr.pipeline(reqs, |k, r| {
-        match r {
-            // Part of a port's table is not its table: the last one stands.
-            Ok(mad) if req::sa_truncated(&mad) => cut.push(k),
-            Ok(mad) => {
-                let mut keys = Vec::new();
-                for rec in req::sa_records(&mad) {
-                    if let Ok(p) = PKeyTableRecord::decode(rec) {
-                        keys.extend(
-                            p.p_key_table
-                                .p_key
-                                .iter()
-                                .map(|k| k.0)
-                                .filter(|&k| k & 0x7fff != 0),
-                        );
-                    }
-                }
-                v.pkeys.insert(k, keys);
-            }
-            Err(e) => errs.push((k, e)),
-        }
-        Vec::new()
-    });
-    for k in cut {
-        v.failed.pkeys.push(k);
-        v.cut.push("PKeyTableRecord");
-    }
-    for (k, e) in errs {
-        v.failed.pkeys.push(k);
-        v.failures += 1;
-        if v.errors.len() < 16 {
-            v.errors.push(format!("PKeyTableRecord {k:?}: {e}"));
-        }
-    }
+/// Which per-port tables a query reads, and how.
+#[derive(Debug, Clone, Copy)]
+pub struct Tables<'a> {
+    /// The (LID, port) pairs whose GUIDInfo and (with the SM_Key) partition
+    /// tables are read; empty: the caller keeps the last ones.
+    pub end_ports: &'a [(u16, u8)],
+    /// Many ports are asked (a table refresh): the partition tables are
+    /// first asked in one GetTable of the whole fabric
+    /// ([`pkeys::whole_fabric`]), and read per port (PKeyTable SMPs) only
+    /// where that answer is cut, refused or lacks the port.
+    pub whole_fabric: bool,
+    /// Each end port's table sizes, for the SMP reads.
+    pub blocks: &'a TableBlocks,
+    /// This SA path is known to cut multi-packet answers (no RMPP
+    /// reassembly): GUIDInfo tables longer than one packet are read from
+    /// the SMAs at once.
+    pub cuts_multi_packet: bool,
 }
 
-/// The GUIDInfo blocks of every end port, asked per LID (one packet each, which
-/// umad2sim passes whole; a whole-table answer needs RMPP).
-fn guid_info(tr: &mut Transport, sm_lid: u16, end_ports: &[(u16, u8)], v: &mut SaView) {
-    let reqs = end_ports
+/// The GUIDInfo blocks and (with `sm_key`) partition tables of `t.end_ports` into `v`.
+pub fn tables(tr: &mut Transport, sm_lid: u16, sm_key: Option<u64>, t: &Tables, v: &mut SaView) {
+    let end_ports = t.end_ports;
+    if let Some(sm_key) = sm_key {
+        if t.whole_fabric {
+            let rest = pkeys::whole_fabric(tr, sm_lid, sm_key, end_ports, v);
+            pkeys::per_port(tr, &rest, t.blocks, v);
+        } else {
+            pkeys::per_port(tr, end_ports, t.blocks, v);
+        }
+    }
+    // A multi-packet answer just came cut, or did before: tables that do not
+    // fit one packet go to the SMAs without asking the SA first.
+    let cuts = t.cuts_multi_packet || v.pkey_read == Some(PKeyRead::Cut);
+    guid_info(tr, sm_lid, end_ports, t.blocks, cuts, v);
+}
+
+/// The GUIDInfo blocks of every end port, asked per LID; a port whose answer
+/// does not fit one packet and arrives cut (umad2sim: no RMPP) is read from
+/// its own SMA instead, one GUIDInfo SMP per block ([`sma`]), at once when
+/// `cuts_multi_packet`.
+fn guid_info(
+    tr: &mut Transport,
+    sm_lid: u16,
+    end_ports: &[(u16, u8)],
+    blocks: &TableBlocks,
+    cuts_multi_packet: bool,
+    v: &mut SaView,
+) {
+    // Two GUIDInfoRecords fill one packet's 200 octets of SA data.
+    let long = |k: &(u16, u8)| blocks.get(k).is_some_and(|b| b.guid > 2);
+    type Ports = Vec<(u16, u8)>;
+    let (to_smas, to_sa): (Ports, Ports) =
+        end_ports.iter().partition(|k| cuts_multi_packet && long(k));
+    guid_info_from_smas(tr, &to_smas, blocks, v);
+    let reqs = to_sa
         .iter()
-        .map(|&(lid, _)| (lid, guid_info_request(sm_lid, lid, None)));
+        .map(|&(lid, _)| (lid, guid_info_request(sm_lid, lid)));
     let mut errs = Vec::new();
     let mut cut = Vec::new();
     tr.pipeline(reqs, |lid, r| {
@@ -360,7 +342,12 @@ fn guid_info(tr: &mut Transport, sm_lid: u16, end_ports: &[(u16, u8)], v: &mut S
     });
     if !cut.is_empty() {
         v.cut.extend(cut.iter().map(|_| "GUIDInfoRecord"));
-        guid_info_by_block(tr, sm_lid, &cut, v);
+        let cut: Vec<(u16, u8)> = to_sa
+            .iter()
+            .filter(|(lid, _)| cut.contains(lid))
+            .copied()
+            .collect();
+        guid_info_from_smas(tr, &cut, blocks, v);
     }
     for (lid, e) in errs {
         v.failed.guids.push(lid);
@@ -371,19 +358,15 @@ fn guid_info(tr: &mut Transport, sm_lid: u16, end_ports: &[(u16, u8)], v: &mut S
     }
 }
 
-/// A GUIDInfoRecord GetTable for the port at `lid`: all its blocks, or one.
-fn guid_info_request(sm_lid: u16, lid: u16, block: Option<u8>) -> super::transport::Request {
+/// A GUIDInfoRecord GetTable of all the blocks of the port at `lid`.
+fn guid_info_request(sm_lid: u16, lid: u16) -> super::transport::Request {
     let t = GuidInfoRecord {
         lid: Lid(lid),
-        block_num: block.unwrap_or(0),
         ..GuidInfoRecord::default()
     };
     let mut buf = [0u8; GuidInfoRecord::LEN];
     let _ = t.encode(&mut buf);
-    let mut mask = comp::guid_info_record::LID;
-    if block.is_some() {
-        mask |= comp::guid_info_record::BLOCK_NUM;
-    }
+    let mask = comp::guid_info_record::LID;
     req::sa(GET_TABLE, attr::GUID_INFO_RECORD, sm_lid, 0, mask, &buf)
 }
 
@@ -400,59 +383,35 @@ fn guids_of(mut blocks: Vec<GuidInfoRecord>) -> Vec<Guid> {
     guids
 }
 
-/// The GUIDInfo of ports whose whole answer was cut short, asked one block at
-/// a time (LID and BlockNum: one record, one packet) until the SA has no
-/// further block. A port any of whose answers fails or is cut again is
+/// The GUIDInfo of ports whose SA answer was cut short, from their SMAs
+/// (PortInfo:GUIDCap / 8 blocks each). A port any of whose blocks fails is
 /// failed (its last GUIDs stand).
-fn guid_info_by_block(tr: &mut Transport, sm_lid: u16, lids: &[u16], v: &mut SaView) {
-    let mut open: Vec<u16> = lids.to_vec();
-    let mut got: HashMap<u16, Vec<GuidInfoRecord>> = HashMap::new();
-    // GUIDCap is at most 255: 32 blocks.
-    for block in 0..32u8 {
-        if open.is_empty() {
-            break;
-        }
-        let reqs = open
-            .iter()
-            .map(|&lid| (lid, guid_info_request(sm_lid, lid, Some(block))));
-        let mut next = Vec::new();
-        let mut failed = Vec::new();
-        tr.pipeline(reqs, |lid, r| {
-            match r {
-                Ok(mad) if req::sa_truncated(&mad) => failed.push(lid),
-                Ok(mad) => {
-                    let rec = req::sa_records(&mad)
-                        .into_iter()
-                        .filter_map(|rec| GuidInfoRecord::decode(rec).ok())
-                        .find(|rec| rec.lid.0 == lid && rec.block_num == block);
-                    // No such block: the port's table ends before it.
-                    if let Some(rec) = rec {
-                        got.entry(lid).or_default().push(rec);
-                        next.push(lid);
-                    }
-                }
-                Err(TxError::Status(_)) => {}
-                Err(_) => failed.push(lid),
-            }
-            Vec::new()
+fn guid_info_from_smas(
+    tr: &mut Transport,
+    ports: &[(u16, u8)],
+    blocks: &TableBlocks,
+    v: &mut SaView,
+) {
+    let sizes = ports
+        .iter()
+        .map(|k| (*k, blocks.get(k).map_or(1, |b| b.guid)));
+    let (read, errs) = sma::read_blocks(tr, crate::mad::smp::attr::GUID_INFO, sizes);
+    for ((lid, _), got) in read {
+        let records = got.into_iter().filter_map(|(b, data)| {
+            Some(GuidInfoRecord {
+                lid: Lid(lid),
+                block_num: u8::try_from(b).ok()?,
+                guid_info: crate::mad::smp::GuidInfo::decode(&data).ok()?,
+            })
         });
-        for lid in failed {
-            got.remove(&lid);
-            v.failed.guids.push(lid);
-            v.failures += 1;
-            if v.errors.len() < 16 {
-                v.errors.push(format!(
-                    "GUIDInfoRecord LID {lid} block {block}: no whole answer"
-                ));
-            }
-        }
-        open = next
-            .into_iter()
-            .filter(|l| !v.failed.guids.contains(l))
-            .collect();
+        v.guids.insert(lid, guids_of(records.collect()));
     }
-    for (lid, blocks) in got {
-        v.guids.insert(lid, guids_of(blocks));
+    for ((lid, _), e) in errs {
+        v.failed.guids.push(lid);
+        v.failures += 1;
+        if v.errors.len() < 16 {
+            v.errors.push(format!("GUIDInfo LID {lid}: {e}"));
+        }
     }
 }
 

@@ -20,6 +20,8 @@
 //!   again), counted per node and attribute and logged per distinct cause
 //!   ([`super::faults`]).
 
+mod control;
+
 use std::collections::HashMap;
 use std::time::{Duration, Instant, SystemTime};
 
@@ -28,14 +30,15 @@ use super::discover::{discover, DiscoverOptions, Discovered};
 use super::faults::PmaFaults;
 use super::ffi::{self, PortAttrs, UmadError};
 use super::pma::{self, PmaCaps, PmaOptions};
-use super::req;
 use super::sa::{self, SaView};
+use super::spread::{self, Slice};
 use super::transport::{Transport, TransportConfig, TransportStats, TxError};
 use super::watch::{self, Trigger};
-use crate::mad::pma::{attr as pma_attr, PortSamplesControl};
+use crate::mad::pma::PortSamplesControl;
 use crate::mad::sa::SmInfoRecord;
 use crate::model::{CounterHistory, Snapshot};
 use crate::types::{Gid, Guid};
+use control::Addresses;
 
 /// Options of the umad source (all have working defaults).
 #[derive(Debug, Clone, PartialEq)]
@@ -65,12 +68,13 @@ pub struct UmadOptions {
     /// forwarding tables and per-port SA tables follow in the next sweep
     /// (absent until then). Default true; one-shot dumps turn it off.
     pub quick_start: bool,
-    /// Switch forwarding tables and P_Key tables are read again only when a
-    /// discovery sees a changed subnet (nodes, ports, LIDs, links, port states, the
-    /// master SM's LID), when our own partitions change, or on every
-    /// `tables_every`-th sweep (default 30, like `topology_every`: an SM's
-    /// rerouting or partition change that nothing else shows); otherwise the
-    /// last ones are kept. 1 reads them every sweep.
+    /// Switch forwarding tables and P_Key tables are read again, all of them,
+    /// when a discovery sees a changed subnet (nodes, ports, LIDs, links, port
+    /// states, the master SM's LID) or our own partitions change; and each
+    /// one once every `tables_every` sweeps (default 30, like
+    /// `topology_every`: an SM's rerouting or partition change that nothing
+    /// else shows), a `tables_every`-th of the switches and end ports each
+    /// sweep ([`super::spread`]). 1 reads them every sweep.
     pub tables_every: u32,
     /// Where the sysfs libibumad reads is mounted, as the agent reads it to
     /// say what is missing when the source cannot open (libibumad itself
@@ -126,6 +130,11 @@ pub struct UmadStats {
     pub unreached_ports: u64,
     /// Complete discoveries made (the other sweeps reused the last topology).
     pub discoveries: u64,
+    /// Partition table refreshes answered by one whole-fabric GetTable, and
+    /// those asked per port because that answer was cut short or refused
+    /// ([`sa::PKeyRead`]).
+    pub pkey_whole_fabric: u64,
+    pub pkey_fallbacks: u64,
     pub transport: TransportStats,
 }
 
@@ -177,11 +186,10 @@ pub struct UmadSource {
     /// The last readings of switch ports without a link ([`pma::Target::idle`]).
     prev_idle: HashMap<(Guid, u8), crate::model::PortReadings>,
     /// The subnet the last discovery saw ([`super::discover::signature`]) and its
-    /// master SM's LID, and discoveries since tables were last read.
+    /// master SM's LID.
     last_signature: Option<(u64, u16)>,
-    since_tables: u32,
-    /// Forwarding and P_Key tables are due: the first sweep left them out, or
-    /// a discovery saw a changed subnet (`since_tables` counts sweeps).
+    /// Every forwarding and P_Key table is due: the first sweep left them
+    /// out, or a discovery saw a changed subnet.
     tables_pending: bool,
     /// This sweep's cost so far.
     cost: crate::model::SweepCost,
@@ -189,6 +197,9 @@ pub struct UmadSource {
     /// logged (once each).
     sa_cut: u64,
     sa_cut_logged: std::collections::HashSet<&'static str>,
+    /// This SA path was seen to cut a multi-packet answer (no RMPP
+    /// reassembly, as under umad2sim): long tables go to the SMAs at once.
+    sa_cuts_multi_packet: bool,
     /// Where the control path sends MADs, as the last sweep found them
     /// (the snapshot itself belongs to whoever publishes it).
     addresses: Addresses,
@@ -275,11 +286,11 @@ impl UmadSource {
             prev_sums: HashMap::new(),
             prev_idle: HashMap::new(),
             last_signature: None,
-            since_tables: 0,
             tables_pending: false,
             cost: crate::model::SweepCost::default(),
             sa_cut: 0,
             sa_cut_logged: std::collections::HashSet::new(),
+            sa_cuts_multi_packet: false,
             addresses: Addresses::default(),
             history: CounterHistory::new(),
             sweep_no: 0,
@@ -409,23 +420,23 @@ impl UmadSource {
         self.stats.pma_failures += pma.failures();
         self.stats.unreached_ports = pma.unreached_ports().count() as u64;
         self.pma_faults.record(&pma, Instant::now());
-        // Forwarding and P_Key tables: after the first sweep, when a discovery
-        // saw a changed subnet, and every `tables_every` sweeps (an SM's
-        // partition changes show nowhere else).
-        self.since_tables += 1;
-        let tables =
-            (self.tables_pending || self.since_tables >= self.opts.tables_every.max(1)) && !cold;
-        if tables && self.opts.lft {
+        // Forwarding and P_Key tables: all after the first sweep and when a
+        // discovery saw a changed subnet; else each switch's and end port's
+        // periodic re-read (an SM's partition changes show nowhere else) in
+        // its own sweep, a `tables_every`-th of them a sweep.
+        let tables = self.tables_pending && !cold;
+        let slice = (!tables && !cold).then(|| Slice::new(self.sweep_no, self.opts.tables_every));
+        if self.opts.lft && (tables || slice.is_some()) {
             let phase = Phase::start(&self.tr);
-            super::discover::fetch_lfts(&mut self.tr, &mut d);
+            let due = |g: Guid| slice.is_none_or(|s| s.covers(g.0));
+            super::discover::fetch_lfts(&mut self.tr, &mut d, due);
             phase.add_to(&self.tr, &mut self.cost.discovery);
         }
         let mut sm_lids: Vec<u16> = self.sms.iter().map(|(r, _)| r.lid.0).collect();
-        self.ask_sa(&d, tables);
+        self.ask_sa(&d, tables, slice);
         self.refresh_sm_ports(&mut d, &mut sm_lids);
         if tables {
             self.tables_pending = false;
-            self.since_tables = 0;
         }
         let mut builder = assemble::build(&d, self.last_sa.as_ref(), Some(&pma), &self.caps);
         builder.sms = assemble::sm_records(&builder, &self.sms);
@@ -504,12 +515,14 @@ impl UmadSource {
     /// One PMA pass over `targets` with this sweep's schedule.
     fn poll(&mut self, targets: &[pma::Target], local: Guid, cold: bool) -> pma::PmaSweep {
         let n = self.sweep_no;
-        let every = u64::from(self.opts.pma.detail_every.max(1));
         let schedule = pma::Schedule {
             prev: Some(&self.prev_counters),
             local: Some(local),
-            // The sweep after a quick start reads the details it left out.
-            full: n.is_multiple_of(every) || (n == 1 && self.opts.quick_start),
+            // The first sweep reads all; the sweep after a quick start reads
+            // the details it left out.
+            full: n == 0 || (n == 1 && self.opts.quick_start),
+            // Then each node's periodic full read in its own sweep.
+            full_slice: Some(Slice::new(n, self.opts.pma.detail_every)),
             prev_sums: Some(&self.prev_sums),
             counters_only: cold,
             idle: Some(&self.prev_idle),
@@ -573,9 +586,10 @@ impl UmadSource {
     }
 
     /// The SA's view, every sweep: SMs, multicast groups, services, and the
-    /// local node's P_Key tables and GUIDInfo; every end port's when `tables`.
+    /// local node's P_Key tables and GUIDInfo; every end port's when `tables`,
+    /// else those of this sweep's `slice` too.
     /// Failed queries keep the last answers.
-    fn ask_sa(&mut self, d: &Discovered, tables: bool) {
+    fn ask_sa(&mut self, d: &Discovered, tables: bool, slice: Option<Slice>) {
         let phase = Phase::start(&self.tr);
         let sm_lid = d
             .local_port
@@ -591,9 +605,24 @@ impl UmadSource {
             let end_ports = if tables {
                 assemble::end_ports(d)
             } else {
-                assemble::local_end_ports(d)
+                let mut ports = assemble::local_end_ports(d);
+                // This sweep's slice of the periodic re-read.
+                if let Some(slice) = slice {
+                    let due = |&(lid, port): &(u16, u8)| slice.covers(spread::port_key(lid, port));
+                    ports.extend(assemble::end_ports(d).into_iter().filter(due));
+                    ports.sort_unstable();
+                    ports.dedup();
+                }
+                ports
             };
-            let mut v = sa::query(&mut self.tr, sm_lid, self.opts.sm_key, &end_ports);
+            let blocks = assemble::table_blocks(d);
+            let wanted = sa::Tables {
+                end_ports: &end_ports,
+                whole_fabric: tables,
+                blocks: &blocks,
+                cuts_multi_packet: self.sa_cuts_multi_packet,
+            };
+            let mut v = sa::query(&mut self.tr, sm_lid, self.opts.sm_key, &wanted);
             if let Some(last) = &self.last_sa {
                 // A query that failed reads as the SA's last answer, not as
                 // nothing (groups vanishing for a sweep would read as deleted).
@@ -604,15 +633,14 @@ impl UmadSource {
                 let moved = |k: &(u16, u8)| v.pkeys.get(k) != last.pkeys.get(k);
                 if !tables && end_ports.iter().any(moved) {
                     tracing::debug!("local partitions changed: reading every partition table");
-                    sa::tables(
-                        &mut self.tr,
-                        sm_lid,
-                        self.opts.sm_key,
-                        &assemble::end_ports(d),
-                        &mut v,
-                    );
+                    let all = assemble::end_ports(d);
+                    let wanted = sa::Tables {
+                        end_ports: &all,
+                        whole_fabric: true,
+                        ..wanted
+                    };
+                    sa::tables(&mut self.tr, sm_lid, self.opts.sm_key, &wanted, &mut v);
                     v.keep_failed_from(last);
-                    self.since_tables = 0;
                 } else if !tables {
                     for (k, keys) in &last.pkeys {
                         v.pkeys.entry(*k).or_insert_with(|| keys.clone());
@@ -622,9 +650,18 @@ impl UmadSource {
                     }
                 }
             }
+            // Whether this SA path cuts multi-packet answers (umad2sim: no
+            // RMPP), as this sweep's answers showed.
+            match v.pkey_read {
+                Some(sa::PKeyRead::WholeFabric) => self.sa_cuts_multi_packet = false,
+                Some(sa::PKeyRead::Cut) => self.sa_cuts_multi_packet = true,
+                _ if !v.cut.is_empty() => self.sa_cuts_multi_packet = true,
+                _ => {}
+            }
             for what in std::mem::take(&mut v.cut) {
                 self.note_cut(what);
             }
+            self.note_pkey_read(v.pkey_read);
             self.stats.sa_failures += v.failures;
             if v.errors.iter().any(|e| e.starts_with("SMInfoRecord")) {
                 // Logged once below ("SA not answering"), not every sweep.
@@ -688,6 +725,24 @@ impl UmadSource {
             }
             self.stats.sa_stale_sweeps += 1;
             self.subscribed = false;
+        }
+    }
+
+    /// Counts how the partition tables were read; the first fallback is
+    /// logged (under umad2sim every refresh falls back: ibsim does no RMPP).
+    fn note_pkey_read(&mut self, read: Option<sa::PKeyRead>) {
+        match read {
+            Some(sa::PKeyRead::WholeFabric) => self.stats.pkey_whole_fabric += 1,
+            Some(sa::PKeyRead::Cut | sa::PKeyRead::Refused) => {
+                if self.stats.pkey_fallbacks == 0 {
+                    tracing::info!(
+                        "whole-fabric PKeyTableRecord answer cut short or refused: \
+                         partition tables are asked per port (counted in pkey_fallbacks)"
+                    );
+                }
+                self.stats.pkey_fallbacks += 1;
+            }
+            Some(sa::PKeyRead::PerPort) | None => {}
         }
     }
 
@@ -766,47 +821,6 @@ impl UmadSource {
         out
     }
 
-    /// Applies a PMA change on (node, port) through the node's PMA (LID from the last
-    /// snapshot).
-    pub fn pma_control(
-        &mut self,
-        node: Guid,
-        port: u8,
-        op: &PmaControl,
-    ) -> Result<(), ControlError> {
-        let lid = self
-            .addresses
-            .pma_lid(node, port)
-            .ok_or(ControlError::UnknownNode(node))?;
-        let request = match op {
-            PmaControl::ClearCounters { mask } => pma::counter_reset(lid, port, *mask),
-            PmaControl::SamplesControl(c) => {
-                let mut c = (**c).clone();
-                c.port_select = port;
-                let mut data = [0u8; PortSamplesControl::LEN];
-                let _ = c.encode(&mut data);
-                req::pma(req::SET, pma_attr::PORT_SAMPLES_CONTROL, 0, lid, &data)
-            }
-        };
-        self.tr.call(request)?;
-        Ok(())
-    }
-
-    /// A PathRecord from the SA, on demand.
-    pub fn path_record(
-        &mut self,
-        slid: u16,
-        dlid: u16,
-    ) -> Result<Option<crate::mad::sa::PathRecord>, TxError> {
-        let sm = self.sm_lid();
-        sa::path_record(&mut self.tr, sm, slid, dlid)
-    }
-
-    /// The master SM's LID as the last sweep saw it, else the port's SMLID.
-    fn sm_lid(&self) -> u16 {
-        self.addresses.master_sm.unwrap_or(self.port.sm_lid)
-    }
-
     /// Sleeps the rest of `interval` after a sweep that took `took` (helper for loops).
     pub fn pause(interval: Duration, took: Duration) {
         if let Some(rest) = interval.checked_sub(took) {
@@ -824,213 +838,6 @@ impl From<UmadError> for crate::source::SourceError {
 impl From<SweepError> for crate::source::SourceError {
     fn from(e: SweepError) -> Self {
         crate::source::SourceError::Fabric(e.to_string())
-    }
-}
-
-impl UmadSource {
-    /// The LID of the PMA that answers for `port` of `node` ([`Snapshot::pma_lid`]).
-    fn pma_lid(&self, node: Guid, port: u8) -> Result<u16, crate::source::SourceError> {
-        self.addresses
-            .pma_lid(node, port)
-            .ok_or(crate::source::SourceError::NoSuchNode(node))
-    }
-
-    fn pma_call(
-        &mut self,
-        request: super::transport::Request,
-    ) -> Result<Vec<u8>, crate::source::SourceError> {
-        self.tr.call(request).map_err(|e| match e {
-            TxError::Status(s) => crate::source::SourceError::Unsupported(format!(
-                "PMA answered status {s:#06x} ({})",
-                crate::mad::header::status_text(s)
-            )),
-            e => crate::source::SourceError::Fabric(format!("PMA: {e}")),
-        })
-    }
-
-    /// One PMA exchange of attribute `T` with the PMA at `lid`: `value` is the
-    /// Set data or the PortSelect-carrying Get template; the answer is decoded.
-    fn pma_exchange<T: crate::mad::Attribute>(
-        &mut self,
-        method: u8,
-        lid: u16,
-        value: &T,
-    ) -> Result<T, crate::source::SourceError> {
-        use crate::source::SourceError;
-        let mut data = vec![0u8; T::LEN];
-        value
-            .encode(&mut data)
-            .map_err(|e| SourceError::Invalid(e.to_string()))?;
-        let mad = self.pma_call(req::pma(method, T::ATTRIBUTE_ID, 0, lid, &data))?;
-        T::decode(req::pma_data(&mad)).map_err(|e| SourceError::Fabric(e.to_string()))
-    }
-}
-
-/// The LIDs the control path addresses, taken from each sweep's snapshot.
-#[derive(Debug, Default)]
-struct Addresses {
-    /// Per node: the PMA LID of each port number (index) and, last, of
-    /// PortSelect 255 (all ports); 0 where there is none.
-    pma: HashMap<Guid, Vec<u16>>,
-    /// The master SM's LID.
-    master_sm: Option<u16>,
-}
-
-impl Addresses {
-    fn of(s: &Snapshot) -> Self {
-        let lid = |g: Guid, p: u8| s.pma_lid(g, crate::types::PortNum(p)).map_or(0, |l| l.0);
-        let pma = s
-            .nodes
-            .iter()
-            .map(|n| {
-                let g = n.info.node_guid;
-                let mut lids: Vec<u16> = (0..=n.info.num_ports).map(|p| lid(g, p)).collect();
-                lids.push(lid(g, 255));
-                (g, lids)
-            })
-            .collect();
-        Addresses {
-            pma,
-            master_sm: s.master_sm().map(|m| m.lid.0),
-        }
-    }
-
-    fn pma_lid(&self, node: Guid, port: u8) -> Option<u16> {
-        let lids = self.pma.get(&node)?;
-        let i = if port == 255 {
-            lids.len() - 1
-        } else {
-            usize::from(port).min(lids.len() - 1)
-        };
-        lids.get(i).copied().filter(|&l| l != 0)
-    }
-}
-
-impl crate::source::Source for UmadSource {
-    fn sweep(&mut self) -> Result<Snapshot, crate::source::SourceError> {
-        Ok(UmadSource::sweep(self)?)
-    }
-
-    /// After a quick first sweep, at once: the sweep that completes it
-    /// should not wait a whole interval.
-    fn wake_at(&self) -> Option<Instant> {
-        self.completing().then(Instant::now)
-    }
-
-    fn wake(&mut self) -> bool {
-        self.completing()
-    }
-
-    fn control(
-        &mut self,
-        op: crate::source::ControlOp,
-    ) -> Result<crate::source::ControlReply, crate::source::SourceError> {
-        use crate::mad::pma::PortCounters;
-        use crate::source::{ControlOp, ControlReply, SourceError};
-        match op {
-            ControlOp::GetPortCounters { node, port } => {
-                let lid = self.pma_lid(node, port.0)?;
-                let template = PortCounters {
-                    port_select: port.0,
-                    ..PortCounters::default()
-                };
-                let pc = self.pma_exchange(req::GET, lid, &template)?;
-                Ok(ControlReply::PortCounters(pc))
-            }
-            ControlOp::SetPortCounters {
-                node,
-                port,
-                counter_select,
-                counter_select2,
-                values,
-            } => {
-                let lid = self.pma_lid(node, port.0)?;
-                let pc = PortCounters {
-                    port_select: port.0,
-                    counter_select,
-                    counter_select2,
-                    ..values
-                };
-                let pc = self.pma_exchange(req::SET, lid, &pc)?;
-                Ok(ControlReply::PortCounters(pc))
-            }
-            ControlOp::SetPortSamplesControl { node, control } => {
-                let lid = self.pma_lid(node, control.port_select)?;
-                let c = self.pma_exchange(req::SET, lid, &control)?;
-                Ok(ControlReply::PortSamplesControl(c))
-            }
-            ControlOp::SetPortInfo { node, port, info } => {
-                let path = self
-                    .last_disc
-                    .as_ref()
-                    .and_then(|d| d.nodes.get(&node))
-                    .map(|n| n.path.clone())
-                    .ok_or(SourceError::NoSuchNode(node))?;
-                let mut data = vec![0u8; crate::mad::smp::PortInfo::LEN];
-                info.encode(&mut data)
-                    .map_err(|e| SourceError::Invalid(e.to_string()))?;
-                let request = req::dr_set(
-                    crate::mad::smp::attr::PORT_INFO,
-                    u32::from(port.0),
-                    &path,
-                    self.opts.m_key,
-                    &data,
-                );
-                let mad = self.tr.call(request).map_err(|e| match e {
-                    TxError::Status(s) => SourceError::Unsupported(format!(
-                        "SMA answered status {s:#06x} ({})",
-                        crate::mad::header::status_text(s)
-                    )),
-                    e => SourceError::Fabric(format!("Set(PortInfo): {e}")),
-                })?;
-                let answer = crate::mad::smp::PortInfo::decode(req::smp_data(&mad))
-                    .map_err(|e| SourceError::Fabric(e.to_string()))?;
-                Ok(ControlReply::PortInfo(Box::new(answer)))
-            }
-            ControlOp::SimLinkFlap { .. } | ControlOp::SimErrorBurst { .. } => Err(
-                SourceError::Unsupported("simulator faults need --source sim".into()),
-            ),
-            ControlOp::SaPathRecords {
-                template,
-                comp_mask,
-            } => {
-                let sm = self.sm_lid();
-                match sa::path_records(&mut self.tr, sm, &template, comp_mask) {
-                    Ok(t) if t.cut => Err(self.cut_answer(sm, "PathRecord", t.records.len())),
-                    r => sa_answer(sm, r.map(|t| t.records)),
-                }
-            }
-            ControlOp::SaMultiPathRecords { record, comp_mask } => {
-                let sm = self.sm_lid();
-                let mut buf = vec![0u8; record.len()];
-                record
-                    .encode(&mut buf)
-                    .map_err(|e| SourceError::Invalid(e.to_string()))?;
-                match sa::multi_path_records(&mut self.tr, sm, &buf, comp_mask) {
-                    // The caller asks per pair.
-                    Ok(m) if m.cut => Err(self.cut_answer(sm, "MultiPathRecord", m.paths.len())),
-                    r => sa_answer(sm, r.map(|m| m.paths)),
-                }
-            }
-        }
-    }
-}
-
-/// An SA query's records as a control reply; ERR_NO_RECORDS is none.
-fn sa_answer(
-    sm: u16,
-    r: Result<Vec<crate::mad::sa::PathRecord>, TxError>,
-) -> Result<crate::source::ControlReply, crate::source::SourceError> {
-    use crate::source::{ControlReply, SourceError};
-    match r {
-        Ok(r) => Ok(ControlReply::PathRecords(r)),
-        // ERR_NO_RECORDS: no path matches.
-        Err(TxError::Status(0x0400)) => Ok(ControlReply::PathRecords(Vec::new())),
-        Err(TxError::Status(st)) => Err(SourceError::Fabric(format!(
-            "SA (LID {sm}) answered status {st:#06x} ({})",
-            crate::mad::header::status_text(st)
-        ))),
-        Err(e) => Err(SourceError::Fabric(format!("SA (LID {sm}): {e}"))),
     }
 }
 

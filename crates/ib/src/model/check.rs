@@ -15,11 +15,11 @@
 //! planned nodes none of whose planned neighbours are present either, and
 //! UNEXPECTED NODE likewise.
 
-use super::{TopoPort, Topology};
-use crate::model::{NodeIdx, PortIdx, Snapshot};
+use super::{NodeIdx, PortIdx, Snapshot};
+use crate::topology::{TopoPort, Topology};
 use crate::types::{Guid, LinkSpeed, LinkWidth, PortNum};
 use serde::{Deserialize, Serialize};
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
 use std::fmt;
 
 /// One end of a cable: the node's name, its GUID when known, the port.
@@ -361,27 +361,90 @@ impl<'a> NameIndex<'a> {
 /// (MISSING, UNEXPECTED, MISCABLED, nodes, BELOW PLAN; then by name).
 pub fn check(plan: &Topology, snap: &Snapshot) -> Vec<Finding> {
     let m = match_nodes(plan, snap);
-    let node_end = |n: NodeIdx, p: u8| -> End {
+    let ends = Ends { plan, snap, m: &m };
+    let fabric_end = |k: Key| ends.fabric(k);
+    let mut findings = Vec::new();
+    let planned = plan_cabling(&ends);
+    missing_nodes(plan, &m, &planned.present_neighbour, &mut findings);
+    let unexpected = unexpected_links(snap, &m, &planned.cabling, &mut findings);
+
+    // Each planned end whose far end differs, and each unplanned link.
+    let cabling = &planned.cabling;
+    let mut missing: Vec<(Key, Key)> = Vec::new();
+    for (a, p) in cabling.planned.iter().enumerate() {
+        let a = a as Key;
+        let Some((b, _)) = *p else { continue };
+        if a > b {
+            continue;
+        }
+        if cabling.actual(a) == Some(b) {
+            findings.extend(below_plan(cabling, a, b, &fabric_end));
+        } else {
+            missing.push((a, b));
+        }
+    }
+    for (a, b) in planned.no_such_port {
+        findings.push(Finding::Missing {
+            a,
+            b,
+            b_present: true,
+        });
+    }
+    pair_up(
+        &mut findings,
+        &missing,
+        &planned.absent,
+        &unexpected,
+        &fabric_end,
+        cabling,
+    );
+    findings.sort_by_cached_key(|f| {
+        let order = match f {
+            Finding::Missing { .. } => 0,
+            Finding::Unexpected { .. } => 1,
+            Finding::Miscabled { .. } | Finding::Swapped { .. } => 2,
+            Finding::MissingNode { .. } => 3,
+            Finding::UnexpectedNode { .. } => 4,
+            Finding::BelowPlan { .. } => 5,
+        };
+        (order, f.to_string())
+    });
+    findings
+}
+
+/// Findings' ends named from the fabric where the node is there, else from
+/// the plan.
+struct Ends<'a> {
+    plan: &'a Topology,
+    snap: &'a Snapshot,
+    m: &'a Matching,
+}
+
+impl Ends<'_> {
+    fn node(&self, n: NodeIdx, p: u8) -> End {
         End {
-            node: snap
+            node: self
+                .snap
                 .node(n)
                 .map_or_else(String::new, |x| x.description.clone()),
-            guid: snap.node(n).map(|x| x.info.node_guid),
+            guid: self.snap.node(n).map(|x| x.info.node_guid),
             port: p,
         }
-    };
-    let fabric_end = |k: Key| -> End {
-        let port = snap.port(k);
-        node_end(
+    }
+
+    fn fabric(&self, k: Key) -> End {
+        let port = self.snap.port(k);
+        self.node(
             port.map_or(NodeIdx::MAX, |p| p.node),
             port.map_or(0, |p| p.num.0),
         )
-    };
-    let plan_end = |i: usize, p: PortNum| -> End {
-        match m.fabric_of.get(i).copied().flatten() {
-            Some(f) => node_end(f, p.0),
+    }
+
+    fn plan(&self, i: usize, p: PortNum) -> End {
+        match self.m.fabric_of.get(i).copied().flatten() {
+            Some(f) => self.node(f, p.0),
             None => {
-                let n = plan.nodes.get(i);
+                let n = self.plan.nodes.get(i);
                 End {
                     node: n.map_or_else(String::new, |n| n.description().to_string()),
                     guid: n.filter(|n| n.guid_known).map(|n| n.node_guid),
@@ -389,19 +452,32 @@ pub fn check(plan: &Topology, snap: &Snapshot) -> Vec<Finding> {
                 }
             }
         }
-    };
-    let mut findings = Vec::new();
+    }
+}
 
-    // Planned links between present nodes, by fabric end; links to absent nodes.
-    let mut cabling = Cabling {
-        snap,
-        planned: vec![None; snap.ports.len()],
+/// The plan's links laid over the fabric's ports.
+struct Planned<'a> {
+    cabling: Cabling<'a>,
+    /// Plan node index -> whether a node of the fabric plans a link to it.
+    present_neighbour: Vec<bool>,
+    /// Planned links whose far end's node is not in the fabric.
+    absent: Vec<(Key, End)>,
+    /// Planned links to a port number the fabric node does not have.
+    no_such_port: BTreeSet<(End, End)>,
+}
+
+/// Planned links between present nodes, by fabric end; links to absent nodes.
+fn plan_cabling<'a>(ends: &Ends<'a>) -> Planned<'a> {
+    let (plan, snap, m) = (ends.plan, ends.snap, ends.m);
+    let mut out = Planned {
+        cabling: Cabling {
+            snap,
+            planned: vec![None; snap.ports.len()],
+        },
+        present_neighbour: vec![false; plan.nodes.len()],
+        absent: Vec::new(),
+        no_such_port: BTreeSet::new(),
     };
-    let mut present_neighbour = vec![false; plan.nodes.len()];
-    // Planned links whose far end's node is not in the fabric.
-    let mut absent: Vec<(Key, End)> = Vec::new();
-    // Planned links to a port number the fabric node does not have.
-    let mut no_such_port: std::collections::BTreeSet<(End, End)> = Default::default();
     for (i, n) in plan.nodes.iter().enumerate() {
         let Some(f) = m.fabric_of.get(i).copied().flatten() else {
             continue;
@@ -410,37 +486,46 @@ pub fn check(plan: &Topology, snap: &Snapshot) -> Vec<Finding> {
             let Some(j) = plan.index_of(&p.remote) else {
                 continue;
             };
-            if let Some(x) = present_neighbour.get_mut(j) {
+            if let Some(x) = out.present_neighbour.get_mut(j) {
                 *x = true;
             }
             let a = snap.node_port(f, p.port);
             match (a, m.fabric_of.get(j).copied().flatten()) {
                 (Some(a), Some(g)) => match snap.node_port(g, p.remote_port) {
                     Some(b) => {
-                        if let Some(x) = cabling.planned.get_mut(a as usize) {
+                        if let Some(x) = out.cabling.planned.get_mut(a as usize) {
                             *x = Some((b, p));
                         }
                     }
                     None => {
-                        no_such_port.insert((fabric_end(a), node_end(g, p.remote_port.0)));
+                        let ends = (ends.fabric(a), ends.node(g, p.remote_port.0));
+                        out.no_such_port.insert(ends);
                     }
                 },
-                (Some(a), None) => absent.push((a, plan_end(j, p.remote_port))),
+                (Some(a), None) => out.absent.push((a, ends.plan(j, p.remote_port))),
                 // Reported from the other end when that one is present.
                 (None, Some(g)) => {
                     if snap.node_port(g, p.remote_port).is_none() {
-                        let ends = (node_end(f, p.port.0), node_end(g, p.remote_port.0));
-                        no_such_port.insert(if ends.0 <= ends.1 {
-                            ends
-                        } else {
-                            (ends.1, ends.0)
-                        });
+                        let (x, y) = (ends.node(f, p.port.0), ends.node(g, p.remote_port.0));
+                        out.no_such_port
+                            .insert(if x <= y { (x, y) } else { (y, x) });
                     }
                 }
                 (None, None) => {}
             }
         }
     }
+    out
+}
+
+/// MISSING NODE: plan nodes not in the fabric none of whose planned
+/// neighbours is there either.
+fn missing_nodes(
+    plan: &Topology,
+    m: &Matching,
+    present_neighbour: &[bool],
+    findings: &mut Vec<Finding>,
+) {
     for (i, n) in plan.nodes.iter().enumerate() {
         let absent = m.fabric_of.get(i).copied().flatten().is_none();
         if absent && !present_neighbour.get(i).copied().unwrap_or(false) {
@@ -453,9 +538,16 @@ pub fn check(plan: &Topology, snap: &Snapshot) -> Vec<Finding> {
             });
         }
     }
+}
 
-    // The fabric's links with at least one planned end that the plan
-    // does not have.
+/// The fabric's links with at least one planned end that the plan does not
+/// have; UNEXPECTED NODE for the unplanned nodes cabled to no planned one.
+fn unexpected_links(
+    snap: &Snapshot,
+    m: &Matching,
+    cabling: &Cabling,
+    findings: &mut Vec<Finding>,
+) -> Vec<(Key, Key)> {
     let mut unexpected: Vec<(Key, Key)> = Vec::new();
     let mut unplanned_seen = vec![false; snap.nodes.len()];
     for (a, b) in snap.links() {
@@ -490,50 +582,7 @@ pub fn check(plan: &Topology, snap: &Snapshot) -> Vec<Finding> {
             });
         }
     }
-
-    // Each planned end whose far end differs, and each unplanned link.
-    let mut missing: Vec<(Key, Key)> = Vec::new();
-    for (a, planned) in cabling.planned.iter().enumerate() {
-        let a = a as Key;
-        let Some((b, _)) = *planned else { continue };
-        if a > b {
-            continue;
-        }
-        if cabling.actual(a) == Some(b) {
-            if let Some(f) = below_plan(&cabling, a, b, &fabric_end) {
-                findings.push(f);
-            }
-        } else {
-            missing.push((a, b));
-        }
-    }
-    for (a, b) in no_such_port {
-        findings.push(Finding::Missing {
-            a,
-            b,
-            b_present: true,
-        });
-    }
-    pair_up(
-        &mut findings,
-        &missing,
-        &absent,
-        &unexpected,
-        &fabric_end,
-        &cabling,
-    );
-    findings.sort_by_cached_key(|f| {
-        let order = match f {
-            Finding::Missing { .. } => 0,
-            Finding::Unexpected { .. } => 1,
-            Finding::Miscabled { .. } | Finding::Swapped { .. } => 2,
-            Finding::MissingNode { .. } => 3,
-            Finding::UnexpectedNode { .. } => 4,
-            Finding::BelowPlan { .. } => 5,
-        };
-        (order, f.to_string())
-    });
-    findings
+    unexpected
 }
 
 /// The link `a`-`b` (as planned) narrower or slower than either end's plan says.
@@ -698,289 +747,4 @@ fn mark(used: &mut [bool], which: &[usize]) {
 /// Findings by kind, every kind present (0 when none): /metrics' gauge.
 pub fn count_by_kind(findings: &[Finding]) -> [(&'static str, usize); 6] {
     KINDS.map(|k| (k, findings.iter().filter(|f| f.kind() == k).count()))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::model::dump_ibnetdiscover;
-    use crate::source::sim::{SimConfig, SimSource};
-    use crate::source::Source;
-    use crate::topology::parse_str;
-
-    /// Two switches, five hosts; `links` replaces sw1's host cabling.
-    fn net(sw1_hosts: &str) -> String {
-        format!(
-            "Switch 8 \"sw1\"\n{sw1_hosts}[8] \"sw2\"[8] # 4xHDR\n\n\
-             Switch 8 \"sw2\"\n[1] \"h5\"[1] # 4xHDR\n\n\
-             Ca 1 \"h1\" # \"h1 mlx5_0\"\nCa 1 \"h2\" # \"h2 mlx5_0\"\n\
-             Ca 1 \"h3\" # \"h3 mlx5_0\"\nCa 2 \"h4\" # \"h4 mlx5_0\"\n\
-             Ca 1 \"h5\" # \"h5 mlx5_0\"\n"
-        )
-    }
-
-    const GOOD: &str = "[1] \"h1\"[1] # 4xHDR\n[2] \"h2\"[1] # 4xHDR\n\
-                        [3] \"h3\"[1] # 4xHDR\n[4] \"h4\"[1] # 4xHDR\n";
-
-    fn snap(text: &str) -> Snapshot {
-        let topo = parse_str(text, "fabric").expect("fabric parses");
-        let config = SimConfig {
-            manual_clock: true,
-            ..SimConfig::default()
-        };
-        SimSource::new(&topo, config)
-            .expect("sim starts")
-            .sweep()
-            .expect("sim sweeps")
-    }
-
-    fn plan(text: &str) -> Topology {
-        parse_str(text, "plan").expect("plan parses")
-    }
-
-    fn lines(f: &[Finding]) -> Vec<String> {
-        f.iter().map(ToString::to_string).collect()
-    }
-
-    #[test]
-    fn a_fabric_matches_its_own_dump_and_its_names() {
-        let good = snap(&net(GOOD));
-        let dumped = plan(&dump_ibnetdiscover(&good));
-        assert!(dumped.nodes.iter().all(|n| n.guid_known));
-        assert_eq!(lines(&check(&dumped, &good)), Vec::<String>::new());
-        let names = plan(&net(GOOD));
-        assert!(names.nodes.iter().all(|n| !n.guid_known));
-        assert_eq!(lines(&check(&names, &good)), Vec::<String>::new());
-    }
-
-    #[test]
-    fn two_swapped_cables_are_one_finding() {
-        let good = snap(&net(GOOD));
-        let dumped = plan(&dump_ibnetdiscover(&good));
-        let swapped = snap(&net(&GOOD
-            .replace("\"h1\"", "\"hx\"")
-            .replace("\"h2\"", "\"h1\"")
-            .replace("\"hx\"", "\"h2\"")));
-        let f = check(&dumped, &swapped);
-        assert_eq!(f.len(), 1, "{:#?}", lines(&f));
-        let Finding::Swapped { first, second } = &f[0] else {
-            panic!("not a swap: {f:?}")
-        };
-        assert_eq!((first.at.node.as_str(), first.at.port), ("sw1", 1));
-        assert_eq!((second.at.node.as_str(), second.at.port), ("sw1", 2));
-        assert_eq!(first.planned.node, "h1 mlx5_0");
-        assert_eq!(
-            first.actual.as_ref().map(|e| e.node.as_str()),
-            Some("h2 mlx5_0")
-        );
-        assert!(f[0]
-            .to_string()
-            .starts_with("MISCABLED: two cables swapped: \"sw1\" port 1"));
-        // The same against a plan by names only.
-        let f = check(&plan(&net(GOOD)), &swapped);
-        assert_eq!(f.len(), 1);
-        assert_eq!(f[0].kind(), "miscabled");
-    }
-
-    #[test]
-    fn missing_moved_and_unexpected_links() {
-        let good = snap(&net(GOOD));
-        let dumped = plan(&dump_ibnetdiscover(&good));
-        // h3's cable out; h4's cable moved from sw1[4] to h4's port 2;
-        // h5 also cabled to sw1[6].
-        let changed = snap(
-            &net("[1] \"h1\"[1] # 4xHDR\n[2] \"h2\"[1] # 4xHDR\n\
-                          [4] \"h4\"[2] # 4xHDR\n[6] \"h5\"[2] # 4xHDR\n")
-            .replace("Ca 1 \"h5\"", "Ca 2 \"h5\""),
-        );
-        // h5 changed its port count, so its GUIDs moved: match by names.
-        let f = check(&plan(&net(GOOD)), &changed);
-        let kinds: Vec<&str> = f.iter().map(Finding::kind).collect();
-        assert_eq!(
-            kinds,
-            ["missing", "unexpected", "miscabled"],
-            "{:#?}",
-            lines(&f)
-        );
-        assert!(f[0].to_string().contains("\"sw1\" port 3"), "{}", f[0]);
-        assert!(
-            f[1].to_string().contains("\"h5 mlx5_0\" port 2"),
-            "{}",
-            f[1]
-        );
-        let Finding::Miscabled { cable } = &f[2] else {
-            panic!()
-        };
-        assert_eq!(cable.at.port, 4);
-        assert_eq!(cable.actual.as_ref().map(|e| e.port), Some(2));
-        drop(dumped);
-    }
-
-    #[test]
-    fn nodes_missing_and_unexpected() {
-        let good = snap(&net(GOOD));
-        let mut text = dump_ibnetdiscover(&good);
-        // A planned host on a planned switch nobody cabled (an island).
-        text.push_str("\ncaguid=0x999000\nCa 1 \"H-ghost\" # \"ghost\"\n[1](999001) \"H-ghost2\"[1]\n\ncaguid=0x999100\nCa 1 \"H-ghost2\" # \"ghost2\"\n");
-        let f = check(&plan(&text), &good);
-        let kinds: Vec<&str> = f.iter().map(Finding::kind).collect();
-        assert_eq!(kinds, ["missing_node", "missing_node"], "{:#?}", lines(&f));
-        assert!(f[0].to_string().contains("0x0000000000999000"), "{}", f[0]);
-        // A plan without h5: the fabric's h5 is a link not in the plan.
-        let without_h5 = plan(&net(GOOD).replace("[1] \"h5\"[1] # 4xHDR\n", ""));
-        let f = check(&without_h5, &good);
-        assert_eq!(lines(&f).len(), 1, "{:#?}", lines(&f));
-        assert_eq!(f[0].kind(), "unexpected");
-    }
-
-    #[test]
-    fn a_missing_host_is_named_at_its_cable() {
-        // What discovery shows when a host's only cable is out: no host.
-        let good = snap(&net(GOOD));
-        let dumped = plan(&dump_ibnetdiscover(&good));
-        // The others keep their GUIDs: h4's is given, h5's follows from it.
-        let fabric_text = net(GOOD)
-            .replace("[3] \"h3\"[1] # 4xHDR\n", "")
-            .replace("Ca 1 \"h3\" # \"h3 mlx5_0\"\n", "caguid=0x100006\n");
-        let f = check(&dumped, &snap(&fabric_text));
-        assert_eq!(lines(&f).len(), 1, "{:#?}", lines(&f));
-        let missing: Vec<&Finding> = f.iter().filter(|x| x.kind() == "missing").collect();
-        assert!(
-            missing
-                .iter()
-                .any(|m| matches!(m, Finding::Missing { a, b, b_present: false }
-                if a.node == "sw1" && a.port == 3 && b.node == "h3 mlx5_0")),
-            "{:#?}",
-            lines(&f)
-        );
-    }
-
-    #[test]
-    fn a_replaced_hca_is_its_cable_arriving_elsewhere() {
-        let good = snap(&net(GOOD));
-        let dumped = plan(&dump_ibnetdiscover(&good));
-        // h5 replaced: same name and cable, another GUID.
-        let replaced = snap(&net(GOOD).replace("Ca 1 \"h5\"", "caguid=0x999000\nCa 1 \"h5\""));
-        let f = check(&dumped, &replaced);
-        assert_eq!(lines(&f).len(), 1, "{:#?}", lines(&f));
-        let Finding::Miscabled { cable } = &f[0] else {
-            panic!("{f:?}")
-        };
-        assert_eq!((cable.at.node.as_str(), cable.at.port), ("sw2", 1));
-        assert_eq!(cable.planned.guid, Some(Guid(0x100009)));
-        assert_eq!(
-            cable.actual.as_ref().and_then(|e| e.guid),
-            Some(Guid(0x999000))
-        );
-    }
-
-    #[test]
-    fn below_plan_names_the_rates() {
-        let good = snap(&net(GOOD));
-        let slow = snap(&net(
-            &GOOD.replace("[2] \"h2\"[1] # 4xHDR", "[2] \"h2\"[1] # 1xSDR")
-        ));
-        let f = check(&plan(&dump_ibnetdiscover(&good)), &slow);
-        assert_eq!(lines(&f).len(), 1, "{:#?}", lines(&f));
-        assert_eq!(
-            f[0].to_string(),
-            format!(
-                "BELOW PLAN: \"sw1\" port 2 ({}) -- \"h2 mlx5_0\" port 1 ({}): 1xSDR, planned 4xHDR",
-                slow.nodes.iter().find(|n| n.description == "sw1").unwrap().info.node_guid,
-                slow.nodes.iter().find(|n| n.description == "h2 mlx5_0").unwrap().info.node_guid,
-            )
-        );
-    }
-
-    /// Host `i`'s and host `j`'s cables exchanged at the switch end.
-    fn swap_hosts(topo: &mut Topology, i: usize, j: usize) {
-        let hosts: Vec<usize> = (0..topo.nodes.len())
-            .filter(|n| topo.nodes[*n].node_type == crate::types::NodeType::Ca)
-            .collect();
-        let (hi, hj) = (hosts[i % hosts.len()], hosts[j % hosts.len()]);
-        let far = |t: &Topology, h: usize| {
-            let p = &t.nodes[h].ports[0];
-            (t.index_of(&p.remote).unwrap(), p.remote_port)
-        };
-        let ((si, pi), (sj, pj)) = (far(topo, hi), far(topo, hj));
-        let (ni, nj) = (topo.nodes[hi].name.clone(), topo.nodes[hj].name.clone());
-        let set = |t: &mut Topology, n: usize, port: PortNum, remote: &str, rport: PortNum| {
-            let p = t.nodes[n]
-                .ports
-                .iter_mut()
-                .find(|p| p.port == port)
-                .unwrap();
-            p.remote = remote.to_string();
-            p.remote_port = rport;
-        };
-        let sname = |t: &Topology, s: usize| t.nodes[s].name.clone();
-        let (a, b) = (sname(topo, si), sname(topo, sj));
-        set(topo, hi, PortNum(1), &b, pj);
-        set(topo, hj, PortNum(1), &a, pi);
-        set(topo, si, pi, &nj, PortNum(1));
-        set(topo, sj, pj, &ni, PortNum(1));
-    }
-
-    proptest::proptest! {
-        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(24))]
-
-        /// A fabric against its own plan has no findings; with any two
-        /// hosts' cables swapped, exactly one: a MISCABLED swap.
-        #[test]
-        fn one_swap_is_one_finding(hosts in 2usize..80, i in 0usize..80, j in 0usize..80) {
-            let topo = crate::topology::fat_tree(hosts, 8, if hosts > 32 { 3 } else { 2 }).unwrap();
-            let config = SimConfig { manual_clock: true, ..SimConfig::default() };
-            let s = SimSource::new(&topo, config).unwrap().sweep().unwrap();
-            proptest::prop_assert!(check(&topo, &s).is_empty());
-            proptest::prop_assume!(i % hosts != j % hosts);
-            let mut swapped = topo.clone();
-            swap_hosts(&mut swapped, i, j);
-            let f = check(&swapped, &s);
-            proptest::prop_assert_eq!(f.len(), 1, "{:#?}", lines(&f));
-            let swap = matches!(f[0], Finding::Swapped { .. });
-            proptest::prop_assert!(swap, "{}", f[0]);
-        }
-    }
-
-    /// The cost at 48,000 hosts (a radix-240 three-level fat tree, as
-    /// benches/scale.rs): the check against a GUID plan (the fabric's own
-    /// dump) and a names-only plan, beside one simulated sweep of the same
-    /// fabric (which sends no MADs either: a real sweep costs far more).
-    ///
-    ///     cargo test -p ib --release --lib cost_at_48k_hosts -- --ignored --nocapture
-    #[test]
-    #[ignore = "a measurement: 48,000 hosts, run in release"]
-    fn cost_at_48k_hosts() {
-        use std::time::Instant;
-        let topo = crate::topology::fat_tree(48_000, 240, 3).expect("fat tree");
-        let mut sim = SimSource::new(&topo, SimConfig::default()).expect("sim");
-        sim.sweep().expect("sweep");
-        let t = Instant::now();
-        let s = sim.sweep().expect("sweep");
-        let sweep = t.elapsed();
-        let t = Instant::now();
-        let text = dump_ibnetdiscover(&s);
-        let dump = t.elapsed();
-        let t = Instant::now();
-        let dumped = plan(&text);
-        let load = t.elapsed();
-        let mut names = topo.clone();
-        for n in &mut names.nodes {
-            n.guid_known = false;
-        }
-        let time = |p: &Topology| {
-            let t = Instant::now();
-            let f = check(p, &s);
-            (t.elapsed(), f.len())
-        };
-        let (by_guid, n1) = time(&dumped);
-        let (by_name, n2) = time(&names);
-        assert_eq!((n1, n2), (0, 0));
-        eprintln!(
-            "48,000 hosts ({} nodes, {} ports): check by GUID {by_guid:?}, by name {by_name:?}; \
-             plan: dump {dump:?}, parse {load:?}; one simulated sweep {sweep:?}",
-            s.nodes.len(),
-            s.ports.len()
-        );
-    }
 }
