@@ -10,7 +10,7 @@ use std::sync::{Arc, OnceLock};
 use libfuzzer_sys::fuzz_target;
 use snmp::agent::{
     Action, ApplyError, Community, CommunityAccess, Engine, EngineConfig, SetController,
-    SnmpStats, MAX_UDP_PAYLOAD,
+    SnmpStats,
 };
 use snmp::dispatch::Dispatcher;
 use snmp::oid::Oid;
@@ -63,6 +63,7 @@ fn engine() -> &'static Engine<(), ()> {
         vacm.groups.insert((SecurityModel::Usm, b"a".to_vec()), "g".into());
         vacm.access.push(AccessEntry {
             group: "g".into(),
+            context: Default::default(),
             model: None,
             level: SecurityLevel::NoAuthNoPriv,
             read: Some("v".into()),
@@ -70,20 +71,16 @@ fn engine() -> &'static Engine<(), ()> {
         });
         let controller: Arc<dyn SetController<()>> =
             Arc::new(|_: Vec<()>| async { Ok::<(), ApplyError>(()) });
+        // sysUpTime stands for a secret column: only authPriv reads it.
+        d.set_secret_subtrees(vec![Oid::new(vec![1, 3, 6, 1, 2, 1, 1, 3])]);
         Engine::new(EngineConfig {
-            dispatcher: Arc::new(d),
-            view: Box::new(|| ()),
-            controller,
-            stats: SnmpStats::new(),
             communities: vec![
                 Community::new("p", CommunityAccess::ReadOnly),
                 Community::new("w", CommunityAccess::ReadWrite),
             ],
-            max_message_size: MAX_UDP_PAYLOAD,
-            auth_hook: None,
             usm: Some(Arc::new(usm)),
             vacm: Some(Arc::new(vacm)),
-            secrets: vec![Oid::new(vec![1, 3, 6, 1, 2, 1, 1, 3])],
+            ..EngineConfig::new(Arc::new(d), Box::new(|| ()), controller, SnmpStats::new())
         })
     })
 }

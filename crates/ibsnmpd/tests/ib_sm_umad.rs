@@ -533,7 +533,7 @@ fn guid_info_and_links_equal_the_diags() {
         }
         // Block by block (`saquery GIR LID/BLOCK`): a port's whole table
         // takes more than one packet, which umad2sim cuts to the first (the
-        // agent asks block by block too when it sees the cut).
+        // agent reads the table from the port's SMA when it sees the cut).
         let mut want = BTreeMap::new();
         for b in 0..32 {
             let sa = tb

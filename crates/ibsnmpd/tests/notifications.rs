@@ -313,17 +313,38 @@ fn flap_storm_stays_within_the_rate() {
     let status = ctl(&s.socket, &["status"]);
     let mut agent = s.agent;
     agent.terminate();
+    let log = agent.log_text();
+    // A source quiet for 1.5 sweeps gets its held-back state at once
+    // (a_storm_sends_the_final_state_once_the_source_is_quiet): on a busy
+    // machine the gap between two flaps can be that long. Those settled
+    // states are the only sends beyond the limit, each one logged.
+    let settled = log
+        .matches("notification source quiet: sending the state held back")
+        .count() as u64;
     let t = trapd.traps();
     // node01:1 gets 4 of its 400, the switch port 4 of its 200.
-    assert_eq!(t.len(), 1 + 8, "{status}\n{}", trapd.text());
-    let log = agent.log_text();
+    assert_eq!(
+        t.len() as u64,
+        1 + 8 + settled,
+        "{status}\n{}",
+        trapd.text()
+    );
+    assert!(
+        settled <= 6 * FLAPS / 2,
+        "{settled} settled states for {FLAPS} flaps"
+    );
     let totals = totals_line(&log);
     let totals = totals.as_str();
     // Per flap: out of service, in service, linkDown, linkUp, and the
     // switch port's two link state changes.
     assert_eq!(total(totals, "queued"), 1 + 6 * FLAPS, "{totals}\n{status}");
-    assert_eq!(total(totals, "suppressed"), 6 * FLAPS - 8, "{totals}");
-    assert_eq!(total(totals, "traps_sent"), 9, "{totals}");
+    assert_eq!(total(totals, "traps_sent"), 9 + settled, "{totals}");
+    // A settled state was suppressed first, then sent.
+    let handled = total(totals, "suppressed") + total(totals, "traps_sent");
+    assert!(
+        (1 + 6 * FLAPS..=1 + 6 * FLAPS + settled).contains(&handled),
+        "{totals}"
+    );
     assert!(log.contains("notification storm"), "storm not logged");
     drop(s.dir);
 }
