@@ -90,6 +90,8 @@ pub(super) fn whole_fabric(
         }
         Ok(_) => {
             tracing::debug!("whole-fabric PKeyTableRecord answer cut short: read per port");
+            // Counted like every cut answer (ibsnmpd_sa_answers_cut_total).
+            v.cut.push("PKeyTableRecord");
             v.pkey_read = Some(PKeyRead::Cut);
             return end_ports.to_vec();
         }
