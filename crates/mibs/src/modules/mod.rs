@@ -8,6 +8,7 @@ pub mod ib_pm_mib;
 pub mod ib_sm_mib;
 pub mod ib_sm_req;
 pub mod if_mib;
+pub mod node_context;
 pub mod notifications;
 pub mod snmp_mpd;
 pub mod snmp_notification;
