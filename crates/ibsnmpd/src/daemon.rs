@@ -77,6 +77,7 @@ fn bind_agent(
     controller: Arc<dyn snmp::agent::SetController<mibs::Change>>,
     usm: &Arc<snmp::usm::Usm>,
     traps: Option<&crate::traps::Traps>,
+    contexts: Option<Arc<crate::contexts::NodeContexts>>,
 ) -> Result<Agent<mibs::View, mibs::Change>> {
     let view = Arc::clone(&reads.view);
     let agent = services
@@ -97,7 +98,12 @@ fn bind_agent(
         .with_user_hook(Box::new(|v: &mut mibs::View, user: &[u8]| {
             v.user = Some(user.to_vec())
         }))
-        .with_managed_vacm(crate::vacm_tables::managed(Arc::clone(&reads.system)));
+        .with_managed_vacm(crate::vacm_tables::managed(Arc::clone(&reads.system)))
+        .with_shorthand_context(settings.node_contexts.shorthand_context());
+    let agent = match contexts {
+        Some(c) => agent.with_contexts(c),
+        None => agent,
+    };
     Ok(match traps {
         Some(t) => agent.with_auth_failure_hook(t.auth_failure_hook(Arc::clone(&reads.system))),
         None => agent,
@@ -186,6 +192,10 @@ pub fn run(
         Arc::clone(&stats),
     ));
     let dispatcher = Arc::new(engine.dispatcher);
+    if let Some(c) = &engine.contexts {
+        let v = Arc::clone(&view);
+        c.serve_from(Arc::new(move || v()));
+    }
     let set_controller =
         Arc::clone(&controller) as Arc<dyn snmp::agent::SetController<mibs::Change>>;
     let mut subagent = settings.agentx.clone().map(|master| {
@@ -217,6 +227,7 @@ pub fn run(
         set_controller,
         &engine.usm,
         traps.as_ref(),
+        engine.contexts.clone(),
     )?;
     if let Some(path) = settings.control_socket.as_deref() {
         services.start_control(path)?;

@@ -220,6 +220,8 @@ fn restart_keys(old: &Settings, new: &Settings, notifying: bool) -> Vec<&'static
         opensm_conf,
         opensm,
         port_writes,
+        node_contexts,
+        fabric_link_traps,
         request_session_timeout,
         request_sessions_max,
         request_result_rows_max,
@@ -289,6 +291,12 @@ fn restart_keys(old: &Settings, new: &Settings, notifying: bool) -> Vec<&'static
     check(*opensm_conf != new.opensm_conf, "opensm_conf");
     check(*opensm != new.opensm, "[opensm]");
     check(*port_writes != new.port_writes, "port_writes");
+    // The engine's access entries and its resolver are built at start.
+    check(*node_contexts != new.node_contexts, "node_contexts");
+    check(
+        *fabric_link_traps != new.fabric_link_traps,
+        "fabric_link_traps",
+    );
     check(
         *request_session_timeout != new.request_session_timeout,
         "request_session_timeout",

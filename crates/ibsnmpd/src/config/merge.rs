@@ -112,6 +112,11 @@ pub(super) fn merge(
             .or_else(|| opensm.as_ref().map(|o| o.conf.clone())),
         opensm,
         port_writes: file.port_writes.take().unwrap_or(false),
+        node_contexts: match file.node_contexts.take() {
+            Some(s) => super::NodeContexts::parse(&s).map_err(|m| in_file("node_contexts", m))?,
+            None => super::NodeContexts::default(),
+        },
+        fabric_link_traps: file.fabric_link_traps.take().unwrap_or(false),
         admin_writable_below_authpriv: file.admin_writable_below_authpriv.take().unwrap_or(false),
         request_session_timeout,
         request_sessions_max,
