@@ -22,6 +22,8 @@ const IF_HC_OUT_OCTETS: &str = ".1.3.6.1.2.1.31.1.1.1.10";
 const IF_IN_ERRORS: &str = ".1.3.6.1.2.1.2.2.1.14";
 const IF_ALIAS: &str = ".1.3.6.1.2.1.31.1.1.1.18";
 const VACM_CONTEXT_NAME: &str = ".1.3.6.1.6.3.16.1.1.1.1";
+const ENT_LOGICAL_DESCR: &str = ".1.3.6.1.2.1.47.1.2.1.1.2";
+const ENT_LOGICAL_CONTEXT_NAME: &str = ".1.3.6.1.2.1.47.1.2.1.1.8";
 
 const CONFIG: &str = r#"
 [[rocommunity]]
@@ -164,6 +166,20 @@ fn a_switch_is_a_device_by_name_and_by_guid_v2c_v3_and_snmptable() {
     let ctx = agent.ok("snmpwalk", "2c", "public", &[], &[VACM_CONTEXT_NAME]);
     assert!(ctx.contains("\"leaf01\""), "{ctx}");
     assert!(ctx.contains(&format!("\"{guid}\"")), "{ctx}");
+
+    // ENTITY-MIB's entLogicalTable in the default context: one row per
+    // node, its GUID context named; sysORTable lists ENTITY-MIB.
+    let logical = agent.ok("snmpwalk", "2c", "public", &[], &[ENT_LOGICAL_CONTEXT_NAME]);
+    let rows = by_index(&logical, ENT_LOGICAL_CONTEXT_NAME);
+    assert_eq!(rows.len(), 12, "{logical}");
+    assert!(
+        rows.values().any(|v| *v == format!("\"{guid}\"")),
+        "{logical}"
+    );
+    let descr = agent.ok("snmpwalk", "2c", "public", &[], &[ENT_LOGICAL_DESCR]);
+    assert!(descr.contains("\"leaf01\""), "{descr}");
+    let or = agent.ok("snmpwalk", "2c", "public", &[], &[".1.3.6.1.2.1.1.9.1.2"]);
+    assert!(or.contains("OID: .1.3.6.1.2.1.47\n"), "{or}");
 }
 
 /// A node's counters are the model's accumulated totals: they grow from
@@ -311,4 +327,6 @@ fn without_node_contexts_a_community_gets_nothing_there() {
     assert!(text(&o).contains("Bad context specified"), "{}", text(&o));
     let ctx = agent.ok("snmpwalk", "2c", "public", &[], &[VACM_CONTEXT_NAME]);
     assert!(!ctx.contains("leaf01"), "{ctx}");
+    let logical = agent.ok("snmpwalk", "2c", "public", &[], &[ENT_LOGICAL_CONTEXT_NAME]);
+    assert!(!logical.contains("STRING"), "{logical}");
 }

@@ -24,8 +24,8 @@ pub mod oids;
 // The paths as they were before `core/` and `modules/` (mibs::if_mib, ...).
 pub use crate::core::{admin, node, publish, state, view};
 pub use modules::{
-    disman_event, ib_if_mib, ib_pm_mib, ib_sm_mib, ib_sm_req, if_mib, node_context, notifications,
-    snmp_mpd, snmp_notification, snmp_target, snmp_usm, snmp_vacm, snmpv2,
+    disman_event, entity_mib, ib_if_mib, ib_pm_mib, ib_sm_mib, ib_sm_req, if_mib, node_context,
+    notifications, snmp_mpd, snmp_notification, snmp_target, snmp_usm, snmp_vacm, snmpv2,
 };
 
 pub use view::SysOrEntry;

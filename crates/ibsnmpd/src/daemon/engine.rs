@@ -90,6 +90,15 @@ impl Engine {
                     .context("registering vacmContextTable")?;
             }
         }
+        if contexts.is_some() {
+            // ENTITY-MIB's entLogicalTable: how managers discover them.
+            dispatcher
+                .register(Arc::new(mibs::entity_mib::EntLogicalTable::new(
+                    usm.engine.id.clone(),
+                )))
+                .context("registering entLogicalTable")?;
+            or_entries.push(mibs::entity_mib::or_entry());
+        }
         dispatcher
             .register_all(snmp::usm::mib_objects(&usm))
             .context("registering usmStats and snmpEngine")?;

@@ -3,6 +3,7 @@
 //! crate root's types.
 
 pub mod disman_event;
+pub mod entity_mib;
 pub mod ib_if_mib;
 pub mod ib_pm_mib;
 pub mod ib_sm_mib;
