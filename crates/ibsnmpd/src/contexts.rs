@@ -36,6 +36,11 @@ impl NodeContexts {
         let _ = self.view.set(view);
     }
 
+    /// The node contexts' object set.
+    pub fn dispatcher(&self) -> &Dispatcher<View, Change> {
+        &self.dispatcher
+    }
+
     fn base(&self) -> Option<View> {
         self.view.get().map(|v| v())
     }

@@ -118,6 +118,7 @@ fn start_monitors<F>(
     view: Arc<F>,
     traps: Option<crate::traps::Traps>,
     system: &mibs::SystemState,
+    contexts: Option<Arc<crate::contexts::NodeContexts>>,
 ) -> crate::monitor::MonitorTask
 where
     F: Fn() -> mibs::View + Send + Sync + 'static,
@@ -131,6 +132,7 @@ where
                 Arc::clone(&dispatcher),
                 Arc::clone(&view),
                 traps.clone(),
+                contexts.clone(),
             )
         }),
         system.monitors.clone(),
@@ -253,6 +255,7 @@ pub fn run(
         Arc::clone(&view),
         traps.clone(),
         &engine.system.load(),
+        engine.contexts.clone(),
     );
     let reloader = crate::reload::Reloader {
         load,

@@ -2,9 +2,13 @@
 //! attached at Hca1, and a 48-port switch it is not attached to is read as
 //! a device of its own (`public@leaf01`, its GUID context): every port,
 //! with error counters equal to perfquery's and data counters equal to
-//! `perfquery -x` up to the MADs sent between the two reads.
+//! `perfquery -x` up to the MADs sent between the two reads; one
+//! wildcard-context monitor on IF-MIB::ifInErrors fires for an error burst
+//! on port 37, naming the switch's context.
 
 mod common;
+#[path = "notifications_support/mod.rs"]
+mod trapd;
 
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -109,4 +113,90 @@ fn a_48_port_switch_is_a_device_with_perfquery_counters() {
         );
     }
     assert!(octets[&(37 + shift)] >= 20_000_000_000);
+}
+
+/// One `[[monitor]]` over every port of every node: `contexts = "*"`
+/// (mteTriggerContextNameWildcard) on IF-MIB::ifInErrors. ibsim's
+/// PerformanceSet raises PortRcvErrors on port 37 of the switch the agent
+/// is not attached to; mteTriggerRising names the switch's GUID context
+/// (mteHotContextName) and the port's ifInErrors instance (mteHotOID).
+#[test]
+fn a_wildcard_context_monitor_fires_for_port_37_of_a_switch() {
+    let tb = common::testbed(NET);
+    let trapd = trapd::Trapd::start();
+    let (_dir, conf) = common::temp_file(
+        "ibsnmpd.toml",
+        r#"
+[[monitor]]
+name = "portErrors"
+comment = "receive errors on any port of any node"
+oid = "IF-MIB::ifInErrors"
+contexts = "*"
+threshold = { rising = 10, falling = 0 }
+delta = true
+frequency = 1
+objects = ["IF-MIB::ifName"]
+"#,
+    );
+    let conf = conf.display().to_string();
+    let sink = trapd.addr();
+    let ready = |a: &UmadAgent| {
+        let o = a.v2c(
+            "snmpget",
+            "public@leaf01",
+            &["-Oqv", "-t", "1", "-r", "0"],
+            &[IF_NUMBER],
+        );
+        o.status.success()
+    };
+    let agent = UmadAgent::start(
+        &tb,
+        Some("Hca1"),
+        &[
+            "--sweep-interval",
+            "1",
+            "--config",
+            &conf,
+            "--trap2sink",
+            &sink,
+        ],
+        Duration::from_secs(60),
+        ready,
+    );
+    // Two samples of every node's ports before the burst: baselines set.
+    let lids = common::node_lids(&tb);
+    let (guid, _) = common::node_by_name(&tb, &lids, "leaf01");
+    std::thread::sleep(Duration::from_secs(3));
+    tb.console("PerformanceSet \"leaf01\"[37] PortCounters.PortRcvErrors=50")
+        .unwrap();
+    let traps = trapd.wait(
+        Duration::from_secs(30),
+        "mteTriggerRising of portErrors",
+        |t| !trapd::of_trigger(t, "mteTriggerRising", "portErrors").is_empty(),
+    );
+    let rising = trapd::of_trigger(&traps, "mteTriggerRising", "portErrors");
+    assert_eq!(rising.len(), 1, "{rising:?}\n{}", agent.log_text());
+    let t = rising[0];
+    let context = format!("{guid:016x}");
+    assert!(
+        t.object("DISMAN-EVENT-MIB::mteHotContextName.0")
+            .is_some_and(|v| v.contains(&context)),
+        "{t:?}"
+    );
+    let oid = t
+        .object("DISMAN-EVENT-MIB::mteHotOID.0")
+        .unwrap_or_default();
+    assert!(
+        oid.ends_with("ifInErrors.37") || oid.ends_with("ifInErrors.38"),
+        "{t:?}"
+    );
+    assert!(
+        t.object("DISMAN-EVENT-MIB::mteHotValue.0")
+            .is_some_and(|v| v.contains("50")),
+        "{t:?}"
+    );
+    assert!(
+        t.objects.iter().any(|o| o.contains("leaf01/37")),
+        "the extra object is read in the same context: {t:?}"
+    );
 }

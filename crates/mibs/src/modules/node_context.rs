@@ -49,6 +49,16 @@ pub fn next_name(base: &View, after: &[u8]) -> Option<Vec<u8>> {
     base.derived.context_names.next_name(&base.snapshot, after)
 }
 
+/// One context name per node of `base`'s snapshot: its GUID context (what
+/// a trigger over every node samples, each node once).
+pub fn guid_names(base: &View) -> Vec<Vec<u8>> {
+    base.snapshot
+        .nodes
+        .iter()
+        .map(|n| guid_name(n.info.node_guid).into_bytes())
+        .collect()
+}
+
 /// The objects a node's context serves (the daemon registers them in the
 /// node contexts' dispatcher, with the engine's snmpEngine group).
 pub fn objects(opts: &crate::Options) -> Vec<Object> {
