@@ -179,6 +179,7 @@ impl Traps {
         forward: Option<tokio::sync::mpsc::Sender<Vec<snmp::value::VarBind>>>,
         usm: Option<Arc<Usm>>,
         targets: Option<Arc<dyn SinkSource>>,
+        fabric_link_traps: bool,
     ) -> Result<Option<Traps>> {
         // AgentX mode forwards notifications to the master even without sinks
         // of our own.
@@ -215,6 +216,7 @@ impl Traps {
             Arc::clone(&thresholds),
             system,
             fabric,
+            fabric_link_traps,
         ));
         Ok(Some(Traps {
             notifier,
@@ -312,6 +314,7 @@ async fn event_task(
     thresholds: Arc<ArcSwap<Thresholds>>,
     system: Arc<ArcSwap<SystemState>>,
     fabric: FabricHandle,
+    fabric_wide: bool,
 ) {
     loop {
         let u = fabric.next_update().await;
@@ -325,7 +328,7 @@ async fn event_task(
             for n in notif::from_event(ev, &u.next.snapshot) {
                 notifier.notify(n);
             }
-            if let Some(n) = notif::link_up_down_for(ev, &u.next, &system.load()) {
+            if let Some(n) = notif::link_up_down_for(ev, &u.next, &system.load(), fabric_wide) {
                 notifier.notify(n);
             }
         }

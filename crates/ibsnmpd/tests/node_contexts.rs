@@ -4,9 +4,12 @@
 //! with a contextName; counters equal the 2.4 formulas over the totals
 //! `ibsnmpd dump --format json` prints; ifAlias set per node and kept
 //! across a restart; VACM: with `node_contexts = "none"` a community gets
-//! nothing there.
+//! nothing there; `fabric_link_traps`: linkDown/linkUp for a port of a node
+//! other than the agent's, with that node's ifIndex.
 
 mod common;
+#[path = "notifications_support/mod.rs"]
+mod trapd;
 
 use std::collections::BTreeMap;
 
@@ -329,4 +332,40 @@ fn without_node_contexts_a_community_gets_nothing_there() {
     assert!(!ctx.contains("leaf01"), "{ctx}");
     let logical = agent.ok("snmpwalk", "2c", "public", &[], &[ENT_LOGICAL_CONTEXT_NAME]);
     assert!(!logical.contains("STRING"), "{logical}");
+}
+
+/// A flap of leaf02 port 37 (to spine01 port 2): no IF-MIB trap by
+/// default (neither end is the agent's node); with `fabric_link_traps`
+/// linkDown and linkUp for both ends, each with its node's ifIndex.
+#[test]
+fn fabric_link_traps_name_the_node_port() {
+    for (on, want) in [(false, 0), (true, 2)] {
+        let trapd = trapd::Trapd::start();
+        let dir = tempfile::tempdir().unwrap();
+        let config = if on { "fabric_link_traps = true\n" } else { "" };
+        let (_agent, socket) =
+            common::agent_with_socket(dir.path(), config, &["--trap2sink", &trapd.addr()]);
+        common::ctl(&socket, &["link-flap", "leaf02", "37", "0.5"]);
+        let t = trapd.wait(
+            std::time::Duration::from_secs(15),
+            "in service again",
+            // linkDown/linkUp leave in the same update as the switch link
+            // state changes, before them.
+            |t| {
+                trapd::count(t, "ibSmTrapSwitchLinkStateChanged") >= 4
+                    && trapd::count(t, "linkUp") >= want
+            },
+        );
+        assert_eq!(trapd::count(&t, "linkDown"), want, "{t:?}");
+        assert_eq!(trapd::count(&t, "linkUp"), want, "{t:?}");
+        if on {
+            let downs = trapd::named(&t, "linkDown");
+            let indexes: Vec<&str> = downs
+                .iter()
+                .filter_map(|x| x.object("IF-MIB::ifIndex"))
+                .collect();
+            assert!(indexes.contains(&"INTEGER: 37"), "{downs:?}");
+            assert!(indexes.contains(&"INTEGER: 2"), "{downs:?}");
+        }
+    }
 }

@@ -90,6 +90,7 @@ impl Services {
             forward,
             Some(usm),
             targets,
+            settings.fabric_link_traps,
         ))
     }
 
