@@ -1,7 +1,7 @@
 //! Every node of the fabric as an SNMP context (issue 39), read with real
 //! clients against the running agent on the simulated fabric: net-snmp's
 //! tools with `community@context` (v2c) and `-n` (v3), snmptable, pysnmp
-//! with a contextName; counters equal the 2.4 formulas over the totals
+//! with a contextName, snmp_exporter's if_mib module with `context_name`; counters equal the 2.4 formulas over the totals
 //! `ibsnmpd dump --format json` prints; ifAlias set per node and kept
 //! across a restart; VACM: with `node_contexts = "none"` a community gets
 //! nothing there; `fabric_link_traps`: linkDown/linkUp for a port of a node
@@ -368,4 +368,96 @@ fn fabric_link_traps_name_the_node_port() {
             assert!(indexes.contains(&"INTEGER: 2"), "{downs:?}");
         }
     }
+}
+
+/// Prometheus' snmp_exporter (Debian's prometheus-snmp-exporter and its
+/// generator) polling a node's context with its `context_name` over
+/// SNMPv3: the if_mib module's walk gives one series per port of leaf01,
+/// labelled with the port's ifName.
+#[test]
+fn snmp_exporter_if_mib_polls_a_node_context() {
+    common::require_tool("prometheus-snmp-generator");
+    common::require_tool("prometheus-snmp-exporter");
+    let (agent, _cfg) = start("");
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::write(
+        tmp.path().join("generator.yml"),
+        r#"
+modules:
+  if_mib:
+    version: 3
+    auth:
+      username: ops
+      security_level: authPriv
+      auth_protocol: SHA
+      password: ops-auth-1
+      priv_protocol: AES
+      priv_password: ops-priv-1
+      context_name: leaf01
+    walk: [sysUpTime, interfaces, ifXTable]
+    lookups:
+      - source_indexes: [ifIndex]
+        lookup: ifName
+"#,
+    )
+    .unwrap();
+    let repo = common::repo();
+    let o = std::process::Command::new("prometheus-snmp-generator")
+        .args(["--fail-on-parse-errors", "generate"])
+        .current_dir(tmp.path())
+        .env(
+            "MIBDIRS",
+            format!(
+                "{}:{}",
+                repo.join("mibs").display(),
+                repo.join("mibs/ietf").display()
+            ),
+        )
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", text(&o));
+    let port = common::free_port("127.0.0.1");
+    let mut exporter = std::process::Command::new("prometheus-snmp-exporter")
+        .arg(format!(
+            "--config.file={}",
+            tmp.path().join("snmp.yml").display()
+        ))
+        .arg(format!("--web.listen-address=127.0.0.1:{port}"))
+        .stderr(std::fs::File::create(tmp.path().join("exporter.log")).unwrap())
+        .spawn()
+        .unwrap();
+    let url = format!(
+        "http://127.0.0.1:{port}/snmp?module=if_mib&target={}",
+        agent.target
+    );
+    let body = common::poll(
+        std::time::Duration::from_secs(20),
+        std::time::Duration::from_millis(200),
+        || {
+            let o = std::process::Command::new("curl")
+                .args(["-sS", "--max-time", "20", &url])
+                .output()
+                .unwrap();
+            o.status
+                .success()
+                .then(|| String::from_utf8_lossy(&o.stdout).into_owned())
+                .ok_or_else(|| text(&o))
+        },
+    );
+    let _ = exporter.kill();
+    let _ = exporter.wait();
+    assert!(!body.contains("An error has occurred"), "{body}");
+    let (_, node) = switch("leaf01");
+    let ports = node["ports"].as_array().unwrap().len() - 1;
+    let series: Vec<&str> = body
+        .lines()
+        .filter(|l| l.starts_with("ifHCInOctets{"))
+        .collect();
+    assert_eq!(series.len(), ports, "{body}");
+    assert!(
+        series
+            .iter()
+            .any(|l| l.contains("ifIndex=\"37\"") && l.contains("ifName=\"leaf01/37\"")),
+        "{series:?}"
+    );
 }
