@@ -179,7 +179,6 @@ impl Traps {
         forward: Option<tokio::sync::mpsc::Sender<Vec<snmp::value::VarBind>>>,
         usm: Option<Arc<Usm>>,
         targets: Option<Arc<dyn SinkSource>>,
-        fabric_link_traps: bool,
     ) -> Result<Option<Traps>> {
         // AgentX mode forwards notifications to the master even without sinks
         // of our own.
@@ -216,7 +215,7 @@ impl Traps {
             Arc::clone(&thresholds),
             system,
             fabric,
-            fabric_link_traps,
+            settings.fabric_link_traps,
         ));
         Ok(Some(Traps {
             notifier,

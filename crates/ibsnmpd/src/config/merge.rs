@@ -25,6 +25,7 @@ pub(super) fn merge(
         |key: &str, msg: String| ConfigError(format!("{}: {msg}", place(origin, &lines, key)));
     let metrics_limits = metrics_limits(&file, &in_file)?;
     let mut notify = notify_settings(&mut file, &in_file, args)?;
+    notify.fabric_link_traps = file.fabric_link_traps.take().unwrap_or(false);
 
     let (agentx, listen) = transport(&mut file, &in_file, args)?;
 
@@ -116,7 +117,6 @@ pub(super) fn merge(
             Some(s) => super::NodeContexts::parse(&s).map_err(|m| in_file("node_contexts", m))?,
             None => super::NodeContexts::default(),
         },
-        fabric_link_traps: file.fabric_link_traps.take().unwrap_or(false),
         admin_writable_below_authpriv: file.admin_writable_below_authpriv.take().unwrap_or(false),
         request_session_timeout,
         request_sessions_max,

@@ -107,9 +107,6 @@ pub struct Settings {
     /// SNMP context, and whether the community and user shorthands reach
     /// those contexts (docs/contexts.md).
     pub node_contexts: NodeContexts,
-    /// `fabric_link_traps`: linkUp/linkDown for any fabric port, not only
-    /// the local node's (default false).
-    pub fabric_link_traps: bool,
     /// `admin_writable_below_authpriv`: the administrative MIBs (USM, VACM,
     /// SNMP-TARGET-MIB, SNMP-NOTIFICATION-MIB) writable by any writer the
     /// views allow, not only at authPriv. Default false: whoever writes the

@@ -90,7 +90,6 @@ impl Services {
             forward,
             Some(usm),
             targets,
-            settings.fabric_link_traps,
         ))
     }
 
