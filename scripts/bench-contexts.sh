@@ -39,15 +39,7 @@ fat_tree "$BIN" "$HOSTS" "$tmp/fabric.net"
 # shows.
 SWITCH=$(sed -nE 's/^Switch\t[0-9]+ "((edge|leaf)0*2)".*/\1/p' "$tmp/fabric.net" | head -1)
 
-pids=() ports=()
-stop_agents() {
-    local p
-    for p in "${pids[@]}"; do
-        kill "$p" 2>/dev/null || true
-        wait "$p" 2>/dev/null || true
-    done
-    cleanup
-}
+ports=()
 trap stop_agents EXIT
 start() { # name, node_contexts
     local port=$((20000 + RANDOM % 40000))

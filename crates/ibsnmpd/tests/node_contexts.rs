@@ -376,12 +376,10 @@ fn fabric_link_traps_name_the_node_port() {
 /// labelled with the port's ifName.
 #[test]
 fn snmp_exporter_if_mib_polls_a_node_context() {
-    common::require_tool("prometheus-snmp-generator");
-    common::require_tool("prometheus-snmp-exporter");
     let (agent, _cfg) = start("");
     let tmp = tempfile::tempdir().unwrap();
-    std::fs::write(
-        tmp.path().join("generator.yml"),
+    let body = common::snmp_exporter_scrape(
+        tmp.path(),
         r#"
 modules:
   if_mib:
@@ -399,54 +397,9 @@ modules:
       - source_indexes: [ifIndex]
         lookup: ifName
 "#,
-    )
-    .unwrap();
-    let repo = common::repo();
-    let o = std::process::Command::new("prometheus-snmp-generator")
-        .args(["--fail-on-parse-errors", "generate"])
-        .current_dir(tmp.path())
-        .env(
-            "MIBDIRS",
-            format!(
-                "{}:{}",
-                repo.join("mibs").display(),
-                repo.join("mibs/ietf").display()
-            ),
-        )
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", text(&o));
-    let port = common::free_port("127.0.0.1");
-    let mut exporter = std::process::Command::new("prometheus-snmp-exporter")
-        .arg(format!(
-            "--config.file={}",
-            tmp.path().join("snmp.yml").display()
-        ))
-        .arg(format!("--web.listen-address=127.0.0.1:{port}"))
-        .stderr(std::fs::File::create(tmp.path().join("exporter.log")).unwrap())
-        .spawn()
-        .unwrap();
-    let url = format!(
-        "http://127.0.0.1:{port}/snmp?module=if_mib&target={}",
-        agent.target
+        "if_mib",
+        &agent.target,
     );
-    let body = common::poll(
-        std::time::Duration::from_secs(20),
-        std::time::Duration::from_millis(200),
-        || {
-            let o = std::process::Command::new("curl")
-                .args(["-sS", "--max-time", "20", &url])
-                .output()
-                .unwrap();
-            o.status
-                .success()
-                .then(|| String::from_utf8_lossy(&o.stdout).into_owned())
-                .ok_or_else(|| text(&o))
-        },
-    );
-    let _ = exporter.kill();
-    let _ = exporter.wait();
-    assert!(!body.contains("An error has occurred"), "{body}");
     let (_, node) = switch("leaf01");
     let ports = node["ports"].as_array().unwrap().len() - 1;
     let series: Vec<&str> = body

@@ -50,15 +50,8 @@ fn walk(agent: &UmadAgent, community: &str, root: &str) -> BTreeMap<u32, u64> {
         .collect()
 }
 
-#[test]
-fn a_48_port_switch_is_a_device_with_perfquery_counters() {
-    let tb = common::testbed(NET);
-    tb.console("PerformanceSet \"leaf01\"[37] PortCounters.PortRcvErrors=11")
-        .unwrap();
-    tb.console("PerformanceSet \"leaf01\"[37] PortCounters.PortRcvRemotePhysicalErrors=3")
-        .unwrap();
-    tb.console("PerformanceSet \"leaf01\"[37] PortCountersExtended.PortRcvData=5000000000")
-        .unwrap();
+/// The agent attached at Hca1, once leaf01's context shows all its ports.
+fn start_at_hca1(tb: &ib::testbed::Testbed, args: &[&str]) -> UmadAgent {
     let ready = |a: &UmadAgent| {
         let o = a.v2c(
             "snmpget",
@@ -72,13 +65,19 @@ fn a_48_port_switch_is_a_device_with_perfquery_counters() {
                 .parse::<u32>()
                 .is_ok_and(|n| n >= 48)
     };
-    let agent = UmadAgent::start(
-        &tb,
-        Some("Hca1"),
-        &["--sweep-interval", "3600"],
-        Duration::from_secs(60),
-        ready,
-    );
+    UmadAgent::start(tb, Some("Hca1"), args, Duration::from_secs(60), ready)
+}
+
+#[test]
+fn a_48_port_switch_is_a_device_with_perfquery_counters() {
+    let tb = common::testbed(NET);
+    tb.console("PerformanceSet \"leaf01\"[37] PortCounters.PortRcvErrors=11")
+        .unwrap();
+    tb.console("PerformanceSet \"leaf01\"[37] PortCounters.PortRcvRemotePhysicalErrors=3")
+        .unwrap();
+    tb.console("PerformanceSet \"leaf01\"[37] PortCountersExtended.PortRcvData=5000000000")
+        .unwrap();
+    let agent = start_at_hca1(&tb, &["--sweep-interval", "3600"]);
     let lids = common::node_lids(&tb);
     let (guid, lid) = common::node_by_name(&tb, &lids, "leaf01");
     let lid = lid.to_string();
@@ -140,18 +139,8 @@ objects = ["IF-MIB::ifName"]
     );
     let conf = conf.display().to_string();
     let sink = trapd.addr();
-    let ready = |a: &UmadAgent| {
-        let o = a.v2c(
-            "snmpget",
-            "public@leaf01",
-            &["-Oqv", "-t", "1", "-r", "0"],
-            &[IF_NUMBER],
-        );
-        o.status.success()
-    };
-    let agent = UmadAgent::start(
+    let agent = start_at_hca1(
         &tb,
-        Some("Hca1"),
         &[
             "--sweep-interval",
             "1",
@@ -160,8 +149,6 @@ objects = ["IF-MIB::ifName"]
             "--trap2sink",
             &sink,
         ],
-        Duration::from_secs(60),
-        ready,
     );
     // Two samples of every node's ports before the burst: baselines set.
     let lids = common::node_lids(&tb);
