@@ -25,7 +25,6 @@ pub(super) fn merge(
         |key: &str, msg: String| ConfigError(format!("{}: {msg}", place(origin, &lines, key)));
     let metrics_limits = metrics_limits(&file, &in_file)?;
     let mut notify = notify_settings(&mut file, &in_file, args)?;
-    notify.fabric_link_traps = file.fabric_link_traps.take().unwrap_or(false);
 
     let (agentx, listen) = transport(&mut file, &in_file, args)?;
 
@@ -113,10 +112,7 @@ pub(super) fn merge(
             .or_else(|| opensm.as_ref().map(|o| o.conf.clone())),
         opensm,
         port_writes: file.port_writes.take().unwrap_or(false),
-        node_contexts: match file.node_contexts.take() {
-            Some(s) => super::NodeContexts::parse(&s).map_err(|m| in_file("node_contexts", m))?,
-            None => super::NodeContexts::default(),
-        },
+        node_contexts: node_contexts(file.node_contexts.take(), &in_file)?,
         admin_writable_below_authpriv: file.admin_writable_below_authpriv.take().unwrap_or(false),
         request_session_timeout,
         request_sessions_max,
@@ -218,6 +214,10 @@ fn notify_settings(
         in_file,
         &args.trap2sink,
     )
+    .map(|n| notify::NotifySettings {
+        fabric_link_traps: file.fabric_link_traps.take().unwrap_or(false),
+        ..n
+    })
 }
 
 /// The AgentX master and the UDP addresses to listen on.
@@ -579,5 +579,15 @@ pub(super) fn metrics_limits(
             Some(secs) => seconds(secs).map_err(|m| in_file("metrics_stall_timeout", m))?,
             None => d.stall_timeout,
         },
+    })
+}
+
+/// `node_contexts` (default "all").
+fn node_contexts(
+    value: Option<String>,
+    in_file: &dyn Fn(&str, String) -> ConfigError,
+) -> Result<super::NodeContexts, ConfigError> {
+    value.map_or(Ok(super::NodeContexts::default()), |s| {
+        super::NodeContexts::parse(&s).map_err(|m| in_file("node_contexts", m))
     })
 }

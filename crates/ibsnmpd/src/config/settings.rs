@@ -160,9 +160,7 @@ impl NodeContexts {
             "all" => Ok(NodeContexts::All),
             "none" => Ok(NodeContexts::None),
             "off" => Ok(NodeContexts::Off),
-            _ => Err(format!(
-                "node_contexts = {s:?}: expected \"all\", \"none\" or \"off\""
-            )),
+            _ => Err(format!("{s:?}: expected \"all\", \"none\" or \"off\"")),
         }
     }
 
