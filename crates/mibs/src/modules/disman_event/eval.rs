@@ -605,4 +605,89 @@ mod tests {
         );
         assert_eq!(m.stats.failures.load(Relaxed), 3);
     }
+
+    /// Node contexts "a" and "b", each a [`Mib`] of its own.
+    struct Fabric {
+        own: Mib,
+        nodes: [(Vec<u8>, Mib); 2],
+    }
+
+    impl Sampler for Fabric {
+        fn get(&self, oid: &[u32]) -> Value {
+            self.own.get(oid)
+        }
+        fn next(&self, oid: &[u32]) -> Option<VarBind> {
+            self.own.next(oid)
+        }
+        fn in_context(&self, name: &[u8]) -> Option<Box<dyn Sampler + '_>> {
+            let (_, mib) = self.nodes.iter().find(|(n, _)| n == name)?;
+            Some(Box::new(Reborrow(mib)))
+        }
+        fn node_contexts(&self) -> Vec<Vec<u8>> {
+            self.nodes.iter().map(|(n, _)| n.clone()).collect()
+        }
+    }
+
+    struct Reborrow<'a>(&'a Mib);
+
+    impl Sampler for Reborrow<'_> {
+        fn get(&self, oid: &[u32]) -> Value {
+            self.0.get(oid)
+        }
+        fn next(&self, oid: &[u32]) -> Option<VarBind> {
+            self.0.next(oid)
+        }
+    }
+
+    /// A wildcard-context trigger samples every node context (not the
+    /// default one), keeps a baseline per context and instance, and its
+    /// notification names the context (mteHotContextName, contextName).
+    #[test]
+    fn wildcard_contexts_sample_every_node_and_name_it() {
+        let mut t = trigger(
+            Test::Threshold {
+                rising: 10,
+                falling: 0,
+                startup: Startup::Rising,
+            },
+            true,
+            true,
+        );
+        t.context_wildcard = true;
+        let m = Monitors::new(vec![t]);
+        let mut e = Evaluator::new(&m);
+        let f = Fabric {
+            own: Mib::default(),
+            nodes: [
+                (b"a".to_vec(), Mib::default()),
+                (b"b".to_vec(), Mib::default()),
+            ],
+        };
+        f.own.set(&[1, 5, 37], Some(Value::Counter32(0)));
+        for (_, mib) in &f.nodes {
+            mib.set(&[1, 5, 37], Some(Value::Counter32(0)));
+            mib.set(&[1, 6, 37], Some(Value::Integer(37)));
+        }
+        let t0 = Instant::now();
+        assert!(e.run(&m, t0, &f).is_empty());
+        f.nodes[1].1.set(&[1, 5, 37], Some(Value::Counter32(50)));
+        // The default context moving is not sampled.
+        f.own.set(&[1, 5, 37], Some(Value::Counter32(500)));
+        let fired = e.run(&m, t0 + Duration::from_secs(10), &f);
+        assert_eq!(fired.len(), 1, "{fired:?}");
+        assert_eq!(fired[0].context, b"b".to_vec());
+        assert_eq!(fired[0].oid, Oid::from_slice(&[1, 5, 37]));
+        assert_eq!(
+            fired[0].objects,
+            vec![VarBind::new(
+                Oid::from_slice(&[1, 6, 37]),
+                Value::Integer(37)
+            )]
+        );
+        let n = fired[0].notification();
+        assert_eq!(n.context, b"b".to_vec());
+        assert!(n.varbinds.iter().any(|vb| vb.oid
+            == Oid::from_slice(o::MTE_HOT_CONTEXT_NAME).join(&[0])
+            && vb.value == Value::OctetString(b"b".to_vec())));
+    }
 }
