@@ -276,6 +276,8 @@ pub struct Derived {
     pub sm: ib_sm_mib::SmRows,
     /// The node context names of the snapshot, indexed on first use.
     pub context_names: node::ContextNames,
+    /// The rows of the last node contexts asked ([`node_context::Recent`]).
+    pub recent: node_context::Recent,
     /// The node a node context's rows are about (None: the default
     /// context). A node context's `Derived` is built on request
     /// ([`node_context::view`]) with only `if_mib` and this field.
@@ -309,6 +311,7 @@ impl publish::Derive for Deriver {
             pm: ib_pm_mib::PmRows(ib_pm_mib::node_rows(s)),
             sm: self.sm.rows(s),
             context_names: node::ContextNames::default(),
+            recent: node_context::Recent::default(),
             node: None,
         }
     }

@@ -24,8 +24,6 @@ pub const NAME_MAX: usize = 32;
 pub struct NodeContext {
     pub idx: NodeIdx,
     pub guid: Guid,
-    /// The context name the request used.
-    pub context: Vec<u8>,
 }
 
 /// A node's GUID context name: 16 lowercase hex digits.

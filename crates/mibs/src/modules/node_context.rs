@@ -7,11 +7,13 @@
 //! [`Interfaces`]). The daemon adds the engine's snmpEngine group.
 //!
 //! Nothing is kept per node: a node's rows live as long as the request
-//! that asked for them.
+//! that asked for them, or, for the last few nodes asked, as long as the
+//! snapshot ([`Recent`]).
 
-use std::sync::Arc;
+use std::collections::VecDeque;
+use std::sync::{Arc, Mutex};
 
-use ib::model::{Node, NodeIdx};
+use ib::model::{Node, NodeIdx, Snapshot};
 use ib::types::NodeType;
 use snmp::table::Scalars;
 use snmp::value::Value;
@@ -22,23 +24,53 @@ use crate::if_mib::Interfaces;
 use crate::oids::snmpv2_mib as o;
 use crate::{Change, Derived, Object, View};
 
+/// How many nodes' rows a snapshot keeps once derived: a walk of a node's
+/// tables is many requests, each deriving the same rows otherwise.
+const RECENT: usize = 8;
+
+/// The rows of the few nodes asked last, with the snapshot they were
+/// derived from (in [`Derived::recent`]): at most [`RECENT`], the oldest
+/// dropped first; nothing is kept for the nodes not asked.
+#[derive(Debug, Default)]
+pub struct Recent(Mutex<VecDeque<Arc<Derived>>>);
+
+impl Recent {
+    fn get_or_derive(&self, s: &Snapshot, idx: NodeIdx) -> Option<Arc<Derived>> {
+        let of = |d: &Arc<Derived>| d.node.as_ref().map(|n| n.idx);
+        if let Ok(q) = self.0.lock() {
+            if let Some(d) = q.iter().find(|d| of(d) == Some(idx)) {
+                return Some(Arc::clone(d));
+            }
+        }
+        let node = s.node(idx)?;
+        let derived = Arc::new(Derived {
+            if_mib: Interfaces::of_node(s, idx),
+            node: Some(NodeContext {
+                idx,
+                guid: node.info.node_guid,
+            }),
+            ..Derived::default()
+        });
+        if let Ok(mut q) = self.0.lock() {
+            if q.len() >= RECENT {
+                q.pop_front();
+            }
+            q.push_back(Arc::clone(&derived));
+        }
+        Some(derived)
+    }
+}
+
 /// The view of the node context `name` (never ""), from the default
 /// context's view `base`; None when no node of its snapshot has that name.
+/// The node's rows are derived from `base`'s snapshot (or taken from the
+/// few it keeps: [`Recent`]); the agent's state is `base`'s, as every Set
+/// leaves it.
 pub fn view(base: &View, name: &[u8]) -> Option<View> {
     let s = &base.snapshot;
     let idx = base.derived.context_names.resolve(s, name)?;
-    let node = s.node(idx)?;
-    let derived = Derived {
-        if_mib: Interfaces::of_node(s, idx),
-        node: Some(NodeContext {
-            idx,
-            guid: node.info.node_guid,
-            context: name.to_vec(),
-        }),
-        ..Derived::default()
-    };
     Some(View {
-        derived: Arc::new(derived),
+        derived: base.derived.recent.get_or_derive(s, idx)?,
         ..base.clone()
     })
 }

@@ -231,3 +231,23 @@ fn if_alias_is_set_per_node_and_persisted_by_guid() {
     assert_eq!(old.if_alias.get(&1).map(String::as_str), Some("a"));
     assert!(old.nodes.is_empty());
 }
+
+#[test]
+fn a_snapshot_keeps_the_rows_of_the_last_nodes_asked_only() {
+    let s = sim();
+    let b = base(&s, system());
+    let name = |i: usize| guid_name(s.nodes[i].info.node_guid);
+    let a = super::view(&b, name(0).as_bytes()).unwrap();
+    let again = super::view(&b, name(0).as_bytes()).unwrap();
+    assert!(Arc::ptr_eq(&a.derived, &again.derived), "derived once");
+    for i in 1..s.nodes.len() {
+        super::view(&b, name(i).as_bytes()).unwrap();
+    }
+    assert!(s.nodes.len() > super::RECENT);
+    let later = super::view(&b, name(0).as_bytes()).unwrap();
+    assert!(
+        !Arc::ptr_eq(&a.derived, &later.derived),
+        "node 0 was dropped"
+    );
+    assert_eq!(b.derived.recent.0.lock().unwrap().len(), super::RECENT);
+}
