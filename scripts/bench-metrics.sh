@@ -37,15 +37,7 @@ fat_tree "$BIN" "$HOSTS" "$tmp/fabric.net"
 [ -z "$FAMILIES" ] || echo "metrics_families = $FAMILIES" >"$tmp/ibsnmpd.toml"
 
 # The agents: name, pid, metrics port.
-names=() pids=() mports=()
-stop_agents() {
-    local p
-    for p in "${pids[@]}"; do
-        kill "$p" 2>/dev/null || true
-        wait "$p" 2>/dev/null || true
-    done
-    cleanup
-}
+names=() mports=()
 trap stop_agents EXIT
 start() { # name, binary
     local port=$((20000 + RANDOM % 40000))

@@ -11,6 +11,18 @@ cleanup() {
 }
 trap cleanup EXIT
 
+# For scripts that start several agents: their pids in `pids`, stopped
+# (then the directory removed) at exit once `trap stop_agents EXIT` is set.
+pids=()
+stop_agents() {
+    local p
+    for p in "${pids[@]}"; do
+        kill "$p" 2>/dev/null || true
+        wait "$p" 2>/dev/null || true
+    done
+    cleanup
+}
+
 # build_with_getload: a release build of the agent and the open-loop GET
 # load generator (crates/ibsnmpd/examples/getload.rs); sets BIN and LOAD.
 build_with_getload() {

@@ -21,7 +21,7 @@ pub mod notify;
 mod settings;
 mod wording;
 
-pub use settings::{agent_communities, Access, Community, Settings};
+pub use settings::{agent_communities, Access, Community, NodeContexts, Settings};
 
 use file::{read_file, FileConfig};
 use merge::merge;

@@ -77,6 +77,7 @@ fn bind_agent(
     controller: Arc<dyn snmp::agent::SetController<mibs::Change>>,
     usm: &Arc<snmp::usm::Usm>,
     traps: Option<&crate::traps::Traps>,
+    contexts: Option<Arc<crate::contexts::NodeContexts>>,
 ) -> Result<Agent<mibs::View, mibs::Change>> {
     let view = Arc::clone(&reads.view);
     let agent = services
@@ -97,7 +98,12 @@ fn bind_agent(
         .with_user_hook(Box::new(|v: &mut mibs::View, user: &[u8]| {
             v.user = Some(user.to_vec())
         }))
-        .with_managed_vacm(crate::vacm_tables::managed(Arc::clone(&reads.system)));
+        .with_managed_vacm(crate::vacm_tables::managed(Arc::clone(&reads.system)))
+        .with_shorthand_context(settings.node_contexts.shorthand_context());
+    let agent = match contexts {
+        Some(c) => agent.with_contexts(c),
+        None => agent,
+    };
     Ok(match traps {
         Some(t) => agent.with_auth_failure_hook(t.auth_failure_hook(Arc::clone(&reads.system))),
         None => agent,
@@ -112,6 +118,7 @@ fn start_monitors<F>(
     view: Arc<F>,
     traps: Option<crate::traps::Traps>,
     system: &mibs::SystemState,
+    contexts: Option<Arc<crate::contexts::NodeContexts>>,
 ) -> crate::monitor::MonitorTask
 where
     F: Fn() -> mibs::View + Send + Sync + 'static,
@@ -125,6 +132,7 @@ where
                 Arc::clone(&dispatcher),
                 Arc::clone(&view),
                 traps.clone(),
+                contexts.clone(),
             )
         }),
         system.monitors.clone(),
@@ -186,6 +194,10 @@ pub fn run(
         Arc::clone(&stats),
     ));
     let dispatcher = Arc::new(engine.dispatcher);
+    if let Some(c) = &engine.contexts {
+        let v = Arc::clone(&view);
+        c.serve_from(Arc::new(move || v()));
+    }
     let set_controller =
         Arc::clone(&controller) as Arc<dyn snmp::agent::SetController<mibs::Change>>;
     let mut subagent = settings.agentx.clone().map(|master| {
@@ -217,6 +229,7 @@ pub fn run(
         set_controller,
         &engine.usm,
         traps.as_ref(),
+        engine.contexts.clone(),
     )?;
     if let Some(path) = settings.control_socket.as_deref() {
         services.start_control(path)?;
@@ -242,6 +255,7 @@ pub fn run(
         Arc::clone(&view),
         traps.clone(),
         &engine.system.load(),
+        engine.contexts.clone(),
     );
     let reloader = crate::reload::Reloader {
         load,

@@ -9,6 +9,7 @@ mod agentx;
 mod cli;
 mod commands;
 mod config;
+mod contexts;
 mod controller;
 mod ctl;
 mod daemon;

@@ -15,15 +15,33 @@ use snmp::value::{Value, VarBind};
 use tokio::task::JoinHandle;
 use tracing::{info, warn};
 
+use crate::contexts::NodeContexts;
 use crate::traps::Traps;
 
 /// How often due triggers are looked for (mteResourceSampleMinimum).
 const TICK: Duration = Duration::from_secs(1);
 
-/// Reads through the dispatcher on one view.
+/// Reads through the dispatcher on one view; node contexts (issue 39)
+/// through their own object set on a view derived from it.
 struct Reads<'a> {
     dispatcher: &'a Dispatcher<View, Change>,
     view: &'a View,
+    contexts: Option<&'a NodeContexts>,
+}
+
+/// A node context's reads: its view, derived once for the whole sample.
+struct ContextReads<'a> {
+    dispatcher: &'a Dispatcher<View, Change>,
+    view: View,
+}
+
+impl Sampler for ContextReads<'_> {
+    fn get(&self, oid: &[u32]) -> Value {
+        self.dispatcher.get(&self.view, oid)
+    }
+    fn next(&self, oid: &[u32]) -> Option<VarBind> {
+        self.dispatcher.next(&self.view, oid)
+    }
 }
 
 impl Sampler for Reads<'_> {
@@ -32,6 +50,19 @@ impl Sampler for Reads<'_> {
     }
     fn next(&self, oid: &[u32]) -> Option<VarBind> {
         self.dispatcher.next(self.view, oid)
+    }
+    fn in_context(&self, name: &[u8]) -> Option<Box<dyn Sampler + '_>> {
+        let c = self.contexts?;
+        Some(Box::new(ContextReads {
+            dispatcher: c.dispatcher(),
+            view: mibs::node_context::view(self.view, name)?,
+        }))
+    }
+    fn node_contexts(&self) -> Vec<Vec<u8>> {
+        match self.contexts {
+            Some(_) => mibs::node_context::guid_names(self.view),
+            None => Vec::new(),
+        }
     }
 }
 
@@ -42,6 +73,7 @@ pub fn start<F>(
     dispatcher: Arc<Dispatcher<View, Change>>,
     view: Arc<F>,
     traps: Option<Traps>,
+    contexts: Option<Arc<NodeContexts>>,
 ) -> Option<JoinHandle<()>>
 where
     F: Fn() -> View + Send + Sync + 'static,
@@ -61,16 +93,18 @@ where
             tick.tick().await;
             // A wildcard trigger may walk a table of the whole fabric: on
             // the blocking pool, never on a worker SNMP requests need.
-            let (m, d, view) = (
+            let (m, d, view, c) = (
                 Arc::clone(&monitors),
                 Arc::clone(&dispatcher),
                 Arc::clone(&view),
+                contexts.clone(),
             );
             let sampled = tokio::task::spawn_blocking(move || {
                 let v = view();
                 let reads = Reads {
                     dispatcher: &d,
                     view: &v,
+                    contexts: c.as_deref(),
                 };
                 let fired = eval.run(&m, Instant::now(), &reads);
                 (eval, fired)
@@ -85,7 +119,7 @@ where
                 }
             };
             for f in fired {
-                info!(trigger = %f.trigger, kind = ?f.kind, oid = %f.oid, value = f.value, "monitor fired");
+                info!(trigger = %f.trigger, context = %String::from_utf8_lossy(&f.context), kind = ?f.kind, oid = %f.oid, value = f.value, "monitor fired");
                 // Without sinks the event has nowhere to go: not a failure.
                 if traps.as_ref().is_some_and(|t| !t.notify(f.notification())) {
                     monitors.stats.event_failures.fetch_add(1, Relaxed);

@@ -220,6 +220,7 @@ fn restart_keys(old: &Settings, new: &Settings, notifying: bool) -> Vec<&'static
         opensm_conf,
         opensm,
         port_writes,
+        node_contexts,
         request_session_timeout,
         request_sessions_max,
         request_result_rows_max,
@@ -257,6 +258,11 @@ fn restart_keys(old: &Settings, new: &Settings, notifying: bool) -> Vec<&'static
         "notification_rate_limit/notification_rate_interval",
     );
     check(notify.queue != new.notify.queue, "notification_queue");
+    // The event task reads it once, at start.
+    check(
+        notify.fabric_link_traps != new.notify.fabric_link_traps,
+        "fabric_link_traps",
+    );
     check(
         !notifying && notify.thresholds != new.notify.thresholds,
         "link_integrity_threshold/buffer_overrun_threshold (no notification layer running)",
@@ -289,6 +295,8 @@ fn restart_keys(old: &Settings, new: &Settings, notifying: bool) -> Vec<&'static
     check(*opensm_conf != new.opensm_conf, "opensm_conf");
     check(*opensm != new.opensm, "[opensm]");
     check(*port_writes != new.port_writes, "port_writes");
+    // The engine's access entries and its resolver are built at start.
+    check(*node_contexts != new.node_contexts, "node_contexts");
     check(
         *request_session_timeout != new.request_session_timeout,
         "request_session_timeout",

@@ -179,6 +179,7 @@ fn notification(f: &Finding, appeared: bool, total: usize) -> snmp::notify::Noti
     }
     let fired = Fired {
         trigger: format!("topology:{}", f.kind()),
+        context: Vec::new(),
         kind: if appeared {
             FiredKind::Fired
         } else {

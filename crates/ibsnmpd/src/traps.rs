@@ -215,6 +215,7 @@ impl Traps {
             Arc::clone(&thresholds),
             system,
             fabric,
+            settings.fabric_link_traps,
         ));
         Ok(Some(Traps {
             notifier,
@@ -312,6 +313,7 @@ async fn event_task(
     thresholds: Arc<ArcSwap<Thresholds>>,
     system: Arc<ArcSwap<SystemState>>,
     fabric: FabricHandle,
+    fabric_wide: bool,
 ) {
     loop {
         let u = fabric.next_update().await;
@@ -325,7 +327,7 @@ async fn event_task(
             for n in notif::from_event(ev, &u.next.snapshot) {
                 notifier.notify(n);
             }
-            if let Some(n) = notif::link_up_down_for(ev, &u.next, &system.load()) {
+            if let Some(n) = notif::link_up_down_for(ev, &u.next, &system.load(), fabric_wide) {
                 notifier.notify(n);
             }
         }

@@ -21,11 +21,19 @@ use crate::controller::Controller;
 /// as permanent rows, over what the state file restored.
 pub fn add_configured(system: &mut SystemState, settings: &Settings, usm: &Usm) {
     let communities = crate::config::agent_communities(&settings.communities);
-    configure(system, &settings.vacm, usm, &communities);
+    let shorthand = settings.node_contexts.shorthand_context();
+    configure(system, &settings.vacm, usm, &communities, &shorthand);
 }
 
-fn configure(system: &mut SystemState, vacm: &Vacm, usm: &Usm, communities: &[Community]) {
-    let configured = snmp::engine::configured_vacm(Some(vacm), Some(usm), communities);
+fn configure(
+    system: &mut SystemState,
+    vacm: &Vacm,
+    usm: &Usm,
+    communities: &[Community],
+    shorthand: &snmp::vacm::ContextMatch,
+) {
+    let configured =
+        snmp::engine::configured_vacm(Some(vacm), Some(usm), communities, shorthand.clone());
     system.modules.update::<VacmState>(|s| {
         let displaced = s.configure(&configured);
         if displaced > 0 {
@@ -46,13 +54,14 @@ pub fn on_reload(settings: &Settings, usm: &Arc<Usm>, controller: &Arc<Controlle
         Arc::clone(usm),
         Arc::clone(controller),
     );
+    let shorthand = settings.node_contexts.shorthand_context();
     Box::new(move |communities: &[Community]| {
         let (vacm, usm, controller) = (vacm.clone(), Arc::clone(&usm), Arc::clone(&controller));
-        let communities = communities.to_vec();
+        let (communities, shorthand) = (communities.to_vec(), shorthand.clone());
         tokio::spawn(async move {
             controller
                 .update_runtime(|system| {
-                    configure(system, &vacm, &usm, &communities);
+                    configure(system, &vacm, &usm, &communities, &shorthand);
                     true
                 })
                 .await

@@ -104,44 +104,13 @@ fn snmp_exporter_scrapes_ib_pm_tables() {
     let tmp = tempfile::tempdir().unwrap();
     let gen_yml = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .join("../../packaging/snmp_exporter/generator.yml");
-    std::fs::copy(&gen_yml, tmp.path().join("generator.yml")).unwrap();
-    let o = Command::new("prometheus-snmp-generator")
-        .args(["--fail-on-parse-errors", "generate"])
-        .current_dir(tmp.path())
-        .env("MIBDIRS", mib_dirs())
-        .output()
-        .expect("prometheus-snmp-generator (Debian package prometheus-snmp-exporter)");
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let agent = Agent::start(&[]);
-    let port = common::free_port("127.0.0.1");
-    let mut exporter = Command::new("prometheus-snmp-exporter")
-        .arg(format!(
-            "--config.file={}",
-            tmp.path().join("snmp.yml").display()
-        ))
-        .arg(format!("--web.listen-address=127.0.0.1:{port}"))
-        .stderr(std::fs::File::create(tmp.path().join("exporter.log")).unwrap())
-        .spawn()
-        .expect("prometheus-snmp-exporter");
-    let url = format!(
-        "http://127.0.0.1:{port}/snmp?module=ib_pm&target={}",
-        agent.target
+    let body = common::snmp_exporter_scrape(
+        tmp.path(),
+        &std::fs::read_to_string(&gen_yml).unwrap(),
+        "ib_pm",
+        &agent.target,
     );
-    let mut body = String::new();
-    for _ in 0..50 {
-        let o = Command::new("curl")
-            .args(["-sS", "--max-time", "20", &url])
-            .output()
-            .unwrap();
-        if o.status.success() {
-            body = String::from_utf8_lossy(&o.stdout).into_owned();
-            break;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(200));
-    }
-    let _ = exporter.kill();
-    let _ = exporter.wait();
-    assert!(!body.contains("An error has occurred"), "{body}");
     for (metric, label) in [
         ("pmClassPortInfoAllPortSelect", "pmClassPortInfoGUID"),
         ("pmPortSampleCntrlOpCode", "pmPortSampleCntrlGUID"),

@@ -244,7 +244,7 @@ fn configured_rows_are_permanent_and_refuse_sets() {
         "vacmSecurityToGroupStorageType.3.\"admin\" = INTEGER: permanent(4)",
         "vacmSecurityToGroupStorageType.2.\"public\" = INTEGER: permanent(4)",
         "vacmAccessReadViewName.\"ibsnmpd:user:admin\".\"\".3.authPriv = STRING: ibsnmpd:all",
-        "vacmAccessContextMatch.\"ibsnmpd:user:admin\".\"\".3.authPriv = INTEGER: exact(1)",
+        "vacmAccessContextMatch.\"ibsnmpd:user:admin\".\"\".3.authPriv = INTEGER: prefix(2)",
         "vacmAccessStorageType.\"ibsnmpd:rocommunity\".\"\".0.noAuthNoPriv = INTEGER: permanent(4)",
         "vacmViewTreeFamilyType.\"configured\".7.1.3.6.1.2.1.1 = INTEGER: included(1)",
         "vacmViewTreeFamilyStorageType.\"configured\".7.1.3.6.1.2.1.1 = INTEGER: permanent(4)",

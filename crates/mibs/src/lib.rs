@@ -22,10 +22,10 @@ pub mod modules;
 pub mod oids;
 
 // The paths as they were before `core/` and `modules/` (mibs::if_mib, ...).
-pub use crate::core::{admin, publish, state, view};
+pub use crate::core::{admin, node, publish, state, view};
 pub use modules::{
-    disman_event, ib_if_mib, ib_pm_mib, ib_sm_mib, ib_sm_req, if_mib, notifications, snmp_mpd,
-    snmp_notification, snmp_target, snmp_usm, snmp_vacm, snmpv2,
+    disman_event, entity_mib, ib_if_mib, ib_pm_mib, ib_sm_mib, ib_sm_req, if_mib, node_context,
+    notifications, snmp_mpd, snmp_notification, snmp_target, snmp_usm, snmp_vacm, snmpv2,
 };
 
 pub use view::SysOrEntry;
@@ -274,6 +274,14 @@ pub struct Derived {
     pub pm: ib_pm_mib::PmRows,
     /// IB-SM-MIB's rows.
     pub sm: ib_sm_mib::SmRows,
+    /// The node context names of the snapshot, indexed on first use.
+    pub context_names: node::ContextNames,
+    /// The rows of the last node contexts asked ([`node_context::Recent`]).
+    pub recent: node_context::Recent,
+    /// The node a node context's rows are about (None: the default
+    /// context). A node context's `Derived` is built on request
+    /// ([`node_context::view`]) with only `if_mib` and this field.
+    pub node: Option<node::NodeContext>,
 }
 
 /// Every module's derivation with the history it keeps, owned by one
@@ -302,6 +310,9 @@ impl publish::Derive for Deriver {
             if_mib: self.if_mib.derive(s),
             pm: ib_pm_mib::PmRows(ib_pm_mib::node_rows(s)),
             sm: self.sm.rows(s),
+            context_names: node::ContextNames::default(),
+            recent: node_context::Recent::default(),
+            node: None,
         }
     }
 }

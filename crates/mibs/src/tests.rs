@@ -93,6 +93,7 @@ fn persisted_round_trip() {
         Change::System(SystemSet::SysContact("c".into())),
         Change::System(SystemSet::SnmpEnableAuthenTraps(true)),
         Change::If(IfSet::Alias {
+            node: None,
             if_index: 1,
             alias: "up".into(),
         }),

@@ -226,10 +226,17 @@ pub struct Engine<V, K> {
 }
 
 /// What the configuration alone puts in force: the configured VACM with the
-/// community and user shorthands added (as the engine builds it), for the
-/// VACM tables to show.
-pub fn configured_vacm(vacm: Option<&Vacm>, usm: Option<&Usm>, communities: &[Community]) -> Vacm {
-    access::AccessControl::new(vacm, usm, None).configured_with(communities)
+/// community and user shorthands added (as the engine builds it, their
+/// entries governing `shorthand_context`), for the VACM tables to show.
+pub fn configured_vacm(
+    vacm: Option<&Vacm>,
+    usm: Option<&Usm>,
+    communities: &[Community],
+    shorthand_context: ContextMatch,
+) -> Vacm {
+    access::AccessControl::new(vacm, usm, None)
+        .with_shorthand_context(shorthand_context)
+        .configured_with(communities)
 }
 
 /// What an [`Engine`] is built from.

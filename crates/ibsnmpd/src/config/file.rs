@@ -77,6 +77,8 @@ pub(super) struct FileConfig {
     pub(super) opensm_conf: Option<PathBuf>,
     pub(super) opensm: Option<OpenSmSection>,
     pub(super) port_writes: Option<bool>,
+    pub(super) node_contexts: Option<String>,
+    pub(super) fabric_link_traps: Option<bool>,
     pub(super) admin_writable_below_authpriv: Option<bool>,
     pub(super) request_session_timeout: Option<f64>,
     pub(super) request_sessions_max: Option<u32>,

@@ -112,6 +112,7 @@ pub(super) fn merge(
             .or_else(|| opensm.as_ref().map(|o| o.conf.clone())),
         opensm,
         port_writes: file.port_writes.take().unwrap_or(false),
+        node_contexts: node_contexts(file.node_contexts.take(), &in_file)?,
         admin_writable_below_authpriv: file.admin_writable_below_authpriv.take().unwrap_or(false),
         request_session_timeout,
         request_sessions_max,
@@ -213,6 +214,10 @@ fn notify_settings(
         in_file,
         &args.trap2sink,
     )
+    .map(|n| notify::NotifySettings {
+        fabric_link_traps: file.fabric_link_traps.take().unwrap_or(false),
+        ..n
+    })
 }
 
 /// The AgentX master and the UDP addresses to listen on.
@@ -574,5 +579,15 @@ pub(super) fn metrics_limits(
             Some(secs) => seconds(secs).map_err(|m| in_file("metrics_stall_timeout", m))?,
             None => d.stall_timeout,
         },
+    })
+}
+
+/// `node_contexts` (default "all").
+fn node_contexts(
+    value: Option<String>,
+    in_file: &dyn Fn(&str, String) -> ConfigError,
+) -> Result<super::NodeContexts, ConfigError> {
+    value.map_or(Ok(super::NodeContexts::default()), |s| {
+        super::NodeContexts::parse(&s).map_err(|m| in_file("node_contexts", m))
     })
 }

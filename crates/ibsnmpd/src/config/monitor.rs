@@ -59,6 +59,39 @@ pub struct MonitorEntry {
     frequency: Option<u32>,
     objects: Option<Vec<String>>,
     exact_objects: Option<Vec<String>>,
+    /// mteTriggerContextName: one node context (`"leaf01"`).
+    context: Option<String>,
+    /// mteTriggerContextName with mteTriggerContextNameWildcard: `"*"`
+    /// (every node) or `"PREFIX*"`.
+    contexts: Option<String>,
+}
+
+/// The longest contextName (SnmpAdminString (SIZE(0..32))).
+const MAX_CONTEXT: usize = 32;
+
+/// `context` / `contexts` into (mteTriggerContextName, wildcard).
+fn trigger_context(one: Option<String>, many: Option<String>) -> Result<(Vec<u8>, bool), String> {
+    let (name, wildcard) = match (one, many) {
+        (None, None) => return Ok((Vec::new(), false)),
+        (Some(c), None) => (c, false),
+        (None, Some(c)) => match c.strip_suffix('*') {
+            Some(prefix) if !prefix.contains('*') => (prefix.to_string(), true),
+            _ => {
+                return Err(format!(
+                    "contexts = {c:?}: expected \"*\" (every node) or \"PREFIX*\""
+                ))
+            }
+        },
+        (Some(_), Some(_)) => {
+            return Err("context and contexts: give one (a node's context, or a wildcard)".into())
+        }
+    };
+    if name.len() > MAX_CONTEXT {
+        return Err(format!(
+            "context {name:?}: longer than {MAX_CONTEXT} octets (SnmpAdminString (SIZE(0..32)))"
+        ));
+    }
+    Ok((name.into_bytes(), wildcard))
 }
 
 fn resolve(key: &str, text: &str) -> Result<Oid, String> {
@@ -164,6 +197,7 @@ impl MonitorEntry {
                 )
             }
         };
+        let (context, context_wildcard) = trigger_context(self.context, self.contexts)?;
         let frequency = self.frequency.unwrap_or(DEFAULT_FREQUENCY);
         if frequency == 0 {
             return Err("frequency = 0: expected seconds, 1 or more".into());
@@ -181,6 +215,8 @@ impl MonitorEntry {
             comment: self.comment.unwrap_or_default(),
             value_id,
             wildcard,
+            context,
+            context_wildcard,
             test,
             delta: self.delta.unwrap_or(false),
             frequency,

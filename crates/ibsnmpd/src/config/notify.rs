@@ -102,6 +102,9 @@ pub struct NotifySettings {
     /// The `[[user]]`s of InformV3 sinks: their keys are localized to each
     /// receiver's engine ID once discovered.
     pub inform_users: Vec<snmp::usm::UserConfig>,
+    /// `fabric_link_traps`: linkUp/linkDown for any fabric port, not only
+    /// the local node's (default false; restart only).
+    pub fabric_link_traps: bool,
 }
 
 impl Default for NotifySettings {
@@ -118,6 +121,7 @@ impl Default for NotifySettings {
             queue: DEFAULT_QUEUE,
             thresholds: Thresholds::default(),
             inform_users: Vec::new(),
+            fabric_link_traps: false,
         }
     }
 }

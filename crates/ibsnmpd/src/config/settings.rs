@@ -103,6 +103,10 @@ pub struct Settings {
     /// `port_writes`: ibSmPortInfoTable's safe columns may be set
     /// (Set(PortInfo) SMPs); default false (notWritable).
     pub port_writes: bool,
+    /// `node_contexts`: whether every node of the fabric is served as an
+    /// SNMP context, and whether the community and user shorthands reach
+    /// those contexts (docs/contexts.md).
+    pub node_contexts: NodeContexts,
     /// `admin_writable_below_authpriv`: the administrative MIBs (USM, VACM,
     /// SNMP-TARGET-MIB, SNMP-NOTIFICATION-MIB) writable by any writer the
     /// views allow, not only at authPriv. Default false: whoever writes the
@@ -131,4 +135,40 @@ pub fn agent_communities(list: &[Community]) -> Vec<snmp::agent::Community> {
             sources: c.source.into_iter().collect(),
         })
         .collect()
+}
+
+/// `node_contexts`: what the community and user shorthands get in the
+/// node contexts (issue 39).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum NodeContexts {
+    /// `"all"` (the default): every node context, with the views and write
+    /// access they have in the default context.
+    #[default]
+    All,
+    /// `"none"`: node contexts are served, but only configured `[[access]]`
+    /// entries reach them.
+    None,
+    /// `"off"`: no node contexts at all (every context name but "" is
+    /// unknown).
+    Off,
+}
+
+impl NodeContexts {
+    /// The key's value as written in the file.
+    pub fn parse(s: &str) -> Result<Self, String> {
+        match s {
+            "all" => Ok(NodeContexts::All),
+            "none" => Ok(NodeContexts::None),
+            "off" => Ok(NodeContexts::Off),
+            _ => Err(format!("{s:?}: expected \"all\", \"none\" or \"off\"")),
+        }
+    }
+
+    /// The contexts the shorthands' access entries govern.
+    pub fn shorthand_context(self) -> snmp::vacm::ContextMatch {
+        match self {
+            NodeContexts::All => snmp::vacm::ContextMatch::all(),
+            NodeContexts::None | NodeContexts::Off => snmp::vacm::ContextMatch::default(),
+        }
+    }
 }

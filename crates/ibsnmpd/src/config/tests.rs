@@ -389,3 +389,53 @@ fn listen_forms() {
         .unwrap_err();
     assert!(e.to_string().contains("at least 0.1 seconds"), "{e}");
 }
+
+/// `node_contexts`, `fabric_link_traps` and `[[monitor]]`'s context keys:
+/// their values, and a bad one named with its line.
+#[test]
+fn node_context_keys() {
+    let s = merge(FileConfig::default(), "", &args()).unwrap();
+    assert_eq!(s.node_contexts, super::NodeContexts::All);
+    assert!(!s.notify.fabric_link_traps);
+    let f = parse_file(
+        "node_contexts = \"none\"\nfabric_link_traps = true\n",
+        "c.toml",
+    )
+    .unwrap();
+    let s = merge(f, "c.toml", &args()).unwrap();
+    assert_eq!(s.node_contexts, super::NodeContexts::None);
+    assert!(s.notify.fabric_link_traps);
+    let f = parse_file("\nnode_contexts = \"some\"\n", "c.toml").unwrap();
+    let e = merge(f, "c.toml", &args()).unwrap_err().to_string();
+    assert!(
+        e.starts_with("c.toml:2: node_contexts: \"some\": expected \"all\", \"none\" or \"off\""),
+        "{e}"
+    );
+    let monitor = |keys: &str| {
+        let text = format!(
+            "[[monitor]]\nname = \"m\"\noid = \"IF-MIB::ifInErrors\"\nboolean = {{ op = \">\", value = 0 }}\n{keys}"
+        );
+        merge(parse_file(&text, "c.toml").unwrap(), "c.toml", &args())
+    };
+    let t = &monitor("contexts = \"leaf*\"\n").unwrap().monitors[0];
+    assert_eq!(
+        (t.context.as_slice(), t.context_wildcard),
+        (&b"leaf"[..], true)
+    );
+    let t = &monitor("context = \"leaf01\"\n").unwrap().monitors[0];
+    assert_eq!(
+        (t.context.as_slice(), t.context_wildcard),
+        (&b"leaf01"[..], false)
+    );
+    for (keys, want) in [
+        ("contexts = \"leaf\"\n", "expected \"*\""),
+        ("context = \"a\"\ncontexts = \"*\"\n", "give one"),
+        (
+            &format!("context = \"{}\"\n", "x".repeat(33)),
+            "longer than 32",
+        ),
+    ] {
+        let e = monitor(keys).unwrap_err().to_string();
+        assert!(e.contains(want), "{keys:?}: {e}");
+    }
+}

@@ -47,6 +47,8 @@ pub(super) struct Engine {
     pub dispatcher: Dispatcher<View, mibs::Change>,
     /// The modules an AgentX master is offered.
     pub agentx_modules: Vec<crate::agentx::Module>,
+    /// Every node as a context (None: `node_contexts = "off"`).
+    pub contexts: Option<Arc<crate::contexts::NodeContexts>>,
 }
 
 impl Engine {
@@ -65,16 +67,37 @@ impl Engine {
         crate::usm_users::start(&mut system, &usm);
         crate::vacm_tables::add_configured(&mut system, settings, &usm);
         let mut dispatcher = dispatcher(settings);
+        let contexts = node_contexts(settings, &usm)?;
         let mut or_entries = Vec::new();
         let mut agentx_modules = Vec::new();
-        for m in mibs::modules(&module_options(settings)) {
+        for mut m in mibs::modules(&module_options(settings)) {
             if crate::agentx::serves(m.name) {
                 agentx_modules.push(crate::agentx::Module::of(&m));
+            }
+            if contexts.is_some() {
+                // vacmContextTable lists the node contexts too.
+                let entry = Oid::from_slice(snmp::context::VACM_CONTEXT_ENTRY);
+                m.objects.retain(|o| *o.root() != entry);
             }
             dispatcher
                 .register_all(m.objects)
                 .with_context(|| format!("registering {}", m.name))?;
             or_entries.extend(m.or_entry);
+            if let (Some(c), "SNMP-VIEW-BASED-ACM-MIB") = (&contexts, m.name) {
+                let c: Arc<dyn snmp::context::Contexts<View, mibs::Change>> = c.clone();
+                dispatcher
+                    .register(Arc::new(snmp::context::ContextTable::new(Some(c))))
+                    .context("registering vacmContextTable")?;
+            }
+        }
+        if contexts.is_some() {
+            // ENTITY-MIB's entLogicalTable: how managers discover them.
+            dispatcher
+                .register(Arc::new(mibs::entity_mib::EntLogicalTable::new(
+                    usm.engine.id.clone(),
+                )))
+                .context("registering entLogicalTable")?;
+            or_entries.push(mibs::entity_mib::or_entry());
         }
         dispatcher
             .register_all(snmp::usm::mib_objects(&usm))
@@ -89,8 +112,27 @@ impl Engine {
             usm,
             dispatcher,
             agentx_modules,
+            contexts,
         })
     }
+}
+
+/// The node contexts' resolver and their object set: the node's system
+/// group, IF-MIB and IB-IF-MIB rows, and the engine's snmpEngine group
+/// (with usmStats: the engine's own, in any context).
+fn node_contexts(
+    settings: &Settings,
+    usm: &Arc<snmp::usm::Usm>,
+) -> Result<Option<Arc<crate::contexts::NodeContexts>>> {
+    if settings.node_contexts == crate::config::NodeContexts::Off {
+        return Ok(None);
+    }
+    let mut d = dispatcher(settings);
+    d.register_all(mibs::node_context::objects(&module_options(settings)))
+        .context("registering the node contexts' objects")?;
+    d.register_all(snmp::usm::mib_objects(usm))
+        .context("registering snmpEngine in node contexts")?;
+    Ok(Some(Arc::new(crate::contexts::NodeContexts::new(d))))
 }
 
 /// What the modules read of the settings (writable columns, ifIndex offset,

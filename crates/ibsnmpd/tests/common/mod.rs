@@ -924,3 +924,51 @@ for name, a, p, proto in [{list}]:
         .output()
         .expect("python3")
 }
+
+/// Prometheus' snmp_exporter (Debian's prometheus-snmp-exporter) on the
+/// generator's output: `generator_yml` through prometheus-snmp-generator
+/// with the shipped MIBs (in `dir`), then one scrape of `module` at
+/// `target`; the scrape's body.
+#[allow(dead_code)] // not every test binary runs snmp_exporter
+pub fn snmp_exporter_scrape(dir: &Path, generator_yml: &str, module: &str, target: &str) -> String {
+    require_tool("prometheus-snmp-generator");
+    require_tool("prometheus-snmp-exporter");
+    std::fs::write(dir.join("generator.yml"), generator_yml).expect("generator.yml");
+    let r = repo();
+    let o = Command::new("prometheus-snmp-generator")
+        .args(["--fail-on-parse-errors", "generate"])
+        .current_dir(dir)
+        .env(
+            "MIBDIRS",
+            format!(
+                "{}:{}",
+                r.join("mibs").display(),
+                r.join("mibs/ietf").display()
+            ),
+        )
+        .output()
+        .expect("prometheus-snmp-generator");
+    assert!(o.status.success(), "{}", text(&o));
+    let port = free_port("127.0.0.1");
+    let mut exporter = Command::new("prometheus-snmp-exporter")
+        .arg(format!("--config.file={}", dir.join("snmp.yml").display()))
+        .arg(format!("--web.listen-address=127.0.0.1:{port}"))
+        .stderr(std::fs::File::create(dir.join("exporter.log")).expect("exporter.log"))
+        .spawn()
+        .expect("prometheus-snmp-exporter");
+    let url = format!("http://127.0.0.1:{port}/snmp?module={module}&target={target}");
+    let body = poll(Duration::from_secs(20), Duration::from_millis(200), || {
+        let o = Command::new("curl")
+            .args(["-sS", "--max-time", "20", &url])
+            .output()
+            .expect("curl");
+        o.status
+            .success()
+            .then(|| String::from_utf8_lossy(&o.stdout).into_owned())
+            .ok_or_else(|| text(&o))
+    });
+    let _ = exporter.kill();
+    let _ = exporter.wait();
+    assert!(!body.contains("An error has occurred"), "{body}");
+    body
+}

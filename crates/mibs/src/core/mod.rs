@@ -5,6 +5,7 @@
 
 pub mod admin;
 pub(crate) mod column;
+pub mod node;
 pub mod publish;
 pub mod rowstatus;
 pub mod state;

@@ -131,6 +131,14 @@ pub struct Trigger {
     pub value_id: Oid,
     /// mteTriggerValueIDWildcard: every instance under `value_id`.
     pub wildcard: bool,
+    /// mteTriggerContextName: the context sampled ("" the default one),
+    /// or with `context_wildcard` the prefix of the node contexts sampled.
+    pub context: Vec<u8>,
+    /// mteTriggerContextNameWildcard: every node context whose name starts
+    /// with `context`, one per node (its GUID context; `context` "" is
+    /// every node, the default context left out: its ports are the local
+    /// node's, already one of the nodes).
+    pub context_wildcard: bool,
     pub test: Test,
     /// mteTriggerSampleType deltaValue(2).
     pub delta: bool,
@@ -285,6 +293,8 @@ mod tests {
             comment: String::new(),
             value_id: Oid::from_slice(&[1, 3, 6]),
             wildcard: true,
+            context: Vec::new(),
+            context_wildcard: false,
             test: Test::Boolean {
                 op: Comparison::Unequal,
                 value: 1,

@@ -71,12 +71,14 @@ pub fn objects(_: &crate::Options) -> Vec<Arc<dyn MibObject<View, Change>>> {
 }
 
 /// An ibIfPortStatTable cell: the low 32 bits of a 64-bit total (draft -01
-/// 2.4), wrapping like a Counter32, never reset; zero before a reading.
+/// 2.4), wrapping like a Counter32, never reset; before a reading zero in
+/// the default context, absent in a node's (IF-MIB's rule there).
 fn stat(v: &View, r: &IfRow, f: fn(&PortTotals) -> u64) -> Option<Value> {
-    let zero = PortTotals::default();
-    Some(Value::Counter32(
-        f(totals(v, r.port).unwrap_or(&zero)) as u32
-    ))
+    match totals(v, r.port) {
+        Some(t) => Some(Value::Counter32(f(t) as u32)),
+        None if crate::if_mib::interfaces(v).history => Some(Value::Counter32(0)),
+        None => None,
+    }
 }
 
 const PORT_STAT_COLS: &[Col<IfRow>] = &[

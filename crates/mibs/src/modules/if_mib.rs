@@ -24,6 +24,8 @@ mod tests;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
+use ib::model::counters::IfCounters;
+use ib::types::Guid;
 use serde::{Deserialize, Serialize};
 use snmp::mib::MibObject;
 use snmp::table::{check, RowSet, Scalar};
@@ -52,6 +54,20 @@ pub struct IfMibState {
     /// enabled(1) or disabled(2), where set.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub if_link_up_down_trap_enable: BTreeMap<u32, i32>,
+    /// What was set in node contexts, by node GUID (16 lowercase hex
+    /// digits, the GUID context name); absent from files written before.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub nodes: BTreeMap<String, NodeIfState>,
+}
+
+/// The values set in one node's context, by ifIndex.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct NodeIfState {
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub if_alias: BTreeMap<u32, String>,
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub if_link_up_down_trap_enable: BTreeMap<u32, i32>,
 }
 
 impl PersistedState for IfMibState {
@@ -67,6 +83,7 @@ impl PersistedState for IfMibState {
                 .collect::<Vec<(u32, &String)>>()
         };
         IfMibState {
+            nodes: BTreeMap::new(),
             if_alias: by_index("ifAlias")
                 .into_iter()
                 .map(|(i, v)| (i, v.clone()))
@@ -79,44 +96,114 @@ impl PersistedState for IfMibState {
     }
 }
 
-/// A Set of a writable ifXTable column.
+/// A Set of a writable ifXTable column, in the default context (`node`
+/// None) or a node's.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum IfSet {
-    Alias { if_index: u32, alias: String },
-    LinkUpDownTrapEnable { if_index: u32, value: i32 },
+    Alias {
+        node: Option<Guid>,
+        if_index: u32,
+        alias: String,
+    },
+    LinkUpDownTrapEnable {
+        node: Option<Guid>,
+        if_index: u32,
+        value: i32,
+    },
 }
 
 impl IfSet {
     /// Phase 2: into the agent's state (persisted).
     pub(crate) fn apply(&self, state: &mut SystemState) {
         state.modules.update::<IfMibState>(|m| match self {
-            IfSet::Alias { if_index, alias } => {
-                m.if_alias.insert(*if_index, alias.clone());
+            IfSet::Alias {
+                node,
+                if_index,
+                alias,
+            } => {
+                let (aliases, _) = m.maps_mut(*node);
+                aliases.insert(*if_index, alias.clone());
             }
-            IfSet::LinkUpDownTrapEnable { if_index, value } => {
-                m.if_link_up_down_trap_enable.insert(*if_index, *value);
+            IfSet::LinkUpDownTrapEnable {
+                node,
+                if_index,
+                value,
+            } => {
+                let (_, traps) = m.maps_mut(*node);
+                traps.insert(*if_index, *value);
             }
         })
     }
 }
 
-/// ifLinkUpDownTrapEnable of an interface: enabled(1) unless set to
-/// disabled(2) (the draft's default is enabled).
+impl IfMibState {
+    /// The ifAlias values of the default context (`node` None) or of a
+    /// node's.
+    fn aliases(&self, node: Option<Guid>) -> Option<&BTreeMap<u32, String>> {
+        match node {
+            None => Some(&self.if_alias),
+            Some(g) => self
+                .nodes
+                .get(&crate::node::guid_name(g))
+                .map(|n| &n.if_alias),
+        }
+    }
+
+    /// The ifLinkUpDownTrapEnable values, as [`IfMibState::aliases`].
+    fn trap_enables(&self, node: Option<Guid>) -> Option<&BTreeMap<u32, i32>> {
+        match node {
+            None => Some(&self.if_link_up_down_trap_enable),
+            Some(g) => self
+                .nodes
+                .get(&crate::node::guid_name(g))
+                .map(|n| &n.if_link_up_down_trap_enable),
+        }
+    }
+
+    fn maps_mut(
+        &mut self,
+        node: Option<Guid>,
+    ) -> (&mut BTreeMap<u32, String>, &mut BTreeMap<u32, i32>) {
+        match node {
+            None => (&mut self.if_alias, &mut self.if_link_up_down_trap_enable),
+            Some(g) => {
+                let n = self.nodes.entry(crate::node::guid_name(g)).or_default();
+                (&mut n.if_alias, &mut n.if_link_up_down_trap_enable)
+            }
+        }
+    }
+}
+
+/// ifLinkUpDownTrapEnable of an interface of the local node: enabled(1)
+/// unless set to disabled(2) (the draft's default is enabled).
 pub fn link_traps_enabled(system: &SystemState, if_index: u32) -> bool {
+    link_traps_enabled_on(system, None, if_index)
+}
+
+/// ifLinkUpDownTrapEnable of an interface in the default context (`node`
+/// None) or in a node's context.
+pub fn link_traps_enabled_on(system: &SystemState, node: Option<Guid>, if_index: u32) -> bool {
     system
         .modules
         .get::<IfMibState>()
-        .and_then(|m| m.if_link_up_down_trap_enable.get(&if_index))
+        .and_then(|m| m.trap_enables(node))
+        .and_then(|traps| traps.get(&if_index))
         .is_none_or(|v| *v != 2)
 }
 
-fn alias(system: &SystemState, if_index: u32) -> Vec<u8> {
-    system
+fn alias(v: &View, if_index: u32) -> Vec<u8> {
+    v.system
         .modules
         .get::<IfMibState>()
-        .and_then(|m| m.if_alias.get(&if_index))
+        .and_then(|m| m.aliases(context_node(v)))
+        .and_then(|aliases| aliases.get(&if_index))
         .map(|s| s.clone().into_bytes())
         .unwrap_or_default()
+}
+
+/// The node of a node context's view (None: the default context).
+fn context_node(v: &View) -> Option<Guid> {
+    v.derived.node.as_ref().map(|n| n.guid)
 }
 
 /// The interfaces derived from the view's snapshot.
@@ -155,6 +242,27 @@ fn ticks(view: &View, t: Option<std::time::Instant>) -> Value {
     Value::TimeTicks(ticks_at(view.system.started, t))
 }
 
+/// ifTableLastChange, absent in a node's context (no history there).
+fn table_last_change(v: &View) -> Value {
+    let i = interfaces(v);
+    if i.history {
+        ticks(v, i.table_last_change)
+    } else {
+        Value::NoSuchObject
+    }
+}
+
+/// A Counter32 cell: the low 32 bits of a counter; absent while the port's
+/// PMA was never read (node contexts; the default context reads 0).
+fn c32(r: &IfRow, f: fn(&IfCounters) -> u64) -> Option<Value> {
+    r.counters.as_ref().map(|c| counter32_wrapping(f(c)))
+}
+
+/// A Counter64 cell, absent as [`c32`].
+fn c64(r: &IfRow, f: fn(&IfCounters) -> u64) -> Option<Value> {
+    r.counters.as_ref().map(|c| Value::Counter64(f(c)))
+}
+
 /// Every object of the module, ready for `Dispatcher::register_all`.
 pub fn objects(_: &crate::Options) -> Vec<Arc<dyn MibObject<View, Change>>> {
     vec![
@@ -170,12 +278,12 @@ pub fn objects(_: &crate::Options) -> Vec<Arc<dyn MibObject<View, Change>>> {
         )),
         Arc::new(Scalar::read_only(
             oid(o::IF_TABLE_LAST_CHANGE),
-            |v: &View| ticks(v, interfaces(v).table_last_change),
+            table_last_change,
         )),
         // The stack changes exactly when ifTable rows come and go.
         Arc::new(Scalar::read_only(
             oid(o::IF_STACK_LAST_CHANGE),
-            |v: &View| ticks(v, interfaces(v).table_last_change),
+            table_last_change,
         )),
     ]
 }
@@ -203,32 +311,18 @@ const IF_COLS: &[Col<IfRow>] = &[
     ro(o::IF_OPER_STATUS, |_, r| {
         Some(Value::Integer(r.oper as i32))
     }),
-    ro(o::IF_LAST_CHANGE, |v, r| Some(ticks(v, r.last_change))),
-    ro(o::IF_IN_OCTETS, |_, r| {
-        Some(counter32_wrapping(r.counters.in_octets))
+    ro(o::IF_LAST_CHANGE, |v, r| {
+        interfaces(v).history.then(|| ticks(v, r.last_change))
     }),
-    ro(o::IF_IN_UCAST_PKTS, |_, r| {
-        Some(counter32_wrapping(r.counters.in_ucast_pkts))
-    }),
-    ro(o::IF_IN_DISCARDS, |_, r| {
-        Some(counter32_wrapping(r.counters.in_discards))
-    }),
-    ro(o::IF_IN_ERRORS, |_, r| {
-        Some(counter32_wrapping(r.counters.in_errors))
-    }),
-    ro(o::IF_IN_UNKNOWN_PROTOS, |_, _| Some(counter32_wrapping(0))),
-    ro(o::IF_OUT_OCTETS, |_, r| {
-        Some(counter32_wrapping(r.counters.out_octets))
-    }),
-    ro(o::IF_OUT_UCAST_PKTS, |_, r| {
-        Some(counter32_wrapping(r.counters.out_ucast_pkts))
-    }),
-    ro(o::IF_OUT_DISCARDS, |_, r| {
-        Some(counter32_wrapping(r.counters.out_discards))
-    }),
-    ro(o::IF_OUT_ERRORS, |_, r| {
-        Some(counter32_wrapping(r.counters.out_errors))
-    }),
+    ro(o::IF_IN_OCTETS, |_, r| c32(r, |c| c.in_octets)),
+    ro(o::IF_IN_UCAST_PKTS, |_, r| c32(r, |c| c.in_ucast_pkts)),
+    ro(o::IF_IN_DISCARDS, |_, r| c32(r, |c| c.in_discards)),
+    ro(o::IF_IN_ERRORS, |_, r| c32(r, |c| c.in_errors)),
+    ro(o::IF_IN_UNKNOWN_PROTOS, |_, r| c32(r, |_| 0)),
+    ro(o::IF_OUT_OCTETS, |_, r| c32(r, |c| c.out_octets)),
+    ro(o::IF_OUT_UCAST_PKTS, |_, r| c32(r, |c| c.out_ucast_pkts)),
+    ro(o::IF_OUT_DISCARDS, |_, r| c32(r, |c| c.out_discards)),
+    ro(o::IF_OUT_ERRORS, |_, r| c32(r, |c| c.out_errors)),
 ];
 
 const IF_X_COLS: &[Col<IfRow>] = &[
@@ -236,43 +330,34 @@ const IF_X_COLS: &[Col<IfRow>] = &[
         Some(Value::OctetString(r.name.clone().into_bytes()))
     }),
     ro(o::IF_IN_MULTICAST_PKTS, |_, r| {
-        Some(counter32_wrapping(r.counters.in_multicast_pkts))
+        c32(r, |c| c.in_multicast_pkts)
     }),
-    ro(o::IF_IN_BROADCAST_PKTS, |_, _| Some(counter32_wrapping(0))),
+    ro(o::IF_IN_BROADCAST_PKTS, |_, r| c32(r, |_| 0)),
     ro(o::IF_OUT_MULTICAST_PKTS, |_, r| {
-        Some(counter32_wrapping(r.counters.out_multicast_pkts))
+        c32(r, |c| c.out_multicast_pkts)
     }),
-    ro(o::IF_OUT_BROADCAST_PKTS, |_, _| Some(counter32_wrapping(0))),
-    ro(o::IF_HC_IN_OCTETS, |_, r| {
-        Some(Value::Counter64(r.counters.in_octets))
-    }),
-    ro(o::IF_HC_IN_UCAST_PKTS, |_, r| {
-        Some(Value::Counter64(r.counters.in_ucast_pkts))
-    }),
+    ro(o::IF_OUT_BROADCAST_PKTS, |_, r| c32(r, |_| 0)),
+    ro(o::IF_HC_IN_OCTETS, |_, r| c64(r, |c| c.in_octets)),
+    ro(o::IF_HC_IN_UCAST_PKTS, |_, r| c64(r, |c| c.in_ucast_pkts)),
     ro(o::IF_HC_IN_MULTICAST_PKTS, |_, r| {
-        Some(Value::Counter64(r.counters.in_multicast_pkts))
+        c64(r, |c| c.in_multicast_pkts)
     }),
-    ro(o::IF_HC_IN_BROADCAST_PKTS, |_, _| Some(Value::Counter64(0))),
-    ro(o::IF_HC_OUT_OCTETS, |_, r| {
-        Some(Value::Counter64(r.counters.out_octets))
-    }),
-    ro(o::IF_HC_OUT_UCAST_PKTS, |_, r| {
-        Some(Value::Counter64(r.counters.out_ucast_pkts))
-    }),
+    ro(o::IF_HC_IN_BROADCAST_PKTS, |_, r| c64(r, |_| 0)),
+    ro(o::IF_HC_OUT_OCTETS, |_, r| c64(r, |c| c.out_octets)),
+    ro(o::IF_HC_OUT_UCAST_PKTS, |_, r| c64(r, |c| c.out_ucast_pkts)),
     ro(o::IF_HC_OUT_MULTICAST_PKTS, |_, r| {
-        Some(Value::Counter64(r.counters.out_multicast_pkts))
+        c64(r, |c| c.out_multicast_pkts)
     }),
-    ro(o::IF_HC_OUT_BROADCAST_PKTS, |_, _| {
-        Some(Value::Counter64(0))
-    }),
+    ro(o::IF_HC_OUT_BROADCAST_PKTS, |_, r| c64(r, |_| 0)),
     rw(
         o::IF_LINK_UP_DOWN_TRAP_ENABLE,
         |v, r| {
-            let on = link_traps_enabled(&v.system, r.if_index);
+            let on = link_traps_enabled_on(&v.system, context_node(v), r.if_index);
             Some(Value::Integer(if on { 1 } else { 2 }))
         },
-        |_, r, _, val| {
+        |v, r, _, val| {
             Ok(Change::If(IfSet::LinkUpDownTrapEnable {
+                node: context_node(v),
                 if_index: r.if_index,
                 value: check::integer(val)?,
             }))
@@ -286,16 +371,17 @@ const IF_X_COLS: &[Col<IfRow>] = &[
     ro(o::IF_CONNECTOR_PRESENT, |_, _| Some(Value::Integer(1))),
     rw(
         o::IF_ALIAS,
-        |v, r| Some(Value::OctetString(alias(&v.system, r.if_index))),
-        |_, r, _, val| {
+        |v, r| Some(Value::OctetString(alias(v, r.if_index))),
+        |v, r, _, val| {
             Ok(Change::If(IfSet::Alias {
+                node: context_node(v),
                 if_index: r.if_index,
                 alias: check::display_string(val, IF_ALIAS_MAX)?,
             }))
         },
     ),
     ro(o::IF_COUNTER_DISCONTINUITY_TIME, |v, r| {
-        Some(ticks(v, r.discontinuity))
+        r.counters.as_ref().map(|_| ticks(v, r.discontinuity))
     }),
 ];
 

@@ -3,11 +3,13 @@
 //! crate root's types.
 
 pub mod disman_event;
+pub mod entity_mib;
 pub mod ib_if_mib;
 pub mod ib_pm_mib;
 pub mod ib_sm_mib;
 pub mod ib_sm_req;
 pub mod if_mib;
+pub mod node_context;
 pub mod notifications;
 pub mod snmp_mpd;
 pub mod snmp_notification;

@@ -539,10 +539,16 @@ pub fn from_event(ev: &FabricEvent, snap: &Snapshot) -> Vec<Notification> {
 /// `next` publishes for the port: the trap names the ifIndex a manager
 /// reads (with AgentX's `agentx_if_index_offset`, which the rows carry),
 /// and the enable flag is looked up where a Set of that row stored it.
+///
+/// With `fabric_wide` (config `fabric_link_traps`), a port of any other
+/// node too: the trap carries the ifIndex of the port in that node's
+/// context, and the node's GUID context as its contextName (SNMPv3 sinks);
+/// the node context's ifLinkUpDownTrapEnable of the port decides.
 pub fn link_up_down_for<X>(
     ev: &FabricEvent,
     next: &crate::Published<X>,
     system: &SystemState,
+    fabric_wide: bool,
 ) -> Option<Notification> {
     let FabricEventKind::LinkStateChange {
         node_guid,
@@ -555,18 +561,26 @@ pub fn link_up_down_for<X>(
     else {
         return None;
     };
-    let local = next.snapshot.local_node()?;
-    if local.info.node_guid != *node_guid {
+    let local = next
+        .snapshot
+        .local_node()
+        .is_some_and(|l| l.info.node_guid == *node_guid);
+    let (idx, context) = if local {
+        let row = next
+            .derived
+            .if_mib
+            .ifs
+            .rows()
+            .iter()
+            .find(|r| r.port_num == p.0)?;
+        (row.if_index, None)
+    } else if fabric_wide {
+        let s = &next.snapshot;
+        let node = s.node(s.node_by_guid(*node_guid)?)?;
+        (crate::if_mib::port::if_index(node, p.0)?, Some(*node_guid))
+    } else {
         return None;
-    }
-    let row = next
-        .derived
-        .if_mib
-        .ifs
-        .rows()
-        .iter()
-        .find(|r| r.port_num == p.0)?;
-    let idx = row.if_index;
+    };
     let before = oper_status(*from, *phys_from);
     let after = oper_status(*to, *phys_to);
     let up = match (before == OperStatus::Down, after == OperStatus::Down) {
@@ -574,11 +588,15 @@ pub fn link_up_down_for<X>(
         (true, false) => true,
         _ => return None,
     };
-    if !link_traps_enabled(system, idx) {
+    if !crate::if_mib::link_traps_enabled_on(system, context, idx) {
         return None;
     }
     let admin = admin_status(*phys_to) as i32;
-    Some(link_up_down(up, *node_guid, p.0, idx, admin, after as i32))
+    let n = link_up_down(up, *node_guid, p.0, idx, admin, after as i32);
+    Some(match context {
+        Some(g) => n.with_context(crate::node::guid_name(g).into_bytes()),
+        None => n,
+    })
 }
 
 /// A trap about one port (subnet prefix, producer, node, port number).

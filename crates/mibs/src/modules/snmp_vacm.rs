@@ -8,9 +8,11 @@
 //! derives the [`Vacm`] they put in force ([`VacmState::in_force`]) after
 //! every Set. The engine adds that to the configured VACM per request.
 //!
-//! The agent has one context, "": vacmContextTable has its one row, and an
-//! access entry whose contextPrefix cannot select "" (any non-empty prefix,
-//! matched exactly or as a prefix) stays in the table but grants nothing.
+//! vacmContextTable lists "" alone here; with node contexts the daemon
+//! registers `snmp::context::ContextTable` instead (every node's context,
+//! docs/contexts.md). An access row's vacmAccessContextPrefix and
+//! vacmAccessContextMatch are in force as written: a prefix row reaches
+//! the node contexts whose names start with it.
 
 use std::sync::{Arc, LazyLock};
 
@@ -175,8 +177,13 @@ impl VacmState {
         for a in &configured.access {
             let mut index = Vec::new();
             admin::string_index(a.group.as_bytes(), &mut index);
-            // contextPrefix "": the configuration names no context.
-            index.push(0);
+            // The contexts the entry governs (the shorthands': every
+            // context with node contexts, docs/contexts.md).
+            let (prefix, context_match) = match &a.context {
+                snmp::vacm::ContextMatch::Exact(p) => (p, MATCH_EXACT),
+                snmp::vacm::ContextMatch::Prefix(p) => (p, MATCH_PREFIX),
+            };
+            admin::string_index(prefix, &mut index);
             index.push(a.model.map_or(0, |m| m as u32));
             index.push(a.level as u32);
             if AccessRow::valid_index(&index) {
@@ -185,6 +192,7 @@ impl VacmState {
                     AccessRow {
                         read_view_name: a.read.clone().unwrap_or_default(),
                         write_view_name: a.write.clone().unwrap_or_default(),
+                        context_match,
                         ..AccessRow::default()
                     },
                 ));
@@ -326,6 +334,8 @@ impl AdminRow for GroupRow {
 
 /// vacmAccessContextMatch exact(1): the DEFVAL.
 const MATCH_EXACT: i32 = 1;
+/// vacmAccessContextMatch prefix(2).
+const MATCH_PREFIX: i32 = 2;
 
 /// vacmAccessEntry, index (vacmGroupName, vacmAccessContextPrefix,
 /// vacmAccessSecurityModel, vacmAccessSecurityLevel).
@@ -378,13 +388,13 @@ fn access_index(index: &[u32]) -> Option<AccessIndex> {
 }
 
 impl AccessRow {
-    /// The entry this row puts in force, if it can select context "".
+    /// The entry this row puts in force: vacmAccessContextPrefix matched
+    /// exactly or as a prefix (the node contexts, docs/contexts.md).
     fn entry(&self, i: AccessIndex) -> Option<AccessEntry> {
-        // "" equals only the empty prefix and starts only with it: whether
-        // matched exactly or as a prefix, a non-empty prefix selects nothing.
-        if !i.context_prefix.is_empty() {
-            return None;
-        }
+        let context = match self.context_match {
+            MATCH_EXACT => snmp::vacm::ContextMatch::Exact(i.context_prefix),
+            _ => snmp::vacm::ContextMatch::Prefix(i.context_prefix),
+        };
         let model = match i.model {
             0 => None,
             m => Some(security_model(m)?),
@@ -392,7 +402,7 @@ impl AccessRow {
         let view = |s: &str| (!s.is_empty()).then(|| s.to_string());
         Some(AccessEntry {
             group: i.group,
-            context: Default::default(),
+            context,
             model,
             level: security_level(i.level)?,
             read: view(&self.read_view_name),
@@ -623,7 +633,7 @@ mod tests {
                 {"index": "1.103.0.3.2", "status": 1, "storage": "nonVolatile",
                  "contextMatch": 1, "readViewName": "v", "writeViewName": "",
                  "notifyViewName": ""},
-                // A context other than "": kept, not in force.
+                // A prefix: in force for the contexts starting with "x".
                 {"index": "1.103.1.120.3.2", "status": 1, "storage": "nonVolatile",
                  "contextMatch": 2, "readViewName": "v"},
                 // Not active: not in force.
@@ -639,7 +649,12 @@ mod tests {
             v.groups.get(&(SecurityModel::Usm, b"op".to_vec())),
             Some(&"g".to_string())
         );
-        assert_eq!(v.access.len(), 1);
+        assert_eq!(v.access.len(), 2);
+        assert_eq!(
+            v.access[1].context,
+            snmp::vacm::ContextMatch::Prefix(b"x".to_vec())
+        );
+        assert_eq!(v.access[0].context, snmp::vacm::ContextMatch::default());
         assert_eq!(v.access[0].model, Some(SecurityModel::Usm));
         assert_eq!(v.access[0].level, SecurityLevel::AuthNoPriv);
         assert_eq!(v.access[0].read.as_deref(), Some("v"));

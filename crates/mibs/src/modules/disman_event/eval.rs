@@ -31,12 +31,50 @@ use snmp::value::{Value, VarBind};
 use super::{Monitors, Test, Trigger};
 use crate::oids::disman_event_mib as o;
 
-/// Reads the agent's own MIB.
+/// Reads the agent's own MIB (its default context).
 pub trait Sampler {
     /// The value at `oid` (an exception when there is none).
     fn get(&self, oid: &[u32]) -> Value;
     /// The first instance after `oid`.
     fn next(&self, oid: &[u32]) -> Option<VarBind>;
+    /// The same MIB in the node context `name` (one view derived for the
+    /// whole sample); None when there is no such context.
+    fn in_context(&self, name: &[u8]) -> Option<Box<dyn Sampler + '_>> {
+        let _ = name;
+        None
+    }
+    /// One context name per node (its GUID context), in order.
+    fn node_contexts(&self) -> Vec<Vec<u8>> {
+        Vec::new()
+    }
+}
+
+/// A sampled instance: its context, then its OID.
+type Key = (Vec<u8>, Oid);
+
+/// The contexts a trigger samples.
+fn contexts(t: &Trigger, s: &dyn Sampler) -> Vec<Vec<u8>> {
+    if t.context_wildcard {
+        let mut all = s.node_contexts();
+        all.retain(|c| c.starts_with(&t.context));
+        all
+    } else {
+        vec![t.context.clone()]
+    }
+}
+
+/// Runs `f` on the sampler of `context` ("" the default one); nothing when
+/// the context is gone.
+fn with_context<R>(
+    s: &dyn Sampler,
+    context: &[u8],
+    f: impl FnOnce(&dyn Sampler) -> R,
+) -> Option<R> {
+    if context.is_empty() {
+        Some(f(s))
+    } else {
+        s.in_context(context).map(|c| f(&*c))
+    }
 }
 
 /// What a firing reports.
@@ -62,6 +100,8 @@ pub const BAD_TYPE: i32 = -5;
 pub struct Fired {
     /// mteHotTrigger.
     pub trigger: String,
+    /// mteHotContextName: the context of the instance ("" the default).
+    pub context: Vec<u8>,
     pub kind: FiredKind,
     /// mteHotOID: the instance that fired.
     pub oid: Oid,
@@ -91,12 +131,23 @@ impl Fired {
         let mut vbs = vec![
             VarBind::new(inst(o::MTE_HOT_TRIGGER), text(&self.trigger)),
             VarBind::new(inst(o::MTE_HOT_TARGET_NAME), text("")),
-            VarBind::new(inst(o::MTE_HOT_CONTEXT_NAME), text("")),
+            VarBind::new(
+                inst(o::MTE_HOT_CONTEXT_NAME),
+                Value::OctetString(self.context.clone()),
+            ),
             VarBind::new(inst(o::MTE_HOT_OID), Value::ObjectId(self.oid.clone())),
             VarBind::new(inst(last), Value::Integer(last_value)),
         ];
         vbs.extend(self.objects.iter().cloned());
-        Notification::new(trap, vbs).with_source(format!("{}:{}", self.trigger, self.oid))
+        let context = String::from_utf8_lossy(&self.context);
+        let n = Notification::new(trap, vbs)
+            .with_source(format!("{}:{context}:{}", self.trigger, self.oid));
+        // SNMPv3 sinks get the node's context as the contextName too.
+        if self.context.is_empty() {
+            n
+        } else {
+            n.with_context(self.context.clone())
+        }
     }
 }
 
@@ -120,7 +171,7 @@ struct State {
     due: Option<Instant>,
     sampled: bool,
     failing: bool,
-    instances: BTreeMap<Oid, Instance>,
+    instances: BTreeMap<Key, Instance>,
 }
 
 /// The sampling state of every trigger of one [`Monitors`].
@@ -156,15 +207,23 @@ impl Evaluator {
     }
 }
 
-/// The instances of the trigger's object now.
-fn sample(t: &Trigger, s: &dyn Sampler) -> BTreeMap<Oid, Value> {
+/// The instances of the trigger's object now, in every context it samples.
+fn sample(t: &Trigger, s: &dyn Sampler) -> BTreeMap<Key, Value> {
     let mut out = BTreeMap::new();
+    for context in contexts(t, s) {
+        with_context(s, &context, |c| sample_one(t, c, &context, &mut out));
+    }
+    out
+}
+
+/// The instances of the trigger's object in one context.
+fn sample_one(t: &Trigger, s: &dyn Sampler, context: &[u8], out: &mut BTreeMap<Key, Value>) {
     if !t.wildcard {
         let v = s.get(t.value_id.as_slice());
         if !v.is_exception() {
-            out.insert(t.value_id.clone(), v);
+            out.insert((context.to_vec(), t.value_id.clone()), v);
         }
-        return out;
+        return;
     }
     let mut cur = t.value_id.clone();
     while let Some(vb) = s.next(cur.as_slice()) {
@@ -172,9 +231,8 @@ fn sample(t: &Trigger, s: &dyn Sampler) -> BTreeMap<Oid, Value> {
             break;
         }
         cur = vb.oid.clone();
-        out.insert(vb.oid, vb.value);
+        out.insert((context.to_vec(), vb.oid), vb.value);
     }
-    out
 }
 
 /// A number to test, from any SMI integer type.
@@ -192,24 +250,29 @@ fn hot(v: i64) -> i32 {
     i32::try_from(v).unwrap_or(if v < 0 { i32::MIN } else { i32::MAX })
 }
 
-fn fired(t: &Trigger, s: &dyn Sampler, kind: FiredKind, oid: &Oid, value: i64) -> Fired {
-    // Wildcarded objects take the fired instance's suffix.
+fn fired(t: &Trigger, s: &dyn Sampler, kind: FiredKind, key: &Key, value: i64) -> Fired {
+    let (context, oid) = key;
+    // Wildcarded objects take the fired instance's suffix; all are read in
+    // the instance's context.
     let suffix = oid.as_slice().get(t.value_id.len()..).unwrap_or(&[]);
-    let objects = t
-        .objects
-        .iter()
-        .filter_map(|(id, wildcard)| {
-            let at = if *wildcard {
-                id.join(suffix)
-            } else {
-                id.clone()
-            };
-            let v = s.get(at.as_slice());
-            (!v.is_exception()).then(|| VarBind::new(at, v))
-        })
-        .collect();
+    let objects = with_context(s, context, |c| {
+        t.objects
+            .iter()
+            .filter_map(|(id, wildcard)| {
+                let at = if *wildcard {
+                    id.join(suffix)
+                } else {
+                    id.clone()
+                };
+                let v = c.get(at.as_slice());
+                (!v.is_exception()).then(|| VarBind::new(at, v))
+            })
+            .collect()
+    })
+    .unwrap_or_default();
     Fired {
         trigger: t.name.clone(),
+        context: context.clone(),
         kind,
         oid: oid.clone(),
         value: hot(value),
@@ -223,7 +286,7 @@ fn evaluate(t: &Trigger, st: &mut State, s: &dyn Sampler, out: &mut Vec<Fired>) 
     let first = !st.sampled;
     st.sampled = true;
     if let Test::Existence { test, startup } = t.test {
-        let fire = |out: &mut Vec<Fired>, oid: &Oid, v: Option<&Value>| {
+        let fire = |out: &mut Vec<Fired>, oid: &Key, v: Option<&Value>| {
             let n = v.and_then(integer).unwrap_or(0);
             out.push(fired(t, s, FiredKind::Fired, oid, n));
         };
@@ -234,7 +297,7 @@ fn evaluate(t: &Trigger, st: &mut State, s: &dyn Sampler, out: &mut Vec<Fired>) 
                 }
             }
             if test.absent && startup.absent && !t.wildcard && now.is_empty() {
-                fire(out, &t.value_id, None);
+                fire(out, &(t.context.clone(), t.value_id.clone()), None);
             }
         } else {
             for (k, v) in &now {
@@ -268,6 +331,7 @@ fn evaluate(t: &Trigger, st: &mut State, s: &dyn Sampler, out: &mut Vec<Fired>) 
             st.failing = true;
             out.push(Fired {
                 trigger: t.name.clone(),
+                context: t.context.clone(),
                 kind: FiredKind::Failure(reason),
                 oid: t.value_id.clone(),
                 value: 0,
@@ -288,7 +352,7 @@ fn evaluate(t: &Trigger, st: &mut State, s: &dyn Sampler, out: &mut Vec<Fired>) 
     }
     st.failing = false;
     // An instance that vanished starts over when it comes back.
-    let keep: std::collections::BTreeSet<&Oid> = values.iter().map(|(k, _)| k).collect();
+    let keep: std::collections::BTreeSet<&Key> = values.iter().map(|(k, _)| k).collect();
     st.instances.retain(|k, _| keep.contains(k));
     for (k, raw) in &values {
         let inst = st.instances.entry(k.clone()).or_default();
@@ -391,6 +455,8 @@ mod tests {
 
     fn trigger(test: Test, delta: bool, wildcard: bool) -> Trigger {
         Trigger {
+            context: Vec::new(),
+            context_wildcard: false,
             name: "t".into(),
             comment: String::new(),
             value_id: Oid::from_slice(if wildcard { &[1, 5] } else { &[1, 5, 1] }),
@@ -538,5 +604,90 @@ mod tests {
             vec![vec![Failure(NO_SUCH_NAME)], vec![], vec![], vec![Rising]]
         );
         assert_eq!(m.stats.failures.load(Relaxed), 3);
+    }
+
+    /// Node contexts "a" and "b", each a [`Mib`] of its own.
+    struct Fabric {
+        own: Mib,
+        nodes: [(Vec<u8>, Mib); 2],
+    }
+
+    impl Sampler for Fabric {
+        fn get(&self, oid: &[u32]) -> Value {
+            self.own.get(oid)
+        }
+        fn next(&self, oid: &[u32]) -> Option<VarBind> {
+            self.own.next(oid)
+        }
+        fn in_context(&self, name: &[u8]) -> Option<Box<dyn Sampler + '_>> {
+            let (_, mib) = self.nodes.iter().find(|(n, _)| n == name)?;
+            Some(Box::new(Reborrow(mib)))
+        }
+        fn node_contexts(&self) -> Vec<Vec<u8>> {
+            self.nodes.iter().map(|(n, _)| n.clone()).collect()
+        }
+    }
+
+    struct Reborrow<'a>(&'a Mib);
+
+    impl Sampler for Reborrow<'_> {
+        fn get(&self, oid: &[u32]) -> Value {
+            self.0.get(oid)
+        }
+        fn next(&self, oid: &[u32]) -> Option<VarBind> {
+            self.0.next(oid)
+        }
+    }
+
+    /// A wildcard-context trigger samples every node context (not the
+    /// default one), keeps a baseline per context and instance, and its
+    /// notification names the context (mteHotContextName, contextName).
+    #[test]
+    fn wildcard_contexts_sample_every_node_and_name_it() {
+        let mut t = trigger(
+            Test::Threshold {
+                rising: 10,
+                falling: 0,
+                startup: Startup::Rising,
+            },
+            true,
+            true,
+        );
+        t.context_wildcard = true;
+        let m = Monitors::new(vec![t]);
+        let mut e = Evaluator::new(&m);
+        let f = Fabric {
+            own: Mib::default(),
+            nodes: [
+                (b"a".to_vec(), Mib::default()),
+                (b"b".to_vec(), Mib::default()),
+            ],
+        };
+        f.own.set(&[1, 5, 37], Some(Value::Counter32(0)));
+        for (_, mib) in &f.nodes {
+            mib.set(&[1, 5, 37], Some(Value::Counter32(0)));
+            mib.set(&[1, 6, 37], Some(Value::Integer(37)));
+        }
+        let t0 = Instant::now();
+        assert!(e.run(&m, t0, &f).is_empty());
+        f.nodes[1].1.set(&[1, 5, 37], Some(Value::Counter32(50)));
+        // The default context moving is not sampled.
+        f.own.set(&[1, 5, 37], Some(Value::Counter32(500)));
+        let fired = e.run(&m, t0 + Duration::from_secs(10), &f);
+        assert_eq!(fired.len(), 1, "{fired:?}");
+        assert_eq!(fired[0].context, b"b".to_vec());
+        assert_eq!(fired[0].oid, Oid::from_slice(&[1, 5, 37]));
+        assert_eq!(
+            fired[0].objects,
+            vec![VarBind::new(
+                Oid::from_slice(&[1, 6, 37]),
+                Value::Integer(37)
+            )]
+        );
+        let n = fired[0].notification();
+        assert_eq!(n.context, b"b".to_vec());
+        assert!(n.varbinds.iter().any(|vb| vb.oid
+            == Oid::from_slice(o::MTE_HOT_CONTEXT_NAME).join(&[0])
+            && vb.value == Value::OctetString(b"b".to_vec())));
     }
 }

@@ -130,9 +130,11 @@ const TRIGGER_COLS: &[Col<Trigger>] = &[
         Some(truth(t.wildcard))
     }),
     ro(o::MTE_TRIGGER_TARGET_TAG, |_, _| Some(text(""))),
-    ro(o::MTE_TRIGGER_CONTEXT_NAME, |_, _| Some(text(""))),
-    ro(o::MTE_TRIGGER_CONTEXT_NAME_WILDCARD, |_, _| {
-        Some(truth(false))
+    ro(o::MTE_TRIGGER_CONTEXT_NAME, |_, t| {
+        Some(Value::OctetString(t.context.clone()))
+    }),
+    ro(o::MTE_TRIGGER_CONTEXT_NAME_WILDCARD, |_, t| {
+        Some(truth(t.context_wildcard))
     }),
     ro(o::MTE_TRIGGER_FREQUENCY, |_, t| {
         Some(Value::Gauge32(t.frequency))

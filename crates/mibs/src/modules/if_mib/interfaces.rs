@@ -43,9 +43,10 @@ pub struct IfRow {
     pub oper: OperStatus,
     /// When ifOperStatus last changed (None: not since the agent started).
     pub last_change: Option<Instant>,
-    /// The draft-ietf-ipoib-ibif-mib 2.4 counters over the 64-bit totals
-    /// (all zero while the PMA was never read).
-    pub counters: IfCounters,
+    /// The draft-ietf-ipoib-ibif-mib 2.4 counters over the 64-bit totals.
+    /// While the PMA was never read: all zero in the default context (as
+    /// always), None (no counter instances) in a node's context.
+    pub counters: Option<IfCounters>,
     /// When the totals last restarted (None: not since the agent started).
     pub discontinuity: Option<Instant>,
 }
@@ -79,6 +80,11 @@ pub struct Interfaces {
     pub ipoib: RowSet<IpoibRow>,
     /// When an ifTable row was last created or deleted.
     pub table_last_change: Option<Instant>,
+    /// Whether the times above come from this agent's history of the node
+    /// (the default context's publisher). A node's context is derived on
+    /// request with no history: its ifLastChange, ifTableLastChange and
+    /// ifStackLastChange are absent (no time this agent could vouch for).
+    pub history: bool,
 }
 
 /// The `Instant` of a wall-clock time (now when it lies in the future).
@@ -139,9 +145,14 @@ struct LocalPort {
 }
 
 fn local_ports(s: &Snapshot, offset: u32) -> (Option<NodeIdx>, Vec<LocalPort>) {
-    let Some(n) = s.local_node else {
-        return (None, Vec::new());
-    };
+    match s.local_node {
+        Some(n) => node_ports(s, n, offset),
+        None => (None, Vec::new()),
+    }
+}
+
+/// The interfaces of node `n` (each port with an ifIndex).
+fn node_ports(s: &Snapshot, n: NodeIdx, offset: u32) -> (Option<NodeIdx>, Vec<LocalPort>) {
     let Some(node) = s.node(n) else {
         return (None, Vec::new());
     };
@@ -178,7 +189,7 @@ impl IfHistory {
     pub fn derive(&mut self, s: &Snapshot) -> Interfaces {
         let (node, ports) = local_ports(s, self.if_index_offset);
         self.advance(s, node, &ports);
-        Interfaces::build(s, node, &ports, self)
+        Interfaces::build(s, node, &ports, Some(self))
     }
 
     /// Folds in the next snapshot's states.
@@ -237,12 +248,31 @@ impl Interfaces {
         IfHistory::default().derive(s)
     }
 
-    fn build(s: &Snapshot, node: Option<NodeIdx>, ports: &[LocalPort], h: &IfHistory) -> Self {
+    /// The interfaces of any node `n` of `s`, derived now with no history:
+    /// a node's context (ifIndex by the same IbPort convention, no offset:
+    /// node contexts are not served over AgentX). Unread counters are
+    /// absent; ifCounterDiscontinuityTime is the model's restart of the
+    /// totals (0 when before this agent started).
+    pub fn of_node(s: &Snapshot, n: NodeIdx) -> Interfaces {
+        let (node, ports) = node_ports(s, n, 0);
+        Interfaces::build(s, node, &ports, None)
+    }
+
+    fn build(
+        s: &Snapshot,
+        node: Option<NodeIdx>,
+        ports: &[LocalPort],
+        h: Option<&IfHistory>,
+    ) -> Self {
+        let none = || Interfaces {
+            history: h.is_some(),
+            ..Interfaces::default()
+        };
         let Some(n) = node else {
-            return Interfaces::default();
+            return none();
         };
         let Some(node_ref) = s.node(n) else {
-            return Interfaces::default();
+            return none();
         };
         let device = port::device_name(s, node_ref);
         let mut ifs = Vec::with_capacity(ports.len());
@@ -250,12 +280,16 @@ impl Interfaces {
         let mut by_port = HashMap::with_capacity(ports.len());
         for lp in ports {
             let Some(p) = s.port(lp.idx) else { continue };
-            let hist = h.ports.get(&lp.key);
+            let hist = h.and_then(|h| h.ports.get(&lp.key));
             let counters = p
                 .counters
                 .as_deref()
                 .map(|c| IfCounters::from_totals(&c.totals))
-                .unwrap_or_default();
+                .or_else(|| h.map(|_| IfCounters::default()));
+            let discontinuity = match h {
+                Some(_) => hist.and_then(|x| x.discontinuity),
+                None => p.counters.as_deref().map(|c| instant_of(c.discontinuity)),
+            };
             let has_vl = p.counters.as_deref().is_some_and(|c| {
                 c.readings.vl_op_packets.is_some() || c.readings.vl_op_data.is_some()
             });
@@ -289,7 +323,7 @@ impl Interfaces {
                 oper: lp.oper,
                 last_change: hist.and_then(|x| x.last_change),
                 counters,
-                discontinuity: hist.and_then(|x| x.discontinuity),
+                discontinuity,
             });
         }
         let mut per_if: HashMap<u32, u32> = HashMap::new();
@@ -325,7 +359,8 @@ impl Interfaces {
                 out.push(r.if_index);
                 out.push(r.index);
             }),
-            table_last_change: h.table_last_change,
+            table_last_change: h.and_then(|h| h.table_last_change),
+            history: h.is_some(),
         }
     }
 }

@@ -136,12 +136,19 @@ pub fn phys_address(lid: Lid) -> Vec<u8> {
     }
 }
 
-/// The device name shown in ifDescr/ifName: the local CA's name when the
+/// The device name shown in ifDescr/ifName: for the local node, the CA's name when the
 /// source knows it (`Snapshot::local_ca`: sysfs, umad), else the last word of
 /// the node description (Linux hosts describe themselves as
 /// "<hostname> <CA name>"; the simulator's nodes too), else the node GUID.
 pub fn device_name(snapshot: &Snapshot, node: &Node) -> String {
-    if let Some(ca) = snapshot.local_ca.as_deref().filter(|ca| !ca.is_empty()) {
+    let local = snapshot
+        .local_node()
+        .is_some_and(|l| l.info.node_guid == node.info.node_guid);
+    if let Some(ca) = snapshot
+        .local_ca
+        .as_deref()
+        .filter(|ca| local && !ca.is_empty())
+    {
         return ca.to_string();
     }
     match node.description.split_whitespace().last() {

@@ -581,6 +581,7 @@ fn sets_become_stored_changes() {
     assert_eq!(
         x.check_set(&v, &alias, &Value::OctetString(b"uplink".to_vec())),
         Ok(Change::If(IfSet::Alias {
+            node: None,
             if_index: 2,
             alias: "uplink".into()
         }))
@@ -602,6 +603,7 @@ fn sets_become_stored_changes() {
     assert_eq!(
         x.check_set(&v, &trap, &Value::Integer(2)),
         Ok(Change::If(IfSet::LinkUpDownTrapEnable {
+            node: None,
             if_index: 1,
             value: 2
         }))
@@ -619,11 +621,13 @@ fn sets_become_stored_changes() {
     // Applied to the state, the values show.
     let mut st = (*sys).clone();
     Change::If(IfSet::Alias {
+        node: None,
         if_index: 2,
         alias: "uplink".into(),
     })
     .apply(&mut st);
     Change::If(IfSet::LinkUpDownTrapEnable {
+        node: None,
         if_index: 2,
         value: 2,
     })

@@ -1,0 +1,253 @@
+//! Node contexts over the built-in simulated fabric: names, the rows of a
+//! switch's context against the dumped totals, absent values, Sets per node.
+
+use std::sync::Arc;
+
+use ib::model::Snapshot;
+use ib::source::Source;
+use ib::types::NodeType;
+use snmp::agent::SnmpStats;
+use snmp::oid::Oid;
+use snmp::value::Value;
+
+use crate::core::node::{guid_name, parse_guid_name};
+use crate::if_mib::{IfMibState, IfSet};
+use crate::oids::{if_mib as o, snmpv2_mib as so};
+use crate::{Change, SystemState, View};
+
+fn sim() -> Arc<Snapshot> {
+    let mut src = ib::source::sim::SimSource::default_fabric(ib::source::sim::SimConfig {
+        source_name: "test-node-contexts".into(),
+        ..Default::default()
+    })
+    .unwrap();
+    src.sweep().unwrap();
+    Arc::new(src.sweep().unwrap())
+}
+
+fn base(s: &Arc<Snapshot>, sys: SystemState) -> View {
+    View::new(Arc::clone(s), Arc::new(sys), Arc::new(SnmpStats::default()))
+}
+
+fn system() -> SystemState {
+    SystemState::new("agent".into(), Oid::new(vec![1, 3, 6, 1, 3, 117, 100, 1]))
+}
+
+fn get(v: &View, base: &[u32], index: &[u32]) -> Value {
+    let mut oid = base.to_vec();
+    oid.extend_from_slice(index);
+    for obj in super::objects(&crate::Options::default()) {
+        if oid.starts_with(obj.root().as_slice()) {
+            return obj.get(v, &oid);
+        }
+    }
+    Value::NoSuchObject
+}
+
+fn a_switch(s: &Snapshot) -> usize {
+    s.nodes
+        .iter()
+        .position(|n| n.info.node_type == NodeType::Switch.raw())
+        .unwrap()
+}
+
+#[test]
+fn guid_names_are_16_lowercase_hex_digits() {
+    assert_eq!(
+        guid_name(ib::types::Guid(0x2c90300a1b2c3)),
+        "0002c90300a1b2c3"
+    );
+    assert_eq!(
+        parse_guid_name(b"0002c90300a1b2c3"),
+        Some(ib::types::Guid(0x2c90300a1b2c3))
+    );
+    assert_eq!(parse_guid_name(b"0002C90300A1B2C3"), None);
+    assert_eq!(parse_guid_name(b"0x02c90300a1b2c3"), None);
+    assert_eq!(parse_guid_name(b"2c90300a1b2c3"), None);
+}
+
+#[test]
+fn every_node_resolves_by_guid_and_unique_names_by_name() {
+    let s = sim();
+    let v = base(&s, system());
+    let names = &v.derived.context_names;
+    let mut listed = Vec::new();
+    let mut after = Vec::new();
+    while let Some(n) = names.next_name(&s, &after) {
+        assert!(
+            (after.len(), &after) < (n.len(), &n),
+            "vacmContextTable order"
+        );
+        listed.push(n.clone());
+        after = n;
+    }
+    for (i, n) in s.nodes.iter().enumerate() {
+        let g = guid_name(n.info.node_guid);
+        assert_eq!(names.resolve(&s, g.as_bytes()), Some(i as u32));
+        assert!(listed.contains(&g.into_bytes()));
+        let word = n.description.split_whitespace().next().unwrap();
+        let same = s
+            .nodes
+            .iter()
+            .filter(|m| m.description.split_whitespace().next() == Some(word))
+            .count();
+        let by_name = names.resolve(&s, word.as_bytes());
+        if same == 1 {
+            assert_eq!(by_name, Some(i as u32), "{word}");
+            assert_eq!(names.name_of(&s, i as u32), Some(word));
+        } else {
+            assert_eq!(by_name, None, "{word} is not unique");
+        }
+    }
+    assert_eq!(names.resolve(&s, b"no-such-node"), None);
+    assert_eq!(names.resolve(&s, b"ffffffffffffffff"), None);
+}
+
+#[test]
+fn a_switch_context_serves_every_port_with_the_dumped_totals() {
+    let s = sim();
+    let b = base(&s, system());
+    let sw = a_switch(&s);
+    let node = &s.nodes[sw];
+    let name = guid_name(node.info.node_guid);
+    let v = super::view(&b, name.as_bytes()).unwrap();
+    let ports = node.info.num_ports as usize;
+    // Base switch port 0 is no interface (IbPort convention).
+    let enhanced = node.switch.as_ref().unwrap().info.enhanced_port0;
+    let rows = ports + usize::from(enhanced);
+    assert_eq!(get(&v, o::IF_NUMBER, &[0]), Value::Integer(rows as i32));
+    assert_eq!(get(&b, o::IF_NUMBER, &[0]), {
+        let l = s.local_node().unwrap();
+        Value::Integer(l.info.num_ports as i32)
+    });
+    let dump = ib::model::dump_json(&s);
+    let dn = dump["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|n| n["guid"].as_str() == Some(node.info.node_guid.to_string().as_str()))
+        .unwrap();
+    let mut checked = 0;
+    for p in dn["ports"].as_array().unwrap() {
+        let num = p["num"].as_u64().unwrap() as u32;
+        if num == 0 && !enhanced {
+            continue;
+        }
+        let i = num + u32::from(enhanced);
+        assert_eq!(get(&v, o::IF_TYPE, &[i]), Value::Integer(199));
+        match p["counters"]["totals"].as_object() {
+            Some(t) => {
+                let t = |k: &str| t[k].as_u64().unwrap();
+                let in_octets =
+                    t("port_rcv_data") * 4 + t("port_rcv_pkts") * 4 + t("port_rcv_flow_pkts") * 8;
+                assert_eq!(
+                    get(&v, o::IF_HC_IN_OCTETS, &[i]),
+                    Value::Counter64(in_octets)
+                );
+                assert_eq!(
+                    get(&v, o::IF_IN_ERRORS, &[i]),
+                    Value::Counter32(
+                        (t("port_rcv_remote_physical_errors") + t("port_rcv_errors")) as u32
+                    )
+                );
+                checked += 1;
+            }
+            // Never read: no counter instances, not 0.
+            None => {
+                assert!(get(&v, o::IF_HC_IN_OCTETS, &[i]).is_exception());
+                assert!(get(&v, o::IF_COUNTER_DISCONTINUITY_TIME, &[i]).is_exception());
+            }
+        }
+    }
+    assert!(checked > 0);
+    // No history in a node's context: no ifLastChange, ifTableLastChange.
+    assert!(get(&v, o::IF_LAST_CHANGE, &[1 + u32::from(enhanced)]).is_exception());
+    assert!(get(&v, o::IF_TABLE_LAST_CHANGE, &[0]).is_exception());
+    // The system group is the node's.
+    let descr = match get(&v, so::SYS_DESCR, &[0]) {
+        Value::OctetString(d) => String::from_utf8(d).unwrap(),
+        other => panic!("{other:?}"),
+    };
+    assert!(descr.starts_with(&node.description), "{descr}");
+    assert!(descr.contains("switch"), "{descr}");
+    let expected_name = v
+        .derived
+        .context_names
+        .name_of(&s, sw as u32)
+        .map_or(name.clone(), str::to_string);
+    assert_eq!(
+        get(&v, so::SYS_NAME, &[0]),
+        Value::OctetString(expected_name.into_bytes())
+    );
+    assert_eq!(get(&v, so::SYS_SERVICES, &[0]), Value::Integer(2));
+}
+
+#[test]
+fn if_alias_is_set_per_node_and_persisted_by_guid() {
+    let s = sim();
+    let sw = a_switch(&s);
+    let guid = s.nodes[sw].info.node_guid;
+    let b = base(&s, system());
+    let v = super::view(&b, guid_name(guid).as_bytes()).unwrap();
+    let mut alias_oid = o::IF_ALIAS.to_vec();
+    alias_oid.push(3);
+    let obj = super::objects(&crate::Options::default())
+        .into_iter()
+        .find(|x| alias_oid.starts_with(x.root().as_slice()))
+        .unwrap();
+    let change = obj
+        .check_set(&v, &alias_oid, &Value::OctetString(b"uplink".to_vec()))
+        .unwrap();
+    assert_eq!(
+        change,
+        Change::If(IfSet::Alias {
+            node: Some(guid),
+            if_index: 3,
+            alias: "uplink".into()
+        })
+    );
+    let mut sys = system();
+    change.apply(&mut sys);
+    let m = sys.modules.get::<IfMibState>().unwrap();
+    assert!(m.if_alias.is_empty(), "the default context is untouched");
+    let json = serde_json::to_value(m).unwrap();
+    assert_eq!(
+        json["nodes"][guid_name(guid)]["ifAlias"]["3"],
+        serde_json::json!("uplink")
+    );
+    let after = base(&s, sys);
+    let v = super::view(&after, guid_name(guid).as_bytes()).unwrap();
+    assert_eq!(
+        get(&v, o::IF_ALIAS, &[3]),
+        Value::OctetString(b"uplink".to_vec())
+    );
+    assert_eq!(
+        get(&after, o::IF_ALIAS, &[1]),
+        Value::OctetString(Vec::new())
+    );
+    // A file written before node contexts still reads.
+    let old: IfMibState =
+        serde_json::from_value(serde_json::json!({"ifAlias": {"1": "a"}})).unwrap();
+    assert_eq!(old.if_alias.get(&1).map(String::as_str), Some("a"));
+    assert!(old.nodes.is_empty());
+}
+
+#[test]
+fn a_snapshot_keeps_the_rows_of_the_last_nodes_asked_only() {
+    let s = sim();
+    let b = base(&s, system());
+    let name = |i: usize| guid_name(s.nodes[i].info.node_guid);
+    let a = super::view(&b, name(0).as_bytes()).unwrap();
+    let again = super::view(&b, name(0).as_bytes()).unwrap();
+    assert!(Arc::ptr_eq(&a.derived, &again.derived), "derived once");
+    for i in 1..s.nodes.len() {
+        super::view(&b, name(i).as_bytes()).unwrap();
+    }
+    assert!(s.nodes.len() > super::RECENT);
+    let later = super::view(&b, name(0).as_bytes()).unwrap();
+    assert!(
+        !Arc::ptr_eq(&a.derived, &later.derived),
+        "node 0 was dropped"
+    );
+    assert_eq!(b.derived.recent.0.lock().unwrap().len(), super::RECENT);
+}
