@@ -730,3 +730,56 @@ fn open_console(dir: &Path) -> std::io::Result<File> {
 fn shell_quote(s: &str) -> String {
     format!("'{}'", s.replace('\'', "'\\''"))
 }
+
+/// One hop of `ibtracert`'s output: the text naming the node (the "From"
+/// line, or what follows "] -> "), the port the path enters it by and the
+/// port it leaves by (None at the ends).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TraceHop<'a> {
+    pub node: &'a str,
+    pub entry: Option<u8>,
+    pub exit: Option<u8>,
+}
+
+/// The hops of `ibtracert` text, in order (the diag is the truth tests
+/// compare traces with; `None` for a line it does not shape as a hop).
+pub fn ibtracert_hops(text: &str) -> Option<Vec<TraceHop<'_>>> {
+    let mut hops: Vec<TraceHop<'_>> = Vec::new();
+    for l in text.lines() {
+        if l.starts_with("From ") {
+            hops.push(TraceHop {
+                node: l,
+                entry: None,
+                exit: None,
+            });
+        } else if let Some((exit, rest)) = l.split_once("] -> ") {
+            let exit: u8 = exit.trim_start_matches('[').parse().ok()?;
+            if let Some(h) = hops.last_mut() {
+                h.exit = Some(exit);
+            }
+            let entry: u8 = rest
+                .split_once("}[")
+                .and_then(|(_, r)| r.split_once(']'))
+                .and_then(|(p, _)| p.parse().ok())?;
+            hops.push(TraceHop {
+                node: rest,
+                entry: Some(entry),
+                exit: None,
+            });
+        }
+    }
+    Some(hops)
+}
+
+/// Non-comment lines of ibnetdiscover-format text, sorted: tools walk a
+/// fabric in different orders, and ibnetdiscover's header comments carry a
+/// timestamp.
+pub fn sorted_lines(text: &str) -> Vec<String> {
+    let mut v: Vec<String> = text
+        .lines()
+        .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
+        .map(|l| l.trim_end().to_string())
+        .collect();
+    v.sort();
+    v
+}

@@ -4,6 +4,7 @@ mod umad_util;
 
 use ib::model::{dump_ibnetdiscover, FabricEventKind};
 use ib::source::umad::{UmadOptions, UmadSource};
+use ib::testbed::sorted_lines;
 use ib::types::PortNum;
 use umad_util::*;
 

@@ -18,24 +18,11 @@ fn ibtracert(slid: u16, dlid: u16) -> Vec<(String, Option<u8>, Option<u8>)> {
     let text = String::from_utf8_lossy(&out.stdout).into_owned();
     assert!(out.status.success(), "ibtracert {slid} {dlid}: {text}");
     let name = |l: &str| l.rsplit('"').nth(1).unwrap_or("").to_string();
-    let mut hops: Vec<(String, Option<u8>, Option<u8>)> = Vec::new();
-    for l in text.lines() {
-        if l.starts_with("From ") {
-            hops.push((name(l), None, None));
-        } else if let Some((exit, rest)) = l.split_once("] -> ") {
-            let exit: u8 = exit.trim_start_matches('[').parse().unwrap();
-            if let Some(h) = hops.last_mut() {
-                h.2 = Some(exit);
-            }
-            let entry: u8 = rest
-                .split_once("}[")
-                .and_then(|(_, r)| r.split_once(']'))
-                .map(|(p, _)| p.parse().unwrap())
-                .unwrap();
-            hops.push((name(l), Some(entry), None));
-        }
-    }
-    hops
+    ib::testbed::ibtracert_hops(&text)
+        .unwrap_or_else(|| panic!("ibtracert {slid} {dlid}: {text}"))
+        .into_iter()
+        .map(|h| (name(h.node), h.entry, h.exit))
+        .collect()
 }
 
 /// The CA ports with a LID.

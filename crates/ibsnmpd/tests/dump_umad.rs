@@ -2,19 +2,7 @@
 //! would under umad2sim, prints what ibnetdiscover prints for the same ibsim
 //! fabric: the same nodes, GUIDs, port numbers, LIDs and links.
 
-use ib::testbed::{Testbed, TestbedConfig, SMALL_NET};
-
-/// Non-comment lines, sorted: the two tools walk the fabric in different
-/// orders, and ibnetdiscover's header comments carry a timestamp.
-fn sorted_lines(text: &str) -> Vec<String> {
-    let mut v: Vec<String> = text
-        .lines()
-        .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
-        .map(|l| l.trim_end().to_string())
-        .collect();
-    v.sort();
-    v
-}
+use ib::testbed::{sorted_lines, Testbed, TestbedConfig, SMALL_NET};
 
 fn dump_equals_ibnetdiscover(net: &str) {
     let tb = Testbed::start(TestbedConfig::new(net))

@@ -618,24 +618,11 @@ fn ibtracert(
             .0;
         u64::from_str_radix(g, 16).unwrap()
     };
-    let mut hops: Vec<(u64, Option<u8>, Option<u8>)> = Vec::new();
-    for l in out.stdout.lines() {
-        if l.starts_with("From ") {
-            hops.push((guid(l), None, None));
-        } else if let Some((exit, rest)) = l.split_once("] -> ") {
-            let exit: u8 = exit.trim_start_matches('[').parse().unwrap();
-            if let Some(h) = hops.last_mut() {
-                h.2 = Some(exit);
-            }
-            let entry: u8 = rest
-                .split_once("}[")
-                .and_then(|(_, r)| r.split_once(']'))
-                .map(|(p, _)| p.parse().unwrap())
-                .unwrap();
-            hops.push((guid(rest), Some(entry), None));
-        }
-    }
-    hops
+    ib::testbed::ibtracert_hops(&out.stdout)
+        .unwrap_or_else(|| panic!("ibtracert {slid} {dlid}: {}", out.stdout))
+        .into_iter()
+        .map(|h| (guid(h.node), h.entry, h.exit))
+        .collect()
 }
 
 /// A umad agent sweeping every 30 s, ready once it serves `nodes` nodes.

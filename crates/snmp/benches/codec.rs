@@ -8,15 +8,12 @@
 //! `cargo bench -p snmp --bench codec`
 
 use std::hint::black_box;
-use std::sync::Arc;
 
 use criterion::{criterion_group, criterion_main, BatchSize, Criterion, Throughput};
-use snmp::dispatch::{Dispatcher, Outcome};
-use snmp::index::{FixedOctets, IndexCodec, Unsigned32};
+use snmp::dispatch::Outcome;
 use snmp::message::{response_overhead, Message, Version};
 use snmp::oid::Oid;
 use snmp::pdu::{BulkBody, ErrorStatus, Pdu, PduBody};
-use snmp::table::{RowSet, Table};
 use snmp::value::{Value, VarBind};
 
 fn oid(s: &str) -> Oid {
@@ -151,47 +148,10 @@ fn codec(c: &mut Criterion) {
 
 // ------------------------------------------------------------------ walker
 
-struct Row {
-    guid: [u8; 8],
-    port: u32,
-    rcv: u64,
-}
+#[path = "../examples/port_table/mod.rs"]
+mod port_table;
 
-struct View {
-    rows: RowSet<Row>,
-}
-
-const ENTRY: &str = "1.3.6.1.3.117.4.1.1.4.1";
-
-fn table_view(n: u32) -> Arc<View> {
-    let rows = RowSet::from_rows(
-        (0..n).map(|i| Row {
-            guid: (0x0002_c903_0000_0000u64 + u64::from(i / 36)).to_be_bytes(),
-            port: i % 36 + 1,
-            rcv: u64::from(i) * 1_000_003,
-        }),
-        |r, out| <(FixedOctets<8>, Unsigned32)>::encode(&(r.guid, r.port), out),
-    );
-    Arc::new(View { rows })
-}
-
-fn table_dispatcher() -> Dispatcher<Arc<View>, ()> {
-    let t = Table::<Arc<View>, (), Row>::new(
-        oid(ENTRY),
-        |v: &Arc<View>| &v.rows,
-        |_, r, c| match c {
-            2 => Some(Value::Gauge32(r.port)),
-            3 => Some(Value::Counter64(r.rcv)),
-            4 => Some(Value::Counter32(r.rcv as u32)),
-            5 => Some(Value::Integer(1)),
-            _ => None,
-        },
-    )
-    .read_only(&[2, 3, 4, 5]);
-    let mut d = Dispatcher::new();
-    d.register(Arc::new(t)).unwrap();
-    d
-}
+use port_table::{dispatcher as table_dispatcher, view as table_view, ENTRY};
 
 fn walker(c: &mut Criterion) {
     let view = table_view(10_000);
@@ -200,9 +160,9 @@ fn walker(c: &mut Criterion) {
 
     // One GetNext from a random-ish point in the middle of the table.
     let mid = {
-        let mut o = oid(ENTRY).into_vec();
+        let mut o = ENTRY.to_vec();
         o.push(3);
-        o.extend_from_slice(view.rows.key(5_000));
+        o.extend_from_slice(view.key(5_000));
         o
     };
     g.throughput(Throughput::Elements(1));
@@ -249,7 +209,7 @@ fn walker(c: &mut Criterion) {
     g.sample_size(10);
     g.bench_function("full_walk_getnext", |b| {
         b.iter_batched(
-            || oid(ENTRY).into_vec(),
+            || ENTRY.to_vec(),
             |start| {
                 let mut cur = Oid::new(start);
                 let mut n = 0u32;

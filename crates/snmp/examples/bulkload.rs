@@ -12,23 +12,14 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use snmp::agent::{Agent, AgentConfig, ApplyError, SnmpStats};
-use snmp::dispatch::Dispatcher;
-use snmp::index::{FixedOctets, IndexCodec, Unsigned32};
 use snmp::message::{Message, Version};
 use snmp::oid::Oid;
 use snmp::pdu::{BulkBody, Pdu};
-use snmp::table::{RowSet, Table};
 use snmp::value::{Value, VarBind};
 
-struct Row {
-    guid: [u8; 8],
-    port: u32,
-    rcv: u64,
-}
+mod port_table;
 
-type View = Arc<RowSet<Row>>;
-
-const ENTRY: [u32; 11] = [1, 3, 6, 1, 3, 117, 4, 1, 1, 4, 1];
+use port_table::{View, ENTRY};
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
@@ -37,28 +28,8 @@ fn main() {
     let maxrep: i32 = args.get(3).and_then(|s| s.parse().ok()).unwrap_or(50);
     let fixed_port: Option<u16> = args.get(4).and_then(|s| s.parse().ok());
 
-    let rows: View = Arc::new(RowSet::from_rows(
-        (0..10_000u32).map(|i| Row {
-            guid: (0x0002_c903_0000_0000u64 + u64::from(i / 36)).to_be_bytes(),
-            port: i % 36 + 1,
-            rcv: u64::from(i) * 1_000_003,
-        }),
-        |r, out| <(FixedOctets<8>, Unsigned32)>::encode(&(r.guid, r.port), out),
-    ));
-    let t = Table::<View, (), Row>::new(
-        Oid::from_slice(&ENTRY),
-        |v: &View| v,
-        |_, r, c| match c {
-            2 => Some(Value::Gauge32(r.port)),
-            3 => Some(Value::Counter64(r.rcv)),
-            4 => Some(Value::Counter32(r.rcv as u32)),
-            5 => Some(Value::Integer(1)),
-            _ => None,
-        },
-    )
-    .read_only(&[2, 3, 4, 5]);
-    let mut d = Dispatcher::new();
-    d.register(Arc::new(t)).expect("register");
+    let rows: View = port_table::view(10_000);
+    let d = port_table::dispatcher();
 
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(1)

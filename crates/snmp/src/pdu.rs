@@ -301,33 +301,23 @@ impl Pdu {
     /// Encodes the PDU TLV.
     pub fn encode(&self, e: &mut Encoder<'_>) {
         let m = e.begin(self.tag());
-        match self {
-            Pdu::TrapV1(t) => {
-                e.oid(t.enterprise.as_slice());
-                e.octets_tagged(ber::tag::IP_ADDRESS, &t.agent_addr);
-                e.integer(i64::from(t.generic_trap));
-                e.integer(i64::from(t.specific_trap));
-                e.unsigned(ber::tag::TIMETICKS, u64::from(t.time_stamp));
-                e.varbind_list(&t.varbinds);
-            }
-            Pdu::GetBulkRequest(b) => {
-                e.integer(i64::from(b.request_id));
-                e.integer(i64::from(b.non_repeaters));
-                e.integer(i64::from(b.max_repetitions));
-                e.varbind_list(&b.varbinds);
-            }
-            Pdu::GetRequest(b)
-            | Pdu::GetNextRequest(b)
-            | Pdu::Response(b)
-            | Pdu::SetRequest(b)
-            | Pdu::InformRequest(b)
-            | Pdu::SnmpV2Trap(b)
-            | Pdu::Report(b) => {
-                e.integer(i64::from(b.request_id));
-                e.integer(i64::from(b.error_status.as_i32()));
-                e.integer(i64::from(b.error_index));
-                e.varbind_list(&b.varbinds);
-            }
+        if let Some(b) = self.body() {
+            e.integer(i64::from(b.request_id));
+            e.integer(i64::from(b.error_status.as_i32()));
+            e.integer(i64::from(b.error_index));
+            e.varbind_list(&b.varbinds);
+        } else if let Pdu::GetBulkRequest(b) = self {
+            e.integer(i64::from(b.request_id));
+            e.integer(i64::from(b.non_repeaters));
+            e.integer(i64::from(b.max_repetitions));
+            e.varbind_list(&b.varbinds);
+        } else if let Pdu::TrapV1(t) = self {
+            e.oid(t.enterprise.as_slice());
+            e.octets_tagged(ber::tag::IP_ADDRESS, &t.agent_addr);
+            e.integer(i64::from(t.generic_trap));
+            e.integer(i64::from(t.specific_trap));
+            e.unsigned(ber::tag::TIMETICKS, u64::from(t.time_stamp));
+            e.varbind_list(&t.varbinds);
         }
         e.end(m);
     }

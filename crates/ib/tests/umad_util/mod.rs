@@ -145,17 +145,6 @@ pub fn child_diag(cmd: &str, args: &[&str]) -> String {
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
-/// Non-comment lines of ibnetdiscover text, sorted (node order differs between tools).
-pub fn sorted_lines(text: &str) -> Vec<String> {
-    let mut v: Vec<String> = text
-        .lines()
-        .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
-        .map(|l| l.trim_end().to_string())
-        .collect();
-    v.sort();
-    v
-}
-
 /// Starts a testbed or fails the test with the reason in words (e.g. which package to
 /// install when ibsim or OpenSM is missing).
 pub fn start(cfg: ib::testbed::TestbedConfig) -> Testbed {

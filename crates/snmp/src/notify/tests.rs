@@ -243,18 +243,17 @@ fn storm_control_counts_suppressed() {
     rt().block_on(async {
         let rx = UdpSocket::bind("127.0.0.1:0").await.unwrap();
         let cfg = OriginatorConfig {
-            sinks: vec![Sink {
-                addr: rx.local_addr().unwrap(),
-                kind: SinkKind::TrapV1 {
-                    community: b"public".to_vec(),
-                },
-            }],
             storm: StormControl {
                 max_per_interval: 3,
                 interval: Duration::from_secs(60),
                 ..StormControl::default()
             },
-            ..OriginatorConfig::default()
+            ..one_sink(
+                &rx,
+                SinkKind::TrapV1 {
+                    community: b"public".to_vec(),
+                },
+            )
         };
         let (n, _task) = start(cfg, Arc::new(|| 5)).await.unwrap();
         for _ in 0..10 {
@@ -281,6 +280,17 @@ fn v2c_sink(rx: &UdpSocket) -> Sink {
         kind: SinkKind::TrapV2c {
             community: b"public".to_vec(),
         },
+    }
+}
+
+/// One sink of `kind` on `rx`, the rest default.
+fn one_sink(rx: &UdpSocket, kind: SinkKind) -> OriginatorConfig {
+    OriginatorConfig {
+        sinks: vec![Sink {
+            addr: rx.local_addr().unwrap(),
+            kind,
+        }],
+        ..OriginatorConfig::default()
     }
 }
 
@@ -423,16 +433,13 @@ impl MessageWrapper for ContextEcho {
 fn a_notification_names_its_context_to_the_wrapper() {
     rt().block_on(async {
         let rx = UdpSocket::bind("127.0.0.1:0").await.unwrap();
-        let cfg = OriginatorConfig {
-            sinks: vec![Sink {
-                addr: rx.local_addr().unwrap(),
-                kind: SinkKind::Wrapped {
-                    wrapper: Arc::new(ContextEcho),
-                    confirm: None,
-                },
-            }],
-            ..OriginatorConfig::default()
-        };
+        let cfg = one_sink(
+            &rx,
+            SinkKind::Wrapped {
+                wrapper: Arc::new(ContextEcho),
+                confirm: None,
+            },
+        );
         let (n, _task) = start(cfg, Arc::new(|| 5)).await.unwrap();
         assert!(n.notify(Notification::new(LINK_DOWN, vec![]).with_context("leaf01")));
         assert!(n.notify(Notification::new(COLD_START, vec![])));
