@@ -55,7 +55,7 @@ impl Sampler for Reads<'_> {
         let c = self.contexts?;
         Some(Box::new(ContextReads {
             dispatcher: c.dispatcher(),
-            view: mibs::node_context::view(self.view, name)?,
+            view: mibs::node_context::view_once(self.view, name)?,
         }))
     }
     fn node_contexts(&self) -> Vec<Vec<u8>> {

@@ -274,8 +274,9 @@ pub struct Derived {
     pub pm: ib_pm_mib::PmRows,
     /// IB-SM-MIB's rows.
     pub sm: ib_sm_mib::SmRows,
-    /// The node context names of the snapshot, indexed on first use.
-    pub context_names: node::ContextNames,
+    /// The node context names of the snapshot, indexed on first use and
+    /// shared with the node contexts' `Derived` (one index per snapshot).
+    pub context_names: Arc<node::ContextNames>,
     /// The rows of the last node contexts asked ([`node_context::Recent`]).
     pub recent: node_context::Recent,
     /// The node a node context's rows are about (None: the default
@@ -310,7 +311,7 @@ impl publish::Derive for Deriver {
             if_mib: self.if_mib.derive(s),
             pm: ib_pm_mib::PmRows(ib_pm_mib::node_rows(s)),
             sm: self.sm.rows(s),
-            context_names: node::ContextNames::default(),
+            context_names: Arc::default(),
             recent: node_context::Recent::default(),
             node: None,
         }
@@ -523,9 +524,6 @@ pub struct SystemState {
     /// daemon's monitor task samples them).
     pub monitors: Arc<disman_event::Monitors>,
 }
-
-/// The agent's state by the name of the issue 38 design.
-pub type AgentState = SystemState;
 
 impl SystemState {
     /// A fresh state with the given defaults and no sysORTable rows.

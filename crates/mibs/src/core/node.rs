@@ -114,12 +114,12 @@ impl NameIndex {
                 Some(g) => g.0.checked_add(1)?,
                 // A 16-octet name that is no GUID name: the first GUID name
                 // above it in octet order.
+                // GUID names sort as their GUIDs do: search, not scan.
                 None => {
-                    return self
+                    let i = self
                         .guids
-                        .iter()
-                        .copied()
-                        .find(|g| guid_name(Guid(*g)).as_bytes() > after)
+                        .partition_point(|g| guid_name(Guid(*g)).as_bytes() <= after);
+                    return self.guids.get(i).copied();
                 }
             },
             _ => return None,

@@ -18,7 +18,7 @@ use ib::types::NodeType;
 use snmp::table::Scalars;
 use snmp::value::Value;
 
-use crate::core::node::{guid_name, NodeContext};
+use crate::core::node::{guid_name, ContextNames, NodeContext};
 use crate::core::util::{last, oid};
 use crate::if_mib::Interfaces;
 use crate::oids::snmpv2_mib as o;
@@ -35,22 +35,19 @@ const RECENT: usize = 8;
 pub struct Recent(Mutex<VecDeque<Arc<Derived>>>);
 
 impl Recent {
-    fn get_or_derive(&self, s: &Snapshot, idx: NodeIdx) -> Option<Arc<Derived>> {
+    fn get_or_derive(
+        &self,
+        s: &Snapshot,
+        names: &Arc<ContextNames>,
+        idx: NodeIdx,
+    ) -> Option<Arc<Derived>> {
         let of = |d: &Arc<Derived>| d.node.as_ref().map(|n| n.idx);
         if let Ok(q) = self.0.lock() {
             if let Some(d) = q.iter().find(|d| of(d) == Some(idx)) {
                 return Some(Arc::clone(d));
             }
         }
-        let node = s.node(idx)?;
-        let derived = Arc::new(Derived {
-            if_mib: Interfaces::of_node(s, idx),
-            node: Some(NodeContext {
-                idx,
-                guid: node.info.node_guid,
-            }),
-            ..Derived::default()
-        });
+        let derived = derive(s, names, idx)?;
         if let Ok(mut q) = self.0.lock() {
             if q.len() >= RECENT {
                 q.pop_front();
@@ -59,6 +56,33 @@ impl Recent {
         }
         Some(derived)
     }
+}
+
+/// The rows of node `idx` of `s`.
+fn derive(s: &Snapshot, names: &Arc<ContextNames>, idx: NodeIdx) -> Option<Arc<Derived>> {
+    let node = s.node(idx)?;
+    Some(Arc::new(Derived {
+        if_mib: Interfaces::of_node(s, idx),
+        node: Some(NodeContext {
+            idx,
+            guid: node.info.node_guid,
+        }),
+        // sysName reads the snapshot's one index, not a new one.
+        context_names: Arc::clone(names),
+        ..Derived::default()
+    }))
+}
+
+/// A node context's view for one use that is not kept ([`Recent`] is
+/// left as it is): a monitor sampling every node must not push out the
+/// rows that requests walking a node are reading.
+pub fn view_once(base: &View, name: &[u8]) -> Option<View> {
+    let s = &base.snapshot;
+    let names = &base.derived.context_names;
+    Some(View {
+        derived: derive(s, names, names.resolve(s, name)?)?,
+        ..base.clone()
+    })
 }
 
 /// The view of the node context `name` (never ""), from the default
@@ -70,7 +94,10 @@ pub fn view(base: &View, name: &[u8]) -> Option<View> {
     let s = &base.snapshot;
     let idx = base.derived.context_names.resolve(s, name)?;
     Some(View {
-        derived: base.derived.recent.get_or_derive(s, idx)?,
+        derived: base
+            .derived
+            .recent
+            .get_or_derive(s, &base.derived.context_names, idx)?,
         ..base.clone()
     })
 }

@@ -81,6 +81,20 @@ fn every_node_resolves_by_guid_and_unique_names_by_name() {
         listed.push(n.clone());
         after = n;
     }
+    // After a 16-octet name that is no GUID name: the next in order, as a
+    // search of the whole list finds it.
+    for probe in [
+        &b"0000000000000zzz"[..],
+        b"Zzzzzzzzzzzzzzzz",
+        b"ffffffffffffffg0",
+    ] {
+        let want = listed
+            .iter()
+            .filter(|n| (n.len(), n.as_slice()) > (probe.len(), probe))
+            .min_by(|a, b| (a.len(), a.as_slice()).cmp(&(b.len(), b.as_slice())))
+            .cloned();
+        assert_eq!(names.next_name(&s, probe), want, "after {probe:?}");
+    }
     for (i, n) in s.nodes.iter().enumerate() {
         let g = guid_name(n.info.node_guid);
         assert_eq!(names.resolve(&s, g.as_bytes()), Some(i as u32));
@@ -240,6 +254,12 @@ fn a_snapshot_keeps_the_rows_of_the_last_nodes_asked_only() {
     let a = super::view(&b, name(0).as_bytes()).unwrap();
     let again = super::view(&b, name(0).as_bytes()).unwrap();
     assert!(Arc::ptr_eq(&a.derived, &again.derived), "derived once");
+    // A node's rows read the snapshot's one name index (sysName), not one
+    // built again per node.
+    assert!(Arc::ptr_eq(
+        &a.derived.context_names,
+        &b.derived.context_names
+    ));
     for i in 1..s.nodes.len() {
         super::view(&b, name(i).as_bytes()).unwrap();
     }
@@ -250,4 +270,10 @@ fn a_snapshot_keeps_the_rows_of_the_last_nodes_asked_only() {
         "node 0 was dropped"
     );
     assert_eq!(b.derived.recent.0.lock().unwrap().len(), super::RECENT);
+    // A view for one use (a monitor's sample) is derived and not kept.
+    let before: Vec<_> = b.derived.recent.0.lock().unwrap().iter().cloned().collect();
+    let once = super::view_once(&b, name(0).as_bytes()).unwrap();
+    assert!(!Arc::ptr_eq(&once.derived, &later.derived));
+    let after: Vec<_> = b.derived.recent.0.lock().unwrap().iter().cloned().collect();
+    assert!(before.iter().zip(&after).all(|(x, y)| Arc::ptr_eq(x, y)));
 }
