@@ -182,7 +182,8 @@ fn steady_sweeps_skip_discovery_and_keep_link_events() {
         assert_eq!(details_read(p), Some(want), "{desc} {:?}", p.num);
     }
     // Nothing changes: no discovery, only the watched PortInfo (our port and
-    // the ports that are not Active), the SMs' ports' (IsSM) and the PMAs.
+    // the ports that are not Active), the SMs' ports' (IsSM), this sweep's
+    // slice of the topology's periodic check and the PMAs.
     let watched = prev
         .ports
         .iter()
@@ -192,8 +193,9 @@ fn steady_sweeps_skip_discovery_and_keep_link_events() {
         + 1
         + prev.sms.len();
     for _ in 0..3 {
+        let checked = s.stats().check_smps;
         let next = s.sweep().unwrap();
-        let smps = next.sweep.cost.discovery.sent;
+        let smps = next.sweep.cost.discovery.sent - (s.stats().check_smps - checked);
         assert_eq!(smps, watched as u64, "a discovery takes {full_smps}");
         assert!(ib::model::diff(&prev, &next).is_empty());
         prev = next;
@@ -271,6 +273,73 @@ fn steady_sweeps_skip_discovery_and_keep_link_events() {
     // Switch2 through the other link (5): port 3 is the one down.
     assert_portinfo(&next, "Switch2", 3, "0,5");
     child_console("ReLink \"Switch1\"[3]");
+}
+
+/// The periodic check of the topology is spread (a slice of the nodes a
+/// sweep, docs/umad.md "Steady sweeps"): quiet sweeps discover nothing and
+/// change nothing, yet every node is checked within `topology_every`
+/// sweeps; a switch-to-switch link going down, which neither the watched
+/// ports nor ibsim's PMAs show (they do not count LinkDowned), is seen by
+/// the check of one of its ends within that period and discovered in the
+/// same sweep.
+#[test]
+fn topology_checks_are_spread_and_see_a_silent_link_change() {
+    if !in_child() {
+        return parent("topology_checks_are_spread_and_see_a_silent_link_change");
+    }
+    let every = 4;
+    let mut s = open_source(UmadOptions {
+        topology_every: every,
+        ..UmadOptions::default()
+    });
+    s.sweep().unwrap();
+    let mut prev = s.sweep().unwrap();
+    let checked = s.stats().check_smps;
+    for _ in 0..every {
+        let next = s.sweep().unwrap();
+        assert!(ib::model::diff(&prev, &next).is_empty());
+        prev = next;
+    }
+    let st = s.stats();
+    assert_eq!(st.discoveries, 1, "no periodic discovery: {st:?}");
+    assert_eq!(st.check_triggers, 0, "{st:?}");
+    // A period's checks read every port's PortInfo at least.
+    assert!(
+        st.check_smps - checked >= prev.ports.len() as u64,
+        "{st:?} {} ports",
+        prev.ports.len()
+    );
+
+    let sw1 = guid(&prev, "Switch1");
+    let sw2 = guid(&prev, "Switch2");
+    // Link 5: Switch2's route is through link 3 (the first its discovery
+    // crossed), so the ports the watch reads there still answer.
+    child_console("Unlink \"Switch1\"[5]");
+    // OpenSM reroutes around the link (through port 5) before the PMAs are
+    // asked: the change must come from the check, not from a PMA silent
+    // for a moment.
+    std::thread::sleep(std::time::Duration::from_secs(2));
+    let mut seen = None;
+    for i in 0..every {
+        let next = s.sweep().unwrap();
+        let ev = ib::model::diff(&prev, &next);
+        let down = ev.iter().any(|e| {
+            matches!(&e.kind, FabricEventKind::LinkStateChange { node_guid, port, .. }
+                if (*node_guid == sw1 || *node_guid == sw2) && port.0 == 5)
+        });
+        prev = next;
+        if down {
+            seen = Some(i);
+            break;
+        }
+    }
+    let st = s.stats();
+    assert!(seen.is_some(), "not seen within {every} sweeps: {st:?}");
+    assert_eq!(st.discoveries, 2, "{st:?}");
+    assert_eq!(st.check_triggers, 1, "{st:?}");
+    assert_portinfo(&prev, "Switch1", 5, "0");
+    assert_portinfo(&prev, "Switch2", 5, "0,3");
+    child_console("ReLink \"Switch1\"[5]");
 }
 
 /// PortInfo fields smpquery prints, by name, from the node at directed
@@ -384,11 +453,13 @@ fn details_follow_consumers_and_the_periodic_refresh() {
     let mut seen = None;
     let mut smps = Vec::new();
     for i in 0..every {
+        // The topology's periodic check aside (its own test).
+        let checked = s.stats().check_smps;
         let next = s.sweep().unwrap();
         if seen.is_none() && phys(&next) == 4 {
             seen = Some(i);
         }
-        smps.push(next.sweep.cost.discovery.sent);
+        smps.push(next.sweep.cost.discovery.sent - (s.stats().check_smps - checked));
     }
     assert!(seen.is_some(), "details re-read on the periodic full read");
     // The periodic table re-read is spread over the period (a slice of the

@@ -13,7 +13,7 @@ use crate::mad::smp::{
 use crate::types::Guid;
 
 /// Longest directed route IBA allows.
-const MAX_HOPS: usize = 63;
+pub(super) const MAX_HOPS: usize = 63;
 
 /// One port as discovered.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -98,7 +98,7 @@ impl Default for DiscoverOptions {
     }
 }
 
-fn link_up(pi: &PortInfo) -> bool {
+pub(super) fn link_up(pi: &PortInfo) -> bool {
     // Physically LinkUp (5) or in LinkErrorRecovery (6); an SMA that reports
     // no physical state (0): PortState above Down. A port disabled (3) may
     // still show its last PortState for a moment: nothing answers through it.
@@ -353,12 +353,8 @@ fn on_port_info(d: &mut Discovered, g: Guid, p: u8, pi: PortInfo) -> Vec<(Q, Req
     if g == d.local && d.local_port.is_none() && (p == d.local_port_num || is_switch && p == 0) {
         d.local_port = Some(pi);
     }
-    // Switches forward; from a CA we only leave through our own port (hop 0),
-    // as ibnetdiscover does: the local CA's other ports are reached through
-    // the fabric like any other node's.
-    let may_traverse =
-        (is_switch && p != 0) || (!is_switch && path.is_empty() && p == d.local_port_num);
-    if !(up && !has_peer && may_traverse && path.len() < MAX_HOPS) {
+    let crosses = d.nodes.get(&g).is_some_and(|n| may_traverse(d, n, p));
+    if !(up && !has_peer && crosses && path.len() < MAX_HOPS) {
         return Vec::new();
     }
     let mut np = path;
@@ -371,6 +367,18 @@ fn on_port_info(d: &mut Discovered, g: Guid, p: u8, pi: PortInfo) -> Vec<(Q, Req
         },
         request,
     )]
+}
+
+/// Whether a discovery leaves `n` through its port `p`: switches forward;
+/// from a CA only through our own port (hop 0), as ibnetdiscover does: the
+/// local CA's other ports are reached through the fabric like any other
+/// node's.
+pub(super) fn may_traverse(d: &Discovered, n: &DNode, p: u8) -> bool {
+    if n.is_switch() {
+        p != 0
+    } else {
+        n.path.is_empty() && p == d.local_port_num
+    }
 }
 
 fn link(d: &mut Discovered, a: (Guid, u8), b: (Guid, u8)) {

@@ -9,6 +9,7 @@
 //! - [`watch`]: what a steady sweep checks instead of discovering again;
 //! - [`assemble`]: results into the model's snapshot builder;
 //! - [`spread`]: periodic re-reads spread over sweeps, a slice each;
+//! - [`verify`]: the topology's periodic check, a slice of the nodes a sweep;
 //! - [`source`]: [`UmadSource`], one sweep at a time (and its control path).
 
 pub mod assemble;
@@ -22,6 +23,7 @@ pub mod sa;
 pub mod source;
 pub mod spread;
 pub mod transport;
+pub mod verify;
 pub mod watch;
 
 pub use ffi::UmadError;

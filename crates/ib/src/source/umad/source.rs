@@ -33,6 +33,7 @@ use super::pma::{self, PmaCaps, PmaOptions};
 use super::sa::{self, SaView};
 use super::spread::{self, Slice};
 use super::transport::{Transport, TransportConfig, TransportStats, TxError};
+use super::verify;
 use super::watch::{self, Trigger};
 use crate::mad::pma::PortSamplesControl;
 use crate::mad::sa::SmInfoRecord;
@@ -57,11 +58,13 @@ pub struct UmadOptions {
     /// make the next sweep rediscover; events still come from diffing sweeps (ibsim
     /// accepts the subscription but never delivers Reports). Off by default.
     pub subscribe_traps: bool,
-    /// A full discovery at least every Nth sweep. The sweeps between poll the
-    /// PMAs of the last topology and discover only when something says it
-    /// changed ([`super::watch`]: a watched PortInfo, LinkDownedCounter, a PMA
-    /// that does not answer, SA Reports), in the same sweep; the periodic one
-    /// catches what none of these shows. 1 discovers every sweep.
+    /// Every node's part of the topology is checked again once every Nth
+    /// sweep, a slice of the nodes each sweep ([`super::verify`]), for what
+    /// nothing else shows. Sweeps poll the PMAs of the last topology and
+    /// discover only when something says it changed (a slice's check,
+    /// [`super::watch`]: a watched PortInfo, LinkDownedCounter, a PMA that
+    /// does not answer, SA Reports), in the same sweep. 1 discovers every
+    /// sweep.
     pub topology_every: u32,
     /// The first sweep publishes as soon as the topology and every port's
     /// PortCounters(Extended) are in; detail attributes of other nodes' ports,
@@ -130,6 +133,10 @@ pub struct UmadStats {
     pub unreached_ports: u64,
     /// Complete discoveries made (the other sweeps reused the last topology).
     pub discoveries: u64,
+    /// SMPs sent by the periodic checks of the topology, a slice a sweep
+    /// ([`super::verify`]), and the discoveries a check triggered.
+    pub check_smps: u64,
+    pub check_triggers: u64,
     /// Partition table refreshes answered by one whole-fabric GetTable, and
     /// those asked per port because that answer was cut short or refused
     /// ([`sa::PKeyRead`]).
@@ -173,8 +180,6 @@ pub struct UmadSource {
     /// Why the next sweep discovers, known before it starts (an incomplete
     /// discovery, Reports that came after this sweep's discovery).
     next_trigger: Option<Trigger>,
-    /// Sweeps since the last complete discovery (`topology_every`).
-    since_discovery: u32,
     /// The SM stopped answering (SMInfoRecord): its return is logged once.
     sa_down: bool,
     pma_faults: PmaFaults,
@@ -279,7 +284,6 @@ impl UmadSource {
             sms: Vec::new(),
             last_disc: None,
             next_trigger: None,
-            since_discovery: 0,
             sa_down: false,
             pma_faults: PmaFaults::default(),
             prev_counters: HashMap::new(),
@@ -350,16 +354,26 @@ impl UmadSource {
         self.stats.sweeps += 1;
         self.cost = crate::model::SweepCost::default();
         let cold = self.sweep_no == 0 && self.opts.quick_start;
-        let known = self.last_disc.take();
+        let mut known = self.last_disc.take();
         let mut why = self.next_trigger.take();
         if known.is_none() {
             why = Some(Trigger::First);
-        } else if why.is_none() && self.since_discovery + 1 >= self.opts.topology_every.max(1) {
+        } else if why.is_none() && self.opts.topology_every <= 1 {
             why = Some(Trigger::Periodic);
         }
-        if let (None, Some(k)) = (&why, &known) {
+        if let (None, Some(k)) = (&why, &mut known) {
             let phase = Phase::start(&self.tr);
             why = watch::probe(&mut self.tr, k);
+            if why.is_none() {
+                // This sweep's slice of the periodic check of the topology.
+                let slice = Slice::new(self.sweep_no, self.opts.topology_every);
+                let checked = verify::check(&mut self.tr, k, slice);
+                self.stats.check_smps += checked.sent;
+                if checked.trigger.is_some() {
+                    self.stats.check_triggers += 1;
+                }
+                why = checked.trigger;
+            }
             phase.add_to(&self.tr, &mut self.cost.discovery);
         }
         let attempted = why.is_some();
@@ -483,16 +497,12 @@ impl UmadSource {
         why: Option<Trigger>,
     ) -> Result<Discovered, SweepError> {
         let (known, why) = match (known, why) {
-            (Some(d), None) => {
-                self.since_discovery += 1;
-                return Ok(d);
-            }
+            (Some(d), None) => return Ok(d),
             (known, why) => (known, why.unwrap_or(Trigger::First)),
         };
         tracing::debug!(%why, "discovering the subnet");
         match self.discover_subnet(known.as_ref()) {
             Ok(d) => {
-                self.since_discovery = 0;
                 self.stats.discoveries += 1;
                 Ok(d)
             }

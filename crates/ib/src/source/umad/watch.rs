@@ -29,8 +29,11 @@ use crate::types::Guid;
 pub enum Trigger {
     /// No topology yet.
     First,
-    /// Every `topology_every`-th sweep.
+    /// Every sweep (`topology_every = 1`).
     Periodic,
+    /// The periodic check of this node's slice saw its topology change
+    /// ([`super::verify`]).
+    Checked(Guid),
     /// The last discovery was incomplete; its predecessor stood in.
     Incomplete,
     /// A watched port's state changed (node GUID, port number).
@@ -51,7 +54,8 @@ impl fmt::Display for Trigger {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Trigger::First => write!(f, "first sweep"),
-            Trigger::Periodic => write!(f, "periodic full discovery"),
+            Trigger::Periodic => write!(f, "discovery every sweep"),
+            Trigger::Checked(g) => write!(f, "periodic check of {g} saw a change"),
             Trigger::Incomplete => write!(f, "last discovery incomplete"),
             Trigger::PortState(g, p) => write!(f, "port state changed at {g} port {p}"),
             Trigger::LocalPort => write!(f, "our port's LID or master SM changed"),
