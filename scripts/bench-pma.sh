@@ -4,6 +4,12 @@
 #
 #   scripts/bench-pma.sh [HOSTS] [WINDOWS] [ROUNDS]     (defaults 4096 "16 64 256" 3)
 #   SWEEP_WINDOWS="64 256" scripts/bench-pma.sh ...       (whole sweeps; default 256)
+#   BASE_IBSNMPD=/work/base/ibsnmpd scripts/bench-pma.sh ...  (also time that binary's dump)
+#
+# `ibsnmpd dump --source umad` (a whole cold sweep, what an operator runs by
+# hand) is timed beside ibqueryerrors, twice before and twice after the
+# source's benchmarks, alternately with BASE_IBSNMPD's when given; ratios
+# are against the best ibqueryerrors run.
 #
 # Whole sweeps: the first (quick start), the second (details and tables), then
 # steady ones, for the default policy, without quick start, and with a
@@ -69,6 +75,11 @@ for l in sys.stdin:
     m=json.loads(l)
     if m.get("reason")=="compiler-artifact" and m["target"]["name"]=="umad_bench" and m.get("executable"): print(m["executable"])' | tail -1)
 
+echo "building ibsnmpd (release)..."
+(cd "$ROOT" && cargo build --release -p ibsnmpd --bin ibsnmpd >/dev/null 2>&1)
+IBSNMPD=$CARGO_TARGET_DIR/release/ibsnmpd
+BASE_IBSNMPD=${BASE_IBSNMPD:-}
+
 echo "starting ibsim + OpenSM with $HOSTS hosts in $DIR..."
 t0=$(date +%s.%N)
 "$ROOT/scripts/testbed.sh" start "$DIR" "$DIR/fabric.net" --ibsim-args "-N 16384 -S 1024 -P 65536" >/dev/null
@@ -97,6 +108,20 @@ echo "ibqueryerrors --skip-sl: ${IBQS}s"
 IBN=$(timeit ibnetdiscover ibnetdiscover | awk '{print $2}')
 echo "ibnetdiscover: ${IBN}s"
 
+# `ibsnmpd dump --source umad` (and the base binary's, alternately): times
+# into $DIR/dump.times as "label seconds lines".
+dumps() {
+    for label in dump ${BASE_IBSNMPD:+base_dump}; do
+        bin=$IBSNMPD
+        [ "$label" = base_dump ] && bin=$BASE_IBSNMPD
+        t=$(timeit "$label" "$bin" dump --source umad | awk '{print $2}')
+        echo "$label $t $(grep -c '' "$DIR/$label.out")" | tee -a "$DIR/dump.times"
+    done
+}
+: >"$DIR/dump.times"
+echo "--- ibsnmpd dump --source umad (seconds, lines of output)"
+dumps
+
 : >"$DIR/bench.out"
 for WINDOW in $WINDOWS; do
     echo "--- ibsnmpd umad source (window $WINDOW)"
@@ -118,11 +143,22 @@ echo "ibqueryerrors runs after our sweeps: ${IBQ3}s ${IBQ4}s"
 for t in $IBQ3 $IBQ4; do
     IBQ=$(echo "if ($t < $IBQ) $t else $IBQ" | bc)
 done
+echo "--- ibsnmpd dump --source umad again"
+dumps
 
-python3 - "$DIR/bench.out" "$IBQ" "$IBQS" <<'EOF'
+python3 - "$DIR/bench.out" "$IBQ" "$IBQS" "$DIR/dump.times" <<'EOF'
 import re, sys
 text = open(sys.argv[1]).read()
 ibq, ibqs = float(sys.argv[2]), float(sys.argv[3])
+dumps = {}
+for line in open(sys.argv[4]):
+    label, secs, lines = line.split()
+    dumps.setdefault(label, []).append((float(secs), int(lines)))
+for label, name in (("dump", "ibsnmpd dump --source umad"), ("base_dump", "base binary's dump --source umad")):
+    if label in dumps:
+        runs = dumps[label]
+        best = min(s for s, _ in runs)
+        print(f"SUMMARY {name} {best:.2f}s best of {len(runs)} ({', '.join(f'{s:.2f}' for s, _ in runs)}; {runs[0][1]} lines): {ibq / best:.2f}x ibqueryerrors")
 disc = min(float(m.group(1)) for m in re.finditer(r"discovery .*secs=([0-9.]+)", text))
 def best(mode):
     rows = [(float(m.group(1)), float(m.group(2))) for m in
