@@ -100,13 +100,15 @@ fn bench_source_sweeps() {
                 _ => "steady",
             };
             println!(
-                "RESULT sweep window={window} mode={mode} kind={kind} round={r} secs={secs:.3} mads={mads} smp={} sa={} pma={} pma_secs={:.3} mads_per_sec={:.0} discoveries={}",
+                "RESULT sweep window={window} mode={mode} kind={kind} round={r} secs={secs:.3} mads={mads} smp={} sa={} pma={} pma_secs={:.3} mads_per_sec={:.0} discoveries={} smp_secs={:.3} sa_secs={:.3}",
                 c.discovery.sent,
                 c.sa.sent,
                 c.pma.sent,
                 c.pma.duration.as_secs_f64(),
                 mads as f64 / secs,
-                s.stats().discoveries
+                s.stats().discoveries,
+                c.discovery.duration.as_secs_f64(),
+                c.sa.duration.as_secs_f64()
             );
         }
         if mode == "default" {

@@ -158,12 +158,16 @@ fn unanswered(c: Check) -> Trigger {
 }
 
 /// One answer against the kept topology: a change of topology is a trigger;
-/// anything else is patched in.
+/// anything else is patched in. An answer that does not decode counts as
+/// unanswered (the discovery it starts says what is wrong).
 fn apply(d: &mut Discovered, c: Check, data: &[u8]) -> Option<Trigger> {
     let changed = |g: Guid| Some(Trigger::Checked(g));
+    let garbled = Some(unanswered(c));
     match c {
         Check::Node(g, port) => {
-            let ni = NodeInfo::decode(data).ok()?;
+            let Ok(ni) = NodeInfo::decode(data) else {
+                return garbled;
+            };
             let n = d.nodes.get_mut(&g)?;
             let moved = ni.node_guid != g
                 || port.is_some_and(|p| p != ni.local_port_num)
@@ -176,13 +180,17 @@ fn apply(d: &mut Discovered, c: Check, data: &[u8]) -> Option<Trigger> {
             None
         }
         Check::Description(g) => {
-            let nd = NodeDescription::decode(data).ok()?;
+            let Ok(nd) = NodeDescription::decode(data) else {
+                return garbled;
+            };
             let n = d.nodes.get_mut(&g)?;
             n.description = nd.node_string.trim_end_matches('\0').to_string();
             None
         }
         Check::SwitchInfo(g) => {
-            let si = SwitchInfo::decode(data).ok()?;
+            let Ok(si) = SwitchInfo::decode(data) else {
+                return garbled;
+            };
             let n = d.nodes.get_mut(&g)?;
             // Another forwarding table size: the tables are read again
             // through a discovery.
@@ -194,7 +202,9 @@ fn apply(d: &mut Discovered, c: Check, data: &[u8]) -> Option<Trigger> {
             None
         }
         Check::Port(g, p) => {
-            let pi = PortInfo::decode(data).ok()?;
+            let Ok(pi) = PortInfo::decode(data) else {
+                return garbled;
+            };
             let ours = g == d.local && p == d.local_port_num;
             let slot = d.nodes.get_mut(&g)?.ports.get_mut(&p);
             let Some(slot) = slot else {
@@ -213,7 +223,9 @@ fn apply(d: &mut Discovered, c: Check, data: &[u8]) -> Option<Trigger> {
             None
         }
         Check::Peer(g, _, (pg, pp)) => {
-            let ni = NodeInfo::decode(data).ok()?;
+            let Ok(ni) = NodeInfo::decode(data) else {
+                return garbled;
+            };
             (ni.node_guid != pg || ni.local_port_num != pp).then_some(Trigger::Checked(g))
         }
     }
@@ -393,7 +405,11 @@ mod tests {
         other.encode(&mut data).unwrap();
         let c = Check::Peer(Guid(10), 3, (Guid(11), 2));
         assert_eq!(apply(&mut d, c, &data), Some(Trigger::Checked(Guid(10))));
-        // An unanswered check names its port.
+        // A garbled answer counts as none; an unanswered check names its port.
+        assert_eq!(
+            apply(&mut d, Check::Port(Guid(10), 2), &data[..3]),
+            Some(Trigger::Unanswered(Guid(10), 2))
+        );
         assert_eq!(
             unanswered(Check::Port(Guid(2), 1)),
             Trigger::Unanswered(Guid(2), 1)
