@@ -169,3 +169,34 @@ fn a_partition_change_is_served_within_tables_every_sweeps() {
     assert_eq!(with_p5, 2);
     assert!(last.partitions.iter().any(|p| p.pkey.0 == 0x8005));
 }
+
+/// Without an SM_Key (no partition tables) a GUIDInfo refresh first asks
+/// the whole fabric's GUIDInfoRecords in one GetTable (issue 41.2); under
+/// umad2sim that answer is cut (counted), and every port's GUIDInfo is read
+/// as with the SM_Key: the same GUIDs for every end port.
+#[test]
+fn guid_info_equals_without_an_sm_key_through_the_cut_whole_answer() {
+    if !in_child() {
+        return parent("guid_info_equals_without_an_sm_key_through_the_cut_whole_answer");
+    }
+    let guids = |o: UmadOptions| {
+        let mut s = open_source(o);
+        s.sweep().unwrap();
+        let snap = s.sweep().unwrap();
+        let cut = snap.sweep.cost.sa_answers_cut;
+        let by_port: Vec<_> = snap
+            .ports
+            .iter()
+            .map(|p| (p.guid, p.num, p.guids.to_vec()))
+            .collect();
+        (by_port, cut)
+    };
+    let (with_key, _) = guids(UmadOptions::default());
+    let (without, cut) = guids(UmadOptions {
+        sm_key: None,
+        ..UmadOptions::default()
+    });
+    assert!(cut >= 1, "the whole-fabric answer came cut: {cut}");
+    assert!(with_key.iter().any(|(_, _, g)| g.len() > 8), "long tables");
+    assert_eq!(without, with_key);
+}

@@ -10,6 +10,7 @@
 
 use std::collections::HashMap;
 
+mod guids;
 mod pkeys;
 mod sma;
 pub use pkeys::PKeyRead;
@@ -296,7 +297,13 @@ pub fn tables(tr: &mut Transport, sm_lid: u16, sm_key: Option<u64>, t: &Tables, 
     // A multi-packet answer just came cut, or did before: tables that do not
     // fit one packet go to the SMAs without asking the SA first.
     let cuts = t.cuts_multi_packet || v.pkey_read == Some(PKeyRead::Cut);
-    guid_info(tr, sm_lid, end_ports, t.blocks, cuts, v);
+    if t.whole_fabric && !cuts {
+        // A refresh: the whole fabric in one query where RMPP works.
+        let rest = guids::whole_fabric(tr, sm_lid, end_ports, v);
+        guid_info(tr, sm_lid, &rest.ports, t.blocks, rest.cut, v);
+    } else {
+        guid_info(tr, sm_lid, end_ports, t.blocks, cuts, v);
+    }
 }
 
 /// The GUIDInfo blocks of every end port, asked per LID; a port whose answer
