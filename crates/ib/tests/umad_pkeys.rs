@@ -200,3 +200,44 @@ fn guid_info_equals_without_an_sm_key_through_the_cut_whole_answer() {
     assert!(with_key.iter().any(|(_, _, g)| g.len() > 8), "long tables");
     assert_eq!(without, with_key);
 }
+
+/// The GUIDs `saquery GIR LID/BLOCK` prints for one block, by index.
+fn sa_guid_block(lid: u16, block: u16) -> Vec<u64> {
+    let out = child_diag("saquery", &["GIR", &format!("{lid}/{block}")]);
+    out.lines()
+        .filter(|l| l.trim_start().starts_with("GUID "))
+        .filter_map(|l| l.rsplit('.').next())
+        .filter_map(|h| u64::from_str_radix(h.trim().trim_start_matches("0x"), 16).ok())
+        .collect()
+}
+
+/// Under umad2sim (no RMPP) every end port's GUIDInfo, a switch's port 0
+/// as a CA's, is read from its SMA: block by block it equals what the SA
+/// says (`saquery GIR LID/BLOCK`).
+#[test]
+fn guid_info_of_every_end_port_equals_saquery() {
+    if !in_child() {
+        return parent("guid_info_of_every_end_port_equals_saquery");
+    }
+    let mut s = open_source(UmadOptions::default());
+    s.sweep().unwrap();
+    let snap = s.sweep().unwrap();
+    let mut switches = 0;
+    let mut checked = 0;
+    for p in &snap.ports {
+        let switch = snap.node(p.node).is_some_and(|n| n.switch.is_some());
+        if p.info.lid.0 == 0 || (switch && p.num.0 != 0) {
+            continue;
+        }
+        let mut want = Vec::new();
+        for b in 0..(p.info.guid_cap.div_ceil(8).max(1) as u16) {
+            want.extend(sa_guid_block(p.info.lid.0, b));
+        }
+        let got: Vec<u64> = p.guids.iter().map(|g| g.0).collect();
+        assert_eq!(got, want, "LID {} port {}", p.info.lid.0, p.num.0);
+        checked += 1;
+        switches += usize::from(switch);
+    }
+    assert_eq!(switches, 2, "both switches' port 0");
+    assert!(checked >= 6, "{checked}");
+}

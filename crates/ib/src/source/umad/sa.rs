@@ -308,8 +308,12 @@ pub fn tables(tr: &mut Transport, sm_lid: u16, sm_key: Option<u64>, t: &Tables, 
 
 /// The GUIDInfo blocks of every end port, asked per LID; a port whose answer
 /// does not fit one packet and arrives cut (umad2sim: no RMPP) is read from
-/// its own SMA instead, one GUIDInfo SMP per block ([`sma`]), at once when
-/// `cuts_multi_packet`.
+/// its own SMA instead, one GUIDInfo SMP per block ([`sma`]). When
+/// `cuts_multi_packet` (this SA path has no RMPP, so it is no SA that
+/// answers a whole fabric at once), every port is read from its SMA: the
+/// SM answers SA queries one at a time, each a search of its whole
+/// database (OpenSM walks every node for a GUIDInfoRecord query), where
+/// each SMA answers its own (docs/umad.md "P_Key tables").
 fn guid_info(
     tr: &mut Transport,
     sm_lid: u16,
@@ -318,11 +322,8 @@ fn guid_info(
     cuts_multi_packet: bool,
     v: &mut SaView,
 ) {
-    // Two GUIDInfoRecords fill one packet's 200 octets of SA data.
-    let long = |k: &(u16, u8)| blocks.get(k).is_some_and(|b| b.guid > 2);
     type Ports = Vec<(u16, u8)>;
-    let (to_smas, to_sa): (Ports, Ports) =
-        end_ports.iter().partition(|k| cuts_multi_packet && long(k));
+    let (to_smas, to_sa): (Ports, Ports) = end_ports.iter().partition(|_| cuts_multi_packet);
     guid_info_from_smas(tr, &to_smas, blocks, v);
     let reqs = to_sa
         .iter()
