@@ -1,4 +1,4 @@
-#!/bin/sh
+#!/bin/bash
 # Full PMA sweep of a ~4,000-host fat tree in ibsim: ibsnmpd's umad source against
 # `ibqueryerrors` on the same fabric, and against ibsim's own MAD ceiling.
 #
@@ -31,6 +31,8 @@ SWEEP_WINDOWS=${SWEEP_WINDOWS:-256}
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 DIR=$(mktemp -d /tmp/ibsnmpd-bench-pma.XXXXXX)
 export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$ROOT/target}
+. "$ROOT/scripts/lib/machine.sh"
+machine_line
 
 cleanup() {
     "$ROOT/scripts/testbed.sh" stop "$DIR" >/dev/null 2>&1 || true
@@ -146,6 +148,7 @@ done
 echo "--- ibsnmpd dump --source umad again"
 dumps
 
+echo "at the end: $(machine_line)"
 python3 - "$DIR/bench.out" "$IBQ" "$IBQS" "$DIR/dump.times" <<'EOF'
 import re, sys
 text = open(sys.argv[1]).read()
