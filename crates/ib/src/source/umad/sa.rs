@@ -119,12 +119,36 @@ fn get_table<T: Codec>(
 ) -> Result<Table<T>, TxError> {
     let mad = tr.call(req::sa(GET_TABLE, attr_id, sm_lid, sm_key, mask, template))?;
     Ok(Table {
-        records: req::sa_records(&mad)
-            .into_iter()
-            .filter_map(|r| T::decode(r).ok())
-            .collect(),
+        records: records(&mad),
         cut: req::sa_truncated(&mad),
     })
+}
+
+/// The whole records of an SA answer that decode.
+fn records<T: Codec>(mad: &[u8]) -> Vec<T> {
+    req::sa_records(mad)
+        .into_iter()
+        .filter_map(|r| T::decode(r).ok())
+        .collect()
+}
+
+/// Hands each of `end_ports` its table from a whole-fabric answer
+/// (`tables`, by `key`) through `put`; returns the ports the answer lacks,
+/// to be asked one by one.
+fn take_tables<K: Ord, T>(
+    end_ports: &[(u16, u8)],
+    mut tables: std::collections::BTreeMap<K, T>,
+    key: impl Fn(&(u16, u8)) -> K,
+    mut put: impl FnMut((u16, u8), T),
+) -> Vec<(u16, u8)> {
+    let mut rest = Vec::new();
+    for k in end_ports {
+        match tables.remove(&key(k)) {
+            Some(t) => put(*k, t),
+            None => rest.push(*k),
+        }
+    }
+    rest
 }
 
 /// A whole table's records; a cut one is noted in `v.cut` (the source counts

@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 
 use super::super::req::{self, GET_TABLE};
 use super::super::transport::{Transport, TxError};
-use super::{guids_of, SaView};
+use super::{guids_of, records, take_tables, SaView};
 use crate::mad::sa::{attr, GuidInfoRecord};
 
 /// What the whole-fabric attempt left to ask per port.
@@ -46,19 +46,15 @@ pub(super) fn whole_fabric(
     let request = req::sa(GET_TABLE, attr::GUID_INFO_RECORD, sm_lid, 0, 0, &template);
     match tr.call(request) {
         Ok(mad) if !req::sa_truncated(&mad) => {
-            let records = req::sa_records(&mad)
-                .into_iter()
-                .filter_map(|r| GuidInfoRecord::decode(r).ok());
-            let mut tables = by_lid(records);
-            let mut ports = Vec::new();
-            for k in end_ports {
-                match tables.remove(&k.0) {
-                    Some(blocks) => {
-                        v.guids.insert(k.0, guids_of(blocks));
-                    }
-                    None => ports.push(*k),
-                }
-            }
+            let tables = by_lid(records::<GuidInfoRecord>(&mad));
+            let ports = take_tables(
+                end_ports,
+                tables,
+                |k| k.0,
+                |k, blocks| {
+                    v.guids.insert(k.0, guids_of(blocks));
+                },
+            );
             Rest { ports, cut: false }
         }
         Ok(_) => {

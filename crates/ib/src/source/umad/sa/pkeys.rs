@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 use super::super::req::{self, GET_TABLE};
 use super::super::transport::{Transport, TxError};
 use super::sma::{self, TableBlocks};
-use super::SaView;
+use super::{records, take_tables, SaView};
 use crate::mad::sa::{attr, PKeyTableRecord};
 use crate::mad::smp::{attr as smp_attr, PKeyTable};
 use crate::types::Lid;
@@ -72,19 +72,15 @@ pub(super) fn whole_fabric(
     );
     let why = match tr.call(request) {
         Ok(mad) if !req::sa_truncated(&mad) => {
-            let records = req::sa_records(&mad)
-                .into_iter()
-                .filter_map(|r| PKeyTableRecord::decode(r).ok());
-            let mut tables = by_port(records);
-            let mut rest = Vec::new();
-            for k in end_ports {
-                match tables.remove(k) {
-                    Some(keys) => {
-                        v.pkeys.insert(*k, keys);
-                    }
-                    None => rest.push(*k),
-                }
-            }
+            let tables = by_port(records::<PKeyTableRecord>(&mad));
+            let rest = take_tables(
+                end_ports,
+                tables,
+                |k| *k,
+                |k, keys| {
+                    v.pkeys.insert(k, keys);
+                },
+            );
             v.pkey_read = Some(PKeyRead::WholeFabric);
             return rest;
         }
