@@ -11,7 +11,8 @@
 //! A link going down is seen by the PMA of the far end no longer answering
 //! (an HCA behind it is unreachable) or by LinkDownedCounter on both ends; what
 //! none of these shows (a switch-to-switch link on a PMA that does not count
-//! LinkDowned) waits for the periodic full discovery (`topology_every`).
+//! LinkDowned) waits for the periodic check of one of its ends
+//! ([`super::verify`], a slice of the nodes each sweep: `topology_every`).
 
 use std::collections::HashMap;
 use std::fmt;
