@@ -15,6 +15,7 @@
 
 mod agent;
 mod body;
+mod deflate;
 pub mod fabric;
 mod gzip;
 mod limits;

@@ -1,0 +1,692 @@
+//! A deflate (RFC 1951) encoder for line-structured text such as the
+//! /metrics exposition, where each line repeats most of the line before it
+//! (the same metric name and node, the next port). Instead of searching a
+//! window for matches as a general LZ77 matcher must (zlib's hash chains),
+//! it compares each line with the previous one field by field (fields end
+//! at `"`) and codes the common runs as matches at that line's distance and
+//! the rest as literals. Each block takes the fixed Huffman codes or codes
+//! of its own, whichever is smaller.
+//!
+//! Any input gives a valid stream: text without newlines, lines longer
+//! than the 32 KiB window (coded as literals), binary octets.
+
+/// The longest match deflate codes, and the farthest back it may reach.
+const MAX_MATCH: usize = 258;
+const MIN_MATCH: usize = 3;
+const WINDOW: usize = 32 * 1024;
+
+/// A token: a literal octet, or a match (flag, length - 3, distance - 1).
+const MATCH: u32 = 1 << 31;
+
+/// Symbols of the literal/length and distance alphabets.
+const LITLEN: usize = 286;
+const DIST: usize = 30;
+const END_OF_BLOCK: usize = 256;
+
+/// The code length code's symbols in the order the block header lists them.
+const CLEN_ORDER: [usize; 19] = [
+    16, 17, 18, 0, 8, 7, 9, 6, 10, 5, 11, 4, 12, 3, 13, 2, 14, 1, 15,
+];
+
+/// An encoder over a stream of text given in pieces.
+pub(super) struct Encoder {
+    bits: Bits,
+    /// The last line (or part line) of the text so far, when within the
+    /// window: what the next piece's first line is compared with.
+    tail: Vec<u8>,
+    /// Work buffers kept between pieces: the tail and the piece, and the
+    /// piece's tokens.
+    buf: Vec<u8>,
+    tokens: Vec<u32>,
+}
+
+impl Encoder {
+    pub fn new() -> Encoder {
+        Encoder {
+            bits: Bits::default(),
+            tail: Vec::new(),
+            buf: Vec::new(),
+            tokens: Vec::new(),
+        }
+    }
+
+    /// Codes `text` as one block (none when it is empty) and returns the
+    /// whole octets made so far; a few bits may wait for the next call.
+    pub fn push(&mut self, text: &[u8]) -> Vec<u8> {
+        if !text.is_empty() {
+            self.buf.clear();
+            self.buf.extend_from_slice(&self.tail);
+            self.buf.extend_from_slice(text);
+            self.tokens.clear();
+            let mut freq = Freq::default();
+            tokenize(&self.buf, self.tail.len(), &mut self.tokens, &mut freq);
+            block(&mut self.bits, &self.tokens, &mut freq);
+            // The last line, kept for the next piece when a match can reach it.
+            let last = memchr::memrchr(b'\n', &self.buf[..self.buf.len() - 1]).map_or(0, |p| p + 1);
+            self.tail.clear();
+            if self.buf.len() - last <= WINDOW {
+                self.tail.extend_from_slice(&self.buf[last..]);
+            }
+        }
+        std::mem::take(&mut self.bits.out)
+    }
+
+    /// Ends the stream (`last`) with a final empty block, or leaves it
+    /// open on an octet boundary with an empty stored block (a sync flush)
+    /// so another stream's blocks may follow: the last octets.
+    pub fn end(mut self, last: bool) -> Vec<u8> {
+        if last {
+            // BFINAL, fixed codes, end of block (seven zero bits).
+            self.bits.put(0b011, 3);
+            self.bits.put(0, 7);
+            self.bits.align();
+        } else {
+            self.bits.put(0, 3);
+            self.bits.align();
+            self.bits.out.extend_from_slice(&[0, 0, 0xff, 0xff]);
+        }
+        self.bits.out
+    }
+}
+
+/// Symbol counts of one block.
+struct Freq {
+    litlen: [u32; LITLEN],
+    dist: [u32; DIST],
+}
+
+impl Default for Freq {
+    fn default() -> Freq {
+        Freq {
+            litlen: [0; LITLEN],
+            dist: [0; DIST],
+        }
+    }
+}
+
+/// The tokens of `buf[start..]`, each line compared with the line before
+/// it (the first with `buf[..start]`, the previous piece's last line).
+fn tokenize(buf: &[u8], start: usize, tokens: &mut Vec<u32>, freq: &mut Freq) {
+    let mut prev = 0..start;
+    let mut at = start;
+    while at < buf.len() {
+        let end = memchr::memchr(b'\n', &buf[at..]).map_or(buf.len(), |p| at + p + 1);
+        line(buf, prev, at..end, tokens, freq);
+        prev = at..end;
+        at = end;
+    }
+}
+
+/// The tokens of one line against the previous one: runs equal at the
+/// same place of a field are matches; a field whose rest differs in length
+/// from the previous line's is literals up to its end, where the two lines
+/// line up again.
+fn line(
+    buf: &[u8],
+    prev: std::ops::Range<usize>,
+    cur: std::ops::Range<usize>,
+    tokens: &mut Vec<u32>,
+    freq: &mut Freq,
+) {
+    let (mut i, mut j) = (cur.start, prev.start);
+    // Where the current field of both lines ends, while they are known to
+    // be aligned to the same length (a mismatch there is one literal).
+    let mut aligned_to = i;
+    while i < cur.end {
+        if j >= prev.end || i - j > WINDOW {
+            literals(&buf[i..cur.end], tokens, freq);
+            return;
+        }
+        let n = common(&buf[i..cur.end], &buf[j..prev.end]);
+        if n >= MIN_MATCH {
+            matches(n, i - j, tokens, freq);
+        } else {
+            literals(&buf[i..i + n], tokens, freq);
+        }
+        i += n;
+        j += n;
+        if i >= cur.end {
+            return;
+        }
+        if i < aligned_to {
+            literals(&buf[i..=i], tokens, freq);
+            i += 1;
+            j += 1;
+            continue;
+        }
+        let qi = quote(buf, i, cur.end);
+        let qj = quote(buf, j, prev.end);
+        if qi - i == qj - j {
+            aligned_to = qi;
+            literals(&buf[i..=i], tokens, freq);
+            i += 1;
+            j += 1;
+        } else {
+            literals(&buf[i..qi], tokens, freq);
+            i = qi;
+            j = qj;
+        }
+    }
+}
+
+/// The next `"` in `buf[from..end]`, or `end`. Fields are short: a plain
+/// loop costs less than memchr's set-up.
+#[inline]
+fn quote(buf: &[u8], from: usize, end: usize) -> usize {
+    buf.get(from..end)
+        .and_then(|b| b.iter().position(|&c| c == b'"'))
+        .map_or(end, |p| from + p)
+}
+
+/// How many leading octets `a` and `b` share, eight at a time.
+fn common(a: &[u8], b: &[u8]) -> usize {
+    let len = a.len().min(b.len());
+    let mut n = 0;
+    while n + 8 <= len {
+        let x = u64::from_le_bytes(a[n..n + 8].try_into().unwrap_or_default());
+        let y = u64::from_le_bytes(b[n..n + 8].try_into().unwrap_or_default());
+        let d = x ^ y;
+        if d != 0 {
+            return n + (d.trailing_zeros() / 8) as usize;
+        }
+        n += 8;
+    }
+    while n < len && a[n] == b[n] {
+        n += 1;
+    }
+    n
+}
+
+fn literals(text: &[u8], tokens: &mut Vec<u32>, freq: &mut Freq) {
+    for &c in text {
+        tokens.push(u32::from(c));
+        freq.litlen[usize::from(c)] += 1;
+    }
+}
+
+/// A run of `n` (at least 3) octets `dist` back, as matches of at most 258
+/// octets, none shorter than 3.
+fn matches(mut n: usize, dist: usize, tokens: &mut Vec<u32>, freq: &mut Freq) {
+    while n > 0 {
+        let len = if n <= MAX_MATCH {
+            n
+        } else if n - MAX_MATCH < MIN_MATCH {
+            n - MIN_MATCH
+        } else {
+            MAX_MATCH
+        };
+        tokens.push(MATCH | ((len - MIN_MATCH) as u32) << 16 | (dist - 1) as u32);
+        freq.litlen[257 + usize::from(LENGTH_SYM[len - MIN_MATCH])] += 1;
+        freq.dist[dist_sym(dist)] += 1;
+        n -= len;
+    }
+}
+
+/// Each match length's symbol (less 257), by length - 3.
+static LENGTH_SYM: [u8; 256] = {
+    let mut t = [0u8; 256];
+    let mut l = MIN_MATCH;
+    while l <= MAX_MATCH {
+        t[l - MIN_MATCH] = length_code(l).0 as u8;
+        l += 1;
+    }
+    t
+};
+
+/// Extra bits of each length symbol (less 257) and distance symbol.
+const LENGTH_EXTRA: [u32; 29] = [
+    0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3, 4, 4, 4, 4, 5, 5, 5, 5, 0,
+];
+const DIST_EXTRA: [u32; DIST] = [
+    0, 0, 0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 6, 7, 7, 8, 8, 9, 9, 10, 10, 11, 11, 12, 12, 13,
+    13,
+];
+
+/// A distance's symbol.
+#[inline]
+fn dist_sym(dist: usize) -> usize {
+    let x = (dist - 1) as u32;
+    if x < 4 {
+        return x as usize;
+    }
+    let b = 31 - x.leading_zeros();
+    (2 * b + ((x >> (b - 1)) & 1)) as usize
+}
+
+/// A match length's symbol (less 257), extra bit count and extra bits.
+const fn length_code(len: usize) -> (usize, u32, u32) {
+    if len == MAX_MATCH {
+        return (28, 0, 0);
+    }
+    let x = (len - MIN_MATCH) as u32;
+    if x < 8 {
+        return (x as usize, 0, 0);
+    }
+    let b = 31 - x.leading_zeros();
+    let sym = 4 * (b - 1) + ((x >> (b - 2)) & 3);
+    (sym as usize, b - 2, x & ((1 << (b - 2)) - 1))
+}
+
+/// A Huffman code: each symbol's code (bit-reversed, as deflate sends it)
+/// and length.
+struct Code {
+    codes: Vec<u16>,
+    lens: Vec<u8>,
+}
+
+impl Code {
+    /// The canonical code of these lengths (RFC 1951 3.2.2).
+    fn of(lens: Vec<u8>) -> Code {
+        let mut count = [0u16; 16];
+        for &l in &lens {
+            count[usize::from(l)] += 1;
+        }
+        count[0] = 0;
+        let mut next = [0u16; 16];
+        let mut code = 0u16;
+        for b in 1..16 {
+            code = (code + count[b - 1]) << 1;
+            next[b] = code;
+        }
+        let codes = lens
+            .iter()
+            .map(|&l| {
+                if l == 0 {
+                    return 0;
+                }
+                let c = next[usize::from(l)];
+                next[usize::from(l)] += 1;
+                c.reverse_bits() >> (16 - l)
+            })
+            .collect();
+        Code { codes, lens }
+    }
+
+    #[inline(always)]
+    fn put(&self, bits: &mut Bits, sym: usize) {
+        bits.put(u64::from(self.codes[sym]), u32::from(self.lens[sym]));
+    }
+
+    /// Bits this code spends on symbols of these counts.
+    fn cost(&self, freq: &[u32]) -> u64 {
+        freq.iter()
+            .zip(&self.lens)
+            .map(|(&f, &l)| u64::from(f) * u64::from(l))
+            .sum()
+    }
+}
+
+/// The fixed codes (RFC 1951 3.2.6).
+fn fixed() -> &'static (Code, Code) {
+    static FIXED: std::sync::OnceLock<(Code, Code)> = std::sync::OnceLock::new();
+    FIXED.get_or_init(|| {
+        let mut lens = vec![8u8; 288];
+        lens[144..256].fill(9);
+        lens[256..280].fill(7);
+        (Code::of(lens), Code::of(vec![5; DIST]))
+    })
+}
+
+/// Huffman code lengths for these counts, none longer than `limit`. Fewer
+/// than two symbols in use get a second, so the code is complete (as
+/// zlib's inflate requires of a code length code).
+fn lengths(freq: &[u32], limit: u8) -> Vec<u8> {
+    let mut f: Vec<u64> = freq.iter().map(|&x| u64::from(x)).collect();
+    let used = f.iter().filter(|&&x| x > 0).count();
+    for x in f
+        .iter_mut()
+        .filter(|x| **x == 0)
+        .take(2usize.saturating_sub(used))
+    {
+        *x = 1;
+    }
+    loop {
+        let lens = huffman(&f);
+        if lens.iter().all(|&l| l <= limit) {
+            return lens;
+        }
+        // Too deep: flatten the counts and build again (rare; all ones at
+        // the end is a balanced code within any limit used here).
+        for x in f.iter_mut().filter(|x| **x > 0) {
+            *x = (*x >> 1).max(1);
+        }
+    }
+}
+
+/// Code lengths of a Huffman code for these counts (zero: unused).
+fn huffman(f: &[u64]) -> Vec<u8> {
+    use std::cmp::Reverse;
+    use std::collections::BinaryHeap;
+    let mut parent: Vec<usize> = vec![usize::MAX; f.len()];
+    let mut heap: BinaryHeap<Reverse<(u64, usize)>> = f
+        .iter()
+        .enumerate()
+        .filter(|(_, &x)| x > 0)
+        .map(|(i, &x)| Reverse((x, i)))
+        .collect();
+    while heap.len() > 1 {
+        let (Some(Reverse((a, i))), Some(Reverse((b, j)))) = (heap.pop(), heap.pop()) else {
+            break;
+        };
+        let node = parent.len();
+        parent.push(usize::MAX);
+        parent[i] = node;
+        parent[j] = node;
+        heap.push(Reverse((a + b, node)));
+    }
+    (0..f.len())
+        .map(|s| {
+            if f[s] == 0 {
+                return 0;
+            }
+            let (mut depth, mut n) = (0u8, s);
+            while parent[n] != usize::MAX {
+                depth = depth.saturating_add(1);
+                n = parent[n];
+            }
+            depth
+        })
+        .collect()
+}
+
+/// Codes one block of tokens with the fixed codes or its own, whichever
+/// takes fewer bits.
+fn block(bits: &mut Bits, tokens: &[u32], freq: &mut Freq) {
+    freq.litlen[END_OF_BLOCK] = 1;
+    let extra: u64 = freq.litlen[257..]
+        .iter()
+        .zip(LENGTH_EXTRA)
+        .chain(freq.dist.iter().zip(DIST_EXTRA))
+        .map(|(&f, x)| u64::from(f) * u64::from(x))
+        .sum();
+    let (fl, fd) = fixed();
+    let fixed_bits = 3 + fl.cost(&freq.litlen) + fd.cost(&freq.dist) + extra;
+    let litlen = Code::of(lengths(&freq.litlen, 15));
+    let dist = Code::of(lengths(&freq.dist, 15));
+    let mut header = Bits::default();
+    dynamic_header(&mut header, &litlen, &dist);
+    let dynamic_bits = header.len() + litlen.cost(&freq.litlen) + dist.cost(&freq.dist) + extra;
+    if dynamic_bits < fixed_bits {
+        bits.append(&header);
+        symbols(bits, tokens, &litlen, &dist);
+    } else {
+        bits.put(0b010, 3);
+        symbols(bits, tokens, fl, fd);
+    }
+}
+
+fn split(t: u32) -> (usize, usize) {
+    (
+        ((t >> 16) & 0xff) as usize + MIN_MATCH,
+        (t & 0xffff) as usize + 1,
+    )
+}
+
+/// A dynamic block's header (RFC 1951 3.2.7): not final, the counts, the
+/// code length code and the two codes' lengths (no run-length symbols:
+/// the header is a few hundred octets against a block of a megabyte).
+fn dynamic_header(bits: &mut Bits, litlen: &Code, dist: &Code) {
+    let nlit = 257.max(
+        litlen
+            .lens
+            .iter()
+            .rposition(|&l| l > 0)
+            .map_or(0, |p| p + 1),
+    );
+    let ndist = 1.max(dist.lens.iter().rposition(|&l| l > 0).map_or(0, |p| p + 1));
+    let all: Vec<u8> = litlen.lens[..nlit]
+        .iter()
+        .chain(&dist.lens[..ndist])
+        .copied()
+        .collect();
+    let mut cfreq = [0u32; 19];
+    for &l in &all {
+        cfreq[usize::from(l)] += 1;
+    }
+    let clen = Code::of(lengths(&cfreq, 7));
+    let nclen = 4.max(
+        CLEN_ORDER
+            .iter()
+            .rposition(|&s| clen.lens[s] > 0)
+            .map_or(0, |p| p + 1),
+    );
+    bits.put(0b100, 3);
+    bits.put((nlit - 257) as u64, 5);
+    bits.put((ndist - 1) as u64, 5);
+    bits.put((nclen - 4) as u64, 4);
+    for &s in &CLEN_ORDER[..nclen] {
+        bits.put(u64::from(clen.lens[s]), 3);
+    }
+    for &l in &all {
+        clen.put(bits, usize::from(l));
+    }
+}
+
+fn symbols(bits: &mut Bits, tokens: &[u32], litlen: &Code, dist: &Code) {
+    // At most 48 bits a token, and the end of block.
+    bits.out.reserve(tokens.len() * 6 + 8);
+    for &t in tokens {
+        if t & MATCH == 0 {
+            litlen.put(bits, t as usize);
+            continue;
+        }
+        let (len, d) = split(t);
+        let sym = usize::from(LENGTH_SYM[len - MIN_MATCH]);
+        litlen.put(bits, 257 + sym);
+        let n = LENGTH_EXTRA[sym];
+        bits.put(((len - MIN_MATCH) as u64) & ((1 << n) - 1), n);
+        let sym = dist_sym(d);
+        dist.put(bits, sym);
+        let n = DIST_EXTRA[sym];
+        bits.put(((d - 1) as u64) & ((1 << n) - 1), n);
+    }
+    litlen.put(bits, END_OF_BLOCK);
+}
+
+/// Bits written least significant first, whole octets moved out as they
+/// fill.
+#[derive(Default)]
+struct Bits {
+    acc: u64,
+    n: u32,
+    out: Vec<u8>,
+}
+
+impl Bits {
+    /// Appends the low `n` (at most 32) bits of `v`.
+    #[inline(always)]
+    fn put(&mut self, v: u64, n: u32) {
+        self.acc |= v << self.n;
+        self.n += n;
+        if self.n >= 32 {
+            self.out.extend_from_slice(&(self.acc as u32).to_le_bytes());
+            self.acc >>= 32;
+            self.n -= 32;
+        }
+    }
+
+    /// Zero bits to the next octet boundary, and out with them.
+    fn align(&mut self) {
+        let pad = (8 - self.n % 8) % 8;
+        self.put(0, pad);
+        while self.n > 0 {
+            self.out.push(self.acc as u8);
+            self.acc >>= 8;
+            self.n -= 8;
+        }
+    }
+
+    fn len(&self) -> u64 {
+        self.out.len() as u64 * 8 + u64::from(self.n)
+    }
+
+    /// Appends another writer's bits.
+    fn append(&mut self, other: &Bits) {
+        for &o in &other.out {
+            self.put(u64::from(o), 8);
+        }
+        self.put(other.acc, other.n);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+    use std::io::Read as _;
+
+    /// The raw deflate stream of `pieces`, ended.
+    fn deflate(pieces: &[&[u8]]) -> Vec<u8> {
+        let mut e = Encoder::new();
+        let mut out = Vec::new();
+        for p in pieces {
+            out.extend(e.push(p));
+        }
+        out.extend(e.end(true));
+        out
+    }
+
+    fn inflate(z: &[u8]) -> Vec<u8> {
+        let mut text = Vec::new();
+        flate2::read::DeflateDecoder::new(z)
+            .read_to_end(&mut text)
+            .expect("a valid deflate stream");
+        text
+    }
+
+    #[test]
+    fn codes_match_rfc1951_tables() {
+        assert_eq!(length_code(3), (0, 0, 0));
+        assert_eq!(length_code(10), (7, 0, 0));
+        assert_eq!(length_code(11), (8, 1, 0));
+        assert_eq!(length_code(12), (8, 1, 1));
+        assert_eq!(length_code(257), (27, 5, 30));
+        assert_eq!(length_code(258), (28, 0, 0));
+        for (d, sym) in [
+            (1, 0),
+            (4, 3),
+            (5, 4),
+            (7, 5),
+            (193, 15),
+            (257, 16),
+            (32768, 29),
+        ] {
+            assert_eq!(dist_sym(d), sym, "distance {d}");
+        }
+        for len in 3..=258 {
+            let (sym, n, _) = length_code(len);
+            assert_eq!(LENGTH_EXTRA[sym], n, "length {len}");
+        }
+    }
+
+    #[test]
+    fn empty_input_and_empty_pieces() {
+        assert_eq!(inflate(&deflate(&[])), b"");
+        assert_eq!(inflate(&deflate(&[b"", b"", b""])), b"");
+    }
+
+    /// Exposition-like lines compress several times over, as matches
+    /// against the line before.
+    #[test]
+    fn metric_lines_decode_and_shrink() {
+        let mut text = String::new();
+        for port in 1..=2000 {
+            text.push_str(&format!(
+                "infiniband_switch_port_state_id{{guid=\"0x0000000000200{:03x}\",switch=\"edge{:04}\",port=\"{}\",uplink=\"host{:04}\",uplink_port=\"1\"}} {}\n",
+                port / 36, port / 36, port % 36 + 1, port, port * 7919 % 1000
+            ));
+        }
+        let z = deflate(&[text.as_bytes()]);
+        assert_eq!(inflate(&z), text.as_bytes());
+        assert!(z.len() * 5 < text.len(), "{} of {}", z.len(), text.len());
+    }
+
+    /// A line longer than the window, and pieces cut mid-line.
+    #[test]
+    fn long_lines_and_cut_pieces() {
+        let long = "x\"y".repeat(20_000) + "\n";
+        let text = format!("{long}{long}a\"b\"c\n{long}");
+        let b = text.as_bytes();
+        for cut in [1, 7, 40_000, 60_001, b.len() - 1] {
+            let z = deflate(&[&b[..cut], &b[cut..]]);
+            assert_eq!(inflate(&z), b);
+        }
+    }
+
+    /// A stream ended with a sync flush, then another encoder's final
+    /// stream: one deflate stream to a decoder.
+    #[test]
+    fn sync_flush_then_another_stream() {
+        let mut a = Encoder::new();
+        let mut z = a.push(b"one \"two\" three\none \"two\" four\n");
+        z.extend(a.end(false));
+        let mut b = Encoder::new();
+        z.extend(b.push(b"five\n"));
+        z.extend(b.end(true));
+        assert_eq!(inflate(&z), b"one \"two\" three\none \"two\" four\nfive\n");
+    }
+
+    /// Long matches split at 258 without a piece shorter than 3.
+    #[test]
+    fn long_equal_lines() {
+        for n in [256, 257, 258, 259, 260, 261, 516, 517, 1000] {
+            let line = "a".repeat(n) + "\n";
+            let text = line.repeat(4);
+            assert_eq!(inflate(&deflate(&[text.as_bytes()])), text.as_bytes());
+        }
+    }
+
+    /// Few symbols, skewed counts: the code length limits hold.
+    #[test]
+    fn skewed_counts_stay_within_limits() {
+        let mut f = vec![0u32; 40];
+        for (i, x) in f.iter_mut().enumerate() {
+            *x = 1 << (i % 31);
+        }
+        assert!(lengths(&f, 7).iter().all(|&l| l <= 7));
+        assert!(lengths(&f, 15).iter().all(|&l| l <= 15));
+        assert_eq!(lengths(&[0, 0, 5], 15), vec![1, 0, 1]);
+    }
+
+    fn lines() -> impl Strategy<Value = Vec<u8>> {
+        // Text of a few field shapes, so lines share fields and differ in
+        // their lengths.
+        prop::collection::vec(
+            prop::sample::select(vec![
+                &b"\""[..],
+                b"\n",
+                b"name{guid=",
+                b"0x1234",
+                b"0x12345",
+                b",port=",
+                b"7",
+                b"} 12\n",
+                b"aaaaaaaa",
+            ]),
+            0..400,
+        )
+        .prop_map(|v| v.concat())
+    }
+
+    proptest! {
+        #[test]
+        fn any_octets_round_trip(data in prop::collection::vec(any::<u8>(), 0..3000), cut in 0usize..3000) {
+            let cut = cut.min(data.len());
+            prop_assert_eq!(inflate(&deflate(&[&data[..cut], &data[cut..]])), data);
+        }
+
+        #[test]
+        fn line_text_round_trips(data in lines(), cuts in prop::collection::vec(0usize..4000, 0..4)) {
+            let mut cuts: Vec<usize> = cuts.into_iter().map(|c| c.min(data.len())).collect();
+            cuts.sort_unstable();
+            let mut pieces = Vec::new();
+            let mut at = 0;
+            for c in cuts {
+                pieces.push(&data[at..c]);
+                at = c;
+            }
+            pieces.push(&data[at..]);
+            prop_assert_eq!(inflate(&deflate(&pieces)), data);
+        }
+    }
+}
