@@ -58,6 +58,8 @@ impl Encoder {
             self.buf.extend_from_slice(&self.tail);
             self.buf.extend_from_slice(text);
             self.tokens.clear();
+            // At most a token an octet: no growth while tokenizing.
+            self.tokens.reserve(text.len() + 1);
             let mut freq = Freq::default();
             tokenize(&self.buf, self.tail.len(), &mut self.tokens, &mut freq);
             block(&mut self.bits, &self.tokens, &mut freq);
@@ -129,44 +131,49 @@ fn line(
     freq: &mut Freq,
 ) {
     let (mut i, mut j) = (cur.start, prev.start);
-    // Where the current field of both lines ends, while they are known to
-    // be aligned to the same length (a mismatch there is one literal).
+    // Literals wait from `lit` to `i` until the next match.
+    let mut lit = i;
+    // Where the field being compared ends, while both lines are known to
+    // have it at the same length (a mismatch there is one literal).
     let mut aligned_to = i;
     while i < cur.end {
         if j >= prev.end || i - j > WINDOW {
-            literals(&buf[i..cur.end], tokens, freq);
-            return;
+            i = cur.end;
+            break;
         }
-        let n = common(&buf[i..cur.end], &buf[j..prev.end]);
+        let n = common(buf, i, j, cur.end);
         if n >= MIN_MATCH {
+            literals(&buf[lit..i], tokens, freq);
             matches(n, i - j, tokens, freq);
-        } else {
-            literals(&buf[i..i + n], tokens, freq);
+            lit = i + n;
         }
         i += n;
         j += n;
         if i >= cur.end {
-            return;
+            break;
         }
-        if i < aligned_to {
-            literals(&buf[i..=i], tokens, freq);
-            i += 1;
-            j += 1;
-            continue;
-        }
-        let qi = quote(buf, i, cur.end);
-        let qj = quote(buf, j, prev.end);
-        if qi - i == qj - j {
+        // buf[i] differs from buf[j].
+        if i >= aligned_to {
+            let qi = quote(buf, i, cur.end);
+            let d = i - j;
+            // The previous line's field ends at the same place: they stay
+            // aligned (its own quote search is needed only when not).
+            let same = if qi == cur.end {
+                j <= prev.end && prev.end - j == cur.end - i
+            } else {
+                qi - d < prev.end && buf[qi - d] == b'"'
+            };
+            if !same {
+                j = quote(buf, j, prev.end);
+                i = qi;
+                continue;
+            }
             aligned_to = qi;
-            literals(&buf[i..=i], tokens, freq);
-            i += 1;
-            j += 1;
-        } else {
-            literals(&buf[i..qi], tokens, freq);
-            i = qi;
-            j = qj;
         }
+        i += 1;
+        j += 1;
     }
+    literals(&buf[lit..i], tokens, freq);
 }
 
 /// The next `"` in `buf[from..end]`, or `end`. Fields are short: a plain
@@ -178,23 +185,29 @@ fn quote(buf: &[u8], from: usize, end: usize) -> usize {
         .map_or(end, |p| from + p)
 }
 
-/// How many leading octets `a` and `b` share, eight at a time.
-fn common(a: &[u8], b: &[u8]) -> usize {
-    let len = a.len().min(b.len());
+/// How many octets from `i` on (up to `end`) equal those from `j` on
+/// (`j < i`), eight at a time.
+#[inline]
+fn common(buf: &[u8], i: usize, j: usize, end: usize) -> usize {
+    let (Some(cur), Some(prev)) = (buf.get(i..end), buf.get(j..end)) else {
+        return 0;
+    };
     let mut n = 0;
-    while n + 8 <= len {
-        let x = u64::from_le_bytes(a[n..n + 8].try_into().unwrap_or_default());
-        let y = u64::from_le_bytes(b[n..n + 8].try_into().unwrap_or_default());
-        let d = x ^ y;
+    for (x, y) in cur.chunks_exact(8).zip(prev.chunks_exact(8)) {
+        let (Ok(x), Ok(y)) = (<[u8; 8]>::try_from(x), <[u8; 8]>::try_from(y)) else {
+            break;
+        };
+        let d = u64::from_le_bytes(x) ^ u64::from_le_bytes(y);
         if d != 0 {
             return n + (d.trailing_zeros() / 8) as usize;
         }
         n += 8;
     }
-    while n < len && a[n] == b[n] {
-        n += 1;
-    }
-    n
+    n + cur[n..]
+        .iter()
+        .zip(&prev[n..])
+        .take_while(|(x, y)| x == y)
+        .count()
 }
 
 fn literals(text: &[u8], tokens: &mut Vec<u32>, freq: &mut Freq) {
