@@ -53,22 +53,30 @@ impl Encoder {
     /// Codes `text` as one block (none when it is empty) and returns the
     /// whole octets made so far; a few bits may wait for the next call.
     pub fn push(&mut self, text: &[u8]) -> Vec<u8> {
-        if !text.is_empty() {
-            self.buf.clear();
-            self.buf.extend_from_slice(&self.tail);
-            self.buf.extend_from_slice(text);
-            self.tokens.clear();
-            // At most a token an octet: no growth while tokenizing.
-            self.tokens.reserve(text.len() + 1);
-            let mut freq = Freq::default();
-            tokenize(&self.buf, self.tail.len(), &mut self.tokens, &mut freq);
-            block(&mut self.bits, &self.tokens, &mut freq);
-            // The last line, kept for the next piece when a match can reach it.
-            let last = memchr::memrchr(b'\n', &self.buf[..self.buf.len() - 1]).map_or(0, |p| p + 1);
-            self.tail.clear();
-            if self.buf.len() - last <= WINDOW {
-                self.tail.extend_from_slice(&self.buf[last..]);
-            }
+        if text.is_empty() {
+            return std::mem::take(&mut self.bits.out);
+        }
+        self.tokens.clear();
+        // At most a token an octet: no growth while tokenizing.
+        self.tokens.reserve(text.len() + 1);
+        let mut freq = Freq::default();
+        // The piece's first line follows the tail in a buffer of both; the
+        // other lines are compared where they are.
+        let first = memchr::memchr(b'\n', text).map_or(text.len(), |p| p + 1);
+        self.buf.clear();
+        self.buf.extend_from_slice(&self.tail);
+        self.buf.extend_from_slice(&text[..first]);
+        tokenize(&self.buf, 0..self.tail.len(), &mut self.tokens, &mut freq);
+        tokenize(text, 0..first, &mut self.tokens, &mut freq);
+        block(&mut self.bits, &self.tokens, &mut freq);
+        // The last line, kept for the next piece when a match can reach it.
+        let last = match memchr::memrchr(b'\n', &text[..text.len() - 1]) {
+            Some(p) => &text[p + 1..],
+            None => &self.buf[..],
+        };
+        self.tail.clear();
+        if last.len() <= WINDOW {
+            self.tail.extend_from_slice(last);
         }
         std::mem::take(&mut self.bits.out)
     }
@@ -106,11 +114,10 @@ impl Default for Freq {
     }
 }
 
-/// The tokens of `buf[start..]`, each line compared with the line before
-/// it (the first with `buf[..start]`, the previous piece's last line).
-fn tokenize(buf: &[u8], start: usize, tokens: &mut Vec<u32>, freq: &mut Freq) {
-    let mut prev = 0..start;
-    let mut at = start;
+/// The tokens of the lines of `buf` after `prev`, each compared with the
+/// line before it (the first with `prev`).
+fn tokenize(buf: &[u8], mut prev: std::ops::Range<usize>, tokens: &mut Vec<u32>, freq: &mut Freq) {
+    let mut at = prev.end;
     while at < buf.len() {
         let end = memchr::memchr(b'\n', &buf[at..]).map_or(buf.len(), |p| at + p + 1);
         line(buf, prev, at..end, tokens, freq);
@@ -280,11 +287,11 @@ const fn length_code(len: usize) -> (usize, u32, u32) {
     (sym as usize, b - 2, x & ((1 << (b - 2)) - 1))
 }
 
-/// A Huffman code: each symbol's code (bit-reversed, as deflate sends it)
-/// and length.
+/// A Huffman code: each symbol's length, and its code (bit-reversed, as
+/// deflate sends it) with the length in the top octet.
 struct Code {
-    codes: Vec<u16>,
     lens: Vec<u8>,
+    packed: Vec<u32>,
 }
 
 impl Code {
@@ -292,7 +299,7 @@ impl Code {
     fn of(lens: Vec<u8>) -> Code {
         let mut count = [0u16; 16];
         for &l in &lens {
-            count[usize::from(l)] += 1;
+            count[usize::from(l & 15)] += 1;
         }
         count[0] = 0;
         let mut next = [0u16; 16];
@@ -301,23 +308,25 @@ impl Code {
             code = (code + count[b - 1]) << 1;
             next[b] = code;
         }
-        let codes = lens
+        let packed = lens
             .iter()
             .map(|&l| {
+                let l = l & 15;
                 if l == 0 {
                     return 0;
                 }
                 let c = next[usize::from(l)];
                 next[usize::from(l)] += 1;
-                c.reverse_bits() >> (16 - l)
+                u32::from(c.reverse_bits() >> (16 - l)) | u32::from(l) << 24
             })
             .collect();
-        Code { codes, lens }
+        Code { lens, packed }
     }
 
     #[inline(always)]
     fn put(&self, bits: &mut Bits, sym: usize) {
-        bits.put(u64::from(self.codes[sym]), u32::from(self.lens[sym]));
+        let p = self.packed.get(sym).copied().unwrap_or(0);
+        bits.put(u64::from(p & 0xff_ffff), p >> 24);
     }
 
     /// Bits this code spends on symbols of these counts.
@@ -428,13 +437,6 @@ fn block(bits: &mut Bits, tokens: &[u32], freq: &mut Freq) {
     }
 }
 
-fn split(t: u32) -> (usize, usize) {
-    (
-        ((t >> 16) & 0xff) as usize + MIN_MATCH,
-        (t & 0xffff) as usize + 1,
-    )
-}
-
 /// A dynamic block's header (RFC 1951 3.2.7): not final, the counts, the
 /// code length code and the two codes' lengths (no run-length symbols:
 /// the header is a few hundred octets against a block of a megabyte).
@@ -478,20 +480,31 @@ fn dynamic_header(bits: &mut Bits, litlen: &Code, dist: &Code) {
 fn symbols(bits: &mut Bits, tokens: &[u32], litlen: &Code, dist: &Code) {
     // At most 48 bits a token, and the end of block.
     bits.out.reserve(tokens.len() * 6 + 8);
+    // Each length's code and extra bits together, length in the top octet.
+    let mut lengths = [0u32; 256];
+    for (x, l) in lengths.iter_mut().zip(MIN_MATCH..) {
+        let sym = usize::from(LENGTH_SYM[l - MIN_MATCH]);
+        let p = litlen.packed.get(257 + sym).copied().unwrap_or(0);
+        let n = LENGTH_EXTRA[sym];
+        let extra = ((l - MIN_MATCH) as u32) & ((1 << n) - 1);
+        *x = (p & 0xff_ffff | extra << (p >> 24)) | ((p >> 24) + n) << 24;
+    }
+    let mut lit = [0u32; 256];
+    lit.copy_from_slice(&litlen.packed[..256]);
     for &t in tokens {
         if t & MATCH == 0 {
-            litlen.put(bits, t as usize);
+            let p = lit[(t & 0xff) as usize];
+            bits.put(u64::from(p & 0xff_ffff), p >> 24);
             continue;
         }
-        let (len, d) = split(t);
-        let sym = usize::from(LENGTH_SYM[len - MIN_MATCH]);
-        litlen.put(bits, 257 + sym);
-        let n = LENGTH_EXTRA[sym];
-        bits.put(((len - MIN_MATCH) as u64) & ((1 << n) - 1), n);
-        let sym = dist_sym(d);
-        dist.put(bits, sym);
-        let n = DIST_EXTRA[sym];
-        bits.put(((d - 1) as u64) & ((1 << n) - 1), n);
+        let l = lengths[((t >> 16) & 0xff) as usize];
+        bits.put(u64::from(l & 0xff_ffff), l >> 24);
+        let d = (t & 0x7fff) as usize;
+        let sym = dist_sym(d + 1);
+        let p = dist.packed.get(sym).copied().unwrap_or(0);
+        let n = DIST_EXTRA.get(sym).copied().unwrap_or(0);
+        let extra = (d as u64) & ((1 << n) - 1);
+        bits.put(u64::from(p & 0xff_ffff) | extra << (p >> 24), (p >> 24) + n);
     }
     litlen.put(bits, END_OF_BLOCK);
 }
@@ -506,7 +519,7 @@ struct Bits {
 }
 
 impl Bits {
-    /// Appends the low `n` (at most 32) bits of `v`.
+    /// Appends the low `n` (at most 32) bits of `v` (no others set).
     #[inline(always)]
     fn put(&mut self, v: u64, n: u32) {
         self.acc |= v << self.n;
