@@ -188,7 +188,7 @@ impl Exposition {
                     };
                     self.each(out, want, rows.kind(k), |out, name, r| {
                         if let Some(v) = health_of(report, r).and_then(value) {
-                            let _ = writeln!(out, "{name}{{{}}} {v}", r.labels);
+                            sample_f64(out, name, &r.labels, v);
                         }
                     })
                 }
@@ -315,13 +315,28 @@ fn describe(step: Step) -> Option<(String, &'static str, bool)> {
 /// One sample, `name{labels} value`, written piece by piece: at millions
 /// of samples a scrape, `write!`'s formatting machinery cost more than the
 /// text itself.
-fn sample(out: &mut String, name: &str, labels: &str, value: u64) {
+fn sample(out: &mut String, name: &str, labels: &str, value: impl itoa::Integer) {
     out.push_str(name);
     out.push('{');
     out.push_str(labels);
     out.push_str("} ");
     out.push_str(itoa::Buffer::new().format(value));
     out.push('\n');
+}
+
+/// A sample of a float gauge: whole values (most health gauges: flags and
+/// counts) through `itoa`, written as `Display` writes them; others by
+/// `Display`.
+fn sample_f64(out: &mut String, name: &str, labels: &str, v: f64) {
+    // Within 2^53 a whole f64 is exactly its i64; -0 keeps its sign.
+    if v.fract() == 0.0 && v.abs() < 9.0e15 && !(v == 0.0 && v.is_sign_negative()) {
+        return sample(out, name, labels, v as i64);
+    }
+    out.push_str(name);
+    out.push('{');
+    out.push_str(labels);
+    out.push_str("} ");
+    let _ = writeln!(out, "{v}");
 }
 
 /// One sample of a per-VL family: the port's labels and `vl`.
@@ -371,9 +386,7 @@ fn below(out: &mut String, name: &str, labels: &str, finding: Option<&Degraded>)
                 d.width, d.expected_width, d.speed, d.expected_speed
             );
         }
-        None => {
-            let _ = writeln!(out, "{name}{{{labels}}} 0");
-        }
+        None => sample(out, name, labels, 0),
     }
 }
 
@@ -414,5 +427,31 @@ fn health_settings(out: &mut String, r: &HealthReport) {
         ("max_xmit_wait_ratio", c.max_xmit_wait_ratio),
     ] {
         let _ = writeln!(out, "infiniband_health_threshold{{check=\"{check}\"}} {v}");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    /// A float gauge's text is what `Display` writes, on both paths.
+    #[test]
+    fn float_samples_are_written_as_display_writes_them() {
+        for v in [
+            0.0,
+            -0.0,
+            1.0,
+            -3.0,
+            12.5,
+            1e-12,
+            3600.0,
+            8.9e15,
+            9.5e15,
+            1e300,
+            f64::NAN,
+            f64::INFINITY,
+        ] {
+            let mut out = String::new();
+            super::sample_f64(&mut out, "m", "a=\"b\"", v);
+            assert_eq!(out, format!("m{{a=\"b\"}} {v}\n"));
+        }
     }
 }
