@@ -18,7 +18,7 @@ pub(super) const HEADER: &[u8] = &[0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 0xff];
 
 /// Octets of gzipped fabric parts kept for one published snapshot, all
 /// family sets together: the default families of a 48,000-host fabric
-/// take about 180 MB. A larger part is sent and not kept; the one scrape
+/// take about 100 MB. A larger part is sent and not kept; the one scrape
 /// collecting a part holds at most as much again.
 const KEPT_MAX: usize = 256 << 20;
 
