@@ -156,9 +156,7 @@ impl Work {
                     self.fabric = Fabric::Sent;
                 }
                 Fabric::Sent => {
-                    let Some(agent) = self.agent.take() else {
-                        return None;
-                    };
+                    let agent = self.agent.take()?;
                     return Some(match self.gzip.as_mut() {
                         None => Bytes::from(agent),
                         Some(g) => g.finish(&agent),
