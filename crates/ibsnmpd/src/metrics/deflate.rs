@@ -57,8 +57,9 @@ impl Encoder {
             return std::mem::take(&mut self.bits.out);
         }
         self.tokens.clear();
-        // At most a token an octet: no growth while tokenizing.
-        self.tokens.reserve(text.len() + 1);
+        // About a token in sixteen octets for exposition text (a line of
+        // 190 has a dozen); other text grows the buffer as it needs.
+        self.tokens.reserve(text.len() / 8);
         let mut freq = Freq::default();
         // The piece's first line follows the tail in a buffer of both; the
         // other lines are compared where they are.
