@@ -4,8 +4,10 @@
 //! window for matches as a general LZ77 matcher must (zlib's hash chains),
 //! it compares each line with the previous one field by field (fields end
 //! at `"`) and codes the common runs as matches at that line's distance and
-//! the rest as literals. Each block takes the fixed Huffman codes or codes
-//! of its own, whichever is smaller.
+//! the rest as literals, coded as they are found (one pass). A block's
+//! Huffman codes are built from the block before (its counts, every symbol
+//! given a code), or are the fixed ones when those would have coded that
+//! block in fewer bits: the first block takes the fixed codes.
 //!
 //! Any input gives a valid stream: text without newlines, lines longer
 //! than the 32 KiB window (coded as literals), binary octets.
@@ -14,9 +16,6 @@
 const MAX_MATCH: usize = 258;
 const MIN_MATCH: usize = 3;
 const WINDOW: usize = 32 * 1024;
-
-/// A token: a literal octet, or a match (flag, length - 3, distance - 1).
-const MATCH: u32 = 1 << 31;
 
 /// Symbols of the literal/length and distance alphabets.
 const LITLEN: usize = 286;
@@ -31,22 +30,25 @@ const CLEN_ORDER: [usize; 19] = [
 /// An encoder over a stream of text given in pieces.
 pub(super) struct Encoder {
     bits: Bits,
+    /// The codes of the next block: the fixed ones for the first, then
+    /// those that would have coded the block before in fewer bits (text
+    /// is coded in one pass, so a block's codes come from the one before).
+    codes: Box<Codes>,
     /// The last line (or part line) of the text so far, when within the
     /// window: what the next piece's first line is compared with.
     tail: Vec<u8>,
-    /// Work buffers kept between pieces: the tail and the piece, and the
-    /// piece's tokens.
+    /// A work buffer kept between pieces: the tail and the piece's first
+    /// line.
     buf: Vec<u8>,
-    tokens: Vec<u32>,
 }
 
 impl Encoder {
     pub fn new() -> Encoder {
         Encoder {
             bits: Bits::default(),
+            codes: Box::new(Codes::fixed()),
             tail: Vec::new(),
             buf: Vec::new(),
-            tokens: Vec::new(),
         }
     }
 
@@ -56,20 +58,26 @@ impl Encoder {
         if text.is_empty() {
             return std::mem::take(&mut self.bits.out);
         }
-        self.tokens.clear();
-        // About a token in sixteen octets for exposition text (a line of
-        // 190 has a dozen); other text grows the buffer as it needs.
-        self.tokens.reserve(text.len() / 8);
         let mut freq = Freq::default();
+        self.bits.append(&self.codes.header);
+        // About a token in sixteen octets of exposition text, at most six
+        // octets a token.
+        self.bits.out.reserve(text.len() / 2);
+        let mut out = Out {
+            bits: &mut self.bits,
+            codes: &self.codes,
+            freq: &mut freq,
+        };
         // The piece's first line follows the tail in a buffer of both; the
         // other lines are compared where they are.
         let first = memchr::memchr(b'\n', text).map_or(text.len(), |p| p + 1);
         self.buf.clear();
         self.buf.extend_from_slice(&self.tail);
         self.buf.extend_from_slice(&text[..first]);
-        tokenize(&self.buf, 0..self.tail.len(), &mut self.tokens, &mut freq);
-        tokenize(text, 0..first, &mut self.tokens, &mut freq);
-        block(&mut self.bits, &self.tokens, &mut freq);
+        tokenize(&self.buf, 0..self.tail.len(), &mut out);
+        tokenize(text, 0..first, &mut out);
+        out.put(self.codes.end_of_block);
+        self.codes = Box::new(Codes::after(&mut freq));
         // The last line, kept for the next piece when a match can reach it.
         let last = match memchr::memrchr(b'\n', &text[..text.len() - 1]) {
             Some(p) => &text[p + 1..],
@@ -117,11 +125,11 @@ impl Default for Freq {
 
 /// The tokens of the lines of `buf` after `prev`, each compared with the
 /// line before it (the first with `prev`).
-fn tokenize(buf: &[u8], mut prev: std::ops::Range<usize>, tokens: &mut Vec<u32>, freq: &mut Freq) {
+fn tokenize(buf: &[u8], mut prev: std::ops::Range<usize>, out: &mut Out) {
     let mut at = prev.end;
     while at < buf.len() {
         let end = memchr::memchr(b'\n', &buf[at..]).map_or(buf.len(), |p| at + p + 1);
-        line(buf, prev, at..end, tokens, freq);
+        line(buf, prev, at..end, out);
         prev = at..end;
         at = end;
     }
@@ -131,13 +139,7 @@ fn tokenize(buf: &[u8], mut prev: std::ops::Range<usize>, tokens: &mut Vec<u32>,
 /// same place of a field are matches; a field whose rest differs in length
 /// from the previous line's is literals up to its end, where the two lines
 /// line up again.
-fn line(
-    buf: &[u8],
-    prev: std::ops::Range<usize>,
-    cur: std::ops::Range<usize>,
-    tokens: &mut Vec<u32>,
-    freq: &mut Freq,
-) {
+fn line(buf: &[u8], prev: std::ops::Range<usize>, cur: std::ops::Range<usize>, out: &mut Out) {
     let (mut i, mut j) = (cur.start, prev.start);
     // Literals wait from `lit` to `i` until the next match.
     let mut lit = i;
@@ -151,8 +153,8 @@ fn line(
         }
         let n = common(buf, i, j, cur.end);
         if n >= MIN_MATCH {
-            literals(&buf[lit..i], tokens, freq);
-            matches(n, i - j, tokens, freq);
+            out.literals(&buf[lit..i]);
+            out.matches(n, i - j);
             lit = i + n;
         }
         i += n;
@@ -181,7 +183,7 @@ fn line(
         i += 1;
         j += 1;
     }
-    literals(&buf[lit..i], tokens, freq);
+    out.literals(&buf[lit..i]);
 }
 
 /// The next `"` in `buf[from..end]`, or `end`. Fields are short: a plain
@@ -218,28 +220,50 @@ fn common(buf: &[u8], i: usize, j: usize, end: usize) -> usize {
         .count()
 }
 
-fn literals(text: &[u8], tokens: &mut Vec<u32>, freq: &mut Freq) {
-    for &c in text {
-        tokens.push(u32::from(c));
-        freq.litlen[usize::from(c)] += 1;
-    }
+/// Where tokens go: coded at once, and counted for the next block's codes.
+struct Out<'a> {
+    bits: &'a mut Bits,
+    codes: &'a Codes,
+    freq: &'a mut Freq,
 }
 
-/// A run of `n` (at least 3) octets `dist` back, as matches of at most 258
-/// octets, none shorter than 3.
-fn matches(mut n: usize, dist: usize, tokens: &mut Vec<u32>, freq: &mut Freq) {
-    while n > 0 {
-        let len = if n <= MAX_MATCH {
-            n
-        } else if n - MAX_MATCH < MIN_MATCH {
-            n - MIN_MATCH
-        } else {
-            MAX_MATCH
-        };
-        tokens.push(MATCH | ((len - MIN_MATCH) as u32) << 16 | (dist - 1) as u32);
-        freq.litlen[257 + usize::from(LENGTH_SYM[len - MIN_MATCH])] += 1;
-        freq.dist[dist_sym(dist)] += 1;
-        n -= len;
+impl Out<'_> {
+    /// A code (and extra bits) packed with its length in the top octet.
+    #[inline(always)]
+    fn put(&mut self, p: u32) {
+        self.bits.put(u64::from(p & 0xff_ffff), p >> 24);
+    }
+
+    fn literals(&mut self, text: &[u8]) {
+        for &c in text {
+            self.freq.litlen[usize::from(c)] += 1;
+            self.put(self.codes.lit[usize::from(c)]);
+        }
+    }
+
+    /// A run of `n` (at least 3) octets `dist` back, as matches of at most
+    /// 258 octets, none shorter than 3.
+    fn matches(&mut self, mut n: usize, dist: usize) {
+        let sym = dist_sym(dist);
+        let p = self.codes.dist.get(sym).copied().unwrap_or(0);
+        let x = DIST_EXTRA.get(sym).copied().unwrap_or(0);
+        let extra = ((dist - 1) as u64) & ((1 << x) - 1);
+        while n > 0 {
+            let len = if n <= MAX_MATCH {
+                n
+            } else if n - MAX_MATCH < MIN_MATCH {
+                n - MIN_MATCH
+            } else {
+                MAX_MATCH
+            };
+            let l = (len - MIN_MATCH) & 0xff;
+            self.freq.litlen[257 + usize::from(LENGTH_SYM[l])] += 1;
+            self.freq.dist[sym] += 1;
+            self.put(self.codes.lengths[l]);
+            self.bits
+                .put(u64::from(p & 0xff_ffff) | extra << (p >> 24), (p >> 24) + x);
+            n -= len;
+        }
     }
 }
 
@@ -368,7 +392,7 @@ fn lengths(freq: &[u32], limit: u8) -> Vec<u8> {
         if lens.iter().all(|&l| l <= limit) {
             return lens;
         }
-        // Too deep: flatten the counts and build again (rare; all ones at
+        // Too deep: flatten the counts and build again (all ones at
         // the end is a balanced code within any limit used here).
         for x in f.iter_mut().filter(|x| **x > 0) {
             *x = (*x >> 1).max(1);
@@ -412,29 +436,63 @@ fn huffman(f: &[u64]) -> Vec<u8> {
         .collect()
 }
 
-/// Codes one block of tokens with the fixed codes or its own, whichever
-/// takes fewer bits.
-fn block(bits: &mut Bits, tokens: &[u32], freq: &mut Freq) {
-    freq.litlen[END_OF_BLOCK] = 1;
-    let extra: u64 = freq.litlen[257..]
-        .iter()
-        .zip(LENGTH_EXTRA)
-        .chain(freq.dist.iter().zip(DIST_EXTRA))
-        .map(|(&f, x)| u64::from(f) * u64::from(x))
-        .sum();
-    let (fl, fd) = fixed();
-    let fixed_bits = 3 + fl.cost(&freq.litlen) + fd.cost(&freq.dist) + extra;
-    let litlen = Code::of(lengths(&freq.litlen, 15));
-    let dist = Code::of(lengths(&freq.dist, 15));
-    let mut header = Bits::default();
-    dynamic_header(&mut header, &litlen, &dist);
-    let dynamic_bits = header.len() + litlen.cost(&freq.litlen) + dist.cost(&freq.dist) + extra;
-    if dynamic_bits < fixed_bits {
-        bits.append(&header);
-        symbols(bits, tokens, &litlen, &dist);
-    } else {
-        bits.put(0b010, 3);
-        symbols(bits, tokens, fl, fd);
+/// A block's codes as it sends them: its header (block type, and a
+/// dynamic block's code lengths), and each symbol's code packed with its
+/// length in the top octet (a length's with its extra bits).
+struct Codes {
+    header: Bits,
+    lit: [u32; 256],
+    lengths: [u32; 256],
+    dist: [u32; DIST],
+    end_of_block: u32,
+}
+
+impl Codes {
+    fn fixed() -> Codes {
+        let (litlen, dist) = fixed();
+        let mut header = Bits::default();
+        header.put(0b010, 3);
+        Codes::of(header, litlen, dist)
+    }
+
+    /// The codes for the block after one of these counts: its own (every
+    /// symbol given a code, as the next block may use any) or the fixed
+    /// ones, whichever would have coded it in fewer bits.
+    fn after(freq: &mut Freq) -> Codes {
+        freq.litlen[END_OF_BLOCK] = 1;
+        let (fl, fd) = fixed();
+        let fixed_bits = fl.cost(&freq.litlen) + fd.cost(&freq.dist);
+        for f in freq.litlen.iter_mut().chain(freq.dist.iter_mut()) {
+            *f = f.saturating_add(1);
+        }
+        let litlen = Code::of(lengths(&freq.litlen, 15));
+        let dist = Code::of(lengths(&freq.dist, 15));
+        let mut header = Bits::default();
+        dynamic_header(&mut header, &litlen, &dist);
+        if header.len() + litlen.cost(&freq.litlen) + dist.cost(&freq.dist) < fixed_bits {
+            Codes::of(header, &litlen, &dist)
+        } else {
+            Codes::fixed()
+        }
+    }
+
+    fn of(header: Bits, litlen: &Code, dist: &Code) -> Codes {
+        let code = |c: &Code, sym: usize| c.packed.get(sym).copied().unwrap_or(0);
+        let mut lengths = [0u32; 256];
+        for (x, l) in lengths.iter_mut().zip(MIN_MATCH..) {
+            let sym = usize::from(LENGTH_SYM[l - MIN_MATCH]);
+            let p = code(litlen, 257 + sym);
+            let n = LENGTH_EXTRA[sym];
+            let extra = ((l - MIN_MATCH) as u32) & ((1 << n) - 1);
+            *x = (p & 0xff_ffff | extra << (p >> 24)) | ((p >> 24) + n) << 24;
+        }
+        Codes {
+            header,
+            lit: std::array::from_fn(|c| code(litlen, c)),
+            lengths,
+            dist: std::array::from_fn(|d| code(dist, d)),
+            end_of_block: code(litlen, END_OF_BLOCK),
+        }
     }
 }
 
@@ -476,38 +534,6 @@ fn dynamic_header(bits: &mut Bits, litlen: &Code, dist: &Code) {
     for &l in &all {
         clen.put(bits, usize::from(l));
     }
-}
-
-fn symbols(bits: &mut Bits, tokens: &[u32], litlen: &Code, dist: &Code) {
-    // At most 48 bits a token, and the end of block.
-    bits.out.reserve(tokens.len() * 6 + 8);
-    // Each length's code and extra bits together, length in the top octet.
-    let mut lengths = [0u32; 256];
-    for (x, l) in lengths.iter_mut().zip(MIN_MATCH..) {
-        let sym = usize::from(LENGTH_SYM[l - MIN_MATCH]);
-        let p = litlen.packed.get(257 + sym).copied().unwrap_or(0);
-        let n = LENGTH_EXTRA[sym];
-        let extra = ((l - MIN_MATCH) as u32) & ((1 << n) - 1);
-        *x = (p & 0xff_ffff | extra << (p >> 24)) | ((p >> 24) + n) << 24;
-    }
-    let mut lit = [0u32; 256];
-    lit.copy_from_slice(&litlen.packed[..256]);
-    for &t in tokens {
-        if t & MATCH == 0 {
-            let p = lit[(t & 0xff) as usize];
-            bits.put(u64::from(p & 0xff_ffff), p >> 24);
-            continue;
-        }
-        let l = lengths[((t >> 16) & 0xff) as usize];
-        bits.put(u64::from(l & 0xff_ffff), l >> 24);
-        let d = (t & 0x7fff) as usize;
-        let sym = dist_sym(d + 1);
-        let p = dist.packed.get(sym).copied().unwrap_or(0);
-        let n = DIST_EXTRA.get(sym).copied().unwrap_or(0);
-        let extra = (d as u64) & ((1 << n) - 1);
-        bits.put(u64::from(p & 0xff_ffff) | extra << (p >> 24), (p >> 24) + n);
-    }
-    litlen.put(bits, END_OF_BLOCK);
 }
 
 /// Bits written least significant first, whole octets moved out as they
