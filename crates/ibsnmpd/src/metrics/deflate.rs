@@ -60,9 +60,9 @@ impl Encoder {
         }
         let mut freq = Freq::default();
         self.bits.append(&self.codes.header);
-        // About a token in sixteen octets of exposition text, at most six
-        // octets a token.
-        self.bits.out.reserve(text.len() / 2);
+        // Exposition text codes to about a sixteenth of its size; other
+        // text grows the buffer as it needs.
+        self.bits.out.reserve(text.len() / 8);
         let mut out = Out {
             bits: &mut self.bits,
             codes: &self.codes,
