@@ -77,7 +77,7 @@ impl Encoder {
         tokenize(&self.buf, 0..self.tail.len(), &mut out);
         tokenize(text, 0..first, &mut out);
         out.put(self.codes.end_of_block);
-        self.codes = Box::new(Codes::after(&mut freq));
+        *self.codes = Codes::after(&mut freq);
         // The last line, kept for the next piece when a match can reach it.
         let last = match memchr::memrchr(b'\n', &text[..text.len() - 1]) {
             Some(p) => &text[p + 1..],
