@@ -10,6 +10,7 @@ use std::task::{Context, Poll};
 use hyper::body::{Bytes, Frame};
 use std::convert::Infallible;
 
+use super::deflate::{Fused, Tok};
 use super::fabric::Exposition;
 use super::gzip::{self, Deflated, Keeper, Part};
 
@@ -52,10 +53,12 @@ impl Gzip {
         }
     }
 
-    /// Compresses a chunk of the fabric part (`end`: the last one).
-    fn fabric(&mut self, text: &[u8], end: bool) -> Bytes {
+    /// Compresses a chunk of the fabric part (`end`: the last one) with
+    /// the lines the encoder may code from their labels' tokens.
+    fn fabric(&mut self, text: &[u8], fused: &[Fused], toks: &[Tok], end: bool) -> Bytes {
         // Made at the first chunk: a kept part needs no compressor.
-        let mut out = self.part.get_or_insert_with(Part::new).push(text);
+        let part = self.part.get_or_insert_with(Part::new);
+        let mut out = part.push_fused(text, fused, toks);
         if end {
             if let Some(part) = self.part.take() {
                 let (tail, crc) = part.end(false);
@@ -130,17 +133,17 @@ impl Work {
                     text.clear();
                     text.reserve(CHUNK + 4096);
                     let end = !x.fill(&mut text, CHUNK);
-                    if end {
-                        self.fabric = Fabric::Sent;
-                    }
                     let out = match self.gzip.as_mut() {
                         None => Bytes::from(text),
                         Some(g) => {
-                            let out = g.fabric(text.as_bytes(), end);
+                            let out = g.fabric(text.as_bytes(), x.fused(), x.toks(), end);
                             self.text = text;
                             out
                         }
                     };
+                    if end {
+                        self.fabric = Fabric::Sent;
+                    }
                     if !out.is_empty() {
                         return Some(out);
                     }

@@ -10,7 +10,7 @@ use std::sync::{Arc, Mutex, PoisonError, Weak};
 
 use hyper::body::Bytes;
 
-use super::deflate::Encoder;
+use super::deflate::{Encoder, Fused, Tok};
 use super::Families;
 
 /// The member header: deflate, no name, no time, OS unknown.
@@ -40,6 +40,13 @@ impl Part {
     pub fn push(&mut self, text: &[u8]) -> Vec<u8> {
         self.crc.update(text);
         self.z.push(text)
+    }
+
+    /// As [`push`](Self::push), with the sample lines the encoder may code
+    /// from their labels' tokens ([`Encoder::push_fused`]).
+    pub fn push_fused(&mut self, text: &[u8], fused: &[Fused], toks: &[Tok]) -> Vec<u8> {
+        self.crc.update(text);
+        self.z.push_fused(text, fused, toks)
     }
 
     /// Ends the part: its last octets and the CRC of its text. `last`
