@@ -401,13 +401,32 @@ impl Out<'_> {
         }
     }
 
-    /// A run of `n` (at least 3) octets `dist` back, as matches of at most
-    /// 258 octets, none shorter than 3.
-    fn matches(&mut self, mut n: usize, dist: usize) {
-        let sym = dist_sym(dist);
-        let p = self.codes.dist.get(sym).copied().unwrap_or(0);
-        let x = DIST_EXTRA.get(sym).copied().unwrap_or(0);
+    /// A run of `n` (at least 3) octets `dist` back (at most the window):
+    /// one match, the common case, coded here; a longer run by
+    /// [`long_matches`](Self::long_matches).
+    #[inline(always)]
+    fn matches(&mut self, n: usize, dist: usize) {
+        if n > MAX_MATCH {
+            return self.long_matches(n, dist);
+        }
+        // Within the tables without bounds checks (a window distance's
+        // symbol is at most 29, a length's index at most 255).
+        let sym = dist_sym(dist).min(DIST - 1);
+        let l = (n - MIN_MATCH) & 0xff;
+        self.freq.litlen[257 + usize::from(LENGTH_SYM[l])] += 1;
+        self.freq.dist[sym] += 1;
+        self.put(self.codes.lengths[l]);
+        let p = self.codes.dist[sym];
+        let x = DIST_EXTRA[sym];
         let extra = ((dist - 1) as u64) & ((1 << x) - 1);
+        self.bits
+            .put(u64::from(p & 0xff_ffff) | extra << (p >> 24), (p >> 24) + x);
+    }
+
+    /// A run longer than a match: matches of at most 258 octets, none
+    /// shorter than 3.
+    #[inline(never)]
+    fn long_matches(&mut self, mut n: usize, dist: usize) {
         while n > 0 {
             let len = if n <= MAX_MATCH {
                 n
@@ -416,12 +435,7 @@ impl Out<'_> {
             } else {
                 MAX_MATCH
             };
-            let l = (len - MIN_MATCH) & 0xff;
-            self.freq.litlen[257 + usize::from(LENGTH_SYM[l])] += 1;
-            self.freq.dist[sym] += 1;
-            self.put(self.codes.lengths[l]);
-            self.bits
-                .put(u64::from(p & 0xff_ffff) | extra << (p >> 24), (p >> 24) + x);
+            self.matches(len, dist);
             n -= len;
         }
     }
@@ -622,8 +636,15 @@ impl Codes {
         freq.litlen[END_OF_BLOCK] = 1;
         let (fl, fd) = fixed();
         let fixed_bits = fl.cost(&freq.litlen) + fd.cost(&freq.dist);
-        for f in freq.litlen.iter_mut().chain(freq.dist.iter_mut()) {
-            *f = f.saturating_add(1);
+        // Every symbol gets a code; the unused and rare ones a count of a
+        // 4096th of the block, so that the code fits 15 bits at the first
+        // try (a count of 1 among a million made it deeper, and each retry
+        // is another Huffman build).
+        for counts in [&mut freq.litlen[..], &mut freq.dist[..]] {
+            let floor = (counts.iter().map(|&f| u64::from(f)).sum::<u64>() >> 12).max(1) as u32;
+            for f in counts.iter_mut() {
+                *f = (*f).max(floor);
+            }
         }
         let litlen = Code::of(lengths(&freq.litlen, 15));
         let dist = Code::of(lengths(&freq.dist, 15));
