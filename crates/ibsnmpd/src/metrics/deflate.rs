@@ -79,7 +79,10 @@ impl Encoder {
         };
         let mut at = 0;
         for f in fused {
-            general(&self.tail, &mut self.buf, text, at..f.at, &mut out);
+            // Most fused lines follow another: nothing between.
+            if at < f.at {
+                general(&self.tail, &mut self.buf, text, at..f.at, &mut out);
+            }
             if f.name < MIN_MATCH || f.prev_len + f.labels + 4 > WINDOW {
                 general(&self.tail, &mut self.buf, text, f.at..f.end, &mut out);
             } else {
