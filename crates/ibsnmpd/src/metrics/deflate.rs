@@ -964,6 +964,9 @@ mod tests {
             .collect();
         for chunk in [1, 7, 1000] {
             fused_round_trip(&labels, &[0, 12345678901234, 7, 42], chunk);
+            // Equal values one after another, and values ending alike but
+            // of other lengths.
+            fused_round_trip(&labels, &[0, 0, 10, 0, 5, 5, 15], chunk);
         }
         // Labels too long to be worked out, and longer than the window.
         let long = vec!["x=\"".to_string() + &"y".repeat(40_000) + "\""; 3];
