@@ -15,6 +15,7 @@
 
 mod agent;
 mod body;
+mod deflate;
 pub mod fabric;
 mod gzip;
 mod limits;
@@ -239,7 +240,13 @@ fn work(
     };
     let fabric = match kept {
         Some(d) => body::Fabric::Kept(d, 0),
-        None => body::Fabric::Render(fabric::Exposition::new(published, rows, families)),
+        None => {
+            let mut x = fabric::Exposition::new(published, rows, families);
+            if gz {
+                x.fuse();
+            }
+            body::Fabric::Render(x)
+        }
     };
     Work {
         fabric,

@@ -9,8 +9,8 @@ use std::task::{Context, Poll};
 
 use hyper::body::{Bytes, Frame};
 use std::convert::Infallible;
-use tracing::warn;
 
+use super::deflate::{Fused, Tok};
 use super::fabric::Exposition;
 use super::gzip::{self, Deflated, Keeper, Part};
 
@@ -53,13 +53,15 @@ impl Gzip {
         }
     }
 
-    /// Compresses a chunk of the fabric part (`end`: the last one).
-    fn fabric(&mut self, text: &[u8], end: bool) -> std::io::Result<Bytes> {
+    /// Compresses a chunk of the fabric part (`end`: the last one) with
+    /// the lines the encoder may code from their labels' tokens.
+    fn fabric(&mut self, text: &[u8], fused: &[Fused], toks: &[Tok], end: bool) -> Bytes {
         // Made at the first chunk: a kept part needs no compressor.
-        let mut out = self.part.get_or_insert_with(Part::new).push(text)?;
+        let part = self.part.get_or_insert_with(Part::new);
+        let mut out = part.push_fused(text, fused, toks);
         if end {
             if let Some(part) = self.part.take() {
-                let (tail, crc) = part.end(false)?;
+                let (tail, crc) = part.end(false);
                 out.extend_from_slice(&tail);
                 self.crc = Some(crc);
             }
@@ -79,19 +81,19 @@ impl Gzip {
                 k.keep(crc);
             }
         }
-        Ok(out)
+        out
     }
 
     /// The agent's part and the trailer: the end of the body.
-    fn finish(&mut self, agent: &str) -> std::io::Result<Bytes> {
+    fn finish(&mut self, agent: &str) -> Bytes {
         let mut part = Part::new();
-        let mut out = part.push(agent.as_bytes())?;
-        let (tail, crc) = part.end(true)?;
+        let mut out = part.push(agent.as_bytes());
+        let (tail, crc) = part.end(true);
         out.extend_from_slice(&tail);
         let mut all = self.crc.take().unwrap_or_default();
         all.combine(&crc);
         out.extend_from_slice(&gzip::trailer(all));
-        Ok(Bytes::from(out))
+        Bytes::from(out)
     }
 }
 
@@ -116,19 +118,11 @@ impl Work {
             || matches!(&self.fabric, Fabric::Kept(d, next) if *next < d.chunks.len())
     }
 
-    /// The next chunk of the body; None once all of it is out (or when it
-    /// cannot be compressed: the client sees a cut body, never a wrong one).
+    /// The next chunk of the body; None once all of it is out.
     fn next(&mut self) -> Option<Bytes> {
-        self.try_next().unwrap_or_else(|e| {
-            warn!(error = %e, "metrics: compressing the body failed; cut short");
-            None
-        })
-    }
-
-    fn try_next(&mut self) -> std::io::Result<Option<Bytes>> {
         if let Some(g) = self.gzip.as_mut().filter(|g| !g.header_sent) {
             g.header_sent = true;
-            return Ok(Some(Bytes::from_static(gzip::HEADER)));
+            return Some(Bytes::from_static(gzip::HEADER));
         }
         loop {
             match &mut self.fabric {
@@ -139,25 +133,25 @@ impl Work {
                     text.clear();
                     text.reserve(CHUNK + 4096);
                     let end = !x.fill(&mut text, CHUNK);
-                    if end {
-                        self.fabric = Fabric::Sent;
-                    }
                     let out = match self.gzip.as_mut() {
                         None => Bytes::from(text),
                         Some(g) => {
-                            let out = g.fabric(text.as_bytes(), end)?;
+                            let out = g.fabric(text.as_bytes(), x.fused(), x.toks(), end);
                             self.text = text;
                             out
                         }
                     };
+                    if end {
+                        self.fabric = Fabric::Sent;
+                    }
                     if !out.is_empty() {
-                        return Ok(Some(out));
+                        return Some(out);
                     }
                 }
                 Fabric::Kept(d, next) => {
                     if let Some(c) = d.chunks.get(*next) {
                         *next += 1;
-                        return Ok(Some(c.clone()));
+                        return Some(c.clone());
                     }
                     if let Some(g) = self.gzip.as_mut() {
                         g.crc = Some(d.crc.clone());
@@ -165,13 +159,11 @@ impl Work {
                     self.fabric = Fabric::Sent;
                 }
                 Fabric::Sent => {
-                    let Some(agent) = self.agent.take() else {
-                        return Ok(None);
-                    };
-                    return Ok(Some(match self.gzip.as_mut() {
+                    let agent = self.agent.take()?;
+                    return Some(match self.gzip.as_mut() {
                         None => Bytes::from(agent),
-                        Some(g) => g.finish(&agent)?,
-                    }));
+                        Some(g) => g.finish(&agent),
+                    });
                 }
             }
         }

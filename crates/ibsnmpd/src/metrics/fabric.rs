@@ -16,6 +16,7 @@ use std::sync::Arc;
 use ib::model::health::{Degraded, PortHealth};
 use ib::model::{Node, Snapshot};
 
+use super::deflate::{Fused, Tok};
 use super::{header, Family};
 use crate::health::HealthReport;
 use families::{
@@ -91,6 +92,75 @@ pub struct Exposition {
     started: bool,
     /// The current family's metric name.
     name: String,
+    /// With gzip: the sample lines of the chunk the encoder may code from
+    /// their labels' tokens.
+    fuse: Option<Fuse>,
+}
+
+/// The sample lines of a chunk that follow the sample of the port before
+/// in the same family (see [`Fused`]), and the last sample written.
+#[derive(Default)]
+struct Fuse {
+    lines: Vec<Fused>,
+    last: Option<Last>,
+}
+
+/// The last sample line written: its row, its labels' and its own length,
+/// and where it ends in the chunk.
+struct Last {
+    row: usize,
+    labels: usize,
+    len: usize,
+    end: usize,
+}
+
+/// Where a family's lines go: the chunk's text, and with gzip what the
+/// encoder needs to know of them.
+struct Lines<'a> {
+    out: &'a mut String,
+    fuse: Option<&'a mut Fuse>,
+    /// The row (or node, or SM) being written.
+    pos: usize,
+}
+
+impl Lines<'_> {
+    /// A port's sample ([`sample`]), noted for the encoder when it follows
+    /// the port before's.
+    fn sample(&mut self, name: &str, r: &Row, value: impl itoa::Integer) {
+        let at = self.out.len();
+        sample(self.out, name, &r.labels, value);
+        let Some(f) = self.fuse.as_deref_mut() else {
+            return;
+        };
+        let end = self.out.len();
+        if let (Some(last), Some((a, b))) = (&f.last, r.toks) {
+            if last.end == at && last.row + 1 == self.pos {
+                f.lines.push(Fused {
+                    at,
+                    end,
+                    name: name.len(),
+                    labels: r.labels.len(),
+                    prev_len: last.len,
+                    prev_labels: last.labels,
+                    toks: a..b,
+                });
+            }
+        }
+        f.last = Some(Last {
+            row: self.pos,
+            labels: r.labels.len(),
+            len: end - at,
+            end,
+        });
+    }
+
+    /// A port's float gauge ([`sample_f64`]).
+    fn sample_f64(&mut self, name: &str, r: &Row, v: f64) {
+        match whole(v) {
+            Some(v) => self.sample(name, r, v),
+            None => sample_f64(self.out, name, &r.labels, v),
+        }
+    }
 }
 
 impl Exposition {
@@ -109,12 +179,47 @@ impl Exposition {
             pos: 0,
             started: false,
             name: String::new(),
+            fuse: None,
         }
+    }
+
+    /// Notes the sample lines the deflate encoder may code from their
+    /// labels' tokens ([`fused`](Self::fused)).
+    pub(super) fn fuse(&mut self) {
+        self.fuse = Some(Fuse::default());
+    }
+
+    /// The lines of the last chunk filled that the encoder may code from
+    /// the labels' tokens, [`toks`](Self::toks).
+    pub(super) fn fused(&self) -> &[Fused] {
+        self.fuse.as_ref().map_or(&[], |f| &f.lines[..])
+    }
+
+    pub(super) fn toks(&self) -> &[Tok] {
+        self.rows.toks()
     }
 
     /// Appends samples to `out` until it holds at least `want` octets or
     /// the fabric part ends; false once it has ended.
     pub fn fill(&mut self, out: &mut String, want: usize) -> bool {
+        if let Some(f) = self.fuse.as_mut() {
+            f.lines.clear();
+            // The chunk follows the last one's last line.
+            if let Some(last) = f.last.as_mut() {
+                last.end = out.len();
+            }
+        }
+        let more = self.fill_lines(out, want);
+        if let Some(f) = self.fuse.as_mut() {
+            // A chunk ending with a line of another shape.
+            if f.last.as_ref().is_some_and(|l| l.end != out.len()) {
+                f.last = None;
+            }
+        }
+        more
+    }
+
+    fn fill_lines(&mut self, out: &mut String, want: usize) -> bool {
         let published = Arc::clone(&self.published);
         let rows = Arc::clone(&self.rows);
         let snap = &published.snapshot;
@@ -125,15 +230,15 @@ impl Exposition {
                 self.started = true;
             }
             let done = match step {
-                Step::Info(k) => self.each(out, want, &snap.nodes, |out, name, n| {
+                Step::Info(k) => self.each(out, want, &snap.nodes, |w, name, n| {
                     if Kind::of(n) == k {
-                        info(out, name, k, snap, n);
+                        info(w.out, name, k, snap, n);
                     }
                 }),
                 Step::Counter(k, &(_, _, value)) => {
-                    self.each(out, want, rows.kind(k), |out, name, r| {
+                    self.each(out, want, rows.kind(k), |w, name, r| {
                         if let Some(c) = snap.ports.get(r.port).and_then(|p| p.counters.as_ref()) {
-                            sample(out, name, &r.labels, value(&c.totals));
+                            w.sample(name, r, value(&c.totals));
                         }
                     })
                 }
@@ -141,10 +246,10 @@ impl Exposition {
                     let Some(&((_, _, value), read)) = DETAIL_COUNTERS.get(i) else {
                         break;
                     };
-                    self.each(out, want, rows.kind(k), |out, name, r| {
+                    self.each(out, want, rows.kind(k), |w, name, r| {
                         if let Some(c) = snap.ports.get(r.port).and_then(|p| p.counters.as_ref()) {
                             if read(&c.readings) {
-                                sample(out, name, &r.labels, value(&c.totals));
+                                w.sample(name, r, value(&c.totals));
                             }
                         }
                     })
@@ -153,7 +258,7 @@ impl Exposition {
                     let Some(&(_, _, vls, unit)) = VL_COUNTERS.get(i) else {
                         break;
                     };
-                    self.each(out, want, rows.kind(k), |out, name, r| {
+                    self.each(out, want, rows.kind(k), |w, name, r| {
                         let Some(c) = snap.ports.get(r.port).and_then(|p| p.counters.as_ref())
                         else {
                             return;
@@ -161,7 +266,7 @@ impl Exposition {
                         let counts = vls(&c.totals);
                         if counts.is_present() {
                             for (vl, v) in counts.to_array().iter().enumerate() {
-                                sample_vl(out, name, &r.labels, vl, v.wrapping_mul(unit));
+                                sample_vl(w.out, name, &r.labels, vl, v.wrapping_mul(unit));
                             }
                         }
                     })
@@ -170,25 +275,28 @@ impl Exposition {
                     let Some(&(_, _, value)) = STATE_GAUGES.get(i) else {
                         break;
                     };
-                    self.each(out, want, rows.kind(k), |out, name, r| {
+                    self.each(out, want, rows.kind(k), |w, name, r| {
                         if let Some(p) = snap.ports.get(r.port) {
-                            sample(out, name, &r.labels, value(snap, p));
+                            w.sample(name, r, value(snap, p));
                         }
                     })
                 }
-                Step::Link(k, limited) => self.each(out, want, rows.kind(k), |out, name, r| {
+                Step::Link(k, limited) => self.each(out, want, rows.kind(k), |w, name, r| {
                     if let Some(h) = health_of(report, r).filter(|h| h.active) {
                         let finding = if limited { &h.limited } else { &h.degraded };
-                        below(out, name, &r.labels, finding.as_ref());
+                        match finding {
+                            Some(d) => below(w.out, name, &r.labels, d),
+                            None => w.sample(name, r, 0),
+                        }
                     }
                 }),
                 Step::Health(k, i) => {
                     let Some(&(_, _, value)) = HEALTH_GAUGES.get(i) else {
                         break;
                     };
-                    self.each(out, want, rows.kind(k), |out, name, r| {
+                    self.each(out, want, rows.kind(k), |w, name, r| {
                         if let Some(v) = health_of(report, r).and_then(value) {
-                            let _ = writeln!(out, "{name}{{{}}} {v}", r.labels);
+                            w.sample_f64(name, r, v);
                         }
                     })
                 }
@@ -198,13 +306,13 @@ impl Exposition {
                     }
                     true
                 }
-                Step::Sms => self.each(out, want, &snap.sms, |out, name, sm| {
+                Step::Sms => self.each(out, want, &snap.sms, |w, name, sm| {
                     let node = sm
                         .port
                         .and_then(|p| snap.port(p))
                         .and_then(|p| snap.node(p.node));
                     let _ = writeln!(
-                        out,
+                        w.out,
                         "{name}{{guid=\"{}\",lid=\"{}\",node=\"{}\",priority=\"{}\"}} {}",
                         sm.info.guid,
                         sm.lid.0,
@@ -229,6 +337,9 @@ impl Exposition {
     /// Writes a step's HELP and TYPE and remembers its metric name.
     fn begin(&mut self, out: &mut String, step: Step) {
         self.name.clear();
+        if let Some(f) = self.fuse.as_mut() {
+            f.last = None;
+        }
         let Some((name, help, counter)) = describe(step) else {
             // HealthSettings: two families of their own, written whole.
             return;
@@ -249,16 +360,22 @@ impl Exposition {
         out: &mut String,
         want: usize,
         items: &[T],
-        mut write: impl FnMut(&mut String, &str, &T),
+        mut write: impl FnMut(&mut Lines, &str, &T),
     ) -> bool {
         let name = std::mem::take(&mut self.name);
-        while let Some(item) = items.get(self.pos) {
-            if out.len() >= want {
+        let mut lines = Lines {
+            out,
+            fuse: self.fuse.as_mut(),
+            pos: self.pos,
+        };
+        while let Some(item) = items.get(lines.pos) {
+            if lines.out.len() >= want {
                 break;
             }
-            write(out, &name, item);
-            self.pos += 1;
+            write(&mut lines, &name, item);
+            lines.pos += 1;
         }
+        self.pos = lines.pos;
         self.name = name;
         self.pos >= items.len()
     }
@@ -315,13 +432,34 @@ fn describe(step: Step) -> Option<(String, &'static str, bool)> {
 /// One sample, `name{labels} value`, written piece by piece: at millions
 /// of samples a scrape, `write!`'s formatting machinery cost more than the
 /// text itself.
-fn sample(out: &mut String, name: &str, labels: &str, value: u64) {
+fn sample(out: &mut String, name: &str, labels: &str, value: impl itoa::Integer) {
     out.push_str(name);
     out.push('{');
     out.push_str(labels);
     out.push_str("} ");
     out.push_str(itoa::Buffer::new().format(value));
     out.push('\n');
+}
+
+/// A sample of a float gauge: whole values (most health gauges: flags and
+/// counts) through `itoa`, written as `Display` writes them; others by
+/// `Display`.
+fn sample_f64(out: &mut String, name: &str, labels: &str, v: f64) {
+    if let Some(v) = whole(v) {
+        return sample(out, name, labels, v);
+    }
+    out.push_str(name);
+    out.push('{');
+    out.push_str(labels);
+    out.push_str("} ");
+    let _ = writeln!(out, "{v}");
+}
+
+/// A whole value as the i64 `Display` writes it as: within 2^53 a whole
+/// f64 is exactly its i64; -0 keeps its sign.
+fn whole(v: f64) -> Option<i64> {
+    (v.fract() == 0.0 && v.abs() < 9.0e15 && !(v == 0.0 && v.is_sign_negative()))
+        .then_some(v as i64)
 }
 
 /// One sample of a per-VL family: the port's labels and `vl`.
@@ -360,21 +498,14 @@ fn info(out: &mut String, name: &str, k: Kind, snap: &Snapshot, node: &Node) {
     );
 }
 
-/// A `link_degraded` or `link_limited` sample: 1 with the actual and
-/// expected width and speed as labels, else 0.
-fn below(out: &mut String, name: &str, labels: &str, finding: Option<&Degraded>) {
-    match finding {
-        Some(d) => {
-            let _ = writeln!(
-                out,
-                "{name}{{{labels},width=\"{}\",expected_width=\"{}\",speed=\"{}\",expected_speed=\"{}\"}} 1",
-                d.width, d.expected_width, d.speed, d.expected_speed
-            );
-        }
-        None => {
-            let _ = writeln!(out, "{name}{{{labels}}} 0");
-        }
-    }
+/// A `link_degraded` or `link_limited` sample of a finding: 1 with the
+/// actual and expected width and speed as labels (without one, 0).
+fn below(out: &mut String, name: &str, labels: &str, d: &Degraded) {
+    let _ = writeln!(
+        out,
+        "{name}{{{labels},width=\"{}\",expected_width=\"{}\",speed=\"{}\",expected_speed=\"{}\"}} 1",
+        d.width, d.expected_width, d.speed, d.expected_speed
+    );
 }
 
 /// The health window and thresholds in force, so alert rules compare with
@@ -414,5 +545,31 @@ fn health_settings(out: &mut String, r: &HealthReport) {
         ("max_xmit_wait_ratio", c.max_xmit_wait_ratio),
     ] {
         let _ = writeln!(out, "infiniband_health_threshold{{check=\"{check}\"}} {v}");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    /// A float gauge's text is what `Display` writes, on both paths.
+    #[test]
+    fn float_samples_are_written_as_display_writes_them() {
+        for v in [
+            0.0,
+            -0.0,
+            1.0,
+            -3.0,
+            12.5,
+            1e-12,
+            3600.0,
+            8.9e15,
+            9.5e15,
+            1e300,
+            f64::NAN,
+            f64::INFINITY,
+        ] {
+            let mut out = String::new();
+            super::sample_f64(&mut out, "m", "a=\"b\"", v);
+            assert_eq!(out, format!("m{{a=\"b\"}} {v}\n"));
+        }
     }
 }

@@ -6,12 +6,11 @@
 //! follows on an octet boundary and a decoder reads one stream; the
 //! trailer's CRC-32 is the two parts' CRCs combined.
 
-use std::io::{self, Write as _};
 use std::sync::{Arc, Mutex, PoisonError, Weak};
 
-use flate2::write::DeflateEncoder;
 use hyper::body::Bytes;
 
+use super::deflate::{Encoder, Fused, Tok};
 use super::Families;
 
 /// The member header: deflate, no name, no time, OS unknown.
@@ -19,42 +18,42 @@ pub(super) const HEADER: &[u8] = &[0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 0xff];
 
 /// Octets of gzipped fabric parts kept for one published snapshot, all
 /// family sets together: the default families of a 48,000-host fabric
-/// take about 180 MB. A larger part is sent and not kept; the one scrape
+/// take about 100 MB. A larger part is sent and not kept; the one scrape
 /// collecting a part holds at most as much again.
 const KEPT_MAX: usize = 256 << 20;
 
 /// One part of the text, being compressed.
 pub(super) struct Part {
-    z: DeflateEncoder<Vec<u8>>,
+    z: Encoder,
     crc: crc32fast::Hasher,
 }
 
 impl Part {
     pub fn new() -> Part {
         Part {
-            z: DeflateEncoder::new(Vec::new(), flate2::Compression::fast()),
+            z: Encoder::new(),
             crc: crc32fast::Hasher::new(),
         }
     }
 
-    /// Compresses `text`: the deflate octets made so far (often none).
-    pub fn push(&mut self, text: &[u8]) -> io::Result<Vec<u8>> {
+    /// Compresses `text`: the deflate octets made so far.
+    pub fn push(&mut self, text: &[u8]) -> Vec<u8> {
         self.crc.update(text);
-        self.z.write_all(text)?;
-        Ok(std::mem::take(self.z.get_mut()))
+        self.z.push(text)
+    }
+
+    /// As [`push`](Self::push), with the sample lines the encoder may code
+    /// from their labels' tokens ([`Encoder::push_fused`]).
+    pub fn push_fused(&mut self, text: &[u8], fused: &[Fused], toks: &[Tok]) -> Vec<u8> {
+        self.crc.update(text);
+        self.z.push_fused(text, fused, toks)
     }
 
     /// Ends the part: its last octets and the CRC of its text. `last`
     /// ends the deflate stream; otherwise a sync flush leaves it open for
     /// the next part.
-    pub fn end(mut self, last: bool) -> io::Result<(Vec<u8>, crc32fast::Hasher)> {
-        let out = if last {
-            self.z.finish()?
-        } else {
-            self.z.flush()?;
-            std::mem::take(self.z.get_mut())
-        };
-        Ok((out, self.crc))
+    pub fn end(self, last: bool) -> (Vec<u8>, crc32fast::Hasher) {
+        (self.z.end(last), self.crc)
     }
 }
 
@@ -197,12 +196,12 @@ mod tests {
         let b = "ibsnmpd_uptime_seconds 12.5\n";
         let mut gz = HEADER.to_vec();
         let mut p = Part::new();
-        gz.extend(p.push(a.as_bytes()).unwrap());
-        let (tail, mut crc) = p.end(false).unwrap();
+        gz.extend(p.push(a.as_bytes()));
+        let (tail, mut crc) = p.end(false);
         gz.extend(tail);
         let mut q = Part::new();
-        gz.extend(q.push(b.as_bytes()).unwrap());
-        let (tail, crc_b) = q.end(true).unwrap();
+        gz.extend(q.push(b.as_bytes()));
+        let (tail, crc_b) = q.end(true);
         gz.extend(tail);
         crc.combine(&crc_b);
         gz.extend(trailer(crc));

@@ -8,6 +8,8 @@ use std::sync::Arc;
 use ib::model::{Node, Port, Snapshot};
 use ib::types::{Guid, NodeType, PortNum};
 
+use crate::metrics::deflate::{label_tokens, Tok};
+
 /// Node types, in the order the exposition lists them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum Kind {
@@ -38,6 +40,10 @@ pub(super) struct Row {
     pub(super) port: usize,
     pub(super) labels: Box<str>,
     pub(super) health: Option<u32>,
+    /// Where in [`Rows::toks`] the deflate tokens of its labels given the
+    /// labels of the row before are (None: the first row, or labels not
+    /// coded that way).
+    pub(super) toks: Option<(u32, u32)>,
 }
 
 /// The shown ports of one published snapshot, by node type.
@@ -45,6 +51,10 @@ pub struct Rows {
     /// The snapshot they were made from (its address and sweep number).
     key: (usize, u64),
     by_kind: [Vec<Row>; 2],
+    /// The rows' label tokens, for gzip scrapes: a port's labels are the
+    /// same text in every family and follow the same port's, so how they
+    /// code after the labels before is worked out here once.
+    toks: Vec<Tok>,
 }
 
 impl Rows {
@@ -55,6 +65,10 @@ impl Rows {
 
     pub(super) fn kind(&self, k: Kind) -> &[Row] {
         &self.by_kind[k as usize]
+    }
+
+    pub(super) fn toks(&self) -> &[Tok] {
+        &self.toks
     }
 }
 
@@ -95,12 +109,26 @@ pub fn rows(published: &crate::fabric::Published) -> Rows {
                 port: range.start + i,
                 labels: port_labels(snap, node, p).into_boxed_str(),
                 health: health.get(&(node.info.node_guid, p.num.0)).copied(),
+                toks: None,
             });
         }
     }
+    let mut toks = Vec::new();
+    for rows in &mut by_kind {
+        for i in 1..rows.len() {
+            let start = toks.len();
+            if label_tokens(&rows[i - 1].labels, &rows[i].labels, &mut toks) {
+                // u32 offsets: at most LABELS_MAX tokens a row, and rows
+                // number far fewer than 2^32 / that.
+                rows[i].toks = Some((start as u32, toks.len() as u32));
+            }
+        }
+    }
+    toks.shrink_to_fit();
     Rows {
         key: key(snap),
         by_kind,
+        toks,
     }
 }
 

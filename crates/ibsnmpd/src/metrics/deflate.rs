@@ -1,0 +1,1011 @@
+//! A deflate (RFC 1951) encoder for line-structured text such as the
+//! /metrics exposition, where each line repeats most of the line before it
+//! (the same metric name and node, the next port). Instead of searching a
+//! window for matches as a general LZ77 matcher must (zlib's hash chains),
+//! it compares each line with the previous one field by field (fields end
+//! at `"`) and codes the common runs as matches at that line's distance and
+//! the rest as literals, coded as they are found (one pass). A block's
+//! Huffman codes are built from the block before (its counts, every symbol
+//! given a code), or are the fixed ones when those would have coded that
+//! block in fewer bits: the first block takes the fixed codes.
+//!
+//! Any input gives a valid stream: text without newlines, lines longer
+//! than the 32 KiB window (coded as literals), binary octets.
+
+use std::ops::Range;
+
+/// The longest match deflate codes, and the farthest back it may reach.
+const MAX_MATCH: usize = 258;
+const MIN_MATCH: usize = 3;
+const WINDOW: usize = 32 * 1024;
+
+/// Symbols of the literal/length and distance alphabets.
+const LITLEN: usize = 286;
+const DIST: usize = 30;
+const END_OF_BLOCK: usize = 256;
+
+/// The code length code's symbols in the order the block header lists them.
+const CLEN_ORDER: [usize; 19] = [
+    16, 17, 18, 0, 8, 7, 9, 6, 10, 5, 11, 4, 12, 3, 13, 2, 14, 1, 15,
+];
+
+/// An encoder over a stream of text given in pieces.
+pub(super) struct Encoder {
+    bits: Bits,
+    /// The codes of the next block: the fixed ones for the first, then
+    /// those that would have coded the block before in fewer bits (text
+    /// is coded in one pass, so a block's codes come from the one before).
+    codes: Box<Codes>,
+    /// The last line (or part line) of the text so far, when within the
+    /// window: what the next piece's first line is compared with.
+    tail: Vec<u8>,
+    /// A work buffer kept between pieces: the tail and the piece's first
+    /// line.
+    buf: Vec<u8>,
+}
+
+impl Encoder {
+    pub fn new() -> Encoder {
+        Encoder {
+            bits: Bits::default(),
+            codes: Box::new(Codes::fixed()),
+            tail: Vec::new(),
+            buf: Vec::new(),
+        }
+    }
+
+    /// Codes `text` as one block (none when it is empty) and returns the
+    /// whole octets made so far; a few bits may wait for the next call.
+    pub fn push(&mut self, text: &[u8]) -> Vec<u8> {
+        self.push_fused(text, &[], &[])
+    }
+
+    /// As [`push`](Self::push), the lines `fused` names (in order, whole
+    /// lines of `text`) coded from their labels' tokens `toks` instead of
+    /// being compared with the line before: `text` then starts a line.
+    pub fn push_fused(&mut self, text: &[u8], fused: &[Fused], toks: &[Tok]) -> Vec<u8> {
+        if text.is_empty() {
+            return std::mem::take(&mut self.bits.out);
+        }
+        let mut freq = Freq::default();
+        self.bits.append(&self.codes.header);
+        // Exposition text codes to about a sixteenth of its size; other
+        // text grows the buffer as it needs.
+        self.bits.out.reserve(text.len() / 8);
+        let mut out = Out {
+            bits: &mut self.bits,
+            codes: &self.codes,
+            freq: &mut freq,
+        };
+        let mut at = 0;
+        for f in fused {
+            // Most fused lines follow another: nothing between.
+            if at < f.at {
+                general(&self.tail, &mut self.buf, text, at..f.at, &mut out);
+            }
+            if f.name < MIN_MATCH || f.prev_len + f.labels + 4 > WINDOW {
+                general(&self.tail, &mut self.buf, text, f.at..f.end, &mut out);
+            } else {
+                f.code(text, toks, &mut out);
+            }
+            at = f.end;
+        }
+        general(&self.tail, &mut self.buf, text, at..text.len(), &mut out);
+        out.put(self.codes.end_of_block);
+        *self.codes = Codes::after(&mut freq);
+        // The last line, kept for the next piece when a match can reach it
+        // (a piece of one line follows the tail; one of fused lines starts
+        // a line).
+        let last = match memchr::memrchr(b'\n', &text[..text.len() - 1]) {
+            Some(p) => &text[p + 1..],
+            None if !fused.is_empty() => text,
+            None => &self.buf[..],
+        };
+        self.tail.clear();
+        if last.len() <= WINDOW {
+            self.tail.extend_from_slice(last);
+        }
+        std::mem::take(&mut self.bits.out)
+    }
+
+    /// Ends the stream (`last`) with a final empty block, or leaves it
+    /// open on an octet boundary with an empty stored block (a sync flush)
+    /// so another stream's blocks may follow: the last octets.
+    pub fn end(mut self, last: bool) -> Vec<u8> {
+        if last {
+            // BFINAL, fixed codes, end of block (seven zero bits).
+            self.bits.put(0b011, 3);
+            self.bits.put(0, 7);
+            self.bits.align();
+        } else {
+            self.bits.put(0, 3);
+            self.bits.align();
+            self.bits.out.extend_from_slice(&[0, 0, 0xff, 0xff]);
+        }
+        self.bits.out
+    }
+}
+
+/// The lines of `text[r]` (whole lines, or the first continuing `tail`
+/// when `r` starts the piece), each compared with the line before it.
+fn general(tail: &[u8], buf: &mut Vec<u8>, text: &[u8], r: Range<usize>, out: &mut Out) {
+    if r.is_empty() {
+        return;
+    }
+    if r.start == 0 {
+        // The piece's first line follows the tail in a buffer of both; the
+        // other lines are compared where they are.
+        let first = memchr::memchr(b'\n', &text[..r.end]).map_or(r.end, |p| p + 1);
+        buf.clear();
+        buf.extend_from_slice(tail);
+        buf.extend_from_slice(&text[..first]);
+        tokenize(buf, 0..tail.len(), out);
+        tokenize(&text[..r.end], 0..first, out);
+    } else {
+        let prev = memchr::memrchr(b'\n', &text[..r.start - 1]).map_or(0, |p| p + 1);
+        tokenize(&text[..r.end], prev..r.start, out);
+    }
+}
+
+/// One token of a port's labels given the labels of the port before,
+/// worked out once per snapshot ([`label_tokens`]): literals at these
+/// offsets of the line's `{labels} `, or a match of this length and
+/// distance as if each line were its `{labels} ` and a newline.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Tok {
+    Lits(u16, u16),
+    Match(u16, u16),
+}
+
+/// Labels longer than this are not worked out (their lines are compared
+/// as any other): distances and offsets stay within a token's 16 bits and
+/// a line's matches within the window.
+const LABELS_MAX: usize = 8 * 1024;
+
+/// Appends the tokens of `{labels} ` following `{prev} ` and a newline;
+/// false (and none) when either is too long or holds a newline.
+pub(super) fn label_tokens(prev: &str, labels: &str, toks: &mut Vec<Tok>) -> bool {
+    let ok = |l: &str| l.len() <= LABELS_MAX && !l.contains('\n');
+    if !ok(prev) || !ok(labels) {
+        return false;
+    }
+    let mut buf = Vec::with_capacity(prev.len() + labels.len() + 7);
+    buf.push(b'{');
+    buf.extend_from_slice(prev.as_bytes());
+    buf.extend_from_slice(b"} \n");
+    let at = buf.len();
+    buf.push(b'{');
+    buf.extend_from_slice(labels.as_bytes());
+    buf.extend_from_slice(b"} ");
+    let end = buf.len();
+    // No match runs from the line before into this one: that would need
+    // its newline here.
+    line(&buf, 0..at, at..end, &mut Recorder { at, toks });
+    true
+}
+
+/// Records a line's tokens, literals by their offsets in the line.
+struct Recorder<'a> {
+    at: usize,
+    toks: &'a mut Vec<Tok>,
+}
+
+impl Sink for Recorder<'_> {
+    fn literals(&mut self, _: &[u8], r: Range<usize>) {
+        if !r.is_empty() {
+            let off = |x: usize| (x - self.at) as u16;
+            self.toks.push(Tok::Lits(off(r.start), off(r.end)));
+        }
+    }
+    fn matches(&mut self, n: usize, dist: usize) {
+        self.toks.push(Tok::Match(n as u16, dist as u16));
+    }
+}
+
+/// A sample line `name{labels} value\n` of `text` that follows
+/// `name{prev} value\n` (the same name, the labels of the port before):
+/// coded as the name matched one line back, the labels' tokens worked out
+/// once (their distances moved by what the lines hold besides the labels),
+/// and the value as literals.
+#[derive(Debug, Clone)]
+pub(super) struct Fused {
+    /// Where the line starts and ends (after its newline) in `text`.
+    pub at: usize,
+    pub end: usize,
+    /// Octets of the name, of the labels, of the previous line and its
+    /// labels.
+    pub name: usize,
+    pub labels: usize,
+    pub prev_len: usize,
+    pub prev_labels: usize,
+    /// The labels' tokens: where in the tokens given.
+    pub toks: Range<u32>,
+}
+
+impl Fused {
+    fn code(&self, text: &[u8], toks: &[Tok], out: &mut Out) {
+        let toks = &toks[self.toks.start as usize..self.toks.end as usize];
+        // Distances of the labels' lines (`{prev} ` and a newline) and of
+        // the real ones differ by the name and the previous value.
+        let synthetic = self.prev_labels + 4;
+        let shift = self.prev_len - synthetic;
+        let braces = self.at + self.name;
+        let rest = match toks.first() {
+            Some(&Tok::Match(n, d)) if usize::from(d) == synthetic => {
+                out.matches(self.name + usize::from(n), self.prev_len);
+                &toks[1..]
+            }
+            _ => {
+                out.matches(self.name, self.prev_len);
+                toks
+            }
+        };
+        for t in rest {
+            match *t {
+                Tok::Lits(a, b) => {
+                    out.literals(&text[braces + usize::from(a)..braces + usize::from(b)])
+                }
+                Tok::Match(n, d) => out.matches(usize::from(n), usize::from(d) + shift),
+            }
+        }
+        out.literals(&text[braces + self.labels + 3..self.end]);
+    }
+}
+
+/// Symbol counts of one block.
+struct Freq {
+    litlen: [u32; LITLEN],
+    dist: [u32; DIST],
+}
+
+impl Default for Freq {
+    fn default() -> Freq {
+        Freq {
+            litlen: [0; LITLEN],
+            dist: [0; DIST],
+        }
+    }
+}
+
+/// The tokens of the lines of `buf` after `prev`, each compared with the
+/// line before it (the first with `prev`).
+fn tokenize(buf: &[u8], mut prev: Range<usize>, out: &mut impl Sink) {
+    let mut at = prev.end;
+    while at < buf.len() {
+        let end = memchr::memchr(b'\n', &buf[at..]).map_or(buf.len(), |p| at + p + 1);
+        line(buf, prev, at..end, out);
+        prev = at..end;
+        at = end;
+    }
+}
+
+/// The tokens of one line against the previous one: runs equal at the
+/// same place of a field are matches; a field whose rest differs in length
+/// from the previous line's is literals up to its end, where the two lines
+/// line up again.
+fn line(buf: &[u8], prev: Range<usize>, cur: Range<usize>, out: &mut impl Sink) {
+    let (mut i, mut j) = (cur.start, prev.start);
+    // Literals wait from `lit` to `i` until the next match.
+    let mut lit = i;
+    // Where the field being compared ends, while both lines are known to
+    // have it at the same length (a mismatch there is one literal).
+    let mut aligned_to = i;
+    while i < cur.end {
+        if j >= prev.end || i - j > WINDOW {
+            i = cur.end;
+            break;
+        }
+        let n = common(buf, i, j, cur.end);
+        if n >= MIN_MATCH {
+            out.literals(buf, lit..i);
+            out.matches(n, i - j);
+            lit = i + n;
+        }
+        i += n;
+        j += n;
+        if i >= cur.end {
+            break;
+        }
+        // buf[i] differs from buf[j].
+        if i >= aligned_to {
+            let qi = quote(buf, i, cur.end);
+            let d = i - j;
+            // The previous line's field ends at the same place: they stay
+            // aligned (its own quote search is needed only when not).
+            let same = if qi == cur.end {
+                j <= prev.end && prev.end - j == cur.end - i
+            } else {
+                qi - d < prev.end && buf[qi - d] == b'"'
+            };
+            if !same {
+                j = quote(buf, j, prev.end);
+                i = qi;
+                continue;
+            }
+            aligned_to = qi;
+        }
+        i += 1;
+        j += 1;
+    }
+    out.literals(buf, lit..i);
+}
+
+/// The next `"` in `buf[from..end]`, or `end`. Fields are short: a plain
+/// loop costs less than memchr's set-up.
+#[inline]
+fn quote(buf: &[u8], from: usize, end: usize) -> usize {
+    buf.get(from..end)
+        .and_then(|b| b.iter().position(|&c| c == b'"'))
+        .map_or(end, |p| from + p)
+}
+
+/// How many octets from `i` on (up to `end`) equal those from `j` on
+/// (`j < i`), eight at a time.
+#[inline]
+fn common(buf: &[u8], i: usize, j: usize, end: usize) -> usize {
+    let (Some(cur), Some(prev)) = (buf.get(i..end), buf.get(j..end)) else {
+        return 0;
+    };
+    let mut n = 0;
+    for (x, y) in cur.chunks_exact(8).zip(prev.chunks_exact(8)) {
+        let (Ok(x), Ok(y)) = (<[u8; 8]>::try_from(x), <[u8; 8]>::try_from(y)) else {
+            break;
+        };
+        let d = u64::from_le_bytes(x) ^ u64::from_le_bytes(y);
+        if d != 0 {
+            return n + (d.trailing_zeros() / 8) as usize;
+        }
+        n += 8;
+    }
+    n + cur[n..]
+        .iter()
+        .zip(&prev[n..])
+        .take_while(|(x, y)| x == y)
+        .count()
+}
+
+/// Where a line's tokens go.
+trait Sink {
+    /// The octets `buf[r]`, as literals.
+    fn literals(&mut self, buf: &[u8], r: Range<usize>);
+    /// `n` octets (at least 3) copied from `dist` back.
+    fn matches(&mut self, n: usize, dist: usize);
+}
+
+impl Sink for Out<'_> {
+    #[inline]
+    fn literals(&mut self, buf: &[u8], r: Range<usize>) {
+        Out::literals(self, buf.get(r).unwrap_or(&[]));
+    }
+    #[inline]
+    fn matches(&mut self, n: usize, dist: usize) {
+        Out::matches(self, n, dist);
+    }
+}
+
+/// Where tokens go: coded at once, and counted for the next block's codes.
+struct Out<'a> {
+    bits: &'a mut Bits,
+    codes: &'a Codes,
+    freq: &'a mut Freq,
+}
+
+impl Out<'_> {
+    /// A code (and extra bits) packed with its length in the top octet.
+    #[inline(always)]
+    fn put(&mut self, p: u32) {
+        self.bits.put(u64::from(p & 0xff_ffff), p >> 24);
+    }
+
+    fn literals(&mut self, text: &[u8]) {
+        for &c in text {
+            self.freq.litlen[usize::from(c)] += 1;
+            self.put(self.codes.lit[usize::from(c)]);
+        }
+    }
+
+    /// A run of `n` (at least 3) octets `dist` back (at most the window):
+    /// one match, the common case, coded here; a longer run by
+    /// [`long_matches`](Self::long_matches).
+    #[inline(always)]
+    fn matches(&mut self, n: usize, dist: usize) {
+        if n > MAX_MATCH {
+            return self.long_matches(n, dist);
+        }
+        // Within the tables without bounds checks (a window distance's
+        // symbol is at most 29, a length's index at most 255).
+        let sym = dist_sym(dist).min(DIST - 1);
+        let l = (n - MIN_MATCH) & 0xff;
+        self.freq.litlen[257 + usize::from(LENGTH_SYM[l])] += 1;
+        self.freq.dist[sym] += 1;
+        self.put(self.codes.lengths[l]);
+        let p = self.codes.dist[sym];
+        let x = DIST_EXTRA[sym];
+        let extra = ((dist - 1) as u64) & ((1 << x) - 1);
+        self.bits
+            .put(u64::from(p & 0xff_ffff) | extra << (p >> 24), (p >> 24) + x);
+    }
+
+    /// A run longer than a match: matches of at most 258 octets, none
+    /// shorter than 3.
+    #[inline(never)]
+    fn long_matches(&mut self, mut n: usize, dist: usize) {
+        while n > 0 {
+            let len = if n <= MAX_MATCH {
+                n
+            } else if n - MAX_MATCH < MIN_MATCH {
+                n - MIN_MATCH
+            } else {
+                MAX_MATCH
+            };
+            self.matches(len, dist);
+            n -= len;
+        }
+    }
+}
+
+/// Each match length's symbol (less 257), by length - 3.
+static LENGTH_SYM: [u8; 256] = {
+    let mut t = [0u8; 256];
+    let mut l = MIN_MATCH;
+    while l <= MAX_MATCH {
+        t[l - MIN_MATCH] = length_code(l).0 as u8;
+        l += 1;
+    }
+    t
+};
+
+/// Extra bits of each length symbol (less 257) and distance symbol.
+const LENGTH_EXTRA: [u32; 29] = [
+    0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3, 4, 4, 4, 4, 5, 5, 5, 5, 0,
+];
+const DIST_EXTRA: [u32; DIST] = [
+    0, 0, 0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 6, 7, 7, 8, 8, 9, 9, 10, 10, 11, 11, 12, 12, 13,
+    13,
+];
+
+/// A distance's symbol.
+#[inline]
+fn dist_sym(dist: usize) -> usize {
+    let x = (dist - 1) as u32;
+    if x < 4 {
+        return x as usize;
+    }
+    let b = 31 - x.leading_zeros();
+    (2 * b + ((x >> (b - 1)) & 1)) as usize
+}
+
+/// A match length's symbol (less 257), extra bit count and extra bits.
+const fn length_code(len: usize) -> (usize, u32, u32) {
+    if len == MAX_MATCH {
+        return (28, 0, 0);
+    }
+    let x = (len - MIN_MATCH) as u32;
+    if x < 8 {
+        return (x as usize, 0, 0);
+    }
+    let b = 31 - x.leading_zeros();
+    let sym = 4 * (b - 1) + ((x >> (b - 2)) & 3);
+    (sym as usize, b - 2, x & ((1 << (b - 2)) - 1))
+}
+
+/// A Huffman code: each symbol's length, and its code (bit-reversed, as
+/// deflate sends it) with the length in the top octet.
+struct Code {
+    lens: Vec<u8>,
+    packed: Vec<u32>,
+}
+
+impl Code {
+    /// The canonical code of these lengths (RFC 1951 3.2.2).
+    fn of(lens: Vec<u8>) -> Code {
+        let mut count = [0u16; 16];
+        for &l in &lens {
+            count[usize::from(l & 15)] += 1;
+        }
+        count[0] = 0;
+        let mut next = [0u16; 16];
+        let mut code = 0u16;
+        for b in 1..16 {
+            code = (code + count[b - 1]) << 1;
+            next[b] = code;
+        }
+        let packed = lens
+            .iter()
+            .map(|&l| {
+                let l = l & 15;
+                if l == 0 {
+                    return 0;
+                }
+                let c = next[usize::from(l)];
+                next[usize::from(l)] += 1;
+                u32::from(c.reverse_bits() >> (16 - l)) | u32::from(l) << 24
+            })
+            .collect();
+        Code { lens, packed }
+    }
+
+    #[inline(always)]
+    fn put(&self, bits: &mut Bits, sym: usize) {
+        let p = self.packed.get(sym).copied().unwrap_or(0);
+        bits.put(u64::from(p & 0xff_ffff), p >> 24);
+    }
+
+    /// Bits this code spends on symbols of these counts.
+    fn cost(&self, freq: &[u32]) -> u64 {
+        freq.iter()
+            .zip(&self.lens)
+            .map(|(&f, &l)| u64::from(f) * u64::from(l))
+            .sum()
+    }
+}
+
+/// The fixed codes (RFC 1951 3.2.6).
+fn fixed() -> &'static (Code, Code) {
+    static FIXED: std::sync::OnceLock<(Code, Code)> = std::sync::OnceLock::new();
+    FIXED.get_or_init(|| {
+        let mut lens = vec![8u8; 288];
+        lens[144..256].fill(9);
+        lens[256..280].fill(7);
+        (Code::of(lens), Code::of(vec![5; DIST]))
+    })
+}
+
+/// Huffman code lengths for these counts, none longer than `limit`. Fewer
+/// than two symbols in use get a second, so the code is complete (as
+/// zlib's inflate requires of a code length code).
+fn lengths(freq: &[u32], limit: u8) -> Vec<u8> {
+    let mut f: Vec<u64> = freq.iter().map(|&x| u64::from(x)).collect();
+    let used = f.iter().filter(|&&x| x > 0).count();
+    for x in f
+        .iter_mut()
+        .filter(|x| **x == 0)
+        .take(2usize.saturating_sub(used))
+    {
+        *x = 1;
+    }
+    loop {
+        let lens = huffman(&f);
+        if lens.iter().all(|&l| l <= limit) {
+            return lens;
+        }
+        // Too deep: flatten the counts and build again (all ones at
+        // the end is a balanced code within any limit used here).
+        for x in f.iter_mut().filter(|x| **x > 0) {
+            *x = (*x >> 1).max(1);
+        }
+    }
+}
+
+/// Code lengths of a Huffman code for these counts (zero: unused).
+fn huffman(f: &[u64]) -> Vec<u8> {
+    use std::cmp::Reverse;
+    use std::collections::BinaryHeap;
+    let mut parent: Vec<usize> = vec![usize::MAX; f.len()];
+    let mut heap: BinaryHeap<Reverse<(u64, usize)>> = f
+        .iter()
+        .enumerate()
+        .filter(|(_, &x)| x > 0)
+        .map(|(i, &x)| Reverse((x, i)))
+        .collect();
+    while heap.len() > 1 {
+        let (Some(Reverse((a, i))), Some(Reverse((b, j)))) = (heap.pop(), heap.pop()) else {
+            break;
+        };
+        let node = parent.len();
+        parent.push(usize::MAX);
+        parent[i] = node;
+        parent[j] = node;
+        heap.push(Reverse((a + b, node)));
+    }
+    (0..f.len())
+        .map(|s| {
+            if f[s] == 0 {
+                return 0;
+            }
+            let (mut depth, mut n) = (0u8, s);
+            while parent[n] != usize::MAX {
+                depth = depth.saturating_add(1);
+                n = parent[n];
+            }
+            depth
+        })
+        .collect()
+}
+
+/// A block's codes as it sends them: its header (block type, and a
+/// dynamic block's code lengths), and each symbol's code packed with its
+/// length in the top octet (a length's with its extra bits).
+struct Codes {
+    header: Bits,
+    lit: [u32; 256],
+    lengths: [u32; 256],
+    dist: [u32; DIST],
+    end_of_block: u32,
+}
+
+impl Codes {
+    fn fixed() -> Codes {
+        let (litlen, dist) = fixed();
+        let mut header = Bits::default();
+        header.put(0b010, 3);
+        Codes::of(header, litlen, dist)
+    }
+
+    /// The codes for the block after one of these counts: its own (every
+    /// symbol given a code, as the next block may use any) or the fixed
+    /// ones, whichever would have coded it in fewer bits.
+    fn after(freq: &mut Freq) -> Codes {
+        freq.litlen[END_OF_BLOCK] = 1;
+        let (fl, fd) = fixed();
+        let fixed_bits = fl.cost(&freq.litlen) + fd.cost(&freq.dist);
+        // Every symbol gets a code; the unused and rare ones a count of a
+        // 4096th of the block, so that the code fits 15 bits at the first
+        // try (a count of 1 among a million made it deeper, and each retry
+        // is another Huffman build).
+        for counts in [&mut freq.litlen[..], &mut freq.dist[..]] {
+            let floor = (counts.iter().map(|&f| u64::from(f)).sum::<u64>() >> 12).max(1) as u32;
+            for f in counts.iter_mut() {
+                *f = (*f).max(floor);
+            }
+        }
+        let litlen = Code::of(lengths(&freq.litlen, 15));
+        let dist = Code::of(lengths(&freq.dist, 15));
+        let mut header = Bits::default();
+        dynamic_header(&mut header, &litlen, &dist);
+        if header.len() + litlen.cost(&freq.litlen) + dist.cost(&freq.dist) < fixed_bits {
+            Codes::of(header, &litlen, &dist)
+        } else {
+            Codes::fixed()
+        }
+    }
+
+    fn of(header: Bits, litlen: &Code, dist: &Code) -> Codes {
+        let code = |c: &Code, sym: usize| c.packed.get(sym).copied().unwrap_or(0);
+        let mut lengths = [0u32; 256];
+        for (x, l) in lengths.iter_mut().zip(MIN_MATCH..) {
+            let sym = usize::from(LENGTH_SYM[l - MIN_MATCH]);
+            let p = code(litlen, 257 + sym);
+            let n = LENGTH_EXTRA[sym];
+            let extra = ((l - MIN_MATCH) as u32) & ((1 << n) - 1);
+            *x = (p & 0xff_ffff | extra << (p >> 24)) | ((p >> 24) + n) << 24;
+        }
+        Codes {
+            header,
+            lit: std::array::from_fn(|c| code(litlen, c)),
+            lengths,
+            dist: std::array::from_fn(|d| code(dist, d)),
+            end_of_block: code(litlen, END_OF_BLOCK),
+        }
+    }
+}
+
+/// A dynamic block's header (RFC 1951 3.2.7): not final, the counts, the
+/// code length code and the two codes' lengths (no run-length symbols:
+/// the header is a few hundred octets against a block of a megabyte).
+fn dynamic_header(bits: &mut Bits, litlen: &Code, dist: &Code) {
+    let nlit = 257.max(
+        litlen
+            .lens
+            .iter()
+            .rposition(|&l| l > 0)
+            .map_or(0, |p| p + 1),
+    );
+    let ndist = 1.max(dist.lens.iter().rposition(|&l| l > 0).map_or(0, |p| p + 1));
+    let all: Vec<u8> = litlen.lens[..nlit]
+        .iter()
+        .chain(&dist.lens[..ndist])
+        .copied()
+        .collect();
+    let mut cfreq = [0u32; 19];
+    for &l in &all {
+        cfreq[usize::from(l)] += 1;
+    }
+    let clen = Code::of(lengths(&cfreq, 7));
+    let nclen = 4.max(
+        CLEN_ORDER
+            .iter()
+            .rposition(|&s| clen.lens[s] > 0)
+            .map_or(0, |p| p + 1),
+    );
+    bits.put(0b100, 3);
+    bits.put((nlit - 257) as u64, 5);
+    bits.put((ndist - 1) as u64, 5);
+    bits.put((nclen - 4) as u64, 4);
+    for &s in &CLEN_ORDER[..nclen] {
+        bits.put(u64::from(clen.lens[s]), 3);
+    }
+    for &l in &all {
+        clen.put(bits, usize::from(l));
+    }
+}
+
+/// Bits written least significant first, whole octets moved out as they
+/// fill.
+#[derive(Default)]
+struct Bits {
+    acc: u64,
+    n: u32,
+    out: Vec<u8>,
+}
+
+impl Bits {
+    /// Appends the low `n` (at most 32) bits of `v` (no others set).
+    #[inline(always)]
+    fn put(&mut self, v: u64, n: u32) {
+        self.acc |= v << self.n;
+        self.n += n;
+        if self.n >= 32 {
+            self.out.extend_from_slice(&(self.acc as u32).to_le_bytes());
+            self.acc >>= 32;
+            self.n -= 32;
+        }
+    }
+
+    /// Zero bits to the next octet boundary, and out with them.
+    fn align(&mut self) {
+        let pad = (8 - self.n % 8) % 8;
+        self.put(0, pad);
+        while self.n > 0 {
+            self.out.push(self.acc as u8);
+            self.acc >>= 8;
+            self.n -= 8;
+        }
+    }
+
+    fn len(&self) -> u64 {
+        self.out.len() as u64 * 8 + u64::from(self.n)
+    }
+
+    /// Appends another writer's bits.
+    fn append(&mut self, other: &Bits) {
+        for &o in &other.out {
+            self.put(u64::from(o), 8);
+        }
+        self.put(other.acc, other.n);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+    use std::io::Read as _;
+
+    /// The raw deflate stream of `pieces`, ended.
+    fn deflate(pieces: &[&[u8]]) -> Vec<u8> {
+        let mut e = Encoder::new();
+        let mut out = Vec::new();
+        for p in pieces {
+            out.extend(e.push(p));
+        }
+        out.extend(e.end(true));
+        out
+    }
+
+    fn inflate(z: &[u8]) -> Vec<u8> {
+        let mut text = Vec::new();
+        flate2::read::DeflateDecoder::new(z)
+            .read_to_end(&mut text)
+            .expect("a valid deflate stream");
+        text
+    }
+
+    #[test]
+    fn codes_match_rfc1951_tables() {
+        assert_eq!(length_code(3), (0, 0, 0));
+        assert_eq!(length_code(10), (7, 0, 0));
+        assert_eq!(length_code(11), (8, 1, 0));
+        assert_eq!(length_code(12), (8, 1, 1));
+        assert_eq!(length_code(257), (27, 5, 30));
+        assert_eq!(length_code(258), (28, 0, 0));
+        for (d, sym) in [
+            (1, 0),
+            (4, 3),
+            (5, 4),
+            (7, 5),
+            (193, 15),
+            (257, 16),
+            (32768, 29),
+        ] {
+            assert_eq!(dist_sym(d), sym, "distance {d}");
+        }
+        for len in 3..=258 {
+            let (sym, n, _) = length_code(len);
+            assert_eq!(LENGTH_EXTRA[sym], n, "length {len}");
+        }
+    }
+
+    #[test]
+    fn empty_input_and_empty_pieces() {
+        assert_eq!(inflate(&deflate(&[])), b"");
+        assert_eq!(inflate(&deflate(&[b"", b"", b""])), b"");
+    }
+
+    /// Exposition-like lines compress several times over, as matches
+    /// against the line before.
+    #[test]
+    fn metric_lines_decode_and_shrink() {
+        let mut text = String::new();
+        for port in 1..=2000 {
+            text.push_str(&format!(
+                "infiniband_switch_port_state_id{{guid=\"0x0000000000200{:03x}\",switch=\"edge{:04}\",port=\"{}\",uplink=\"host{:04}\",uplink_port=\"1\"}} {}\n",
+                port / 36, port / 36, port % 36 + 1, port, port * 7919 % 1000
+            ));
+        }
+        let z = deflate(&[text.as_bytes()]);
+        assert_eq!(inflate(&z), text.as_bytes());
+        assert!(z.len() * 5 < text.len(), "{} of {}", z.len(), text.len());
+    }
+
+    /// A line longer than the window, and pieces cut mid-line.
+    #[test]
+    fn long_lines_and_cut_pieces() {
+        let long = "x\"y".repeat(20_000) + "\n";
+        let text = format!("{long}{long}a\"b\"c\n{long}");
+        let b = text.as_bytes();
+        for cut in [1, 7, 40_000, 60_001, b.len() - 1] {
+            let z = deflate(&[&b[..cut], &b[cut..]]);
+            assert_eq!(inflate(&z), b);
+        }
+    }
+
+    /// A stream ended with a sync flush, then another encoder's final
+    /// stream: one deflate stream to a decoder.
+    #[test]
+    fn sync_flush_then_another_stream() {
+        let mut a = Encoder::new();
+        let mut z = a.push(b"one \"two\" three\none \"two\" four\n");
+        z.extend(a.end(false));
+        let mut b = Encoder::new();
+        z.extend(b.push(b"five\n"));
+        z.extend(b.end(true));
+        assert_eq!(inflate(&z), b"one \"two\" three\none \"two\" four\nfive\n");
+    }
+
+    /// Long matches split at 258 without a piece shorter than 3.
+    #[test]
+    fn long_equal_lines() {
+        for n in [256, 257, 258, 259, 260, 261, 516, 517, 1000] {
+            let line = "a".repeat(n) + "\n";
+            let text = line.repeat(4);
+            assert_eq!(inflate(&deflate(&[text.as_bytes()])), text.as_bytes());
+        }
+    }
+
+    /// Few symbols, skewed counts: the code length limits hold.
+    #[test]
+    fn skewed_counts_stay_within_limits() {
+        let mut f = vec![0u32; 40];
+        for (i, x) in f.iter_mut().enumerate() {
+            *x = 1 << (i % 31);
+        }
+        assert!(lengths(&f, 7).iter().all(|&l| l <= 7));
+        assert!(lengths(&f, 15).iter().all(|&l| l <= 15));
+        assert_eq!(lengths(&[0, 0, 5], 15), vec![1, 0, 1]);
+    }
+
+    fn lines() -> impl Strategy<Value = Vec<u8>> {
+        // Text of a few field shapes, so lines share fields and differ in
+        // their lengths.
+        prop::collection::vec(
+            prop::sample::select(vec![
+                &b"\""[..],
+                b"\n",
+                b"name{guid=",
+                b"0x1234",
+                b"0x12345",
+                b",port=",
+                b"7",
+                b"} 12\n",
+                b"aaaaaaaa",
+            ]),
+            0..400,
+        )
+        .prop_map(|v| v.concat())
+    }
+
+    /// Sample lines of `labels` (one family, then another after a line of
+    /// another shape), values `values`, coded from their labels' tokens in
+    /// chunks of `chunk` lines as the renderer hands them over.
+    fn fused_round_trip(labels: &[String], values: &[u64], chunk: usize) {
+        let mut toks = Vec::new();
+        let ranges: Vec<Option<Range<u32>>> = (0..labels.len())
+            .map(|i| {
+                let start = toks.len() as u32;
+                (i > 0 && label_tokens(&labels[i - 1], &labels[i], &mut toks))
+                    .then_some(start..toks.len() as u32)
+            })
+            .collect();
+        let mut e = Encoder::new();
+        let (mut z, mut all) = (Vec::new(), Vec::new());
+        let (mut text, mut fused) = (Vec::new(), Vec::new());
+        for (family, name) in ["a_family_total", "the_next_one"].iter().enumerate() {
+            text.extend_from_slice(b"# TYPE x counter\n");
+            let mut prev: Option<(usize, usize)> = None;
+            for (i, l) in labels.iter().enumerate() {
+                let at = text.len();
+                let v = values[(i + family) % values.len()];
+                text.extend_from_slice(format!("{name}{{{l}}} {v}\n").as_bytes());
+                if let (Some((len, prev_labels)), Some(r)) = (prev, ranges[i].clone()) {
+                    fused.push(Fused {
+                        at,
+                        end: text.len(),
+                        name: name.len(),
+                        labels: l.len(),
+                        prev_len: len,
+                        prev_labels,
+                        toks: r,
+                    });
+                }
+                prev = Some((text.len() - at, l.len()));
+                if (i + 1) % chunk == 0 {
+                    z.extend(e.push_fused(&text, &fused, &toks));
+                    all.append(&mut text);
+                    fused.clear();
+                }
+            }
+        }
+        z.extend(e.push_fused(&text, &fused, &toks));
+        all.append(&mut text);
+        z.extend(e.end(true));
+        assert_eq!(inflate(&z), all);
+    }
+
+    #[test]
+    fn fused_port_lines_round_trip() {
+        let labels: Vec<String> = (0..300)
+            .map(|p| {
+                format!(
+                    "guid=\"0x0000000000200{:03x}\",switch=\"edge{:04}\",port=\"{}\",uplink=\"host{:04}\",uplink_port=\"1\"",
+                    p / 36, p / 36, p % 36 + 1, p
+                )
+            })
+            .collect();
+        for chunk in [1, 7, 1000] {
+            fused_round_trip(&labels, &[0, 12345678901234, 7, 42], chunk);
+            // Equal values one after another, and values ending alike but
+            // of other lengths.
+            fused_round_trip(&labels, &[0, 0, 10, 0, 5, 5, 15], chunk);
+        }
+        // Labels too long to be worked out, and longer than the window.
+        let long = vec!["x=\"".to_string() + &"y".repeat(40_000) + "\""; 3];
+        fused_round_trip(&long, &[1], 2);
+    }
+
+    proptest! {
+        #[test]
+        fn fused_lines_round_trip(
+            labels in prop::collection::vec(lines(), 1..40),
+            values in prop::collection::vec(any::<u64>(), 1..5),
+            chunk in 1usize..50,
+        ) {
+            // Labels hold no newline (the exposition escapes it).
+            let labels: Vec<String> = labels
+                .into_iter()
+                .map(|l| String::from_utf8_lossy(&l).replace('\n', "n"))
+                .collect();
+            fused_round_trip(&labels, &values, chunk);
+        }
+
+        #[test]
+        fn any_octets_round_trip(data in prop::collection::vec(any::<u8>(), 0..3000), cut in 0usize..3000) {
+            let cut = cut.min(data.len());
+            prop_assert_eq!(inflate(&deflate(&[&data[..cut], &data[cut..]])), data);
+        }
+
+        #[test]
+        fn line_text_round_trips(data in lines(), cuts in prop::collection::vec(0usize..4000, 0..4)) {
+            let mut cuts: Vec<usize> = cuts.into_iter().map(|c| c.min(data.len())).collect();
+            cuts.sort_unstable();
+            let mut pieces = Vec::new();
+            let mut at = 0;
+            for c in cuts {
+                pieces.push(&data[at..c]);
+                at = c;
+            }
+            pieces.push(&data[at..]);
+            prop_assert_eq!(inflate(&deflate(&pieces)), data);
+        }
+    }
+}
