@@ -157,3 +157,30 @@ fn computed_lengths_match() {
         assert_eq!(Reader::new(&out).read_varbind().unwrap(), vb);
     }
 }
+
+#[test]
+fn a_reserved_long_length_gives_the_octets_of_a_short_one() {
+    // begin_long reserves three length octets; whatever the content's
+    // length, the octets are begin's (the shortest form), nested or not.
+    for len in [
+        0usize, 1, 0x7f, 0x80, 0xff, 0x100, 0x1945, 0xffff, 0x1_0000, 0x1_2345,
+    ] {
+        let content: Vec<u8> = (0..len).map(|i| i as u8).collect();
+        let encode = |long: bool| {
+            let mut out = vec![0xaa];
+            let mut e = Encoder::new(&mut out);
+            let open = |e: &mut Encoder<'_>, t| if long { e.begin_long(t) } else { e.begin(t) };
+            let outer = open(&mut e, tag::SEQUENCE);
+            e.integer(1);
+            let inner = open(&mut e, tag::SEQUENCE);
+            e.octets(&content);
+            e.end(inner);
+            e.end(outer);
+            out
+        };
+        let short = encode(false);
+        assert_eq!(encode(true), short, "content of {len} octets");
+        let mut r = Reader::new(short.get(1..).unwrap());
+        assert!(r.read_tlv().is_ok(), "content of {len} octets decodes");
+    }
+}

@@ -33,6 +33,8 @@ impl<V, K> Dispatcher<V, K> {
             v1: version == Version::V1,
             depth: 0,
             column: None,
+            col_same: 0,
+            out_same: 0,
             left: max,
             out,
             stop: Stop::Walking,
@@ -278,6 +280,12 @@ pub(super) struct Run<'a> {
     v1: bool,
     depth: usize,
     column: Option<(Oid, Option<bool>)>,
+    /// Sub-identifiers the object vouched shared since the last instance
+    /// whose column was looked at (`VarBindSink::push_after`): at `depth`
+    /// or more, `column` is this instance's column.
+    col_same: usize,
+    /// The same, since the last instance passed to `out`.
+    out_same: usize,
     left: usize,
     out: &'a mut dyn VarBindSink,
     stop: Stop,
@@ -286,7 +294,9 @@ pub(super) struct Run<'a> {
 impl Run<'_> {
     pub(super) fn readable(&mut self, oid: &[u32]) -> bool {
         let col = oid.get(..self.depth).unwrap_or(oid);
+        let known = std::mem::replace(&mut self.col_same, usize::MAX) >= self.depth;
         let uniform = match &self.column {
+            Some((_, u)) if known => *u,
             Some((c, u)) if c.as_slice() == col => *u,
             _ => {
                 let u = self.acc.uniform(col);
@@ -300,6 +310,14 @@ impl Run<'_> {
 
 impl VarBindSink for Run<'_> {
     fn push(&mut self, oid: &[u32], value: &Value) -> bool {
+        self.push_after(0, oid, value)
+    }
+
+    fn push_after(&mut self, same: usize, oid: &[u32], value: &Value) -> bool {
+        // What `oid` shares with the last one looked at and the last one
+        // passed on: the least of the words since.
+        self.col_same = self.col_same.min(same);
+        self.out_same = self.out_same.min(same);
         if self.v1 && matches!(value, Value::Counter64(_)) {
             return true;
         }
@@ -307,7 +325,8 @@ impl VarBindSink for Run<'_> {
             self.stop = Stop::Denied(Oid::from_slice(oid));
             return false;
         }
-        if !self.out.push(oid, value) {
+        let same = std::mem::replace(&mut self.out_same, usize::MAX);
+        if !self.out.push_after(same, oid, value) {
             self.stop = Stop::Full;
             return false;
         }

@@ -10,6 +10,9 @@ pub struct RowSet<R> {
     keys: Vec<u32>,
     /// `ends[i]` is the end of row i's index in `keys`.
     ends: Vec<usize>,
+    /// `shared[i]`: how many sub-identifiers row i's index shares with
+    /// row i-1's (at most 255), so a walk re-encodes only the rest.
+    shared: Vec<u8>,
     rows: Vec<R>,
 }
 
@@ -18,6 +21,7 @@ impl<R> Default for RowSet<R> {
         RowSet {
             keys: Vec::new(),
             ends: Vec::new(),
+            shared: Vec::new(),
             rows: Vec::new(),
         }
     }
@@ -77,13 +81,20 @@ impl<R> RowSet<R> {
         let mut set = RowSet {
             keys: Vec::with_capacity(tmp.len()),
             ends: Vec::with_capacity(entries.len()),
+            shared: Vec::with_capacity(entries.len()),
             rows: Vec::with_capacity(entries.len()),
         };
         for (a, b, r) in entries {
             let k = sub(&tmp, a, b);
-            if set.ends.last().is_some() && set.key(set.len() - 1) == k {
+            let before = match set.len().checked_sub(1) {
+                Some(i) => set.key(i),
+                None => &[],
+            };
+            if !set.is_empty() && before == k {
                 continue;
             }
+            let shared = before.iter().zip(k).take_while(|(x, y)| x == y).count();
+            set.shared.push(u8::try_from(shared).unwrap_or(u8::MAX));
             set.keys.extend_from_slice(k);
             set.ends.push(set.keys.len());
             set.rows.push(r);
@@ -113,6 +124,28 @@ impl<R> RowSet<R> {
     /// Row `i` in index order, with its encoded index.
     pub fn at(&self, i: usize) -> Option<(&[u32], &R)> {
         self.rows.get(i).map(|r| (self.key(i), r))
+    }
+
+    /// Calls `f` on each row from position `pos` on, in index order, with
+    /// its encoded index and how many sub-identifiers of it the row
+    /// before's shares, until `f` answers false; true when it did. (A
+    /// walk's step: each index found from where the one before ended.)
+    #[inline]
+    pub fn each_from(&self, pos: usize, mut f: impl FnMut(&[u32], usize, &R) -> bool) -> bool {
+        let mut a = match pos.checked_sub(1) {
+            Some(i) => self.ends.get(i).copied().unwrap_or(0),
+            None => 0,
+        };
+        let ends = self.ends.get(pos..).unwrap_or(&[]);
+        let shared = self.shared.get(pos..).unwrap_or(&[]);
+        let rows = self.rows.get(pos..).unwrap_or(&[]);
+        for ((&b, &same), row) in ends.iter().zip(shared).zip(rows) {
+            if !f(sub(&self.keys, a, b), usize::from(same), row) {
+                return true;
+            }
+            a = b;
+        }
+        false
     }
 
     /// Position of the first row whose index is not less than `index`
