@@ -225,6 +225,7 @@ impl OidRun {
     /// sub-identifiers of `oid` are those of the OID before (a table's
     /// instances in one column share entry and column): only the rest is
     /// compared.
+    #[inline]
     pub fn content_after(&mut self, same: usize, oid: &[u32]) -> Option<&[u8]> {
         if oid.len() < 2 || oid.len() > RUN_ARCS {
             self.n = 0;
@@ -456,6 +457,11 @@ impl<'a> Encoder<'a> {
     }
 
     pub fn unsigned(&mut self, t: u8, v: u64) {
+        self.unsigned_inline(t, v)
+    }
+
+    #[inline(always)]
+    fn unsigned_inline(&mut self, t: u8, v: u64) {
         let n = u64_content_len(v);
         self.header(t, n);
         if n == 9 {
@@ -579,7 +585,14 @@ impl<'a> Encoder<'a> {
             None => self.oid(oid),
         }
         let b = self.len();
-        self.value(value);
+        // A walk's cells are mostly counters and gauges: written here, not
+        // through a call to `value` and one more to `unsigned`.
+        match value {
+            Value::Counter32(u) => self.unsigned_inline(tag::COUNTER32, u64::from(*u)),
+            Value::Gauge32(u) => self.unsigned_inline(tag::GAUGE32, u64::from(*u)),
+            Value::Counter64(u) => self.unsigned_inline(tag::COUNTER64, *u),
+            _ => self.value(value),
+        }
         let open = self.len();
         self.end(v);
         // A long-form length moved the content up.
