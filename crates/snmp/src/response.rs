@@ -126,6 +126,7 @@ impl VarBindSink for Direct<'_> {
         self.push_after(0, oid, value)
     }
 
+    #[inline]
     fn push_after(&mut self, same: usize, oid: &[u32], value: &Value) -> bool {
         if self.full {
             return false;

@@ -184,19 +184,20 @@ proptest! {
     fn oid_runs_told_a_shared_prefix_encode_as_each_oid_alone(
         base in arb_oid(),
         tails in prop::collection::vec(
-            (0usize..40, prop::collection::vec(any::<u32>(), 0..6), 0usize..=100),
+            (0usize..40, prop::collection::vec(any::<u32>(), 0..6), 0usize..=100, arb_value()),
             1..12,
         ),
     ) {
         // A table's walk tells the encoder how much of each OID is the one
         // before's (at most what truly is: `told` percent of it): the
-        // octets are those of each OID alone, through a Direct list too.
+        // octets are those of each OID alone, and through a Direct list
+        // (with any value) those of each varbind alone.
         let mut run = snmp::ber::OidRun::default();
         let mut out = Vec::new();
         let mut direct = snmp::response::Direct::new(&mut out, usize::MAX);
         let mut each = Vec::new();
         let mut before: Vec<u32> = Vec::new();
-        for (cut, tail, told) in tails {
+        for (cut, tail, told, value) in tails {
             let mut o = base.as_slice().get(..cut.min(base.len())).unwrap_or(&[]).to_vec();
             o.extend(tail);
             let shared = before.iter().zip(&o).take_while(|(a, b)| a == b).count();
@@ -208,8 +209,8 @@ proptest! {
                 prop_assert!(alone.ends_with(&c), "content of {:?} told {}", o, same);
                 prop_assert_eq!(alone.len(), snmp::ber::tlv_len(c.len()));
             }
-            let vb = VarBind::new(o.clone().into(), Value::Null);
-            prop_assert!(snmp::mib::VarBindSink::push_after(&mut direct, same, &o, &Value::Null));
+            prop_assert!(snmp::mib::VarBindSink::push_after(&mut direct, same, &o, &value));
+            let vb = VarBind::new(o.clone().into(), value);
             snmp::ber::Encoder::new(&mut each).varbind(&vb);
             before = o;
         }

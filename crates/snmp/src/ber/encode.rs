@@ -460,6 +460,28 @@ impl<'a> Encoder<'a> {
         self.unsigned_inline(t, v)
     }
 
+    /// [`Encoder::unsigned`] as one copy of 11 octets (tag, length and
+    /// the longest content), then cut to the value's length: fewer
+    /// instructions than a push per octet.
+    #[inline(always)]
+    fn unsigned_fixed(&mut self, t: u8, v: u64) {
+        let n = u64_content_len(v);
+        let mut tlv = [0u8; 11];
+        let (head, content) = tlv.split_at_mut(2);
+        head.copy_from_slice(&[t, n as u8]);
+        // The content is the value's low n octets, big-endian: shifted
+        // to the top of a u64 (n <= 8), or a zero octet and all eight.
+        let (at, bytes) = match n {
+            9 => (1, v.to_be_bytes()),
+            _ => (0, (v << (64 - 8 * n)).to_be_bytes()),
+        };
+        if let Some(dst) = content.get_mut(at..at + 8) {
+            dst.copy_from_slice(&bytes);
+        }
+        self.out.extend_from_slice(&tlv);
+        self.out.truncate(self.out.len() - (9 - n));
+    }
+
     #[inline(always)]
     fn unsigned_inline(&mut self, t: u8, v: u64) {
         let n = u64_content_len(v);
@@ -585,12 +607,12 @@ impl<'a> Encoder<'a> {
             None => self.oid(oid),
         }
         let b = self.len();
-        // A walk's cells are mostly counters and gauges: written here, not
-        // through a call to `value` and one more to `unsigned`.
+        // A walk's cells are mostly counters and gauges: written here, in
+        // one fixed-size copy, not through calls to `value` and `unsigned`.
         match value {
-            Value::Counter32(u) => self.unsigned_inline(tag::COUNTER32, u64::from(*u)),
-            Value::Gauge32(u) => self.unsigned_inline(tag::GAUGE32, u64::from(*u)),
-            Value::Counter64(u) => self.unsigned_inline(tag::COUNTER64, *u),
+            Value::Counter32(u) => self.unsigned_fixed(tag::COUNTER32, u64::from(*u)),
+            Value::Gauge32(u) => self.unsigned_fixed(tag::GAUGE32, u64::from(*u)),
+            Value::Counter64(u) => self.unsigned_fixed(tag::COUNTER64, *u),
             _ => self.value(value),
         }
         let open = self.len();

@@ -184,3 +184,27 @@ fn a_reserved_long_length_gives_the_octets_of_a_short_one() {
         assert!(r.read_tlv().is_ok(), "content of {len} octets decodes");
     }
 }
+
+#[test]
+fn a_walks_counters_and_gauges_are_the_octets_of_value() {
+    // varbind_in_run writes these in one fixed-size copy; every content
+    // length from 1 to 9 octets, at its edges.
+    let mut edges = vec![0u64, u64::MAX];
+    for bits in (7..64).step_by(8) {
+        edges.extend([(1u64 << bits) - 1, 1u64 << bits]);
+    }
+    for v in edges {
+        let mut values = vec![Value::Counter64(v)];
+        if let Ok(small) = u32::try_from(v) {
+            values.extend([Value::Counter32(small), Value::Gauge32(small)]);
+        }
+        for value in values {
+            let oid = Oid::new(vec![1, 3, 6, 1, 2, 1, 2, 2, 1, 10, 7]);
+            let mut fast = Vec::new();
+            Encoder::new(&mut fast).varbind_in_run(&mut OidRun::default(), oid.as_slice(), &value);
+            let mut plain = Vec::new();
+            Encoder::new(&mut plain).varbind(&VarBind::new(oid, value.clone()));
+            assert_eq!(fast, plain, "{value:?}");
+        }
+    }
+}
