@@ -600,12 +600,29 @@ impl<'a> Encoder<'a> {
         oid: &[u32],
         value: &Value,
     ) -> std::ops::Range<usize> {
-        let v = self.begin(tag::SEQUENCE);
-        let a = self.len();
+        let start = self.len();
         match run.content_after(same, oid) {
-            Some(c) => self.octets_tagged(tag::OBJECT_IDENTIFIER, c),
-            None => self.oid(oid),
+            // The usual name: the varbind's header and the name's in one
+            // fixed-size copy, then the name's octets.
+            Some(c) if c.len() < 0x80 => {
+                let head = [tag::SEQUENCE, 0, tag::OBJECT_IDENTIFIER, c.len() as u8];
+                self.out.extend_from_slice(&head);
+                self.out.extend_from_slice(c);
+            }
+            c => {
+                self.out.extend_from_slice(&[tag::SEQUENCE, 0]);
+                match c {
+                    Some(c) => self.octets_tagged(tag::OBJECT_IDENTIFIER, c),
+                    None => self.oid(oid),
+                }
+            }
         }
+        // (As `begin` would have left it.)
+        let v = Mark {
+            at: start + 2,
+            reserved: 1,
+        };
+        let a = start + 2;
         let b = self.len();
         // A walk's cells are mostly counters and gauges: written here, in
         // one fixed-size copy, not through calls to `value` and `unsigned`.
