@@ -1,7 +1,7 @@
 //! BER decoding: a never-panicking reader over a byte slice.
 
 use super::{tag, BerError};
-use crate::oid::{Oid, MAX_SUBIDS};
+use crate::oid::{Oid, INLINE_SUBIDS, MAX_SUBIDS};
 use crate::value::{Value, VarBind};
 
 /// A cursor over BER-encoded bytes.
@@ -219,29 +219,44 @@ pub fn decode_u32(c: &[u8]) -> Result<u32, BerError> {
 
 /// Decodes OBJECT IDENTIFIER content (first two arcs packed as 40*X+Y).
 ///
-/// Into a buffer on the stack, copied once into the `Oid`: a request's
-/// names fit in place (32 sub-identifiers), so decoding allocates nothing
-/// (the allocation and the pushes were a thirtieth of a walk's
-/// instructions at 50 varbinds a request).
+/// Into a buffer the size of the `Oid`'s own (32 sub-identifiers, the
+/// count known from the octets ending one), which becomes the `Oid`: a
+/// request's names decode without an allocation or a 128-entry buffer to
+/// clear. Longer names decode into one on the heap.
 pub fn decode_oid(c: &[u8]) -> Result<Oid, BerError> {
     let (&first, rest) = c.split_first().ok_or(BerError::EmptyOid)?;
-    let mut out = [0u32; MAX_SUBIDS];
     // Fast path: every sub-identifier fits in one octet (the common case).
-    if first < 0x80 && rest.iter().all(|&b| b < 0x80) {
+    if first < 0x80 && rest.len() + 2 <= INLINE_SUBIDS && rest.iter().all(|&b| b < 0x80) {
+        let mut out = [0u32; INLINE_SUBIDS];
         let (x, y) = match first {
             0..=39 => (0, first),
             40..=79 => (1, first - 40),
             _ => (2, first - 80),
         };
-        let dst = out.get_mut(..rest.len() + 2).ok_or(BerError::OidTooLong)?;
         let arcs = [x, u32::from(y)]
             .into_iter()
             .chain(rest.iter().map(|&b| u32::from(b)));
-        for (d, v) in dst.iter_mut().zip(arcs) {
+        for (d, v) in out.iter_mut().zip(arcs) {
             *d = v;
         }
-        return Ok(Oid::from_slice(dst));
+        return Ok(Oid::from_buf_and_len(out, rest.len() + 2));
     }
+    // Each octet with bit 8 clear ends a sub-identifier; the first holds two.
+    let arcs = c.iter().filter(|&&b| b & 0x80 == 0).count() + 1;
+    if arcs <= INLINE_SUBIDS {
+        let mut out = [0u32; INLINE_SUBIDS];
+        let n = decode_arcs(c, &mut out)?;
+        return Ok(Oid::from_buf_and_len(out, n));
+    }
+    let mut out = vec![0u32; MAX_SUBIDS];
+    let n = decode_arcs(c, &mut out)?;
+    out.truncate(n);
+    Ok(Oid::new(out))
+}
+
+/// The sub-identifiers of OBJECT IDENTIFIER content `c` into `out`: how
+/// many (OidTooLong past `out`'s length).
+fn decode_arcs(c: &[u8], out: &mut [u32]) -> Result<usize, BerError> {
     let mut n = 0;
     let mut put = |v: u32| -> Result<(), BerError> {
         *out.get_mut(n).ok_or(BerError::OidTooLong)? = v;
@@ -282,7 +297,7 @@ pub fn decode_oid(c: &[u8]) -> Result<Oid, BerError> {
     if started {
         return Err(BerError::BadSubid);
     }
-    Ok(Oid::from_slice(out.get(..n).unwrap_or(&[])))
+    Ok(n)
 }
 
 /// Decodes a varbind value from its tag and content.

@@ -93,6 +93,23 @@ fn oids() {
     let mut b = vec![0x06, 0x81, 128, 0x2b];
     b.extend(std::iter::repeat_n(1u8, 127));
     assert!(dec_value(&b).is_err());
+    // Either side of the 32 held in place, one-octet and longer arcs.
+    for n in [31, 32, 33, 127, 128] {
+        for arc in [5, 300, u32::MAX] {
+            let o = Oid::new(
+                [1, 3]
+                    .into_iter()
+                    .chain(std::iter::repeat_n(arc, n - 2))
+                    .collect(),
+            );
+            let b = enc_value(&Value::ObjectId(o.clone()));
+            assert_eq!(
+                dec_value(&b).unwrap(),
+                Value::ObjectId(o),
+                "{n} arcs of {arc}"
+            );
+        }
+    }
 }
 
 #[test]

@@ -113,18 +113,65 @@ impl AccessCheck for Guarded<'_> {
         }
     }
     fn uniform(&self, prefix: &[u32]) -> Option<bool> {
-        if self.secret(prefix).is_some() {
-            return Some(false);
+        if self.clearance == Clearance::Secret {
+            return self.inner.uniform(prefix);
         }
-        let secret_inside = self.clearance != Clearance::Secret
-            && self
-                .secrets
-                .iter()
-                .chain(self.hidden)
-                .any(|s| s.starts_with(prefix));
-        if secret_inside {
+        // One pass, one compare a subtree: a secret holding `prefix` hides
+        // all of it; one inside it hides part.
+        let mut inside = false;
+        for s in self.secrets.iter().chain(self.hidden) {
+            let s = s.as_slice();
+            let n = s.len().min(prefix.len());
+            if s[..n] == prefix[..n] {
+                if s.len() <= prefix.len() {
+                    return Some(false);
+                }
+                inside = true;
+            }
+        }
+        if inside {
             return None;
         }
         self.inner.uniform(prefix)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The one-pass answer is the two questions asked apart: a secret
+    /// holding the prefix (false), else one inside it (ask each instance),
+    /// else the view's answer; cleared, the view alone.
+    #[test]
+    fn guarded_uniform_in_one_pass() {
+        let o = |s: &str| s.parse::<Oid>().unwrap();
+        let secrets = [o("1.3.6.1.6.3.15.1.2.2.1.6"), o("1.3.6.1.4.1.9")];
+        let hidden = [o("1.3.6.1.6.3.16.1.2")];
+        for clearance in [Clearance::Public, Clearance::Secret] {
+            let g = Guarded {
+                inner: &FullAccess,
+                secrets: &secrets,
+                hidden: &hidden,
+                admin: &[],
+                clearance,
+            };
+            for (prefix, public) in [
+                ("1.3.6.1.2.1.2.2.1.2", Some(true)),
+                ("1.3.6.1.6.3.15.1.2.2.1.6", Some(false)),
+                ("1.3.6.1.6.3.15.1.2.2.1.6.5", Some(false)),
+                ("1.3.6.1.6.3.15.1.2.2.1", None),
+                ("1.3.6.1.6.3.16.1", None),
+                ("1.3.6.1.6.3.16.1.2.1", Some(false)),
+                ("1.3.6.1.4.1", None),
+                ("1.3.6.1.4.2", Some(true)),
+            ] {
+                let want = match clearance {
+                    Clearance::Public => public,
+                    Clearance::Secret => Some(true),
+                };
+                assert_eq!(g.uniform(o(prefix).as_slice()), want, "{prefix}");
+            }
+        }
     }
 }
