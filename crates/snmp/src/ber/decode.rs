@@ -245,24 +245,29 @@ pub fn decode_oid(c: &[u8]) -> Result<Oid, BerError> {
     let arcs = c.iter().filter(|&&b| b & 0x80 == 0).count() + 1;
     if arcs <= INLINE_SUBIDS {
         let mut out = [0u32; INLINE_SUBIDS];
-        let n = decode_arcs(c, &mut out)?;
+        let mut n = 0;
+        decode_arcs(c, |v| {
+            // Never past the end: there are no more than `arcs`.
+            *out.get_mut(n).ok_or(BerError::OidTooLong)? = v;
+            n += 1;
+            Ok(())
+        })?;
         return Ok(Oid::from_buf_and_len(out, n));
     }
-    let mut out = vec![0u32; MAX_SUBIDS];
-    let n = decode_arcs(c, &mut out)?;
-    out.truncate(n);
+    // Longer: straight into the heap buffer the `Oid` keeps.
+    let mut out = Vec::with_capacity(arcs.min(MAX_SUBIDS));
+    decode_arcs(c, |v| {
+        if out.len() == MAX_SUBIDS {
+            return Err(BerError::OidTooLong);
+        }
+        out.push(v);
+        Ok(())
+    })?;
     Ok(Oid::new(out))
 }
 
-/// The sub-identifiers of OBJECT IDENTIFIER content `c` into `out`: how
-/// many (OidTooLong past `out`'s length).
-fn decode_arcs(c: &[u8], out: &mut [u32]) -> Result<usize, BerError> {
-    let mut n = 0;
-    let mut put = |v: u32| -> Result<(), BerError> {
-        *out.get_mut(n).ok_or(BerError::OidTooLong)? = v;
-        n += 1;
-        Ok(())
-    };
+/// Hands each sub-identifier of OBJECT IDENTIFIER content `c` to `put`.
+fn decode_arcs(c: &[u8], mut put: impl FnMut(u32) -> Result<(), BerError>) -> Result<(), BerError> {
     let mut acc: u64 = 0;
     let mut started = false;
     let mut first = true;
@@ -297,7 +302,7 @@ fn decode_arcs(c: &[u8], out: &mut [u32]) -> Result<usize, BerError> {
     if started {
         return Err(BerError::BadSubid);
     }
-    Ok(n)
+    Ok(())
 }
 
 /// Decodes a varbind value from its tag and content.

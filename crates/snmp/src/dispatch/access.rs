@@ -58,12 +58,23 @@ impl AccessCheck for crate::vacm::Views<'_> {
     }
 }
 
+/// The secret and hidden subtrees in one list, sorted, without those
+/// lying under another (the one above hides them already).
+pub(super) fn unread_index(secrets: &[Oid], hidden: &[Oid]) -> Vec<Oid> {
+    let mut all: Vec<Oid> = secrets.iter().chain(hidden).cloned().collect();
+    all.sort();
+    all.dedup_by(|later, kept| later.starts_with(kept.as_slice()));
+    all
+}
+
 /// An access check with the secret subtrees hidden unless cleared.
 pub(super) struct Guarded<'a> {
     pub(super) inner: &'a dyn AccessCheck,
     pub(super) secrets: &'a [Oid],
     /// Secret to read; writable only when cleared (notWritable below).
     pub(super) hidden: &'a [Oid],
+    /// `secrets` and `hidden` as [`unread_index`] gives them.
+    pub(super) unread: &'a [Oid],
     /// Readable as any other object; writable only when cleared.
     pub(super) admin: &'a [Oid],
     pub(super) clearance: Clearance,
@@ -116,20 +127,19 @@ impl AccessCheck for Guarded<'_> {
         if self.clearance == Clearance::Secret {
             return self.inner.uniform(prefix);
         }
-        // One pass, one compare a subtree: a secret holding `prefix` hides
-        // all of it; one inside it hides part.
-        let mut inside = false;
-        for s in self.secrets.iter().chain(self.hidden) {
-            let s = s.as_slice();
-            let n = s.len().min(prefix.len());
-            if s[..n] == prefix[..n] {
-                if s.len() <= prefix.len() {
-                    return Some(false);
-                }
-                inside = true;
-            }
+        // In the sorted, prefix-free index, a subtree holding `prefix` is
+        // the last one not after it (any between would lie under that
+        // subtree); one inside `prefix` is the first after it.
+        let at = self.unread.partition_point(|s| s.as_slice() <= prefix);
+        if at > 0
+            && self
+                .unread
+                .get(at - 1)
+                .is_some_and(|s| prefix.starts_with(s.as_slice()))
+        {
+            return Some(false);
         }
-        if inside {
+        if self.unread.get(at).is_some_and(|s| s.starts_with(prefix)) {
             return None;
         }
         self.inner.uniform(prefix)
@@ -146,13 +156,19 @@ mod tests {
     #[test]
     fn guarded_uniform_in_one_pass() {
         let o = |s: &str| s.parse::<Oid>().unwrap();
-        let secrets = [o("1.3.6.1.6.3.15.1.2.2.1.6"), o("1.3.6.1.4.1.9")];
-        let hidden = [o("1.3.6.1.6.3.16.1.2")];
+        let secrets = [
+            o("1.3.6.1.6.3.15.1.2.2.1.6"),
+            o("1.3.6.1.4.1.9.2"),
+            o("1.3.6.1.4.1.9"),
+        ];
+        let hidden = [o("1.3.6.1.6.3.16.1.2"), o("1.3.6.1.4.1.9.4.1")];
         for clearance in [Clearance::Public, Clearance::Secret] {
+            let unread = unread_index(&secrets, &hidden);
             let g = Guarded {
                 inner: &FullAccess,
                 secrets: &secrets,
                 hidden: &hidden,
+                unread: &unread,
                 admin: &[],
                 clearance,
             };
@@ -165,12 +181,42 @@ mod tests {
                 ("1.3.6.1.6.3.16.1.2.1", Some(false)),
                 ("1.3.6.1.4.1", None),
                 ("1.3.6.1.4.2", Some(true)),
+                ("1.3.6.1.4.1.9.2.1", Some(false)),
+                ("1.3.6.1.4.1.9.3", Some(false)),
+                ("1.3.6.1.4.1.8", Some(true)),
+                ("1.3.6.1.6.3.16.1.3", Some(true)),
+                ("1.3.6.1.6.3.16.1.1.9", Some(true)),
             ] {
                 let want = match clearance {
                     Clearance::Public => public,
                     Clearance::Secret => Some(true),
                 };
                 assert_eq!(g.uniform(o(prefix).as_slice()), want, "{prefix}");
+            }
+            // Every prefix of every subtree, and its neighbours, against
+            // the two passes asked apart.
+            let all: Vec<&Oid> = secrets.iter().chain(&hidden).collect();
+            for s in &all {
+                for n in 1..=s.len() + 1 {
+                    let mut p: Vec<u32> = s.as_slice().iter().copied().take(n).collect();
+                    if n > s.len() {
+                        p.push(1);
+                    }
+                    for delta in [0u32, 1] {
+                        if let Some(last) = p.last_mut() {
+                            *last += delta;
+                        }
+                        let above = all.iter().any(|s| p.starts_with(s.as_slice()));
+                        let inside = all.iter().any(|s| s.starts_with(&p));
+                        let want = match clearance {
+                            Clearance::Secret => Some(true),
+                            _ if above => Some(false),
+                            _ if inside => None,
+                            _ => Some(true),
+                        };
+                        assert_eq!(g.uniform(&p), want, "{p:?}");
+                    }
+                }
             }
         }
     }
