@@ -66,10 +66,6 @@ pub struct Dispatcher<V, K> {
     /// Subtrees only a cleared request may read or Set
     /// ([`Dispatcher::set_hidden_subtrees`]).
     hidden: Vec<Oid>,
-    /// The secret and hidden subtrees together, sorted, none under another
-    /// ([`access::unread_index`]): a walk's column asks whether it is
-    /// uniform by two searches, not a pass over both lists.
-    unread: Vec<Oid>,
     /// Subtrees any request may read (as its view allows), only a cleared
     /// one may Set ([`Dispatcher::set_admin_subtrees`]).
     admin: Vec<Oid>,
@@ -98,7 +94,6 @@ impl<V, K> Dispatcher<V, K> {
             max_bulk_varbinds: DEFAULT_MAX_BULK_VARBINDS,
             secrets: Vec::new(),
             hidden: Vec::new(),
-            unread: Vec::new(),
             admin: Vec::new(),
         }
     }
@@ -108,7 +103,6 @@ impl<V, K> Dispatcher<V, K> {
     /// noAccess or notWritable).
     pub fn set_secret_subtrees(&mut self, secrets: Vec<Oid>) {
         self.secrets = secrets;
-        self.unread = access::unread_index(&self.secrets, &self.hidden);
     }
 
     /// Subtrees readable and writable only with [`Clearance::Secret`]:
@@ -117,7 +111,6 @@ impl<V, K> Dispatcher<V, K> {
     /// the administrative subtrees.
     pub fn set_hidden_subtrees(&mut self, hidden: Vec<Oid>) {
         self.hidden = hidden;
-        self.unread = access::unread_index(&self.secrets, &self.hidden);
     }
 
     /// Subtrees writable only with [`Clearance::Secret`], whatever the
@@ -134,7 +127,6 @@ impl<V, K> Dispatcher<V, K> {
             inner,
             secrets: &self.secrets,
             hidden: &self.hidden,
-            unread: &self.unread,
             admin: &self.admin,
             clearance,
         }

@@ -137,10 +137,52 @@ fn arb_mutation() -> impl Strategy<Value = Mutation> {
     ]
 }
 
+/// X.690 8.19 read one octet at a time: the reference for `decode_oid`.
+fn oid_by_octets(c: &[u8]) -> Option<Oid> {
+    let mut arcs: Vec<u32> = Vec::new();
+    let mut acc: u64 = 0;
+    let mut open = false;
+    for &b in c {
+        if !open && b == 0x80 {
+            return None;
+        }
+        open = true;
+        acc = (acc << 7) | u64::from(b & 0x7f);
+        if acc > u64::from(u32::MAX) + 80 {
+            return None;
+        }
+        if b & 0x80 == 0 {
+            if arcs.is_empty() {
+                let x = (acc / 40).min(2);
+                arcs.push(x as u32);
+                arcs.push(u32::try_from(acc - 40 * x).ok()?);
+            } else {
+                arcs.push(u32::try_from(acc).ok()?);
+            }
+            acc = 0;
+            open = false;
+        }
+    }
+    (!open && !arcs.is_empty() && arcs.len() <= 128).then(|| Oid::new(arcs))
+}
+
 proptest! {
     #[test]
     fn decode_arbitrary_bytes_never_panics(b in prop::collection::vec(any::<u8>(), 0..300)) {
         let _ = Message::decode(&b);
+    }
+
+    /// OBJECT IDENTIFIER content of any octets decodes as the plain
+    /// octet-by-octet reading of X.690 8.19 does: the same arcs, or an
+    /// error where it has one (whichever buffer the arcs go to).
+    #[test]
+    fn decode_oid_matches_the_octet_by_octet_reading(
+        b in prop::collection::vec(
+            prop_oneof![any::<u8>(), 0u8..0x80, Just(0x80u8), Just(0xffu8)],
+            0..200,
+        )
+    ) {
+        prop_assert_eq!(snmp::ber::decode_oid(&b).ok(), oid_by_octets(&b));
     }
 
     #[test]

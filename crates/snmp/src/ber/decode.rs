@@ -267,40 +267,43 @@ pub fn decode_oid(c: &[u8]) -> Result<Oid, BerError> {
 }
 
 /// Hands each sub-identifier of OBJECT IDENTIFIER content `c` to `put`.
+///
+/// One sub-identifier a turn of the outer loop, its continuation octets
+/// in the inner one, so a one-octet arc costs one test.
 fn decode_arcs(c: &[u8], mut put: impl FnMut(u32) -> Result<(), BerError>) -> Result<(), BerError> {
-    let mut acc: u64 = 0;
-    let mut started = false;
+    let mut rest = c;
     let mut first = true;
-    for &b in c {
-        if !started && b == 0x80 {
-            // A sub-identifier must not start with 0x80 (X.690 8.19.2).
+    while let Some((&lead, tail)) = rest.split_first() {
+        // A sub-identifier must not start with 0x80 (X.690 8.19.2).
+        if lead == 0x80 {
             return Err(BerError::BadSubid);
         }
-        started = true;
-        acc = (acc << 7) | u64::from(b & 0x7f);
-        // The first sub-identifier may reach 2^32-1 + 80.
-        if acc > u64::from(u32::MAX) + 80 {
-            return Err(BerError::SubidOverflow);
-        }
-        if b & 0x80 == 0 {
-            if first {
-                let (x, y) = match acc {
-                    0..=39 => (0, acc),
-                    40..=79 => (1, acc - 40),
-                    _ => (2, acc - 80),
-                };
-                put(x)?;
-                put(u32::try_from(y).map_err(|_| BerError::SubidOverflow)?)?;
-                first = false;
-            } else {
-                put(u32::try_from(acc).map_err(|_| BerError::SubidOverflow)?)?;
+        rest = tail;
+        let mut acc = u64::from(lead & 0x7f);
+        let mut b = lead;
+        while b & 0x80 != 0 {
+            // Ending in a continuation octet: truncated.
+            let (&next, tail) = rest.split_first().ok_or(BerError::BadSubid)?;
+            rest = tail;
+            b = next;
+            acc = (acc << 7) | u64::from(b & 0x7f);
+            // The first sub-identifier may reach 2^32-1 + 80.
+            if acc > u64::from(u32::MAX) + 80 {
+                return Err(BerError::SubidOverflow);
             }
-            acc = 0;
-            started = false;
         }
-    }
-    if started {
-        return Err(BerError::BadSubid);
+        if first {
+            let (x, y) = match acc {
+                0..=39 => (0, acc),
+                40..=79 => (1, acc - 40),
+                _ => (2, acc - 80),
+            };
+            put(x)?;
+            put(u32::try_from(y).map_err(|_| BerError::SubidOverflow)?)?;
+            first = false;
+        } else {
+            put(u32::try_from(acc).map_err(|_| BerError::SubidOverflow)?)?;
+        }
     }
     Ok(())
 }

@@ -58,23 +58,12 @@ impl AccessCheck for crate::vacm::Views<'_> {
     }
 }
 
-/// The secret and hidden subtrees in one list, sorted, without those
-/// lying under another (the one above hides them already).
-pub(super) fn unread_index(secrets: &[Oid], hidden: &[Oid]) -> Vec<Oid> {
-    let mut all: Vec<Oid> = secrets.iter().chain(hidden).cloned().collect();
-    all.sort();
-    all.dedup_by(|later, kept| later.starts_with(kept.as_slice()));
-    all
-}
-
 /// An access check with the secret subtrees hidden unless cleared.
 pub(super) struct Guarded<'a> {
     pub(super) inner: &'a dyn AccessCheck,
     pub(super) secrets: &'a [Oid],
     /// Secret to read; writable only when cleared (notWritable below).
     pub(super) hidden: &'a [Oid],
-    /// `secrets` and `hidden` as [`unread_index`] gives them.
-    pub(super) unread: &'a [Oid],
     /// Readable as any other object; writable only when cleared.
     pub(super) admin: &'a [Oid],
     pub(super) clearance: Clearance,
@@ -127,19 +116,20 @@ impl AccessCheck for Guarded<'_> {
         if self.clearance == Clearance::Secret {
             return self.inner.uniform(prefix);
         }
-        // In the sorted, prefix-free index, a subtree holding `prefix` is
-        // the last one not after it (any between would lie under that
-        // subtree); one inside `prefix` is the first after it.
-        let at = self.unread.partition_point(|s| s.as_slice() <= prefix);
-        if at > 0
-            && self
-                .unread
-                .get(at - 1)
-                .is_some_and(|s| prefix.starts_with(s.as_slice()))
-        {
-            return Some(false);
+        // One pass, one compare a subtree: a secret holding `prefix` hides
+        // all of it; one inside it hides part.
+        let mut inside = false;
+        for s in self.secrets.iter().chain(self.hidden) {
+            let s = s.as_slice();
+            let n = s.len().min(prefix.len());
+            if s[..n] == prefix[..n] {
+                if s.len() <= prefix.len() {
+                    return Some(false);
+                }
+                inside = true;
+            }
         }
-        if self.unread.get(at).is_some_and(|s| s.starts_with(prefix)) {
+        if inside {
             return None;
         }
         self.inner.uniform(prefix)
@@ -163,12 +153,10 @@ mod tests {
         ];
         let hidden = [o("1.3.6.1.6.3.16.1.2"), o("1.3.6.1.4.1.9.4.1")];
         for clearance in [Clearance::Public, Clearance::Secret] {
-            let unread = unread_index(&secrets, &hidden);
             let g = Guarded {
                 inner: &FullAccess,
                 secrets: &secrets,
                 hidden: &hidden,
-                unread: &unread,
                 admin: &[],
                 clearance,
             };
