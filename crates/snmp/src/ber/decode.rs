@@ -155,7 +155,9 @@ impl<'a> Reader<'a> {
     /// Reads a `VarBindList ::= SEQUENCE OF VarBind`.
     pub fn read_varbind_list(&mut self) -> Result<Vec<VarBind>, BerError> {
         let mut s = self.read_sequence()?;
-        let mut out = Vec::new();
+        // A walk's request holds one varbind: room for it at once, without
+        // the growth path's bookkeeping.
+        let mut out = Vec::with_capacity(1);
         while !s.is_empty() {
             out.push(s.read_varbind()?);
         }

@@ -116,18 +116,17 @@ impl AccessCheck for Guarded<'_> {
         if self.clearance == Clearance::Secret {
             return self.inner.uniform(prefix);
         }
-        // One pass, one compare a subtree: a secret holding `prefix` hides
-        // all of it; one inside it hides part.
+        // One pass, one walk along each subtree (which leaves at the first
+        // arc that differs, about the fifth: cheaper than a memcmp call): a
+        // secret holding `prefix` hides all of it; one inside it hides part.
         let mut inside = false;
         for s in self.secrets.iter().chain(self.hidden) {
             let s = s.as_slice();
-            let n = s.len().min(prefix.len());
-            if s[..n] == prefix[..n] {
-                if s.len() <= prefix.len() {
-                    return Some(false);
-                }
-                inside = true;
+            let shared = s.iter().zip(prefix).take_while(|(a, b)| a == b).count();
+            if shared == s.len() {
+                return Some(false);
             }
+            inside |= shared == prefix.len();
         }
         if inside {
             return None;
