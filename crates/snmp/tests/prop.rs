@@ -172,6 +172,26 @@ proptest! {
         let _ = Message::decode(&b);
     }
 
+    /// A row search finds what a scan of the sorted indexes finds, for
+    /// indexes sharing long prefixes (as GIDs do) and any probe.
+    #[test]
+    fn rowset_search_matches_a_scan(
+        keys in prop::collection::vec(prop::collection::vec(0u32..3, 0..10), 0..60),
+        probes in prop::collection::vec(prop::collection::vec(0u32..3, 0..11), 1..20),
+        prefix in prop::collection::vec(any::<u32>(), 0..6),
+    ) {
+        let full = |k: &Vec<u32>| prefix.iter().chain(k).copied().collect::<Vec<u32>>();
+        let rows = snmp::table::RowSet::from_pairs(keys.iter().map(|k| (full(k), full(k))));
+        let mut sorted: Vec<Vec<u32>> = keys.iter().map(full).collect();
+        sorted.sort();
+        sorted.dedup();
+        for p in probes.iter().map(full).chain(sorted.clone()) {
+            let after = sorted.iter().position(|k| *k > p).unwrap_or(sorted.len());
+            prop_assert_eq!(rows.position_after(&p), after);
+            prop_assert_eq!(rows.get(&p), sorted.iter().find(|k| **k == p));
+        }
+    }
+
     /// OBJECT IDENTIFIER content of any octets decodes as the plain
     /// octet-by-octet reading of X.690 8.19 does: the same arcs, or an
     /// error where it has one (whichever buffer the arcs go to).

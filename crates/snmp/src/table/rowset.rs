@@ -27,6 +27,21 @@ impl<R> Default for RowSet<R> {
     }
 }
 
+/// `key` against `index`, both known to begin with the same `skip`
+/// sub-identifiers: the order, and how many they share.
+fn compare_after(key: &[u32], index: &[u32], skip: usize) -> (Ordering, usize) {
+    let (k, i) = (
+        key.get(skip..).unwrap_or(&[]),
+        index.get(skip..).unwrap_or(&[]),
+    );
+    let same = k.iter().zip(i).take_while(|(a, b)| a == b).count();
+    let order = match (k.get(same), i.get(same)) {
+        (Some(a), Some(b)) => a.cmp(b),
+        _ => k.len().cmp(&i.len()),
+    };
+    (order, skip + same)
+}
+
 fn sub(keys: &[u32], a: usize, b: usize) -> &[u32] {
     keys.get(a..b).unwrap_or(&[])
 }
@@ -150,14 +165,25 @@ impl<R> RowSet<R> {
 
     /// Position of the first row whose index is not less than `index`
     /// (or `len()`), and whether it is equal.
+    ///
+    /// Each compare starts past the sub-identifiers that both bounds share
+    /// with `index`: the rows between two indexes share what those two
+    /// share (the rows are sorted), and a table's indexes share long
+    /// prefixes (a GID's subnet prefix, a vendor's GUIDs), which every
+    /// step of a plain search compared again (a walk's request searches
+    /// once).
     fn search(&self, index: &[u32]) -> (usize, bool) {
         let (mut lo, mut hi) = (0, self.len());
+        // What the row before `lo` and the row at `hi` share with `index`
+        // (none while there is no such row).
+        let (mut lo_same, mut hi_same) = (0, 0);
         while lo < hi {
             let mid = lo + (hi - lo) / 2;
-            match self.key(mid).cmp(index) {
-                Ordering::Less => lo = mid + 1,
+            let (order, same) = compare_after(self.key(mid), index, lo_same.min(hi_same));
+            match order {
+                Ordering::Less => (lo, lo_same) = (mid + 1, same),
                 Ordering::Equal => return (mid, true),
-                Ordering::Greater => hi = mid,
+                Ordering::Greater => (hi, hi_same) = (mid, same),
             }
         }
         (lo, false)
