@@ -24,10 +24,12 @@
 #   3. the big table with the Rust client, max-repetitions 50 and 1000.
 # The Rust client keeps one request outstanding, as managers do; each figure
 # is the best of PASSES walks. Then, for each agent: its CPU time (utime +
-# stime from /proc) per varbind over one walk of its big table (the figure
-# that does not depend on the client), and the aggregate wall throughput of
-# CLIENTS (default 4) such walks at once. Prints the ratio ibsnmpd/snmpd; stops both
-# agents (and removes the namespace) at the end.
+# stime from /proc) per varbind over walks of its big table, as many as
+# give CPU_TICKS (default 400) clock ticks of user time (the figure that
+# does not depend on the client; the ticks it rests on are printed), and
+# the aggregate wall throughput of CLIENTS (default 4) such walks at once.
+# Prints the ratio ibsnmpd/snmpd; stops both agents (and removes the
+# namespace) at the end.
 #
 # With valgrind installed (and CALLGRIND not 0), also the machine-independent
 # figure: user-space instructions per varbind of each agent over one Rust
@@ -210,20 +212,32 @@ echo "  tables: ibsnmpd $OUR_TABLE, snmpd $SNMPD_TABLE"
 # cpu PID: "utime stime" in clock ticks.
 cpu() { awk '{ print $14, $15 }' "/proc/$1/stat"; }
 HZ=$(getconf CLK_TCK)
+# /proc splits CPU time into user and system by sampling at each clock
+# tick (on a kernel with tick accounting the sum is exact, the split is
+# not): a figure resting on a few dozen ticks is noise. The walks go on,
+# CPU_PASSES at a time, until the agent has CPU_TICKS ticks of user time
+# (or 100 rounds), and each figure says how many ticks it rests on.
 CPU_PASSES=${CPU_PASSES:-5}
-# us_per_varbind PID PORT ROOT: "total user system" agent CPU microseconds
-# per varbind over CPU_PASSES Rust walks (r=50). The system part is mostly
-# the kernel's per-datagram cost (one receive, one send that wakes the
-# client), the same for any agent at this max-repetitions.
+CPU_TICKS=${CPU_TICKS:-400}
+# us_per_varbind PID PORT ROOT: "total user system walks user_ticks
+# system_ticks": agent CPU microseconds per varbind over Rust walks (r=50).
+# The system part is mostly the kernel's per-datagram cost (one receive,
+# one send that wakes the client), the same for any agent at this
+# max-repetitions.
 us_per_varbind() {
-    local u0 s0 u1 s1 n
+    local u0 s0 u1 s1 n rounds=0
     read -r u0 s0 <<<"$(cpu "$1")"
-    # shellcheck disable=SC2046
-    $(ns "$2") "$WALK" "127.0.0.1:$2" public "$3" 50 "$CPU_PASSES" >"$tmp/cpuwalk"
-    read -r u1 s1 <<<"$(cpu "$1")"
+    : >"$tmp/cpuwalk"
+    while :; do
+        # shellcheck disable=SC2046
+        $(ns "$2") "$WALK" "127.0.0.1:$2" public "$3" 50 "$CPU_PASSES" >>"$tmp/cpuwalk"
+        rounds=$((rounds + 1))
+        read -r u1 s1 <<<"$(cpu "$1")"
+        if [ $((u1 - u0)) -ge "$CPU_TICKS" ] || [ "$rounds" -ge 100 ]; then break; fi
+    done
     n=$(sed -E 's/varbinds=([0-9]+).*/\1/' "$tmp/cpuwalk" | awk '{ s += $1 } END { print s }')
-    awk -v u=$((u1 - u0)) -v s=$((s1 - s0)) -v hz="$HZ" -v n="$n" 'BEGIN {
-        k = (n > 0 ? 1e6 / hz / n : 0); printf "%.3f %.3f %.3f", (u + s) * k, u * k, s * k }'
+    awk -v u=$((u1 - u0)) -v s=$((s1 - s0)) -v hz="$HZ" -v n="$n" -v w=$((rounds * CPU_PASSES)) 'BEGIN {
+        k = (n > 0 ? 1e6 / hz / n : 0); printf "%.3f %.3f %.3f %d %d %d", (u + s) * k, u * k, s * k, w, u, s }'
 }
 SNMPD_PID=$(cat "$tmp/snmpd$([ "$P3" != "$P2" ] && echo -ns).pid")
 ALL_AGENTS=("$OUR_PID" $(cat "$tmp"/snmpd*.pid))
@@ -237,18 +251,18 @@ alone() {
     for p in "${ALL_AGENTS[@]}"; do [ "$p" = "$me" ] || kill -CONT "$p"; done
 }
 echo
-echo "== agent CPU per varbind (utime+stime over $CPU_PASSES Rust walks of the big table, r=50, the other agents stopped)"
-read -r ou ouu ous <<<"$(alone "$OUR_PID" us_per_varbind "$OUR_PID" "$P1" "$OUR_TABLE")"
+echo "== agent CPU per varbind (utime+stime over Rust walks of the big table until $CPU_TICKS ticks of user time, r=50, the other agents stopped; a tick is $((1000 / HZ)) ms)"
+read -r ou ouu ous ow out ost <<<"$(alone "$OUR_PID" us_per_varbind "$OUR_PID" "$P1" "$OUR_TABLE")"
 cp "$tmp/cpuwalk" "$tmp/cpuwalk.ours"
-read -r tu tuu tus <<<"$(alone "$SNMPD_PID" us_per_varbind "$SNMPD_PID" "$P3" "$SNMPD_TABLE")"
+read -r tu tuu tus tw tut tst <<<"$(alone "$SNMPD_PID" us_per_varbind "$SNMPD_PID" "$P3" "$SNMPD_TABLE")"
 # The kernel's floor: a UDP responder doing nothing else answers as many
 # datagrams of the walk's sizes; its CPU per varbind of the walk is what any
 # agent pays the kernel for the same exchange.
 field() { sed -E "s/.*$1=([0-9]+).*/\1/" "$tmp/cpuwalk.ours" | awk '{ s += $1 } END { print s }'; }
 W_VB=$(field varbinds)
 W_DG=$(field datagrams)
-W_REQ=$(( $(field request_octets) / CPU_PASSES ))
-W_RESP=$(( $(field response_octets) / CPU_PASSES ))
+W_REQ=$(($(field request_octets) / ow))
+W_RESP=$(($(field response_octets) / ow))
 P4=$(port)
 "$FLOOR" serve "127.0.0.1:$P4" "$W_RESP" &
 FLOOR_PID=$!
@@ -259,10 +273,12 @@ alone "$FLOOR_PID" "$FLOOR" drive "127.0.0.1:$P4" "$W_REQ" "$W_DG" >/dev/null
 read -r fu1 fs1 <<<"$(cpu "$FLOOR_PID")"
 read -r fl flu fls <<<"$(awk -v u=$((fu1 - fu0)) -v s=$((fs1 - fs0)) -v hz="$HZ" -v n="$W_VB" 'BEGIN {
     k = (n > 0 ? 1e6 / hz / n : 0); printf "%.3f %.3f %.3f", (u + s) * k, u * k, s * k }')"
-printf '  ibsnmpd %s us/varbind (user %s, system %s)\n' "$ou" "$ouu" "$ous"
-printf '  kernel floor %s us/varbind (user %s, system %s): %s datagrams of %s octets answered with %s\n' \
-    "$fl" "$flu" "$fls" "$W_DG" "$W_REQ" "$W_RESP"
-printf '  net-snmp snmpd %s us/varbind (user %s, system %s)\n' "$tu" "$tuu" "$tus"
+printf '  ibsnmpd %s us/varbind (user %s, system %s; %s walks, %s user + %s system ticks)\n' \
+    "$ou" "$ouu" "$ous" "$ow" "$out" "$ost"
+printf '  kernel floor %s us/varbind (user %s, system %s; %s + %s ticks): %s datagrams of %s octets answered with %s\n' \
+    "$fl" "$flu" "$fls" "$((fu1 - fu0))" "$((fs1 - fs0))" "$W_DG" "$W_REQ" "$W_RESP"
+printf '  net-snmp snmpd %s us/varbind (user %s, system %s; %s walks, %s user + %s system ticks)\n' \
+    "$tu" "$tuu" "$tus" "$tw" "$tut" "$tst"
 printf '  snmpd uses x%s the CPU per varbind (x%s in user space)\n' \
     "$(awk -v a="$ou" -v b="$tu" 'BEGIN { printf "%.1f", (a > 0 ? b / a : 0) }')" \
     "$(awk -v a="$ouu" -v b="$tuu" 'BEGIN { printf "%.1f", (a > 0 ? b / a : 0) }')"

@@ -18,6 +18,16 @@ use crate::value::{Value, VarBind};
 pub trait VarBindSink {
     /// Takes one instance; false when it wants no more (the walk stops).
     fn push(&mut self, oid: &[u32], value: &Value) -> bool;
+
+    /// [`VarBindSink::push`], with the caller's word that the first `same`
+    /// sub-identifiers of `oid` are those of the OID it pushed last into
+    /// this sink (a table's instances in one column share entry and
+    /// column), so a sink may skip comparing them. 0 says nothing; only
+    /// the caller that made the last push may say more.
+    fn push_after(&mut self, same: usize, oid: &[u32], value: &Value) -> bool {
+        let _ = same;
+        self.push(oid, value)
+    }
 }
 
 /// Whether a request may reach the secret subtrees

@@ -8,7 +8,7 @@ use smallvec::SmallVec;
 /// Sub-identifiers held in place: a table column's instance (entry, column,
 /// an index of a GID or of a GUID and a port) fits, so building a response allocates
 /// no OID; longer ones (GID-indexed rows) go to the heap.
-const INLINE_SUBIDS: usize = 32;
+pub(crate) const INLINE_SUBIDS: usize = 32;
 
 /// An OBJECT IDENTIFIER: a sequence of sub-identifiers (at most 128, each u32).
 #[derive(Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
@@ -23,6 +23,10 @@ impl Oid {
     }
     pub fn from_slice(s: &[u32]) -> Self {
         Oid(SmallVec::from_slice(s))
+    }
+    /// The first `len` sub-identifiers of `buf`, kept in place.
+    pub(crate) fn from_buf_and_len(buf: [u32; INLINE_SUBIDS], len: usize) -> Self {
+        Oid(SmallVec::from_buf_and_len(buf, len))
     }
     /// The parts one after another (e.g. a table entry, a column and an
     /// encoded index).

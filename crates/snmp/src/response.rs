@@ -123,11 +123,16 @@ impl<'a> Direct<'a> {
 
 impl VarBindSink for Direct<'_> {
     fn push(&mut self, oid: &[u32], value: &Value) -> bool {
+        self.push_after(0, oid, value)
+    }
+
+    #[inline]
+    fn push_after(&mut self, same: usize, oid: &[u32], value: &Value) -> bool {
         if self.full {
             return false;
         }
         let start = self.out.len();
-        let name = Encoder::new(self.out).varbind_in_run(&mut self.run, oid, value);
+        let name = Encoder::new(self.out).varbind_in_run_after(&mut self.run, same, oid, value);
         let fits = self.admit(start);
         if fits {
             self.last = Some(name);

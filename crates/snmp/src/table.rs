@@ -232,11 +232,13 @@ impl<V, K, R> Table<V, K, R> {
     }
 
     /// Hands the instances after `oid` in GetNext order (column-major,
-    /// sparse cells skipped) to `take`, with their OID, until it answers
+    /// sparse cells skipped) to `take`, with their OID and how many of its
+    /// first sub-identifiers are those of the instance handed before (0
+    /// for the first: see [`VarBindSink::push_after`]), until it answers
     /// false. The row position is searched once; the walk then steps
     /// through the rows, the OID built in place (entry and column once a
     /// column, the index each row), so no instance allocates.
-    fn walk(&self, view: &V, oid: &[u32], mut take: impl FnMut(&[u32], &Value) -> bool) {
+    fn walk(&self, view: &V, oid: &[u32], mut take: impl FnMut(usize, &[u32], &Value) -> bool) {
         let e = self.entry.as_slice();
         let (start, mut after) = match oid.strip_prefix(e) {
             Some(rest) => match rest.split_first() {
@@ -261,10 +263,12 @@ impl<V, K, R> Table<V, K, R> {
             Some(dst) if base <= MAX_SUBIDS => dst.copy_from_slice(e),
             _ => return,
         }
+        // What the next instance shares with the one handed before.
+        let mut same = 0;
         // The one buffer an OCTET STRING column's cells are written into.
-        let mut octets = Vec::new();
+        let mut octets = Value::OctetString(Vec::new());
         for col in self.columns.get(start..).unwrap_or(&[]) {
-            let mut pos = match after.take() {
+            let pos = match after.take() {
                 Some(idx) => rows.position_after(idx),
                 None => 0,
             };
@@ -274,46 +278,56 @@ impl<V, K, R> Table<V, K, R> {
             if let Some(c) = name.get_mut(e.len()) {
                 *c = col.id;
             }
+            // What the next row's index shares with the index handed
+            // before in this column (the least of the rows' words since;
+            // nothing at the column's start).
+            let mut key_same = 0;
             // Hands one instance to `take`: Some(false) once it wants no
-            // more, None for an index too long to name.
-            let mut give = |key: &[u32], value: &Value| {
-                let dst = name.get_mut(base..base + key.len())?;
-                dst.copy_from_slice(key);
-                Some(take(name.get(..base + key.len()).unwrap_or(&[]), value))
+            // more, None for an index too long to name. Only the index
+            // octets that differ from the name before are copied.
+            let mut give = |key_same: &mut usize, key: &[u32], value: &Value| {
+                let k = (*key_same).min(key.len());
+                let dst = name.get_mut(base + k..base + key.len())?;
+                dst.copy_from_slice(key.get(k..).unwrap_or(&[]));
+                let told = if same == base { base + k } else { same };
+                let more = take(told, name.get(..base + key.len()).unwrap_or(&[]), value);
+                same = base;
+                *key_same = usize::MAX;
+                Some(more)
             };
-            if let Some(f) = col.octets {
-                // Each cell written into the same buffer, lent as a value.
-                let mut cell = Value::OctetString(std::mem::take(&mut octets));
-                while let Some((key, row)) = rows.at(pos) {
-                    pos += 1;
-                    if let Value::OctetString(buf) = &mut cell {
-                        buf.clear();
-                        if f(view, row, buf).is_none() {
-                            continue;
-                        }
+            // The cell function is chosen once a column, not once a cell.
+            // An exception from it also means "absent". (The value is lent
+            // where it was returned, not moved: a `Value` is 144 bytes.)
+            let stopped = match (col.read, col.octets) {
+                (Some(f), _) => rows.each_from(pos, |key, shared, row| {
+                    key_same = key_same.min(shared);
+                    match &f(view, row) {
+                        Some(v) if !v.is_exception() => give(&mut key_same, key, v) != Some(false),
+                        _ => true,
                     }
-                    if give(key, &cell) == Some(false) {
-                        return;
+                }),
+                (None, Some(f)) => rows.each_from(pos, |key, shared, row| {
+                    key_same = key_same.min(shared);
+                    // Each cell written into the same buffer, lent as a value.
+                    let Value::OctetString(buf) = &mut octets else {
+                        return true;
+                    };
+                    buf.clear();
+                    f(view, row, buf).is_none() || give(&mut key_same, key, &octets) != Some(false)
+                }),
+                (None, None) => rows.each_from(pos, |key, shared, row| {
+                    key_same = key_same.min(shared);
+                    match &(self.cell)(view, row, col.id) {
+                        Some(v) if !v.is_exception() => give(&mut key_same, key, v) != Some(false),
+                        _ => true,
                     }
-                }
-                if let Value::OctetString(buf) = cell {
-                    octets = buf;
-                }
-                continue;
+                }),
+            };
+            if stopped {
+                return;
             }
-            while let Some((key, row)) = rows.at(pos) {
-                pos += 1;
-                // An exception from the cell function also means "absent".
-                // (The value is lent where it was returned, not moved: a
-                // `Value` is 144 bytes.)
-                let cell = self.read(view, row, col);
-                let Some(value) = cell.as_ref().filter(|v| !v.is_exception()) else {
-                    continue;
-                };
-                if give(key, value) == Some(false) {
-                    return;
-                }
-            }
+            // The next column's first instance shares the entry.
+            same = same.min(e.len());
         }
     }
 }
@@ -346,7 +360,7 @@ impl<V, K, R> MibObject<V, K> for Table<V, K, R> {
 
     fn next(&self, view: &V, oid: &[u32]) -> Option<VarBind> {
         let mut found = None;
-        self.walk(view, oid, |name, value| {
+        self.walk(view, oid, |_, name, value| {
             found = Some(VarBind::new(Oid::from_slice(name), value.clone()));
             false
         });
@@ -354,7 +368,9 @@ impl<V, K, R> MibObject<V, K> for Table<V, K, R> {
     }
 
     fn next_into(&self, view: &V, oid: &[u32], sink: &mut dyn VarBindSink) {
-        self.walk(view, oid, |name, value| sink.push(name, value));
+        self.walk(view, oid, |same, name, value| {
+            sink.push_after(same, name, value)
+        });
     }
 
     fn check_set(&self, view: &V, oid: &[u32], value: &Value) -> Result<K, SetError> {

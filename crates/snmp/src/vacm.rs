@@ -6,7 +6,11 @@
 //! vacmAccessContextPrefix and vacmAccessContextMatch ([`ContextMatch`]);
 //! the default, exact "", is the default context only.
 
+use std::borrow::Borrow;
 use std::collections::HashMap;
+use std::hash::{Hash, Hasher};
+
+use fnv::FnvBuildHasher;
 
 use crate::oid::Oid;
 use crate::usm::SecurityLevel;
@@ -216,11 +220,59 @@ pub struct Views<'a> {
     pub write: Option<&'a MibView>,
 }
 
+/// A map of a VACM table, hashed with FNV: every request looks up its
+/// principal's group and its views, and SipHash (with the key's
+/// allocation) was a sixth of a 50-varbind request's instructions. The
+/// keys are what the operator configures (or a Set at authPriv writes); a
+/// request only looks up, so it cannot build the collisions SipHash
+/// guards against.
+pub type VacmMap<K, V> = HashMap<K, V, FnvBuildHasher>;
+
+/// A vacmSecurityToGroupTable key, borrowed or owned, so a request looks
+/// its principal up without copying the name.
+trait GroupKey {
+    fn key(&self) -> (SecurityModel, &[u8]);
+}
+
+impl GroupKey for (SecurityModel, Vec<u8>) {
+    fn key(&self) -> (SecurityModel, &[u8]) {
+        (self.0, &self.1)
+    }
+}
+
+impl GroupKey for (SecurityModel, &[u8]) {
+    fn key(&self) -> (SecurityModel, &[u8]) {
+        *self
+    }
+}
+
+impl<'a> Borrow<dyn GroupKey + 'a> for (SecurityModel, Vec<u8>) {
+    fn borrow(&self) -> &(dyn GroupKey + 'a) {
+        self
+    }
+}
+
+/// Hashes as the owned key does: the tuple's fields in order, a `Vec<u8>`
+/// as its slice.
+impl Hash for dyn GroupKey + '_ {
+    fn hash<H: Hasher>(&self, h: &mut H) {
+        self.key().hash(h);
+    }
+}
+
+impl PartialEq for dyn GroupKey + '_ {
+    fn eq(&self, other: &Self) -> bool {
+        self.key() == other.key()
+    }
+}
+
+impl Eq for dyn GroupKey + '_ {}
+
 /// The VACM tables.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Vacm {
-    pub views: HashMap<String, MibView>,
-    pub groups: HashMap<(SecurityModel, Vec<u8>), String>,
+    pub views: VacmMap<String, MibView>,
+    pub groups: VacmMap<(SecurityModel, Vec<u8>), String>,
     pub access: Vec<AccessEntry>,
 }
 
@@ -245,6 +297,11 @@ impl Vacm {
         self.access.extend(other.access.iter().cloned());
     }
 
+    /// vacmGroupName of a principal, found without copying its name.
+    pub fn group(&self, model: SecurityModel, name: &[u8]) -> Option<&String> {
+        self.groups.get(&(model, name) as &dyn GroupKey)
+    }
+
     /// [`Vacm::views_in`] the default context "".
     pub fn views(
         &self,
@@ -266,7 +323,7 @@ impl Vacm {
         name: &[u8],
         level: SecurityLevel,
     ) -> Option<Result<Views<'_>, Denied>> {
-        let group = self.groups.get(&(model, name.to_vec()))?;
+        let group = self.group(model, name)?;
         // Preference (RFC 3415 4, vacmAccessTable): model-specific over
         // any, an exact context match over a prefix, the longer prefix,
         // then the highest level not above the request's.
@@ -374,6 +431,27 @@ mod tests {
             v.resume_after(&[1, 3, 6, 1, 3, 117, 2, 1, 6, 4]).as_slice(),
             &[1, 3, 6, 1, 3, 117, 2, u32::MAX]
         );
+    }
+
+    /// A principal found by its borrowed name is the one stored under the
+    /// owned key (the two hash alike), for every model and any name.
+    #[test]
+    fn group_by_borrowed_name() {
+        let mut vacm = Vacm::default();
+        let models = [SecurityModel::V1, SecurityModel::V2c, SecurityModel::Usm];
+        for (i, name) in [&b""[..], b"public", b"ops", b"\xff\x00a"]
+            .iter()
+            .enumerate()
+        {
+            for (j, m) in models.into_iter().enumerate() {
+                vacm.groups.insert((m, name.to_vec()), format!("g{i}{j}"));
+            }
+        }
+        for ((m, name), g) in &vacm.groups {
+            assert_eq!(vacm.group(*m, name), Some(g));
+        }
+        assert_eq!(vacm.group(SecurityModel::V2c, b"publi"), None);
+        assert_eq!(vacm.group(SecurityModel::V2c, b"public\0"), None);
     }
 
     #[test]

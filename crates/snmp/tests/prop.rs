@@ -137,10 +137,72 @@ fn arb_mutation() -> impl Strategy<Value = Mutation> {
     ]
 }
 
+/// X.690 8.19 read one octet at a time: the reference for `decode_oid`.
+fn oid_by_octets(c: &[u8]) -> Option<Oid> {
+    let mut arcs: Vec<u32> = Vec::new();
+    let mut acc: u64 = 0;
+    let mut open = false;
+    for &b in c {
+        if !open && b == 0x80 {
+            return None;
+        }
+        open = true;
+        acc = (acc << 7) | u64::from(b & 0x7f);
+        if acc > u64::from(u32::MAX) + 80 {
+            return None;
+        }
+        if b & 0x80 == 0 {
+            if arcs.is_empty() {
+                let x = (acc / 40).min(2);
+                arcs.push(x as u32);
+                arcs.push(u32::try_from(acc - 40 * x).ok()?);
+            } else {
+                arcs.push(u32::try_from(acc).ok()?);
+            }
+            acc = 0;
+            open = false;
+        }
+    }
+    (!open && !arcs.is_empty() && arcs.len() <= 128).then(|| Oid::new(arcs))
+}
+
 proptest! {
     #[test]
     fn decode_arbitrary_bytes_never_panics(b in prop::collection::vec(any::<u8>(), 0..300)) {
         let _ = Message::decode(&b);
+    }
+
+    /// A row search finds what a scan of the sorted indexes finds, for
+    /// indexes sharing long prefixes (as GIDs do) and any probe.
+    #[test]
+    fn rowset_search_matches_a_scan(
+        keys in prop::collection::vec(prop::collection::vec(0u32..3, 0..10), 0..60),
+        probes in prop::collection::vec(prop::collection::vec(0u32..3, 0..11), 1..20),
+        prefix in prop::collection::vec(any::<u32>(), 0..6),
+    ) {
+        let full = |k: &Vec<u32>| prefix.iter().chain(k).copied().collect::<Vec<u32>>();
+        let rows = snmp::table::RowSet::from_pairs(keys.iter().map(|k| (full(k), full(k))));
+        let mut sorted: Vec<Vec<u32>> = keys.iter().map(full).collect();
+        sorted.sort();
+        sorted.dedup();
+        for p in probes.iter().map(full).chain(sorted.clone()) {
+            let after = sorted.iter().position(|k| *k > p).unwrap_or(sorted.len());
+            prop_assert_eq!(rows.position_after(&p), after);
+            prop_assert_eq!(rows.get(&p), sorted.iter().find(|k| **k == p));
+        }
+    }
+
+    /// OBJECT IDENTIFIER content of any octets decodes as the plain
+    /// octet-by-octet reading of X.690 8.19 does: the same arcs, or an
+    /// error where it has one (whichever buffer the arcs go to).
+    #[test]
+    fn decode_oid_matches_the_octet_by_octet_reading(
+        b in prop::collection::vec(
+            prop_oneof![any::<u8>(), 0u8..0x80, Just(0x80u8), Just(0xffu8)],
+            0..200,
+        )
+    ) {
+        prop_assert_eq!(snmp::ber::decode_oid(&b).ok(), oid_by_octets(&b));
     }
 
     #[test]
@@ -178,6 +240,43 @@ proptest! {
             snmp::ber::Encoder::new(&mut each).varbind(vb);
         }
         prop_assert!(whole.ends_with(&each), "the list's content differs");
+    }
+
+    #[test]
+    fn oid_runs_told_a_shared_prefix_encode_as_each_oid_alone(
+        base in arb_oid(),
+        tails in prop::collection::vec(
+            (0usize..40, prop::collection::vec(any::<u32>(), 0..6), 0usize..=100, arb_value()),
+            1..12,
+        ),
+    ) {
+        // A table's walk tells the encoder how much of each OID is the one
+        // before's (at most what truly is: `told` percent of it): the
+        // octets are those of each OID alone, and through a Direct list
+        // (with any value) those of each varbind alone.
+        let mut run = snmp::ber::OidRun::default();
+        let mut out = Vec::new();
+        let mut direct = snmp::response::Direct::new(&mut out, usize::MAX);
+        let mut each = Vec::new();
+        let mut before: Vec<u32> = Vec::new();
+        for (cut, tail, told, value) in tails {
+            let mut o = base.as_slice().get(..cut.min(base.len())).unwrap_or(&[]).to_vec();
+            o.extend(tail);
+            let shared = before.iter().zip(&o).take_while(|(a, b)| a == b).count();
+            let same = shared * told / 100;
+            let mut alone = Vec::new();
+            snmp::ber::Encoder::new(&mut alone).oid(&o);
+            let got = run.content_after(same, &o).map(<[u8]>::to_vec);
+            if let Some(c) = got {
+                prop_assert!(alone.ends_with(&c), "content of {:?} told {}", o, same);
+                prop_assert_eq!(alone.len(), snmp::ber::tlv_len(c.len()));
+            }
+            prop_assert!(snmp::mib::VarBindSink::push_after(&mut direct, same, &o, &value));
+            let vb = VarBind::new(o.clone().into(), value);
+            snmp::ber::Encoder::new(&mut each).varbind(&vb);
+            before = o;
+        }
+        prop_assert_eq!(out, each);
     }
 
     #[test]

@@ -1,7 +1,7 @@
 //! BER decoding: a never-panicking reader over a byte slice.
 
 use super::{tag, BerError};
-use crate::oid::{Oid, MAX_SUBIDS};
+use crate::oid::{Oid, INLINE_SUBIDS, MAX_SUBIDS};
 use crate::value::{Value, VarBind};
 
 /// A cursor over BER-encoded bytes.
@@ -155,7 +155,9 @@ impl<'a> Reader<'a> {
     /// Reads a `VarBindList ::= SEQUENCE OF VarBind`.
     pub fn read_varbind_list(&mut self) -> Result<Vec<VarBind>, BerError> {
         let mut s = self.read_sequence()?;
-        let mut out = Vec::new();
+        // A walk's request holds one varbind: room for it at once, without
+        // the growth path's bookkeeping.
+        let mut out = Vec::with_capacity(1);
         while !s.is_empty() {
             out.push(s.read_varbind()?);
         }
@@ -219,70 +221,93 @@ pub fn decode_u32(c: &[u8]) -> Result<u32, BerError> {
 
 /// Decodes OBJECT IDENTIFIER content (first two arcs packed as 40*X+Y).
 ///
-/// Into a buffer on the stack, copied once into the `Oid`: a request's
-/// names fit in place (32 sub-identifiers), so decoding allocates nothing
-/// (the allocation and the pushes were a thirtieth of a walk's
-/// instructions at 50 varbinds a request).
+/// Into a buffer the size of the `Oid`'s own (32 sub-identifiers, the
+/// count known from the octets ending one), which becomes the `Oid`: a
+/// request's names decode without an allocation or a 128-entry buffer to
+/// clear. Longer names decode into one on the heap.
 pub fn decode_oid(c: &[u8]) -> Result<Oid, BerError> {
     let (&first, rest) = c.split_first().ok_or(BerError::EmptyOid)?;
-    let mut out = [0u32; MAX_SUBIDS];
     // Fast path: every sub-identifier fits in one octet (the common case).
-    if first < 0x80 && rest.iter().all(|&b| b < 0x80) {
+    if first < 0x80 && rest.len() + 2 <= INLINE_SUBIDS && rest.iter().all(|&b| b < 0x80) {
+        let mut out = [0u32; INLINE_SUBIDS];
         let (x, y) = match first {
             0..=39 => (0, first),
             40..=79 => (1, first - 40),
             _ => (2, first - 80),
         };
-        let dst = out.get_mut(..rest.len() + 2).ok_or(BerError::OidTooLong)?;
         let arcs = [x, u32::from(y)]
             .into_iter()
             .chain(rest.iter().map(|&b| u32::from(b)));
-        for (d, v) in dst.iter_mut().zip(arcs) {
+        for (d, v) in out.iter_mut().zip(arcs) {
             *d = v;
         }
-        return Ok(Oid::from_slice(dst));
+        return Ok(Oid::from_buf_and_len(out, rest.len() + 2));
     }
-    let mut n = 0;
-    let mut put = |v: u32| -> Result<(), BerError> {
-        *out.get_mut(n).ok_or(BerError::OidTooLong)? = v;
-        n += 1;
+    // Each octet with bit 8 clear ends a sub-identifier; the first holds two.
+    let arcs = c.iter().filter(|&&b| b & 0x80 == 0).count() + 1;
+    if arcs <= INLINE_SUBIDS {
+        let mut out = [0u32; INLINE_SUBIDS];
+        let mut n = 0;
+        decode_arcs(c, |v| {
+            // Never past the end: there are no more than `arcs`.
+            *out.get_mut(n).ok_or(BerError::OidTooLong)? = v;
+            n += 1;
+            Ok(())
+        })?;
+        return Ok(Oid::from_buf_and_len(out, n));
+    }
+    // Longer: straight into the heap buffer the `Oid` keeps.
+    let mut out = Vec::with_capacity(arcs.min(MAX_SUBIDS));
+    decode_arcs(c, |v| {
+        if out.len() == MAX_SUBIDS {
+            return Err(BerError::OidTooLong);
+        }
+        out.push(v);
         Ok(())
-    };
-    let mut acc: u64 = 0;
-    let mut started = false;
+    })?;
+    Ok(Oid::new(out))
+}
+
+/// Hands each sub-identifier of OBJECT IDENTIFIER content `c` to `put`.
+///
+/// One sub-identifier a turn of the outer loop, its continuation octets
+/// in the inner one, so a one-octet arc costs one test.
+fn decode_arcs(c: &[u8], mut put: impl FnMut(u32) -> Result<(), BerError>) -> Result<(), BerError> {
+    let mut rest = c;
     let mut first = true;
-    for &b in c {
-        if !started && b == 0x80 {
-            // A sub-identifier must not start with 0x80 (X.690 8.19.2).
+    while let Some((&lead, tail)) = rest.split_first() {
+        // A sub-identifier must not start with 0x80 (X.690 8.19.2).
+        if lead == 0x80 {
             return Err(BerError::BadSubid);
         }
-        started = true;
-        acc = (acc << 7) | u64::from(b & 0x7f);
-        // The first sub-identifier may reach 2^32-1 + 80.
-        if acc > u64::from(u32::MAX) + 80 {
-            return Err(BerError::SubidOverflow);
-        }
-        if b & 0x80 == 0 {
-            if first {
-                let (x, y) = match acc {
-                    0..=39 => (0, acc),
-                    40..=79 => (1, acc - 40),
-                    _ => (2, acc - 80),
-                };
-                put(x)?;
-                put(u32::try_from(y).map_err(|_| BerError::SubidOverflow)?)?;
-                first = false;
-            } else {
-                put(u32::try_from(acc).map_err(|_| BerError::SubidOverflow)?)?;
+        rest = tail;
+        let mut acc = u64::from(lead & 0x7f);
+        let mut b = lead;
+        while b & 0x80 != 0 {
+            // Ending in a continuation octet: truncated.
+            let (&next, tail) = rest.split_first().ok_or(BerError::BadSubid)?;
+            rest = tail;
+            b = next;
+            acc = (acc << 7) | u64::from(b & 0x7f);
+            // The first sub-identifier may reach 2^32-1 + 80.
+            if acc > u64::from(u32::MAX) + 80 {
+                return Err(BerError::SubidOverflow);
             }
-            acc = 0;
-            started = false;
+        }
+        if first {
+            let (x, y) = match acc {
+                0..=39 => (0, acc),
+                40..=79 => (1, acc - 40),
+                _ => (2, acc - 80),
+            };
+            put(x)?;
+            put(u32::try_from(y).map_err(|_| BerError::SubidOverflow)?)?;
+            first = false;
+        } else {
+            put(u32::try_from(acc).map_err(|_| BerError::SubidOverflow)?)?;
         }
     }
-    if started {
-        return Err(BerError::BadSubid);
-    }
-    Ok(Oid::from_slice(out.get(..n).unwrap_or(&[])))
+    Ok(())
 }
 
 /// Decodes a varbind value from its tag and content.

@@ -218,21 +218,42 @@ impl OidRun {
     /// of fewer than two or more than 32 sub-identifiers (encode those
     /// with [`Encoder::oid`]).
     pub fn content(&mut self, oid: &[u32]) -> Option<&[u8]> {
+        self.content_after(0, oid)
+    }
+
+    /// [`OidRun::content`], where the caller knows that the first `same`
+    /// sub-identifiers of `oid` are those of the OID before (a table's
+    /// instances in one column share entry and column): only the rest is
+    /// compared.
+    #[inline]
+    pub fn content_after(&mut self, same: usize, oid: &[u32]) -> Option<&[u8]> {
         if oid.len() < 2 || oid.len() > RUN_ARCS {
             self.n = 0;
             return None;
         }
         let held = self.arcs.get(..self.n).unwrap_or(&[]);
+        let max = held.len().min(oid.len());
+        // (A word for more than the OID before held is no word.)
+        let known = if same <= max { same } else { 0 };
         // Neighbours in a walk differ in their last sub-identifiers: try
         // the longest shared prefixes first as whole-slice compares
-        // (memcmp), and scan only when those miss.
-        let max = held.len().min(oid.len());
-        let same = |k: usize| held.get(..k) == oid.get(..k);
-        let shared = [1, 2, 0, 3]
-            .into_iter()
-            .map(|j| max.saturating_sub(j))
-            .find(|&k| k >= 2 && same(k))
-            .unwrap_or_else(|| held.iter().zip(oid).take_while(|(a, b)| a == b).count());
+        // (memcmp) of what is not known shared, and scan only when those
+        // miss.
+        let equal = |k: usize| held.get(known..k) == oid.get(known..k);
+        // A table's word is exact (its rows know what each index shares
+        // with the one before): one compare says so.
+        let shared = if known >= 2 && held.get(known) != oid.get(known) {
+            known
+        } else {
+            [1, 2, 0, 3]
+                .into_iter()
+                .map(|j| max.saturating_sub(j))
+                .find(|&k| k >= 2 && k >= known && equal(k))
+                .unwrap_or_else(|| {
+                    let rest = held.iter().zip(oid).skip(known);
+                    known + rest.take_while(|(a, b)| a == b).count()
+                })
+        };
         let (mut at, from) = if shared >= 2 {
             let end = self.ends.get(shared - 1).copied().unwrap_or(0);
             (usize::from(end), shared)
@@ -277,10 +298,15 @@ impl OidRun {
     }
 }
 
-/// A position returned by [`Encoder::begin`], closed by [`Encoder::end`].
+/// A position returned by [`Encoder::begin`] (or [`Encoder::begin_long`]),
+/// closed by [`Encoder::end`]: where the content starts, and how many
+/// length octets were reserved before it.
 #[derive(Debug, Clone, Copy)]
 #[must_use]
-pub struct Mark(usize);
+pub struct Mark {
+    at: usize,
+    reserved: usize,
+}
 
 /// A BER encoder appending to a `Vec<u8>`.
 #[derive(Debug)]
@@ -306,19 +332,40 @@ impl<'a> Encoder<'a> {
         self.out.truncate(len)
     }
 
-    /// Opens a constructed value with tag `t`.
+    /// Opens a constructed value with tag `t` (its length expected short).
     #[inline]
     pub fn begin(&mut self, t: u8) -> Mark {
         self.out.push(t);
         self.out.push(0);
-        Mark(self.out.len())
+        Mark {
+            at: self.out.len(),
+            reserved: 1,
+        }
+    }
+
+    /// Opens a constructed value with tag `t` whose content is expected to
+    /// take 256 to 65,535 octets (a response message, its PDU, its
+    /// VarBindList): three length octets are reserved, so closing it moves
+    /// nothing then. Any other length is still written in its shortest
+    /// form, the content moved down: the octets are those of
+    /// [`Encoder::begin`].
+    #[inline]
+    pub fn begin_long(&mut self, t: u8) -> Mark {
+        self.out.extend_from_slice(&[t, 0x82, 0, 0]);
+        Mark {
+            at: self.out.len(),
+            reserved: 3,
+        }
     }
 
     /// Closes the constructed value opened at `m`, fixing up its length.
     #[inline]
     pub fn end(&mut self, m: Mark) {
-        let start = m.0;
+        let start = m.at;
         let len = self.out.len().saturating_sub(start);
+        if m.reserved != 1 {
+            return self.end_reserved(m, len);
+        }
         if len < 0x80 {
             if let Some(b) = self.out.get_mut(start.wrapping_sub(1)) {
                 *b = len as u8;
@@ -339,6 +386,42 @@ impl<'a> Encoder<'a> {
                 *l0 = 0x80 | extra as u8;
                 rest.copy_from_slice(src);
             }
+        }
+    }
+
+    /// [`Encoder::end`] for a mark with `m.reserved` length octets.
+    fn end_reserved(&mut self, m: Mark, len: usize) {
+        let need = length_len(len);
+        let head = m.at.saturating_sub(m.reserved);
+        if need < m.reserved {
+            // Shorter than reserved: the content moves down.
+            let old_end = self.out.len();
+            self.out.copy_within(m.at..old_end, head + need);
+            self.out.truncate(old_end - (m.reserved - need));
+        } else if need > m.reserved {
+            // Longer: it moves up.
+            let extra = need - m.reserved;
+            let old_end = self.out.len();
+            self.out.resize(old_end + extra, 0);
+            self.out.copy_within(m.at..old_end, m.at + extra);
+        }
+        let mut field = [0u8; 5];
+        let field = match need {
+            1 => {
+                field[0] = len as u8;
+                field.get(..1)
+            }
+            _ => {
+                field[0] = 0x80 | (need - 1) as u8;
+                let be = (len as u64).to_be_bytes();
+                for (d, s) in field.iter_mut().skip(1).zip(be.iter().skip(9 - need)) {
+                    *d = *s;
+                }
+                field.get(..need)
+            }
+        };
+        if let (Some(dst), Some(src)) = (self.out.get_mut(head..head + need), field) {
+            dst.copy_from_slice(src);
         }
     }
 
@@ -374,6 +457,33 @@ impl<'a> Encoder<'a> {
     }
 
     pub fn unsigned(&mut self, t: u8, v: u64) {
+        self.unsigned_inline(t, v)
+    }
+
+    /// [`Encoder::unsigned`] as one copy of 11 octets (tag, length and
+    /// the longest content), then cut to the value's length: fewer
+    /// instructions than a push per octet.
+    #[inline(always)]
+    fn unsigned_fixed(&mut self, t: u8, v: u64) {
+        let n = u64_content_len(v);
+        let mut tlv = [0u8; 11];
+        let (head, content) = tlv.split_at_mut(2);
+        head.copy_from_slice(&[t, n as u8]);
+        // The content is the value's low n octets, big-endian: shifted
+        // to the top of a u64 (n <= 8), or a zero octet and all eight.
+        let (at, bytes) = match n {
+            9 => (1, v.to_be_bytes()),
+            _ => (0, (v << (64 - 8 * n)).to_be_bytes()),
+        };
+        if let Some(dst) = content.get_mut(at..at + 8) {
+            dst.copy_from_slice(&bytes);
+        }
+        self.out.extend_from_slice(&tlv);
+        self.out.truncate(self.out.len() - (9 - n));
+    }
+
+    #[inline(always)]
+    fn unsigned_inline(&mut self, t: u8, v: u64) {
         let n = u64_content_len(v);
         self.header(t, n);
         if n == 9 {
@@ -476,14 +586,52 @@ impl<'a> Encoder<'a> {
         oid: &[u32],
         value: &Value,
     ) -> std::ops::Range<usize> {
-        let v = self.begin(tag::SEQUENCE);
-        let a = self.len();
-        match run.content(oid) {
-            Some(c) => self.octets_tagged(tag::OBJECT_IDENTIFIER, c),
-            None => self.oid(oid),
+        self.varbind_in_run_after(run, 0, oid, value)
+    }
+
+    /// [`Encoder::varbind_in_run`] for an OID whose first `same`
+    /// sub-identifiers are known to be those of the one before
+    /// ([`OidRun::content_after`]).
+    #[inline]
+    pub fn varbind_in_run_after(
+        &mut self,
+        run: &mut OidRun,
+        same: usize,
+        oid: &[u32],
+        value: &Value,
+    ) -> std::ops::Range<usize> {
+        let start = self.len();
+        match run.content_after(same, oid) {
+            // The usual name: the varbind's header and the name's in one
+            // fixed-size copy, then the name's octets.
+            Some(c) if c.len() < 0x80 => {
+                let head = [tag::SEQUENCE, 0, tag::OBJECT_IDENTIFIER, c.len() as u8];
+                self.out.extend_from_slice(&head);
+                self.out.extend_from_slice(c);
+            }
+            c => {
+                self.out.extend_from_slice(&[tag::SEQUENCE, 0]);
+                match c {
+                    Some(c) => self.octets_tagged(tag::OBJECT_IDENTIFIER, c),
+                    None => self.oid(oid),
+                }
+            }
         }
+        // (As `begin` would have left it.)
+        let v = Mark {
+            at: start + 2,
+            reserved: 1,
+        };
+        let a = start + 2;
         let b = self.len();
-        self.value(value);
+        // A walk's cells are mostly counters and gauges: written here, in
+        // one fixed-size copy, not through calls to `value` and `unsigned`.
+        match value {
+            Value::Counter32(u) => self.unsigned_fixed(tag::COUNTER32, u64::from(*u)),
+            Value::Gauge32(u) => self.unsigned_fixed(tag::GAUGE32, u64::from(*u)),
+            Value::Counter64(u) => self.unsigned_fixed(tag::COUNTER64, *u),
+            _ => self.value(value),
+        }
         let open = self.len();
         self.end(v);
         // A long-form length moved the content up.

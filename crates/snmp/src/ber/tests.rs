@@ -93,6 +93,23 @@ fn oids() {
     let mut b = vec![0x06, 0x81, 128, 0x2b];
     b.extend(std::iter::repeat_n(1u8, 127));
     assert!(dec_value(&b).is_err());
+    // Either side of the 32 held in place, one-octet and longer arcs.
+    for n in [31, 32, 33, 127, 128] {
+        for arc in [5, 300, u32::MAX] {
+            let o = Oid::new(
+                [1, 3]
+                    .into_iter()
+                    .chain(std::iter::repeat_n(arc, n - 2))
+                    .collect(),
+            );
+            let b = enc_value(&Value::ObjectId(o.clone()));
+            assert_eq!(
+                dec_value(&b).unwrap(),
+                Value::ObjectId(o),
+                "{n} arcs of {arc}"
+            );
+        }
+    }
 }
 
 #[test]
@@ -155,5 +172,56 @@ fn computed_lengths_match() {
         Encoder::new(&mut out).varbind(&vb);
         assert_eq!(out.len(), varbind_len(&vb));
         assert_eq!(Reader::new(&out).read_varbind().unwrap(), vb);
+    }
+}
+
+#[test]
+fn a_reserved_long_length_gives_the_octets_of_a_short_one() {
+    // begin_long reserves three length octets; whatever the content's
+    // length, the octets are begin's (the shortest form), nested or not.
+    for len in [
+        0usize, 1, 0x7f, 0x80, 0xff, 0x100, 0x1945, 0xffff, 0x1_0000, 0x1_2345,
+    ] {
+        let content: Vec<u8> = (0..len).map(|i| i as u8).collect();
+        let encode = |long: bool| {
+            let mut out = vec![0xaa];
+            let mut e = Encoder::new(&mut out);
+            let open = |e: &mut Encoder<'_>, t| if long { e.begin_long(t) } else { e.begin(t) };
+            let outer = open(&mut e, tag::SEQUENCE);
+            e.integer(1);
+            let inner = open(&mut e, tag::SEQUENCE);
+            e.octets(&content);
+            e.end(inner);
+            e.end(outer);
+            out
+        };
+        let short = encode(false);
+        assert_eq!(encode(true), short, "content of {len} octets");
+        let mut r = Reader::new(short.get(1..).unwrap());
+        assert!(r.read_tlv().is_ok(), "content of {len} octets decodes");
+    }
+}
+
+#[test]
+fn a_walks_counters_and_gauges_are_the_octets_of_value() {
+    // varbind_in_run writes these in one fixed-size copy; every content
+    // length from 1 to 9 octets, at its edges.
+    let mut edges = vec![0u64, u64::MAX];
+    for bits in (7..64).step_by(8) {
+        edges.extend([(1u64 << bits) - 1, 1u64 << bits]);
+    }
+    for v in edges {
+        let mut values = vec![Value::Counter64(v)];
+        if let Ok(small) = u32::try_from(v) {
+            values.extend([Value::Counter32(small), Value::Gauge32(small)]);
+        }
+        for value in values {
+            let oid = Oid::new(vec![1, 3, 6, 1, 2, 1, 2, 2, 1, 10, 7]);
+            let mut fast = Vec::new();
+            Encoder::new(&mut fast).varbind_in_run(&mut OidRun::default(), oid.as_slice(), &value);
+            let mut plain = Vec::new();
+            Encoder::new(&mut plain).varbind(&VarBind::new(oid, value.clone()));
+            assert_eq!(fast, plain, "{value:?}");
+        }
     }
 }

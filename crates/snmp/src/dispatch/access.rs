@@ -113,18 +113,103 @@ impl AccessCheck for Guarded<'_> {
         }
     }
     fn uniform(&self, prefix: &[u32]) -> Option<bool> {
-        if self.secret(prefix).is_some() {
-            return Some(false);
+        if self.clearance == Clearance::Secret {
+            return self.inner.uniform(prefix);
         }
-        let secret_inside = self.clearance != Clearance::Secret
-            && self
-                .secrets
-                .iter()
-                .chain(self.hidden)
-                .any(|s| s.starts_with(prefix));
-        if secret_inside {
+        // One pass, one compare a subtree, its last shared arc first: the
+        // subtrees share the arcs near the root with most columns (and
+        // their own MIB's with its columns), so that arc mostly differs
+        // and settles it without a memcmp call. A secret holding `prefix`
+        // hides all of it; one inside it hides part.
+        let mut inside = false;
+        for s in self.secrets.iter().chain(self.hidden) {
+            let s = s.as_slice();
+            let n = s.len().min(prefix.len());
+            let (a, b) = (&s[..n], &prefix[..n]);
+            if a.last() == b.last() && a == b {
+                if s.len() <= prefix.len() {
+                    return Some(false);
+                }
+                inside = true;
+            }
+        }
+        if inside {
             return None;
         }
         self.inner.uniform(prefix)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The one-pass answer is the two questions asked apart: a secret
+    /// holding the prefix (false), else one inside it (ask each instance),
+    /// else the view's answer; cleared, the view alone.
+    #[test]
+    fn guarded_uniform_in_one_pass() {
+        let o = |s: &str| s.parse::<Oid>().unwrap();
+        let secrets = [
+            o("1.3.6.1.6.3.15.1.2.2.1.6"),
+            o("1.3.6.1.4.1.9.2"),
+            o("1.3.6.1.4.1.9"),
+        ];
+        let hidden = [o("1.3.6.1.6.3.16.1.2"), o("1.3.6.1.4.1.9.4.1")];
+        for clearance in [Clearance::Public, Clearance::Secret] {
+            let g = Guarded {
+                inner: &FullAccess,
+                secrets: &secrets,
+                hidden: &hidden,
+                admin: &[],
+                clearance,
+            };
+            for (prefix, public) in [
+                ("1.3.6.1.2.1.2.2.1.2", Some(true)),
+                ("1.3.6.1.6.3.15.1.2.2.1.6", Some(false)),
+                ("1.3.6.1.6.3.15.1.2.2.1.6.5", Some(false)),
+                ("1.3.6.1.6.3.15.1.2.2.1", None),
+                ("1.3.6.1.6.3.16.1", None),
+                ("1.3.6.1.6.3.16.1.2.1", Some(false)),
+                ("1.3.6.1.4.1", None),
+                ("1.3.6.1.4.2", Some(true)),
+                ("1.3.6.1.4.1.9.2.1", Some(false)),
+                ("1.3.6.1.4.1.9.3", Some(false)),
+                ("1.3.6.1.4.1.8", Some(true)),
+                ("1.3.6.1.6.3.16.1.3", Some(true)),
+                ("1.3.6.1.6.3.16.1.1.9", Some(true)),
+            ] {
+                let want = match clearance {
+                    Clearance::Public => public,
+                    Clearance::Secret => Some(true),
+                };
+                assert_eq!(g.uniform(o(prefix).as_slice()), want, "{prefix}");
+            }
+            // Every prefix of every subtree, and its neighbours, against
+            // the two passes asked apart.
+            let all: Vec<&Oid> = secrets.iter().chain(&hidden).collect();
+            for s in &all {
+                for n in 1..=s.len() + 1 {
+                    let mut p: Vec<u32> = s.as_slice().iter().copied().take(n).collect();
+                    if n > s.len() {
+                        p.push(1);
+                    }
+                    for delta in [0u32, 1] {
+                        if let Some(last) = p.last_mut() {
+                            *last += delta;
+                        }
+                        let above = all.iter().any(|s| p.starts_with(s.as_slice()));
+                        let inside = all.iter().any(|s| s.starts_with(&p));
+                        let want = match clearance {
+                            Clearance::Secret => Some(true),
+                            _ if above => Some(false),
+                            _ if inside => None,
+                            _ => Some(true),
+                        };
+                        assert_eq!(g.uniform(&p), want, "{p:?}");
+                    }
+                }
+            }
+        }
     }
 }

@@ -16,14 +16,14 @@ impl<V, K> Dispatcher<V, K> {
     /// never sees Counter64, RFC 3584 4.4), pushed into `out` as the
     /// objects find them. Returns how many `out` took, and whether it
     /// refused one (full): then the walk stopped there.
-    pub(super) fn next_run(
+    pub(super) fn next_run<O: VarBindSink + ?Sized>(
         &self,
         view: &V,
         version: Version,
         oid: &[u32],
         max: usize,
         acc: &dyn AccessCheck,
-        out: &mut dyn VarBindSink,
+        out: &mut O,
     ) -> (usize, bool) {
         if max == 0 {
             return (0, false);
@@ -33,6 +33,8 @@ impl<V, K> Dispatcher<V, K> {
             v1: version == Version::V1,
             depth: 0,
             column: None,
+            col_same: 0,
+            out_same: 0,
             left: max,
             out,
             stop: Stop::Walking,
@@ -82,13 +84,13 @@ impl<V, K> Dispatcher<V, K> {
     }
 
     /// GetNext (RFC 3416 4.2.2) into `out`.
-    pub(super) fn get_next_into(
+    pub(super) fn get_next_into<O: ResponseList + ?Sized>(
         &self,
         view: &V,
         version: Version,
         req: &PduBody,
         acc: &dyn AccessCheck,
-        out: &mut dyn ResponseList,
+        out: &mut O,
     ) -> Answer {
         // A response too big is tooBig, unless a later varbind makes it an
         // SNMPv1 noSuchName: keep walking (a full list takes nothing more).
@@ -127,12 +129,12 @@ impl<V, K> Dispatcher<V, K> {
     }
 
     /// GetBulk (RFC 3416 4.2.3) into `out`: Done or TooBig.
-    pub(super) fn get_bulk_into(
+    pub(super) fn get_bulk_into<O: ResponseList + ?Sized>(
         &self,
         view: &V,
         req: &BulkBody,
         acc: &dyn AccessCheck,
-        out: &mut dyn ResponseList,
+        out: &mut O,
     ) -> Answer {
         let l = req.varbinds.len();
         let n = usize::try_from(req.non_repeaters.max(0))
@@ -230,14 +232,14 @@ impl<V, K> Dispatcher<V, K> {
     /// took. False for every other request and answer (errors, tooBig):
     /// then answer with [`Dispatcher::process_with`], which gives the same
     /// response.
-    pub fn walk_into(
+    pub fn walk_into<O: ResponseList + ?Sized>(
         &self,
         view: &V,
         version: Version,
         pdu: &Pdu,
         acc: &dyn AccessCheck,
         clearance: Clearance,
-        out: &mut dyn ResponseList,
+        out: &mut O,
     ) -> bool {
         let guarded = self.guard(acc, clearance);
         let answer = match pdu {
@@ -273,20 +275,30 @@ pub(super) enum Stop {
 /// by column (`depth`: its root and a column number): each column is asked
 /// once whether it is readable throughout (a view rarely splits a column),
 /// its instances one by one only where it is not.
-pub(super) struct Run<'a> {
+/// (Generic over the list it fills, so a response's push is not one more
+/// dynamic call for every instance.)
+pub(super) struct Run<'a, O: ?Sized> {
     acc: &'a dyn AccessCheck,
     v1: bool,
     depth: usize,
     column: Option<(Oid, Option<bool>)>,
+    /// Sub-identifiers the object vouched shared since the last instance
+    /// whose column was looked at (`VarBindSink::push_after`): at `depth`
+    /// or more, `column` is this instance's column.
+    col_same: usize,
+    /// The same, since the last instance passed to `out`.
+    out_same: usize,
     left: usize,
-    out: &'a mut dyn VarBindSink,
+    out: &'a mut O,
     stop: Stop,
 }
 
-impl Run<'_> {
+impl<O: VarBindSink + ?Sized> Run<'_, O> {
     pub(super) fn readable(&mut self, oid: &[u32]) -> bool {
         let col = oid.get(..self.depth).unwrap_or(oid);
+        let known = std::mem::replace(&mut self.col_same, usize::MAX) >= self.depth;
         let uniform = match &self.column {
+            Some((_, u)) if known => *u,
             Some((c, u)) if c.as_slice() == col => *u,
             _ => {
                 let u = self.acc.uniform(col);
@@ -298,8 +310,16 @@ impl Run<'_> {
     }
 }
 
-impl VarBindSink for Run<'_> {
+impl<O: VarBindSink + ?Sized> VarBindSink for Run<'_, O> {
     fn push(&mut self, oid: &[u32], value: &Value) -> bool {
+        self.push_after(0, oid, value)
+    }
+
+    fn push_after(&mut self, same: usize, oid: &[u32], value: &Value) -> bool {
+        // What `oid` shares with the last one looked at and the last one
+        // passed on: the least of the words since.
+        self.col_same = self.col_same.min(same);
+        self.out_same = self.out_same.min(same);
         if self.v1 && matches!(value, Value::Counter64(_)) {
             return true;
         }
@@ -307,7 +327,8 @@ impl VarBindSink for Run<'_> {
             self.stop = Stop::Denied(Oid::from_slice(oid));
             return false;
         }
-        if !self.out.push(oid, value) {
+        let same = std::mem::replace(&mut self.out_same, usize::MAX);
+        if !self.out.push_after(same, oid, value) {
             self.stop = Stop::Full;
             return false;
         }

@@ -3,6 +3,7 @@
 //! What that securityName may do is VACM's to say ([`super::access`]); the
 //! `rocommunity`/`rwcommunity` shorthands become VACM entries there.
 
+use std::borrow::Cow;
 use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
 
@@ -52,25 +53,35 @@ pub type CommunityTable = Arc<arc_swap::ArcSwap<Vec<Community>>>;
 /// `string` NUL `#i`, a name no configuration can write, so that each entry
 /// keeps its own access without colliding with a community named `string#i`.
 pub fn security_name(table: &[Community], i: usize) -> Vec<u8> {
+    security_name_in(table, i).into_owned()
+}
+
+/// [`security_name`], the community string itself lent, not copied (the
+/// name of almost every request).
+fn security_name_in(table: &[Community], i: usize) -> Cow<'_, [u8]> {
     let Some(c) = table.get(i) else {
-        return Vec::new();
+        return Cow::Borrowed(&[]);
     };
     if table.iter().position(|o| o.name == c.name) == Some(i) {
-        c.name.clone()
+        Cow::Borrowed(&c.name)
     } else {
         let mut n = c.name.clone();
         n.extend_from_slice(format!("\0#{i}").as_bytes());
-        n
+        Cow::Owned(n)
     }
 }
 
 /// The securityName a community string from `src` maps to, if any entry
 /// allows it (the first that does).
-pub fn authenticate(table: &[Community], community: &[u8], src: SocketAddr) -> Option<Vec<u8>> {
+pub fn authenticate<'a>(
+    table: &'a [Community],
+    community: &[u8],
+    src: SocketAddr,
+) -> Option<Cow<'a, [u8]>> {
     let i = table
         .iter()
         .position(|c| c.name == community && c.allows(src.ip()))?;
-    Some(security_name(table, i))
+    Some(security_name_in(table, i))
 }
 
 #[cfg(test)]

@@ -96,14 +96,17 @@ impl<V, K> Engine<V, K> {
         // error-index 0.
         out.clear();
         let mut e = Encoder::new(out);
-        let message = e.begin(ber::tag::SEQUENCE);
+        // (A walk's answer is hundreds of octets or more: its three
+        // lengths are reserved in the long form, so closing them moves
+        // nothing; the octets are the same.)
+        let message = e.begin_long(ber::tag::SEQUENCE);
         e.integer(version.wire());
         e.octets(community);
-        let response = e.begin(pdu::tag::RESPONSE);
+        let response = e.begin_long(pdu::tag::RESPONSE);
         e.integer(i64::from(request.request_id().unwrap_or(0)));
         e.integer(0);
         e.integer(0);
-        let list = e.begin(ber::tag::SEQUENCE);
+        let list = e.begin_long(ber::tag::SEQUENCE);
         let mut direct = Direct::new(out, budget);
         let sent = dispatcher.walk_into(view, version, request, acc, clearance, &mut direct);
         let n = direct.count();

@@ -128,3 +128,38 @@ fn walk() {
         Err(SetError::NotWritable)
     );
 }
+
+#[test]
+fn rows_say_what_each_index_shares_with_the_one_before() {
+    let set = RowSet::from_pairs([
+        (vec![1, 2, 3], 'a'),
+        (vec![1, 2], 'b'),
+        (vec![1, 2, 4, 0], 'c'),
+        (vec![2], 'd'),
+        (vec![1, 2, 3, 9], 'e'),
+    ]);
+    let mut seen = Vec::new();
+    let stopped = set.each_from(0, |key, shared, row| {
+        seen.push((key.to_vec(), shared, *row));
+        true
+    });
+    assert!(!stopped);
+    assert_eq!(
+        seen,
+        [
+            (vec![1, 2], 0, 'b'),
+            (vec![1, 2, 3], 2, 'a'),
+            (vec![1, 2, 3, 9], 3, 'e'),
+            (vec![1, 2, 4, 0], 2, 'c'),
+            (vec![2], 0, 'd'),
+        ]
+    );
+    // From the middle, and stopped by its callback.
+    let mut from = Vec::new();
+    assert!(set.each_from(2, |key, shared, _| {
+        from.push((key.to_vec(), shared));
+        from.len() < 2
+    }));
+    assert_eq!(from, [(vec![1, 2, 3, 9], 3), (vec![1, 2, 4, 0], 2)]);
+    assert!(!set.each_from(9, |_, _, _| false));
+}
