@@ -55,7 +55,8 @@ start off off
 cpu() { awk '{print $14 + $15}' "/proc/$1/stat"; }
 mem() { grep -E "^$2:" "/proc/$1/status" | awk '{print $2 " kB"}'; }
 HZ=$(getconf CLK_TCK)
-echo "machine: $(nproc) CPUs, $(lscpu | sed -nE 's/^Model name: *//p' | head -1), load $(cut -d' ' -f1-3 /proc/loadavg)"
+. scripts/lib/machine.sh
+machine_line
 echo "hosts=$HOSTS passes=$PASSES"
 echo "RSS after the first sweep: contexts on $(mem "${pids[0]}" VmRSS), off $(mem "${pids[1]}" VmRSS)"
 

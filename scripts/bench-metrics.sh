@@ -56,7 +56,8 @@ start now "$BIN"
 cpu() { awk '{print $14 + $15}' "/proc/$1/stat"; }
 HZ=$(getconf CLK_TCK)
 # The machine, for the figures' record (they differ from one to another).
-echo "machine: $(nproc) CPUs, $(lscpu | sed -nE 's/^Model name: *//p' | head -1), load $(cut -d' ' -f1-3 /proc/loadavg)"
+. scripts/lib/machine.sh
+machine_line
 echo "hosts=$HOSTS families=${FAMILIES:-default}"
 for i in "${!names[@]}"; do
     echo "${names[$i]}: after the first sweep: $(grep VmRSS "/proc/${pids[$i]}/status")"

@@ -53,7 +53,8 @@ SNMPD=$(command -v snmpd || echo /usr/sbin/snmpd)
 [ -x "$SNMPD" ] || { echo "snmpd missing: apt-get install snmpd" >&2; exit 1; }
 
 # The machine, for the figures' record (they differ from one to another).
-echo "machine: $(nproc) CPUs, $(lscpu | sed -nE 's/^Model name: *//p' | head -1), load $(cut -d' ' -f1-3 /proc/loadavg)"
+. scripts/lib/machine.sh
+machine_line
 echo "== building (release)"
 cargo build --release -q -p ibsnmpd --bin ibsnmpd --example bulkwalk --example udpfloor
 # $IBSNMPD_BIN: another agent binary (e.g. an older build) to measure.
