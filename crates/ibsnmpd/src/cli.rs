@@ -162,6 +162,13 @@ pub struct DumpArgs {
     /// Output format.
     #[arg(long, value_enum, default_value_t = DumpFormat::Ibnetdiscover)]
     pub format: DumpFormat,
+
+    /// Also read every other node's PMA detail attributes (umad source):
+    /// PortRcvErrorDetails, PortXmitDiscardDetails, PortFlowCtlCounters and
+    /// the per-VL counters, which the agent reads only for the /metrics
+    /// families that serve them: up to six more MADs a port.
+    #[arg(long = "remote-details")]
+    pub remote_details: bool,
 }
 
 #[derive(Debug, Args)]

@@ -18,16 +18,18 @@ pub mod topology;
 #[error("{0}")]
 pub struct UsageError(pub String);
 
-/// One sweep of the source `spec`, nodes renamed by the node-name-map.
+/// One sweep of the source `spec`, nodes renamed by the node-name-map;
+/// other nodes' detail attributes read too with `remote_details`.
 pub fn one_sweep(
     spec: &str,
     node_name_map: Option<&std::path::Path>,
+    remote_details: bool,
 ) -> Result<ib::model::Snapshot> {
     let names = match node_name_map {
         Some(p) => crate::nodemap::NodeNameMap::load(p).map_err(ConfigError)?,
         None => Default::default(),
     };
-    let mut source = crate::sources::open_spec(spec, None)?;
+    let mut source = crate::sources::open_spec(spec, None, remote_details)?;
     let mut snap = source
         .sweep()
         .map_err(|e| anyhow::anyhow!("sweep of {spec} failed: {e}"))?;
@@ -38,7 +40,11 @@ pub fn one_sweep(
 /// `ibsnmpd dump`: one sweep, printed.
 pub fn dump(args: &DumpArgs) -> Result<()> {
     crate::logging::init(&args.sweep.log_level)?;
-    let snap = one_sweep(&args.sweep.source, args.sweep.node_name_map.as_deref())?;
+    let snap = one_sweep(
+        &args.sweep.source,
+        args.sweep.node_name_map.as_deref(),
+        args.remote_details,
+    )?;
     let text = match args.format {
         DumpFormat::Ibnetdiscover => ib::model::dump_ibnetdiscover(&snap),
         DumpFormat::Json => {

@@ -24,12 +24,20 @@ pub fn open(settings: &Settings) -> Result<Box<dyn Source>, ConfigError> {
 /// A source for one-shot commands (`dump`, `health`): their one sweep reads
 /// everything the agent serves at its defaults, not a quick start, and no
 /// more: other nodes' detail attributes only feed /metrics families that are
-/// off by default, so they are not read (docs/umad.md "Which ports").
-pub fn open_spec(spec: &str, local_node: Option<String>) -> Result<Box<dyn Source>, ConfigError> {
-    let umad = ib::source::umad::UmadOptions {
+/// off by default, so they are read only when `remote_details` asks for them
+/// (`dump --remote-details`; docs/umad.md "Which ports").
+pub fn open_spec(
+    spec: &str,
+    local_node: Option<String>,
+    remote_details: bool,
+) -> Result<Box<dyn Source>, ConfigError> {
+    let mut umad = ib::source::umad::UmadOptions {
         quick_start: false,
         ..Default::default()
     };
+    if remote_details {
+        umad.pma.remote_details = ib::source::umad::pma::detail::ALL;
+    }
     open_with(
         spec,
         "--local-node",

@@ -42,3 +42,51 @@ fn dump_umad_equals_ibnetdiscover_fat_tree() {
     let net = ib::topology::write_ibnetdiscover(&topo, &Default::default());
     dump_equals_ibnetdiscover(&net);
 }
+
+/// Ports of a JSON dump whose PortRcvErrorDetails was read, and ports whose
+/// counters were.
+fn ports_with_details(tb: &Testbed, extra: &[&str]) -> (usize, usize) {
+    let out = tb
+        .command(env!("CARGO_BIN_EXE_ibsnmpd"))
+        .args(["dump", "--source", "umad", "--format", "json"])
+        .args(extra)
+        .output()
+        .expect("run ibsnmpd dump");
+    assert!(
+        out.status.success(),
+        "ibsnmpd dump {extra:?} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let dump: serde_json::Value = serde_json::from_slice(&out.stdout).expect("dump JSON");
+    let ports: Vec<&serde_json::Value> = dump["nodes"]
+        .as_array()
+        .expect("nodes")
+        .iter()
+        .flat_map(|n| n["ports"].as_array().expect("ports"))
+        .filter(|p| !p["counters"].is_null())
+        .collect();
+    let detailed = ports
+        .iter()
+        .filter(|p| !p["counters"]["raw"]["rcv_error_details"].is_null())
+        .count();
+    (detailed, ports.len())
+}
+
+/// A dump reads what the agent serves: other nodes' detail attributes
+/// only with `--remote-details`, which reads them for every port.
+#[test]
+fn remote_details_are_read_on_request() {
+    let tb = Testbed::start(TestbedConfig::new(SMALL_NET))
+        .unwrap_or_else(|e| panic!("cannot start the ibsim testbed: {e}"));
+    let (plain, ports) = ports_with_details(&tb, &[]);
+    let (asked, ports_asked) = ports_with_details(&tb, &["--remote-details"]);
+    assert_eq!(ports, ports_asked, "the same ports were read both times");
+    assert!(
+        plain < ports,
+        "without --remote-details only the local node's ports have details: {plain} of {ports}"
+    );
+    assert_eq!(
+        asked, ports,
+        "with --remote-details every read port has its PortRcvErrorDetails"
+    );
+}

@@ -55,7 +55,7 @@ fn from_source(args: &HealthArgs) -> Result<Report> {
         Some(p) => crate::nodemap::NodeNameMap::load(p).map_err(ConfigError)?,
         None => Default::default(),
     };
-    let mut source = crate::sources::open_spec(&args.sweep.source, None)?;
+    let mut source = crate::sources::open_spec(&args.sweep.source, None, false)?;
     let mut sweep = || -> Result<Snapshot> {
         let mut s = source
             .sweep()

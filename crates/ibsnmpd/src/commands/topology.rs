@@ -25,7 +25,11 @@ pub fn check(args: &TopologyCheckArgs) -> ExitCode {
 fn check_once(args: &TopologyCheckArgs) -> anyhow::Result<bool> {
     crate::logging::init(&args.sweep.log_level)?;
     let plan = crate::topology::Plan::load(&args.expected).map_err(anyhow::Error::msg)?;
-    let snap = super::one_sweep(&args.sweep.source, args.sweep.node_name_map.as_deref())?;
+    let snap = super::one_sweep(
+        &args.sweep.source,
+        args.sweep.node_name_map.as_deref(),
+        false,
+    )?;
     let report = crate::topology::TopologyReport::new(&plan, &snap);
     let text = match args.format {
         HealthFormat::Json => serde_json::to_string_pretty(&report)? + "\n",
