@@ -28,6 +28,9 @@
 # give CPU_TICKS (default 400) clock ticks of user time (the figure that
 # does not depend on the client; the ticks it rests on are printed), and
 # the aggregate wall throughput of CLIENTS (default 4) such walks at once.
+# The CPU figure is taken twice: with the client on any CPU, and with each
+# agent and its client on CPU 0 (SAME_CPU=0 skips it), where a virtual
+# machine's halt and wake-up of an idle vCPU between requests is not paid.
 # Prints the ratio ibsnmpd/snmpd; stops both agents (and removes the
 # namespace) at the end.
 #
@@ -225,13 +228,15 @@ CPU_TICKS=${CPU_TICKS:-400}
 # The system part is mostly the kernel's per-datagram cost (one receive,
 # one send that wakes the client), the same for any agent at this
 # max-repetitions.
+# CLIENT_PIN: a command prefix for the walking client (empty: any CPU).
+CLIENT_PIN=()
 us_per_varbind() {
     local u0 s0 u1 s1 n rounds=0
     read -r u0 s0 <<<"$(cpu "$1")"
     : >"$tmp/cpuwalk"
     while :; do
         # shellcheck disable=SC2046
-        $(ns "$2") "$WALK" "127.0.0.1:$2" public "$3" 50 "$CPU_PASSES" >>"$tmp/cpuwalk"
+        $(ns "$2") "${CLIENT_PIN[@]}" "$WALK" "127.0.0.1:$2" public "$3" 50 "$CPU_PASSES" >>"$tmp/cpuwalk"
         rounds=$((rounds + 1))
         read -r u1 s1 <<<"$(cpu "$1")"
         if [ $((u1 - u0)) -ge "$CPU_TICKS" ] || [ "$rounds" -ge 100 ]; then break; fi
@@ -283,6 +288,32 @@ printf '  net-snmp snmpd %s us/varbind (user %s, system %s; %s walks, %s user + 
 printf '  snmpd uses x%s the CPU per varbind (x%s in user space)\n' \
     "$(awk -v a="$ou" -v b="$tu" 'BEGIN { printf "%.1f", (a > 0 ? b / a : 0) }')" \
     "$(awk -v a="$ouu" -v b="$tuu" 'BEGIN { printf "%.1f", (a > 0 ? b / a : 0) }')"
+
+# The same, each agent and its client on one CPU (SAME_CPU=0: skipped). On
+# a virtual machine whose idle vCPUs halt, a client on another CPU wakes
+# the agent's halted vCPU for every request, and the code that runs after
+# that wake-up runs slowly (docs/benchmarks.md); on one CPU the agent's
+# vCPU never idles between requests. Both agents are measured the same way.
+if [ "${SAME_CPU:-1}" != 0 ] && [ "$(nproc)" -gt 1 ] && command -v taskset >/dev/null; then
+    echo
+    echo "== agent CPU per varbind, each agent and its client on CPU 0 (same measure)"
+    CLIENT_PIN=(taskset -c 0)
+    pin() { taskset -a -p -c "$2" "$1" >/dev/null; }
+    pin "$OUR_PID" 0
+    read -r pu puu pus pw put pst <<<"$(alone "$OUR_PID" us_per_varbind "$OUR_PID" "$P1" "$OUR_TABLE")"
+    pin "$OUR_PID" "0-$(($(nproc) - 1))"
+    pin "$SNMPD_PID" 0
+    read -r qu quu qus qw qut qst <<<"$(alone "$SNMPD_PID" us_per_varbind "$SNMPD_PID" "$P3" "$SNMPD_TABLE")"
+    pin "$SNMPD_PID" "0-$(($(nproc) - 1))"
+    CLIENT_PIN=()
+    printf '  ibsnmpd %s us/varbind (user %s, system %s; %s walks, %s user + %s system ticks)\n' \
+        "$pu" "$puu" "$pus" "$pw" "$put" "$pst"
+    printf '  net-snmp snmpd %s us/varbind (user %s, system %s; %s walks, %s user + %s system ticks)\n' \
+        "$qu" "$quu" "$qus" "$qw" "$qut" "$qst"
+    printf '  snmpd uses x%s the CPU per varbind (x%s in user space) on one CPU\n' \
+        "$(awk -v a="$pu" -v b="$qu" 'BEGIN { printf "%.1f", (a > 0 ? b / a : 0) }')" \
+        "$(awk -v a="$puu" -v b="$quu" 'BEGIN { printf "%.1f", (a > 0 ? b / a : 0) }')"
+fi
 
 # concurrent PORT ROOT K: aggregate varbinds/s of K Rust walks at once (wall).
 concurrent() {
