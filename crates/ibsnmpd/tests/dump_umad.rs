@@ -4,19 +4,26 @@
 
 use ib::testbed::{sorted_lines, Testbed, TestbedConfig, SMALL_NET};
 
-fn dump_equals_ibnetdiscover(net: &str) {
-    let tb = Testbed::start(TestbedConfig::new(net))
-        .unwrap_or_else(|e| panic!("cannot start the ibsim testbed: {e}"));
-    let ours = tb
+/// `ibsnmpd dump --source umad ARGS` on the testbed, which must succeed.
+fn dump(tb: &Testbed, args: &[&str]) -> std::process::Output {
+    let out = tb
         .command(env!("CARGO_BIN_EXE_ibsnmpd"))
-        .args(["dump", "--source", "umad", "--format", "ibnetdiscover"])
+        .args(["dump", "--source", "umad"])
+        .args(args)
         .output()
         .expect("run ibsnmpd dump");
     assert!(
-        ours.status.success(),
-        "ibsnmpd dump failed: {}",
-        String::from_utf8_lossy(&ours.stderr)
+        out.status.success(),
+        "ibsnmpd dump {args:?} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
     );
+    out
+}
+
+fn dump_equals_ibnetdiscover(net: &str) {
+    let tb = Testbed::start(TestbedConfig::new(net))
+        .unwrap_or_else(|e| panic!("cannot start the ibsim testbed: {e}"));
+    let ours = dump(&tb, &["--format", "ibnetdiscover"]);
     let theirs = tb
         .run_diag("ibnetdiscover", &[])
         .expect("run ibnetdiscover");
@@ -46,18 +53,9 @@ fn dump_umad_equals_ibnetdiscover_fat_tree() {
 /// Ports of a JSON dump whose PortRcvErrorDetails was read, and ports whose
 /// counters were.
 fn ports_with_details(tb: &Testbed, extra: &[&str]) -> (usize, usize) {
-    let out = tb
-        .command(env!("CARGO_BIN_EXE_ibsnmpd"))
-        .args(["dump", "--source", "umad", "--format", "json"])
-        .args(extra)
-        .output()
-        .expect("run ibsnmpd dump");
-    assert!(
-        out.status.success(),
-        "ibsnmpd dump {extra:?} failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let dump: serde_json::Value = serde_json::from_slice(&out.stdout).expect("dump JSON");
+    let args: Vec<&str> = ["--format", "json"].iter().chain(extra).copied().collect();
+    let dump: serde_json::Value =
+        serde_json::from_slice(&dump(tb, &args).stdout).expect("dump JSON");
     let ports: Vec<&serde_json::Value> = dump["nodes"]
         .as_array()
         .expect("nodes")
@@ -80,6 +78,9 @@ fn remote_details_are_read_on_request() {
         .unwrap_or_else(|e| panic!("cannot start the ibsim testbed: {e}"));
     let (plain, ports) = ports_with_details(&tb, &[]);
     let (asked, ports_asked) = ports_with_details(&tb, &["--remote-details"]);
+    eprintln!(
+        "details: {plain} of {ports} ports plain, {asked} of {ports_asked} with --remote-details"
+    );
     assert_eq!(ports, ports_asked, "the same ports were read both times");
     assert!(
         plain < ports,
