@@ -183,9 +183,27 @@ pub struct PidFileGuard(pub PathBuf);
 
 impl Drop for PidFileGuard {
     fn drop(&mut self) {
-        if let Ok(pid) = std::fs::read_to_string(&self.0) {
-            // Gone already is fine: only a live process is stopped.
-            let _ = Command::new("kill").arg(pid.trim()).status();
+        let Ok(pid) = std::fs::read_to_string(&self.0) else {
+            return;
+        };
+        let pid = pid.trim();
+        // Gone already is fine: only a live process is stopped. It is
+        // waited for while the fabric it talks to still runs: an OpenSM
+        // told to stop after ibsim has quit waits for an answer forever.
+        let _ = Command::new("kill").arg(pid).status();
+        // A zombie (no parent to reap it here) counts as gone.
+        let alive = || {
+            std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|st| {
+                st.rsplit_once(')')
+                    .is_some_and(|(_, rest)| !rest.trim_start().starts_with('Z'))
+            })
+        };
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        while alive() && std::time::Instant::now() < deadline {
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+        if alive() {
+            let _ = Command::new("kill").args(["-KILL", pid]).status();
         }
     }
 }
