@@ -76,17 +76,25 @@ impl Encoder {
             bits: &mut self.bits,
             codes: &self.codes,
             freq: &mut freq,
+            weight: 1,
         };
         let mut at = 0;
-        for f in fused {
+        for (k, f) in fused.iter().enumerate() {
             // Most fused lines follow another: nothing between.
             if at < f.at {
                 general(&self.tail, &mut self.buf, text, at..f.at, &mut out);
             }
             if f.name < MIN_MATCH || f.prev_len + f.labels + 4 > WINDOW {
                 general(&self.tail, &mut self.buf, text, f.at..f.end, &mut out);
+            } else if k % SAMPLE == 0 {
+                // One fused line in SAMPLE is counted for the next block's
+                // codes, as SAMPLE lines: their symbols are alike, and
+                // counting each cost a tenth of the coding.
+                out.weight = SAMPLE as u32;
+                f.code::<true>(text, toks, &mut out);
+                out.weight = 1;
             } else {
-                f.code(text, toks, &mut out);
+                f.code::<false>(text, toks, &mut out);
             }
             at = f.end;
         }
@@ -222,8 +230,11 @@ pub(super) struct Fused {
     pub toks: Range<u32>,
 }
 
+/// Fused lines are counted for the next block's codes one in this many.
+const SAMPLE: usize = 8;
+
 impl Fused {
-    fn code(&self, text: &[u8], toks: &[Tok], out: &mut Out) {
+    fn code<const COUNT: bool>(&self, text: &[u8], toks: &[Tok], out: &mut Out) {
         let toks = &toks[self.toks.start as usize..self.toks.end as usize];
         // Distances of the labels' lines (`{prev} ` and a newline) and of
         // the real ones differ by the name and the previous value.
@@ -232,23 +243,24 @@ impl Fused {
         let braces = self.at + self.name;
         let rest = match toks.first() {
             Some(&Tok::Match(n, d)) if usize::from(d) == synthetic => {
-                out.matches(self.name + usize::from(n), self.prev_len);
-                &toks[1..]
+                out.matches::<COUNT>(self.name + usize::from(n), self.prev_len);
+                toks.get(1..).unwrap_or(&[])
             }
             _ => {
-                out.matches(self.name, self.prev_len);
+                out.matches::<COUNT>(self.name, self.prev_len);
                 toks
             }
         };
         for t in rest {
             match *t {
-                Tok::Lits(a, b) => {
-                    out.literals(&text[braces + usize::from(a)..braces + usize::from(b)])
-                }
-                Tok::Match(n, d) => out.matches(usize::from(n), usize::from(d) + shift),
+                Tok::Lits(a, b) => out.literals::<COUNT>(
+                    text.get(braces + usize::from(a)..braces + usize::from(b))
+                        .unwrap_or(&[]),
+                ),
+                Tok::Match(n, d) => out.matches::<COUNT>(usize::from(n), usize::from(d) + shift),
             }
         }
-        out.literals(&text[braces + self.labels + 3..self.end]);
+        out.literals::<COUNT>(text.get(braces + self.labels + 3..self.end).unwrap_or(&[]));
     }
 }
 
@@ -375,19 +387,21 @@ trait Sink {
 impl Sink for Out<'_> {
     #[inline]
     fn literals(&mut self, buf: &[u8], r: Range<usize>) {
-        Out::literals(self, buf.get(r).unwrap_or(&[]));
+        Out::literals::<true>(self, buf.get(r).unwrap_or(&[]));
     }
     #[inline]
     fn matches(&mut self, n: usize, dist: usize) {
-        Out::matches(self, n, dist);
+        Out::matches::<true>(self, n, dist);
     }
 }
 
-/// Where tokens go: coded at once, and counted for the next block's codes.
+/// Where tokens go: coded at once, and counted for the next block's codes
+/// (`COUNT`, each as `weight` symbols).
 struct Out<'a> {
     bits: &'a mut Bits,
     codes: &'a Codes,
     freq: &'a mut Freq,
+    weight: u32,
 }
 
 impl Out<'_> {
@@ -397,9 +411,12 @@ impl Out<'_> {
         self.bits.put(u64::from(p & 0xff_ffff), p >> 24);
     }
 
-    fn literals(&mut self, text: &[u8]) {
+    #[inline(always)]
+    fn literals<const COUNT: bool>(&mut self, text: &[u8]) {
         for &c in text {
-            self.freq.litlen[usize::from(c)] += 1;
+            if COUNT {
+                self.freq.litlen[usize::from(c)] += self.weight;
+            }
             self.put(self.codes.lit[usize::from(c)]);
         }
     }
@@ -408,22 +425,31 @@ impl Out<'_> {
     /// one match, the common case, coded here; a longer run by
     /// [`long_matches`](Self::long_matches).
     #[inline(always)]
-    fn matches(&mut self, n: usize, dist: usize) {
+    fn matches<const COUNT: bool>(&mut self, n: usize, dist: usize) {
         if n > MAX_MATCH {
             return self.long_matches(n, dist);
         }
         // Within the tables without bounds checks (a window distance's
         // symbol is at most 29, a length's index at most 255).
-        let sym = dist_sym(dist).min(DIST - 1);
         let l = (n - MIN_MATCH) & 0xff;
-        self.freq.litlen[257 + usize::from(LENGTH_SYM[l])] += 1;
-        self.freq.dist[sym] += 1;
+        if COUNT {
+            self.freq.litlen[257 + usize::from(LENGTH_SYM[l])] += self.weight;
+            self.freq.dist[dist_sym(dist).min(DIST - 1)] += self.weight;
+        }
         self.put(self.codes.lengths[l]);
-        let p = self.codes.dist[sym];
-        let x = DIST_EXTRA[sym];
-        let extra = ((dist - 1) as u64) & ((1 << x) - 1);
-        self.bits
-            .put(u64::from(p & 0xff_ffff) | extra << (p >> 24), (p >> 24) + x);
+        // A line's distance (most are short) read whole, code and extra
+        // bits; a longer one worked out.
+        match self.codes.near.get(dist) {
+            Some(&p) => self.put(p),
+            None => {
+                let sym = dist_sym(dist).min(DIST - 1);
+                let p = self.codes.dist[sym];
+                let x = DIST_EXTRA[sym];
+                let extra = ((dist - 1) as u64) & ((1 << x) - 1);
+                self.bits
+                    .put(u64::from(p & 0xff_ffff) | extra << (p >> 24), (p >> 24) + x);
+            }
+        }
     }
 
     /// A run longer than a match: matches of at most 258 octets, none
@@ -438,7 +464,7 @@ impl Out<'_> {
             } else {
                 MAX_MATCH
             };
-            self.matches(len, dist);
+            self.matches::<true>(len, dist);
             n -= len;
         }
     }
@@ -577,40 +603,66 @@ fn lengths(freq: &[u32], limit: u8) -> Vec<u8> {
     }
 }
 
-/// Code lengths of a Huffman code for these counts (zero: unused).
+/// Code lengths of a Huffman code for these counts (zero: unused). The
+/// leaves sorted once, the nodes made in order of count: two queues, the
+/// smaller head taken each time (no heap: a block's codes were a twentieth
+/// of its coding with one).
 fn huffman(f: &[u64]) -> Vec<u8> {
-    use std::cmp::Reverse;
-    use std::collections::BinaryHeap;
-    let mut parent: Vec<usize> = vec![usize::MAX; f.len()];
-    let mut heap: BinaryHeap<Reverse<(u64, usize)>> = f
+    let mut leaves: Vec<(u64, usize)> = f
         .iter()
         .enumerate()
         .filter(|(_, &x)| x > 0)
-        .map(|(i, &x)| Reverse((x, i)))
+        .map(|(i, &x)| (x, i))
         .collect();
-    while heap.len() > 1 {
-        let (Some(Reverse((a, i))), Some(Reverse((b, j)))) = (heap.pop(), heap.pop()) else {
-            break;
-        };
-        let node = parent.len();
-        parent.push(usize::MAX);
-        parent[i] = node;
-        parent[j] = node;
-        heap.push(Reverse((a + b, node)));
+    leaves.sort_unstable();
+    let n = leaves.len();
+    // Each node's count and parent (internal nodes), each leaf's parent.
+    let mut count: Vec<u64> = Vec::with_capacity(n);
+    let mut up: Vec<usize> = Vec::with_capacity(n);
+    let mut leaf_up = vec![usize::MAX; n];
+    let (mut li, mut ni) = (0, 0);
+    for _ in 1..n {
+        let node = count.len();
+        let mut sum = 0;
+        for _ in 0..2 {
+            let leaf = leaves.get(li).map(|l| l.0);
+            let inner = count.get(ni).copied();
+            match (leaf, inner) {
+                (Some(l), Some(i)) if i < l => {
+                    sum += i;
+                    up[ni] = node;
+                    ni += 1;
+                }
+                (Some(l), _) => {
+                    sum += l;
+                    leaf_up[li] = node;
+                    li += 1;
+                }
+                (None, Some(i)) => {
+                    sum += i;
+                    up[ni] = node;
+                    ni += 1;
+                }
+                (None, None) => {}
+            }
+        }
+        count.push(sum);
+        up.push(usize::MAX);
     }
-    (0..f.len())
-        .map(|s| {
-            if f[s] == 0 {
-                return 0;
-            }
-            let (mut depth, mut n) = (0u8, s);
-            while parent[n] != usize::MAX {
-                depth = depth.saturating_add(1);
-                n = parent[n];
-            }
-            depth
-        })
-        .collect()
+    // Parents are made after their children: depths from the root down.
+    let mut depth = vec![0u8; count.len()];
+    for i in (0..count.len()).rev() {
+        if let Some(&d) = up.get(i).and_then(|&p| depth.get(p)) {
+            depth[i] = d.saturating_add(1);
+        }
+    }
+    let mut lens = vec![0u8; f.len()];
+    for (&(_, s), &p) in leaves.iter().zip(&leaf_up) {
+        if let Some(&d) = depth.get(p) {
+            lens[s] = d.saturating_add(1);
+        }
+    }
+    lens
 }
 
 /// A block's codes as it sends them: its header (block type, and a
@@ -621,8 +673,14 @@ struct Codes {
     lit: [u32; 256],
     lengths: [u32; 256],
     dist: [u32; DIST],
+    /// Distances up to [`NEAR`] (by distance; 0 unused), each code with
+    /// its extra bits, as [`lengths`](Self::lengths).
+    near: Box<[u32; NEAR + 1]>,
     end_of_block: u32,
 }
+
+/// Distances coded from [`Codes::near`]: a sample line is shorter.
+const NEAR: usize = 1024;
 
 impl Codes {
     fn fixed() -> Codes {
@@ -670,11 +728,20 @@ impl Codes {
             let extra = ((l - MIN_MATCH) as u32) & ((1 << n) - 1);
             *x = (p & 0xff_ffff | extra << (p >> 24)) | ((p >> 24) + n) << 24;
         }
+        let mut near = Box::new([0u32; NEAR + 1]);
+        for (x, d) in near.iter_mut().zip(0usize..).skip(1) {
+            let sym = dist_sym(d);
+            let p = code(dist, sym);
+            let n = DIST_EXTRA[sym];
+            let extra = ((d - 1) as u32) & ((1 << n) - 1);
+            *x = (p & 0xff_ffff | extra << (p >> 24)) | ((p >> 24) + n) << 24;
+        }
         Codes {
             header,
             lit: std::array::from_fn(|c| code(litlen, c)),
             lengths,
             dist: std::array::from_fn(|d| code(dist, d)),
+            near,
             end_of_block: code(litlen, END_OF_BLOCK),
         }
     }

@@ -115,6 +115,38 @@ fn skewed_counts_stay_within_limits() {
     assert_eq!(lengths(&[0, 0, 5], 15), vec![1, 0, 1]);
 }
 
+/// The cost of an optimal code for these counts: the sum of the merged
+/// nodes' counts, merging the two smallest each time.
+fn optimal_cost(f: &[u64]) -> u64 {
+    use std::cmp::Reverse;
+    let mut heap: std::collections::BinaryHeap<_> =
+        f.iter().filter(|&&x| x > 0).map(|&x| Reverse(x)).collect();
+    let mut cost = 0;
+    while let (Some(Reverse(a)), Some(Reverse(b))) = (heap.pop(), heap.pop()) {
+        cost += a + b;
+        heap.push(Reverse(a + b));
+    }
+    cost
+}
+
+proptest! {
+    /// The two-queue build gives a complete code as cheap as the optimal.
+    #[test]
+    fn huffman_is_complete_and_optimal(f in prop::collection::vec(0u64..1000, 2..300)) {
+        let lens = huffman(&f);
+        let used = f.iter().filter(|&&x| x > 0).count();
+        if used >= 2 {
+            let kraft: f64 = lens.iter().filter(|&&l| l > 0).map(|&l| 0.5f64.powi(i32::from(l))).sum();
+            prop_assert!((kraft - 1.0).abs() < 1e-9, "{kraft}");
+            let cost: u64 = f.iter().zip(&lens).map(|(&x, &l)| x * u64::from(l)).sum();
+            prop_assert_eq!(cost, optimal_cost(&f));
+            for (&x, &l) in f.iter().zip(&lens) {
+                prop_assert_eq!(x == 0, l == 0);
+            }
+        }
+    }
+}
+
 fn lines() -> impl Strategy<Value = Vec<u8>> {
     // Text of a few field shapes, so lines share fields and differ in
     // their lengths.
