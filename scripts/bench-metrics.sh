@@ -12,7 +12,11 @@
 #
 # Each agent is scraped three times each way: the first gzip scrape of a
 # snapshot renders and compresses it, the next ones send the gzip kept
-# for that snapshot (docs/metrics.md).
+# for that snapshot (docs/metrics.md). The first plain scrape builds the
+# snapshot's port labels; then each agent sweeps again (its control
+# socket) and is scraped once with gzip, the first scrape of that
+# snapshot ("gzip1"): what a Prometheus that scrapes only with gzip, once
+# per sweep, costs the agent.
 #
 # Environment:
 #   BASELINE=BIN   also run BIN (an earlier build) on the same fabric and
@@ -46,7 +50,7 @@ start() { # name, binary
         run=(valgrind --tool=callgrind --instr-atstart=no "--callgrind-out-file=$tmp/cg.$1.%p")
     "${run[@]}" "$2" --listen "127.0.0.1:$port" --metrics "127.0.0.1:$((port + 1))" \
         --config "$tmp/ibsnmpd.toml" --source "sim:$tmp/fabric.net" --state-dir "$tmp/state.$1" \
-        --sweep-interval 3600 2>"$tmp/agent.$1.log" &
+        --control-socket "$tmp/ctl.$1" --sweep-interval 3600 2>"$tmp/agent.$1.log" &
     names+=("$1") pids+=($!) mports+=($((port + 1)))
     wait_snmp "$port"
 }
@@ -85,7 +89,7 @@ scrape() { # agent index, label, curl options
     fi
     local octets samples
     octets=$(stat -c %s "$tmp/body")
-    if [ "$label" = gzip ]; then
+    if [ "$label" != plain ]; then
         samples=$(gzip -dc "$tmp/body" | grep -vc '^#')
     else
         samples=$(grep -vc '^#' "$tmp/body")
@@ -102,5 +106,11 @@ for _ in 1 2 3; do
     done
 done
 for i in "${!names[@]}"; do
+    "$BIN" ctl --socket "$tmp/ctl.${names[$i]}" sweep >/dev/null
+    scrape "$i" gzip1 -H 'Accept-Encoding: gzip'
+done
+for i in "${!names[@]}"; do
     echo "${names[$i]}: after the scrapes: $(grep VmRSS "/proc/${pids[$i]}/status"), $(grep VmHWM "/proc/${pids[$i]}/status")"
 done
+# CG_DIR=DIR keeps callgrind's dumps (for callgrind_annotate) in DIR.
+[ -z "${CALLGRIND:-}" ] || [ -z "${CG_DIR:-}" ] || cp "$tmp"/cg.* "$CG_DIR"/
