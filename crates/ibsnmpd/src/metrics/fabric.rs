@@ -128,7 +128,11 @@ impl Lines<'_> {
     /// the port before's.
     fn sample(&mut self, name: &str, r: &Row, value: impl itoa::Integer) {
         let at = self.out.len();
-        sample(self.out, name, &r.labels, value);
+        // The sample as [`sample`] writes it, the labels with their braces.
+        self.out.push_str(name);
+        self.out.push_str(&r.braced);
+        self.out.push_str(itoa::Buffer::new().format(value));
+        self.out.push('\n');
         let Some(f) = self.fuse.as_deref_mut() else {
             return;
         };
@@ -139,7 +143,7 @@ impl Lines<'_> {
                     at,
                     end,
                     name: name.len(),
-                    labels: r.labels.len(),
+                    labels: r.braced.len() - 3,
                     prev_len: last.len,
                     prev_labels: last.labels,
                     toks: a..b,
@@ -148,7 +152,7 @@ impl Lines<'_> {
         }
         f.last = Some(Last {
             row: self.pos,
-            labels: r.labels.len(),
+            labels: r.braced.len() - 3,
             len: end - at,
             end,
         });
@@ -158,7 +162,7 @@ impl Lines<'_> {
     fn sample_f64(&mut self, name: &str, r: &Row, v: f64) {
         match whole(v) {
             Some(v) => self.sample(name, r, v),
-            None => sample_f64(self.out, name, &r.labels, v),
+            None => sample_f64(self.out, name, r.labels(), v),
         }
     }
 }
@@ -266,7 +270,7 @@ impl Exposition {
                         let counts = vls(&c.totals);
                         if counts.is_present() {
                             for (vl, v) in counts.to_array().iter().enumerate() {
-                                sample_vl(w.out, name, &r.labels, vl, v.wrapping_mul(unit));
+                                sample_vl(w.out, name, r.labels(), vl, v.wrapping_mul(unit));
                             }
                         }
                     })
@@ -285,7 +289,7 @@ impl Exposition {
                     if let Some(h) = health_of(report, r).filter(|h| h.active) {
                         let finding = if limited { &h.limited } else { &h.degraded };
                         match finding {
-                            Some(d) => below(w.out, name, &r.labels, d),
+                            Some(d) => below(w.out, name, r.labels(), d),
                             None => w.sample(name, r, 0),
                         }
                     }

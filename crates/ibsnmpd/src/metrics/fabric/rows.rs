@@ -38,7 +38,9 @@ impl Kind {
 /// per snapshot, shared by every family and scrape) and its health entry.
 pub(super) struct Row {
     pub(super) port: usize,
-    pub(super) labels: Box<str>,
+    /// `{labels} `, as a sample line holds them between its name and its
+    /// value: one copy a line instead of three.
+    pub(super) braced: Box<str>,
     pub(super) health: Option<u32>,
     /// Where in [`Rows::toks`] the deflate tokens of its labels given the
     /// labels of the row before are (None: the first row, or labels not
@@ -69,6 +71,15 @@ impl Rows {
 
     pub(super) fn toks(&self) -> &[Tok] {
         &self.toks
+    }
+}
+
+impl Row {
+    /// The labels without the braces (for lines that add labels).
+    pub(super) fn labels(&self) -> &str {
+        self.braced
+            .get(1..self.braced.len().saturating_sub(2))
+            .unwrap_or("")
     }
 }
 
@@ -107,7 +118,7 @@ pub fn rows(published: &crate::fabric::Published) -> Rows {
             }
             by_kind[Kind::of(node) as usize].push(Row {
                 port: range.start + i,
-                labels: port_labels(snap, node, p).into_boxed_str(),
+                braced: port_labels(snap, node, p).into_boxed_str(),
                 health: health.get(&(node.info.node_guid, p.num.0)).copied(),
                 toks: None,
             });
@@ -117,7 +128,7 @@ pub fn rows(published: &crate::fabric::Published) -> Rows {
     for rows in &mut by_kind {
         for i in 1..rows.len() {
             let start = toks.len();
-            if label_tokens(&rows[i - 1].labels, &rows[i].labels, &mut toks) {
+            if label_tokens(rows[i - 1].labels(), rows[i].labels(), &mut toks) {
                 // u32 offsets: at most LABELS_MAX tokens a row, and rows
                 // number far fewer than 2^32 / that.
                 rows[i].toks = Some((start as u32, toks.len() as u32));
@@ -132,11 +143,12 @@ pub fn rows(published: &crate::fabric::Published) -> Rows {
     }
 }
 
-/// The labels of one port: its node, number, and the far end of its link.
+/// The labels of one port, in braces and followed by a space: its node,
+/// number, and the far end of its link.
 fn port_labels(snap: &Snapshot, node: &Node, p: &Port) -> String {
     let kind = Kind::of(node).name();
     let mut l = format!(
-        "guid=\"{}\",{kind}=\"{}\",port=\"{}\"",
+        "{{guid=\"{}\",{kind}=\"{}\",port=\"{}\"",
         node.info.node_guid,
         esc(&node.description),
         p.num.0
@@ -156,6 +168,7 @@ fn port_labels(snap: &Snapshot, node: &Node, p: &Port) -> String {
             );
         }
     }
+    l.push_str("} ");
     l
 }
 
