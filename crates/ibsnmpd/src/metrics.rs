@@ -70,6 +70,9 @@ const HEADER_TIMEOUT: Duration = Duration::from_secs(10);
 /// A connection's whole life, keep-alive included: a slow reader cannot
 /// hold a connection (and its body) for ever.
 const CONNECTION_LIFETIME: Duration = Duration::from_secs(120);
+/// How often the endpoint looks for a newly published snapshot, to make
+/// its port rows before a scrape asks ([`make_rows`]).
+const ROWS_POLL: Duration = Duration::from_secs(1);
 
 /// The endpoint: its sources and the port labels of the published snapshot.
 struct Endpoint {
@@ -103,6 +106,7 @@ pub async fn serve(listener: tokio::net::TcpListener, sources: Sources, limits: 
         waiting: std::sync::atomic::AtomicUsize::new(0),
         limits: limits.clone(),
     });
+    tokio::spawn(make_rows(Arc::clone(&endpoint)));
     let slots = Arc::new(tokio::sync::Semaphore::new(max_connections.max(1)));
     let clients = ClientSlots::new(limits.max_per_client);
     let mut refused = 0u64;
@@ -187,8 +191,24 @@ fn collect(query: Option<&str>, configured: Families) -> Result<Families, ()> {
     })
 }
 
-/// The port rows of the published snapshot: made by the first scrape of a
-/// snapshot (off the async workers), shared by the rest.
+/// Makes the port rows (labels and their deflate tokens) of each snapshot
+/// soon after it is published, as exporters keep their label sets up to
+/// date with the data rather than at scrape time: the first scrape of a
+/// snapshot then only renders (and compresses). The cost is paid once per
+/// published snapshot, scraped or not (docs/metrics.md gives it).
+async fn make_rows(e: Arc<Endpoint>) {
+    let mut tick = tokio::time::interval(ROWS_POLL);
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        tick.tick().await;
+        let published = (e.sources.published)();
+        rows_of(&e, &published).await;
+    }
+}
+
+/// The port rows of the published snapshot: made once per snapshot (off
+/// the async workers) by [`make_rows`] or the first scrape that comes
+/// before it, shared by the rest.
 async fn rows_of(e: &Endpoint, published: &Arc<crate::fabric::Published>) -> Arc<fabric::Rows> {
     let mut cached = e.rows.lock().await;
     if let Some(r) = cached.as_ref().filter(|r| r.of_same(published)) {
