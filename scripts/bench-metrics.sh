@@ -15,8 +15,8 @@
 # for that snapshot (docs/metrics.md). The first plain scrape builds the
 # snapshot's port labels; then each agent sweeps again (its control
 # socket) and is scraped once with gzip, the first scrape of that
-# snapshot ("gzip1"): what a Prometheus that scrapes only with gzip, once
-# per sweep, costs the agent.
+# snapshot ("gzip1", once the agent is idle after the sweep): what a
+# Prometheus that scrapes only with gzip, once per sweep, costs the agent.
 #
 # Environment:
 #   BASELINE=BIN   also run BIN (an earlier build) on the same fabric and
@@ -105,8 +105,16 @@ for _ in 1 2 3; do
         scrape "$i" gzip -H 'Accept-Encoding: gzip'
     done
 done
+# Until the agent has used no CPU for a second (what it does after a
+# sweep, such as making the port labels, done).
+idle() {
+    local a b
+    a=$(cpu "$1")
+    while sleep 1; b=$(cpu "$1"); [ "$a" != "$b" ]; do a=$b; done
+}
 for i in "${!names[@]}"; do
     "$BIN" ctl --socket "$tmp/ctl.${names[$i]}" sweep >/dev/null
+    idle "${pids[$i]}"
     scrape "$i" gzip1 -H 'Accept-Encoding: gzip'
 done
 for i in "${!names[@]}"; do
