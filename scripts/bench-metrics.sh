@@ -26,6 +26,10 @@
 #                  only while a scrape runs: instructions per scrape, the
 #                  figure that does not depend on the machine or its load
 #                  (slow: use a smaller fabric, e.g. 4000 hosts).
+#   CG_DIR=DIR     with CALLGRIND, keep callgrind's dumps in DIR (for
+#                  callgrind_annotate; the newest of an agent is its last
+#                  scrape); CG_OPTS: more valgrind options (split at spaces),
+#                  e.g. --dump-instr=yes.
 #   NO_BUILD=1     use the release binary as it is.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -47,7 +51,8 @@ start() { # name, binary
     local port=$((20000 + RANDOM % 40000))
     local run=()
     [ -z "${CALLGRIND:-}" ] ||
-        run=(valgrind --tool=callgrind --instr-atstart=no "--callgrind-out-file=$tmp/cg.$1.%p")
+        # shellcheck disable=SC2086 # CG_OPTS: options split at spaces
+        run=(valgrind --tool=callgrind --instr-atstart=no ${CG_OPTS:-} "--callgrind-out-file=$tmp/cg.$1.%p")
     "${run[@]}" "$2" --listen "127.0.0.1:$port" --metrics "127.0.0.1:$((port + 1))" \
         --config "$tmp/ibsnmpd.toml" --source "sim:$tmp/fabric.net" --state-dir "$tmp/state.$1" \
         --control-socket "$tmp/ctl.$1" --sweep-interval 3600 2>"$tmp/agent.$1.log" &
@@ -120,5 +125,4 @@ done
 for i in "${!names[@]}"; do
     echo "${names[$i]}: after the scrapes: $(grep VmRSS "/proc/${pids[$i]}/status"), $(grep VmHWM "/proc/${pids[$i]}/status")"
 done
-# CG_DIR=DIR keeps callgrind's dumps (for callgrind_annotate) in DIR.
 [ -z "${CALLGRIND:-}" ] || [ -z "${CG_DIR:-}" ] || cp "$tmp"/cg.* "$CG_DIR"/

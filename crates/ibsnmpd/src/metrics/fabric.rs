@@ -124,14 +124,29 @@ struct Lines<'a> {
 }
 
 impl Lines<'_> {
-    /// A port's sample ([`sample`]), noted for the encoder when it follows
-    /// the port before's.
+    /// A port's sample, `name{labels} value`, noted for the encoder when it
+    /// follows the port before's. Written piece by piece: at millions of
+    /// samples a scrape, `write!`'s formatting machinery cost more than the
+    /// text itself.
     fn sample(&mut self, name: &str, r: &Row, value: impl itoa::Integer) {
+        self.line(name, r, |out| {
+            out.push_str(itoa::Buffer::new().format(value))
+        });
+    }
+
+    /// A port's float gauge ([`value_f64`]), noted as [`sample`](Self::sample)
+    /// notes one: a value that is not whole is literals as any other.
+    fn sample_f64(&mut self, name: &str, r: &Row, v: f64) {
+        self.line(name, r, |out| value_f64(out, v));
+    }
+
+    /// A port's sample line, its value written by `value`.
+    #[inline(always)]
+    fn line(&mut self, name: &str, r: &Row, value: impl FnOnce(&mut String)) {
         let at = self.out.len();
-        // The sample as [`sample`] writes it, the labels with their braces.
         self.out.push_str(name);
         self.out.push_str(&r.braced);
-        self.out.push_str(itoa::Buffer::new().format(value));
+        value(self.out);
         self.out.push('\n');
         let Some(f) = self.fuse.as_deref_mut() else {
             return;
@@ -156,14 +171,6 @@ impl Lines<'_> {
             len: end - at,
             end,
         });
-    }
-
-    /// A port's float gauge ([`sample_f64`]).
-    fn sample_f64(&mut self, name: &str, r: &Row, v: f64) {
-        match whole(v) {
-            Some(v) => self.sample(name, r, v),
-            None => sample_f64(self.out, name, r.labels(), v),
-        }
     }
 }
 
@@ -433,30 +440,15 @@ fn describe(step: Step) -> Option<(String, &'static str, bool)> {
     })
 }
 
-/// One sample, `name{labels} value`, written piece by piece: at millions
-/// of samples a scrape, `write!`'s formatting machinery cost more than the
-/// text itself.
-fn sample(out: &mut String, name: &str, labels: &str, value: impl itoa::Integer) {
-    out.push_str(name);
-    out.push('{');
-    out.push_str(labels);
-    out.push_str("} ");
-    out.push_str(itoa::Buffer::new().format(value));
-    out.push('\n');
-}
-
-/// A sample of a float gauge: whole values (most health gauges: flags and
-/// counts) through `itoa`, written as `Display` writes them; others by
-/// `Display`.
-fn sample_f64(out: &mut String, name: &str, labels: &str, v: f64) {
-    if let Some(v) = whole(v) {
-        return sample(out, name, labels, v);
+/// A float gauge's value as `Display` writes it: whole values (most health
+/// gauges: flags and counts) through `itoa`, others by `Display`.
+fn value_f64(out: &mut String, v: f64) {
+    match whole(v) {
+        Some(v) => out.push_str(itoa::Buffer::new().format(v)),
+        None => {
+            let _ = write!(out, "{v}");
+        }
     }
-    out.push_str(name);
-    out.push('{');
-    out.push_str(labels);
-    out.push_str("} ");
-    let _ = writeln!(out, "{v}");
 }
 
 /// A whole value as the i64 `Display` writes it as: within 2^53 a whole
@@ -572,8 +564,8 @@ mod tests {
             f64::INFINITY,
         ] {
             let mut out = String::new();
-            super::sample_f64(&mut out, "m", "a=\"b\"", v);
-            assert_eq!(out, format!("m{{a=\"b\"}} {v}\n"));
+            super::value_f64(&mut out, v);
+            assert_eq!(out, format!("{v}"));
         }
     }
 }
