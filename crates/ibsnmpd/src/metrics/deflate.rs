@@ -436,12 +436,24 @@ impl Out<'_> {
             self.freq.litlen[257 + usize::from(LENGTH_SYM[l])] += self.weight;
             self.freq.dist[dist_sym(dist).min(DIST - 1)] += self.weight;
         }
-        self.put(self.codes.lengths[l]);
+        let pl = self.codes.lengths[l];
         // A line's distance (most are short) read whole, code and extra
-        // bits; a longer one worked out.
+        // bits, and written with the length when both fit one write (a
+        // length code and a line's distance take some 20 bits); a longer
+        // one worked out.
         match self.codes.near.get(dist) {
-            Some(&p) => self.put(p),
+            Some(&pd) => {
+                let (nl, nd) = (pl >> 24, pd >> 24);
+                if nl + nd <= 32 {
+                    let v = u64::from(pl & 0xff_ffff) | u64::from(pd & 0xff_ffff) << nl;
+                    self.bits.put(v, nl + nd);
+                } else {
+                    self.put(pl);
+                    self.put(pd);
+                }
+            }
             None => {
+                self.put(pl);
                 let sym = dist_sym(dist).min(DIST - 1);
                 let p = self.codes.dist[sym];
                 let x = DIST_EXTRA[sym];

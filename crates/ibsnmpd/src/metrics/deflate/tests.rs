@@ -230,6 +230,18 @@ fn fused_port_lines_round_trip() {
         // of other lengths.
         fused_round_trip(&labels, &[0, 0, 10, 0, 5, 5, 15], chunk);
     }
+    // Lines farther apart than the distances read from the per-block
+    // table (1,024 octets), more of them than one counted in 8.
+    let wide: Vec<String> = (0..40)
+        .map(|p| {
+            format!(
+                "guid=\"0x{p:04x}\",d=\"{}\",port=\"{}\"",
+                "d".repeat(1500),
+                p % 3
+            )
+        })
+        .collect();
+    fused_round_trip(&wide, &[3, 1234567, 0], 1000);
     // Labels too long to be worked out, and longer than the window.
     let long = vec!["x=\"".to_string() + &"y".repeat(40_000) + "\""; 3];
     fused_round_trip(&long, &[1], 2);
