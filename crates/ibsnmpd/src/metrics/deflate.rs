@@ -413,10 +413,23 @@ impl Out<'_> {
 
     #[inline(always)]
     fn literals<const COUNT: bool>(&mut self, text: &[u8]) {
-        for &c in text {
-            if COUNT {
+        if COUNT {
+            for &c in text {
                 self.freq.litlen[usize::from(c)] += self.weight;
             }
+        }
+        // Two to a write: a literal's code is at most 15 bits.
+        let mut two = text.chunks_exact(2);
+        for c in &mut two {
+            let (a, b) = (
+                self.codes.lit[usize::from(c[0])],
+                self.codes.lit[usize::from(c[1])],
+            );
+            let (na, nb) = (a >> 24, b >> 24);
+            let v = u64::from(a & 0xff_ffff) | u64::from(b & 0xff_ffff) << na;
+            self.bits.put(v, na + nb);
+        }
+        for &c in two.remainder() {
             self.put(self.codes.lit[usize::from(c)]);
         }
     }
