@@ -195,13 +195,28 @@ fn collect(query: Option<&str>, configured: Families) -> Result<Families, ()> {
 /// soon after it is published, as exporters keep their label sets up to
 /// date with the data rather than at scrape time: the first scrape of a
 /// snapshot then only renders (and compresses). The cost is paid once per
-/// published snapshot, scraped or not (docs/metrics.md gives it).
+/// published snapshot, scraped or not (docs/metrics.md gives it), in a
+/// render slot.
 async fn make_rows(e: Arc<Endpoint>) {
     let mut tick = tokio::time::interval(ROWS_POLL);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
         tick.tick().await;
         let published = (e.sources.published)();
+        let fresh = e
+            .rows
+            .lock()
+            .await
+            .as_ref()
+            .is_some_and(|r| r.of_same(&published));
+        if fresh {
+            continue;
+        }
+        // Made within a render slot, as a scrape makes them: the cores
+        // that rendering takes from SNMP stay within the slots.
+        let Ok(_slot) = e.renders.acquire().await else {
+            return;
+        };
         rows_of(&e, &published).await;
     }
 }
