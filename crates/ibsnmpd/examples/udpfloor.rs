@@ -4,7 +4,13 @@
 //! datagram is what any agent pays the kernel for the same exchange
 //! (scripts/bench-walk.sh prints it beside the agents').
 //!
-//!   udpfloor serve ADDR RESPONSE_OCTETS
+//! With WORK_NS the responder also spends that long in user space per
+//! datagram (a busy loop on the clock), before it answers: a known amount
+//! of user time, against which the split of /proc's CPU figures into user
+//! and system time can be checked on a given machine (bench-walk's
+//! "accounting check").
+//!
+//!   udpfloor serve ADDR RESPONSE_OCTETS [WORK_NS]
 //!   udpfloor drive ADDR REQUEST_OCTETS COUNT
 
 mod common;
@@ -26,15 +32,23 @@ fn number(args: &[String], i: usize, what: &str) -> Result<usize, String> {
 fn run() -> Result<(), String> {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let usage =
-        "usage: udpfloor serve ADDR RESPONSE_OCTETS | udpfloor drive ADDR REQUEST_OCTETS COUNT";
+        "usage: udpfloor serve ADDR RESPONSE_OCTETS [WORK_NS] | udpfloor drive ADDR REQUEST_OCTETS COUNT";
     let addr = args.get(1).ok_or(usage)?;
     match args.first().map(String::as_str) {
         Some("serve") => {
             let reply = vec![0x30u8; number(&args, 2, "RESPONSE_OCTETS")?.clamp(1, 65507)];
+            let work = match args.get(3) {
+                Some(_) => Duration::from_nanos(number(&args, 3, "WORK_NS")? as u64),
+                None => Duration::ZERO,
+            };
             let sock = UdpSocket::bind(addr).map_err(|e| format!("{addr}: {e}"))?;
             let mut buf = vec![0u8; 65536];
             loop {
                 let (_, peer) = sock.recv_from(&mut buf).map_err(|e| e.to_string())?;
+                let start = Instant::now();
+                while start.elapsed() < work {
+                    std::hint::spin_loop();
+                }
                 let _ = sock.send_to(&reply, peer);
             }
         }
