@@ -319,13 +319,19 @@ floor_and_check() {
     printf '  accounting check: a responder spending %s us in user space a datagram shows user %s us, system %s us a datagram (%s + %s ticks)\n' \
         "$(awk -v w="$WORK_NS" 'BEGIN { printf "%.2f", w / 1000 }')" "$au" "$as" "$aut" "$ast"
 }
-printf '  ibsnmpd %s us/varbind (user %s, system %s; %s walks, %s user + %s system ticks)\n' \
-    "$ou" "$ouu" "$ous" "$ow" "$out" "$ost"
-printf '  net-snmp snmpd %s us/varbind (user %s, system %s; %s walks, %s user + %s system ticks)\n' \
-    "$tu" "$tuu" "$tus" "$tw" "$tut" "$tst"
-printf '  snmpd uses x%s the CPU per varbind (x%s in user space)\n' \
-    "$(awk -v a="$ou" -v b="$tu" 'BEGIN { printf "%.1f", (a > 0 ? b / a : 0) }')" \
-    "$(awk -v a="$ouu" -v b="$tuu" 'BEGIN { printf "%.1f", (a > 0 ? b / a : 0) }')"
+# report OURS THEIRS: each "total user system walks user_ticks
+# system_ticks" (us_per_varbind's line), and their ratio.
+report() {
+    local o t
+    read -r -a o <<<"$1"
+    read -r -a t <<<"$2"
+    printf '  ibsnmpd %s us/varbind (user %s, system %s; %s walks, %s user + %s system ticks)\n' "${o[@]}"
+    printf '  net-snmp snmpd %s us/varbind (user %s, system %s; %s walks, %s user + %s system ticks)\n' "${t[@]}"
+    printf '  snmpd uses x%s the CPU per varbind (x%s in user space)\n' \
+        "$(awk -v a="${o[0]}" -v b="${t[0]}" 'BEGIN { printf "%.1f", (a > 0 ? b / a : 0) }')" \
+        "$(awk -v a="${o[1]}" -v b="${t[1]}" 'BEGIN { printf "%.1f", (a > 0 ? b / a : 0) }')"
+}
+report "$ou $ouu $ous $ow $out $ost" "$tu $tuu $tus $tw $tut $tst"
 # (The floor for this placement, the scheduler's, is in the pinned
 # sections below: on two CPUs and on one.)
 [ "${SAME_CPU:-1}" != 0 ] && [ "$(nproc)" -gt 1 ] || floor_and_check 0 0
@@ -349,13 +355,7 @@ pinned() { # AGENT_CPU CLIENT_CPU
     read -r qu quu qus qw qut qst <<<"$(alone "$SNMPD_PID" us_per_varbind "$SNMPD_PID" "$P3" "$SNMPD_TABLE")"
     pin "$SNMPD_PID" "$all"
     CLIENT_PIN=()
-    printf '  ibsnmpd %s us/varbind (user %s, system %s; %s walks, %s user + %s system ticks)\n' \
-        "$pu" "$puu" "$pus" "$pw" "$put" "$pst"
-    printf '  net-snmp snmpd %s us/varbind (user %s, system %s; %s walks, %s user + %s system ticks)\n' \
-        "$qu" "$quu" "$qus" "$qw" "$qut" "$qst"
-    printf '  snmpd uses x%s the CPU per varbind (x%s in user space)\n' \
-        "$(awk -v a="$pu" -v b="$qu" 'BEGIN { printf "%.1f", (a > 0 ? b / a : 0) }')" \
-        "$(awk -v a="$puu" -v b="$quu" 'BEGIN { printf "%.1f", (a > 0 ? b / a : 0) }')"
+    report "$pu $puu $pus $pw $put $pst" "$qu $quu $qus $qw $qut $qst"
     floor_and_check "$1" "$2"
     awk -v a="$pu" -v b="$qu" -v f="$FLOOR_VB" 'BEGIN {
         o = a - f; t = b - f
