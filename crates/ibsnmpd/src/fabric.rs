@@ -136,6 +136,8 @@ impl Mailbox {
 pub struct FabricHandle {
     tx: mpsc::Sender<Msg>,
     published: Arc<ArcSwap<Published>>,
+    /// The sweep number of each publication, for any number of watchers.
+    publications: Arc<tokio::sync::watch::Sender<u64>>,
     updates: Arc<Mailbox>,
     events_total: Arc<AtomicU64>,
 }
@@ -177,6 +179,13 @@ impl FabricHandle {
     /// successful sweep) and what the modules derived from it.
     pub fn published(&self) -> arc_swap::Guard<Arc<Published>> {
         self.published.load()
+    }
+
+    /// Changes at each publication (its value: the sweep number), so that
+    /// what is derived from a snapshot can be made once it is published
+    /// rather than by the first request that needs it.
+    pub fn publications(&self) -> tokio::sync::watch::Receiver<u64> {
+        self.publications.subscribe()
     }
 
     /// The snapshot published now.
@@ -252,9 +261,11 @@ impl FabricThread {
         ))));
         let updates = Arc::new(Mailbox::default());
         let events_total = Arc::new(AtomicU64::new(0));
+        let publications = Arc::new(tokio::sync::watch::Sender::new(0));
         let mut sweeper = Sweeper {
             publisher,
             published: Arc::clone(&published),
+            publications: Arc::clone(&publications),
             updates: Arc::clone(&updates),
             events_total: Arc::clone(&events_total),
             have_prev: false,
@@ -335,6 +346,7 @@ impl FabricThread {
                 handle: FabricHandle {
                     tx,
                     published,
+                    publications,
                     updates,
                     events_total,
                 },
@@ -371,6 +383,7 @@ impl FabricThread {
 struct Sweeper {
     publisher: Publisher,
     published: Arc<ArcSwap<Published>>,
+    publications: Arc<tokio::sync::watch::Sender<u64>>,
     updates: Arc<Mailbox>,
     events_total: Arc<AtomicU64>,
     /// Whether a swept snapshot is published (the first sweep has nothing
@@ -443,7 +456,9 @@ impl Sweeper {
             derive_ms = t0.elapsed().as_secs_f64() * 1e3,
             "derived the modules' rows"
         );
+        let number = published.snapshot.sweep.number;
         self.published.store(Arc::new(published));
+        self.publications.send_replace(number);
     }
 }
 

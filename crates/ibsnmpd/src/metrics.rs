@@ -55,6 +55,8 @@ pub struct Sources {
     /// What is published now: the snapshot and what was derived from it
     /// (the fabric health report, [`crate::health::HealthReport`]).
     pub published: Box<dyn Fn() -> Arc<crate::fabric::Published> + Send + Sync>,
+    /// Changes at each publication: the port rows are made then.
+    pub publications: tokio::sync::watch::Receiver<u64>,
     pub snmp: Arc<SnmpStats>,
     pub agent: Arc<AgentCounters>,
     pub started: Instant,
@@ -70,9 +72,6 @@ const HEADER_TIMEOUT: Duration = Duration::from_secs(10);
 /// A connection's whole life, keep-alive included: a slow reader cannot
 /// hold a connection (and its body) for ever.
 const CONNECTION_LIFETIME: Duration = Duration::from_secs(120);
-/// How often the endpoint looks for a newly published snapshot, to make
-/// its port rows before a scrape asks ([`make_rows`]).
-const ROWS_POLL: Duration = Duration::from_secs(1);
 
 /// The endpoint: its sources and the port labels of the published snapshot.
 struct Endpoint {
@@ -192,16 +191,16 @@ fn collect(query: Option<&str>, configured: Families) -> Result<Families, ()> {
 }
 
 /// Makes the port rows (labels and their deflate tokens) of each snapshot
-/// soon after it is published, as exporters keep their label sets up to
+/// when it is published, as exporters keep their label sets up to
 /// date with the data rather than at scrape time: the first scrape of a
 /// snapshot then only renders (and compresses). The cost is paid once per
 /// published snapshot, scraped or not (docs/metrics.md gives it), in a
 /// render slot.
 async fn make_rows(e: Arc<Endpoint>) {
-    let mut tick = tokio::time::interval(ROWS_POLL);
-    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-    loop {
-        tick.tick().await;
+    let mut publications = e.sources.publications.clone();
+    // The snapshot published before the endpoint started counts too.
+    publications.mark_changed();
+    while publications.changed().await.is_ok() {
         let published = (e.sources.published)();
         let fresh = e
             .rows

@@ -117,6 +117,7 @@ impl Services {
         };
         let fabric = self.fabric();
         let sources = crate::metrics::Sources {
+            publications: fabric.publications(),
             published: Box::new(move || arc_swap::Guard::into_inner(fabric.published())),
             snmp,
             agent,
