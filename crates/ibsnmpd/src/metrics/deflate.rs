@@ -14,6 +14,11 @@
 
 use std::ops::Range;
 
+mod bits;
+mod plan;
+use bits::{Bits, Put, Run, PUT_MAX};
+use plan::Plan;
+
 /// The longest match deflate codes, and the farthest back it may reach.
 const MAX_MATCH: usize = 258;
 const MIN_MATCH: usize = 3;
@@ -42,7 +47,18 @@ pub(super) struct Encoder {
     /// A work buffer kept between pieces: the tail and the piece's first
     /// line.
     buf: Vec<u8>,
+    /// Blocks coded so far: the codes are fixed after [`FIXED_AFTER`].
+    blocks: u32,
+    /// The port labels' tokens coded with the fixed codes.
+    plan: Option<Plan>,
 }
+
+/// Blocks after which a stream's codes stay as they are, so that each
+/// port's labels code to the same bits in every family ([`plan`]): the
+/// first block takes the fixed codes, the second is coded with the
+/// codes of the first, and the codes of the second (port samples, where
+/// the first holds the per-node lines) serve the rest of the stream.
+const FIXED_AFTER: u32 = 2;
 
 impl Encoder {
     pub fn new() -> Encoder {
@@ -51,6 +67,8 @@ impl Encoder {
             codes: Box::new(Codes::fixed()),
             tail: Vec::new(),
             buf: Vec::new(),
+            blocks: 0,
+            plan: None,
         }
     }
 
@@ -65,42 +83,57 @@ impl Encoder {
     /// being compared with the line before: `text` then starts a line.
     pub fn push_fused(&mut self, text: &[u8], fused: &[Fused], toks: &[Tok]) -> Vec<u8> {
         if text.is_empty() {
-            return std::mem::take(&mut self.bits.out);
+            return self.bits.take();
         }
         let mut freq = Freq::default();
         self.bits.append(&self.codes.header);
-        // Exposition text codes to about a sixteenth of its size; other
-        // text grows the buffer as it needs.
-        self.bits.out.reserve(text.len() / 8);
+        // No code is longer than two octets a text octet (a literal at most
+        // 15 bits, a match of 3 or more at most 48), and the end of block.
+        self.bits.room(2 * text.len() + 8);
+        let (mut at, mut k) = (0, 0);
+        while let Some(f) = fused.get(k) {
+            let mut out = Out {
+                bits: &mut self.bits,
+                codes: &self.codes,
+                freq: &mut freq,
+                weight: 1,
+            };
+            // Most fused lines follow another: nothing between.
+            if at < f.at {
+                general(&self.tail, &mut self.buf, text, at..f.at, &mut out);
+            }
+            if f.fits() {
+                let plan = self.plan.as_mut();
+                (at, k) = run(
+                    &mut self.bits,
+                    &self.codes,
+                    &mut freq,
+                    plan,
+                    text,
+                    toks,
+                    fused,
+                    k,
+                );
+            } else {
+                general(&self.tail, &mut self.buf, text, f.at..f.end, &mut out);
+                (at, k) = (f.end, k + 1);
+            }
+        }
         let mut out = Out {
             bits: &mut self.bits,
             codes: &self.codes,
             freq: &mut freq,
             weight: 1,
         };
-        let mut at = 0;
-        for (k, f) in fused.iter().enumerate() {
-            // Most fused lines follow another: nothing between.
-            if at < f.at {
-                general(&self.tail, &mut self.buf, text, at..f.at, &mut out);
-            }
-            if f.name < MIN_MATCH || f.prev_len + f.labels + 4 > WINDOW {
-                general(&self.tail, &mut self.buf, text, f.at..f.end, &mut out);
-            } else if k % SAMPLE == 0 {
-                // One fused line in SAMPLE is counted for the next block's
-                // codes, as SAMPLE lines: their symbols are alike, and
-                // counting each cost a tenth of the coding.
-                out.weight = SAMPLE as u32;
-                f.code::<true>(text, toks, &mut out);
-                out.weight = 1;
-            } else {
-                f.code::<false>(text, toks, &mut out);
-            }
-            at = f.end;
-        }
         general(&self.tail, &mut self.buf, text, at..text.len(), &mut out);
         out.put(self.codes.end_of_block);
-        *self.codes = Codes::after(&mut freq);
+        self.blocks = self.blocks.saturating_add(1);
+        if self.blocks <= FIXED_AFTER {
+            *self.codes = Codes::after(&mut freq);
+            if self.blocks == FIXED_AFTER {
+                self.plan = Some(Plan::default());
+            }
+        }
         // The last line, kept for the next piece when a match can reach it
         // (a piece of one line follows the tail; one of fused lines starts
         // a line).
@@ -113,13 +146,14 @@ impl Encoder {
         if last.len() <= WINDOW {
             self.tail.extend_from_slice(last);
         }
-        std::mem::take(&mut self.bits.out)
+        self.bits.take()
     }
 
     /// Ends the stream (`last`) with a final empty block, or leaves it
     /// open on an octet boundary with an empty stored block (a sync flush)
     /// so another stream's blocks may follow: the last octets.
     pub fn end(mut self, last: bool) -> Vec<u8> {
+        self.bits.room(8);
         if last {
             // BFINAL, fixed codes, end of block (seven zero bits).
             self.bits.put(0b011, 3);
@@ -128,15 +162,72 @@ impl Encoder {
         } else {
             self.bits.put(0, 3);
             self.bits.align();
-            self.bits.out.extend_from_slice(&[0, 0, 0xff, 0xff]);
+            self.bits.octets(&[0, 0, 0xff, 0xff]);
         }
-        self.bits.out
+        self.bits.into_octets()
     }
+}
+
+/// Codes the fused lines from `fused[k]` on while each fits and follows
+/// the one before: where the last ends in `text`, and the next line's
+/// index. The loop calls nothing, so that the bit writer's state stays in
+/// registers (in [`Bits`], behind a reference, each code loaded and stored
+/// it: a third more instructions).
+#[allow(clippy::too_many_arguments)]
+fn run(
+    bits: &mut Bits,
+    codes: &Codes,
+    freq: &mut Freq,
+    mut plan: Option<&mut Plan>,
+    text: &[u8],
+    toks: &[Tok],
+    fused: &[Fused],
+    mut k: usize,
+) -> (usize, usize) {
+    let mut buf = std::mem::take(&mut bits.buf);
+    let mut out = Out {
+        bits: Run {
+            acc: bits.acc,
+            n: bits.n,
+            pos: bits.pos,
+            buf: &mut buf,
+        },
+        codes,
+        freq,
+        weight: 1,
+    };
+    if let Some(plan) = plan.as_deref_mut() {
+        plan.fit(toks.len());
+    }
+    let mut at = fused.get(k).map_or(0, |f| f.at);
+    while let Some(f) = fused.get(k) {
+        if f.at != at || !f.fits() {
+            break;
+        }
+        if let Some(plan) = plan.as_deref_mut() {
+            f.code_planned(text, toks, plan, &mut out);
+        } else if k.is_multiple_of(SAMPLE) {
+            // One fused line in SAMPLE is counted for the next block's
+            // codes, as SAMPLE lines: their symbols are alike, and
+            // counting each cost a tenth of the coding.
+            out.weight = SAMPLE as u32;
+            f.code::<true, _>(text, toks, &mut out);
+            out.weight = 1;
+        } else {
+            f.code::<false, _>(text, toks, &mut out);
+        }
+        at = f.end;
+        k += 1;
+    }
+    let Run { acc, n, pos, .. } = out.bits;
+    (bits.acc, bits.n, bits.pos) = (acc, n, pos);
+    bits.buf = buf;
+    (at, k)
 }
 
 /// The lines of `text[r]` (whole lines, or the first continuing `tail`
 /// when `r` starts the piece), each compared with the line before it.
-fn general(tail: &[u8], buf: &mut Vec<u8>, text: &[u8], r: Range<usize>, out: &mut Out) {
+fn general(tail: &[u8], buf: &mut Vec<u8>, text: &[u8], r: Range<usize>, out: &mut Out<&mut Bits>) {
     if r.is_empty() {
         return;
     }
@@ -234,7 +325,28 @@ pub(super) struct Fused {
 const SAMPLE: usize = 8;
 
 impl Fused {
-    fn code<const COUNT: bool>(&self, text: &[u8], toks: &[Tok], out: &mut Out) {
+    /// Whether the line can be coded from its tokens: its name matched
+    /// and the line before within the window.
+    fn fits(&self) -> bool {
+        self.name >= MIN_MATCH && self.prev_len + self.labels + 4 <= WINDOW
+    }
+
+    /// Coded with the stream's fixed codes: the name matched (running on
+    /// into the labels' first match), the labels as worked out once for
+    /// the port, the value as literals.
+    #[inline(always)]
+    fn code_planned<W: Put>(&self, text: &[u8], toks: &[Tok], plan: &mut Plan, out: &mut Out<W>) {
+        let synthetic = self.prev_labels + 4;
+        let shift = self.prev_len - synthetic;
+        let braces = self.at + self.name;
+        let (coded, first) = plan.get(toks, self, text, out.codes);
+        out.matches::<false>(self.name + first, self.prev_len);
+        out.coded(coded, shift);
+        out.literals::<false>(text.get(braces + self.labels + 3..self.end).unwrap_or(&[]));
+    }
+
+    #[inline(always)]
+    fn code<const COUNT: bool, W: Put>(&self, text: &[u8], toks: &[Tok], out: &mut Out<W>) {
         let toks = &toks[self.toks.start as usize..self.toks.end as usize];
         // Distances of the labels' lines (`{prev} ` and a newline) and of
         // the real ones differ by the name and the previous value.
@@ -384,7 +496,7 @@ trait Sink {
     fn matches(&mut self, n: usize, dist: usize);
 }
 
-impl Sink for Out<'_> {
+impl Sink for Out<'_, &mut Bits> {
     #[inline]
     fn literals(&mut self, buf: &[u8], r: Range<usize>) {
         Out::literals::<true>(self, buf.get(r).unwrap_or(&[]));
@@ -397,14 +509,14 @@ impl Sink for Out<'_> {
 
 /// Where tokens go: coded at once, and counted for the next block's codes
 /// (`COUNT`, each as `weight` symbols).
-struct Out<'a> {
-    bits: &'a mut Bits,
+struct Out<'a, W> {
+    bits: W,
     codes: &'a Codes,
     freq: &'a mut Freq,
     weight: u32,
 }
 
-impl Out<'_> {
+impl<W: Put> Out<'_, W> {
     /// A code (and extra bits) packed with its length in the top octet.
     #[inline(always)]
     fn put(&mut self, p: u32) {
@@ -418,19 +530,26 @@ impl Out<'_> {
                 self.freq.litlen[usize::from(c)] += self.weight;
             }
         }
-        // Two to a write: a literal's code is at most 15 bits.
-        let mut two = text.chunks_exact(2);
-        for c in &mut two {
-            let (a, b) = (
-                self.codes.lit[usize::from(c[0])],
-                self.codes.lit[usize::from(c[1])],
-            );
-            let (na, nb) = (a >> 24, b >> 24);
-            let v = u64::from(a & 0xff_ffff) | u64::from(b & 0xff_ffff) << na;
-            self.bits.put(v, na + nb);
+        // Three to a write: a literal's code is at most 15 bits.
+        let lit = |c: u8| self.codes.lit[usize::from(c)];
+        let mut three = text.chunks_exact(3);
+        for c in &mut three {
+            let (a, b, d) = (lit(c[0]), lit(c[1]), lit(c[2]));
+            let (na, nb, nd) = (a >> 24, b >> 24, d >> 24);
+            let v = u64::from(a & 0xff_ffff)
+                | u64::from(b & 0xff_ffff) << na
+                | u64::from(d & 0xff_ffff) << (na + nb);
+            self.bits.put(v, na + nb + nd);
         }
-        for &c in two.remainder() {
-            self.put(self.codes.lit[usize::from(c)]);
+        match *three.remainder() {
+            [a] => self.put(lit(a)),
+            [a, b] => {
+                let (a, b) = (lit(a), lit(b));
+                let na = a >> 24;
+                let v = u64::from(a & 0xff_ffff) | u64::from(b & 0xff_ffff) << na;
+                self.bits.put(v, na + (b >> 24));
+            }
+            _ => {}
         }
     }
 
@@ -440,8 +559,14 @@ impl Out<'_> {
     #[inline(always)]
     fn matches<const COUNT: bool>(&mut self, n: usize, dist: usize) {
         if n > MAX_MATCH {
-            return self.long_matches(n, dist);
+            return self.long_matches::<COUNT>(n, dist);
         }
+        self.one_match::<COUNT>(n, dist);
+    }
+
+    /// One match (3 to 258 octets).
+    #[inline(always)]
+    fn one_match<const COUNT: bool>(&mut self, n: usize, dist: usize) {
         // Within the tables without bounds checks (a window distance's
         // symbol is at most 29, a length's index at most 255).
         let l = (n - MIN_MATCH) & 0xff;
@@ -450,49 +575,52 @@ impl Out<'_> {
             self.freq.dist[dist_sym(dist).min(DIST - 1)] += self.weight;
         }
         let pl = self.codes.lengths[l];
-        // A line's distance (most are short) read whole, code and extra
-        // bits, and written with the length when both fit one write (a
-        // length code and a line's distance take some 20 bits); a longer
-        // one worked out.
+        // Length and distance take at most 20 + 28 bits: one write.
+        let (d, nd) = self.distance(dist);
+        let nl = pl >> 24;
+        self.bits.put(u64::from(pl & 0xff_ffff) | d << nl, nl + nd);
+    }
+
+    /// A distance's code and extra bits, and their length: a line's
+    /// distance (most are short) read whole, a longer one worked out.
+    #[inline(always)]
+    fn distance(&self, dist: usize) -> (u64, u32) {
         match self.codes.near.get(dist) {
-            Some(&pd) => {
-                let (nl, nd) = (pl >> 24, pd >> 24);
-                if nl + nd <= 32 {
-                    let v = u64::from(pl & 0xff_ffff) | u64::from(pd & 0xff_ffff) << nl;
-                    self.bits.put(v, nl + nd);
-                } else {
-                    self.put(pl);
-                    self.put(pd);
-                }
-            }
+            Some(&pd) => (u64::from(pd & 0xff_ffff), pd >> 24),
             None => {
-                self.put(pl);
                 let sym = dist_sym(dist).min(DIST - 1);
                 let p = self.codes.dist[sym];
                 let x = DIST_EXTRA[sym];
                 let extra = ((dist - 1) as u64) & ((1 << x) - 1);
-                self.bits
-                    .put(u64::from(p & 0xff_ffff) | extra << (p >> 24), (p >> 24) + x);
+                (u64::from(p & 0xff_ffff) | extra << (p >> 24), (p >> 24) + x)
             }
         }
     }
 
     /// A run longer than a match: matches of at most 258 octets, none
     /// shorter than 3.
-    #[inline(never)]
-    fn long_matches(&mut self, mut n: usize, dist: usize) {
-        while n > 0 {
-            let len = if n <= MAX_MATCH {
-                n
-            } else if n - MAX_MATCH < MIN_MATCH {
-                n - MIN_MATCH
-            } else {
-                MAX_MATCH
-            };
-            self.matches::<true>(len, dist);
-            n -= len;
+    #[inline(always)]
+    fn long_matches<const COUNT: bool>(&mut self, n: usize, dist: usize) {
+        for len in long_match_lengths(n) {
+            self.one_match::<COUNT>(len, dist);
         }
     }
+}
+
+/// The lengths of the matches that make a run of `n` (at least 3)
+/// octets: at most 258 each, none shorter than 3.
+fn long_match_lengths(mut n: usize) -> impl Iterator<Item = usize> {
+    std::iter::from_fn(move || {
+        let len = if n <= MAX_MATCH {
+            n
+        } else if n - MAX_MATCH < MIN_MATCH {
+            n - MIN_MATCH
+        } else {
+            MAX_MATCH
+        };
+        n -= len;
+        (len > 0).then_some(len)
+    })
 }
 
 /// Each match length's symbol (less 257), by length - 3.
@@ -711,6 +839,7 @@ impl Codes {
     fn fixed() -> Codes {
         let (litlen, dist) = fixed();
         let mut header = Bits::default();
+        header.room(1);
         header.put(0b010, 3);
         Codes::of(header, litlen, dist)
     }
@@ -800,6 +929,8 @@ fn dynamic_header(bits: &mut Bits, litlen: &Code, dist: &Code) {
             .rposition(|&s| clen.lens[s] > 0)
             .map_or(0, |p| p + 1),
     );
+    // At most 17 + 19 x 3 + 316 x 7 bits.
+    bits.room(290);
     bits.put(0b100, 3);
     bits.put((nlit - 257) as u64, 5);
     bits.put((ndist - 1) as u64, 5);
@@ -809,52 +940,6 @@ fn dynamic_header(bits: &mut Bits, litlen: &Code, dist: &Code) {
     }
     for &l in &all {
         clen.put(bits, usize::from(l));
-    }
-}
-
-/// Bits written least significant first, whole octets moved out as they
-/// fill.
-#[derive(Default)]
-struct Bits {
-    acc: u64,
-    n: u32,
-    out: Vec<u8>,
-}
-
-impl Bits {
-    /// Appends the low `n` (at most 32) bits of `v` (no others set).
-    #[inline(always)]
-    fn put(&mut self, v: u64, n: u32) {
-        self.acc |= v << self.n;
-        self.n += n;
-        if self.n >= 32 {
-            self.out.extend_from_slice(&(self.acc as u32).to_le_bytes());
-            self.acc >>= 32;
-            self.n -= 32;
-        }
-    }
-
-    /// Zero bits to the next octet boundary, and out with them.
-    fn align(&mut self) {
-        let pad = (8 - self.n % 8) % 8;
-        self.put(0, pad);
-        while self.n > 0 {
-            self.out.push(self.acc as u8);
-            self.acc >>= 8;
-            self.n -= 8;
-        }
-    }
-
-    fn len(&self) -> u64 {
-        self.out.len() as u64 * 8 + u64::from(self.n)
-    }
-
-    /// Appends another writer's bits.
-    fn append(&mut self, other: &Bits) {
-        for &o in &other.out {
-            self.put(u64::from(o), 8);
-        }
-        self.put(other.acc, other.n);
     }
 }
 

@@ -167,10 +167,12 @@ fn lines() -> impl Strategy<Value = Vec<u8>> {
     .prop_map(|v| v.concat())
 }
 
-/// Sample lines of `labels` (one family, then another after a line of
-/// another shape), values `values`, coded from their labels' tokens in
-/// chunks of `chunk` lines as the renderer hands them over.
-fn fused_round_trip(labels: &[String], values: &[u64], chunk: usize) {
+/// Sample lines of `labels` (one family, then others after a line of
+/// another shape, their names of other lengths), values `values`, coded
+/// from their labels' tokens in chunks of `chunk` lines as the renderer
+/// hands them over; whether lines were coded from the stream's plan
+/// (the labels worked out once, after the codes stay).
+fn fused_round_trip(labels: &[String], values: &[u64], chunk: usize) -> bool {
     let mut toks = Vec::new();
     let ranges: Vec<Option<Range<u32>>> = (0..labels.len())
         .map(|i| {
@@ -182,7 +184,13 @@ fn fused_round_trip(labels: &[String], values: &[u64], chunk: usize) {
     let mut e = Encoder::new();
     let (mut z, mut all) = (Vec::new(), Vec::new());
     let (mut text, mut fused) = (Vec::new(), Vec::new());
-    for (family, name) in ["a_family_total", "the_next_one"].iter().enumerate() {
+    let names = [
+        "a_family_total",
+        "the_next_one",
+        "abc",
+        "a_much_longer_family_name_total",
+    ];
+    for (family, name) in names.iter().enumerate() {
         text.extend_from_slice(b"# TYPE x counter\n");
         let mut prev: Option<(usize, usize)> = None;
         for (i, l) in labels.iter().enumerate() {
@@ -210,8 +218,10 @@ fn fused_round_trip(labels: &[String], values: &[u64], chunk: usize) {
     }
     z.extend(e.push_fused(&text, &fused, &toks));
     all.append(&mut text);
+    let planned = e.plan.as_ref().is_some_and(|p| !p.is_empty());
     z.extend(e.end(true));
     assert_eq!(inflate(&z), all);
+    planned
 }
 
 #[test]
@@ -225,7 +235,10 @@ fn fused_port_lines_round_trip() {
         })
         .collect();
     for chunk in [1, 7, 1000] {
-        fused_round_trip(&labels, &[0, 12345678901234, 7, 42], chunk);
+        // Past the first blocks, the labels are coded from the plan (a
+        // chunk of 1,000 lines makes the whole text one block).
+        let planned = fused_round_trip(&labels, &[0, 12345678901234, 7, 42], chunk);
+        assert_eq!(planned, chunk < 1000, "chunk {chunk}");
         // Equal values one after another, and values ending alike but
         // of other lengths.
         fused_round_trip(&labels, &[0, 0, 10, 0, 5, 5, 15], chunk);
