@@ -47,18 +47,11 @@ pub(super) struct Encoder {
     /// A work buffer kept between pieces: the tail and the piece's first
     /// line.
     buf: Vec<u8>,
-    /// Blocks coded so far: the codes are fixed after [`FIXED_AFTER`].
-    blocks: u32,
-    /// The port labels' tokens coded with the fixed codes.
+    /// Once a block is mostly port samples, the codes made from it stay
+    /// for the rest of the stream, so that each port's labels code to the
+    /// same bits in every family: worked out once, here ([`plan`]).
     plan: Option<Plan>,
 }
-
-/// Blocks after which a stream's codes stay as they are, so that each
-/// port's labels code to the same bits in every family ([`plan`]): the
-/// first block takes the fixed codes, the second is coded with the
-/// codes of the first, and the codes of the second (port samples, where
-/// the first holds the per-node lines) serve the rest of the stream.
-const FIXED_AFTER: u32 = 2;
 
 impl Encoder {
     pub fn new() -> Encoder {
@@ -67,7 +60,6 @@ impl Encoder {
             codes: Box::new(Codes::fixed()),
             tail: Vec::new(),
             buf: Vec::new(),
-            blocks: 0,
             plan: None,
         }
     }
@@ -127,12 +119,16 @@ impl Encoder {
         };
         general(&self.tail, &mut self.buf, text, at..text.len(), &mut out);
         out.put(self.codes.end_of_block);
-        self.blocks = self.blocks.saturating_add(1);
-        if self.blocks <= FIXED_AFTER {
-            *self.codes = Codes::after(&mut freq);
-            if self.blocks == FIXED_AFTER {
+        if self.plan.is_none() {
+            let samples: usize = fused.iter().map(|f| f.end - f.at).sum();
+            if samples * 2 >= text.len() && !fused.is_empty() {
+                // These codes serve every family from now on: the
+                // distances and lengths of lines of other names, and the
+                // digits of other values, get codes near those seen here.
+                freq.widen();
                 self.plan = Some(Plan::default());
             }
+            *self.codes = Codes::after(&mut freq);
         }
         // The last line, kept for the next piece when a match can reach it
         // (a piece of one line follows the tail; one of fused lines starts
@@ -380,6 +376,37 @@ impl Fused {
 struct Freq {
     litlen: [u32; LITLEN],
     dist: [u32; DIST],
+}
+
+impl Freq {
+    /// Counts for codes that are to serve other text of the same shape:
+    /// each length and distance symbol counts at least half its neighbour
+    /// and a quarter of the next (lines one name longer move them), and
+    /// each digit as the digits on average (values of other families).
+    fn widen(&mut self) {
+        fn spread(f: &mut [u32]) {
+            let was = f.to_vec();
+            for (i, x) in f.iter_mut().enumerate() {
+                let near = |d: usize, by: u32| {
+                    let a = i
+                        .checked_sub(d)
+                        .and_then(|j| was.get(j))
+                        .copied()
+                        .unwrap_or(0);
+                    let b = was.get(i + d).copied().unwrap_or(0);
+                    a.max(b) / by
+                };
+                *x = (*x).max(near(1, 2)).max(near(2, 4));
+            }
+        }
+        spread(&mut self.litlen[END_OF_BLOCK + 1..]);
+        spread(&mut self.dist);
+        let digits = &mut self.litlen[usize::from(b'0')..=usize::from(b'9')];
+        let mean = (digits.iter().map(|&d| u64::from(d)).sum::<u64>() / 10) as u32;
+        for d in digits {
+            *d = (*d).max(mean);
+        }
+    }
 }
 
 impl Default for Freq {

@@ -1,9 +1,10 @@
-//! Port labels' tokens coded once per stream. Once the codes are fixed
-//! (after the first block), the literals and match lengths of a port's
-//! label tokens code to the same bits in every family: they are worked out
-//! the first time the port's line is coded and replayed for the others,
-//! so a sample line costs a few writes (its distances, which move with the
-//! line before, and its value) instead of a table lookup per octet.
+//! Port labels' tokens coded once per stream. Once the codes stay as they
+//! are (from the first block that is mostly port samples on), the
+//! literals and match lengths of a port's label tokens code to the same
+//! bits in every family: they are worked out the first time the port's
+//! line is coded and replayed for the others, so a sample line costs a
+//! few writes (its distances, which move with the line before, and its
+//! value) instead of a table lookup per octet and a write per token.
 
 use super::{long_match_lengths, Codes, Fused, Out, Tok, MAX_MATCH, MIN_MATCH, PUT_MAX};
 
