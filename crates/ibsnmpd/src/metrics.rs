@@ -229,10 +229,11 @@ async fn rows_of(e: &Endpoint, published: &Arc<crate::fabric::Published>) -> Arc
         return Arc::clone(r);
     }
     let p = Arc::clone(published);
-    let rows = match tokio::task::spawn_blocking(move || fabric::rows(&p)).await {
+    let families = e.sources.families;
+    let rows = match tokio::task::spawn_blocking(move || fabric::rows(&p, families)).await {
         Ok(r) => Arc::new(r),
         // The pool is shutting down: make them here.
-        Err(_) => Arc::new(fabric::rows(published)),
+        Err(_) => Arc::new(fabric::rows(published, families)),
     };
     *cached = Some(Arc::clone(&rows));
     rows

@@ -19,10 +19,7 @@ use ib::model::{Node, Snapshot};
 use super::deflate::{Fused, Tok};
 use super::{header, Family};
 use crate::health::HealthReport;
-use families::{
-    CounterFamily, DATA_COUNTERS, DETAIL_COUNTERS, ERROR_COUNTERS, HEALTH_GAUGES, STATE_GAUGES,
-    VL_COUNTERS,
-};
+use families::{CounterFamily, DETAIL_COUNTERS, HEALTH_GAUGES, STATE_GAUGES, VL_COUNTERS};
 pub use groups::{Families, Group};
 pub(crate) use rows::esc;
 pub use rows::{rows, Rows};
@@ -32,7 +29,9 @@ use rows::{Kind, Row};
 #[derive(Debug, Clone, Copy)]
 enum Step {
     Info(Kind),
-    Counter(Kind, &'static CounterFamily),
+    /// A counter family and its index in [`families::counters`] (its
+    /// column in [`Rows`]).
+    Counter(Kind, &'static CounterFamily, usize),
     Detail(Kind, usize),
     Vl(Kind, usize),
     State(Kind, usize),
@@ -50,12 +49,9 @@ fn plan(families: Families, health: bool) -> Vec<Step> {
         if families.has(Group::State) {
             steps.push(Step::Info(k));
         }
-        for (g, list) in [
-            (Group::Data, DATA_COUNTERS),
-            (Group::Errors, ERROR_COUNTERS),
-        ] {
+        for (i, (g, c)) in families::counters().enumerate() {
             if families.has(g) {
-                steps.extend(list.iter().map(|c| Step::Counter(k, c)));
+                steps.push(Step::Counter(k, c, i));
             }
         }
         if families.has(Group::Detail) {
@@ -246,10 +242,22 @@ impl Exposition {
                         info(w.out, name, k, snap, n);
                     }
                 }),
-                Step::Counter(k, &(_, _, value)) => {
+                Step::Counter(k, &(_, _, value), i) => {
+                    let column = rows.column(k, i);
                     self.each(out, want, rows.kind(k), |w, name, r| {
-                        if let Some(c) = snap.ports.get(r.port).and_then(|p| p.counters.as_ref()) {
-                            w.sample(name, r, value(&c.totals));
+                        if !r.counted {
+                            return;
+                        }
+                        match column.get(w.pos) {
+                            Some(&v) => w.sample(name, r, v),
+                            // Not made for this family: from the snapshot.
+                            None => {
+                                if let Some(c) =
+                                    snap.ports.get(r.port).and_then(|p| p.counters.as_ref())
+                                {
+                                    w.sample(name, r, value(&c.totals));
+                                }
+                            }
                         }
                     })
                 }
@@ -404,7 +412,7 @@ fn describe(step: Step) -> Option<(String, &'static str, bool)> {
             },
             false,
         ),
-        Step::Counter(k, &(suffix, help, _)) => (port(k, suffix), help, true),
+        Step::Counter(k, &(suffix, help, _), _) => (port(k, suffix), help, true),
         Step::Detail(k, i) => {
             let ((suffix, help, _), _) = DETAIL_COUNTERS.get(i)?;
             (port(k, suffix), *help, true)

@@ -7,7 +7,9 @@ use ib::model::health::PortHealth;
 use ib::model::{Port, Snapshot};
 use ib::types::data_rate_mbps;
 
-type CounterFn = fn(&PortTotals) -> u64;
+use super::Group;
+
+pub(super) type CounterFn = fn(&PortTotals) -> u64;
 /// Per-port counters: name after `infiniband_<type>_port_`, help, value.
 /// Data counters are octets (PortXmitData/PortRcvData count 4-octet words).
 pub(super) type CounterFamily = (&'static str, &'static str, CounterFn);
@@ -54,6 +56,13 @@ pub(super) const DATA_COUNTERS: &[CounterFamily] = &[
         |t| t.port_multicast_rcv_pkts,
     ),
 ];
+
+/// The counter families of both groups, data then errors (the index of
+/// each is its column in [`super::Rows`]).
+pub(super) fn counters() -> impl Iterator<Item = (Group, &'static CounterFamily)> {
+    let data = DATA_COUNTERS.iter().map(|c| (Group::Data, c));
+    data.chain(ERROR_COUNTERS.iter().map(|c| (Group::Errors, c)))
+}
 
 pub(super) const ERROR_COUNTERS: &[CounterFamily] = &[
     (

@@ -8,6 +8,8 @@ use std::sync::Arc;
 use ib::model::{Node, Port, Snapshot};
 use ib::types::{Guid, NodeType, PortNum};
 
+use super::families::{counters, CounterFn};
+use super::Families;
 use crate::metrics::deflate::{label_tokens, Tok};
 
 /// Node types, in the order the exposition lists them.
@@ -46,6 +48,8 @@ pub(super) struct Row {
     /// labels of the row before are (None: the first row, or labels not
     /// coded that way).
     pub(super) toks: Option<(u32, u32)>,
+    /// Whether the port's PMA was read (its counters are in the columns).
+    pub(super) counted: bool,
 }
 
 /// The shown ports of one published snapshot, by node type.
@@ -57,6 +61,12 @@ pub struct Rows {
     /// same text in every family and follow the same port's, so how they
     /// code after the labels before is worked out here once.
     toks: Vec<Tok>,
+    /// The counter families' values ([`counters`]) of the configured
+    /// groups, by node type, each family a column of that type's rows: a
+    /// family reads its column in order instead of each port's counters
+    /// where the sweep left them (two cache misses a port and family on a
+    /// large fabric: a third of a 48,000-host scrape). Empty: not made.
+    columns: [Vec<Vec<u64>>; 2],
 }
 
 impl Rows {
@@ -71,6 +81,12 @@ impl Rows {
 
     pub(super) fn toks(&self) -> &[Tok] {
         &self.toks
+    }
+
+    /// Counter family `c`'s values of the rows of type `k` (empty: not
+    /// made; read the snapshot).
+    pub(super) fn column(&self, k: Kind, c: usize) -> &[u64] {
+        self.columns[k as usize].get(c).map_or(&[], |v| &v[..])
     }
 }
 
@@ -89,7 +105,7 @@ fn key(snap: &Arc<Snapshot>) -> (usize, u64) {
 
 /// Every external port (switch port 0 is the management port and has no
 /// link) with its labels, once per snapshot.
-pub fn rows(published: &crate::fabric::Published) -> Rows {
+pub fn rows(published: &crate::fabric::Published, families: Families) -> Rows {
     let snap = &published.snapshot;
     let health: HashMap<(Guid, u8), u32> = published
         .extra
@@ -121,6 +137,7 @@ pub fn rows(published: &crate::fabric::Published) -> Rows {
                 braced: port_labels(snap, node, p).into_boxed_str(),
                 health: health.get(&(node.info.node_guid, p.num.0)).copied(),
                 toks: None,
+                counted: p.counters.is_some(),
             });
         }
     }
@@ -136,11 +153,34 @@ pub fn rows(published: &crate::fabric::Published) -> Rows {
         }
     }
     toks.shrink_to_fit();
+    let columns = by_kind.each_ref().map(|rows| columns(snap, rows, families));
     Rows {
         key: key(snap),
         by_kind,
         toks,
+        columns,
     }
+}
+
+/// The counter families' columns of `rows` (0 where a port has no
+/// counters), for the configured groups (the others empty): each port's
+/// counters read once.
+fn columns(snap: &Snapshot, rows: &[Row], families: Families) -> Vec<Vec<u64>> {
+    let mut cols: Vec<(Vec<u64>, CounterFn)> = counters()
+        .map(|(group, &(_, _, value))| {
+            let n = if families.has(group) { rows.len() } else { 0 };
+            (Vec::with_capacity(n), value)
+        })
+        .collect();
+    for r in rows {
+        let c = snap.ports.get(r.port).and_then(|p| p.counters.as_ref());
+        for (col, value) in &mut cols {
+            if col.capacity() > col.len() {
+                col.push(c.map_or(0, |c| value(&c.totals)));
+            }
+        }
+    }
+    cols.into_iter().map(|(col, _)| col).collect()
 }
 
 /// The labels of one port, in braces and followed by a space: its node,
