@@ -100,19 +100,34 @@ pub struct Exposition {
 
 /// The sample lines of a chunk that follow the sample of the port before
 /// in the same family (see [`Fused`]), and the last sample written.
-#[derive(Default)]
 struct Fuse {
     lines: Vec<Fused>,
-    last: Option<Last>,
+    last: Last,
 }
 
 /// The last sample line written: its row, its labels' and its own length,
-/// and where it ends in the chunk.
+/// and where it ends in the chunk ([`Last::NONE`]: no line a next one
+/// may follow). Plain fields, no `Option`: noted at every sample line.
+#[derive(Clone, Copy)]
 struct Last {
     row: usize,
     labels: usize,
     len: usize,
     end: usize,
+}
+
+impl Last {
+    /// No line ends there.
+    const NONE: Last = Last {
+        row: 0,
+        labels: 0,
+        len: 0,
+        end: usize::MAX,
+    };
+
+    fn is_some(&self) -> bool {
+        self.end != usize::MAX
+    }
 }
 
 /// Where a family's lines go: the chunk's text, and with gzip what the
@@ -154,25 +169,28 @@ impl Lines<'_> {
             return;
         };
         let end = self.out.len();
-        if let (Some(last), Some((a, b))) = (&f.last, r.toks) {
-            if last.end == at && last.row + 1 == self.pos {
-                f.lines.push(Fused {
-                    at,
-                    end,
-                    name: self.name.as_str().len(),
-                    labels: r.braced.len() - 3,
-                    prev_len: last.len,
-                    prev_labels: last.labels,
-                    toks: a..b,
-                });
-            }
+        let labels = r.braced.len() - 3;
+        let last = f.last;
+        if let Some((a, b)) = r
+            .toks
+            .filter(|_| last.end == at && last.row + 1 == self.pos)
+        {
+            f.lines.push(Fused {
+                at,
+                end,
+                name: self.name.as_str().len(),
+                labels,
+                prev_len: last.len,
+                prev_labels: last.labels,
+                toks: a..b,
+            });
         }
-        f.last = Some(Last {
+        f.last = Last {
             row: self.pos,
-            labels: r.braced.len() - 3,
+            labels,
             len: end - at,
             end,
-        });
+        };
     }
 }
 
@@ -199,7 +217,10 @@ impl Exposition {
     /// Notes the sample lines the deflate encoder may code from their
     /// labels' tokens ([`fused`](Self::fused)).
     pub(super) fn fuse(&mut self) {
-        self.fuse = Some(Fuse::default());
+        self.fuse = Some(Fuse {
+            lines: Vec::new(),
+            last: Last::NONE,
+        });
     }
 
     /// The lines of the last chunk filled that the encoder may code from
@@ -218,15 +239,15 @@ impl Exposition {
         if let Some(f) = self.fuse.as_mut() {
             f.lines.clear();
             // The chunk follows the last one's last line.
-            if let Some(last) = f.last.as_mut() {
-                last.end = out.len();
+            if f.last.is_some() {
+                f.last.end = out.len();
             }
         }
         let more = self.fill_lines(out, want);
         if let Some(f) = self.fuse.as_mut() {
             // A chunk ending with a line of another shape.
-            if f.last.as_ref().is_some_and(|l| l.end != out.len()) {
-                f.last = None;
+            if f.last.end != out.len() {
+                f.last = Last::NONE;
             }
         }
         more
@@ -356,7 +377,7 @@ impl Exposition {
     fn begin(&mut self, out: &mut Text, step: Step) {
         self.name = Name::default();
         if let Some(f) = self.fuse.as_mut() {
-            f.last = None;
+            f.last = Last::NONE;
         }
         let Some((name, help, counter)) = describe(step) else {
             // HealthSettings: two families of their own, written whole.
