@@ -104,25 +104,35 @@ impl Text {
     /// `v` in decimal and a newline.
     #[inline(always)]
     pub fn sample(&mut self, name: &Name, labels: &[u8], v: u64) {
-        let at = name.len + labels.len();
-        let need = NAME_BLOCK.max(name.len) + labels.len() + VALUE_ROOM;
+        let need = name.room + labels.len();
         if self.buf.len() - self.len < need {
             self.grow(need);
         }
-        let Some(w) = self.buf.get_mut(self.len..self.len + need) else {
+        let Some(w) = self.buf.get_mut(self.len..) else {
             return;
         };
         // The whole block: the labels then overwrite what is past the name.
-        if name.len <= NAME_BLOCK {
-            w[..NAME_BLOCK].copy_from_slice(&name.block);
-        } else {
-            w[..name.len].copy_from_slice(name.text.as_bytes());
+        let rest = match (name.fits, w.split_first_chunk_mut::<NAME_BLOCK>()) {
+            (true, Some((block, _))) => {
+                *block = name.block;
+                w.get_mut(name.len..)
+            }
+            _ => {
+                let (head, rest) = w.split_at_mut(name.len);
+                head.copy_from_slice(name.text.as_bytes());
+                Some(rest)
+            }
+        };
+        let Some((l, rest)) = rest.and_then(|r| r.split_at_mut_checked(labels.len())) else {
+            return;
+        };
+        l.copy_from_slice(labels);
+        let n = decimal(rest, v);
+        if let Some(nl) = rest.get_mut(n) {
+            *nl = b'\n';
         }
-        w[name.len..at].copy_from_slice(labels);
-        let n = decimal(&mut w[at..], v);
-        w[at + n] = b'\n';
         // Within `need`: `decimal` writes at most 20 digits.
-        self.len += at + n + 1;
+        self.len += name.len + labels.len() + n + 1;
     }
 
     /// [`sample`](Self::sample) of a signed value.
@@ -182,7 +192,11 @@ impl Pool {
 pub(super) struct Name {
     text: String,
     len: usize,
+    /// Whether it fits the block.
+    fits: bool,
     block: [u8; NAME_BLOCK],
+    /// The room a sample line needs besides its labels.
+    room: usize,
 }
 
 impl Default for Name {
@@ -199,6 +213,8 @@ impl Name {
         }
         Name {
             len: text.len(),
+            fits: text.len() <= NAME_BLOCK,
+            room: NAME_BLOCK.max(text.len()) + VALUE_ROOM,
             text,
             block,
         }
