@@ -337,6 +337,22 @@ mod tests {
         assert_eq!(&t.into_bytes()[..], want.as_bytes());
     }
 
+    /// Values of every length.
+    #[test]
+    fn decimal_digits_match_display() {
+        let mut x = 0x9E37_79B9_7F4A_7C15u64;
+        for i in 0..200_000u32 {
+            // xorshift, then cut to a length of 1 to 64 bits.
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let v = x >> (i % 64);
+            let mut w = [b'#'; VALUE_ROOM];
+            let n = decimal(&mut w, v);
+            assert_eq!(&w[..n], v.to_string().as_bytes(), "{v}");
+        }
+    }
+
     #[test]
     fn buffers_go_back_to_their_pool() {
         let pool = Arc::new(Pool::default());
