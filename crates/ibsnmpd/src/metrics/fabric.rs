@@ -517,13 +517,18 @@ fn info(out: &mut Text, name: &str, k: Kind, snap: &Snapshot, node: &Node) {
         .map(|p| p.info.lid.0)
         .find(|&l| l != 0)
         .unwrap_or(0);
-    let _ = writeln!(
-        out,
-        "{name}{{guid=\"{}\",{}=\"{}\",lid=\"{lid}\"}} 1",
-        node.info.node_guid,
-        k.name(),
-        esc(&node.description)
-    );
+    // Piece by piece: through `writeln!` the GUID's padded hex and the
+    // escaped description cost more than a port sample line.
+    out.put(name.as_bytes());
+    out.put(b"{guid=\"");
+    out.put_guid(node.info.node_guid.0);
+    out.put(b"\",");
+    out.put(k.name().as_bytes());
+    out.put(b"=\"");
+    out.put_escaped(&node.description);
+    out.put(b"\",lid=\"");
+    out.put_u64(u64::from(lid));
+    out.put(b"\"} 1\n");
 }
 
 /// A `link_degraded` or `link_limited` sample of a finding: 1 with the

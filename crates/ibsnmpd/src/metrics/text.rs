@@ -100,6 +100,32 @@ impl Text {
         self.advance(n);
     }
 
+    /// A GUID as it displays: `0x` and 16 lowercase hex digits.
+    pub fn put_guid(&mut self, v: u64) {
+        let mut b = *b"0x0000000000000000";
+        for (i, d) in b[2..].iter_mut().enumerate() {
+            *d = b"0123456789abcdef"[(v >> (60 - 4 * i) & 0xf) as usize];
+        }
+        self.put(&b);
+    }
+
+    /// A label value escaped as the text format requires (as
+    /// [`super::fabric::esc`], without a string of its own).
+    pub fn put_escaped(&mut self, v: &str) {
+        let mut rest = v.as_bytes();
+        while let Some(i) = rest.iter().position(|&c| matches!(c, b'\\' | b'"' | b'\n')) {
+            let (plain, tail) = rest.split_at(i);
+            self.put(plain);
+            self.put(match tail.first() {
+                Some(b'\n') => b"\\n",
+                Some(b'"') => b"\\\"",
+                _ => b"\\\\",
+            });
+            rest = tail.get(1..).unwrap_or(&[]);
+        }
+        self.put(rest);
+    }
+
     /// A sample line `name`, `labels` (with their braces and the space),
     /// `v` in decimal and a newline.
     #[inline(always)]
@@ -351,6 +377,21 @@ mod tests {
             let n = decimal(&mut w, v);
             assert_eq!(&w[..n], v.to_string().as_bytes(), "{v}");
         }
+    }
+
+    #[test]
+    fn guids_and_label_values_are_written_as_displayed_and_escaped() {
+        let mut t = Text::with_room(4);
+        let mut want = String::new();
+        for g in [0, 1, 0x0002_c903_00a1_b2c3, u64::MAX] {
+            t.put_guid(g);
+            want.push_str(&ib::types::Guid(g).to_string());
+        }
+        for v in ["", "plain", "a\\b\"c\nd", "\"\"", "\\", "ends\n", "é\"ü"] {
+            t.put_escaped(v);
+            want.push_str(&super::super::fabric::esc(v));
+        }
+        assert_eq!(t.as_bytes(), want.as_bytes());
     }
 
     #[test]
