@@ -484,10 +484,11 @@ fn value_f64(out: &mut Text, name: &Name, labels: &[u8], v: f64) {
 }
 
 /// A whole value as the i64 `Display` writes it as: within 2^53 a whole
-/// f64 is exactly its i64; -0 keeps its sign.
+/// f64 is exactly its i64; -0 keeps its sign. Whole when it converts to
+/// the same i64 and back (`fract` is a libm call on this target).
 fn whole(v: f64) -> Option<i64> {
-    (v.fract() == 0.0 && v.abs() < 9.0e15 && !(v == 0.0 && v.is_sign_negative()))
-        .then_some(v as i64)
+    let i = v as i64;
+    (v.abs() < 9.0e15 && i as f64 == v && !(v == 0.0 && v.is_sign_negative())).then_some(i)
 }
 
 /// One sample of a per-VL family: the port's labels and `vl`.
@@ -599,6 +600,13 @@ mod tests {
             1e300,
             f64::NAN,
             f64::INFINITY,
+            f64::NEG_INFINITY,
+            -12.5,
+            0.5,
+            -0.5,
+            -8.9e15,
+            4_503_599_627_370_497.0,
+            f64::MIN_POSITIVE,
         ] {
             let mut out = super::Text::with_room(0);
             super::value_f64(&mut out, &super::Name::new("m".into()), b" ", v);
