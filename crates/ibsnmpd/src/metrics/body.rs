@@ -133,8 +133,10 @@ impl Work {
         loop {
             match &mut self.fabric {
                 Fabric::Render(x) => {
-                    // Gzipped, the text is compressed and its buffer used
-                    // again (no fresh megabyte to fault in per chunk).
+                    // Gzipped, the text is compressed and its buffer kept
+                    // for the next chunk; plain, it is sent and its buffer
+                    // goes back to the pool once out (no fresh megabyte to
+                    // zero or fault in per chunk).
                     let mut text = self.text.take().unwrap_or_else(|| self.pool.text(ROOM));
                     text.clear();
                     let end = !x.fill(&mut text, CHUNK);
