@@ -144,6 +144,7 @@ impl Text {
                 w.get_mut(name.len..)
             }
             _ => {
+                // Within `w`: it has `need` octets, more than the name.
                 let (head, rest) = w.split_at_mut(name.len);
                 head.copy_from_slice(name.text.as_bytes());
                 Some(rest)
