@@ -19,10 +19,10 @@ mod deflate;
 pub mod fabric;
 mod gzip;
 mod limits;
+mod text;
 mod topology;
 
 use std::convert::Infallible;
-use std::fmt::Write as _;
 use std::sync::atomic::AtomicU64;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -88,6 +88,8 @@ struct Endpoint {
     /// Scrapes waiting for a render slot now.
     waiting: std::sync::atomic::AtomicUsize,
     limits: Limits,
+    /// The bodies' chunk buffers, used again.
+    chunks: Arc<text::Pool>,
 }
 
 /// Serves /metrics on `listener` until the runtime stops, within `limits`:
@@ -104,6 +106,7 @@ pub async fn serve(listener: tokio::net::TcpListener, sources: Sources, limits: 
         renders: Arc::new(tokio::sync::Semaphore::new(limits.max_renders.max(1))),
         waiting: std::sync::atomic::AtomicUsize::new(0),
         limits: limits.clone(),
+        chunks: Arc::default(),
     });
     tokio::spawn(make_rows(Arc::clone(&endpoint)));
     let slots = Arc::new(tokio::sync::Semaphore::new(max_connections.max(1)));
@@ -280,14 +283,15 @@ fn work(
             if gz {
                 x.fuse();
             }
-            body::Fabric::Render(x)
+            body::Fabric::Render(Box::new(x))
         }
     };
     Work {
         fabric,
         agent: Some(agent),
         gzip: gz.then(|| body::Gzip::new(keeper)),
-        text: String::new(),
+        text: None,
+        pool: Arc::clone(&e.chunks),
         _render: render,
     }
 }
@@ -383,7 +387,7 @@ impl<'a> Family<'a> {
     }
 }
 
-pub(crate) fn header(out: &mut String, f: &Family<'_>) {
+pub(crate) fn header(out: &mut impl std::fmt::Write, f: &Family<'_>) {
     let _ = writeln!(out, "# HELP {} {}", f.name, f.help);
     let _ = writeln!(out, "# TYPE {} {}", f.name, f.kind);
 }

@@ -13,6 +13,7 @@ use std::convert::Infallible;
 use super::deflate::{Fused, Tok};
 use super::fabric::Exposition;
 use super::gzip::{self, Deflated, Keeper, Part};
+use super::text::{Pool, Text};
 
 /// Octets of text encoded per chunk of the body. Each chunk is a hand-off
 /// to the blocking pool and back (two thread wake-ups): at 128 KiB those
@@ -20,11 +21,14 @@ use super::gzip::{self, Deflated, Keeper, Part};
 /// chunk costs about a millisecond of the pool with gzip, and is what a
 /// scrape holds in flight.
 const CHUNK: usize = 1 << 20;
+/// A chunk's room: its last line may pass [`CHUNK`] (a port's sample line
+/// is some hundreds of octets; the text grows for a longer one).
+const ROOM: usize = CHUNK + 4096;
 
 /// Where the fabric part of a scrape comes from.
 pub(super) enum Fabric {
     /// Rendered as it is sent.
-    Render(Exposition),
+    Render(Box<Exposition>),
     /// The gzip kept from an earlier scrape of the snapshot: the next
     /// chunk to send.
     Kept(Arc<Deflated>, usize),
@@ -105,7 +109,9 @@ pub(super) struct Work {
     pub agent: Option<String>,
     pub gzip: Option<Gzip>,
     /// The text of the chunk being encoded (kept between gzipped chunks).
-    pub text: String,
+    pub text: Option<Text>,
+    /// Where chunk buffers come from and go back to.
+    pub pool: Arc<Pool>,
     /// The render slot, given back when the body is sent or dropped.
     pub _render: tokio::sync::OwnedSemaphorePermit,
 }
@@ -127,17 +133,18 @@ impl Work {
         loop {
             match &mut self.fabric {
                 Fabric::Render(x) => {
-                    // Gzipped, the text is compressed and its buffer used
-                    // again (no fresh megabyte to fault in per chunk).
-                    let mut text = std::mem::take(&mut self.text);
+                    // Gzipped, the text is compressed and its buffer kept
+                    // for the next chunk; plain, it is sent and its buffer
+                    // goes back to the pool once out (no fresh megabyte to
+                    // zero or fault in per chunk).
+                    let mut text = self.text.take().unwrap_or_else(|| self.pool.text(ROOM));
                     text.clear();
-                    text.reserve(CHUNK + 4096);
                     let end = !x.fill(&mut text, CHUNK);
                     let out = match self.gzip.as_mut() {
-                        None => Bytes::from(text),
+                        None => text.into_bytes(),
                         Some(g) => {
                             let out = g.fabric(text.as_bytes(), x.fused(), x.toks(), end);
-                            self.text = text;
+                            self.text = Some(text);
                             out
                         }
                     };

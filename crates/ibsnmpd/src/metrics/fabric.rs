@@ -17,6 +17,7 @@ use ib::model::health::{Degraded, PortHealth};
 use ib::model::{Node, Snapshot};
 
 use super::deflate::{Fused, Tok};
+use super::text::{Name, Text};
 use super::{header, Family};
 use crate::health::HealthReport;
 use families::{CounterFamily, DETAIL_COUNTERS, HEALTH_GAUGES, STATE_GAUGES, VL_COUNTERS};
@@ -87,7 +88,7 @@ pub struct Exposition {
     /// Whether the current step's HELP and TYPE are written.
     started: bool,
     /// The current family's metric name.
-    name: String,
+    name: Name,
     /// With gzip: the sample lines of the chunk the encoder may code from
     /// their labels' tokens.
     fuse: Option<Fuse>,
@@ -95,14 +96,15 @@ pub struct Exposition {
 
 /// The sample lines of a chunk that follow the sample of the port before
 /// in the same family (see [`Fused`]), and the last sample written.
-#[derive(Default)]
 struct Fuse {
     lines: Vec<Fused>,
-    last: Option<Last>,
+    last: Last,
 }
 
 /// The last sample line written: its row, its labels' and its own length,
-/// and where it ends in the chunk.
+/// and where it ends in the chunk ([`Last::NONE`]: no line a next one
+/// may follow). Plain fields, no `Option`: noted at every sample line.
+#[derive(Clone, Copy)]
 struct Last {
     row: usize,
     labels: usize,
@@ -110,63 +112,81 @@ struct Last {
     end: usize,
 }
 
+impl Last {
+    /// No line ends there.
+    const NONE: Last = Last {
+        row: 0,
+        labels: 0,
+        len: 0,
+        end: usize::MAX,
+    };
+
+    fn is_some(&self) -> bool {
+        self.end != usize::MAX
+    }
+}
+
 /// Where a family's lines go: the chunk's text, and with gzip what the
 /// encoder needs to know of them.
 struct Lines<'a> {
-    out: &'a mut String,
+    out: &'a mut Text,
     fuse: Option<&'a mut Fuse>,
     /// The row (or node, or SM) being written.
     pos: usize,
+    /// The family's metric name.
+    name: &'a Name,
 }
 
 impl Lines<'_> {
     /// A port's sample, `name{labels} value`, noted for the encoder when it
-    /// follows the port before's. Written piece by piece: at millions of
-    /// samples a scrape, `write!`'s formatting machinery cost more than the
-    /// text itself.
-    fn sample(&mut self, name: &str, r: &Row, value: impl itoa::Integer) {
-        self.line(name, r, |out| {
-            out.push_str(itoa::Buffer::new().format(value))
-        });
+    /// follows the port before's. Written in place ([`Text::sample`]): at
+    /// millions of samples a scrape, `write!`'s formatting machinery, then
+    /// pushing the pieces on a `String`, cost more than the text itself.
+    #[inline(always)]
+    fn sample(&mut self, r: &Row, value: u64) {
+        let at = self.out.len();
+        self.out.sample(self.name, r.braced.as_bytes(), value);
+        self.note(at, r);
     }
 
     /// A port's float gauge ([`value_f64`]), noted as [`sample`](Self::sample)
     /// notes one: a value that is not whole is literals as any other.
-    fn sample_f64(&mut self, name: &str, r: &Row, v: f64) {
-        self.line(name, r, |out| value_f64(out, v));
+    fn sample_f64(&mut self, r: &Row, v: f64) {
+        let at = self.out.len();
+        value_f64(self.out, self.name, r.braced.as_bytes(), v);
+        self.note(at, r);
     }
 
-    /// A port's sample line, its value written by `value`.
+    /// Notes the port's sample line from `at` to the end of the text for
+    /// the encoder.
     #[inline(always)]
-    fn line(&mut self, name: &str, r: &Row, value: impl FnOnce(&mut String)) {
-        let at = self.out.len();
-        self.out.push_str(name);
-        self.out.push_str(&r.braced);
-        value(self.out);
-        self.out.push('\n');
+    fn note(&mut self, at: usize, r: &Row) {
         let Some(f) = self.fuse.as_deref_mut() else {
             return;
         };
         let end = self.out.len();
-        if let (Some(last), Some((a, b))) = (&f.last, r.toks) {
-            if last.end == at && last.row + 1 == self.pos {
-                f.lines.push(Fused {
-                    at,
-                    end,
-                    name: name.len(),
-                    labels: r.braced.len() - 3,
-                    prev_len: last.len,
-                    prev_labels: last.labels,
-                    toks: a..b,
-                });
-            }
+        let labels = r.braced.len() - 3;
+        let last = f.last;
+        if let Some((a, b)) = r
+            .toks
+            .filter(|_| last.end == at && last.row + 1 == self.pos)
+        {
+            f.lines.push(Fused {
+                at,
+                end,
+                name: self.name.as_str().len(),
+                labels,
+                prev_len: last.len,
+                prev_labels: last.labels,
+                toks: a..b,
+            });
         }
-        f.last = Some(Last {
+        f.last = Last {
             row: self.pos,
-            labels: r.braced.len() - 3,
+            labels,
             len: end - at,
             end,
-        });
+        };
     }
 }
 
@@ -185,7 +205,7 @@ impl Exposition {
             step: 0,
             pos: 0,
             started: false,
-            name: String::new(),
+            name: Name::default(),
             fuse: None,
         }
     }
@@ -193,7 +213,10 @@ impl Exposition {
     /// Notes the sample lines the deflate encoder may code from their
     /// labels' tokens ([`fused`](Self::fused)).
     pub(super) fn fuse(&mut self) {
-        self.fuse = Some(Fuse::default());
+        self.fuse = Some(Fuse {
+            lines: Vec::new(),
+            last: Last::NONE,
+        });
     }
 
     /// The lines of the last chunk filled that the encoder may code from
@@ -208,25 +231,25 @@ impl Exposition {
 
     /// Appends samples to `out` until it holds at least `want` octets or
     /// the fabric part ends; false once it has ended.
-    pub fn fill(&mut self, out: &mut String, want: usize) -> bool {
+    pub(super) fn fill(&mut self, out: &mut Text, want: usize) -> bool {
         if let Some(f) = self.fuse.as_mut() {
             f.lines.clear();
             // The chunk follows the last one's last line.
-            if let Some(last) = f.last.as_mut() {
-                last.end = out.len();
+            if f.last.is_some() {
+                f.last.end = out.len();
             }
         }
         let more = self.fill_lines(out, want);
         if let Some(f) = self.fuse.as_mut() {
             // A chunk ending with a line of another shape.
-            if f.last.as_ref().is_some_and(|l| l.end != out.len()) {
-                f.last = None;
+            if f.last.end != out.len() {
+                f.last = Last::NONE;
             }
         }
         more
     }
 
-    fn fill_lines(&mut self, out: &mut String, want: usize) -> bool {
+    fn fill_lines(&mut self, out: &mut Text, want: usize) -> bool {
         let published = Arc::clone(&self.published);
         let rows = Arc::clone(&self.rows);
         let snap = &published.snapshot;
@@ -237,25 +260,25 @@ impl Exposition {
                 self.started = true;
             }
             let done = match step {
-                Step::Info(k) => self.each(out, want, &snap.nodes, |w, name, n| {
+                Step::Info(k) => self.each(out, want, &snap.nodes, |w, n| {
                     if Kind::of(n) == k {
-                        info(w.out, name, k, snap, n);
+                        info(w.out, w.name.as_str(), k, snap, n);
                     }
                 }),
                 Step::Counter(k, &(_, _, value), i) => {
                     let column = rows.column(k, i);
-                    self.each(out, want, rows.kind(k), |w, name, r| {
+                    self.each(out, want, rows.kind(k), |w, r| {
                         if !r.counted {
                             return;
                         }
                         match column.get(w.pos) {
-                            Some(&v) => w.sample(name, r, v),
+                            Some(&v) => w.sample(r, v),
                             // Not made for this family: from the snapshot.
                             None => {
                                 if let Some(c) =
                                     snap.ports.get(r.port).and_then(|p| p.counters.as_ref())
                                 {
-                                    w.sample(name, r, value(&c.totals));
+                                    w.sample(r, value(&c.totals));
                                 }
                             }
                         }
@@ -265,10 +288,10 @@ impl Exposition {
                     let Some(&((_, _, value), read)) = DETAIL_COUNTERS.get(i) else {
                         break;
                     };
-                    self.each(out, want, rows.kind(k), |w, name, r| {
+                    self.each(out, want, rows.kind(k), |w, r| {
                         if let Some(c) = snap.ports.get(r.port).and_then(|p| p.counters.as_ref()) {
                             if read(&c.readings) {
-                                w.sample(name, r, value(&c.totals));
+                                w.sample(r, value(&c.totals));
                             }
                         }
                     })
@@ -277,7 +300,7 @@ impl Exposition {
                     let Some(&(_, _, vls, unit)) = VL_COUNTERS.get(i) else {
                         break;
                     };
-                    self.each(out, want, rows.kind(k), |w, name, r| {
+                    self.each(out, want, rows.kind(k), |w, r| {
                         let Some(c) = snap.ports.get(r.port).and_then(|p| p.counters.as_ref())
                         else {
                             return;
@@ -285,7 +308,13 @@ impl Exposition {
                         let counts = vls(&c.totals);
                         if counts.is_present() {
                             for (vl, v) in counts.to_array().iter().enumerate() {
-                                sample_vl(w.out, name, r.labels(), vl, v.wrapping_mul(unit));
+                                sample_vl(
+                                    w.out,
+                                    w.name.as_str(),
+                                    r.labels(),
+                                    vl,
+                                    v.wrapping_mul(unit),
+                                );
                             }
                         }
                     })
@@ -294,18 +323,18 @@ impl Exposition {
                     let Some(&(_, _, value)) = STATE_GAUGES.get(i) else {
                         break;
                     };
-                    self.each(out, want, rows.kind(k), |w, name, r| {
+                    self.each(out, want, rows.kind(k), |w, r| {
                         if let Some(p) = snap.ports.get(r.port) {
-                            w.sample(name, r, value(snap, p));
+                            w.sample(r, value(snap, p));
                         }
                     })
                 }
-                Step::Link(k, limited) => self.each(out, want, rows.kind(k), |w, name, r| {
+                Step::Link(k, limited) => self.each(out, want, rows.kind(k), |w, r| {
                     if let Some(h) = health_of(report, r).filter(|h| h.active) {
                         let finding = if limited { &h.limited } else { &h.degraded };
                         match finding {
-                            Some(d) => below(w.out, name, r.labels(), d),
-                            None => w.sample(name, r, 0),
+                            Some(d) => below(w.out, w.name.as_str(), r.labels(), d),
+                            None => w.sample(r, 0),
                         }
                     }
                 }),
@@ -313,9 +342,9 @@ impl Exposition {
                     let Some(&(_, _, value)) = HEALTH_GAUGES.get(i) else {
                         break;
                     };
-                    self.each(out, want, rows.kind(k), |w, name, r| {
+                    self.each(out, want, rows.kind(k), |w, r| {
                         if let Some(v) = health_of(report, r).and_then(value) {
-                            w.sample_f64(name, r, v);
+                            w.sample_f64(r, v);
                         }
                     })
                 }
@@ -325,14 +354,15 @@ impl Exposition {
                     }
                     true
                 }
-                Step::Sms => self.each(out, want, &snap.sms, |w, name, sm| {
+                Step::Sms => self.each(out, want, &snap.sms, |w, sm| {
                     let node = sm
                         .port
                         .and_then(|p| snap.port(p))
                         .and_then(|p| snap.node(p.node));
                     let _ = writeln!(
                         w.out,
-                        "{name}{{guid=\"{}\",lid=\"{}\",node=\"{}\",priority=\"{}\"}} {}",
+                        "{}{{guid=\"{}\",lid=\"{}\",node=\"{}\",priority=\"{}\"}} {}",
+                        w.name.as_str(),
                         sm.info.guid,
                         sm.lid.0,
                         esc(node.map_or("", |n| n.description.as_str())),
@@ -354,10 +384,10 @@ impl Exposition {
     }
 
     /// Writes a step's HELP and TYPE and remembers its metric name.
-    fn begin(&mut self, out: &mut String, step: Step) {
-        self.name.clear();
+    fn begin(&mut self, out: &mut Text, step: Step) {
+        self.name = Name::default();
         if let Some(f) = self.fuse.as_mut() {
-            f.last = None;
+            f.last = Last::NONE;
         }
         let Some((name, help, counter)) = describe(step) else {
             // HealthSettings: two families of their own, written whole.
@@ -369,33 +399,34 @@ impl Exposition {
             Family::gauge(&name, help)
         };
         header(out, &family);
-        self.name = name;
+        self.name = Name::new(name);
     }
 
     /// Writes `items` from the cursor on until `out` is full; true when the
-    /// step has no more.
+    /// step has no more. Not inlined: a loop of its own (one per family
+    /// kind) keeps its values in registers.
+    #[inline(never)]
     fn each<T>(
         &mut self,
-        out: &mut String,
+        out: &mut Text,
         want: usize,
         items: &[T],
-        mut write: impl FnMut(&mut Lines, &str, &T),
+        mut write: impl FnMut(&mut Lines, &T),
     ) -> bool {
-        let name = std::mem::take(&mut self.name);
         let mut lines = Lines {
             out,
             fuse: self.fuse.as_mut(),
             pos: self.pos,
+            name: &self.name,
         };
         while let Some(item) = items.get(lines.pos) {
             if lines.out.len() >= want {
                 break;
             }
-            write(&mut lines, &name, item);
+            write(&mut lines, item);
             lines.pos += 1;
         }
         self.pos = lines.pos;
-        self.name = name;
         self.pos >= items.len()
     }
 }
@@ -448,34 +479,38 @@ fn describe(step: Step) -> Option<(String, &'static str, bool)> {
     })
 }
 
-/// A float gauge's value as `Display` writes it: whole values (most health
-/// gauges: flags and counts) through `itoa`, others by `Display`.
-fn value_f64(out: &mut String, v: f64) {
+/// A float gauge's sample line, its value as `Display` writes it: whole
+/// values (most health gauges: flags and counts) as integers, others by
+/// `Display`.
+fn value_f64(out: &mut Text, name: &Name, labels: &[u8], v: f64) {
     match whole(v) {
-        Some(v) => out.push_str(itoa::Buffer::new().format(v)),
+        Some(v) => out.sample_i64(name, labels, v),
         None => {
-            let _ = write!(out, "{v}");
+            out.put(name.as_str().as_bytes());
+            out.put(labels);
+            let _ = writeln!(out, "{v}");
         }
     }
 }
 
 /// A whole value as the i64 `Display` writes it as: within 2^53 a whole
-/// f64 is exactly its i64; -0 keeps its sign.
+/// f64 is exactly its i64; -0 keeps its sign. Whole when it converts to
+/// the same i64 and back (`fract` is a libm call on this target).
 fn whole(v: f64) -> Option<i64> {
-    (v.fract() == 0.0 && v.abs() < 9.0e15 && !(v == 0.0 && v.is_sign_negative()))
-        .then_some(v as i64)
+    let i = v as i64;
+    (v.abs() < 9.0e15 && i as f64 == v && !(v == 0.0 && v.is_sign_negative())).then_some(i)
 }
 
 /// One sample of a per-VL family: the port's labels and `vl`.
-fn sample_vl(out: &mut String, name: &str, labels: &str, vl: usize, value: u64) {
-    out.push_str(name);
-    out.push('{');
-    out.push_str(labels);
-    out.push_str(",vl=\"");
-    out.push_str(itoa::Buffer::new().format(vl));
-    out.push_str("\"} ");
-    out.push_str(itoa::Buffer::new().format(value));
-    out.push('\n');
+fn sample_vl(out: &mut Text, name: &str, labels: &str, vl: usize, value: u64) {
+    out.put(name.as_bytes());
+    out.put(b"{");
+    out.put(labels.as_bytes());
+    out.put(b",vl=\"");
+    out.put_u64(vl as u64);
+    out.put(b"\"} ");
+    out.put_u64(value);
+    out.put(b"\n");
 }
 
 fn health_of<'a>(report: Option<&'a HealthReport>, r: &Row) -> Option<&'a PortHealth> {
@@ -484,7 +519,7 @@ fn health_of<'a>(report: Option<&'a HealthReport>, r: &Row) -> Option<&'a PortHe
 
 /// `infiniband_<kind>_info` of one node: a switch's LID is port 0's, a
 /// CA's its first port's with a LID.
-fn info(out: &mut String, name: &str, k: Kind, snap: &Snapshot, node: &Node) {
+fn info(out: &mut Text, name: &str, k: Kind, snap: &Snapshot, node: &Node) {
     let lid = snap
         .ports
         .get(node.ports.start as usize..node.ports.end as usize)
@@ -493,18 +528,23 @@ fn info(out: &mut String, name: &str, k: Kind, snap: &Snapshot, node: &Node) {
         .map(|p| p.info.lid.0)
         .find(|&l| l != 0)
         .unwrap_or(0);
-    let _ = writeln!(
-        out,
-        "{name}{{guid=\"{}\",{}=\"{}\",lid=\"{lid}\"}} 1",
-        node.info.node_guid,
-        k.name(),
-        esc(&node.description)
-    );
+    // Piece by piece: through `writeln!` the GUID's padded hex and the
+    // escaped description cost more than a port sample line.
+    out.put(name.as_bytes());
+    out.put(b"{guid=\"");
+    out.put_guid(node.info.node_guid.0);
+    out.put(b"\",");
+    out.put(k.name().as_bytes());
+    out.put(b"=\"");
+    out.put_escaped(&node.description);
+    out.put(b"\",lid=\"");
+    out.put_u64(u64::from(lid));
+    out.put(b"\"} 1\n");
 }
 
 /// A `link_degraded` or `link_limited` sample of a finding: 1 with the
 /// actual and expected width and speed as labels (without one, 0).
-fn below(out: &mut String, name: &str, labels: &str, d: &Degraded) {
+fn below(out: &mut Text, name: &str, labels: &str, d: &Degraded) {
     let _ = writeln!(
         out,
         "{name}{{{labels},width=\"{}\",expected_width=\"{}\",speed=\"{}\",expected_speed=\"{}\"}} 1",
@@ -515,7 +555,7 @@ fn below(out: &mut String, name: &str, labels: &str, d: &Degraded) {
 /// The health window and thresholds in force, so alert rules compare with
 /// the agent's own settings (`[health]`), and the fabric-wide finding
 /// NO_MASTER_SM.
-fn health_settings(out: &mut String, r: &HealthReport) {
+fn health_settings(out: &mut Text, r: &HealthReport) {
     let c = &r.config;
     header(
         out,
@@ -570,10 +610,17 @@ mod tests {
             1e300,
             f64::NAN,
             f64::INFINITY,
+            f64::NEG_INFINITY,
+            -12.5,
+            0.5,
+            -0.5,
+            -8.9e15,
+            4_503_599_627_370_497.0,
+            f64::MIN_POSITIVE,
         ] {
-            let mut out = String::new();
-            super::value_f64(&mut out, v);
-            assert_eq!(out, format!("{v}"));
+            let mut out = super::Text::with_room(0);
+            super::value_f64(&mut out, &super::Name::new("m".into()), b" ", v);
+            assert_eq!(out.as_bytes(), format!("m {v}\n").as_bytes());
         }
     }
 }
