@@ -1,6 +1,7 @@
 //! A scrape's response body, encoded chunk by chunk on the blocking pool
 //! as the connection takes more (rendering never holds an async worker
-//! that SNMP requests need), gzipped on the way when the client asks.
+//! that SNMP requests need), one chunk ahead of the one being sent,
+//! gzipped on the way when the client asks.
 
 use std::future::Future as _;
 use std::pin::Pin;
@@ -21,6 +22,9 @@ use super::text::{Pool, Text};
 /// chunk costs about a millisecond of the pool with gzip, and is what a
 /// scrape holds in flight.
 const CHUNK: usize = 1 << 20;
+/// Octets of gzip a hand-off to the blocking pool makes at least (some
+/// chunks of text; the last may be short).
+const GZIP_CHUNK: usize = 256 << 10;
 /// A chunk's room: its last line may pass [`CHUNK`] (a port's sample line
 /// is some hundreds of octets; the text grows for a longer one).
 const ROOM: usize = CHUNK + 4096;
@@ -139,11 +143,25 @@ impl Work {
                     // zero or fault in per chunk).
                     let mut text = self.text.take().unwrap_or_else(|| self.pool.text(ROOM));
                     text.clear();
-                    let end = !x.fill(&mut text, CHUNK);
+                    let mut end = !x.fill(&mut text, CHUNK);
                     let out = match self.gzip.as_mut() {
                         None => text.into_bytes(),
                         Some(g) => {
-                            let out = g.fabric(text.as_bytes(), x.fused(), x.toks(), end);
+                            let mut out = g.fabric(text.as_bytes(), x.fused(), x.toks(), end);
+                            // A chunk of text gzips to a fifteenth or so:
+                            // several go in one hand-off (each is two
+                            // wake-ups), up to GZIP_CHUNK octets.
+                            if !end && out.len() < GZIP_CHUNK {
+                                let mut joined = Vec::with_capacity(2 * GZIP_CHUNK);
+                                joined.extend_from_slice(&out);
+                                while !end && joined.len() < GZIP_CHUNK {
+                                    text.clear();
+                                    end = !x.fill(&mut text, CHUNK);
+                                    let more = g.fabric(text.as_bytes(), x.fused(), x.toks(), end);
+                                    joined.extend_from_slice(&more);
+                                }
+                                out = Bytes::from(joined);
+                            }
                             self.text = Some(text);
                             out
                         }
@@ -203,19 +221,21 @@ impl hyper::body::Body for Body {
                     *this = Body::Ready(w);
                     return Poll::Ready(chunk.map(|c| Ok(Frame::data(c))));
                 }
-                Body::Ready(mut w) => {
-                    *this = Body::Busy(tokio::task::spawn_blocking(move || {
-                        let chunk = w.next();
-                        (w, chunk)
-                    }));
-                }
+                Body::Ready(w) => *this = Body::Busy(render(w)),
                 Body::Busy(mut h) => match Pin::new(&mut h).poll(cx) {
                     Poll::Pending => {
                         *this = Body::Busy(h);
                         return Poll::Pending;
                     }
                     Poll::Ready(Ok((w, Some(chunk)))) => {
-                        *this = Body::Ready(w);
+                        // The next chunk is rendered while this one is
+                        // sent: the wake-ups of the hand-off and the
+                        // socket's write are off the scrape's path.
+                        *this = if matches!(w.fabric, Fabric::Render(_)) {
+                            Body::Busy(render(w))
+                        } else {
+                            Body::Ready(w)
+                        };
                         return Poll::Ready(Some(Ok(Frame::data(chunk))));
                     }
                     // The end, or a chunk that panicked: the body ends
@@ -228,4 +248,12 @@ impl hyper::body::Body for Body {
     fn is_end_stream(&self) -> bool {
         matches!(self, Body::Done | Body::Fixed(None))
     }
+}
+
+/// The next chunk of `w`, made on the blocking pool.
+fn render(mut w: Box<Work>) -> tokio::task::JoinHandle<(Box<Work>, Option<Bytes>)> {
+    tokio::task::spawn_blocking(move || {
+        let chunk = w.next();
+        (w, chunk)
+    })
 }
