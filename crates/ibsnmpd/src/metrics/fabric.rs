@@ -24,7 +24,7 @@ use families::{CounterFamily, DETAIL_COUNTERS, HEALTH_GAUGES, STATE_GAUGES, VL_C
 pub use groups::{Families, Group};
 pub(crate) use rows::esc;
 pub use rows::{rows, Rows};
-use rows::{Kind, Row};
+use rows::{Kind, Row, NO_VALUE};
 
 /// One family of the fabric part.
 #[derive(Debug, Clone, Copy)]
@@ -342,8 +342,14 @@ impl Exposition {
                     let Some(&(_, _, value)) = HEALTH_GAUGES.get(i) else {
                         break;
                     };
+                    let column = rows.health(k, i);
                     self.each(out, want, rows.kind(k), |w, r| {
-                        if let Some(v) = health_of(report, r).and_then(value) {
+                        let v = match column.get(w.pos) {
+                            Some(&v) => (v.to_bits() != NO_VALUE.to_bits()).then_some(v),
+                            // Not made: from the report.
+                            None => health_of(report, r).and_then(value),
+                        };
+                        if let Some(v) = v {
                             w.sample_f64(r, v);
                         }
                     })

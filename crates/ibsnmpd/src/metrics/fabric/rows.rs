@@ -8,8 +8,9 @@ use std::sync::Arc;
 use ib::model::{Node, Port, Snapshot};
 use ib::types::{Guid, NodeType, PortNum};
 
-use super::families::{counters, CounterFn};
-use super::Families;
+use super::families::{counters, CounterFn, HEALTH_GAUGES};
+use super::{Families, Group};
+use crate::health::HealthReport;
 use crate::metrics::deflate::{label_tokens, Tok};
 
 /// Node types, in the order the exposition lists them.
@@ -67,7 +68,15 @@ pub struct Rows {
     /// where the sweep left them (two cache misses a port and family on a
     /// large fabric: a third of a 48,000-host scrape). Empty: not made.
     columns: [Vec<Vec<u64>>; 2],
+    /// The health gauges' values ([`HEALTH_GAUGES`]; [`NO_VALUE`]: none),
+    /// as columns for the same reason (each port's health entry is some
+    /// hundreds of octets). Empty: not made.
+    health: [Vec<Vec<f64>>; 2],
 }
+
+/// A health gauge without a value, in its column: a NaN no computation
+/// makes (its payload).
+pub(super) const NO_VALUE: f64 = f64::from_bits(0x7ff8_dead_beef_0001);
 
 impl Rows {
     /// Whether these rows belong to `published`'s snapshot.
@@ -87,6 +96,12 @@ impl Rows {
     /// made; read the snapshot).
     pub(super) fn column(&self, k: Kind, c: usize) -> &[u64] {
         self.columns[k as usize].get(c).map_or(&[], |v| &v[..])
+    }
+
+    /// Health gauge `g`'s values of the rows of type `k` (empty: not
+    /// made; read the report).
+    pub(super) fn health(&self, k: Kind, g: usize) -> &[f64] {
+        self.health[k as usize].get(g).map_or(&[], |v| &v[..])
     }
 }
 
@@ -154,11 +169,17 @@ pub fn rows(published: &crate::fabric::Published, families: Families) -> Rows {
     }
     toks.shrink_to_fit();
     let columns = by_kind.each_ref().map(|rows| columns(snap, rows, families));
+    let report = published.extra.health.as_deref();
+    let health = by_kind.each_ref().map(|rows| match report {
+        Some(r) if families.has(Group::Health) => health_columns(r, rows),
+        _ => Vec::new(),
+    });
     Rows {
         key: key(snap),
         by_kind,
         toks,
         columns,
+        health,
     }
 }
 
@@ -181,6 +202,18 @@ fn columns(snap: &Snapshot, rows: &[Row], families: Families) -> Vec<Vec<u64>> {
         }
     }
     cols.into_iter().map(|(col, _)| col).collect()
+}
+
+/// The health gauges' columns of `rows`: each port's entry read once.
+fn health_columns(report: &HealthReport, rows: &[Row]) -> Vec<Vec<f64>> {
+    let mut cols = vec![Vec::with_capacity(rows.len()); HEALTH_GAUGES.len()];
+    for r in rows {
+        let h = r.health.and_then(|i| report.ports.get(i as usize));
+        for (col, &(_, _, value)) in cols.iter_mut().zip(HEALTH_GAUGES) {
+            col.push(h.and_then(value).unwrap_or(NO_VALUE));
+        }
+    }
+    cols
 }
 
 /// The labels of one port, in braces and followed by a space: its node,
