@@ -19,8 +19,8 @@ use super::text::{Pool, Text};
 /// Octets of text encoded per chunk of the body. Each chunk is a hand-off
 /// to the blocking pool and back (two thread wake-ups): at 128 KiB those
 /// took more than a quarter of a plain 48k-host scrape's CPU. A 1 MiB
-/// chunk costs about a millisecond of the pool with gzip, and is what a
-/// scrape holds in flight.
+/// chunk costs about a millisecond of the pool with gzip; a scrape holds
+/// two in flight (the one sent, the next being made).
 const CHUNK: usize = 1 << 20;
 /// Octets of gzip a hand-off to the blocking pool makes at least (some
 /// chunks of text; the last may be short).

@@ -22,7 +22,7 @@ use super::{header, Family};
 use crate::health::HealthReport;
 use families::{CounterFamily, DETAIL_COUNTERS, HEALTH_GAUGES, STATE_GAUGES, VL_COUNTERS};
 pub use groups::{Families, Group};
-pub(crate) use rows::esc;
+pub(crate) use rows::{esc, escape};
 pub use rows::{rows, Rows};
 use rows::{Kind, Row, NO_VALUE};
 
@@ -265,22 +265,14 @@ impl Exposition {
                         info(w.out, w.name.as_str(), k, snap, n);
                     }
                 }),
-                Step::Counter(k, &(_, _, value), i) => {
+                // The rows hold a column for each family of the configured
+                // groups, and a scrape's families are among them
+                // (`metrics_families` takes a restart).
+                Step::Counter(k, _, i) => {
                     let column = rows.column(k, i);
                     self.each(out, want, rows.kind(k), |w, r| {
-                        if !r.counted {
-                            return;
-                        }
-                        match column.get(w.pos) {
-                            Some(&v) => w.sample(r, v),
-                            // Not made for this family: from the snapshot.
-                            None => {
-                                if let Some(c) =
-                                    snap.ports.get(r.port).and_then(|p| p.counters.as_ref())
-                                {
-                                    w.sample(r, value(&c.totals));
-                                }
-                            }
+                        if let Some(&v) = column.get(w.pos).filter(|_| r.counted) {
+                            w.sample(r, v);
                         }
                     })
                 }
@@ -339,18 +331,12 @@ impl Exposition {
                     }
                 }),
                 Step::Health(k, i) => {
-                    let Some(&(_, _, value)) = HEALTH_GAUGES.get(i) else {
-                        break;
-                    };
                     let column = rows.health(k, i);
                     self.each(out, want, rows.kind(k), |w, r| {
-                        let v = match column.get(w.pos) {
-                            Some(&v) => (v.to_bits() != NO_VALUE.to_bits()).then_some(v),
-                            // Not made: from the report.
-                            None => health_of(report, r).and_then(value),
-                        };
-                        if let Some(v) = v {
-                            w.sample_f64(r, v);
+                        if let Some(&v) = column.get(w.pos) {
+                            if v.to_bits() != NO_VALUE.to_bits() {
+                                w.sample_f64(r, v);
+                            }
                         }
                     })
                 }

@@ -112,18 +112,7 @@ impl Text {
     /// A label value escaped as the text format requires (as
     /// [`super::fabric::esc`], without a string of its own).
     pub fn put_escaped(&mut self, v: &str) {
-        let mut rest = v.as_bytes();
-        while let Some(i) = rest.iter().position(|&c| matches!(c, b'\\' | b'"' | b'\n')) {
-            let (plain, tail) = rest.split_at(i);
-            self.put(plain);
-            self.put(match tail.first() {
-                Some(b'\n') => b"\\n",
-                Some(b'"') => b"\\\"",
-                _ => b"\\\\",
-            });
-            rest = tail.get(1..).unwrap_or(&[]);
-        }
-        self.put(rest);
+        super::fabric::escape(v, |p| self.put(p.as_bytes()));
     }
 
     /// A sample line `name`, `labels` (with their braces and the space),
@@ -388,9 +377,19 @@ mod tests {
             t.put_guid(g);
             want.push_str(&ib::types::Guid(g).to_string());
         }
-        for v in ["", "plain", "a\\b\"c\nd", "\"\"", "\\", "ends\n", "é\"ü"] {
+        // The text format's escapes: backslash, double quote, newline.
+        for (v, escaped) in [
+            ("", ""),
+            ("plain", "plain"),
+            ("a\\b\"c\nd", "a\\\\b\\\"c\\nd"),
+            ("\"\"", "\\\"\\\""),
+            ("\\", "\\\\"),
+            ("ends\n", "ends\\n"),
+            ("é\"ü", "é\\\"ü"),
+        ] {
             t.put_escaped(v);
-            want.push_str(&super::super::fabric::esc(v));
+            want.push_str(escaped);
+            assert_eq!(super::super::fabric::esc(v), escaped);
         }
         assert_eq!(t.as_bytes(), want.as_bytes());
     }

@@ -6,7 +6,7 @@
 //! few writes (its distances, which move with the line before, and its
 //! value) instead of a table lookup per octet and a write per token.
 
-use super::{long_match_lengths, Codes, Fused, Out, Tok, MAX_MATCH, MIN_MATCH, PUT_MAX};
+use super::{long_match_lengths, Codes, Fused, Out, Tok, MIN_MATCH, PUT_MAX};
 
 /// The most bits a distance takes: a 15-bit code and 13 extra bits.
 const DIST_BITS_MAX: u32 = 28;
@@ -39,7 +39,7 @@ impl Plan {
         self.coded.is_empty()
     }
 
-    /// Drops what was worked out (for codes or tokens that changed).
+    /// Drops what was worked out (for tokens of other rows).
     pub fn clear(&mut self) {
         self.at.clear();
         self.coded.clear();
@@ -149,7 +149,3 @@ impl<W: super::Put> Out<'_, W> {
         }
     }
 }
-
-// A match as long as a run of labels is rare: each piece is at most
-// MAX_MATCH, checked where the pieces are made.
-const _: () = assert!(MAX_MATCH >= MIN_MATCH);

@@ -92,14 +92,14 @@ impl Rows {
         &self.toks
     }
 
-    /// Counter family `c`'s values of the rows of type `k` (empty: not
-    /// made; read the snapshot).
+    /// Counter family `c`'s values of the rows of type `k` (empty: its
+    /// group is not configured).
     pub(super) fn column(&self, k: Kind, c: usize) -> &[u64] {
         self.columns[k as usize].get(c).map_or(&[], |v| &v[..])
     }
 
-    /// Health gauge `g`'s values of the rows of type `k` (empty: not
-    /// made; read the report).
+    /// Health gauge `g`'s values of the rows of type `k` (empty: the
+    /// group is not configured, or the snapshot has no health report).
     pub(super) fn health(&self, k: Kind, g: usize) -> &[f64] {
         self.health[k as usize].get(g).map_or(&[], |v| &v[..])
     }
@@ -187,21 +187,23 @@ pub fn rows(published: &crate::fabric::Published, families: Families) -> Rows {
 /// counters), for the configured groups (the others empty): each port's
 /// counters read once.
 fn columns(snap: &Snapshot, rows: &[Row], families: Families) -> Vec<Vec<u64>> {
-    let mut cols: Vec<(Vec<u64>, CounterFn)> = counters()
-        .map(|(group, &(_, _, value))| {
-            let n = if families.has(group) { rows.len() } else { 0 };
-            (Vec::with_capacity(n), value)
-        })
+    // Each family's value, None for a group not configured.
+    let values: Vec<Option<CounterFn>> = counters()
+        .map(|(group, &(_, _, value))| families.has(group).then_some(value))
+        .collect();
+    let mut cols: Vec<Vec<u64>> = values
+        .iter()
+        .map(|v| Vec::with_capacity(if v.is_some() { rows.len() } else { 0 }))
         .collect();
     for r in rows {
         let c = snap.ports.get(r.port).and_then(|p| p.counters.as_ref());
-        for (col, value) in &mut cols {
-            if col.capacity() > col.len() {
+        for (col, value) in cols.iter_mut().zip(&values) {
+            if let Some(value) = value {
                 col.push(c.map_or(0, |c| value(&c.totals)));
             }
         }
     }
-    cols.into_iter().map(|(col, _)| col).collect()
+    cols
 }
 
 /// The health gauges' columns of `rows`: each port's entry read once.
@@ -248,13 +250,22 @@ fn port_labels(snap: &Snapshot, node: &Node, p: &Port) -> String {
 /// A label value escaped as the text format requires.
 pub(crate) fn esc(v: &str) -> String {
     let mut s = String::with_capacity(v.len());
-    for c in v.chars() {
-        match c {
-            '\\' => s.push_str("\\\\"),
-            '"' => s.push_str("\\\""),
-            '\n' => s.push_str("\\n"),
-            c => s.push(c),
-        }
-    }
+    escape(v, |p| s.push_str(p));
     s
+}
+
+/// A label value escaped as the text format requires, in pieces given to
+/// `put` (the text's own pieces between escapes, and the escapes).
+pub(crate) fn escape(v: &str, mut put: impl FnMut(&str)) {
+    let mut rest = v;
+    while let Some(i) = rest.find(['\\', '"', '\n']) {
+        put(&rest[..i]);
+        put(match rest.as_bytes()[i] {
+            b'\n' => "\\n",
+            b'"' => "\\\"",
+            _ => "\\\\",
+        });
+        rest = &rest[i + 1..];
+    }
+    put(rest);
 }
