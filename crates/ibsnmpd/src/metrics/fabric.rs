@@ -22,7 +22,7 @@ use super::{header, Family};
 use crate::health::HealthReport;
 use families::{CounterFamily, DETAIL_COUNTERS, HEALTH_GAUGES, STATE_GAUGES, VL_COUNTERS};
 pub use groups::{Families, Group};
-pub(crate) use rows::{esc, escape};
+pub(crate) use rows::esc;
 pub use rows::{rows, Rows};
 use rows::{Kind, Row, NO_VALUE};
 

@@ -112,7 +112,7 @@ impl Text {
     /// A label value escaped as the text format requires (as
     /// [`super::fabric::esc`], without a string of its own).
     pub fn put_escaped(&mut self, v: &str) {
-        super::fabric::escape(v, |p| self.put(p.as_bytes()));
+        escape(v, |p| self.put(p.as_bytes()));
     }
 
     /// A sample line `name`, `labels` (with their braces and the space),
@@ -316,6 +316,23 @@ fn decimal(w: &mut [u8], mut v: u64) -> usize {
         _ => {}
     }
     n
+}
+
+/// A label value escaped as the text format requires (backslash, double
+/// quote and newline), in pieces given to `put`: the value's own pieces
+/// between escapes, and the escapes.
+pub(crate) fn escape(v: &str, mut put: impl FnMut(&str)) {
+    let mut rest = v;
+    while let Some(i) = rest.find(['\\', '"', '\n']) {
+        put(&rest[..i]);
+        put(match rest.as_bytes()[i] {
+            b'\n' => "\\n",
+            b'"' => "\\\"",
+            _ => "\\\\",
+        });
+        rest = &rest[i + 1..];
+    }
+    put(rest);
 }
 
 #[cfg(test)]

@@ -250,22 +250,6 @@ fn port_labels(snap: &Snapshot, node: &Node, p: &Port) -> String {
 /// A label value escaped as the text format requires.
 pub(crate) fn esc(v: &str) -> String {
     let mut s = String::with_capacity(v.len());
-    escape(v, |p| s.push_str(p));
+    crate::metrics::text::escape(v, |p| s.push_str(p));
     s
-}
-
-/// A label value escaped as the text format requires, in pieces given to
-/// `put` (the text's own pieces between escapes, and the escapes).
-pub(crate) fn escape(v: &str, mut put: impl FnMut(&str)) {
-    let mut rest = v;
-    while let Some(i) = rest.find(['\\', '"', '\n']) {
-        put(&rest[..i]);
-        put(match rest.as_bytes()[i] {
-            b'\n' => "\\n",
-            b'"' => "\\\"",
-            _ => "\\\\",
-        });
-        rest = &rest[i + 1..];
-    }
-    put(rest);
 }
