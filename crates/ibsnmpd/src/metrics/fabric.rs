@@ -24,7 +24,7 @@ use families::{CounterFamily, DETAIL_COUNTERS, HEALTH_GAUGES, STATE_GAUGES, VL_C
 pub use groups::{Families, Group};
 pub(crate) use rows::esc;
 pub use rows::{rows, Rows};
-use rows::{Kind, Row, NO_VALUE};
+use rows::{Kind, Link, Row, NO_VALUE};
 
 /// One family of the fabric part.
 #[derive(Debug, Clone, Copy)]
@@ -133,6 +133,7 @@ struct Lines<'a> {
     fuse: Option<&'a mut Fuse>,
     /// The row (or node, or SM) being written.
     pos: usize,
+    rows: &'a Rows,
     /// The family's metric name.
     name: &'a Name,
 }
@@ -145,7 +146,7 @@ impl Lines<'_> {
     #[inline(always)]
     fn sample(&mut self, r: &Row, value: u64) {
         let at = self.out.len();
-        self.out.sample(self.name, r.braced.as_bytes(), value);
+        self.out.sample(self.name, self.rows.braced(r), value);
         self.note(at, r);
     }
 
@@ -153,7 +154,7 @@ impl Lines<'_> {
     /// notes one: a value that is not whole is literals as any other.
     fn sample_f64(&mut self, r: &Row, v: f64) {
         let at = self.out.len();
-        value_f64(self.out, self.name, r.braced.as_bytes(), v);
+        value_f64(self.out, self.name, self.rows.braced(r), v);
         self.note(at, r);
     }
 
@@ -165,7 +166,7 @@ impl Lines<'_> {
             return;
         };
         let end = self.out.len();
-        let labels = r.braced.len() - 3;
+        let labels = r.braced.end - r.braced.start - 3;
         let last = f.last;
         if let Some((a, b)) = r
             .toks
@@ -303,7 +304,7 @@ impl Exposition {
                                 sample_vl(
                                     w.out,
                                     w.name.as_str(),
-                                    r.labels(),
+                                    w.rows.labels(r),
                                     vl,
                                     v.wrapping_mul(unit),
                                 );
@@ -312,24 +313,31 @@ impl Exposition {
                     })
                 }
                 Step::State(k, i) => {
-                    let Some(&(_, _, value)) = STATE_GAUGES.get(i) else {
-                        break;
-                    };
+                    let column = rows.state(k, i);
                     self.each(out, want, rows.kind(k), |w, r| {
-                        if let Some(p) = snap.ports.get(r.port) {
-                            w.sample(r, value(snap, p));
+                        if let Some(&v) = column.get(w.pos) {
+                            w.sample(r, v);
                         }
                     })
                 }
-                Step::Link(k, limited) => self.each(out, want, rows.kind(k), |w, r| {
-                    if let Some(h) = health_of(report, r).filter(|h| h.active) {
-                        let finding = if limited { &h.limited } else { &h.degraded };
-                        match finding {
-                            Some(d) => below(w.out, w.name.as_str(), r.labels(), d),
-                            None => w.sample(r, 0),
+                Step::Link(k, limited) => {
+                    let links = rows.links(k);
+                    self.each(out, want, rows.kind(k), |w, r| {
+                        match links.get(w.pos).map(|l| l[usize::from(limited)]) {
+                            Some(Link::Clear) => w.sample(r, 0),
+                            Some(Link::Found) => {
+                                let Some(h) = health_of(report, r) else {
+                                    return;
+                                };
+                                let finding = if limited { &h.limited } else { &h.degraded };
+                                if let Some(d) = finding {
+                                    below(w.out, w.name.as_str(), w.rows.labels(r), d);
+                                }
+                            }
+                            Some(Link::Absent) | None => {}
                         }
-                    }
-                }),
+                    })
+                }
                 Step::Health(k, i) => {
                     let column = rows.health(k, i);
                     self.each(out, want, rows.kind(k), |w, r| {
@@ -409,6 +417,7 @@ impl Exposition {
             out,
             fuse: self.fuse.as_mut(),
             pos: self.pos,
+            rows: &self.rows,
             name: &self.name,
         };
         while let Some(item) = items.get(lines.pos) {

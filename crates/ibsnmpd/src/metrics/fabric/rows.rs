@@ -3,12 +3,13 @@
 
 use std::collections::HashMap;
 use std::fmt::Write as _;
+use std::ops::Range;
 use std::sync::Arc;
 
 use ib::model::{Node, Port, Snapshot};
 use ib::types::{Guid, NodeType, PortNum};
 
-use super::families::{counters, CounterFn, HEALTH_GAUGES};
+use super::families::{counters, CounterFn, HEALTH_GAUGES, STATE_GAUGES};
 use super::{Families, Group};
 use crate::health::HealthReport;
 use crate::metrics::deflate::{label_tokens, Tok};
@@ -41,9 +42,10 @@ impl Kind {
 /// per snapshot, shared by every family and scrape) and its health entry.
 pub(super) struct Row {
     pub(super) port: usize,
-    /// `{labels} `, as a sample line holds them between its name and its
-    /// value: one copy a line instead of three.
-    pub(super) braced: Box<str>,
+    /// Where its `{labels} ` (as a sample line holds them between its
+    /// name and its value: one copy a line instead of three) are in
+    /// [`Rows::labels`].
+    pub(super) braced: Range<usize>,
     pub(super) health: Option<u32>,
     /// Where in [`Rows::toks`] the deflate tokens of its labels given the
     /// labels of the row before are (None: the first row, or labels not
@@ -58,6 +60,10 @@ pub struct Rows {
     /// The snapshot they were made from (its address and sweep number).
     key: (usize, u64),
     by_kind: [Vec<Row>; 2],
+    /// Every row's `{labels} `, back to back in row order: a family reads
+    /// them in order (one allocation a row put them where the allocator
+    /// had room, and each line's copy waited on memory).
+    labels: String,
     /// The rows' label tokens, for gzip scrapes: a port's labels are the
     /// same text in every family and follow the same port's, so how they
     /// code after the labels before is worked out here once.
@@ -72,6 +78,24 @@ pub struct Rows {
     /// as columns for the same reason (each port's health entry is some
     /// hundreds of octets). Empty: not made.
     health: [Vec<Vec<f64>>; 2],
+    /// The state gauges' values ([`STATE_GAUGES`]) as columns: each a
+    /// field of the snapshot's port, hundreds of octets apart. Empty: the
+    /// group is not configured.
+    state: [Vec<Vec<u64>>; 2],
+    /// Each row's `link_degraded` and `link_limited` ([`Link`]), for the
+    /// same reason. Empty: no health report or the group not configured.
+    links: [Vec<[Link; 2]>; 2],
+}
+
+/// A row's `link_degraded` or `link_limited` sample.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Link {
+    /// None: the port is not active or has no health entry.
+    Absent,
+    /// 0: nothing found.
+    Clear,
+    /// 1 with the finding's labels (read from the health report).
+    Found,
 }
 
 /// A health gauge without a value, in its column: a NaN no computation
@@ -103,15 +127,37 @@ impl Rows {
     pub(super) fn health(&self, k: Kind, g: usize) -> &[f64] {
         self.health[k as usize].get(g).map_or(&[], |v| &v[..])
     }
+
+    /// State gauge `g`'s values of the rows of type `k` (empty: the group
+    /// is not configured).
+    pub(super) fn state(&self, k: Kind, g: usize) -> &[u64] {
+        self.state[k as usize].get(g).map_or(&[], |v| &v[..])
+    }
+
+    /// The `link_degraded` and `link_limited` samples of the rows of type
+    /// `k` (empty: no health report, or the group is not configured).
+    pub(super) fn links(&self, k: Kind) -> &[[Link; 2]] {
+        &self.links[k as usize]
+    }
 }
 
-impl Row {
-    /// The labels without the braces (for lines that add labels).
-    pub(super) fn labels(&self) -> &str {
-        self.braced
-            .get(1..self.braced.len().saturating_sub(2))
-            .unwrap_or("")
+impl Rows {
+    /// Row `r`'s `{labels} `.
+    #[inline(always)]
+    pub(super) fn braced(&self, r: &Row) -> &[u8] {
+        self.labels.as_bytes().get(r.braced.clone()).unwrap_or(&[])
     }
+
+    /// Row `r`'s labels without the braces (for lines that add labels).
+    pub(super) fn labels(&self, r: &Row) -> &str {
+        unbraced(&self.labels, r)
+    }
+}
+
+fn unbraced<'a>(labels: &'a str, r: &Row) -> &'a str {
+    labels
+        .get(r.braced.start + 1..r.braced.end.saturating_sub(2))
+        .unwrap_or("")
 }
 
 fn key(snap: &Arc<Snapshot>) -> (usize, u64) {
@@ -135,6 +181,14 @@ pub fn rows(published: &crate::fabric::Published, families: Families) -> Rows {
         })
         .unwrap_or_default();
     let mut by_kind: [Vec<Row>; 2] = [Vec::new(), Vec::new()];
+    let mut labels = String::new();
+    // The state gauges' columns, filled with the rows.
+    let gauges = if families.has(Group::State) {
+        STATE_GAUGES
+    } else {
+        &[]
+    };
+    let mut state: [Vec<Vec<u64>>; 2] = [0, 1].map(|_| vec![Vec::new(); gauges.len()]);
     for node in &snap.nodes {
         let range = node.ports.start as usize..node.ports.end as usize;
         for (i, p) in snap
@@ -147,9 +201,15 @@ pub fn rows(published: &crate::fabric::Published, families: Families) -> Rows {
             if p.num == PortNum(0) {
                 continue;
             }
-            by_kind[Kind::of(node) as usize].push(Row {
+            let at = labels.len();
+            port_labels(&mut labels, snap, node, p);
+            let k = Kind::of(node) as usize;
+            for (col, &(_, _, value)) in state[k].iter_mut().zip(gauges) {
+                col.push(value(snap, p));
+            }
+            by_kind[k].push(Row {
                 port: range.start + i,
-                braced: port_labels(snap, node, p).into_boxed_str(),
+                braced: at..labels.len(),
                 health: health.get(&(node.info.node_guid, p.num.0)).copied(),
                 toks: None,
                 counted: p.counters.is_some(),
@@ -160,7 +220,8 @@ pub fn rows(published: &crate::fabric::Published, families: Families) -> Rows {
     for rows in &mut by_kind {
         for i in 1..rows.len() {
             let start = toks.len();
-            if label_tokens(rows[i - 1].labels(), rows[i].labels(), &mut toks) {
+            let (prev, this) = (unbraced(&labels, &rows[i - 1]), unbraced(&labels, &rows[i]));
+            if label_tokens(prev, this, &mut toks) {
                 // u32 offsets: at most LABELS_MAX tokens a row, and rows
                 // number far fewer than 2^32 / that.
                 rows[i].toks = Some((start as u32, toks.len() as u32));
@@ -168,18 +229,26 @@ pub fn rows(published: &crate::fabric::Published, families: Families) -> Rows {
         }
     }
     toks.shrink_to_fit();
+    labels.shrink_to_fit();
     let columns = by_kind.each_ref().map(|rows| columns(snap, rows, families));
     let report = published.extra.health.as_deref();
-    let health = by_kind.each_ref().map(|rows| match report {
-        Some(r) if families.has(Group::Health) => health_columns(r, rows),
-        _ => Vec::new(),
-    });
+    let report = report.filter(|_| families.has(Group::Health));
+    let health = by_kind
+        .each_ref()
+        .map(|rows| report.map_or_else(Vec::new, |r| health_columns(r, rows)));
+    let links = by_kind
+        .each_ref()
+        .map(|rows| report.map_or_else(Vec::new, |r| link_column(r, rows)));
+
     Rows {
         key: key(snap),
         by_kind,
+        labels,
         toks,
         columns,
         health,
+        state,
+        links,
     }
 }
 
@@ -218,11 +287,31 @@ fn health_columns(report: &HealthReport, rows: &[Row]) -> Vec<Vec<f64>> {
     cols
 }
 
-/// The labels of one port, in braces and followed by a space: its node,
-/// number, and the far end of its link.
-fn port_labels(snap: &Snapshot, node: &Node, p: &Port) -> String {
+/// The `link_degraded` and `link_limited` samples of `rows`.
+fn link_column(report: &HealthReport, rows: &[Row]) -> Vec<[Link; 2]> {
+    let of = |f: &Option<_>| {
+        if f.is_some() {
+            Link::Found
+        } else {
+            Link::Clear
+        }
+    };
+    rows.iter()
+        .map(
+            |r| match r.health.and_then(|i| report.ports.get(i as usize)) {
+                Some(h) if h.active => [of(&h.degraded), of(&h.limited)],
+                _ => [Link::Absent; 2],
+            },
+        )
+        .collect()
+}
+
+/// Appends the labels of one port, in braces and followed by a space: its
+/// node, number, and the far end of its link.
+fn port_labels(l: &mut String, snap: &Snapshot, node: &Node, p: &Port) {
     let kind = Kind::of(node).name();
-    let mut l = format!(
+    let _ = write!(
+        l,
         "{{guid=\"{}\",{kind}=\"{}\",port=\"{}\"",
         node.info.node_guid,
         esc(&node.description),
@@ -244,7 +333,6 @@ fn port_labels(snap: &Snapshot, node: &Node, p: &Port) -> String {
         }
     }
     l.push_str("} ");
-    l
 }
 
 /// A label value escaped as the text format requires.
