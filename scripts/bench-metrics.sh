@@ -17,6 +17,8 @@
 # socket) and is scraped once with gzip, the first scrape of that
 # snapshot ("gzip1", once the agent is idle after the sweep): what a
 # Prometheus that scrapes only with gzip, once per sweep, costs the agent.
+# That is done ROUNDS times (default 3), the agents in turn, and the
+# median printed (with BASELINE, also the ratio of each round).
 #
 # Environment:
 #   BASELINE=BIN   also run BIN (an earlier build) on the same fabric and
@@ -31,6 +33,7 @@
 #                  scrape); CG_OPTS: more valgrind options (split at spaces),
 #                  e.g. --dump-instr=yes.
 #   NO_BUILD=1     use the release binary as it is.
+#   ROUNDS=N       sweeps and gzip1 scrapes of each agent (default 3).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 HOSTS=${1:-48000}
@@ -117,11 +120,29 @@ idle() {
     a=$(cpu "$1")
     while sleep 1; b=$(cpu "$1"); [ "$a" != "$b" ]; do a=$b; done
 }
-for i in "${!names[@]}"; do
-    "$BIN" ctl --socket "$tmp/ctl.${names[$i]}" sweep >/dev/null
-    idle "${pids[$i]}"
-    scrape "$i" gzip1 -H 'Accept-Encoding: gzip'
+# ROUNDS (default 3) such sweeps and gzip1 scrapes, the agents in turn each
+# round: this machine's speed drifts by tens of percent within minutes, so
+# a before/after figure is each round's ratio, and the median of the
+# rounds.
+ROUNDS=${ROUNDS:-3}
+for round in $(seq 1 "$ROUNDS"); do
+    for i in "${!names[@]}"; do
+        "$BIN" ctl --socket "$tmp/ctl.${names[$i]}" sweep >/dev/null
+        idle "${pids[$i]}"
+        scrape "$i" gzip1 -H 'Accept-Encoding: gzip' | tee -a "$tmp/gzip1.${names[$i]}"
+    done
 done
+# The CPU seconds of each gzip1 scrape of agent NAME, in order.
+gzip1_cpu() { sed -E 's/.* ([0-9.]+) s agent CPU.*/\1/' "$tmp/gzip1.$1"; }
+median() { sort -g | awk '{ v[NR] = $1 } END { print (NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2) }'; }
+for i in "${!names[@]}"; do
+    echo "${names[$i]}: gzip1 agent CPU, median of $ROUNDS: $(gzip1_cpu "${names[$i]}" | median) s"
+done
+if [ "${#names[@]}" -eq 2 ]; then
+    echo "gzip1 agent CPU now/before, each round: $(paste <(gzip1_cpu now) <(gzip1_cpu before) |
+        awk '{ printf "%.2f ", ($2 > 0 ? $1 / $2 : 0) }')(median $(paste <(gzip1_cpu now) <(gzip1_cpu before) |
+        awk '{ print ($2 > 0 ? $1 / $2 : 0) }' | median | xargs printf '%.2f'))"
+fi
 for i in "${!names[@]}"; do
     echo "${names[$i]}: after the scrapes: $(grep VmRSS "/proc/${pids[$i]}/status"), $(grep VmHWM "/proc/${pids[$i]}/status")"
 done

@@ -315,6 +315,9 @@ pub(super) struct Fused {
     pub prev_labels: usize,
     /// The labels' tokens: where in the tokens given.
     pub toks: Range<u32>,
+    /// Its row: the same for every line of the same labels, and dense
+    /// (what the plan is kept by).
+    pub row: u32,
 }
 
 /// Fused lines are counted for the next block's codes one in this many.

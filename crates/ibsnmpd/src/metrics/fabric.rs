@@ -180,6 +180,7 @@ impl Lines<'_> {
                 prev_len: last.len,
                 prev_labels: last.labels,
                 toks: a..b,
+                row: r.id,
             });
         }
         f.last = Last {

@@ -21,14 +21,18 @@ pub(super) struct Coded {
     d: u32,
 }
 
-/// The coded labels of the ports seen so far, by where their tokens start.
+/// The coded labels of the ports seen so far, by row.
 #[derive(Default)]
 pub(super) struct Plan {
-    /// For each token index that starts a port's tokens: its writes in
-    /// `coded`, and the length of a first match that the line's name
-    /// match runs on into (0: none). Unset: `u32::MAX`.
+    /// For each row ([`Fused::row`]): its writes in `coded`, and the
+    /// length of a first match that the line's name match runs on into
+    /// (0: none). Unset: `u32::MAX`. By row, not by where the row's
+    /// tokens start: a family reads it in order a few octets a line,
+    /// where entries a row's tokens apart cost a cache miss each.
     at: Vec<(u32, u32, u32)>,
     coded: Vec<Coded>,
+    /// The length of the tokens it was worked out from.
+    toks: usize,
 }
 
 const UNSET: (u32, u32, u32) = (u32::MAX, 0, 0);
@@ -48,9 +52,9 @@ impl Plan {
     /// Makes ready for tokens `toks` long (those of one snapshot's rows:
     /// others drop what was worked out).
     pub fn fit(&mut self, toks: usize) {
-        if self.at.len() != toks {
+        if self.toks != toks {
             self.clear();
-            self.at.resize(toks, UNSET);
+            self.toks = toks;
         }
     }
 
@@ -67,11 +71,14 @@ impl Plan {
         text: &[u8],
         codes: &Codes,
     ) -> (&[Coded], usize) {
-        let start = f.toks.start as usize;
-        let mut at = self.at.get(start).copied().unwrap_or(UNSET);
+        let row = f.row as usize;
+        let mut at = self.at.get(row).copied().unwrap_or(UNSET);
         if at == UNSET {
             at = self.work_out(toks, f, text, codes);
-            if let Some(x) = self.at.get_mut(start) {
+            if self.at.len() <= row {
+                self.at.resize(row + 1, UNSET);
+            }
+            if let Some(x) = self.at.get_mut(row) {
                 *x = at;
             }
         }

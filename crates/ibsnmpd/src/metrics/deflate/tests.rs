@@ -206,6 +206,7 @@ fn fused_round_trip(labels: &[String], values: &[u64], chunk: usize) -> bool {
                     prev_len: len,
                     prev_labels,
                     toks: r,
+                    row: i as u32,
                 });
             }
             prev = Some((text.len() - at, l.len()));

@@ -53,6 +53,9 @@ pub(super) struct Row {
     pub(super) toks: Option<(u32, u32)>,
     /// Whether the port's PMA was read (its counters are in the columns).
     pub(super) counted: bool,
+    /// Its place among the rows of both types (switches' first): what the
+    /// deflate encoder keeps its coded labels by.
+    pub(super) id: u32,
 }
 
 /// The shown ports of one published snapshot, by node type.
@@ -213,11 +216,17 @@ pub fn rows(published: &crate::fabric::Published, families: Families) -> Rows {
                 health: health.get(&(node.info.node_guid, p.num.0)).copied(),
                 toks: None,
                 counted: p.counters.is_some(),
+                id: 0,
             });
         }
     }
     let mut toks = Vec::new();
+    let mut id = 0;
     for rows in &mut by_kind {
+        for r in rows.iter_mut() {
+            r.id = id;
+            id += 1;
+        }
         for i in 1..rows.len() {
             let start = toks.len();
             let (prev, this) = (unbraced(&labels, &rows[i - 1]), unbraced(&labels, &rows[i]));
