@@ -219,6 +219,11 @@ async fn make_rows(e: Arc<Endpoint>) {
         let Ok(_slot) = e.renders.acquire().await else {
             return;
         };
+        // The gzip kept for the snapshot before is of no use now.
+        let stale = gzip::stale(&e.kept, &published);
+        if !stale.is_empty() {
+            let _ = tokio::task::spawn_blocking(move || drop(stale)).await;
+        }
         rows_of(&e, &published).await;
     }
 }

@@ -62,11 +62,12 @@ impl Gzip {
     }
 
     /// Compresses a chunk of the fabric part (`end`: the last one) with
-    /// the lines the encoder may code from their labels' tokens.
-    fn fabric(&mut self, text: &[u8], fused: &[Fused], toks: &[Tok], end: bool) -> Bytes {
+    /// the lines the encoder may code from their labels' tokens, onto the
+    /// end of `out`.
+    fn fabric(&mut self, text: &[u8], fused: &[Fused], toks: &[Tok], end: bool, out: &mut Vec<u8>) {
         // Made at the first chunk: a kept part needs no compressor.
         let part = self.part.get_or_insert_with(Part::new);
-        let mut out = part.push_fused(text, fused, toks);
+        part.push_fused(text, fused, toks, out);
         if end {
             if let Some(part) = self.part.take() {
                 let (tail, crc) = part.end(false);
@@ -74,6 +75,11 @@ impl Gzip {
                 self.crc = Some(crc);
             }
         }
+    }
+
+    /// The fabric part's gzip of one hand-off (`end`: its last), as it is
+    /// sent and collected to keep.
+    fn hand_off(&mut self, out: Vec<u8>, end: bool) -> Bytes {
         let out = match self.keeper.as_mut() {
             None => Bytes::from(out),
             Some(k) => {
@@ -147,23 +153,19 @@ impl Work {
                     let out = match self.gzip.as_mut() {
                         None => text.into_bytes(),
                         Some(g) => {
-                            let mut out = g.fabric(text.as_bytes(), x.fused(), x.toks(), end);
                             // A chunk of text gzips to a fifteenth or so:
                             // several go in one hand-off (each is two
-                            // wake-ups), up to GZIP_CHUNK octets.
-                            if !end && out.len() < GZIP_CHUNK {
-                                let mut joined = Vec::with_capacity(2 * GZIP_CHUNK);
-                                joined.extend_from_slice(&out);
-                                while !end && joined.len() < GZIP_CHUNK {
-                                    text.clear();
-                                    end = !x.fill(&mut text, CHUNK);
-                                    let more = g.fabric(text.as_bytes(), x.fused(), x.toks(), end);
-                                    joined.extend_from_slice(&more);
-                                }
-                                out = Bytes::from(joined);
+                            // wake-ups), up to GZIP_CHUNK octets, coded
+                            // straight into the buffer sent.
+                            let mut out = Vec::with_capacity(2 * GZIP_CHUNK);
+                            g.fabric(text.as_bytes(), x.fused(), x.toks(), end, &mut out);
+                            while !end && out.len() < GZIP_CHUNK {
+                                text.clear();
+                                end = !x.fill(&mut text, CHUNK);
+                                g.fabric(text.as_bytes(), x.fused(), x.toks(), end, &mut out);
                             }
                             self.text = Some(text);
-                            out
+                            g.hand_off(out, end)
                         }
                     };
                     if end {

@@ -67,15 +67,18 @@ impl Encoder {
     /// Codes `text` as one block (none when it is empty) and returns the
     /// whole octets made so far; a few bits may wait for the next call.
     pub fn push(&mut self, text: &[u8]) -> Vec<u8> {
-        self.push_fused(text, &[], &[])
+        let mut out = Vec::new();
+        self.push_fused(text, &[], &[], &mut out);
+        out
     }
 
     /// As [`push`](Self::push), the lines `fused` names (in order, whole
     /// lines of `text`) coded from their labels' tokens `toks` instead of
     /// being compared with the line before: `text` then starts a line.
-    pub fn push_fused(&mut self, text: &[u8], fused: &[Fused], toks: &[Tok]) -> Vec<u8> {
+    /// The octets go to the end of `octets`.
+    pub fn push_fused(&mut self, text: &[u8], fused: &[Fused], toks: &[Tok], octets: &mut Vec<u8>) {
         if text.is_empty() {
-            return self.bits.take();
+            return self.bits.take_into(octets);
         }
         let mut freq = Freq::default();
         self.bits.append(&self.codes.header);
@@ -142,7 +145,7 @@ impl Encoder {
         if last.len() <= WINDOW {
             self.tail.extend_from_slice(last);
         }
-        self.bits.take()
+        self.bits.take_into(octets);
     }
 
     /// Ends the stream (`last`) with a final empty block, or leaves it

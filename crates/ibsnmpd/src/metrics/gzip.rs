@@ -36,7 +36,8 @@ impl Part {
         }
     }
 
-    /// Compresses `text`: the deflate octets made so far.
+    /// Compresses `text`: the deflate octets made so far (as
+    /// [`push_fused`](Self::push_fused) adds them to a buffer).
     pub fn push(&mut self, text: &[u8]) -> Vec<u8> {
         self.crc.update(text);
         self.z.push(text)
@@ -44,9 +45,9 @@ impl Part {
 
     /// As [`push`](Self::push), with the sample lines the encoder may code
     /// from their labels' tokens ([`Encoder::push_fused`]).
-    pub fn push_fused(&mut self, text: &[u8], fused: &[Fused], toks: &[Tok]) -> Vec<u8> {
+    pub fn push_fused(&mut self, text: &[u8], fused: &[Fused], toks: &[Tok], out: &mut Vec<u8>) {
         self.crc.update(text);
-        self.z.push_fused(text, fused, toks)
+        self.z.push_fused(text, fused, toks, out);
     }
 
     /// Ends the part: its last octets and the CRC of its text. `last`
@@ -88,6 +89,39 @@ pub(super) struct Kept {
     collecting: bool,
 }
 
+impl Kept {
+    /// Makes these the parts of `published` if it is newer: the older
+    /// parts, taken out. Err: `published` is older than the snapshot kept
+    /// for (a scrape that took its snapshot before the last sweep
+    /// published neither finds nor keeps anything).
+    fn renew(
+        &mut self,
+        published: &Arc<crate::fabric::Published>,
+    ) -> Result<Vec<(Families, Arc<Deflated>)>, ()> {
+        if std::ptr::eq(self.of.as_ptr(), Arc::as_ptr(published)) {
+            return Ok(Vec::new());
+        }
+        if let Some(now) = self.of.upgrade() {
+            if now.snapshot.sweep.number > published.snapshot.sweep.number {
+                return Err(());
+            }
+        }
+        self.of = Arc::downgrade(published);
+        Ok(std::mem::take(&mut self.parts))
+    }
+}
+
+/// The parts kept for snapshots older than `published`, taken out when it
+/// is published: dropped there (a 48,000-host fabric's are some 140 MB in
+/// hundreds of buffers), not by the first scrape of the new snapshot.
+pub(super) fn stale(
+    kept: &Mutex<Kept>,
+    published: &Arc<crate::fabric::Published>,
+) -> Vec<(Families, Arc<Deflated>)> {
+    let mut k = kept.lock().unwrap_or_else(PoisonError::into_inner);
+    k.renew(published).unwrap_or_default()
+}
+
 /// What a gzip scrape sends for its fabric part: the kept gzip of it, or
 /// it renders and compresses the part, collecting it to keep when no
 /// other scrape is collecting one (a [`Keeper`]).
@@ -97,17 +131,8 @@ pub(super) fn lookup(
     f: Families,
 ) -> Result<Arc<Deflated>, Option<Keeper>> {
     let mut k = kept.lock().unwrap_or_else(PoisonError::into_inner);
-    if !std::ptr::eq(k.of.as_ptr(), Arc::as_ptr(published)) {
-        // A scrape that took its snapshot before the last sweep published
-        // neither finds nor keeps anything.
-        if let Some(now) = k.of.upgrade() {
-            if now.snapshot.sweep.number > published.snapshot.sweep.number {
-                return Err(None);
-            }
-        }
-        // A newer snapshot: the older parts go now.
-        k.of = Arc::downgrade(published);
-        k.parts.clear();
+    if k.renew(published).is_err() {
+        return Err(None);
     }
     if let Some((_, d)) = k.parts.iter().find(|(g, _)| *g == f) {
         return Ok(Arc::clone(d));
@@ -239,6 +264,25 @@ mod tests {
         let vl = Families::of([super::super::Group::Vl]);
         assert!(matches!(lookup(&kept, &p1, vl), Err(Some(_))));
         assert!(matches!(lookup(&kept, &p2, all), Err(Some(_))));
+        assert!(matches!(lookup(&kept, &p1, all), Err(None)));
+        assert!(matches!(lookup(&kept, &p2, all), Err(Some(_))));
+    }
+
+    /// A newer snapshot's publication takes the older parts out (to drop
+    /// them there); an older one's takes nothing.
+    #[test]
+    fn stale_parts_go_at_publication() {
+        let kept = Arc::new(Mutex::new(Kept::default()));
+        let (p1, p2) = (published(1), published(2));
+        let all = Families::DEFAULT;
+        let Err(Some(mut k)) = lookup(&kept, &p1, all) else {
+            panic!("the first scrape collects");
+        };
+        k.add(b"deflated".to_vec());
+        k.keep(&crc32fast::Hasher::new());
+        assert!(stale(&kept, &p1).is_empty());
+        assert_eq!(stale(&kept, &p2).len(), 1);
+        assert!(stale(&kept, &p1).is_empty());
         assert!(matches!(lookup(&kept, &p1, all), Err(None)));
         assert!(matches!(lookup(&kept, &p2, all), Err(Some(_))));
     }

@@ -71,11 +71,11 @@ impl Bits {
         self.pos += o.len();
     }
 
-    /// The whole octets written, taken out; the bits of a part octet stay.
-    pub(super) fn take(&mut self) -> Vec<u8> {
-        let out = self.buf[..self.pos].to_vec();
+    /// The whole octets written, moved to the end of `out`; the bits of a
+    /// part octet stay.
+    pub(super) fn take_into(&mut self, out: &mut Vec<u8>) {
+        out.extend_from_slice(&self.buf[..self.pos]);
         self.pos = 0;
-        out
     }
 
     /// All written, room dropped.

@@ -211,13 +211,13 @@ fn fused_round_trip(labels: &[String], values: &[u64], chunk: usize) -> bool {
             }
             prev = Some((text.len() - at, l.len()));
             if (i + 1) % chunk == 0 {
-                z.extend(e.push_fused(&text, &fused, &toks));
+                e.push_fused(&text, &fused, &toks, &mut z);
                 all.append(&mut text);
                 fused.clear();
             }
         }
     }
-    z.extend(e.push_fused(&text, &fused, &toks));
+    e.push_fused(&text, &fused, &toks, &mut z);
     all.append(&mut text);
     let planned = e.plan.as_ref().is_some_and(|p| !p.is_empty());
     z.extend(e.end(true));
