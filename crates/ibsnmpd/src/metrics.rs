@@ -15,6 +15,7 @@
 
 mod agent;
 mod body;
+mod crc;
 mod deflate;
 pub mod fabric;
 mod gzip;

@@ -11,7 +11,6 @@ use std::task::{Context, Poll};
 use hyper::body::{Bytes, Frame};
 use std::convert::Infallible;
 
-use super::deflate::{Fused, Tok};
 use super::fabric::Exposition;
 use super::gzip::{self, Deflated, Keeper, Part};
 use super::text::{Pool, Text};
@@ -61,13 +60,13 @@ impl Gzip {
         }
     }
 
-    /// Compresses a chunk of the fabric part (`end`: the last one) with
-    /// the lines the encoder may code from their labels' tokens, onto the
-    /// end of `out`.
-    fn fabric(&mut self, text: &[u8], fused: &[Fused], toks: &[Tok], end: bool, out: &mut Vec<u8>) {
+    /// Compresses a chunk of the fabric part (`end`: the last one) that
+    /// `x` filled `text` with (and the lines it noted for the encoder),
+    /// onto the end of `out`.
+    fn fabric(&mut self, text: &[u8], x: &Exposition, end: bool, out: &mut Vec<u8>) {
         // Made at the first chunk: a kept part needs no compressor.
         let part = self.part.get_or_insert_with(Part::new);
-        part.push_fused(text, fused, toks, out);
+        part.push_fused(text, x.fused(), x.toks(), x.labels(), out);
         if end {
             if let Some(part) = self.part.take() {
                 let (tail, crc) = part.end(false);
@@ -158,11 +157,11 @@ impl Work {
                             // wake-ups), up to GZIP_CHUNK octets, coded
                             // straight into the buffer sent.
                             let mut out = Vec::with_capacity(2 * GZIP_CHUNK);
-                            g.fabric(text.as_bytes(), x.fused(), x.toks(), end, &mut out);
+                            g.fabric(text.as_bytes(), x, end, &mut out);
                             while !end && out.len() < GZIP_CHUNK {
                                 text.clear();
                                 end = !x.fill(&mut text, CHUNK);
-                                g.fabric(text.as_bytes(), x.fused(), x.toks(), end, &mut out);
+                                g.fabric(text.as_bytes(), x, end, &mut out);
                             }
                             self.text = Some(text);
                             g.hand_off(out, end)

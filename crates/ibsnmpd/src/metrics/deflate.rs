@@ -15,8 +15,11 @@
 use std::ops::Range;
 
 mod bits;
+mod fused;
 mod plan;
 use bits::{Bits, Put, Run, PUT_MAX};
+use fused::SAMPLE;
+pub(super) use fused::{fits, value_line, Fused, Source, Unwritten};
 use plan::Plan;
 
 /// The longest match deflate codes, and the farthest back it may reach.
@@ -68,24 +71,41 @@ impl Encoder {
     /// whole octets made so far; a few bits may wait for the next call.
     pub fn push(&mut self, text: &[u8]) -> Vec<u8> {
         let mut out = Vec::new();
-        self.push_fused(text, &[], &[], &mut out);
+        self.push_fused(text, &[], &[], &[], &mut out);
         out
     }
 
     /// As [`push`](Self::push), the lines `fused` names (in order, whole
-    /// lines of `text`) coded from their labels' tokens `toks` instead of
-    /// being compared with the line before: `text` then starts a line.
-    /// The octets go to the end of `octets`.
-    pub fn push_fused(&mut self, text: &[u8], fused: &[Fused], toks: &[Tok], octets: &mut Vec<u8>) {
-        if text.is_empty() {
+    /// lines of `text`, or lines it leaves out: [`Fused::unwritten`])
+    /// coded from their labels' tokens `toks` and their `{labels} ` in
+    /// `labels` instead of being compared with the line before: `text`
+    /// then starts a line. The octets go to the end of `octets`.
+    pub fn push_fused(
+        &mut self,
+        text: &[u8],
+        fused: &[Fused],
+        toks: &[Tok],
+        labels: &[u8],
+        octets: &mut Vec<u8>,
+    ) {
+        let unwritten: usize = fused
+            .iter()
+            .filter(|f| f.unwritten.is_some())
+            .map(|f| f.len)
+            .sum();
+        let whole = text.len() + unwritten;
+        if whole == 0 {
             return self.bits.take_into(octets);
         }
         let mut freq = Freq::default();
         self.bits.append(&self.codes.header);
         // No code is longer than two octets a text octet (a literal at most
         // 15 bits, a match of 3 or more at most 48), and the end of block.
-        self.bits.room(2 * text.len() + 8);
+        self.bits.room(2 * whole + 8);
         let (mut at, mut k) = (0, 0);
+        // Whether the line before is one the text leaves out: the next
+        // line of the text is not compared with it.
+        let mut after_unwritten = false;
         while let Some(f) = fused.get(k) {
             let mut out = Out {
                 bits: &mut self.bits,
@@ -95,7 +115,8 @@ impl Encoder {
             };
             // Most fused lines follow another: nothing between.
             if at < f.at {
-                general(&self.tail, &mut self.buf, text, at..f.at, &mut out);
+                let before = (!after_unwritten).then_some(&self.tail[..]);
+                general(before, &mut self.buf, text, at..f.at, &mut out);
             }
             if f.fits() {
                 let plan = self.plan.as_mut();
@@ -104,14 +125,17 @@ impl Encoder {
                     &self.codes,
                     &mut freq,
                     plan,
-                    text,
-                    toks,
+                    Source { text, toks, labels },
                     fused,
                     k,
                 );
+                after_unwritten = fused.get(k - 1).is_some_and(|f| f.unwritten.is_some());
             } else {
-                general(&self.tail, &mut self.buf, text, f.at..f.end, &mut out);
+                // Only lines of the text: those left out fit.
+                let before = (!after_unwritten).then_some(&self.tail[..]);
+                general(before, &mut self.buf, text, f.at..f.end, &mut out);
                 (at, k) = (f.end, k + 1);
+                after_unwritten = false;
             }
         }
         let mut out = Out {
@@ -120,11 +144,12 @@ impl Encoder {
             freq: &mut freq,
             weight: 1,
         };
-        general(&self.tail, &mut self.buf, text, at..text.len(), &mut out);
+        let before = (!after_unwritten).then_some(&self.tail[..]);
+        general(before, &mut self.buf, text, at..text.len(), &mut out);
         out.put(self.codes.end_of_block);
         if self.plan.is_none() {
-            let samples: usize = fused.iter().map(|f| f.end - f.at).sum();
-            if samples * 2 >= text.len() && !fused.is_empty() {
+            let samples: usize = fused.iter().map(|f| f.len).sum();
+            if samples * 2 >= whole && !fused.is_empty() {
                 // These codes serve every family from now on: the
                 // distances and lengths of lines of other names, and the
                 // digits of other values, get codes near those seen here.
@@ -135,17 +160,28 @@ impl Encoder {
         }
         // The last line, kept for the next piece when a match can reach it
         // (a piece of one line follows the tail; one of fused lines starts
-        // a line).
-        let last = match memchr::memrchr(b'\n', &text[..text.len() - 1]) {
-            Some(p) => &text[p + 1..],
-            None if !fused.is_empty() => text,
-            None => &self.buf[..],
+        // a line). None when it is a line the text leaves out: the next
+        // piece's first line is not compared with it.
+        let last = if after_unwritten && at == text.len() {
+            &[][..]
+        } else {
+            match memchr::memrchr(b'\n', &text[..text.len() - 1]) {
+                Some(p) => &text[p + 1..],
+                None if !fused.is_empty() => text,
+                None => &self.buf[..],
+            }
         };
         self.tail.clear();
         if last.len() <= WINDOW {
             self.tail.extend_from_slice(last);
         }
         self.bits.take_into(octets);
+    }
+
+    /// Whether lines were coded from the stream's plan.
+    #[cfg(test)]
+    pub fn planned(&self) -> bool {
+        self.plan.as_ref().is_some_and(|p| !p.is_empty())
     }
 
     /// Ends the stream (`last`) with a final empty block, or leaves it
@@ -178,8 +214,7 @@ fn run(
     codes: &Codes,
     freq: &mut Freq,
     mut plan: Option<&mut Plan>,
-    text: &[u8],
-    toks: &[Tok],
+    src: Source,
     fused: &[Fused],
     mut k: usize,
 ) -> (usize, usize) {
@@ -196,7 +231,7 @@ fn run(
         weight: 1,
     };
     if let Some(plan) = plan.as_deref_mut() {
-        plan.fit(toks.len());
+        plan.fit(src.toks.len());
     }
     let mut at = fused.get(k).map_or(0, |f| f.at);
     while let Some(f) = fused.get(k) {
@@ -204,16 +239,16 @@ fn run(
             break;
         }
         if let Some(plan) = plan.as_deref_mut() {
-            f.code_planned(text, toks, plan, &mut out);
+            plan.code(f, &src, &mut out);
         } else if k.is_multiple_of(SAMPLE) {
             // One fused line in SAMPLE is counted for the next block's
             // codes, as SAMPLE lines: their symbols are alike, and
             // counting each cost a tenth of the coding.
             out.weight = SAMPLE as u32;
-            f.code::<true, _>(text, toks, &mut out);
+            f.code::<true, _>(&src, &mut out);
             out.weight = 1;
         } else {
-            f.code::<false, _>(text, toks, &mut out);
+            f.code::<false, _>(&src, &mut out);
         }
         at = f.end;
         k += 1;
@@ -226,22 +261,34 @@ fn run(
 
 /// The lines of `text[r]` (whole lines, or the first continuing `tail`
 /// when `r` starts the piece), each compared with the line before it.
-fn general(tail: &[u8], buf: &mut Vec<u8>, text: &[u8], r: Range<usize>, out: &mut Out<&mut Bits>) {
+/// `tail` None: the line before `r` is not at hand (one the text leaves
+/// out), and `r`'s first line is compared with nothing.
+fn general(
+    tail: Option<&[u8]>,
+    buf: &mut Vec<u8>,
+    text: &[u8],
+    r: Range<usize>,
+    out: &mut Out<&mut Bits>,
+) {
     if r.is_empty() {
         return;
     }
-    if r.start == 0 {
-        // The piece's first line follows the tail in a buffer of both; the
-        // other lines are compared where they are.
-        let first = memchr::memchr(b'\n', &text[..r.end]).map_or(r.end, |p| p + 1);
-        buf.clear();
-        buf.extend_from_slice(tail);
-        buf.extend_from_slice(&text[..first]);
-        tokenize(buf, 0..tail.len(), out);
-        tokenize(&text[..r.end], 0..first, out);
-    } else {
-        let prev = memchr::memrchr(b'\n', &text[..r.start - 1]).map_or(0, |p| p + 1);
-        tokenize(&text[..r.end], prev..r.start, out);
+    match tail {
+        None => tokenize(&text[..r.end], r.start..r.start, out),
+        Some(tail) if r.start == 0 => {
+            // The piece's first line follows the tail in a buffer of both;
+            // the other lines are compared where they are.
+            let first = memchr::memchr(b'\n', &text[..r.end]).map_or(r.end, |p| p + 1);
+            buf.clear();
+            buf.extend_from_slice(tail);
+            buf.extend_from_slice(&text[..first]);
+            tokenize(buf, 0..tail.len(), out);
+            tokenize(&text[..r.end], 0..first, out);
+        }
+        Some(_) => {
+            let prev = memchr::memrchr(b'\n', &text[..r.start - 1]).map_or(0, |p| p + 1);
+            tokenize(&text[..r.end], prev..r.start, out);
+        }
     }
 }
 
@@ -297,84 +344,6 @@ impl Sink for Recorder<'_> {
     }
     fn matches(&mut self, n: usize, dist: usize) {
         self.toks.push(Tok::Match(n as u16, dist as u16));
-    }
-}
-
-/// A sample line `name{labels} value\n` of `text` that follows
-/// `name{prev} value\n` (the same name, the labels of the port before):
-/// coded as the name matched one line back, the labels' tokens worked out
-/// once (their distances moved by what the lines hold besides the labels),
-/// and the value as literals.
-#[derive(Debug, Clone)]
-pub(super) struct Fused {
-    /// Where the line starts and ends (after its newline) in `text`.
-    pub at: usize,
-    pub end: usize,
-    /// Octets of the name, of the labels, of the previous line and its
-    /// labels.
-    pub name: usize,
-    pub labels: usize,
-    pub prev_len: usize,
-    pub prev_labels: usize,
-    /// The labels' tokens: where in the tokens given.
-    pub toks: Range<u32>,
-    /// Its row: the same for every line of the same labels, and dense
-    /// (what the plan is kept by).
-    pub row: u32,
-}
-
-/// Fused lines are counted for the next block's codes one in this many.
-const SAMPLE: usize = 8;
-
-impl Fused {
-    /// Whether the line can be coded from its tokens: its name matched
-    /// and the line before within the window.
-    fn fits(&self) -> bool {
-        self.name >= MIN_MATCH && self.prev_len + self.labels + 4 <= WINDOW
-    }
-
-    /// Coded with the stream's fixed codes: the name matched (running on
-    /// into the labels' first match), the labels as worked out once for
-    /// the port, the value as literals.
-    #[inline(always)]
-    fn code_planned<W: Put>(&self, text: &[u8], toks: &[Tok], plan: &mut Plan, out: &mut Out<W>) {
-        let synthetic = self.prev_labels + 4;
-        let shift = self.prev_len - synthetic;
-        let braces = self.at + self.name;
-        let (coded, first) = plan.get(toks, self, text, out.codes);
-        out.matches::<false>(self.name + first, self.prev_len);
-        out.coded(coded, shift);
-        out.literals::<false>(text.get(braces + self.labels + 3..self.end).unwrap_or(&[]));
-    }
-
-    #[inline(always)]
-    fn code<const COUNT: bool, W: Put>(&self, text: &[u8], toks: &[Tok], out: &mut Out<W>) {
-        let toks = &toks[self.toks.start as usize..self.toks.end as usize];
-        // Distances of the labels' lines (`{prev} ` and a newline) and of
-        // the real ones differ by the name and the previous value.
-        let synthetic = self.prev_labels + 4;
-        let shift = self.prev_len - synthetic;
-        let braces = self.at + self.name;
-        let rest = match toks.first() {
-            Some(&Tok::Match(n, d)) if usize::from(d) == synthetic => {
-                out.matches::<COUNT>(self.name + usize::from(n), self.prev_len);
-                toks.get(1..).unwrap_or(&[])
-            }
-            _ => {
-                out.matches::<COUNT>(self.name, self.prev_len);
-                toks
-            }
-        };
-        for t in rest {
-            match *t {
-                Tok::Lits(a, b) => out.literals::<COUNT>(
-                    text.get(braces + usize::from(a)..braces + usize::from(b))
-                        .unwrap_or(&[]),
-                ),
-                Tok::Match(n, d) => out.matches::<COUNT>(usize::from(n), usize::from(d) + shift),
-            }
-        }
-        out.literals::<COUNT>(text.get(braces + self.labels + 3..self.end).unwrap_or(&[]));
     }
 }
 
@@ -977,4 +946,4 @@ fn dynamic_header(bits: &mut Bits, litlen: &Code, dist: &Code) {
 }
 
 #[cfg(test)]
-mod tests;
+pub(super) mod tests;

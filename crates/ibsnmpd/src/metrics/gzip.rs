@@ -10,7 +10,9 @@ use std::sync::{Arc, Mutex, PoisonError, Weak};
 
 use hyper::body::Bytes;
 
-use super::deflate::{Encoder, Fused, Tok};
+use super::crc::Crc;
+use super::deflate::{value_line, Encoder, Fused, Tok};
+use super::text::VALUE_ROOM;
 use super::Families;
 
 /// The member header: deflate, no name, no time, OS unknown.
@@ -25,14 +27,14 @@ const KEPT_MAX: usize = 256 << 20;
 /// One part of the text, being compressed.
 pub(super) struct Part {
     z: Encoder,
-    crc: crc32fast::Hasher,
+    crc: Crc,
 }
 
 impl Part {
     pub fn new() -> Part {
         Part {
             z: Encoder::new(),
-            crc: crc32fast::Hasher::new(),
+            crc: Crc::default(),
         }
     }
 
@@ -44,17 +46,40 @@ impl Part {
     }
 
     /// As [`push`](Self::push), with the sample lines the encoder may code
-    /// from their labels' tokens ([`Encoder::push_fused`]).
-    pub fn push_fused(&mut self, text: &[u8], fused: &[Fused], toks: &[Tok], out: &mut Vec<u8>) {
-        self.crc.update(text);
-        self.z.push_fused(text, fused, toks, out);
+    /// from their labels' tokens and `{labels} ` ([`Encoder::push_fused`]),
+    /// some of them left out of `text` (counted in the CRC from theirs).
+    pub fn push_fused(
+        &mut self,
+        text: &[u8],
+        fused: &[Fused],
+        toks: &[Tok],
+        labels: &[u8],
+        out: &mut Vec<u8>,
+    ) {
+        let mut at = 0;
+        let mut digits = [0; VALUE_ROOM];
+        for f in fused {
+            if let Some(u) = &f.unwritten {
+                self.crc.update(text.get(at..f.at).unwrap_or(&[]));
+                at = f.at;
+                self.crc
+                    .line(u.name, u.labels, value_line(u.value, &mut digits));
+            }
+        }
+        self.crc.update(text.get(at..).unwrap_or(&[]));
+        self.z.push_fused(text, fused, toks, labels, out);
+    }
+
+    #[cfg(test)]
+    pub fn encoder(&self) -> &Encoder {
+        &self.z
     }
 
     /// Ends the part: its last octets and the CRC of its text. `last`
     /// ends the deflate stream; otherwise a sync flush leaves it open for
     /// the next part.
     pub fn end(self, last: bool) -> (Vec<u8>, crc32fast::Hasher) {
-        (self.z.end(last), self.crc)
+        (self.z.end(last), self.crc.hasher())
     }
 }
 
@@ -207,6 +232,9 @@ impl Drop for Keeper {
             .collecting = false;
     }
 }
+
+#[cfg(test)]
+mod fused_tests;
 
 #[cfg(test)]
 mod tests {

@@ -10,12 +10,14 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use hyper::body::Bytes;
 
+use super::crc::Known;
+
 /// A metric name's longest copy in one fixed-size move (longer names are
 /// copied as they are).
 const NAME_BLOCK: usize = 64;
 
 /// Room for a value's digits and the newline (u64::MAX has 20 digits).
-const VALUE_ROOM: usize = 21;
+pub(super) const VALUE_ROOM: usize = 21;
 
 /// A chunk's text.
 pub(super) struct Text {
@@ -213,6 +215,8 @@ pub(super) struct Name {
     block: [u8; NAME_BLOCK],
     /// The room a sample line needs besides its labels.
     room: usize,
+    /// Its CRC, for lines left out of the text with gzip.
+    pub known: Known,
 }
 
 impl Default for Name {
@@ -231,6 +235,7 @@ impl Name {
             len: text.len(),
             fits: text.len() <= NAME_BLOCK,
             room: NAME_BLOCK.max(text.len()) + VALUE_ROOM,
+            known: Known::of(text.as_bytes()),
             text,
             block,
         }
@@ -255,7 +260,7 @@ const POW10: [u64; 20] = {
 /// Digits of `v` in decimal, from its bit length (log10(2) is about
 /// 1233/4096; the guess may be one too many): fewer instructions than
 /// `ilog10`.
-fn digits(v: u64) -> usize {
+pub(super) fn digits(v: u64) -> usize {
     let v = v | 1;
     let t = (((64 - v.leading_zeros()) * 1233) >> 12) as usize;
     t + POW10.get(t).map_or(1, |&p| usize::from(v >= p))
@@ -278,7 +283,7 @@ const PAIRS: [u8; 200] = {
 /// the u64, two table reads), where `itoa` writes into a buffer of its own
 /// to be copied.
 #[inline(always)]
-fn decimal(w: &mut [u8], mut v: u64) -> usize {
+pub(super) fn decimal(w: &mut [u8], mut v: u64) -> usize {
     // Most samples: error counters at zero, states.
     if v < 10 {
         if let Some(d) = w.first_mut() {

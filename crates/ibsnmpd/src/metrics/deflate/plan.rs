@@ -6,7 +6,8 @@
 //! few writes (its distances, which move with the line before, and its
 //! value) instead of a table lookup per octet and a write per token.
 
-use super::{long_match_lengths, Codes, Fused, Out, Tok, MIN_MATCH, PUT_MAX};
+use super::{long_match_lengths, Codes, Fused, Out, Source, Tok, MIN_MATCH, PUT_MAX};
+use crate::metrics::text::VALUE_ROOM;
 
 /// The most bits a distance takes: a 15-bit code and 13 extra bits.
 const DIST_BITS_MAX: u32 = 28;
@@ -58,23 +59,17 @@ impl Plan {
         }
     }
 
-    /// The writes of line `f`'s label tokens (in `toks`; its labels in
-    /// `text`) coded with `codes`, worked out the first time; and the
+    /// The writes of line `f`'s label tokens (in `src`, with its labels)
+    /// coded with `codes`, worked out the first time; and the
     /// length of a first match that starts at the labels (0: none). The
     /// tokens of one range stand for the same labels each time, as a
     /// snapshot's rows make them.
     #[inline(always)]
-    pub fn get(
-        &mut self,
-        toks: &[Tok],
-        f: &Fused,
-        text: &[u8],
-        codes: &Codes,
-    ) -> (&[Coded], usize) {
+    pub fn get(&mut self, src: &Source, f: &Fused, codes: &Codes) -> (&[Coded], usize) {
         let row = f.row as usize;
         let mut at = self.at.get(row).copied().unwrap_or(UNSET);
         if at == UNSET {
-            at = self.work_out(toks, f, text, codes);
+            at = self.work_out(src, f, codes);
             if self.at.len() <= row {
                 self.at.resize(row + 1, UNSET);
             }
@@ -87,13 +82,13 @@ impl Plan {
     }
 
     #[cold]
-    fn work_out(&mut self, toks: &[Tok], f: &Fused, text: &[u8], codes: &Codes) -> (u32, u32, u32) {
-        let toks = toks
+    fn work_out(&mut self, src: &Source, f: &Fused, codes: &Codes) -> (u32, u32, u32) {
+        let toks = src
+            .toks
             .get(f.toks.start as usize..f.toks.end as usize)
             .unwrap_or(&[]);
         // The line's `{labels} `: the literals' offsets are into it.
-        let braces = f.at + f.name;
-        let labels = text.get(braces..braces + f.labels + 3).unwrap_or(&[]);
+        let labels = f.braced(src.labels);
         let synthetic = f.prev_labels + 4;
         let start = self.coded.len() as u32;
         let (first, rest) = match toks.split_first() {
@@ -139,6 +134,22 @@ impl Plan {
             }
         }
         (start, self.coded.len() as u32, first)
+    }
+}
+
+impl Plan {
+    /// Codes line `f` with the stream's fixed codes: the name matched
+    /// (running on into the labels' first match), the labels as worked
+    /// out once for the port, the value as literals.
+    #[inline(always)]
+    pub fn code<W: super::Put>(&mut self, f: &Fused, src: &Source, out: &mut Out<W>) {
+        let synthetic = f.prev_labels + 4;
+        let shift = f.prev_len - synthetic;
+        let (coded, first) = self.get(src, f, out.codes);
+        out.matches::<false>(f.name + first, f.prev_len);
+        out.coded(coded, shift);
+        let mut digits = [0; VALUE_ROOM];
+        out.literals::<false>(f.value(src.text, &mut digits));
     }
 }
 

@@ -13,7 +13,7 @@ fn deflate(pieces: &[&[u8]]) -> Vec<u8> {
     out
 }
 
-fn inflate(z: &[u8]) -> Vec<u8> {
+pub(in crate::metrics) fn inflate(z: &[u8]) -> Vec<u8> {
     let mut text = Vec::new();
     flate2::read::DeflateDecoder::new(z)
         .read_to_end(&mut text)
@@ -167,115 +167,7 @@ fn lines() -> impl Strategy<Value = Vec<u8>> {
     .prop_map(|v| v.concat())
 }
 
-/// Sample lines of `labels` (one family, then others after a line of
-/// another shape, their names of other lengths), values `values`, coded
-/// from their labels' tokens in chunks of `chunk` lines as the renderer
-/// hands them over; whether lines were coded from the stream's plan
-/// (the labels worked out once, after the codes stay).
-fn fused_round_trip(labels: &[String], values: &[u64], chunk: usize) -> bool {
-    let mut toks = Vec::new();
-    let ranges: Vec<Option<Range<u32>>> = (0..labels.len())
-        .map(|i| {
-            let start = toks.len() as u32;
-            (i > 0 && label_tokens(&labels[i - 1], &labels[i], &mut toks))
-                .then_some(start..toks.len() as u32)
-        })
-        .collect();
-    let mut e = Encoder::new();
-    let (mut z, mut all) = (Vec::new(), Vec::new());
-    let (mut text, mut fused) = (Vec::new(), Vec::new());
-    let names = [
-        "a_family_total",
-        "the_next_one",
-        "abc",
-        "a_much_longer_family_name_total",
-    ];
-    for (family, name) in names.iter().enumerate() {
-        text.extend_from_slice(b"# TYPE x counter\n");
-        let mut prev: Option<(usize, usize)> = None;
-        for (i, l) in labels.iter().enumerate() {
-            let at = text.len();
-            let v = values[(i + family) % values.len()];
-            text.extend_from_slice(format!("{name}{{{l}}} {v}\n").as_bytes());
-            if let (Some((len, prev_labels)), Some(r)) = (prev, ranges[i].clone()) {
-                fused.push(Fused {
-                    at,
-                    end: text.len(),
-                    name: name.len(),
-                    labels: l.len(),
-                    prev_len: len,
-                    prev_labels,
-                    toks: r,
-                    row: i as u32,
-                });
-            }
-            prev = Some((text.len() - at, l.len()));
-            if (i + 1) % chunk == 0 {
-                e.push_fused(&text, &fused, &toks, &mut z);
-                all.append(&mut text);
-                fused.clear();
-            }
-        }
-    }
-    e.push_fused(&text, &fused, &toks, &mut z);
-    all.append(&mut text);
-    let planned = e.plan.as_ref().is_some_and(|p| !p.is_empty());
-    z.extend(e.end(true));
-    assert_eq!(inflate(&z), all);
-    planned
-}
-
-#[test]
-fn fused_port_lines_round_trip() {
-    let labels: Vec<String> = (0..300)
-        .map(|p| {
-            format!(
-                "guid=\"0x0000000000200{:03x}\",switch=\"edge{:04}\",port=\"{}\",uplink=\"host{:04}\",uplink_port=\"1\"",
-                p / 36, p / 36, p % 36 + 1, p
-            )
-        })
-        .collect();
-    for chunk in [1, 7, 1000] {
-        // Past the first blocks, the labels are coded from the plan (a
-        // chunk of 1,000 lines makes the whole text one block).
-        let planned = fused_round_trip(&labels, &[0, 12345678901234, 7, 42], chunk);
-        assert_eq!(planned, chunk < 1000, "chunk {chunk}");
-        // Equal values one after another, and values ending alike but
-        // of other lengths.
-        fused_round_trip(&labels, &[0, 0, 10, 0, 5, 5, 15], chunk);
-    }
-    // Lines farther apart than the distances read from the per-block
-    // table (1,024 octets), more of them than one counted in 8.
-    let wide: Vec<String> = (0..40)
-        .map(|p| {
-            format!(
-                "guid=\"0x{p:04x}\",d=\"{}\",port=\"{}\"",
-                "d".repeat(1500),
-                p % 3
-            )
-        })
-        .collect();
-    fused_round_trip(&wide, &[3, 1234567, 0], 1000);
-    // Labels too long to be worked out, and longer than the window.
-    let long = vec!["x=\"".to_string() + &"y".repeat(40_000) + "\""; 3];
-    fused_round_trip(&long, &[1], 2);
-}
-
 proptest! {
-    #[test]
-    fn fused_lines_round_trip(
-        labels in prop::collection::vec(lines(), 1..40),
-        values in prop::collection::vec(any::<u64>(), 1..5),
-        chunk in 1usize..50,
-    ) {
-        // Labels hold no newline (the exposition escapes it).
-        let labels: Vec<String> = labels
-            .into_iter()
-            .map(|l| String::from_utf8_lossy(&l).replace('\n', "n"))
-            .collect();
-        fused_round_trip(&labels, &values, chunk);
-    }
-
     #[test]
     fn any_octets_round_trip(data in prop::collection::vec(any::<u8>(), 0..3000), cut in 0usize..3000) {
         let cut = cut.min(data.len());

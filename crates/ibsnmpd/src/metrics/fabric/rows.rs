@@ -12,6 +12,7 @@ use ib::types::{Guid, NodeType, PortNum};
 use super::families::{counters, CounterFn, HEALTH_GAUGES, STATE_GAUGES};
 use super::{Families, Group};
 use crate::health::HealthReport;
+use crate::metrics::crc::Known;
 use crate::metrics::deflate::{label_tokens, Tok};
 
 /// Node types, in the order the exposition lists them.
@@ -56,6 +57,9 @@ pub(super) struct Row {
     /// Its place among the rows of both types (switches' first): what the
     /// deflate encoder keeps its coded labels by.
     pub(super) id: u32,
+    /// The CRC of its `{labels} `, for lines left out of the text with
+    /// gzip.
+    pub(super) known: Known,
 }
 
 /// The shown ports of one published snapshot, by node type.
@@ -117,6 +121,11 @@ impl Rows {
 
     pub(super) fn toks(&self) -> &[Tok] {
         &self.toks
+    }
+
+    /// Every row's `{labels} ` ([`Row::braced`] is where in them).
+    pub(super) fn all_labels(&self) -> &[u8] {
+        self.labels.as_bytes()
     }
 
     /// Counter family `c`'s values of the rows of type `k` (empty: its
@@ -217,6 +226,7 @@ pub fn rows(published: &crate::fabric::Published, families: Families) -> Rows {
                 toks: None,
                 counted: p.counters.is_some(),
                 id: 0,
+                known: Known::of(&labels.as_bytes()[at..]),
             });
         }
     }
