@@ -185,6 +185,9 @@ struct Lines<'a> {
     rows: &'a Rows,
     /// The family's metric name.
     name: &'a Name,
+    /// The text's length at which the chunk holds what it wants (less
+    /// the lines left out of the text).
+    want: usize,
 }
 
 impl Lines<'_> {
@@ -197,18 +200,12 @@ impl Lines<'_> {
         let at = self.out.len();
         if let Some(f) = self.fuse.as_deref_mut() {
             if f.leave_out(at, self.pos, r, self.name, value) {
+                self.want = self.want.saturating_sub(f.last.len);
                 return;
             }
         }
         self.out.sample(self.name, self.rows.braced(r), value);
         self.note(at, r);
-    }
-
-    /// Whether the chunk holds `want` octets (with those of lines left
-    /// out of its text).
-    #[inline(always)]
-    fn full(&self, want: usize) -> bool {
-        self.out.len() + self.fuse.as_ref().map_or(0, |f| f.unwritten) >= want
     }
 
     /// A port's float gauge ([`value_f64`]), noted as [`sample`](Self::sample)
@@ -486,15 +483,17 @@ impl Exposition {
         items: &[T],
         mut write: impl FnMut(&mut Lines, &T),
     ) -> bool {
+        let unwritten = self.fuse.as_ref().map_or(0, |f| f.unwritten);
         let mut lines = Lines {
             out,
             fuse: self.fuse.as_mut(),
             pos: self.pos,
             rows: &self.rows,
             name: &self.name,
+            want: want.saturating_sub(unwritten),
         };
         while let Some(item) = items.get(lines.pos) {
-            if lines.full(want) {
+            if lines.out.len() >= lines.want {
                 break;
             }
             write(&mut lines, item);
