@@ -11,6 +11,7 @@ use std::task::{Context, Poll};
 use hyper::body::{Bytes, Frame};
 use std::convert::Infallible;
 
+use super::deflate::Source;
 use super::fabric::Exposition;
 use super::gzip::{self, Deflated, Keeper, Part};
 use super::text::{Pool, Text};
@@ -66,7 +67,12 @@ impl Gzip {
     fn fabric(&mut self, text: &[u8], x: &Exposition, end: bool, out: &mut Vec<u8>) {
         // Made at the first chunk: a kept part needs no compressor.
         let part = self.part.get_or_insert_with(Part::new);
-        part.push_fused(text, x.fused(), x.toks(), x.labels(), out);
+        let src = Source {
+            text,
+            toks: x.toks(),
+            labels: x.labels(),
+        };
+        part.push_fused(src, x.fused(), out);
         if end {
             if let Some(part) = self.part.take() {
                 let (tail, crc) = part.end(false);

@@ -71,23 +71,23 @@ impl Encoder {
     /// whole octets made so far; a few bits may wait for the next call.
     pub fn push(&mut self, text: &[u8]) -> Vec<u8> {
         let mut out = Vec::new();
-        self.push_fused(text, &[], &[], &[], &mut out);
+        let src = Source {
+            text,
+            toks: &[],
+            labels: &[],
+        };
+        self.push_fused(src, &[], &mut out);
         out
     }
 
-    /// As [`push`](Self::push), the lines `fused` names (in order, whole
-    /// lines of `text`, or lines it leaves out: [`Fused::unwritten`])
-    /// coded from their labels' tokens `toks` and their `{labels} ` in
-    /// `labels` instead of being compared with the line before: `text`
-    /// then starts a line. The octets go to the end of `octets`.
-    pub fn push_fused(
-        &mut self,
-        text: &[u8],
-        fused: &[Fused],
-        toks: &[Tok],
-        labels: &[u8],
-        octets: &mut Vec<u8>,
-    ) {
+    /// As [`push`](Self::push) of `src.text`, the lines `fused` names (in
+    /// order, whole lines of the text, or lines it leaves out:
+    /// [`Fused::unwritten`]) coded from their labels' tokens and their
+    /// `{labels} ` in `src` instead of being compared with the line
+    /// before: the text then starts a line. The octets go to the end of
+    /// `octets`.
+    pub fn push_fused(&mut self, src: Source, fused: &[Fused], octets: &mut Vec<u8>) {
+        let text = src.text;
         let unwritten: usize = fused
             .iter()
             .filter(|f| f.unwritten.is_some())
@@ -120,15 +120,7 @@ impl Encoder {
             }
             if f.fits() {
                 let plan = self.plan.as_mut();
-                (at, k) = run(
-                    &mut self.bits,
-                    &self.codes,
-                    &mut freq,
-                    plan,
-                    Source { text, toks, labels },
-                    fused,
-                    k,
-                );
+                (at, k) = run(&mut self.bits, &self.codes, &mut freq, plan, src, fused, k);
                 after_unwritten = fused.get(k - 1).is_some_and(|f| f.unwritten.is_some());
             } else {
                 // Only lines of the text: those left out fit.

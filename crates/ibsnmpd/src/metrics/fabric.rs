@@ -122,23 +122,12 @@ impl Fuse {
             return false;
         }
         let len = name_len + braced + digits(value) + 1;
-        self.lines.push(Fused {
-            at,
-            end: at,
-            len,
-            name: name_len,
-            labels,
-            prev_len: last.len,
-            prev_labels: last.labels,
-            toks: a..b,
-            row: r.id,
-            braced: r.braced.start,
-            unwritten: Some(Unwritten {
-                value,
-                name: name.known,
-                labels: r.known,
-            }),
-        });
+        let unwritten = Unwritten {
+            value,
+            name: name.known,
+            labels: r.known,
+        };
+        self.push(r, a..b, name_len, (at, at, len), Some(unwritten));
         self.last = Last {
             row: pos,
             labels,
@@ -147,6 +136,32 @@ impl Fuse {
         };
         self.unwritten += len;
         true
+    }
+
+    /// Notes row `r`'s line (its label tokens `toks`, a name `name` octets
+    /// long, where it starts and ends in the text and its length), which
+    /// follows the line [`last`](Self::last) notes.
+    fn push(
+        &mut self,
+        r: &Row,
+        toks: std::ops::Range<u32>,
+        name: usize,
+        (at, end, len): (usize, usize, usize),
+        unwritten: Option<Unwritten>,
+    ) {
+        self.lines.push(Fused {
+            at,
+            end,
+            len,
+            name,
+            labels: r.braced.end - r.braced.start - 3,
+            prev_len: self.last.len,
+            prev_labels: self.last.labels,
+            toks,
+            row: r.id,
+            braced: r.braced.start,
+            unwritten,
+        });
     }
 }
 
@@ -230,19 +245,7 @@ impl Lines<'_> {
             .toks
             .filter(|_| last.end == at && last.row + 1 == self.pos)
         {
-            f.lines.push(Fused {
-                at,
-                end,
-                len: end - at,
-                name: self.name.as_str().len(),
-                labels,
-                prev_len: last.len,
-                prev_labels: last.labels,
-                toks: a..b,
-                row: r.id,
-                braced: r.braced.start,
-                unwritten: None,
-            });
+            f.push(r, a..b, self.name.as_str().len(), (at, end, end - at), None);
         }
         f.last = Last {
             row: self.pos,

@@ -11,7 +11,7 @@ use std::sync::{Arc, Mutex, PoisonError, Weak};
 use hyper::body::Bytes;
 
 use super::crc::Crc;
-use super::deflate::{value_line, Encoder, Fused, Tok};
+use super::deflate::{value_line, Encoder, Fused, Source};
 use super::text::VALUE_ROOM;
 use super::Families;
 
@@ -47,15 +47,9 @@ impl Part {
 
     /// As [`push`](Self::push), with the sample lines the encoder may code
     /// from their labels' tokens and `{labels} ` ([`Encoder::push_fused`]),
-    /// some of them left out of `text` (counted in the CRC from theirs).
-    pub fn push_fused(
-        &mut self,
-        text: &[u8],
-        fused: &[Fused],
-        toks: &[Tok],
-        labels: &[u8],
-        out: &mut Vec<u8>,
-    ) {
+    /// some of them left out of the text (counted in the CRC from theirs).
+    pub fn push_fused(&mut self, src: Source, fused: &[Fused], out: &mut Vec<u8>) {
+        let text = src.text;
         let mut at = 0;
         let mut digits = [0; VALUE_ROOM];
         for f in fused {
@@ -67,7 +61,7 @@ impl Part {
             }
         }
         self.crc.update(text.get(at..).unwrap_or(&[]));
-        self.z.push_fused(text, fused, toks, labels, out);
+        self.z.push_fused(src, fused, out);
     }
 
     #[cfg(test)]
@@ -270,21 +264,29 @@ mod tests {
         Arc::new(crate::fabric::Published::new(Arc::new(snap)))
     }
 
+    /// The default families' part of `p` kept, and the chunk sent; while
+    /// it is collected, no other scrape collects one.
+    fn one_kept(p: &Arc<crate::fabric::Published>) -> (Arc<Mutex<Kept>>, Bytes) {
+        let kept = Arc::new(Mutex::new(Kept::default()));
+        let all = Families::DEFAULT;
+        let Err(Some(mut k)) = lookup(&kept, p, all) else {
+            panic!("the first scrape collects");
+        };
+        assert!(matches!(lookup(&kept, p, all), Err(None)));
+        let (sent, keeping) = k.add(b"deflated".to_vec());
+        assert!(keeping);
+        k.keep(&crc32fast::Hasher::new());
+        (kept, sent)
+    }
+
     /// One scrape collects a part at a time; the part kept serves the
     /// same snapshot and family set only; a newer snapshot drops it, and
     /// a scrape of an older one neither finds nor keeps anything.
     #[test]
     fn parts_are_kept_per_snapshot_and_family_set() {
-        let kept = Arc::new(Mutex::new(Kept::default()));
         let (p1, p2) = (published(1), published(2));
         let all = Families::DEFAULT;
-        let Err(Some(mut k)) = lookup(&kept, &p1, all) else {
-            panic!("the first scrape collects");
-        };
-        assert!(matches!(lookup(&kept, &p1, all), Err(None)));
-        let (sent, keeping) = k.add(b"deflated".to_vec());
-        assert!(keeping);
-        k.keep(&crc32fast::Hasher::new());
+        let (kept, sent) = one_kept(&p1);
         let Ok(d) = lookup(&kept, &p1, all) else {
             panic!("kept");
         };
@@ -300,14 +302,9 @@ mod tests {
     /// them there); an older one's takes nothing.
     #[test]
     fn stale_parts_go_at_publication() {
-        let kept = Arc::new(Mutex::new(Kept::default()));
         let (p1, p2) = (published(1), published(2));
         let all = Families::DEFAULT;
-        let Err(Some(mut k)) = lookup(&kept, &p1, all) else {
-            panic!("the first scrape collects");
-        };
-        k.add(b"deflated".to_vec());
-        k.keep(&crc32fast::Hasher::new());
+        let (kept, _) = one_kept(&p1);
         assert!(stale(&kept, &p1).is_empty());
         assert_eq!(stale(&kept, &p2).len(), 1);
         assert!(stale(&kept, &p1).is_empty());

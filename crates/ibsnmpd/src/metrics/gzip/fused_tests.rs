@@ -8,7 +8,11 @@ use proptest::prelude::*;
 use super::Part;
 use crate::metrics::crc::Known;
 use crate::metrics::deflate::tests::inflate;
-use crate::metrics::deflate::{fits, label_tokens, Fused, Unwritten};
+use crate::metrics::deflate::{fits, label_tokens, Fused, Source, Tok, Unwritten};
+
+fn source<'a>(text: &'a [u8], toks: &'a [Tok], labels: &'a [u8]) -> Source<'a> {
+    Source { text, toks, labels }
+}
 
 /// Sample lines of `labels` (one family, then others after a line of
 /// another shape, their names of other lengths), values `values`, coded
@@ -90,13 +94,13 @@ fn fused_round_trip(
             }
             prev = Some((line.len(), l.len()));
             if (i + 1) % chunk == 0 {
-                part.push_fused(&text, &fused, &toks, &braced, &mut z);
+                part.push_fused(source(&text, &toks, &braced), &fused, &mut z);
                 text.clear();
                 fused.clear();
             }
         }
     }
-    part.push_fused(&text, &fused, &toks, &braced, &mut z);
+    part.push_fused(source(&text, &toks, &braced), &fused, &mut z);
     let planned = part.encoder().planned();
     let (tail, crc) = part.end(true);
     z.extend(tail);
