@@ -107,8 +107,8 @@ impl Fuse {
     /// Notes row `r`'s sample line of `value`, at `at` of the text and the
     /// `pos`th of its family, as one the text leaves out when the encoder
     /// can code it from its labels' tokens (it follows the port before's
-    /// line): its labels are then not copied (a port's labels are read
-    /// from memory for each family, a tenth of a 48,000-host scrape).
+    /// line): its labels are then not copied (read from memory for each
+    /// family, that copy was a sixth of a 48,000-host gzip scrape).
     /// False: the line is to be written.
     #[inline(always)]
     fn leave_out(&mut self, at: usize, pos: usize, r: &Row, name: &Name, value: u64) -> bool {
