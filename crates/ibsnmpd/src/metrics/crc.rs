@@ -136,7 +136,7 @@ pub(super) struct Crc {
     shifts: Vec<Option<Box<Shift>>>,
     /// The last line's name and labels' length, the name's CRC moved past
     /// labels that long, and their joint length.
-    joint: ((Known, u32), u32, usize),
+    joint: ((Known, u32), u32, u32),
 }
 
 impl Default for Crc {
@@ -185,16 +185,11 @@ impl Crc {
         };
         if self.joint.0 != (name, labels.len) {
             let moved = self.shift(labels.len).apply(name.crc);
-            let both = name.len + labels.len;
-            self.shift(both);
-            self.joint = ((name, labels.len), moved, both as usize);
+            self.joint = ((name, labels.len), moved, name.len + labels.len);
         }
         let (_, moved, both) = self.joint;
-        let r = match self.shifts.get(both) {
-            Some(Some(s)) => s.apply(r) ^ moved ^ labels.crc,
-            _ => r,
-        };
-        let len = both as u64 + value.len() as u64;
+        let r = self.shift(both).apply(r) ^ moved ^ labels.crc;
+        let len = u64::from(both) + value.len() as u64;
         self.raw = Some((raw(r, value), n + len));
     }
 
