@@ -296,6 +296,11 @@ impl Exposition {
         self.rows.toks()
     }
 
+    /// Octets of the chunk's lines left out of its text (with gzip).
+    fn unwritten(&self) -> usize {
+        self.fuse.as_ref().map_or(0, |f| f.unwritten)
+    }
+
     /// The rows' `{labels} ` that [`fused`](Self::fused) lines point into.
     pub(super) fn labels(&self) -> &[u8] {
         self.rows.all_labels()
@@ -448,8 +453,7 @@ impl Exposition {
                 self.pos = 0;
                 self.started = false;
             }
-            let unwritten = self.fuse.as_ref().map_or(0, |f| f.unwritten);
-            if out.len() + unwritten >= want {
+            if out.len() + self.unwritten() >= want {
                 return self.step < self.steps.len();
             }
         }
@@ -486,7 +490,7 @@ impl Exposition {
         items: &[T],
         mut write: impl FnMut(&mut Lines, &T),
     ) -> bool {
-        let unwritten = self.fuse.as_ref().map_or(0, |f| f.unwritten);
+        let unwritten = self.unwritten();
         let mut lines = Lines {
             out,
             fuse: self.fuse.as_mut(),

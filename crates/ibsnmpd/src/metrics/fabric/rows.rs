@@ -151,9 +151,7 @@ impl Rows {
     pub(super) fn links(&self, k: Kind) -> &[[Link; 2]] {
         &self.links[k as usize]
     }
-}
 
-impl Rows {
     /// Row `r`'s `{labels} `.
     #[inline(always)]
     pub(super) fn braced(&self, r: &Row) -> &[u8] {
@@ -258,7 +256,6 @@ pub fn rows(published: &crate::fabric::Published, families: Families) -> Rows {
     let links = by_kind
         .each_ref()
         .map(|rows| report.map_or_else(Vec::new, |r| link_column(r, rows)));
-
     Rows {
         key: key(snap),
         by_kind,
