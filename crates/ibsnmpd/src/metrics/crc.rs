@@ -173,10 +173,9 @@ impl Crc {
     }
 
     /// Counts a sample line: its name and labels known, then its value
-    /// (and newline) as it is. The name and labels together move the
-    /// register by their joint length, plus the name's CRC moved past
-    /// the labels: the same for the lines of a family whose labels are as
-    /// long, so kept from the line before ([`Crc::joint`]).
+    /// (and newline) as it is. The name's CRC moved past the labels is
+    /// the same for the lines of a family whose labels are as long, so
+    /// kept from the line before ([`Crc::joint`]).
     #[inline(always)]
     pub fn line(&mut self, name: Known, labels: Known, value: &[u8]) {
         let (r, n) = match self.raw {
@@ -188,9 +187,14 @@ impl Crc {
             self.joint = ((name, labels.len), moved, name.len + labels.len);
         }
         let (_, moved, both) = self.joint;
-        let r = self.shift(both).apply(r) ^ moved ^ labels.crc;
-        let len = u64::from(both) + value.len() as u64;
-        self.raw = Some((raw(r, value), n + len));
+        // The register after the line is the register before moved past
+        // all of it, plus what name, labels and value give from a zero
+        // register: that part does not wait for the line before, so one
+        // shift a line is all that is chained.
+        let own = raw(moved ^ labels.crc, value);
+        let len = both + value.len() as u32;
+        let r = self.shift(len).apply(r) ^ own;
+        self.raw = Some((r, n + u64::from(len)));
     }
 
     #[inline(always)]
