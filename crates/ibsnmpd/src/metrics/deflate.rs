@@ -14,12 +14,15 @@
 
 use std::ops::Range;
 
+use super::crc::Crc;
+use super::text::VALUE_ROOM;
+
 mod bits;
 mod fused;
 mod plan;
 use bits::{Bits, Put, Run, PUT_MAX};
 use fused::SAMPLE;
-pub(super) use fused::{fits, value_line, Fused, Source, Unwritten};
+pub(super) use fused::{fits, Fused, Source, Unwritten};
 use plan::Plan;
 
 /// The longest match deflate codes, and the farthest back it may reach.
@@ -69,14 +72,10 @@ impl Encoder {
 
     /// Codes `text` as one block (none when it is empty) and returns the
     /// whole octets made so far; a few bits may wait for the next call.
+    #[cfg(test)]
     pub fn push(&mut self, text: &[u8]) -> Vec<u8> {
         let mut out = Vec::new();
-        let src = Source {
-            text,
-            toks: &[],
-            labels: &[],
-        };
-        self.push_fused(src, &[], &mut out);
+        self.push_fused(Source::text(text), &[], &mut out, &mut Crc::default());
         out
     }
 
@@ -85,8 +84,15 @@ impl Encoder {
     /// [`Fused::unwritten`]) coded from their labels' tokens and their
     /// `{labels} ` in `src` instead of being compared with the line
     /// before: the text then starts a line. The octets go to the end of
-    /// `octets`.
-    pub fn push_fused(&mut self, src: Source, fused: &[Fused], octets: &mut Vec<u8>) {
+    /// `octets`. `crc` counts the whole text, the lines left out of
+    /// `src.text` included, as it is coded: one pass over the lines.
+    pub fn push_fused(
+        &mut self,
+        src: Source,
+        fused: &[Fused],
+        octets: &mut Vec<u8>,
+        crc: &mut Crc,
+    ) {
         let text = src.text;
         let unwritten: usize = fused
             .iter()
@@ -116,15 +122,26 @@ impl Encoder {
             // Most fused lines follow another: nothing between.
             if at < f.at {
                 let before = (!after_unwritten).then_some(&self.tail[..]);
+                crc.update(&text[at..f.at]);
                 general(before, &mut self.buf, text, at..f.at, &mut out);
             }
             if f.fits() {
                 let plan = self.plan.as_mut();
-                (at, k) = run(&mut self.bits, &self.codes, &mut freq, plan, src, fused, k);
+                (at, k) = run(
+                    &mut self.bits,
+                    &self.codes,
+                    &mut freq,
+                    plan,
+                    src,
+                    fused,
+                    k,
+                    crc,
+                );
                 after_unwritten = fused.get(k - 1).is_some_and(|f| f.unwritten.is_some());
             } else {
                 // Only lines of the text: those left out fit.
                 let before = (!after_unwritten).then_some(&self.tail[..]);
+                crc.update(&text[f.at..f.end]);
                 general(before, &mut self.buf, text, f.at..f.end, &mut out);
                 (at, k) = (f.end, k + 1);
                 after_unwritten = false;
@@ -137,6 +154,7 @@ impl Encoder {
             weight: 1,
         };
         let before = (!after_unwritten).then_some(&self.tail[..]);
+        crc.update(&text[at..]);
         general(before, &mut self.buf, text, at..text.len(), &mut out);
         out.put(self.codes.end_of_block);
         if self.plan.is_none() {
@@ -209,6 +227,7 @@ fn run(
     src: Source,
     fused: &[Fused],
     mut k: usize,
+    crc: &mut Crc,
 ) -> (usize, usize) {
     let mut buf = std::mem::take(&mut bits.buf);
     let mut out = Out {
@@ -226,25 +245,35 @@ fn run(
         plan.fit(src.toks.len());
     }
     let mut at = fused.get(k).map_or(0, |f| f.at);
+    // The text's lines since the last line left out, not yet counted.
+    let mut counted = at;
+    let mut digits = [0; VALUE_ROOM];
     while let Some(f) = fused.get(k) {
         if f.at != at || !f.fits() {
             break;
         }
+        let value = f.value(src.text, &mut digits);
+        if let Some(u) = &f.unwritten {
+            crc.update(src.text.get(counted..f.at).unwrap_or(&[]));
+            crc.line(u.name, u.labels, value);
+            counted = f.end;
+        }
         if let Some(plan) = plan.as_deref_mut() {
-            plan.code(f, &src, &mut out);
+            plan.code(f, &src, value, &mut out);
         } else if k.is_multiple_of(SAMPLE) {
             // One fused line in SAMPLE is counted for the next block's
             // codes, as SAMPLE lines: their symbols are alike, and
             // counting each cost a tenth of the coding.
             out.weight = SAMPLE as u32;
-            f.code::<true, _>(&src, &mut out);
+            f.code::<true, _>(&src, value, &mut out);
             out.weight = 1;
         } else {
-            f.code::<false, _>(&src, &mut out);
+            f.code::<false, _>(&src, value, &mut out);
         }
         at = f.end;
         k += 1;
     }
+    crc.update(src.text.get(counted..at).unwrap_or(&[]));
     let Run { acc, n, pos, .. } = out.bits;
     (bits.acc, bits.n, bits.pos) = (acc, n, pos);
     bits.buf = buf;

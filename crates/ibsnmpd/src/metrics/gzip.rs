@@ -11,8 +11,7 @@ use std::sync::{Arc, Mutex, PoisonError, Weak};
 use hyper::body::Bytes;
 
 use super::crc::Crc;
-use super::deflate::{value_line, Encoder, Fused, Source};
-use super::text::VALUE_ROOM;
+use super::deflate::{Encoder, Fused, Source};
 use super::Families;
 
 /// The member header: deflate, no name, no time, OS unknown.
@@ -41,27 +40,17 @@ impl Part {
     /// Compresses `text`: the deflate octets made so far (as
     /// [`push_fused`](Self::push_fused) adds them to a buffer).
     pub fn push(&mut self, text: &[u8]) -> Vec<u8> {
-        self.crc.update(text);
-        self.z.push(text)
+        let mut out = Vec::new();
+        self.z
+            .push_fused(Source::text(text), &[], &mut out, &mut self.crc);
+        out
     }
 
     /// As [`push`](Self::push), with the sample lines the encoder may code
     /// from their labels' tokens and `{labels} ` ([`Encoder::push_fused`]),
     /// some of them left out of the text (counted in the CRC from theirs).
     pub fn push_fused(&mut self, src: Source, fused: &[Fused], out: &mut Vec<u8>) {
-        let text = src.text;
-        let mut at = 0;
-        let mut digits = [0; VALUE_ROOM];
-        for f in fused {
-            if let Some(u) = &f.unwritten {
-                self.crc.update(text.get(at..f.at).unwrap_or(&[]));
-                at = f.at;
-                self.crc
-                    .line(u.name, u.labels, value_line(u.value, &mut digits));
-            }
-        }
-        self.crc.update(text.get(at..).unwrap_or(&[]));
-        self.z.push_fused(src, fused, out);
+        self.z.push_fused(src, fused, out, &mut self.crc);
     }
 
     #[cfg(test)]

@@ -18,6 +18,17 @@ pub(in crate::metrics) struct Source<'a> {
     pub labels: &'a [u8],
 }
 
+impl Source<'_> {
+    /// Text alone, with no fused lines to code from it.
+    pub fn text(text: &[u8]) -> Source<'_> {
+        Source {
+            text,
+            toks: &[],
+            labels: &[],
+        }
+    }
+}
+
 /// A sample line `name{labels} value\n` that follows `name{prev} value\n`
 /// (the same name, the labels of the port before), in `text` or left out
 /// of it ([`unwritten`](Self::unwritten)): coded as the name matched one
@@ -73,7 +84,12 @@ impl Fused {
     }
 
     #[inline(always)]
-    pub(super) fn code<const COUNT: bool, W: Put>(&self, src: &Source, out: &mut Out<W>) {
+    pub(super) fn code<const COUNT: bool, W: Put>(
+        &self,
+        src: &Source,
+        value: &[u8],
+        out: &mut Out<W>,
+    ) {
         let toks = &src.toks[self.toks.start as usize..self.toks.end as usize];
         // Distances of the labels' lines (`{prev} ` and a newline) and of
         // the real ones differ by the name and the previous value.
@@ -98,8 +114,7 @@ impl Fused {
                 Tok::Match(n, d) => out.matches::<COUNT>(usize::from(n), usize::from(d) + shift),
             }
         }
-        let mut digits = [0; VALUE_ROOM];
-        out.literals::<COUNT>(self.value(src.text, &mut digits));
+        out.literals::<COUNT>(value);
     }
 
     /// The line's `{labels} `, from the rows' `labels`.
@@ -125,7 +140,7 @@ impl Fused {
 
 /// `v` in decimal and a newline, written in `buf`.
 #[inline(always)]
-pub(in crate::metrics) fn value_line(v: u64, buf: &mut [u8; VALUE_ROOM]) -> &[u8] {
+fn value_line(v: u64, buf: &mut [u8; VALUE_ROOM]) -> &[u8] {
     let n = decimal(buf, v);
     if let Some(nl) = buf.get_mut(n) {
         *nl = b'\n';

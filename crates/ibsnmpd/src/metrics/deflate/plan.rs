@@ -7,7 +7,6 @@
 //! value) instead of a table lookup per octet and a write per token.
 
 use super::{long_match_lengths, Codes, Fused, Out, Source, Tok, MIN_MATCH, PUT_MAX};
-use crate::metrics::text::VALUE_ROOM;
 
 /// The most bits a distance takes: a 15-bit code and 13 extra bits.
 const DIST_BITS_MAX: u32 = 28;
@@ -140,16 +139,16 @@ impl Plan {
 impl Plan {
     /// Codes line `f` with the stream's fixed codes: the name matched
     /// (running on into the labels' first match), the labels as worked
-    /// out once for the port, the value as literals.
+    /// out once for the port, the value (and newline: [`Fused::value`])
+    /// as literals.
     #[inline(always)]
-    pub fn code<W: super::Put>(&mut self, f: &Fused, src: &Source, out: &mut Out<W>) {
+    pub fn code<W: super::Put>(&mut self, f: &Fused, src: &Source, value: &[u8], out: &mut Out<W>) {
         let synthetic = f.prev_labels + 4;
         let shift = f.prev_len - synthetic;
         let (coded, first) = self.get(src, f, out.codes);
         out.matches::<false>(f.name + first, f.prev_len);
         out.coded(coded, shift);
-        let mut digits = [0; VALUE_ROOM];
-        out.literals::<false>(f.value(src.text, &mut digits));
+        out.literals::<false>(value);
     }
 }
 
