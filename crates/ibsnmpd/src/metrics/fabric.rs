@@ -224,8 +224,13 @@ impl Lines<'_> {
     }
 
     /// A port's float gauge ([`value_f64`]), noted as [`sample`](Self::sample)
-    /// notes one: a value that is not whole is literals as any other.
+    /// notes one: a value that is not whole is literals as any other. A
+    /// whole one that is not negative (most health gauges: flags and
+    /// counts) is that sample, the same text, and may be left out.
     fn sample_f64(&mut self, r: &Row, v: f64) {
+        if let Some(v) = whole(v).and_then(|i| u64::try_from(i).ok()) {
+            return self.sample(r, v);
+        }
         let at = self.out.len();
         value_f64(self.out, self.name, self.rows.braced(r), v);
         self.note(at, r);
