@@ -9,6 +9,7 @@
 //! - umad (MADs through libibumad) and sysfs (a host's own ports) are written
 //!   by their own modules and plugged into [`open`].
 
+pub mod demand;
 pub mod sim;
 pub mod sysfs;
 pub mod umad;
@@ -203,6 +204,12 @@ pub trait Source: Send {
     /// (the caller then sweeps to publish it).
     fn wake(&mut self) -> bool {
         false
+    }
+    /// Where consumers say what they read of other nodes now, for a source
+    /// that reads it for them (umad: node contexts' detail attributes);
+    /// None: the source reads everything it has anyway.
+    fn demand(&self) -> Option<std::sync::Arc<demand::Demand>> {
+        None
     }
 }
 

@@ -6,6 +6,7 @@
 
 use std::sync::{Arc, OnceLock};
 
+use ib::source::demand::Demand;
 use mibs::{Change, View};
 use snmp::context::{ContextView, Contexts};
 use snmp::dispatch::Dispatcher;
@@ -17,7 +18,7 @@ pub type ViewFn = Arc<dyn Fn() -> View + Send + Sync>;
 pub struct NodeContexts {
     /// Set once the fabric is running (the engine's objects, vacmContextTable
     /// among them, are built before it); no context resolves before.
-    view: OnceLock<ViewFn>,
+    view: OnceLock<(ViewFn, Option<Arc<Demand>>)>,
     dispatcher: Arc<Dispatcher<View, Change>>,
 }
 
@@ -31,9 +32,10 @@ impl NodeContexts {
     }
 
     /// Resolves from `view` from now on (called once; later calls change
-    /// nothing).
-    pub fn serve_from(&self, view: ViewFn) {
-        let _ = self.view.set(view);
+    /// nothing), and tells `demand` (the source's, where it reads other
+    /// nodes' detail attributes on request) which nodes are polled.
+    pub fn serve_from(&self, view: ViewFn, demand: Option<Arc<Demand>>) {
+        let _ = self.view.set((view, demand));
     }
 
     /// The node contexts' object set.
@@ -42,13 +44,29 @@ impl NodeContexts {
     }
 
     fn base(&self) -> Option<View> {
-        self.view.get().map(|v| v())
+        self.view.get().map(|(v, _)| v())
+    }
+
+    /// A node context is polled: its nodes' detail attributes (error
+    /// details, flow control, per-VL counters) are read from the next
+    /// sweep on, as long as it is polled. Its counters that need them are
+    /// absent until then, never a 0 that was not read.
+    fn asked(&self, view: &View) {
+        let (Some((_, Some(demand))), Some(ctx)) = (self.view.get(), &view.derived.node) else {
+            return;
+        };
+        for n in ctx.target.nodes() {
+            if let Some(node) = view.snapshot.node(*n) {
+                demand.ask(node.info.node_guid, ib::model::counters::detail::ALL);
+            }
+        }
     }
 }
 
 impl Contexts<View, Change> for NodeContexts {
     fn resolve(&self, name: &[u8]) -> Option<ContextView<View, Change>> {
         let view = mibs::node_context::view(&self.base()?, name)?;
+        self.asked(&view);
         Some(ContextView {
             view,
             dispatcher: Arc::clone(&self.dispatcher),

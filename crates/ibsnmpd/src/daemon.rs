@@ -155,6 +155,7 @@ pub fn run(
     // Notifications of topology findings, once the layer is up.
     let plan_traps: crate::topology::Notifier = Arc::default();
     let names = load_node_name_map(&settings)?;
+    let demand = source.demand();
     let (fabric, first_sweep) = start_source(
         &settings,
         source,
@@ -196,7 +197,7 @@ pub fn run(
     let dispatcher = Arc::new(engine.dispatcher);
     if let Some(c) = &engine.contexts {
         let v = Arc::clone(&view);
-        c.serve_from(Arc::new(move || v()));
+        c.serve_from(Arc::new(move || v()), demand);
     }
     let set_controller =
         Arc::clone(&controller) as Arc<dyn snmp::agent::SetController<mibs::Change>>;

@@ -291,6 +291,9 @@ pub struct Derived {
 pub struct Deriver {
     if_mib: if_mib::IfHistory,
     sm: ib_sm_mib::SmHistory,
+    /// The node context names whose clash was logged (once, not every
+    /// snapshot).
+    names_reported: node::Reported,
 }
 
 impl Deriver {
@@ -299,6 +302,7 @@ impl Deriver {
         Deriver {
             if_mib: if_mib::IfHistory::with_if_index_offset(opts.if_index_offset),
             sm: ib_sm_mib::SmHistory::new(opts),
+            names_reported: node::Reported::default(),
         }
     }
 }
@@ -311,7 +315,7 @@ impl publish::Derive for Deriver {
             if_mib: self.if_mib.derive(s),
             pm: ib_pm_mib::PmRows(ib_pm_mib::node_rows(s)),
             sm: self.sm.rows(s),
-            context_names: Arc::default(),
+            context_names: Arc::new(node::ContextNames::new(Arc::clone(&self.names_reported))),
             recent: node_context::Recent::default(),
             node: None,
         }

@@ -207,6 +207,26 @@ pub struct PortCounterState {
     pub read_at: SystemTime,
     pub totals: PortTotals,
     pub discontinuity: SystemTime,
+    /// The detail attributes (mask of [`super::counters::detail`] bits)
+    /// whose readings are current: read this time, or read before and
+    /// their summary counter has not moved since. The others' readings
+    /// (kept to count from) are not current, nor is what they add to
+    /// the totals.
+    pub current: u8,
+}
+
+impl PortCounterState {
+    /// Whether every detail attribute of `mask` is current.
+    pub fn is_current(&self, mask: u8) -> bool {
+        self.current & mask == mask
+    }
+
+    /// Whether every detail attribute of `mask` is current or one the PMA
+    /// does not have (what it would add is not known, and never will be:
+    /// nothing to wait for).
+    pub fn is_settled(&self, mask: u8) -> bool {
+        (self.current | self.readings.lacking) & mask == mask
+    }
 }
 
 const S16: CounterWidth = CounterWidth::Saturating(16);
@@ -235,6 +255,11 @@ pub fn advance(
         None => (PortTotals::default(), read_at),
     };
     let pr = prev.map(|p| &p.readings);
+    let read_now = new.details_held();
+    let current = read_now
+        | prev.map_or(0, |p| {
+            p.current & !super::counters::details_moved(&p.readings.counters, &new.counters)
+        });
     // Optional attributes missing this time keep their last reading, so the next
     // reading is compared with it rather than counted again from zero.
     if let Some(p) = pr {
@@ -351,6 +376,7 @@ pub fn advance(
         read_at,
         totals,
         discontinuity,
+        current,
     }
 }
 

@@ -92,6 +92,67 @@ pub struct PortReadings {
     pub vl_op_packets: Option<PortVlOpPackets>,
     pub vl_op_data: Option<PortVlOpData>,
     pub vl_xmit_wait: Option<PortVlXmitWaitCounters>,
+    /// The detail attributes (mask of [`detail`] bits) this port's PMA
+    /// said it does not have: never read, and not waited for.
+    #[serde(default)]
+    pub lacking: u8,
+}
+
+/// The detail attributes a PMA is asked for besides PortCounters(Extended),
+/// as bits of a mask.
+pub mod detail {
+    pub const RCV_ERROR_DETAILS: u8 = 1 << 0;
+    pub const XMIT_DISCARD_DETAILS: u8 = 1 << 1;
+    pub const FLOW_CTL: u8 = 1 << 2;
+    pub const VL_OP_PACKETS: u8 = 1 << 3;
+    pub const VL_OP_DATA: u8 = 1 << 4;
+    pub const VL_XMIT_WAIT: u8 = 1 << 5;
+    pub const ALL: u8 = 0x3f;
+    /// Attributes that break down a PortCounters counter (PortRcvErrors,
+    /// PortXmitDiscards, PortXmitWait): while that counter stands still and
+    /// below its maximum, so do they, and their last reading is current.
+    pub const FOLLOW_SUMMARY: u8 = RCV_ERROR_DETAILS | XMIT_DISCARD_DETAILS | VL_XMIT_WAIT;
+    /// Attributes nothing summarises that move with traffic (flow control
+    /// packets, per-VL packets and data): current only when read this sweep.
+    pub const TRAFFIC: u8 = FLOW_CTL | VL_OP_PACKETS | VL_OP_DATA;
+}
+
+/// The detail attributes whose readings may have moved since `prev` was
+/// read: those nothing summarises ([`detail::TRAFFIC`]), and those whose
+/// summary counter moved or stands at its maximum (where it no longer
+/// shows movement). The others' last readings are still current.
+pub fn details_moved(prev: &PortCounters, now: &PortCounters) -> u8 {
+    let mut m = detail::TRAFFIC;
+    if prev.port_rcv_errors != now.port_rcv_errors || now.port_rcv_errors == u16::MAX {
+        m |= detail::RCV_ERROR_DETAILS;
+    }
+    if prev.port_xmit_discards != now.port_xmit_discards || now.port_xmit_discards == u16::MAX {
+        m |= detail::XMIT_DISCARD_DETAILS;
+    }
+    if prev.port_xmit_wait != now.port_xmit_wait || now.port_xmit_wait == u32::MAX {
+        m |= detail::VL_XMIT_WAIT;
+    }
+    m
+}
+
+impl PortReadings {
+    /// The detail attributes these readings hold (mask of [`detail`] bits).
+    pub fn details_held(&self) -> u8 {
+        [
+            (self.rcv_error_details.is_some(), detail::RCV_ERROR_DETAILS),
+            (
+                self.xmit_discard_details.is_some(),
+                detail::XMIT_DISCARD_DETAILS,
+            ),
+            (self.flow_ctl.is_some(), detail::FLOW_CTL),
+            (self.vl_op_packets.is_some(), detail::VL_OP_PACKETS),
+            (self.vl_op_data.is_some(), detail::VL_OP_DATA),
+            (self.vl_xmit_wait.is_some(), detail::VL_XMIT_WAIT),
+        ]
+        .iter()
+        .filter(|(held, _)| *held)
+        .fold(0, |m, (_, bit)| m | bit)
+    }
 }
 
 /// Data words (4-octet units) to octets.

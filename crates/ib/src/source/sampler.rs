@@ -472,6 +472,10 @@ impl<S: Source> Source for SoftSampling<S> {
         let ours = self.run_due();
         self.inner.wake() || ours
     }
+
+    fn demand(&self) -> Option<std::sync::Arc<crate::source::demand::Demand>> {
+        self.inner.demand()
+    }
 }
 
 impl<S: Source> SoftSampling<S> {

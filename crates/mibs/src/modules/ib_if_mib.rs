@@ -21,7 +21,7 @@
 
 use std::sync::Arc;
 
-use ib::model::counters::vl_octets;
+use ib::model::counters::{detail, vl_octets};
 use ib::model::PortTotals;
 use snmp::mib::MibObject;
 use snmp::value::Value;
@@ -81,6 +81,24 @@ fn stat(v: &View, r: &IfRow, f: fn(&PortTotals) -> u64) -> Option<Value> {
     }
 }
 
+/// A cell from a detail attribute (`mask`: PortRcvErrorDetails,
+/// PortXmitDiscardDetails): as [`stat`], and in a node context absent
+/// until the attribute was read and while its reading is not current (a
+/// node context asks for it: `ib::source::demand`). Never a 0 that was not
+/// read.
+fn detail_stat(v: &View, r: &IfRow, mask: u8, f: fn(&PortTotals) -> u64) -> Option<Value> {
+    let current = v
+        .snapshot
+        .port(r.port)
+        .and_then(|p| p.counters.as_deref())
+        .is_some_and(|c| c.is_current(mask));
+    if crate::if_mib::interfaces(v).history || current {
+        stat(v, r, f)
+    } else {
+        None
+    }
+}
+
 const PORT_STAT_COLS: &[Col<IfRow>] = &[
     index(o::IB_IF_PORT_STAT_IF_INDEX),
     ro(o::IB_IF_PORT_SYMBOL_ERRS, |v, r| {
@@ -93,10 +111,14 @@ const PORT_STAT_COLS: &[Col<IfRow>] = &[
         stat(v, r, |t| t.link_downed_counter)
     }),
     ro(o::IB_IF_PORT_STAT_LOCAL_PHY_ERRS, |v, r| {
-        stat(v, r, |t| t.port_local_physical_errors)
+        detail_stat(v, r, detail::RCV_ERROR_DETAILS, |t| {
+            t.port_local_physical_errors
+        })
     }),
     ro(o::IB_IF_PORT_STAT_MAL_PKT_ERRS, |v, r| {
-        stat(v, r, |t| t.port_malformed_packet_errors)
+        detail_stat(v, r, detail::RCV_ERROR_DETAILS, |t| {
+            t.port_malformed_packet_errors
+        })
     }),
     ro(o::IB_IF_PORT_STAT_RCV_REM_PHY_ERRS, |v, r| {
         stat(v, r, |t| t.port_rcv_remote_physical_errors)
@@ -105,16 +127,24 @@ const PORT_STAT_COLS: &[Col<IfRow>] = &[
         stat(v, r, |t| t.port_rcv_constraint_errors)
     }),
     ro(o::IB_IF_PORT_STAT_INACT_DISCARDS, |v, r| {
-        stat(v, r, |t| t.port_inactive_discards)
+        detail_stat(v, r, detail::XMIT_DISCARD_DETAILS, |t| {
+            t.port_inactive_discards
+        })
     }),
     ro(o::IB_IF_PORT_STAT_NEIGH_MTU_DISCARDS, |v, r| {
-        stat(v, r, |t| t.port_neighbor_mtu_discards)
+        detail_stat(v, r, detail::XMIT_DISCARD_DETAILS, |t| {
+            t.port_neighbor_mtu_discards
+        })
     }),
     ro(o::IB_IF_PORT_STAT_SW_LIFETIME_DISCARDS, |v, r| {
-        stat(v, r, |t| t.port_sw_lifetime_limit_discards)
+        detail_stat(v, r, detail::XMIT_DISCARD_DETAILS, |t| {
+            t.port_sw_lifetime_limit_discards
+        })
     }),
     ro(o::IB_IF_PORT_STAT_HOQ_LIFETIME_DISCARDS, |v, r| {
-        stat(v, r, |t| t.port_sw_hoq_lifetime_limit_discards)
+        detail_stat(v, r, detail::XMIT_DISCARD_DETAILS, |t| {
+            t.port_sw_hoq_lifetime_limit_discards
+        })
     }),
     ro(o::IB_IF_PORT_STAT_LINK_INTERGRITY_ERRS, |v, r| {
         stat(v, r, |t| t.local_link_integrity_errors)

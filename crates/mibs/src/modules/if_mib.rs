@@ -191,19 +191,25 @@ pub fn link_traps_enabled_on(system: &SystemState, node: Option<Guid>, if_index:
         .is_none_or(|v| *v != 2)
 }
 
-fn alias(v: &View, if_index: u32) -> Vec<u8> {
+fn alias(v: &View, r: &IfRow) -> Vec<u8> {
+    let (node, if_index) = set_key(v, r);
     v.system
         .modules
         .get::<IfMibState>()
-        .and_then(|m| m.aliases(context_node(v)))
+        .and_then(|m| m.aliases(node))
         .and_then(|aliases| aliases.get(&if_index))
         .map(|s| s.clone().into_bytes())
         .unwrap_or_default()
 }
 
-/// The node of a node context's view (None: the default context).
-fn context_node(v: &View) -> Option<Guid> {
-    v.derived.node.as_ref().map(|n| n.guid)
+/// Where what is set of a row is kept: in the default context by its
+/// ifIndex; in a node context by its node and its ifIndex there (a host's
+/// context reads and sets each adapter's own values).
+fn set_key(v: &View, r: &IfRow) -> (Option<Guid>, u32) {
+    match v.derived.node {
+        Some(_) => (Some(r.node_guid), r.node_if_index),
+        None => (None, r.if_index),
+    }
 }
 
 /// The interfaces derived from the view's snapshot.
@@ -263,6 +269,18 @@ fn c64(r: &IfRow, f: fn(&IfCounters) -> u64) -> Option<Value> {
     r.counters.as_ref().map(|c| Value::Counter64(f(c)))
 }
 
+/// An octet counter (Counter32): absent, like the others, while the port's
+/// PMA was never read, and in a node context while its flow-control
+/// counters are not current (one formula, 002 2.4, whichever node).
+fn octets32(r: &IfRow, f: fn(&IfCounters) -> u64) -> Option<Value> {
+    r.octets.then(|| c32(r, f)).flatten()
+}
+
+/// An octet counter (Counter64), absent as [`octets32`].
+fn octets64(r: &IfRow, f: fn(&IfCounters) -> u64) -> Option<Value> {
+    r.octets.then(|| c64(r, f)).flatten()
+}
+
 /// Every object of the module, ready for `Dispatcher::register_all`.
 pub fn objects(_: &crate::Options) -> Vec<Arc<dyn MibObject<View, Change>>> {
     vec![
@@ -314,12 +332,12 @@ const IF_COLS: &[Col<IfRow>] = &[
     ro(o::IF_LAST_CHANGE, |v, r| {
         interfaces(v).history.then(|| ticks(v, r.last_change))
     }),
-    ro(o::IF_IN_OCTETS, |_, r| c32(r, |c| c.in_octets)),
+    ro(o::IF_IN_OCTETS, |_, r| octets32(r, |c| c.in_octets)),
     ro(o::IF_IN_UCAST_PKTS, |_, r| c32(r, |c| c.in_ucast_pkts)),
     ro(o::IF_IN_DISCARDS, |_, r| c32(r, |c| c.in_discards)),
     ro(o::IF_IN_ERRORS, |_, r| c32(r, |c| c.in_errors)),
     ro(o::IF_IN_UNKNOWN_PROTOS, |_, r| c32(r, |_| 0)),
-    ro(o::IF_OUT_OCTETS, |_, r| c32(r, |c| c.out_octets)),
+    ro(o::IF_OUT_OCTETS, |_, r| octets32(r, |c| c.out_octets)),
     ro(o::IF_OUT_UCAST_PKTS, |_, r| c32(r, |c| c.out_ucast_pkts)),
     ro(o::IF_OUT_DISCARDS, |_, r| c32(r, |c| c.out_discards)),
     ro(o::IF_OUT_ERRORS, |_, r| c32(r, |c| c.out_errors)),
@@ -337,13 +355,13 @@ const IF_X_COLS: &[Col<IfRow>] = &[
         c32(r, |c| c.out_multicast_pkts)
     }),
     ro(o::IF_OUT_BROADCAST_PKTS, |_, r| c32(r, |_| 0)),
-    ro(o::IF_HC_IN_OCTETS, |_, r| c64(r, |c| c.in_octets)),
+    ro(o::IF_HC_IN_OCTETS, |_, r| octets64(r, |c| c.in_octets)),
     ro(o::IF_HC_IN_UCAST_PKTS, |_, r| c64(r, |c| c.in_ucast_pkts)),
     ro(o::IF_HC_IN_MULTICAST_PKTS, |_, r| {
         c64(r, |c| c.in_multicast_pkts)
     }),
     ro(o::IF_HC_IN_BROADCAST_PKTS, |_, r| c64(r, |_| 0)),
-    ro(o::IF_HC_OUT_OCTETS, |_, r| c64(r, |c| c.out_octets)),
+    ro(o::IF_HC_OUT_OCTETS, |_, r| octets64(r, |c| c.out_octets)),
     ro(o::IF_HC_OUT_UCAST_PKTS, |_, r| c64(r, |c| c.out_ucast_pkts)),
     ro(o::IF_HC_OUT_MULTICAST_PKTS, |_, r| {
         c64(r, |c| c.out_multicast_pkts)
@@ -352,13 +370,15 @@ const IF_X_COLS: &[Col<IfRow>] = &[
     rw(
         o::IF_LINK_UP_DOWN_TRAP_ENABLE,
         |v, r| {
-            let on = link_traps_enabled_on(&v.system, context_node(v), r.if_index);
+            let (node, if_index) = set_key(v, r);
+            let on = link_traps_enabled_on(&v.system, node, if_index);
             Some(Value::Integer(if on { 1 } else { 2 }))
         },
         |v, r, _, val| {
+            let (node, if_index) = set_key(v, r);
             Ok(Change::If(IfSet::LinkUpDownTrapEnable {
-                node: context_node(v),
-                if_index: r.if_index,
+                node,
+                if_index,
                 value: check::integer(val)?,
             }))
         },
@@ -371,11 +391,12 @@ const IF_X_COLS: &[Col<IfRow>] = &[
     ro(o::IF_CONNECTOR_PRESENT, |_, _| Some(Value::Integer(1))),
     rw(
         o::IF_ALIAS,
-        |v, r| Some(Value::OctetString(alias(v, r.if_index))),
+        |v, r| Some(Value::OctetString(alias(v, r))),
         |v, r, _, val| {
+            let (node, if_index) = set_key(v, r);
             Ok(Change::If(IfSet::Alias {
-                node: context_node(v),
-                if_index: r.if_index,
+                node,
+                if_index,
                 alias: check::display_string(val, IF_ALIAS_MAX)?,
             }))
         },

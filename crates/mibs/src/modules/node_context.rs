@@ -18,7 +18,7 @@ use ib::types::NodeType;
 use snmp::table::Scalars;
 use snmp::value::Value;
 
-use crate::core::node::{guid_name, ContextNames, NodeContext};
+use crate::core::node::{described, guid_name, ContextNames, NodeContext, Target};
 use crate::core::util::{last, oid};
 use crate::if_mib::Interfaces;
 use crate::oids::snmpv2_mib as o;
@@ -39,15 +39,15 @@ impl Recent {
         &self,
         s: &Snapshot,
         names: &Arc<ContextNames>,
-        idx: NodeIdx,
+        target: Target,
     ) -> Option<Arc<Derived>> {
-        let of = |d: &Arc<Derived>| d.node.as_ref().map(|n| n.idx);
         if let Ok(q) = self.0.lock() {
-            if let Some(d) = q.iter().find(|d| of(d) == Some(idx)) {
+            let of = |d: &&Arc<Derived>| d.node.as_ref().is_some_and(|n| n.target == target);
+            if let Some(d) = q.iter().find(of) {
                 return Some(Arc::clone(d));
             }
         }
-        let derived = derive(s, names, idx)?;
+        let derived = derive(s, names, target)?;
         if let Ok(mut q) = self.0.lock() {
             if q.len() >= RECENT {
                 q.pop_front();
@@ -58,14 +58,14 @@ impl Recent {
     }
 }
 
-/// The rows of node `idx` of `s`.
-fn derive(s: &Snapshot, names: &Arc<ContextNames>, idx: NodeIdx) -> Option<Arc<Derived>> {
-    let node = s.node(idx)?;
+/// The rows of the node or host `target` of `s`.
+fn derive(s: &Snapshot, names: &Arc<ContextNames>, target: Target) -> Option<Arc<Derived>> {
+    let first = s.node(*target.nodes().first()?)?;
     Some(Arc::new(Derived {
-        if_mib: Interfaces::of_node(s, idx),
+        if_mib: Interfaces::of_nodes(s, target.nodes()),
         node: Some(NodeContext {
-            idx,
-            guid: node.info.node_guid,
+            guid: first.info.node_guid,
+            target,
         }),
         // sysName reads the snapshot's one index, not a new one.
         context_names: Arc::clone(names),
@@ -92,12 +92,12 @@ pub fn view_once(base: &View, name: &[u8]) -> Option<View> {
 /// leaves it.
 pub fn view(base: &View, name: &[u8]) -> Option<View> {
     let s = &base.snapshot;
-    let idx = base.derived.context_names.resolve(s, name)?;
+    let target = base.derived.context_names.resolve(s, name)?;
     Some(View {
         derived: base
             .derived
             .recent
-            .get_or_derive(s, &base.derived.context_names, idx)?,
+            .get_or_derive(s, &base.derived.context_names, target)?,
         ..base.clone()
     })
 }
@@ -127,9 +127,37 @@ pub fn objects(opts: &crate::Options) -> Vec<Object> {
     objs
 }
 
+/// The one node of a single-node context.
 fn node(v: &View) -> Option<(NodeIdx, &Node)> {
-    let idx = v.derived.node.as_ref()?.idx;
+    let idx = v.derived.node.as_ref()?.single()?;
     Some((idx, v.snapshot.node(idx)?))
+}
+
+/// The host of a host context: its name and adapters.
+fn host(v: &View) -> Option<(&str, Vec<&Node>)> {
+    match &v.derived.node.as_ref()?.target {
+        Target::Host { name, members } => Some((
+            name,
+            members.iter().filter_map(|m| v.snapshot.node(*m)).collect(),
+        )),
+        Target::Node(_) => None,
+    }
+}
+
+/// A host's sysDescr: its adapters by device word and GUID.
+fn host_descr(name: &str, adapters: &[&Node]) -> String {
+    let list: Vec<String> = adapters
+        .iter()
+        .map(|n| {
+            let device = described(n).device.unwrap_or("?");
+            format!("{device} {}", n.info.node_guid)
+        })
+        .collect();
+    format!(
+        "{name} (InfiniBand host of {} channel adapters: {})",
+        adapters.len(),
+        list.join(", ")
+    )
 }
 
 fn text(s: String) -> Value {
@@ -153,8 +181,11 @@ pub fn sys_descr(n: &Node) -> String {
 }
 
 /// sysName: the node's name context when it has one (unique), else its
-/// GUID context name.
+/// GUID context name; a host's name.
 fn sys_name(v: &View) -> Option<String> {
+    if let Some((name, _)) = host(v) {
+        return Some(name.to_string());
+    }
     let (idx, n) = node(v)?;
     Some(
         v.derived
@@ -181,7 +212,11 @@ fn system() -> Scalars<View, Change> {
     let or_absent = |v: Option<Value>| v.unwrap_or(Value::NoSuchObject);
     Scalars::new(oid(o::SYSTEM))
         .read_only(last(o::SYS_DESCR), move |v: &View| {
-            or_absent(node(v).map(|(_, n)| text(sys_descr(n))))
+            let one = node(v).map(|(_, n)| sys_descr(n));
+            or_absent(
+                one.or_else(|| host(v).map(|(h, a)| host_descr(h, &a)))
+                    .map(text),
+            )
         })
         .read_only(last(o::SYS_OBJECT_ID), |v: &View| {
             Value::ObjectId(v.system.object_id.clone())
@@ -199,7 +234,13 @@ fn system() -> Scalars<View, Change> {
             text(crate::snmpv2::sys_location(&v.system).to_string())
         })
         .read_only(last(o::SYS_SERVICES), move |v: &View| {
-            or_absent(node(v).map(|(_, n)| Value::Integer(sys_services(n))))
+            let host = host(v).map(|_| crate::snmpv2::SYS_SERVICES);
+            or_absent(
+                node(v)
+                    .map(|(_, n)| sys_services(n))
+                    .or(host)
+                    .map(Value::Integer),
+            )
         })
 }
 

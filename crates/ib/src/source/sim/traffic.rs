@@ -17,6 +17,7 @@ use crate::mad::pma::{
     PortCounters, PortCountersExtended, PortFlowCtlCounters, PortRcvErrorDetails, PortVlOpData,
     PortVlOpPackets, PortVlXmitWaitCounters, PortXmitDiscardDetails,
 };
+use crate::model::counters::detail;
 use crate::model::{ExtendedFields, PortIdx, PortReadings};
 use crate::types::{data_rate_mbps, LinkWidth, NodeType, PortState};
 use rand::{Rng, SeedableRng};
@@ -139,6 +140,7 @@ impl TrafficModel {
                 vl_op_packets: Some(PortVlOpPackets::default()),
                 vl_op_data: Some(PortVlOpData::default()),
                 vl_xmit_wait: Some(PortVlXmitWaitCounters::default()),
+                lacking: 0,
             },
             params,
             remote,
@@ -343,6 +345,11 @@ impl TrafficModel {
             vl_op_packets: per_vl.then_some(vl_op_packets),
             vl_op_data: per_vl.then_some(vl_op_data),
             vl_xmit_wait: per_vl.then_some(vl_xmit_wait),
+            lacking: if per_vl {
+                0
+            } else {
+                detail::VL_OP_PACKETS | detail::VL_OP_DATA | detail::VL_XMIT_WAIT
+            },
         }
     }
 

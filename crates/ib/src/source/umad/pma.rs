@@ -45,23 +45,9 @@ use crate::mad::port_counters::PORT_COUNTERS;
 use crate::model::{ExtendedFields, PortReadings};
 use crate::types::Guid;
 
-/// Detail attributes polled besides PortCounters(Extended), as bits of a mask.
-pub mod detail {
-    pub const RCV_ERROR_DETAILS: u8 = 1 << 0;
-    pub const XMIT_DISCARD_DETAILS: u8 = 1 << 1;
-    pub const FLOW_CTL: u8 = 1 << 2;
-    pub const VL_OP_PACKETS: u8 = 1 << 3;
-    pub const VL_OP_DATA: u8 = 1 << 4;
-    pub const VL_XMIT_WAIT: u8 = 1 << 5;
-    pub const ALL: u8 = 0x3f;
-    /// Attributes that break down a PortCounters counter (PortRcvErrors,
-    /// PortXmitDiscards, PortXmitWait): while that counter stands still and
-    /// below its maximum, so do they, and their last reading is current.
-    pub const FOLLOW_SUMMARY: u8 = RCV_ERROR_DETAILS | XMIT_DISCARD_DETAILS | VL_XMIT_WAIT;
-    /// Attributes nothing summarises that move with traffic (flow control
-    /// packets, per-VL packets and data): current only when read this sweep.
-    pub const TRAFFIC: u8 = FLOW_CTL | VL_OP_PACKETS | VL_OP_DATA;
-}
+/// Detail attributes polled besides PortCounters(Extended), as bits of a
+/// mask (the model's: a port's counter state says which are current).
+pub use crate::model::counters::detail;
 
 const DETAILS: [(u8, u16); 6] = [
     (detail::RCV_ERROR_DETAILS, attr::PORT_RCV_ERROR_DETAILS),
@@ -485,31 +471,30 @@ fn attr_request(t: &Target, i: usize, port: u8, a: u16) -> (Q, Request) {
 /// and those whose summary counter moved or stands at its maximum (where it
 /// no longer shows movement). The caller masks what it wants.
 pub fn details_due(prev: Option<&PortCounters>, now: &PortCounters, every: bool) -> u8 {
-    let Some(p) = prev.filter(|_| !every) else {
-        return detail::ALL;
-    };
-    let mut m = detail::TRAFFIC;
-    if p.port_rcv_errors != now.port_rcv_errors || now.port_rcv_errors == u16::MAX {
-        m |= detail::RCV_ERROR_DETAILS;
+    match prev.filter(|_| !every) {
+        Some(p) => crate::model::counters::details_moved(p, now),
+        None => detail::ALL,
     }
-    if p.port_xmit_discards != now.port_xmit_discards || now.port_xmit_discards == u16::MAX {
-        m |= detail::XMIT_DISCARD_DETAILS;
-    }
-    if p.port_xmit_wait != now.port_xmit_wait || now.port_xmit_wait == u32::MAX {
-        m |= detail::VL_XMIT_WAIT;
-    }
-    m
 }
 
-/// The detail attributes wanted for the ports of `node` (see [`PmaOptions`]).
+/// The detail attributes wanted for the ports of `node` (see [`PmaOptions`]),
+/// those consumers ask for included ([`Schedule::asked`]).
 fn wanted(opts: &PmaOptions, schedule: &Schedule<'_>, node: Guid) -> u8 {
     if schedule.local == Some(node) {
         opts.details
     } else if schedule.counters_only {
         0
     } else {
-        opts.details & opts.remote_details
+        opts.details & (opts.remote_details | schedule.asked_of(node))
     }
+}
+
+/// The detail attributes read every sweep for the ports of `node`,
+/// whatever their summary counters did: the traffic ones, and those a
+/// consumer asks for now (it serves them only when current, and a reading
+/// is current from the sweep that reads it; a few nodes at a time).
+fn always_due(schedule: &Schedule<'_>, node: Guid) -> u8 {
+    detail::TRAFFIC | schedule.asked_of(node)
 }
 
 /// Requests for the detail attributes of `due` the node's PMA has not refused.
@@ -524,6 +509,9 @@ fn detail_requests(t: &Target, i: usize, port: u8, due: u8, unsupported: u8) -> 
 /// What the previous sweep read, for deciding which detail attributes are due.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Schedule<'a> {
+    /// The detail attributes consumers ask of nodes' ports now
+    /// ([`crate::source::demand::Demand::live`]).
+    pub asked: Option<&'a HashMap<Guid, u8>>,
     /// PortCounters of each port at the previous sweep.
     pub prev: Option<&'a HashMap<(Guid, u8), PortCounters>>,
     /// The local node: every detail attribute of `details` is wanted for
@@ -545,6 +533,11 @@ pub struct Schedule<'a> {
 }
 
 impl Schedule<'_> {
+    /// What consumers ask of `node`'s ports now.
+    pub fn asked_of(&self, node: Guid) -> u8 {
+        self.asked.and_then(|a| a.get(&node)).copied().unwrap_or(0)
+    }
+
     /// Whether `node`'s ports are read in full this sweep.
     pub fn full_for(&self, node: Guid) -> bool {
         self.full || self.full_slice.is_some_and(|s| s.covers(node.0))
@@ -570,7 +563,17 @@ pub fn sweep(
     let initial = poll.initial();
     tr.pipeline(initial, |q, r| poll.answer(q, r));
     poll.narrow_summed_ports();
-    let Poll { out, resets, .. } = poll;
+    let Poll {
+        mut out,
+        resets,
+        caps,
+        ..
+    } = poll;
+    // What each PMA said it does not have goes with its ports' readings:
+    // a consumer then knows such a value is missing for good, not stale.
+    for ((node, _), s) in &mut out.samples {
+        s.readings.lacking = caps.get(node).map_or(0, |c| c.unsupported);
+    }
     if !resets.is_empty() {
         let reqs = resets
             .into_iter()
@@ -714,7 +717,7 @@ impl Poll<'_, '_> {
     /// No port's counters moved: last sweep's readings stand, and the details
     /// that follow them; traffic ones are read.
     fn stand_ports(&mut self, t: &Target, i: usize) -> Vec<(Q, Request)> {
-        let due = wanted(&self.opts, &self.schedule, t.node) & detail::TRAFFIC;
+        let due = wanted(&self.opts, &self.schedule, t.node) & always_due(&self.schedule, t.node);
         let unsupported = self.caps.get(&t.node).map_or(0, |c| c.unsupported);
         let mut next = Vec::new();
         for &p in &t.ports {
@@ -754,7 +757,8 @@ impl Poll<'_, '_> {
             return Vec::new();
         };
         let prev = self.schedule.prev.and_then(|m| m.get(&(t.node, port)));
-        let due = details_due(prev, &r.counters, self.schedule.full_for(t.node))
+        let due = (details_due(prev, &r.counters, self.schedule.full_for(t.node))
+            | always_due(&self.schedule, t.node))
             & wanted(&self.opts, &self.schedule, t.node);
         let unsupported = caps.map_or(0, |c| c.unsupported);
         let next = detail_requests(t, target, port, due, unsupported);

@@ -212,6 +212,8 @@ pub struct UmadSource {
     sweep_no: u64,
     stats: UmadStats,
     subscribed: bool,
+    /// What consumers read of other nodes now ([`Source::demand`]).
+    pub(super) demand: std::sync::Arc<crate::source::demand::Demand>,
 }
 
 /// Parses `umad[:CA[:PORT]]` into (CA, port).
@@ -300,6 +302,7 @@ impl UmadSource {
             sweep_no: 0,
             stats: UmadStats::default(),
             subscribed: false,
+            demand: std::sync::Arc::default(),
         })
     }
 
@@ -525,7 +528,9 @@ impl UmadSource {
     /// One PMA pass over `targets` with this sweep's schedule.
     fn poll(&mut self, targets: &[pma::Target], local: Guid, cold: bool) -> pma::PmaSweep {
         let n = self.sweep_no;
+        let asked = self.demand.live();
         let schedule = pma::Schedule {
+            asked: Some(&asked),
             prev: Some(&self.prev_counters),
             local: Some(local),
             // The first sweep reads all; the sweep after a quick start reads

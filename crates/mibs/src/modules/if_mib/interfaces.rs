@@ -25,11 +25,21 @@ use snmp::index::{IndexCodec, Integer};
 use snmp::table::RowSet;
 
 use super::port::{self, AdminStatus, OperStatus};
+use crate::core::node::HOST_IF_INDEX_STRIDE;
+
+/// The per-VL traffic attributes ibIfVLTrafficTable reads.
+const VL_TRAFFIC: u8 =
+    ib::model::counters::detail::VL_OP_PACKETS | ib::model::counters::detail::VL_OP_DATA;
 
 /// One ifTable/ifXTable row: a port of the local node.
 #[derive(Clone, Debug)]
 pub struct IfRow {
     pub if_index: u32,
+    /// The node the port is on.
+    pub node_guid: Guid,
+    /// Its ifIndex in its node's own context (a host's context numbers
+    /// its adapters' ports apart; what is set over SNMP is kept by this).
+    pub node_if_index: u32,
     /// The port in the snapshot.
     pub port: PortIdx,
     pub port_num: u8,
@@ -47,6 +57,10 @@ pub struct IfRow {
     /// While the PMA was never read: all zero in the default context (as
     /// always), None (no counter instances) in a node's context.
     pub counters: Option<IfCounters>,
+    /// Whether the octets of `counters` are current: in a node context,
+    /// once the PMA's flow-control counters were read (else ifHC*Octets
+    /// are absent rather than short of them).
+    pub octets: bool,
     /// When the totals last restarted (None: not since the agent started).
     pub discontinuity: Option<Instant>,
 }
@@ -189,7 +203,7 @@ impl IfHistory {
     pub fn derive(&mut self, s: &Snapshot) -> Interfaces {
         let (node, ports) = local_ports(s, self.if_index_offset);
         self.advance(s, node, &ports);
-        Interfaces::build(s, node, &ports, Some(self))
+        Interfaces::build(s, &[(node, ports)], Some(self))
     }
 
     /// Folds in the next snapshot's states.
@@ -254,77 +268,90 @@ impl Interfaces {
     /// absent; ifCounterDiscontinuityTime is the model's restart of the
     /// totals (0 when before this agent started).
     pub fn of_node(s: &Snapshot, n: NodeIdx) -> Interfaces {
-        let (node, ports) = node_ports(s, n, 0);
-        Interfaces::build(s, node, &ports, None)
+        Interfaces::of_nodes(s, &[n])
+    }
+
+    /// The interfaces of the nodes of one context, derived now with no
+    /// history ([`Interfaces::of_node`]): one node's, or a host's adapters
+    /// in order, adapter k's ports numbered from
+    /// `k * HOST_IF_INDEX_STRIDE` on (so the first is numbered as alone).
+    pub fn of_nodes(s: &Snapshot, nodes: &[NodeIdx]) -> Interfaces {
+        let groups: Vec<(Option<NodeIdx>, Vec<LocalPort>)> = nodes
+            .iter()
+            .zip(0u32..)
+            .map(|(n, k)| node_ports(s, *n, k.saturating_mul(HOST_IF_INDEX_STRIDE)))
+            .collect();
+        Interfaces::build(s, &groups, None)
     }
 
     fn build(
         s: &Snapshot,
-        node: Option<NodeIdx>,
-        ports: &[LocalPort],
+        groups: &[(Option<NodeIdx>, Vec<LocalPort>)],
         h: Option<&IfHistory>,
     ) -> Self {
-        let none = || Interfaces {
-            history: h.is_some(),
-            ..Interfaces::default()
-        };
-        let Some(n) = node else {
-            return none();
-        };
-        let Some(node_ref) = s.node(n) else {
-            return none();
-        };
-        let device = port::device_name(s, node_ref);
-        let mut ifs = Vec::with_capacity(ports.len());
+        let mut ifs = Vec::new();
         let mut vls = Vec::new();
-        let mut by_port = HashMap::with_capacity(ports.len());
-        for lp in ports {
-            let Some(p) = s.port(lp.idx) else { continue };
-            let hist = h.and_then(|h| h.ports.get(&lp.key));
-            let counters = p
-                .counters
-                .as_deref()
-                .map(|c| IfCounters::from_totals(&c.totals))
-                .or_else(|| h.map(|_| IfCounters::default()));
-            let discontinuity = match h {
-                Some(_) => hist.and_then(|x| x.discontinuity),
-                None => p.counters.as_deref().map(|c| instant_of(c.discontinuity)),
-            };
-            let has_vl = p.counters.as_deref().is_some_and(|c| {
-                c.readings.vl_op_packets.is_some() || c.readings.vl_op_data.is_some()
-            });
-            if has_vl {
-                for vl in data_vls(&p.info).chain([Vl::VL15]) {
-                    vls.push(VlRow {
-                        if_index: lp.if_index,
-                        port: lp.idx,
-                        vl,
-                    });
+        let mut by_port = HashMap::new();
+        for (node, ports) in groups {
+            let Some(n) = *node else { continue };
+            let Some(node_ref) = s.node(n) else { continue };
+            let device = port::device_name(s, node_ref);
+            for lp in ports {
+                let Some(p) = s.port(lp.idx) else { continue };
+                let hist = h.and_then(|h| h.ports.get(&lp.key));
+                let state = p.counters.as_deref();
+                let counters = state
+                    .map(|c| IfCounters::from_totals(&c.totals))
+                    .or_else(|| h.map(|_| IfCounters::default()));
+                let discontinuity = match h {
+                    Some(_) => hist.and_then(|x| x.discontinuity),
+                    None => state.map(|c| instant_of(c.discontinuity)),
+                };
+                // The octets' flow-control term (002 2.4) is current in a node
+                // context only once its PMA was read for it (node contexts ask
+                // for it: `ib::source::demand`); the default context's local
+                // node reads it every sweep.
+                let octets = h.is_some()
+                    || state.is_some_and(|c| c.is_settled(ib::model::counters::detail::FLOW_CTL));
+                let has_vl = state.is_some_and(|c| {
+                    let r = &c.readings;
+                    let held = r.vl_op_packets.is_some() || r.vl_op_data.is_some();
+                    held && (h.is_some() || c.is_current(VL_TRAFFIC))
+                });
+                if has_vl {
+                    for vl in data_vls(&p.info).chain([Vl::VL15]) {
+                        vls.push(VlRow {
+                            if_index: lp.if_index,
+                            port: lp.idx,
+                            vl,
+                        });
+                    }
                 }
-            }
-            by_port.insert(lp.idx, lp.if_index);
-            ifs.push(IfRow {
-                if_index: lp.if_index,
-                port: lp.idx,
-                port_num: p.num.0,
-                descr: port::descr(&device, p.num.0, port::active_link(s, p)),
-                name: port::name(&device, p.num.0),
-                mtu: port::mtu(&p.info),
-                // A link that is down has no operational speed: its PortInfo's
-                // active width and speed are left from the last link (002 2.2:
+                by_port.insert(lp.idx, lp.if_index);
+                let down = lp.oper == port::OperStatus::Down;
+                // A link that is down has no operational width or speed: its
+                // PortInfo's active ones are left from the last link (002 2.2:
                 // LinkWidthActive "if valid").
-                speed_mbps: if lp.oper == port::OperStatus::Down {
-                    0
-                } else {
-                    port::speed_mbps(port::active_link(s, p))
-                },
-                phys_address: port::phys_address(port::base_lid(s, n, &p.info)),
-                admin: port::admin_status(p.info.phys_state()),
-                oper: lp.oper,
-                last_change: hist.and_then(|x| x.last_change),
-                counters,
-                discontinuity,
-            });
+                let link = if down { None } else { port::active_link(s, p) };
+                ifs.push(IfRow {
+                    if_index: lp.if_index,
+                    node_guid: lp.key.0,
+                    node_if_index: port::if_index(node_ref, p.num.0).unwrap_or(lp.if_index),
+                    port: lp.idx,
+                    port_num: p.num.0,
+                    descr: port::descr(&device, p.num.0, link),
+                    name: port::name(&device, p.num.0),
+                    mtu: port::mtu(&p.info),
+                    speed_mbps: port::speed_mbps(link),
+                    phys_address: port::phys_address(port::base_lid(s, n, &p.info)),
+                    admin: port::admin_status(p.info.phys_state()),
+                    oper: lp.oper,
+                    last_change: hist.and_then(|x| x.last_change),
+                    counters,
+                    octets,
+                    discontinuity,
+                });
+            }
         }
         let mut per_if: HashMap<u32, u32> = HashMap::new();
         let ipoib: Vec<IpoibRow> = s

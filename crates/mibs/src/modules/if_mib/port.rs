@@ -136,10 +136,13 @@ pub fn phys_address(lid: Lid) -> Vec<u8> {
     }
 }
 
-/// The device name shown in ifDescr/ifName: for the local node, the CA's name when the
-/// source knows it (`Snapshot::local_ca`: sysfs, umad), else the last word of
-/// the node description (Linux hosts describe themselves as
-/// "<hostname> <CA name>"; the simulator's nodes too), else the node GUID.
+/// The device name shown in ifDescr/ifName (docs/contexts.md "Names"):
+/// for the local node, the CA's name when the source knows it
+/// (`Snapshot::local_ca`: sysfs, umad); else a channel adapter's device word
+/// where its description has rdma-ndd's "HOST DEVICE" form (`dgx01 mlx5_0`:
+/// `mlx5_0`); else the node's name (a switch's, `MF0;leaf07:MQM8790/U1`:
+/// `leaf07`); else the node GUID. Never a later word of the description
+/// (a model, a comment).
 pub fn device_name(snapshot: &Snapshot, node: &Node) -> String {
     let local = snapshot
         .local_node()
@@ -151,7 +154,8 @@ pub fn device_name(snapshot: &Snapshot, node: &Node) -> String {
     {
         return ca.to_string();
     }
-    match node.description.split_whitespace().last() {
+    let d = crate::core::node::described(node);
+    match d.device.or(d.name) {
         Some(word) => word.to_string(),
         None => node.info.node_guid.to_string(),
     }

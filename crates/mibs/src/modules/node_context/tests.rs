@@ -10,7 +10,7 @@ use snmp::agent::SnmpStats;
 use snmp::oid::Oid;
 use snmp::value::Value;
 
-use crate::core::node::{guid_name, parse_guid_name};
+use crate::core::node::{guid_name, parse_guid_name, Target};
 use crate::if_mib::{IfMibState, IfSet};
 use crate::oids::{if_mib as o, snmpv2_mib as so};
 use crate::{Change, SystemState, View};
@@ -97,7 +97,10 @@ fn every_node_resolves_by_guid_and_unique_names_by_name() {
     }
     for (i, n) in s.nodes.iter().enumerate() {
         let g = guid_name(n.info.node_guid);
-        assert_eq!(names.resolve(&s, g.as_bytes()), Some(i as u32));
+        assert_eq!(
+            names.resolve(&s, g.as_bytes()),
+            Some(Target::Node(i as u32))
+        );
         assert!(listed.contains(&g.into_bytes()));
         let word = n.description.split_whitespace().next().unwrap();
         let same = s
@@ -106,11 +109,17 @@ fn every_node_resolves_by_guid_and_unique_names_by_name() {
             .filter(|m| m.description.split_whitespace().next() == Some(word))
             .count();
         let by_name = names.resolve(&s, word.as_bytes());
-        if same == 1 {
-            assert_eq!(by_name, Some(i as u32), "{word}");
-            assert_eq!(names.name_of(&s, i as u32), Some(word));
-        } else {
-            assert_eq!(by_name, None, "{word} is not unique");
+        match by_name {
+            Some(Target::Node(n)) => {
+                assert_eq!((same, n), (1, i as u32), "{word}");
+                assert_eq!(names.name_of(&s, i as u32), Some(word));
+            }
+            // The adapters of one host: one context holding them all.
+            Some(Target::Host { members, .. }) => {
+                assert_eq!(members.len(), same, "{word}");
+                assert!(members.contains(&(i as u32)), "{word}");
+            }
+            None => assert!(same > 1, "{word} is unique"),
         }
     }
     assert_eq!(names.resolve(&s, b"no-such-node"), None);

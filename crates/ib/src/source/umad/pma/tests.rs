@@ -111,6 +111,7 @@ fn steady<'a>(
     idle: Option<&'a HashMap<(Guid, u8), PortReadings>>,
 ) -> Schedule<'a> {
     Schedule {
+        asked: None,
         prev: Some(prev),
         local: None,
         full: false,

@@ -148,6 +148,10 @@ impl crate::source::Source for UmadSource {
         self.completing()
     }
 
+    fn demand(&self) -> Option<std::sync::Arc<crate::source::demand::Demand>> {
+        Some(std::sync::Arc::clone(&self.demand))
+    }
+
     fn control(
         &mut self,
         op: crate::source::ControlOp,
