@@ -296,3 +296,17 @@ fn cost_at_48k_hosts() {
         s.ports.len()
     );
 }
+
+/// A name is data from the fabric: control characters in it reach the
+/// terminal escaped, as the health report writes names (issue 50).
+#[test]
+fn finding_lines_escape_control_characters() {
+    let end = End {
+        node: "cn\u{1b}[2J01\r\nFAKE".to_string(),
+        guid: None,
+        port: 1,
+    };
+    let line = end.to_string();
+    assert_eq!(line, "\"cn\\u{1b}[2J01\\r\\nFAKE\" port 1");
+    assert!(!line.chars().any(char::is_control), "{line}");
+}

@@ -226,7 +226,7 @@ async fn run(fabric: &FabricHandle, line: &str) -> Result<String, String> {
                     down_for,
                 })
                 .await?;
-            info!(node = %desc, %guid, port = port.0, seconds = down_for.as_secs_f64(), "control: link flap");
+            info!(node = ?desc, %guid, port = port.0, seconds = down_for.as_secs_f64(), "control: link flap");
             Ok(format!(
                 "link-flap {} ({guid}) port {} down for {} s",
                 quote_word(&desc),
@@ -243,7 +243,7 @@ async fn run(fabric: &FabricHandle, line: &str) -> Result<String, String> {
                     count,
                 })
                 .await?;
-            info!(node = %desc, %guid, port = port.0, count, "control: error burst");
+            info!(node = ?desc, %guid, port = port.0, count, "control: error burst");
             Ok(format!(
                 "error-burst {} ({guid}) port {} {count} symbol errors",
                 quote_word(&desc),

@@ -484,11 +484,11 @@ fn log_event(ev: &FabricEvent, prev: &Snapshot, next: &Snapshot) {
         FabricEventKind::NodeAdded {
             node_guid,
             description,
-        } => info!(node = %description, guid = %node_guid, "fabric event: node added"),
+        } => info!(node = ?description, guid = %node_guid, "fabric event: node added"),
         FabricEventKind::NodeRemoved {
             node_guid,
             description,
-        } => info!(node = %description, guid = %node_guid, "fabric event: node removed"),
+        } => info!(node = ?description, guid = %node_guid, "fabric event: node removed"),
         FabricEventKind::PortInService {
             node_guid,
             port,
@@ -506,7 +506,7 @@ fn log_event(ev: &FabricEvent, prev: &Snapshot, next: &Snapshot) {
                 _ => "out of",
             };
             info!(
-                node = %node_name(*node_guid, prev, next),
+                node = ?node_name(*node_guid, prev, next),
                 guid = %node_guid,
                 port = port_of(*port),
                 port_guid = %port_guid,
@@ -522,7 +522,7 @@ fn log_event(ev: &FabricEvent, prev: &Snapshot, next: &Snapshot) {
             phys_from,
             phys_to,
         } => info!(
-            node = %node_name(*node_guid, prev, next),
+            node = ?node_name(*node_guid, prev, next),
             guid = %node_guid,
             port = port_of(*port),
             from = %state(from),

@@ -149,7 +149,9 @@ impl Finding {
 
 impl fmt::Display for End {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "\"{}\" port {}", self.node, self.port)?;
+        // Names are data from the fabric: quoted and escaped as the health
+        // report quotes them (a control character never reaches a terminal).
+        write!(f, "{:?} port {}", self.node, self.port)?;
         if let Some(g) = self.guid {
             write!(f, " ({g})")?;
         }
@@ -159,7 +161,7 @@ impl fmt::Display for End {
 
 impl fmt::Display for NodeRef {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "\"{}\"", self.node)?;
+        write!(f, "{:?}", self.node)?;
         if let Some(g) = self.guid {
             write!(f, " ({g})")?;
         }
@@ -178,7 +180,7 @@ impl fmt::Display for Finding {
             Finding::Missing { a, b, b_present } => {
                 write!(f, "MISSING: {a} -- {b}: no link")?;
                 if !b_present {
-                    write!(f, " (\"{}\" is not in the fabric)", b.node)?;
+                    write!(f, " ({:?} is not in the fabric)", b.node)?;
                 }
                 Ok(())
             }

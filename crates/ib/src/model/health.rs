@@ -471,11 +471,13 @@ pub fn no_master_sm(snap: &Snapshot) -> bool {
         return false;
     }
     let looked = !snap.sms.is_empty() || snap.sweep.cost.sa.sent > 0;
-    looked
-        || !snap
-            .ports
-            .iter()
-            .any(|p| p.info.port_state == PortState::Active as u8)
+    // A switch's port 0 is its management port, no link: ibsim shows it
+    // Active with no SM at all.
+    let link_active = |p: &crate::model::Port| {
+        p.info.port_state == PortState::Active as u8
+            && !(p.num.0 == 0 && snap.node(p.node).is_some_and(|n| n.switch.is_some()))
+    };
+    looked || !snap.ports.iter().any(link_active)
 }
 
 #[cfg(test)]

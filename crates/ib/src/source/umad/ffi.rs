@@ -310,6 +310,10 @@ impl Umad {
             return Err(UmadError::NoCa);
         }
         let mut first_ca = None;
+        // Without an SM no port is Active, but one whose link trained
+        // (Init, Armed) reaches the fabric by directed route: the agent
+        // then reports what it finds, NO_MASTER_SM first.
+        let mut linked = None;
         for n in &names {
             let attrs = self.ca(n)?;
             if let Some(p) = port {
@@ -332,7 +336,22 @@ impl Umad {
             if let Some(a) = attrs.ports.iter().find(|a| a.state == 4) {
                 return Ok(a.clone());
             }
+            if linked.is_none() {
+                linked = attrs
+                    .ports
+                    .iter()
+                    .find(|a| matches!(a.state, 2 | 3))
+                    .cloned();
+            }
             first_ca.get_or_insert(n.clone());
+        }
+        if let Some(a) = linked {
+            tracing::warn!(
+                ca = %a.ca,
+                port = a.port,
+                "no active port (no subnet manager?): using a port whose link is up"
+            );
+            return Ok(a);
         }
         Err(UmadError::NoActivePort(first_ca.unwrap_or_default()))
     }

@@ -529,6 +529,12 @@ impl UmadSource {
     fn poll(&mut self, targets: &[pma::Target], local: Guid, cold: bool) -> pma::PmaSweep {
         let n = self.sweep_no;
         let asked = self.demand.live();
+        if !asked.is_empty() {
+            tracing::debug!(
+                nodes = asked.len(),
+                "PMA sweep: detail attributes asked by consumers"
+            );
+        }
         let schedule = pma::Schedule {
             asked: Some(&asked),
             prev: Some(&self.prev_counters),
