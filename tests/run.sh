@@ -5,7 +5,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-cargo test --workspace
+cargo test --workspace --no-fail-fast
 
 shopt -s nullglob
 for t in tests/*.test.sh; do

@@ -130,15 +130,8 @@ fn shift(a: &UmadAgent, context: &str) -> u32 {
     u32::from(n == 9)
 }
 
-fn wait_for<T>(what: &str, mut f: impl FnMut() -> Option<T>) -> T {
-    let deadline = std::time::Instant::now() + Duration::from_secs(60);
-    loop {
-        if let Some(v) = f() {
-            return v;
-        }
-        assert!(std::time::Instant::now() < deadline, "timed out: {what}");
-        std::thread::sleep(Duration::from_millis(200));
-    }
+fn wait_for<T>(what: &str, f: impl FnMut() -> Option<T>) -> T {
+    common::wait_for(what, Duration::from_secs(60), f)
 }
 
 #[test]
