@@ -18,6 +18,10 @@
 //!    sweep of this port: the kernel's extended group without the IETF
 //!    counters (64-bit data/packets, no unicast/multicast);
 //! 4. otherwise the legacy 32-bit PortCounters values (saturating).
+//!
+//! A port whose counter files cannot all be read (`N/A (no PMA)`, a refused
+//! read, text that is not a number) has no counters this sweep: the model
+//! keeps its last totals, where a 0 would read as a reset.
 
 use super::attr::{list_dir, parse_dec_u64, read_opt, SysfsError};
 use super::notes::{Note, NoteKind};
@@ -81,6 +85,14 @@ impl Reader {
         };
         match parse_dec_u64(&path, &text) {
             Ok(v) => Ok(Some(v)),
+            // The kernel's text for a device whose driver has no PMA.
+            Err(_) if text.starts_with("N/A") => {
+                self.trouble.get_or_insert(format!(
+                    "{}: {text:?} (the kernel cannot read this device's counters)",
+                    path.display()
+                ));
+                Ok(None)
+            }
             Err(e) => {
                 self.trouble.get_or_insert(e.to_string());
                 Ok(None)
