@@ -596,3 +596,6 @@ fn the_sim_synthesizes_ipoib_interfaces_for_its_local_ca() {
         assert_eq!(&ip.address[4..], &s.port_gid(ip.port).unwrap().to_bytes());
     }
 }
+
+#[path = "sysfs_source/faults.rs"]
+mod faults;
