@@ -67,7 +67,7 @@ impl Logs {
     }
 }
 
-fn port<'a>(s: &'a Snapshot, node: Guid, num: u8) -> &'a ib::model::Port {
+fn port(s: &Snapshot, node: Guid, num: u8) -> &ib::model::Port {
     s.port(s.port_of(node, PortNum(num)).unwrap()).unwrap()
 }
 
