@@ -3,7 +3,7 @@
 
 use ib::model::counters::IfCounters;
 use ib::model::Snapshot;
-use ib::source::sysfs::{scan, CounterWidthRule, Rate, SysfsError, SysfsSource};
+use ib::source::sysfs::{scan, CounterWidthRule, Note, NoteKind, Rate, SysfsError, SysfsSource};
 use ib::source::{open, ControlOp, ControlReply, SourceOptions, SourceSpec};
 use ib::types::{
     Guid, Lid, LinkSpeed, LinkWidth, Mtu, NodeType, PKey, PhysPortState, PortNum, PortState,
@@ -406,19 +406,24 @@ fn roce_only_host_and_missing_roots_are_clear_errors() {
     assert!(e.to_string().contains("empty"), "{e}");
 }
 
+/// The notes of a sweep of `root` that are about `subject`.
+fn notes_about(src: &SysfsSource, subject: &str) -> Vec<Note> {
+    let scan = src.last_scan().unwrap();
+    scan.notes
+        .iter()
+        .filter(|n| n.subject == subject)
+        .cloned()
+        .collect()
+}
+
 #[test]
-fn broken_files_name_the_file_and_the_expectation() {
-    let cases: [(&str, &str, &str); 8] = [
+fn broken_files_leave_out_their_device_and_name_the_file() {
+    let cases: [(&str, &str, &str); 7] = [
         ("ports/1/state", "ACTIVE", "\"N: NAME\" with a decimal N"),
         ("ports/1/state", "9: WEIRD", "a port state 0..4"),
         ("ports/1/phys_state", "LinkUp", "\"N: NAME\""),
         ("ports/1/rate", "fast", "Gb/sec"),
         ("ports/1/lid", "0xzz", "a hex LID"),
-        (
-            "ports/1/counters/port_rcv_data",
-            "lots",
-            "an unsigned decimal number",
-        ),
         ("node_guid", "0c42a10300a1b2c4", "a GUID as four"),
         ("ports/1/gids/0", "fe80::zz", "a GID"),
     ];
@@ -426,34 +431,59 @@ fn broken_files_name_the_file_and_the_expectation() {
         let (_t, root) = writable();
         let path = root.join("sys/class/infiniband/mlx5_0").join(file);
         fs::write(&path, format!("{text}\n")).unwrap();
-        let e = SysfsSource::new(&root)
-            .unwrap()
-            .sweep_snapshot()
-            .unwrap_err()
-            .to_string();
+        let mut src = SysfsSource::new(&root).unwrap();
+        let s = src.sweep_snapshot().unwrap();
+        assert!(s.node_by_guid(MLX5).is_none(), "{file}: mlx5_0 left out");
+        assert!(s.node_by_guid(MLX4).is_some(), "{file}: mlx4_0 served");
+        let n = notes_about(&src, "mlx5_0");
+        assert_eq!(n.len(), 1, "{file}: {n:?}");
+        assert_eq!(n[0].kind, NoteKind::DeviceLeftOut);
+        let e = &n[0].cause;
         assert!(e.contains(&path.display().to_string()), "{file}: {e}");
         assert!(e.contains(expect), "{file}: {e}");
         assert!(e.contains(text), "{file}: {e}");
     }
     let (_t, root) = writable();
     fs::remove_file(root.join("sys/class/infiniband/mlx5_0/node_guid")).unwrap();
-    let e = SysfsSource::new(&root)
-        .unwrap()
-        .sweep_snapshot()
-        .unwrap_err()
-        .to_string();
-    assert!(e.contains("mlx5_0/node_guid: missing"), "{e}");
+    let mut src = SysfsSource::new(&root).unwrap();
+    src.sweep_snapshot().unwrap();
+    let n = notes_about(&src, "mlx5_0");
+    assert!(n[0].cause.contains("mlx5_0/node_guid: missing"), "{n:?}");
+
+    // A counter that is not a number: that port's counters are absent (not
+    // 0, which the accumulators would take for a reset), the rest served.
+    let (_t, root) = writable();
+    set(&root, "mlx5_0", 1, "counters/port_rcv_data", "lots");
+    let mut src = SysfsSource::new(&root).unwrap();
+    let s = src.sweep_snapshot().unwrap();
+    let p = s.port(s.port_of(MLX5, PortNum(1)).unwrap()).unwrap();
+    assert!(p.counters.is_none());
+    assert_eq!(p.info.port_state(), Some(PortState::Active));
+    let n = notes_about(&src, "mlx5_0 port 1");
+    assert_eq!(n.len(), 1, "{n:?}");
+    assert_eq!(n[0].kind, NoteKind::CountersAbsent);
+    assert!(
+        n[0].cause
+            .contains("counters/port_rcv_data: expected an unsigned decimal number")
+            && n[0].cause.contains("lots"),
+        "{n:?}"
+    );
+
+    // An IPoIB netdev that does not parse is left out; its P_Key child stays.
     let (_t, root) = writable();
     fs::write(root.join("sys/class/net/ib0/address"), "00:11:22\n").unwrap();
-    let e = SysfsSource::new(&root)
-        .unwrap()
-        .sweep_snapshot()
-        .unwrap_err()
-        .to_string();
+    let mut src = SysfsSource::new(&root).unwrap();
+    let s = src.sweep_snapshot().unwrap();
+    let names: Vec<_> = s.ipoib.iter().map(|i| i.name.as_str()).collect();
+    assert_eq!(names, ["ib0.8001", "ib1"]);
+    let n = notes_about(&src, "ib0");
+    assert_eq!(n[0].kind, NoteKind::NetdevLeftOut);
     assert!(
-        e.contains("ib0/address: expected a 20-octet IPoIB address"),
-        "{e}"
+        n[0].cause
+            .contains("ib0/address: expected a 20-octet IPoIB address"),
+        "{n:?}"
     );
+
     // Vendor extras that do not parse are left out, not fatal.
     let (_t, root) = writable();
     set(&root, "mlx5_0", 1, "hw_counters/out_of_buffer", "n/a");
@@ -462,6 +492,23 @@ fn broken_files_name_the_file_and_the_expectation() {
     let p = src.last_scan().unwrap().port("mlx5_0", 1).unwrap();
     assert!(!p.hw_counters.contains_key("out_of_buffer"));
     assert!(p.hw_counters.contains_key("out_of_sequence"));
+
+    // Nothing left to serve: the sweep fails, naming what was left out.
+    let (_t, root) = writable();
+    fs::remove_dir_all(root.join("sys/class/infiniband/mlx4_0")).unwrap();
+    let state = root.join("sys/class/infiniband/mlx5_0/ports/1/state");
+    fs::write(&state, "ACTIVE\n").unwrap();
+    let e = SysfsSource::new(&root)
+        .unwrap()
+        .sweep_snapshot()
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("no InfiniBand ports"), "{e}");
+    assert!(e.contains("mlx5_1 port 1 (Ethernet)"), "{e}");
+    assert!(
+        e.contains(&format!("mlx5_0 ({}: expected", state.display())),
+        "{e}"
+    );
 }
 
 #[test]
@@ -549,3 +596,6 @@ fn the_sim_synthesizes_ipoib_interfaces_for_its_local_ca() {
         assert_eq!(&ip.address[4..], &s.port_gid(ip.port).unwrap().to_bytes());
     }
 }
+
+#[path = "sysfs_source/faults.rs"]
+mod faults;

@@ -1,6 +1,7 @@
 //! The real binary on the sysfs fixture tree (crates/ib/tests/fixtures/sysfs/host):
 //! `ibsnmpd --source sysfs:<fixture>` walked with net-snmp's snmpwalk, and the
-//! clear errors of `ibsnmpd dump --source sysfs:...` on bad roots.
+//! clear errors of `ibsnmpd dump --source sysfs:...` on bad roots, and the
+//! agent on a tree with faulty devices beside good ones (fixtures/sysfs/faulty).
 //! (Counter formulas, resets and discontinuities over sysfs: if_mib.rs.)
 
 mod common;
@@ -9,7 +10,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use common::{Agent, BIN};
+use common::{curl, free_port, Agent, BIN};
 
 const IF_NUMBER: &str = ".1.3.6.1.2.1.2.1.0";
 const IF_TABLE: &str = ".1.3.6.1.2.1.2.2";
@@ -132,6 +133,65 @@ fn a_down_port_and_a_qdr_port_of_the_dual_port_hca() {
     );
     let x = walk(&agent, IF_X_TABLE);
     assert_eq!(get(&x, ".1.3.6.1.2.1.31.1.1.1.15.1"), "32000", "4x QDR");
+}
+
+/// A host with faulty devices beside good ones: the agent serves the good
+/// ones with their values, leaves out what could not be read, and logs
+/// each cause once.
+#[test]
+fn faulty_devices_leave_the_good_ones_served() {
+    let faulty = fixture().join("../faulty");
+    let spec = format!("sysfs:{}", faulty.display());
+    let mport = free_port("127.0.0.1");
+    let agent = Agent::start(&[
+        "--source",
+        &spec,
+        "--local-node",
+        "mlx5_0",
+        "--sweep-interval",
+        "3600",
+        "--metrics",
+        &format!("127.0.0.1:{mport}"),
+    ]);
+    assert_eq!(agent.get_number(IF_NUMBER), 1, "mlx5_0's one port");
+    let m = curl(&format!("http://127.0.0.1:{mport}/metrics"));
+    let lines = |needles: &[&str]| -> Vec<&str> {
+        m.lines()
+            .filter(|l| needles.iter().all(|n| l.contains(n)))
+            .collect()
+    };
+    // mlx5_0 has no NodeDescription: its device name is the hca label.
+    let bare = "guid=\"0x0c42a10300a1c3e0\",hca=\"mlx5_0\",port=\"1\"";
+    assert_eq!(
+        lines(&["infiniband_hca_port_transmit_data_bytes_total{", bare]),
+        [format!(
+            "infiniband_hca_port_transmit_data_bytes_total{{{bare}}} 4000000"
+        )],
+        "{m}"
+    );
+    // mlx5_2 has no PMA: its state is served, its counters are absent.
+    let no_pma = "guid=\"0x0c42a10300a1c3f0\",hca=\"node02 mlx5_2\",port=\"1\"";
+    assert_eq!(
+        lines(&["infiniband_hca_port_state_id{", no_pma]),
+        [format!("infiniband_hca_port_state_id{{{no_pma}}} 4")]
+    );
+    assert!(lines(&["_total{", no_pma]).is_empty(), "{m}");
+    // mlx5_1 (no node_guid) is not served; mlx4_0 is, both ports.
+    assert!(!m.contains("mlx5_1"), "{m}");
+    assert_eq!(
+        lines(&["infiniband_hca_port_state_id{", "node02 mlx4_0"]).len(),
+        2
+    );
+
+    let log = agent.log_text();
+    let count = |needles: &[&str]| {
+        log.lines()
+            .filter(|l| needles.iter().all(|n| l.contains(n)))
+            .count()
+    };
+    assert_eq!(count(&["mlx5_1", "node_guid: missing"]), 1, "{log}");
+    assert_eq!(count(&["mlx5_2 port 1", "N/A (no PMA)"]), 1, "{log}");
+    assert_eq!(count(&["mlx4_0 port 2", "rate"]), 1, "{log}");
 }
 
 fn dump(spec: &str) -> std::process::Output {

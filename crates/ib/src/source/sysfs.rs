@@ -13,18 +13,25 @@
 //! - [`counters`]: `counters/`, `counters_ext/`, `hw_counters/` and the
 //!   64-bit rule;
 //! - [`device`]: one device and its ports;
-//! - [`ipoib`]: IPoIB netdevs and the port each runs over.
+//! - [`ipoib`]: IPoIB netdevs and the port each runs over;
+//! - [`notes`]: what a sweep left out, logged once per cause.
+//!
+//! One device's or one file's trouble never takes the others down: what
+//! could not be read is absent (a value, a port's counters, a netdev, a
+//! device) and noted; only a host with nothing to serve fails the sweep.
 
 pub mod attr;
 pub mod counters;
 pub mod device;
 pub mod ipoib;
+pub mod notes;
 pub mod rate;
 
 pub use attr::SysfsError;
 pub use counters::{CounterFiles, CounterWidthRule};
 pub use device::{SysfsDevice, SysfsPort};
 pub use ipoib::SysfsNetdev;
+pub use notes::{Note, NoteKind};
 pub use rate::{parse_rate, Rate};
 
 use crate::mad::pma::{cap, ClassPortInfo};
@@ -35,6 +42,7 @@ use crate::model::{
 };
 use crate::source::{ControlOp, ControlReply, Source, SourceError};
 use crate::types::{Gid, Guid, Mtu, PortNum};
+use notes::NoteLog;
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -47,6 +55,8 @@ pub struct SysfsScan {
     /// Devices in name order, InfiniBand ports only.
     pub devices: Vec<SysfsDevice>,
     pub netdevs: Vec<SysfsNetdev>,
+    /// What was left out, and why (logged once per cause by the source).
+    pub notes: Vec<Note>,
 }
 
 impl SysfsScan {
@@ -91,9 +101,27 @@ pub fn scan(root: &Path, is_wide: &dyn Fn(Guid, u8) -> bool) -> Result<SysfsScan
     if names.is_empty() {
         return Err(SysfsError::NoDevices(class));
     }
+    let mut notes = Vec::new();
     let mut devices = Vec::with_capacity(names.len());
+    let mut failed = Vec::new();
     for n in &names {
-        devices.push(device::read_device(&class, n, is_wide)?);
+        let mut dev_notes = Vec::new();
+        match device::read_device(&class, n, is_wide, &mut dev_notes) {
+            Ok(d) => {
+                devices.push(d);
+                notes.append(&mut dev_notes);
+            }
+            Err(e) => {
+                // Hot unplug between listing and reading: say so, not ENOENT.
+                let cause = if class.join(n).exists() {
+                    e.to_string()
+                } else {
+                    "removed while being read".to_string()
+                };
+                failed.push(format!("{n} ({cause})"));
+                notes.push(Note::new(NoteKind::DeviceLeftOut, n.as_str(), cause));
+            }
+        }
     }
     if devices.iter().all(|d| d.ports.is_empty()) {
         let left_out: Vec<String> = devices
@@ -101,16 +129,21 @@ pub fn scan(root: &Path, is_wide: &dyn Fn(Guid, u8) -> bool) -> Result<SysfsScan
             .flat_map(|d| {
                 d.skipped
                     .iter()
-                    .map(move |(n, ll)| format!("{} port {n} ({ll})", d.name))
+                    .map(move |(n, why)| format!("{} port {n} ({why})", d.name))
             })
+            .chain(failed)
             .collect();
         return Err(SysfsError::NoIbPorts {
             dir: class,
             skipped: format!(" (left out: {})", left_out.join(", ")),
         });
     }
-    let netdevs = ipoib::read_netdevs(&root.join("sys").join("class").join("net"))?;
-    Ok(SysfsScan { devices, netdevs })
+    let netdevs = ipoib::read_netdevs(&root.join("sys").join("class").join("net"), &mut notes);
+    Ok(SysfsScan {
+        devices,
+        netdevs,
+        notes,
+    })
 }
 
 /// Turns a scan into a snapshot builder: one node per device with InfiniBand
@@ -187,7 +220,7 @@ pub fn to_builder(scan: &SysfsScan, local: Option<&str>) -> Result<SnapshotBuild
             .collect();
         let node = Node {
             info,
-            description: d.node_desc.clone(),
+            description: d.description().to_string(),
             ports: 0..0,
             switch: None,
             pma,
@@ -198,7 +231,7 @@ pub fn to_builder(scan: &SysfsScan, local: Option<&str>) -> Result<SnapshotBuild
             None => local_idx.is_none(),
             Some(sel) => {
                 sel == d.name
-                    || sel == d.node_desc
+                    || sel == d.description()
                     || sel.parse::<Guid>().is_ok_and(|g| g == d.node_guid)
             }
         };
@@ -300,6 +333,8 @@ pub struct SysfsSource {
     warned: HashSet<(Guid, u8)>,
     /// Non-InfiniBand ports already logged as left out.
     noted: HashSet<(Guid, u8)>,
+    /// What was left out, logged once per cause.
+    log: NoteLog,
     last: Option<SysfsScan>,
 }
 
@@ -320,6 +355,7 @@ impl SysfsSource {
             wide: HashSet::new(),
             warned: HashSet::new(),
             noted: HashSet::new(),
+            log: NoteLog::default(),
             last: None,
         })
     }
@@ -347,7 +383,7 @@ impl SysfsSource {
         for d in &s.devices {
             for (n, ll) in &d.skipped {
                 if self.noted.insert((d.node_guid, *n)) {
-                    info!(device = %d.name, port = n, link_layer = %ll, "not an InfiniBand port (RoCE?); left out");
+                    info!(device = %d.name, port = n, why = %ll, "not an InfiniBand port (RoCE, iWARP?); left out");
                 }
             }
             for p in &d.ports {
@@ -372,8 +408,25 @@ impl SysfsSource {
     pub fn sweep_snapshot(&mut self) -> Result<Snapshot, SysfsError> {
         let time = SystemTime::now();
         let t0 = Instant::now();
-        let s = self.scan()?;
-        let b = to_builder(&s, self.local_node.as_deref())?;
+        let mut s = self.scan()?;
+        let b = match to_builder(&s, self.local_node.as_deref()) {
+            Ok(b) => b,
+            // The local device went away after an earlier sweep: serve the
+            // others (a wrong --local-node still fails the first sweep).
+            Err(SysfsError::NoSuchLocalNode { wanted, .. }) if self.number > 0 => {
+                s.notes.push(Note::new(
+                    NoteKind::LocalNodeAbsent,
+                    wanted,
+                    "not among this host's devices",
+                ));
+                let mut b = to_builder(&s, None)?;
+                b.local_node = None;
+                b.local_ca = None;
+                b
+            }
+            Err(e) => return Err(e),
+        };
+        self.log.update(&s.notes);
         self.number += 1;
         let snap = b.build(
             SweepInfo {

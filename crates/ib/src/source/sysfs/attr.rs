@@ -4,6 +4,7 @@
 // Input path: bytes from the wire or files never panic.
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::indexing_slicing))]
 
+use super::notes::{Note, NoteKind};
 use crate::types::{Gid, Guid};
 use std::io;
 use std::net::Ipv6Addr;
@@ -42,15 +43,68 @@ pub(crate) fn parse_err(path: &Path, expected: &'static str, found: &str) -> Sys
     }
 }
 
+/// What a failed read of a sysfs file means.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReadFailure {
+    /// ENOENT, ENOTDIR: there is no such file (e.g. `bonding_masters/type`,
+    /// `bonding_masters` being a file).
+    Missing,
+    /// ENODEV, ENXIO: the device went away between listing and reading.
+    Gone,
+    /// Anything else (EINVAL on the `rate` of some down ports, EACCES,
+    /// EIO, EISDIR...): the kernel refused this one value.
+    Refused,
+}
+
+// Linux errno values (sysfs exists only there; std names no errno).
+const ENOENT: i32 = 2;
+const ENXIO: i32 = 6;
+const ENODEV: i32 = 19;
+const ENOTDIR: i32 = 20;
+
+/// Classifies a failed read: whether the file is missing, its device is
+/// gone, or only this value is refused.
+pub fn classify(e: &io::Error) -> ReadFailure {
+    match e.raw_os_error() {
+        Some(ENOENT | ENOTDIR) => ReadFailure::Missing,
+        Some(ENODEV | ENXIO) => ReadFailure::Gone,
+        _ if e.kind() == io::ErrorKind::NotFound => ReadFailure::Missing,
+        _ => ReadFailure::Refused,
+    }
+}
+
+impl SysfsError {
+    /// The read failed because the device went away (ENODEV, ENXIO).
+    pub fn device_gone(&self) -> bool {
+        matches!(self, SysfsError::Io { source, .. } if classify(source) == ReadFailure::Gone)
+    }
+}
+
 /// Contents of an attribute file, trimmed; `None` when it does not exist.
 pub(crate) fn read_opt(path: &Path) -> Result<Option<String>, SysfsError> {
     match std::fs::read(path) {
         Ok(b) => Ok(Some(String::from_utf8_lossy(&b).trim().to_string())),
-        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
+        Err(e) if classify(&e) == ReadFailure::Missing => Ok(None),
         Err(e) => Err(SysfsError::Io {
             path: path.to_path_buf(),
             source: e,
         }),
+    }
+}
+
+/// Contents of an optional attribute file; a read the kernel refuses is
+/// `None` too, noted about `subject`. Only a device gone is an error.
+pub(crate) fn read_tolerant(
+    path: &Path,
+    subject: &str,
+    notes: &mut Vec<Note>,
+) -> Result<Option<String>, SysfsError> {
+    match read_opt(path) {
+        Err(e @ SysfsError::Io { .. }) if !e.device_gone() => {
+            notes.push(Note::new(NoteKind::ValueAbsent, subject, e));
+            Ok(None)
+        }
+        r => r,
     }
 }
 
@@ -61,19 +115,24 @@ pub(crate) fn read_req(path: &Path) -> Result<String, SysfsError> {
     })
 }
 
-/// Reads and parses an optional file.
+/// Reads and parses an optional file ([`read_tolerant`]); text that does
+/// not parse is an error.
 pub(crate) fn parse_opt<T>(
     path: &Path,
+    subject: &str,
+    notes: &mut Vec<Note>,
     parse: impl FnOnce(&Path, &str) -> Result<T, SysfsError>,
 ) -> Result<Option<T>, SysfsError> {
-    read_opt(path)?.map(|s| parse(path, &s)).transpose()
+    read_tolerant(path, subject, notes)?
+        .map(|s| parse(path, &s))
+        .transpose()
 }
 
 /// Names in a directory, sorted; `None` when it does not exist.
 pub(crate) fn list_dir(path: &Path) -> Result<Option<Vec<String>>, SysfsError> {
     let rd = match std::fs::read_dir(path) {
         Ok(rd) => rd,
-        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+        Err(e) if classify(&e) == ReadFailure::Missing => return Ok(None),
         Err(e) => {
             return Err(SysfsError::Io {
                 path: path.to_path_buf(),
@@ -217,6 +276,50 @@ mod tests {
             u64::MAX
         );
         assert!(parse_dec_u64(p(), "-1").is_err());
+    }
+
+    #[test]
+    fn read_failures_are_classified() {
+        // Regular files cannot make the kernel's errors: fed directly here.
+        let c = |n| classify(&io::Error::from_raw_os_error(n));
+        assert_eq!(c(2), ReadFailure::Missing, "ENOENT");
+        assert_eq!(c(20), ReadFailure::Missing, "ENOTDIR: bonding_masters/type");
+        assert_eq!(c(19), ReadFailure::Gone, "ENODEV");
+        assert_eq!(c(6), ReadFailure::Gone, "ENXIO");
+        assert_eq!(c(22), ReadFailure::Refused, "EINVAL");
+        assert_eq!(c(13), ReadFailure::Refused, "EACCES");
+        assert_eq!(c(5), ReadFailure::Refused, "EIO");
+        assert_eq!(c(21), ReadFailure::Refused, "EISDIR");
+        let io = |n| SysfsError::Io {
+            path: "/x".into(),
+            source: io::Error::from_raw_os_error(n),
+        };
+        assert!(io(19).device_gone());
+        assert!(!io(22).device_gone());
+        assert!(!SysfsError::Missing { path: "/x".into() }.device_gone());
+    }
+
+    #[test]
+    fn refused_reads_are_absent_and_noted() {
+        let t = tempfile::tempdir().unwrap();
+        // A directory where a file should be: EISDIR, as a refused read.
+        std::fs::create_dir(t.path().join("rate")).unwrap();
+        let mut notes = Vec::new();
+        let r = read_tolerant(&t.path().join("rate"), "mlx5_0 port 1", &mut notes).unwrap();
+        assert_eq!(r, None);
+        assert_eq!(notes.len(), 1);
+        assert_eq!(notes[0].kind, NoteKind::ValueAbsent);
+        assert!(notes[0].cause.contains("rate"), "{:?}", notes[0]);
+        // A missing file is absent without a note.
+        let r = read_tolerant(&t.path().join("lid"), "mlx5_0 port 1", &mut notes).unwrap();
+        assert_eq!((r, notes.len()), (None, 1));
+        // A path through a file (bonding_masters/type): missing, not an error.
+        std::fs::write(t.path().join("bonding_masters"), "bond0\n").unwrap();
+        assert_eq!(
+            read_opt(&t.path().join("bonding_masters/type")).unwrap(),
+            None
+        );
+        assert_eq!(list_dir(&t.path().join("bonding_masters")).unwrap(), None);
     }
 
     #[test]

@@ -18,8 +18,13 @@
 //!    sweep of this port: the kernel's extended group without the IETF
 //!    counters (64-bit data/packets, no unicast/multicast);
 //! 4. otherwise the legacy 32-bit PortCounters values (saturating).
+//!
+//! A port whose counter files cannot all be read (`N/A (no PMA)`, a refused
+//! read, text that is not a number) has no counters this sweep: the model
+//! keeps its last totals, where a 0 would read as a reset.
 
-use super::attr::{list_dir, parse_dec_u64, SysfsError};
+use super::attr::{list_dir, parse_dec_u64, read_opt, SysfsError};
+use super::notes::{Note, NoteKind};
 use crate::mad::pma::{PortCounters, PortCountersExtended};
 use crate::model::{ExtendedFields, PortReadings};
 use std::collections::BTreeMap;
@@ -55,19 +60,49 @@ pub struct CounterFiles {
     pub saturated: bool,
 }
 
-/// Reads one counter file: `Ok(None)` when absent or unreadable (the kernel
-/// answers EINVAL when the PMA query fails), an error when its text is not a
-/// number.
-fn read_counter(dir: &Path, name: &str) -> Result<Option<u64>, SysfsError> {
-    let path = dir.join(name);
-    match super::attr::read_opt(&path) {
-        Ok(Some(s)) => parse_dec_u64(&path, &s).map(Some),
-        Ok(None) => Ok(None),
-        Err(SysfsError::Io { path, source }) => {
-            debug!(file = %path.display(), error = %source, "counter unreadable; left out");
-            Ok(None)
+/// Reads counter files, remembering the first that could not be read:
+/// then the port's counters are absent (never 0, which the accumulators
+/// would take for a reset).
+#[derive(Default)]
+struct Reader {
+    trouble: Option<String>,
+}
+
+impl Reader {
+    /// `Ok(None)` when the file does not exist or could not be read (the
+    /// kernel answers EINVAL when the PMA query fails, and writes `N/A (no
+    /// PMA)` for a device without a PMA); an error only when the device is gone.
+    fn get(&mut self, dir: &Path, name: &str) -> Result<Option<u64>, SysfsError> {
+        let path = dir.join(name);
+        let text = match read_opt(&path) {
+            Ok(Some(s)) => s,
+            Ok(None) => return Ok(None),
+            Err(e) if e.device_gone() => return Err(e),
+            Err(e) => {
+                self.trouble.get_or_insert(e.to_string());
+                return Ok(None);
+            }
+        };
+        match parse_dec_u64(&path, &text) {
+            Ok(v) => Ok(Some(v)),
+            // The kernel's text for a device whose driver has no PMA.
+            Err(_) if text.starts_with("N/A") => {
+                self.trouble.get_or_insert(format!(
+                    "{}: {text:?} (the kernel cannot read this device's counters)",
+                    path.display()
+                ));
+                Ok(None)
+            }
+            Err(e) => {
+                self.trouble.get_or_insert(e.to_string());
+                Ok(None)
+            }
         }
-        Err(e) => Err(e),
+    }
+
+    /// A counter whose file may not exist on older kernels: 0 then.
+    fn val(&mut self, dir: &Path, name: &str) -> Result<u64, SysfsError> {
+        Ok(self.get(dir, name)?.unwrap_or(0))
     }
 }
 
@@ -85,40 +120,49 @@ fn sat32(v: u64) -> u32 {
 }
 
 /// Reads `port_dir/counters` (and `counters_ext`). `None` when the port has
-/// no `counters/` directory. `known_wide`: rule 3 held on an earlier sweep.
+/// no `counters/` directory, or when a counter in it could not be read
+/// (noted about `subject`). `known_wide`: rule 3 held on an earlier sweep.
 pub fn read_counters(
     port_dir: &Path,
     port_num: u8,
     known_wide: bool,
+    subject: &str,
+    notes: &mut Vec<Note>,
 ) -> Result<Option<CounterFiles>, SysfsError> {
     let cdir = port_dir.join("counters");
-    let Some(names) = list_dir(&cdir)? else {
-        return Ok(None);
+    let names = match list_dir(&cdir) {
+        Ok(Some(n)) => n,
+        Ok(None) => return Ok(None),
+        Err(e) if e.device_gone() => return Err(e),
+        Err(e) => {
+            notes.push(Note::new(NoteKind::CountersAbsent, subject, e));
+            return Ok(None);
+        }
     };
-    let get = |n: &str| read_counter(&cdir, n);
-    let g = |n: &str| -> Result<u64, SysfsError> { Ok(get(n)?.unwrap_or(0)) };
+    let mut r = Reader::default();
+    let c = cdir.as_path();
 
     let pc = PortCounters {
         port_select: port_num,
-        symbol_error_counter: sat16(g("symbol_error")?),
-        link_error_recovery_counter: sat8(g("link_error_recovery")?),
-        link_downed_counter: sat8(g("link_downed")?),
-        port_rcv_errors: sat16(g("port_rcv_errors")?),
-        port_rcv_remote_physical_errors: sat16(g("port_rcv_remote_physical_errors")?),
-        port_rcv_switch_relay_errors: sat16(g("port_rcv_switch_relay_errors")?),
-        port_xmit_discards: sat16(g("port_xmit_discards")?),
-        port_xmit_constraint_errors: sat8(g("port_xmit_constraint_errors")?),
-        port_rcv_constraint_errors: sat8(g("port_rcv_constraint_errors")?),
-        local_link_integrity_errors: sat4(g("local_link_integrity_errors")?),
-        excessive_buffer_overrun_errors: sat4(g("excessive_buffer_overrun_errors")?),
-        vl15_dropped: sat16(g("VL15_dropped")?),
-        port_xmit_wait: sat32(g("port_xmit_wait")?),
+        symbol_error_counter: sat16(r.val(c, "symbol_error")?),
+        link_error_recovery_counter: sat8(r.val(c, "link_error_recovery")?),
+        link_downed_counter: sat8(r.val(c, "link_downed")?),
+        port_rcv_errors: sat16(r.val(c, "port_rcv_errors")?),
+        port_rcv_remote_physical_errors: sat16(r.val(c, "port_rcv_remote_physical_errors")?),
+        port_rcv_switch_relay_errors: sat16(r.val(c, "port_rcv_switch_relay_errors")?),
+        port_xmit_discards: sat16(r.val(c, "port_xmit_discards")?),
+        port_xmit_constraint_errors: sat8(r.val(c, "port_xmit_constraint_errors")?),
+        port_rcv_constraint_errors: sat8(r.val(c, "port_rcv_constraint_errors")?),
+        local_link_integrity_errors: sat4(r.val(c, "local_link_integrity_errors")?),
+        excessive_buffer_overrun_errors: sat4(r.val(c, "excessive_buffer_overrun_errors")?),
+        vl15_dropped: sat16(r.val(c, "VL15_dropped")?),
+        port_xmit_wait: sat32(r.val(c, "port_xmit_wait")?),
         ..PortCounters::default()
     };
-    let xmit_data = g("port_xmit_data")?;
-    let rcv_data = g("port_rcv_data")?;
-    let xmit_pkts = g("port_xmit_packets")?;
-    let rcv_pkts = g("port_rcv_packets")?;
+    let xmit_data = r.val(c, "port_xmit_data")?;
+    let rcv_data = r.val(c, "port_rcv_data")?;
+    let xmit_pkts = r.val(c, "port_xmit_packets")?;
+    let rcv_pkts = r.val(c, "port_rcv_packets")?;
 
     let edir = port_dir.join("counters_ext");
     let ietf = [
@@ -132,20 +176,20 @@ pub fn read_counters(
         .any(|v| *v > u64::from(u32::MAX));
 
     let (rule, ext) = if edir.is_dir() {
-        let e = |n: &str| -> Result<u64, SysfsError> { Ok(read_counter(&edir, n)?.unwrap_or(0)) };
+        let e = edir.as_path();
         let ext = PortCountersExtended {
             port_select: port_num,
-            port_xmit_data: e("port_xmit_data_64")?,
-            port_rcv_data: e("port_rcv_data_64")?,
-            port_xmit_pkts: e("port_xmit_packets_64")?,
-            port_rcv_pkts: e("port_rcv_packets_64")?,
-            port_unicast_xmit_pkts: e("port_unicast_xmit_packets")?,
-            port_unicast_rcv_pkts: e("port_unicast_rcv_packets")?,
-            port_multicast_xmit_pkts: e("port_multicast_xmit_packets")?,
-            port_multicast_rcv_pkts: e("port_multicast_rcv_packets")?,
+            port_xmit_data: r.val(e, "port_xmit_data_64")?,
+            port_rcv_data: r.val(e, "port_rcv_data_64")?,
+            port_xmit_pkts: r.val(e, "port_xmit_packets_64")?,
+            port_rcv_pkts: r.val(e, "port_rcv_packets_64")?,
+            port_unicast_xmit_pkts: r.val(e, "port_unicast_xmit_packets")?,
+            port_unicast_rcv_pkts: r.val(e, "port_unicast_rcv_packets")?,
+            port_multicast_xmit_pkts: r.val(e, "port_multicast_xmit_packets")?,
+            port_multicast_rcv_pkts: r.val(e, "port_multicast_rcv_packets")?,
             ..PortCountersExtended::default()
         };
-        let fields = if read_counter(&edir, "port_unicast_xmit_packets")?.is_some() {
+        let fields = if r.get(e, "port_unicast_xmit_packets")?.is_some() {
             ExtendedFields::Ietf
         } else {
             ExtendedFields::Basic
@@ -167,10 +211,10 @@ pub fn read_counters(
                 port_rcv_data: rcv_data,
                 port_xmit_pkts: xmit_pkts,
                 port_rcv_pkts: rcv_pkts,
-                port_unicast_xmit_pkts: g("unicast_xmit_packets")?,
-                port_unicast_rcv_pkts: g("unicast_rcv_packets")?,
-                port_multicast_xmit_pkts: g("multicast_xmit_packets")?,
-                port_multicast_rcv_pkts: g("multicast_rcv_packets")?,
+                port_unicast_xmit_pkts: r.val(c, "unicast_xmit_packets")?,
+                port_unicast_rcv_pkts: r.val(c, "unicast_rcv_packets")?,
+                port_multicast_xmit_pkts: r.val(c, "multicast_xmit_packets")?,
+                port_multicast_rcv_pkts: r.val(c, "multicast_rcv_packets")?,
                 ..PortCountersExtended::default()
             })
             .map(|e| {
@@ -197,6 +241,10 @@ pub fn read_counters(
         port_rcv_pkts: sat32(rcv_pkts),
         ..pc
     };
+    if let Some(cause) = r.trouble {
+        notes.push(Note::new(NoteKind::CountersAbsent, subject, cause));
+        return Ok(None);
+    }
     let saturated = rule == CounterWidthRule::Legacy32
         && [
             pc.port_xmit_data,
@@ -218,20 +266,28 @@ pub fn read_counters(
 }
 
 /// `hw_counters/`: the vendor's extra counters by name (`lifespan` is a
-/// setting, not a counter). Unreadable or non-numeric entries are left out.
+/// setting, not a counter). Unreadable or non-numeric entries are left out;
+/// an error only when the device is gone.
 pub fn read_hw_counters(port_dir: &Path) -> Result<BTreeMap<String, u64>, SysfsError> {
     let dir = port_dir.join("hw_counters");
     let mut out = BTreeMap::new();
-    let Some(names) = list_dir(&dir)? else {
-        return Ok(out);
+    let names = match list_dir(&dir) {
+        Ok(n) => n.unwrap_or_default(),
+        Err(e) if e.device_gone() => return Err(e),
+        Err(e) => {
+            debug!(error = %e, "vendor counters left out");
+            return Ok(out);
+        }
     };
     for n in names.into_iter().filter(|n| n != "lifespan") {
-        match read_counter(&dir, &n) {
-            Ok(Some(v)) => {
+        let path = dir.join(&n);
+        match read_opt(&path).map(|t| t.map(|t| parse_dec_u64(&path, &t))) {
+            Ok(Some(Ok(v))) => {
                 out.insert(n, v);
             }
             Ok(None) => {}
-            Err(e) => debug!(error = %e, "vendor counter left out"),
+            Err(e) if e.device_gone() => return Err(e),
+            Ok(Some(Err(e))) | Err(e) => debug!(error = %e, "vendor counter left out"),
         }
     }
     Ok(out)

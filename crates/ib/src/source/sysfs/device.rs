@@ -2,9 +2,10 @@
 
 use super::attr::{
     list_dir, parse_dec_u64, parse_enum_num, parse_err, parse_gid, parse_guid, parse_hex_u16,
-    parse_hex_u32, parse_opt, read_opt, read_req, SysfsError,
+    parse_hex_u32, parse_opt, read_opt, read_req, read_tolerant, SysfsError,
 };
 use super::counters::{read_counters, read_hw_counters, CounterFiles};
+use super::notes::Note;
 use super::rate::{parse_rate, Rate};
 use crate::types::{Gid, Guid, Lid, NodeType, PKey, PhysPortState, PortNum, PortState};
 use std::collections::BTreeMap;
@@ -29,8 +30,21 @@ pub struct SysfsDevice {
     /// `hw_rev`; 0 when unknown.
     pub revision: u32,
     pub ports: Vec<SysfsPort>,
-    /// Port numbers left out because their link layer is not InfiniBand.
+    /// Ports left out as not InfiniBand, with why: their link layer
+    /// (`Ethernet`: RoCE) or the device's node type (`node type 4: RNIC`).
     pub skipped: Vec<(u8, String)>,
+}
+
+impl SysfsDevice {
+    /// The node description: `node_desc`, or the device name when that is
+    /// empty (as `ibstat` and node_exporter name the device).
+    pub fn description(&self) -> &str {
+        if self.node_desc.is_empty() {
+            &self.name
+        } else {
+            &self.node_desc
+        }
+    }
 }
 
 /// One InfiniBand port, `ports/<n>/`.
@@ -53,45 +67,54 @@ pub struct SysfsPort {
     pub gid: Option<Gid>,
     /// `pkeys/<i>` in index order.
     pub pkeys: Vec<PKey>,
-    /// `counters/` (and `counters_ext/`); `None` without a counters directory.
+    /// `counters/` (and `counters_ext/`); `None` without a counters
+    /// directory or when they cannot be read (`N/A (no PMA)`).
     pub counters: Option<CounterFiles>,
     /// `hw_counters/` by name.
     pub hw_counters: BTreeMap<String, u64>,
 }
 
 /// Reads `class_dir/<name>`. `is_wide(node_guid, port)` tells whether a
-/// port's counters were seen 64-bit by value on an earlier sweep.
+/// port's counters were seen 64-bit by value on an earlier sweep. Values
+/// the kernel refuses to read are absent and go to `notes`; an error means
+/// the device cannot be served (a required file missing or unreadable, text
+/// that does not parse, the device gone).
 pub fn read_device(
     class_dir: &Path,
     name: &str,
     is_wide: &dyn Fn(Guid, u8) -> bool,
+    notes: &mut Vec<Note>,
 ) -> Result<SysfsDevice, SysfsError> {
     let dir = class_dir.join(name);
     let node_guid = {
         let p = dir.join("node_guid");
         parse_guid(&p, &read_req(&p)?)?
     };
-    let sys_image_guid = parse_opt(&dir.join("sys_image_guid"), parse_guid)?.unwrap_or(node_guid);
-    let node_desc = read_opt(&dir.join("node_desc"))?.unwrap_or_default();
-    let node_type = match parse_opt(&dir.join("node_type"), |p, s| {
-        let n = parse_enum_num(p, s)?;
-        NodeType::from_raw(n)
-            .ok_or_else(|| parse_err(p, "node type 1: CA, 2: switch or 3: router", s))
+    let sys_image_guid =
+        parse_opt(&dir.join("sys_image_guid"), name, notes, parse_guid)?.unwrap_or(node_guid);
+    let node_desc = read_tolerant(&dir.join("node_desc"), name, notes)?.unwrap_or_default();
+    // iWARP (4: RNIC) and usNIC devices register here too: not InfiniBand.
+    let (node_type, not_ib) = match parse_opt(&dir.join("node_type"), name, notes, |p, s| {
+        Ok((parse_enum_num(p, s)?, s.to_string()))
     })? {
-        Some(t) => t,
-        None => NodeType::Ca,
+        None => (NodeType::Ca, None),
+        Some((n, text)) => match NodeType::from_raw(n) {
+            Some(t) => (t, None),
+            None => (NodeType::Ca, Some(format!("node type {text}"))),
+        },
     };
-    let device_id = parse_opt(&dir.join("device").join("device"), |p, s| {
+    let device_id = parse_opt(&dir.join("device").join("device"), name, notes, |p, s| {
         parse_hex_u16(p, s, "a 16-bit hex PCI device ID")
     })?
     .unwrap_or(0);
     // Informational only: a revision the driver formats oddly is not an error.
-    let revision = parse_opt(&dir.join("hw_rev"), |p, s| {
+    let revision = match parse_opt(&dir.join("hw_rev"), name, notes, |p, s| {
         parse_hex_u32(p, s, "a hex hardware revision")
-    })
-    .ok()
-    .flatten()
-    .unwrap_or(0);
+    }) {
+        Ok(r) => r.unwrap_or(0),
+        Err(e) if e.device_gone() => return Err(e),
+        Err(_) => 0,
+    };
 
     let pdir = dir.join("ports");
     let mut nums: Vec<u8> = Vec::new();
@@ -106,14 +129,20 @@ pub fn read_device(
     let mut skipped = Vec::new();
     for n in &nums {
         let pd = pdir.join(n.to_string());
-        let ll = read_opt(&pd.join("link_layer"))?.unwrap_or_else(|| "InfiniBand".to_string());
-        if !ll.eq_ignore_ascii_case("InfiniBand") {
+        let subject = format!("{name} port {n}");
+        let ll = read_tolerant(&pd.join("link_layer"), &subject, notes)?
+            .unwrap_or_else(|| "InfiniBand".to_string());
+        let why = match &not_ib {
+            Some(t) => Some(t.clone()),
+            None => (!ll.eq_ignore_ascii_case("InfiniBand")).then_some(ll),
+        };
+        if let Some(why) = why {
             // Logged once at info level by the source.
-            debug!(device = name, port = n, link_layer = %ll, "not an InfiniBand port; left out");
-            skipped.push((*n, ll));
+            debug!(device = name, port = n, why = %why, "not an InfiniBand port; left out");
+            skipped.push((*n, why));
             continue;
         }
-        ports.push(read_port(&pd, *n, is_wide(node_guid, *n))?);
+        ports.push(read_port(&pd, *n, is_wide(node_guid, *n), &subject, notes)?);
     }
     Ok(SysfsDevice {
         name: name.to_string(),
@@ -142,7 +171,13 @@ fn read_state<T>(
     from_raw(n).ok_or_else(|| parse_err(&p, expected, &s))
 }
 
-fn read_port(dir: &Path, num: u8, known_wide: bool) -> Result<SysfsPort, SysfsError> {
+fn read_port(
+    dir: &Path,
+    num: u8,
+    known_wide: bool,
+    subject: &str,
+    notes: &mut Vec<Note>,
+) -> Result<SysfsPort, SysfsError> {
     let state = read_state(
         dir,
         "state",
@@ -157,24 +192,21 @@ fn read_port(dir: &Path, num: u8, known_wide: bool) -> Result<SysfsPort, SysfsEr
     )?;
     // The kernel answers EINVAL for the rate of a port whose width is not
     // (yet) known: no rate then, but text that does not parse is an error.
-    let rate_path = dir.join("rate");
-    let rate = match read_opt(&rate_path) {
-        Ok(Some(s)) => Some(parse_rate(&rate_path, &s)?),
-        Ok(None) => None,
-        Err(SysfsError::Io { source, .. }) => {
-            debug!(file = %rate_path.display(), error = %source, "rate unreadable");
-            None
-        }
-        Err(e) => return Err(e),
-    };
-    let lid16 = |f: &str| -> Result<Lid, SysfsError> {
-        Ok(Lid(parse_opt(&dir.join(f), |p, s| {
+    let rate = parse_opt(&dir.join("rate"), subject, notes, parse_rate)?;
+    let lid16 = |f: &str, notes: &mut Vec<Note>| -> Result<Lid, SysfsError> {
+        Ok(Lid(parse_opt(&dir.join(f), subject, notes, |p, s| {
             parse_hex_u16(p, s, "a hex LID (0x1a)")
         })?
         .unwrap_or(0)))
     };
-    let small = |f: &str, max: u64, expected: &'static str| -> Result<u8, SysfsError> {
-        parse_opt(&dir.join(f), |p, s| {
+    let lid = lid16("lid", notes)?;
+    let sm_lid = lid16("sm_lid", notes)?;
+    let small = |f: &str,
+                 max: u64,
+                 expected: &'static str,
+                 notes: &mut Vec<Note>|
+     -> Result<u8, SysfsError> {
+        parse_opt(&dir.join(f), subject, notes, |p, s| {
             let v = parse_dec_u64(p, s)?;
             if v > max {
                 return Err(parse_err(p, expected, s));
@@ -183,17 +215,15 @@ fn read_port(dir: &Path, num: u8, known_wide: bool) -> Result<SysfsPort, SysfsEr
         })
         .map(Option::unwrap_or_default)
     };
-    let lid = lid16("lid")?;
-    let sm_lid = lid16("sm_lid")?;
-    let lmc = small("lid_mask_count", 7, "an LMC from 0 to 7")?;
-    let sm_sl = small("sm_sl", 15, "an SL from 0 to 15")?;
-    let cap_mask = parse_opt(&dir.join("cap_mask"), |p, s| {
+    let lmc = small("lid_mask_count", 7, "an LMC from 0 to 7", notes)?;
+    let sm_sl = small("sm_sl", 15, "an SL from 0 to 15", notes)?;
+    let cap_mask = parse_opt(&dir.join("cap_mask"), subject, notes, |p, s| {
         parse_hex_u32(p, s, "a hex capability mask (0xa651e848)")
     })?
     .unwrap_or(0);
-    let gid = parse_opt(&dir.join("gids").join("0"), parse_gid)?;
+    let gid = parse_opt(&dir.join("gids").join("0"), subject, notes, parse_gid)?;
     let pkeys = read_pkeys(&dir.join("pkeys"))?;
-    let counters = read_counters(dir, num, known_wide)?;
+    let counters = read_counters(dir, num, known_wide, subject, notes)?;
     let hw_counters = read_hw_counters(dir)?;
     Ok(SysfsPort {
         num: PortNum(num),
@@ -225,6 +255,7 @@ fn read_pkeys(dir: &Path) -> Result<Vec<PKey>, SysfsError> {
         match read_opt(&p) {
             Ok(Some(s)) => out.push(PKey(parse_hex_u16(&p, &s, "a hex P_Key (0xffff)")?)),
             Ok(None) => {}
+            Err(e) if e.device_gone() => return Err(e),
             // An entry the HCA refuses to report reads as an invalid P_Key.
             Err(SysfsError::Io { .. }) => out.push(PKey::INVALID),
             Err(e) => return Err(e),

@@ -2,9 +2,10 @@
 //! (ARPHRD_INFINIBAND), and the (device, port) each runs over.
 
 use super::attr::{
-    list_dir, parse_dec_u64, parse_hex_u32, parse_ipoib_addr, parse_opt, read_opt, SysfsError,
+    list_dir, parse_dec_u64, parse_hex_u32, parse_ipoib_addr, parse_opt, read_tolerant, SysfsError,
 };
 use super::device::SysfsDevice;
+use super::notes::{Note, NoteKind};
 use crate::types::{Gid, PortNum};
 use std::path::Path;
 use tracing::debug;
@@ -55,40 +56,73 @@ impl SysfsNetdev {
     }
 }
 
-/// Every IPoIB netdev under `net_dir` (`ROOT/sys/class/net`).
-pub fn read_netdevs(net_dir: &Path) -> Result<Vec<SysfsNetdev>, SysfsError> {
+/// Every IPoIB netdev under `net_dir` (`ROOT/sys/class/net`). Entries that
+/// are not netdevs (`bonding_masters`, a file) and bonding masters are
+/// skipped; a netdev that cannot be read is left out and noted. Never fails:
+/// the ports are served without their IPoIB interfaces at worst.
+pub fn read_netdevs(net_dir: &Path, notes: &mut Vec<Note>) -> Vec<SysfsNetdev> {
+    let names = match list_dir(net_dir) {
+        Ok(n) => n.unwrap_or_default(),
+        Err(e) => {
+            notes.push(Note::new(NoteKind::NetdevLeftOut, "(all)", e));
+            return Vec::new();
+        }
+    };
     let mut out = Vec::new();
-    for name in list_dir(net_dir)?.unwrap_or_default() {
+    for name in names {
         let dir = net_dir.join(&name);
-        let ty = parse_opt(&dir.join("type"), parse_dec_u64)?;
-        if ty != Some(ARPHRD_INFINIBAND) {
+        if !dir.is_dir() {
             continue;
         }
-        let Some(addr) = parse_opt(&dir.join("address"), parse_ipoib_addr)? else {
-            debug!(netdev = %name, "IPoIB netdev without an address; left out");
+        // A bond (bond0 over ib0 and ib1) runs over no port of its own and
+        // shows its active slave's address: the slaves are listed instead.
+        if dir.join("bonding").is_dir() {
+            debug!(netdev = %name, "bonding master; its IPoIB slaves are listed instead");
             continue;
-        };
-        let device =
-            list_dir(&dir.join("device").join("infiniband"))?.and_then(|v| v.into_iter().next());
-        let port0 = match parse_opt(&dir.join("dev_port"), parse_dec_u64)? {
-            Some(p) => Some(p),
-            None => parse_opt(&dir.join("dev_id"), |p, s| {
-                parse_hex_u32(p, s, "a hex dev_id (0x0)").map(u64::from)
-            })?,
-        };
-        let port = port0
-            .and_then(|p| u8::try_from(p.checked_add(1)?).ok())
-            .map(PortNum);
-        let mtu = parse_opt(&dir.join("mtu"), parse_dec_u64)?.and_then(|m| u32::try_from(m).ok());
-        let mode = read_opt(&dir.join("mode"))?;
-        out.push(SysfsNetdev {
-            name,
-            address: addr,
-            device,
-            port,
-            mtu,
-            mode,
-        });
+        }
+        match read_netdev(&dir, &name, notes) {
+            Ok(Some(nd)) => out.push(nd),
+            Ok(None) => {}
+            Err(e) => notes.push(Note::new(NoteKind::NetdevLeftOut, name, e)),
+        }
     }
-    Ok(out)
+    out
+}
+
+/// One netdev; `None` when it is not IPoIB or has no address.
+fn read_netdev(
+    dir: &Path,
+    name: &str,
+    notes: &mut Vec<Note>,
+) -> Result<Option<SysfsNetdev>, SysfsError> {
+    let ty = parse_opt(&dir.join("type"), name, notes, parse_dec_u64)?;
+    if ty != Some(ARPHRD_INFINIBAND) {
+        return Ok(None);
+    }
+    let Some(addr) = parse_opt(&dir.join("address"), name, notes, parse_ipoib_addr)? else {
+        debug!(netdev = %name, "IPoIB netdev without an address; left out");
+        return Ok(None);
+    };
+    let device =
+        list_dir(&dir.join("device").join("infiniband"))?.and_then(|v| v.into_iter().next());
+    let port0 = match parse_opt(&dir.join("dev_port"), name, notes, parse_dec_u64)? {
+        Some(p) => Some(p),
+        None => parse_opt(&dir.join("dev_id"), name, notes, |p, s| {
+            parse_hex_u32(p, s, "a hex dev_id (0x0)").map(u64::from)
+        })?,
+    };
+    let port = port0
+        .and_then(|p| u8::try_from(p.checked_add(1)?).ok())
+        .map(PortNum);
+    let mtu = parse_opt(&dir.join("mtu"), name, notes, parse_dec_u64)?
+        .and_then(|m| u32::try_from(m).ok());
+    let mode = read_tolerant(&dir.join("mode"), name, notes)?;
+    Ok(Some(SysfsNetdev {
+        name: name.to_string(),
+        address: addr,
+        device,
+        port,
+        mtu,
+        mode,
+    }))
 }
