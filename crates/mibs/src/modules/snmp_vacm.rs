@@ -339,6 +339,9 @@ const MATCH_PREFIX: i32 = 2;
 
 /// vacmAccessEntry, index (vacmGroupName, vacmAccessContextPrefix,
 /// vacmAccessSecurityModel, vacmAccessSecurityLevel).
+///
+/// A field missing from the state file reads as its narrowest value (exact
+/// match, no view): never more access than the row was given.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
 pub struct AccessRow {
@@ -465,8 +468,12 @@ impl AdminRow for AccessRow {
 
 /// vacmViewTreeFamilyEntry, index (vacmViewTreeFamilyViewName,
 /// vacmViewTreeFamilySubtree).
+///
+/// Every field decides access, so each is required in the state file: a row
+/// without `included` is refused as a corrupt one is (read as included, an
+/// exclusion would silently become an inclusion).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase", default)]
+#[serde(rename_all = "camelCase")]
 pub struct FamilyRow {
     /// vacmViewTreeFamilyMask ('' by DEFVAL: every sub-identifier counts).
     pub mask: Vec<u8>,
@@ -552,6 +559,19 @@ mod tests {
         i.push(subtree.len() as u32);
         i.extend_from_slice(subtree);
         i
+    }
+
+    /// A stored row without a field that decides access fails to load, as
+    /// a corrupt one does (security round 4): never an exclusion read as
+    /// an inclusion.
+    #[test]
+    fn rows_missing_an_access_field_are_refused() {
+        let family: Result<FamilyRow, _> = serde_json::from_str(r#"{"mask":[]}"#);
+        assert!(family.is_err(), "no included");
+        let family: FamilyRow = serde_json::from_str(r#"{"mask":[],"included":false}"#).unwrap();
+        assert!(!family.included);
+        let mask: Result<FamilyRow, _> = serde_json::from_str(r#"{"included":false}"#);
+        assert!(mask.is_err(), "no mask: an exclusion could narrow");
     }
 
     #[test]
