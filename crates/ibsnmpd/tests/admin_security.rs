@@ -351,30 +351,39 @@ fn a_corrupt_security_part_never_widens_access() {
     let mut state: serde_json::Value = serde_json::from_str(&good).unwrap();
     let vacm = &mut state["modules"]["SNMP-VIEW-BASED-ACM-MIB"]["views"][0];
     vacm["included"] = serde_json::json!("sideways");
-    let corrupt = serde_json::to_string_pretty(&state).unwrap();
-    std::fs::write(&path, &corrupt).unwrap();
     let conf = dir.path().join("ibsnmpd.toml");
-    // Under `timeout`: an agent that wrongly starts must not hang the test.
-    let o = std::process::Command::new("timeout")
-        .args(["30", common::BIN, "--config", conf.to_str().unwrap()])
-        .args([
-            "--listen",
-            &format!("127.0.0.1:{}", common::free_port("127.0.0.1")),
-        ])
-        .arg("--state-dir")
-        .arg(dir.path())
-        .output()
-        .unwrap();
-    let err = text(&o);
-    assert!(
-        !o.status.success(),
-        "started with a corrupt VACM part: {err}"
-    );
-    assert!(
-        err.contains("state.json") && err.contains("SNMP-VIEW-BASED-ACM-MIB"),
-        "{err}"
-    );
-    assert_eq!(std::fs::read_to_string(&path).unwrap(), corrupt);
+    // A wrong-typed value, then the field missing (read as included, the
+    // exclusion would become an inclusion): the agent refuses both and
+    // leaves the file as it is.
+    let mut missing = state.clone();
+    if let Some(row) = missing["modules"]["SNMP-VIEW-BASED-ACM-MIB"]["views"][0].as_object_mut() {
+        row.remove("included");
+    }
+    for bad in [&missing, &state] {
+        let corrupt = serde_json::to_string_pretty(bad).unwrap();
+        std::fs::write(&path, &corrupt).unwrap();
+        // Under `timeout`: an agent that wrongly starts must not hang the test.
+        let o = std::process::Command::new("timeout")
+            .args(["30", common::BIN, "--config", conf.to_str().unwrap()])
+            .args([
+                "--listen",
+                &format!("127.0.0.1:{}", common::free_port("127.0.0.1")),
+            ])
+            .arg("--state-dir")
+            .arg(dir.path())
+            .output()
+            .unwrap();
+        let err = text(&o);
+        assert!(
+            !o.status.success(),
+            "started with a corrupt VACM part: {err}"
+        );
+        assert!(
+            err.contains("state.json") && err.contains("SNMP-VIEW-BASED-ACM-MIB"),
+            "{err}"
+        );
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), corrupt);
+    }
 
     // The VACM part repaired, the targets part corrupt: the agent starts,
     // the exclusion holds, unrelated Sets keep the targets part, its own
