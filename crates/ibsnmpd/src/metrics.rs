@@ -167,11 +167,24 @@ fn accepts_gzip(req: &Request<Incoming>) -> bool {
         .get_all(hyper::header::ACCEPT_ENCODING)
         .iter()
         .filter_map(|v| v.to_str().ok())
-        .flat_map(|v| v.split(','))
-        .any(|e| {
-            let mut parts = e.split(';').map(str::trim);
-            parts.next() == Some("gzip") && !parts.any(|q| q == "q=0" || q == "q=0.0")
-        })
+        .any(gzip_accepted)
+}
+
+/// Whether one Accept-Encoding field value accepts gzip (RFC 9110 12.5.3):
+/// codings are case-insensitive, and a weight of 0 (`q=0`, `q=0.000`, in
+/// any case) refuses one.
+fn gzip_accepted(field: &str) -> bool {
+    field.split(',').any(|e| {
+        let mut parts = e.split(';').map(str::trim);
+        let gzip = parts.next().is_some_and(|c| c.eq_ignore_ascii_case("gzip"));
+        let refused = parts.any(|p| {
+            let Some((k, v)) = p.split_once('=') else {
+                return false;
+            };
+            k.trim().eq_ignore_ascii_case("q") && v.trim().parse::<f64>().is_ok_and(|q| q <= 0.0)
+        });
+        gzip && !refused
+    })
 }
 
 /// The families a scrape asks for with `collect[]=GROUP` (node_exporter's
@@ -396,4 +409,33 @@ impl<'a> Family<'a> {
 pub(crate) fn header(out: &mut impl std::fmt::Write, f: &Family<'_>) {
     let _ = writeln!(out, "# HELP {} {}", f.name, f.help);
     let _ = writeln!(out, "# TYPE {} {}", f.name, f.kind);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::gzip_accepted;
+
+    #[test]
+    fn accept_encoding_as_rfc_9110_reads_it() {
+        for yes in [
+            "gzip",
+            "GZIP",
+            "deflate, Gzip;q=0.5",
+            "gzip; q=1",
+            "br, gzip",
+        ] {
+            assert!(gzip_accepted(yes), "{yes}");
+        }
+        for no in [
+            "",
+            "identity",
+            "gzip;q=0",
+            "gzip;q=0.0",
+            "gzip;q=0.00",
+            "GZIP; Q=0.000",
+            "x-gzip",
+        ] {
+            assert!(!gzip_accepted(no), "{no}");
+        }
+    }
 }
