@@ -12,7 +12,7 @@
 use std::sync::Arc;
 
 use mibs::{Change, View};
-use snmp::agentx::{MasterAddress, Registration, Subagent, SubagentConfig};
+use snmp::agentx::{ContextRegistrations, MasterAddress, Registration, Subagent, SubagentConfig};
 use snmp::dispatch::Dispatcher;
 use snmp::oid::Oid;
 
@@ -100,7 +100,37 @@ fn common_prefix(roots: &[&Oid]) -> Oid {
     Oid::from_slice(first.as_slice().get(..n).unwrap_or(&[]))
 }
 
-/// The subagent for `modules`.
+/// What a node's context registers with the master: mib-2 (its system
+/// group, IF-MIB) and IB-IF-MIB. One registration per subtree and context
+/// name (GUID and name): docs/agentx.md "Node contexts" gives the cost.
+const NODE_CONTEXT_SUBTREES: [&[u32]; 2] = [&[1, 3, 6, 1, 2, 1], &[1, 3, 6, 1, 3, 117, 2]];
+
+/// How often the node contexts registered are compared with the fabric's
+/// nodes (about a sweep: nodes come and go with sweeps).
+const CONTEXT_REFRESH: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// Registrations in flight at once: enough to register 20,000 contexts in
+/// seconds, few enough that the master's answers to managers never queue
+/// behind a burst of ours.
+const CONTEXT_WINDOW: usize = 64;
+
+/// The node contexts served through the master.
+pub fn node_contexts(
+    contexts: Arc<crate::contexts::NodeContexts>,
+) -> ContextRegistrations<View, Change> {
+    ContextRegistrations {
+        resolver: contexts,
+        subtrees: NODE_CONTEXT_SUBTREES
+            .iter()
+            .map(|s| Oid::from_slice(s))
+            .collect(),
+        refresh: CONTEXT_REFRESH,
+        window: CONTEXT_WINDOW,
+    }
+}
+
+/// The subagent for `modules`, and every node context when `contexts`.
+#[allow(clippy::too_many_arguments)]
 pub fn subagent(
     master: MasterAddress,
     modules: &[Module],
@@ -109,6 +139,7 @@ pub fn subagent(
     controller: Arc<dyn snmp::agent::SetController<Change>>,
     up_time: impl Fn() -> u32 + Send + Sync + 'static,
     if_mib: bool,
+    contexts: Option<Arc<crate::contexts::NodeContexts>>,
 ) -> Subagent<View, Change> {
     let view = Arc::new(view);
     let mut config = SubagentConfig::new(
@@ -125,7 +156,11 @@ pub fn subagent(
         let view = Arc::clone(&view);
         config.dynamic_regions = Some(Arc::new(move || if_mib_rows(&view())));
     }
-    Subagent::new(config, dispatcher, move || view(), controller, up_time)
+    let agent = Subagent::new(config, dispatcher, move || view(), controller, up_time);
+    match contexts {
+        Some(c) => agent.with_contexts(node_contexts(c)),
+        None => agent,
+    }
 }
 
 #[cfg(test)]

@@ -211,6 +211,10 @@ pub fn run(
             Arc::clone(&set_controller),
             move || system.load().up_time(),
             settings.agentx_if_mib,
+            engine
+                .contexts
+                .clone()
+                .filter(|_| settings.agentx_node_contexts),
         )
     });
     // In AgentX mode notifications also go out as Notify-PDUs, through the

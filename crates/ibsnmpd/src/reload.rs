@@ -194,6 +194,7 @@ fn restart_keys(old: &Settings, new: &Settings, notifying: bool) -> Vec<&'static
         control_socket,
         agentx,
         agentx_if_mib,
+        agentx_node_contexts,
         agentx_if_index_offset,
         notify,
         engine_id,
@@ -245,6 +246,10 @@ fn restart_keys(old: &Settings, new: &Settings, notifying: bool) -> Vec<&'static
     check(*control_socket != new.control_socket, "control_socket");
     check(*agentx != new.agentx, "agentx/--agentx");
     check(*agentx_if_mib != new.agentx_if_mib, "agentx_if_mib");
+    check(
+        *agentx_node_contexts != new.agentx_node_contexts,
+        "agentx_node_contexts",
+    );
     check(
         *agentx_if_index_offset != new.agentx_if_index_offset,
         "agentx_if_index_offset",

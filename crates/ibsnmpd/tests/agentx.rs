@@ -552,3 +552,129 @@ fn link_traps_through_snmpd_name_the_served_if_index() {
         assert!(t.objects[0].starts_with("IF-MIB::ifIndex.5001 "), "{t:?}");
     }
 }
+
+/// A fabric for the node contexts through snmpd: a switch and two hosts;
+/// the agent sits at Hca1.
+const CONTEXTS_NET: &str = "\
+Switch\t8 \"leaf01\"
+[1]\t\"Hca1\"[1]
+[2]\t\"Hca2\"[1]
+
+Hca\t1 \"Hca1\"
+[1]\t\"leaf01\"[1]
+
+Hca\t1 \"Hca2\"
+[1]\t\"leaf01\"[2]
+";
+
+/// snmpd's side of node contexts (docs/agentx.md "Node contexts"): a v2c
+/// community per context (`com2sec -Cn`), and access to every context by
+/// prefix "" for the v2c and the v3 group.
+const CONTEXTS_CONF: &str = "\
+com2sec -Cn leaf01 ctxsec 127.0.0.1 public@leaf01
+com2sec -Cn Hca2 ctxsec 127.0.0.1 public@Hca2
+group ctxgroup v2c ctxsec
+view everything included .1
+access ctxgroup \"\" any noauth prefix everything none none
+createUser ops SHA authpass AES privpass
+group opsgroup usm ops
+access opsgroup \"\" usm priv prefix everything none none
+";
+
+const SYS_NAME: &str = ".1.3.6.1.2.1.1.5.0";
+const IF_NAME: &str = ".1.3.6.1.2.1.31.1.1.1.1";
+const ENT_LOGICAL_CONTEXT_NAME: &str = ".1.3.6.1.2.1.47.1.2.1.1.8";
+
+/// `snmpget -Oqv` of sysName through the master with `args` (the version,
+/// security and context options); None when it has no such instance or
+/// does not answer.
+fn sys_name_via(m: &Master, args: &[&str]) -> Option<String> {
+    let mut a = args.to_vec();
+    a.extend(["-Oqv", "-t", "2", "-r", "0", &m.target, SYS_NAME]);
+    let out = snmp("snmpget", &a);
+    let v = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    (out.status.success() && !v.is_empty() && !v.starts_with("No Such")).then_some(v)
+}
+
+const V3: [&str; 11] = [
+    "-v3", "-u", "ops", "-l", "authPriv", "-a", "SHA", "-A", "authpass", "-x", "AES",
+];
+
+#[test]
+fn node_contexts_through_snmpd_follow_the_fabric() {
+    let tb = common::testbed(CONTEXTS_NET);
+    let dir = tempfile::tempdir().unwrap();
+    let m = Master::start_with(dir.path(), CONTEXTS_CONF);
+    let sock = m.socket.display().to_string();
+    let leaf = |m: &Master| sys_name_via(m, &["-v2c", "-c", "public@leaf01"]);
+    let agent = common::UmadAgent::start(
+        &tb,
+        Some("Hca1"),
+        &["--agentx", &sock, "--sweep-interval", "1"],
+        Duration::from_secs(60),
+        |_| leaf(&m).is_some(),
+    );
+
+    // v2c community@context and v3 -n, through snmpd's port.
+    assert_eq!(leaf(&m).as_deref(), Some("\"leaf01\""));
+    let mut v3 = V3.to_vec();
+    v3.extend(["-X", "privpass", "-n", "leaf01"]);
+    assert_eq!(sys_name_via(&m, &v3).as_deref(), Some("\"leaf01\""));
+    let names = walk(&m.target, "public@leaf01", IF_NAME);
+    assert!(
+        names.iter().any(|(_, v)| v.contains("leaf01/2")),
+        "{names:?}\n{}",
+        agent.log_text()
+    );
+    // entLogicalTable in snmpd's default context lists the node contexts.
+    let listed = walk(&m.target, "public", ENT_LOGICAL_CONTEXT_NAME);
+    assert_eq!(listed.len(), 3, "{listed:?}");
+
+    // A node that leaves: its context goes; it comes back with the node.
+    let hca2 = |m: &Master| sys_name_via(m, &["-v2c", "-c", "public@Hca2"]);
+    assert_eq!(hca2(&m).as_deref(), Some("\"Hca2\""));
+    tb.console("Unlink \"Hca2\"[1]").unwrap();
+    common::wait_for("Hca2's context to go", Duration::from_secs(60), || {
+        hca2(&m).is_none().then_some(())
+    });
+    tb.console("ReLink \"Hca2\"[1]").unwrap();
+    common::wait_for("Hca2's context back", Duration::from_secs(60), || {
+        hca2(&m).filter(|v| v == "\"Hca2\"")
+    });
+    assert!(
+        agent.log_text().contains("node contexts registered"),
+        "{}",
+        agent.log_text()
+    );
+}
+
+/// `agentx_node_contexts = false`: the default context through snmpd as
+/// before, no node context registered (they stay on the agent's own port).
+#[test]
+fn node_contexts_can_stay_off_the_master() {
+    let dir = tempfile::tempdir().unwrap();
+    let m = Master::start_with(dir.path(), CONTEXTS_CONF);
+    let conf = dir.path().join("ibsnmpd.toml");
+    std::fs::write(&conf, "agentx_node_contexts = false\n").unwrap();
+    let agent = subagent(&m, &["--config", conf.to_str().unwrap()]);
+    wait_registered(&m, &agent);
+    assert_eq!(sys_name_via(&m, &["-v2c", "-c", "public@leaf01"]), None);
+    assert!(!agent.log_text().contains("node contexts registered"));
+    // The agent's own port still serves them.
+    let own = snmp(
+        "snmpget",
+        &[
+            "-v2c",
+            "-c",
+            "public@leaf01",
+            "-Oqv",
+            &agent.target,
+            SYS_NAME,
+        ],
+    );
+    assert!(
+        String::from_utf8_lossy(&own.stdout).contains("leaf01"),
+        "{}",
+        agent.log_text()
+    );
+}

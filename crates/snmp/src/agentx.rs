@@ -9,4 +9,6 @@
 pub mod pdu;
 pub mod subagent;
 
-pub use subagent::{MasterAddress, Notification, Registration, Subagent, SubagentConfig};
+pub use subagent::{
+    ContextRegistrations, MasterAddress, Notification, Registration, Subagent, SubagentConfig,
+};

@@ -35,6 +35,7 @@ pub(super) struct FileConfig {
     pub(super) control_socket: Option<PathBuf>,
     pub(super) agentx: Option<String>,
     pub(super) agentx_if_mib: Option<bool>,
+    pub(super) agentx_node_contexts: Option<bool>,
     pub(super) agentx_if_index_offset: Option<u32>,
     // Notifications (docs/notifications.md), read by [`notify::settings`].
     pub(super) trapsink: Option<Vec<notify::SinkEntry>>,

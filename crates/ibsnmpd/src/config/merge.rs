@@ -137,6 +137,7 @@ pub(super) fn merge(
         agentx_if_index_offset,
         agentx,
         agentx_if_mib: file.agentx_if_mib.take().unwrap_or(false),
+        agentx_node_contexts: file.agentx_node_contexts.take().unwrap_or(true),
         notify,
         engine_id,
         users,

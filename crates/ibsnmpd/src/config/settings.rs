@@ -47,6 +47,9 @@ pub struct Settings {
     pub agentx: Option<snmp::agentx::MasterAddress>,
     /// In AgentX mode, also serve IF-MIB rows for the IB ports (`agentx_if_mib`).
     pub agentx_if_mib: bool,
+    /// In AgentX mode, register the node contexts with the master
+    /// (`agentx_node_contexts`, default true; docs/agentx.md "Node contexts").
+    pub agentx_node_contexts: bool,
     /// Added to every ifIndex (`agentx_if_index_offset`; 1,000,000 by default
     /// with `agentx_if_mib`, else 0).
     pub agentx_if_index_offset: u32,

@@ -97,7 +97,14 @@ impl Engine {
                     usm.engine.id.clone(),
                 )))
                 .context("registering entLogicalTable")?;
-            or_entries.push(mibs::entity_mib::or_entry());
+            let or = mibs::entity_mib::or_entry();
+            // Through an AgentX master too: it is how managers find the
+            // node contexts the subagent registers there.
+            agentx_modules.push(crate::agentx::Module {
+                subtree: Oid::from_slice(mibs::entity_mib::ENT_LOGICAL_ENTRY),
+                caps: Some((or.id.clone(), or.descr.clone())),
+            });
+            or_entries.push(or);
         }
         dispatcher
             .register_all(snmp::usm::mib_objects(&usm))

@@ -26,6 +26,7 @@ use tracing::{debug, info, warn};
 
 use super::pdu::{self, Body, CloseReason, Header, Pdu, Region, SearchRange, HEADER_LEN};
 use crate::agent::{ApplyErrorKind, SetController};
+use crate::context::Contexts;
 use crate::dispatch::Dispatcher;
 use crate::oid::Oid;
 use crate::pdu::ErrorStatus;
@@ -154,6 +155,37 @@ impl SubagentConfig {
     }
 }
 
+/// The non-default contexts a subagent serves (RFC 2741 6.1.1: a
+/// registration in a non-default context carries the context): which names
+/// exist now, the subtrees each registers, and the resolver that answers
+/// the master's requests in them.
+pub struct ContextRegistrations<V, K> {
+    /// Answers a request in a context (its view and objects).
+    pub resolver: Arc<dyn Contexts<V, K>>,
+    /// The subtrees registered in every context.
+    pub subtrees: Vec<Oid>,
+    /// How often the names are compared with what is registered (contexts
+    /// come and go with the fabric's nodes): new ones are registered, gone
+    /// ones unregistered.
+    pub refresh: Duration,
+    /// How many registration requests may wait for the master's answer at
+    /// once (the session keeps answering the master meanwhile).
+    pub window: usize,
+}
+
+impl<V, K> ContextRegistrations<V, K> {
+    /// Every context name the resolver lists, in its order.
+    fn names(&self) -> Vec<Vec<u8>> {
+        let mut names = Vec::new();
+        let mut after = Vec::new();
+        while let Some(n) = self.resolver.next_name(&after) {
+            names.push(n.clone());
+            after = n;
+        }
+        names
+    }
+}
+
 /// A notification for the master to send to its sinks (snmpTrapOID.0 and the
 /// objects; the master adds sysUpTime.0).
 pub type Notification = Vec<VarBind>;
@@ -164,6 +196,8 @@ impl<T: AsyncRead + AsyncWrite + Unpin + Send> Stream for T {}
 /// The subagent: one session at a time, reconnecting for ever.
 pub struct Subagent<V, K> {
     config: SubagentConfig,
+    /// Non-default contexts served over the session ([`Subagent::with_contexts`]).
+    contexts: Option<ContextRegistrations<V, K>>,
     dispatcher: Arc<Dispatcher<V, K>>,
     view: Box<dyn Fn() -> V + Send + Sync>,
     controller: Arc<dyn SetController<K>>,
@@ -210,12 +244,22 @@ impl<V: 'static, K: Send + 'static> Subagent<V, K> {
     {
         Subagent {
             config,
+            contexts: None,
             dispatcher,
             view: Box::new(view),
             controller,
             up_time: Box::new(up_time),
             notifications: None,
         }
+    }
+
+    /// Serves `contexts` too: each name the resolver lists is registered with
+    /// `contexts.subtrees` in that context when the session opens and kept
+    /// in step every `contexts.refresh`; the master's requests in a context
+    /// are answered from the resolver's view and objects.
+    pub fn with_contexts(mut self, contexts: ContextRegistrations<V, K>) -> Self {
+        self.contexts = Some(contexts);
+        self
     }
 
     /// Notifications sent through this channel go out as Notify-PDUs (the
@@ -263,6 +307,7 @@ impl<V: 'static, K: Send + 'static> Subagent<V, K> {
                 packet_id: 0,
                 pending_set: None,
                 committed: false,
+                ctx: ContextSync::default(),
             };
             let r = tokio::select! {
                 _ = &mut shutdown => None,
@@ -333,6 +378,65 @@ struct Session<'a> {
     pending_set: Option<(u32, Box<dyn std::any::Any + Send>)>,
     /// The pending set was committed (an UndoSet cannot take it back).
     committed: bool,
+    /// Context registrations: what is registered, what is still to send.
+    ctx: ContextSync,
+}
+
+/// The context registrations of one session.
+#[derive(Default)]
+struct ContextSync {
+    /// The contexts registered (or asked for) in this session.
+    registered: std::collections::BTreeSet<Vec<u8>>,
+    /// Register (true) or unregister (false) requests not sent yet.
+    queue: std::collections::VecDeque<(Vec<u8>, Oid, bool)>,
+    /// Packet ids of registration requests waiting for an answer.
+    outstanding: std::collections::HashSet<u32>,
+    /// Registrations the master refused this session (logged once).
+    refused: u64,
+    /// When the requests now queued or in flight were planned, and how many.
+    batch: Option<(tokio::time::Instant, usize)>,
+}
+
+impl ContextSync {
+    /// Queues what makes the registered contexts `names`.
+    fn plan(&mut self, names: Vec<Vec<u8>>, subtrees: &[Oid]) -> (usize, usize) {
+        let want: std::collections::BTreeSet<Vec<u8>> = names.into_iter().collect();
+        let gone: Vec<Vec<u8>> = self.registered.difference(&want).cloned().collect();
+        let new: Vec<Vec<u8>> = want.difference(&self.registered).cloned().collect();
+        for c in &gone {
+            for t in subtrees {
+                self.queue.push_back((c.clone(), t.clone(), false));
+            }
+        }
+        for c in &new {
+            for t in subtrees {
+                self.queue.push_back((c.clone(), t.clone(), true));
+            }
+        }
+        self.registered = want;
+        if !self.queue.is_empty() && self.batch.is_none() {
+            self.batch = Some((tokio::time::Instant::now(), 0));
+        }
+        (new.len(), gone.len())
+    }
+
+    /// A registration request answered: logs the batch's end once the
+    /// queue is drained (what registering the contexts took).
+    fn answered(&mut self) {
+        if let Some((_, n)) = self.batch.as_mut() {
+            *n += 1;
+        }
+        if self.queue.is_empty() && self.outstanding.is_empty() {
+            if let Some((since, n)) = self.batch.take() {
+                info!(
+                    requests = n,
+                    contexts = self.registered.len(),
+                    seconds = since.elapsed().as_secs_f64(),
+                    "AgentX: context registrations answered"
+                );
+            }
+        }
+    }
 }
 
 impl Session<'_> {
@@ -388,7 +492,17 @@ impl Session<'_> {
         let mut ping = tokio::time::interval(a.config.ping_interval);
         ping.tick().await;
         let mut ping_outstanding: Option<(u32, tokio::time::Instant)> = None;
+        let refresh = a
+            .contexts
+            .as_ref()
+            .map_or(Duration::from_secs(3600), |c| c.refresh);
+        // The first tick is at once: the contexts are registered as the
+        // session opens, while it already answers the master.
+        let mut refresh = tokio::time::interval(refresh.max(Duration::from_millis(100)));
         loop {
+            if let Err(e) = self.send_registrations(a).await {
+                return End::Io(e);
+            }
             let notification = async {
                 match a.notifications.as_mut() {
                     Some(rx) => rx.recv().await,
@@ -405,6 +519,14 @@ impl Session<'_> {
                         Body::Response { error, .. } => {
                             if ping_outstanding.is_some_and(|(id, _)| id == p.header.packet_id) {
                                 ping_outstanding = None;
+                            } else if self.ctx.outstanding.remove(&p.header.packet_id) {
+                                self.ctx.answered();
+                                if error != 0 {
+                                    self.ctx.refused += 1;
+                                    if self.ctx.refused == 1 {
+                                        warn!(error, "AgentX: the master refused a context registration (logged once a session)");
+                                    }
+                                }
                             } else if error != 0 {
                                 warn!(error, "AgentX: the master refused a request of ours");
                             }
@@ -418,6 +540,14 @@ impl Session<'_> {
                                     return End::Io(e);
                                 }
                             }
+                        }
+                    }
+                }
+                _ = refresh.tick(), if a.contexts.is_some() => {
+                    if let Some(c) = &a.contexts {
+                        let (new, gone) = self.ctx.plan(c.names(), &c.subtrees);
+                        if new + gone > 0 {
+                            info!(new, gone, contexts = self.ctx.registered.len(), "AgentX: node contexts registered with the master");
                         }
                     }
                 }
@@ -448,6 +578,39 @@ impl Session<'_> {
                 }
             }
         }
+    }
+
+    /// Sends queued context registrations while fewer than the window wait
+    /// for an answer.
+    async fn send_registrations<V, K>(&mut self, a: &Subagent<V, K>) -> io::Result<()> {
+        let Some(c) = &a.contexts else {
+            return Ok(());
+        };
+        while self.ctx.outstanding.len() < c.window.max(1) {
+            let Some((context, subtree, register)) = self.ctx.queue.pop_front() else {
+                break;
+            };
+            let region = Region {
+                timeout: 0,
+                priority: a.config.priority,
+                range_subid: 0,
+                subtree,
+                upper_bound: None,
+            };
+            let id = self.next_packet();
+            let mut p = self.request(
+                id,
+                if register {
+                    Body::Register(region)
+                } else {
+                    Body::Unregister(region)
+                },
+            );
+            p.context = Some(context);
+            self.send(&p).await?;
+            self.ctx.outstanding.insert(id);
+        }
+        Ok(())
     }
 
     fn request(&self, packet_id: u32, body: Body) -> Pdu {
@@ -535,47 +698,55 @@ impl Session<'_> {
     ) -> Option<Pdu> {
         let mut error = pdu::error::NO_AGENTX_ERROR;
         let mut index = 0u16;
-        let varbinds = if p.context.is_some() {
-            // Only the default context is served.
+        // The view and objects of the request's context: the default one,
+        // or a registered context the resolver knows now.
+        let context = match &p.context {
+            None => Some(((a.view)(), Arc::clone(&a.dispatcher))),
+            Some(name) => a
+                .contexts
+                .as_ref()
+                .and_then(|c| c.resolver.resolve(name))
+                .map(|cv| (cv.view, cv.dispatcher)),
+        };
+        let reads = matches!(
+            p.body,
+            Body::Get(_) | Body::GetNext(_) | Body::GetBulk { .. } | Body::TestSet(_)
+        );
+        let varbinds = if let (None, true) = (&context, reads) {
             error = pdu::error::UNSUPPORTED_CONTEXT;
             Vec::new()
         } else {
+            let ctx = context.as_ref();
             match p.body {
-                Body::Get(ranges) => {
-                    let view = (a.view)();
-                    ranges
+                Body::Get(ranges) => match ctx {
+                    Some((view, d)) => ranges
                         .into_iter()
                         .map(|r| {
-                            let value = a.dispatcher.get(&view, r.start.as_slice());
+                            let value = d.get(view, r.start.as_slice());
                             VarBind::new(r.start, value)
                         })
-                        .collect()
-                }
-                Body::GetNext(ranges) => {
-                    let view = (a.view)();
-                    ranges
-                        .iter()
-                        .map(|r| next_in_range(&a.dispatcher, &view, r))
-                        .collect()
-                }
+                        .collect(),
+                    None => Vec::new(),
+                },
+                Body::GetNext(ranges) => match ctx {
+                    Some((view, d)) => ranges.iter().map(|r| next_in_range(d, view, r)).collect(),
+                    None => Vec::new(),
+                },
                 Body::GetBulk {
                     non_repeaters,
                     max_repetitions,
                     ranges,
-                } => {
-                    let view = (a.view)();
-                    bulk(
-                        &a.dispatcher,
-                        &view,
-                        non_repeaters,
-                        max_repetitions,
-                        &ranges,
-                    )
-                }
+                } => match ctx {
+                    Some((view, d)) => bulk(d, view, non_repeaters, max_repetitions, &ranges),
+                    None => Vec::new(),
+                },
                 Body::TestSet(vbs) => {
-                    let view = (a.view)();
                     let mut changes = Vec::new();
-                    match a.dispatcher.check_set_all(&view, &vbs) {
+                    let checked = match ctx {
+                        Some((view, d)) => d.check_set_all(view, &vbs),
+                        None => Ok(Vec::new()),
+                    };
+                    match checked {
                         Ok(c) => changes = c,
                         Err((i, e)) => {
                             error = ErrorStatus::from(e).as_i32() as u16;
