@@ -38,8 +38,9 @@ struct Inner {
     store: StateStore,
     fabric: FabricHandle,
     serial: tokio::sync::Mutex<()>,
-    /// What the last successful apply replaced (None after an undo, or when it
-    /// reached the fabric, which cannot be taken back).
+    /// The last successful AgentX commit, for its UndoSet (None after an
+    /// undo, or when it reached the fabric, which cannot be taken back).
+    /// Sets from other paths never replace it.
     last: std::sync::Mutex<Option<Undo>>,
     /// The OpenSM the agent steers (`[opensm]`), for [`mibs::Plan::sm`].
     opensm: Option<Arc<OpenSmControl>>,
@@ -57,10 +58,12 @@ struct Rollback {
     sm: Option<SmUndo>,
 }
 
-/// The state before the last successful apply.
+/// An AgentX commit: the state it replaced and the state it published, so
+/// that its UndoSet takes back exactly what it changed
+/// ([`SystemState::undo`]), whatever was applied since.
 struct Undo {
-    system: Arc<SystemState>,
-    kv: Persisted,
+    before: Arc<SystemState>,
+    after: Arc<SystemState>,
 }
 
 impl Controller {
@@ -115,7 +118,12 @@ impl Inner {
     /// (persisted before anything else), the SM's operations (which can be
     /// undone), the fabric's (which cannot). A failure takes back what was
     /// done, once ([`Inner::fail`]).
-    async fn apply_all(&self, changes: Vec<Change>, principal: &str) -> Result<(), ApplyError> {
+    async fn apply_all(
+        &self,
+        changes: Vec<Change>,
+        principal: &str,
+        undoable: bool,
+    ) -> Result<(), ApplyError> {
         let _one_at_a_time = self.serial.lock().await;
         let old = self.system.load_full();
         let old_kv = self.stored_values();
@@ -169,7 +177,7 @@ impl Inner {
             info!(by = principal, "Set applied to the SM");
         }
         let reached_fabric = !plan.fabric.is_empty() || !plan.sm.is_empty();
-        self.publish(old, new, old_kv, reached_fabric);
+        self.publish(old, new, undoable.then_some(reached_fabric));
         Ok(())
     }
 
@@ -264,24 +272,19 @@ impl Inner {
     }
 
     /// Publishes the state of a request that succeeded, remembers how to
-    /// undo it (not once it reached the fabric or the SM), and hands the
-    /// request rows it activated to the runner.
-    fn publish(
-        &self,
-        old: Arc<SystemState>,
-        new: SystemState,
-        old_kv: Persisted,
-        reached_fabric: bool,
-    ) {
+    /// undo an AgentX commit (`undoable`: Some(whether it reached the
+    /// fabric or the SM), when it cannot be), and hands the request rows
+    /// it activated to the runner.
+    fn publish(&self, old: Arc<SystemState>, new: SystemState, undoable: Option<bool>) {
         let activated = new.requests.jobs_after(old.requests.generation());
-        let undo = (!reached_fabric).then_some(Undo {
-            system: old,
-            kv: old_kv,
-        });
-        if let Ok(mut last) = self.last.lock() {
-            *last = undo;
+        let new = Arc::new(new);
+        if let (Some(reached_fabric), Ok(mut last)) = (undoable, self.last.lock()) {
+            *last = (!reached_fabric).then(|| Undo {
+                before: old,
+                after: Arc::clone(&new),
+            });
         }
-        self.system.store(Arc::new(new));
+        self.system.store(new);
         // Answered off the request path, once the rows are visible.
         for job in activated {
             if let Some(jobs) = &self.jobs {
@@ -372,7 +375,9 @@ impl Inner {
         }
     }
 
-    /// Puts back the state before the last successful apply.
+    /// Takes back exactly what the last AgentX commit changed (its
+    /// UndoSet), keeping what any other Set, answer or reload changed
+    /// since; undoFailed when that commit's changes were changed again.
     async fn undo_last(&self) -> Result<(), ApplyError> {
         let _one_at_a_time = self.serial.lock().await;
         let fail = |reason: String| ApplyError {
@@ -385,30 +390,37 @@ impl Inner {
             .lock()
             .ok()
             .and_then(|mut l| l.take())
-            .ok_or_else(|| fail("the last Set reached the fabric or was already undone".into()))?;
-        if self.stored_values() != undo.kv {
-            self.persist(undo.kv.clone())
+            .ok_or_else(|| fail("the Set reached the fabric or was already undone".into()))?;
+        let now = self.system.load_full();
+        let new = now.undo(&undo.before, &undo.after).map_err(fail)?;
+        let old_kv = self.stored_values();
+        let mut new_kv = old_kv.clone();
+        new.modules.persist_into(&mut new_kv).map_err(fail)?;
+        if new_kv != old_kv {
+            self.persist(new_kv.clone())
                 .await
                 .map_err(|e| fail(format!("cannot write {}: {e}", self.store.path().display())))?;
             if let Ok(mut stored) = self.stored.lock() {
-                *stored = undo.kv;
+                *stored = new_kv;
             }
         }
         info!("Set undone");
-        self.system.store(undo.system);
+        self.system.store(Arc::new(new));
         Ok(())
     }
 }
 
 impl SetController<Change> for Controller {
+    /// AgentX's CommitSet: the one path whose commit an UndoSet may take back.
     fn apply(&self, changes: Vec<Change>) -> ApplyFuture {
-        self.apply_as("AgentX master", changes)
+        let me = Arc::clone(&self.inner);
+        Box::pin(async move { me.apply_all(changes, "AgentX master", true).await })
     }
 
     fn apply_as(&self, principal: &str, changes: Vec<Change>) -> ApplyFuture {
         let me = Arc::clone(&self.inner);
         let principal = principal.to_string();
-        Box::pin(async move { me.apply_all(changes, &principal).await })
+        Box::pin(async move { me.apply_all(changes, &principal, false).await })
     }
 
     fn undo_last(&self) -> ApplyFuture {

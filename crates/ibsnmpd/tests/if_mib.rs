@@ -244,6 +244,13 @@ fn sim_32_bit_counters_are_the_low_bits_and_never_go_backwards() {
                     assert!(b >= a, "{} went back: {a} -> {b}", oids[i]);
                 }
             }
+            // A Counter32 moves forward by what its Counter64 twin moved,
+            // modulo 2^32 (it wraps, never goes back or jumps).
+            for i in 0..pairs.len() {
+                let d32 = v[2 * i].wrapping_sub(p[2 * i]) & 0xFFFF_FFFF;
+                let d64 = v[2 * i + 1].wrapping_sub(p[2 * i + 1]) & 0xFFFF_FFFF;
+                assert_eq!(d32, d64, "{:?}: {p:?} -> {v:?}", pairs[i]);
+            }
             grew |= v[1] > p[1];
             assert_eq!(v[2 * pairs.len()], 0, "ifCounterDiscontinuityTime moved");
         }

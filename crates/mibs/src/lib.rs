@@ -443,6 +443,21 @@ macro_rules! module_states {
                 None
             }
 
+            /// These states with what the step `before` -> `after` changed
+            /// taken back, module by module; Err(the module) when a module
+            /// that step changed has changed since (another manager's Set):
+            /// nothing is taken back then.
+            pub fn undo(&self, before: &ModuleStates, after: &ModuleStates) -> Result<ModuleStates, &'static str> {
+                let mut out = self.clone();
+                $(if before.$field != after.$field {
+                    if self.$field != after.$field {
+                        return Err(<$ty as PersistedState>::MODULE);
+                    }
+                    out.$field = Arc::clone(&before.$field);
+                })*
+                Ok(out)
+            }
+
             /// The states of a version 1 state file (flat keys).
             pub fn from_v1(kv: &BTreeMap<String, String>) -> ModuleStates {
                 ModuleStates {
@@ -494,7 +509,7 @@ impl ModuleStates {
 /// and the runtime tables of requests and monitors.
 ///
 /// Immutable once published; a Set produces a new `SystemState` (see
-/// [`crate::change::Change::apply`]). The first fields are what was
+/// [`Change::apply`]). The first fields are what was
 /// configured; values set over SNMP live in `modules`, each module's in its
 /// own typed field, and only those are stored on disk
 /// ([`SystemState::restore`] at start).
@@ -530,6 +545,33 @@ pub struct SystemState {
 }
 
 impl SystemState {
+    /// This state with exactly what the Set `before` -> `after` changed
+    /// taken back (AgentX's UndoSet): the modules, request sessions and
+    /// monitors that Set changed go back to `before`'s, and nothing else:
+    /// what other managers, answers and reloads changed since stays.
+    /// Err(why) when something that Set changed has changed since: then
+    /// it cannot be taken back alone, and nothing is.
+    pub fn undo(&self, before: &SystemState, after: &SystemState) -> Result<SystemState, String> {
+        let mut out = self.clone();
+        out.modules = self
+            .modules
+            .undo(&before.modules, &after.modules)
+            .map_err(|m| format!("{m} was changed again since"))?;
+        if !Arc::ptr_eq(&before.requests, &after.requests) {
+            if !Arc::ptr_eq(&self.requests, &after.requests) {
+                return Err("IB-SM-MIB's request sessions changed since".into());
+            }
+            out.requests = Arc::clone(&before.requests);
+        }
+        if !Arc::ptr_eq(&before.monitors, &after.monitors) {
+            if !Arc::ptr_eq(&self.monitors, &after.monitors) {
+                return Err("DISMAN-EVENT-MIB's triggers changed since".into());
+            }
+            out.monitors = Arc::clone(&before.monitors);
+        }
+        Ok(out)
+    }
+
     /// A fresh state with the given defaults and no sysORTable rows.
     pub fn new(descr: String, object_id: Oid) -> Self {
         SystemState {

@@ -117,3 +117,34 @@ fn persisted_round_trip() {
         "up"
     );
 }
+
+/// AgentX's UndoSet takes back exactly its own commit (issue 54): a Set
+/// from another manager between the commit and the undo stays; one that
+/// changed the same module makes the undo fail rather than take it too.
+#[test]
+fn an_undo_takes_back_its_own_set_only() {
+    let alias = |i: u32, a: &str| {
+        Change::If(IfSet::Alias {
+            node: None,
+            if_index: i,
+            alias: a.into(),
+        })
+    };
+    let s0 = SystemState::new("t".into(), Oid::new(vec![1, 3]));
+    // The AgentX manager's commit.
+    let mut s1 = s0.clone();
+    alias(1, "agentx").apply(&mut s1);
+    // A UDP manager's Set of another module, before the undo.
+    let mut s2 = s1.clone();
+    Change::System(SystemSet::SysContact("udp".into())).apply(&mut s2);
+    let undone = s2.undo(&s0, &s1).unwrap();
+    let aliases = &undone.modules.get::<IfMibState>().unwrap().if_alias;
+    assert!(aliases.is_empty(), "the commit is taken back: {aliases:?}");
+    assert_eq!(snmpv2::sys_contact(&undone), "udp", "the other Set stays");
+
+    // Another manager changed the same module since: nothing is undone.
+    let mut s3 = s1.clone();
+    alias(2, "udp").apply(&mut s3);
+    let e = s3.undo(&s0, &s1).unwrap_err();
+    assert!(e.contains("IF-MIB"), "{e}");
+}

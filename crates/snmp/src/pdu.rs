@@ -74,7 +74,7 @@ impl ErrorStatus {
         }
     }
 
-    pub fn as_i32(self) -> i32 {
+    pub const fn as_i32(self) -> i32 {
         use ErrorStatus::*;
         match self {
             NoError => 0,

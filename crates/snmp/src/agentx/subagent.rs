@@ -770,14 +770,14 @@ impl Session<'_> {
                             Ok(()) => self.committed = true,
                             Err(e) => {
                                 error = match e.kind {
-                                    ApplyErrorKind::CommitFailed => 14,
-                                    ApplyErrorKind::UndoFailed => 15,
+                                    ApplyErrorKind::CommitFailed => COMMIT_FAILED,
+                                    ApplyErrorKind::UndoFailed => UNDO_FAILED,
                                 };
                                 index = u16::try_from(e.index + 1).unwrap_or(u16::MAX);
                                 warn!("AgentX Set failed: {}", e.reason);
                             }
                         },
-                        None => error = 14,
+                        None => error = COMMIT_FAILED,
                     }
                     Vec::new()
                 }
@@ -787,7 +787,7 @@ impl Session<'_> {
                         // back where it can be (agent state), else say so.
                         if let Err(e) = a.controller.undo_last().await {
                             warn!("AgentX UndoSet: not undone: {}", e.reason);
-                            error = 15;
+                            error = UNDO_FAILED;
                         }
                     }
                     self.pending_set = None;
@@ -818,6 +818,11 @@ impl Session<'_> {
         })
     }
 }
+
+/// The SNMP error-status values an AgentX Response carries for a Set
+/// (RFC 2741 7.2.4.2, RFC 3416): commitFailed and undoFailed.
+const COMMIT_FAILED: u16 = ErrorStatus::CommitFailed.as_i32() as u16;
+const UNDO_FAILED: u16 = ErrorStatus::UndoFailed.as_i32() as u16;
 
 /// GetNext within a search range (RFC 2741 7.2.3.2): the first instance at or
 /// after `start` (at only with `include`), before `end` when `end` is set;
