@@ -33,20 +33,10 @@ const IF_IN_ERRORS: &str = ".1.3.6.1.2.1.2.2.1.14";
 const IF_HC_IN_OCTETS: &str = ".1.3.6.1.2.1.31.1.1.1.6";
 
 fn walk(agent: &UmadAgent, community: &str, root: &str) -> BTreeMap<u32, u64> {
-    let o = agent.v2c(
-        "snmpwalk",
-        community,
-        &["-On", "-Oqe", "-t", "2", "-r", "1"],
-        &[root],
-    );
-    assert!(o.status.success(), "{}", text(&o));
-    String::from_utf8_lossy(&o.stdout)
-        .lines()
-        .filter_map(|l| {
-            let (k, v) = l.split_once(' ')?;
-            let i = k.strip_prefix(root)?.strip_prefix('.')?.parse().ok()?;
-            Some((i, v.trim().parse().ok()?))
-        })
+    agent
+        .column(community, root)
+        .into_iter()
+        .filter_map(|(i, v)| Some((i, v.parse().ok()?)))
         .collect()
 }
 

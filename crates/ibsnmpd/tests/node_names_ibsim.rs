@@ -88,22 +88,8 @@ impl UmadAgent {
     }
 
     /// ifIndex -> value of a column walked in a context.
-    fn column(&self, context: &str, root: &str) -> Vec<(u32, String)> {
-        let o = self.v2c(
-            "snmpwalk",
-            &format!("public@{context}"),
-            &["-On", "-Oqe", "-t", "2", "-r", "1"],
-            &[root],
-        );
-        assert!(o.status.success(), "{}", text(&o));
-        String::from_utf8_lossy(&o.stdout)
-            .lines()
-            .filter_map(|l| {
-                let (k, v) = l.split_once(' ')?;
-                let i = k.strip_prefix(root)?.strip_prefix('.')?.parse().ok()?;
-                Some((i, v.trim().trim_matches('"').to_string()))
-            })
-            .collect()
+    fn column_in(&self, context: &str, root: &str) -> Vec<(u32, String)> {
+        self.column(&format!("public@{context}"), root)
     }
 }
 
@@ -142,7 +128,7 @@ fn contexts_are_named_as_operators_name_their_nodes() {
 
     // A switch port is NAME/PORT, never the model's word.
     let sh = shift(&a, "leaf-a.rack01");
-    let names = a.column("leaf-a.rack01", IF_NAME);
+    let names = a.column_in("leaf-a.rack01", IF_NAME);
     for port in 1..=8u32 {
         let want = format!("leaf-a.rack01/{port}");
         assert!(
@@ -158,7 +144,7 @@ fn contexts_are_named_as_operators_name_their_nodes() {
         a.get_in("ib-leaf-07", SYS_NAME).as_deref(),
         Some("\"ib-leaf-07\"")
     );
-    let by_name = a.column("ib-leaf-07", IF_NAME);
+    let by_name = a.column_in("ib-leaf-07", IF_NAME);
     assert!(
         by_name.iter().any(|(_, n)| n == "ib-leaf-07/1"),
         "{by_name:?}"
@@ -169,31 +155,34 @@ fn contexts_are_named_as_operators_name_their_nodes() {
         format!("0x{guid:016x}"),
         format!("0x{guid:016X}"),
     ] {
-        assert_eq!(a.column(&spelling, IF_NAME), by_name, "{spelling}");
+        assert_eq!(a.column_in(&spelling, IF_NAME), by_name, "{spelling}");
     }
 
     // Hosts: the device word of rdma-ndd's form, never a later word.
     assert_eq!(
-        a.column("stor-1", IF_NAME),
+        a.column_in("stor-1", IF_NAME),
         vec![(1, "mlx5_0/1".to_string())]
     );
-    assert_eq!(a.column("cn002", IF_NAME), vec![(1, "HCA-1/1".to_string())]);
+    assert_eq!(
+        a.column_in("cn002", IF_NAME),
+        vec![(1, "HCA-1/1".to_string())]
+    );
     // The agent's own node: the CA's kernel name (rdma-ndd writes the same
     // into a real host's description; ibsim's CA is ibsim0).
     assert_eq!(
-        a.column("cn001", IF_NAME),
+        a.column_in("cn001", IF_NAME),
         vec![(1, "ibsim0/1".to_string())]
     );
 
     // The GPU server: one device holding both HCAs' ports; each HCA is
     // still its own device by GUID.
     assert_eq!(
-        a.column("dgx01", IF_NAME),
+        a.column_in("dgx01", IF_NAME),
         vec![(1, "mlx5_0/1".to_string()), (1001, "mlx5_1/1".to_string())]
     );
     let (hca1, _) = common::node_by_name(&tb, &lids, "dgx01 mlx5_1");
     assert_eq!(
-        a.column(&format!("{hca1:016x}"), IF_NAME),
+        a.column_in(&format!("{hca1:016x}"), IF_NAME),
         vec![(1, "mlx5_1/1".to_string())]
     );
 

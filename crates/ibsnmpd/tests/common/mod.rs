@@ -713,6 +713,27 @@ impl UmadAgent {
         std::fs::read_to_string(&self.log).unwrap_or_default()
     }
 
+    /// The instances right under `root` walked with `community` (`-Oqe`):
+    /// (last sub-identifier, value with net-snmp's quotes taken off).
+    #[allow(dead_code)] // not every test binary walks a column
+    pub fn column(&self, community: &str, root: &str) -> Vec<(u32, String)> {
+        let o = self.v2c(
+            "snmpwalk",
+            community,
+            &["-On", "-Oqe", "-t", "2", "-r", "1"],
+            &[root],
+        );
+        assert!(o.status.success(), "{}", text(&o));
+        String::from_utf8_lossy(&o.stdout)
+            .lines()
+            .filter_map(|l| {
+                let (k, v) = l.split_once(' ')?;
+                let i = k.strip_prefix(root)?.strip_prefix('.')?.parse().ok()?;
+                Some((i, v.trim().trim_matches('"').to_string()))
+            })
+            .collect()
+    }
+
     /// A v2c `tool` to the agent with `community`: `opts`, the target,
     /// then `rest`.
     pub fn v2c(&self, tool: &str, community: &str, opts: &[&str], rest: &[&str]) -> Output {
