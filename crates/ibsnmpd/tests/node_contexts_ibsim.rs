@@ -13,7 +13,7 @@ mod trapd;
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use common::{text, UmadAgent};
+use common::UmadAgent;
 
 /// A 48-port switch with two HCAs on ports 1 and 37.
 const NET: &str = "\
