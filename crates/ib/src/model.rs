@@ -19,6 +19,7 @@ pub mod events;
 pub mod health;
 pub mod paths;
 pub mod route;
+pub mod routes;
 pub mod snapshot;
 
 pub use accum::{advance, CounterHistory, CounterWidth, PortCounterState, PortTotals, VlCounts};
