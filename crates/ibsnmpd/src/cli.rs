@@ -103,6 +103,11 @@ pub enum Command {
     /// cabling plan (check: exit 1 when it differs, docs/topology.md).
     #[command(subcommand)]
     Topology(TopologyCommand),
+    /// Check the routes the Subnet Manager programmed: every route from
+    /// every switch to every end port through the forwarding tables
+    /// (docs/routing.md): exit 0 clean, 1 findings, 2 cannot read.
+    #[command(subcommand)]
+    Routes(RoutesCommand),
     /// Send a command to a running agent's control socket and print the answer.
     Ctl(CtlArgs),
     /// Report the fabric's health: links below their speed or width, error
@@ -212,6 +217,29 @@ pub enum TopologyCommand {
     /// Hold the fabric against its cabling plan (docs/topology.md): exit 0
     /// when it matches, 1 when it does not, 2 on errors.
     Check(TopologyCheckArgs),
+}
+
+#[derive(Debug, Subcommand)]
+pub enum RoutesCommand {
+    /// Walk every route of one sweep's forwarding tables: UNREACHABLE,
+    /// BLACK HOLE, LOOP, UNBALANCED (docs/routing.md); exit 0 clean, 1
+    /// findings, 2 cannot read.
+    Check(RoutesCheckArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct RoutesCheckArgs {
+    #[command(flatten)]
+    pub sweep: SweepArgs,
+
+    /// A leaf is UNBALANCED when its uplinks' shares of the destinations
+    /// routed up differ by more than this, as (max - min) / mean.
+    #[arg(long = "max-spread", value_name = "RATIO", default_value_t = 0.5)]
+    pub max_spread: f64,
+
+    /// Output format: text (a summary, then one line per finding) or json.
+    #[arg(long, value_enum, default_value_t = HealthFormat::Text)]
+    pub format: HealthFormat,
 }
 
 #[derive(Debug, Args)]

@@ -10,6 +10,7 @@ use crate::config::ConfigError;
 
 pub mod ctl;
 pub mod health;
+pub mod routes;
 pub mod topology;
 
 /// A subcommand's argument that cannot be used: one line, exit 2, as a

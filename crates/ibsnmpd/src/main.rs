@@ -38,7 +38,7 @@ use std::process::ExitCode;
 use clap::error::ErrorKind;
 use clap::Parser;
 
-use crate::cli::{Cli, Command, TopologyCommand};
+use crate::cli::{Cli, Command, RoutesCommand, TopologyCommand};
 use crate::config::ConfigError;
 
 fn main() -> ExitCode {
@@ -51,6 +51,8 @@ fn main() -> ExitCode {
         Some(Command::Topology(TopologyCommand::Check(args))) => {
             return commands::topology::check(&args)
         }
+        // Its own exit codes too: 1 says some routes are broken.
+        Some(Command::Routes(RoutesCommand::Check(args))) => return commands::routes::check(&args),
         Some(Command::Dump(args)) => commands::dump(&args),
         Some(Command::Topology(cmd)) => commands::topology::run(&cmd),
         Some(Command::Ctl(args)) => commands::ctl::run(&args),

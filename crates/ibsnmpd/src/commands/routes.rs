@@ -1,0 +1,231 @@
+//! `ibsnmpd routes check`: every route of one sweep's forwarding tables
+//! (`ib::model::routes`), as a report with node names (docs/routing.md).
+
+use std::fmt::Write as _;
+use std::io::Write as _;
+use std::process::ExitCode;
+
+use ib::model::routes::{self, Break, RouteCheck};
+use ib::model::{NodeIdx, Snapshot};
+use serde::Serialize;
+
+use crate::cli::{HealthFormat, RoutesCheckArgs};
+
+/// Exit 0 when every route arrives and no leaf is unbalanced, 1 with
+/// findings, 2 when the fabric could not be read.
+pub fn check(args: &RoutesCheckArgs) -> ExitCode {
+    match check_once(args) {
+        Ok(true) => ExitCode::SUCCESS,
+        Ok(false) => ExitCode::from(1),
+        Err(e) => {
+            eprintln!("ibsnmpd: {}", format!("{e:#}").replace('\n', " "));
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn check_once(args: &RoutesCheckArgs) -> anyhow::Result<bool> {
+    crate::logging::init(&args.sweep.log_level)?;
+    if !(args.max_spread.is_finite() && args.max_spread >= 0.0) {
+        anyhow::bail!(
+            "--max-spread {}: expected a ratio of 0 or more",
+            args.max_spread
+        );
+    }
+    let snap = super::one_sweep(
+        &args.sweep.source,
+        args.sweep.node_name_map.as_deref(),
+        false,
+    )?;
+    let report = Report::new(
+        &snap,
+        routes::check(&snap, args.max_spread),
+        args.max_spread,
+    );
+    let text = match args.format {
+        HealthFormat::Json => serde_json::to_string_pretty(&report)? + "\n",
+        HealthFormat::Text => report.text(),
+    };
+    std::io::stdout()
+        .lock()
+        .write_all(text.as_bytes())
+        .map_err(|e| anyhow::anyhow!("cannot write to stdout: {e}"))?;
+    Ok(report.findings == 0)
+}
+
+/// A node as the report names it: its description (or node-name-map name)
+/// and GUID.
+#[derive(Debug, Serialize)]
+pub struct Named {
+    pub name: String,
+    pub guid: String,
+}
+
+impl Named {
+    fn of(s: &Snapshot, n: NodeIdx) -> Named {
+        s.node(n).map_or_else(
+            || Named {
+                name: String::new(),
+                guid: String::new(),
+            },
+            |node| Named {
+                name: node.description.clone(),
+                guid: node.info.node_guid.to_string(),
+            },
+        )
+    }
+}
+
+impl std::fmt::Display for Named {
+    // Names are data from the fabric: quoted and escaped.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{:?} ({})", self.name, self.guid)
+    }
+}
+
+/// The check with its nodes named.
+#[derive(Debug, Serialize)]
+pub struct Report {
+    pub source: String,
+    pub max_spread: f64,
+    pub findings: usize,
+    pub check: RouteCheck,
+    /// The switches the findings name, by node index.
+    pub nodes: std::collections::BTreeMap<NodeIdx, Named>,
+}
+
+impl Report {
+    pub fn new(s: &Snapshot, check: RouteCheck, max_spread: f64) -> Report {
+        let mut ids: Vec<NodeIdx> = check.unreachable.iter().map(|u| u.switch).collect();
+        ids.extend(check.broken.iter().map(|b| switch_of(&b.at)));
+        ids.extend(check.unbalanced.iter().map(|b| b.switch));
+        let nodes = ids.into_iter().map(|n| (n, Named::of(s, n))).collect();
+        Report {
+            source: s.sweep.source.clone(),
+            max_spread,
+            findings: check.unreachable.len() + check.broken.len() + check.unbalanced.len(),
+            check,
+            nodes,
+        }
+    }
+
+    fn name(&self, n: NodeIdx) -> String {
+        self.nodes
+            .get(&n)
+            .map_or_else(|| format!("node {n}"), ToString::to_string)
+    }
+
+    /// A summary line, the counts by kind, then one line per finding.
+    pub fn text(&self) -> String {
+        let c = &self.check;
+        let mut out = String::new();
+        let hops: Vec<String> = c
+            .hops
+            .iter()
+            .enumerate()
+            .filter(|(_, n)| **n > 0)
+            .map(|(h, n)| format!("{h}:{n}"))
+            .collect();
+        let _ = writeln!(
+            out,
+            "Routes: {}, {} switches to {} end LIDs: {} routes, {} arrive (hops {})",
+            self.source,
+            c.switches,
+            c.destinations,
+            c.routes,
+            c.good,
+            hops.join(" ")
+        );
+        let kinds = [
+            ("UNREACHABLE", c.unreachable.len()),
+            (
+                "BLACK HOLE",
+                c.broken
+                    .iter()
+                    .filter(|b| !matches!(b.at, Break::Loop { .. }))
+                    .count(),
+            ),
+            (
+                "LOOP",
+                c.broken
+                    .iter()
+                    .filter(|b| matches!(b.at, Break::Loop { .. }))
+                    .count(),
+            ),
+            ("UNBALANCED", c.unbalanced.len()),
+        ];
+        if self.findings == 0 {
+            let _ = writeln!(
+                out,
+                "No findings: every route arrives, every leaf's uplinks are within {:.2}.",
+                self.max_spread
+            );
+            return out;
+        }
+        let counts: Vec<String> = kinds
+            .iter()
+            .filter(|(_, n)| *n > 0)
+            .map(|(k, n)| format!("{n} {k}"))
+            .collect();
+        let _ = writeln!(
+            out,
+            "Findings ({}): {}; {} host pairs cannot talk",
+            self.findings,
+            counts.join(", "),
+            c.unreachable_pairs
+        );
+        for u in &c.unreachable {
+            let lids: Vec<String> = u.lids.iter().take(16).map(u16::to_string).collect();
+            let more = if u.lids.len() > 16 { ", ..." } else { "" };
+            let _ = writeln!(
+                out,
+                "  UNREACHABLE  {}: its {} hosts cannot reach {} end LIDs ({}{more})",
+                self.name(u.switch),
+                u.hosts,
+                u.lids.len(),
+                lids.join(", ")
+            );
+        }
+        for b in &c.broken {
+            let what = match b.at {
+                Break::NoRoute { switch } => {
+                    format!("BLACK HOLE   {} has no route (entry 255 or past LinearFDBTop)", self.name(switch))
+                }
+                Break::BlackHole { switch, port } => {
+                    format!("BLACK HOLE   {} port {port}: down or not linked", self.name(switch))
+                }
+                Break::Misrouted { switch, port } => format!(
+                    "BLACK HOLE   {} port {port}: leads to a channel adapter that is not the destination",
+                    self.name(switch)
+                ),
+                Break::Loop { switch } => format!("LOOP         through {}", self.name(switch)),
+            };
+            let _ = writeln!(
+                out,
+                "  {what}: {} destinations, {} routes",
+                b.destinations, b.routes
+            );
+        }
+        for u in &c.unbalanced {
+            let shares: Vec<String> = u.uplinks.iter().map(|(p, n)| format!("{p}:{n}")).collect();
+            let _ = writeln!(
+                out,
+                "  UNBALANCED   {}: uplinks (port:destinations) {} spread {:.2} > {:.2}",
+                self.name(u.switch),
+                shares.join(" "),
+                u.spread,
+                self.max_spread
+            );
+        }
+        out
+    }
+}
+
+fn switch_of(b: &Break) -> NodeIdx {
+    match *b {
+        Break::NoRoute { switch }
+        | Break::BlackHole { switch, .. }
+        | Break::Misrouted { switch, .. }
+        | Break::Loop { switch } => switch,
+    }
+}
