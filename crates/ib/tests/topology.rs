@@ -573,3 +573,18 @@ fn errors_quote_a_few_dozen_octets() {
     let e = err_of(&format!("{}\n", "z".repeat(5000)));
     assert!(e.len() < 1200, "{} octets", e.len());
 }
+
+/// `iblinkinfo --switches-only`: the hosts are only far ends, told by
+/// name (cn007's two ports are one node: one name, one LID each).
+#[test]
+fn iblinkinfo_switches_only_finds_hosts_by_name() {
+    let default = parse_file(data("ibnetdiscover-edge.txt")).unwrap();
+    let t = parse_file(data("iblinkinfo-switches-edge.txt")).unwrap();
+    assert_eq!(t.link_set(), default.link_set());
+    let cn007 = t.node("cn007 HCA-1").unwrap();
+    assert_eq!((cn007.num_ports, cn007.ports.len()), (2, 2));
+    assert!(!cn007.port_guids_known && !cn007.guid_known);
+    let edge = t.node("S-0000000000200000").unwrap();
+    assert!(edge.port_guids_known);
+    assert_eq!(edge.lid, Some(Lid(1)));
+}

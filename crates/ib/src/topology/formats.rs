@@ -391,8 +391,6 @@ fn ports(text: &str, file: &str) -> Result<Vec<Node>, TopologyError> {
             p.remote = Some((j, r.port));
         }
     }
-    // A far end made for a CA port and never linked (remote-only) keeps
-    // its port entry only for the GUID: drop the link-less ones.
     Ok(nodes)
 }
 
@@ -658,6 +656,11 @@ fn linkinfo(text: &str, file: &str) -> Result<Vec<Node>, TopologyError> {
     // Far ends: by GUID (-l), else by LID when the name agrees, else by a
     // name one listed node has, else a node made for it (by name).
     let mut made: HashMap<String, usize> = HashMap::new();
+    // Listed nodes by name: (the first, how many).
+    let mut named: HashMap<String, (usize, usize)> = HashMap::new();
+    for (k, x) in nodes.iter().enumerate() {
+        named.entry(x.desc.clone()).or_insert((k, 0)).1 += 1;
+    }
     for (i, pi, r) in remotes {
         let line = nodes
             .get(i)
@@ -679,46 +682,38 @@ fn linkinfo(text: &str, file: &str) -> Result<Vec<Node>, TopologyError> {
         };
         let j = match found {
             Some(j) => j,
-            None => {
-                let named: Vec<usize> = nodes
-                    .iter()
-                    .enumerate()
-                    .filter(|(_, x)| x.desc == r.name && x.line > 0)
-                    .map(|(k, _)| k)
-                    .collect();
-                match (r.guid, named.as_slice()) {
-                    (None, [one]) => *one,
-                    (None, [_, _, ..]) => {
-                        return Err(ctx(file, line).err(format!(
-                            "far end {} (LID {}, port {}): more than one node has that name and \
+            None => match (r.guid, named.get(&r.name)) {
+                (None, Some((one, 1))) => *one,
+                (None, Some(_)) => {
+                    return Err(ctx(file, line).err(format!(
+                        "far end {} (LID {}, port {}): more than one node has that name and \
                              none that LID",
-                            quote(&r.name),
-                            r.lid,
-                            r.port
-                        )))
-                    }
-                    _ => {
-                        let key = match r.guid {
-                            Some(g) => format!("{g:x}"),
-                            None => r.name.clone(),
-                        };
-                        match made.get(&key) {
-                            Some(j) => *j,
-                            None => {
-                                let mut node = Node::new(NodeType::Ca, &r.name, line);
-                                node.guid = r.guid;
-                                nodes.push(node);
-                                let j = nodes.len() - 1;
-                                if let Some(g) = r.guid {
-                                    ix.by_guid.insert(g, j);
-                                }
-                                made.insert(key, j);
-                                j
+                        quote(&r.name),
+                        r.lid,
+                        r.port
+                    )))
+                }
+                _ => {
+                    let key = match r.guid {
+                        Some(g) => format!("{g:x}"),
+                        None => r.name.clone(),
+                    };
+                    match made.get(&key) {
+                        Some(j) => *j,
+                        None => {
+                            let mut node = Node::new(NodeType::Ca, &r.name, line);
+                            node.guid = r.guid;
+                            nodes.push(node);
+                            let j = nodes.len() - 1;
+                            if let Some(g) = r.guid {
+                                ix.by_guid.insert(g, j);
                             }
+                            made.insert(key, j);
+                            j
                         }
                     }
                 }
-            }
+            },
         };
         if let Some(x) = nodes.get_mut(j) {
             x.max_port = x.max_port.max(r.port);
