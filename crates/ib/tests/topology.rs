@@ -266,9 +266,10 @@ fn fat_tree_three_levels_and_limits() {
 
 /// Each link once with its planned rate, ends by description (the first
 /// word: an ibdiagnet plan names `cn007`, the fabric says `cn007 HCA-1`).
-fn links_with_rates(
-    t: &ib::topology::Topology,
-) -> BTreeSet<(String, u8, String, u8, Option<LinkWidth>, Option<LinkSpeed>)> {
+/// Ends (name, port) in order, and the planned width and speed.
+type RatedLink = (String, u8, String, u8, Option<LinkWidth>, Option<LinkSpeed>);
+
+fn links_with_rates(t: &ib::topology::Topology) -> BTreeSet<RatedLink> {
     let word = |i: usize| {
         t.nodes[i]
             .description()

@@ -474,24 +474,18 @@ fn gbps(n: &str, fdr10: bool) -> Option<LinkSpeed> {
     })
 }
 
+/// One port line of iblinkinfo, as read.
+struct LPort {
+    guid: Option<u64>,
+    lid: u16,
+    port: u8,
+    width: Option<LinkWidth>,
+    speed: Option<LinkSpeed>,
+    remote: Option<LRemote>,
+}
+
 /// The port part of a line: `[0xGUID] LID PORT[..] ==( ... )==> REMOTE`.
-/// Returns the port GUID, LID, port, width, speed and the far end.
-#[allow(clippy::type_complexity)]
-fn l_port(
-    s: &str,
-    c: &Ctx,
-    line_mode: bool,
-) -> Result<
-    (
-        Option<u64>,
-        u16,
-        u8,
-        Option<LinkWidth>,
-        Option<LinkSpeed>,
-        Option<LRemote>,
-    ),
-    TopologyError,
-> {
+fn l_port(s: &str, c: &Ctx, line_mode: bool) -> Result<LPort, TopologyError> {
     let (left, right) = s
         .split_once("==")
         .ok_or_else(|| c.err("expected '==( ... )==>' after the port number"))?;
@@ -540,7 +534,14 @@ fn l_port(
             name: name.to_string(),
         })
     };
-    Ok((guid, lid, port, width, speed, remote))
+    Ok(LPort {
+        guid,
+        lid,
+        port,
+        width,
+        speed,
+        remote,
+    })
 }
 
 fn linkinfo(text: &str, file: &str) -> Result<Vec<Node>, TopologyError> {
@@ -606,7 +607,14 @@ fn linkinfo(text: &str, file: &str) -> Result<Vec<Node>, TopologyError> {
             })?;
             (i, t.to_string())
         };
-        let (guid, lid, port, width, speed, remote) = l_port(&body, &c, line_mode)?;
+        let LPort {
+            guid,
+            lid,
+            port,
+            width,
+            speed,
+            remote,
+        } = l_port(&body, &c, line_mode)?;
         let node = nodes
             .get_mut(i)
             .ok_or_else(|| c.err("internal: bad node index"))?;

@@ -55,15 +55,13 @@ pub(super) async fn serve(
                 // time limit) holds up neither.
                 let reload = reloader.reload();
                 tokio::pin!(reload);
-                loop {
-                    tokio::select! {
-                        _ = &mut reload => break,
-                        r = &mut serve => break 'serving r.context("agent stopped"),
-                        s = &mut shutdown => {
-                            let name = s?;
-                            info!(signal = name, "shutting down during a reload");
-                            break 'serving Ok(());
-                        }
+                tokio::select! {
+                    _ = &mut reload => {}
+                    r = &mut serve => break 'serving r.context("agent stopped"),
+                    s = &mut shutdown => {
+                        let name = s?;
+                        info!(signal = name, "shutting down during a reload");
+                        break 'serving Ok(());
                     }
                 }
             }
