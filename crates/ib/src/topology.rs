@@ -8,17 +8,25 @@
 //! per port, `switchguid=`/`caguid=` lines resetting the base), so a fabric
 //! loaded by the built-in simulator has the GUIDs ibsim gives the same file.
 //!
+//! A cabling plan may also be kept as `ibnetdiscover -p` output, iblinkinfo
+//! output or an ibdiagnet (ibdm) topology file ([`formats`]): the format is
+//! told from the content. Files are read within [`Limits`] ([`read`]).
+//!
 //! - [`parse`]: text -> [`Topology`], errors naming file, line and expectation;
 //! - [`write`]: [`Topology`] -> text exactly as ibnetdiscover prints it;
 //! - [`fat_tree`]: a fat-tree generator whose output ibsim accepts;
 //! - [`check`]: a fabric snapshot held against a topology as its cabling plan.
 
 mod fat_tree;
+mod formats;
 mod parse;
+mod read;
 mod write;
 
 pub use fat_tree::{fat_tree, shape as fat_tree_shape, FatTreeShape};
-pub use parse::{parse_file, parse_str};
+pub use formats::FORMATS;
+pub use parse::{parse_file, parse_file_with, parse_str};
+pub use read::{quote, Limits, DEFAULT_LIMITS, QUOTE_MAX};
 pub(crate) use write::civil_from_days;
 pub use write::{write_ibnetdiscover, WriteHeader};
 
@@ -44,6 +52,9 @@ pub enum TopologyError {
         line: usize,
         message: String,
     },
+    /// A file the limits refuse (not a regular file, too big, read twice).
+    #[error("{file}: {reason}")]
+    Refused { file: String, reason: String },
     #[error("{file}: {source}")]
     Io {
         file: String,
@@ -76,6 +87,10 @@ pub struct TopoNode {
     /// line before the header) or from a fabric; false when the parser made
     /// it up as ibsim would: a plan then knows the node by its name only.
     pub guid_known: bool,
+    /// Without the node GUID, the file gave its port GUIDs (a CA's ports,
+    /// a switch's port 0: ibnetdiscover -p, iblinkinfo): the node is found
+    /// in the fabric by those.
+    pub port_guids_known: bool,
     /// NodeInfo:PortGUID of port 0 for a switch (the `(..)` after switchguid=).
     pub port0_guid: Guid,
     pub sys_image_guid: Guid,
@@ -122,6 +137,7 @@ impl TopoNode {
             num_ports,
             node_guid: guid,
             guid_known: true,
+            port_guids_known: false,
             port0_guid: guid,
             sys_image_guid: guid,
             vendor_id: 0,
@@ -180,8 +196,8 @@ impl Topology {
         for (i, n) in nodes.iter().enumerate() {
             if by_name.insert(n.name.clone(), i).is_some() {
                 return Err(TopologyError::Generator(format!(
-                    "duplicate node name {:?}",
-                    n.name
+                    "duplicate node name {}",
+                    quote(&n.name)
                 )));
             }
         }

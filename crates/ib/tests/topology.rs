@@ -263,3 +263,329 @@ fn fat_tree_three_levels_and_limits() {
     assert!(fat_tree_shape(33, 8, 2).is_err());
     assert!(fat_tree_shape(0, 8, 2).is_err());
 }
+
+/// Each link once with its planned rate, ends by description (the first
+/// word: an ibdiagnet plan names `cn007`, the fabric says `cn007 HCA-1`).
+/// Ends (name, port) in order, and the planned width and speed.
+type RatedLink = (String, u8, String, u8, Option<LinkWidth>, Option<LinkSpeed>);
+
+fn links_with_rates(t: &ib::topology::Topology) -> BTreeSet<RatedLink> {
+    let word = |i: usize| {
+        t.nodes[i]
+            .description()
+            .split_whitespace()
+            .next()
+            .unwrap()
+            .to_string()
+    };
+    t.links()
+        .map(|(a, ap, z, zp)| {
+            let p = t.nodes[a].port(ap).unwrap();
+            let (a, z) = (word(a), word(z));
+            let (w, s) = (p.width, p.speed);
+            if (a.as_str(), ap.0) <= (z.as_str(), zp.0) {
+                (a, ap.0, z, zp.0, w, s)
+            } else {
+                (z, zp.0, a, ap.0, w, s)
+            }
+        })
+        .collect()
+}
+
+/// One fabric (ibsim's edge.net under OpenSM: three switches, seven
+/// hosts, one with two ports and a description of two words) as
+/// ibnetdiscover, ibnetdiscover -p, iblinkinfo (plain, -l, -p) printed
+/// it, and as an ibdiagnet topology file written by hand: the same links
+/// at the same rates; the tools' files know the same port GUIDs.
+#[test]
+fn every_plan_format_reads_as_the_same_fabric() {
+    let default = parse_file(data("ibnetdiscover-edge.txt")).unwrap();
+    let want = links_with_rates(&default);
+    assert_eq!(want.len(), 10);
+    assert!(want.contains(&(
+        "cn006".into(),
+        1,
+        "edge-3".into(),
+        2,
+        Some(LinkWidth::X1),
+        Some(LinkSpeed::Sdr)
+    )));
+    for name in [
+        "ibnetdiscover-p-edge.txt",
+        "iblinkinfo-edge.txt",
+        "iblinkinfo-l-edge.txt",
+        "iblinkinfo-p-edge.txt",
+        "ibdiagnet-edge.topo",
+    ] {
+        let t = parse_file(data(name)).unwrap_or_else(|e| panic!("{name}: {e}"));
+        assert_eq!(links_with_rates(&t), want, "{name}");
+        assert_eq!(t.nodes.len(), default.nodes.len(), "{name}");
+        for n in &t.nodes {
+            let d = default
+                .nodes
+                .iter()
+                .find(|x| {
+                    x.description() == n.description()
+                        || x.description().split_whitespace().next() == Some(n.description())
+                })
+                .unwrap_or_else(|| panic!("{name}: {} not in the default", n.description()));
+            assert_eq!(n.node_type, d.node_type, "{name}: {}", n.name);
+            assert!(!n.guid_known, "{name}: {}", n.name);
+            if name.ends_with(".topo") {
+                // No port counts there: the highest port named.
+                assert!(n.num_ports <= d.num_ports, "{name}: {}", n.name);
+                assert!(!n.port_guids_known, "{name}: {}", n.name);
+                continue;
+            }
+            assert_eq!(n.num_ports, d.num_ports, "{name}: {}", n.name);
+            // Port GUIDs as the fabric has them: how the check finds nodes.
+            assert!(n.port_guids_known, "{name}: {}", n.name);
+            for p in &d.ports {
+                assert_eq!(
+                    n.port_guid(p.port),
+                    d.port_guid(p.port),
+                    "{name}: {}",
+                    n.name
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn unknown_format_names_the_accepted_ones() {
+    let e = err_of("# a plan\n\nhello world\n");
+    assert!(
+        e.starts_with("bad.net:3: \"hello world\" does not start"),
+        "{e}"
+    );
+    for f in [
+        "ibnetdiscover -p",
+        "iblinkinfo",
+        "ibdiagnet",
+        "Switch|Hca|Ca|Rt",
+    ] {
+        assert!(e.contains(f), "{f}: {e}");
+    }
+}
+
+#[test]
+fn format_errors_name_file_and_line() {
+    let e = err_of("SX6036 leaf01\n   L1/P3 -4x-> HCA cn001 P1\n");
+    assert!(e.starts_with("bad.net:2: port name \"L1/P3\""), "{e}");
+    let e = err_of("SX6036 leaf01\n   P1 -4x-7G-> HCA cn001 P1\n");
+    assert!(e.contains("bad.net:2: expected -WIDTH-SPEED->"), "{e}");
+    let e =
+        err_of("SX6036 leaf01\n   P1 -> HCA cn001 P1\n\nHCA cn001\n   P1 -> SX6036 leaf01 P2\n");
+    assert!(e.contains("says it is connected to"), "{e}");
+    let e = err_of("CA 8 1 0x10 4x SDR - SW 6 1 0x20 ( 'cn003' 'edge-2' )\n");
+    assert!(e.starts_with("bad.net:1: expected ( 'name'"), "{e}");
+    let e = err_of("CA 8 1 0x10 4x SDR - SW 6 1 0x20 ( 'a' - 'b' )\nCA 8 1 0x10 4x SDR 'a'\n");
+    assert!(
+        e.starts_with("bad.net:2: port 1 of \"a\" listed twice"),
+        "{e}"
+    );
+    let e =
+        err_of("Switch: 0x20 edge-1:\n  1  1[  ] ==( 4X 2.5 Gbps Active/ LinkUp)==> 9 1[  ] \n");
+    assert!(
+        e.starts_with("bad.net:2: expected the far end's quoted name"),
+        "{e}"
+    );
+    let e = err_of("      1    1[  ] ==( 4X 2.5 Gbps Active/ LinkUp)==> 9 1[  ] \"x\" ( )\n");
+    assert!(e.contains("does not start"), "{e}");
+}
+
+// ---- Limits (issue 53): what a plan file may not do to its reader ----
+
+/// parse_file on its own thread: a read that blocks fails the test with a
+/// message instead of hanging the test run.
+fn parse_off_thread(p: PathBuf) -> Result<ib::topology::Topology, TopologyError> {
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(parse_file(&p));
+    });
+    rx.recv_timeout(std::time::Duration::from_secs(120))
+        .expect("parse_file blocked (on a FIFO?)")
+}
+
+fn refused(r: Result<ib::topology::Topology, TopologyError>) -> String {
+    match r {
+        Err(e @ (TopologyError::Refused { .. } | TopologyError::Syntax { .. })) => e.to_string(),
+        other => panic!("expected a refusal, got {other:?}"),
+    }
+}
+
+#[test]
+fn a_fifo_is_never_opened() {
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("fifo");
+    let st = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap();
+    assert!(st.success());
+    let top = dir.path().join("top.net");
+    std::fs::write(&top, "Switch 4 \"sw\"\n\ninclude \"fifo\"\n").unwrap();
+    // Nobody ever writes the FIFO: an open or read of it would block.
+    let e = refused(parse_off_thread(top));
+    assert!(
+        e.ends_with("fifo: a FIFO: only regular files are read"),
+        "{e}"
+    );
+    let e = refused(parse_off_thread(fifo));
+    assert!(e.contains("a FIFO: only regular files are read"), "{e}");
+}
+
+#[test]
+fn devices_are_not_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let top = dir.path().join("top.net");
+    std::fs::write(&top, "include \"/dev/zero\"\n").unwrap();
+    let e = refused(parse_off_thread(top));
+    assert_eq!(
+        e,
+        "/dev/zero: a character device: only regular files are read"
+    );
+    let e = refused(parse_off_thread(dir.path().to_path_buf()));
+    assert!(
+        e.ends_with("a directory: only regular files are read"),
+        "{e}"
+    );
+}
+
+#[test]
+fn include_fan_out_is_bounded() {
+    // 9 files each including the next 9 times: 9^9 reads unbounded. A
+    // file is read once per plan: the second include of one is refused.
+    let dir = tempfile::tempdir().unwrap();
+    for i in 0..9 {
+        let body: String = if i == 8 {
+            "Switch 4 \"sw\"\n".into()
+        } else {
+            (0..9)
+                .map(|_| format!("include \"f{}\"\n", i + 1))
+                .collect()
+        };
+        std::fs::write(dir.path().join(format!("f{i}")), body).unwrap();
+    }
+    let e = refused(parse_off_thread(dir.path().join("f0")));
+    assert!(e.contains("f8: read twice in one plan"), "{e}");
+    // A chain deeper than 8 includes.
+    for i in 0..12 {
+        std::fs::write(
+            dir.path().join(format!("c{i}")),
+            format!("include \"c{}\"\n", i + 1),
+        )
+        .unwrap();
+    }
+    let e = refused(parse_off_thread(dir.path().join("c0")));
+    assert!(e.contains("c8:1: include nested more than 8 deep"), "{e}");
+    // More than 256 files, each once.
+    let mut top = String::new();
+    for i in 0..300 {
+        std::fs::write(dir.path().join(format!("w{i}")), "# nothing\n").unwrap();
+        top.push_str(&format!("include \"w{i}\"\n"));
+    }
+    std::fs::write(dir.path().join("wide"), top).unwrap();
+    let e = refused(parse_off_thread(dir.path().join("wide")));
+    assert!(e.contains("more than 256 files in one plan"), "{e}");
+}
+
+#[test]
+fn a_gzip_bomb_stops_at_the_limit() {
+    use std::io::Write;
+    // One gzip member of 8 MiB of newlines (8 KiB compressed), repeated:
+    // a file of about 1 MB that decompresses to over 1 GB.
+    let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
+    enc.write_all(&vec![b'\n'; 8 << 20]).unwrap();
+    let member = enc.finish().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("bomb.net.gz");
+    let mut f = std::fs::File::create(&p).unwrap();
+    for _ in 0..130 {
+        f.write_all(&member).unwrap();
+    }
+    drop(f);
+    assert!(std::fs::metadata(&p).unwrap().len() < 2 << 20);
+    let e = refused(parse_off_thread(p));
+    assert!(
+        e.ends_with(
+            "it decompresses to more than 67108864 octets (limits: 67108864 a file, 67108864 a plan)"
+        ),
+        "{e}"
+    );
+}
+
+#[test]
+fn big_files_and_long_lines_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    // 200 MiB, sparse: refused by its size, before a read.
+    let big = dir.path().join("big.net");
+    std::fs::File::create(&big)
+        .unwrap()
+        .set_len(200 << 20)
+        .unwrap();
+    let e = refused(parse_off_thread(big));
+    assert!(
+        e.contains("209715200 octets: more than 67108864 octets"),
+        "{e}"
+    );
+    let long = dir.path().join("long.net");
+    let line = format!("Switch 4 \"{}\"\n", "x".repeat(100_000));
+    std::fs::write(&long, format!("# ok\n{line}")).unwrap();
+    let e = refused(parse_off_thread(long));
+    assert!(
+        e.ends_with("long.net:2: line of 100011 octets: longer than the limit of 8192"),
+        "{e}"
+    );
+    // Within other limits, the same file reads.
+    let limits = ib::topology::Limits {
+        max_line_bytes: 1 << 20,
+        ..ib::topology::DEFAULT_LIMITS
+    };
+    let p = dir.path().join("long.net");
+    assert_eq!(
+        ib::topology::parse_file_with(&p, limits)
+            .unwrap()
+            .nodes
+            .len(),
+        1
+    );
+}
+
+#[test]
+fn errors_quote_a_few_dozen_octets() {
+    // A 20 MB name defined twice: the error line stays short.
+    let name = "n".repeat(20 << 20);
+    let text = format!("Switch 4 \"{name}\"\n\nSwitch 4 \"{name}\"\n");
+    let e = err_of(&text);
+    assert!(e.len() < 200, "{} octets", e.len());
+    assert!(
+        e.starts_with(&format!(
+            "bad.net:3: duplicate node id \"{}\"... (20971520 octets)",
+            "n".repeat(40)
+        )),
+        "{}",
+        &e[..200.min(e.len())]
+    );
+    // Control characters are escaped.
+    let e = err_of("Switch 4 \"a\"\n[1] \"b\x1b[2J\"[1]\n");
+    assert!(e.contains("\\u{1b}[2J"), "{e}");
+    let e = err_of(&format!("{}\n", "z".repeat(5000)));
+    assert!(e.len() < 1200, "{} octets", e.len());
+}
+
+/// `iblinkinfo --switches-only`: the hosts are only far ends, told by
+/// name (cn007's two ports are one node: one name, one LID each).
+#[test]
+fn iblinkinfo_switches_only_finds_hosts_by_name() {
+    let default = parse_file(data("ibnetdiscover-edge.txt")).unwrap();
+    let t = parse_file(data("iblinkinfo-switches-edge.txt")).unwrap();
+    assert_eq!(t.link_set(), default.link_set());
+    let cn007 = t.node("cn007 HCA-1").unwrap();
+    assert_eq!((cn007.num_ports, cn007.ports.len()), (2, 2));
+    assert!(!cn007.port_guids_known && !cn007.guid_known);
+    let edge = t.node("S-0000000000200000").unwrap();
+    assert!(edge.port_guids_known);
+    assert_eq!(edge.lid, Some(Lid(1)));
+}

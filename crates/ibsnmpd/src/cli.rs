@@ -244,8 +244,10 @@ pub struct RoutesCheckArgs {
 
 #[derive(Debug, Args)]
 pub struct TopologyCheckArgs {
-    /// The plan: an ibnetdiscover / ibsim "net" file (`ibsnmpd dump` of a
-    /// known-good fabric, or nodes by name only).
+    /// The plan: ibnetdiscover (ibsim "net"), `ibnetdiscover -p` or
+    /// iblinkinfo output of a known-good fabric (`ibsnmpd dump` too), or
+    /// nodes by name only (the "net" short form, an ibdiagnet topology
+    /// file); the format is told from the content.
     #[arg(long, value_name = "FILE")]
     pub expected: PathBuf,
 

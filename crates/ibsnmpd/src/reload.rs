@@ -82,7 +82,8 @@ impl Reloader {
             Some(p) => NodeNameMap::load(p)?,
             None => NodeNameMap::default(),
         };
-        let plan = crate::topology::load_plan(new.topology_expected.as_deref())?;
+        // Off the runtime's threads, within a time limit (a hung mount).
+        let plan = crate::topology::load_plan_async(new.topology_expected.as_deref()).await?;
         let fixed = restart_keys(&self.current, &new, self.traps.is_some());
         if !fixed.is_empty() {
             warn!(

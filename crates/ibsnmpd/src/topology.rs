@@ -7,7 +7,8 @@
 
 use std::collections::{BTreeMap, HashSet};
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::Duration;
 
 use arc_swap::ArcSwapOption;
 use ib::model::check::{check, count_by_kind, Finding};
@@ -31,8 +32,48 @@ pub struct Plan {
 pub type SharedPlan = Arc<ArcSwapOption<Plan>>;
 
 impl Plan {
-    /// Reads and parses `path`; the error names file, line and what was expected.
+    /// Reads and parses `path` off this thread within [`PLAN_READ_LIMIT`]
+    /// (and ib's [`ib::topology::Limits`]); the error names file, line and
+    /// what was expected.
     pub fn load(path: &Path) -> Result<Plan, String> {
+        Self::load_with(path, PLAN_READ_LIMIT, Plan::read)
+    }
+
+    /// [`Plan::load`] with `read` as the reader, within `limit`.
+    fn load_with(
+        path: &Path,
+        limit: Duration,
+        read: fn(&Path) -> Result<Plan, String>,
+    ) -> Result<Plan, String> {
+        let (tx, rx) = std::sync::mpsc::sync_channel(1);
+        let r = Read::start(path, read, limit, move |r| {
+            let _ = tx.send(r);
+        })?;
+        match rx.recv_timeout(limit) {
+            Ok(r) => r,
+            Err(_) => Err(r.timed_out()),
+        }
+    }
+
+    /// [`Plan::load`] for the agent's reload: the wait does not hold up
+    /// the runtime's other tasks.
+    pub async fn load_async(path: &Path) -> Result<Plan, String> {
+        let (tx, rx) = tokio::sync::oneshot::channel();
+        let read = Read::start(path, Plan::read, PLAN_READ_LIMIT, move |r| {
+            let _ = tx.send(r);
+        })?;
+        match tokio::time::timeout(PLAN_READ_LIMIT, rx).await {
+            Ok(Ok(r)) => r,
+            Ok(Err(_)) => Err(format!(
+                "topology plan: {}: the read stopped without an answer",
+                path.display()
+            )),
+            Err(_) => Err(read.timed_out()),
+        }
+    }
+
+    /// Reads and parses `path` on this thread.
+    fn read(path: &Path) -> Result<Plan, String> {
         let topo = ib::topology::parse_file(path).map_err(|e| format!("topology plan: {e}"))?;
         Ok(Plan {
             path: path.to_path_buf(),
@@ -41,9 +82,108 @@ impl Plan {
     }
 }
 
+/// How long reading a plan may take (a file on a hung NFS mount blocks its
+/// reader in the kernel, where no limit of ib's applies): past it, the
+/// start or the reload is refused and the reader is left to return.
+pub const PLAN_READ_LIMIT: Duration = Duration::from_secs(30);
+
+/// Readers left waiting after [`PLAN_READ_LIMIT`] at most: past them a
+/// read is refused at once, as is one of a file whose earlier read waits.
+const MAX_STUCK: usize = 4;
+
+/// Plan files whose read outlived the limit and has not returned yet.
+static STUCK: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
+
+fn stuck() -> std::sync::MutexGuard<'static, Vec<PathBuf>> {
+    STUCK.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// One plan read on its own thread.
+struct Read {
+    path: PathBuf,
+    limit: Duration,
+    /// (returned, outlived the limit), under one lock.
+    state: Arc<Mutex<(bool, bool)>>,
+}
+
+impl Read {
+    fn start(
+        path: &Path,
+        read: fn(&Path) -> Result<Plan, String>,
+        limit: Duration,
+        answer: impl FnOnce(Result<Plan, String>) + Send + 'static,
+    ) -> Result<Read, String> {
+        {
+            let s = stuck();
+            if s.iter().any(|p| p == path) {
+                return Err(format!(
+                    "topology plan: {}: an earlier read of it has not returned after {} s \
+                     (a hung file system?): not read again until it does",
+                    path.display(),
+                    limit.as_secs_f64()
+                ));
+            }
+            if s.len() >= MAX_STUCK {
+                return Err(format!(
+                    "topology plan: {}: {} earlier plan reads have not returned (a hung file \
+                     system?): no other is started",
+                    path.display(),
+                    s.len()
+                ));
+            }
+        }
+        let state = Arc::new(Mutex::new((false, false)));
+        let (p, st) = (path.to_path_buf(), Arc::clone(&state));
+        std::thread::Builder::new()
+            .name("plan-read".into())
+            .spawn(move || {
+                let r = read(&p);
+                let mut s = st.lock().unwrap_or_else(|e| e.into_inner());
+                s.0 = true;
+                if s.1 {
+                    let mut list = stuck();
+                    if let Some(i) = list.iter().position(|x| *x == p) {
+                        list.swap_remove(i);
+                    }
+                    warn!(plan = %p.display(), "topology plan: a read that outlived its limit returned");
+                }
+                drop(s);
+                answer(r);
+            })
+            .map_err(|e| format!("topology plan: {}: no thread to read it: {e}", path.display()))?;
+        Ok(Read {
+            path: path.to_path_buf(),
+            limit,
+            state,
+        })
+    }
+
+    /// The error for a read past the limit; the file is marked as waiting.
+    fn timed_out(&self) -> String {
+        let mut s = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        if !s.0 {
+            s.1 = true;
+            stuck().push(self.path.clone());
+        }
+        format!(
+            "topology plan: {}: not read within {} s (a hung file system?)",
+            self.path.display(),
+            self.limit.as_secs_f64()
+        )
+    }
+}
+
 /// The plan at `path`, if any, ready to share.
 pub fn load_plan(path: Option<&Path>) -> Result<Option<Arc<Plan>>, String> {
     path.map(|p| Plan::load(p).map(Arc::new)).transpose()
+}
+
+/// [`load_plan`] for the agent's reload.
+pub async fn load_plan_async(path: Option<&Path>) -> Result<Option<Arc<Plan>>, String> {
+    match path {
+        Some(p) => Plan::load_async(p).await.map(|p| Some(Arc::new(p))),
+        None => Ok(None),
+    }
 }
 
 /// The agent's plan holder, loaded from `path`.
@@ -192,4 +332,51 @@ fn notification(f: &Finding, appeared: bool, total: usize) -> snmp::notify::Noti
     };
     // Storm control keys on the trigger and OID: one key per finding.
     fired.notification().with_source(format!("topology:{f}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::mpsc;
+
+    /// Released by the test: a read that blocks until then (what a file
+    /// on a hung NFS mount does to its reader).
+    static GATE: Mutex<Option<mpsc::Receiver<()>>> = Mutex::new(None);
+
+    fn blocked_read(_: &Path) -> Result<Plan, String> {
+        let rx = GATE.lock().unwrap().take().expect("gate set");
+        let _ = rx.recv();
+        Err("released".into())
+    }
+
+    fn good_read(p: &Path) -> Result<Plan, String> {
+        Ok(Plan {
+            path: p.to_path_buf(),
+            topo: Topology::default(),
+        })
+    }
+
+    #[test]
+    fn a_read_past_its_limit_is_refused_and_not_started_again() {
+        let path = Path::new("/hung/plan.net");
+        let (release, rx) = mpsc::channel();
+        *GATE.lock().unwrap() = Some(rx);
+        let limit = Duration::from_millis(50);
+        let e = Plan::load_with(path, limit, blocked_read).unwrap_err();
+        assert!(
+            e.ends_with("not read within 0.05 s (a hung file system?)"),
+            "{e}"
+        );
+        // While that reader waits, the file is not read again.
+        let e = Plan::load_with(path, limit, good_read).unwrap_err();
+        assert!(e.contains("an earlier read of it has not returned"), "{e}");
+        // Another file is.
+        assert!(Plan::load_with(Path::new("/other.net"), limit, good_read).is_ok());
+        // Once the reader returns, the file is read again.
+        release.send(()).unwrap();
+        while stuck().iter().any(|p| p == path) {
+            std::thread::yield_now();
+        }
+        assert!(Plan::load_with(path, limit, good_read).is_ok());
+    }
 }

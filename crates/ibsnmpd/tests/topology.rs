@@ -349,3 +349,189 @@ fn the_plan_is_read_again_on_sighup() {
         "{err}"
     );
 }
+
+/// [`NET`] as ibdiagnet's topology file (`ibdiagnet -t`), written by hand:
+/// systems by name, each link once.
+const IBDIAGNET: &str = "\
+# The test fabric as an ibdiagnet (ibdm) topology file.
+SX6036 edge-1
+   P1 -4x-2.5G-> HCA cn001 P1
+   P2 -4x-2.5G-> HCA cn002 P1
+   P7 -4x-2.5G-> SX6036 edge-2 P7
+
+SX6036 edge-2
+   P1 -4x-2.5G-> HCA cn003 P1
+   P2 -4x-2.5G-> HCA cn004 P1
+   P8 -4x-2.5G-> SX6036 edge-3 P8
+
+SX6036 edge-3
+   P1 -4x-2.5G-> HCA cn005 P1
+   P2 -1x-2.5G-> HCA cn006 P1
+";
+
+/// The findings of a JSON report, the GUID left out of ends on nodes the
+/// fabric does not have (`b` of a MISSING whose `b_present` is false):
+/// ibnetdiscover's default format gives a host's node GUID, -p and
+/// iblinkinfo only its port GUIDs, ibdiagnet's none.
+fn findings_but_absent_guids(json: &[u8]) -> serde_json::Value {
+    let mut v: serde_json::Value = serde_json::from_slice(json).unwrap();
+    let mut f = v["findings"].take();
+    for x in f.as_array_mut().unwrap() {
+        if x["kind"] == "missing" && x["b_present"] == false {
+            x["b"].as_object_mut().unwrap().remove("guid");
+        }
+    }
+    f
+}
+
+/// Issue 52 item 8: a plan as `ibnetdiscover -p` or iblinkinfo printed it
+/// from the live fabric, or as an ibdiagnet topology file, gives the same
+/// findings as ibnetdiscover's default format: none on the good fabric,
+/// and cn004's missing link and the one swap after the changes.
+#[test]
+fn plans_in_every_format_give_the_same_findings() {
+    check_tools().unwrap();
+    let tb = Testbed::start(TestbedConfig::new(NET)).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let mut plans = Vec::new();
+    for (file, tool, args) in [
+        ("ibnetdiscover.net", "ibnetdiscover", &[][..]),
+        ("ports.txt", "ibnetdiscover", &["-p"][..]),
+        ("linkinfo.txt", "iblinkinfo", &[][..]),
+        ("linkinfo-l.txt", "iblinkinfo", &["-l"][..]),
+    ] {
+        let out = tb.run_diag(tool, args).unwrap();
+        assert!(out.success(), "{tool} {args:?}: {}", out.stderr);
+        let p = dir.path().join(file);
+        std::fs::write(&p, &out.stdout).unwrap();
+        plans.push(p);
+    }
+    let p = dir.path().join("ibdiagnet.topo");
+    std::fs::write(&p, IBDIAGNET).unwrap();
+    plans.push(p);
+    for p in &plans {
+        let o = check(&tb, p, "text");
+        assert_eq!(o.status.code(), Some(0), "{}: {o:?}", p.display());
+        assert!(stdout(&o).starts_with("topology: the fabric matches"));
+    }
+
+    tb.console("Unlink \"cn004\"[1]").unwrap();
+    tb.console("Unlink \"cn003\"[1]").unwrap();
+    tb.console("Unlink \"cn005\"[1]").unwrap();
+    tb.console("Link \"edge-3\"[1] \"cn003\"[1]").unwrap();
+    tb.console("Link \"edge-2\"[1] \"cn005\"[1]").unwrap();
+    let text = common::wait_for("the CLI to see the changes", WAIT, || {
+        let o = check(&tb, &plans[0], "text");
+        let t = stdout(&o);
+        (o.status.code() == Some(1) && t.lines().count() == 3).then_some(t)
+    });
+    assert_missing_and_swap(&text);
+    let json = check(&tb, &plans[0], "json");
+    let want = findings_but_absent_guids(&json.stdout);
+    let kinds: Vec<&str> = want
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["kind"].as_str().unwrap())
+        .collect();
+    assert_eq!(kinds, ["missing", "swapped"], "{want:#}");
+    for p in &plans[1..] {
+        let o = check(&tb, p, "text");
+        assert_eq!(o.status.code(), Some(1), "{}: {o:?}", p.display());
+        assert_missing_and_swap(&stdout(&o));
+        let json = check(&tb, p, "json");
+        assert_eq!(json.status.code(), Some(1), "{}", p.display());
+        assert_eq!(
+            findings_but_absent_guids(&json.stdout),
+            want,
+            "{}",
+            p.display()
+        );
+    }
+}
+
+/// Issue 53 item 2: a plan that would block its reader (an `include` of a
+/// FIFO nobody writes) is refused at once, at start and on SIGHUP; the
+/// agent keeps its plan and answers, a later reload applies, SIGTERM
+/// stops it.
+#[test]
+fn a_plan_that_would_block_is_refused_and_the_agent_goes_on() {
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("fifo");
+    let st = Command::new("mkfifo").arg(&fifo).status().unwrap();
+    assert!(st.success());
+    let plan = dir.path().join("plan.net");
+    let good = include_str!("../../ib/src/source/sim/default.net");
+    std::fs::write(&plan, good).unwrap();
+    let config = format!("[topology]\nexpected = \"{}\"\n", plan.display());
+    let (mut agent, socket) = common::agent_with_socket(dir.path(), &config, &[]);
+    common::wait_for("the first comparison", WAIT, || {
+        agent_health(&socket)
+            .contains("topology: the fabric matches")
+            .then_some(())
+    });
+
+    // Nobody ever writes the FIFO: a read of it would wait forever.
+    std::fs::write(&plan, format!("{good}\ninclude \"fifo\"\n")).unwrap();
+    common::signal(&agent.pid().to_string(), "HUP");
+    let log = common::wait_for("the refusal", WAIT, || {
+        let l = agent.log_text();
+        l.contains("reload refused").then_some(l)
+    });
+    assert!(
+        log.contains("fifo: a FIFO: only regular files are read"),
+        "{log}"
+    );
+    assert!(agent_health(&socket).contains("topology: the fabric matches"));
+
+    // The next reload, of a plan that reads, applies.
+    let moved = good
+        .replace("\"leaf01\"[2]", "\"leaf01\"[9]")
+        .replace("[2]\t\"node02\"[1]", "[9]\t\"node02\"[1]");
+    std::fs::write(&plan, &moved).unwrap();
+    common::signal(&agent.pid().to_string(), "HUP");
+    common::wait_for("the new plan", WAIT, || {
+        agent_health(&socket)
+            .contains("topology: 1 difference(s)")
+            .then_some(())
+    });
+    let st = agent.terminate();
+    assert!(st.success(), "{st:?}");
+
+    // At start: the plan itself a FIFO stops the start, without a read.
+    std::fs::write(
+        dir.path().join("ibsnmpd.toml"),
+        format!("[topology]\nexpected = \"{}\"\n", fifo.display()),
+    )
+    .unwrap();
+    let mut child = Reaped(
+        Command::new(BIN)
+            .args([
+                "--config",
+                dir.path().join("ibsnmpd.toml").to_str().unwrap(),
+            ])
+            .arg("--state-dir")
+            .arg(dir.path())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap(),
+    );
+    let status = common::wait_for("the refused start", WAIT, || child.0.try_wait().unwrap());
+    assert_eq!(status.code(), Some(2));
+    let mut err = String::new();
+    std::io::Read::read_to_string(&mut child.0.stderr.take().unwrap(), &mut err).unwrap();
+    assert!(err.contains("a FIFO: only regular files are read"), "{err}");
+}
+
+/// A child killed and reaped when the test ends, however it ends.
+struct Reaped(std::process::Child);
+
+impl Drop for Reaped {
+    fn drop(&mut self) {
+        if let Ok(None) = self.0.try_wait() {
+            let _ = self.0.kill();
+        }
+        let _ = self.0.wait();
+    }
+}

@@ -2,8 +2,9 @@
 //! [`Topology`]) and a [`Snapshot`], no MADs, linear in the fabric.
 //!
 //! Plan nodes are found in the fabric by node GUID when the plan knows it
-//! ([`TopoNode::guid_known`]: ibnetdiscover output, `ibsnmpd dump`), else by
-//! name: the fabric node whose NodeDescription is the plan's name, or whose
+//! ([`TopoNode::guid_known`]: ibnetdiscover output, `ibsnmpd dump`), by port
+//! GUID when it knows only those ([`TopoNode::port_guids_known`]:
+//! ibnetdiscover -p, iblinkinfo), else by name: the fabric node whose NodeDescription is the plan's name, or whose
 //! description's first word is (`node017 HCA-1`), when exactly one is.
 //!
 //! Links are compared end port by end port. A planned link that is not there
@@ -290,6 +291,16 @@ fn match_nodes(plan: &Topology, snap: &Snapshot) -> Matching {
     for (i, n) in plan.nodes.iter().enumerate() {
         let found = if n.guid_known {
             snap.node_by_guid(n.node_guid)
+        } else if n.port_guids_known {
+            // ibnetdiscover -p, iblinkinfo: port GUIDs (a switch's port 0).
+            let switch = n.node_type == crate::types::NodeType::Switch;
+            let port0 = switch.then_some(n.port0_guid);
+            port0
+                .into_iter()
+                .chain(n.ports.iter().filter(|_| !switch).map(|p| p.guid))
+                .find_map(|g| snap.port_by_guid(g))
+                .and_then(|p| snap.port(p))
+                .map(|p| p.node)
         } else {
             match by_name.as_ref().map(|ix| ix.find(&n.name)) {
                 Some(Ok(f)) => f,

@@ -3,52 +3,52 @@
 // Input path: bytes from the wire or files never panic.
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::indexing_slicing))]
 
+use super::formats::{self, Format};
+use super::read::{path_name, quote, Limits, Reader, DEFAULT_LIMITS};
 use super::{
     TopoNode, TopoPort, Topology, TopologyError, IBSIM_CA_GUID_BASE, IBSIM_ROUTER_GUID_BASE,
     IBSIM_SWITCH_GUID_BASE, MAX_PORTS,
 };
 use crate::types::{Guid, Lid, LinkSpeed, LinkWidth, NodeType, PortNum};
-use std::io::Read;
 use std::path::{Path, PathBuf};
 
-/// How deep `include` lines may nest (ibsim's limit).
-const MAX_INCLUDE_DEPTH: usize = 9;
-
-/// Reads a topology file (gzip-compressed files are recognised by their magic).
+/// Reads a topology file in any accepted format ([`formats::FORMATS`], told
+/// from the content; gzip-compressed files are recognised by their magic)
+/// within the [`DEFAULT_LIMITS`].
 pub fn parse_file(path: impl AsRef<Path>) -> Result<Topology, TopologyError> {
-    let mut p = Parser::default();
-    p.include(path.as_ref(), 0)?;
-    p.finish()
+    parse_file_with(path, DEFAULT_LIMITS)
 }
 
-/// Parses topology text; `file` only names the source in error messages.
+/// [`parse_file`] within other limits.
+pub fn parse_file_with(path: impl AsRef<Path>, limits: Limits) -> Result<Topology, TopologyError> {
+    let path = path.as_ref();
+    let mut reader = Reader::new(limits);
+    let text = reader.read(path)?;
+    let dir = path.parent().map(Path::to_path_buf);
+    parse_text(&text, &path_name(path), dir, reader)
+}
+
+/// Parses topology text in any accepted format; `file` only names the
+/// source in error messages (`include`s are read relative to the current
+/// directory).
 pub fn parse_str(text: &str, file: &str) -> Result<Topology, TopologyError> {
-    let mut p = Parser::default();
-    p.text(text, file, None, 0)?;
-    p.finish()
+    parse_text(text, file, None, Reader::new(DEFAULT_LIMITS))
 }
 
-fn read_text(path: &Path) -> Result<String, TopologyError> {
-    let io = |source| TopologyError::Io {
-        file: path.display().to_string(),
-        source,
-    };
-    let raw = std::fs::read(path).map_err(io)?;
-    let bytes = if raw.starts_with(&[0x1f, 0x8b]) {
-        let mut out = Vec::new();
-        flate2::read::MultiGzDecoder::new(raw.as_slice())
-            .read_to_end(&mut out)
-            .map_err(io)?;
-        out
-    } else {
-        raw
-    };
-    String::from_utf8(bytes).map_err(|e| {
-        io(std::io::Error::new(
-            std::io::ErrorKind::InvalidData,
-            format!("not UTF-8 text: {e}"),
-        ))
-    })
+fn parse_text(
+    text: &str,
+    file: &str,
+    dir: Option<PathBuf>,
+    reader: Reader,
+) -> Result<Topology, TopologyError> {
+    match formats::detect(text, file)? {
+        Format::Net => {
+            let mut p = Parser::new(reader);
+            p.text(text, file, dir, 0)?;
+            p.finish()
+        }
+        other => formats::parse(other, text, file),
+    }
 }
 
 /// Assignments seen since the last node header, applied to the next node.
@@ -63,6 +63,7 @@ struct Pending {
 }
 
 struct Parser {
+    reader: Reader,
     nodes: Vec<TopoNode>,
     /// File of each node (for link errors found after parsing).
     node_files: Vec<String>,
@@ -78,9 +79,10 @@ struct Parser {
     speed_enabled: Option<u8>,
 }
 
-impl Default for Parser {
-    fn default() -> Self {
+impl Parser {
+    fn new(reader: Reader) -> Self {
         Self {
+            reader,
             nodes: Vec::new(),
             node_files: Vec::new(),
             by_name: Default::default(),
@@ -105,13 +107,13 @@ fn type_slot(t: NodeType) -> usize {
     }
 }
 
-struct Ctx<'a> {
-    file: &'a str,
-    line: usize,
+pub(super) struct Ctx<'a> {
+    pub(super) file: &'a str,
+    pub(super) line: usize,
 }
 
 impl Ctx<'_> {
-    fn err(&self, message: impl Into<String>) -> TopologyError {
+    pub(super) fn err(&self, message: impl Into<String>) -> TopologyError {
         TopologyError::Syntax {
             file: self.file.to_string(),
             line: self.line,
@@ -126,9 +128,9 @@ const EXPECTED_TOP: &str = "expected a node header (Switch|Hca|Ca|Rt N \"name\")
 
 impl Parser {
     fn include(&mut self, path: &Path, depth: usize) -> Result<(), TopologyError> {
-        let text = read_text(path)?;
+        let text = self.reader.read(path)?;
         let dir = path.parent().map(Path::to_path_buf);
-        self.text(&text, &path.display().to_string(), dir, depth)
+        self.text(&text, &path_name(path), dir, depth)
     }
 
     fn text(
@@ -208,8 +210,11 @@ impl Parser {
                         .and_then(quoted)
                         .map(|(s, _)| s)
                         .ok_or_else(|| ctx.err("include: expected a quoted file name"))?;
-                    if depth + 1 >= MAX_INCLUDE_DEPTH {
-                        return Err(ctx.err("include nested too deeply"));
+                    let max = self.reader.limits.max_include_depth;
+                    if depth + 1 > max {
+                        return Err(
+                            ctx.err(format!("include nested more than {max} deep (the limit)"))
+                        );
                     }
                     let path = match &dir {
                         Some(d) if Path::new(name).is_relative() => d.join(name),
@@ -286,7 +291,8 @@ impl Parser {
         }
         if let Some(prev) = self.by_name.get(name).and_then(|i| self.nodes.get(*i)) {
             return Err(ctx.err(format!(
-                "duplicate node id {name:?} (first defined at line {})",
+                "duplicate node id {} (first defined at line {})",
+                quote(name),
                 prev.line
             )));
         }
@@ -301,7 +307,10 @@ impl Parser {
             };
         }
         if !self.guids.insert(guid) {
-            return Err(ctx.err(format!("node {name:?}: GUID {guid:#x} already in use")));
+            return Err(ctx.err(format!(
+                "node {}: GUID {guid:#x} already in use",
+                quote(name)
+            )));
         }
         let pending = std::mem::take(&mut self.pending);
         let mut node = TopoNode::new(t, name, num_ports, Guid(guid));
@@ -343,8 +352,8 @@ impl Parser {
                 .transpose()?;
         } else if !rest.trim().is_empty() {
             return Err(ctx.err(format!(
-                "unexpected {:?} after the node id: expected '# \"description\"' or end of line",
-                rest.trim()
+                "unexpected {} after the node id: expected '# \"description\"' or end of line",
+                quote(rest.trim())
             )));
         }
         self.by_name.insert(node.name.clone(), self.nodes.len());
@@ -362,13 +371,18 @@ impl Parser {
             .ok_or_else(|| ctx.err("expected '[N]' with the local port number"))?;
         if port == 0 || port > u64::from(node.num_ports) {
             return Err(ctx.err(format!(
-                "port {port} out of range: node {:?} has ports 1-{}",
-                node.name, node.num_ports
+                "port {port} out of range: node {} has ports 1-{}",
+                quote(&node.name),
+                node.num_ports
             )));
         }
         let port = PortNum(port as u8);
         if node.port(port).is_some() {
-            return Err(ctx.err(format!("port {} of {:?} listed twice", port.0, node.name)));
+            return Err(ctx.err(format!(
+                "port {} of {} listed twice",
+                port.0,
+                quote(&node.name)
+            )));
         }
         let rest = skip_ext(rest);
         let (own_guid, rest) = paren_guid(rest, ctx)?;
@@ -415,7 +429,8 @@ impl Parser {
                 Some(("s", v)) => tp.speed_enabled = Some(speed_mask(num(v, ctx)?, ctx)?),
                 _ => {
                     return Err(ctx.err(format!(
-                        "unexpected {word:?}: expected options w=N, s=N or a '#' comment"
+                        "unexpected {}: expected options w=N, s=N or a '#' comment",
+                        quote(word)
                     )))
                 }
             }
@@ -464,11 +479,17 @@ impl Parser {
     }
 
     fn finish(self) -> Result<Topology, TopologyError> {
-        let Parser {
-            mut nodes,
-            node_files,
-            ..
-        } = self;
+        link_up(self.nodes, &self.node_files)
+    }
+}
+
+/// Checks every link of `nodes` against its far end and adds the far ends
+/// a file left out; `node_files[i]` is node i's file (for errors).
+pub(super) fn link_up(
+    mut nodes: Vec<TopoNode>,
+    node_files: &[String],
+) -> Result<Topology, TopologyError> {
+    {
         let index: std::collections::HashMap<&str, usize> = nodes
             .iter()
             .enumerate()
@@ -482,8 +503,10 @@ impl Parser {
                 let ctx = Ctx { file, line: p.line };
                 let j = *index.get(p.remote.as_str()).ok_or_else(|| {
                     ctx.err(format!(
-                        "remote node {:?} (connected to {:?} port {}) is not defined",
-                        p.remote, n.name, p.port.0
+                        "remote node {} (connected to {} port {}) is not defined",
+                        quote(&p.remote),
+                        quote(&n.name),
+                        p.port.0
                     ))
                 })?;
                 let r = nodes
@@ -491,8 +514,10 @@ impl Parser {
                     .ok_or_else(|| ctx.err("internal: bad node index"))?;
                 if p.remote_port.0 > r.num_ports {
                     return Err(ctx.err(format!(
-                        "remote port {} out of range: {:?} has ports 1-{}",
-                        p.remote_port.0, r.name, r.num_ports
+                        "remote port {} out of range: {} has ports 1-{}",
+                        p.remote_port.0,
+                        quote(&r.name),
+                        r.num_ports
                     )));
                 }
                 if j == i && p.remote_port == p.port {
@@ -502,9 +527,9 @@ impl Parser {
                     Some(back) if back.remote == n.name && back.remote_port == p.port => {}
                     Some(back) => {
                         return Err(ctx.err(format!(
-                            "{:?} port {} is connected to {:?} port {}, but {:?} port {} says it is connected to {:?} port {}",
-                            n.name, p.port.0, r.name, p.remote_port.0,
-                            r.name, back.port.0, back.remote, back.remote_port.0
+                            "{} port {} is connected to {} port {}, but {} port {} says it is connected to {} port {}",
+                            quote(&n.name), p.port.0, quote(&r.name), p.remote_port.0,
+                            quote(&r.name), back.port.0, quote(&back.remote), back.remote_port.0
                         )))
                     }
                     None => {
@@ -577,8 +602,12 @@ fn paren_guid<'a>(s: &'a str, ctx: &Ctx) -> Result<(Option<Guid>, &'a str), Topo
         .strip_prefix("0x")
         .or_else(|| hex.strip_prefix("0X"))
         .unwrap_or(hex);
-    let g = u64::from_str_radix(hex, 16)
-        .map_err(|_| ctx.err(format!("expected a hexadecimal port GUID, found {hex:?}")))?;
+    let g = u64::from_str_radix(hex, 16).map_err(|_| {
+        ctx.err(format!(
+            "expected a hexadecimal port GUID, found {}",
+            quote(hex)
+        ))
+    })?;
     Ok((Some(Guid(g)), r.get(end + 1..).unwrap_or("")))
 }
 
@@ -605,7 +634,7 @@ fn number_prefix(s: &str) -> Option<(u64, &str)> {
 fn num(s: &str, ctx: &Ctx) -> Result<u64, TopologyError> {
     match number_prefix(s) {
         Some((v, rest)) if rest.trim().is_empty() => Ok(v),
-        _ => Err(ctx.err(format!("expected a number, found {s:?}"))),
+        _ => Err(ctx.err(format!("expected a number, found {}", quote(s)))),
     }
 }
 
@@ -613,7 +642,7 @@ fn assign_u64(line: &str, ctx: &Ctx) -> Result<u64, TopologyError> {
     let (k, v) = line
         .split_once('=')
         .ok_or_else(|| ctx.err("expected 'name=value'"))?;
-    num(v, ctx).map_err(|_| ctx.err(format!("{}: expected a number after '='", k.trim())))
+    num(v, ctx).map_err(|_| ctx.err(format!("{}: expected a number after '='", quote(k.trim()))))
 }
 
 fn width_mask(v: u64, ctx: &Ctx) -> Result<u8, TopologyError> {

@@ -41,7 +41,7 @@ pub(super) async fn serve(
         }
     };
     tokio::pin!(serve);
-    let r = loop {
+    let r = 'serving: loop {
         tokio::select! {
             r = &mut serve => break r.context("agent stopped"),
             s = &mut shutdown => {
@@ -49,7 +49,22 @@ pub(super) async fn serve(
                 info!(signal = name, "shutting down");
                 break Ok(());
             }
-            _ = hup.recv() => reloader.reload().await,
+            _ = hup.recv() => {
+                // The reload runs beside the requests and the termination
+                // signals: one that waits (a plan on a hung mount, up to its
+                // time limit) holds up neither.
+                let reload = reloader.reload();
+                tokio::pin!(reload);
+                tokio::select! {
+                    _ = &mut reload => {}
+                    r = &mut serve => break 'serving r.context("agent stopped"),
+                    s = &mut shutdown => {
+                        let name = s?;
+                        info!(signal = name, "shutting down during a reload");
+                        break 'serving Ok(());
+                    }
+                }
+            }
         }
     };
     // The subagent closes its session with the master before we go.
