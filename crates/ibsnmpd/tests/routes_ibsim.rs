@@ -1,0 +1,239 @@
+//! Routing truth on ibsim + OpenSM (issue 55, docs/routing.md): the
+//! forwarding tables the agent reads equal `ibroute` for every switch;
+//! every route `ibsnmpd routes check` calls good, `ibtracert` completes.
+//! With OpenSM stopped (nothing reroutes) and a spine link pulled, the
+//! check names the switches whose tables point at the dead ports, counts
+//! the host pairs that cannot talk, and `ibtracert` fails for exactly the
+//! routes it calls broken; once OpenSM runs again and reroutes, the
+//! findings clear.
+
+mod common;
+
+use std::collections::BTreeMap;
+
+use common::text;
+use serde_json::Value as Json;
+
+/// Two leaves, two spines, two hosts on each leaf.
+const NET: &str = "\
+Switch\t8 \"spine1\"
+[1]\t\"leaf1\"[7]
+[2]\t\"leaf2\"[7]
+
+Switch\t8 \"spine2\"
+[1]\t\"leaf1\"[8]
+[2]\t\"leaf2\"[8]
+
+Switch\t8 \"leaf1\"
+[1]\t\"h1\"[1]
+[2]\t\"h2\"[1]
+[7]\t\"spine1\"[1]
+[8]\t\"spine2\"[1]
+
+Switch\t8 \"leaf2\"
+[1]\t\"h3\"[1]
+[2]\t\"h4\"[1]
+[7]\t\"spine1\"[2]
+[8]\t\"spine2\"[2]
+
+Hca\t1 \"h1\"
+[1]\t\"leaf1\"[1]
+
+Hca\t1 \"h2\"
+[1]\t\"leaf1\"[2]
+
+Hca\t1 \"h3\"
+[1]\t\"leaf2\"[1]
+
+Hca\t1 \"h4\"
+[1]\t\"leaf2\"[2]
+";
+
+/// `ibsnmpd ARGS --source umad` at h1: (exit code, stdout).
+fn ibsnmpd(tb: &ib::testbed::Testbed, args: &[&str]) -> (i32, String) {
+    let out = tb
+        .command(common::BIN)
+        .args(args)
+        .args(["--source", "umad"])
+        .env("SIM_HOST", "h1")
+        .output()
+        .expect("ibsnmpd");
+    let stdout = String::from_utf8_lossy(&out.stdout).to_string();
+    assert!(out.status.code().is_some(), "{}", text(&out));
+    (out.status.code().unwrap_or(-1), stdout)
+}
+
+/// The routes check as JSON, and its exit code (balance out of the way:
+/// this test is about routes).
+fn check(tb: &ib::testbed::Testbed) -> (i32, Json) {
+    let (code, out) = ibsnmpd(
+        tb,
+        &["routes", "check", "--format", "json", "--max-spread", "100"],
+    );
+    let json = serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}"));
+    (code, json)
+}
+
+/// Every switch's LID and forwarding table, from the agent's dump.
+fn tables(tb: &ib::testbed::Testbed) -> BTreeMap<String, (u16, Vec<u64>)> {
+    let (code, out) = ibsnmpd(tb, &["dump", "--format", "json"]);
+    assert_eq!(code, 0, "{out}");
+    let d: Json = serde_json::from_str(&out).unwrap();
+    let lids = common::node_lids(tb);
+    d["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|n| n["switch"].is_object())
+        .map(|n| {
+            let lft = n["switch"]["lft"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|v| v.as_u64().unwrap())
+                .collect();
+            let name = n["description"].as_str().unwrap().to_string();
+            (lids[&name], lft, name)
+        })
+        .map(|(lid, lft, name)| (name, (lid, lft)))
+        .collect()
+}
+
+/// `ibroute LID`: LID -> out port, as infiniband-diags reads the table.
+fn ibroute(tb: &ib::testbed::Testbed, lid: u16) -> BTreeMap<u64, u64> {
+    let out = common::diag(tb, "ibroute", &[&lid.to_string()]);
+    out.lines()
+        .filter_map(|l| {
+            let mut w = l.split_whitespace();
+            let lid = u64::from_str_radix(w.next()?.strip_prefix("0x")?, 16).ok()?;
+            Some((lid, w.next()?.parse().ok()?))
+        })
+        .collect()
+}
+
+/// Whether `ibtracert FROM TO`, run from h1 as the agent is, follows the
+/// route to its end. (ibtracert reaches the ports it queries by LID routes
+/// from its own port: from the tools' default attach point, a switch the
+/// dead link cuts off, it could reach nothing.)
+fn traces(tb: &ib::testbed::Testbed, from: u16, to: u16) -> bool {
+    tb.command("ibtracert")
+        .args([from.to_string(), to.to_string()])
+        .env("SIM_HOST", "h1")
+        .output()
+        .is_ok_and(|o| o.status.success())
+}
+
+/// The end LIDs: every CA port's and switch's LID the dump shows.
+fn end_lids(tb: &ib::testbed::Testbed) -> Vec<u16> {
+    common::node_lids(tb).into_values().collect()
+}
+
+#[test]
+fn routes_equal_ibroute_and_ibtracert_and_a_dead_spine_link_is_found() {
+    let mut tb = common::testbed(NET);
+    let (code, json) = check(&tb);
+    assert_eq!(code, 0, "{json:#}");
+    assert_eq!(json["check"]["good"], json["check"]["routes"], "{json:#}");
+
+    // The tables are what ibroute reads.
+    let t = tables(&tb);
+    assert_eq!(t.len(), 4);
+    for (name, (lid, lft)) in &t {
+        for (dlid, port) in ibroute(&tb, *lid) {
+            assert_eq!(lft.get(dlid as usize), Some(&port), "{name} LID {dlid}");
+        }
+    }
+    // Every route the check calls good, ibtracert completes.
+    let ends = end_lids(&tb);
+    for (name, (lid, _)) in &t {
+        for &d in &ends {
+            assert!(traces(&tb, *lid, d), "{name} -> LID {d}");
+        }
+    }
+
+    // No SM to reroute: a spine link that routes use goes.
+    tb.stop_opensm();
+    tb.console("Unlink \"spine1\"[2]").unwrap();
+    let (code, json) = check(&tb);
+    assert_eq!(code, 1, "findings: {json:#}");
+    let c = &json["check"];
+    assert!(c["unreachable_pairs"].as_u64().unwrap() > 0, "{json:#}");
+    let holes: Vec<&Json> = c["broken"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|b| b["kind"] == "black_hole")
+        .collect();
+    assert!(!holes.is_empty(), "{json:#}");
+    // The switches named hold entries to the dead ports: leaf2's port 7
+    // and spine1's port 2 are the pulled link's ends.
+    let names: Vec<(String, u64)> = holes
+        .iter()
+        .map(|b| {
+            let n = &json["nodes"][b["switch"].to_string()]["name"];
+            (n.as_str().unwrap().to_string(), b["port"].as_u64().unwrap())
+        })
+        .collect();
+    assert!(
+        names.contains(&("spine1".to_string(), 2)) || names.contains(&("leaf2".to_string(), 7)),
+        "{names:?}"
+    );
+    // What the check calls unreachable from a leaf, ibtracert cannot
+    // follow from it; what it does not, ibtracert can.
+    // From h1's leaf, which the tools reach (the other leaf they cannot:
+    // leaf1 lost its route to it).
+    let lids = common::node_lids(&tb);
+    let leaf2_side = [lids["leaf2"], lids["h3"], lids["h4"]];
+    let leaf2_lost: Vec<u64> = c["unreachable"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|u| json["nodes"][u["switch"].to_string()]["name"] == "leaf2")
+        .flat_map(|u| {
+            u["lids"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|v| v.as_u64().unwrap())
+        })
+        .collect();
+    assert!(!leaf2_lost.is_empty(), "{json:#}");
+    for u in c["unreachable"].as_array().unwrap() {
+        let name = json["nodes"][u["switch"].to_string()]["name"]
+            .as_str()
+            .unwrap();
+        if name != "leaf1" {
+            continue;
+        }
+        let from = lids[name];
+        let lost: Vec<u64> = u["lids"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v.as_u64().unwrap())
+            .collect();
+        for &d in &ends {
+            // ibtracert's queries need answers: from leaf2's side the
+            // replies to h1 fall into the same hole when the check says
+            // leaf2 cannot reach h1.
+            let reply_lost = leaf2_side.contains(&d) && leaf2_lost.contains(&u64::from(lids["h1"]));
+            let ok = traces(&tb, from, d);
+            assert_eq!(
+                ok,
+                !lost.contains(&u64::from(d)) && !reply_lost,
+                "{name} -> LID {d}: {lost:?}"
+            );
+        }
+    }
+
+    // OpenSM again: it reroutes around the dead link; the findings clear.
+    tb.start_opensm().unwrap();
+    common::wait_for(
+        "OpenSM to reroute",
+        std::time::Duration::from_secs(60),
+        || {
+            let (code, json) = check(&tb);
+            (code == 0).then_some(json)
+        },
+    );
+}
