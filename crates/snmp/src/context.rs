@@ -16,6 +16,7 @@
 use std::sync::Arc;
 
 use crate::dispatch::Dispatcher;
+use crate::pdu::Pdu;
 
 mod table;
 
@@ -35,6 +36,14 @@ pub trait Contexts<V, K>: Send + Sync {
     /// context itself), derived now from the current state; None when
     /// there is no such context (SNMPv3: an snmpUnknownContexts report).
     fn resolve(&self, name: &[u8]) -> Option<ContextView<V, K>>;
+
+    /// [`Contexts::resolve`] for one request, `pdu`: a resolver may
+    /// derive only what `pdu` reads (the engine asks this for every
+    /// request VACM allows). By default the whole context.
+    fn resolve_for(&self, name: &[u8], pdu: &Pdu) -> Option<ContextView<V, K>> {
+        let _ = pdu;
+        self.resolve(name)
+    }
 
     /// Whether the context `name` (never "") exists, without deriving
     /// its view: the engine asks it where a request is answered without

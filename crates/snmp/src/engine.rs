@@ -329,16 +329,17 @@ impl<V, K> Engine<V, K> {
         Arc::clone(&self.communities)
     }
 
-    /// The context named `name`, derived now: the default one ("") is the
-    /// engine's own view and objects.
-    fn context(&self, name: &[u8]) -> Option<ContextView<V, K>> {
+    /// The context named `name`, derived now for `pdu` (which VACM
+    /// allowed): the default one ("") is the engine's own view and
+    /// objects.
+    fn context(&self, name: &[u8], pdu: &Pdu) -> Option<ContextView<V, K>> {
         if name.is_empty() {
             return Some(ContextView {
                 view: (self.view)(),
                 dispatcher: Arc::clone(&self.dispatcher),
             });
         }
-        self.contexts.as_ref()?.resolve(name)
+        self.contexts.as_ref()?.resolve_for(name, pdu)
     }
 
     /// Whether the context named `name` exists, without deriving it.
@@ -471,7 +472,7 @@ impl<V, K> Engine<V, K> {
                 crate::dispatch::error_response(version, req, ErrorStatus::NoAccess, index, budget)
             }
             access::Decision::Allowed(views) => {
-                let Some(ContextView { view, dispatcher }) = self.context(&context) else {
+                let Some(ContextView { view, dispatcher }) = self.context(&context, &pdu) else {
                     return unknown(self);
                 };
                 let level = clearance(level);

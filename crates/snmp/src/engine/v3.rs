@@ -117,7 +117,7 @@ impl<V, K> Engine<V, K> {
                 let Some(ContextView {
                     mut view,
                     dispatcher,
-                }) = self.context(&ctx.context_name)
+                }) = self.context(&ctx.context_name, &pdu)
                 else {
                     return self.unknown_context_report(usm, src, ctx, &pdu, out);
                 };

@@ -286,3 +286,66 @@ fn a_snapshot_keeps_the_rows_of_the_last_nodes_asked_only() {
     let after: Vec<_> = b.derived.recent.0.lock().unwrap().iter().cloned().collect();
     assert!(before.iter().zip(&after).all(|(x, y)| Arc::ptr_eq(x, y)));
 }
+
+/// A GetRequest that reads some ports' rows alone derives only those,
+/// and answers every instance as the whole rows do; anything else (a
+/// scalar of IF-MIB, ifStackTable, an incomplete instance) needs the
+/// whole rows.
+#[test]
+fn a_get_of_some_ports_derives_those_rows_only_with_the_same_answers() {
+    use crate::oids::ib_if_mib as ib;
+    let s = sim();
+    let b = base(&s, system());
+    let ports_tables: [&[u32]; 5] = [
+        o::IF_ENTRY,
+        o::IF_X_ENTRY,
+        ib::IB_IF_PORT_STAT_ENTRY,
+        ib::IB_IF_VL_TRAFFIC_ENTRY,
+        ib::IB_IPOIB_LINK_LAYER_ADDR_ENTRY,
+    ];
+    let objects = super::objects(&crate::Options::default());
+    let mut compared = 0;
+    for n in &s.nodes {
+        let name = guid_name(n.info.node_guid);
+        let full = super::view_once(&b, name.as_bytes()).unwrap();
+        // Every instance of the tables of ports, walked in the whole rows.
+        for obj in &objects {
+            let root = obj.root().as_slice().to_vec();
+            if !ports_tables.iter().any(|t| root.starts_with(t)) {
+                continue;
+            }
+            let mut at = root.clone();
+            while let Some(vb) = obj.next(&full, &at) {
+                at = vb.oid.as_slice().to_vec();
+                let only = super::rows_read([at.as_slice()]).expect("a port's row");
+                assert_eq!(only.len(), 1);
+                let one = super::view_reading(&b, name.as_bytes(), Some(&only)).unwrap();
+                assert!(one.derived.if_mib.ifs.len() <= 1);
+                assert_eq!(obj.get(&one, &at), vb.value, "{name} {at:?}");
+                compared += 1;
+            }
+        }
+    }
+    assert!(compared > 100, "{compared}");
+    // An ifIndex the node does not have: no row, as in the whole rows.
+    let name = guid_name(s.nodes[a_switch(&s)].info.node_guid);
+    let none = super::view_reading(&b, name.as_bytes(), Some(&[9999])).unwrap();
+    assert_eq!(none.derived.if_mib.ifs.len(), 0);
+    assert_eq!(get(&none, o::IF_DESCR, &[9999]), Value::NoSuchInstance);
+    // What reads more than some rows.
+    let sys_name = [so::SYSTEM, &[5, 0]].concat();
+    let if_descr_1 = [o::IF_DESCR, &[1]].concat();
+    assert_eq!(
+        super::rows_read([sys_name.as_slice(), &if_descr_1]),
+        Some(vec![1])
+    );
+    for whole in [
+        [o::IF_NUMBER, &[0]].concat(),
+        [o::IF_STACK_STATUS, &[0, 1]].concat(),
+        o::IF_DESCR.to_vec(),
+        o::IF_X_ENTRY.to_vec(),
+        vec![1, 3, 6, 1, 2, 1, 99],
+    ] {
+        assert_eq!(super::rows_read([whole.as_slice()]), None, "{whole:?}");
+    }
+}
