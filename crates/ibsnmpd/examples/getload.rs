@@ -6,6 +6,11 @@
 //!
 //! Usage: getload HOST:PORT COMMUNITY RATE SECONDS OID...
 //! Prints `sent=N answered=N lost=N p50_us=.. p90_us=.. p99_us=.. p999_us=.. max_us=..`.
+//!
+//! With `GETLOAD_COMMUNITIES=FILE` in the environment, request i uses line
+//! i (cycling) of FILE as its community instead of COMMUNITY: e.g. one
+//! `public@NODE` per node context, to ask many contexts in turn
+//! (scripts/bench-context-cost.sh).
 
 use std::collections::HashMap;
 use std::process::ExitCode;
@@ -36,6 +41,18 @@ fn run() -> Result<(), String> {
         .iter()
         .map(|o| o.parse().map_err(|e| format!("{o}: {e}")))
         .collect::<Result<_, _>>()?;
+    let communities: Vec<Vec<u8>> = match std::env::var_os("GETLOAD_COMMUNITIES") {
+        Some(f) => std::fs::read_to_string(&f)
+            .map_err(|e| format!("{}: {e}", f.to_string_lossy()))?
+            .lines()
+            .filter(|l| !l.is_empty())
+            .map(|l| l.as_bytes().to_vec())
+            .collect(),
+        None => vec![community],
+    };
+    if communities.is_empty() {
+        return Err("GETLOAD_COMMUNITIES names an empty file".into());
+    }
     if !(rate > 0.0 && secs > 0.0) {
         return Err("RATE and SECONDS must be positive".into());
     }
@@ -88,7 +105,7 @@ fn run() -> Result<(), String> {
         let oid = oids[i as usize % oids.len()].clone();
         let m = Message {
             version: Version::V2c,
-            community: community.clone(),
+            community: communities[i as usize % communities.len()].clone(),
             pdu: Pdu::GetRequest(PduBody::request(id, vec![VarBind::new(oid, Value::Null)])),
         };
         if let Ok(mut p) = pending.lock() {

@@ -1,5 +1,7 @@
 //! The node contexts' resolver (issue 39): the engine asks it for every
-//! request naming a context other than "". It derives the node's view now
+//! request naming a context other than "" that VACM allows (access is
+//! decided from the name first: a refused request derives nothing and
+//! asks the source for nothing). It derives the node's view now
 //! from the view the default context would answer from (the current
 //! snapshot and agent state: `mibs::node_context::view`), and answers it
 //! with the node contexts' own object set. It keeps nothing per node.
@@ -10,6 +12,7 @@ use ib::source::demand::Demand;
 use mibs::{Change, View};
 use snmp::context::{ContextView, Contexts};
 use snmp::dispatch::Dispatcher;
+use snmp::pdu::Pdu;
 
 /// The default context's view, as requests read it.
 pub type ViewFn = Arc<dyn Fn() -> View + Send + Sync>;
@@ -63,14 +66,44 @@ impl NodeContexts {
     }
 }
 
-impl Contexts<View, Change> for NodeContexts {
-    fn resolve(&self, name: &[u8]) -> Option<ContextView<View, Change>> {
-        let view = mibs::node_context::view(&self.base()?, name)?;
+impl NodeContexts {
+    /// The context `name` with the rows of the ifIndexes `only` (None:
+    /// all of them).
+    fn resolve_reading(
+        &self,
+        name: &[u8],
+        only: Option<&[u32]>,
+    ) -> Option<ContextView<View, Change>> {
+        let view = mibs::node_context::view_reading(&self.base()?, name, only)?;
         self.asked(&view);
         Some(ContextView {
             view,
             dispatcher: Arc::clone(&self.dispatcher),
         })
+    }
+}
+
+impl Contexts<View, Change> for NodeContexts {
+    fn resolve(&self, name: &[u8]) -> Option<ContextView<View, Change>> {
+        self.resolve_reading(name, None)
+    }
+
+    /// A GetRequest that reads some ports' rows alone derives only those
+    /// (a poller asking one counter of each of many nodes in turn derives
+    /// one row each: `mibs::node_context::rows_read`).
+    fn resolve_for(&self, name: &[u8], pdu: &Pdu) -> Option<ContextView<View, Change>> {
+        let only = match pdu {
+            Pdu::GetRequest(b) => {
+                mibs::node_context::rows_read(b.varbinds.iter().map(|v| v.oid.as_slice()))
+            }
+            _ => None,
+        };
+        self.resolve_reading(name, only.as_deref())
+    }
+
+    fn exists(&self, name: &[u8]) -> bool {
+        self.base()
+            .is_some_and(|b| mibs::node_context::exists(&b, name))
     }
 
     fn next_name(&self, after: &[u8]) -> Option<Vec<u8>> {

@@ -22,9 +22,10 @@ use ib::source::ControlOp;
 
 use crate::fabric::FabricHandle;
 use crate::opensm::{OpenSmControl, SmFailure, SmUndo};
-use crate::state::StateStore;
+use crate::state::{NodeChanges, NodeValues, StateStore};
 use ib::opensm::SmOp;
 use mibs::ib_sm_req::Job;
+use mibs::if_mib::IfMibState;
 
 /// Applies Sets; shared by every receive task of the agent.
 pub struct Controller {
@@ -54,6 +55,9 @@ struct Inner {
 struct Rollback {
     /// What the state file held before (it was rewritten).
     kv: Option<Persisted>,
+    /// The node contexts' values before, of the nodes it changed, and
+    /// every node's then (they were recorded).
+    nodes: Option<(NodeChanges, NodeValues)>,
     /// The SM operations applied.
     sm: Option<SmUndo>,
 }
@@ -114,6 +118,15 @@ impl Inner {
             .map_err(std::io::Error::other)?
     }
 
+    /// Records what a Set changed in node contexts (`all`: every node's
+    /// values after it): what changed only ([`crate::state::NodeStore`]).
+    async fn persist_nodes(&self, changes: NodeChanges, all: NodeValues) -> std::io::Result<()> {
+        let store = self.store.clone();
+        tokio::task::spawn_blocking(move || store.nodes().save(&changes, &all))
+            .await
+            .map_err(std::io::Error::other)?
+    }
+
     /// Executes a request's [`mibs::Plan`] in a fixed order: the agent's state
     /// (persisted before anything else), the SM's operations (which can be
     /// undone), the fabric's (which cannot). A failure takes back what was
@@ -141,6 +154,19 @@ impl Inner {
                 });
             }
             done.kv = Some(old_kv.clone());
+        }
+        let (changed, undo) = node_changes(&old, &new);
+        if !changed.is_empty() {
+            let index = plan.agent.first().copied().unwrap_or(0);
+            if let Err(e) = self.persist_nodes(changed, nodes_of(&new)).await {
+                let path = self.store.nodes().log_path().display().to_string();
+                error!(%path, error = %e, "cannot persist Set");
+                let reason = format!("cannot write {path}: {e}");
+                return Err(self
+                    .fail(done, index, ApplyErrorKind::CommitFailed, reason)
+                    .await);
+            }
+            done.nodes = Some((undo, nodes_of(&old)));
         }
         if let Some(&(first, _)) = plan.sm.first() {
             let ops: Vec<SmOp> = plan.sm.iter().map(|(_, op)| op.clone()).collect();
@@ -261,6 +287,12 @@ impl Inner {
         }
         if let Some(kv) = done.kv {
             if !self.roll_back_persisted(&kv).await {
+                kind = ApplyErrorKind::UndoFailed;
+            }
+        }
+        if let Some((undo, all)) = done.nodes {
+            if let Err(e) = self.persist_nodes(undo, all).await {
+                error!(error = %e, "cannot roll back the node contexts' values");
                 kind = ApplyErrorKind::UndoFailed;
             }
         }
@@ -393,6 +425,17 @@ impl Inner {
             .ok_or_else(|| fail("the Set reached the fabric or was already undone".into()))?;
         let now = self.system.load_full();
         let new = now.undo(&undo.before, &undo.after).map_err(fail)?;
+        // The node contexts' values are kept apart: what the undo changes
+        // there is appended to their log.
+        let (changed, _) = node_changes(&now, &new);
+        if !changed.is_empty() {
+            self.persist_nodes(changed, nodes_of(&new))
+                .await
+                .map_err(|e| {
+                    let path = self.store.nodes().log_path().display().to_string();
+                    fail(format!("cannot write {path}: {e}"))
+                })?;
+        }
         let old_kv = self.stored_values();
         let mut new_kv = old_kv.clone();
         new.modules.persist_into(&mut new_kv).map_err(fail)?;
@@ -408,6 +451,36 @@ impl Inner {
         self.system.store(Arc::new(new));
         Ok(())
     }
+}
+
+/// What node contexts hold in `s`.
+fn nodes_of(s: &SystemState) -> NodeValues {
+    s.modules
+        .get::<IfMibState>()
+        .map(|m| m.nodes.clone())
+        .unwrap_or_default()
+}
+
+/// The node contexts' values `new` changed from `old`'s: the nodes with
+/// their values in `new`, and the same nodes with their values in `old`
+/// (what takes the change back). Nothing to compare when IF-MIB's state
+/// is the same.
+fn node_changes(old: &SystemState, new: &SystemState) -> (NodeChanges, NodeChanges) {
+    let (Some(a), Some(b)) = (
+        old.modules.get::<IfMibState>(),
+        new.modules.get::<IfMibState>(),
+    ) else {
+        return Default::default();
+    };
+    if std::ptr::eq(a, b) {
+        return Default::default();
+    }
+    let changed = mibs::if_mib::node_changes(a, b);
+    let undo = changed
+        .keys()
+        .map(|k| (k.clone(), a.nodes.get(k).map(|v| (**v).clone())))
+        .collect();
+    (changed, undo)
 }
 
 impl SetController<Change> for Controller {

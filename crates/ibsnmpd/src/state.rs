@@ -2,7 +2,8 @@
 //! MIB module, each the module's own typed state ([`mibs::state`]), e.g.
 //! `{"SNMPv2-MIB": {"sysContact": "ops"}, "IF-MIB": {"ifAlias": {"3": "uplink"}}}`.
 //! Version 1 files (flat `object.instance` keys) are read and migrated.
-//! The file is replaced
+//! What node contexts hold is kept beside it ([`NodeStore`]), so that no
+//! Set rewrites more than it changed. The file is replaced
 //! atomically (write a temporary file, fsync it, rename it over the old one,
 //! fsync the directory) before a Set is acknowledged, so a crash at any
 //! moment leaves either the old or the new file, never a torn one.
@@ -11,8 +12,11 @@ use std::collections::BTreeMap;
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
 
 use anyhow::{Context, Result};
+use mibs::if_mib::NodeIfState;
 use mibs::state::Persisted;
 use mibs::ModuleStates;
 use serde::{Deserialize, Serialize};
@@ -35,6 +39,10 @@ struct OnDisk {
 pub struct StateStore {
     dir: PathBuf,
     path: PathBuf,
+    /// The node contexts' values, beside the file.
+    nodes: NodeStore,
+    /// False for [`StateStore::unwritable`].
+    writable: bool,
 }
 
 impl StateStore {
@@ -46,6 +54,8 @@ impl StateStore {
         Ok(StateStore {
             dir: dir.to_path_buf(),
             path: dir.join(FILE_NAME),
+            nodes: NodeStore::new(dir),
+            writable: true,
         })
     }
 
@@ -55,11 +65,23 @@ impl StateStore {
         StateStore {
             dir: dir.to_path_buf(),
             path: dir.join(FILE_NAME),
+            nodes: NodeStore::new(dir),
+            writable: false,
         }
     }
 
     pub fn path(&self) -> &Path {
         &self.path
+    }
+
+    /// The node contexts' values ([`NodeStore`]).
+    pub fn nodes(&self) -> &NodeStore {
+        &self.nodes
+    }
+
+    /// Whether this store is written ([`StateStore::open`]).
+    pub fn writable(&self) -> bool {
+        self.writable
     }
 
     /// The stored values; empty when nothing was ever stored.
@@ -107,6 +129,178 @@ impl StateStore {
     }
 }
 
+/// The values set in node contexts (IF-MIB's ifAlias and
+/// ifLinkUpDownTrapEnable of other nodes), kept apart from state.json so
+/// that a Set writes what it changed only, whatever is stored:
+///
+/// - `node-contexts.log`: one line per Set that changed nodes, each a JSON
+///   object of the nodes it changed with their values now (`null`: none),
+///   appended and synced (fdatasync) before the Set is acknowledged;
+/// - `node-contexts.json`: every node's values as of a compaction,
+///   replaced atomically (temporary file, fsync, rename, fsync of the
+///   directory); the log is emptied after it.
+///
+/// Reading: the compacted file, then the log's lines in order (each line
+/// is a node's whole values, so lines written before a compaction the log
+/// kept by a crash give the same values again). A last line cut short by
+/// a crash was never acknowledged: it is dropped. The log is compacted
+/// once it holds more lines than `max(LOG_LINES_MIN, nodes held)`, so a
+/// compaction's cost is spread over at least as many Sets as it writes
+/// nodes.
+#[derive(Debug, Clone)]
+pub struct NodeStore {
+    dir: PathBuf,
+    log: PathBuf,
+    compacted: PathBuf,
+    /// Lines in the log now.
+    lines: Arc<AtomicUsize>,
+}
+
+const NODE_LOG: &str = "node-contexts.log";
+const NODE_COMPACTED: &str = "node-contexts.json";
+const LOG_LINES_MIN: usize = 1024;
+
+/// Each node's values, by GUID context name.
+pub type NodeValues = BTreeMap<String, Arc<NodeIfState>>;
+/// What one Set changed: nodes with their values now (None: none).
+pub type NodeChanges = BTreeMap<String, Option<NodeIfState>>;
+
+impl NodeStore {
+    /// The store under `dir` (a state directory: [`StateStore::open`]).
+    pub fn new(dir: &Path) -> Self {
+        NodeStore {
+            dir: dir.to_path_buf(),
+            log: dir.join(NODE_LOG),
+            compacted: dir.join(NODE_COMPACTED),
+            lines: Arc::default(),
+        }
+    }
+
+    /// The log's path.
+    pub fn log_path(&self) -> &Path {
+        &self.log
+    }
+
+    /// What is stored; a torn last line of the log (a crash while it was
+    /// written) is cut off.
+    pub fn load(&self) -> Result<NodeValues> {
+        let mut nodes: NodeValues = match fs::read_to_string(&self.compacted) {
+            Ok(t) => serde_json::from_str::<BTreeMap<String, NodeIfState>>(&t)
+                .with_context(|| {
+                    format!("{}: not a valid node state file", self.compacted.display())
+                })?
+                .into_iter()
+                .map(|(k, v)| (k, Arc::new(v)))
+                .collect(),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => NodeValues::new(),
+            Err(e) => {
+                return Err(e).with_context(|| format!("cannot read {}", self.compacted.display()))
+            }
+        };
+        let text = match fs::read(&self.log) {
+            Ok(t) => t,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Vec::new(),
+            Err(e) => return Err(e).with_context(|| format!("cannot read {}", self.log.display())),
+        };
+        let mut good = 0;
+        let mut lines = 0;
+        let mut rest = text.as_slice();
+        while !rest.is_empty() {
+            let (line, after, whole) = match rest.iter().position(|&b| b == b'\n') {
+                Some(i) => (&rest[..i], &rest[i + 1..], true),
+                None => (rest, &[][..], false),
+            };
+            match serde_json::from_slice::<NodeChanges>(line) {
+                Ok(changes) => {
+                    apply_changes(&mut nodes, changes);
+                    lines += 1;
+                    good = text.len() - after.len();
+                }
+                Err(_) if !whole => {
+                    tracing::warn!(file = %self.log.display(), "dropped a last line cut short (a Set never acknowledged)");
+                    break;
+                }
+                Err(e) => anyhow::bail!(
+                    "{}: line {} is not a valid record: {e}",
+                    self.log.display(),
+                    lines + 1
+                ),
+            }
+            rest = after;
+        }
+        if good < text.len() {
+            let f = OpenOptions::new().write(true).open(&self.log)?;
+            f.set_len(good as u64)?;
+            f.sync_all()?;
+        }
+        self.lines.store(lines, Ordering::Relaxed);
+        Ok(nodes)
+    }
+
+    /// Durably records `changes` (one Set's), then compacts when the log
+    /// is long; `all` is every node's values after them.
+    pub fn save(&self, changes: &NodeChanges, all: &NodeValues) -> io::Result<()> {
+        if changes.is_empty() {
+            return Ok(());
+        }
+        let mut line = serde_json::to_vec(changes).map_err(io::Error::other)?;
+        line.push(b'\n');
+        let new = !self.log.exists();
+        {
+            use std::os::unix::fs::OpenOptionsExt;
+            let mut f = OpenOptions::new()
+                .append(true)
+                .create(true)
+                .mode(0o600)
+                .open(&self.log)?;
+            f.write_all(&line)?;
+            f.sync_data()?;
+        }
+        if new {
+            File::open(&self.dir)?.sync_all()?;
+        }
+        let lines = self.lines.fetch_add(1, Ordering::Relaxed) + 1;
+        if lines > LOG_LINES_MIN.max(all.len()) {
+            self.compact(all)?;
+        }
+        Ok(())
+    }
+
+    /// Writes every node's values at once and empties the log.
+    pub fn compact(&self, all: &NodeValues) -> io::Result<()> {
+        let plain: BTreeMap<&String, &NodeIfState> = all.iter().map(|(k, v)| (k, &**v)).collect();
+        let mut bytes = serde_json::to_vec(&plain).map_err(io::Error::other)?;
+        bytes.push(b'\n');
+        let tmp = self
+            .dir
+            .join(format!(".{NODE_COMPACTED}.{}.tmp", std::process::id()));
+        let result = write_synced(&tmp, &bytes).and_then(|()| fs::rename(&tmp, &self.compacted));
+        if result.is_err() {
+            let _ = fs::remove_file(&tmp);
+        }
+        result?;
+        File::open(&self.dir)?.sync_all()?;
+        // Only once the compacted file is durable: a crash before leaves
+        // the log, whose lines give the same values again.
+        if let Ok(f) = OpenOptions::new().write(true).open(&self.log) {
+            f.set_len(0)?;
+            f.sync_all()?;
+        }
+        self.lines.store(0, Ordering::Relaxed);
+        Ok(())
+    }
+}
+
+/// Applies one record: each node's values replaced (or taken out).
+pub fn apply_changes(nodes: &mut NodeValues, changes: NodeChanges) {
+    for (k, v) in changes {
+        match v {
+            Some(v) => nodes.insert(k, Arc::new(v)),
+            None => nodes.remove(&k),
+        };
+    }
+}
+
 /// Removes the temp files a crash mid-write leaves behind
 /// (`.state.json.<pid>.tmp`, `.snmp-engine-*.<pid>.tmp`) of other processes.
 fn remove_stale_temp_files(dir: &Path) {
@@ -116,8 +310,9 @@ fn remove_stale_temp_files(dir: &Path) {
     let ours = format!(".{}.tmp", std::process::id());
     for e in entries.filter_map(|e| e.ok()) {
         let name = e.file_name().to_string_lossy().into_owned();
-        let ours_by_name =
-            name.starts_with(&format!(".{FILE_NAME}.")) || name.starts_with(".snmp-engine-");
+        let ours_by_name = name.starts_with(&format!(".{FILE_NAME}."))
+            || name.starts_with(&format!(".{NODE_COMPACTED}."))
+            || name.starts_with(".snmp-engine-");
         if ours_by_name && name.ends_with(".tmp") && !name.ends_with(&ours) {
             match fs::remove_file(e.path()) {
                 Ok(()) => tracing::info!(file = %e.path().display(), "removed a stale temp file"),
@@ -266,6 +461,77 @@ mod tests {
         assert_eq!(kv, p);
         store.save(&kv).unwrap();
         assert_eq!(fs::read_to_string(store.path()).unwrap(), written);
+    }
+
+    fn node(alias: &str) -> NodeIfState {
+        let mut n = NodeIfState::default();
+        n.if_alias.insert(1, alias.to_string());
+        n
+    }
+
+    /// Each Set appends what it changed; the log replays over the
+    /// compacted file; a compaction empties the log; a last line cut
+    /// short by a crash is dropped, one in the middle is an error.
+    #[test]
+    fn node_values_are_logged_compacted_and_replayed() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = StateStore::open(dir.path()).unwrap();
+        let nodes = store.nodes();
+        assert!(nodes.load().unwrap().is_empty());
+        let mut all = NodeValues::new();
+        let set = |k: &str, v: Option<NodeIfState>, all: &mut NodeValues| {
+            let changes: NodeChanges = [(k.to_string(), v)].into();
+            apply_changes(all, changes.clone());
+            nodes.save(&changes, all).unwrap();
+        };
+        set("a", Some(node("1")), &mut all);
+        set("b", Some(node("2")), &mut all);
+        set("a", None, &mut all);
+        let log = fs::read_to_string(nodes.log_path()).unwrap();
+        assert_eq!(log.lines().count(), 3, "{log}");
+        assert_eq!(NodeStore::new(dir.path()).load().unwrap(), all);
+        // The line of each Set holds its nodes only, whatever is stored.
+        let sizes: Vec<usize> = log.lines().map(str::len).collect();
+        assert_eq!(sizes[0], sizes[1]);
+
+        // A crash while a line was written: dropped, cut off the file.
+        let mut f = OpenOptions::new()
+            .append(true)
+            .open(nodes.log_path())
+            .unwrap();
+        f.write_all(br#"{"c":{"ifAlias":{"1":"#).unwrap();
+        drop(f);
+        let again = NodeStore::new(dir.path());
+        assert_eq!(again.load().unwrap(), all);
+        assert_eq!(fs::read_to_string(nodes.log_path()).unwrap(), log);
+
+        // A compaction: the whole values at once, the log emptied; a crash
+        // between the two leaves lines that give the same values again.
+        nodes.compact(&all).unwrap();
+        assert_eq!(fs::read_to_string(nodes.log_path()).unwrap(), "");
+        assert_eq!(NodeStore::new(dir.path()).load().unwrap(), all);
+        fs::write(nodes.log_path(), &log).unwrap();
+        assert_eq!(NodeStore::new(dir.path()).load().unwrap(), all);
+
+        // Past LOG_LINES_MIN lines, a Set compacts.
+        let nodes = NodeStore::new(dir.path());
+        nodes.load().unwrap();
+        for i in 0..=LOG_LINES_MIN {
+            let changes: NodeChanges = [("d".to_string(), Some(node(&i.to_string())))].into();
+            apply_changes(&mut all, changes.clone());
+            nodes.save(&changes, &all).unwrap();
+        }
+        let lines = fs::read_to_string(nodes.log_path())
+            .unwrap()
+            .lines()
+            .count();
+        assert!(lines < LOG_LINES_MIN, "{lines}");
+        assert_eq!(NodeStore::new(dir.path()).load().unwrap(), all);
+
+        // A bad line before the last: not a crash's, an error.
+        fs::write(nodes.log_path(), "{not json\n{}\n").unwrap();
+        let e = NodeStore::new(dir.path()).load().unwrap_err();
+        assert!(format!("{e:#}").contains("line 1"), "{e:#}");
     }
 
     #[test]

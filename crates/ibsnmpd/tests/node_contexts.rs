@@ -18,6 +18,7 @@ use serde_json::Value as Json;
 
 const SYS_NAME: &str = ".1.3.6.1.2.1.1.5.0";
 const SYS_DESCR: &str = ".1.3.6.1.2.1.1.1.0";
+const SYS_CONTACT: &str = ".1.3.6.1.2.1.1.4.0";
 const IF_NUMBER: &str = ".1.3.6.1.2.1.2.1.0";
 const IF_X_ENTRY: &str = ".1.3.6.1.2.1.31.1.1.1";
 const IF_HC_IN_OCTETS: &str = ".1.3.6.1.2.1.31.1.1.1.6";
@@ -252,9 +253,107 @@ fn if_alias_is_set_per_node_and_survives_a_restart() {
         &[&format!("{IF_ALIAS}.37")],
     );
     assert!(!leaf01.contains("to-spine02"), "{leaf01}");
-    let state = std::fs::read_to_string(agent.state_dir.join("state.json")).unwrap();
+    // Kept beside state.json, not in it.
     let (guid, _) = switch("leaf02");
-    assert!(state.contains(&format!("\"{guid}\"")), "{state}");
+    let log = std::fs::read_to_string(agent.state_dir.join("node-contexts.log")).unwrap();
+    assert!(log.contains(&format!("\"{guid}\"")), "{log}");
+    let state = std::fs::read_to_string(agent.state_dir.join("state.json")).unwrap_or_default();
+    assert!(!state.contains(&guid.to_string()), "{state}");
+}
+
+/// 20,000 ifAlias Sets in node contexts (a read-write community filling
+/// every port of 80 switches of 254 ports) leave a Set's cost as it was:
+/// state.json does not grow (an unrelated sysContact Set writes the same
+/// bytes before and after), and a node's Set appends the same bytes to
+/// the node contexts' log whatever it holds. The Sets' wall times
+/// (snmpset's, medians of a few before and after) are printed, not
+/// asserted.
+#[test]
+fn an_if_alias_flood_leaves_the_cost_of_a_set_flat() {
+    let dir = tempfile::tempdir().unwrap();
+    let source = common::fat_tree(dir.path(), 8128, 254);
+    let agent = Agent::start(&["--source", &source]);
+    let set = |community: &str, oids: &[String]| {
+        let oids: Vec<&str> = oids.iter().map(String::as_str).collect();
+        let t = std::time::Instant::now();
+        let o = agent.tool(
+            "snmpset",
+            &["-v2c", "-c", community, "-On", "-t", "10", "-r", "0"],
+            &oids,
+        );
+        assert!(
+            o.status.success(),
+            "{community} {}: {}\n{}",
+            oids[0],
+            text(&o),
+            agent
+                .log_text()
+                .lines()
+                .rev()
+                .take(10)
+                .collect::<Vec<_>>()
+                .join("\n")
+        );
+        t.elapsed()
+    };
+    let contact = |i: usize| {
+        vec![
+            SYS_CONTACT.to_string(),
+            "s".into(),
+            format!("ops-{}", i % 10),
+        ]
+    };
+    let alias = |port: u32, text: &str| vec![format!("{IF_ALIAS}.{port}"), "s".into(), text.into()];
+    let state = agent.state_dir.join("state.json");
+    let log = agent.state_dir.join("node-contexts.log");
+    let size = |p: &std::path::Path| std::fs::metadata(p).map(|m| m.len()).unwrap_or(0);
+    let median = |mut v: Vec<std::time::Duration>| {
+        v.sort();
+        v[v.len() / 2]
+    };
+    // Before: sysContact Sets, one node's alias Set.
+    let before: Vec<_> = (0..5).map(|i| set("private", &contact(i))).collect();
+    let state_before = size(&state);
+    let l0 = size(&log);
+    set("private@spine0001", &alias(1, "uplink-0001"));
+    let per_set_before = size(&log) - l0;
+    // The flood: every port of 80 switches (the 64 leaves, 16 spines),
+    // 127 varbinds a Set.
+    let switches = (1..=64)
+        .map(|i| format!("leaf{i:04}"))
+        .chain((2..=17).map(|i| format!("spine{i:04}")));
+    let mut count = 0;
+    for switch in switches {
+        for half in [1..=127u32, 128..=254] {
+            let oids: Vec<String> = half
+                .flat_map(|p| alias(p, &format!("{switch}/{p:03} to somewhere")))
+                .collect();
+            count += oids.len() / 3;
+            set(&format!("private@{switch}"), &oids);
+        }
+    }
+    assert!(count >= 20_000, "{count}");
+    // After: the same Sets.
+    let after: Vec<_> = (0..5).map(|i| set("private", &contact(i))).collect();
+    assert_eq!(size(&state), state_before, "state.json grew");
+    let l1 = size(&log);
+    set("private@spine0001", &alias(1, "uplink-0002"));
+    assert_eq!(size(&log) - l1, per_set_before, "a node's Set wrote more");
+    let got = agent.ok(
+        "snmpget",
+        "2c",
+        "private@spine0017",
+        &[],
+        &[&format!("{IF_ALIAS}.254")],
+    );
+    assert!(got.contains("spine0017/254 to somewhere"), "{got}");
+    println!(
+        "{count} aliases set; sysContact Set (snmpset wall time) median before {:?}, after {:?}; \
+         state.json {state_before} bytes before and after; node log {} bytes",
+        median(before),
+        median(after),
+        size(&log)
+    );
 }
 
 #[test]
@@ -322,12 +421,15 @@ fn without_node_contexts_a_community_gets_nothing_there() {
     let ctx = agent.ok("snmpwalk", "2c", "public", &[], &[VACM_CONTEXT_NAME]);
     assert!(ctx.contains("\"leaf01\""), "{ctx}");
 
-    // "off": no node contexts at all.
+    // "off": no node contexts at all; the user, whose access does not
+    // reach them, gets the same answer as where they exist (which
+    // contexts exist is not told to those whose access does not reach
+    // them).
     let (agent, _cfg) = start("node_contexts = \"off\"\n");
     let mut args = ops();
     args.extend(["-n", "leaf01"]);
     let o = agent.tool("snmpget", &args, &[SYS_NAME]);
-    assert!(text(&o).contains("Bad context specified"), "{}", text(&o));
+    assert!(text(&o).contains("authorizationError"), "{}", text(&o));
     let ctx = agent.ok("snmpwalk", "2c", "public", &[], &[VACM_CONTEXT_NAME]);
     assert!(!ctx.contains("leaf01"), "{ctx}");
     let logical = agent.ok("snmpwalk", "2c", "public", &[], &[ENT_LOGICAL_CONTEXT_NAME]);

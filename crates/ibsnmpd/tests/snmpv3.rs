@@ -743,3 +743,51 @@ fn engine_id_from_text_and_interface_address() {
         assert_ok(&agent, &o, keys);
     }
 }
+
+/// A request naming another contextEngineID (`snmpset -E`) is answered
+/// with that contextEngineID, as net-snmp's snmpd answers it: the tool
+/// takes the answer (before, it discarded it and reported a timeout while
+/// the Set had taken).
+#[test]
+fn a_foreign_context_engine_id_is_answered_with_it() {
+    let (agent, _cfg) = start();
+    let foreign = ["-E", "0x8000DEAD0102030405"];
+    let mut level = auth_args("SHA");
+    level.extend_from_slice(&foreign);
+    let o = v3(
+        &agent,
+        "snmpset",
+        "sha",
+        &level,
+        &[SYS_NAME, "s", "set-with-foreign-E"],
+    );
+    let out = assert_ok(&agent, &o, "snmpset -E");
+    assert!(out.contains("set-with-foreign-E"), "{out}");
+    let o = v3(&agent, "snmpget", "sha", &level, &[SYS_NAME]);
+    let out = assert_ok(&agent, &o, "snmpget -E");
+    assert!(out.contains("set-with-foreign-E"), "{out}");
+}
+
+/// Which contexts exist is told only to those whose access reaches them:
+/// a user without access gets the same authorizationError for a node
+/// context that exists and for a name that is none; a user with access
+/// gets snmpUnknownContexts ("Bad context specified") for the unknown one.
+#[test]
+fn contexts_are_not_told_to_a_user_without_access() {
+    let (agent, _cfg) = start();
+    let get = |user: &str, context: &str| {
+        let mut level = auth_args("SHA");
+        level.extend_from_slice(&["-n"]);
+        let mut args: Vec<&str> = level.clone();
+        args.push(context);
+        text(&v3(&agent, "snmpget", user, &args, &[SYS_NAME]))
+    };
+    let real = get("noaccess", "leaf01");
+    let unknown = get("noaccess", "no-such-node");
+    assert!(real.contains("authorizationError"), "{real}");
+    assert_eq!(real, unknown);
+    let unknown = get("sysonly", "no-such-node");
+    assert!(unknown.contains("Bad context specified"), "{unknown}");
+    let real = get("sysonly", "leaf01");
+    assert!(real.contains("leaf01"), "{real}");
+}

@@ -5,6 +5,9 @@
 //! A context is derived on request: the resolver keeps nothing per context
 //! (a fabric of 48,000 nodes costs nothing until one of them is asked), and
 //! the default context is always the engine's own view and dispatcher.
+//! The engine asks the resolver only for a request its access control
+//! (VACM, from the context's name) allows: a refused request derives
+//! nothing.
 //!
 //! Addressing: SNMPv3 names the context in the scopedPDU; SNMPv1/v2c use
 //! the `community@context` convention of net-snmp's and Cisco's users
@@ -13,6 +16,7 @@
 use std::sync::Arc;
 
 use crate::dispatch::Dispatcher;
+use crate::pdu::Pdu;
 
 mod table;
 
@@ -32,6 +36,23 @@ pub trait Contexts<V, K>: Send + Sync {
     /// context itself), derived now from the current state; None when
     /// there is no such context (SNMPv3: an snmpUnknownContexts report).
     fn resolve(&self, name: &[u8]) -> Option<ContextView<V, K>>;
+
+    /// [`Contexts::resolve`] for one request, `pdu`: a resolver may
+    /// derive only what `pdu` reads (the engine asks this for every
+    /// request VACM allows). By default the whole context.
+    fn resolve_for(&self, name: &[u8], pdu: &Pdu) -> Option<ContextView<V, K>> {
+        let _ = pdu;
+        self.resolve(name)
+    }
+
+    /// Whether the context `name` (never "") exists, without deriving
+    /// its view: the engine asks it where a request is answered without
+    /// reading the context (a Set its access refuses). By default
+    /// [`Contexts::resolve`] decides; a resolver whose views cost
+    /// something to derive answers from the name alone.
+    fn exists(&self, name: &[u8]) -> bool {
+        self.resolve(name).is_some()
+    }
 
     /// The first context name after `after` (which need not be one) in
     /// the order of vacmContextTable's index: shorter names first, then

@@ -329,16 +329,22 @@ impl<V, K> Engine<V, K> {
         Arc::clone(&self.communities)
     }
 
-    /// The context named `name`, derived now: the default one ("") is the
-    /// engine's own view and objects.
-    fn context(&self, name: &[u8]) -> Option<ContextView<V, K>> {
+    /// The context named `name`, derived now for `pdu` (which VACM
+    /// allowed): the default one ("") is the engine's own view and
+    /// objects.
+    fn context(&self, name: &[u8], pdu: &Pdu) -> Option<ContextView<V, K>> {
         if name.is_empty() {
             return Some(ContextView {
                 view: (self.view)(),
                 dispatcher: Arc::clone(&self.dispatcher),
             });
         }
-        self.contexts.as_ref()?.resolve(name)
+        self.contexts.as_ref()?.resolve_for(name, pdu)
+    }
+
+    /// Whether the context named `name` exists, without deriving it.
+    fn context_exists(&self, name: &[u8]) -> bool {
+        name.is_empty() || self.contexts.as_ref().is_some_and(|c| c.exists(name))
     }
 
     /// Counts a request for a context that does not exist.
@@ -416,12 +422,6 @@ impl<V, K> Engine<V, K> {
             self.auth_failure(src, &msg.community, false);
             return Action::None;
         };
-        // As net-snmp: a request for a context that does not exist is
-        // counted and dropped, with no answer of any kind (RFC 3413 3.2).
-        let Some(ContextView { view, dispatcher }) = self.context(&context) else {
-            self.unknown_context(src, &context);
-            return Action::None;
-        };
         let Message {
             version,
             community,
@@ -437,16 +437,30 @@ impl<V, K> Engine<V, K> {
             Version::V1 => SecurityModel::V1,
             Version::V2c => SecurityModel::V2c,
         };
-        // Access: VACM for the community's securityName.
+        // Access: VACM for the community's securityName, decided from the
+        // context's name before anything of the context is derived (a
+        // refused request costs what a wrong community costs, and says
+        // nothing of which contexts exist).
         let vacm = self.access.vacm(&table);
         let level = SecurityLevel::NoAuthNoPriv;
-        let outcome = match access::decide(&vacm, &context, model, &name, level, &pdu) {
+        let decision = access::decide(&vacm, &context, model, &name, level, &pdu);
+        // As net-snmp: a request its access allows for a context that does
+        // not exist is counted and dropped, with no answer of any kind
+        // (RFC 3413 3.2).
+        let unknown = |engine: &Self| {
+            engine.unknown_context(src, &context);
+            Action::None
+        };
+        let outcome = match decision {
             access::Decision::Denied => {
                 inc(&s.in_bad_community_uses);
                 self.auth_failure(src, &community, true);
                 return Action::None;
             }
             access::Decision::ReadOnlySet => {
+                if !self.context_exists(&context) {
+                    return unknown(self);
+                }
                 // As net-snmp with a rocommunity: noAccess (v1: noSuchName)
                 // on the first varbind.
                 inc(&s.in_bad_community_uses);
@@ -458,6 +472,9 @@ impl<V, K> Engine<V, K> {
                 crate::dispatch::error_response(version, req, ErrorStatus::NoAccess, index, budget)
             }
             access::Decision::Allowed(views) => {
+                let Some(ContextView { view, dispatcher }) = self.context(&context, &pdu) else {
+                    return unknown(self);
+                };
                 let level = clearance(level);
                 let request = (version, community.as_slice(), &pdu);
                 // A walk's requests: encoded straight into `out`.

@@ -1,12 +1,12 @@
 //! SNMP contexts against real clients: net-snmp's tools (SNMPv3 `-n`,
 //! SNMPv2c `-c community@context`) and pysnmp (contextName, and the
 //! community convention), on an agent whose resolver derives each node
-//! context on request.
+//! context on request, and only for a request its access allows.
 
 mod common;
 
 use std::process::Command;
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use common::run;
@@ -38,6 +38,9 @@ const FABRIC: &[(&str, &str, u32)] = &[
 
 struct Fabric {
     nodes: Arc<Dispatcher<View, ()>>,
+    /// How many views `resolve` derived: a request VACM refuses must
+    /// derive none.
+    resolved: Arc<AtomicUsize>,
 }
 
 impl Contexts<View, ()> for Fabric {
@@ -51,7 +54,14 @@ impl Contexts<View, ()> for Fabric {
             .map(<[u8]>::to_vec)
     }
 
+    fn exists(&self, name: &[u8]) -> bool {
+        FABRIC
+            .iter()
+            .any(|(guid, node, _)| guid.as_bytes() == name || node.as_bytes() == name)
+    }
+
     fn resolve(&self, name: &[u8]) -> Option<ContextView<View, ()>> {
+        self.resolved.fetch_add(1, Ordering::SeqCst);
         let &(_, node, ports) = FABRIC
             .iter()
             .find(|(guid, node, _)| guid.as_bytes() == name || node.as_bytes() == name)?;
@@ -151,6 +161,8 @@ fn vacm() -> Vacm {
 struct Harness {
     port: u16,
     stats: Arc<SnmpStats>,
+    /// The resolver's count of views derived.
+    resolved: Arc<AtomicUsize>,
     _rt: tokio::runtime::Runtime,
 }
 
@@ -179,8 +191,10 @@ fn start() -> Harness {
         name: "default".into(),
         ports: RowSet::default(),
     });
+    let resolved = Arc::new(AtomicUsize::new(0));
     let fabric: Arc<dyn Contexts<View, ()>> = Arc::new(Fabric {
         nodes: Arc::new(dispatcher(None)),
+        resolved: Arc::clone(&resolved),
     });
     let agent = rt
         .block_on(Agent::bind(
@@ -200,6 +214,7 @@ fn start() -> Harness {
     Harness {
         port,
         stats,
+        resolved,
         _rt: rt,
     }
 }
@@ -297,6 +312,67 @@ fn v3_context_name() {
     ];
     let (ok, out) = run("snmpwalk", &args);
     assert!(ok && out.matches("STRING").count() == 4, "{out}");
+}
+
+/// Access is decided from the context's name before the context is
+/// derived: a request VACM refuses costs no view (the resolver is not
+/// asked), and a user or community without access to a name cannot tell
+/// whether such a context exists (SNMPv3: authorizationError for both;
+/// SNMPv1/v2c: dropped, counted in snmpInBadCommunityUses, for both).
+#[test]
+fn access_is_decided_before_the_context_is_derived() {
+    let h = start();
+    let a = format!("127.0.0.1:{}", h.port);
+    let resolved = || h.resolved.load(Ordering::SeqCst);
+    let v2c = |community: &str| run("snmpget", &["-v2c", "-c", community, &a, SYS_NAME]);
+    let v3 = |user: &str, context: &str| {
+        let args = [
+            "-v3",
+            "-l",
+            "noAuthNoPriv",
+            "-u",
+            user,
+            "-n",
+            context,
+            &a,
+            SYS_NAME,
+        ];
+        run("snmpget", &args)
+    };
+
+    // Refused requests: no view derived, a real context and an unknown
+    // one answered alike.
+    for community in ["local@leaf01", "local@nosuch", "racks@0002c90300a1b2c3"] {
+        let (ok, out) = v2c(community);
+        assert!(!ok && out.contains("Timeout"), "{community}: {out}");
+    }
+    assert_eq!(count(&h.stats.in_bad_community_uses), 3);
+    assert_eq!(count(&h.stats.unknown_contexts), 0);
+    let (real, unknown) = (v3("guid", "leaf01"), v3("guid", "nosuch"));
+    for (ok, out) in [&real, &unknown] {
+        assert!(!ok && out.contains("authorizationError"), "{out}");
+    }
+    assert_eq!(
+        real.1.replace("leaf01", "X"),
+        unknown.1.replace("nosuch", "X")
+    );
+    assert_eq!(count(&h.stats.unknown_contexts), 0);
+    // A read-only community's Set in a context: noAccess, nothing derived.
+    let (ok, out) = run(
+        "snmpset",
+        &["-v2c", "-c", "public@leaf01", &a, SYS_NAME, "s", "x"],
+    );
+    assert!(!ok && out.contains("noAccess"), "{out}");
+    assert_eq!(resolved(), 0, "a refused request derived a context");
+
+    // Allowed: the context is derived (once a request), and an unknown
+    // one is unknown to those whose access reaches its name.
+    assert!(v2c("public@leaf01").0);
+    assert!(v3("ops", "leaf02").0);
+    assert_eq!(resolved(), 2);
+    let (ok, out) = v3("ops", "nosuch");
+    assert!(!ok && out.contains("Bad context specified"), "{out}");
+    assert_eq!(count(&h.stats.unknown_contexts), 1);
 }
 
 /// pysnmp 4.x (Debian's, under /usr/bin/python3): SNMPv3 with a

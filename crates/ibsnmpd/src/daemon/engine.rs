@@ -60,6 +60,7 @@ impl Engine {
             info!(path = %store.path().display(), modules = stored.len(), "loaded persisted state");
         }
         let mut system = initial_state(settings, &stored, store.path())?;
+        let stored = restore_nodes(&store, &mut system, stored)?;
         for w in &settings.warnings {
             warn!("{w}");
         }
@@ -284,6 +285,47 @@ fn initial_state(settings: &Settings, stored: &Persisted, file: &Path) -> Result
     }
     crate::targets::show_configured(&mut st, &settings.notify.sinks);
     Ok(st)
+}
+
+/// The node contexts' values (`node-contexts.json` and `.log`), with those
+/// a state.json of an earlier version held, which are moved out of it
+/// (written beside it first, then the file rewritten without them).
+/// Returns what state.json holds now.
+fn restore_nodes(
+    store: &StateStore,
+    system: &mut SystemState,
+    mut stored: Persisted,
+) -> Result<Persisted> {
+    use mibs::if_mib::IfMibState;
+    let kept = store.nodes().load()?;
+    let mut nodes = system
+        .modules
+        .get::<IfMibState>()
+        .map(|m| m.nodes.clone())
+        .unwrap_or_default();
+    let moved = !nodes.is_empty();
+    nodes.extend(kept);
+    if !nodes.is_empty() {
+        info!(nodes = nodes.len(), "loaded the node contexts' values");
+    }
+    if moved && store.writable() {
+        store
+            .nodes()
+            .compact(&nodes)
+            .with_context(|| format!("cannot write beside {}", store.path().display()))?;
+    }
+    system.modules.update::<IfMibState>(|m| m.nodes = nodes);
+    if moved && store.writable() {
+        system
+            .modules
+            .persist_into(&mut stored)
+            .map_err(anyhow::Error::msg)?;
+        store
+            .save(&stored)
+            .with_context(|| format!("cannot write {}", store.path().display()))?;
+        info!(path = %store.path().display(), "moved the node contexts' values out of the state file");
+    }
+    Ok(stored)
 }
 
 /// The state directory. An agent with no write community never persists, so

@@ -76,10 +76,14 @@ pub fn store<T: PersistedState>(
     if unreadable.contains(T::MODULE) {
         return Ok(());
     }
-    if *t == T::default() {
+    let json = to_json(t)?;
+    // Nothing set, or nothing of it kept in this file (a part a module
+    // keeps apart).
+    let empty = json.as_object().is_some_and(serde_json::Map::is_empty);
+    if *t == T::default() || empty {
         kv.remove(T::MODULE);
     } else {
-        kv.insert(T::MODULE.to_string(), to_json(t)?);
+        kv.insert(T::MODULE.to_string(), json);
     }
     Ok(())
 }

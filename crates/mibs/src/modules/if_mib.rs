@@ -27,7 +27,7 @@ use std::sync::Arc;
 use ib::model::counters::IfCounters;
 use ib::types::Guid;
 use serde::{Deserialize, Serialize};
-use snmp::mib::MibObject;
+use snmp::mib::{MibObject, SetError};
 use snmp::table::{check, RowSet, Scalar};
 use snmp::value::Value;
 
@@ -45,6 +45,18 @@ pub use interfaces::{IfHistory, IfRow, Interfaces, IpoibRow, VlRow};
 /// ifAlias: DisplayString (SIZE(0..64)).
 const IF_ALIAS_MAX: usize = 64;
 
+/// How many nodes may hold values set in their node contexts (ifAlias,
+/// ifLinkUpDownTrapEnable): a Set that would add one more fails with
+/// resourceUnavailable. A node whose values are all set back to their
+/// defaults (ifAlias "", ifLinkUpDownTrapEnable enabled(1)) holds none
+/// and frees its place.
+pub const NODES_STORED_MAX: usize = 4096;
+
+/// What node contexts hold, by node GUID context name (16 lowercase hex
+/// digits): each node's values behind their own `Arc`, so a Set copies
+/// the map's entries, never the values of other nodes.
+pub type NodeStates = BTreeMap<String, Arc<NodeIfState>>;
+
 /// The values set over SNMP, by ifIndex (persisted).
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
@@ -54,13 +66,21 @@ pub struct IfMibState {
     /// enabled(1) or disabled(2), where set.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub if_link_up_down_trap_enable: BTreeMap<u32, i32>,
-    /// What was set in node contexts, by node GUID (16 lowercase hex
-    /// digits, the GUID context name); absent from files written before.
-    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub nodes: BTreeMap<String, NodeIfState>,
+    /// What was set in node contexts (at most [`NODES_STORED_MAX`]
+    /// nodes). Not written with the rest of the module: the daemon keeps
+    /// it apart, each Set writing the nodes it changed only; read from
+    /// files written before, where it was (`nodes`), to be moved.
+    #[serde(default, skip_serializing, deserialize_with = "node_states")]
+    pub nodes: NodeStates,
 }
 
-/// The values set in one node's context, by ifIndex.
+fn node_states<'de, D: serde::Deserializer<'de>>(d: D) -> Result<NodeStates, D::Error> {
+    let m = BTreeMap::<String, NodeIfState>::deserialize(d)?;
+    Ok(m.into_iter().map(|(k, v)| (k, Arc::new(v))).collect())
+}
+
+/// The values set in one node's context, by ifIndex: only those that are
+/// not the defaults.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct NodeIfState {
@@ -117,23 +137,90 @@ impl IfSet {
     pub(crate) fn apply(&self, state: &mut SystemState) {
         state.modules.update::<IfMibState>(|m| match self {
             IfSet::Alias {
-                node,
+                node: None,
                 if_index,
                 alias,
             } => {
-                let (aliases, _) = m.maps_mut(*node);
-                aliases.insert(*if_index, alias.clone());
+                m.if_alias.insert(*if_index, alias.clone());
             }
             IfSet::LinkUpDownTrapEnable {
-                node,
+                node: None,
                 if_index,
                 value,
             } => {
-                let (_, traps) = m.maps_mut(*node);
-                traps.insert(*if_index, *value);
+                m.if_link_up_down_trap_enable.insert(*if_index, *value);
             }
+            // In a node context a default value is no value: the node
+            // holds what differs from the defaults only.
+            IfSet::Alias {
+                node: Some(g),
+                if_index,
+                alias,
+            } => m.update_node(*g, |n| match alias.is_empty() {
+                true => n.if_alias.remove(if_index),
+                false => n.if_alias.insert(*if_index, alias.clone()),
+            }),
+            IfSet::LinkUpDownTrapEnable {
+                node: Some(g),
+                if_index,
+                value,
+            } => m.update_node(*g, |n| match *value == 1 {
+                true => n.if_link_up_down_trap_enable.remove(if_index),
+                false => n.if_link_up_down_trap_enable.insert(*if_index, *value),
+            }),
         })
     }
+
+    /// The node this Set changes a value of (None: the default context).
+    fn node(&self) -> Option<Guid> {
+        match self {
+            IfSet::Alias { node, .. } | IfSet::LinkUpDownTrapEnable { node, .. } => *node,
+        }
+    }
+
+    /// Whether this Set sets a value back to its default.
+    fn to_default(&self) -> bool {
+        match self {
+            IfSet::Alias { alias, .. } => alias.is_empty(),
+            IfSet::LinkUpDownTrapEnable { value, .. } => *value == 1,
+        }
+    }
+
+    /// Phase 1: refused (resourceUnavailable) when it would make one more
+    /// node hold values than [`NODES_STORED_MAX`].
+    fn check_room(self, v: &View) -> Result<Change, SetError> {
+        if let Some(g) = self.node() {
+            let nodes = v.system.modules.get::<IfMibState>().map(|m| &m.nodes);
+            let held = nodes.is_some_and(|n| n.contains_key(&crate::node::guid_name(g)));
+            let count = nodes.map_or(0, BTreeMap::len);
+            if !held && !self.to_default() && count >= NODES_STORED_MAX {
+                return Err(SetError::ResourceUnavailable);
+            }
+        }
+        Ok(Change::If(self))
+    }
+}
+
+/// The nodes whose values differ between `old` and `new`, with their new
+/// values (None: it holds none now). Cheap where nothing changed (the
+/// same `Arc`s).
+pub fn node_changes(old: &IfMibState, new: &IfMibState) -> BTreeMap<String, Option<NodeIfState>> {
+    let mut changed = BTreeMap::new();
+    for (k, v) in &new.nodes {
+        if old
+            .nodes
+            .get(k)
+            .is_none_or(|o| !Arc::ptr_eq(o, v) && o != v)
+        {
+            changed.insert(k.clone(), Some(NodeIfState::clone(v)));
+        }
+    }
+    for k in old.nodes.keys() {
+        if !new.nodes.contains_key(k) {
+            changed.insert(k.clone(), None);
+        }
+    }
+    changed
 }
 
 impl IfMibState {
@@ -160,16 +247,13 @@ impl IfMibState {
         }
     }
 
-    fn maps_mut(
-        &mut self,
-        node: Option<Guid>,
-    ) -> (&mut BTreeMap<u32, String>, &mut BTreeMap<u32, i32>) {
-        match node {
-            None => (&mut self.if_alias, &mut self.if_link_up_down_trap_enable),
-            Some(g) => {
-                let n = self.nodes.entry(crate::node::guid_name(g)).or_default();
-                (&mut n.if_alias, &mut n.if_link_up_down_trap_enable)
-            }
+    /// Changes node `g`'s values; a node left with none is taken out.
+    fn update_node<R>(&mut self, g: Guid, f: impl FnOnce(&mut NodeIfState) -> R) {
+        let key = crate::node::guid_name(g);
+        let n = self.nodes.entry(key.clone()).or_default();
+        f(Arc::make_mut(n));
+        if n.if_alias.is_empty() && n.if_link_up_down_trap_enable.is_empty() {
+            self.nodes.remove(&key);
         }
     }
 }
@@ -376,11 +460,12 @@ const IF_X_COLS: &[Col<IfRow>] = &[
         },
         |v, r, _, val| {
             let (node, if_index) = set_key(v, r);
-            Ok(Change::If(IfSet::LinkUpDownTrapEnable {
+            IfSet::LinkUpDownTrapEnable {
                 node,
                 if_index,
                 value: check::integer(val)?,
-            }))
+            }
+            .check_room(v)
         },
     ),
     // ifPromiscuousMode false(2), ifConnectorPresent true(1).
@@ -394,11 +479,12 @@ const IF_X_COLS: &[Col<IfRow>] = &[
         |v, r| Some(Value::OctetString(alias(v, r))),
         |v, r, _, val| {
             let (node, if_index) = set_key(v, r);
-            Ok(Change::If(IfSet::Alias {
+            IfSet::Alias {
                 node,
                 if_index,
                 alias: check::display_string(val, IF_ALIAS_MAX)?,
-            }))
+            }
+            .check_room(v)
         },
     ),
     ro(o::IF_COUNTER_DISCONTINUITY_TIME, |v, r| {

@@ -8,7 +8,8 @@
 //!
 //! Nothing is kept per node: a node's rows live as long as the request
 //! that asked for them, or, for the last few nodes asked, as long as the
-//! snapshot ([`Recent`]).
+//! snapshot ([`Recent`]). A GetRequest that reads only some ports' rows
+//! derives only those ([`rows_read`], [`view_reading`]).
 
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
@@ -35,17 +36,22 @@ const RECENT: usize = 8;
 pub struct Recent(Mutex<VecDeque<Arc<Derived>>>);
 
 impl Recent {
+    /// The rows kept for `target`, if any.
+    fn get(&self, target: &Target) -> Option<Arc<Derived>> {
+        let q = self.0.lock().ok()?;
+        q.iter()
+            .find(|d| d.node.as_ref().is_some_and(|n| n.target == *target))
+            .map(Arc::clone)
+    }
+
     fn get_or_derive(
         &self,
         s: &Snapshot,
         names: &Arc<ContextNames>,
         target: Target,
     ) -> Option<Arc<Derived>> {
-        if let Ok(q) = self.0.lock() {
-            let of = |d: &&Arc<Derived>| d.node.as_ref().is_some_and(|n| n.target == target);
-            if let Some(d) = q.iter().find(of) {
-                return Some(Arc::clone(d));
-            }
+        if let Some(d) = self.get(&target) {
+            return Some(d);
         }
         let derived = derive(s, names, target)?;
         if let Ok(mut q) = self.0.lock() {
@@ -85,6 +91,76 @@ pub fn view_once(base: &View, name: &[u8]) -> Option<View> {
     })
 }
 
+/// The tables of a node context whose rows are ports, each indexed by its
+/// ifIndex first: a row's columns read its own port only.
+const PORT_ROW_TABLES: &[&[u32]] = &[
+    crate::oids::if_mib::IF_ENTRY,
+    crate::oids::if_mib::IF_X_ENTRY,
+    crate::oids::ib_if_mib::IB_IF_PORT_STAT_ENTRY,
+    crate::oids::ib_if_mib::IB_IF_VL_TRAFFIC_ENTRY,
+    crate::oids::ib_if_mib::IB_IPOIB_LINK_LAYER_ADDR_ENTRY,
+];
+
+/// The groups of a node context that read no port row: the system group
+/// about the node, and the engine's (snmpEngine, usmStats: snmpModules).
+const ROWLESS: &[&[u32]] = &[o::SYSTEM, &[1, 3, 6, 1, 6, 3]];
+
+/// The ifIndexes whose rows a GetRequest for `oids` reads in a node
+/// context, when that is all it reads: every OID is an instance of a
+/// column of a table of ports (ifTable, ifXTable, ibIfPortStatTable,
+/// ibIfVLTrafficTable, ibIpoibLinkLayerAddrTable: its ifIndex, then any
+/// further index) or of a group that reads no row. None when any other
+/// OID is asked (ifNumber, ifStackTable, a prefix of a table): the whole
+/// rows are needed.
+pub fn rows_read<'a>(oids: impl IntoIterator<Item = &'a [u32]>) -> Option<Vec<u32>> {
+    let mut wanted = Vec::new();
+    for oid in oids {
+        if let Some(t) = PORT_ROW_TABLES.iter().find(|t| oid.starts_with(t)) {
+            // entry . column . ifIndex ...
+            let if_index = *oid.get(t.len() + 1)?;
+            if !wanted.contains(&if_index) {
+                wanted.push(if_index);
+            }
+        } else if !ROWLESS.iter().any(|g| oid.starts_with(g)) {
+            return None;
+        }
+    }
+    Some(wanted)
+}
+
+/// [`view`] for a request that reads the rows of the ifIndexes `only`
+/// alone (Some: [`rows_read`]): the node's rows the snapshot keeps when
+/// it keeps them, else only those rows, derived now and not kept (a GET
+/// of one port of each of many nodes in turn derives one row each, not
+/// every port of each node). None for `only`: [`view`].
+pub fn view_reading(base: &View, name: &[u8], only: Option<&[u32]>) -> Option<View> {
+    let Some(only) = only else {
+        return view(base, name);
+    };
+    let s = &base.snapshot;
+    let names = &base.derived.context_names;
+    let target = names.resolve(s, name)?;
+    let derived = match base.derived.recent.get(&target) {
+        Some(d) => d,
+        None => {
+            let first = s.node(*target.nodes().first()?)?;
+            Arc::new(Derived {
+                if_mib: Interfaces::of_nodes_only(s, target.nodes(), Some(only)),
+                node: Some(NodeContext {
+                    guid: first.info.node_guid,
+                    target,
+                }),
+                context_names: Arc::clone(names),
+                ..Derived::default()
+            })
+        }
+    };
+    Some(View {
+        derived,
+        ..base.clone()
+    })
+}
+
 /// The view of the node context `name` (never ""), from the default
 /// context's view `base`; None when no node of its snapshot has that name.
 /// The node's rows are derived from `base`'s snapshot (or taken from the
@@ -100,6 +176,15 @@ pub fn view(base: &View, name: &[u8]) -> Option<View> {
             .get_or_derive(s, &base.derived.context_names, target)?,
         ..base.clone()
     })
+}
+
+/// Whether `name` (never "") names a node context of `base`'s snapshot,
+/// without deriving its rows.
+pub fn exists(base: &View, name: &[u8]) -> bool {
+    base.derived
+        .context_names
+        .resolve(&base.snapshot, name)
+        .is_some()
 }
 
 /// The first node context name after `after` in vacmContextTable's order,

@@ -82,6 +82,11 @@ fn v3_request(user: &str, pdu: Pdu) -> Vec<u8> {
 }
 
 fn v3_request_in(user: &str, context: &[u8], pdu: Pdu) -> Vec<u8> {
+    v3_request_scoped(user, &ENGINE, context, pdu)
+}
+
+/// A noAuthNoPriv request naming `context_engine_id` and `context`.
+fn v3_request_scoped(user: &str, context_engine_id: &[u8], context: &[u8], pdu: Pdu) -> Vec<u8> {
     let m = V3Message {
         header: HeaderData {
             msg_id: 1,
@@ -97,7 +102,7 @@ fn v3_request_in(user: &str, context: &[u8], pdu: Pdu) -> Vec<u8> {
             ..Default::default()
         },
         data: ScopedPduData::Plain(ScopedPdu {
-            context_engine_id: ENGINE.to_vec(),
+            context_engine_id: context_engine_id.to_vec(),
             context_name: context.to_vec(),
             pdu,
         }),
@@ -344,9 +349,13 @@ fn get_sys(sub: u32) -> Pdu {
 
 /// The scoped PDU of an SNMPv3 answer.
 fn v3_answer(e: &Engine<(), ()>, user: &str, context: &[u8], pdu: Pdu) -> Option<ScopedPdu> {
+    v3_scoped_answer(e, &v3_request_in(user, context, pdu))
+}
+
+fn v3_scoped_answer(e: &Engine<(), ()>, req: &[u8]) -> Option<ScopedPdu> {
     let mut out = Vec::new();
     let src = SocketAddr::from(([127, 0, 0, 1], 9));
-    match e.process(src, &v3_request_in(user, context, pdu), &mut out) {
+    match e.process(src, req, &mut out) {
         Action::Send => {}
         _ => return None,
     }
@@ -393,13 +402,40 @@ fn v3_context_answers_from_its_own_objects_and_names_itself() {
 #[test]
 fn v3_unknown_context_is_reported_with_its_name() {
     let e = context_engine(ContextMatch::default());
-    let s = v3_answer(&e, "n", b"nosuch", get_sys(5)).unwrap();
-    assert_eq!(s.context_name, b"nosuch");
+    // "n" may use the contexts starting with "leaf": one of them that
+    // does not exist is reported.
+    let s = v3_answer(&e, "n", b"leafnosuch", get_sys(5)).unwrap();
+    assert_eq!(s.context_name, b"leafnosuch");
     let (oid, value, _) = first_value(&s.pdu);
     assert!(matches!(s.pdu, Pdu::Report(_)));
     assert_eq!(oid.as_slice(), &[1, 3, 6, 1, 6, 3, 12, 1, 5, 0]);
     assert_eq!(value, &Value::Counter32(1));
     assert_eq!(SnmpStats::load(&e.stats.unknown_contexts), 1);
+    // Outside its access, an unknown context and a real one get the same
+    // authorizationError (no oracle of which contexts exist).
+    for context in [&b"nosuch"[..], b"0002c90300a1b2c3"] {
+        let s = v3_answer(&e, "n", context, get_sys(5)).unwrap();
+        assert!(matches!(s.pdu, Pdu::Response(_)));
+        assert_eq!(first_value(&s.pdu).2, ErrorStatus::AuthorizationError);
+    }
+    assert_eq!(SnmpStats::load(&e.stats.unknown_contexts), 1);
+}
+
+/// The response carries the request's contextEngineID back (as net-snmp's
+/// snmpd does), so that a manager naming another contextEngineID
+/// (`snmpget -E`) takes the answer as its own; an empty one gets this
+/// engine's.
+#[test]
+fn v3_response_carries_the_requests_context_engine_id() {
+    let e = context_engine(ContextMatch::default());
+    let foreign = [0x80, 0, 0, 0, 9, 0xde, 0xad];
+    let s = v3_scoped_answer(&e, &v3_request_scoped("n", &foreign, b"", get_sys(1))).unwrap();
+    assert_eq!(s.context_engine_id, foreign);
+    assert_eq!(first_value(&s.pdu).1, &Value::Integer(1));
+    let s = v3_scoped_answer(&e, &v3_request_scoped("n", b"", b"", get_sys(1))).unwrap();
+    assert_eq!(s.context_engine_id, ENGINE);
+    let s = v3_answer(&e, "n", b"", get_sys(1)).unwrap();
+    assert_eq!(s.context_engine_id, ENGINE);
 }
 
 #[test]

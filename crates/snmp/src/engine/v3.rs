@@ -11,7 +11,7 @@ use crate::context::ContextView;
 use crate::message::{response_overhead, Version};
 use crate::oid::Oid;
 use crate::pdu::{ErrorStatus, Pdu, PduBody};
-use crate::usm::{Incoming, MpdDrop, Usm};
+use crate::usm::{Incoming, MpdDrop, ReplyContext, Usm};
 use crate::vacm::SecurityModel;
 use crate::value::{Value, VarBind};
 
@@ -57,25 +57,6 @@ impl<V, K> Engine<V, K> {
             }
             Incoming::Request { ctx, pdu } => (ctx, pdu),
         };
-        // RFC 3413 3.2 (2): a request for a context this agent does not
-        // have is counted and, being confirmed class, reported.
-        let Some(ContextView { view, dispatcher }) = self.context(&ctx.context_name) else {
-            let n = self.unknown_context(src, &ctx.context_name);
-            let Some(rid) = pdu.request_id().filter(|_| pdu.is_confirmed()) else {
-                return Action::None;
-            };
-            let report = Pdu::Report(PduBody {
-                request_id: rid,
-                error_status: ErrorStatus::NoError,
-                error_index: 0,
-                varbinds: vec![VarBind::new(
-                    Oid::from_slice(SNMP_UNKNOWN_CONTEXTS),
-                    Value::Counter32(n),
-                )],
-            });
-            usm.encode_response(&ctx, report, out);
-            return Action::Send;
-        };
         debug!(%src, pdu = pdu.tag(), "v3 request");
         self.count_request(&pdu);
         let rid = pdu.request_id().unwrap_or(0);
@@ -107,26 +88,39 @@ impl<V, K> Engine<V, K> {
             )),
             _ => None,
         };
-        // Access: VACM for the user (RFC 3415 3.2); a refusal is an
-        // authorizationError, as net-snmp answers.
+        // Access: VACM for the user (RFC 3415 3.2), decided from the
+        // context's name before anything of the context is derived; a
+        // refusal is an authorizationError, as net-snmp answers, whether
+        // the context exists or not: a user learns which contexts exist
+        // only in those its access reaches.
         let table = self.communities.load_full();
         let vacm = self.access.vacm(&table);
         let model = SecurityModel::Usm;
-        let outcome = match access::decide(
+        let decision = access::decide(
             &vacm,
             &ctx.context_name,
             model,
             &ctx.user.name,
             ctx.level,
             &pdu,
-        ) {
+        );
+        let outcome = match decision {
             access::Decision::Denied => denied(0),
             access::Decision::ReadOnlySet => {
+                if !self.context_exists(&ctx.context_name) {
+                    return self.unknown_context_report(usm, src, ctx, &pdu, out);
+                }
                 self.auth_failure(src, &ctx.user.name, true);
                 denied(usize::from(!pdu.varbinds().is_empty()))
             }
             access::Decision::Allowed(v) => {
-                let mut view = view;
+                let Some(ContextView {
+                    mut view,
+                    dispatcher,
+                }) = self.context(&ctx.context_name, &pdu)
+                else {
+                    return self.unknown_context_report(usm, src, ctx, &pdu, out);
+                };
                 if let Some(hook) = &self.user_hook {
                     hook(&mut view, &ctx.user.name);
                 }
@@ -144,5 +138,33 @@ impl<V, K> Engine<V, K> {
             Some(o) => self.finish(src, &pdu, o, Reply::V3(ctx), out),
             None => Action::None,
         }
+    }
+
+    /// RFC 3413 3.2 (2): a request its access allows for a context this
+    /// agent does not have is counted and, being confirmed class,
+    /// reported (snmpUnknownContexts).
+    fn unknown_context_report(
+        &self,
+        usm: &Usm,
+        src: SocketAddr,
+        ctx: ReplyContext,
+        pdu: &Pdu,
+        out: &mut Vec<u8>,
+    ) -> Action<K> {
+        let n = self.unknown_context(src, &ctx.context_name);
+        let Some(rid) = pdu.request_id().filter(|_| pdu.is_confirmed()) else {
+            return Action::None;
+        };
+        let report = Pdu::Report(PduBody {
+            request_id: rid,
+            error_status: ErrorStatus::NoError,
+            error_index: 0,
+            varbinds: vec![VarBind::new(
+                Oid::from_slice(SNMP_UNKNOWN_CONTEXTS),
+                Value::Counter32(n),
+            )],
+        });
+        usm.encode_response(&ctx, report, out);
+        Action::Send
     }
 }

@@ -232,6 +232,11 @@ pub struct ReplyContext {
     pub max_size: usize,
     pub level: SecurityLevel,
     pub user: Arc<User>,
+    /// The request's contextEngineID: the response carries it back (RFC
+    /// 3412 7.1 (3): the contextEngineID of the request), as net-snmp's
+    /// snmpd answers; empty when the request's was (the response then
+    /// carries this engine's).
+    pub context_engine_id: Vec<u8>,
     pub context_name: Vec<u8>,
 }
 
@@ -244,6 +249,9 @@ impl std::fmt::Debug for User {
 }
 
 /// The result of processing an incoming v3 message.
+// Request, the large variant, is the common one (every accepted request):
+// boxing it would allocate for each.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug)]
 pub enum Incoming {
     /// Not usable and nothing to answer (counted by the caller as a parse
@@ -424,7 +432,14 @@ impl Usm {
                     varbinds: vec![VarBind::new(Oid::new(oid), Value::Counter32(n))],
                 });
                 let mut out = Vec::with_capacity(200);
-                self.encode_message(&header, keys, &usm.user_name, Vec::new(), pdu, &mut out);
+                self.encode_message(
+                    &header,
+                    keys,
+                    &usm.user_name,
+                    Scope::ours(Vec::new()),
+                    pdu,
+                    &mut out,
+                );
                 Incoming::Report {
                     msg: out,
                     auth_failure,
@@ -506,6 +521,7 @@ impl Usm {
                 max_size: usize::try_from(header.max_size).unwrap_or(484),
                 level,
                 user: Arc::clone(user),
+                context_engine_id: scoped.context_engine_id,
                 context_name: scoped.context_name,
             },
             pdu: scoped.pdu,
@@ -520,11 +536,15 @@ impl Usm {
             flags: ctx.level.flags(),
             security_model: USM_SECURITY_MODEL,
         };
+        let scope = Scope {
+            engine_id: Some(ctx.context_engine_id.as_slice()).filter(|id| !id.is_empty()),
+            name: ctx.context_name.clone(),
+        };
         self.encode_message(
             &header,
             Some((&ctx.user, ctx.level)),
             &ctx.user.name,
-            ctx.context_name.clone(),
+            scope,
             pdu,
             out,
         );
@@ -572,7 +592,8 @@ impl Usm {
             security_model: USM_SECURITY_MODEL,
         };
         let name = u.name.clone();
-        self.encode_message(&header, Some((u, level)), &name, context.to_vec(), pdu, out);
+        let scope = Scope::ours(context.to_vec());
+        self.encode_message(&header, Some((u, level)), &name, scope, pdu, out);
         true
     }
 
@@ -580,7 +601,10 @@ impl Usm {
     pub fn response_overhead(&self, ctx: &ReplyContext) -> usize {
         // Headers, msgID/maxSize/flags/model, engine ID twice, boots/time,
         // user name, MAC (48 max), salt, context name, DES padding, PDU fields.
-        120 + 2 * self.engine.id.len() + ctx.user.name.len() + ctx.context_name.len()
+        120 + self.engine.id.len()
+            + self.engine.id.len().max(ctx.context_engine_id.len())
+            + ctx.user.name.len()
+            + ctx.context_name.len()
     }
 
     fn encode_message(
@@ -588,7 +612,7 @@ impl Usm {
         req_header: &HeaderData,
         keys: Option<(&Arc<User>, SecurityLevel)>,
         user_name: &[u8],
-        context_name: Vec<u8>,
+        scope: Scope<'_>,
         pdu: Pdu,
         out: &mut Vec<u8>,
     ) {
@@ -602,8 +626,8 @@ impl Usm {
         let boots = self.engine.boots;
         let time = self.engine.time();
         let scoped = ScopedPdu {
-            context_engine_id: self.engine.id.clone(),
-            context_name,
+            context_engine_id: scope.engine_id.unwrap_or(&self.engine.id).to_vec(),
+            context_name: scope.name,
             pdu,
         };
         let auth = keys.and_then(|(u, _)| u.auth.as_ref());
@@ -649,6 +673,23 @@ impl Usm {
                     f.copy_from_slice(&mac);
                 }
             }
+        }
+    }
+}
+
+/// The scopedPDU's contextEngineID (None: this engine's snmpEngineID) and
+/// contextName of a message this engine sends.
+struct Scope<'a> {
+    engine_id: Option<&'a [u8]>,
+    name: Vec<u8>,
+}
+
+impl Scope<'_> {
+    /// This engine's context `name`.
+    fn ours(name: Vec<u8>) -> Self {
+        Scope {
+            engine_id: None,
+            name,
         }
     }
 }
@@ -730,7 +771,7 @@ mod tests {
             &header,
             Some((&user, level)),
             &name,
-            Vec::new(),
+            Scope::ours(Vec::new()),
             pdu,
             &mut out,
         );

@@ -160,21 +160,36 @@ struct LocalPort {
 
 fn local_ports(s: &Snapshot, offset: u32) -> (Option<NodeIdx>, Vec<LocalPort>) {
     match s.local_node {
-        Some(n) => node_ports(s, n, offset),
+        Some(n) => node_ports(s, n, offset, None),
         None => (None, Vec::new()),
     }
 }
 
 /// The interfaces of node `n` (each port with an ifIndex).
-fn node_ports(s: &Snapshot, n: NodeIdx, offset: u32) -> (Option<NodeIdx>, Vec<LocalPort>) {
+fn node_ports(
+    s: &Snapshot,
+    n: NodeIdx,
+    offset: u32,
+    only: Option<&[u32]>,
+) -> (Option<NodeIdx>, Vec<LocalPort>) {
     let Some(node) = s.node(n) else {
         return (None, Vec::new());
+    };
+    let wanted = |num: u8| {
+        only.is_none_or(|only| {
+            port::if_index(node, num)
+                .and_then(|i| i.checked_add(offset))
+                .is_some_and(|i| only.contains(&i))
+        })
     };
     let ports = node
         .ports
         .clone()
         .filter_map(|i| {
             let p = s.port(i)?;
+            if !wanted(p.num.0) {
+                return None;
+            }
             Some(LocalPort {
                 key: (node.info.node_guid, p.num.0),
                 idx: i,
@@ -276,10 +291,18 @@ impl Interfaces {
     /// in order, adapter k's ports numbered from
     /// `k * HOST_IF_INDEX_STRIDE` on (so the first is numbered as alone).
     pub fn of_nodes(s: &Snapshot, nodes: &[NodeIdx]) -> Interfaces {
+        Interfaces::of_nodes_only(s, nodes, None)
+    }
+
+    /// [`Interfaces::of_nodes`] with only the interfaces whose ifIndex is
+    /// in `only` (None: all): what a request that reads those rows alone
+    /// needs, each row as the whole set has it (a row's columns read its
+    /// port only).
+    pub fn of_nodes_only(s: &Snapshot, nodes: &[NodeIdx], only: Option<&[u32]>) -> Interfaces {
         let groups: Vec<(Option<NodeIdx>, Vec<LocalPort>)> = nodes
             .iter()
             .zip(0u32..)
-            .map(|(n, k)| node_ports(s, *n, k.saturating_mul(HOST_IF_INDEX_STRIDE)))
+            .map(|(n, k)| node_ports(s, *n, k.saturating_mul(HOST_IF_INDEX_STRIDE), only))
             .collect();
         Interfaces::build(s, &groups, None)
     }

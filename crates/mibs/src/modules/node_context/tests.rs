@@ -233,11 +233,11 @@ fn if_alias_is_set_per_node_and_persisted_by_guid() {
     change.apply(&mut sys);
     let m = sys.modules.get::<IfMibState>().unwrap();
     assert!(m.if_alias.is_empty(), "the default context is untouched");
-    let json = serde_json::to_value(m).unwrap();
-    assert_eq!(
-        json["nodes"][guid_name(guid)]["ifAlias"]["3"],
-        serde_json::json!("uplink")
-    );
+    assert_eq!(m.nodes[&guid_name(guid)].if_alias[&3], "uplink");
+    // Kept apart from the module's part of the state file (the daemon
+    // writes each node's values alone).
+    assert_eq!(serde_json::to_value(m).unwrap(), serde_json::json!({}));
+    assert!(sys.modules.persisted().unwrap().is_empty());
     let after = base(&s, sys);
     let v = super::view(&after, guid_name(guid).as_bytes()).unwrap();
     assert_eq!(
@@ -253,6 +253,71 @@ fn if_alias_is_set_per_node_and_persisted_by_guid() {
         serde_json::from_value(serde_json::json!({"ifAlias": {"1": "a"}})).unwrap();
     assert_eq!(old.if_alias.get(&1).map(String::as_str), Some("a"));
     assert!(old.nodes.is_empty());
+    // One written when they were kept there: read (the daemon moves them).
+    let old: IfMibState = serde_json::from_value(
+        serde_json::json!({"nodes": {guid_name(guid): {"ifAlias": {"3": "b"}}}}),
+    )
+    .unwrap();
+    assert_eq!(old.nodes[&guid_name(guid)].if_alias[&3], "b");
+}
+
+/// At most NODES_STORED_MAX nodes hold values: one more is refused
+/// (resourceUnavailable) unless it sets a default; a node set back to
+/// its defaults holds nothing and frees its place.
+#[test]
+fn node_contexts_hold_values_of_a_bounded_number_of_nodes() {
+    use crate::if_mib::{node_changes, NodeIfState, NODES_STORED_MAX};
+    let s = sim();
+    let guid = s.nodes[a_switch(&s)].info.node_guid;
+    let mut sys = system();
+    sys.modules.update::<IfMibState>(|m| {
+        for i in 0..NODES_STORED_MAX as u64 {
+            let mut n = NodeIfState::default();
+            n.if_alias.insert(1, "x".into());
+            m.nodes
+                .insert(guid_name(ib::types::Guid(0xffff_0000 + i)), Arc::new(n));
+        }
+    });
+    let full = sys.modules.get::<IfMibState>().unwrap().clone();
+    let b = base(&s, sys.clone());
+    let v = super::view(&b, guid_name(guid).as_bytes()).unwrap();
+    let mut alias_oid = o::IF_ALIAS.to_vec();
+    alias_oid.push(3);
+    let obj = super::objects(&crate::Options::default())
+        .into_iter()
+        .find(|x| alias_oid.starts_with(x.root().as_slice()))
+        .unwrap();
+    let set =
+        |v: &View, val: &[u8]| obj.check_set(v, &alias_oid, &Value::OctetString(val.to_vec()));
+    assert_eq!(
+        set(&v, b"one too many"),
+        Err(snmp::mib::SetError::ResourceUnavailable)
+    );
+    assert!(set(&v, b"").is_ok(), "a default takes no place");
+    // Another node set back to its defaults frees a place.
+    let other = guid_name(ib::types::Guid(0xffff_0000));
+    let free = Change::If(IfSet::Alias {
+        node: Some(ib::types::Guid(0xffff_0000)),
+        if_index: 1,
+        alias: String::new(),
+    });
+    free.apply(&mut sys);
+    let m = sys.modules.get::<IfMibState>().unwrap();
+    assert!(!m.nodes.contains_key(&other));
+    let changes = node_changes(&full, m);
+    assert_eq!(changes.len(), 1);
+    assert_eq!(changes[&other], None);
+    let b = base(&s, sys.clone());
+    let v = super::view(&b, guid_name(guid).as_bytes()).unwrap();
+    let change = set(&v, b"now it fits").unwrap();
+    let before = sys.modules.get::<IfMibState>().unwrap().clone();
+    change.apply(&mut sys);
+    let changes = node_changes(&before, sys.modules.get::<IfMibState>().unwrap());
+    assert_eq!(changes.len(), 1, "only the node set");
+    assert_eq!(
+        changes[&guid_name(guid)].as_ref().unwrap().if_alias[&3],
+        "now it fits"
+    );
 }
 
 #[test]
@@ -285,4 +350,67 @@ fn a_snapshot_keeps_the_rows_of_the_last_nodes_asked_only() {
     assert!(!Arc::ptr_eq(&once.derived, &later.derived));
     let after: Vec<_> = b.derived.recent.0.lock().unwrap().iter().cloned().collect();
     assert!(before.iter().zip(&after).all(|(x, y)| Arc::ptr_eq(x, y)));
+}
+
+/// A GetRequest that reads some ports' rows alone derives only those,
+/// and answers every instance as the whole rows do; anything else (a
+/// scalar of IF-MIB, ifStackTable, an incomplete instance) needs the
+/// whole rows.
+#[test]
+fn a_get_of_some_ports_derives_those_rows_only_with_the_same_answers() {
+    use crate::oids::ib_if_mib as ib;
+    let s = sim();
+    let b = base(&s, system());
+    let ports_tables: [&[u32]; 5] = [
+        o::IF_ENTRY,
+        o::IF_X_ENTRY,
+        ib::IB_IF_PORT_STAT_ENTRY,
+        ib::IB_IF_VL_TRAFFIC_ENTRY,
+        ib::IB_IPOIB_LINK_LAYER_ADDR_ENTRY,
+    ];
+    let objects = super::objects(&crate::Options::default());
+    let mut compared = 0;
+    for n in &s.nodes {
+        let name = guid_name(n.info.node_guid);
+        let full = super::view_once(&b, name.as_bytes()).unwrap();
+        // Every instance of the tables of ports, walked in the whole rows.
+        for obj in &objects {
+            let root = obj.root().as_slice().to_vec();
+            if !ports_tables.iter().any(|t| root.starts_with(t)) {
+                continue;
+            }
+            let mut at = root.clone();
+            while let Some(vb) = obj.next(&full, &at) {
+                at = vb.oid.as_slice().to_vec();
+                let only = super::rows_read([at.as_slice()]).expect("a port's row");
+                assert_eq!(only.len(), 1);
+                let one = super::view_reading(&b, name.as_bytes(), Some(&only)).unwrap();
+                assert!(one.derived.if_mib.ifs.len() <= 1);
+                assert_eq!(obj.get(&one, &at), vb.value, "{name} {at:?}");
+                compared += 1;
+            }
+        }
+    }
+    assert!(compared > 100, "{compared}");
+    // An ifIndex the node does not have: no row, as in the whole rows.
+    let name = guid_name(s.nodes[a_switch(&s)].info.node_guid);
+    let none = super::view_reading(&b, name.as_bytes(), Some(&[9999])).unwrap();
+    assert_eq!(none.derived.if_mib.ifs.len(), 0);
+    assert_eq!(get(&none, o::IF_DESCR, &[9999]), Value::NoSuchInstance);
+    // What reads more than some rows.
+    let sys_name = [so::SYSTEM, &[5, 0]].concat();
+    let if_descr_1 = [o::IF_DESCR, &[1]].concat();
+    assert_eq!(
+        super::rows_read([sys_name.as_slice(), &if_descr_1]),
+        Some(vec![1])
+    );
+    for whole in [
+        [o::IF_NUMBER, &[0]].concat(),
+        [o::IF_STACK_STATUS, &[0, 1]].concat(),
+        o::IF_DESCR.to_vec(),
+        o::IF_X_ENTRY.to_vec(),
+        vec![1, 3, 6, 1, 2, 1, 99],
+    ] {
+        assert_eq!(super::rows_read([whole.as_slice()]), None, "{whole:?}");
+    }
 }
