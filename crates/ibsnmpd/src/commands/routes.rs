@@ -37,11 +37,14 @@ fn check_once(args: &RoutesCheckArgs) -> anyhow::Result<bool> {
         args.sweep.node_name_map.as_deref(),
         false,
     )?;
-    let report = Report::new(
-        &snap,
-        routes::check(&snap, args.max_spread),
-        args.max_spread,
+    let started = std::time::Instant::now();
+    let check = routes::check(&snap, args.max_spread);
+    tracing::info!(
+        routes = check.routes,
+        seconds = started.elapsed().as_secs_f64(),
+        "every route walked"
     );
+    let report = Report::new(&snap, check, args.max_spread);
     let text = match args.format {
         HealthFormat::Json => serde_json::to_string_pretty(&report)? + "\n",
         HealthFormat::Text => report.text(),
