@@ -139,6 +139,36 @@ where
     )
 }
 
+/// The AgentX subagent, in AgentX mode: the same objects, views and Set
+/// path as the agent's own port.
+fn subagent<F>(
+    settings: &Settings,
+    (modules, system, contexts): (
+        &[crate::agentx::Module],
+        &Arc<ArcSwap<mibs::SystemState>>,
+        Option<Arc<crate::contexts::NodeContexts>>,
+    ),
+    dispatcher: &Arc<snmp::dispatch::Dispatcher<mibs::View, mibs::Change>>,
+    view: &Arc<F>,
+    controller: &Arc<dyn snmp::agent::SetController<mibs::Change>>,
+) -> Option<snmp::agentx::Subagent<mibs::View, mibs::Change>>
+where
+    F: Fn() -> mibs::View + Send + Sync + 'static,
+{
+    let master = settings.agentx.clone()?;
+    let (view, system) = (Arc::clone(view), Arc::clone(system));
+    Some(crate::agentx::subagent(
+        master,
+        modules,
+        Arc::clone(dispatcher),
+        move || view(),
+        Arc::clone(controller),
+        move || system.load().up_time(),
+        settings.agentx_if_mib,
+        contexts.filter(|_| settings.agentx_node_contexts),
+    ))
+}
+
 /// Runs the agent until a termination signal.
 /// `load` reads the settings again on SIGHUP (see [`crate::reload`]).
 pub fn run(
@@ -201,22 +231,17 @@ pub fn run(
     }
     let set_controller =
         Arc::clone(&controller) as Arc<dyn snmp::agent::SetController<mibs::Change>>;
-    let mut subagent = settings.agentx.clone().map(|master| {
-        let (view, system) = (Arc::clone(&view), Arc::clone(&engine.system));
-        crate::agentx::subagent(
-            master,
+    let mut subagent = subagent(
+        &settings,
+        (
             &engine.agentx_modules,
-            Arc::clone(&dispatcher),
-            move || view(),
-            Arc::clone(&set_controller),
-            move || system.load().up_time(),
-            settings.agentx_if_mib,
-            engine
-                .contexts
-                .clone()
-                .filter(|_| settings.agentx_node_contexts),
-        )
-    });
+            &engine.system,
+            engine.contexts.clone(),
+        ),
+        &dispatcher,
+        &view,
+        &set_controller,
+    );
     // In AgentX mode notifications also go out as Notify-PDUs, through the
     // master's own sinks.
     let forward = subagent.as_mut().map(|s| s.notification_channel(256));

@@ -19,7 +19,7 @@ pub mod interfaces;
 pub mod port;
 #[cfg(test)]
 #[allow(clippy::field_reassign_with_default)]
-mod tests;
+pub(crate) mod tests;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;

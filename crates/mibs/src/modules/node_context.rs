@@ -330,4 +330,6 @@ fn system() -> Scalars<View, Change> {
 }
 
 #[cfg(test)]
+mod naming;
+#[cfg(test)]
 mod tests;
