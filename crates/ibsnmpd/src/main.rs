@@ -1,7 +1,9 @@
 //! ibsnmpd: an SNMP agent for InfiniBand fabrics.
 //!
 //! Exit codes: 0 clean stop (SIGTERM/SIGINT) or subcommand done; 2 a bad
-//! command line or configuration (one line on stderr); 1 any other failure.
+//! command line or configuration (one line on stderr); 78 (EX_CONFIG) a
+//! UDP port another agent holds (snmpd on 161); 1 any other failure. The
+//! unit restarts on neither 2 nor 78.
 
 #![forbid(unsafe_code)]
 
@@ -76,6 +78,10 @@ fn main() -> ExitCode {
             if let Some(c) = config {
                 eprintln!("ibsnmpd: {c}");
                 return ExitCode::from(2);
+            }
+            if let Some(p) = e.downcast_ref::<daemon::PortInUse>() {
+                eprintln!("ibsnmpd: {p}");
+                return ExitCode::from(daemon::EXIT_PORT_IN_USE);
             }
             eprintln!("ibsnmpd: {}", format!("{e:#}").replace('\n', " "));
             ExitCode::from(1)
