@@ -95,7 +95,8 @@ fi
 /usr/lib/udev/rules.d/92-ibsnmpd.rules
 /usr/lib/sysusers.d/ibsnmpd.conf
 %dir /etc/ibsnmpd
-%config(noreplace) /etc/ibsnmpd/ibsnmpd.toml
+# It may come to hold SNMPv3 passwords: root and the unit's group only.
+%attr(0640,root,ibsnmpd) %config(noreplace) /etc/ibsnmpd/ibsnmpd.toml
 /usr/share/man/man8/ibsnmpd.8.gz
 /usr/share/man/man5/ibsnmpd.toml.5.gz
 /usr/share/snmp/mibs/IB-*
