@@ -97,15 +97,44 @@ fn run(args: cli::RunArgs) -> anyhow::Result<()> {
 }
 
 /// `--help`/`--version` print as clap renders them; real errors become one
-/// line on stderr and exit 2.
+/// line on stderr and exit 2: clap's first paragraph, so a missing
+/// argument is named (`... not provided: --plan <FILE>`). A command that
+/// needs a subcommand and got none (`ibsnmpd topology`) prints its help on
+/// stdout, then says so in that line.
 fn usage_error(e: &clap::Error) -> ExitCode {
     if matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion) {
         let _ = e.print();
         return ExitCode::SUCCESS;
     }
     let text = e.render().to_string();
-    let first = text.lines().next().unwrap_or("invalid command line");
-    let first = first.strip_prefix("error: ").unwrap_or(first);
-    eprintln!("ibsnmpd: {first} (see --help)");
+    if e.kind() == ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand {
+        print!("{text}");
+        let command: Vec<String> = std::env::args()
+            .skip(1)
+            .take_while(|a| !a.starts_with('-'))
+            .collect();
+        eprintln!(
+            "ibsnmpd: {}: a subcommand is needed (listed above)",
+            command.join(" ")
+        );
+        return ExitCode::from(2);
+    }
+    eprintln!("ibsnmpd: {} (see --help)", first_paragraph(&text));
     ExitCode::from(2)
+}
+
+/// The first paragraph of a clap error, on one line, without "error: ".
+fn first_paragraph(text: &str) -> String {
+    let words: Vec<&str> = text
+        .lines()
+        .take_while(|l| !l.trim().is_empty())
+        .map(str::trim)
+        .collect();
+    let line = words.join(" ");
+    let line = line.strip_prefix("error: ").unwrap_or(&line).to_string();
+    if line.is_empty() {
+        "invalid command line".into()
+    } else {
+        line
+    }
 }
