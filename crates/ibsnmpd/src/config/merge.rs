@@ -35,6 +35,11 @@ pub(super) fn merge(
     let max_repetitions = max_repetitions(args, file.max_repetitions.take())?;
     let state_dir =
         (args.state_dir.clone().or(file.persistentdir.take())).unwrap_or_else(default_state_dir);
+    let source_origin = if args.source.is_none() && file.source.is_some() {
+        place(origin, &lines, "source")
+    } else {
+        "--source".to_string()
+    };
     let source = source(args, file.source.take())?;
 
     let engine_id = engine_id::resolve(&engine_id::EngineIdKeys {
@@ -119,6 +124,7 @@ pub(super) fn merge(
         request_result_rows_max,
         listen,
         source,
+        source_origin,
         communities,
         state_dir,
         log_level,
