@@ -109,6 +109,19 @@ fn packaged_config_beside_snmpd_refuses_clearly_and_serves_on_a_free_port() {
         )
         .replace("source = \"umad\"", "source = \"sim\"");
     assert!(conf_text.contains(&format!(":{port}\"")) && conf_text.contains("\"sim\""));
+    // docs/install.md quotes the error naming the shipped file's source line.
+    let source_line = shipped
+        .lines()
+        .position(|l| l == "source = \"umad\"")
+        .map(|i| i + 1)
+        .unwrap();
+    let install = std::fs::read_to_string(repo_file("docs/install.md")).unwrap();
+    assert!(
+        install.contains(&format!(
+            "/etc/ibsnmpd/ibsnmpd.toml:{source_line}: source umad: "
+        )),
+        "docs/install.md names another line than {source_line} for the shipped source"
+    );
     let conf = tmp.path().join("ibsnmpd.toml");
     std::fs::write(&conf, &conf_text).unwrap();
     let conf_s = conf.display().to_string();
@@ -548,4 +561,90 @@ fn grafana_dashboard_queries_parse() {
         String::from_utf8_lossy(&o.stdout),
         String::from_utf8_lossy(&o.stderr)
     );
+}
+
+/// One fabric, one port count: the log's first sweep, `ctl status`,
+/// `ibsnmpd_fabric_ports` and `ibsnmpd health` all count the ports but a
+/// switch's port 0 (170 on the simulated fabric: 174 with its four
+/// switches' management ports).
+#[test]
+fn every_place_counts_the_same_ports() {
+    let dir = tempfile::tempdir().unwrap();
+    let mport = common::free_port("127.0.0.1");
+    let maddr = format!("127.0.0.1:{mport}");
+    let (agent, socket) = common::agent_with_socket(dir.path(), "", &["--metrics", &maddr]);
+    let status = common::ctl(&socket, &["status"]);
+    let ctl_ports: u64 = status
+        .split_whitespace()
+        .skip_while(|w| *w != "ports")
+        .nth(1)
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("{status}"));
+    let metrics = curl(&format!("http://{maddr}/metrics"));
+    let metric_ports: u64 = metrics
+        .lines()
+        .find_map(|l| l.strip_prefix("ibsnmpd_fabric_ports "))
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or_else(|| panic!("{metrics}"));
+    let o = Command::new(BIN)
+        .args(["health", "--socket"])
+        .arg(&socket)
+        .output()
+        .unwrap();
+    let health = String::from_utf8_lossy(&o.stdout);
+    let log = agent.log_text();
+    let first = log
+        .lines()
+        .find(|l| l.contains("first sweep done"))
+        .unwrap_or_else(|| panic!("{log}"));
+    assert_eq!(ctl_ports, 170, "{status}");
+    assert_eq!(metric_ports, 170, "{metrics}");
+    assert!(health.contains(", 170 ports,"), "{health}");
+    assert!(first.contains("ports=170"), "{first}");
+}
+
+/// ibsnmpd_snmp_requests_total counts each PDU once, under its own type:
+/// a GetBulk as `getbulk` (never as `getnext`, which is snmpInGetNexts).
+#[test]
+fn request_counters_count_getbulk_as_its_own() {
+    let mport = common::free_port("127.0.0.1");
+    let maddr = format!("127.0.0.1:{mport}");
+    let agent = common::Agent::start(&["--metrics", &maddr]);
+    let counts = || {
+        let text = curl(&format!("http://{maddr}/metrics"));
+        let get = |pdu: &str| -> u64 {
+            let prefix = format!("ibsnmpd_snmp_requests_total{{pdu=\"{pdu}\"}} ");
+            text.lines()
+                .find_map(|l| l.strip_prefix(prefix.as_str()))
+                .and_then(|v| v.trim().parse().ok())
+                .unwrap_or_else(|| panic!("no {pdu}: {text}"))
+        };
+        let help = text
+            .lines()
+            .find(|l| l.starts_with("# HELP ibsnmpd_snmp_requests_total"))
+            .unwrap_or_default()
+            .to_string();
+        (
+            [get("get"), get("getnext"), get("getbulk"), get("set")],
+            help,
+        )
+    };
+    let (before, help) = counts();
+    assert!(
+        help.contains("getbulk") && !help.contains("neither"),
+        "{help}"
+    );
+    let sys_descr = ".1.3.6.1.2.1.1.1.0";
+    for tool in ["snmpgetnext", "snmpbulkget", "snmpbulkget"] {
+        let mut args = vec!["-v2c", "-c", "public", "-t", "2", "-r", "0"];
+        if tool == "snmpbulkget" {
+            args.extend(["-Cn0", "-Cr5"]);
+        }
+        args.extend([agent.target.as_str(), sys_descr]);
+        let o = common::snmp(tool, &args);
+        assert!(o.status.success(), "{tool}: {}", common::text(&o));
+    }
+    let (after, _) = counts();
+    let delta: Vec<u64> = after.iter().zip(before).map(|(a, b)| a - b).collect();
+    assert_eq!(delta, vec![0, 1, 2, 0], "get, getnext, getbulk, set");
 }
