@@ -28,6 +28,27 @@ top=$(mktemp -d)
 trap 'rm -rf "$top"' EXIT
 root="$top/root"
 IBSNMPD_BIN=$IBSNMPD_BIN packaging/stage.sh "$root" usr/lib/systemd/system usr/lib/udev/rules.d
+# The licence text where RHEL keeps them (%license).
+install -D -m 644 LICENSE "$root/usr/share/licenses/ibsnmpd/LICENSE"
+
+# The project's address (Cargo.toml's workspace `repository`, or
+# IBSNMPD_URL): the spec's URL.
+URL=${IBSNMPD_URL:-$(sed -n 's/^repository = "\(.*\)"/\1/p' Cargo.toml | head -1)}
+url_tag=""
+if [ -n "$URL" ]; then
+    url_tag="URL:            $URL"
+else
+    echo "build-rpm.sh: no project URL (Cargo.toml repository, IBSNMPD_URL): the RPM has no URL tag" >&2
+fi
+# Who built it, for %changelog: RPM_PACKAGER ("Name <email>"), else the
+# author of the commit built, as build-deb.sh's changelog.
+PACKAGER=${RPM_PACKAGER:-$(git log -1 --format='%an <%ae>' 2>/dev/null || true)}
+case "$PACKAGER" in
+*?" <"?*@?*">") ;;
+*) echo "build-rpm.sh: no packager: set RPM_PACKAGER=\"Name <email>\"" >&2; exit 2 ;;
+esac
+CHANGED=$(git log -1 --format=%cd --date=format:'%a %b %d %Y' 2>/dev/null || LC_ALL=C date +'%a %b %d %Y')
+BUILT_FROM=$(git describe --always --dirty 2>/dev/null || echo 'a source tree')
 
 cat > "$top/ibsnmpd.spec" <<SPEC
 Name:           ibsnmpd
@@ -35,6 +56,7 @@ Version:        $VERSION
 Release:        1
 Summary:        SNMP agent for InfiniBand fabrics
 License:        Apache-2.0
+$url_tag
 Recommends:     libibumad
 Suggests:       net-snmp-utils, infiniband-diags, opensm
 Requires(pre):  shadow-utils
@@ -95,13 +117,19 @@ fi
 /usr/lib/udev/rules.d/92-ibsnmpd.rules
 /usr/lib/sysusers.d/ibsnmpd.conf
 %dir /etc/ibsnmpd
-%config(noreplace) /etc/ibsnmpd/ibsnmpd.toml
+# It may come to hold SNMPv3 passwords: root and the unit's group only.
+%attr(0640,root,ibsnmpd) %config(noreplace) /etc/ibsnmpd/ibsnmpd.toml
 /usr/share/man/man8/ibsnmpd.8.gz
 /usr/share/man/man5/ibsnmpd.toml.5.gz
 /usr/share/snmp/mibs/IB-*
 %dir /usr/share/snmp/mibs/ietf
 /usr/share/snmp/mibs/ietf/*
 %doc /usr/share/doc/ibsnmpd
+%license /usr/share/licenses/ibsnmpd/LICENSE
+
+%changelog
+* $CHANGED $PACKAGER - $VERSION-1
+- Built from $BUILT_FROM.
 SPEC
 
 mkdir -p "$OUT"

@@ -132,9 +132,10 @@ dpkg-deb -x "$deb" "$sys/root"
 dpkg-deb -e "$deb" "$tmp/control"
 for s in postinst prerm postrm; do
     sed -e "s#/run/systemd/system#$sys/run/systemd/system#g" -e "s#/run/udev#$sys/run/udev#g" \
+        -e "s#/etc/ibsnmpd/ibsnmpd.toml#$sys/root/etc/ibsnmpd/ibsnmpd.toml#g" \
         "$tmp/control/$s" > "$tmp/scripts/$s"
 done
-for tool in systemctl systemd-sysusers groupadd udevadm; do
+for tool in systemctl systemd-sysusers groupadd udevadm chgrp chmod; do
     printf '#!/bin/sh\necho "%s $*" >> "%s"\ncase "$*" in *is-enabled*) echo enabled ;; esac\nexit 0\n' \
         "$tool" "$calls" > "$fake/$tool"
 done
@@ -152,6 +153,11 @@ swants="$sys/root/etc/systemd/system/multi-user.target.wants/ibsnmpd.service"
 script postinst configure ""
 called "systemctl --quiet --system start ibsnmpd.service" || fail "install did not start: $(cat "$calls")"
 called "systemd-sysusers ibsnmpd.conf" || fail "install did not create the group: $(cat "$calls")"
+# The configuration as shipped (root:root 0644) becomes 0640 root:ibsnmpd:
+# it may come to hold SNMPv3 passwords, and the unit's user reads it
+# through the group.
+called "chgrp ibsnmpd $sys/root/etc/ibsnmpd/ibsnmpd.toml" || fail "install left the configuration's group: $(cat "$calls")"
+called "chmod 0640 $sys/root/etc/ibsnmpd/ibsnmpd.toml" || fail "install left the configuration's mode: $(cat "$calls")"
 [ -L "$swants" ] || fail "install did not enable"
 script prerm upgrade 0.1.0
 ! called " stop " || fail "upgrade stopped the agent in prerm: $(cat "$calls")"
@@ -178,9 +184,17 @@ if ! command -v rpmbuild >/dev/null 2>&1; then
     echo "package: rpmbuild not installed (Debian's rpm package): the RPM is not checked"
     exit 0
 fi
-rpm=$(IBSNMPD_BIN=${CARGO_TARGET_DIR:-target}/release/ibsnmpd packaging/build-rpm.sh "$tmp/rpm")
+url=https://example.org/ibsnmpd
+rpm=$(IBSNMPD_URL=$url IBSNMPD_BIN=${CARGO_TARGET_DIR:-target}/release/ibsnmpd packaging/build-rpm.sh "$tmp/rpm")
 [ -f "$rpm" ] || fail "no RPM built"
 files=$(rpm -qlp "$rpm" 2>/dev/null)
+# Its metadata: the licence file, a changelog, the project's URL.
+[ "$(rpm -qp --licensefiles "$rpm" 2>/dev/null)" = /usr/share/licenses/ibsnmpd/LICENSE ] || fail "RPM: no %license file"
+rpm -qp --changelog "$rpm" 2>/dev/null | grep -q '^- Built from ' || fail "RPM: no changelog: $(rpm -qp --changelog "$rpm" 2>&1)"
+[ "$(rpm -qp --qf '%{URL}' "$rpm" 2>/dev/null)" = "$url" ] || fail "RPM: URL $(rpm -qp --qf '%{URL}' "$rpm" 2>&1)"
+# The configuration: root and the unit's group only.
+rpm -qp --qf '[%{FILEMODES:perms} %{FILEUSERNAME}:%{FILEGROUPNAME} %{FILENAMES}\n]' "$rpm" 2>/dev/null \
+    | grep -qx -- '-rw-r----- root:ibsnmpd /etc/ibsnmpd/ibsnmpd.toml' || fail "RPM: configuration not 0640 root:ibsnmpd"
 for f in /usr/sbin/ibsnmpd /usr/lib/systemd/system/ibsnmpd.service /etc/ibsnmpd/ibsnmpd.toml \
     /usr/lib/udev/rules.d/92-ibsnmpd.rules /usr/lib/sysusers.d/ibsnmpd.conf \
     /usr/share/man/man8/ibsnmpd.8.gz /usr/share/man/man5/ibsnmpd.toml.5.gz \

@@ -177,12 +177,20 @@ fn rates_flaps_congestion_and_clears_over_the_window() {
         .position(|p| p.remote.is_some() && p.counters.is_some() && p.num.0 != 0)
         .unwrap();
     h.observe(&snap);
-    // 60 s later: 1e9 words received, 64 symbol errors (BER 2e-9), two
-    // LinkDowned, as many wait ticks as data words sent.
+    // The link's bits: its data rate (4x HDR on the sim: 2e11 bit/s) over
+    // the window, idle included, whatever it received.
+    let line_bps = {
+        let p = &snap.ports[i];
+        ib::types::data_rate_mbps(p.info.link_width().unwrap(), snap.port_speed(p).unwrap()) as f64
+            * 1e6
+    };
+    // 60 s later: 1e9 words received, 240 symbol errors, two LinkDowned,
+    // one LinkErrorRecovery, as many wait ticks as data words sent. Rates
+    // count over a whole window (600 s) even though the samples span 60 s.
     bump(&mut snap, i, 60, |t, c| {
         c.symbol_error_counter = 100;
         t.port_rcv_data += 1_000_000_000;
-        t.symbol_error_counter += 64;
+        t.symbol_error_counter += 240;
         t.link_downed_counter += 2;
         t.link_error_recovery_counter += 1;
         t.port_xmit_data += 1000;
@@ -193,9 +201,11 @@ fn rates_flaps_congestion_and_clears_over_the_window() {
         .iter()
         .find(|x| x.symbol_ber.is_some_and(|b| b > 0.0))
         .unwrap();
-    assert!((p.symbol_ber.unwrap() - 2e-9).abs() < 1e-12, "{p:?}");
+    let ber = 240.0 / (line_bps * 600.0);
+    assert!((p.symbol_ber.unwrap() - ber).abs() < ber * 1e-9, "{p:?}");
     assert_eq!(p.link_downed, 2);
-    assert!((p.link_recovery_per_hour.unwrap() - 60.0).abs() < 1e-9);
+    // One recovery in the window: 6 an hour, not 60 (the 60 s span alone).
+    assert!((p.link_recovery_per_hour.unwrap() - 6.0).abs() < 1e-9);
     assert!((p.xmit_wait_ratio.unwrap() - 0.5).abs() < 1e-9);
     assert!(p.is_unhealthy(h.config()));
     assert!(!p.counters_cleared);

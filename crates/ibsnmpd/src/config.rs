@@ -61,16 +61,33 @@ pub fn load(args: &RunArgs) -> Result<Settings, ConfigError> {
     if let (true, Some(path)) = (has_secrets, &args.config) {
         use std::os::unix::fs::PermissionsExt;
         if let Ok(m) = std::fs::metadata(path) {
-            let mode = m.permissions().mode() & 0o777;
-            if mode & 0o077 != 0 {
-                settings.warnings.push(format!(
-                    "{}: holds SNMPv3 passwords but has mode {mode:04o}; make it 0600 (chmod 600)",
-                    path.display()
-                ));
+            if let Some(w) = secrets_mode_warning(path, m.permissions().mode()) {
+                settings.warnings.push(w);
             }
         }
     }
     Ok(settings)
+}
+
+/// The group the package creates and runs the unit's (dynamic) user in.
+pub const SERVICE_GROUP: &str = "ibsnmpd";
+
+/// The warning for a configuration file holding SNMPv3 passwords with
+/// `mode`: only when other users may access it. The group may read it:
+/// the packaged unit runs as a dynamic user whose only way to read a
+/// root-owned file is group `ibsnmpd` (0640 root:ibsnmpd, what the package
+/// installs); 0600 root-owned would lock the agent out of its own file at
+/// the next start or reload.
+pub fn secrets_mode_warning(path: &std::path::Path, mode: u32) -> Option<String> {
+    let mode = mode & 0o777;
+    (mode & 0o007 != 0).then(|| {
+        let p = path.display();
+        format!(
+            "{p}: holds SNMPv3 passwords but every user may read it (mode {mode:04o}); \
+             make it readable by root and the service's group only: \
+             chmod 0640 {p}; chgrp {SERVICE_GROUP} {p}"
+        )
+    })
 }
 
 impl From<crate::logging::LogError> for ConfigError {

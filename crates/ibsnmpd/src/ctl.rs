@@ -207,7 +207,7 @@ async fn run(fabric: &FabricHandle, line: &str) -> Result<String, String> {
                 "sweep {} nodes {} ports {} events {}",
                 s.sweep.number,
                 s.nodes.len(),
-                s.ports.len(),
+                s.port_count(),
                 fabric.events_total()
             ))
         }

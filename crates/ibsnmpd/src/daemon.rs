@@ -68,6 +68,37 @@ fn start_source(
     .context("cannot start the source thread")
 }
 
+/// Exit status of a UDP port another agent holds (sysexits' EX_CONFIG): the
+/// unit lists it in RestartPreventExitStatus=, since restarting cannot free
+/// the port.
+pub const EXIT_PORT_IN_USE: u8 = 78;
+
+/// A listen address another process holds: most often net-snmp's snmpd on
+/// 161. Exit [`EXIT_PORT_IN_USE`], with what to do instead.
+#[derive(Debug)]
+pub struct PortInUse(pub String);
+
+impl std::fmt::Display for PortInUse {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for PortInUse {}
+
+impl PortInUse {
+    /// The message for `err` (Agent::bind's, naming the address).
+    fn new(err: &std::io::Error) -> PortInUse {
+        PortInUse(format!(
+            "{err}: another process holds it (net-snmp's snmpd? `ss -ulpn` names it); \
+             to serve beside snmpd, make ibsnmpd its AgentX subagent \
+             (`agentx = \"/var/agentx/master\"` in the configuration file, \
+             `master agentx` in snmpd.conf, no agentaddress) or give agentaddress \
+             a free port (docs/install.md, \"Beside snmpd\")"
+        ))
+    }
+}
+
 /// The agent's sockets, bound now: a bad or busy address fails at once,
 /// not after a sweep.
 fn bind_agent(
@@ -92,7 +123,14 @@ fn bind_agent(
             move || view(),
             controller,
             Arc::clone(&reads.stats),
-        ))?
+        ))
+        .map_err(|e| -> anyhow::Error {
+            if e.kind() == std::io::ErrorKind::AddrInUse {
+                PortInUse::new(&e).into()
+            } else {
+                e.into()
+            }
+        })?
         .with_usm(Arc::clone(usm))
         .with_vacm(Arc::new(settings.vacm.clone()))
         .with_user_hook(Box::new(|v: &mut mibs::View, user: &[u8]| {

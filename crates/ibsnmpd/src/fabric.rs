@@ -417,15 +417,15 @@ impl Sweeper {
         };
         debug!(
             nodes = snap.nodes.len(),
-            ports = snap.ports.len(),
+            ports = snap.port_count(),
             ms = t.elapsed().as_millis() as u64,
             "sweep"
         );
         if snap.sweep.number == 1 {
             info!(
                 nodes = snap.nodes.len(),
-                ports = snap.ports.len(),
-                "first sweep done"
+                ports = snap.port_count(),
+                "first sweep done (ports: switch port 0 not counted)"
             );
         }
         let prev = self.published.load_full();

@@ -1,7 +1,9 @@
 //! ibsnmpd: an SNMP agent for InfiniBand fabrics.
 //!
 //! Exit codes: 0 clean stop (SIGTERM/SIGINT) or subcommand done; 2 a bad
-//! command line or configuration (one line on stderr); 1 any other failure.
+//! command line or configuration (one line on stderr); 78 (EX_CONFIG) a
+//! UDP port another agent holds (snmpd on 161); 1 any other failure. The
+//! unit restarts on neither 2 nor 78.
 
 #![forbid(unsafe_code)]
 
@@ -79,6 +81,10 @@ fn main() -> ExitCode {
                 eprintln!("ibsnmpd: {c}");
                 return ExitCode::from(2);
             }
+            if let Some(p) = e.downcast_ref::<daemon::PortInUse>() {
+                eprintln!("ibsnmpd: {p}");
+                return ExitCode::from(daemon::EXIT_PORT_IN_USE);
+            }
             eprintln!("ibsnmpd: {}", format!("{e:#}").replace('\n', " "));
             ExitCode::from(1)
         }
@@ -93,15 +99,44 @@ fn run(args: cli::RunArgs) -> anyhow::Result<()> {
 }
 
 /// `--help`/`--version` print as clap renders them; real errors become one
-/// line on stderr and exit 2.
+/// line on stderr and exit 2: clap's first paragraph, so a missing
+/// argument is named (`... not provided: --plan <FILE>`). A command that
+/// needs a subcommand and got none (`ibsnmpd topology`) prints its help on
+/// stdout, then says so in that line.
 fn usage_error(e: &clap::Error) -> ExitCode {
     if matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion) {
         let _ = e.print();
         return ExitCode::SUCCESS;
     }
     let text = e.render().to_string();
-    let first = text.lines().next().unwrap_or("invalid command line");
-    let first = first.strip_prefix("error: ").unwrap_or(first);
-    eprintln!("ibsnmpd: {first} (see --help)");
+    if e.kind() == ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand {
+        print!("{text}");
+        let command: Vec<String> = std::env::args()
+            .skip(1)
+            .take_while(|a| !a.starts_with('-'))
+            .collect();
+        eprintln!(
+            "ibsnmpd: {}: a subcommand is needed (listed above)",
+            command.join(" ")
+        );
+        return ExitCode::from(2);
+    }
+    eprintln!("ibsnmpd: {} (see --help)", first_paragraph(&text));
     ExitCode::from(2)
+}
+
+/// The first paragraph of a clap error, on one line, without "error: ".
+fn first_paragraph(text: &str) -> String {
+    let words: Vec<&str> = text
+        .lines()
+        .take_while(|l| !l.trim().is_empty())
+        .map(str::trim)
+        .collect();
+    let line = words.join(" ");
+    let line = line.strip_prefix("error: ").unwrap_or(&line).to_string();
+    if line.is_empty() {
+        "invalid command line".into()
+    } else {
+        line
+    }
 }

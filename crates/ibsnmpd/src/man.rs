@@ -8,7 +8,8 @@
 use anyhow::{Context, Result};
 use clap::{ArgAction, Command};
 
-/// Where the packages install docs/*.md (compressed).
+/// Where the packages install docs/*.md, compressed (`NAME.md.gz`:
+/// packaging/stage.sh).
 const DOC_DIR: &str = "/usr/share/doc/ibsnmpd";
 
 /// ibsnmpd(8): title, a synopsis line per command with every option and
@@ -140,7 +141,7 @@ The documentation (Markdown), and examples: the OpenSM\-host drop\-in, the Grafa
 .SH SIGNALS
 .TP
 \fBSIGHUP\fR
-Reads the configuration file, the node\-name\-map and the cabling plan again: the communities, node names, cabling plan ([topology] expected), notification sinks, thresholds, authtrapenable, [health] and [[monitor]] apply at once; every changed setting that needs a restart is named in one warning; a file that does not load changes nothing (usage.md, "Signals").
+Reads the configuration file, the node\-name\-map and the cabling plan again: the communities, node names, cabling plan ([topology] expected), notification sinks, thresholds, authtrapenable, [health] and [[monitor]] apply at once; every changed setting that needs a restart is named in one warning; a file that does not load changes nothing (docs/usage.md, "Signals").
 .TP
 \fBSIGTERM\fR, \fBSIGINT\fR
 Stop cleanly (AgentX session closed, state persisted); exit status 0.
@@ -151,10 +152,13 @@ The same for the agent and every subcommand.
 A clean stop, or a subcommand that finished.
 .TP
 \fB1\fR
-A failure at run time (for example a listen address already in use, a sweep that fails, an agent that cannot be reached), one line on standard error.
+A failure at run time (for example a sweep that fails, an agent that cannot be reached), one line on standard error.
 .TP
 \fB2\fR
 A bad command line, configuration file or source specification, or a source that cannot be opened (no such CA, no RDMA devices), one line on standard error naming the file, line and key where there is one. systemd does not restart the unit; the udev rule starts it when a device appears.
+.TP
+\fB78\fR
+A UDP listen address that another process holds (on port 161 most often snmpd): one line naming the address, snmpd and the \fBagentx\fR setting that serves the IB MIBs through snmpd instead (docs/install.md, "Beside snmpd"). systemd does not restart the unit.
 .SH "SEE ALSO"
 \fBibsnmpd.toml\fR(5), \fBsnmpd\fR(8), \fBsnmpd.conf\fR(5), \fBsnmpwalk\fR(1), \fBopensm\fR(8), \fBibnetdiscover\fR(8), \fBperfquery\fR(8); the documentation in \fI/usr/share/doc/ibsnmpd/\fR
 "#;
@@ -164,9 +168,27 @@ fn roff(s: &str) -> String {
     s.replace('\\', "\\\\").replace('-', "\\-")
 }
 
-/// `docs/NAME.md` (and `usage.md`-style names after it) as installed.
+/// `docs/NAME.md` as installed: `/usr/share/doc/ibsnmpd/NAME.md.gz`.
 fn installed_docs(page: &str) -> String {
-    page.replace("docs/", &format!("{DOC_DIR}/"))
+    let mut out = String::with_capacity(page.len());
+    let mut rest = page;
+    while let Some(at) = rest.find("docs/") {
+        out.push_str(&rest[..at]);
+        out.push_str(DOC_DIR);
+        out.push('/');
+        rest = &rest[at + "docs/".len()..];
+        let name_len = rest
+            .find(|c: char| !(c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.' | '\\')))
+            .unwrap_or(rest.len());
+        let name = rest[..name_len].trim_end_matches('.');
+        out.push_str(name);
+        if name.ends_with(".md") {
+            out.push_str(".gz");
+        }
+        rest = &rest[name.len()..];
+    }
+    out.push_str(rest);
+    out
 }
 
 /// ibsnmpd.toml(5), made from the configuration's key table: one source

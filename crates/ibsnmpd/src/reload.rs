@@ -188,6 +188,7 @@ fn restart_keys(old: &Settings, new: &Settings, notifying: bool) -> Vec<&'static
         local_node,
         // Where local_node came from: for errors only.
         local_node_origin: _,
+        source_origin: _,
         max_repetitions,
         sys_contact,
         sys_name,

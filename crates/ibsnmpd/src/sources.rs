@@ -1,4 +1,5 @@
-//! Turning a `--source` spec into a running source.
+//! Turning a source spec (`--source`, or `source` in the configuration
+//! file) into a running source.
 
 use ib::source::{Source, SourceOptions, SourceSpec};
 
@@ -10,6 +11,7 @@ use crate::config::{ConfigError, Settings};
 pub fn open(settings: &Settings) -> Result<Box<dyn Source>, ConfigError> {
     open_with(
         &settings.source,
+        &settings.source_origin,
         &settings.local_node_origin,
         SourceOptions {
             local_node: settings.local_node.clone(),
@@ -40,6 +42,7 @@ pub fn open_spec(
     }
     open_with(
         spec,
+        "--source",
         "--local-node",
         SourceOptions {
             local_node,
@@ -49,20 +52,23 @@ pub fn open_spec(
     )
 }
 
-/// `local_node_origin` says where the local node was named, for its error.
+/// `origin` says where the spec was given (`--source`, or the
+/// configuration file's line: `FILE:LINE: source`), `local_node_origin`
+/// where the local node was named, for their errors.
 fn open_with(
     spec: &str,
+    origin: &str,
     local_node_origin: &str,
     opts: SourceOptions,
 ) -> Result<Box<dyn Source>, ConfigError> {
     let parsed: SourceSpec = spec
         .trim()
         .parse()
-        .map_err(|e| ConfigError(format!("--source: {e}")))?;
+        .map_err(|e| ConfigError(format!("{origin}: {e}")))?;
     ib::source::open(&parsed, &opts).map_err(|e| match e {
         ib::source::SourceError::NoSuchLocalNode { wanted, have } => ConfigError(format!(
             "{local_node_origin} {wanted:?}: no such node (by name, node description or GUID) in {have}"
         )),
-        e => ConfigError(format!("--source {spec}: {e}").replace('\n', " ")),
+        e => ConfigError(format!("{origin} {spec}: {e}").replace('\n', " ")),
     })
 }

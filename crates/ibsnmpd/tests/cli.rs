@@ -102,3 +102,44 @@ fn routes_check_exit_codes() {
     assert_eq!(run(&["--source", "sim:/nonexistent.net"]).0, Some(2));
     assert_eq!(run(&["--max-spread", "-1"]).0, Some(2));
 }
+
+/// A missing required argument is named on the one error line; a command
+/// that needs a subcommand and got none prints its help (stdout) and one
+/// line saying so (stderr), exit 2.
+#[test]
+fn missing_arguments_and_subcommands_are_named() {
+    for (args, want) in [
+        (
+            &["topology", "check"][..],
+            "not provided: --expected <FILE>",
+        ),
+        (&["ctl", "status"][..], "not provided: --socket <PATH>"),
+        (&["topology", "fat-tree"][..], "not provided: --hosts <N>"),
+    ] {
+        let o = Command::new(BIN).args(args).output().unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+        assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
+        assert!(
+            err.starts_with("ibsnmpd: ") && err.contains(want),
+            "{args:?}: {err}"
+        );
+        assert!(o.stdout.is_empty(), "{args:?}");
+    }
+    let o = Command::new(BIN).arg("topology").output().unwrap();
+    let (out, err) = (
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr),
+    );
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        out.contains("Usage: ibsnmpd topology")
+            && out.contains("fat-tree")
+            && out.contains("check"),
+        "{out}"
+    );
+    assert_eq!(
+        err.trim_end(),
+        "ibsnmpd: topology: a subcommand is needed (listed above)"
+    );
+}

@@ -468,6 +468,35 @@ fn fabric_link_traps_name_the_node_port() {
                 .collect();
             assert!(indexes.contains(&"INTEGER: 37"), "{downs:?}");
             assert!(indexes.contains(&"INTEGER: 2"), "{downs:?}");
+            // The v2c trap names its node and port: ifIndex 37 is also a
+            // port of the agent's own node and of every other switch.
+            let (guid, _) = switch("leaf02");
+            let leaf02 = downs
+                .iter()
+                .find(|x| x.object("IF-MIB::ifIndex") == Some("INTEGER: 37"))
+                .unwrap();
+            assert_eq!(leaf02.pdu, "TRAP2", "{leaf02:?}");
+            assert_eq!(
+                leaf02.object("IF-MIB::ifName.37"),
+                Some("STRING: leaf02/37"),
+                "{leaf02:?}"
+            );
+            assert_eq!(
+                leaf02.object("IF-MIB::ifDescr.37"),
+                Some("STRING: leaf02 port 37"),
+                "{leaf02:?}"
+            );
+            let octets: Vec<String> = (0..8)
+                .map(|i| {
+                    let b = u8::from_str_radix(&guid[2 * i..2 * i + 2], 16).unwrap();
+                    format!("{b:x}")
+                })
+                .collect();
+            assert_eq!(
+                leaf02.object("IB-SM-MIB::ibSmTrapNodeGUID1.0"),
+                Some(&*format!("STRING: {}", octets.join(":"))),
+                "{leaf02:?}"
+            );
         }
     }
 }

@@ -200,7 +200,11 @@ fn link_flap_in_v1_v2c_and_inform_form_with_the_same_content() {
         vec![
             "IF-MIB::ifIndex.1 = INTEGER: 1",
             "IF-MIB::ifAdminStatus.1 = INTEGER: up(1)",
-            "IF-MIB::ifOperStatus.1 = INTEGER: down(2)"
+            "IF-MIB::ifOperStatus.1 = INTEGER: down(2)",
+            // Appended (RFC 2863 allows it): which node and port.
+            "IF-MIB::ifName.1 = STRING: mlx5_0/1",
+            "IF-MIB::ifDescr.1 = STRING: mlx5_0 port 1",
+            &format!("IB-SM-MIB::ibSmTrapNodeGUID1.0 = STRING: {NODE01}"),
         ]
     );
     let sw = named(&t, "ibSmTrapSwitchLinkStateChanged")[0];

@@ -187,9 +187,13 @@ fn own_port_unlink_gives_link_down_and_up() {
     assert_eq!(
         down[0].objects,
         vec![
-            "IF-MIB::ifIndex.2 = INTEGER: 2",
-            "IF-MIB::ifAdminStatus.2 = INTEGER: up(1)",
-            "IF-MIB::ifOperStatus.2 = INTEGER: down(2)"
+            "IF-MIB::ifIndex.2 = INTEGER: 2".to_string(),
+            "IF-MIB::ifAdminStatus.2 = INTEGER: up(1)".into(),
+            "IF-MIB::ifOperStatus.2 = INTEGER: down(2)".into(),
+            // Appended: which node and port (the CA's name from umad).
+            "IF-MIB::ifName.2 = STRING: ibsim0/2".into(),
+            "IF-MIB::ifDescr.2 = STRING: ibsim0 port 2".into(),
+            format!("IB-SM-MIB::ibSmTrapNodeGUID1.0 = {hca1}"),
         ]
     );
     let out = named(&t, "ibSmTrapOutOfService");

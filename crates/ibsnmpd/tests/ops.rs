@@ -32,10 +32,163 @@ fn port_in_use_fails_before_any_sweep() {
     let addr = busy.local_addr().unwrap().to_string();
     let o = common::run_agent(&["--listen", &addr, "--log-level", "debug"], tmp.path());
     let err = String::from_utf8_lossy(&o.stderr);
-    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert_eq!(o.status.code(), Some(78), "{err}");
     assert!(err.contains("cannot bind UDP"), "{err}");
+    // One line says it all (the log's lines before it are the log's).
+    assert_eq!(err.matches("ibsnmpd: ").count(), 1, "{err}");
     // The source thread never swept (debug logs every sweep).
     assert!(!err.contains("sweep"), "{err}");
+}
+
+/// A process this test started, killed (SIGTERM) and reaped when dropped.
+struct Proc(std::process::Child);
+
+impl Drop for Proc {
+    fn drop(&mut self) {
+        let _ = Command::new("kill").arg(self.0.id().to_string()).status();
+        let _ = self.0.wait();
+    }
+}
+
+/// net-snmp's snmpd on a private UDP port, as on a host where it holds 161.
+struct Snmpd;
+
+impl Snmpd {
+    fn start(dir: &std::path::Path, port: u16) -> Proc {
+        common::require_tool("snmpd");
+        let conf = dir.join("snmpd.conf");
+        std::fs::write(&conf, "rocommunity public 127.0.0.1\n").unwrap();
+        let persist = dir.join("snmpd-persist");
+        std::fs::create_dir_all(&persist).unwrap();
+        let child = Command::new("/usr/sbin/snmpd")
+            .env("SNMP_PERSISTENT_DIR", &persist)
+            .env("MIBS", "")
+            .args(["-f", "-Lf"])
+            .arg(dir.join("snmpd.log"))
+            .arg("-C")
+            .arg("-c")
+            .arg(&conf)
+            .arg("-p")
+            .arg(dir.join("snmpd.pid"))
+            .arg(format!("udp:127.0.0.1:{port}"))
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("spawn snmpd");
+        let snmpd = Proc(child);
+        let target = format!("127.0.0.1:{port}");
+        common::wait_for(
+            "snmpd answering",
+            std::time::Duration::from_secs(20),
+            || {
+                let o = common::probe(&target, ".1.3.6.1.2.1.1.1.0", &[]);
+                String::from_utf8_lossy(&o.stdout)
+                    .contains("STRING")
+                    .then_some(())
+            },
+        );
+        snmpd
+    }
+}
+
+/// The packaged configuration (packaging/ibsnmpd.toml, its address moved
+/// to a private port, the simulated fabric for the HCA) on a port snmpd
+/// holds: one line naming the address, snmpd and the agentx setting, and
+/// exit 78, which the packaged unit does not restart on. On the same port
+/// once free: it serves.
+#[test]
+fn packaged_config_beside_snmpd_refuses_clearly_and_serves_on_a_free_port() {
+    let tmp = tempfile::tempdir().unwrap();
+    let port = common::free_port("127.0.0.1");
+    let shipped = std::fs::read_to_string(repo_file("packaging/ibsnmpd.toml")).unwrap();
+    let conf_text = shipped
+        .replace(
+            "agentaddress = [\"udp:0.0.0.0:161\"]",
+            &format!("agentaddress = [\"udp:127.0.0.1:{port}\"]"),
+        )
+        .replace("source = \"umad\"", "source = \"sim\"");
+    assert!(conf_text.contains(&format!(":{port}\"")) && conf_text.contains("\"sim\""));
+    // docs/install.md quotes the error naming the shipped file's source line.
+    let source_line = shipped
+        .lines()
+        .position(|l| l == "source = \"umad\"")
+        .map(|i| i + 1)
+        .unwrap();
+    let install = std::fs::read_to_string(repo_file("docs/install.md")).unwrap();
+    assert!(
+        install.contains(&format!(
+            "/etc/ibsnmpd/ibsnmpd.toml:{source_line}: source umad: "
+        )),
+        "docs/install.md names another line than {source_line} for the shipped source"
+    );
+    let conf = tmp.path().join("ibsnmpd.toml");
+    std::fs::write(&conf, &conf_text).unwrap();
+    let conf_s = conf.display().to_string();
+    let state = tmp.path().join("state");
+
+    let snmpd = Snmpd::start(tmp.path(), port);
+    let o = common::run_agent(&["--config", &conf_s], &state);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(78), "{err}");
+    let lines: Vec<&str> = err.lines().filter(|l| l.starts_with("ibsnmpd: ")).collect();
+    assert_eq!(lines.len(), 1, "{err}");
+    let line = lines[0];
+    for want in [
+        &format!("127.0.0.1:{port}"),
+        "in use",
+        "snmpd",
+        "agentx = \"/var/agentx/master\"",
+        "master agentx",
+        "Beside snmpd",
+    ] {
+        assert!(line.contains(want), "{want:?} missing: {line}");
+    }
+    // The unit gives up on that status instead of restarting every 5 s.
+    let unit = std::fs::read_to_string(repo_file("packaging/ibsnmpd.service")).unwrap();
+    let prevent: Vec<&str> = unit
+        .lines()
+        .filter_map(|l| l.strip_prefix("RestartPreventExitStatus="))
+        .flat_map(str::split_whitespace)
+        .collect();
+    assert!(
+        prevent.contains(&"78") && prevent.contains(&"2"),
+        "{prevent:?}"
+    );
+    drop(snmpd);
+
+    // The port free: the packaged configuration serves on it.
+    let log = tmp.path().join("agent.log");
+    let mut agent = Proc(
+        Command::new(BIN)
+            .args(["--config", &conf_s, "--state-dir"])
+            .arg(&state)
+            .stderr(std::fs::File::create(&log).unwrap())
+            .spawn()
+            .unwrap(),
+    );
+    let target = format!("127.0.0.1:{port}");
+    let answered = common::poll(
+        std::time::Duration::from_secs(30),
+        std::time::Duration::from_millis(200),
+        || {
+            if let Ok(Some(st)) = agent.0.try_wait() {
+                return Ok(Err(format!(
+                    "exited {st}: {}",
+                    std::fs::read_to_string(&log).unwrap_or_default()
+                )));
+            }
+            let o = common::probe(&target, ".1.3.6.1.2.1.1.3.0", &["-On"]);
+            if o.status.success() {
+                Ok(Ok(String::from_utf8_lossy(&o.stdout).into_owned()))
+            } else {
+                Err("no answer yet".into())
+            }
+        },
+    );
+    drop(agent);
+    let answered = answered.unwrap();
+    assert!(answered.contains("Timeticks"), "{answered}");
 }
 
 #[test]
@@ -252,6 +405,38 @@ fn man_page_is_current_and_renders() {
     // Installed pages point at the installed docs.
     assert!(!text.contains("docs/"), "{text}");
     assert!(text.contains("/usr/share/doc/ibsnmpd/"), "{text}");
+    installed_doc_references_exist(&text);
+    // A port another agent holds: its own exit status, not restarted.
+    assert!(text.contains("\\fB78\\fR"), "{text}");
+}
+
+/// Every `/usr/share/doc/ibsnmpd/NAME` a man page names is a file the
+/// packages install there: docs/*.md compressed by packaging/stage.sh
+/// (`NAME.md.gz`), or an example.
+fn installed_doc_references_exist(text: &str) {
+    let mut seen = 0;
+    for (at, _) in text.match_indices("/usr/share/doc/ibsnmpd/") {
+        let rest = &text[at + "/usr/share/doc/ibsnmpd/".len()..];
+        let name: String = rest
+            .chars()
+            .take_while(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.' | '\\'))
+            .collect::<String>()
+            .replace("\\-", "-");
+        // A roff font change (`\fR`) ends it.
+        let name = name.split("\\f").next().unwrap_or("").trim_end_matches('.');
+        if name.is_empty() || name == "examples" {
+            continue;
+        }
+        let md = name
+            .strip_suffix(".gz")
+            .unwrap_or_else(|| panic!("{name}: installed compressed, as {name}.gz"));
+        assert!(
+            repo_file(&format!("docs/{md}")).is_file(),
+            "{name}: no docs/{md}"
+        );
+        seen += 1;
+    }
+    assert!(seen > 0, "{text}");
 }
 
 /// ibsnmpd.toml(5), made from docs/config.md's key table: every key the
@@ -301,7 +486,11 @@ fn the_config_man_page_lists_every_key_and_renders() {
         "{text}"
     );
     assert!(!text.contains("docs/"), "{text}");
-    assert!(text.contains("/usr/share/doc/ibsnmpd/config.md"), "{text}");
+    assert!(
+        text.contains("/usr/share/doc/ibsnmpd/config.md.gz"),
+        "{text}"
+    );
+    installed_doc_references_exist(&text);
 }
 
 /// `systemd-analyze verify` accepts the unit (with ExecStart pointing at
@@ -372,4 +561,90 @@ fn grafana_dashboard_queries_parse() {
         String::from_utf8_lossy(&o.stdout),
         String::from_utf8_lossy(&o.stderr)
     );
+}
+
+/// One fabric, one port count: the log's first sweep, `ctl status`,
+/// `ibsnmpd_fabric_ports` and `ibsnmpd health` all count the ports but a
+/// switch's port 0 (170 on the simulated fabric: 174 with its four
+/// switches' management ports).
+#[test]
+fn every_place_counts_the_same_ports() {
+    let dir = tempfile::tempdir().unwrap();
+    let mport = common::free_port("127.0.0.1");
+    let maddr = format!("127.0.0.1:{mport}");
+    let (agent, socket) = common::agent_with_socket(dir.path(), "", &["--metrics", &maddr]);
+    let status = common::ctl(&socket, &["status"]);
+    let ctl_ports: u64 = status
+        .split_whitespace()
+        .skip_while(|w| *w != "ports")
+        .nth(1)
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("{status}"));
+    let metrics = curl(&format!("http://{maddr}/metrics"));
+    let metric_ports: u64 = metrics
+        .lines()
+        .find_map(|l| l.strip_prefix("ibsnmpd_fabric_ports "))
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or_else(|| panic!("{metrics}"));
+    let o = Command::new(BIN)
+        .args(["health", "--socket"])
+        .arg(&socket)
+        .output()
+        .unwrap();
+    let health = String::from_utf8_lossy(&o.stdout);
+    let log = agent.log_text();
+    let first = log
+        .lines()
+        .find(|l| l.contains("first sweep done"))
+        .unwrap_or_else(|| panic!("{log}"));
+    assert_eq!(ctl_ports, 170, "{status}");
+    assert_eq!(metric_ports, 170, "{metrics}");
+    assert!(health.contains(", 170 ports,"), "{health}");
+    assert!(first.contains("ports=170"), "{first}");
+}
+
+/// ibsnmpd_snmp_requests_total counts each PDU once, under its own type:
+/// a GetBulk as `getbulk` (never as `getnext`, which is snmpInGetNexts).
+#[test]
+fn request_counters_count_getbulk_as_its_own() {
+    let mport = common::free_port("127.0.0.1");
+    let maddr = format!("127.0.0.1:{mport}");
+    let agent = common::Agent::start(&["--metrics", &maddr]);
+    let counts = || {
+        let text = curl(&format!("http://{maddr}/metrics"));
+        let get = |pdu: &str| -> u64 {
+            let prefix = format!("ibsnmpd_snmp_requests_total{{pdu=\"{pdu}\"}} ");
+            text.lines()
+                .find_map(|l| l.strip_prefix(prefix.as_str()))
+                .and_then(|v| v.trim().parse().ok())
+                .unwrap_or_else(|| panic!("no {pdu}: {text}"))
+        };
+        let help = text
+            .lines()
+            .find(|l| l.starts_with("# HELP ibsnmpd_snmp_requests_total"))
+            .unwrap_or_default()
+            .to_string();
+        (
+            [get("get"), get("getnext"), get("getbulk"), get("set")],
+            help,
+        )
+    };
+    let (before, help) = counts();
+    assert!(
+        help.contains("getbulk") && !help.contains("neither"),
+        "{help}"
+    );
+    let sys_descr = ".1.3.6.1.2.1.1.1.0";
+    for tool in ["snmpgetnext", "snmpbulkget", "snmpbulkget"] {
+        let mut args = vec!["-v2c", "-c", "public", "-t", "2", "-r", "0"];
+        if tool == "snmpbulkget" {
+            args.extend(["-Cn0", "-Cr5"]);
+        }
+        args.extend([agent.target.as_str(), sys_descr]);
+        let o = common::snmp(tool, &args);
+        assert!(o.status.success(), "{tool}: {}", common::text(&o));
+    }
+    let (after, _) = counts();
+    let delta: Vec<u64> = after.iter().zip(before).map(|(a, b)| a - b).collect();
+    assert_eq!(delta, vec![0, 1, 2, 0], "get, getnext, getbulk, set");
 }

@@ -5,7 +5,7 @@
 mod common;
 
 use std::path::Path;
-use std::process::Output;
+use std::process::{Command, Output, Stdio};
 
 use common::{parse_lines, snmp, text, Agent};
 
@@ -451,12 +451,141 @@ fn secrets_file_mode_warning() {
     std::fs::set_permissions(&cfg, std::fs::Permissions::from_mode(0o644)).unwrap();
     let agent = Agent::start(&["--config", &cfg]);
     let log = agent.log_text();
-    assert!(log.contains("0600"), "{log}");
+    // The fix that keeps the packaged unit's user able to read it.
+    assert!(
+        log.contains(&format!("chmod 0640 {cfg}; chgrp ibsnmpd {cfg}")),
+        "{log}"
+    );
+    assert!(!log.contains("0600"), "{log}");
     assert!(
         !log.contains(AUTH_PASS) && !log.contains(PRIV_PASS),
         "a password was logged"
     );
     let _ = snmp;
+}
+
+/// The packaged unit's way: a dynamic user (no root, no name) whose only
+/// access to the root-owned configuration is the ibsnmpd group. A file
+/// with SNMPv3 passwords, 0640 root:ibsnmpd's gid, is read at start and
+/// again on SIGHUP without a warning, and its user answers. The agent runs
+/// under `setpriv` with a uid and the group as the unit's only
+/// supplementary one (the test runs as root; nothing is added to
+/// /etc/passwd or /etc/group: the ibsnmpd group's gid where this host has
+/// one, else a gid no group names, which the kernel checks the same way).
+#[test]
+fn secrets_file_0640_root_group_is_read_by_the_units_user_without_warning() {
+    use std::os::unix::fs::{chown, PermissionsExt};
+    common::require_tool("setpriv");
+    assert!(
+        std::fs::metadata("/proc/self").is_ok_and(|m| {
+            use std::os::unix::fs::MetadataExt;
+            m.uid() == 0
+        }),
+        "this test runs as root (chown, setpriv), as CI does"
+    );
+    let gid = Command::new("getent")
+        .args(["group", "ibsnmpd"])
+        .output()
+        .ok()
+        .and_then(|o| {
+            String::from_utf8_lossy(&o.stdout)
+                .split(':')
+                .nth(2)
+                .and_then(|g| g.trim().parse::<u32>().ok())
+        })
+        .unwrap_or(61_235);
+    let uid = 61_234u32;
+    let dir = tempfile::tempdir().unwrap();
+    let mode =
+        |p: &Path, m: u32| std::fs::set_permissions(p, std::fs::Permissions::from_mode(m)).unwrap();
+    mode(dir.path(), 0o755);
+    let cfg = dir.path().join("ibsnmpd.toml");
+    std::fs::write(
+        &cfg,
+        format!(
+            "[[user]]\nname = \"ops\"\nauth = \"SHA\"\nauth_pass = \"{AUTH_PASS}\"\n\
+             priv = \"AES\"\npriv_pass = \"{PRIV_PASS}\"\n\n\
+             [[rouser]]\nuser = \"ops\"\nlevel = \"priv\"\n"
+        ),
+    )
+    .unwrap();
+    chown(&cfg, Some(0), Some(gid)).unwrap();
+    mode(&cfg, 0o640);
+    let state = dir.path().join("state");
+    std::fs::create_dir(&state).unwrap();
+    chown(&state, Some(uid), Some(uid)).unwrap();
+    mode(&state, 0o700);
+    let log = dir.path().join("agent.log");
+    let port = common::free_port("127.0.0.1");
+    let target = format!("127.0.0.1:{port}");
+    let child = Command::new("setpriv")
+        .args([
+            &format!("--reuid={uid}"),
+            &format!("--regid={uid}"),
+            &format!("--groups={gid}"),
+            "--",
+            common::BIN,
+            "--config",
+        ])
+        .arg(&cfg)
+        .arg("--state-dir")
+        .arg(&state)
+        .args(["--listen", &target, "--log-level", "info"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(std::fs::File::create(&log).unwrap())
+        .spawn()
+        .unwrap();
+    let mut agent = Killed(child);
+    let log_text = || std::fs::read_to_string(&log).unwrap_or_default();
+    let get = || {
+        snmp(
+            "snmpget",
+            &[
+                "-v3", "-u", "ops", "-l", "authPriv", "-a", "SHA", "-A", AUTH_PASS, "-x", "AES",
+                "-X", PRIV_PASS, "-On", "-t", "0.5", "-r", "0", &target, SYS_NAME,
+            ],
+        )
+    };
+    common::poll(
+        std::time::Duration::from_secs(30),
+        std::time::Duration::from_millis(200),
+        || {
+            if let Ok(Some(st)) = agent.0.try_wait() {
+                panic!("the agent exited {st}: {}", log_text());
+            }
+            get()
+                .status
+                .success()
+                .then_some(())
+                .ok_or_else(|| format!("no answer yet: {}", log_text()))
+        },
+    );
+    common::signal(&agent.0.id().to_string(), "HUP");
+    let after = common::wait_for(
+        "the reload's outcome",
+        std::time::Duration::from_secs(20),
+        || {
+            let l = log_text();
+            (l.contains("SIGHUP: configuration reloaded") || l.contains("reload refused"))
+                .then_some(l)
+        },
+    );
+    assert!(after.contains("SIGHUP: configuration reloaded"), "{after}");
+    assert!(get().status.success(), "{}", text(&get()));
+    assert!(!after.contains("WARN"), "{after}");
+    assert!(!after.contains("passwords"), "{after}");
+    let _ = agent.0.kill();
+}
+
+/// A process this test started, killed and reaped when dropped.
+struct Killed(std::process::Child);
+
+impl Drop for Killed {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
 }
 
 #[test]

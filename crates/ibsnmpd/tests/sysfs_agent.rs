@@ -275,4 +275,28 @@ fn without_rdma_devices_umad_and_sysfs_say_so_alike() {
         assert!(err.contains(&expected), "{args:?}: {err}");
         assert!(!err.contains("mthca0"), "{args:?}: {err}");
     }
+    // The spec from the configuration file: the file's line and key are
+    // blamed, not a --source flag nobody gave.
+    let from_file = empty.path().join("source.toml");
+    common::write_private(
+        &from_file,
+        &format!("log_level = \"info\"\nsource = {sysfs:?}\n"),
+    );
+    let o = Command::new(BIN)
+        .arg("--config")
+        .arg(&from_file)
+        .args(["--listen", "127.0.0.1:0"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.starts_with(&format!(
+            "ibsnmpd: {}:2: source {sysfs}: ",
+            from_file.display()
+        )),
+        "{err}"
+    );
+    assert!(!err.contains("--source sysfs"), "{err}");
+    assert!(err.contains(&expected), "{err}");
 }

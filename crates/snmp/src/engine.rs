@@ -52,7 +52,11 @@ pub struct SnmpStats {
     pub silent_drops: AtomicU32,
     pub proxy_drops: AtomicU32,
     pub in_get_requests: AtomicU32,
+    /// snmpInGetNexts: GetNext PDUs only (RFC 1213; RFC 3418 counts no
+    /// GetBulk anywhere).
     pub in_get_nexts: AtomicU32,
+    /// GetBulk PDUs: in no MIB; the agent's metrics show them.
+    pub in_get_bulks: AtomicU32,
     pub in_set_requests: AtomicU32,
     pub in_total_req_vars: AtomicU32,
     pub in_total_set_vars: AtomicU32,

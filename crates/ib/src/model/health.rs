@@ -20,10 +20,13 @@ pub struct HealthConfig {
     /// The window rates and flap counts are taken over.
     #[serde(rename = "window_s", with = "secs")]
     pub window: Duration,
-    /// Symbol errors per received bit above which a link is an error hot
-    /// spot (IBTA's link quality target is 1e-12; 1e-12 is the default).
+    /// Symbol errors per bit the link carried above which a link is an
+    /// error hot spot (IBTA's link quality target is 1e-12; 1e-12 is the
+    /// default).
     pub max_symbol_ber: f64,
     /// LinkErrorRecovery events per hour above which a link is a hot spot.
+    /// The default, 6, is one event in the default 600 s window: a single
+    /// retraining is no finding, a second within ten minutes is.
     pub max_link_recovery_per_hour: f64,
     /// Link downs within the window (LinkDowned increments or the down
     /// transitions the sweeps saw, the larger) that make a port flapping.
@@ -38,7 +41,7 @@ impl Default for HealthConfig {
         HealthConfig {
             window: Duration::from_secs(600),
             max_symbol_ber: 1e-12,
-            max_link_recovery_per_hour: 1.0,
+            max_link_recovery_per_hour: 6.0,
             flap_count: 2,
             max_xmit_wait_ratio: 0.05,
         }
@@ -81,6 +84,10 @@ pub struct PortHealth {
     pub port: u8,
     /// The other end: (node name, port), when linked.
     pub peer: Option<(String, u8)>,
+    /// The peer's node GUID (with `peer`): what tells the two ends of one
+    /// link apart from two links between same-named nodes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub peer_guid: Option<Guid>,
     /// The port is active now.
     pub active: bool,
     /// It was active in an earlier snapshot and is not now (a link that went
@@ -94,10 +101,16 @@ pub struct PortHealth {
     /// "Could be ..." reports it); expected: what both ends support.
     #[serde(default)]
     pub limited: Option<Degraded>,
-    /// Symbol errors per received bit over the window (None: not enough
-    /// history or no traffic).
+    /// Symbol errors per bit the link carried over the window: its active
+    /// data rate times the time, idle included (the BER a link is specified
+    /// by; errors per received data bit would make an idle link's one
+    /// error look like a bad cable). Until the samples span a window, the
+    /// errors so far count against a whole window (None: no history yet or
+    /// no active link).
     pub symbol_ber: Option<f64>,
-    /// LinkErrorRecovery per hour over the window.
+    /// LinkErrorRecovery events within the window, per hour (events over
+    /// the longer of the samples' span and the window: one event in the
+    /// first seconds is not 360 an hour).
     pub link_recovery_per_hour: Option<f64>,
     /// Link downs within the window: the larger of the LinkDowned increase
     /// and `down_transitions` (ibsim never moves LinkDowned; some PMAs
@@ -141,7 +154,6 @@ struct Sample {
     symbol_errors: u64,
     link_recovery: u64,
     link_downed: u64,
-    rcv_data: u64,
     xmit_data: u64,
     xmit_wait: u64,
     /// The PMA's own PortCounters readings: lower than last time means a
@@ -218,15 +230,18 @@ impl Health {
                 self.downs.entry(key).or_default().push_back(now);
             }
             let down_transitions = self.downs.get(&key).map_or(0, |d| d.len() as u64);
-            let peer = p
+            let peer_node = p
                 .remote
                 .and_then(|r| snap.port(r))
-                .and_then(|r| snap.node(r.node).map(|n| (n.description.clone(), r.num.0)));
+                .and_then(|r| snap.node(r.node).map(|n| (n, r.num.0)));
+            let peer = peer_node.map(|(n, q)| (n.description.clone(), q));
+            let peer_guid = peer_node.map(|(n, _)| n.info.node_guid);
             let mut h = PortHealth {
                 guid: node.info.node_guid,
                 node: node.description.clone(),
                 port: p.num.0,
                 peer,
+                peer_guid,
                 active,
                 down_after_up: !active && self.ever_active.contains(&key),
                 degraded: if active { degraded(snap, p) } else { None },
@@ -246,7 +261,6 @@ impl Health {
                     symbol_errors: t.symbol_error_counter,
                     link_recovery: t.link_error_recovery_counter,
                     link_downed: t.link_downed_counter,
-                    rcv_data: t.port_rcv_data,
                     xmit_data: t.port_xmit_data,
                     xmit_wait: t.port_xmit_wait,
                     raw: raw(&c.readings.counters),
@@ -256,7 +270,13 @@ impl Health {
                     .back()
                     .is_some_and(|b| b.at < s.at && b.raw.iter().zip(s.raw).any(|(o, n)| n < *o));
                 slide(hist, s, self.config.window);
-                rates(&mut h, hist);
+                let line_bps = p
+                    .info
+                    .link_width()
+                    .zip(snap.port_speed(p))
+                    .map(|(w, sp)| crate::types::data_rate_mbps(w, sp) as f64 * 1e6)
+                    .filter(|b| *b > 0.0);
+                rates(&mut h, hist, line_bps, self.config.window);
                 if !active {
                     // No link, no traffic to judge: only flaps and clears count.
                     h.symbol_ber = None;
@@ -314,8 +334,11 @@ fn slide(hist: &mut VecDeque<Sample>, s: Sample, window: Duration) {
     }
 }
 
-/// Windowed rates from the oldest and newest samples.
-fn rates(h: &mut PortHealth, hist: &VecDeque<Sample>) {
+/// Windowed rates from the oldest and newest samples; `line_bps`: the
+/// link's effective data rate in bit/s. Events are counted over the
+/// samples' span and spread over at least a window, so a short span just
+/// after the agent starts (or the port appears) cannot inflate a rate.
+fn rates(h: &mut PortHealth, hist: &VecDeque<Sample>, line_bps: Option<f64>, window: Duration) {
     let (Some(a), Some(b)) = (hist.front(), hist.back()) else {
         return;
     };
@@ -328,12 +351,11 @@ fn rates(h: &mut PortHealth, hist: &VecDeque<Sample>) {
     let d = |f: fn(&Sample) -> u64| f(b).saturating_sub(f(a));
     h.link_downed_counter = d(|s| s.link_downed);
     h.link_downed = h.link_downed_counter;
-    // Data counters count 4-octet words: 32 bits each.
-    let bits = d(|s| s.rcv_data) as f64 * 32.0;
-    if bits > 0.0 {
-        h.symbol_ber = Some(d(|s| s.symbol_errors) as f64 / bits);
+    let span = dt.max(window).as_secs_f64();
+    if let Some(bps) = line_bps {
+        h.symbol_ber = Some(d(|s| s.symbol_errors) as f64 / (bps * span));
     }
-    h.link_recovery_per_hour = Some(d(|s| s.link_recovery) as f64 * 3600.0 / dt.as_secs_f64());
+    h.link_recovery_per_hour = Some(d(|s| s.link_recovery) as f64 * 3600.0 / span);
     let (wait, data) = (d(|s| s.xmit_wait) as f64, d(|s| s.xmit_data) as f64);
     if wait + data > 0.0 {
         h.xmit_wait_ratio = Some(wait / (wait + data));
@@ -500,7 +522,6 @@ mod tests {
                 symbol_errors: k,
                 link_recovery: 0,
                 link_downed: 0,
-                rcv_data: 1000 * k,
                 xmit_data: 0,
                 xmit_wait: 0,
                 raw: [0; 5],

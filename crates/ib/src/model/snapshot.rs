@@ -246,6 +246,20 @@ impl Snapshot {
         };
         port.info.link_speed_with(cap, false)
     }
+    /// The ports the agent reports as ports (its log, `ctl status`,
+    /// `ibsnmpd_fabric_ports`, `ibsnmpd health`, IF-MIB): all but switch
+    /// port 0, the switch's management port, which has no link.
+    pub fn port_count(&self) -> usize {
+        self.ports
+            .iter()
+            .filter(|p| {
+                p.num.0 != 0
+                    || self
+                        .node(p.node)
+                        .is_some_and(|n| n.info.node_type != NodeType::Switch as u8)
+            })
+            .count()
+    }
     pub fn node_ports(&self, n: NodeIdx) -> &[Port] {
         self.node(n)
             .and_then(|node| {

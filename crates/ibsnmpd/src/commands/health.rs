@@ -64,7 +64,9 @@ fn from_source(args: &HealthArgs) -> Result<Report> {
         Ok(s)
     };
     let mut health = Health::new(HealthConfig {
-        window: Duration::from_secs_f64(args.interval.max(1.0) * 2.0),
+        // The window is the interval: the rates are those of the two sweeps
+        // (a longer window would spread their events over time not watched).
+        window: Duration::from_secs_f64(args.interval.max(0.1)),
         ..HealthConfig::default()
     });
     health.observe(&sweep()?);

@@ -200,8 +200,19 @@ impl OpenSmSection {
 }
 
 pub(super) fn read_file(path: &Path) -> Result<FileConfig, ConfigError> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| ConfigError(format!("{}: cannot read config file: {e}", path.display())))?;
+    let text = std::fs::read_to_string(path).map_err(|e| {
+        let p = path.display();
+        let hint = if e.kind() == std::io::ErrorKind::PermissionDenied {
+            // The packaged unit's dynamic user reads it through its group.
+            format!(
+                " (the packaged unit runs as a user in group {g}: chgrp {g} {p}; chmod 0640 {p})",
+                g = super::SERVICE_GROUP
+            )
+        } else {
+            String::new()
+        };
+        ConfigError(format!("{p}: cannot read config file: {e}{hint}"))
+    })?;
     parse_file(&text, &path.display().to_string())
 }
 

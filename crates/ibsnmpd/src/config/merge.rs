@@ -35,7 +35,7 @@ pub(super) fn merge(
     let max_repetitions = max_repetitions(args, file.max_repetitions.take())?;
     let state_dir =
         (args.state_dir.clone().or(file.persistentdir.take())).unwrap_or_else(default_state_dir);
-    let source = source(args, file.source.take())?;
+    let (source, source_at) = source(args, file.source.take(), || place(origin, &lines, "source"))?;
 
     let engine_id = engine_id::resolve(&engine_id::EngineIdKeys {
         hex: file.engine_id.as_deref(),
@@ -119,6 +119,7 @@ pub(super) fn merge(
         request_result_rows_max,
         listen,
         source,
+        source_origin: source_at,
         communities,
         state_dir,
         log_level,
@@ -179,17 +180,27 @@ fn max_repetitions(args: &RunArgs, file: Option<u32>) -> Result<u32, ConfigError
     Ok(max_repetitions)
 }
 
-/// The source spec (`sim` by default), not empty.
-fn source(args: &RunArgs, file: Option<String>) -> Result<String, ConfigError> {
+/// The source spec (`sim` by default), not empty, and where it was given
+/// (`--source`, or the file's line from `in_file`).
+fn source(
+    args: &RunArgs,
+    file: Option<String>,
+    in_file: impl FnOnce() -> String,
+) -> Result<(String, String), ConfigError> {
+    let origin = if args.source.is_none() && file.is_some() {
+        in_file()
+    } else {
+        "--source".to_string()
+    };
     let source = args
         .source
         .clone()
         .or(file)
         .unwrap_or_else(|| "sim".to_string());
     if source.trim().is_empty() {
-        return Err(ConfigError("source: empty source spec".into()));
+        return Err(ConfigError(format!("{origin}: empty source spec")));
     }
-    Ok(source)
+    Ok((source, origin))
 }
 
 /// `[[trapsink]]` and the other notification keys (see [`notify::settings`]).

@@ -29,6 +29,9 @@ pub struct Community {
 pub struct Settings {
     pub listen: Vec<SocketAddr>,
     pub source: String,
+    /// Where `source` was given, for errors (`--source` or
+    /// `FILE:LINE: source`).
+    pub source_origin: String,
     pub communities: Vec<Community>,
     pub state_dir: PathBuf,
     pub log_level: String,

@@ -439,3 +439,25 @@ fn node_context_keys() {
         assert!(e.contains(want), "{keys:?}: {e}");
     }
 }
+
+/// A file holding SNMPv3 passwords: group-readable is what the packaged
+/// unit needs (0640 root:ibsnmpd); only access by others is warned about,
+/// with the commands that fix it without locking the unit's user out.
+#[test]
+fn secrets_warning_only_for_other_users() {
+    let p = Path::new("/etc/ibsnmpd/ibsnmpd.toml");
+    for ok in [0o600, 0o640, 0o660, 0o100640, 0o400, 0o440] {
+        assert_eq!(secrets_mode_warning(p, ok), None, "{ok:o}");
+    }
+    for bad in [0o644, 0o604, 0o666, 0o642, 0o641, 0o100644] {
+        let w = secrets_mode_warning(p, bad).unwrap_or_else(|| panic!("{bad:o}"));
+        assert!(
+            w.contains(
+                "chmod 0640 /etc/ibsnmpd/ibsnmpd.toml; chgrp ibsnmpd /etc/ibsnmpd/ibsnmpd.toml"
+            ),
+            "{w}"
+        );
+        assert!(!w.contains("0600") && !w.contains("chmod 600"), "{w}");
+        assert!(w.contains(&format!("mode {:04o}", bad & 0o777)), "{w}");
+    }
+}

@@ -151,23 +151,47 @@ impl Report {
             Some(i) => format!("in {i:.0} s"),
             None => format!("within the {window:.0} s window"),
         };
-        let fabric = self.no_master_sm.then(|| {
-            "NO_MASTER_SM no master Subnet Manager answers: links stay in Init, no paths, no new LIDs"
-                .to_string()
-        });
-        let lines: Vec<String> = fabric
-            .into_iter()
-            .chain(
-                self.ports_health
-                    .iter()
-                    .flat_map(|p| port_lines(p, c, &span)),
-            )
-            .collect();
+        let mut lines: Vec<(Kind, String)> = Vec::new();
+        if self.no_master_sm {
+            lines.push((
+                Kind::NoMasterSm,
+                "NO_MASTER_SM no master Subnet Manager answers: links stay in Init, no paths, no new LIDs"
+                    .to_string(),
+            ));
+        }
+        // DEGRADED and LIMITED are the link's: both ends report it, the
+        // text says it once (from the end met first).
+        let mut links_said = std::collections::HashSet::new();
+        for p in &self.ports_health {
+            for (kind, line) in port_lines(p, c, &span) {
+                if matches!(kind, Kind::Degraded | Kind::Limited) {
+                    if let Some(link) = link_key(p) {
+                        if !links_said.insert((kind, link)) {
+                            continue;
+                        }
+                    }
+                }
+                lines.push((kind, line));
+            }
+        }
+        // The worst first: one DOWN is not to hide among many LIMITED.
+        lines.sort_by_key(|(k, _)| *k);
         if lines.is_empty() {
             let _ = writeln!(out, "No findings: every port is healthy.");
         } else {
-            let _ = writeln!(out, "Findings ({}):", lines.len());
-            for l in lines {
+            let mut counts: Vec<(Kind, usize)> = Vec::new();
+            for (k, _) in &lines {
+                match counts.last_mut() {
+                    Some((last, n)) if last == k => *n += 1,
+                    _ => counts.push((*k, 1)),
+                }
+            }
+            let summary: Vec<String> = counts
+                .iter()
+                .map(|(k, n)| format!("{n} {}", k.name()))
+                .collect();
+            let _ = writeln!(out, "Findings ({}): {}", lines.len(), summary.join(", "));
+            for (_, l) in lines {
                 let _ = writeln!(out, "  {l}");
             }
         }
@@ -198,8 +222,46 @@ fn sm_lines(out: &mut String, sms: &[Sm]) {
     }
 }
 
+/// The kinds of finding, in the order the text report gives them: the
+/// faults that stop traffic first, configurations last.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+enum Kind {
+    NoMasterSm,
+    Down,
+    Degraded,
+    Flapping,
+    Errors,
+    Congested,
+    Cleared,
+    Limited,
+}
+
+impl Kind {
+    fn name(self) -> &'static str {
+        match self {
+            Kind::NoMasterSm => "NO_MASTER_SM",
+            Kind::Down => "DOWN",
+            Kind::Degraded => "DEGRADED",
+            Kind::Flapping => "FLAPPING",
+            Kind::Errors => "ERRORS",
+            Kind::Congested => "CONGESTED",
+            Kind::Cleared => "CLEARED",
+            Kind::Limited => "LIMITED",
+        }
+    }
+}
+
+/// The link a port is an end of, the same from either end (None without a
+/// peer).
+fn link_key(p: &PortHealth) -> Option<[(u64, u8); 2]> {
+    let (_, q) = p.peer.as_ref()?;
+    let mut ends = [(p.guid.0, p.port), (p.peer_guid?.0, *q)];
+    ends.sort_unstable();
+    Some(ends)
+}
+
 /// The findings of one port; `span` says what flaps are counted over.
-fn port_lines(p: &PortHealth, c: &HealthConfig, span: &str) -> Vec<String> {
+fn port_lines(p: &PortHealth, c: &HealthConfig, span: &str) -> Vec<(Kind, String)> {
     let peer = p
         .peer
         .as_ref()
@@ -208,18 +270,24 @@ fn port_lines(p: &PortHealth, c: &HealthConfig, span: &str) -> Vec<String> {
     let at = format!("{:?} ({}) port {}{peer}", p.node, p.guid, p.port);
     let mut lines = Vec::new();
     if p.down_after_up {
-        lines.push(format!("DOWN       {at}: was active, is not"));
+        lines.push((Kind::Down, format!("DOWN       {at}: was active, is not")));
     }
     if let Some(d) = &p.degraded {
-        lines.push(format!(
-            "DEGRADED   {at}: {} {}, could be {} {}",
-            d.width, d.speed, d.expected_width, d.expected_speed
+        lines.push((
+            Kind::Degraded,
+            format!(
+                "DEGRADED   {at}: {} {}, could be {} {}",
+                d.width, d.speed, d.expected_width, d.expected_speed
+            ),
         ));
     }
     if let Some(d) = &p.limited {
-        lines.push(format!(
-            "LIMITED    {at}: {} {} as enabled, both ends support {} {}",
-            d.width, d.speed, d.expected_width, d.expected_speed
+        lines.push((
+            Kind::Limited,
+            format!(
+                "LIMITED    {at}: {} {} as enabled, both ends support {} {}",
+                d.width, d.speed, d.expected_width, d.expected_speed
+            ),
         ));
     }
     let ber = p.symbol_ber.filter(|b| *b > c.max_symbol_ber);
@@ -227,31 +295,140 @@ fn port_lines(p: &PortHealth, c: &HealthConfig, span: &str) -> Vec<String> {
         .link_recovery_per_hour
         .filter(|r| *r > c.max_link_recovery_per_hour);
     if ber.is_some() || rec.is_some() {
-        lines.push(format!(
-            "ERRORS     {at}: symbol BER {} (max {:.0e}), {} link recoveries/h (max {})",
-            ber.map_or("-".into(), |b| format!("{b:.1e}")),
-            c.max_symbol_ber,
-            rec.map_or("-".into(), |r| format!("{r:.0}")),
-            c.max_link_recovery_per_hour
+        lines.push((
+            Kind::Errors,
+            format!(
+                "ERRORS     {at}: symbol BER {} (max {:.0e}), {} link recoveries/h (max {})",
+                ber.map_or("-".into(), |b| format!("{b:.1e}")),
+                c.max_symbol_ber,
+                rec.map_or("-".into(), |r| format!("{r:.0}")),
+                c.max_link_recovery_per_hour
+            ),
         ));
     }
     if p.link_downed >= c.flap_count {
-        lines.push(format!(
-            "FLAPPING   {at}: down {} times {span} (LinkDowned +{}, seen going down {})",
-            p.link_downed, p.link_downed_counter, p.down_transitions
+        lines.push((
+            Kind::Flapping,
+            format!(
+                "FLAPPING   {at}: down {} times {span} (LinkDowned +{}, seen going down {})",
+                p.link_downed, p.link_downed_counter, p.down_transitions
+            ),
         ));
     }
     if let Some(r) = p.xmit_wait_ratio.filter(|r| *r > c.max_xmit_wait_ratio) {
-        lines.push(format!(
-            "CONGESTED  {at}: transmit waiting {:.1}% of the time (max {:.0}%)",
-            r * 100.0,
-            c.max_xmit_wait_ratio * 100.0
+        lines.push((
+            Kind::Congested,
+            format!(
+                "CONGESTED  {at}: transmit waiting {:.1}% of the time (max {:.0}%)",
+                r * 100.0,
+                c.max_xmit_wait_ratio * 100.0
+            ),
         ));
     }
     if p.counters_cleared {
-        lines.push(format!(
-            "CLEARED    {at}: counters cleared since the sweep before (another manager?)"
+        lines.push((
+            Kind::Cleared,
+            format!("CLEARED    {at}: counters cleared since the sweep before (another manager?)"),
         ));
     }
     lines
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ib::types::Guid;
+
+    fn port(guid: u64, node: &str, port: u8, peer: Option<(u64, &str, u8)>) -> PortHealth {
+        PortHealth {
+            guid: Guid(guid),
+            node: node.into(),
+            port,
+            peer: peer.map(|(_, n, q)| (n.to_string(), q)),
+            peer_guid: peer.map(|(g, _, _)| Guid(g)),
+            active: true,
+            down_after_up: false,
+            degraded: None,
+            limited: None,
+            symbol_ber: None,
+            link_recovery_per_hour: None,
+            link_downed: 0,
+            link_downed_counter: 0,
+            down_transitions: 0,
+            xmit_wait_ratio: None,
+            counters_cleared: false,
+        }
+    }
+
+    fn report(ports_health: Vec<PortHealth>) -> Report {
+        Report {
+            source: "sim".into(),
+            interval_s: None,
+            nodes: 3,
+            ports: ports_health.len(),
+            sweep: Sweep {
+                number: 2,
+                age_s: 0.0,
+                duration_s: 0.0,
+                mads_sent: 0,
+                mads_failed: 0,
+                mads_timeouts: 0,
+            },
+            sms: Vec::new(),
+            no_master_sm: false,
+            thresholds: HealthConfig::default(),
+            findings: 0,
+            ports_health,
+            topology: None,
+        }
+    }
+
+    /// A LIMITED link is one finding, not one per end; DEGRADED likewise;
+    /// the findings open with a count by kind, the worst kind first, and
+    /// the DOWN port comes before the LIMITED links it would hide among.
+    #[test]
+    fn one_finding_per_link_and_a_summary_by_kind_first() {
+        let limited = Some(ib::model::health::Degraded {
+            width: "4x".into(),
+            expected_width: "4x".into(),
+            speed: "SDR".into(),
+            expected_speed: "QDR".into(),
+        });
+        let mut ports = Vec::new();
+        for k in 0..3u8 {
+            // sw1 port k+1 <-> hca(k) port 1, both ends LIMITED.
+            let hca = 0x100 + u64::from(k);
+            let mut a = port(0x200, "sw1", k + 1, Some((hca, "hca", 1)));
+            let mut b = port(hca, "hca", 1, Some((0x200, "sw1", k + 1)));
+            a.limited = limited.clone();
+            b.limited = limited.clone();
+            ports.extend([a, b]);
+        }
+        // Two links between same-named nodes: still two findings.
+        let mut c = port(0x300, "twin", 1, Some((0x301, "twin", 1)));
+        let mut d = port(0x302, "twin", 1, Some((0x303, "twin", 1)));
+        c.degraded = limited.clone();
+        d.degraded = limited.clone();
+        let mut c2 = port(0x301, "twin", 1, Some((0x300, "twin", 1)));
+        c2.degraded = limited.clone();
+        ports.extend([c, d, c2]);
+        let mut down = port(0x200, "sw1", 9, None);
+        down.down_after_up = true;
+        down.active = false;
+        ports.push(down);
+        let text = report(ports).text();
+        let findings: Vec<&str> = text.lines().filter(|l| l.starts_with("  ")).collect();
+        assert_eq!(findings.len(), 6, "{text}");
+        let header = text
+            .lines()
+            .find(|l| l.starts_with("Findings"))
+            .unwrap_or_else(|| panic!("{text}"));
+        assert_eq!(
+            header, "Findings (6): 1 DOWN, 2 DEGRADED, 3 LIMITED",
+            "{text}"
+        );
+        assert!(findings[0].trim_start().starts_with("DOWN"), "{text}");
+        assert!(findings[1].trim_start().starts_with("DEGRADED"), "{text}");
+        assert!(findings[5].trim_start().starts_with("LIMITED"), "{text}");
+    }
 }

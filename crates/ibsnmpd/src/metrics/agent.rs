@@ -152,9 +152,9 @@ fn snapshot(out: &mut String, snap: &Snapshot, s: &Sources) {
     one(
         out,
         "ibsnmpd_fabric_ports",
-        "Ports in the published snapshot",
+        "Ports in the published snapshot, switch port 0 (management, no link) not counted, as ibsnmpd health counts them",
         "gauge",
-        snap.ports.len() as f64,
+        snap.port_count() as f64,
     );
     build_info(out);
     one(
@@ -174,13 +174,14 @@ fn snmp(out: &mut String, st: &SnmpStats) {
         out,
         &Family {
             name,
-            help: "SNMP request PDUs received, by type (GetBulk is counted with neither)",
+            help: "SNMP request PDUs received, by type: get, getnext, getbulk, set (getnext is snmpInGetNexts; GetBulk has no MIB counter)",
             kind: "counter",
         },
     );
     for (pdu, c) in [
         ("get", &st.in_get_requests),
         ("getnext", &st.in_get_nexts),
+        ("getbulk", &st.in_get_bulks),
         ("set", &st.in_set_requests),
     ] {
         let _ = writeln!(out, "{name}{{pdu=\"{pdu}\"}} {}", ld(c));

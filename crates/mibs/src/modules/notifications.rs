@@ -1,6 +1,9 @@
-//! The notifications ibsnmpd sends, each with exactly the OBJECTS its
+//! The notifications ibsnmpd sends, each with the OBJECTS its
 //! NOTIFICATION-TYPE lists (SNMPv2-MIB, IF-MIB, IB-SM-MIB), and the mapping
-//! from fabric events and snapshot differences to them.
+//! from fabric events and snapshot differences to them. linkUp and linkDown
+//! append (RFC 2863 section 8 allows it) ifName, ifDescr and
+//! ibSmTrapNodeGUID1, which name the node and port: an ifIndex alone is
+//! ambiguous between the nodes of a fabric.
 //!
 //! IB-SM-MIB's generic notifications mirror IBA's generic traps (IBA 14.2.5.1,
 //! "Notice" generic trap numbers): ibSmTrapType and ibSmTrapProducerType
@@ -472,20 +475,35 @@ pub fn authentication_failure(from: std::net::IpAddr) -> Notification {
         .with_source(format!("authenticationFailure from {from}"))
 }
 
-/// linkUp / linkDown (IF-MIB) with ifIndex, ifAdminStatus, ifOperStatus.
-pub fn link_up_down(
-    up: bool,
-    node: Guid,
-    port_num: u8,
-    if_idx: u32,
-    admin: i32,
-    oper: i32,
-) -> Notification {
-    let inst = |o: &[u32]| Oid::from_slice(o).join(&[if_idx]);
+/// The interface a linkUp/linkDown is about: its node and port, its
+/// ifIndex, and the ifName and ifDescr of its row in the context it is
+/// served in.
+#[derive(Clone, Debug)]
+pub struct LinkIf<'a> {
+    pub node: Guid,
+    pub port_num: u8,
+    pub if_index: u32,
+    pub name: &'a str,
+    pub descr: &'a str,
+}
+
+/// linkUp / linkDown (IF-MIB) with ifIndex, ifAdminStatus, ifOperStatus,
+/// then ifName, ifDescr and ibSmTrapNodeGUID1.0 (the node's GUID).
+pub fn link_up_down(up: bool, i: &LinkIf<'_>, admin: i32, oper: i32) -> Notification {
+    let inst = |o: &[u32]| Oid::from_slice(o).join(&[i.if_index]);
     let v = vec![
-        VarBind::new(inst(if_mib::IF_INDEX), Value::Integer(if_idx as i32)),
+        VarBind::new(inst(if_mib::IF_INDEX), Value::Integer(i.if_index as i32)),
         VarBind::new(inst(if_mib::IF_ADMIN_STATUS), Value::Integer(admin)),
         VarBind::new(inst(if_mib::IF_OPER_STATUS), Value::Integer(oper)),
+        VarBind::new(
+            inst(if_mib::IF_NAME),
+            Value::OctetString(i.name.as_bytes().to_vec()),
+        ),
+        VarBind::new(
+            inst(if_mib::IF_DESCR),
+            Value::OctetString(i.descr.as_bytes().to_vec()),
+        ),
+        guid(sm::IB_SM_TRAP_NODE_GUID1, i.node),
     ];
     let trap = if up {
         if_mib::LINK_UP
@@ -493,7 +511,7 @@ pub fn link_up_down(
         if_mib::LINK_DOWN
     };
     Notification::new(trap, v)
-        .with_source(port_source(node, port_num))
+        .with_source(port_source(i.node, i.port_num))
         .with_state(state::LINK)
 }
 
@@ -565,7 +583,10 @@ pub fn link_up_down_for<X>(
         .snapshot
         .local_node()
         .is_some_and(|l| l.info.node_guid == *node_guid);
-    let (idx, context) = if local {
+    // The row the trap names: the default context's for the local node,
+    // else the one the node's own context serves.
+    let node_rows;
+    let (row, context) = if local {
         let row = next
             .derived
             .if_mib
@@ -573,14 +594,16 @@ pub fn link_up_down_for<X>(
             .rows()
             .iter()
             .find(|r| r.port_num == p.0)?;
-        (row.if_index, None)
+        (row, None)
     } else if fabric_wide {
         let s = &next.snapshot;
-        let node = s.node(s.node_by_guid(*node_guid)?)?;
-        (crate::if_mib::port::if_index(node, p.0)?, Some(*node_guid))
+        node_rows = crate::if_mib::Interfaces::of_node(s, s.node_by_guid(*node_guid)?);
+        let row = node_rows.ifs.rows().iter().find(|r| r.port_num == p.0)?;
+        (row, Some(*node_guid))
     } else {
         return None;
     };
+    let idx = row.if_index;
     let before = oper_status(*from, *phys_from);
     let after = oper_status(*to, *phys_to);
     let up = match (before == OperStatus::Down, after == OperStatus::Down) {
@@ -592,7 +615,14 @@ pub fn link_up_down_for<X>(
         return None;
     }
     let admin = admin_status(*phys_to) as i32;
-    let n = link_up_down(up, *node_guid, p.0, idx, admin, after as i32);
+    let i = LinkIf {
+        node: *node_guid,
+        port_num: p.0,
+        if_index: idx,
+        name: &row.name,
+        descr: &row.descr,
+    };
+    let n = link_up_down(up, &i, admin, after as i32);
     Some(match context {
         Some(g) => n.with_context(crate::node::guid_name(g).into_bytes()),
         None => n,

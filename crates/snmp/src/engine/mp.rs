@@ -34,7 +34,8 @@ impl<V, K> Engine<V, K> {
         let s = &self.stats;
         match pdu {
             Pdu::GetRequest(_) => inc(&s.in_get_requests),
-            Pdu::GetNextRequest(_) | Pdu::GetBulkRequest(_) => inc(&s.in_get_nexts),
+            Pdu::GetNextRequest(_) => inc(&s.in_get_nexts),
+            Pdu::GetBulkRequest(_) => inc(&s.in_get_bulks),
             Pdu::SetRequest(_) => inc(&s.in_set_requests),
             _ => {}
         }
