@@ -19,6 +19,7 @@
 
 mod fat_tree;
 mod formats;
+mod links;
 mod parse;
 mod read;
 mod write;

@@ -4,6 +4,7 @@
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::indexing_slicing))]
 
 use super::formats::{self, Format};
+use super::links::{link_up, Ctx};
 use super::read::{path_name, quote, Limits, Reader, DEFAULT_LIMITS};
 use super::{
     TopoNode, TopoPort, Topology, TopologyError, IBSIM_CA_GUID_BASE, IBSIM_ROUTER_GUID_BASE,
@@ -104,21 +105,6 @@ fn type_slot(t: NodeType) -> usize {
         NodeType::Ca => 0,
         NodeType::Switch => 1,
         NodeType::Router => 2,
-    }
-}
-
-pub(super) struct Ctx<'a> {
-    pub(super) file: &'a str,
-    pub(super) line: usize,
-}
-
-impl Ctx<'_> {
-    pub(super) fn err(&self, message: impl Into<String>) -> TopologyError {
-        TopologyError::Syntax {
-            file: self.file.to_string(),
-            line: self.line,
-            message: message.into(),
-        }
     }
 }
 
@@ -480,77 +466,6 @@ impl Parser {
 
     fn finish(self) -> Result<Topology, TopologyError> {
         link_up(self.nodes, &self.node_files)
-    }
-}
-
-/// Checks every link of `nodes` against its far end and adds the far ends
-/// a file left out; `node_files[i]` is node i's file (for errors).
-pub(super) fn link_up(
-    mut nodes: Vec<TopoNode>,
-    node_files: &[String],
-) -> Result<Topology, TopologyError> {
-    {
-        let index: std::collections::HashMap<&str, usize> = nodes
-            .iter()
-            .enumerate()
-            .map(|(i, n)| (n.name.as_str(), i))
-            .collect();
-        // Check every link against its far end; add far ends a file left out.
-        let mut missing: Vec<(usize, TopoPort)> = Vec::new();
-        for (i, n) in nodes.iter().enumerate() {
-            let file = node_files.get(i).map(String::as_str).unwrap_or("");
-            for p in &n.ports {
-                let ctx = Ctx { file, line: p.line };
-                let j = *index.get(p.remote.as_str()).ok_or_else(|| {
-                    ctx.err(format!(
-                        "remote node {} (connected to {} port {}) is not defined",
-                        quote(&p.remote),
-                        quote(&n.name),
-                        p.port.0
-                    ))
-                })?;
-                let r = nodes
-                    .get(j)
-                    .ok_or_else(|| ctx.err("internal: bad node index"))?;
-                if p.remote_port.0 > r.num_ports {
-                    return Err(ctx.err(format!(
-                        "remote port {} out of range: {} has ports 1-{}",
-                        p.remote_port.0,
-                        quote(&r.name),
-                        r.num_ports
-                    )));
-                }
-                if j == i && p.remote_port == p.port {
-                    return Err(ctx.err("port connected to itself"));
-                }
-                match r.port(p.remote_port) {
-                    Some(back) if back.remote == n.name && back.remote_port == p.port => {}
-                    Some(back) => {
-                        return Err(ctx.err(format!(
-                            "{} port {} is connected to {} port {}, but {} port {} says it is connected to {} port {}",
-                            quote(&n.name), p.port.0, quote(&r.name), p.remote_port.0,
-                            quote(&r.name), back.port.0, quote(&back.remote), back.remote_port.0
-                        )))
-                    }
-                    None => {
-                        let guid = r.port_guid(p.remote_port);
-                        let mut back = TopoPort::new(p.remote_port, guid, n.name.clone(), p.port);
-                        back.width = p.width;
-                        back.speed = p.speed;
-                        back.width_enabled = p.width_enabled;
-                        back.speed_enabled = p.speed_enabled;
-                        back.line = p.line;
-                        missing.push((j, back));
-                    }
-                }
-            }
-        }
-        for (j, back) in missing {
-            if let Some(node) = nodes.get_mut(j) {
-                node.ports.push(back);
-            }
-        }
-        Topology::new(nodes)
     }
 }
 

@@ -27,9 +27,7 @@ pub(super) fn merge(
     let mut notify = notify_settings(&mut file, &in_file, args)?;
 
     let (agentx, listen) = transport(&mut file, &in_file, args)?;
-
     let communities = communities(&mut file, &in_file, args)?;
-
     let sweep_interval = sweep_interval(file.sweep_interval, &in_file, args)?;
 
     let max_repetitions = max_repetitions(args, file.max_repetitions.take())?;
