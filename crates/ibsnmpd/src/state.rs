@@ -165,6 +165,14 @@ pub type NodeValues = BTreeMap<String, Arc<NodeIfState>>;
 /// What one Set changed: nodes with their values now (None: none).
 pub type NodeChanges = BTreeMap<String, Option<NodeIfState>>;
 
+/// A read that found no file: none there, or no directory to hold one.
+fn absent(e: &io::Error) -> bool {
+    matches!(
+        e.kind(),
+        io::ErrorKind::NotFound | io::ErrorKind::NotADirectory
+    )
+}
+
 impl NodeStore {
     /// The store under `dir` (a state directory: [`StateStore::open`]).
     pub fn new(dir: &Path) -> Self {
@@ -192,14 +200,15 @@ impl NodeStore {
                 .into_iter()
                 .map(|(k, v)| (k, Arc::new(v)))
                 .collect(),
-            Err(e) if e.kind() == io::ErrorKind::NotFound => NodeValues::new(),
+            // No file, or no state directory at all (a read-only agent's).
+            Err(e) if absent(&e) => NodeValues::new(),
             Err(e) => {
                 return Err(e).with_context(|| format!("cannot read {}", self.compacted.display()))
             }
         };
         let text = match fs::read(&self.log) {
             Ok(t) => t,
-            Err(e) if e.kind() == io::ErrorKind::NotFound => Vec::new(),
+            Err(e) if absent(&e) => Vec::new(),
             Err(e) => return Err(e).with_context(|| format!("cannot read {}", self.log.display())),
         };
         let mut good = 0;
