@@ -268,6 +268,7 @@ fn health(fabric: &FabricHandle) -> Result<String, String> {
         .ok_or("the agent's health tracker has not reported")?;
     let mut report = Report::new(snap, None, h.config.clone(), h.ports.clone());
     report.topology = published.extra.topology.as_ref().and_then(|p| p.0.clone());
+    report.routes = published.extra.routes.as_ref().and_then(|p| p.0.clone());
     serde_json::to_string(&report).map_err(|e| format!("cannot encode the report: {e}"))
 }
 

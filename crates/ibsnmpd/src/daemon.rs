@@ -52,15 +52,12 @@ struct Reads<F> {
 fn start_source(
     settings: &Settings,
     source: Box<dyn Source>,
-    (health, topology): (
-        mibs::publish::ExtraFn<Arc<crate::health::HealthReport>>,
-        mibs::publish::ExtraFn<Arc<crate::topology::Published>>,
-    ),
+    derived: &engine::Derived,
     names: &SharedNodeNameMap,
 ) -> Result<(FabricThread, std::sync::mpsc::Receiver<()>)> {
     FabricThread::start_paused(
         source,
-        engine::publisher(settings, health, topology),
+        engine::publisher(settings, derived),
         settings.sweep_interval,
         Some(Arc::clone(names)),
         &settings.source,
@@ -216,23 +213,11 @@ pub fn run(
 ) -> Result<()> {
     let engine = Engine::build(&settings)?;
 
-    let health_config = Arc::new(ArcSwap::from_pointee(settings.health.clone()));
-    // The cabling plan ([topology] expected): a bad file stops the start.
-    let plan =
-        crate::topology::shared_plan(settings.topology_expected.as_deref()).map_err(ConfigError)?;
-    // Notifications of topology findings, once the layer is up.
-    let plan_traps: crate::topology::Notifier = Arc::default();
+    // The health checks, the cabling plan, the route check.
+    let derived = engine::Derived::new(&settings)?;
     let names = load_node_name_map(&settings)?;
     let demand = source.demand();
-    let (fabric, first_sweep) = start_source(
-        &settings,
-        source,
-        (
-            crate::health::deriver(Arc::clone(&health_config)),
-            crate::topology::deriver(Arc::clone(&plan), Arc::clone(&plan_traps)),
-        ),
-        &names,
-    )?;
+    let (fabric, first_sweep) = start_source(&settings, source, &derived, &names)?;
     let mut services = Services::start(fabric)?;
 
     let stats = SnmpStats::new();
@@ -313,7 +298,7 @@ pub fn run(
     if let Some(t) = &traps {
         t.cold_start();
         let t = t.clone();
-        let _ = plan_traps.set(Box::new(move |n| {
+        let _ = derived.traps.set(Box::new(move |n| {
             t.notify(n);
         }));
     }
@@ -344,9 +329,10 @@ pub fn run(
         )),
         traps: traps.clone(),
         controller,
-        health: health_config,
+        health: derived.health,
         monitors,
-        plan: Some(plan),
+        plan: Some(derived.plan),
+        routes_max_spread: Some(derived.routes_max_spread),
     };
     let result =
         services

@@ -31,6 +31,7 @@ use ib::types::{Guid, PortNum};
 pub struct Extras {
     pub health: Option<Arc<crate::health::HealthReport>>,
     pub topology: Option<Arc<crate::topology::Published>>,
+    pub routes: Option<Arc<crate::routes::Published>>,
 }
 
 /// A published snapshot with the modules' rows and the daemon's extras.

@@ -26,6 +26,7 @@ mod nodemap;
 mod opensm;
 mod reload;
 mod requests;
+mod routes;
 mod sources;
 mod state;
 mod targets;

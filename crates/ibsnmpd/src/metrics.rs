@@ -20,6 +20,7 @@ mod deflate;
 pub mod fabric;
 mod gzip;
 mod limits;
+mod routes;
 mod text;
 mod topology;
 
@@ -358,6 +359,7 @@ async fn respond(req: &Request<Incoming>, e: &Arc<Endpoint>) -> Response<Body> {
             let mut agent = String::with_capacity(8192);
             agent::render(&mut agent, &published.snapshot, &e.sources);
             topology::render(&mut agent, &published);
+            routes::render(&mut agent, &published);
             let work = work(e, published, rows, families, gz, agent, render);
             let mut r = Response::new(Body::Ready(Box::new(work)));
             let h = r.headers_mut();

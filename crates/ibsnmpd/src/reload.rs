@@ -4,7 +4,8 @@
 //! Applied at once: the communities (the next request sees them), the
 //! node-name-map (a sweep is asked for, so the names show within one
 //! sweep), the cabling plan (`[topology] expected`, held against the next
-//! sweep), the notification sinks (trapsink, trap2sink, informsink,
+//! sweep), the route check's `[routes] max_spread` (the next snapshot's
+//! check), the notification sinks (trapsink, trap2sink, informsink,
 //! `[[trapsess]]`, trapcommunity: the next notification goes to them and
 //! snmpTargetAddrTable shows them as `permanent` rows), the threshold
 //! notifications' thresholds, `authtrapenable` (snmpEnableAuthenTraps'
@@ -54,6 +55,8 @@ pub struct Reloader {
     pub monitors: crate::monitor::MonitorTask,
     /// The cabling plan in force (`[topology] expected`), read again.
     pub plan: Option<crate::topology::SharedPlan>,
+    /// The route check's `[routes] max_spread`, read at each snapshot.
+    pub routes_max_spread: Option<crate::routes::SharedSpread>,
 }
 
 impl Reloader {
@@ -132,6 +135,9 @@ impl Reloader {
                 })
                 .await;
         }
+        if let Some(spread) = &self.routes_max_spread {
+            spread.set(new.routes_max_spread);
+        }
         if **self.health.load() != new.health {
             self.health.store(Arc::new(new.health.clone()));
         }
@@ -166,6 +172,7 @@ impl Reloader {
             kept.notify.thresholds = new.notify.thresholds;
         }
         kept.topology_expected = new.topology_expected;
+        kept.routes_max_spread = new.routes_max_spread;
         self.current = kept;
         Ok(())
     }
@@ -217,6 +224,8 @@ fn restart_keys(old: &Settings, new: &Settings, notifying: bool) -> Vec<&'static
         monitors: _,
         // Applied: held against the next sweep.
         topology_expected: _,
+        // Applied: the next snapshot's route check.
+        routes_max_spread: _,
         secrets,
         sim_partitions,
         sim_services,

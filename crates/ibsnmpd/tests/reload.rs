@@ -120,6 +120,47 @@ fn sighup_applies_the_health_settings() {
     assert!(log.contains("SIGHUP: configuration reloaded"), "{log}");
 }
 
+/// `[routes] max_spread` applies from the next snapshot: the sim's default
+/// fabric spreads a leaf's destinations 6:2 over its uplinks (spread 1.0),
+/// balanced under 100, UNBALANCED under 0.5 after SIGHUP, with no restart
+/// warning.
+#[test]
+fn sighup_applies_the_routes_max_spread() {
+    let dir = tempfile::tempdir().unwrap();
+    let conf = dir.path().join("ibsnmpd.toml");
+    std::fs::write(&conf, "[routes]\nmax_spread = 100\n").unwrap();
+    let maddr = format!("127.0.0.1:{}", common::free_port("127.0.0.1"));
+    let agent = Agent::start(&[
+        "--config",
+        conf.to_str().unwrap(),
+        "--metrics",
+        &maddr,
+        "--sweep-interval",
+        "1",
+    ]);
+    let url = format!("http://{maddr}/metrics");
+    common::wait_for("the routes on /metrics", WAIT, || {
+        common::curl(&url)
+            .contains("infiniband_routes_uplink_spread{")
+            .then_some(())
+    });
+    assert!(
+        !agent.log_text().contains("UNBALANCED"),
+        "{}",
+        agent.log_text()
+    );
+    std::fs::write(&conf, "[routes]\nmax_spread = 0.5\n").unwrap();
+    common::signal(&agent.pid().to_string(), "HUP");
+    common::wait_for("an UNBALANCED leaf in the log", WAIT, || {
+        agent
+            .log_text()
+            .contains("routes: UNBALANCED")
+            .then_some(())
+    });
+    let log = agent.log_text();
+    assert!(common::restart_warnings(&log).is_empty(), "{log}");
+}
+
 /// A `[[monitor]]` added by a reload samples at once: its existence test
 /// fires at its first sample (mteTriggerFired at snmptrapd with its name
 /// as mteHotTrigger), and mteTriggerTable shows it instead of the old one.

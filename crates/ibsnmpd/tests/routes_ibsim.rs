@@ -5,14 +5,23 @@
 //! check names the switches whose tables point at the dead ports, counts
 //! the host pairs that cannot talk, and `ibtracert` fails for exactly the
 //! routes it calls broken; once OpenSM runs again and reroutes, the
-//! findings clear.
+//! findings clear. The running agent checks every sweep's tables: the
+//! same findings on /metrics, in its health report and as mteTriggerFired
+//! `routes:KIND` notifications, cleared (mteTriggerFalling) after the
+//! reroute.
 
 mod common;
+#[path = "notifications_support/mod.rs"]
+mod trapd;
 
 use std::collections::BTreeMap;
+use std::time::Duration;
 
-use common::text;
+use common::{curl, text, UmadAgent};
 use serde_json::Value as Json;
+use trapd::{named, of_trigger, Trapd};
+
+const WAIT: Duration = Duration::from_secs(120);
 
 /// Two leaves, two spines, two hosts on each leaf.
 const NET: &str = "\
@@ -236,4 +245,125 @@ fn routes_equal_ibroute_and_ibtracert_and_a_dead_spine_link_is_found() {
             (code == 0).then_some(json)
         },
     );
+}
+
+/// `infiniband_routes_unreachable`'s value, None while the family is absent.
+fn unreachable_pairs(metrics: &str) -> Option<u64> {
+    metrics
+        .lines()
+        .find_map(|l| l.strip_prefix("infiniband_routes_unreachable "))
+        .and_then(|v| v.trim().parse().ok())
+}
+
+#[test]
+fn the_running_agent_reports_notifies_and_clears_a_dead_spine_link() {
+    let mut tb = common::testbed(NET);
+    let dir = tempfile::tempdir().unwrap();
+    let trapd = Trapd::start();
+    let conf = dir.path().join("ibsnmpd.toml");
+    // Balance out of the way: this test is about routes.
+    std::fs::write(
+        &conf,
+        format!(
+            "trap2sink = [\"{}\"]\n[routes]\nmax_spread = 100\n",
+            trapd.addr()
+        ),
+    )
+    .unwrap();
+    let socket = dir.path().join("ctl.sock");
+    let metrics = format!("127.0.0.1:{}", common::free_port("127.0.0.1"));
+    let args = [
+        "--sweep-interval",
+        "1",
+        "--config",
+        conf.to_str().unwrap(),
+        "--control-socket",
+        socket.to_str().unwrap(),
+        "--metrics",
+        &metrics,
+    ];
+    let ready = |a: &UmadAgent| {
+        common::probe(&a.target, ".1.3.6.1.2.1.1.3.0", &[])
+            .status
+            .success()
+    };
+    let agent = UmadAgent::start(&tb, Some("h1"), &args, WAIT, ready);
+    trapd.wait(WAIT, "coldStart", |t| !named(t, "coldStart").is_empty());
+    let url = format!("http://{metrics}/metrics");
+    let health = |tb: &ib::testbed::Testbed| {
+        let out = tb
+            .command(common::BIN)
+            .args(["health", "--socket", socket.to_str().unwrap()])
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout).to_string()
+    };
+
+    // The tables read (after the quick first sweep): every route arrives.
+    let m = common::wait_for("the routes on /metrics", WAIT, || {
+        let m = curl(&url);
+        unreachable_pairs(&m).is_some().then_some(m)
+    });
+    assert_eq!(unreachable_pairs(&m), Some(0), "{m}");
+    assert!(!m.contains("infiniband_routes_broken{"), "{m}");
+    for leaf in ["leaf1", "leaf2"] {
+        let spread = format!("infiniband_routes_uplink_spread{{switch=\"{leaf}\",guid=");
+        assert!(m.contains(&spread), "{spread} not in\n{m}");
+    }
+    let h = health(&tb);
+    assert!(h.contains("routes: 4 switches to"), "{h}");
+    assert!(h.contains("0 host pairs cannot talk"), "{h}");
+
+    // No SM to reroute: a spine link that routes use goes. Discovery sees
+    // the changed subnet and reads every table again.
+    tb.stop_opensm();
+    tb.console("Unlink \"spine1\"[2]").unwrap();
+    let m = common::wait_for("unreachable pairs on /metrics", WAIT, || {
+        let m = curl(&url);
+        (unreachable_pairs(&m).unwrap_or(0) > 0).then_some(m)
+    });
+    let holes: Vec<&str> = m
+        .lines()
+        .filter(|l| l.starts_with("infiniband_routes_broken{kind=\"black_hole\""))
+        .collect();
+    // The pulled link's ends: spine1's port 2, leaf2's port 7.
+    assert!(
+        holes.iter().any(|l| {
+            (l.contains("switch=\"spine1\"") && l.contains("port=\"2\""))
+                || (l.contains("switch=\"leaf2\"") && l.contains("port=\"7\""))
+        }),
+        "{m}"
+    );
+    let h = common::wait_for("the agent's report", WAIT, || {
+        let h = health(&tb);
+        h.contains("BLACK HOLE").then_some(h)
+    });
+    assert!(!h.contains(" 0 host pairs cannot talk"), "{h}");
+    assert!(h.contains("UNREACHABLE \"leaf"), "{h}");
+    let t = trapd.wait(WAIT, "routes notifications", |t| {
+        !of_trigger(t, "mteTriggerFired", "routes:unreachable").is_empty()
+            && !of_trigger(t, "mteTriggerFired", "routes:black_hole").is_empty()
+    });
+    let fired = of_trigger(&t, "mteTriggerFired", "routes:black_hole")[0];
+    assert!(
+        fired.object("IB-SM-MIB::ibSmTrapNodeGUID1.0").is_some(),
+        "{fired:?}"
+    );
+
+    // OpenSM again: it reroutes around the dead link; the findings clear,
+    // each notified once.
+    tb.start_opensm().unwrap();
+    common::wait_for("the reroute on /metrics", WAIT, || {
+        let m = curl(&url);
+        (unreachable_pairs(&m) == Some(0) && !m.contains("infiniband_routes_broken{")).then_some(())
+    });
+    trapd.wait(WAIT, "routes clearances", |t| {
+        ["routes:unreachable", "routes:black_hole"].iter().all(|k| {
+            let falling = of_trigger(t, "mteTriggerFalling", k).len();
+            falling > 0 && falling == of_trigger(t, "mteTriggerFired", k).len()
+        })
+    });
+    let h = health(&tb);
+    assert!(h.contains(" 0 host pairs cannot talk"), "{h}");
+    assert!(agent.log_text().contains("routes cleared: black_hole"));
 }

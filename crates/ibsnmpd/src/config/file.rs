@@ -71,6 +71,7 @@ pub(super) struct FileConfig {
     pub(super) umad: Option<crate::umad_config::UmadSection>,
     pub(super) health: Option<health::HealthSection>,
     pub(super) topology: Option<TopologySection>,
+    pub(super) routes: Option<RoutesSection>,
     pub(super) monitor: Option<Vec<monitor::MonitorEntry>>,
     pub(super) secrets: Option<bool>,
     pub(super) sim_partitions: Option<PathBuf>,
@@ -92,6 +93,27 @@ pub(super) struct FileConfig {
 pub(super) struct TopologySection {
     pub(super) expected: Option<PathBuf>,
 }
+
+/// `[routes]`: the running agent's check of the forwarding tables.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RoutesSection {
+    pub(super) max_spread: Option<f64>,
+}
+
+impl RoutesSection {
+    /// `max_spread`: a ratio of 0 or more (default 0.5, as `routes check`).
+    pub(super) fn max_spread(section: Option<&RoutesSection>) -> Result<f64, String> {
+        match section.and_then(|s| s.max_spread) {
+            None => Ok(DEFAULT_ROUTES_MAX_SPREAD),
+            Some(r) if r.is_finite() && r >= 0.0 => Ok(r),
+            Some(r) => Err(format!("max_spread = {r}: expected a ratio of 0 or more")),
+        }
+    }
+}
+
+/// `[routes] max_spread` when unset: `routes check --max-spread`'s default.
+const DEFAULT_ROUTES_MAX_SPREAD: f64 = 0.5;
 
 /// `[[view]]`: snmpd's `view NAME included|excluded OID [MASK]`.
 #[derive(Debug, Deserialize)]

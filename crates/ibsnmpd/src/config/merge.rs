@@ -7,7 +7,7 @@ use std::time::Duration;
 use crate::cli::RunArgs;
 
 use super::access::{file_community, flag_community, usm_users, vacm};
-use super::file::{FileConfig, OpenSmSection, StringOrList};
+use super::file::{FileConfig, OpenSmSection, RoutesSection, StringOrList};
 use super::wording::{nearest, place};
 use super::{
     engine_id, monitor, notify, Access, Community, ConfigError, Settings, DEFAULT_MAX_REPETITIONS,
@@ -24,6 +24,7 @@ pub(super) fn merge(
     let in_file =
         |key: &str, msg: String| ConfigError(format!("{}: {msg}", place(origin, &lines, key)));
     let metrics_limits = metrics_limits(&file, &in_file)?;
+    let (health, routes_max_spread) = checks(&mut file, &in_file)?;
     let mut notify = notify_settings(&mut file, &in_file, args)?;
 
     let (agentx, listen) = transport(&mut file, &in_file, args)?;
@@ -148,12 +149,9 @@ pub(super) fn merge(
         metrics_families,
         node_name_map,
         umad,
-        health: file
-            .health
-            .unwrap_or_default()
-            .config()
-            .map_err(|m| in_file("health", m))?,
+        health,
         topology_expected: file.topology.take().and_then(|t| t.expected),
+        routes_max_spread,
         monitors: monitor::triggers(file.monitor.take().unwrap_or_default(), |n, m| {
             match monitor_lines.get(n) {
                 Some(l) if !origin.is_empty() => format!("{origin}:{l}: monitor {m}"),
@@ -380,6 +378,18 @@ struct Limits {
     request_sessions_max: usize,
     request_result_rows_max: usize,
     max_getbulk_responses: usize,
+}
+
+/// `[health]` and `[routes]`: the agent's checks of each snapshot.
+fn checks(
+    file: &mut FileConfig,
+    in_file: &dyn Fn(&str, String) -> ConfigError,
+) -> Result<(ib::model::health::HealthConfig, f64), ConfigError> {
+    let health =
+        (file.health.take().unwrap_or_default().config()).map_err(|m| in_file("health", m))?;
+    let spread =
+        RoutesSection::max_spread(file.routes.as_ref()).map_err(|m| in_file("routes", m))?;
+    Ok((health, spread))
 }
 
 fn limits(

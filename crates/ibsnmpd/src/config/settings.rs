@@ -89,6 +89,9 @@ pub struct Settings {
     pub monitors: Vec<mibs::disman_event::Trigger>,
     /// The cabling plan (`[topology] expected`, docs/topology.md).
     pub topology_expected: Option<PathBuf>,
+    /// A leaf's uplink spread above which the agent's route check calls
+    /// it unbalanced (`[routes] max_spread`, docs/routing.md).
+    pub routes_max_spread: f64,
     /// `secrets = true`: IB-SM-MIB's SM_Key and M_Key columns read their
     /// values; off (default) they read as zeros. The SNMPv3 view of a request
     /// narrows this further (mibs::View::secrets).

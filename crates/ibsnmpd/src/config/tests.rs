@@ -68,6 +68,22 @@ fn args() -> RunArgs {
 }
 
 #[test]
+fn routes_max_spread_defaults_and_is_checked() {
+    let s = merge(FileConfig::default(), "", &args()).unwrap();
+    assert_eq!(s.routes_max_spread, 0.5);
+    let f = parse_file("[routes]\nmax_spread = 0.25\n", "c.toml").unwrap();
+    let s = merge(f, "c.toml", &args()).unwrap();
+    assert_eq!(s.routes_max_spread, 0.25);
+    let text = "[routes]\nmax_spread = -1.0\n";
+    let e = merge(parse_file(text, "c.toml").unwrap(), "c.toml", &args()).unwrap_err();
+    assert!(
+        e.0.contains("max_spread = -1: expected a ratio of 0 or more"),
+        "{}",
+        e.0
+    );
+}
+
+#[test]
 fn defaults() {
     let s = merge(FileConfig::default(), "", &args()).unwrap();
     assert_eq!(s.listen, vec!["127.0.0.1:1161".parse().unwrap()]);

@@ -154,17 +154,44 @@ fn module_options(settings: &Settings) -> mibs::Options {
     }
 }
 
+/// What the source thread's derivers read and a reload changes.
+pub(super) struct Derived {
+    /// The health checks' settings (`[health]`).
+    pub health: crate::health::SharedHealthConfig,
+    /// The cabling plan (`[topology] expected`): a bad file stops the start.
+    pub plan: crate::topology::SharedPlan,
+    /// Where topology and route findings go as notifications, once the
+    /// layer is up.
+    pub traps: crate::topology::Notifier,
+    /// The route check's `[routes] max_spread`.
+    pub routes_max_spread: crate::routes::SharedSpread,
+}
+
+impl Derived {
+    pub(super) fn new(settings: &Settings) -> Result<Derived> {
+        Ok(Derived {
+            health: Arc::new(ArcSwap::from_pointee(settings.health.clone())),
+            plan: crate::topology::shared_plan(settings.topology_expected.as_deref())
+                .map_err(crate::config::ConfigError)?,
+            traps: Arc::default(),
+            routes_max_spread: crate::routes::SharedSpread::new(settings.routes_max_spread),
+        })
+    }
+}
+
 /// The publisher of the modules' tables, with the daemon's own derivations
 /// (health, topology) beside them.
-pub(super) fn publisher(
-    settings: &Settings,
-    mut health: mibs::publish::ExtraFn<Arc<crate::health::HealthReport>>,
-    mut topology: mibs::publish::ExtraFn<Arc<crate::topology::Published>>,
-) -> Publisher {
+pub(super) fn publisher(settings: &Settings, shared: &Derived) -> Publisher {
+    let mut health = crate::health::deriver(Arc::clone(&shared.health));
+    let mut topology =
+        crate::topology::deriver(Arc::clone(&shared.plan), Arc::clone(&shared.traps));
+    let mut routes =
+        crate::routes::deriver(shared.routes_max_spread.clone(), Arc::clone(&shared.traps));
     mibs::Publisher::with_options(&module_options(settings)).with_extra(move |s| {
         crate::fabric::Extras {
             health: Some(health(s)),
             topology: Some(topology(s)),
+            routes: Some(routes(s)),
         }
     })
 }

@@ -39,6 +39,10 @@ pub struct Report {
     /// `[topology] expected`, docs/topology.md).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub topology: Option<crate::topology::TopologyReport>,
+    /// Every route of the switches' forwarding tables (a running agent
+    /// whose source reads them, docs/routing.md).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub routes: Option<crate::routes::RoutesReport>,
 }
 
 /// How the reported sweep went (its cost, all phases together).
@@ -123,6 +127,7 @@ impl Report {
             thresholds,
             ports_health,
             topology: None,
+            routes: None,
         }
     }
 
@@ -194,6 +199,9 @@ impl Report {
             for (_, l) in lines {
                 let _ = writeln!(out, "  {l}");
             }
+        }
+        if let Some(r) = &self.routes {
+            out.push_str(&r.text());
         }
         if let Some(t) = &self.topology {
             out.push_str(&t.text());
@@ -380,6 +388,7 @@ mod tests {
             findings: 0,
             ports_health,
             topology: None,
+            routes: None,
         }
     }
 
