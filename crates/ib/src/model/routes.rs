@@ -114,13 +114,20 @@ fn is_switch(s: &Snapshot, n: NodeIdx) -> bool {
 }
 
 /// The end LIDs of a snapshot: CA ports' base LIDs and switches' port 0.
+/// A CA port whose own link is not Active is no destination: it is down
+/// (the health report's), not a route's fault.
 fn destinations(s: &Snapshot) -> Vec<Dest> {
     s.ports
         .iter()
         .enumerate()
         .filter_map(|(i, p)| {
             let switch = is_switch(s, p.node);
-            let end = if switch { p.num.0 == 0 } else { p.num.0 != 0 };
+            let up = p.info.port_state == PortState::Active as u8;
+            let end = if switch {
+                p.num.0 == 0
+            } else {
+                p.num.0 != 0 && up
+            };
             let port = PortIdx::try_from(i).ok()?;
             (end && p.info.lid.0 != 0).then_some(Dest {
                 lid: p.info.lid,

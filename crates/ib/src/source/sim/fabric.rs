@@ -485,6 +485,10 @@ impl Fabric {
             adj_start[i + 1] = adj.len() as u32;
         }
         let mut lfts: Vec<Vec<u8>> = vec![vec![0xFF; usize::from(top) + 1]; ns];
+        // LIDs routed out of each switch port so far: each LID takes the
+        // least-loaded of its shortest-path ports, as OpenSM's minhop
+        // balances them (LID modulo piled 6 of 8 on one uplink of a leaf).
+        let mut load: Vec<[u32; 256]> = vec![[0; 256]; ns];
         let mut dist = vec![u32::MAX; ns];
         let mut queue = VecDeque::with_capacity(ns);
         let mut cands: Vec<u8> = Vec::new();
@@ -531,9 +535,16 @@ impl Fabric {
                 if cands.is_empty() {
                     continue;
                 }
+                let used = &mut load[s];
                 for &(base, size, _) in &attached[d] {
                     for l in base..base + size {
-                        lft[usize::from(l)] = cands[usize::from(l) % cands.len()];
+                        let port = cands
+                            .iter()
+                            .copied()
+                            .min_by_key(|p| (used[usize::from(*p)], *p))
+                            .unwrap_or(cands[0]);
+                        used[usize::from(port)] += 1;
+                        lft[usize::from(l)] = port;
                     }
                 }
             }
