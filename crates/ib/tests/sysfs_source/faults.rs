@@ -26,9 +26,22 @@ fn faulty() -> PathBuf {
 #[derive(Clone, Default)]
 struct Logs(Arc<Mutex<Vec<u8>>>);
 
-impl std::io::Write for Logs {
+/// Every log line of this test binary goes to one buffer through a global
+/// subscriber: one scoped to a thread (`with_default`) missed lines when
+/// other tests' threads met the same callsites first with none (tracing
+/// caches a callsite's interest), which made the counts below flaky.
+/// Lines carry their thread's name, which the harness gives each test.
+static LINES: Mutex<Vec<u8>> = Mutex::new(Vec::new());
+static TURN: Mutex<()> = Mutex::new(());
+
+struct Global;
+
+impl std::io::Write for Global {
     fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
-        self.0.lock().unwrap().extend_from_slice(b);
+        LINES
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .extend_from_slice(b);
         Ok(b.len())
     }
     fn flush(&mut self) -> std::io::Result<()> {
@@ -36,21 +49,39 @@ impl std::io::Write for Logs {
     }
 }
 
-impl<'a> tracing_subscriber::fmt::MakeWriter<'a> for Logs {
-    type Writer = Logs;
-    fn make_writer(&'a self) -> Logs {
-        self.clone()
-    }
+fn install() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        let sub = tracing_subscriber::fmt()
+            .with_writer(|| Global)
+            .with_ansi(false)
+            .with_thread_names(true)
+            .with_max_level(tracing::Level::INFO)
+            .finish();
+        let _ = tracing::subscriber::set_global_default(sub);
+    });
 }
 
 impl Logs {
     fn during<T>(&self, f: impl FnOnce() -> T) -> T {
-        let sub = tracing_subscriber::fmt()
-            .with_writer(self.clone())
-            .with_ansi(false)
-            .with_max_level(tracing::Level::INFO)
-            .finish();
-        tracing::subscriber::with_default(sub, f)
+        install();
+        let _turn = TURN.lock().unwrap_or_else(|e| e.into_inner());
+        LINES.lock().unwrap_or_else(|e| e.into_inner()).clear();
+        let r = f();
+        let got = std::mem::take(&mut *LINES.lock().unwrap_or_else(|e| e.into_inner()));
+        // This test's lines only (the harness names its thread after it):
+        // other tests log meanwhile.
+        let me = std::thread::current()
+            .name()
+            .unwrap_or_default()
+            .to_string();
+        let mine: String = String::from_utf8_lossy(&got)
+            .lines()
+            .filter(|l| l.contains(&me))
+            .map(|l| format!("{l}\n"))
+            .collect();
+        self.0.lock().unwrap().extend_from_slice(mine.as_bytes());
+        r
     }
     fn lines(&self) -> Vec<String> {
         String::from_utf8_lossy(&self.0.lock().unwrap())
