@@ -38,6 +38,19 @@ pub fn one_sweep(
     Ok(snap)
 }
 
+/// A check command's exit: 0 clean, 1 findings, 2 it could not tell (the
+/// error on one line).
+pub fn check_exit(clean: Result<bool>) -> std::process::ExitCode {
+    match clean {
+        Ok(true) => std::process::ExitCode::SUCCESS,
+        Ok(false) => std::process::ExitCode::from(1),
+        Err(e) => {
+            eprintln!("ibsnmpd: {}", format!("{e:#}").replace('\n', " "));
+            std::process::ExitCode::from(2)
+        }
+    }
+}
+
 /// `ibsnmpd dump`: one sweep, printed.
 pub fn dump(args: &DumpArgs) -> Result<()> {
     crate::logging::init(&args.sweep.log_level)?;

@@ -354,7 +354,7 @@ fn notification(
     appeared: bool,
     pairs: u64,
 ) -> snmp::notify::Notification {
-    use mibs::disman_event::{Fired, FiredKind};
+    use mibs::disman_event::Fired;
     use mibs::oids::ib_sm_mib as sm;
     use snmp::oid::Oid;
     use snmp::value::{Value, VarBind};
@@ -373,19 +373,7 @@ fn notification(
             Value::Gauge32(u32::from(*port)),
         ));
     }
-    let fired = Fired {
-        trigger: format!("routes:{kind}"),
-        context: Vec::new(),
-        kind: if appeared {
-            FiredKind::Fired
-        } else {
-            FiredKind::Falling
-        },
-        // zeroDotZero: no MIB object holds a route.
-        oid: Oid::from_slice(&[0, 0]),
-        value: i32::try_from(pairs).unwrap_or(i32::MAX),
-        objects,
-    };
+    let fired = Fired::finding(format!("routes:{kind}"), appeared, pairs, objects);
     // Storm control keys on the trigger and OID: one key per finding.
     fired
         .notification()

@@ -298,7 +298,7 @@ pub fn deriver(plan: SharedPlan, traps: Notifier) -> mibs::publish::ExtraFn<Arc<
 /// ibSmTrapNodeGUID1/PortNum1 (and 2) for the first two fabric ports the
 /// finding involves. The finding's words go to the log, not the varbinds.
 fn notification(f: &Finding, appeared: bool, total: usize) -> snmp::notify::Notification {
-    use mibs::disman_event::{Fired, FiredKind};
+    use mibs::disman_event::Fired;
     use mibs::oids::ib_sm_mib as sm;
     use snmp::oid::Oid;
     use snmp::value::{Value, VarBind};
@@ -317,19 +317,12 @@ fn notification(f: &Finding, appeared: bool, total: usize) -> snmp::notify::Noti
             objects.push(VarBind::new(inst(p), Value::Gauge32(u32::from(end.port))));
         }
     }
-    let fired = Fired {
-        trigger: format!("topology:{}", f.kind()),
-        context: Vec::new(),
-        kind: if appeared {
-            FiredKind::Fired
-        } else {
-            FiredKind::Falling
-        },
-        // zeroDotZero: no MIB object holds a cabling difference.
-        oid: Oid::from_slice(&[0, 0]),
-        value: i32::try_from(total).unwrap_or(i32::MAX),
+    let fired = Fired::finding(
+        format!("topology:{}", f.kind()),
+        appeared,
+        total as u64,
         objects,
-    };
+    );
     // Storm control keys on the trigger and OID: one key per finding.
     fired.notification().with_source(format!("topology:{f}"))
 }

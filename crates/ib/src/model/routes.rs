@@ -259,12 +259,9 @@ pub fn check(s: &Snapshot, max_spread: f64) -> RouteCheck {
         }
     }
     let dests = destinations(s);
-    let leaves: Vec<(usize, usize)> = switches
-        .iter()
-        .enumerate()
-        .map(|(i, &n)| (i, hosts_on(s, n)))
-        .filter(|&(_, h)| h > 0)
-        .collect();
+    // The end ports on each switch (by its place in `switches`): a leaf
+    // has some.
+    let hosts: Vec<usize> = switches.iter().map(|&n| hosts_on(s, n)).collect();
     let mut out = RouteCheck {
         switches: switches.len(),
         destinations: dests.len(),
@@ -289,7 +286,7 @@ pub fn check(s: &Snapshot, max_spread: f64) -> RouteCheck {
                     out.hops[h] += 1;
                 }
                 Fate::Broken(b) => {
-                    if hosts_of(&leaves, i) > 0 {
+                    if hosts[i] > 0 {
                         lost.entry(i).or_default().push(d.lid.0);
                     }
                     let e = breaks.entry(b).or_insert((0, 0));
@@ -302,7 +299,7 @@ pub fn check(s: &Snapshot, max_spread: f64) -> RouteCheck {
                 Fate::Unknown | Fate::Walking => {}
             }
         }
-        for &(i, _) in &leaves {
+        for i in (0..switches.len()).filter(|&i| hosts[i] > 0) {
             if let Some(port) = uplink_of(s, switches[i], d) {
                 *up.entry(i).or_default().entry(port).or_insert(0) += 1;
             }
@@ -311,11 +308,10 @@ pub fn check(s: &Snapshot, max_spread: f64) -> RouteCheck {
     for (i, mut lids) in lost {
         lids.sort_unstable();
         lids.dedup();
-        let hosts = hosts_of(&leaves, i);
-        out.unreachable_pairs += hosts as u64 * lids.len() as u64;
+        out.unreachable_pairs += hosts[i] as u64 * lids.len() as u64;
         out.unreachable.push(Unreachable {
             switch: switches[i],
-            hosts,
+            hosts: hosts[i],
             lids,
         });
     }
@@ -337,10 +333,6 @@ pub fn check(s: &Snapshot, max_spread: f64) -> RouteCheck {
         out.balance.push(b);
     }
     out
-}
-
-fn hosts_of(leaves: &[(usize, usize)], i: usize) -> usize {
-    leaves.iter().find(|(l, _)| *l == i).map_or(0, |(_, h)| *h)
 }
 
 /// The uplink a leaf routes `d` out by: its table's port, when that port

@@ -14,14 +14,7 @@ use crate::cli::{HealthFormat, RoutesCheckArgs};
 /// Exit 0 when every route arrives and no leaf is unbalanced, 1 with
 /// findings, 2 when the fabric could not be read.
 pub fn check(args: &RoutesCheckArgs) -> ExitCode {
-    match check_once(args) {
-        Ok(true) => ExitCode::SUCCESS,
-        Ok(false) => ExitCode::from(1),
-        Err(e) => {
-            eprintln!("ibsnmpd: {}", format!("{e:#}").replace('\n', " "));
-            ExitCode::from(2)
-        }
-    }
+    super::check_exit(check_once(args))
 }
 
 fn check_once(args: &RoutesCheckArgs) -> anyhow::Result<bool> {

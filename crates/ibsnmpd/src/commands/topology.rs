@@ -12,14 +12,7 @@ use crate::cli::{HealthFormat, TopologyCheckArgs, TopologyCommand};
 /// `ibsnmpd topology check`: exit 0 when the fabric matches the plan, 1
 /// when it does not, 2 when it could not tell (bad plan, failed sweep).
 pub fn check(args: &TopologyCheckArgs) -> ExitCode {
-    match check_once(args) {
-        Ok(true) => ExitCode::SUCCESS,
-        Ok(false) => ExitCode::from(1),
-        Err(e) => {
-            eprintln!("ibsnmpd: {}", format!("{e:#}").replace('\n', " "));
-            ExitCode::from(2)
-        }
-    }
+    super::check_exit(check_once(args))
 }
 
 fn check_once(args: &TopologyCheckArgs) -> anyhow::Result<bool> {

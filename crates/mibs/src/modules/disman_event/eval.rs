@@ -112,6 +112,25 @@ pub struct Fired {
 }
 
 impl Fired {
+    /// A finding about the fabric as a whole that appeared
+    /// (mteTriggerFired) or cleared (mteTriggerFalling): no MIB instance
+    /// holds it (mteHotOID zeroDotZero, the default context), `value` is
+    /// how many there are now, `objects` name where it is.
+    pub fn finding(trigger: String, appeared: bool, value: u64, objects: Vec<VarBind>) -> Fired {
+        Fired {
+            trigger,
+            context: Vec::new(),
+            kind: if appeared {
+                FiredKind::Fired
+            } else {
+                FiredKind::Falling
+            },
+            oid: Oid::from_slice(&[0, 0]),
+            value: i32::try_from(value).unwrap_or(i32::MAX),
+            objects,
+        }
+    }
+
     /// The notification: the mteHot* objects (instance `.0`, as net-snmp
     /// sends them), then the extra objects; storm control counts per
     /// trigger and instance.
