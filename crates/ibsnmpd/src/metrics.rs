@@ -7,16 +7,14 @@
 //! so dashboards built for it work with little change; docs/metrics.md has
 //! the mapping. Built on hyper (HTTP/1 server), see docs/metrics.md.
 //!
-//! The body is encoded as it is sent ([`fabric::Exposition`]), chunk by
-//! chunk on the blocking pool ([`body`]), gzipped on the way when the
-//! client asks: a scrape holds one chunk at a time, whatever the fabric's
-//! size. The gzipped fabric part of a snapshot is kept for its next gzip
-//! scrapes ([`gzip`]).
+//! The body is rendered as it is sent ([`fabric::Exposition`]), chunk by
+//! chunk off the async workers ([`body`]): a scrape holds a few chunks at
+//! a time, whatever the fabric's size. Gzipped, the fabric part of a
+//! snapshot is compressed once (flate2) and shared by all its gzip scrapes
+//! ([`gzip`]).
 
 mod agent;
 mod body;
-mod crc;
-mod deflate;
 pub mod fabric;
 mod gzip;
 mod limits;
@@ -37,10 +35,25 @@ use hyper_util::rt::TokioIo;
 use snmp::agent::SnmpStats;
 use tracing::{debug, warn};
 
-use body::{Body, Work};
+use body::{Body, Scrape};
 pub use fabric::{Families, Group};
 pub use limits::Limits;
 use limits::{ClientSlots, Stalling};
+
+/// What one scrape asks for: the families (`collect[]`), and so which
+/// gzipped part it shares.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Selection {
+    pub families: Families,
+}
+
+impl Default for Selection {
+    fn default() -> Self {
+        Selection {
+            families: Families::DEFAULT,
+        }
+    }
+}
 
 /// The agent's own counters that live outside the snapshot and SnmpStats.
 #[derive(Debug, Default)]
@@ -80,12 +93,13 @@ struct Endpoint {
     sources: Sources,
     /// Made once per snapshot, shared by its scrapes; one maker at a time.
     rows: tokio::sync::Mutex<Option<Arc<fabric::Rows>>>,
-    /// The gzipped fabric parts of the published snapshot, for its next
+    /// The gzipped fabric parts of the published snapshot, for its gzip
     /// scrapes.
     kept: Arc<std::sync::Mutex<gzip::Kept>>,
     /// Scrapes rendering at once: each holds one until its body is sent
-    /// (or its connection ends), so rendering and gzip never take more
-    /// than this many cores from SNMP.
+    /// (or its connection ends; one that starts compressing a part gives
+    /// its slot to that), so rendering and gzip never take more than this
+    /// many cores from SNMP.
     renders: Arc<tokio::sync::Semaphore>,
     /// Scrapes waiting for a render slot now.
     waiting: std::sync::atomic::AtomicUsize,
@@ -208,7 +222,7 @@ fn collect(query: Option<&str>, configured: Families) -> Result<Families, ()> {
     })
 }
 
-/// Makes the port rows (labels and their deflate tokens) of each snapshot
+/// Makes the port rows (labels and value columns) of each snapshot
 /// when it is published, as exporters keep their label sets up to
 /// date with the data rather than at scrape time: the first scrape of a
 /// snapshot then only renders (and compresses). The cost is paid once per
@@ -279,40 +293,38 @@ async fn render_slot(e: &Endpoint) -> Option<tokio::sync::OwnedSemaphorePermit> 
     got.ok().and_then(Result::ok)
 }
 
-/// A scrape's body: the fabric part rendered from `published` (or, when
-/// gzipped, the gzip kept from an earlier scrape of it), then `agent`.
-fn work(
+/// A scrape's body: the fabric part of `published` (rendered, or when
+/// gzipped the part compressed once for the snapshot), then `agent`.
+fn scrape(
     e: &Endpoint,
     published: Arc<crate::fabric::Published>,
     rows: Arc<fabric::Rows>,
-    families: Families,
+    selection: Selection,
     gz: bool,
     agent: String,
     render: tokio::sync::OwnedSemaphorePermit,
-) -> Work {
-    // Gzipped: the kept part, or rendered (and collected to keep).
-    let (kept, keeper) = match gz.then(|| gzip::lookup(&e.kept, &published, families)) {
-        Some(Ok(d)) => (Some(d), None),
-        Some(Err(keeper)) => (None, keeper),
-        None => (None, None),
-    };
-    let fabric = match kept {
-        Some(d) => body::Fabric::Kept(d, 0),
-        None => {
-            let mut x = fabric::Exposition::new(published, rows, families);
-            if gz {
-                x.fuse();
-            }
-            body::Fabric::Render(Box::new(x))
+) -> Scrape {
+    let text = |p| Box::new(fabric::Exposition::new(p, rows, selection.families));
+    let fabric = if gz {
+        match gzip::find(&e.kept, &published, selection) {
+            gzip::Found::Kept(part) => body::Fabric::Gzip(part, None),
+            gzip::Found::Make(tx, part) => body::Fabric::Gzip(
+                part,
+                Some(body::Maker {
+                    text: text(published),
+                    part: tx,
+                    kept: Arc::clone(&e.kept),
+                }),
+            ),
         }
+    } else {
+        body::Fabric::Plain(text(published))
     };
-    Work {
+    Scrape {
         fabric,
-        agent: Some(agent),
-        gzip: gz.then(|| body::Gzip::new(keeper)),
-        text: None,
+        agent,
         pool: Arc::clone(&e.chunks),
-        _render: render,
+        render,
     }
 }
 
@@ -360,8 +372,9 @@ async fn respond(req: &Request<Incoming>, e: &Arc<Endpoint>) -> Response<Body> {
             agent::render(&mut agent, &published.snapshot, &e.sources);
             topology::render(&mut agent, &published);
             routes::render(&mut agent, &published);
-            let work = work(e, published, rows, families, gz, agent, render);
-            let mut r = Response::new(Body::Ready(Box::new(work)));
+            let selection = Selection { families };
+            let body = scrape(e, published, rows, selection, gz, agent, render).start();
+            let mut r = Response::new(body);
             let h = r.headers_mut();
             h.insert(
                 hyper::header::CONTENT_TYPE,

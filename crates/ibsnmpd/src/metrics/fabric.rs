@@ -16,8 +16,7 @@ use std::sync::Arc;
 use ib::model::health::{Degraded, PortHealth};
 use ib::model::{Node, Snapshot};
 
-use super::deflate::{fits, Fused, Tok, Unwritten};
-use super::text::{digits, Name, Text};
+use super::text::{Name, Text};
 use super::{header, Family};
 use crate::health::HealthReport;
 use families::{CounterFamily, DETAIL_COUNTERS, HEALTH_GAUGES, STATE_GAUGES, VL_COUNTERS};
@@ -89,175 +88,31 @@ pub struct Exposition {
     started: bool,
     /// The current family's metric name.
     name: Name,
-    /// With gzip: the sample lines of the chunk the encoder may code from
-    /// their labels' tokens.
-    fuse: Option<Fuse>,
 }
 
-/// The sample lines of a chunk that follow the sample of the port before
-/// in the same family (see [`Fused`]), and the last sample written.
-struct Fuse {
-    lines: Vec<Fused>,
-    last: Last,
-    /// Octets of the chunk's lines left out of its text.
-    unwritten: usize,
-}
-
-impl Fuse {
-    /// Notes row `r`'s sample line of `value`, at `at` of the text and the
-    /// `pos`th of its family, as one the text leaves out when the encoder
-    /// can code it from its labels' tokens (it follows the port before's
-    /// line): its labels are then not copied (read from memory for each
-    /// family, that copy was a sixth of a 48,000-host gzip scrape).
-    /// False: the line is to be written.
-    #[inline(always)]
-    fn leave_out(&mut self, at: usize, pos: usize, r: &Row, name: &Name, value: u64) -> bool {
-        let last = self.last;
-        let Some((a, b)) = r.toks.filter(|_| last.end == at && last.row + 1 == pos) else {
-            return false;
-        };
-        let braced = r.braced.end - r.braced.start;
-        let (name_len, labels) = (name.as_str().len(), braced - 3);
-        if !fits(name_len, last.len, labels) {
-            return false;
-        }
-        let len = name_len + braced + digits(value) + 1;
-        let unwritten = Unwritten {
-            value,
-            name: name.known,
-            labels: r.known,
-        };
-        self.push(r, a..b, name_len, (at, at, len), Some(unwritten));
-        self.last = Last {
-            row: pos,
-            labels,
-            len,
-            end: at,
-        };
-        self.unwritten += len;
-        true
-    }
-
-    /// Notes row `r`'s line (its label tokens `toks`, a name `name` octets
-    /// long, where it starts and ends in the text and its length), which
-    /// follows the line [`last`](Self::last) notes.
-    fn push(
-        &mut self,
-        r: &Row,
-        toks: std::ops::Range<u32>,
-        name: usize,
-        (at, end, len): (usize, usize, usize),
-        unwritten: Option<Unwritten>,
-    ) {
-        self.lines.push(Fused {
-            at,
-            end,
-            len,
-            name,
-            labels: r.braced.end - r.braced.start - 3,
-            prev_len: self.last.len,
-            prev_labels: self.last.labels,
-            toks,
-            row: r.id,
-            braced: r.braced.start,
-            unwritten,
-        });
-    }
-}
-
-/// The last sample line written: its row, its labels' and its own length,
-/// and where it ends in the chunk ([`Last::NONE`]: no line a next one
-/// may follow). Plain fields, no `Option`: noted at every sample line.
-#[derive(Clone, Copy)]
-struct Last {
-    row: usize,
-    labels: usize,
-    len: usize,
-    end: usize,
-}
-
-impl Last {
-    /// No line ends there.
-    const NONE: Last = Last {
-        row: 0,
-        labels: 0,
-        len: 0,
-        end: usize::MAX,
-    };
-
-    fn is_some(&self) -> bool {
-        self.end != usize::MAX
-    }
-}
-
-/// Where a family's lines go: the chunk's text, and with gzip what the
-/// encoder needs to know of them.
+/// Where a family's lines go: the chunk's text.
 struct Lines<'a> {
     out: &'a mut Text,
-    fuse: Option<&'a mut Fuse>,
     /// The row (or node, or SM) being written.
     pos: usize,
     rows: &'a Rows,
     /// The family's metric name.
     name: &'a Name,
-    /// The text's length at which the chunk holds what it wants (less
-    /// the lines left out of the text).
-    want: usize,
 }
 
 impl Lines<'_> {
-    /// A port's sample, `name{labels} value`, noted for the encoder when it
-    /// follows the port before's. Written in place ([`Text::sample`]): at
-    /// millions of samples a scrape, `write!`'s formatting machinery, then
-    /// pushing the pieces on a `String`, cost more than the text itself.
+    /// A port's sample, `name{labels} value`, written in place
+    /// ([`Text::sample`]): at millions of samples a scrape, `write!`'s
+    /// formatting machinery, then pushing the pieces on a `String`, cost
+    /// more than the text itself.
     #[inline(always)]
     fn sample(&mut self, r: &Row, value: u64) {
-        let at = self.out.len();
-        if let Some(f) = self.fuse.as_deref_mut() {
-            if f.leave_out(at, self.pos, r, self.name, value) {
-                self.want = self.want.saturating_sub(f.last.len);
-                return;
-            }
-        }
         self.out.sample(self.name, self.rows.braced(r), value);
-        self.note(at, r);
     }
 
-    /// A port's float gauge ([`value_f64`]), noted as [`sample`](Self::sample)
-    /// notes one: a value that is not whole is literals as any other. A
-    /// whole one that is not negative (most health gauges: flags and
-    /// counts) is that sample, the same text, and may be left out.
+    /// A port's float gauge ([`value_f64`]).
     fn sample_f64(&mut self, r: &Row, v: f64) {
-        if let Some(v) = whole(v).and_then(|i| u64::try_from(i).ok()) {
-            return self.sample(r, v);
-        }
-        let at = self.out.len();
         value_f64(self.out, self.name, self.rows.braced(r), v);
-        self.note(at, r);
-    }
-
-    /// Notes the port's sample line from `at` to the end of the text for
-    /// the encoder.
-    #[inline(always)]
-    fn note(&mut self, at: usize, r: &Row) {
-        let Some(f) = self.fuse.as_deref_mut() else {
-            return;
-        };
-        let end = self.out.len();
-        let labels = r.braced.end - r.braced.start - 3;
-        let last = f.last;
-        if let Some((a, b)) = r
-            .toks
-            .filter(|_| last.end == at && last.row + 1 == self.pos)
-        {
-            f.push(r, a..b, self.name.as_str().len(), (at, end, end - at), None);
-        }
-        f.last = Last {
-            row: self.pos,
-            labels,
-            len: end - at,
-            end,
-        };
     }
 }
 
@@ -277,62 +132,12 @@ impl Exposition {
             pos: 0,
             started: false,
             name: Name::default(),
-            fuse: None,
         }
-    }
-
-    /// Notes the sample lines the deflate encoder may code from their
-    /// labels' tokens ([`fused`](Self::fused)).
-    pub(super) fn fuse(&mut self) {
-        self.fuse = Some(Fuse {
-            lines: Vec::new(),
-            last: Last::NONE,
-            unwritten: 0,
-        });
-    }
-
-    /// The lines of the last chunk filled that the encoder may code from
-    /// the labels' tokens, [`toks`](Self::toks).
-    pub(super) fn fused(&self) -> &[Fused] {
-        self.fuse.as_ref().map_or(&[], |f| &f.lines[..])
-    }
-
-    pub(super) fn toks(&self) -> &[Tok] {
-        self.rows.toks()
-    }
-
-    /// Octets of the chunk's lines left out of its text (with gzip).
-    fn unwritten(&self) -> usize {
-        self.fuse.as_ref().map_or(0, |f| f.unwritten)
-    }
-
-    /// The rows' `{labels} ` that [`fused`](Self::fused) lines point into.
-    pub(super) fn labels(&self) -> &[u8] {
-        self.rows.all_labels()
     }
 
     /// Appends samples to `out` until it holds at least `want` octets or
     /// the fabric part ends; false once it has ended.
     pub(super) fn fill(&mut self, out: &mut Text, want: usize) -> bool {
-        if let Some(f) = self.fuse.as_mut() {
-            f.lines.clear();
-            f.unwritten = 0;
-            // The chunk follows the last one's last line.
-            if f.last.is_some() {
-                f.last.end = out.len();
-            }
-        }
-        let more = self.fill_lines(out, want);
-        if let Some(f) = self.fuse.as_mut() {
-            // A chunk ending with a line of another shape.
-            if f.last.end != out.len() {
-                f.last = Last::NONE;
-            }
-        }
-        more
-    }
-
-    fn fill_lines(&mut self, out: &mut Text, want: usize) -> bool {
         let published = Arc::clone(&self.published);
         let rows = Arc::clone(&self.rows);
         let snap = &published.snapshot;
@@ -458,7 +263,7 @@ impl Exposition {
                 self.pos = 0;
                 self.started = false;
             }
-            if out.len() + self.unwritten() >= want {
+            if out.len() >= want {
                 return self.step < self.steps.len();
             }
         }
@@ -468,9 +273,6 @@ impl Exposition {
     /// Writes a step's HELP and TYPE and remembers its metric name.
     fn begin(&mut self, out: &mut Text, step: Step) {
         self.name = Name::default();
-        if let Some(f) = self.fuse.as_mut() {
-            f.last = Last::NONE;
-        }
         let Some((name, help, counter)) = describe(step) else {
             // HealthSettings: two families of their own, written whole.
             return;
@@ -495,17 +297,14 @@ impl Exposition {
         items: &[T],
         mut write: impl FnMut(&mut Lines, &T),
     ) -> bool {
-        let unwritten = self.unwritten();
         let mut lines = Lines {
             out,
-            fuse: self.fuse.as_mut(),
             pos: self.pos,
             rows: &self.rows,
             name: &self.name,
-            want: want.saturating_sub(unwritten),
         };
         while let Some(item) = items.get(lines.pos) {
-            if lines.out.len() >= lines.want {
+            if lines.out.len() >= want {
                 break;
             }
             write(&mut lines, item);

@@ -1,68 +1,85 @@
-//! gzip (RFC 1952) for /metrics, as two deflate streams in one member: the
-//! fabric part, the same for every scrape of a published snapshot and so
-//! kept for the scrapes after the first ([`Kept`]), then the agent's own
-//! figures, compressed per scrape. The fabric stream ends with a sync
+//! gzip (RFC 1952) for /metrics, with deflate from flate2 (its zlib-rs
+//! backend) and CRC-32 from crc32fast. A body is one member of two deflate
+//! streams: the fabric part, the same for every scrape of a published
+//! snapshot and so compressed once and shared ([`Part`]), then the agent's
+//! own figures, compressed per scrape. The fabric stream ends with a sync
 //! flush (an empty stored block, not the final one), so the agent's stream
 //! follows on an octet boundary and a decoder reads one stream; the
 //! trailer's CRC-32 is the two parts' CRCs combined.
 
 use std::sync::{Arc, Mutex, PoisonError, Weak};
 
+use flate2::{Compress, Compression, FlushCompress};
 use hyper::body::Bytes;
+use tokio::sync::watch;
 
-use super::crc::Crc;
-use super::deflate::{Encoder, Fused, Source};
-use super::Families;
+use super::Selection;
 
 /// The member header: deflate, no name, no time, OS unknown.
 pub(super) const HEADER: &[u8] = &[0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 0xff];
 
+/// zlib's fastest level. On the 48,000-host sim's 1.77 GB text, levels 1,
+/// 2 and 6 took 2.4, 2.9 and 11 s of CPU for 9.8x, 13.3x and 15.2x
+/// (docs/design/metrics.md): the part is compressed once per snapshot,
+/// and CPU is what a scrape takes from SNMP.
+const LEVEL: u32 = 1;
+
 /// Octets of gzipped fabric parts kept for one published snapshot, all
-/// family sets together: the default families of a 48,000-host fabric
-/// take about 100 MB. A larger part is sent and not kept; the one scrape
-/// collecting a part holds at most as much again.
+/// selections together. A part that grows past it is not kept (its
+/// scrapes still get all of it).
 const KEPT_MAX: usize = 256 << 20;
 
-/// One part of the text, being compressed.
-pub(super) struct Part {
-    z: Encoder,
-    crc: Crc,
+/// A deflate stream being made, and the CRC of its text.
+pub(super) struct Deflate {
+    z: Compress,
+    crc: crc32fast::Hasher,
 }
 
-impl Part {
-    pub fn new() -> Part {
-        Part {
-            z: Encoder::new(),
-            crc: Crc::default(),
+impl Deflate {
+    pub fn new() -> Deflate {
+        Deflate {
+            // Raw deflate: the gzip framing is the body's.
+            z: Compress::new(Compression::new(LEVEL), false),
+            crc: crc32fast::Hasher::new(),
         }
     }
 
-    /// Compresses `text`: the deflate octets made so far (as
-    /// [`push_fused`](Self::push_fused) adds them to a buffer).
-    pub fn push(&mut self, text: &[u8]) -> Vec<u8> {
-        let mut out = Vec::new();
-        self.z
-            .push_fused(Source::text(text), &[], &mut out, &mut self.crc);
-        out
+    /// Compresses `text` onto the end of `out`.
+    pub fn push(&mut self, text: &[u8], out: &mut Vec<u8>) {
+        self.crc.update(text);
+        self.run(text, out, FlushCompress::None);
     }
 
-    /// As [`push`](Self::push), with the sample lines the encoder may code
-    /// from their labels' tokens and `{labels} ` ([`Encoder::push_fused`]),
-    /// some of them left out of the text (counted in the CRC from theirs).
-    pub fn push_fused(&mut self, src: Source, fused: &[Fused], out: &mut Vec<u8>) {
-        self.z.push_fused(src, fused, out, &mut self.crc);
+    /// Ends the stream onto `out` (`last`), or leaves it open for the next
+    /// part with a sync flush; the CRC of its text.
+    pub fn end(mut self, last: bool, out: &mut Vec<u8>) -> crc32fast::Hasher {
+        let flush = if last {
+            FlushCompress::Finish
+        } else {
+            FlushCompress::Sync
+        };
+        self.run(&[], out, flush);
+        self.crc
     }
 
-    #[cfg(test)]
-    pub fn encoder(&self) -> &Encoder {
-        &self.z
-    }
-
-    /// Ends the part: its last octets and the CRC of its text. `last`
-    /// ends the deflate stream; otherwise a sync flush leaves it open for
-    /// the next part.
-    pub fn end(self, last: bool) -> (Vec<u8>, crc32fast::Hasher) {
-        (self.z.end(last), self.crc.hasher())
+    fn run(&mut self, mut text: &[u8], out: &mut Vec<u8>, flush: FlushCompress) {
+        loop {
+            if out.capacity() - out.len() < 1 << 14 {
+                out.reserve((text.len() / 4).max(1 << 16));
+            }
+            let before = self.z.total_in();
+            // Errors are misuse (a stream used after its end), not input.
+            if self.z.compress_vec(text, out, flush).is_err() {
+                return;
+            }
+            let used = usize::try_from(self.z.total_in() - before).unwrap_or(text.len());
+            text = text.get(used..).unwrap_or_default();
+            // Done once the text is in and the compressor left room
+            // unused: it has nothing more to write for this flush.
+            if text.is_empty() && out.len() < out.capacity() {
+                return;
+            }
+        }
     }
 }
 
@@ -75,26 +92,40 @@ pub(super) fn trailer(crc: crc32fast::Hasher) -> [u8; 8] {
     t
 }
 
-/// The gzipped fabric part of one scrape: deflate chunks ending with a
-/// sync flush, and the CRC of their text.
-pub(super) struct Deflated {
+/// The gzipped fabric part of one snapshot and selection so far: deflate
+/// chunks, and once all are made (ending with a sync flush) the CRC of
+/// their text.
+#[derive(Default)]
+pub(super) struct Made {
     pub chunks: Vec<Bytes>,
-    pub crc: crc32fast::Hasher,
+    pub crc: Option<crc32fast::Hasher>,
+    octets: usize,
 }
 
-/// The gzipped fabric parts of the published snapshot, by family set,
-/// within [`KEPT_MAX`]: a scrape of the same snapshot and families (a
-/// second Prometheus, a retry) sends them instead of rendering and
-/// compressing the same text again. A newer snapshot drops them.
+impl Made {
+    /// Adds a chunk (shrunk: a part is kept for the snapshot's life).
+    pub fn push(&mut self, mut chunk: Vec<u8>) {
+        chunk.shrink_to_fit();
+        self.octets += chunk.len();
+        self.chunks.push(Bytes::from(chunk));
+    }
+}
+
+/// A fabric part being made or made: one maker sends, every scrape of it
+/// reads as it grows.
+pub(super) type Part = watch::Receiver<Made>;
+
+/// The gzipped fabric parts of the published snapshot, by selection,
+/// within [`KEPT_MAX`]: a scrape of the same snapshot and selection (a
+/// second Prometheus, a retry, one that comes while the first is being
+/// compressed) reads that part instead of rendering and compressing the
+/// same text again. A newer snapshot drops them.
 #[derive(Default)]
 pub(super) struct Kept {
     /// The published snapshot they belong to (a weak reference keeps the
     /// address from being reused, not the snapshot alive).
     of: Weak<crate::fabric::Published>,
-    parts: Vec<(Families, Arc<Deflated>)>,
-    /// Whether a scrape is collecting a part now: one at a time, so that
-    /// what scrapes hold to keep stays within [`KEPT_MAX`] too.
-    collecting: bool,
+    parts: Vec<(Selection, Part)>,
 }
 
 impl Kept {
@@ -105,7 +136,7 @@ impl Kept {
     fn renew(
         &mut self,
         published: &Arc<crate::fabric::Published>,
-    ) -> Result<Vec<(Families, Arc<Deflated>)>, ()> {
+    ) -> Result<Vec<(Selection, Part)>, ()> {
         if std::ptr::eq(self.of.as_ptr(), Arc::as_ptr(published)) {
             return Ok(Vec::new());
         }
@@ -117,107 +148,66 @@ impl Kept {
         self.of = Arc::downgrade(published);
         Ok(std::mem::take(&mut self.parts))
     }
+
+    fn octets(&self) -> usize {
+        self.parts.iter().map(|(_, p)| p.borrow().octets).sum()
+    }
 }
 
 /// The parts kept for snapshots older than `published`, taken out when it
-/// is published: dropped there (a 48,000-host fabric's are some 140 MB in
-/// hundreds of buffers), not by the first scrape of the new snapshot.
+/// is published: dropped there (a 48,000-host fabric's are some hundred
+/// MB in hundreds of buffers), not by the first scrape of the new snapshot.
 pub(super) fn stale(
     kept: &Mutex<Kept>,
     published: &Arc<crate::fabric::Published>,
-) -> Vec<(Families, Arc<Deflated>)> {
+) -> Vec<(Selection, Part)> {
     let mut k = kept.lock().unwrap_or_else(PoisonError::into_inner);
     k.renew(published).unwrap_or_default()
 }
 
-/// What a gzip scrape sends for its fabric part: the kept gzip of it, or
-/// it renders and compresses the part, collecting it to keep when no
-/// other scrape is collecting one (a [`Keeper`]).
-pub(super) fn lookup(
-    kept: &Arc<Mutex<Kept>>,
+/// What a gzip scrape sends for its fabric part.
+pub(super) enum Found {
+    /// A part made or being made: read it.
+    Kept(Part),
+    /// None yet: make it with this sender (kept for the next scrapes when
+    /// there is room), and read it.
+    Make(watch::Sender<Made>, Part),
+}
+
+/// The part of `published` and `selection` to send.
+pub(super) fn find(
+    kept: &Mutex<Kept>,
     published: &Arc<crate::fabric::Published>,
-    f: Families,
-) -> Result<Arc<Deflated>, Option<Keeper>> {
+    selection: Selection,
+) -> Found {
+    let (tx, rx) = watch::channel(Made::default());
     let mut k = kept.lock().unwrap_or_else(PoisonError::into_inner);
     if k.renew(published).is_err() {
-        return Err(None);
+        return Found::Make(tx, rx);
     }
-    if let Some((_, d)) = k.parts.iter().find(|(g, _)| *g == f) {
-        return Ok(Arc::clone(d));
+    if let Some((_, p)) = k.parts.iter().find(|(s, _)| *s == selection) {
+        return Found::Kept(p.clone());
     }
-    if k.collecting {
-        return Err(None);
+    if k.octets() < KEPT_MAX {
+        k.parts.push((selection, rx.clone()));
     }
-    k.collecting = true;
-    Err(Some(Keeper {
-        kept: Arc::clone(kept),
-        published: Arc::downgrade(published),
-        families: f,
-        chunks: Vec::new(),
-        octets: 0,
-    }))
+    Found::Make(tx, rx)
 }
 
-/// Collects the fabric part's chunks of a scrape as they are sent, to
-/// keep them once the part is whole (unless it grows past [`KEPT_MAX`]).
-pub(super) struct Keeper {
-    kept: Arc<Mutex<Kept>>,
-    published: Weak<crate::fabric::Published>,
-    families: Families,
-    chunks: Vec<Bytes>,
-    octets: usize,
-}
-
-impl Keeper {
-    /// `chunk` as sent, kept too while the part stays within the bound
-    /// (false once past it: keep no more).
-    pub fn add(&mut self, chunk: Vec<u8>) -> (Bytes, bool) {
-        let mut chunk = chunk;
-        chunk.shrink_to_fit();
-        let b = Bytes::from(chunk);
-        self.octets += b.len();
-        if self.octets > KEPT_MAX {
-            return (b, false);
-        }
-        self.chunks.push(b.clone());
-        (b, true)
-    }
-
-    /// The part is whole: keep it, if its snapshot is still the one kept
-    /// for and the parts stay within the bound.
-    pub fn keep(mut self, crc: &crc32fast::Hasher) {
-        let chunks = std::mem::take(&mut self.chunks);
-        let mut k = self.kept.lock().unwrap_or_else(PoisonError::into_inner);
-        let kept: usize = k
-            .parts
-            .iter()
-            .flat_map(|(_, d)| &d.chunks)
-            .map(Bytes::len)
-            .sum();
-        if Weak::ptr_eq(&k.of, &self.published)
-            && k.parts.iter().all(|(g, _)| *g != self.families)
-            && kept + self.octets <= KEPT_MAX
-        {
-            let d = Deflated {
-                chunks,
-                crc: crc.clone(),
-            };
-            k.parts.push((self.families, Arc::new(d)));
-        }
+/// Adds `chunk` to `part`; past [`KEPT_MAX`] the part is kept no more
+/// (scrapes that read it still get all of it).
+pub(super) fn grow(kept: &Mutex<Kept>, part: &watch::Sender<Made>, chunk: Vec<u8>) {
+    let mut octets = 0;
+    part.send_modify(|m| {
+        m.push(chunk);
+        octets = m.octets;
+    });
+    if octets > KEPT_MAX {
+        let this = part.subscribe();
+        let mut k = kept.lock().unwrap_or_else(PoisonError::into_inner);
+        k.parts.retain(|(_, p)| !p.same_channel(&this));
     }
 }
-
-impl Drop for Keeper {
-    fn drop(&mut self) {
-        self.kept
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .collecting = false;
-    }
-}
-
-#[cfg(test)]
-mod fused_tests;
 
 #[cfg(test)]
 mod tests {
@@ -228,18 +218,17 @@ mod tests {
     /// that decodes to their text.
     #[test]
     fn two_parts_decode_as_one_member() {
-        let a = "infiniband_switch_port_state_id{guid=\"0x1\"} 4\n".repeat(5000);
+        let a = "infiniband_switch_port_state_id{guid=\"0x1\"} 4\n".repeat(50_000);
         let b = "ibsnmpd_uptime_seconds 12.5\n";
         let mut gz = HEADER.to_vec();
-        let mut p = Part::new();
-        gz.extend(p.push(a.as_bytes()));
-        let (tail, mut crc) = p.end(false);
-        gz.extend(tail);
-        let mut q = Part::new();
-        gz.extend(q.push(b.as_bytes()));
-        let (tail, crc_b) = q.end(true);
-        gz.extend(tail);
-        crc.combine(&crc_b);
+        let mut p = Deflate::new();
+        for piece in a.as_bytes().chunks(7000) {
+            p.push(piece, &mut gz);
+        }
+        let mut crc = p.end(false, &mut gz);
+        let mut q = Deflate::new();
+        q.push(b.as_bytes(), &mut gz);
+        crc.combine(&q.end(true, &mut gz));
         gz.extend(trailer(crc));
         let mut text = String::new();
         flate2::read::GzDecoder::new(&gz[..])
@@ -253,38 +242,36 @@ mod tests {
         Arc::new(crate::fabric::Published::new(Arc::new(snap)))
     }
 
-    /// The default families' part of `p` kept, and the chunk sent; while
-    /// it is collected, no other scrape collects one.
-    fn one_kept(p: &Arc<crate::fabric::Published>) -> (Arc<Mutex<Kept>>, Bytes) {
-        let kept = Arc::new(Mutex::new(Kept::default()));
-        let all = Families::DEFAULT;
-        let Err(Some(mut k)) = lookup(&kept, p, all) else {
-            panic!("the first scrape collects");
-        };
-        assert!(matches!(lookup(&kept, p, all), Err(None)));
-        let (sent, keeping) = k.add(b"deflated".to_vec());
-        assert!(keeping);
-        k.keep(&crc32fast::Hasher::new());
-        (kept, sent)
+    fn kept(k: &Mutex<Kept>, p: &Arc<crate::fabric::Published>, s: Selection) -> bool {
+        matches!(find(k, p, s), Found::Kept(_))
     }
 
-    /// One scrape collects a part at a time; the part kept serves the
-    /// same snapshot and family set only; a newer snapshot drops it, and
-    /// a scrape of an older one neither finds nor keeps anything.
+    /// The first scrape makes a part; the next of the same snapshot and
+    /// selection reads it, even before it is whole; a newer snapshot drops
+    /// it, and a scrape of an older one neither finds nor keeps anything.
     #[test]
-    fn parts_are_kept_per_snapshot_and_family_set() {
+    fn parts_are_kept_per_snapshot_and_selection() {
         let (p1, p2) = (published(1), published(2));
-        let all = Families::DEFAULT;
-        let (kept, sent) = one_kept(&p1);
-        let Ok(d) = lookup(&kept, &p1, all) else {
+        let all = Selection::default();
+        let k = Mutex::new(Kept::default());
+        let Found::Make(tx, _) = find(&k, &p1, all) else {
+            panic!("the first scrape makes it");
+        };
+        grow(&k, &tx, b"deflated".to_vec());
+        let Found::Kept(part) = find(&k, &p1, all) else {
             panic!("kept");
         };
-        assert_eq!(d.chunks, [sent]);
-        let vl = Families::of([super::super::Group::Vl]);
-        assert!(matches!(lookup(&kept, &p1, vl), Err(Some(_))));
-        assert!(matches!(lookup(&kept, &p2, all), Err(Some(_))));
-        assert!(matches!(lookup(&kept, &p1, all), Err(None)));
-        assert!(matches!(lookup(&kept, &p2, all), Err(Some(_))));
+        assert_eq!(part.borrow().chunks, [Bytes::from_static(b"deflated")]);
+        let vl = Selection {
+            families: super::super::Families::of([super::super::Group::Vl]),
+            ..all
+        };
+        assert!(!kept(&k, &p1, vl));
+        assert!(kept(&k, &p1, vl));
+        assert!(!kept(&k, &p2, all));
+        assert!(!kept(&k, &p1, all));
+        assert!(kept(&k, &p2, all));
+        assert_eq!(stale(&k, &p2).len(), 0);
     }
 
     /// A newer snapshot's publication takes the older parts out (to drop
@@ -292,12 +279,28 @@ mod tests {
     #[test]
     fn stale_parts_go_at_publication() {
         let (p1, p2) = (published(1), published(2));
-        let all = Families::DEFAULT;
-        let (kept, _) = one_kept(&p1);
-        assert!(stale(&kept, &p1).is_empty());
-        assert_eq!(stale(&kept, &p2).len(), 1);
-        assert!(stale(&kept, &p1).is_empty());
-        assert!(matches!(lookup(&kept, &p1, all), Err(None)));
-        assert!(matches!(lookup(&kept, &p2, all), Err(Some(_))));
+        let all = Selection::default();
+        let k = Mutex::new(Kept::default());
+        let _ = find(&k, &p1, all);
+        assert!(stale(&k, &p1).is_empty());
+        assert_eq!(stale(&k, &p2).len(), 1);
+        assert!(stale(&k, &p1).is_empty());
+        assert!(!kept(&k, &p1, all));
+        assert!(!kept(&k, &p2, all));
+        assert!(kept(&k, &p2, all));
+    }
+
+    /// A part past the bound is kept no more.
+    #[test]
+    fn a_part_past_the_bound_is_not_kept() {
+        let p = published(1);
+        let all = Selection::default();
+        let k = Mutex::new(Kept::default());
+        let Found::Make(tx, rx) = find(&k, &p, all) else {
+            panic!("made");
+        };
+        grow(&k, &tx, vec![0; KEPT_MAX + 1]);
+        assert_eq!(rx.borrow().chunks.len(), 1);
+        assert!(!kept(&k, &p, all));
     }
 }

@@ -10,8 +10,6 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use hyper::body::Bytes;
 
-use super::crc::Known;
-
 /// A metric name's longest copy in one fixed-size move (longer names are
 /// copied as they are).
 const NAME_BLOCK: usize = 64;
@@ -215,8 +213,6 @@ pub(super) struct Name {
     block: [u8; NAME_BLOCK],
     /// The room a sample line needs besides its labels.
     room: usize,
-    /// Its CRC, for lines left out of the text with gzip.
-    pub known: Known,
 }
 
 impl Default for Name {
@@ -235,7 +231,6 @@ impl Name {
             len: text.len(),
             fits: text.len() <= NAME_BLOCK,
             room: NAME_BLOCK.max(text.len()) + VALUE_ROOM,
-            known: Known::of(text.as_bytes()),
             text,
             block,
         }

@@ -12,8 +12,6 @@ use ib::types::{Guid, NodeType, PortNum};
 use super::families::{counters, CounterFn, HEALTH_GAUGES, STATE_GAUGES};
 use super::{Families, Group};
 use crate::health::HealthReport;
-use crate::metrics::crc::Known;
-use crate::metrics::deflate::{label_tokens, Tok};
 
 /// Node types, in the order the exposition lists them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -48,18 +46,8 @@ pub(super) struct Row {
     /// [`Rows::labels`].
     pub(super) braced: Range<usize>,
     pub(super) health: Option<u32>,
-    /// Where in [`Rows::toks`] the deflate tokens of its labels given the
-    /// labels of the row before are (None: the first row, or labels not
-    /// coded that way).
-    pub(super) toks: Option<(u32, u32)>,
     /// Whether the port's PMA was read (its counters are in the columns).
     pub(super) counted: bool,
-    /// Its place among the rows of both types (switches' first): what the
-    /// deflate encoder keeps its coded labels by.
-    pub(super) id: u32,
-    /// The CRC of its `{labels} `, for lines left out of the text with
-    /// gzip.
-    pub(super) known: Known,
 }
 
 /// The shown ports of one published snapshot, by node type.
@@ -71,10 +59,6 @@ pub struct Rows {
     /// them in order (one allocation a row put them where the allocator
     /// had room, and each line's copy waited on memory).
     labels: String,
-    /// The rows' label tokens, for gzip scrapes: a port's labels are the
-    /// same text in every family and follow the same port's, so how they
-    /// code after the labels before is worked out here once.
-    toks: Vec<Tok>,
     /// The counter families' values ([`counters`]) of the configured
     /// groups, by node type, each family a column of that type's rows: a
     /// family reads its column in order instead of each port's counters
@@ -117,15 +101,6 @@ impl Rows {
 
     pub(super) fn kind(&self, k: Kind) -> &[Row] {
         &self.by_kind[k as usize]
-    }
-
-    pub(super) fn toks(&self) -> &[Tok] {
-        &self.toks
-    }
-
-    /// Every row's `{labels} ` ([`Row::braced`] is where in them).
-    pub(super) fn all_labels(&self) -> &[u8] {
-        self.labels.as_bytes()
     }
 
     /// Counter family `c`'s values of the rows of type `k` (empty: its
@@ -221,31 +196,10 @@ pub fn rows(published: &crate::fabric::Published, families: Families) -> Rows {
                 port: range.start + i,
                 braced: at..labels.len(),
                 health: health.get(&(node.info.node_guid, p.num.0)).copied(),
-                toks: None,
                 counted: p.counters.is_some(),
-                id: 0,
-                known: Known::of(&labels.as_bytes()[at..]),
             });
         }
     }
-    let mut toks = Vec::new();
-    let mut id = 0;
-    for rows in &mut by_kind {
-        for r in rows.iter_mut() {
-            r.id = id;
-            id += 1;
-        }
-        for i in 1..rows.len() {
-            let start = toks.len();
-            let (prev, this) = (unbraced(&labels, &rows[i - 1]), unbraced(&labels, &rows[i]));
-            if label_tokens(prev, this, &mut toks) {
-                // u32 offsets: at most LABELS_MAX tokens a row, and rows
-                // number far fewer than 2^32 / that.
-                rows[i].toks = Some((start as u32, toks.len() as u32));
-            }
-        }
-    }
-    toks.shrink_to_fit();
     labels.shrink_to_fit();
     let columns = by_kind.each_ref().map(|rows| columns(snap, rows, families));
     let report = published.extra.health.as_deref();
@@ -260,7 +214,6 @@ pub fn rows(published: &crate::fabric::Published, families: Families) -> Rows {
         key: key(snap),
         by_kind,
         labels,
-        toks,
         columns,
         health,
         state,
