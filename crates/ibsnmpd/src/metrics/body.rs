@@ -88,7 +88,7 @@ impl Scrape {
         match self.fabric {
             Fabric::Plain(text) => {
                 let (agent, pool, slot) = (self.agent, self.pool, self.render);
-                tokio::task::spawn_blocking(move || plain(text, agent, &pool, &tx, slot));
+                tokio::task::spawn_blocking(move || plain(*text, agent, &pool, &tx, slot));
             }
             Fabric::Gzip(part, maker) => {
                 // The maker renders and compresses within this scrape's
@@ -110,7 +110,7 @@ impl Scrape {
 
 /// Renders and sends a plain body until it ends or its reader is gone.
 fn plain(
-    mut x: Box<Exposition>,
+    mut x: Exposition,
     agent: String,
     pool: &Arc<Pool>,
     tx: &mpsc::Sender<Bytes>,
