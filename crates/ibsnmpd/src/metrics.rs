@@ -36,21 +36,25 @@ use snmp::agent::SnmpStats;
 use tracing::{debug, warn};
 
 use body::{Body, Scrape};
-pub use fabric::{Families, Group};
+pub use fabric::{Families, Group, Shard};
 pub use limits::Limits;
 use limits::{ClientSlots, Stalling};
 
-/// What one scrape asks for: the families (`collect[]`), and so which
+/// What one scrape asks for: the families (`collect[]`) and group of nodes
+/// (`group`), and so which
 /// gzipped part it shares.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Selection {
     pub families: Families,
+    /// One group of nodes ([`Shard`]); None: all of them.
+    pub shard: Option<Shard>,
 }
 
 impl Default for Selection {
     fn default() -> Self {
         Selection {
             families: Families::DEFAULT,
+            shard: None,
         }
     }
 }
@@ -202,24 +206,90 @@ fn gzip_accepted(field: &str) -> bool {
     })
 }
 
-/// The families a scrape asks for with `collect[]=GROUP` (node_exporter's
-/// parameter: one Prometheus job per group, each at its own interval),
-/// among the configured ones; all the configured ones without it.
-fn collect(query: Option<&str>, configured: Families) -> Result<Families, ()> {
+/// What a scrape asks for in its query: the families of `collect[]=GROUP`
+/// (node_exporter's parameter: one Prometheus job per group, each at its
+/// own interval) among the configured ones, all the configured ones
+/// without it; and with `group=INDEX&groups=COUNT` one group of nodes
+/// ([`Shard`], listed by [`SD_PATH`]).
+fn selection(query: Option<&str>, configured: Families) -> Result<Selection, &'static str> {
     let mut asked = Vec::new();
-    for pair in query.unwrap_or("").split('&') {
-        let Some((key, value)) = pair.split_once('=') else {
-            continue;
-        };
+    let (mut index, mut count) = (None, None);
+    for (key, value) in query
+        .unwrap_or("")
+        .split('&')
+        .filter_map(|p| p.split_once('='))
+    {
         if key == "collect[]" || key.eq_ignore_ascii_case("collect%5B%5D") {
-            asked.push(Group::parse(value).ok_or(())?);
+            asked.push(Group::parse(value).ok_or(COLLECT_HELP)?);
+        } else if key == "group" {
+            index = Some(value.parse::<u16>().map_err(|_| GROUP_HELP)?);
+        } else if key == "groups" {
+            count = Some(value.parse::<u16>().map_err(|_| GROUP_HELP)?);
         }
     }
-    Ok(if asked.is_empty() {
+    let shard = match (index, count) {
+        (None, None) => None,
+        (Some(i), Some(n)) => Some(Shard::new(i, n).ok_or(GROUP_HELP)?),
+        _ => return Err(GROUP_HELP),
+    };
+    let families = if asked.is_empty() {
         configured
     } else {
         Families::of(asked.into_iter().filter(|&g| configured.has(g)))
-    })
+    };
+    Ok(Selection { families, shard })
+}
+
+const COLLECT_HELP: &str =
+    "collect[] takes the family groups data, casts, errors, state, health, detail, vl\n";
+const GROUP_HELP: &str =
+    "group=INDEX&groups=COUNT: both, with INDEX below COUNT and COUNT from 1 to 1024\n";
+
+/// Prometheus' HTTP service discovery (`http_sd_configs`): the scrapes of
+/// the fabric's groups of nodes, whose union is the whole scrape.
+pub const SD_PATH: &str = "/sd";
+
+/// Nodes per group when the discovery request does not say how many
+/// groups (`groups=COUNT`): a group's scrape is then some tens of MB of
+/// text.
+const NODES_PER_GROUP: usize = 1000;
+
+/// The discovery response for `groups=COUNT` (or one group per
+/// [`NODES_PER_GROUP`] nodes of `snap`), each target the agent at `host`
+/// (the address the request came to) with `__param_group`/`__param_groups`
+/// for its query and a `group` label to tell the targets' series apart.
+fn sd(query: Option<&str>, host: &str, snap: &ib::model::Snapshot) -> Result<String, &'static str> {
+    let asked = query
+        .unwrap_or("")
+        .split('&')
+        .filter_map(|p| p.split_once('='))
+        .find(|(k, _)| *k == "groups")
+        .map(|(_, v)| {
+            v.parse::<u16>()
+                .ok()
+                .filter(|n| (1..=Shard::MAX).contains(n))
+        });
+    let count = match asked {
+        Some(Some(n)) => n,
+        Some(None) => return Err(GROUP_HELP),
+        None => u16::try_from(snap.nodes.len().div_ceil(NODES_PER_GROUP))
+            .unwrap_or(Shard::MAX)
+            .clamp(1, Shard::MAX),
+    };
+    let groups: Vec<serde_json::Value> = (0..count)
+        .map(|i| {
+            serde_json::json!({
+                "targets": [host],
+                "labels": {
+                    "__metrics_path__": "/metrics",
+                    "__param_group": i.to_string(),
+                    "__param_groups": count.to_string(),
+                    "group": i.to_string(),
+                },
+            })
+        })
+        .collect();
+    Ok(serde_json::Value::Array(groups).to_string())
 }
 
 /// Makes the port rows (labels and value columns) of each snapshot
@@ -304,7 +374,14 @@ fn scrape(
     agent: String,
     render: tokio::sync::OwnedSemaphorePermit,
 ) -> Scrape {
-    let text = |p| Box::new(fabric::Exposition::new(p, rows, selection.families));
+    let text = |p| {
+        Box::new(fabric::Exposition::new(
+            p,
+            rows,
+            selection.families,
+            selection.shard,
+        ))
+    };
     let fabric = if gz {
         match gzip::find(&e.kept, &published, selection) {
             gzip::Found::Kept(part) => body::Fabric::Gzip(part, None),
@@ -354,12 +431,9 @@ async fn respond(req: &Request<Incoming>, e: &Arc<Endpoint>) -> Response<Body> {
     }
     match req.uri().path() {
         "/metrics" => {
-            let families = match collect(req.uri().query(), e.sources.families) {
-                Ok(f) => f,
-                Err(()) => return text(
-                    StatusCode::BAD_REQUEST,
-                    "collect[] takes the family groups data, errors, state, health, detail, vl\n",
-                ),
+            let selection = match selection(req.uri().query(), e.sources.families) {
+                Ok(s) => s,
+                Err(help) => return text(StatusCode::BAD_REQUEST, help),
             };
             let gz = accepts_gzip(req);
             let Some(render) = render_slot(e).await else {
@@ -367,12 +441,15 @@ async fn respond(req: &Request<Incoming>, e: &Arc<Endpoint>) -> Response<Body> {
             };
             let published = (e.sources.published)();
             let rows = rows_of(e, &published).await;
-            // The agent's own figures change by the scrape: taken now, sent last.
-            let mut agent = String::with_capacity(8192);
-            agent::render(&mut agent, &published.snapshot, &e.sources);
-            topology::render(&mut agent, &published);
-            routes::render(&mut agent, &published);
-            let selection = Selection { families };
+            // The agent's own figures change by the scrape: taken now, sent
+            // last (by the first group's scrapes only).
+            let mut agent = String::new();
+            if selection.shard.is_none_or(Shard::is_first) {
+                agent.reserve(8192);
+                agent::render(&mut agent, &published.snapshot, &e.sources);
+                topology::render(&mut agent, &published);
+                routes::render(&mut agent, &published);
+            }
             let body = scrape(e, published, rows, selection, gz, agent, render).start();
             let mut r = Response::new(body);
             let h = r.headers_mut();
@@ -392,7 +469,32 @@ async fn respond(req: &Request<Incoming>, e: &Arc<Endpoint>) -> Response<Body> {
             }
             r
         }
-        "/" => text(StatusCode::OK, "ibsnmpd: Prometheus metrics at /metrics\n"),
+        SD_PATH => {
+            let host = req
+                .headers()
+                .get(hyper::header::HOST)
+                .and_then(|h| h.to_str().ok())
+                .filter(|h| !h.is_empty());
+            let Some(host) = host else {
+                return text(StatusCode::BAD_REQUEST, "a Host header is needed\n");
+            };
+            let published = (e.sources.published)();
+            match sd(req.uri().query(), host, &published.snapshot) {
+                Ok(json) => {
+                    let mut r = Response::new(Body::Fixed(Some(Bytes::from(json))));
+                    r.headers_mut().insert(
+                        hyper::header::CONTENT_TYPE,
+                        hyper::header::HeaderValue::from_static("application/json"),
+                    );
+                    r
+                }
+                Err(help) => text(StatusCode::BAD_REQUEST, help),
+            }
+        }
+        "/" => text(
+            StatusCode::OK,
+            "ibsnmpd: Prometheus metrics at /metrics, its groups for http_sd_configs at /sd\n",
+        ),
         _ => text(StatusCode::NOT_FOUND, "not found; try /metrics\n"),
     }
 }
@@ -428,7 +530,52 @@ pub(crate) fn header(out: &mut impl std::fmt::Write, f: &Family<'_>) {
 
 #[cfg(test)]
 mod tests {
-    use super::gzip_accepted;
+    use super::*;
+
+    #[test]
+    fn a_query_selects_families_and_a_group() {
+        let conf = Families::DEFAULT;
+        let s = selection(None, conf).unwrap();
+        assert_eq!(s, Selection::default());
+        let s = selection(Some("collect[]=errors&group=2&groups=5"), conf).unwrap();
+        assert_eq!(s.families, Families::of([Group::Errors]));
+        assert_eq!(s.shard, Shard::new(2, 5));
+        // A group not configured is not served.
+        let s = selection(Some("collect%5B%5D=vl"), conf).unwrap();
+        assert_eq!(s.families, Families::of([]));
+        for bad in [
+            "collect[]=nope",
+            "group=1",
+            "groups=4",
+            "group=4&groups=4",
+            "group=0&groups=0",
+            "group=0&groups=1025",
+            "group=-1&groups=2",
+            "group=x&groups=2",
+        ] {
+            assert!(selection(Some(bad), conf).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn discovery_lists_every_group_of_the_agent() {
+        let snap = crate::fabric::empty_snapshot("sim", 1);
+        let groups = |q: Option<&str>| -> Vec<serde_json::Value> {
+            serde_json::from_str(&sd(q, "agent:9683", &snap).unwrap()).unwrap()
+        };
+        // An empty fabric: one group.
+        assert_eq!(groups(None).len(), 1);
+        let g = groups(Some("groups=3"));
+        assert_eq!(g.len(), 3);
+        for (i, t) in g.iter().enumerate() {
+            assert_eq!(t["targets"], serde_json::json!(["agent:9683"]));
+            assert_eq!(t["labels"]["__param_group"], i.to_string());
+            assert_eq!(t["labels"]["__param_groups"], "3");
+            assert_eq!(t["labels"]["group"], i.to_string());
+        }
+        assert!(sd(Some("groups=0"), "a", &snap).is_err());
+        assert!(sd(Some("groups=x"), "a", &snap).is_err());
+    }
 
     #[test]
     fn accept_encoding_as_rfc_9110_reads_it() {

@@ -20,10 +20,10 @@ use super::text::{Name, Text};
 use super::{header, Family};
 use crate::health::HealthReport;
 use families::{CounterFamily, DETAIL_COUNTERS, HEALTH_GAUGES, STATE_GAUGES, VL_COUNTERS};
-pub use groups::{Families, Group};
+pub use groups::{Families, Group, Shard};
 pub(crate) use rows::esc;
 pub use rows::{rows, Rows};
-use rows::{Kind, Link, Row, NO_VALUE};
+use rows::{Kind, Row, NO_VALUE};
 
 /// One family of the fabric part.
 #[derive(Debug, Clone, Copy)]
@@ -42,8 +42,9 @@ enum Step {
     Sms,
 }
 
-/// The families of one scrape, in exposition order.
-fn plan(families: Families, health: bool) -> Vec<Step> {
+/// The families of one scrape, in exposition order: the fabric-wide ones
+/// (health settings, SMs) in the first group only (`first`).
+fn plan(families: Families, health: bool, first: bool) -> Vec<Step> {
     let mut steps = Vec::new();
     for k in Kind::BOTH {
         if families.has(Group::State) {
@@ -69,10 +70,14 @@ fn plan(families: Families, health: bool) -> Vec<Step> {
             steps.extend((0..HEALTH_GAUGES.len()).map(|i| Step::Health(k, i)));
         }
     }
+    // Every group: alert rules compare each port with its own target's
+    // thresholds.
     if health && families.has(Group::Health) {
         steps.push(Step::HealthSettings);
     }
-    steps.push(Step::Sms);
+    if first {
+        steps.push(Step::Sms);
+    }
     steps
 }
 
@@ -88,6 +93,32 @@ pub struct Exposition {
     started: bool,
     /// The current family's metric name.
     name: Name,
+    /// The group of nodes asked for (None: all).
+    shard: Option<Shard>,
+}
+
+/// What a family's items are to a group of nodes: their node's GUID hash.
+trait Member {
+    fn mix(&self) -> u64;
+}
+
+impl Member for Row {
+    fn mix(&self) -> u64 {
+        self.mix
+    }
+}
+
+impl Member for Node {
+    fn mix(&self) -> u64 {
+        groups::mix(self.info.node_guid.0)
+    }
+}
+
+/// SMs are fabric-wide: written in the first group only ([`plan`]).
+impl Member for ib::model::SmRecord {
+    fn mix(&self) -> u64 {
+        0
+    }
 }
 
 /// Where a family's lines go: the chunk's text.
@@ -122,12 +153,15 @@ impl Exposition {
         published: Arc<crate::fabric::Published>,
         rows: Arc<Rows>,
         families: Families,
+        shard: Option<Shard>,
     ) -> Self {
         let health = published.extra.health.is_some();
+        let first = shard.is_none_or(Shard::is_first);
         Exposition {
             published,
             rows,
-            steps: plan(families, health),
+            steps: plan(families, health, first),
+            shard,
             step: 0,
             pos: 0,
             started: false,
@@ -210,26 +244,25 @@ impl Exposition {
                 Step::Link(k, limited) => {
                     let links = rows.links(k);
                     self.each(out, want, rows.kind(k), |w, r| {
-                        match links.get(w.pos).map(|l| l[usize::from(limited)]) {
-                            Some(Link::Clear) => w.sample(r, 0),
-                            Some(Link::Found) => {
-                                let Some(h) = health_of(report, r) else {
-                                    return;
-                                };
-                                let finding = if limited { &h.limited } else { &h.degraded };
-                                if let Some(d) = finding {
-                                    below(w.out, w.name.as_str(), w.rows.labels(r), d);
-                                }
+                        // A link with nothing found has no sample.
+                        if links.get(w.pos).is_some_and(|l| l[usize::from(limited)]) {
+                            let Some(h) = health_of(report, r) else {
+                                return;
+                            };
+                            let finding = if limited { &h.limited } else { &h.degraded };
+                            if let Some(d) = finding {
+                                below(w.out, w.name.as_str(), w.rows.labels(r), d);
                             }
-                            Some(Link::Absent) | None => {}
                         }
                     })
                 }
                 Step::Health(k, i) => {
                     let column = rows.health(k, i);
                     self.each(out, want, rows.kind(k), |w, r| {
+                        // A zero (no errors, no flaps, no flag) tells
+                        // nothing: a healthy port has no health samples.
                         if let Some(&v) = column.get(w.pos) {
-                            if v.to_bits() != NO_VALUE.to_bits() {
+                            if v.to_bits() != NO_VALUE.to_bits() && v != 0.0 {
                                 w.sample_f64(r, v);
                             }
                         }
@@ -290,7 +323,7 @@ impl Exposition {
     /// step has no more. Not inlined: a loop of its own (one per family
     /// kind) keeps its values in registers.
     #[inline(never)]
-    fn each<T>(
+    fn each<T: Member>(
         &mut self,
         out: &mut Text,
         want: usize,
@@ -303,11 +336,14 @@ impl Exposition {
             rows: &self.rows,
             name: &self.name,
         };
+        let shard = self.shard;
         while let Some(item) = items.get(lines.pos) {
             if lines.out.len() >= want {
                 break;
             }
-            write(&mut lines, item);
+            if shard.is_none_or(|s| s.has(item.mix())) {
+                write(&mut lines, item);
+            }
             lines.pos += 1;
         }
         self.pos = lines.pos;
@@ -427,7 +463,7 @@ fn info(out: &mut Text, name: &str, k: Kind, snap: &Snapshot, node: &Node) {
 }
 
 /// A `link_degraded` or `link_limited` sample of a finding: 1 with the
-/// actual and expected width and speed as labels (without one, 0).
+/// actual and expected width and speed as labels (without one, none).
 fn below(out: &mut Text, name: &str, labels: &str, d: &Degraded) {
     let _ = writeln!(
         out,

@@ -264,6 +264,7 @@ mod tests {
         assert_eq!(part.borrow().chunks, [Bytes::from_static(b"deflated")]);
         let vl = Selection {
             families: super::super::Families::of([super::super::Group::Vl]),
+            ..all
         };
         assert!(!kept(&k, &p1, vl));
         assert!(kept(&k, &p1, vl));

@@ -35,6 +35,11 @@ pub(super) const DATA_COUNTERS: &[CounterFamily] = &[
         "Packets received (PortRcvPkts)",
         |t| t.port_rcv_pkts,
     ),
+];
+
+/// Unicast and multicast packets (PortCountersExtended): opt-in (`casts`),
+/// no shipped rule or panel reads them.
+pub(super) const CAST_COUNTERS: &[CounterFamily] = &[
     (
         "unicast_transmit_packets_total",
         "Unicast packets transmitted (PortUnicastXmitPkts)",
@@ -57,11 +62,13 @@ pub(super) const DATA_COUNTERS: &[CounterFamily] = &[
     ),
 ];
 
-/// The counter families of both groups, data then errors (the index of
-/// each is its column in [`super::Rows`]).
+/// The counter families of the three groups, data, casts then errors (the
+/// index of each is its column in [`super::Rows`]).
 pub(super) fn counters() -> impl Iterator<Item = (Group, &'static CounterFamily)> {
     let data = DATA_COUNTERS.iter().map(|c| (Group::Data, c));
-    data.chain(ERROR_COUNTERS.iter().map(|c| (Group::Errors, c)))
+    let casts = CAST_COUNTERS.iter().map(|c| (Group::Casts, c));
+    data.chain(casts)
+        .chain(ERROR_COUNTERS.iter().map(|c| (Group::Errors, c)))
 }
 
 pub(super) const ERROR_COUNTERS: &[CounterFamily] = &[

@@ -48,6 +48,8 @@ pub(super) struct Row {
     pub(super) health: Option<u32>,
     /// Whether the port's PMA was read (its counters are in the columns).
     pub(super) counted: bool,
+    /// Its node's GUID hash, for scrapes of a group ([`super::Shard`]).
+    pub(super) mix: u64,
 }
 
 /// The shown ports of one published snapshot, by node type.
@@ -73,20 +75,9 @@ pub struct Rows {
     /// field of the snapshot's port, hundreds of octets apart. Empty: the
     /// group is not configured.
     state: [Vec<Vec<u64>>; 2],
-    /// Each row's `link_degraded` and `link_limited` ([`Link`]), for the
+    /// Whether each row has a `link_degraded` and a `link_limited` finding, for the
     /// same reason. Empty: no health report or the group not configured.
-    links: [Vec<[Link; 2]>; 2],
-}
-
-/// A row's `link_degraded` or `link_limited` sample.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Link {
-    /// None: the port is not active or has no health entry.
-    Absent,
-    /// 0: nothing found.
-    Clear,
-    /// 1 with the finding's labels (read from the health report).
-    Found,
+    links: [Vec<[bool; 2]>; 2],
 }
 
 /// A health gauge without a value, in its column: a NaN no computation
@@ -123,7 +114,7 @@ impl Rows {
 
     /// The `link_degraded` and `link_limited` samples of the rows of type
     /// `k` (empty: no health report, or the group is not configured).
-    pub(super) fn links(&self, k: Kind) -> &[[Link; 2]] {
+    pub(super) fn links(&self, k: Kind) -> &[[bool; 2]] {
         &self.links[k as usize]
     }
 
@@ -197,6 +188,7 @@ pub fn rows(published: &crate::fabric::Published, families: Families) -> Rows {
                 braced: at..labels.len(),
                 health: health.get(&(node.info.node_guid, p.num.0)).copied(),
                 counted: p.counters.is_some(),
+                mix: super::groups::mix(node.info.node_guid.0),
             });
         }
     }
@@ -256,20 +248,14 @@ fn health_columns(report: &HealthReport, rows: &[Row]) -> Vec<Vec<f64>> {
     cols
 }
 
-/// The `link_degraded` and `link_limited` samples of `rows`.
-fn link_column(report: &HealthReport, rows: &[Row]) -> Vec<[Link; 2]> {
-    let of = |f: &Option<_>| {
-        if f.is_some() {
-            Link::Found
-        } else {
-            Link::Clear
-        }
-    };
+/// Whether each of `rows` has a `link_degraded` and a `link_limited`
+/// finding (an active port's, read from the health report).
+fn link_column(report: &HealthReport, rows: &[Row]) -> Vec<[bool; 2]> {
     rows.iter()
         .map(
             |r| match r.health.and_then(|i| report.ports.get(i as usize)) {
-                Some(h) if h.active => [of(&h.degraded), of(&h.limited)],
-                _ => [Link::Absent; 2],
+                Some(h) if h.active => [h.degraded.is_some(), h.limited.is_some()],
+                _ => [false; 2],
             },
         )
         .collect()
