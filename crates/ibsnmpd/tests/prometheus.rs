@@ -46,14 +46,21 @@ struct Prometheus {
 
 impl Prometheus {
     fn start(dir: &Path, target: &str) -> Prometheus {
+        let targets = format!("static_configs:\n      - targets: [\"{target}\"]");
+        Prometheus::with_targets(dir, &targets, "1s")
+    }
+
+    /// Scraping the agent's targets as `targets` (a scrape config's
+    /// `static_configs` or `http_sd_configs`) every `interval`.
+    fn with_targets(dir: &Path, targets: &str, interval: &str) -> Prometheus {
         require_tool("prometheus");
         let conf = dir.join("prometheus.yml");
         std::fs::write(
             &conf,
             format!(
-                "global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\n\
+                "global:\n  scrape_interval: {interval}\n  scrape_timeout: {interval}\n  evaluation_interval: 1s\n\
                  rule_files: [{:?}]\n\
-                 scrape_configs:\n  - job_name: ibsnmpd\n    static_configs:\n      - targets: [\"{target}\"]\n",
+                 scrape_configs:\n  - job_name: ibsnmpd\n    {targets}\n",
                 packaging().join("prometheus/ibsnmpd-rules.yml")
             ),
         )
@@ -189,4 +196,149 @@ fn every_dashboard_query_works_on_a_real_prometheus() {
         }
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// Sample lines of a scrape (comments out), sorted.
+fn samples(text: &str) -> Vec<&str> {
+    let mut v: Vec<&str> = text.lines().filter(|l| !l.starts_with('#')).collect();
+    v.sort_unstable();
+    v
+}
+
+/// Issue 52.5: on the 2,000-host sim the default scrape carries at most 24
+/// samples a port; the groups that /sd lists add up to it, sample for
+/// sample; and a Prometheus that discovers them through http_sd_configs
+/// scrapes every group and holds every port.
+#[test]
+fn a_large_fabric_is_lean_and_its_groups_add_up_in_prometheus() {
+    require_tool("curl");
+    let dir = tempfile::tempdir().unwrap();
+    let source = common::fat_tree(dir.path(), 2000, 64);
+    let metrics = format!("127.0.0.1:{}", free_port("127.0.0.1"));
+    let socket = dir.path().join("ctl");
+    let socket_arg = socket.display().to_string();
+    let agent = Agent::start(&[
+        "--source",
+        &source,
+        "--metrics",
+        &metrics,
+        "--control-socket",
+        &socket_arg,
+        "--sweep-interval",
+        "3600",
+    ]);
+    let url = format!("http://{metrics}/metrics");
+    // A few sweeps, so the health window has rates to report.
+    for _ in 0..3 {
+        common::output_ok(Command::new(common::BIN).args([
+            "ctl",
+            "--socket",
+            &socket_arg,
+            "sweep",
+        ]));
+    }
+    let whole = common::curl(&url);
+    let ports = whole
+        .lines()
+        .filter(|l| {
+            l.starts_with("infiniband_switch_port_state_id{")
+                || l.starts_with("infiniband_hca_port_state_id{")
+        })
+        .count();
+    assert!(ports > 4000, "{ports} ports");
+    let port_samples = samples(&whole)
+        .iter()
+        .filter(|l| {
+            l.starts_with("infiniband_switch_port_") || l.starts_with("infiniband_hca_port_")
+        })
+        .count();
+    let per_port = port_samples as f64 / ports as f64;
+    eprintln!("{port_samples} port samples for {ports} ports: {per_port:.2} a port");
+    assert!(
+        per_port <= 24.0,
+        "{port_samples} samples for {ports} ports: {per_port:.1} a port"
+    );
+
+    // The groups, as Prometheus' http_sd sees them; their scrapes add up
+    // to the whole one (the agent's own figures, which change by the
+    // scrape, in the first group only).
+    let sd: serde_json::Value =
+        serde_json::from_str(&common::curl(&format!("http://{metrics}/sd?groups=3"))).unwrap();
+    let groups = sd.as_array().unwrap();
+    assert_eq!(groups.len(), 3, "{sd}");
+    let fabric = |t: &str| -> Vec<String> {
+        samples(t)
+            .into_iter()
+            .filter(|l| !l.starts_with("ibsnmpd_"))
+            .map(String::from)
+            .collect()
+    };
+    let mut union = Vec::new();
+    for (i, g) in groups.iter().enumerate() {
+        assert_eq!(g["targets"][0], metrics.as_str(), "{g}");
+        let (k, n) = (
+            &g["labels"]["__param_group"],
+            &g["labels"]["__param_groups"],
+        );
+        let text = common::curl(&format!(
+            "{url}?group={}&groups={}",
+            k.as_str().unwrap(),
+            n.as_str().unwrap()
+        ));
+        assert_eq!(text.contains("ibsnmpd_uptime_seconds "), i == 0);
+        let part = fabric(&text);
+        assert!(
+            part.len() > port_samples / 5,
+            "group {i}: {} samples",
+            part.len()
+        );
+        union.extend(part);
+    }
+    // The thresholds are in every group, so each port meets its own.
+    let thresholds = |v: &[String]| {
+        v.iter()
+            .filter(|l| l.starts_with("infiniband_health_"))
+            .count()
+    };
+    let whole_fabric = fabric(&whole);
+    assert_eq!(thresholds(&union), 3 * thresholds(&whole_fabric));
+    union.retain(|l| !l.starts_with("infiniband_health_"));
+    union.sort_unstable();
+    let mut want = whole_fabric;
+    want.retain(|l| !l.starts_with("infiniband_health_"));
+    assert!(
+        union == want,
+        "the groups' samples are not the whole scrape's: {} and {}",
+        union.len(),
+        want.len()
+    );
+
+    // A Prometheus finds the groups through http_sd and scrapes them all.
+    let targets = format!(
+        "http_sd_configs:\n      - url: http://{metrics}/sd?groups=3\n        refresh_interval: 5s"
+    );
+    let prom = Prometheus::with_targets(dir.path(), &targets, "5s");
+    let deadline = Instant::now() + Duration::from_secs(120);
+    let hca_ports = whole
+        .lines()
+        .filter(|l| l.starts_with("infiniband_hca_port_state_id{"))
+        .count();
+    let want = format!("count(infiniband_hca_port_state_id) == {hca_ports}");
+    while prom.count(r#"count(up{job="ibsnmpd"} == 1) == 3"#) == 0 || prom.count(&want) == 0 {
+        assert!(
+            Instant::now() < deadline,
+            "Prometheus never scraped the three groups:\n{}\n{}",
+            std::fs::read_to_string(dir.path().join("prometheus.log")).unwrap_or_default(),
+            agent.log_text()
+        );
+        std::thread::sleep(Duration::from_millis(500));
+    }
+    assert_eq!(
+        prom.count("count by (group) (infiniband_hca_port_state_id)"),
+        3
+    );
+    // Each group's target meets its own thresholds: the rules evaluate
+    // (a many-to-many join would be an error).
+    prom.query(r#"infiniband_hca_port_xmit_wait_ratio > on (instance, job, group) group_left () infiniband_health_threshold{check="max_xmit_wait_ratio"}"#)
+        .unwrap();
 }
