@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The structure bars of docs/design-snmp.md, checked on the source tree.
+"""The structure bars of docs/design/snmp.md, checked on the source tree.
 
 - no source file over 1,000 lines (test-only files under tests/, benches/ and
   files named tests.rs are the tests' own and not counted);
