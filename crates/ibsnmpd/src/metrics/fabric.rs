@@ -399,26 +399,12 @@ fn describe(step: Step) -> Option<(String, &'static str, bool)> {
     })
 }
 
-/// A float gauge's sample line, its value as `Display` writes it: whole
-/// values (most health gauges: flags and counts) as integers, others by
-/// `Display`.
+/// A float gauge's sample line, its value as `Display` writes it (whole
+/// values, most health gauges, without a fraction).
 fn value_f64(out: &mut Text, name: &Name, labels: &[u8], v: f64) {
-    match whole(v) {
-        Some(v) => out.sample_i64(name, labels, v),
-        None => {
-            out.put(name.as_str().as_bytes());
-            out.put(labels);
-            let _ = writeln!(out, "{v}");
-        }
-    }
-}
-
-/// A whole value as the i64 `Display` writes it as: within 2^53 a whole
-/// f64 is exactly its i64; -0 keeps its sign. Whole when it converts to
-/// the same i64 and back (`fract` is a libm call on this target).
-fn whole(v: f64) -> Option<i64> {
-    let i = v as i64;
-    (v.abs() < 9.0e15 && i as f64 == v && !(v == 0.0 && v.is_sign_negative())).then_some(i)
+    out.put(name.as_str().as_bytes());
+    out.put(labels);
+    let _ = writeln!(out, "{v}");
 }
 
 /// One sample of a per-VL family: the port's labels and `vl`.

@@ -1,21 +1,18 @@
 //! The text of one chunk of the body: a buffer initialised once and written
-//! in place through a cursor. A sample line takes one room check, where
-//! pushing its pieces on a `String` took one each (a capacity check, a
-//! length update, a memcpy call): at millions of lines a scrape those
-//! cost more than the copies. The buffers are used again ([`Pool`]): a
-//! fresh one per chunk would be zeroed (or faulted in) each time.
+//! in place through a cursor, numbers by itoa. A sample line takes one room
+//! check, where pushing its pieces on a `String` took one each (a capacity
+//! check, a length update): at millions of lines a scrape those cost more
+//! than the copies. The buffers are used again ([`Pool`]): a fresh one per
+//! chunk would be zeroed (or faulted in) each time.
 
 use std::fmt;
 use std::sync::{Arc, Mutex, PoisonError};
 
 use hyper::body::Bytes;
 
-/// A metric name's longest copy in one fixed-size move (longer names are
-/// copied as they are).
-const NAME_BLOCK: usize = 64;
-
-/// Room for a value's digits and the newline (u64::MAX has 20 digits).
-pub(super) const VALUE_ROOM: usize = 21;
+/// Room for a value's digits, its sign and the newline (u64::MAX has 20
+/// digits).
+const VALUE_ROOM: usize = 22;
 
 /// A chunk's text.
 pub(super) struct Text {
@@ -96,8 +93,7 @@ impl Text {
 
     /// `v` in decimal.
     pub fn put_u64(&mut self, v: u64) {
-        let n = decimal(self.room(VALUE_ROOM), v);
-        self.advance(n);
+        self.put(itoa::Buffer::new().format(v).as_bytes());
     }
 
     /// A GUID as it displays: `0x` and 16 lowercase hex digits.
@@ -119,49 +115,26 @@ impl Text {
     /// `v` in decimal and a newline.
     #[inline(always)]
     pub fn sample(&mut self, name: &Name, labels: &[u8], v: u64) {
-        let need = name.room + labels.len();
-        if self.buf.len() - self.len < need {
-            self.grow(need);
-        }
-        let Some(w) = self.buf.get_mut(self.len..) else {
-            return;
-        };
-        // The whole block: the labels then overwrite what is past the name.
-        let rest = match (name.fits, w.split_first_chunk_mut::<NAME_BLOCK>()) {
-            (true, Some((block, _))) => {
-                *block = name.block;
-                w.get_mut(name.len..)
-            }
-            _ => {
-                // Within `w`: it has `need` octets, more than the name.
-                let (head, rest) = w.split_at_mut(name.len);
-                head.copy_from_slice(name.text.as_bytes());
-                Some(rest)
-            }
-        };
-        let Some((l, rest)) = rest.and_then(|r| r.split_at_mut_checked(labels.len())) else {
-            return;
-        };
-        l.copy_from_slice(labels);
-        let n = decimal(rest, v);
-        if let Some(nl) = rest.get_mut(n) {
-            *nl = b'\n';
-        }
-        // Within `need`: `decimal` writes at most 20 digits.
-        self.len += name.len + labels.len() + n + 1;
+        self.line(name, labels, itoa::Buffer::new().format(v));
     }
 
     /// [`sample`](Self::sample) of a signed value.
     pub fn sample_i64(&mut self, name: &Name, labels: &[u8], v: i64) {
-        if v >= 0 {
-            self.sample(name, labels, v as u64);
-        } else {
-            self.put(name.text.as_bytes());
-            self.put(labels);
-            self.put(b"-");
-            self.put_u64(v.unsigned_abs());
-            self.put(b"\n");
+        self.line(name, labels, itoa::Buffer::new().format(v));
+    }
+
+    #[inline(always)]
+    fn line(&mut self, name: &Name, labels: &[u8], value: &str) {
+        let parts = [name.text.as_bytes(), labels, value.as_bytes(), b"\n"];
+        let w = self.room(name.text.len() + labels.len() + VALUE_ROOM);
+        let mut at = 0;
+        for p in parts {
+            if let Some(d) = w.get_mut(at..at + p.len()) {
+                d.copy_from_slice(p);
+                at += p.len();
+            }
         }
+        self.advance(at);
     }
 }
 
@@ -204,118 +177,20 @@ impl Pool {
     }
 }
 
-/// A family's metric name, and padded to [`NAME_BLOCK`] when it fits.
+/// A family's metric name.
+#[derive(Default)]
 pub(super) struct Name {
     text: String,
-    len: usize,
-    /// Whether it fits the block.
-    fits: bool,
-    block: [u8; NAME_BLOCK],
-    /// The room a sample line needs besides its labels.
-    room: usize,
-}
-
-impl Default for Name {
-    fn default() -> Name {
-        Name::new(String::new())
-    }
 }
 
 impl Name {
     pub fn new(text: String) -> Name {
-        let mut block = [0; NAME_BLOCK];
-        if let Some(b) = block.get_mut(..text.len()) {
-            b.copy_from_slice(text.as_bytes());
-        }
-        Name {
-            len: text.len(),
-            fits: text.len() <= NAME_BLOCK,
-            room: NAME_BLOCK.max(text.len()) + VALUE_ROOM,
-            text,
-            block,
-        }
+        Name { text }
     }
 
     pub fn as_str(&self) -> &str {
         &self.text
     }
-}
-
-/// 10^0 to 10^19.
-const POW10: [u64; 20] = {
-    let mut p = [1; 20];
-    let mut i = 1;
-    while i < 20 {
-        p[i] = p[i - 1] * 10;
-        i += 1;
-    }
-    p
-};
-
-/// Digits of `v` in decimal, from its bit length (log10(2) is about
-/// 1233/4096; the guess may be one too many): fewer instructions than
-/// `ilog10`.
-pub(super) fn digits(v: u64) -> usize {
-    let v = v | 1;
-    let t = (((64 - v.leading_zeros()) * 1233) >> 12) as usize;
-    t + POW10.get(t).map_or(1, |&p| usize::from(v >= p))
-}
-
-/// "00" to "99".
-const PAIRS: [u8; 200] = {
-    let mut p = [0; 200];
-    let mut i = 0;
-    while i < 100 {
-        p[2 * i] = b'0' + (i / 10) as u8;
-        p[2 * i + 1] = b'0' + (i % 10) as u8;
-        i += 1;
-    }
-    p
-};
-
-/// Writes `v` in decimal at the start of `w` (room for 20 digits) and
-/// returns how many digits: from the last, four a step (one division of
-/// the u64, two table reads), where `itoa` writes into a buffer of its own
-/// to be copied.
-#[inline(always)]
-pub(super) fn decimal(w: &mut [u8], mut v: u64) -> usize {
-    // Most samples: error counters at zero, states.
-    if v < 10 {
-        if let Some(d) = w.first_mut() {
-            *d = b'0' + v as u8;
-        }
-        return 1;
-    }
-    let n = digits(v);
-    let Some(d) = w.get_mut(..n) else {
-        return 0;
-    };
-    let mut quads = d.rchunks_exact_mut(4);
-    for q in &mut quads {
-        let r = (v % 10_000) as usize;
-        v /= 10_000;
-        let (hi, lo) = (r / 100 * 2, r % 100 * 2);
-        q[0] = PAIRS[hi];
-        q[1] = PAIRS[hi + 1];
-        q[2] = PAIRS[lo];
-        q[3] = PAIRS[lo + 1];
-    }
-    // The first one to three digits: v < 1000.
-    let v = v as usize;
-    match quads.into_remainder() {
-        [a] => *a = b'0' + v as u8,
-        [a, b] => {
-            *a = PAIRS[v % 100 * 2];
-            *b = PAIRS[v % 100 * 2 + 1];
-        }
-        [a, b, c] => {
-            *a = b'0' + (v / 100 % 10) as u8;
-            *b = PAIRS[v % 100 * 2];
-            *c = PAIRS[v % 100 * 2 + 1];
-        }
-        _ => {}
-    }
-    n
 }
 
 /// A label value escaped as the text format requires (backslash, double
@@ -342,7 +217,7 @@ mod tests {
     #[test]
     fn values_are_written_as_display_writes_them() {
         let name = Name::new("m".into());
-        let long = Name::new("x".repeat(NAME_BLOCK + 5));
+        let long = Name::new("x".repeat(100));
         let mut want = String::new();
         let mut t = Text::with_room(8);
         let mut v = 1u64;
@@ -358,7 +233,7 @@ mod tests {
             }
             v = v.wrapping_mul(3).max(1);
         }
-        for p in POW10 {
+        for p in (0..20).map(|e| 10u64.pow(e)) {
             for x in [p - 1, p, p + 1] {
                 t.sample(&name, b" ", x);
                 want.push_str(&format!("m {x}\n"));
@@ -368,22 +243,6 @@ mod tests {
         want.push_str(&format!("m {}\n", i64::MIN));
         assert_eq!(t.as_bytes(), want.as_bytes());
         assert_eq!(&t.into_bytes()[..], want.as_bytes());
-    }
-
-    /// Values of every length.
-    #[test]
-    fn decimal_digits_match_display() {
-        let mut x = 0x9E37_79B9_7F4A_7C15u64;
-        for i in 0..200_000u32 {
-            // xorshift, then cut to a length of 1 to 64 bits.
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            let v = x >> (i % 64);
-            let mut w = [b'#'; VALUE_ROOM];
-            let n = decimal(&mut w, v);
-            assert_eq!(&w[..n], v.to_string().as_bytes(), "{v}");
-        }
     }
 
     #[test]
