@@ -118,11 +118,6 @@ impl Text {
         self.line(name, labels, itoa::Buffer::new().format(v));
     }
 
-    /// [`sample`](Self::sample) of a signed value.
-    pub fn sample_i64(&mut self, name: &Name, labels: &[u8], v: i64) {
-        self.line(name, labels, itoa::Buffer::new().format(v));
-    }
-
     #[inline(always)]
     fn line(&mut self, name: &Name, labels: &[u8], value: &str) {
         let parts = [name.text.as_bytes(), labels, value.as_bytes(), b"\n"];
@@ -227,9 +222,6 @@ mod tests {
                 want.push_str(&format!("m{{a=\"1\"}} {x}\n"));
                 t.sample(&long, b" ", x);
                 want.push_str(&format!("{} {x}\n", long.as_str()));
-                let i = x as i64;
-                t.sample_i64(&name, b" ", i);
-                want.push_str(&format!("m {i}\n"));
             }
             v = v.wrapping_mul(3).max(1);
         }
@@ -239,8 +231,6 @@ mod tests {
                 want.push_str(&format!("m {x}\n"));
             }
         }
-        t.sample_i64(&name, b" ", i64::MIN);
-        want.push_str(&format!("m {}\n", i64::MIN));
         assert_eq!(t.as_bytes(), want.as_bytes());
         assert_eq!(&t.into_bytes()[..], want.as_bytes());
     }
