@@ -53,7 +53,7 @@ pids+=($!)
 query() { curl -sS -G --max-time 10 "http://127.0.0.1:$prom/api/v1/query" --data-urlencode "query=$1"; }
 # Until Prometheus has scraped every group of the agent.
 for _ in $(seq 1 120); do
-    query 'count(up{job="ibsnmpd"} == 1) > 0 and count(infiniband_hca_port_state_id) > 1000' |
+    query 'count(up{job="ibsnmpd"} == 1) > 0 and count(infiniband_hca_port_state_id) > 1000' 2>/dev/null |
         grep -q '"result":\[{' && break
     sleep 1
 done
