@@ -41,22 +41,12 @@ pub use limits::Limits;
 use limits::{ClientSlots, Stalling};
 
 /// What one scrape asks for: the families (`collect[]`) and group of nodes
-/// (`group`), and so which
-/// gzipped part it shares.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// (`group`), and so which gzipped part it shares.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub(crate) struct Selection {
     pub families: Families,
     /// One group of nodes ([`Shard`]); None: all of them.
     pub shard: Option<Shard>,
-}
-
-impl Default for Selection {
-    fn default() -> Self {
-        Selection {
-            families: Families::DEFAULT,
-            shard: None,
-        }
-    }
 }
 
 /// The agent's own counters that live outside the snapshot and SnmpStats.
