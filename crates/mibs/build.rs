@@ -11,7 +11,7 @@
 //! three ASN.1 roots.  Depends on nothing but std.
 //!
 //! The parser is also compiled into the library's unit tests
-//! (`src/oids.rs`, `#[path = "../build.rs"]`), hence `pub(crate)` items.
+//! (`src/core/oids.rs`, `#[path = "../../build.rs"]`), hence `pub(crate)` items.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::fmt::Write as _;

@@ -13,7 +13,7 @@
 use std::sync::Arc;
 
 use arc_swap::ArcSwap;
-use mibs::state::Persisted;
+use mibs::core::state::Persisted;
 use mibs::{Change, SystemState};
 use snmp::agent::{ApplyError, ApplyErrorKind, ApplyFuture, SetController};
 use tracing::{error, info};
@@ -24,8 +24,8 @@ use crate::fabric::FabricHandle;
 use crate::opensm::{OpenSmControl, SmFailure, SmUndo};
 use crate::state::{NodeChanges, NodeValues, StateStore};
 use ib::opensm::SmOp;
-use mibs::ib_sm_req::Job;
-use mibs::if_mib::IfMibState;
+use mibs::modules::ib_sm_req::Job;
+use mibs::modules::if_mib::IfMibState;
 
 /// Applies Sets; shared by every receive task of the agent.
 pub struct Controller {
@@ -475,7 +475,7 @@ fn node_changes(old: &SystemState, new: &SystemState) -> (NodeChanges, NodeChang
     if std::ptr::eq(a, b) {
         return Default::default();
     }
-    let changed = mibs::if_mib::node_changes(a, b);
+    let changed = mibs::modules::if_mib::node_changes(a, b);
     let undo = changed
         .keys()
         .map(|k| (k.clone(), a.nodes.get(k).map(|v| (**v).clone())))

@@ -5,7 +5,7 @@
 use std::sync::Arc;
 
 use arc_swap::ArcSwap;
-use mibs::snmp_usm::UsmState;
+use mibs::modules::snmp_usm::UsmState;
 use mibs::SystemState;
 use snmp::usm::{ManagedUsers, User};
 

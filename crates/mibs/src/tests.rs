@@ -4,9 +4,9 @@ use std::collections::BTreeMap;
 
 use snmp::oid::Oid;
 
-use crate::if_mib::{IfMibState, IfSet};
-use crate::snmpv2::{self, SystemGroup, SystemSet};
-use crate::state::Persisted;
+use crate::core::state::Persisted;
+use crate::modules::if_mib::{IfMibState, IfSet};
+use crate::modules::snmpv2::{self, SystemGroup, SystemSet};
 use crate::Change;
 use crate::{ModuleStates, SystemState};
 
@@ -111,7 +111,7 @@ fn persisted_round_trip() {
     assert!(snmpv2::authen_traps_enabled(&t));
     assert_eq!(
         t.modules
-            .get::<crate::if_mib::IfMibState>()
+            .get::<crate::modules::if_mib::IfMibState>()
             .unwrap()
             .if_alias[&1],
         "up"

@@ -4,7 +4,7 @@
 //! reason, no column is served that the entry lacks, and none is served
 //! with more access than the MIB gives it.
 
-use mibs::oids::{columns, object_type};
+use mibs::core::oids::{columns, object_type};
 use snmp::table::Access;
 
 #[test]

@@ -1,9 +1,10 @@
 //! The one RowStatus table adapter (RFC 2579) of this crate: a read-create
 //! table over rows the view holds, for the administrative tables
-//! ([`crate::core::admin`]) and IB-SM-MIB's request tables alike. What
-//! differs between them (where the rows live, how a cell reads, which Sets
-//! a table refuses on its own, how a PDU's Sets become a change) is a
+//! (`modules::admin`) and IB-SM-MIB's request tables alike. What differs
+//! between them (where the rows live, how a cell reads, which Sets a table
+//! refuses on its own, how a PDU's Sets become a change) is a
 //! [`RowStatusKind`]; the walk, the Get and the shared Set checks are here.
+//! The kind names the view and the change type, so this file names none.
 
 use snmp::mib::{MibObject, SetError, SetItem};
 use snmp::oid::Oid;
@@ -11,32 +12,44 @@ use snmp::rowstatus::{ColumnSet, Row, RowTable};
 use snmp::table::Access;
 use snmp::value::{Value, VarBind};
 
-use crate::{Change, View};
-
 /// What one RowStatus table is.
 pub trait RowStatusKind: Send + Sync + 'static {
     /// A row as the table stores it.
     type Row: Clone;
+    /// What a request reads (the crate root's `View`).
+    type View;
+    /// What a checked Set becomes (the crate root's `Change`).
+    type Change;
     /// The entry (`xxxEntry`) OID.
     fn root(&self) -> &Oid;
     /// Every accessible column with its MAX-ACCESS, in column order.
     fn columns(&self) -> &[(u32, Access)];
     /// The rows in the view (None: none were ever made).
-    fn rows<'a>(&self, view: &'a View) -> Option<&'a RowTable<Self::Row>>;
+    fn rows<'a>(&self, view: &'a Self::View) -> Option<&'a RowTable<Self::Row>>;
     /// One cell of a row (None: no value).
-    fn cell(&self, view: &View, index: &[u32], row: &Row<Self::Row>, column: u32) -> Option<Value>;
+    fn cell(
+        &self,
+        view: &Self::View,
+        index: &[u32],
+        row: &Row<Self::Row>,
+        column: u32,
+    ) -> Option<Value>;
     /// The table's own refusals of a Set of a writable column, before the
     /// PDU's Sets are checked together.
     fn admit(
         &self,
-        view: &View,
+        view: &Self::View,
         set: &SetItem<'_>,
         column: u32,
         index: &[u32],
     ) -> Result<(), SetError>;
     /// A PDU's Sets of this table checked together (RowStatus rules) into
     /// one change.
-    fn check(&self, view: &View, cols: &[ColumnSet<'_>]) -> Result<Change, (usize, SetError)>;
+    fn check(
+        &self,
+        view: &Self::View,
+        cols: &[ColumnSet<'_>],
+    ) -> Result<Self::Change, (usize, SetError)>;
 }
 
 /// A RowStatus table as a MIB object.
@@ -52,12 +65,12 @@ impl<K: RowStatusKind> RowStatusTable<K> {
     }
 }
 
-impl<K: RowStatusKind> MibObject<View, Change> for RowStatusTable<K> {
+impl<K: RowStatusKind> MibObject<K::View, K::Change> for RowStatusTable<K> {
     fn root(&self) -> &Oid {
         self.0.root()
     }
 
-    fn get(&self, view: &View, o: &[u32]) -> Value {
+    fn get(&self, view: &K::View, o: &[u32]) -> Value {
         let Some([c, index @ ..]) = o.strip_prefix(self.0.root().as_slice()) else {
             return Value::NoSuchObject;
         };
@@ -71,7 +84,7 @@ impl<K: RowStatusKind> MibObject<View, Change> for RowStatusTable<K> {
             .unwrap_or(Value::NoSuchInstance)
     }
 
-    fn next(&self, view: &View, o: &[u32]) -> Option<VarBind> {
+    fn next(&self, view: &K::View, o: &[u32]) -> Option<VarBind> {
         let readable = self.0.columns().iter().filter(|(_, a)| a.readable());
         snmp::rowstatus::next_cell(
             self.0.root().as_slice(),
@@ -82,15 +95,15 @@ impl<K: RowStatusKind> MibObject<View, Change> for RowStatusTable<K> {
         )
     }
 
-    fn check_set(&self, view: &View, o: &[u32], value: &Value) -> Result<Change, SetError> {
+    fn check_set(&self, view: &K::View, o: &[u32], value: &Value) -> Result<K::Change, SetError> {
         snmp::mib::check_one(self, view, o, value)
     }
 
     fn check_set_batch(
         &self,
-        view: &View,
+        view: &K::View,
         sets: &[SetItem<'_>],
-    ) -> Result<Vec<(usize, Change)>, (usize, SetError)> {
+    ) -> Result<Vec<(usize, K::Change)>, (usize, SetError)> {
         let mut cols = Vec::with_capacity(sets.len());
         for s in sets {
             let refuse = |e| (s.position, e);

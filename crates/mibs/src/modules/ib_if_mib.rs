@@ -17,7 +17,7 @@
 //!   (`Snapshot::ipoib`), ibIpoibLinkLayerIndex 1.. per port; the address in
 //!   IbIpoibClientIdentifier order (see [`client_identifier`]).
 //!
-//! [`client_identifier`]: crate::if_mib::interfaces::client_identifier
+//! [`client_identifier`]: crate::modules::if_mib::interfaces::client_identifier
 
 use std::sync::Arc;
 
@@ -26,12 +26,13 @@ use ib::model::PortTotals;
 use snmp::mib::MibObject;
 use snmp::value::Value;
 
-use crate::core::column::{index, ro, table, Col};
-use crate::if_mib::ifs;
-use crate::if_mib::{IfRow, IpoibRow, VlRow};
-use crate::oids::ib_if_mib as o;
-use crate::view::SysOrEntry;
+use crate::core::column::{index, ro, table};
+use crate::core::oids::ib_if_mib as o;
+use crate::core::view::SysOrEntry;
+use crate::modules::if_mib::ifs;
+use crate::modules::if_mib::{IfRow, IpoibRow, VlRow};
 use crate::Change;
+use crate::Col;
 use crate::View;
 
 /// This module in the registry ([`crate::REGISTRY`]).
@@ -59,12 +60,12 @@ pub fn objects(_: &crate::Options) -> Vec<Arc<dyn MibObject<View, Change>>> {
         Arc::new(table(o::IB_IF_PORT_STAT_ENTRY, ifs, PORT_STAT_COLS)),
         Arc::new(table(
             o::IB_IF_VL_TRAFFIC_ENTRY,
-            |v: &View| &crate::if_mib::interfaces(v).vls,
+            |v: &View| &crate::modules::if_mib::interfaces(v).vls,
             VL_TRAFFIC_COLS,
         )),
         Arc::new(table(
             o::IB_IPOIB_LINK_LAYER_ADDR_ENTRY,
-            |v: &View| &crate::if_mib::interfaces(v).ipoib,
+            |v: &View| &crate::modules::if_mib::interfaces(v).ipoib,
             IPOIB_COLS,
         )),
     ]
@@ -76,7 +77,7 @@ pub fn objects(_: &crate::Options) -> Vec<Arc<dyn MibObject<View, Change>>> {
 fn stat(v: &View, r: &IfRow, f: fn(&PortTotals) -> u64) -> Option<Value> {
     match totals(v, r.port) {
         Some(t) => Some(Value::Counter32(f(t) as u32)),
-        None if crate::if_mib::interfaces(v).history => Some(Value::Counter32(0)),
+        None if crate::modules::if_mib::interfaces(v).history => Some(Value::Counter32(0)),
         None => None,
     }
 }
@@ -92,7 +93,7 @@ fn detail_stat(v: &View, r: &IfRow, mask: u8, f: fn(&PortTotals) -> u64) -> Opti
         .port(r.port)
         .and_then(|p| p.counters.as_deref())
         .is_some_and(|c| c.is_current(mask));
-    if crate::if_mib::interfaces(v).history || current {
+    if crate::modules::if_mib::interfaces(v).history || current {
         stat(v, r, f)
     } else {
         None

@@ -44,12 +44,13 @@ use snmp::mib::{MibObject, SetError};
 use snmp::table::{check, RowSet};
 use snmp::value::Value;
 
-use crate::core::column::{ro, rw, table, Col};
+use crate::core::column::{ro, rw, table};
+use crate::core::oids::ib_pm_mib as o;
+use crate::core::state::PersistedState;
 use crate::core::value::int32_wrapping;
-use crate::oids::ib_pm_mib as o;
-use crate::state::PersistedState;
-use crate::view::SysOrEntry;
+use crate::core::view::SysOrEntry;
 use crate::Change;
+use crate::Col;
 use crate::{SystemState, View};
 
 /// PortSelect of a row never set: port 1.
@@ -104,7 +105,7 @@ pub fn objects(_: &crate::Options) -> Vec<Arc<dyn MibObject<View, Change>>> {
 
 /// The rows of the four tables: every node of a snapshot, in node GUID
 /// order (the 8-octet index). Derived once per published snapshot
-/// (`crate::publish::Publisher`) and read by requests through
+/// (`crate::core::publish::Publisher`) and read by requests through
 /// [`PmRows`].
 pub fn node_rows(snap: &Snapshot) -> RowSet<NodeIdx> {
     let count = NodeIdx::try_from(snap.nodes.len()).unwrap_or(NodeIdx::MAX);
@@ -694,7 +695,7 @@ mod tests {
             })
         };
         let changes = vec![
-            Change::System(crate::snmpv2::SystemSet::SysContact("x".into())),
+            Change::System(crate::modules::snmpv2::SystemSet::SysContact("x".into())),
             sc(g, SampleField::CounterSelect(0, 1)),
             Change::Pm(PmSet::ClearCounter {
                 node: h,

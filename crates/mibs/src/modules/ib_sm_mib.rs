@@ -36,12 +36,13 @@ use snmp::mib::MibObject;
 use snmp::table::{RowSet, Table};
 use snmp::value::Value;
 
-use crate::core::column::{ro, ro_octets, rw, Col};
+use crate::core::column::{ro, ro_octets, rw};
+use crate::core::oids::ib_sm_mib as o;
 use crate::core::value;
 use crate::core::value::ticks_at;
-use crate::oids::ib_sm_mib as o;
-use crate::view::SysOrEntry;
+use crate::core::view::SysOrEntry;
 use crate::Change;
+use crate::Col;
 use crate::View;
 use ib::opensm::{OpenSmConf, SmOption};
 pub use ib::opensm::{PartitionOp, SmOp};

@@ -31,13 +31,14 @@ use snmp::mib::{MibObject, SetError};
 use snmp::table::{check, RowSet, Scalar};
 use snmp::value::Value;
 
-use crate::core::column::{index, ro, rw, table, Col};
+use crate::core::column::{index, ro, rw, table};
+use crate::core::oids::if_mib as o;
+use crate::core::state::PersistedState;
 use crate::core::util::oid;
 use crate::core::value::{counter32_wrapping, int32_saturating, ticks_at};
-use crate::oids::if_mib as o;
-use crate::state::PersistedState;
-use crate::view::SysOrEntry;
+use crate::core::view::SysOrEntry;
 use crate::Change;
+use crate::Col;
 use crate::{SystemState, View};
 
 pub use interfaces::{IfHistory, IfRow, Interfaces, IpoibRow, VlRow};
@@ -191,7 +192,7 @@ impl IfSet {
     fn check_room(self, v: &View) -> Result<Change, SetError> {
         if let Some(g) = self.node() {
             let nodes = v.system.modules.get::<IfMibState>().map(|m| &m.nodes);
-            let held = nodes.is_some_and(|n| n.contains_key(&crate::node::guid_name(g)));
+            let held = nodes.is_some_and(|n| n.contains_key(&crate::core::node::guid_name(g)));
             let count = nodes.map_or(0, BTreeMap::len);
             if !held && !self.to_default() && count >= NODES_STORED_MAX {
                 return Err(SetError::ResourceUnavailable);
@@ -231,7 +232,7 @@ impl IfMibState {
             None => Some(&self.if_alias),
             Some(g) => self
                 .nodes
-                .get(&crate::node::guid_name(g))
+                .get(&crate::core::node::guid_name(g))
                 .map(|n| &n.if_alias),
         }
     }
@@ -242,14 +243,14 @@ impl IfMibState {
             None => Some(&self.if_link_up_down_trap_enable),
             Some(g) => self
                 .nodes
-                .get(&crate::node::guid_name(g))
+                .get(&crate::core::node::guid_name(g))
                 .map(|n| &n.if_link_up_down_trap_enable),
         }
     }
 
     /// Changes node `g`'s values; a node left with none is taken out.
     fn update_node<R>(&mut self, g: Guid, f: impl FnOnce(&mut NodeIfState) -> R) {
-        let key = crate::node::guid_name(g);
+        let key = crate::core::node::guid_name(g);
         let n = self.nodes.entry(key.clone()).or_default();
         f(Arc::make_mut(n));
         if n.if_alias.is_empty() && n.if_link_up_down_trap_enable.is_empty() {

@@ -20,9 +20,9 @@ use snmp::table::Scalars;
 use snmp::value::Value;
 
 use crate::core::node::{described, guid_name, ContextNames, NodeContext, Target};
+use crate::core::oids::snmpv2_mib as o;
 use crate::core::util::{last, oid};
-use crate::if_mib::Interfaces;
-use crate::oids::snmpv2_mib as o;
+use crate::modules::if_mib::Interfaces;
 use crate::{Change, Derived, Object, View};
 
 /// How many nodes' rows a snapshot keeps once derived: a walk of a node's
@@ -94,11 +94,11 @@ pub fn view_once(base: &View, name: &[u8]) -> Option<View> {
 /// The tables of a node context whose rows are ports, each indexed by its
 /// ifIndex first: a row's columns read its own port only.
 const PORT_ROW_TABLES: &[&[u32]] = &[
-    crate::oids::if_mib::IF_ENTRY,
-    crate::oids::if_mib::IF_X_ENTRY,
-    crate::oids::ib_if_mib::IB_IF_PORT_STAT_ENTRY,
-    crate::oids::ib_if_mib::IB_IF_VL_TRAFFIC_ENTRY,
-    crate::oids::ib_if_mib::IB_IPOIB_LINK_LAYER_ADDR_ENTRY,
+    crate::core::oids::if_mib::IF_ENTRY,
+    crate::core::oids::if_mib::IF_X_ENTRY,
+    crate::core::oids::ib_if_mib::IB_IF_PORT_STAT_ENTRY,
+    crate::core::oids::ib_if_mib::IB_IF_VL_TRAFFIC_ENTRY,
+    crate::core::oids::ib_if_mib::IB_IPOIB_LINK_LAYER_ADDR_ENTRY,
 ];
 
 /// The groups of a node context that read no port row: the system group
@@ -207,8 +207,8 @@ pub fn guid_names(base: &View) -> Vec<Vec<u8>> {
 /// node contexts' dispatcher, with the engine's snmpEngine group).
 pub fn objects(opts: &crate::Options) -> Vec<Object> {
     let mut objs: Vec<Object> = vec![Arc::new(system())];
-    objs.extend(crate::if_mib::objects(opts));
-    objs.extend(crate::ib_if_mib::objects(opts));
+    objs.extend(crate::modules::if_mib::objects(opts));
+    objs.extend(crate::modules::ib_if_mib::objects(opts));
     objs
 }
 
@@ -286,7 +286,7 @@ fn sys_services(n: &Node) -> i32 {
     match NodeType::try_from(n.info.node_type) {
         Ok(NodeType::Switch) => 2,
         Ok(NodeType::Router) => 4,
-        _ => crate::snmpv2::SYS_SERVICES,
+        _ => crate::modules::snmpv2::SYS_SERVICES,
     }
 }
 
@@ -310,16 +310,16 @@ fn system() -> Scalars<View, Change> {
             Value::TimeTicks(v.system.up_time())
         })
         .read_only(last(o::SYS_CONTACT), |v: &View| {
-            text(crate::snmpv2::sys_contact(&v.system).to_string())
+            text(crate::modules::snmpv2::sys_contact(&v.system).to_string())
         })
         .read_only(last(o::SYS_NAME), move |v: &View| {
             or_absent(sys_name(v).map(text))
         })
         .read_only(last(o::SYS_LOCATION), |v: &View| {
-            text(crate::snmpv2::sys_location(&v.system).to_string())
+            text(crate::modules::snmpv2::sys_location(&v.system).to_string())
         })
         .read_only(last(o::SYS_SERVICES), move |v: &View| {
-            let host = host(v).map(|_| crate::snmpv2::SYS_SERVICES);
+            let host = host(v).map(|_| crate::modules::snmpv2::SYS_SERVICES);
             or_absent(
                 node(v)
                     .map(|(_, n)| sys_services(n))

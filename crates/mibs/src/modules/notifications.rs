@@ -19,8 +19,8 @@ use snmp::notify::Notification;
 use snmp::oid::Oid;
 use snmp::value::{Value, VarBind};
 
-use crate::if_mib::port::{admin_status, oper_status, OperStatus};
-use crate::oids::{ib_sm_mib as sm, if_mib, snmpv2_mib};
+use crate::core::oids::{ib_sm_mib as sm, if_mib, snmpv2_mib};
+use crate::modules::if_mib::port::{admin_status, oper_status, OperStatus};
 use crate::SystemState;
 
 /// ibSmTrapType: the IBA Notice's Type.
@@ -515,7 +515,7 @@ pub fn link_up_down(up: bool, i: &LinkIf<'_>, admin: i32, oper: i32) -> Notifica
         .with_state(state::LINK)
 }
 
-pub use crate::if_mib::link_traps_enabled;
+pub use crate::modules::if_mib::link_traps_enabled;
 
 fn producer_of(s: &Snapshot, g: Guid) -> ProducerType {
     ProducerType::of(
@@ -597,7 +597,7 @@ pub fn link_up_down_for<X>(
         (row, None)
     } else if fabric_wide {
         let s = &next.snapshot;
-        node_rows = crate::if_mib::Interfaces::of_node(s, s.node_by_guid(*node_guid)?);
+        node_rows = crate::modules::if_mib::Interfaces::of_node(s, s.node_by_guid(*node_guid)?);
         let row = node_rows.ifs.rows().iter().find(|r| r.port_num == p.0)?;
         (row, Some(*node_guid))
     } else {
@@ -611,7 +611,7 @@ pub fn link_up_down_for<X>(
         (true, false) => true,
         _ => return None,
     };
-    if !crate::if_mib::link_traps_enabled_on(system, context, idx) {
+    if !crate::modules::if_mib::link_traps_enabled_on(system, context, idx) {
         return None;
     }
     let admin = admin_status(*phys_to) as i32;
@@ -624,7 +624,7 @@ pub fn link_up_down_for<X>(
     };
     let n = link_up_down(up, &i, admin, after as i32);
     Some(match context {
-        Some(g) => n.with_context(crate::node::guid_name(g).into_bytes()),
+        Some(g) => n.with_context(crate::core::node::guid_name(g).into_bytes()),
         None => n,
     })
 }

@@ -11,12 +11,13 @@ use snmp::mib::{MibObject, SetError};
 use snmp::table::{check, Scalars};
 use snmp::value::Value;
 
-use crate::core::column::{index, ro, table, Col};
+use crate::core::column::{index, ro, table};
+use crate::core::oids::snmpv2_mib as o;
+use crate::core::state::PersistedState;
 use crate::core::util::{last, oid};
-use crate::oids::snmpv2_mib as o;
-use crate::state::PersistedState;
-use crate::view::SysOrEntry;
+use crate::core::view::SysOrEntry;
 use crate::Change;
+use crate::Col;
 use crate::{SystemState, View};
 
 /// sysObjectID of ibsnmpd: `infinibandMIB.100.1` (1.3.6.1.3.117.100.1).

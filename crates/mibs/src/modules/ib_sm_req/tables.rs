@@ -64,6 +64,8 @@ impl<R: ReqKind + Stored> ReqTable<R> {
 
 impl<R: ReqKind + Stored> RowStatusKind for ReqRows<R> {
     type Row = R;
+    type View = View;
+    type Change = Change;
 
     fn root(&self) -> &Oid {
         &self.root

@@ -19,8 +19,8 @@ use snmp::mib::SetError;
 use snmp::oid::Oid;
 use snmp::value::Value;
 
-use crate::if_mib::IfSet;
-use crate::oids::{ib_if_mib as ibo, if_mib as o};
+use crate::core::oids::{ib_if_mib as ibo, if_mib as o};
+use crate::modules::if_mib::IfSet;
 use crate::Change;
 use crate::{Published, Publisher};
 use crate::{SystemState, View};
@@ -574,7 +574,7 @@ fn sets_become_stored_changes() {
     let s = f.ca(up(), down(), 1);
     let sys = system();
     let v = view(&s, &sys);
-    let x = crate::if_mib::objects(&crate::Options::default())
+    let x = crate::modules::if_mib::objects(&crate::Options::default())
         .into_iter()
         .find(|o| o.root().as_slice() == o::IF_X_ENTRY)
         .unwrap();

@@ -11,8 +11,8 @@ use snmp::oid::Oid;
 use snmp::value::Value;
 
 use crate::core::node::{guid_name, parse_guid_name, Target};
-use crate::if_mib::{IfMibState, IfSet};
-use crate::oids::{if_mib as o, snmpv2_mib as so};
+use crate::core::oids::{if_mib as o, snmpv2_mib as so};
+use crate::modules::if_mib::{IfMibState, IfSet};
 use crate::{Change, SystemState, View};
 
 fn sim() -> Arc<Snapshot> {
@@ -266,7 +266,7 @@ fn if_alias_is_set_per_node_and_persisted_by_guid() {
 /// its defaults holds nothing and frees its place.
 #[test]
 fn node_contexts_hold_values_of_a_bounded_number_of_nodes() {
-    use crate::if_mib::{node_changes, NodeIfState, NODES_STORED_MAX};
+    use crate::modules::if_mib::{node_changes, NodeIfState, NODES_STORED_MAX};
     let s = sim();
     let guid = s.nodes[a_switch(&s)].info.node_guid;
     let mut sys = system();
@@ -358,7 +358,7 @@ fn a_snapshot_keeps_the_rows_of_the_last_nodes_asked_only() {
 /// whole rows.
 #[test]
 fn a_get_of_some_ports_derives_those_rows_only_with_the_same_answers() {
-    use crate::oids::ib_if_mib as ib;
+    use crate::core::oids::ib_if_mib as ib;
     let s = sim();
     let b = base(&s, system());
     let ports_tables: [&[u32]; 5] = [

@@ -2,7 +2,7 @@
 //! `snmpusm` and `snmpvacm` expect: usmUserTable, the VACM tables,
 //! SNMP-TARGET-MIB and SNMP-NOTIFICATION-MIB. Each is a RowStatus table
 //! (RFC 2579) with a StorageType column, held in its module's persisted
-//! state ([`crate::state`]), so a Set takes effect when the state is
+//! state ([`crate::core::state`]), so a Set takes effect when the state is
 //! published and survives a restart:
 //!
 //! - rows from the configuration file are `permanent` and refuse Sets
@@ -13,6 +13,10 @@
 //!
 //! A module declares a row type ([`AdminRow`]) per table and serves it with
 //! [`AdminTable`]; TestAndIncr spin locks are [`spin_lock`] scalars.
+//!
+//! It lives beside the modules, not in [`crate::core`]: it reads and
+//! changes the agent's state ([`crate::SystemState`]) and makes the
+//! crate's [`Change`], which name every module.
 
 use std::fmt::Debug;
 use std::time::Instant;
@@ -25,9 +29,9 @@ use snmp::oid::Oid;
 use snmp::rowstatus::{ColumnSet, Row, RowChange, RowRules, RowStatus, RowTable};
 use snmp::value::Value;
 
+use crate::core::oids;
 use crate::core::rowstatus::{RowStatusKind, RowStatusTable};
-use crate::Change;
-use crate::{SystemState, View};
+use crate::{Change, SystemState, View};
 
 /// The most rows one administrative table holds (an unauthenticated peer
 /// cannot create any, an authorized one cannot exhaust memory).
@@ -321,7 +325,7 @@ fn access(max_access: &str) -> Option<Access> {
 
 impl<R: AdminRow> AdminTable<R> {
     pub fn new() -> Self {
-        let mut columns: Vec<(u32, Access)> = crate::oids::columns(R::ENTRY)
+        let mut columns: Vec<(u32, Access)> = oids::columns(R::ENTRY)
             .filter_map(|o| Some((crate::core::util::last(o.oid), access(o.access)?)))
             .collect();
         columns.sort_unstable_by_key(|(c, _)| *c);
@@ -374,6 +378,8 @@ where
     AdminChange<R>: IntoChange,
 {
     type Row = Entry<R>;
+    type View = View;
+    type Change = Change;
 
     fn root(&self) -> &Oid {
         &self.root
@@ -415,7 +421,7 @@ where
         }
         let mut col_oid = self.root.as_slice().to_vec();
         col_oid.push(column);
-        if let Some(syntax) = crate::oids::syntax(&col_oid) {
+        if let Some(syntax) = oids::syntax(&col_oid) {
             syntax.check(s.value)?;
         }
         match row {

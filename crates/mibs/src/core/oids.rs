@@ -128,7 +128,7 @@ pub fn columns(entry: &[u32]) -> impl Iterator<Item = &'static ObjectType> + '_ 
 /// The parser of `build.rs`, compiled here so its unit tests run.
 #[cfg(test)]
 #[allow(dead_code)]
-#[path = "../build.rs"]
+#[path = "../../build.rs"]
 mod build_script;
 
 #[cfg(test)]
