@@ -55,7 +55,7 @@ impl NodeContexts {
     /// sweep on, as long as it is polled. Its counters that need them are
     /// absent until then, never a 0 that was not read.
     fn asked(&self, view: &View) {
-        let (Some((_, Some(demand))), Some(ctx)) = (self.view.get(), &view.derived.node) else {
+        let (Some((_, Some(demand))), Some(ctx)) = (self.view.get(), view.derived.node()) else {
             return;
         };
         for n in ctx.target.nodes() {

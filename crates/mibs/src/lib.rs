@@ -261,25 +261,62 @@ pub fn check_reply(
 
 // ------------------------------------------------------------ derivation
 
-/// What the modules derive from one snapshot: one typed field per module
-/// that derives rows (a module without its field does not compile).
-#[derive(Debug, Default)]
+/// What the modules derive from one snapshot for one context: what every
+/// context serves, and what only the default context or a node context
+/// has ([`Scope`]).
+#[derive(Debug)]
 pub struct Derived {
-    /// IF-MIB's interfaces (ifIndex, counters' discontinuities).
+    /// IF-MIB's interfaces (ifIndex, counters' discontinuities): the
+    /// fabric's, or the node context's.
     pub if_mib: modules::if_mib::Interfaces,
+    /// The node context names of the snapshot, indexed on first use and
+    /// shared with the node contexts' rows (one index per snapshot).
+    pub context_names: Arc<crate::core::node::ContextNames>,
+    pub scope: Scope,
+}
+
+/// Whose rows a [`Derived`] holds.
+#[derive(Debug)]
+pub enum Scope {
+    /// The default context's: the whole fabric, published once per
+    /// snapshot (boxed: far bigger than a node's).
+    Fabric(Box<FabricRows>),
+    /// A node context's, derived on request ([`modules::node_context::view`]):
+    /// the node (or host) they are about. Such a context serves neither
+    /// IB-PM-MIB nor IB-SM-MIB, so it has no rows of theirs.
+    Node(crate::core::node::NodeContext),
+}
+
+/// The rows only the default context has: one typed field per module that
+/// derives rows there (a module without its field does not compile), and
+/// the node contexts' rows it keeps.
+#[derive(Debug, Default)]
+pub struct FabricRows {
     /// IB-PM-MIB's node rows.
     pub pm: modules::ib_pm_mib::PmRows,
     /// IB-SM-MIB's rows.
     pub sm: modules::ib_sm_mib::SmRows,
-    /// The node context names of the snapshot, indexed on first use and
-    /// shared with the node contexts' `Derived` (one index per snapshot).
-    pub context_names: Arc<crate::core::node::ContextNames>,
-    /// The rows of the last node contexts asked ([`modules::node_context::Recent`]).
+    /// The rows of the last node contexts asked (a cache, behind a lock:
+    /// [`modules::node_context::Recent`]).
     pub recent: modules::node_context::Recent,
-    /// The node a node context's rows are about (None: the default
-    /// context). A node context's `Derived` is built on request
-    /// ([`modules::node_context::view`]) with only `if_mib` and this field.
-    pub node: Option<crate::core::node::NodeContext>,
+}
+
+impl Derived {
+    /// The node a node context's rows are about (None: the default context).
+    pub fn node(&self) -> Option<&crate::core::node::NodeContext> {
+        match &self.scope {
+            Scope::Node(n) => Some(n),
+            Scope::Fabric(_) => None,
+        }
+    }
+
+    /// The default context's own rows (None: a node context).
+    pub fn fabric(&self) -> Option<&FabricRows> {
+        match &self.scope {
+            Scope::Fabric(f) => Some(f),
+            Scope::Node(_) => None,
+        }
+    }
 }
 
 /// Every module's derivation with the history it keeps, owned by one
@@ -310,13 +347,14 @@ impl crate::core::publish::Derive for Deriver {
     fn derive(&mut self, s: &Arc<Snapshot>) -> Derived {
         Derived {
             if_mib: self.if_mib.derive(s),
-            pm: modules::ib_pm_mib::PmRows(modules::ib_pm_mib::node_rows(s)),
-            sm: self.sm.rows(s),
             context_names: Arc::new(crate::core::node::ContextNames::new(Arc::clone(
                 &self.names_reported,
             ))),
-            recent: modules::node_context::Recent::default(),
-            node: None,
+            scope: Scope::Fabric(Box::new(FabricRows {
+                pm: modules::ib_pm_mib::PmRows(modules::ib_pm_mib::node_rows(s)),
+                sm: self.sm.rows(s),
+                recent: modules::node_context::Recent::default(),
+            })),
         }
     }
 }

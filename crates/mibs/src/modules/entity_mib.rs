@@ -172,7 +172,7 @@ mod tests {
                 &guid_name(node.info.node_guid).into_bytes(),
             )
             .unwrap();
-            assert_eq!(ctx.derived.node.as_ref().unwrap().single(), Some(i as u32));
+            assert_eq!(ctx.derived.node().unwrap().single(), Some(i as u32));
         }
         let mut past = ENT_LOGICAL_ENTRY.to_vec();
         past.extend([2, n as u32 + 1]);

@@ -33,7 +33,7 @@
 //!   Tick 255, CounterWidth 32 bits and SampleMechanisms 0 (docs/ib-pm.md).
 
 use std::collections::BTreeMap;
-use std::sync::Arc;
+use std::sync::{Arc, LazyLock};
 
 use ib::mad::pma::{cap, PortCounters, PortSamplesControl, PortSamplesResult};
 use ib::model::{Node, NodeIdx, Snapshot};
@@ -115,12 +115,14 @@ pub fn node_rows(snap: &Snapshot) -> RowSet<NodeIdx> {
     })
 }
 
-/// IB-PM-MIB's derived rows, as stored in [`crate::Derived`].
+/// IB-PM-MIB's derived rows, as stored in [`crate::FabricRows`].
 #[derive(Debug, Default)]
 pub struct PmRows(pub RowSet<NodeIdx>);
 
 fn rows(v: &View) -> &RowSet<NodeIdx> {
-    &v.derived.pm.0
+    // A node context serves no IB-PM-MIB object: it has no rows of ours.
+    static NONE: LazyLock<RowSet<NodeIdx>> = LazyLock::new(RowSet::new);
+    v.derived.fabric().map_or(&NONE, |f| &f.pm.0)
 }
 
 fn node(v: &View, n: NodeIdx) -> Option<&Node> {
@@ -790,6 +792,8 @@ mod tests {
         let published = crate::Publisher::new().publish(snap);
         let order: Vec<u64> = published
             .derived
+            .fabric()
+            .unwrap()
             .pm
             .0
             .rows()

@@ -26,7 +26,7 @@
 //!   allows them ([`View::secrets`]).
 
 use std::collections::{BTreeMap, HashMap};
-use std::sync::Arc;
+use std::sync::{Arc, LazyLock};
 use std::time::Instant;
 
 use ib::model::{McastGroup, Node, NodeIdx, Port, PortIdx, Snapshot};
@@ -459,7 +459,9 @@ const fn vector_cols(
 
 /// This module's rows for the view's snapshot.
 pub fn sm_rows(v: &View) -> &SmRows {
-    &v.derived.sm
+    // A node context serves no IB-SM-MIB object: it has no rows of ours.
+    static NONE: LazyLock<SmRows> = LazyLock::new(SmRows::default);
+    v.derived.fabric().map_or(&NONE, |f| &f.sm)
 }
 
 // A column's read answers Option<Value> (None: no value): the shared

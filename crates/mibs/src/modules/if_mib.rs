@@ -291,7 +291,7 @@ fn alias(v: &View, r: &IfRow) -> Vec<u8> {
 /// ifIndex; in a node context by its node and its ifIndex there (a host's
 /// context reads and sets each adapter's own values).
 fn set_key(v: &View, r: &IfRow) -> (Option<Guid>, u32) {
-    match v.derived.node {
+    match v.derived.node() {
         Some(_) => (Some(r.node_guid), r.node_if_index),
         None => (None, r.if_index),
     }
