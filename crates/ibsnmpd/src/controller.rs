@@ -455,10 +455,7 @@ impl Inner {
 
 /// What node contexts hold in `s`.
 fn nodes_of(s: &SystemState) -> NodeValues {
-    s.modules
-        .get::<IfMibState>()
-        .map(|m| m.nodes.clone())
-        .unwrap_or_default()
+    s.modules.get::<IfMibState>().nodes.clone()
 }
 
 /// The node contexts' values `new` changed from `old`'s: the nodes with
@@ -466,12 +463,8 @@ fn nodes_of(s: &SystemState) -> NodeValues {
 /// (what takes the change back). Nothing to compare when IF-MIB's state
 /// is the same.
 fn node_changes(old: &SystemState, new: &SystemState) -> (NodeChanges, NodeChanges) {
-    let (Some(a), Some(b)) = (
-        old.modules.get::<IfMibState>(),
-        new.modules.get::<IfMibState>(),
-    ) else {
-        return Default::default();
-    };
+    let a = old.modules.get::<IfMibState>();
+    let b = new.modules.get::<IfMibState>();
     if std::ptr::eq(a, b) {
         return Default::default();
     }

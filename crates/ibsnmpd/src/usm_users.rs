@@ -14,7 +14,7 @@ pub struct StateUsers(pub Arc<ArcSwap<SystemState>>);
 
 impl ManagedUsers for StateUsers {
     fn user(&self, name: &[u8]) -> Option<Arc<User>> {
-        self.0.load().modules.get::<UsmState>()?.user(name)
+        self.0.load().modules.get::<UsmState>().user(name)
     }
 }
 

@@ -76,11 +76,9 @@ pub type OnReload = Box<dyn Fn(&[Community]) + Send + Sync>;
 /// at each request (the same `Arc` until a Set changes them).
 pub fn managed(system: Arc<ArcSwap<SystemState>>) -> ManagedVacm {
     Box::new(move || {
-        system
-            .load()
-            .modules
-            .get::<VacmState>()
-            .map(|s| Arc::clone(s.in_force()))
+        Some(Arc::clone(
+            system.load().modules.get::<VacmState>().in_force(),
+        ))
     })
 }
 

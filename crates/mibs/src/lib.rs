@@ -525,8 +525,8 @@ pub trait StateOf: PersistedState {
 
 impl ModuleStates {
     /// Module `T`'s state (its default when nothing was set).
-    pub fn get<T: StateOf>(&self) -> Option<&T> {
-        Some(T::of(self))
+    pub fn get<T: StateOf>(&self) -> &T {
+        T::of(self)
     }
 
     /// Changes module `T`'s state.

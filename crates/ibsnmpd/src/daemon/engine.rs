@@ -329,11 +329,7 @@ fn restore_nodes(
 ) -> Result<Persisted> {
     use mibs::modules::if_mib::IfMibState;
     let kept = store.nodes().load()?;
-    let mut nodes = system
-        .modules
-        .get::<IfMibState>()
-        .map(|m| m.nodes.clone())
-        .unwrap_or_default();
+    let mut nodes = system.modules.get::<IfMibState>().nodes.clone();
     let moved = !nodes.is_empty();
     nodes.extend(kept);
     if !nodes.is_empty() {

@@ -343,6 +343,11 @@ impl<R: AdminRow> Default for AdminTable<R> {
     }
 }
 
+/// Table `R`'s rows in the view (its module's state).
+fn table_of<R: AdminRow>(view: &View) -> &RowTable<Entry<R>> {
+    &R::rows(view.system.modules.get::<R::State>()).table
+}
+
 /// The rules of one Set: the view the row's columns read.
 struct Rules<'a> {
     view: &'a View,
@@ -390,10 +395,7 @@ where
     }
 
     fn rows<'a>(&self, view: &'a View) -> Option<&'a RowTable<Entry<R>>> {
-        view.system
-            .modules
-            .get::<R::State>()
-            .map(|s| &R::rows(s).table)
+        Some(table_of::<R>(view))
     }
 
     fn cell(&self, view: &View, index: &[u32], row: &Row<Entry<R>>, column: u32) -> Option<Value> {
@@ -435,9 +437,7 @@ where
     }
 
     fn check(&self, view: &View, cols: &[ColumnSet<'_>]) -> Result<Change, (usize, SetError)> {
-        let empty = RowTable::new(R::STATUS, MAX_ROWS);
-        let rows = self.rows(view).unwrap_or(&empty);
-        let changes = rows.check_with(
+        let changes = table_of::<R>(view).check_with(
             &Rules { view },
             cols,
             |index| Entry {
@@ -507,16 +507,12 @@ pub fn spin_lock<S: AdminState>(
 where
     SpinLockChange<S>: IntoChange,
 {
-    let read = move |v: &View| {
-        let l = v.system.modules.get::<S>().map(get).unwrap_or_default();
-        Value::Integer(l.0)
-    };
+    let read = move |v: &View| Value::Integer(get(v.system.modules.get::<S>()).0);
     std::sync::Arc::new(snmp::table::Scalar::read_write(
         Oid::from_slice(oid),
         read,
         move |v: &View, value: &Value| {
-            let l = v.system.modules.get::<S>().map(get).unwrap_or_default();
-            l.check(value)?;
+            get(v.system.modules.get::<S>()).check(value)?;
             Ok(SpinLockChange::<S> { lock }.into_change())
         },
     ))

@@ -411,7 +411,8 @@ pub fn port_select(view: &View, g: Guid) -> u8 {
     view.system
         .modules
         .get::<PmState>()
-        .and_then(|m| m.port_select.get(&g.0))
+        .port_select
+        .get(&g.0)
         .copied()
         .unwrap_or(DEFAULT_PORT_SELECT)
 }

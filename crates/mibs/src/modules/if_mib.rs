@@ -191,9 +191,9 @@ impl IfSet {
     /// node hold values than [`NODES_STORED_MAX`].
     fn check_room(self, v: &View) -> Result<Change, SetError> {
         if let Some(g) = self.node() {
-            let nodes = v.system.modules.get::<IfMibState>().map(|m| &m.nodes);
-            let held = nodes.is_some_and(|n| n.contains_key(&crate::core::node::guid_name(g)));
-            let count = nodes.map_or(0, BTreeMap::len);
+            let nodes = &v.system.modules.get::<IfMibState>().nodes;
+            let held = nodes.contains_key(&crate::core::node::guid_name(g));
+            let count = nodes.len();
             if !held && !self.to_default() && count >= NODES_STORED_MAX {
                 return Err(SetError::ResourceUnavailable);
             }
@@ -271,7 +271,7 @@ pub fn link_traps_enabled_on(system: &SystemState, node: Option<Guid>, if_index:
     system
         .modules
         .get::<IfMibState>()
-        .and_then(|m| m.trap_enables(node))
+        .trap_enables(node)
         .and_then(|traps| traps.get(&if_index))
         .is_none_or(|v| *v != 2)
 }
@@ -281,7 +281,7 @@ fn alias(v: &View, r: &IfRow) -> Vec<u8> {
     v.system
         .modules
         .get::<IfMibState>()
-        .and_then(|m| m.aliases(node))
+        .aliases(node)
         .and_then(|aliases| aliases.get(&if_index))
         .map(|s| s.clone().into_bytes())
         .unwrap_or_default()

@@ -337,12 +337,8 @@ fn filter_of(n: &NotifyState, params_name: &[u8]) -> Option<MibView> {
 /// snmpNotifyTable are left out when `configured` is false: the originator
 /// already has them as its fixed sinks.
 pub fn targets(system: &SystemState, configured: bool) -> Vec<Selected> {
-    let (Some(n), Some(t)) = (
-        system.modules.get::<NotifyState>(),
-        system.modules.get::<TargetState>(),
-    ) else {
-        return Vec::new();
-    };
+    let n = system.modules.get::<NotifyState>();
+    let t = system.modules.get::<TargetState>();
     // Per tag: whether some row selecting it asks for informs.
     let mut by_tag: HashMap<&[u8], bool> = HashMap::new();
     let notify = n.notify.iter().filter(|(_, r)| {

@@ -332,11 +332,11 @@ impl AdminRow for TargetAddr {
     /// writer says. So would naming params not there yet, which an
     /// authPriv writer may later fill in.
     fn needs_clearance(row: Option<&Self>, view: &View, column: u32, value: &Value) -> bool {
-        let params = view.system.modules.get::<TargetState>().map(|t| &t.params);
+        let params = &view.system.modules.get::<TargetState>().params;
         let carries = |name: &[u8]| {
             let index: Vec<u32> = name.iter().map(|&b| u32::from(b)).collect();
             params
-                .and_then(|p| p.get(&index))
+                .get(&index)
                 .is_none_or(|r| r.data.storage.fixed() || r.data.data.carries_hidden())
         };
         if row.is_some_and(|r| !r.params.is_empty() && carries(&r.params)) {

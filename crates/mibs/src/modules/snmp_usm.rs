@@ -138,7 +138,7 @@ impl UsmUser {
             .and_then(<[u32]>::split_first)
             .map(|(_, i)| i)
             .filter(|i| same_engine(i, index))
-            .and_then(|i| UsmUser::rows(view.system.modules.get::<UsmState>()?).get(i))
+            .and_then(|i| UsmUser::rows(view.system.modules.get::<UsmState>()).get(i))
             .filter(|r| r.status == snmp::rowstatus::RowStatus::Active)
             .ok_or(SetError::InconsistentName)?;
         let s = &source.data.data;

@@ -231,7 +231,7 @@ fn if_alias_is_set_per_node_and_persisted_by_guid() {
     );
     let mut sys = system();
     change.apply(&mut sys);
-    let m = sys.modules.get::<IfMibState>().unwrap();
+    let m = sys.modules.get::<IfMibState>();
     assert!(m.if_alias.is_empty(), "the default context is untouched");
     assert_eq!(m.nodes[&guid_name(guid)].if_alias[&3], "uplink");
     // Kept apart from the module's part of the state file (the daemon
@@ -278,7 +278,7 @@ fn node_contexts_hold_values_of_a_bounded_number_of_nodes() {
                 .insert(guid_name(ib::types::Guid(0xffff_0000 + i)), Arc::new(n));
         }
     });
-    let full = sys.modules.get::<IfMibState>().unwrap().clone();
+    let full = sys.modules.get::<IfMibState>().clone();
     let b = base(&s, sys.clone());
     let v = super::view(&b, guid_name(guid).as_bytes()).unwrap();
     let mut alias_oid = o::IF_ALIAS.to_vec();
@@ -302,7 +302,7 @@ fn node_contexts_hold_values_of_a_bounded_number_of_nodes() {
         alias: String::new(),
     });
     free.apply(&mut sys);
-    let m = sys.modules.get::<IfMibState>().unwrap();
+    let m = sys.modules.get::<IfMibState>();
     assert!(!m.nodes.contains_key(&other));
     let changes = node_changes(&full, m);
     assert_eq!(changes.len(), 1);
@@ -310,9 +310,9 @@ fn node_contexts_hold_values_of_a_bounded_number_of_nodes() {
     let b = base(&s, sys.clone());
     let v = super::view(&b, guid_name(guid).as_bytes()).unwrap();
     let change = set(&v, b"now it fits").unwrap();
-    let before = sys.modules.get::<IfMibState>().unwrap().clone();
+    let before = sys.modules.get::<IfMibState>().clone();
     change.apply(&mut sys);
-    let changes = node_changes(&before, sys.modules.get::<IfMibState>().unwrap());
+    let changes = node_changes(&before, sys.modules.get::<IfMibState>());
     assert_eq!(changes.len(), 1, "only the node set");
     assert_eq!(
         changes[&guid_name(guid)].as_ref().unwrap().if_alias[&3],
