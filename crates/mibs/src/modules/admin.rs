@@ -312,21 +312,11 @@ pub struct AdminRowsOf<R> {
     _r: std::marker::PhantomData<fn() -> R>,
 }
 
-/// MAX-ACCESS as the generated object types spell it; None for columns
-/// that are not accessible.
-fn access(max_access: &str) -> Option<Access> {
-    Some(match max_access {
-        "read-only" => Access::ReadOnly,
-        "read-write" => Access::ReadWrite,
-        "read-create" => Access::ReadCreate,
-        _ => return None,
-    })
-}
-
 impl<R: AdminRow> AdminTable<R> {
     pub fn new() -> Self {
         let mut columns: Vec<(u32, Access)> = oids::columns(R::ENTRY)
-            .filter_map(|o| Some((crate::core::util::last(o.oid), access(o.access)?)))
+            .filter(|o| o.access.readable())
+            .map(|o| (crate::core::util::last(o.oid), o.access))
             .collect();
         columns.sort_unstable_by_key(|(c, _)| *c);
         RowStatusTable(AdminRowsOf {
