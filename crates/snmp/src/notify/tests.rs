@@ -1,6 +1,8 @@
 use std::time::Duration;
 
 use super::*;
+use crate::message::{Message, Version};
+use crate::pdu::Pdu;
 use crate::value::Value;
 
 const COLD_START: &[u32] = &[1, 3, 6, 1, 6, 3, 1, 1, 5, 1];
