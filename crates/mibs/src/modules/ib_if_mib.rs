@@ -100,62 +100,70 @@ fn detail_stat(v: &View, r: &IfRow, mask: u8, f: fn(&PortTotals) -> u64) -> Opti
     }
 }
 
+/// A counter column of ibIfPortStatTable: its field of the port's
+/// totals, read as [`stat`] does (or [`detail_stat`] with the detail
+/// attribute that carries it).
+macro_rules! stat_col {
+    ($oid:expr, $field:ident) => {
+        ro($oid, |v, r| stat(v, r, |t| t.$field))
+    };
+    ($oid:expr, $detail:expr, $field:ident) => {
+        ro($oid, |v, r| detail_stat(v, r, $detail, |t| t.$field))
+    };
+}
+
 const PORT_STAT_COLS: &[Col<IfRow>] = &[
     index(o::IB_IF_PORT_STAT_IF_INDEX),
-    ro(o::IB_IF_PORT_SYMBOL_ERRS, |v, r| {
-        stat(v, r, |t| t.symbol_error_counter)
-    }),
-    ro(o::IB_IF_PORT_LINK_ERR_RECOVERY, |v, r| {
-        stat(v, r, |t| t.link_error_recovery_counter)
-    }),
-    ro(o::IB_IF_PORT_LINK_DOWNED, |v, r| {
-        stat(v, r, |t| t.link_downed_counter)
-    }),
-    ro(o::IB_IF_PORT_STAT_LOCAL_PHY_ERRS, |v, r| {
-        detail_stat(v, r, detail::RCV_ERROR_DETAILS, |t| {
-            t.port_local_physical_errors
-        })
-    }),
-    ro(o::IB_IF_PORT_STAT_MAL_PKT_ERRS, |v, r| {
-        detail_stat(v, r, detail::RCV_ERROR_DETAILS, |t| {
-            t.port_malformed_packet_errors
-        })
-    }),
-    ro(o::IB_IF_PORT_STAT_RCV_REM_PHY_ERRS, |v, r| {
-        stat(v, r, |t| t.port_rcv_remote_physical_errors)
-    }),
-    ro(o::IB_IF_PORT_STAT_RCV_CONSTR_ERRS, |v, r| {
-        stat(v, r, |t| t.port_rcv_constraint_errors)
-    }),
-    ro(o::IB_IF_PORT_STAT_INACT_DISCARDS, |v, r| {
-        detail_stat(v, r, detail::XMIT_DISCARD_DETAILS, |t| {
-            t.port_inactive_discards
-        })
-    }),
-    ro(o::IB_IF_PORT_STAT_NEIGH_MTU_DISCARDS, |v, r| {
-        detail_stat(v, r, detail::XMIT_DISCARD_DETAILS, |t| {
-            t.port_neighbor_mtu_discards
-        })
-    }),
-    ro(o::IB_IF_PORT_STAT_SW_LIFETIME_DISCARDS, |v, r| {
-        detail_stat(v, r, detail::XMIT_DISCARD_DETAILS, |t| {
-            t.port_sw_lifetime_limit_discards
-        })
-    }),
-    ro(o::IB_IF_PORT_STAT_HOQ_LIFETIME_DISCARDS, |v, r| {
-        detail_stat(v, r, detail::XMIT_DISCARD_DETAILS, |t| {
-            t.port_sw_hoq_lifetime_limit_discards
-        })
-    }),
-    ro(o::IB_IF_PORT_STAT_LINK_INTERGRITY_ERRS, |v, r| {
-        stat(v, r, |t| t.local_link_integrity_errors)
-    }),
-    ro(o::IB_IF_PORT_STAT_EXC_BUF_OVERRUN_ERRS, |v, r| {
-        stat(v, r, |t| t.excessive_buffer_overrun_errors)
-    }),
-    ro(o::IB_IF_PORT_STAT_VL15_DROPPED, |v, r| {
-        stat(v, r, |t| t.vl15_dropped)
-    }),
+    stat_col!(o::IB_IF_PORT_SYMBOL_ERRS, symbol_error_counter),
+    stat_col!(o::IB_IF_PORT_LINK_ERR_RECOVERY, link_error_recovery_counter),
+    stat_col!(o::IB_IF_PORT_LINK_DOWNED, link_downed_counter),
+    stat_col!(
+        o::IB_IF_PORT_STAT_LOCAL_PHY_ERRS,
+        detail::RCV_ERROR_DETAILS,
+        port_local_physical_errors
+    ),
+    stat_col!(
+        o::IB_IF_PORT_STAT_MAL_PKT_ERRS,
+        detail::RCV_ERROR_DETAILS,
+        port_malformed_packet_errors
+    ),
+    stat_col!(
+        o::IB_IF_PORT_STAT_RCV_REM_PHY_ERRS,
+        port_rcv_remote_physical_errors
+    ),
+    stat_col!(
+        o::IB_IF_PORT_STAT_RCV_CONSTR_ERRS,
+        port_rcv_constraint_errors
+    ),
+    stat_col!(
+        o::IB_IF_PORT_STAT_INACT_DISCARDS,
+        detail::XMIT_DISCARD_DETAILS,
+        port_inactive_discards
+    ),
+    stat_col!(
+        o::IB_IF_PORT_STAT_NEIGH_MTU_DISCARDS,
+        detail::XMIT_DISCARD_DETAILS,
+        port_neighbor_mtu_discards
+    ),
+    stat_col!(
+        o::IB_IF_PORT_STAT_SW_LIFETIME_DISCARDS,
+        detail::XMIT_DISCARD_DETAILS,
+        port_sw_lifetime_limit_discards
+    ),
+    stat_col!(
+        o::IB_IF_PORT_STAT_HOQ_LIFETIME_DISCARDS,
+        detail::XMIT_DISCARD_DETAILS,
+        port_sw_hoq_lifetime_limit_discards
+    ),
+    stat_col!(
+        o::IB_IF_PORT_STAT_LINK_INTERGRITY_ERRS,
+        local_link_integrity_errors
+    ),
+    stat_col!(
+        o::IB_IF_PORT_STAT_EXC_BUF_OVERRUN_ERRS,
+        excessive_buffer_overrun_errors
+    ),
+    stat_col!(o::IB_IF_PORT_STAT_VL15_DROPPED, vl15_dropped),
 ];
 
 /// (ibIfVLInOctets, ibIfVLInPkts) of one VL from the per-VL totals.

@@ -136,40 +136,20 @@ pub mod state {
     pub const GROUP: &str = "group";
 }
 
-/// A port's service state, reported by the SM.
-fn service(
-    trap: &[u32],
-    prefix: u64,
-    t: TrapType,
-    p: ProducerType,
-    g: Guid,
-    n: u8,
-) -> Notification {
-    node_port(trap, prefix, t, p, g, n).with_state(state::SERVICE)
+/// A port's service state, reported by the SM (IBA traps 64/65).
+fn service(trap: &[u32], prefix: u64, node: Guid, port_num: u8) -> Notification {
+    let (t, p) = (TrapType::SubnetMgmt, ProducerType::SubnetMgmt);
+    node_port(trap, prefix, t, p, node, port_num).with_state(state::SERVICE)
 }
 
 /// ibSmTrapInService (IBA trap 64, from the SM).
 pub fn in_service(prefix: u64, node: Guid, port_num: u8) -> Notification {
-    service(
-        sm::IB_SM_TRAP_IN_SERVICE,
-        prefix,
-        TrapType::SubnetMgmt,
-        ProducerType::SubnetMgmt,
-        node,
-        port_num,
-    )
+    service(sm::IB_SM_TRAP_IN_SERVICE, prefix, node, port_num)
 }
 
 /// ibSmTrapOutOfService (IBA trap 65, from the SM).
 pub fn out_of_service(prefix: u64, node: Guid, port_num: u8) -> Notification {
-    service(
-        sm::IB_SM_TRAP_OUT_OF_SERVICE,
-        prefix,
-        TrapType::SubnetMgmt,
-        ProducerType::SubnetMgmt,
-        node,
-        port_num,
-    )
+    service(sm::IB_SM_TRAP_OUT_OF_SERVICE, prefix, node, port_num)
 }
 
 /// ibSmTrapMCGroupCreated / Deleted (IBA traps 66/67, from the SM).
@@ -198,12 +178,16 @@ pub fn switch_link_state_changed(prefix: u64, switch: Guid, port_num: u8) -> Not
         .with_source(port_source(switch, port_num))
 }
 
+/// A port's Urgent notification from its own node (IBA traps 129-131).
+fn urgent(trap: &[u32], prefix: u64, p: ProducerType, node: Guid, port_num: u8) -> Notification {
+    node_port(trap, prefix, TrapType::Urgent, p, node, port_num)
+}
+
 /// ibSmTrapLinkIntegrityThreasholdReached (IBA trap 129).
 pub fn link_integrity(prefix: u64, p: ProducerType, node: Guid, port_num: u8) -> Notification {
-    node_port(
+    urgent(
         sm::IB_SM_TRAP_LINK_INTEGRITY_THREASHOLD_REACHED,
         prefix,
-        TrapType::Urgent,
         p,
         node,
         port_num,
@@ -212,10 +196,9 @@ pub fn link_integrity(prefix: u64, p: ProducerType, node: Guid, port_num: u8) ->
 
 /// ibSmTrapBufferOverrunThresholdReached (IBA trap 130).
 pub fn buffer_overrun(prefix: u64, p: ProducerType, node: Guid, port_num: u8) -> Notification {
-    node_port(
+    urgent(
         sm::IB_SM_TRAP_BUFFER_OVERRUN_THRESHOLD_REACHED,
         prefix,
-        TrapType::Urgent,
         p,
         node,
         port_num,
@@ -230,10 +213,9 @@ pub fn flow_control_watchdog(
     node: Guid,
     port_num: u8,
 ) -> Notification {
-    node_port(
+    urgent(
         sm::IB_SM_TRAP_FLOW_CONTROL_UPDATE_WATCHDOG_TIMER_EXPIRED,
         prefix,
-        TrapType::Urgent,
         p,
         node,
         port_num,

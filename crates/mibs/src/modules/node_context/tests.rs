@@ -343,35 +343,17 @@ fn a_snapshot_keeps_the_rows_of_the_last_nodes_asked_only() {
         !Arc::ptr_eq(&a.derived, &later.derived),
         "node 0 was dropped"
     );
-    assert_eq!(
-        b.derived.fabric().unwrap().recent.0.lock().unwrap().len(),
-        super::RECENT
-    );
+    // The node contexts' rows the default context keeps.
+    let kept = || -> Vec<Arc<crate::Derived>> {
+        let recent = &b.derived.fabric().unwrap().recent;
+        recent.0.lock().unwrap().iter().cloned().collect()
+    };
+    assert_eq!(kept().len(), super::RECENT);
     // A view for one use (a monitor's sample) is derived and not kept.
-    let before: Vec<_> = b
-        .derived
-        .fabric()
-        .unwrap()
-        .recent
-        .0
-        .lock()
-        .unwrap()
-        .iter()
-        .cloned()
-        .collect();
+    let before = kept();
     let once = super::view_once(&b, name(0).as_bytes()).unwrap();
     assert!(!Arc::ptr_eq(&once.derived, &later.derived));
-    let after: Vec<_> = b
-        .derived
-        .fabric()
-        .unwrap()
-        .recent
-        .0
-        .lock()
-        .unwrap()
-        .iter()
-        .cloned()
-        .collect();
+    let after = kept();
     assert!(before.iter().zip(&after).all(|(x, y)| Arc::ptr_eq(x, y)));
 }
 
