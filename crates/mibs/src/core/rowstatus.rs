@@ -3,7 +3,8 @@
 //! (`modules::admin`) and IB-SM-MIB's request tables alike. What differs
 //! between them (where the rows live, how a cell reads, which Sets a table
 //! refuses on its own, how a PDU's Sets become a change) is a
-//! [`RowStatusKind`]; the walk, the Get and the shared Set checks are here.
+//! [`RowStatusKind`]; the entry, the columns, the walk, the Get and the
+//! shared Set checks are here.
 //! The kind names the view and the change type, so this file names none.
 
 use snmp::mib::{MibObject, SetError, SetItem};
@@ -20,10 +21,6 @@ pub trait RowStatusKind: Send + Sync + 'static {
     type View;
     /// What a checked Set becomes (the crate root's `Change`).
     type Change;
-    /// The entry (`xxxEntry`) OID.
-    fn root(&self) -> &Oid;
-    /// Every accessible column with its MAX-ACCESS, in column order.
-    fn columns(&self) -> &[(u32, Access)];
     /// The rows in the view (None: none were ever made).
     fn rows<'a>(&self, view: &'a Self::View) -> Option<&'a RowTable<Self::Row>>;
     /// One cell of a row (None: no value).
@@ -53,12 +50,29 @@ pub trait RowStatusKind: Send + Sync + 'static {
 }
 
 /// A RowStatus table as a MIB object.
-pub struct RowStatusTable<K>(pub K);
+pub struct RowStatusTable<K> {
+    /// The entry (`xxxEntry`) OID.
+    root: Oid,
+    /// Every accessible column with its MAX-ACCESS, in column order.
+    columns: Vec<(u32, Access)>,
+    kind: K,
+}
+
+impl<K> RowStatusTable<K> {
+    /// The table at `entry` serving `columns` (accessible ones, each with
+    /// its MAX-ACCESS, in column order).
+    pub fn of(entry: &[u32], columns: Vec<(u32, Access)>, kind: K) -> Self {
+        RowStatusTable {
+            root: Oid::from_slice(entry),
+            columns,
+            kind,
+        }
+    }
+}
 
 impl<K: RowStatusKind> RowStatusTable<K> {
     fn declared(&self, column: u32) -> Option<Access> {
-        self.0
-            .columns()
+        self.columns
             .iter()
             .find(|(c, _)| *c == column)
             .map(|(_, a)| *a)
@@ -67,31 +81,31 @@ impl<K: RowStatusKind> RowStatusTable<K> {
 
 impl<K: RowStatusKind> MibObject<K::View, K::Change> for RowStatusTable<K> {
     fn root(&self) -> &Oid {
-        self.0.root()
+        &self.root
     }
 
     fn get(&self, view: &K::View, o: &[u32]) -> Value {
-        let Some([c, index @ ..]) = o.strip_prefix(self.0.root().as_slice()) else {
+        let Some([c, index @ ..]) = o.strip_prefix(self.root.as_slice()) else {
             return Value::NoSuchObject;
         };
         if !self.declared(*c).is_some_and(Access::readable) {
             return Value::NoSuchObject;
         }
-        self.0
+        self.kind
             .rows(view)
             .and_then(|rows| rows.get(index))
-            .and_then(|r| self.0.cell(view, index, r, *c))
+            .and_then(|r| self.kind.cell(view, index, r, *c))
             .unwrap_or(Value::NoSuchInstance)
     }
 
     fn next(&self, view: &K::View, o: &[u32]) -> Option<VarBind> {
-        let readable = self.0.columns().iter().filter(|(_, a)| a.readable());
+        let readable = self.columns.iter().filter(|(_, a)| a.readable());
         snmp::rowstatus::next_cell(
-            self.0.root().as_slice(),
+            self.root.as_slice(),
             readable.map(|(c, _)| *c),
-            self.0.rows(view)?.rows(),
+            self.kind.rows(view)?.rows(),
             o,
-            |k, r, c| self.0.cell(view, k, r, c),
+            |k, r, c| self.kind.cell(view, k, r, c),
         )
     }
 
@@ -107,7 +121,7 @@ impl<K: RowStatusKind> MibObject<K::View, K::Change> for RowStatusTable<K> {
         let mut cols = Vec::with_capacity(sets.len());
         for s in sets {
             let refuse = |e| (s.position, e);
-            let Some([column, index @ ..]) = s.oid.strip_prefix(self.0.root().as_slice()) else {
+            let Some([column, index @ ..]) = s.oid.strip_prefix(self.root.as_slice()) else {
                 return Err(refuse(SetError::NoCreation));
             };
             match self.declared(*column) {
@@ -115,7 +129,7 @@ impl<K: RowStatusKind> MibObject<K::View, K::Change> for RowStatusTable<K> {
                 Some(_) => return Err(refuse(SetError::NotWritable)),
                 None => return Err(refuse(SetError::NoCreation)),
             }
-            self.0.admit(view, s, *column, index).map_err(refuse)?;
+            self.kind.admit(view, s, *column, index).map_err(refuse)?;
             cols.push(ColumnSet {
                 position: s.position,
                 index,
@@ -123,11 +137,11 @@ impl<K: RowStatusKind> MibObject<K::View, K::Change> for RowStatusTable<K> {
                 value: s.value,
             });
         }
-        let change = self.0.check(view, &cols)?;
+        let change = self.kind.check(view, &cols)?;
         Ok(vec![(sets.first().map_or(0, |s| s.position), change)])
     }
 
     fn declared_columns(&self) -> Vec<(u32, Access)> {
-        self.0.columns().to_vec()
+        self.columns.to_vec()
     }
 }

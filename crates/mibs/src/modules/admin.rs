@@ -302,28 +302,19 @@ impl<R: AdminRow> AdminChange<R> {
 /// An administrative table: the RowStatus adapter over a module's rows.
 pub type AdminTable<R> = RowStatusTable<AdminRowsOf<R>>;
 
-/// Where an administrative table's rows live (its module's state) and its
-/// columns (the MIB file's).
-pub struct AdminRowsOf<R> {
-    root: Oid,
-    /// Every accessible column with its MAX-ACCESS, in column order: the
-    /// MIB file's (generated), so no table declares them again.
-    columns: Vec<(u32, Access)>,
-    _r: std::marker::PhantomData<fn() -> R>,
-}
+/// Where an administrative table's rows live (its module's state).
+pub struct AdminRowsOf<R>(std::marker::PhantomData<fn() -> R>);
 
 impl<R: AdminRow> AdminTable<R> {
+    /// The table of rows `R`, serving every accessible column of the MIB
+    /// file's (generated), so no table declares them again.
     pub fn new() -> Self {
         let mut columns: Vec<(u32, Access)> = oids::columns(R::ENTRY)
             .filter(|o| o.access.readable())
             .map(|o| (crate::core::util::last(o.oid), o.access))
             .collect();
         columns.sort_unstable_by_key(|(c, _)| *c);
-        RowStatusTable(AdminRowsOf {
-            root: Oid::from_slice(R::ENTRY),
-            columns,
-            _r: std::marker::PhantomData,
-        })
+        RowStatusTable::of(R::ENTRY, columns, AdminRowsOf(std::marker::PhantomData))
     }
 }
 
@@ -376,14 +367,6 @@ where
     type View = View;
     type Change = Change;
 
-    fn root(&self) -> &Oid {
-        &self.root
-    }
-
-    fn columns(&self) -> &[(u32, Access)] {
-        &self.columns
-    }
-
     fn rows<'a>(&self, view: &'a View) -> Option<&'a RowTable<Entry<R>>> {
         Some(table_of::<R>(view))
     }
@@ -411,7 +394,7 @@ where
         {
             return Err(SetError::NotWritable);
         }
-        let mut col_oid = self.root.as_slice().to_vec();
+        let mut col_oid = R::ENTRY.to_vec();
         col_oid.push(column);
         if let Some(syntax) = oids::syntax(&col_oid) {
             syntax.check(s.value)?;

@@ -277,6 +277,11 @@ pub struct KeyViolation {
     pub sl: u8,
 }
 
+/// A bad-key Notice's notification about one port (IBA traps 256-258).
+fn security(trap: &[u32], prefix: u64, p: ProducerType, node: Guid, port_num: u8) -> Notification {
+    node_port(trap, prefix, TrapType::Security, p, node, port_num)
+}
+
 /// ibSmTrapBadMKey (IBA trap 256).
 pub fn bad_m_key(
     prefix: u64,
@@ -285,14 +290,7 @@ pub fn bad_m_key(
     port_num: u8,
     k: &KeyViolation,
 ) -> Notification {
-    let mut n = node_port(
-        sm::IB_SM_TRAP_BAD_M_KEY,
-        prefix,
-        TrapType::Security,
-        p,
-        node,
-        port_num,
-    );
+    let mut n = security(sm::IB_SM_TRAP_BAD_M_KEY, prefix, p, node, port_num);
     n.varbinds.extend([
         guid(sm::IB_SM_TRAP_NODE_GUID2, k.node2),
         port(sm::IB_SM_TRAP_PORT_NUM2, k.port2),
@@ -335,14 +333,7 @@ pub fn bad_p_key(
     port_num: u8,
     k: &KeyViolation,
 ) -> Notification {
-    let mut n = node_port(
-        sm::IB_SM_TRAP_BAD_P_KEY,
-        prefix,
-        TrapType::Security,
-        p,
-        node,
-        port_num,
-    );
+    let mut n = security(sm::IB_SM_TRAP_BAD_P_KEY, prefix, p, node, port_num);
     key_tail(&mut n, k, u32v(sm::IB_SM_TRAP_P_KEY, u32::from(k.p_key)));
     n
 }
@@ -355,14 +346,7 @@ pub fn bad_q_key(
     port_num: u8,
     k: &KeyViolation,
 ) -> Notification {
-    let mut n = node_port(
-        sm::IB_SM_TRAP_BAD_Q_KEY,
-        prefix,
-        TrapType::Security,
-        p,
-        node,
-        port_num,
-    );
+    let mut n = security(sm::IB_SM_TRAP_BAD_Q_KEY, prefix, p, node, port_num);
     key_tail(
         &mut n,
         k,

@@ -44,6 +44,16 @@ fn get(v: &View, base: &[u32], index: &[u32]) -> Value {
     Value::NoSuchObject
 }
 
+/// ifAlias.3 and the node context's object serving it.
+fn if_alias_3() -> (Vec<u32>, crate::Object) {
+    let alias_oid = [o::IF_ALIAS, &[3]].concat();
+    let obj = super::objects(&crate::Options::default())
+        .into_iter()
+        .find(|x| alias_oid.starts_with(x.root().as_slice()))
+        .unwrap();
+    (alias_oid, obj)
+}
+
 fn a_switch(s: &Snapshot) -> usize {
     s.nodes
         .iter()
@@ -212,12 +222,7 @@ fn if_alias_is_set_per_node_and_persisted_by_guid() {
     let guid = s.nodes[sw].info.node_guid;
     let b = base(&s, system());
     let v = super::view(&b, guid_name(guid).as_bytes()).unwrap();
-    let mut alias_oid = o::IF_ALIAS.to_vec();
-    alias_oid.push(3);
-    let obj = super::objects(&crate::Options::default())
-        .into_iter()
-        .find(|x| alias_oid.starts_with(x.root().as_slice()))
-        .unwrap();
+    let (alias_oid, obj) = if_alias_3();
     let change = obj
         .check_set(&v, &alias_oid, &Value::OctetString(b"uplink".to_vec()))
         .unwrap();
@@ -281,12 +286,7 @@ fn node_contexts_hold_values_of_a_bounded_number_of_nodes() {
     let full = sys.modules.get::<IfMibState>().clone();
     let b = base(&s, sys.clone());
     let v = super::view(&b, guid_name(guid).as_bytes()).unwrap();
-    let mut alias_oid = o::IF_ALIAS.to_vec();
-    alias_oid.push(3);
-    let obj = super::objects(&crate::Options::default())
-        .into_iter()
-        .find(|x| alias_oid.starts_with(x.root().as_slice()))
-        .unwrap();
+    let (alias_oid, obj) = if_alias_3();
     let set =
         |v: &View, val: &[u8]| obj.check_set(v, &alias_oid, &Value::OctetString(val.to_vec()));
     assert_eq!(
