@@ -28,6 +28,7 @@ use super::pdu::{self, Body, CloseReason, Header, Pdu, Region, SearchRange, HEAD
 use crate::agent::{ApplyErrorKind, SetController};
 use crate::context::Contexts;
 use crate::dispatch::Dispatcher;
+use crate::mib::SetError;
 use crate::oid::Oid;
 use crate::pdu::ErrorStatus;
 use crate::value::{Value, VarBind};
@@ -685,6 +686,61 @@ impl<K: Send + 'static> Session<'_, K> {
         Ok(())
     }
 
+    /// TestSet of transaction `tid` whose varbinds were `checked`: the
+    /// changes kept for CommitSet when all pass. The Response's error and
+    /// index.
+    fn test_set(&mut self, tid: u32, checked: Result<Vec<K>, (usize, SetError)>) -> (u16, u16) {
+        match checked {
+            Ok(changes) => {
+                self.pending_set = Some((tid, changes));
+                self.committed = false;
+                (pdu::error::NO_AGENTX_ERROR, 0)
+            }
+            Err((i, e)) => (
+                ErrorStatus::from(e).as_i32() as u16,
+                u16::try_from(i + 1).unwrap_or(u16::MAX),
+            ),
+        }
+    }
+
+    /// CommitSet of transaction `tid`: what its TestSet kept, applied.
+    /// The Response's error and index.
+    async fn commit_set<V>(&mut self, a: &Subagent<V, K>, tid: u32) -> (u16, u16) {
+        let changes = self.pending_set.take().filter(|(t, _)| *t == tid);
+        let Some((_, changes)) = changes else {
+            return (pdu::error::COMMIT_FAILED, 0);
+        };
+        match a.controller.apply(changes).await {
+            Ok(()) => {
+                self.committed = true;
+                (pdu::error::NO_AGENTX_ERROR, 0)
+            }
+            Err(e) => {
+                warn!("AgentX Set failed: {}", e.reason);
+                let error = match e.kind {
+                    ApplyErrorKind::CommitFailed => pdu::error::COMMIT_FAILED,
+                    ApplyErrorKind::UndoFailed => pdu::error::UNDO_FAILED,
+                };
+                (error, u16::try_from(e.index + 1).unwrap_or(u16::MAX))
+            }
+        }
+    }
+
+    /// UndoSet: the Response's error.
+    async fn undo_set<V>(&mut self, a: &Subagent<V, K>) -> u16 {
+        let mut error = pdu::error::NO_AGENTX_ERROR;
+        if std::mem::take(&mut self.committed) {
+            // Another subagent's commit failed after ours: take ours
+            // back where it can be (agent state), else say so.
+            if let Err(e) = a.controller.undo_last().await {
+                warn!("AgentX UndoSet: not undone: {}", e.reason);
+                error = pdu::error::UNDO_FAILED;
+            }
+        }
+        self.pending_set = None;
+        error
+    }
+
     /// The Response to one of the master's requests (None: no answer is due).
     async fn answer<V: 'static>(&mut self, a: &Subagent<V, K>, p: Pdu) -> Option<Pdu> {
         let mut error = pdu::error::NO_AGENTX_ERROR;
@@ -732,56 +788,19 @@ impl<K: Send + 'static> Session<'_, K> {
                     None => Vec::new(),
                 },
                 Body::TestSet(vbs) => {
-                    let mut changes = Vec::new();
                     let checked = match ctx {
                         Some((view, d)) => d.check_set_all(view, &vbs),
                         None => Ok(Vec::new()),
                     };
-                    match checked {
-                        Ok(c) => changes = c,
-                        Err((i, e)) => {
-                            error = ErrorStatus::from(e).as_i32() as u16;
-                            index = u16::try_from(i + 1).unwrap_or(u16::MAX);
-                        }
-                    }
-                    if error == pdu::error::NO_AGENTX_ERROR {
-                        self.pending_set = Some((p.header.transaction_id, changes));
-                        self.committed = false;
-                    }
+                    (error, index) = self.test_set(p.header.transaction_id, checked);
                     Vec::new()
                 }
                 Body::CommitSet => {
-                    let changes = self
-                        .pending_set
-                        .take()
-                        .filter(|(t, _)| *t == p.header.transaction_id)
-                        .map(|(_, c)| c);
-                    match changes {
-                        Some(c) => match a.controller.apply(c).await {
-                            Ok(()) => self.committed = true,
-                            Err(e) => {
-                                error = match e.kind {
-                                    ApplyErrorKind::CommitFailed => pdu::error::COMMIT_FAILED,
-                                    ApplyErrorKind::UndoFailed => pdu::error::UNDO_FAILED,
-                                };
-                                index = u16::try_from(e.index + 1).unwrap_or(u16::MAX);
-                                warn!("AgentX Set failed: {}", e.reason);
-                            }
-                        },
-                        None => error = pdu::error::COMMIT_FAILED,
-                    }
+                    (error, index) = self.commit_set(a, p.header.transaction_id).await;
                     Vec::new()
                 }
                 Body::UndoSet => {
-                    if std::mem::take(&mut self.committed) {
-                        // Another subagent's commit failed after ours: take ours
-                        // back where it can be (agent state), else say so.
-                        if let Err(e) = a.controller.undo_last().await {
-                            warn!("AgentX UndoSet: not undone: {}", e.reason);
-                            error = pdu::error::UNDO_FAILED;
-                        }
-                    }
-                    self.pending_set = None;
+                    error = self.undo_set(a).await;
                     Vec::new()
                 }
                 Body::CleanupSet => {
