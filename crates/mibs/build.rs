@@ -11,7 +11,7 @@
 //! three ASN.1 roots.  Depends on nothing but std.
 //!
 //! The parser is also compiled into the library's unit tests
-//! (`src/oids.rs`, `#[path = "../build.rs"]`), hence `pub(crate)` items.
+//! (`src/core/oids.rs`, `#[path = "../../build.rs"]`), hence `pub(crate)` items.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::fmt::Write as _;
@@ -203,148 +203,200 @@ fn is_descriptor(w: &str) -> bool {
 /// Parses one module file into its name, imports and OID assignments.
 pub(crate) fn parse_module(file: &str, text: &str) -> Result<Module, String> {
     let toks = lex(text).map_err(|e| format!("{file}: {e}"))?;
+    let p = Parser { file, toks: &toks };
+    let (name, mut i) = p.header()?;
     let mut m = Module {
+        name,
         file: file.to_string(),
         ..Module::default()
     };
-    let at = |i: usize| toks.get(i);
-    // "NAME DEFINITIONS ::= BEGIN"
-    let mut i = 0;
     while i < toks.len() {
-        if word(at(i + 1)) == Some("DEFINITIONS") {
-            if let Some(w) = word(at(i)) {
-                m.name = w.to_string();
-                break;
-            }
-        }
-        i += 1;
-    }
-    if m.name.is_empty() {
-        return Err(format!("{file}: no `NAME DEFINITIONS ::= BEGIN` header"));
-    }
-    i += 1;
-    while i < toks.len() {
-        let w = word(at(i));
-        match w {
-            Some("IMPORTS") => {
-                i += 1;
-                let mut pending = Vec::new();
-                loop {
-                    match at(i).map(|t| &t.tok) {
-                        None => return Err(format!("{file}: IMPORTS without `;`")),
-                        Some(Tok::Punct(';')) => break,
-                        Some(Tok::Word(f)) if f == "FROM" => {
-                            let src = word(at(i + 1)).ok_or_else(|| {
-                                format!("{file}:{}: FROM without a module name", line_of(&toks, i))
-                            })?;
-                            for p in pending.drain(..) {
-                                m.imports.insert(p, src.to_string());
-                            }
-                            i += 1;
-                        }
-                        Some(Tok::Word(n)) => pending.push(n.clone()),
-                        _ => {}
-                    }
-                    i += 1;
+        i = match p.word(i) {
+            Some("IMPORTS") => p.imports(i + 1, &mut m.imports)?,
+            Some(tc) if p.is_convention(i, tc) => p.convention(i, tc, &mut m),
+            Some("MACRO") => p.skip_macro(i),
+            Some(name) if is_descriptor(name) => match p.oid_macro(i) {
+                Some((kind, skip)) => {
+                    let (a, next) = p.assignment(i, name, kind, skip)?;
+                    m.assignments.push(a);
+                    next
                 }
-                i += 1;
-            }
-            Some(tc)
-                if !is_descriptor(tc)
-                    && at(i + 1).map(|t| &t.tok) == Some(&Tok::Assign)
-                    && word(at(i + 2)) == Some("TEXTUAL-CONVENTION") =>
-            {
-                // `Name ::= TEXTUAL-CONVENTION ... SYNTAX x`: the body runs
-                // to the next assignment; SYNTAX is its last clause.
-                let name = tc.to_string();
-                let start = i + 3;
-                let mut j = start;
-                while j < toks.len() && word(at(j)) != Some("SYNTAX") {
-                    j += 1;
-                }
-                // The body ends before the next assignment's name.
-                let mut end = j;
-                while end < toks.len() && at(end).map(|t| &t.tok) != Some(&Tok::Assign) {
-                    end += 1;
-                }
-                let body = toks
-                    .get(start..end.saturating_sub(1).max(j))
-                    .unwrap_or_default();
-                m.conventions.insert(name.clone(), syntax_of(body));
-                m.convention_ranges.insert(name, ranges_of(body));
-                i = j;
-            }
-            Some("MACRO") => {
-                // A macro definition: skip to its END.
-                while i < toks.len() && word(at(i)) != Some("END") {
-                    i += 1;
-                }
-                i += 1;
-            }
-            Some(name) if is_descriptor(name) => {
-                let kind = match (word(at(i + 1)), word(at(i + 2))) {
-                    // `x OBJECT IDENTIFIER ::=` only: SEQUENCE and CHOICE
-                    // members also read `x OBJECT IDENTIFIER`.
-                    (Some("OBJECT"), Some("IDENTIFIER"))
-                        if at(i + 3).map(|t| &t.tok) == Some(&Tok::Assign) =>
-                    {
-                        Some(("OBJECT IDENTIFIER", 3))
-                    }
-                    (Some(k), _) if OID_MACROS.contains(&k) => Some((k, 2)),
-                    _ => None,
-                };
-                let Some((kind, skip)) = kind else {
-                    i += 1;
-                    continue;
-                };
-                let line = line_of(&toks, i);
-                let name = name.to_string();
-                i += skip;
-                let body_start = i;
-                while i < toks.len() && at(i).map(|t| &t.tok) != Some(&Tok::Assign) {
-                    if let Some(w) = word(at(i)) {
-                        let next_is_macro = matches!(word(at(i + 1)), Some(k) if OID_MACROS.contains(&k))
-                            || (word(at(i + 1)) == Some("OBJECT")
-                                && word(at(i + 2)) == Some("IDENTIFIER")
-                                && at(i + 3).map(|t| &t.tok) == Some(&Tok::Assign));
-                        if is_descriptor(w) && next_is_macro && w != name {
-                            return Err(format!(
-                                "{file}:{line}: `{name} {kind}` has no `::= {{ parent n }}` before `{w}`"
-                            ));
-                        }
-                    }
-                    i += 1;
-                }
-                let body = toks.get(body_start..i).unwrap_or_default();
-                let (access, syntax, index, ranges) = if kind == "OBJECT-TYPE" {
-                    (
-                        clause_word(body, &["MAX-ACCESS", "ACCESS"]),
-                        syntax_of(body),
-                        index_of(body),
-                        ranges_of(body),
-                    )
-                } else {
-                    Default::default()
-                };
-                i += 1;
-                let (value, next) = parse_value(&toks, i)
-                    .map_err(|e| format!("{file}:{line}: value of `{name}`: {e}"))?;
-                i = next;
-                m.assignments.push(Assignment {
-                    name,
-                    kind: kind.to_string(),
-                    value,
-                    line,
-                    access,
-                    syntax,
-                    index,
-                    ranges,
-                });
-            }
-            _ => i += 1,
-        }
+                None => i + 1,
+            },
+            _ => i + 1,
+        };
     }
     Ok(m)
+}
+
+/// One module file's tokens. Each step reads from the index it is given
+/// and returns the index after what it read.
+struct Parser<'a> {
+    file: &'a str,
+    toks: &'a [Token],
+}
+
+impl<'a> Parser<'a> {
+    fn tok(&self, i: usize) -> Option<&'a Tok> {
+        self.toks.get(i).map(|t| &t.tok)
+    }
+
+    fn word(&self, i: usize) -> Option<&'a str> {
+        word(self.toks.get(i))
+    }
+
+    /// "NAME DEFINITIONS ::= BEGIN": the module's name, and the index of
+    /// `DEFINITIONS`.
+    fn header(&self) -> Result<(String, usize), String> {
+        (0..self.toks.len())
+            .find_map(|i| match (self.word(i), self.word(i + 1)) {
+                (Some(name), Some("DEFINITIONS")) => Some((name.to_string(), i + 1)),
+                _ => None,
+            })
+            .ok_or_else(|| format!("{}: no `NAME DEFINITIONS ::= BEGIN` header", self.file))
+    }
+
+    /// The IMPORTS clause from `i` (after `IMPORTS`) to its `;`: each
+    /// descriptor with the module it comes FROM.
+    fn imports(
+        &self,
+        mut i: usize,
+        imports: &mut HashMap<String, String>,
+    ) -> Result<usize, String> {
+        let mut pending = Vec::new();
+        loop {
+            match self.tok(i) {
+                None => return Err(format!("{}: IMPORTS without `;`", self.file)),
+                Some(Tok::Punct(';')) => return Ok(i + 1),
+                Some(Tok::Word(f)) if f == "FROM" => {
+                    let src = self.word(i + 1).ok_or_else(|| {
+                        format!(
+                            "{}:{}: FROM without a module name",
+                            self.file,
+                            line_of(self.toks, i)
+                        )
+                    })?;
+                    for p in pending.drain(..) {
+                        imports.insert(p, src.to_string());
+                    }
+                    i += 1;
+                }
+                Some(Tok::Word(n)) => pending.push(n.clone()),
+                _ => {}
+            }
+            i += 1;
+        }
+    }
+
+    /// Whether `tc` at `i` starts `Name ::= TEXTUAL-CONVENTION`.
+    fn is_convention(&self, i: usize, tc: &str) -> bool {
+        !is_descriptor(tc)
+            && self.tok(i + 1) == Some(&Tok::Assign)
+            && self.word(i + 2) == Some("TEXTUAL-CONVENTION")
+    }
+
+    /// `Name ::= TEXTUAL-CONVENTION ... SYNTAX x` at `i`: its syntax and
+    /// ranges into `m`. The body runs to the next assignment; SYNTAX is its
+    /// last clause. Returns the index of SYNTAX.
+    fn convention(&self, i: usize, name: &str, m: &mut Module) -> usize {
+        let start = i + 3;
+        let syntax = (start..self.toks.len())
+            .find(|&j| self.word(j) == Some("SYNTAX"))
+            .unwrap_or(self.toks.len());
+        // The body ends before the next assignment's name.
+        let end = (syntax..self.toks.len())
+            .find(|&j| self.tok(j) == Some(&Tok::Assign))
+            .unwrap_or(self.toks.len());
+        let body = self
+            .toks
+            .get(start..end.saturating_sub(1).max(syntax))
+            .unwrap_or_default();
+        m.conventions.insert(name.to_string(), syntax_of(body));
+        m.convention_ranges
+            .insert(name.to_string(), ranges_of(body));
+        syntax
+    }
+
+    /// A macro definition at `i`: skipped to after its END.
+    fn skip_macro(&self, i: usize) -> usize {
+        (i..self.toks.len())
+            .find(|&j| self.word(j) == Some("END"))
+            .unwrap_or(self.toks.len())
+            + 1
+    }
+
+    /// The OID macro after the descriptor at `i` and how many tokens the
+    /// descriptor and macro take (None: not an OID assignment).
+    fn oid_macro(&self, i: usize) -> Option<(&'static str, usize)> {
+        match (self.word(i + 1), self.word(i + 2)) {
+            // `x OBJECT IDENTIFIER ::=` only: SEQUENCE and CHOICE members
+            // also read `x OBJECT IDENTIFIER`.
+            (Some("OBJECT"), Some("IDENTIFIER")) if self.tok(i + 3) == Some(&Tok::Assign) => {
+                Some(("OBJECT IDENTIFIER", 3))
+            }
+            (Some(k), _) => OID_MACROS.iter().find(|m| **m == k).map(|m| (*m, 2)),
+            _ => None,
+        }
+    }
+
+    /// The assignment of `name`, a `kind` macro, at `i`: its clauses up to
+    /// `::=`, then its value.
+    fn assignment(
+        &self,
+        i: usize,
+        name: &str,
+        kind: &str,
+        skip: usize,
+    ) -> Result<(Assignment, usize), String> {
+        let line = line_of(self.toks, i);
+        let body_start = i + skip;
+        let body_end = self.body_end(body_start, name, kind, line)?;
+        let body = self.toks.get(body_start..body_end).unwrap_or_default();
+        let (access, syntax, index, ranges) = if kind == "OBJECT-TYPE" {
+            (
+                clause_word(body, &["MAX-ACCESS", "ACCESS"]),
+                syntax_of(body),
+                index_of(body),
+                ranges_of(body),
+            )
+        } else {
+            Default::default()
+        };
+        let (value, next) = parse_value(self.toks, body_end + 1)
+            .map_err(|e| format!("{}:{line}: value of `{name}`: {e}", self.file))?;
+        let a = Assignment {
+            name: name.to_string(),
+            kind: kind.to_string(),
+            value,
+            line,
+            access,
+            syntax,
+            index,
+            ranges,
+        };
+        Ok((a, next))
+    }
+
+    /// The index of the `::=` ending the macro body from `i`; an error when
+    /// another assignment starts first (a body without its value).
+    fn body_end(&self, mut i: usize, name: &str, kind: &str, line: usize) -> Result<usize, String> {
+        while i < self.toks.len() && self.tok(i) != Some(&Tok::Assign) {
+            if let Some(w) = self.word(i) {
+                let next_is_macro = matches!(self.word(i + 1), Some(k) if OID_MACROS.contains(&k))
+                    || (self.word(i + 1) == Some("OBJECT")
+                        && self.word(i + 2) == Some("IDENTIFIER")
+                        && self.tok(i + 3) == Some(&Tok::Assign));
+                if is_descriptor(w) && next_is_macro && w != name {
+                    return Err(format!(
+                        "{}:{line}: `{name} {kind}` has no `::= {{ parent n }}` before `{w}`",
+                        self.file
+                    ));
+                }
+            }
+            i += 1;
+        }
+        Ok(i)
+    }
 }
 
 /// The word after the first of `keys` in a macro body ("" if none).
@@ -740,92 +792,41 @@ fn dotted(oid: &[u32]) -> String {
     parts.join(".")
 }
 
+/// Every textual convention's syntax and ranges: the known ones, then the
+/// modules' own.
+type Conventions<'a> = (
+    HashMap<&'a str, &'a str>,
+    HashMap<&'a str, &'a [(i64, i64)]>,
+);
+
+fn conventions(modules: &[Module]) -> Conventions<'_> {
+    let mut syntax: HashMap<&str, &str> = KNOWN_CONVENTIONS.iter().copied().collect();
+    let mut ranges: HashMap<&str, &[(i64, i64)]> = KNOWN_RANGES.iter().copied().collect();
+    for m in modules {
+        for (k, v) in &m.conventions {
+            syntax.insert(k, v);
+        }
+        for (k, v) in &m.convention_ranges {
+            ranges.insert(k, v);
+        }
+    }
+    (syntax, ranges)
+}
+
 /// Renders the Rust source of `oids.rs`.
 pub(crate) fn render(modules: &[Module], resolved: &Resolved) -> Result<String, String> {
     let mut src = String::from(
         "// @generated by crates/mibs/build.rs from the files in mibs/; do not edit.\n",
     );
-    let mut conventions: HashMap<&str, &str> = KNOWN_CONVENTIONS.iter().copied().collect();
-    let mut tc_ranges: HashMap<&str, &[(i64, i64)]> = KNOWN_RANGES.iter().copied().collect();
-    for m in modules {
-        for (k, v) in &m.conventions {
-            conventions.insert(k, v);
-        }
-        for (k, v) in &m.convention_ranges {
-            tc_ranges.insert(k, v);
-        }
-    }
+    let conventions = conventions(modules);
     for m in modules {
         let rows = resolved.get(&m.name).map(Vec::as_slice).unwrap_or_default();
-        let ident = module_ident(&m.name);
         let _ = writeln!(src, "\n/// OIDs of {} (`{}`).", m.name, m.file);
-        let _ = writeln!(src, "pub mod {ident} {{");
+        let _ = writeln!(src, "pub mod {} {{", module_ident(&m.name));
         let _ = writeln!(src, "    /// The MIB module's name.");
         let _ = writeln!(src, "    pub const MODULE: &str = {:?};", m.name);
-        let mut seen: HashMap<String, &str> = HashMap::new();
-        for (name, kind, oid, line) in rows {
-            let c = screaming_snake(name);
-            if let Some(prev) = seen.insert(c.clone(), name) {
-                return Err(format!(
-                    "{}:{line}: `{name}` and `{prev}` both map to the constant {c}",
-                    m.file
-                ));
-            }
-            let _ = writeln!(
-                src,
-                "    /// `{name}` ({kind}), {} (`{}` line {line}).",
-                dotted(oid),
-                m.file
-            );
-            let _ = writeln!(src, "    pub const {c}: &[u32] = {};", oid_literal(oid));
-        }
-        for (module, alias, target) in ALIASES.iter().filter(|a| a.0 == m.name) {
-            let c = screaming_snake(alias);
-            let t = screaming_snake(target);
-            if !rows.iter().any(|r| r.0 == *target) {
-                return Err(format!(
-                    "alias {alias}: `{target}` is not defined in {module}"
-                ));
-            }
-            if seen.contains_key(&c) {
-                return Err(format!(
-                    "alias {alias} collides with a descriptor of {module}"
-                ));
-            }
-            let _ = writeln!(
-                src,
-                "    /// Alias of [`{t}`]: the MIB spells the descriptor `{target}` (seed typo, kept)."
-            );
-            let _ = writeln!(src, "    pub const {c}: &[u32] = {t};");
-        }
-        let _ = writeln!(
-            src,
-            "    /// Every OBJECT-TYPE of the module: OID, MAX-ACCESS, base syntax, INDEX."
-        );
-        let _ = writeln!(src, "    pub const OBJECT_TYPES: &[super::ObjectType] = &[");
-        for (a, (name, _, _, _)) in m.assignments.iter().zip(rows) {
-            if a.kind != "OBJECT-TYPE" {
-                continue;
-            }
-            let index: Vec<String> = a.index.iter().map(|x| format!("{x:?}")).collect();
-            let base = base_syntax(&conventions, &a.syntax);
-            let ranges: Vec<String> =
-                ranges_through(&conventions, &tc_ranges, &a.syntax, &a.ranges)
-                    .iter()
-                    .map(|(lo, hi)| format!("({lo}, {hi})"))
-                    .collect();
-            let _ = writeln!(
-                src,
-                "        super::ObjectType {{ name: {name:?}, oid: {}, access: {:?}, syntax: {base:?}, index: &[{}], \
-                 check: snmp::syntax::Syntax {{ base: snmp::syntax::Base::{}, ranges: &[{}] }} }},",
-                screaming_snake(name),
-                a.access,
-                index.join(", "),
-                base_variant(&base),
-                ranges.join(", ")
-            );
-        }
-        let _ = writeln!(src, "    ];");
+        render_constants(&mut src, m, rows)?;
+        render_object_types(&mut src, m, rows, &conventions)?;
         let _ = writeln!(
             src,
             "    /// Every descriptor of the module with its OID, in file order."
@@ -838,6 +839,108 @@ pub(crate) fn render(modules: &[Module], resolved: &Resolved) -> Result<String, 
         let _ = writeln!(src, "}}");
     }
     Ok(src)
+}
+
+/// One constant per descriptor of `m` (`rows`, resolved), then its aliases.
+fn render_constants(
+    src: &mut String,
+    m: &Module,
+    rows: &[(String, String, Vec<u32>, usize)],
+) -> Result<(), String> {
+    let mut seen: HashMap<String, &str> = HashMap::new();
+    for (name, kind, oid, line) in rows {
+        let c = screaming_snake(name);
+        if let Some(prev) = seen.insert(c.clone(), name) {
+            return Err(format!(
+                "{}:{line}: `{name}` and `{prev}` both map to the constant {c}",
+                m.file
+            ));
+        }
+        let _ = writeln!(
+            src,
+            "    /// `{name}` ({kind}), {} (`{}` line {line}).",
+            dotted(oid),
+            m.file
+        );
+        let _ = writeln!(src, "    pub const {c}: &[u32] = {};", oid_literal(oid));
+    }
+    for (module, alias, target) in ALIASES.iter().filter(|a| a.0 == m.name) {
+        let c = screaming_snake(alias);
+        let t = screaming_snake(target);
+        if !rows.iter().any(|r| r.0 == *target) {
+            return Err(format!(
+                "alias {alias}: `{target}` is not defined in {module}"
+            ));
+        }
+        if seen.contains_key(&c) {
+            return Err(format!(
+                "alias {alias} collides with a descriptor of {module}"
+            ));
+        }
+        let _ = writeln!(
+            src,
+            "    /// Alias of [`{t}`]: the MIB spells the descriptor `{target}` (seed typo, kept)."
+        );
+        let _ = writeln!(src, "    pub const {c}: &[u32] = {t};");
+    }
+    Ok(())
+}
+
+/// `OBJECT_TYPES`: every OBJECT-TYPE of `m` with its MAX-ACCESS, base
+/// syntax, INDEX and the syntax a Set is checked against.
+fn render_object_types(
+    src: &mut String,
+    m: &Module,
+    rows: &[(String, String, Vec<u32>, usize)],
+    (conventions, tc_ranges): &Conventions<'_>,
+) -> Result<(), String> {
+    let _ = writeln!(
+        src,
+        "    /// Every OBJECT-TYPE of the module: OID, MAX-ACCESS, base syntax, INDEX."
+    );
+    let _ = writeln!(src, "    pub const OBJECT_TYPES: &[super::ObjectType] = &[");
+    for (a, (name, _, _, _)) in m.assignments.iter().zip(rows) {
+        if a.kind != "OBJECT-TYPE" {
+            continue;
+        }
+        let access = access_variant(&a.access).ok_or_else(|| {
+            format!(
+                "{}:{}: `{name}` has MAX-ACCESS {:?}",
+                m.file, a.line, a.access
+            )
+        })?;
+        let index: Vec<String> = a.index.iter().map(|x| format!("{x:?}")).collect();
+        let base = base_syntax(conventions, &a.syntax);
+        let ranges: Vec<String> = ranges_through(conventions, tc_ranges, &a.syntax, &a.ranges)
+            .iter()
+            .map(|(lo, hi)| format!("({lo}, {hi})"))
+            .collect();
+        let _ = writeln!(
+            src,
+            "        super::ObjectType {{ name: {name:?}, oid: {}, access: snmp::mib::Access::{access}, \
+             syntax: {base:?}, index: &[{}], \
+             check: snmp::syntax::Syntax {{ base: snmp::syntax::Base::{}, ranges: &[{}] }} }},",
+            screaming_snake(name),
+            index.join(", "),
+            base_variant(&base),
+            ranges.join(", ")
+        );
+    }
+    let _ = writeln!(src, "    ];");
+    Ok(())
+}
+
+/// The `snmp::mib::Access` variant of a MAX-ACCESS (or SMIv1 ACCESS)
+/// value; None for one the agent has no variant for (write-only).
+fn access_variant(access: &str) -> Option<&'static str> {
+    Some(match access {
+        "not-accessible" => "NotAccessible",
+        "accessible-for-notify" => "AccessibleForNotify",
+        "read-only" => "ReadOnly",
+        "read-write" => "ReadWrite",
+        "read-create" => "ReadCreate",
+        _ => return None,
+    })
 }
 
 /// Parses and resolves the files under `mib_dir`.

@@ -71,7 +71,7 @@ const IF_X_ENTRY_LAST: u32 = 19;
 /// The ifTable/ifXTable rows of the IB ports in `view`.
 pub fn if_mib_rows(view: &View) -> Vec<Registration> {
     let (e, x) = (Oid::from_slice(&IF_ENTRY), Oid::from_slice(&IF_X_ENTRY));
-    mibs::if_mib::interfaces(view)
+    mibs::modules::if_mib::interfaces(view)
         .ifs
         .iter()
         .flat_map(|(index, _)| {
@@ -149,7 +149,7 @@ pub fn subagent(
             .map(Registration::subtree)
             .collect(),
     );
-    config.id = Oid::from_slice(mibs::snmpv2::IBSNMPD_OBJECT_ID);
+    config.id = Oid::from_slice(mibs::modules::snmpv2::IBSNMPD_OBJECT_ID);
     config.descr = format!("ibsnmpd {}", env!("CARGO_PKG_VERSION"));
     config.agent_caps = modules.iter().filter_map(|m| m.caps.clone()).collect();
     if if_mib {

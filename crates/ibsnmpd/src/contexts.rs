@@ -3,7 +3,7 @@
 //! decided from the name first: a refused request derives nothing and
 //! asks the source for nothing). It derives the node's view now
 //! from the view the default context would answer from (the current
-//! snapshot and agent state: `mibs::node_context::view`), and answers it
+//! snapshot and agent state: `mibs::modules::node_context::view`), and answers it
 //! with the node contexts' own object set. It keeps nothing per node.
 
 use std::sync::{Arc, OnceLock};
@@ -55,7 +55,7 @@ impl NodeContexts {
     /// sweep on, as long as it is polled. Its counters that need them are
     /// absent until then, never a 0 that was not read.
     fn asked(&self, view: &View) {
-        let (Some((_, Some(demand))), Some(ctx)) = (self.view.get(), &view.derived.node) else {
+        let (Some((_, Some(demand))), Some(ctx)) = (self.view.get(), view.derived.node()) else {
             return;
         };
         for n in ctx.target.nodes() {
@@ -74,7 +74,7 @@ impl NodeContexts {
         name: &[u8],
         only: Option<&[u32]>,
     ) -> Option<ContextView<View, Change>> {
-        let view = mibs::node_context::view_reading(&self.base()?, name, only)?;
+        let view = mibs::modules::node_context::view_reading(&self.base()?, name, only)?;
         self.asked(&view);
         Some(ContextView {
             view,
@@ -90,11 +90,11 @@ impl Contexts<View, Change> for NodeContexts {
 
     /// A GetRequest that reads some ports' rows alone derives only those
     /// (a poller asking one counter of each of many nodes in turn derives
-    /// one row each: `mibs::node_context::rows_read`).
+    /// one row each: `mibs::modules::node_context::rows_read`).
     fn resolve_for(&self, name: &[u8], pdu: &Pdu) -> Option<ContextView<View, Change>> {
         let only = match pdu {
             Pdu::GetRequest(b) => {
-                mibs::node_context::rows_read(b.varbinds.iter().map(|v| v.oid.as_slice()))
+                mibs::modules::node_context::rows_read(b.varbinds.iter().map(|v| v.oid.as_slice()))
             }
             _ => None,
         };
@@ -103,10 +103,10 @@ impl Contexts<View, Change> for NodeContexts {
 
     fn exists(&self, name: &[u8]) -> bool {
         self.base()
-            .is_some_and(|b| mibs::node_context::exists(&b, name))
+            .is_some_and(|b| mibs::modules::node_context::exists(&b, name))
     }
 
     fn next_name(&self, after: &[u8]) -> Option<Vec<u8>> {
-        mibs::node_context::next_name(&self.base()?, after)
+        mibs::modules::node_context::next_name(&self.base()?, after)
     }
 }

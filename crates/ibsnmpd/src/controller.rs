@@ -13,7 +13,7 @@
 use std::sync::Arc;
 
 use arc_swap::ArcSwap;
-use mibs::state::Persisted;
+use mibs::core::state::Persisted;
 use mibs::{Change, SystemState};
 use snmp::agent::{ApplyError, ApplyErrorKind, ApplyFuture, SetController};
 use tracing::{error, info};
@@ -24,8 +24,8 @@ use crate::fabric::FabricHandle;
 use crate::opensm::{OpenSmControl, SmFailure, SmUndo};
 use crate::state::{NodeChanges, NodeValues, StateStore};
 use ib::opensm::SmOp;
-use mibs::ib_sm_req::Job;
-use mibs::if_mib::IfMibState;
+use mibs::modules::ib_sm_req::Job;
+use mibs::modules::if_mib::IfMibState;
 
 /// Applies Sets; shared by every receive task of the agent.
 pub struct Controller {
@@ -455,10 +455,7 @@ impl Inner {
 
 /// What node contexts hold in `s`.
 fn nodes_of(s: &SystemState) -> NodeValues {
-    s.modules
-        .get::<IfMibState>()
-        .map(|m| m.nodes.clone())
-        .unwrap_or_default()
+    s.modules.get::<IfMibState>().nodes.clone()
 }
 
 /// The node contexts' values `new` changed from `old`'s: the nodes with
@@ -466,16 +463,12 @@ fn nodes_of(s: &SystemState) -> NodeValues {
 /// (what takes the change back). Nothing to compare when IF-MIB's state
 /// is the same.
 fn node_changes(old: &SystemState, new: &SystemState) -> (NodeChanges, NodeChanges) {
-    let (Some(a), Some(b)) = (
-        old.modules.get::<IfMibState>(),
-        new.modules.get::<IfMibState>(),
-    ) else {
-        return Default::default();
-    };
+    let a = old.modules.get::<IfMibState>();
+    let b = new.modules.get::<IfMibState>();
     if std::ptr::eq(a, b) {
         return Default::default();
     }
-    let changed = mibs::if_mib::node_changes(a, b);
+    let changed = mibs::modules::if_mib::node_changes(a, b);
     let undo = changed
         .keys()
         .map(|k| (k.clone(), a.nodes.get(k).map(|v| (**v).clone())))

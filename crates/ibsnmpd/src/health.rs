@@ -31,7 +31,9 @@ pub type SharedHealthConfig = std::sync::Arc<arc_swap::ArcSwap<HealthConfig>>;
 /// The running agent's health tracker: it follows every published
 /// snapshot, so its windows hold the agent's own sweeps. New settings (a
 /// reload) apply from the next snapshot, their window starting again.
-pub fn deriver(config: SharedHealthConfig) -> mibs::publish::ExtraFn<std::sync::Arc<HealthReport>> {
+pub fn deriver(
+    config: SharedHealthConfig,
+) -> mibs::core::publish::ExtraFn<std::sync::Arc<HealthReport>> {
     let mut health = Health::new(HealthConfig::clone(&config.load()));
     let mut was_without_sm = false;
     Box::new(

@@ -8,7 +8,7 @@ use std::sync::atomic::Ordering::Relaxed;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use mibs::disman_event::{Evaluator, Monitors, Sampler};
+use mibs::modules::disman_event::{Evaluator, Monitors, Sampler};
 use mibs::{Change, View};
 use snmp::dispatch::Dispatcher;
 use snmp::value::{Value, VarBind};
@@ -55,12 +55,12 @@ impl Sampler for Reads<'_> {
         let c = self.contexts?;
         Some(Box::new(ContextReads {
             dispatcher: c.dispatcher(),
-            view: mibs::node_context::view_once(self.view, name)?,
+            view: mibs::modules::node_context::view_once(self.view, name)?,
         }))
     }
     fn node_contexts(&self) -> Vec<Vec<u8>> {
         match self.contexts {
-            Some(_) => mibs::node_context::guid_names(self.view),
+            Some(_) => mibs::modules::node_context::guid_names(self.view),
             None => Vec::new(),
         }
     }

@@ -143,7 +143,9 @@ impl Reloader {
         }
         if self.current.monitors != new.monitors {
             // mteTriggerTable shows the new triggers as they start sampling.
-            let monitors = Arc::new(mibs::disman_event::Monitors::new(new.monitors.clone()));
+            let monitors = Arc::new(mibs::modules::disman_event::Monitors::new(
+                new.monitors.clone(),
+            ));
             let shown = Arc::clone(&monitors);
             self.controller
                 .update_runtime(|system| {

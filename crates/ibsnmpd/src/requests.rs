@@ -1,4 +1,4 @@
-//! The worker behind IB-SM-MIB's request tables (mibs::ib_sm_req): an
+//! The worker behind IB-SM-MIB's request tables (mibs::modules::ib_sm_req): an
 //! activated request is answered here, off the request path, and its
 //! answer installed as result rows; idle sessions are aged out.
 //!
@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 use std::sync::Arc;
 
 use ib::source::{ControlOp, ControlReply};
-use mibs::ib_sm_req::{
+use mibs::modules::ib_sm_req::{
     local_multipaths, local_paths, trace_hops, Answer, Job, JobKind, MultiPathQuery,
 };
 

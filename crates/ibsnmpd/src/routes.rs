@@ -304,7 +304,7 @@ impl Inputs {
 pub fn deriver(
     max_spread: SharedSpread,
     traps: crate::topology::Notifier,
-) -> mibs::publish::ExtraFn<Arc<Published>> {
+) -> mibs::core::publish::ExtraFn<Arc<Published>> {
     let mut seen: HashSet<(String, String, u8)> = HashSet::new();
     let mut notified: HashSet<(String, String, u8)> = HashSet::new();
     let mut last: Option<(Inputs, RoutesReport)> = None;
@@ -354,8 +354,8 @@ fn notification(
     appeared: bool,
     pairs: u64,
 ) -> snmp::notify::Notification {
-    use mibs::disman_event::Fired;
-    use mibs::oids::ib_sm_mib as sm;
+    use mibs::core::oids::ib_sm_mib as sm;
+    use mibs::modules::disman_event::Fired;
     use snmp::oid::Oid;
     use snmp::value::{Value, VarBind};
     let inst = |o: &[u32]| Oid::from_slice(o).join(&[0]);

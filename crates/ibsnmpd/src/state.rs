@@ -1,5 +1,5 @@
 //! Persisted agent state in `<state-dir>/state.json`: one JSON object per
-//! MIB module, each the module's own typed state ([`mibs::state`]), e.g.
+//! MIB module, each the module's own typed state ([`mibs::core::state`]), e.g.
 //! `{"SNMPv2-MIB": {"sysContact": "ops"}, "IF-MIB": {"ifAlias": {"3": "uplink"}}}`.
 //! Version 1 files (flat `object.instance` keys) are read and migrated.
 //! What node contexts hold is kept beside it ([`NodeStore`]), so that no
@@ -16,8 +16,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use anyhow::{Context, Result};
-use mibs::if_mib::NodeIfState;
-use mibs::state::Persisted;
+use mibs::core::state::Persisted;
+use mibs::modules::if_mib::NodeIfState;
 use mibs::ModuleStates;
 use serde::{Deserialize, Serialize};
 
@@ -452,13 +452,13 @@ mod tests {
         // The VACM part holds no row set over SNMP (the configuration's rows,
         // never stored, made it non-default in that agent); here it is the
         // default, left out as before.
-        assert_eq!(*m.vacm, mibs::snmp_vacm::VacmState::default());
+        assert_eq!(*m.vacm, mibs::modules::snmp_vacm::VacmState::default());
         let mut without_vacm = p.clone();
         without_vacm.remove("SNMP-VIEW-BASED-ACM-MIB");
         assert_eq!(m.persisted().unwrap(), without_vacm);
         let mut kv = p.clone();
         let mut configured = system.modules.clone();
-        configured.update::<mibs::snmp_vacm::VacmState>(|v| {
+        configured.update::<mibs::modules::snmp_vacm::VacmState>(|v| {
             let mut vacm = snmp::vacm::Vacm::default();
             vacm.groups.insert(
                 (snmp::vacm::SecurityModel::V2c, b"public".to_vec()),

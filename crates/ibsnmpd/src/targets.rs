@@ -8,9 +8,11 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use arc_swap::ArcSwap;
-use mibs::admin::AdminState;
-use mibs::snmp_notification::{self as notification, NotifyEntry, NotifyState, Security, Target};
-use mibs::snmp_target::{self as target, TargetAddr, TargetParams, TargetState};
+use mibs::modules::admin::AdminState;
+use mibs::modules::snmp_notification::{
+    self as notification, NotifyEntry, NotifyState, Security, Target,
+};
+use mibs::modules::snmp_target::{self as target, TargetAddr, TargetParams, TargetState};
 use mibs::SystemState;
 use snmp::notify::{Notification, Sink, SinkKind, SinkSource};
 use snmp::usm::{InformWrapper, SecurityLevel, TrapWrapper, UserConfig, Usm};
@@ -234,6 +236,6 @@ fn params_of(s: &SinkSettings) -> TargetParams {
 /// index does not say the model), writable by whoever may write there.
 pub fn hidden_subtrees() -> Vec<snmp::oid::Oid> {
     vec![snmp::oid::Oid::from_slice(
-        mibs::oids::snmp_target_mib::SNMP_TARGET_PARAMS_SECURITY_NAME,
+        mibs::core::oids::snmp_target_mib::SNMP_TARGET_PARAMS_SECURITY_NAME,
     )]
 }

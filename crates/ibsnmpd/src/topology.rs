@@ -247,7 +247,7 @@ pub struct Published(pub Option<TopologyReport>);
 /// The running agent's checker: compares each published snapshot with the
 /// plan in force, logs each finding once when it appears and once when it
 /// clears, and sends each as a notification when the layer is up.
-pub fn deriver(plan: SharedPlan, traps: Notifier) -> mibs::publish::ExtraFn<Arc<Published>> {
+pub fn deriver(plan: SharedPlan, traps: Notifier) -> mibs::core::publish::ExtraFn<Arc<Published>> {
     // Findings logged, and notified, as present.
     let mut seen: HashSet<Finding> = HashSet::new();
     let mut notified: HashSet<Finding> = HashSet::new();
@@ -298,8 +298,8 @@ pub fn deriver(plan: SharedPlan, traps: Notifier) -> mibs::publish::ExtraFn<Arc<
 /// ibSmTrapNodeGUID1/PortNum1 (and 2) for the first two fabric ports the
 /// finding involves. The finding's words go to the log, not the varbinds.
 fn notification(f: &Finding, appeared: bool, total: usize) -> snmp::notify::Notification {
-    use mibs::disman_event::Fired;
-    use mibs::oids::ib_sm_mib as sm;
+    use mibs::core::oids::ib_sm_mib as sm;
+    use mibs::modules::disman_event::Fired;
     use snmp::oid::Oid;
     use snmp::value::{Value, VarBind};
     let inst = |o: &[u32]| Oid::from_slice(o).join(&[0]);

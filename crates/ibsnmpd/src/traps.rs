@@ -1,6 +1,6 @@
 //! Notifications: the sinks of the configuration, and the task that turns
 //! fabric events and snapshot differences into notifications
-//! ([`mibs::notifications`]) for the originator ([`snmp::notify`]).
+//! ([`mibs::modules::notifications`]) for the originator ([`snmp::notify`]).
 //!
 //! Nothing here runs on the request path but the authenticationFailure
 //! hook, which only reads the agent state and queues without blocking.
@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use anyhow::{Context, Result};
 use arc_swap::ArcSwap;
-use mibs::notifications::{self as notif, Thresholds};
+use mibs::modules::notifications::{self as notif, Thresholds};
 use mibs::SystemState;
 use snmp::agent::AuthFailureHook;
 use snmp::notify::{self, Notifier, NotifyStats, OriginatorConfig, Sink, SinkKind, SinkSource};
@@ -266,7 +266,7 @@ impl Traps {
         let started = std::time::Instant::now();
         let next = Arc::new(AtomicU64::new(0));
         Arc::new(move |failure| {
-            if !mibs::snmpv2::authen_traps_enabled(&system.load()) {
+            if !mibs::modules::snmpv2::authen_traps_enabled(&system.load()) {
                 return;
             }
             let now = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);

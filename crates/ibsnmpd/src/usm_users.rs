@@ -5,7 +5,7 @@
 use std::sync::Arc;
 
 use arc_swap::ArcSwap;
-use mibs::snmp_usm::UsmState;
+use mibs::modules::snmp_usm::UsmState;
 use mibs::SystemState;
 use snmp::usm::{ManagedUsers, User};
 
@@ -14,7 +14,7 @@ pub struct StateUsers(pub Arc<ArcSwap<SystemState>>);
 
 impl ManagedUsers for StateUsers {
     fn user(&self, name: &[u8]) -> Option<Arc<User>> {
-        self.0.load().modules.get::<UsmState>()?.user(name)
+        self.0.load().modules.get::<UsmState>().user(name)
     }
 }
 

@@ -1,11 +1,11 @@
-//! The VACM tables (SNMP-VIEW-BASED-ACM-MIB, [`mibs::snmp_vacm`]) in the
+//! The VACM tables (SNMP-VIEW-BASED-ACM-MIB, [`mibs::modules::snmp_vacm`]) in the
 //! daemon: the configuration's VACM shown as permanent rows, and the rows
 //! managed over SNMP put in force for every request.
 
 use std::sync::Arc;
 
 use arc_swap::ArcSwap;
-use mibs::snmp_vacm::VacmState;
+use mibs::modules::snmp_vacm::VacmState;
 use mibs::SystemState;
 use snmp::engine::{Community, ManagedVacm};
 use snmp::oid::Oid;
@@ -76,11 +76,9 @@ pub type OnReload = Box<dyn Fn(&[Community]) + Send + Sync>;
 /// at each request (the same `Arc` until a Set changes them).
 pub fn managed(system: Arc<ArcSwap<SystemState>>) -> ManagedVacm {
     Box::new(move || {
-        system
-            .load()
-            .modules
-            .get::<VacmState>()
-            .map(|s| Arc::clone(s.in_force()))
+        Some(Arc::clone(
+            system.load().modules.get::<VacmState>().in_force(),
+        ))
     })
 }
 
@@ -89,7 +87,7 @@ pub fn managed(system: Arc<ArcSwap<SystemState>>) -> ManagedVacm {
 /// read-only community cannot learn the others; a read-write one may still
 /// create them.
 pub fn hidden_subtrees() -> Vec<Oid> {
-    use mibs::oids::snmp_view_based_acm_mib as o;
+    use mibs::core::oids::snmp_view_based_acm_mib as o;
     [
         o::VACM_GROUP_NAME,
         o::VACM_SECURITY_TO_GROUP_STORAGE_TYPE,

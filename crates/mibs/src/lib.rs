@@ -4,7 +4,7 @@
 //! from [`View`] (the fabric snapshot, the rows derived from it, the agent
 //! state), Sets turn into [`Change`] values (of the module's own types)
 //! whose [`plan`] the daemon's one control path executes; what a module
-//! persists is its own serde type ([`state::PersistedState`]).
+//! persists is its own serde type ([`crate::core::state::PersistedState`]).
 //!
 //! Layout: [`core`] (view, publishing, persisted parts, columns, the
 //! RowStatus adapter, helpers) names no module; [`modules`] holds the MIB
@@ -19,16 +19,10 @@ use snmp::mib::MibObject;
 
 pub mod core;
 pub mod modules;
-pub mod oids;
 
-// The paths as they were before `core/` and `modules/` (mibs::if_mib, ...).
-pub use crate::core::{admin, node, publish, state, view};
-pub use modules::{
-    disman_event, entity_mib, ib_if_mib, ib_pm_mib, ib_sm_mib, ib_sm_req, if_mib, node_context,
-    notifications, snmp_mpd, snmp_notification, snmp_target, snmp_usm, snmp_vacm, snmpv2,
-};
+pub use crate::core::view::SysOrEntry;
 
-pub use view::SysOrEntry;
+use crate::modules::admin::{AdminChange, SpinLockChange};
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Instant;
@@ -38,10 +32,13 @@ use snmp::agent::SnmpStats;
 use snmp::oid::Oid;
 use snmp::table::RowSet;
 
-use crate::state::{Persisted, PersistedState, Unreadable};
+use crate::core::state::{Persisted, PersistedState, Unreadable};
 
 /// One registrable MIB object of ibsnmpd.
 pub type Object = Arc<dyn MibObject<View, Change>>;
+
+/// A column of a table over rows `R` of the view ([`core::column`]).
+pub type Col<R> = snmp::table::Column<View, Change, R>;
 
 /// A MIB module as served: its objects and its sysORTable row.
 pub struct Module {
@@ -106,18 +103,18 @@ pub struct Options {
 /// The registry: every module ibsnmpd serves, in sysORTable order. Adding
 /// a module is one line here.
 pub const REGISTRY: &[&ModuleDef] = &[
-    &snmpv2::DEF,
-    &snmp_mpd::DEF,
-    &snmp_target::DEF,
-    &snmp_notification::DEF,
-    &snmp_usm::DEF,
-    &snmp_vacm::DEF,
-    &if_mib::DEF,
-    &ib_if_mib::DEF,
-    &ib_pm_mib::DEF,
-    &ib_sm_mib::DEF,
-    &ib_sm_req::DEF,
-    &disman_event::DEF,
+    &modules::snmpv2::DEF,
+    &modules::snmp_mpd::DEF,
+    &modules::snmp_target::DEF,
+    &modules::snmp_notification::DEF,
+    &modules::snmp_usm::DEF,
+    &modules::snmp_vacm::DEF,
+    &modules::if_mib::DEF,
+    &modules::ib_if_mib::DEF,
+    &modules::ib_pm_mib::DEF,
+    &modules::ib_sm_mib::DEF,
+    &modules::ib_sm_req::DEF,
+    &modules::disman_event::DEF,
 ];
 
 /// Every module ibsnmpd serves, in sysORTable order, built with `opts`.
@@ -141,18 +138,18 @@ pub fn modules(opts: &Options) -> Vec<Module> {
 #[derive(Clone, Debug, PartialEq)]
 pub enum Change {
     /// SNMPv2-MIB's writable system objects (agent state, persisted).
-    System(snmpv2::SystemSet),
+    System(modules::snmpv2::SystemSet),
     /// IF-MIB's ifAlias, ifLinkUpDownTrapEnable (agent state, persisted).
-    If(if_mib::IfSet),
+    If(modules::if_mib::IfSet),
     /// IB-PM-MIB: PortSelect (agent state) or a PMA Set (fabric, one per
     /// node for the request).
-    Pm(ib_pm_mib::PmSet),
+    Pm(modules::ib_pm_mib::PmSet),
     /// IB-SM-MIB's ibSmPortInfoTable: Set(PortInfo), one per port.
-    SmPort(ib_sm_mib::PortInfoSet),
+    SmPort(modules::ib_sm_mib::PortInfoSet),
     /// IB-SM-MIB's ibSmConfigTable: an operation on the steered OpenSM.
     Sm(ib::opensm::SmOp),
     /// IB-SM-MIB's request tables (runtime agent state).
-    Req(ib_sm_req::RequestChange),
+    Req(modules::ib_sm_req::RequestChange),
     /// The administrative tables (agent state, persisted).
     Admin(AdminSet),
 }
@@ -167,7 +164,7 @@ macro_rules! admin_sets {
             $($variant($ty),)*
         }
 
-        $(impl admin::IntoChange for $ty {
+        $(impl modules::admin::IntoChange for $ty {
             fn into_change(self) -> Change {
                 Change::Admin(AdminSet::$variant(self))
             }
@@ -184,18 +181,18 @@ macro_rules! admin_sets {
 }
 
 admin_sets! {
-    TargetAddr(admin::AdminChange<snmp_target::TargetAddr>),
-    TargetParams(admin::AdminChange<snmp_target::TargetParams>),
-    TargetSpinLock(admin::SpinLockChange<snmp_target::TargetState>),
-    Notify(admin::AdminChange<snmp_notification::NotifyEntry>),
-    FilterProfile(admin::AdminChange<snmp_notification::FilterProfile>),
-    Filter(admin::AdminChange<snmp_notification::Filter>),
-    UsmUser(admin::AdminChange<snmp_usm::UsmUser>),
-    UsmSpinLock(admin::SpinLockChange<snmp_usm::UsmState>),
-    VacmGroup(admin::AdminChange<snmp_vacm::GroupRow>),
-    VacmAccess(admin::AdminChange<snmp_vacm::AccessRow>),
-    VacmView(admin::AdminChange<snmp_vacm::FamilyRow>),
-    VacmSpinLock(admin::SpinLockChange<snmp_vacm::VacmState>),
+    TargetAddr(AdminChange<modules::snmp_target::TargetAddr>),
+    TargetParams(AdminChange<modules::snmp_target::TargetParams>),
+    TargetSpinLock(SpinLockChange<modules::snmp_target::TargetState>),
+    Notify(AdminChange<modules::snmp_notification::NotifyEntry>),
+    FilterProfile(AdminChange<modules::snmp_notification::FilterProfile>),
+    Filter(AdminChange<modules::snmp_notification::Filter>),
+    UsmUser(AdminChange<modules::snmp_usm::UsmUser>),
+    UsmSpinLock(SpinLockChange<modules::snmp_usm::UsmState>),
+    VacmGroup(AdminChange<modules::snmp_vacm::GroupRow>),
+    VacmAccess(AdminChange<modules::snmp_vacm::AccessRow>),
+    VacmView(AdminChange<modules::snmp_vacm::FamilyRow>),
+    VacmSpinLock(SpinLockChange<modules::snmp_vacm::VacmState>),
 }
 
 impl Change {
@@ -247,8 +244,8 @@ pub fn plan(changes: &[Change]) -> Plan {
             Change::Sm(op) => plan.sm.push((i, op.clone())),
         }
     }
-    plan.fabric = ib_pm_mib::fabric_ops(&pm);
-    plan.fabric.extend(ib_sm_mib::fabric_ops(&ports));
+    plan.fabric = modules::ib_pm_mib::fabric_ops(&pm);
+    plan.fabric.extend(modules::ib_sm_mib::fabric_ops(&ports));
     plan.fabric.sort_by_key(|(i, _)| *i);
     plan
 }
@@ -259,74 +256,114 @@ pub fn check_reply(
     op: &ib::source::ControlOp,
     reply: &ib::source::ControlReply,
 ) -> Result<(), String> {
-    ib_pm_mib::check_reply(op, reply)
+    modules::ib_pm_mib::check_reply(op, reply)
 }
 
 // ------------------------------------------------------------ derivation
 
-/// What the modules derive from one snapshot: one typed field per module
-/// that derives rows (a module without its field does not compile).
-#[derive(Debug, Default)]
+/// What the modules derive from one snapshot for one context: what every
+/// context serves, and what only the default context or a node context
+/// has ([`Scope`]).
+#[derive(Debug)]
 pub struct Derived {
-    /// IF-MIB's interfaces (ifIndex, counters' discontinuities).
-    pub if_mib: if_mib::Interfaces,
-    /// IB-PM-MIB's node rows.
-    pub pm: ib_pm_mib::PmRows,
-    /// IB-SM-MIB's rows.
-    pub sm: ib_sm_mib::SmRows,
+    /// IF-MIB's interfaces (ifIndex, counters' discontinuities): the
+    /// fabric's, or the node context's.
+    pub if_mib: modules::if_mib::Interfaces,
     /// The node context names of the snapshot, indexed on first use and
-    /// shared with the node contexts' `Derived` (one index per snapshot).
-    pub context_names: Arc<node::ContextNames>,
-    /// The rows of the last node contexts asked ([`node_context::Recent`]).
-    pub recent: node_context::Recent,
-    /// The node a node context's rows are about (None: the default
-    /// context). A node context's `Derived` is built on request
-    /// ([`node_context::view`]) with only `if_mib` and this field.
-    pub node: Option<node::NodeContext>,
+    /// shared with the node contexts' rows (one index per snapshot).
+    pub context_names: Arc<crate::core::node::ContextNames>,
+    pub scope: Scope,
+}
+
+/// Whose rows a [`Derived`] holds.
+#[derive(Debug)]
+pub enum Scope {
+    /// The default context's: the whole fabric, published once per
+    /// snapshot (boxed: far bigger than a node's).
+    Fabric(Box<FabricRows>),
+    /// A node context's, derived on request ([`modules::node_context::view`]):
+    /// the node (or host) they are about. Such a context serves neither
+    /// IB-PM-MIB nor IB-SM-MIB, so it has no rows of theirs.
+    Node(crate::core::node::NodeContext),
+}
+
+/// The rows only the default context has: one typed field per module that
+/// derives rows there (a module without its field does not compile), and
+/// the node contexts' rows it keeps.
+#[derive(Debug, Default)]
+pub struct FabricRows {
+    /// IB-PM-MIB's node rows.
+    pub pm: modules::ib_pm_mib::PmRows,
+    /// IB-SM-MIB's rows.
+    pub sm: modules::ib_sm_mib::SmRows,
+    /// The rows of the last node contexts asked (a cache, behind a lock:
+    /// [`modules::node_context::Recent`]).
+    pub recent: modules::node_context::Recent,
+}
+
+impl Derived {
+    /// The node a node context's rows are about (None: the default context).
+    pub fn node(&self) -> Option<&crate::core::node::NodeContext> {
+        match &self.scope {
+            Scope::Node(n) => Some(n),
+            Scope::Fabric(_) => None,
+        }
+    }
+
+    /// The default context's own rows (None: a node context).
+    pub fn fabric(&self) -> Option<&FabricRows> {
+        match &self.scope {
+            Scope::Fabric(f) => Some(f),
+            Scope::Node(_) => None,
+        }
+    }
 }
 
 /// Every module's derivation with the history it keeps, owned by one
 /// publisher.
 #[derive(Debug)]
 pub struct Deriver {
-    if_mib: if_mib::IfHistory,
-    sm: ib_sm_mib::SmHistory,
+    if_mib: modules::if_mib::IfHistory,
+    sm: modules::ib_sm_mib::SmHistory,
     /// The node context names whose clash was logged (once, not every
     /// snapshot).
-    names_reported: node::Reported,
+    names_reported: crate::core::node::Reported,
 }
 
 impl Deriver {
     /// The derivation with the daemon's settings, each module given its own.
     pub fn new(opts: &Options) -> Self {
         Deriver {
-            if_mib: if_mib::IfHistory::with_if_index_offset(opts.if_index_offset),
-            sm: ib_sm_mib::SmHistory::new(opts),
-            names_reported: node::Reported::default(),
+            if_mib: modules::if_mib::IfHistory::with_if_index_offset(opts.if_index_offset),
+            sm: modules::ib_sm_mib::SmHistory::new(opts),
+            names_reported: crate::core::node::Reported::default(),
         }
     }
 }
 
-impl publish::Derive for Deriver {
+impl crate::core::publish::Derive for Deriver {
     type Rows = Derived;
 
     fn derive(&mut self, s: &Arc<Snapshot>) -> Derived {
         Derived {
             if_mib: self.if_mib.derive(s),
-            pm: ib_pm_mib::PmRows(ib_pm_mib::node_rows(s)),
-            sm: self.sm.rows(s),
-            context_names: Arc::new(node::ContextNames::new(Arc::clone(&self.names_reported))),
-            recent: node_context::Recent::default(),
-            node: None,
+            context_names: Arc::new(crate::core::node::ContextNames::new(Arc::clone(
+                &self.names_reported,
+            ))),
+            scope: Scope::Fabric(Box::new(FabricRows {
+                pm: modules::ib_pm_mib::PmRows(modules::ib_pm_mib::node_rows(s)),
+                sm: self.sm.rows(s),
+                recent: modules::node_context::Recent::default(),
+            })),
         }
     }
 }
 
 /// A snapshot with what the modules derived from it, and the publisher's
 /// owner's extra `X` (see [`publish`]).
-pub type Published<X = ()> = publish::Published<Derived, X>;
+pub type Published<X = ()> = crate::core::publish::Published<Derived, X>;
 /// Turns each snapshot of one source into a [`Published`].
-pub type Publisher<X = ()> = publish::Publisher<Deriver, X>;
+pub type Publisher<X = ()> = crate::core::publish::Publisher<Deriver, X>;
 
 impl Publisher {
     /// A publisher of every module's rows with default settings.
@@ -336,7 +373,7 @@ impl Publisher {
 
     /// A publisher whose modules derive with `opts`.
     pub fn with_options(opts: &Options) -> Self {
-        publish::Publisher::of(Deriver::new(opts))
+        crate::core::publish::Publisher::of(Deriver::new(opts))
     }
 }
 
@@ -352,7 +389,7 @@ impl<X: Default> Published<X> {
     /// snapshots of a source go through one [`Publisher`].
     pub fn new(snapshot: Arc<Snapshot>) -> Self {
         let p = Publisher::new().publish(snapshot);
-        publish::Published {
+        crate::core::publish::Published {
             snapshot: p.snapshot,
             derived: p.derived,
             extra: X::default(),
@@ -406,7 +443,7 @@ macro_rules! module_states {
             }
 
             fn persist_into_unless(&self, keep: &BTreeSet<String>, kv: &mut Persisted) -> Result<(), String> {
-                $(state::store(&*self.$field, keep, kv)?;)*
+                $(crate::core::state::store(&*self.$field, keep, kv)?;)*
                 Ok(())
             }
 
@@ -418,7 +455,7 @@ macro_rules! module_states {
             pub fn restore(p: &Persisted) -> (ModuleStates, Vec<Unreadable>) {
                 let mut problems = Vec::new();
                 let mut states = ModuleStates {
-                    $($field: state::load(p, &mut problems),)*
+                    $($field: crate::core::state::load(p, &mut problems),)*
                     unreadable: Arc::default(),
                 };
                 for name in p.keys().filter(|k| !Self::MODULES.contains(&k.as_str())) {
@@ -470,13 +507,13 @@ macro_rules! module_states {
 }
 
 module_states! {
-    system: snmpv2::SystemGroup,
-    if_mib: if_mib::IfMibState,
-    pm: ib_pm_mib::PmState,
-    target: snmp_target::TargetState,
-    notify: snmp_notification::NotifyState,
-    usm: snmp_usm::UsmState,
-    vacm: snmp_vacm::VacmState,
+    system: modules::snmpv2::SystemGroup,
+    if_mib: modules::if_mib::IfMibState,
+    pm: modules::ib_pm_mib::PmState,
+    target: modules::snmp_target::TargetState,
+    notify: modules::snmp_notification::NotifyState,
+    usm: modules::snmp_usm::UsmState,
+    vacm: modules::snmp_vacm::VacmState,
 }
 
 /// A module's field of [`ModuleStates`], for code generic over the module
@@ -488,8 +525,8 @@ pub trait StateOf: PersistedState {
 
 impl ModuleStates {
     /// Module `T`'s state (its default when nothing was set).
-    pub fn get<T: StateOf>(&self) -> Option<&T> {
-        Some(T::of(self))
+    pub fn get<T: StateOf>(&self) -> &T {
+        T::of(self)
     }
 
     /// Changes module `T`'s state.
@@ -538,10 +575,10 @@ pub struct SystemState {
     pub secrets: bool,
     /// IB-SM-MIB's request sessions (runtime, never persisted): read in
     /// place by requests, changed by Sets and by answers coming in.
-    pub requests: Arc<ib_sm_req::Sessions>,
+    pub requests: Arc<modules::ib_sm_req::Sessions>,
     /// DISMAN-EVENT-MIB's configured triggers and their counters (the
     /// daemon's monitor task samples them).
-    pub monitors: Arc<disman_event::Monitors>,
+    pub monitors: Arc<modules::disman_event::Monitors>,
 }
 
 impl SystemState {
@@ -620,7 +657,7 @@ impl SystemState {
 
 /// What one request is answered from: the published snapshot and rows,
 /// the agent's state, the engine's counters.
-pub type View = view::View<SystemState, Derived>;
+pub type View = crate::core::view::View<SystemState, Derived>;
 
 impl View {
     /// The per-request view from a published snapshot (no derivation).
@@ -629,7 +666,7 @@ impl View {
         system: Arc<SystemState>,
         stats: Arc<SnmpStats>,
     ) -> Self {
-        view::View {
+        crate::core::view::View {
             snapshot: Arc::clone(&p.snapshot),
             derived: Arc::clone(&p.derived),
             secrets: system.secrets,

@@ -4,9 +4,9 @@ use std::collections::BTreeMap;
 
 use snmp::oid::Oid;
 
-use crate::if_mib::{IfMibState, IfSet};
-use crate::snmpv2::{self, SystemGroup, SystemSet};
-use crate::state::Persisted;
+use crate::core::state::Persisted;
+use crate::modules::if_mib::{IfMibState, IfSet};
+use crate::modules::snmpv2::{self, SystemGroup, SystemSet};
 use crate::Change;
 use crate::{ModuleStates, SystemState};
 
@@ -24,7 +24,7 @@ fn round_trip_through_json() {
     assert!(problems.is_empty(), "{problems:?}");
     assert_eq!(back, s);
     assert_eq!(
-        back.get::<SystemGroup>().unwrap().sys_contact.as_deref(),
+        back.get::<SystemGroup>().sys_contact.as_deref(),
         Some("ops")
     );
 }
@@ -79,10 +79,10 @@ fn version_1_keys_migrate() {
     .map(|(k, v)| (k.to_string(), v.to_string()))
     .collect();
     let s = ModuleStates::from_v1(&kv);
-    let g = s.get::<SystemGroup>().unwrap();
+    let g = s.get::<SystemGroup>();
     assert_eq!(g.sys_name.as_deref(), Some("n"));
     assert_eq!(g.snmp_enable_authen_traps, Some(true));
-    let m = s.get::<IfMibState>().unwrap();
+    let m = s.get::<IfMibState>();
     assert_eq!(m.if_alias.get(&7).map(String::as_str), Some("x"));
     assert_eq!(m.if_link_up_down_trap_enable.get(&7), Some(&2));
 }
@@ -111,8 +111,7 @@ fn persisted_round_trip() {
     assert!(snmpv2::authen_traps_enabled(&t));
     assert_eq!(
         t.modules
-            .get::<crate::if_mib::IfMibState>()
-            .unwrap()
+            .get::<crate::modules::if_mib::IfMibState>()
             .if_alias[&1],
         "up"
     );
@@ -138,7 +137,7 @@ fn an_undo_takes_back_its_own_set_only() {
     let mut s2 = s1.clone();
     Change::System(SystemSet::SysContact("udp".into())).apply(&mut s2);
     let undone = s2.undo(&s0, &s1).unwrap();
-    let aliases = &undone.modules.get::<IfMibState>().unwrap().if_alias;
+    let aliases = &undone.modules.get::<IfMibState>().if_alias;
     assert!(aliases.is_empty(), "the commit is taken back: {aliases:?}");
     assert_eq!(snmpv2::sys_contact(&undone), "udp", "the other Set stays");
 

@@ -4,7 +4,7 @@
 //! reason, no column is served that the entry lacks, and none is served
 //! with more access than the MIB gives it.
 
-use mibs::oids::{columns, object_type};
+use mibs::core::oids::{columns, object_type};
 use snmp::table::Access;
 
 #[test]
@@ -36,9 +36,9 @@ fn every_accessible_column_is_served_or_omitted_with_a_reason() {
                     .find(|(o, _)| *o == col.oid)
                     .map(|(_, why)| *why);
                 match col.access {
-                    "not-accessible" | "accessible-for-notify" => {
+                    Access::NotAccessible | Access::AccessibleForNotify => {
                         if served(id) {
-                            problems.push(format!("{} is {} but served", col.name, col.access));
+                            problems.push(format!("{} is {:?} but served", col.name, col.access));
                         }
                     }
                     _ => match omitted {
@@ -51,7 +51,7 @@ fn every_accessible_column_is_served_or_omitted_with_a_reason() {
                         Some(_) => {}
                         None if served(id) => {}
                         None => problems.push(format!(
-                            "{}: {} ({}) is neither served nor listed as omitted",
+                            "{}: {} ({:?}) is neither served nor listed as omitted",
                             def.name, col.name, col.access
                         )),
                     },
@@ -64,10 +64,9 @@ fn every_accessible_column_is_served_or_omitted_with_a_reason() {
                     problems.push(format!("{}: column {id} is not in the MIB", spec.name));
                     continue;
                 };
-                let writable_spec = matches!(col.access, "read-write" | "read-create");
-                if matches!(access, Access::ReadWrite | Access::ReadCreate) && !writable_spec {
+                if access.writable() && !col.access.writable() {
                     problems.push(format!(
-                        "{} served writable, MIB says {}",
+                        "{} served writable, MIB says {:?}",
                         col.name, col.access
                     ));
                 }

@@ -10,7 +10,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use mibs::oids;
+use mibs::core::oids;
 
 /// The four IB modules and, for each, a deep object (a column of its deepest
 /// table, or the only node) with its OID.

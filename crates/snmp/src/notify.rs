@@ -39,9 +39,7 @@ pub use sink::{MessageWrapper, RefreshFuture, Sink, SinkKind, SinkSource};
 pub use storm::StormControl;
 pub use v1::{ENTERPRISE_SPECIFIC, SNMP_TRAPS, SNMP_TRAP_ADDRESS_0, SNMP_TRAP_ENTERPRISE_0};
 
-use crate::message::{Message, Version};
 use crate::oid::Oid;
-use crate::pdu::{Pdu, PduBody};
 use crate::value::VarBind;
 use inform::{PendingInform, Queue};
 use sink::refresh;
@@ -347,13 +345,7 @@ impl Task {
             None => Vec::new(),
         };
         debug!(trap = %n.trap_oid, sinks = self.config.sinks.len(), targets = targets.len(), "notification");
-        if let Some(tx) = &self.config.forward {
-            if tx.try_send(n.v2_varbinds(up)).is_ok() {
-                inc(&self.stats.traps_sent);
-            } else {
-                inc(&self.stats.send_errors);
-            }
-        }
+        self.forward(&n, up);
         let fixed = self.config.sinks.iter().cloned().enumerate();
         let all: Vec<(Option<usize>, Sink)> = fixed
             .map(|(i, s)| (Some(i), s))
@@ -363,117 +355,14 @@ impl Task {
         let mut outstanding: usize = self.pending.iter().map(|q| q.informs.len()).sum();
         let mut capped = 0u64;
         for (fixed_index, sink) in all {
-            let inform = matches!(
-                &sink.kind,
-                SinkKind::InformV2c { .. }
-                    | SinkKind::Wrapped {
-                        confirm: Some(_),
-                        ..
-                    }
-            );
+            let inform = sink.kind.informs();
             // The caps, before anything is built or sent (or discovered).
             if budget == 0 || (inform && outstanding >= self.config.max_outstanding_informs) {
                 capped += 1;
                 continue;
             }
-            let (datagram, confirm, pdu) = match &sink.kind {
-                SinkKind::TrapV1 { community } => {
-                    let m = Message {
-                        version: Version::V1,
-                        community: community.clone(),
-                        pdu: Pdu::TrapV1(n.to_v1(up, self.config.agent_addr)),
-                    };
-                    (m.to_bytes(), None, None)
-                }
-                SinkKind::TrapV2c { community } => {
-                    let body = PduBody::request(self.request_id(), n.v2_varbinds(up));
-                    let m = Message {
-                        version: Version::V2c,
-                        community: community.clone(),
-                        pdu: Pdu::SnmpV2Trap(body),
-                    };
-                    (m.to_bytes(), None, None)
-                }
-                SinkKind::InformV2c {
-                    community,
-                    timeout,
-                    retries,
-                } => {
-                    let rid = self.request_id();
-                    let m = Message {
-                        version: Version::V2c,
-                        community: community.clone(),
-                        pdu: Pdu::InformRequest(PduBody::request(rid, n.v2_varbinds(up))),
-                    };
-                    (m.to_bytes(), Some((rid, *timeout, *retries)), None)
-                }
-                SinkKind::Wrapped { wrapper, confirm } => {
-                    let rid = self.request_id();
-                    let body = PduBody::request(rid, n.v2_varbinds(up));
-                    let pdu = match confirm {
-                        Some(_) => Pdu::InformRequest(body),
-                        None => Pdu::SnmpV2Trap(body),
-                    };
-                    let confirm = confirm.map(|(t, r)| (rid, t, r));
-                    match (wrapper.wrap(&pdu, &n.context), confirm) {
-                        (Ok(d), _) => (d, confirm, Some(pdu)),
-                        // An inform whose receiver is not discovered yet
-                        // waits for its retries like a lost one.
-                        (Err(e), Some(_)) => {
-                            debug!(sink = %sink.addr, error = %e, "inform not wrapped yet");
-                            refresh(wrapper, &self.refreshed);
-                            (Vec::new(), confirm, Some(pdu))
-                        }
-                        (Err(e), None) => {
-                            warn!(sink = %sink.addr, error = %e, "cannot wrap notification");
-                            inc(&self.stats.send_errors);
-                            continue;
-                        }
-                    }
-                }
-            };
-            // An inform's retries within what is left of the budget.
-            let confirm = match confirm {
-                Some((rid, timeout, retries)) => {
-                    let left = u32::try_from(budget - 1).unwrap_or(u32::MAX);
-                    let retries = retries.min(left);
-                    budget -= 1 + retries as usize;
-                    outstanding += 1;
-                    Some((rid, timeout, retries))
-                }
-                None => {
-                    budget -= 1;
-                    None
-                }
-            };
-            let sent = !datagram.is_empty() && self.send(sink.addr, &datagram).await;
-            match confirm {
-                None => {
-                    if sent {
-                        inc(&self.stats.traps_sent);
-                    }
-                }
-                Some((request_id, timeout, retries)) => {
-                    inc(&self.stats.informs_sent);
-                    let queue = match fixed_index {
-                        Some(i) => i,
-                        None => self.queue_for(&sink),
-                    };
-                    // A failed send is retried like a lost one.
-                    self.track(
-                        queue,
-                        PendingInform {
-                            request_id,
-                            datagram,
-                            pdu,
-                            tries_left: retries,
-                            timeout,
-                            deadline: Instant::now() + timeout,
-                            trap_oid: n.trap_oid.clone(),
-                            context: n.context.clone(),
-                        },
-                    );
-                }
+            if self.send_to(fixed_index, &sink, &n, up, &mut budget).await {
+                outstanding += usize::from(inform);
             }
         }
         if capped > 0 {
@@ -483,6 +372,81 @@ impl Task {
                   max_outstanding_informs = self.config.max_outstanding_informs,
                   "notification not sent to every receiver: datagram or outstanding-inform cap");
         }
+    }
+
+    /// Hands `n` to the other transport, if any (AgentX Notify-PDUs).
+    fn forward(&self, n: &Notification, up: u32) {
+        if let Some(tx) = &self.config.forward {
+            if tx.try_send(n.v2_varbinds(up)).is_ok() {
+                inc(&self.stats.traps_sent);
+            } else {
+                inc(&self.stats.send_errors);
+            }
+        }
+    }
+
+    /// Sends `n` to `sink` (the fixed sink `fixed_index`, or a target),
+    /// taking its datagrams from `budget`: an inform's retries are cut to
+    /// what is left. False when nothing could be built to send.
+    async fn send_to(
+        &mut self,
+        fixed_index: Option<usize>,
+        sink: &Sink,
+        n: &Notification,
+        up: u32,
+        budget: &mut usize,
+    ) -> bool {
+        let agent_addr = self.config.agent_addr;
+        let e = sink.kind.encode(n, up, agent_addr, || self.request_id());
+        let datagram = match (e.datagram, e.confirm) {
+            (Ok(d), _) => d,
+            // An inform whose receiver is not discovered yet waits for its
+            // retries like a lost one.
+            (Err(err), Some(_)) => {
+                debug!(sink = %sink.addr, error = %err, "inform not wrapped yet");
+                if let Some(w) = sink.kind.wrapper() {
+                    refresh(w, &self.refreshed);
+                }
+                Vec::new()
+            }
+            (Err(err), None) => {
+                warn!(sink = %sink.addr, error = %err, "cannot wrap notification");
+                inc(&self.stats.send_errors);
+                return false;
+            }
+        };
+        let Some((request_id, timeout, retries)) = e.confirm else {
+            *budget -= 1;
+            if !datagram.is_empty() && self.send(sink.addr, &datagram).await {
+                inc(&self.stats.traps_sent);
+            }
+            return true;
+        };
+        let retries = retries.min(u32::try_from(*budget - 1).unwrap_or(u32::MAX));
+        *budget -= 1 + retries as usize;
+        if !datagram.is_empty() {
+            // A failed send is retried like a lost one.
+            self.send(sink.addr, &datagram).await;
+        }
+        inc(&self.stats.informs_sent);
+        let queue = match fixed_index {
+            Some(i) => i,
+            None => self.queue_for(sink),
+        };
+        self.track(
+            queue,
+            PendingInform {
+                request_id,
+                datagram,
+                pdu: e.pdu,
+                tries_left: retries,
+                timeout,
+                deadline: Instant::now() + timeout,
+                trap_oid: n.trap_oid.clone(),
+                context: n.context.clone(),
+            },
+        );
+        true
     }
 }
 

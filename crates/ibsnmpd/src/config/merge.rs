@@ -398,17 +398,17 @@ fn limits(
 ) -> Result<Limits, ConfigError> {
     let request_session_timeout = match file.request_session_timeout {
         Some(secs) => seconds(secs).map_err(|m| in_file("request_session_timeout", m))?,
-        None => mibs::ib_sm_req::DEFAULT_SESSION_TIMEOUT,
+        None => mibs::modules::ib_sm_req::DEFAULT_SESSION_TIMEOUT,
     };
     let request_sessions_max = match file.request_sessions_max {
         Some(0) => return Err(in_file("request_sessions_max", "must be at least 1".into())),
         Some(n) => n as usize,
-        None => mibs::ib_sm_req::DEFAULT_SESSIONS_MAX,
+        None => mibs::modules::ib_sm_req::DEFAULT_SESSIONS_MAX,
     };
     let request_result_rows_max = at_least_one(
         "request_result_rows_max",
         file.request_result_rows_max,
-        mibs::ib_sm_req::MAX_RESULT_ROWS,
+        mibs::modules::ib_sm_req::MAX_RESULT_ROWS,
         &in_file,
     )?;
     let max_getbulk_responses = match file.max_getbulk_responses {

@@ -6,7 +6,7 @@
 //! `-r` `frequency`, `-o` `objects`, `-i` `exact_objects`; its expression
 //! forms to exactly one of `existence`, `boolean`, `threshold`.
 
-use mibs::disman_event::{Comparison, Existence, Startup, Test, Trigger};
+use mibs::modules::disman_event::{Comparison, Existence, Startup, Test, Trigger};
 use serde::Deserialize;
 use snmp::oid::Oid;
 
@@ -95,7 +95,7 @@ fn trigger_context(one: Option<String>, many: Option<String>) -> Result<(Vec<u8>
 }
 
 fn resolve(key: &str, text: &str) -> Result<Oid, String> {
-    mibs::oids::lookup(text).map(Oid::new).ok_or_else(|| {
+    mibs::core::oids::lookup(text).map(Oid::new).ok_or_else(|| {
         format!(
             "{key} = {text:?}: not a numeric OID nor an object of the shipped MIBs \
              (e.g. \"IB-PM-MIB::pmPortCountersSymbolErrors\" or \"1.3.6.1.2.1.2.2.1.8\")"
@@ -270,7 +270,7 @@ mod tests {
         .unwrap();
         assert_eq!(
             t.value_id.as_slice(),
-            mibs::oids::ib_pm_mib::PM_PORT_COUNTERS_SYMBOL_ERRORS
+            mibs::core::oids::ib_pm_mib::PM_PORT_COUNTERS_SYMBOL_ERRORS
         );
         assert!(t.wildcard && t.delta);
         assert_eq!(t.frequency, 60);

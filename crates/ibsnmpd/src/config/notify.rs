@@ -5,7 +5,7 @@
 use std::net::{IpAddr, SocketAddr};
 use std::time::Duration;
 
-use mibs::notifications::Thresholds;
+use mibs::modules::notifications::Thresholds;
 use serde::Deserialize;
 use snmp::notify::StormControl;
 use snmp::usm::SecurityLevel;

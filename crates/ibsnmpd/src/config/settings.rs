@@ -86,7 +86,7 @@ pub struct Settings {
     /// The fabric health checks' thresholds (`[health]`, docs/health.md).
     pub health: ib::model::health::HealthConfig,
     /// DISMAN-EVENT-MIB triggers (`[[monitor]]`, docs/health.md).
-    pub monitors: Vec<mibs::disman_event::Trigger>,
+    pub monitors: Vec<mibs::modules::disman_event::Trigger>,
     /// The cabling plan (`[topology] expected`, docs/topology.md).
     pub topology_expected: Option<PathBuf>,
     /// A leaf's uplink spread above which the agent's route check calls

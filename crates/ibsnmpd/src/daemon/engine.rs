@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use anyhow::{Context, Result};
 use arc_swap::ArcSwap;
-use mibs::state::Persisted;
+use mibs::core::state::Persisted;
 use mibs::{SystemState, View};
 
 use crate::fabric::Publisher;
@@ -34,8 +34,8 @@ fn sys_descr(source: &str) -> String {
 /// stops the agent (security state never fails open: an exclusion added
 /// over SNMP must not vanish with it).
 const SECURITY_PARTS: [&str; 2] = [
-    <mibs::snmp_usm::UsmState as mibs::state::PersistedState>::MODULE,
-    <mibs::snmp_vacm::VacmState as mibs::state::PersistedState>::MODULE,
+    <mibs::modules::snmp_usm::UsmState as mibs::core::state::PersistedState>::MODULE,
+    <mibs::modules::snmp_vacm::VacmState as mibs::core::state::PersistedState>::MODULE,
 ];
 
 /// What the agent answers from: built before any socket or thread starts.
@@ -94,15 +94,15 @@ impl Engine {
         if contexts.is_some() {
             // ENTITY-MIB's entLogicalTable: how managers discover them.
             dispatcher
-                .register(Arc::new(mibs::entity_mib::EntLogicalTable::new(
+                .register(Arc::new(mibs::modules::entity_mib::EntLogicalTable::new(
                     usm.engine.id.clone(),
                 )))
                 .context("registering entLogicalTable")?;
-            let or = mibs::entity_mib::or_entry();
+            let or = mibs::modules::entity_mib::or_entry();
             // Through an AgentX master too: it is how managers find the
             // node contexts the subagent registers there.
             agentx_modules.push(crate::agentx::Module {
-                subtree: Oid::from_slice(mibs::entity_mib::ENT_LOGICAL_ENTRY),
+                subtree: Oid::from_slice(mibs::modules::entity_mib::ENT_LOGICAL_ENTRY),
                 caps: Some((or.id.clone(), or.descr.clone())),
             });
             or_entries.push(or);
@@ -136,8 +136,10 @@ fn node_contexts(
         return Ok(None);
     }
     let mut d = dispatcher(settings);
-    d.register_all(mibs::node_context::objects(&module_options(settings)))
-        .context("registering the node contexts' objects")?;
+    d.register_all(mibs::modules::node_context::objects(&module_options(
+        settings,
+    )))
+    .context("registering the node contexts' objects")?;
     d.register_all(snmp::usm::mib_objects(usm))
         .context("registering snmpEngine in node contexts")?;
     Ok(Some(Arc::new(crate::contexts::NodeContexts::new(d))))
@@ -236,9 +238,9 @@ fn dispatcher(settings: &Settings) -> Dispatcher<View, mibs::Change> {
     // SM_Key and M_Key: SNMPv3 authPriv only, on every transport (AgentX
     // never: its master does not say how the manager authenticated).
     dispatcher.set_secret_subtrees(oids(&[
-        mibs::oids::ib_sm_mib::IB_SM_CONFIG_SM_KEY,
-        mibs::oids::ib_sm_mib::IB_SM_SM_INFO_SM_KEY,
-        mibs::oids::ib_sm_mib::IB_SM_PORT_INFO_M_KEY,
+        mibs::core::oids::ib_sm_mib::IB_SM_CONFIG_SM_KEY,
+        mibs::core::oids::ib_sm_mib::IB_SM_SM_INFO_SM_KEY,
+        mibs::core::oids::ib_sm_mib::IB_SM_PORT_INFO_M_KEY,
     ]));
     // Community strings in the administrative tables: hidden below authPriv,
     // still configurable by whoever may write there.
@@ -266,7 +268,7 @@ fn oids(list: &[&[u32]]) -> Vec<Oid> {
 /// SNMP-NOTIFICATION-MIB: whoever writes them decides who reads what and
 /// where notifications (and their communities) go.
 fn admin_subtrees() -> Vec<Oid> {
-    use mibs::oids::*;
+    use mibs::core::oids::*;
     oids(&[
         snmp_user_based_sm_mib::SNMP_USM_MIB,
         snmp_view_based_acm_mib::SNMP_VACM_MIB,
@@ -281,7 +283,7 @@ fn admin_subtrees() -> Vec<Oid> {
 fn initial_state(settings: &Settings, stored: &Persisted, file: &Path) -> Result<SystemState> {
     let mut st = SystemState::new(
         sys_descr(&settings.source),
-        Oid::from_slice(mibs::snmpv2::IBSNMPD_OBJECT_ID),
+        Oid::from_slice(mibs::modules::snmpv2::IBSNMPD_OBJECT_ID),
     );
     st.contact = settings.sys_contact.clone();
     st.name = settings.sys_name.clone();
@@ -289,13 +291,15 @@ fn initial_state(settings: &Settings, stored: &Persisted, file: &Path) -> Result
     st.enable_authen_traps = settings.notify.auth_traps;
     st.secrets = settings.secrets;
     st.requests = Arc::new(
-        mibs::ib_sm_req::Sessions::new(
+        mibs::modules::ib_sm_req::Sessions::new(
             settings.request_session_timeout,
             settings.request_sessions_max,
         )
         .with_max_result_rows(settings.request_result_rows_max),
     );
-    st.monitors = Arc::new(mibs::disman_event::Monitors::new(settings.monitors.clone()));
+    st.monitors = Arc::new(mibs::modules::disman_event::Monitors::new(
+        settings.monitors.clone(),
+    ));
     for problem in st.restore(stored) {
         if SECURITY_PARTS.contains(&problem.module.as_str()) {
             anyhow::bail!(
@@ -323,13 +327,9 @@ fn restore_nodes(
     system: &mut SystemState,
     mut stored: Persisted,
 ) -> Result<Persisted> {
-    use mibs::if_mib::IfMibState;
+    use mibs::modules::if_mib::IfMibState;
     let kept = store.nodes().load()?;
-    let mut nodes = system
-        .modules
-        .get::<IfMibState>()
-        .map(|m| m.nodes.clone())
-        .unwrap_or_default();
+    let mut nodes = system.modules.get::<IfMibState>().nodes.clone();
     let moved = !nodes.is_empty();
     nodes.extend(kept);
     if !nodes.is_empty() {

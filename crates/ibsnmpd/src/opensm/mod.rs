@@ -1,5 +1,5 @@
 //! Steering the OpenSM of the `[opensm]` section: IB-SM-MIB Sets of the
-//! SM's settings ([`mibs::ib_sm_mib`]) become edits of its configuration
+//! SM's settings ([`mibs::modules::ib_sm_mib`]) become edits of its configuration
 //! file, then a console command (`priority N` at once; `resweep heavy`, on
 //! which OpenSM re-reads the file), or a SIGHUP to the pid in `pid_file`
 //! when there is no console. Without either, the file is edited and the

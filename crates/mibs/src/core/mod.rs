@@ -1,11 +1,12 @@
-//! What every MIB module builds on and that names no module: the
-//! per-request view, publishing, the persisted state's parts, table columns,
-//! the RowStatus adapter of the admin tables, small value helpers. The
-//! crate root gives them the modules' types.
+//! What every MIB module builds on and that names no module: the OIDs and
+//! object types of the MIB files, the per-request view, publishing, the
+//! persisted state's parts, table columns, the RowStatus adapter, small
+//! value helpers. Generic where a module's type shows through (the view's
+//! state and rows, the change a Set becomes): the crate root names those.
 
-pub mod admin;
 pub(crate) mod column;
 pub mod node;
+pub mod oids;
 pub mod publish;
 pub mod rowstatus;
 pub mod state;

@@ -1,9 +1,11 @@
 //! The one RowStatus table adapter (RFC 2579) of this crate: a read-create
 //! table over rows the view holds, for the administrative tables
-//! ([`crate::core::admin`]) and IB-SM-MIB's request tables alike. What
-//! differs between them (where the rows live, how a cell reads, which Sets
-//! a table refuses on its own, how a PDU's Sets become a change) is a
-//! [`RowStatusKind`]; the walk, the Get and the shared Set checks are here.
+//! (`modules::admin`) and IB-SM-MIB's request tables alike. What differs
+//! between them (where the rows live, how a cell reads, which Sets a table
+//! refuses on its own, how a PDU's Sets become a change) is a
+//! [`RowStatusKind`]; the entry, the columns, the walk, the Get and the
+//! shared Set checks are here.
+//! The kind names the view and the change type, so this file names none.
 
 use snmp::mib::{MibObject, SetError, SetItem};
 use snmp::oid::Oid;
@@ -11,90 +13,115 @@ use snmp::rowstatus::{ColumnSet, Row, RowTable};
 use snmp::table::Access;
 use snmp::value::{Value, VarBind};
 
-use crate::{Change, View};
-
 /// What one RowStatus table is.
 pub trait RowStatusKind: Send + Sync + 'static {
     /// A row as the table stores it.
     type Row: Clone;
-    /// The entry (`xxxEntry`) OID.
-    fn root(&self) -> &Oid;
-    /// Every accessible column with its MAX-ACCESS, in column order.
-    fn columns(&self) -> &[(u32, Access)];
+    /// What a request reads (the crate root's `View`).
+    type View;
+    /// What a checked Set becomes (the crate root's `Change`).
+    type Change;
     /// The rows in the view (None: none were ever made).
-    fn rows<'a>(&self, view: &'a View) -> Option<&'a RowTable<Self::Row>>;
+    fn rows<'a>(&self, view: &'a Self::View) -> Option<&'a RowTable<Self::Row>>;
     /// One cell of a row (None: no value).
-    fn cell(&self, view: &View, index: &[u32], row: &Row<Self::Row>, column: u32) -> Option<Value>;
+    fn cell(
+        &self,
+        view: &Self::View,
+        index: &[u32],
+        row: &Row<Self::Row>,
+        column: u32,
+    ) -> Option<Value>;
     /// The table's own refusals of a Set of a writable column, before the
     /// PDU's Sets are checked together.
     fn admit(
         &self,
-        view: &View,
+        view: &Self::View,
         set: &SetItem<'_>,
         column: u32,
         index: &[u32],
     ) -> Result<(), SetError>;
     /// A PDU's Sets of this table checked together (RowStatus rules) into
     /// one change.
-    fn check(&self, view: &View, cols: &[ColumnSet<'_>]) -> Result<Change, (usize, SetError)>;
+    fn check(
+        &self,
+        view: &Self::View,
+        cols: &[ColumnSet<'_>],
+    ) -> Result<Self::Change, (usize, SetError)>;
 }
 
 /// A RowStatus table as a MIB object.
-pub struct RowStatusTable<K>(pub K);
+pub struct RowStatusTable<K> {
+    /// The entry (`xxxEntry`) OID.
+    root: Oid,
+    /// Every accessible column with its MAX-ACCESS, in column order.
+    columns: Vec<(u32, Access)>,
+    kind: K,
+}
+
+impl<K> RowStatusTable<K> {
+    /// The table at `entry` serving `columns` (accessible ones, each with
+    /// its MAX-ACCESS, in column order).
+    pub fn of(entry: &[u32], columns: Vec<(u32, Access)>, kind: K) -> Self {
+        RowStatusTable {
+            root: Oid::from_slice(entry),
+            columns,
+            kind,
+        }
+    }
+}
 
 impl<K: RowStatusKind> RowStatusTable<K> {
     fn declared(&self, column: u32) -> Option<Access> {
-        self.0
-            .columns()
+        self.columns
             .iter()
             .find(|(c, _)| *c == column)
             .map(|(_, a)| *a)
     }
 }
 
-impl<K: RowStatusKind> MibObject<View, Change> for RowStatusTable<K> {
+impl<K: RowStatusKind> MibObject<K::View, K::Change> for RowStatusTable<K> {
     fn root(&self) -> &Oid {
-        self.0.root()
+        &self.root
     }
 
-    fn get(&self, view: &View, o: &[u32]) -> Value {
-        let Some([c, index @ ..]) = o.strip_prefix(self.0.root().as_slice()) else {
+    fn get(&self, view: &K::View, o: &[u32]) -> Value {
+        let Some([c, index @ ..]) = o.strip_prefix(self.root.as_slice()) else {
             return Value::NoSuchObject;
         };
         if !self.declared(*c).is_some_and(Access::readable) {
             return Value::NoSuchObject;
         }
-        self.0
+        self.kind
             .rows(view)
             .and_then(|rows| rows.get(index))
-            .and_then(|r| self.0.cell(view, index, r, *c))
+            .and_then(|r| self.kind.cell(view, index, r, *c))
             .unwrap_or(Value::NoSuchInstance)
     }
 
-    fn next(&self, view: &View, o: &[u32]) -> Option<VarBind> {
-        let readable = self.0.columns().iter().filter(|(_, a)| a.readable());
+    fn next(&self, view: &K::View, o: &[u32]) -> Option<VarBind> {
+        let readable = self.columns.iter().filter(|(_, a)| a.readable());
         snmp::rowstatus::next_cell(
-            self.0.root().as_slice(),
+            self.root.as_slice(),
             readable.map(|(c, _)| *c),
-            self.0.rows(view)?.rows(),
+            self.kind.rows(view)?.rows(),
             o,
-            |k, r, c| self.0.cell(view, k, r, c),
+            |k, r, c| self.kind.cell(view, k, r, c),
         )
     }
 
-    fn check_set(&self, view: &View, o: &[u32], value: &Value) -> Result<Change, SetError> {
+    fn check_set(&self, view: &K::View, o: &[u32], value: &Value) -> Result<K::Change, SetError> {
         snmp::mib::check_one(self, view, o, value)
     }
 
     fn check_set_batch(
         &self,
-        view: &View,
+        view: &K::View,
         sets: &[SetItem<'_>],
-    ) -> Result<Vec<(usize, Change)>, (usize, SetError)> {
+    ) -> Result<Vec<(usize, K::Change)>, (usize, SetError)> {
         let mut cols = Vec::with_capacity(sets.len());
         for s in sets {
             let refuse = |e| (s.position, e);
-            let Some([column, index @ ..]) = s.oid.strip_prefix(self.0.root().as_slice()) else {
+            let Some([column, index @ ..]) = s.oid.strip_prefix(self.root.as_slice()) else {
                 return Err(refuse(SetError::NoCreation));
             };
             match self.declared(*column) {
@@ -102,7 +129,7 @@ impl<K: RowStatusKind> MibObject<View, Change> for RowStatusTable<K> {
                 Some(_) => return Err(refuse(SetError::NotWritable)),
                 None => return Err(refuse(SetError::NoCreation)),
             }
-            self.0.admit(view, s, *column, index).map_err(refuse)?;
+            self.kind.admit(view, s, *column, index).map_err(refuse)?;
             cols.push(ColumnSet {
                 position: s.position,
                 index,
@@ -110,11 +137,11 @@ impl<K: RowStatusKind> MibObject<View, Change> for RowStatusTable<K> {
                 value: s.value,
             });
         }
-        let change = self.0.check(view, &cols)?;
+        let change = self.kind.check(view, &cols)?;
         Ok(vec![(sets.first().map_or(0, |s| s.position), change)])
     }
 
     fn declared_columns(&self) -> Vec<(u32, Access)> {
-        self.0.columns().to_vec()
+        self.columns.to_vec()
     }
 }

@@ -1,5 +1,5 @@
 //! Small helpers the MIB modules share over the generated OID constants
-//! ([`crate::oids`]).
+//! ([`crate::core::oids`]).
 
 use snmp::oid::Oid;
 

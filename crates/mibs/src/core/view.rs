@@ -3,7 +3,7 @@
 //! A [`View`] is a few `Arc`s: the fabric snapshot, the agent's own state
 //! (writable system objects, sysORTable, start time, what was set over
 //! SNMP), the SNMP engine's counters, and what the modules derived from the
-//! snapshot when it was published (see [`crate::publish`]). The daemon builds one per request, so
+//! snapshot when it was published (see [`crate::core::publish`]). The daemon builds one per request, so
 //! a request is answered from one consistent state and nothing on the
 //! request path waits for a sweep or a Set.
 
@@ -44,7 +44,7 @@ pub struct View<S, D> {
     pub system: Arc<S>,
     pub stats: Arc<SnmpStats>,
     /// What the modules derived from `snapshot` when it was published (see
-    /// [`crate::publish`]): each module reads its own field.
+    /// [`crate::core::publish`]): each module reads its own field.
     pub derived: Arc<D>,
     /// Whether this request may read secrets (SM_Key, M_Key columns); they
     /// read as zeros otherwise. From the `secrets` config switch

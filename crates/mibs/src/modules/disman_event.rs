@@ -19,8 +19,8 @@ use snmp::index::{ImpliedOctets, IndexCodec, VarOctets};
 use snmp::oid::Oid;
 use snmp::table::RowSet;
 
-use crate::oids::disman_event_mib as o;
-use crate::view::SysOrEntry;
+use crate::core::oids::disman_event_mib as o;
+use crate::core::view::SysOrEntry;
 
 mod eval;
 mod tables;

@@ -1,7 +1,7 @@
 //! ENTITY-MIB (RFC 6933) entLogicalTable in the default context: one row
 //! per node of the fabric, naming the node's context
 //! (entLogicalContextName) so that a manager can discover the node
-//! contexts ([`crate::node_context`]) as it discovers a switch's per-VLAN
+//! contexts ([`crate::modules::node_context`]) as it discovers a switch's per-VLAN
 //! instances.
 //!
 //! Rows are derived on request from the view's snapshot, one step per
@@ -18,7 +18,7 @@ use snmp::oid::Oid;
 use snmp::value::{Value, VarBind};
 
 use crate::core::node::guid_name;
-use crate::view::SysOrEntry;
+use crate::core::view::SysOrEntry;
 use crate::{Change, View};
 
 /// entityMIB (MODULE-IDENTITY): 1.3.6.1.2.1.47.
@@ -167,9 +167,12 @@ mod tests {
                 Value::OctetString(guid_name(node.info.node_guid).into_bytes())
             );
             // The context it names resolves to this node.
-            let ctx = crate::node_context::view(&v, &guid_name(node.info.node_guid).into_bytes())
-                .unwrap();
-            assert_eq!(ctx.derived.node.as_ref().unwrap().single(), Some(i as u32));
+            let ctx = crate::modules::node_context::view(
+                &v,
+                &guid_name(node.info.node_guid).into_bytes(),
+            )
+            .unwrap();
+            assert_eq!(ctx.derived.node().unwrap().single(), Some(i as u32));
         }
         let mut past = ENT_LOGICAL_ENTRY.to_vec();
         past.extend([2, n as u32 + 1]);

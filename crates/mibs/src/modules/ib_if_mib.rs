@@ -17,7 +17,7 @@
 //!   (`Snapshot::ipoib`), ibIpoibLinkLayerIndex 1.. per port; the address in
 //!   IbIpoibClientIdentifier order (see [`client_identifier`]).
 //!
-//! [`client_identifier`]: crate::if_mib::interfaces::client_identifier
+//! [`client_identifier`]: crate::modules::if_mib::interfaces::client_identifier
 
 use std::sync::Arc;
 
@@ -26,12 +26,13 @@ use ib::model::PortTotals;
 use snmp::mib::MibObject;
 use snmp::value::Value;
 
-use crate::core::column::{index, ro, table, Col};
-use crate::if_mib::ifs;
-use crate::if_mib::{IfRow, IpoibRow, VlRow};
-use crate::oids::ib_if_mib as o;
-use crate::view::SysOrEntry;
+use crate::core::column::{index, ro, table};
+use crate::core::oids::ib_if_mib as o;
+use crate::core::view::SysOrEntry;
+use crate::modules::if_mib::ifs;
+use crate::modules::if_mib::{IfRow, IpoibRow, VlRow};
 use crate::Change;
+use crate::Col;
 use crate::View;
 
 /// This module in the registry ([`crate::REGISTRY`]).
@@ -59,12 +60,12 @@ pub fn objects(_: &crate::Options) -> Vec<Arc<dyn MibObject<View, Change>>> {
         Arc::new(table(o::IB_IF_PORT_STAT_ENTRY, ifs, PORT_STAT_COLS)),
         Arc::new(table(
             o::IB_IF_VL_TRAFFIC_ENTRY,
-            |v: &View| &crate::if_mib::interfaces(v).vls,
+            |v: &View| &crate::modules::if_mib::interfaces(v).vls,
             VL_TRAFFIC_COLS,
         )),
         Arc::new(table(
             o::IB_IPOIB_LINK_LAYER_ADDR_ENTRY,
-            |v: &View| &crate::if_mib::interfaces(v).ipoib,
+            |v: &View| &crate::modules::if_mib::interfaces(v).ipoib,
             IPOIB_COLS,
         )),
     ]
@@ -76,7 +77,7 @@ pub fn objects(_: &crate::Options) -> Vec<Arc<dyn MibObject<View, Change>>> {
 fn stat(v: &View, r: &IfRow, f: fn(&PortTotals) -> u64) -> Option<Value> {
     match totals(v, r.port) {
         Some(t) => Some(Value::Counter32(f(t) as u32)),
-        None if crate::if_mib::interfaces(v).history => Some(Value::Counter32(0)),
+        None if crate::modules::if_mib::interfaces(v).history => Some(Value::Counter32(0)),
         None => None,
     }
 }
@@ -92,69 +93,77 @@ fn detail_stat(v: &View, r: &IfRow, mask: u8, f: fn(&PortTotals) -> u64) -> Opti
         .port(r.port)
         .and_then(|p| p.counters.as_deref())
         .is_some_and(|c| c.is_current(mask));
-    if crate::if_mib::interfaces(v).history || current {
+    if crate::modules::if_mib::interfaces(v).history || current {
         stat(v, r, f)
     } else {
         None
     }
 }
 
+/// A counter column of ibIfPortStatTable: its field of the port's
+/// totals, read as [`stat`] does (or [`detail_stat`] with the detail
+/// attribute that carries it).
+macro_rules! stat_col {
+    ($oid:expr, $field:ident) => {
+        ro($oid, |v, r| stat(v, r, |t| t.$field))
+    };
+    ($oid:expr, $detail:expr, $field:ident) => {
+        ro($oid, |v, r| detail_stat(v, r, $detail, |t| t.$field))
+    };
+}
+
 const PORT_STAT_COLS: &[Col<IfRow>] = &[
     index(o::IB_IF_PORT_STAT_IF_INDEX),
-    ro(o::IB_IF_PORT_SYMBOL_ERRS, |v, r| {
-        stat(v, r, |t| t.symbol_error_counter)
-    }),
-    ro(o::IB_IF_PORT_LINK_ERR_RECOVERY, |v, r| {
-        stat(v, r, |t| t.link_error_recovery_counter)
-    }),
-    ro(o::IB_IF_PORT_LINK_DOWNED, |v, r| {
-        stat(v, r, |t| t.link_downed_counter)
-    }),
-    ro(o::IB_IF_PORT_STAT_LOCAL_PHY_ERRS, |v, r| {
-        detail_stat(v, r, detail::RCV_ERROR_DETAILS, |t| {
-            t.port_local_physical_errors
-        })
-    }),
-    ro(o::IB_IF_PORT_STAT_MAL_PKT_ERRS, |v, r| {
-        detail_stat(v, r, detail::RCV_ERROR_DETAILS, |t| {
-            t.port_malformed_packet_errors
-        })
-    }),
-    ro(o::IB_IF_PORT_STAT_RCV_REM_PHY_ERRS, |v, r| {
-        stat(v, r, |t| t.port_rcv_remote_physical_errors)
-    }),
-    ro(o::IB_IF_PORT_STAT_RCV_CONSTR_ERRS, |v, r| {
-        stat(v, r, |t| t.port_rcv_constraint_errors)
-    }),
-    ro(o::IB_IF_PORT_STAT_INACT_DISCARDS, |v, r| {
-        detail_stat(v, r, detail::XMIT_DISCARD_DETAILS, |t| {
-            t.port_inactive_discards
-        })
-    }),
-    ro(o::IB_IF_PORT_STAT_NEIGH_MTU_DISCARDS, |v, r| {
-        detail_stat(v, r, detail::XMIT_DISCARD_DETAILS, |t| {
-            t.port_neighbor_mtu_discards
-        })
-    }),
-    ro(o::IB_IF_PORT_STAT_SW_LIFETIME_DISCARDS, |v, r| {
-        detail_stat(v, r, detail::XMIT_DISCARD_DETAILS, |t| {
-            t.port_sw_lifetime_limit_discards
-        })
-    }),
-    ro(o::IB_IF_PORT_STAT_HOQ_LIFETIME_DISCARDS, |v, r| {
-        detail_stat(v, r, detail::XMIT_DISCARD_DETAILS, |t| {
-            t.port_sw_hoq_lifetime_limit_discards
-        })
-    }),
-    ro(o::IB_IF_PORT_STAT_LINK_INTERGRITY_ERRS, |v, r| {
-        stat(v, r, |t| t.local_link_integrity_errors)
-    }),
-    ro(o::IB_IF_PORT_STAT_EXC_BUF_OVERRUN_ERRS, |v, r| {
-        stat(v, r, |t| t.excessive_buffer_overrun_errors)
-    }),
-    ro(o::IB_IF_PORT_STAT_VL15_DROPPED, |v, r| {
-        stat(v, r, |t| t.vl15_dropped)
-    }),
+    stat_col!(o::IB_IF_PORT_SYMBOL_ERRS, symbol_error_counter),
+    stat_col!(o::IB_IF_PORT_LINK_ERR_RECOVERY, link_error_recovery_counter),
+    stat_col!(o::IB_IF_PORT_LINK_DOWNED, link_downed_counter),
+    stat_col!(
+        o::IB_IF_PORT_STAT_LOCAL_PHY_ERRS,
+        detail::RCV_ERROR_DETAILS,
+        port_local_physical_errors
+    ),
+    stat_col!(
+        o::IB_IF_PORT_STAT_MAL_PKT_ERRS,
+        detail::RCV_ERROR_DETAILS,
+        port_malformed_packet_errors
+    ),
+    stat_col!(
+        o::IB_IF_PORT_STAT_RCV_REM_PHY_ERRS,
+        port_rcv_remote_physical_errors
+    ),
+    stat_col!(
+        o::IB_IF_PORT_STAT_RCV_CONSTR_ERRS,
+        port_rcv_constraint_errors
+    ),
+    stat_col!(
+        o::IB_IF_PORT_STAT_INACT_DISCARDS,
+        detail::XMIT_DISCARD_DETAILS,
+        port_inactive_discards
+    ),
+    stat_col!(
+        o::IB_IF_PORT_STAT_NEIGH_MTU_DISCARDS,
+        detail::XMIT_DISCARD_DETAILS,
+        port_neighbor_mtu_discards
+    ),
+    stat_col!(
+        o::IB_IF_PORT_STAT_SW_LIFETIME_DISCARDS,
+        detail::XMIT_DISCARD_DETAILS,
+        port_sw_lifetime_limit_discards
+    ),
+    stat_col!(
+        o::IB_IF_PORT_STAT_HOQ_LIFETIME_DISCARDS,
+        detail::XMIT_DISCARD_DETAILS,
+        port_sw_hoq_lifetime_limit_discards
+    ),
+    stat_col!(
+        o::IB_IF_PORT_STAT_LINK_INTERGRITY_ERRS,
+        local_link_integrity_errors
+    ),
+    stat_col!(
+        o::IB_IF_PORT_STAT_EXC_BUF_OVERRUN_ERRS,
+        excessive_buffer_overrun_errors
+    ),
+    stat_col!(o::IB_IF_PORT_STAT_VL15_DROPPED, vl15_dropped),
 ];
 
 /// (ibIfVLInOctets, ibIfVLInPkts) of one VL from the per-VL totals.

@@ -33,7 +33,7 @@
 //!   Tick 255, CounterWidth 32 bits and SampleMechanisms 0 (docs/ib-pm.md).
 
 use std::collections::BTreeMap;
-use std::sync::Arc;
+use std::sync::{Arc, LazyLock};
 
 use ib::mad::pma::{cap, PortCounters, PortSamplesControl, PortSamplesResult};
 use ib::model::{Node, NodeIdx, Snapshot};
@@ -44,12 +44,13 @@ use snmp::mib::{MibObject, SetError};
 use snmp::table::{check, RowSet};
 use snmp::value::Value;
 
-use crate::core::column::{ro, rw, table, Col};
+use crate::core::column::{ro, rw, table};
+use crate::core::oids::ib_pm_mib as o;
+use crate::core::state::PersistedState;
 use crate::core::value::int32_wrapping;
-use crate::oids::ib_pm_mib as o;
-use crate::state::PersistedState;
-use crate::view::SysOrEntry;
+use crate::core::view::SysOrEntry;
 use crate::Change;
+use crate::Col;
 use crate::{SystemState, View};
 
 /// PortSelect of a row never set: port 1.
@@ -104,7 +105,7 @@ pub fn objects(_: &crate::Options) -> Vec<Arc<dyn MibObject<View, Change>>> {
 
 /// The rows of the four tables: every node of a snapshot, in node GUID
 /// order (the 8-octet index). Derived once per published snapshot
-/// (`crate::publish::Publisher`) and read by requests through
+/// (`crate::core::publish::Publisher`) and read by requests through
 /// [`PmRows`].
 pub fn node_rows(snap: &Snapshot) -> RowSet<NodeIdx> {
     let count = NodeIdx::try_from(snap.nodes.len()).unwrap_or(NodeIdx::MAX);
@@ -114,12 +115,14 @@ pub fn node_rows(snap: &Snapshot) -> RowSet<NodeIdx> {
     })
 }
 
-/// IB-PM-MIB's derived rows, as stored in [`crate::Derived`].
+/// IB-PM-MIB's derived rows, as stored in [`crate::FabricRows`].
 #[derive(Debug, Default)]
 pub struct PmRows(pub RowSet<NodeIdx>);
 
 fn rows(v: &View) -> &RowSet<NodeIdx> {
-    &v.derived.pm.0
+    // A node context serves no IB-PM-MIB object: it has no rows of ours.
+    static NONE: LazyLock<RowSet<NodeIdx>> = LazyLock::new(RowSet::new);
+    v.derived.fabric().map_or(&NONE, |f| &f.pm.0)
 }
 
 fn node(v: &View, n: NodeIdx) -> Option<&Node> {
@@ -408,7 +411,8 @@ pub fn port_select(view: &View, g: Guid) -> u8 {
     view.system
         .modules
         .get::<PmState>()
-        .and_then(|m| m.port_select.get(&g.0))
+        .port_select
+        .get(&g.0)
         .copied()
         .unwrap_or(DEFAULT_PORT_SELECT)
 }
@@ -694,7 +698,7 @@ mod tests {
             })
         };
         let changes = vec![
-            Change::System(crate::snmpv2::SystemSet::SysContact("x".into())),
+            Change::System(crate::modules::snmpv2::SystemSet::SysContact("x".into())),
             sc(g, SampleField::CounterSelect(0, 1)),
             Change::Pm(PmSet::ClearCounter {
                 node: h,
@@ -789,6 +793,8 @@ mod tests {
         let published = crate::Publisher::new().publish(snap);
         let order: Vec<u64> = published
             .derived
+            .fabric()
+            .unwrap()
             .pm
             .0
             .rows()

@@ -26,7 +26,7 @@
 //!   allows them ([`View::secrets`]).
 
 use std::collections::{BTreeMap, HashMap};
-use std::sync::Arc;
+use std::sync::{Arc, LazyLock};
 use std::time::Instant;
 
 use ib::model::{McastGroup, Node, NodeIdx, Port, PortIdx, Snapshot};
@@ -36,12 +36,13 @@ use snmp::mib::MibObject;
 use snmp::table::{RowSet, Table};
 use snmp::value::Value;
 
-use crate::core::column::{ro, ro_octets, rw, Col};
+use crate::core::column::{ro, ro_octets, rw};
+use crate::core::oids::ib_sm_mib as o;
 use crate::core::value;
 use crate::core::value::ticks_at;
-use crate::oids::ib_sm_mib as o;
-use crate::view::SysOrEntry;
+use crate::core::view::SysOrEntry;
 use crate::Change;
+use crate::Col;
 use crate::View;
 use ib::opensm::{OpenSmConf, SmOption};
 pub use ib::opensm::{PartitionOp, SmOp};
@@ -458,7 +459,9 @@ const fn vector_cols(
 
 /// This module's rows for the view's snapshot.
 pub fn sm_rows(v: &View) -> &SmRows {
-    &v.derived.sm
+    // A node context serves no IB-SM-MIB object: it has no rows of ours.
+    static NONE: LazyLock<SmRows> = LazyLock::new(SmRows::default);
+    v.derived.fabric().map_or(&NONE, |f| &f.sm)
 }
 
 // A column's read answers Option<Value> (None: no value): the shared

@@ -33,8 +33,8 @@ use std::time::{Duration, Instant};
 use snmp::rowstatus::RowData;
 use snmp::value::Value;
 
+use crate::core::oids::ib_sm_mib as o;
 use crate::core::util::last;
-use crate::oids::ib_sm_mib as o;
 
 /// A request row's creation time accessors ([`ReqKind`]), over its
 /// `created` field: written once for the three request kinds.

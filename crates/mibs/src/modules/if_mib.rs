@@ -31,13 +31,14 @@ use snmp::mib::{MibObject, SetError};
 use snmp::table::{check, RowSet, Scalar};
 use snmp::value::Value;
 
-use crate::core::column::{index, ro, rw, table, Col};
+use crate::core::column::{index, ro, rw, table};
+use crate::core::oids::if_mib as o;
+use crate::core::state::PersistedState;
 use crate::core::util::oid;
 use crate::core::value::{counter32_wrapping, int32_saturating, ticks_at};
-use crate::oids::if_mib as o;
-use crate::state::PersistedState;
-use crate::view::SysOrEntry;
+use crate::core::view::SysOrEntry;
 use crate::Change;
+use crate::Col;
 use crate::{SystemState, View};
 
 pub use interfaces::{IfHistory, IfRow, Interfaces, IpoibRow, VlRow};
@@ -190,9 +191,9 @@ impl IfSet {
     /// node hold values than [`NODES_STORED_MAX`].
     fn check_room(self, v: &View) -> Result<Change, SetError> {
         if let Some(g) = self.node() {
-            let nodes = v.system.modules.get::<IfMibState>().map(|m| &m.nodes);
-            let held = nodes.is_some_and(|n| n.contains_key(&crate::node::guid_name(g)));
-            let count = nodes.map_or(0, BTreeMap::len);
+            let nodes = &v.system.modules.get::<IfMibState>().nodes;
+            let held = nodes.contains_key(&crate::core::node::guid_name(g));
+            let count = nodes.len();
             if !held && !self.to_default() && count >= NODES_STORED_MAX {
                 return Err(SetError::ResourceUnavailable);
             }
@@ -231,7 +232,7 @@ impl IfMibState {
             None => Some(&self.if_alias),
             Some(g) => self
                 .nodes
-                .get(&crate::node::guid_name(g))
+                .get(&crate::core::node::guid_name(g))
                 .map(|n| &n.if_alias),
         }
     }
@@ -242,14 +243,14 @@ impl IfMibState {
             None => Some(&self.if_link_up_down_trap_enable),
             Some(g) => self
                 .nodes
-                .get(&crate::node::guid_name(g))
+                .get(&crate::core::node::guid_name(g))
                 .map(|n| &n.if_link_up_down_trap_enable),
         }
     }
 
     /// Changes node `g`'s values; a node left with none is taken out.
     fn update_node<R>(&mut self, g: Guid, f: impl FnOnce(&mut NodeIfState) -> R) {
-        let key = crate::node::guid_name(g);
+        let key = crate::core::node::guid_name(g);
         let n = self.nodes.entry(key.clone()).or_default();
         f(Arc::make_mut(n));
         if n.if_alias.is_empty() && n.if_link_up_down_trap_enable.is_empty() {
@@ -270,7 +271,7 @@ pub fn link_traps_enabled_on(system: &SystemState, node: Option<Guid>, if_index:
     system
         .modules
         .get::<IfMibState>()
-        .and_then(|m| m.trap_enables(node))
+        .trap_enables(node)
         .and_then(|traps| traps.get(&if_index))
         .is_none_or(|v| *v != 2)
 }
@@ -280,7 +281,7 @@ fn alias(v: &View, r: &IfRow) -> Vec<u8> {
     v.system
         .modules
         .get::<IfMibState>()
-        .and_then(|m| m.aliases(node))
+        .aliases(node)
         .and_then(|aliases| aliases.get(&if_index))
         .map(|s| s.clone().into_bytes())
         .unwrap_or_default()
@@ -290,7 +291,7 @@ fn alias(v: &View, r: &IfRow) -> Vec<u8> {
 /// ifIndex; in a node context by its node and its ifIndex there (a host's
 /// context reads and sets each adapter's own values).
 fn set_key(v: &View, r: &IfRow) -> (Option<Guid>, u32) {
-    match v.derived.node {
+    match v.derived.node() {
         Some(_) => (Some(r.node_guid), r.node_if_index),
         None => (None, r.if_index),
     }

@@ -1,7 +1,8 @@
 //! The MIB modules ibsnmpd serves, one child each (with the notification
-//! mapping beside them). They build on [`crate::core`] and meet in the
-//! crate root's types.
+//! mapping and the administrative tables' shared part beside them). They
+//! build on [`crate::core`] and meet in the crate root's types.
 
+pub mod admin;
 pub mod disman_event;
 pub mod entity_mib;
 pub mod ib_if_mib;

@@ -20,17 +20,17 @@ use snmp::table::Scalars;
 use snmp::value::Value;
 
 use crate::core::node::{described, guid_name, ContextNames, NodeContext, Target};
+use crate::core::oids::snmpv2_mib as o;
 use crate::core::util::{last, oid};
-use crate::if_mib::Interfaces;
-use crate::oids::snmpv2_mib as o;
-use crate::{Change, Derived, Object, View};
+use crate::modules::if_mib::Interfaces;
+use crate::{Change, Derived, Object, Scope, View};
 
 /// How many nodes' rows a snapshot keeps once derived: a walk of a node's
 /// tables is many requests, each deriving the same rows otherwise.
 const RECENT: usize = 8;
 
 /// The rows of the few nodes asked last, with the snapshot they were
-/// derived from (in [`Derived::recent`]): at most [`RECENT`], the oldest
+/// derived from (in [`crate::FabricRows::recent`]): at most [`RECENT`], the oldest
 /// dropped first; nothing is kept for the nodes not asked.
 #[derive(Debug, Default)]
 pub struct Recent(Mutex<VecDeque<Arc<Derived>>>);
@@ -40,7 +40,7 @@ impl Recent {
     fn get(&self, target: &Target) -> Option<Arc<Derived>> {
         let q = self.0.lock().ok()?;
         q.iter()
-            .find(|d| d.node.as_ref().is_some_and(|n| n.target == *target))
+            .find(|d| d.node().is_some_and(|n| n.target == *target))
             .map(Arc::clone)
     }
 
@@ -53,7 +53,7 @@ impl Recent {
         if let Some(d) = self.get(&target) {
             return Some(d);
         }
-        let derived = derive(s, names, target)?;
+        let derived = derive(s, names, target, None)?;
         if let Ok(mut q) = self.0.lock() {
             if q.len() >= RECENT {
                 q.pop_front();
@@ -64,19 +64,35 @@ impl Recent {
     }
 }
 
-/// The rows of the node or host `target` of `s`.
-fn derive(s: &Snapshot, names: &Arc<ContextNames>, target: Target) -> Option<Arc<Derived>> {
+/// The rows of the node or host `target` of `s`: those of the ifIndexes
+/// `only` (None: all).
+fn derive(
+    s: &Snapshot,
+    names: &Arc<ContextNames>,
+    target: Target,
+    only: Option<&[u32]>,
+) -> Option<Arc<Derived>> {
     let first = s.node(*target.nodes().first()?)?;
     Some(Arc::new(Derived {
-        if_mib: Interfaces::of_nodes(s, target.nodes()),
-        node: Some(NodeContext {
+        if_mib: Interfaces::of_nodes_only(s, target.nodes(), only),
+        // sysName reads the snapshot's one index, not a new one.
+        context_names: Arc::clone(names),
+        scope: Scope::Node(NodeContext {
             guid: first.info.node_guid,
             target,
         }),
-        // sysName reads the snapshot's one index, not a new one.
-        context_names: Arc::clone(names),
-        ..Derived::default()
     }))
+}
+
+/// The rows of the node or host `target` of `base`'s snapshot: those the
+/// default context keeps ([`Recent`]), else derived now and kept.
+fn recent_or_derive(base: &View, target: Target) -> Option<Arc<Derived>> {
+    let (s, names) = (&base.snapshot, &base.derived.context_names);
+    match base.derived.fabric() {
+        Some(f) => f.recent.get_or_derive(s, names, target),
+        // A node context's view is never a base; derived, not kept.
+        None => derive(s, names, target, None),
+    }
 }
 
 /// A node context's view for one use that is not kept ([`Recent`] is
@@ -86,7 +102,7 @@ pub fn view_once(base: &View, name: &[u8]) -> Option<View> {
     let s = &base.snapshot;
     let names = &base.derived.context_names;
     Some(View {
-        derived: derive(s, names, names.resolve(s, name)?)?,
+        derived: derive(s, names, names.resolve(s, name)?, None)?,
         ..base.clone()
     })
 }
@@ -94,11 +110,11 @@ pub fn view_once(base: &View, name: &[u8]) -> Option<View> {
 /// The tables of a node context whose rows are ports, each indexed by its
 /// ifIndex first: a row's columns read its own port only.
 const PORT_ROW_TABLES: &[&[u32]] = &[
-    crate::oids::if_mib::IF_ENTRY,
-    crate::oids::if_mib::IF_X_ENTRY,
-    crate::oids::ib_if_mib::IB_IF_PORT_STAT_ENTRY,
-    crate::oids::ib_if_mib::IB_IF_VL_TRAFFIC_ENTRY,
-    crate::oids::ib_if_mib::IB_IPOIB_LINK_LAYER_ADDR_ENTRY,
+    crate::core::oids::if_mib::IF_ENTRY,
+    crate::core::oids::if_mib::IF_X_ENTRY,
+    crate::core::oids::ib_if_mib::IB_IF_PORT_STAT_ENTRY,
+    crate::core::oids::ib_if_mib::IB_IF_VL_TRAFFIC_ENTRY,
+    crate::core::oids::ib_if_mib::IB_IPOIB_LINK_LAYER_ADDR_ENTRY,
 ];
 
 /// The groups of a node context that read no port row: the system group
@@ -140,20 +156,10 @@ pub fn view_reading(base: &View, name: &[u8], only: Option<&[u32]>) -> Option<Vi
     let s = &base.snapshot;
     let names = &base.derived.context_names;
     let target = names.resolve(s, name)?;
-    let derived = match base.derived.recent.get(&target) {
+    let kept = base.derived.fabric().and_then(|f| f.recent.get(&target));
+    let derived = match kept {
         Some(d) => d,
-        None => {
-            let first = s.node(*target.nodes().first()?)?;
-            Arc::new(Derived {
-                if_mib: Interfaces::of_nodes_only(s, target.nodes(), Some(only)),
-                node: Some(NodeContext {
-                    guid: first.info.node_guid,
-                    target,
-                }),
-                context_names: Arc::clone(names),
-                ..Derived::default()
-            })
-        }
+        None => derive(s, names, target, Some(only))?,
     };
     Some(View {
         derived,
@@ -167,13 +173,9 @@ pub fn view_reading(base: &View, name: &[u8], only: Option<&[u32]>) -> Option<Vi
 /// few it keeps: [`Recent`]); the agent's state is `base`'s, as every Set
 /// leaves it.
 pub fn view(base: &View, name: &[u8]) -> Option<View> {
-    let s = &base.snapshot;
-    let target = base.derived.context_names.resolve(s, name)?;
+    let target = base.derived.context_names.resolve(&base.snapshot, name)?;
     Some(View {
-        derived: base
-            .derived
-            .recent
-            .get_or_derive(s, &base.derived.context_names, target)?,
+        derived: recent_or_derive(base, target)?,
         ..base.clone()
     })
 }
@@ -207,20 +209,20 @@ pub fn guid_names(base: &View) -> Vec<Vec<u8>> {
 /// node contexts' dispatcher, with the engine's snmpEngine group).
 pub fn objects(opts: &crate::Options) -> Vec<Object> {
     let mut objs: Vec<Object> = vec![Arc::new(system())];
-    objs.extend(crate::if_mib::objects(opts));
-    objs.extend(crate::ib_if_mib::objects(opts));
+    objs.extend(crate::modules::if_mib::objects(opts));
+    objs.extend(crate::modules::ib_if_mib::objects(opts));
     objs
 }
 
 /// The one node of a single-node context.
 fn node(v: &View) -> Option<(NodeIdx, &Node)> {
-    let idx = v.derived.node.as_ref()?.single()?;
+    let idx = v.derived.node()?.single()?;
     Some((idx, v.snapshot.node(idx)?))
 }
 
 /// The host of a host context: its name and adapters.
 fn host(v: &View) -> Option<(&str, Vec<&Node>)> {
-    match &v.derived.node.as_ref()?.target {
+    match &v.derived.node()?.target {
         Target::Host { name, members } => Some((
             name,
             members.iter().filter_map(|m| v.snapshot.node(*m)).collect(),
@@ -286,7 +288,7 @@ fn sys_services(n: &Node) -> i32 {
     match NodeType::try_from(n.info.node_type) {
         Ok(NodeType::Switch) => 2,
         Ok(NodeType::Router) => 4,
-        _ => crate::snmpv2::SYS_SERVICES,
+        _ => crate::modules::snmpv2::SYS_SERVICES,
     }
 }
 
@@ -310,16 +312,16 @@ fn system() -> Scalars<View, Change> {
             Value::TimeTicks(v.system.up_time())
         })
         .read_only(last(o::SYS_CONTACT), |v: &View| {
-            text(crate::snmpv2::sys_contact(&v.system).to_string())
+            text(crate::modules::snmpv2::sys_contact(&v.system).to_string())
         })
         .read_only(last(o::SYS_NAME), move |v: &View| {
             or_absent(sys_name(v).map(text))
         })
         .read_only(last(o::SYS_LOCATION), |v: &View| {
-            text(crate::snmpv2::sys_location(&v.system).to_string())
+            text(crate::modules::snmpv2::sys_location(&v.system).to_string())
         })
         .read_only(last(o::SYS_SERVICES), move |v: &View| {
-            let host = host(v).map(|_| crate::snmpv2::SYS_SERVICES);
+            let host = host(v).map(|_| crate::modules::snmpv2::SYS_SERVICES);
             or_absent(
                 node(v)
                     .map(|(_, n)| sys_services(n))

@@ -19,8 +19,8 @@ use snmp::notify::Notification;
 use snmp::oid::Oid;
 use snmp::value::{Value, VarBind};
 
-use crate::if_mib::port::{admin_status, oper_status, OperStatus};
-use crate::oids::{ib_sm_mib as sm, if_mib, snmpv2_mib};
+use crate::core::oids::{ib_sm_mib as sm, if_mib, snmpv2_mib};
+use crate::modules::if_mib::port::{admin_status, oper_status, OperStatus};
 use crate::SystemState;
 
 /// ibSmTrapType: the IBA Notice's Type.
@@ -136,40 +136,20 @@ pub mod state {
     pub const GROUP: &str = "group";
 }
 
-/// A port's service state, reported by the SM.
-fn service(
-    trap: &[u32],
-    prefix: u64,
-    t: TrapType,
-    p: ProducerType,
-    g: Guid,
-    n: u8,
-) -> Notification {
-    node_port(trap, prefix, t, p, g, n).with_state(state::SERVICE)
+/// A port's service state, reported by the SM (IBA traps 64/65).
+fn service(trap: &[u32], prefix: u64, node: Guid, port_num: u8) -> Notification {
+    let (t, p) = (TrapType::SubnetMgmt, ProducerType::SubnetMgmt);
+    node_port(trap, prefix, t, p, node, port_num).with_state(state::SERVICE)
 }
 
 /// ibSmTrapInService (IBA trap 64, from the SM).
 pub fn in_service(prefix: u64, node: Guid, port_num: u8) -> Notification {
-    service(
-        sm::IB_SM_TRAP_IN_SERVICE,
-        prefix,
-        TrapType::SubnetMgmt,
-        ProducerType::SubnetMgmt,
-        node,
-        port_num,
-    )
+    service(sm::IB_SM_TRAP_IN_SERVICE, prefix, node, port_num)
 }
 
 /// ibSmTrapOutOfService (IBA trap 65, from the SM).
 pub fn out_of_service(prefix: u64, node: Guid, port_num: u8) -> Notification {
-    service(
-        sm::IB_SM_TRAP_OUT_OF_SERVICE,
-        prefix,
-        TrapType::SubnetMgmt,
-        ProducerType::SubnetMgmt,
-        node,
-        port_num,
-    )
+    service(sm::IB_SM_TRAP_OUT_OF_SERVICE, prefix, node, port_num)
 }
 
 /// ibSmTrapMCGroupCreated / Deleted (IBA traps 66/67, from the SM).
@@ -198,12 +178,16 @@ pub fn switch_link_state_changed(prefix: u64, switch: Guid, port_num: u8) -> Not
         .with_source(port_source(switch, port_num))
 }
 
+/// A port's Urgent notification from its own node (IBA traps 129-131).
+fn urgent(trap: &[u32], prefix: u64, p: ProducerType, node: Guid, port_num: u8) -> Notification {
+    node_port(trap, prefix, TrapType::Urgent, p, node, port_num)
+}
+
 /// ibSmTrapLinkIntegrityThreasholdReached (IBA trap 129).
 pub fn link_integrity(prefix: u64, p: ProducerType, node: Guid, port_num: u8) -> Notification {
-    node_port(
+    urgent(
         sm::IB_SM_TRAP_LINK_INTEGRITY_THREASHOLD_REACHED,
         prefix,
-        TrapType::Urgent,
         p,
         node,
         port_num,
@@ -212,10 +196,9 @@ pub fn link_integrity(prefix: u64, p: ProducerType, node: Guid, port_num: u8) ->
 
 /// ibSmTrapBufferOverrunThresholdReached (IBA trap 130).
 pub fn buffer_overrun(prefix: u64, p: ProducerType, node: Guid, port_num: u8) -> Notification {
-    node_port(
+    urgent(
         sm::IB_SM_TRAP_BUFFER_OVERRUN_THRESHOLD_REACHED,
         prefix,
-        TrapType::Urgent,
         p,
         node,
         port_num,
@@ -230,10 +213,9 @@ pub fn flow_control_watchdog(
     node: Guid,
     port_num: u8,
 ) -> Notification {
-    node_port(
+    urgent(
         sm::IB_SM_TRAP_FLOW_CONTROL_UPDATE_WATCHDOG_TIMER_EXPIRED,
         prefix,
-        TrapType::Urgent,
         p,
         node,
         port_num,
@@ -295,6 +277,11 @@ pub struct KeyViolation {
     pub sl: u8,
 }
 
+/// A bad-key Notice's notification about one port (IBA traps 256-258).
+fn security(trap: &[u32], prefix: u64, p: ProducerType, node: Guid, port_num: u8) -> Notification {
+    node_port(trap, prefix, TrapType::Security, p, node, port_num)
+}
+
 /// ibSmTrapBadMKey (IBA trap 256).
 pub fn bad_m_key(
     prefix: u64,
@@ -303,14 +290,7 @@ pub fn bad_m_key(
     port_num: u8,
     k: &KeyViolation,
 ) -> Notification {
-    let mut n = node_port(
-        sm::IB_SM_TRAP_BAD_M_KEY,
-        prefix,
-        TrapType::Security,
-        p,
-        node,
-        port_num,
-    );
+    let mut n = security(sm::IB_SM_TRAP_BAD_M_KEY, prefix, p, node, port_num);
     n.varbinds.extend([
         guid(sm::IB_SM_TRAP_NODE_GUID2, k.node2),
         port(sm::IB_SM_TRAP_PORT_NUM2, k.port2),
@@ -353,14 +333,7 @@ pub fn bad_p_key(
     port_num: u8,
     k: &KeyViolation,
 ) -> Notification {
-    let mut n = node_port(
-        sm::IB_SM_TRAP_BAD_P_KEY,
-        prefix,
-        TrapType::Security,
-        p,
-        node,
-        port_num,
-    );
+    let mut n = security(sm::IB_SM_TRAP_BAD_P_KEY, prefix, p, node, port_num);
     key_tail(&mut n, k, u32v(sm::IB_SM_TRAP_P_KEY, u32::from(k.p_key)));
     n
 }
@@ -373,14 +346,7 @@ pub fn bad_q_key(
     port_num: u8,
     k: &KeyViolation,
 ) -> Notification {
-    let mut n = node_port(
-        sm::IB_SM_TRAP_BAD_Q_KEY,
-        prefix,
-        TrapType::Security,
-        p,
-        node,
-        port_num,
-    );
+    let mut n = security(sm::IB_SM_TRAP_BAD_Q_KEY, prefix, p, node, port_num);
     key_tail(
         &mut n,
         k,
@@ -515,7 +481,7 @@ pub fn link_up_down(up: bool, i: &LinkIf<'_>, admin: i32, oper: i32) -> Notifica
         .with_state(state::LINK)
 }
 
-pub use crate::if_mib::link_traps_enabled;
+pub use crate::modules::if_mib::link_traps_enabled;
 
 fn producer_of(s: &Snapshot, g: Guid) -> ProducerType {
     ProducerType::of(
@@ -597,7 +563,7 @@ pub fn link_up_down_for<X>(
         (row, None)
     } else if fabric_wide {
         let s = &next.snapshot;
-        node_rows = crate::if_mib::Interfaces::of_node(s, s.node_by_guid(*node_guid)?);
+        node_rows = crate::modules::if_mib::Interfaces::of_node(s, s.node_by_guid(*node_guid)?);
         let row = node_rows.ifs.rows().iter().find(|r| r.port_num == p.0)?;
         (row, Some(*node_guid))
     } else {
@@ -611,7 +577,7 @@ pub fn link_up_down_for<X>(
         (true, false) => true,
         _ => return None,
     };
-    if !crate::if_mib::link_traps_enabled_on(system, context, idx) {
+    if !crate::modules::if_mib::link_traps_enabled_on(system, context, idx) {
         return None;
     }
     let admin = admin_status(*phys_to) as i32;
@@ -624,7 +590,7 @@ pub fn link_up_down_for<X>(
     };
     let n = link_up_down(up, &i, admin, after as i32);
     Some(match context {
-        Some(g) => n.with_context(crate::node::guid_name(g).into_bytes()),
+        Some(g) => n.with_context(crate::core::node::guid_name(g).into_bytes()),
         None => n,
     })
 }

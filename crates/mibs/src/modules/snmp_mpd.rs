@@ -10,7 +10,7 @@ use snmp::table::Scalars;
 use snmp::value::Value;
 
 use crate::core::util::oid;
-use crate::view::SysOrEntry;
+use crate::core::view::SysOrEntry;
 use crate::Change;
 use crate::View;
 

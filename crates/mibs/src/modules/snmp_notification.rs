@@ -3,7 +3,7 @@
 //! by tag and says trap or inform; snmpNotifyFilterProfileTable names a
 //! filter per snmpTargetParamsTable row; snmpNotifyFilterTable holds the
 //! filters' families of subtrees (RFC 3413 section 6). All are RowStatus
-//! tables managed over SNMP ([`crate::core::admin`]).
+//! tables managed over SNMP ([`crate::modules::admin`]).
 //!
 //! [`targets`] is the notification originator's reading of these tables
 //! with SNMP-TARGET-MIB's (RFC 3413 section 3.3): done per notification, so
@@ -22,12 +22,12 @@ use snmp::usm::SecurityLevel;
 use snmp::vacm::{MibView, ViewFamily};
 use snmp::value::Value;
 
-use crate::core::admin::{self, AdminRow, AdminRows, AdminState, AdminTable, StorageType};
+use crate::core::oids::snmp_notification_mib as o;
+use crate::core::state::PersistedState;
 use crate::core::util::last;
-use crate::oids::snmp_notification_mib as o;
-use crate::snmp_target::{self as target, integer, octets, TargetState};
-use crate::state::PersistedState;
-use crate::view::SysOrEntry;
+use crate::core::view::SysOrEntry;
+use crate::modules::admin::{self, AdminRow, AdminRows, AdminState, AdminTable, StorageType};
+use crate::modules::snmp_target::{self as target, integer, octets, TargetState};
 use crate::Change;
 use crate::{SystemState, View};
 
@@ -337,12 +337,8 @@ fn filter_of(n: &NotifyState, params_name: &[u8]) -> Option<MibView> {
 /// snmpNotifyTable are left out when `configured` is false: the originator
 /// already has them as its fixed sinks.
 pub fn targets(system: &SystemState, configured: bool) -> Vec<Selected> {
-    let (Some(n), Some(t)) = (
-        system.modules.get::<NotifyState>(),
-        system.modules.get::<TargetState>(),
-    ) else {
-        return Vec::new();
-    };
+    let n = system.modules.get::<NotifyState>();
+    let t = system.modules.get::<TargetState>();
     // Per tag: whether some row selecting it asks for informs.
     let mut by_tag: HashMap<&[u8], bool> = HashMap::new();
     let notify = n.notify.iter().filter(|(_, r)| {

@@ -1,9 +1,9 @@
 //! SNMP-TARGET-MIB (RFC 3413): where notifications go. snmpTargetAddrTable
 //! (transport addresses, tagged) and snmpTargetParamsTable (message
 //! processing and security to use), RowStatus tables managed over SNMP
-//! ([`crate::core::admin`]) and read by the notification originator at each
+//! ([`crate::modules::admin`]) and read by the notification originator at each
 //! notification (SNMP-NOTIFICATION-MIB selects the rows,
-//! [`crate::snmp_notification`]); snmpTargetSpinLock; and the two context
+//! [`crate::modules::snmp_notification`]); snmpTargetSpinLock; and the two context
 //! counters. The agent has only the default context, so a request for
 //! another is unknown (snmpUnknownContexts) and none is ever unavailable.
 //!
@@ -19,11 +19,11 @@ use snmp::mib::{MibObject, SetError};
 use snmp::table::Scalars;
 use snmp::value::Value;
 
-use crate::core::admin::{self, AdminRow, AdminRows, AdminState, AdminTable, SpinLock};
+use crate::core::oids::snmp_target_mib as o;
+use crate::core::state::PersistedState;
 use crate::core::util::{last, oid};
-use crate::oids::snmp_target_mib as o;
-use crate::state::PersistedState;
-use crate::view::SysOrEntry;
+use crate::core::view::SysOrEntry;
+use crate::modules::admin::{self, AdminRow, AdminRows, AdminState, AdminTable, SpinLock};
 use crate::Change;
 use crate::View;
 
@@ -332,11 +332,11 @@ impl AdminRow for TargetAddr {
     /// writer says. So would naming params not there yet, which an
     /// authPriv writer may later fill in.
     fn needs_clearance(row: Option<&Self>, view: &View, column: u32, value: &Value) -> bool {
-        let params = view.system.modules.get::<TargetState>().map(|t| &t.params);
+        let params = &view.system.modules.get::<TargetState>().params;
         let carries = |name: &[u8]| {
             let index: Vec<u32> = name.iter().map(|&b| u32::from(b)).collect();
             params
-                .and_then(|p| p.get(&index))
+                .get(&index)
                 .is_none_or(|r| r.data.storage.fixed() || r.data.data.carries_hidden())
         };
         if row.is_some_and(|r| !r.params.is_empty() && carries(&r.params)) {

@@ -18,11 +18,11 @@ use snmp::oid::Oid;
 use snmp::usm::{AuthProtocol, PrivProtocol, User};
 use snmp::value::Value;
 
-use crate::core::admin::{self, AdminRow, AdminRows, AdminState, AdminTable, SpinLock};
+use crate::core::oids::snmp_user_based_sm_mib as o;
+use crate::core::state::PersistedState;
 use crate::core::util::last as last_arc;
-use crate::oids::snmp_user_based_sm_mib as o;
-use crate::state::PersistedState;
-use crate::view::SysOrEntry;
+use crate::core::view::SysOrEntry;
+use crate::modules::admin::{self, AdminRow, AdminRows, AdminState, AdminTable, SpinLock};
 use crate::View;
 
 /// snmpUsmMIB.
@@ -138,7 +138,7 @@ impl UsmUser {
             .and_then(<[u32]>::split_first)
             .map(|(_, i)| i)
             .filter(|i| same_engine(i, index))
-            .and_then(|i| UsmUser::rows(view.system.modules.get::<UsmState>()?).get(i))
+            .and_then(|i| UsmUser::rows(view.system.modules.get::<UsmState>()).get(i))
             .filter(|r| r.status == snmp::rowstatus::RowStatus::Active)
             .ok_or(SetError::InconsistentName)?;
         let s = &source.data.data;

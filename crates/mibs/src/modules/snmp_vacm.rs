@@ -2,7 +2,7 @@
 //! the way net-snmp's `snmpvacm` does it.
 //!
 //! vacmSecurityToGroupTable, vacmAccessTable and vacmViewTreeFamilyTable are
-//! read-create RowStatus tables ([`crate::core::admin`]). The configuration's VACM
+//! read-create RowStatus tables ([`crate::modules::admin`]). The configuration's VACM
 //! (with the community and user shorthands) shows as `permanent` rows that
 //! refuse Sets; rows created over SNMP are kept in [`VacmState`], which
 //! derives the [`Vacm`] they put in force ([`VacmState::in_force`]) after
@@ -25,12 +25,12 @@ use snmp::usm::SecurityLevel;
 use snmp::vacm::{AccessEntry, SecurityModel, Vacm, ViewFamily};
 use snmp::value::Value;
 
-use crate::core::admin::{self, AdminRow, AdminRows, AdminState, AdminTable, SpinLock};
 use crate::core::column::{ro, table};
+use crate::core::oids::snmp_view_based_acm_mib as o;
+use crate::core::state::PersistedState;
 use crate::core::util::last;
-use crate::oids::snmp_view_based_acm_mib as o;
-use crate::state::PersistedState;
-use crate::view::SysOrEntry;
+use crate::core::view::SysOrEntry;
+use crate::modules::admin::{self, AdminRow, AdminRows, AdminState, AdminTable, SpinLock};
 use crate::Object;
 use crate::View;
 

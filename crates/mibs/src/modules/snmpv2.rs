@@ -11,12 +11,13 @@ use snmp::mib::{MibObject, SetError};
 use snmp::table::{check, Scalars};
 use snmp::value::Value;
 
-use crate::core::column::{index, ro, table, Col};
+use crate::core::column::{index, ro, table};
+use crate::core::oids::snmpv2_mib as o;
+use crate::core::state::PersistedState;
 use crate::core::util::{last, oid};
-use crate::oids::snmpv2_mib as o;
-use crate::state::PersistedState;
-use crate::view::SysOrEntry;
+use crate::core::view::SysOrEntry;
 use crate::Change;
+use crate::Col;
 use crate::{SystemState, View};
 
 /// sysObjectID of ibsnmpd: `infinibandMIB.100.1` (1.3.6.1.3.117.100.1).
@@ -70,35 +71,29 @@ impl PersistedState for SystemGroup {
     }
 }
 
-fn stored(s: &SystemState) -> Option<&SystemGroup> {
+fn stored(s: &SystemState) -> &SystemGroup {
     s.modules.get::<SystemGroup>()
 }
 
 /// sysContact: as set over SNMP, else as configured.
 pub fn sys_contact(s: &SystemState) -> &str {
-    stored(s)
-        .and_then(|g| g.sys_contact.as_deref())
-        .unwrap_or(&s.contact)
+    stored(s).sys_contact.as_deref().unwrap_or(&s.contact)
 }
 
 /// sysName: as set over SNMP, else as configured.
 pub fn sys_name(s: &SystemState) -> &str {
-    stored(s)
-        .and_then(|g| g.sys_name.as_deref())
-        .unwrap_or(&s.name)
+    stored(s).sys_name.as_deref().unwrap_or(&s.name)
 }
 
 /// sysLocation: as set over SNMP, else as configured.
 pub fn sys_location(s: &SystemState) -> &str {
-    stored(s)
-        .and_then(|g| g.sys_location.as_deref())
-        .unwrap_or(&s.location)
+    stored(s).sys_location.as_deref().unwrap_or(&s.location)
 }
 
 /// snmpEnableAuthenTraps: as set over SNMP, else as configured.
 pub fn authen_traps_enabled(s: &SystemState) -> bool {
     stored(s)
-        .and_then(|g| g.snmp_enable_authen_traps)
+        .snmp_enable_authen_traps
         .unwrap_or(s.enable_authen_traps)
 }
 

@@ -31,7 +31,13 @@ pub mod flags {
 
 /// Response error codes (RFC 2741 6.2.16) beyond the SNMP error-status values.
 pub mod error {
+    use crate::pdu::ErrorStatus;
+
     pub const NO_AGENTX_ERROR: u16 = 0;
+    /// The SNMP error-status values a Response to CommitSet and UndoSet
+    /// carries (RFC 2741 7.2.4.2, RFC 3416): commitFailed, undoFailed.
+    pub const COMMIT_FAILED: u16 = ErrorStatus::CommitFailed.as_i32() as u16;
+    pub const UNDO_FAILED: u16 = ErrorStatus::UndoFailed.as_i32() as u16;
     pub const OPEN_FAILED: u16 = 256;
     pub const NOT_OPEN: u16 = 257;
     pub const INDEX_WRONG_TYPE: u16 = 258;

@@ -28,6 +28,7 @@ use super::pdu::{self, Body, CloseReason, Header, Pdu, Region, SearchRange, HEAD
 use crate::agent::{ApplyErrorKind, SetController};
 use crate::context::Contexts;
 use crate::dispatch::Dispatcher;
+use crate::mib::SetError;
 use crate::oid::Oid;
 use crate::pdu::ErrorStatus;
 use crate::value::{Value, VarBind};
@@ -370,12 +371,14 @@ async fn read_pdu(s: &mut (impl AsyncRead + Unpin + ?Sized)) -> Result<Pdu, End>
     Pdu::decode(&buf).map_err(|e| End::Protocol(format!("undecodable PDU from the master: {e}")))
 }
 
-struct Session<'a> {
+/// One session with the master; `K` is what a Set's varbinds become
+/// (the dispatcher's change type).
+struct Session<'a, K> {
     stream: &'a mut Box<dyn Stream>,
     session_id: u32,
     packet_id: u32,
     /// TestSet's changes, waiting for CommitSet (transaction id, changes).
-    pending_set: Option<(u32, Box<dyn std::any::Any + Send>)>,
+    pending_set: Option<(u32, Vec<K>)>,
     /// The pending set was committed (an UndoSet cannot take it back).
     committed: bool,
     /// Context registrations: what is registered, what is still to send.
@@ -439,7 +442,7 @@ impl ContextSync {
     }
 }
 
-impl Session<'_> {
+impl<K: Send + 'static> Session<'_, K> {
     fn next_packet(&mut self) -> u32 {
         self.packet_id = self.packet_id.wrapping_add(1);
         self.packet_id
@@ -475,11 +478,7 @@ impl Session<'_> {
     }
 
     /// Opens the session, registers, then answers requests until the session ends.
-    async fn serve<V: 'static, K: Send + 'static>(
-        &mut self,
-        a: &mut Subagent<V, K>,
-        reconnected: bool,
-    ) -> End {
+    async fn serve<V: 'static>(&mut self, a: &mut Subagent<V, K>, reconnected: bool) -> End {
         match self.open_and_register(a).await {
             Ok(()) => {}
             Err(e) => return e,
@@ -521,13 +520,13 @@ impl Session<'_> {
                                 ping_outstanding = None;
                             } else if self.ctx.outstanding.remove(&p.header.packet_id) {
                                 self.ctx.answered();
-                                if error != 0 {
+                                if error != pdu::error::NO_AGENTX_ERROR {
                                     self.ctx.refused += 1;
                                     if self.ctx.refused == 1 {
                                         warn!(error, "AgentX: the master refused a context registration (logged once a session)");
                                     }
                                 }
-                            } else if error != 0 {
+                            } else if error != pdu::error::NO_AGENTX_ERROR {
                                 warn!(error, "AgentX: the master refused a request of ours");
                             }
                         }
@@ -582,7 +581,7 @@ impl Session<'_> {
 
     /// Sends queued context registrations while fewer than the window wait
     /// for an answer.
-    async fn send_registrations<V, K>(&mut self, a: &Subagent<V, K>) -> io::Result<()> {
+    async fn send_registrations<V>(&mut self, a: &Subagent<V, K>) -> io::Result<()> {
         let Some(c) = &a.contexts else {
             return Ok(());
         };
@@ -626,10 +625,7 @@ impl Session<'_> {
         }
     }
 
-    async fn open_and_register<V: 'static, K: Send + 'static>(
-        &mut self,
-        a: &Subagent<V, K>,
-    ) -> Result<(), End> {
+    async fn open_and_register<V: 'static>(&mut self, a: &Subagent<V, K>) -> Result<(), End> {
         let t = a.config.response_timeout;
         let r = self
             .call(
@@ -642,7 +638,7 @@ impl Session<'_> {
             )
             .await?;
         if let Body::Response { error, .. } = r.body {
-            if error != 0 {
+            if error != pdu::error::NO_AGENTX_ERROR {
                 return Err(End::Protocol(format!("Open refused (error {error})")));
             }
         }
@@ -665,7 +661,7 @@ impl Session<'_> {
                 )
                 .await?;
             if let Body::Response { error, .. } = r.body {
-                if error != 0 {
+                if error != pdu::error::NO_AGENTX_ERROR {
                     // Another subagent holds it at this priority: the rest still serve.
                     warn!(subtree = %g.subtree, error, "AgentX: registration refused");
                 }
@@ -682,7 +678,7 @@ impl Session<'_> {
                 )
                 .await?;
             if let Body::Response { error, .. } = r.body {
-                if error != 0 {
+                if error != pdu::error::NO_AGENTX_ERROR {
                     debug!(%id, error, "AgentX: AddAgentCaps refused");
                 }
             }
@@ -690,12 +686,63 @@ impl Session<'_> {
         Ok(())
     }
 
+    /// TestSet of transaction `tid` whose varbinds were `checked`: the
+    /// changes kept for CommitSet when all pass. The Response's error and
+    /// index.
+    fn test_set(&mut self, tid: u32, checked: Result<Vec<K>, (usize, SetError)>) -> (u16, u16) {
+        match checked {
+            Ok(changes) => {
+                self.pending_set = Some((tid, changes));
+                self.committed = false;
+                (pdu::error::NO_AGENTX_ERROR, 0)
+            }
+            Err((i, e)) => (
+                ErrorStatus::from(e).as_i32() as u16,
+                u16::try_from(i + 1).unwrap_or(u16::MAX),
+            ),
+        }
+    }
+
+    /// CommitSet of transaction `tid`: what its TestSet kept, applied.
+    /// The Response's error and index.
+    async fn commit_set<V>(&mut self, a: &Subagent<V, K>, tid: u32) -> (u16, u16) {
+        let changes = self.pending_set.take().filter(|(t, _)| *t == tid);
+        let Some((_, changes)) = changes else {
+            return (pdu::error::COMMIT_FAILED, 0);
+        };
+        match a.controller.apply(changes).await {
+            Ok(()) => {
+                self.committed = true;
+                (pdu::error::NO_AGENTX_ERROR, 0)
+            }
+            Err(e) => {
+                warn!("AgentX Set failed: {}", e.reason);
+                let error = match e.kind {
+                    ApplyErrorKind::CommitFailed => pdu::error::COMMIT_FAILED,
+                    ApplyErrorKind::UndoFailed => pdu::error::UNDO_FAILED,
+                };
+                (error, u16::try_from(e.index + 1).unwrap_or(u16::MAX))
+            }
+        }
+    }
+
+    /// UndoSet: the Response's error.
+    async fn undo_set<V>(&mut self, a: &Subagent<V, K>) -> u16 {
+        let mut error = pdu::error::NO_AGENTX_ERROR;
+        if std::mem::take(&mut self.committed) {
+            // Another subagent's commit failed after ours: take ours
+            // back where it can be (agent state), else say so.
+            if let Err(e) = a.controller.undo_last().await {
+                warn!("AgentX UndoSet: not undone: {}", e.reason);
+                error = pdu::error::UNDO_FAILED;
+            }
+        }
+        self.pending_set = None;
+        error
+    }
+
     /// The Response to one of the master's requests (None: no answer is due).
-    async fn answer<V: 'static, K: Send + 'static>(
-        &mut self,
-        a: &Subagent<V, K>,
-        p: Pdu,
-    ) -> Option<Pdu> {
+    async fn answer<V: 'static>(&mut self, a: &Subagent<V, K>, p: Pdu) -> Option<Pdu> {
         let mut error = pdu::error::NO_AGENTX_ERROR;
         let mut index = 0u16;
         // The view and objects of the request's context: the default one,
@@ -741,56 +788,19 @@ impl Session<'_> {
                     None => Vec::new(),
                 },
                 Body::TestSet(vbs) => {
-                    let mut changes = Vec::new();
                     let checked = match ctx {
                         Some((view, d)) => d.check_set_all(view, &vbs),
                         None => Ok(Vec::new()),
                     };
-                    match checked {
-                        Ok(c) => changes = c,
-                        Err((i, e)) => {
-                            error = ErrorStatus::from(e).as_i32() as u16;
-                            index = u16::try_from(i + 1).unwrap_or(u16::MAX);
-                        }
-                    }
-                    if error == 0 {
-                        self.pending_set = Some((p.header.transaction_id, Box::new(changes)));
-                        self.committed = false;
-                    }
+                    (error, index) = self.test_set(p.header.transaction_id, checked);
                     Vec::new()
                 }
                 Body::CommitSet => {
-                    let changes = self
-                        .pending_set
-                        .take()
-                        .filter(|(t, _)| *t == p.header.transaction_id)
-                        .and_then(|(_, c)| c.downcast::<Vec<K>>().ok());
-                    match changes {
-                        Some(c) => match a.controller.apply(*c).await {
-                            Ok(()) => self.committed = true,
-                            Err(e) => {
-                                error = match e.kind {
-                                    ApplyErrorKind::CommitFailed => COMMIT_FAILED,
-                                    ApplyErrorKind::UndoFailed => UNDO_FAILED,
-                                };
-                                index = u16::try_from(e.index + 1).unwrap_or(u16::MAX);
-                                warn!("AgentX Set failed: {}", e.reason);
-                            }
-                        },
-                        None => error = COMMIT_FAILED,
-                    }
+                    (error, index) = self.commit_set(a, p.header.transaction_id).await;
                     Vec::new()
                 }
                 Body::UndoSet => {
-                    if std::mem::take(&mut self.committed) {
-                        // Another subagent's commit failed after ours: take ours
-                        // back where it can be (agent state), else say so.
-                        if let Err(e) = a.controller.undo_last().await {
-                            warn!("AgentX UndoSet: not undone: {}", e.reason);
-                            error = UNDO_FAILED;
-                        }
-                    }
-                    self.pending_set = None;
+                    error = self.undo_set(a).await;
                     Vec::new()
                 }
                 Body::CleanupSet => {
@@ -818,11 +828,6 @@ impl Session<'_> {
         })
     }
 }
-
-/// The SNMP error-status values an AgentX Response carries for a Set
-/// (RFC 2741 7.2.4.2, RFC 3416): commitFailed and undoFailed.
-const COMMIT_FAILED: u16 = ErrorStatus::CommitFailed.as_i32() as u16;
-const UNDO_FAILED: u16 = ErrorStatus::UndoFailed.as_i32() as u16;
 
 /// GetNext within a search range (RFC 2741 7.2.3.2): the first instance at or
 /// after `start` (at only with `include`), before `end` when `end` is set;

@@ -2,14 +2,15 @@
 //! per notification beside the fixed ones.
 
 use std::fmt;
-use std::net::SocketAddr;
+use std::net::{Ipv4Addr, SocketAddr};
 use std::sync::Arc;
 use std::time::Duration;
 
 use tokio::sync::mpsc;
 
 use super::notification::Notification;
-use crate::pdu::Pdu;
+use crate::message::{Message, Version};
+use crate::pdu::{Pdu, PduBody};
 
 /// The message processing of a sink other than SNMPv1/v2c: SNMPv3 plugs in
 /// here (the PDU wrapped in a scoped PDU with USM security parameters).
@@ -63,6 +64,120 @@ impl fmt::Debug for SinkKind {
             SinkKind::InformV2c { .. } => f.write_str("informsink"),
             SinkKind::Wrapped { .. } => f.write_str("wrapped"),
         }
+    }
+}
+
+/// A notification as one sink is sent it.
+pub(super) struct Encoded {
+    /// The datagram; Err(why) when a wrapper could not wrap it (an SNMPv3
+    /// receiver not discovered yet).
+    pub(super) datagram: Result<Vec<u8>, String>,
+    /// An inform's request-id, timeout and retries (None: a trap).
+    pub(super) confirm: Option<(i32, Duration, u32)>,
+    /// A wrapped inform's PDU, wrapped anew for each retry.
+    pub(super) pdu: Option<Pdu>,
+}
+
+impl Encoded {
+    fn trap(m: Message) -> Self {
+        Encoded {
+            datagram: Ok(m.to_bytes()),
+            confirm: None,
+            pdu: None,
+        }
+    }
+}
+
+impl SinkKind {
+    /// Whether the sink acknowledges what it is sent (informs).
+    pub(super) fn informs(&self) -> bool {
+        matches!(
+            self,
+            SinkKind::InformV2c { .. }
+                | SinkKind::Wrapped {
+                    confirm: Some(_),
+                    ..
+                }
+        )
+    }
+
+    /// The wrapper of a wrapped sink.
+    pub(super) fn wrapper(&self) -> Option<&Arc<dyn MessageWrapper>> {
+        match self {
+            SinkKind::Wrapped { wrapper, .. } => Some(wrapper),
+            _ => None,
+        }
+    }
+
+    /// `n` (at sysUpTime `up`) as this kind of sink is sent it; `rid` gives
+    /// the request-id of an SNMPv2 PDU (an SNMPv1 trap takes none).
+    pub(super) fn encode(
+        &self,
+        n: &Notification,
+        up: u32,
+        agent_addr: Ipv4Addr,
+        rid: impl FnOnce() -> i32,
+    ) -> Encoded {
+        match self {
+            SinkKind::TrapV1 { community } => Encoded::trap(Message {
+                version: Version::V1,
+                community: community.clone(),
+                pdu: Pdu::TrapV1(n.to_v1(up, agent_addr)),
+            }),
+            SinkKind::TrapV2c { community } => Encoded::trap(Message {
+                version: Version::V2c,
+                community: community.clone(),
+                pdu: Pdu::SnmpV2Trap(PduBody::request(rid(), n.v2_varbinds(up))),
+            }),
+            SinkKind::InformV2c {
+                community,
+                timeout,
+                retries,
+            } => inform_v2c(community, (*timeout, *retries), rid(), n.v2_varbinds(up)),
+            SinkKind::Wrapped { wrapper, confirm } => {
+                wrapped(wrapper.as_ref(), *confirm, rid(), n, up)
+            }
+        }
+    }
+}
+
+/// An SNMPv2c InformRequest with request-id `rid`.
+fn inform_v2c(
+    community: &[u8],
+    (timeout, retries): (Duration, u32),
+    rid: i32,
+    varbinds: Vec<crate::value::VarBind>,
+) -> Encoded {
+    let m = Message {
+        version: Version::V2c,
+        community: community.to_vec(),
+        pdu: Pdu::InformRequest(PduBody::request(rid, varbinds)),
+    };
+    Encoded {
+        datagram: Ok(m.to_bytes()),
+        confirm: Some((rid, timeout, retries)),
+        pdu: None,
+    }
+}
+
+/// An SNMPv2-Trap, or an InformRequest when the sink `confirm`s, wrapped by
+/// `wrapper` (SNMPv3).
+fn wrapped(
+    wrapper: &dyn MessageWrapper,
+    confirm: Option<(Duration, u32)>,
+    rid: i32,
+    n: &Notification,
+    up: u32,
+) -> Encoded {
+    let body = PduBody::request(rid, n.v2_varbinds(up));
+    let pdu = match confirm {
+        Some(_) => Pdu::InformRequest(body),
+        None => Pdu::SnmpV2Trap(body),
+    };
+    Encoded {
+        datagram: wrapper.wrap(&pdu, &n.context),
+        confirm: confirm.map(|(t, r)| (rid, t, r)),
+        pdu: Some(pdu),
     }
 }
 

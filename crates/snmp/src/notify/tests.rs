@@ -1,6 +1,8 @@
 use std::time::Duration;
 
 use super::*;
+use crate::message::{Message, Version};
+use crate::pdu::Pdu;
 use crate::value::Value;
 
 const COLD_START: &[u32] = &[1, 3, 6, 1, 6, 3, 1, 1, 5, 1];
@@ -91,22 +93,8 @@ fn informs_retry_until_acknowledged() {
         let dead = UdpSocket::bind("127.0.0.1:0").await.unwrap();
         let cfg = OriginatorConfig {
             sinks: vec![
-                Sink {
-                    addr: rx.local_addr().unwrap(),
-                    kind: SinkKind::InformV2c {
-                        community: b"public".to_vec(),
-                        timeout: Duration::from_millis(200),
-                        retries: 3,
-                    },
-                },
-                Sink {
-                    addr: dead.local_addr().unwrap(),
-                    kind: SinkKind::InformV2c {
-                        community: b"public".to_vec(),
-                        timeout: Duration::from_millis(20),
-                        retries: 2,
-                    },
-                },
+                inform_sink(&rx, Duration::from_millis(200), 3),
+                inform_sink(&dead, Duration::from_millis(20), 2),
             ],
             ..OriginatorConfig::default()
         };
@@ -141,14 +129,7 @@ fn capped_run(
 ) -> (usize, u64) {
     rt().block_on(async {
         let rx = UdpSocket::bind("127.0.0.1:0").await.unwrap();
-        let inform = Sink {
-            addr: rx.local_addr().unwrap(),
-            kind: SinkKind::InformV2c {
-                community: b"public".to_vec(),
-                timeout,
-                retries,
-            },
-        };
+        let inform = inform_sink(&rx, timeout, retries);
         let cfg = OriginatorConfig {
             sinks: vec![inform; 20],
             ..cfg
@@ -209,14 +190,7 @@ fn targets_are_chosen_per_notification() {
     }
     rt().block_on(async {
         let rx = UdpSocket::bind("127.0.0.1:0").await.unwrap();
-        let inform = Sink {
-            addr: rx.local_addr().unwrap(),
-            kind: SinkKind::InformV2c {
-                community: b"public".to_vec(),
-                timeout: Duration::from_secs(30),
-                retries: 1,
-            },
-        };
+        let inform = inform_sink(&rx, Duration::from_secs(30), 1);
         let cfg = OriginatorConfig {
             targets: Some(Arc::new(Chosen(inform))),
             ..OriginatorConfig::default()
@@ -274,6 +248,18 @@ fn storm_control_counts_suppressed() {
 }
 
 /// An SNMPv2c trap sink at `rx`.
+/// An SNMPv2c inform receiver on `rx`, community "public".
+fn inform_sink(rx: &UdpSocket, timeout: Duration, retries: u32) -> Sink {
+    Sink {
+        addr: rx.local_addr().unwrap(),
+        kind: SinkKind::InformV2c {
+            community: b"public".to_vec(),
+            timeout,
+            retries,
+        },
+    }
+}
+
 fn v2c_sink(rx: &UdpSocket) -> Sink {
     Sink {
         addr: rx.local_addr().unwrap(),
@@ -295,12 +281,17 @@ fn one_sink(rx: &UdpSocket, kind: SinkKind) -> OriginatorConfig {
 }
 
 /// One v2c sink on `rx` with storm control `storm`.
-fn storm_config(rx: &UdpSocket, storm: StormControl) -> OriginatorConfig {
-    OriginatorConfig {
-        sinks: vec![v2c_sink(rx)],
+/// An originator with storm control `storm` sending SNMPv2c traps to a
+/// socket of its own (returned first).
+async fn storm_originator(storm: StormControl) -> (UdpSocket, Notifier, JoinHandle<()>) {
+    let rx = UdpSocket::bind("127.0.0.1:0").await.unwrap();
+    let config = OriginatorConfig {
+        sinks: vec![v2c_sink(&rx)],
         storm,
         ..OriginatorConfig::default()
-    }
+    };
+    let (n, task) = start(config, Arc::new(|| 5)).await.unwrap();
+    (rx, n, task)
 }
 
 /// linkUp or linkDown from `source`, reporting its "link" state.
@@ -318,15 +309,12 @@ fn link_state(up: bool, source: &str) -> Notification {
 #[test]
 fn storm_control_sends_the_state_held_back_once_the_source_is_quiet() {
     rt().block_on(async {
-        let rx = UdpSocket::bind("127.0.0.1:0").await.unwrap();
         let storm = StormControl {
             max_per_interval: 2,
             interval: Duration::from_secs(3600),
             quiet: Duration::from_millis(100),
         };
-        let (n, _task) = start(storm_config(&rx, storm), Arc::new(|| 5))
-            .await
-            .unwrap();
+        let (rx, n, _task) = storm_originator(storm).await;
         let link = |up: bool| link_state(up, "a");
         let mut buf = vec![0u8; 2000];
         let mut next = async || {
@@ -370,15 +358,12 @@ fn storm_control_sends_the_state_held_back_once_the_source_is_quiet() {
 #[test]
 fn storm_control_sends_the_state_held_back_when_the_window_ends() {
     rt().block_on(async {
-        let rx = UdpSocket::bind("127.0.0.1:0").await.unwrap();
         let storm = StormControl {
             max_per_interval: 2,
             interval: Duration::from_millis(600),
             ..StormControl::default()
         };
-        let (n, _task) = start(storm_config(&rx, storm), Arc::new(|| 5))
-            .await
-            .unwrap();
+        let (rx, n, _task) = storm_originator(storm).await;
         let link = link_state;
         // "a": up, down (sent), up, down, up (held): it ends up, the
         // manager's last word was down.

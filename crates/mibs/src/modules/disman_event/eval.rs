@@ -29,7 +29,7 @@ use snmp::oid::Oid;
 use snmp::value::{Value, VarBind};
 
 use super::{Monitors, Test, Trigger};
-use crate::oids::disman_event_mib as o;
+use crate::core::oids::disman_event_mib as o;
 
 /// Reads the agent's own MIB (its default context).
 pub trait Sampler {

@@ -12,9 +12,10 @@ use super::{
     event_name, Comparison, Event, Existence, FiredKind, MonitorStats, ObjectsRow, Startup, Test,
     Trigger, OWNER,
 };
-use crate::core::column::{index, ro, table, Col};
+use crate::core::column::{index, ro, table};
+use crate::core::oids::{disman_event_mib as o, snmpv2_mib};
 use crate::core::util::{last, oid};
-use crate::oids::{disman_event_mib as o, snmpv2_mib};
+use crate::Col;
 use crate::Object;
 use crate::View;
 

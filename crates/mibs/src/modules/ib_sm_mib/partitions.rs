@@ -82,7 +82,7 @@ impl PartitionConfig {
                 Some((0, object)) if object.starts_with(o::IB_SM_PARTITION_CONFIG) => object,
                 _ => return Err(at(SetError::NoCreation)),
             };
-            let syntax = crate::oids::syntax(object).ok_or(at(SetError::NoCreation))?;
+            let syntax = crate::core::oids::syntax(object).ok_or(at(SetError::NoCreation))?;
             syntax.check(s.value).map_err(at)?;
             let v = s.value;
             match object {

@@ -38,7 +38,7 @@ pub(super) fn last_column<D>(cols: &[ReqCol<D>]) -> u32 {
 
 /// Checks `v` against the MIB's syntax of the object at `oid`.
 pub(super) fn checked(oid: &[u32], v: &Value) -> Result<(), SetError> {
-    match crate::oids::syntax(oid) {
+    match crate::core::oids::syntax(oid) {
         Some(s) => s.check(v),
         None => Ok(()),
     }

@@ -16,7 +16,7 @@ use super::answer::{Answer, Kind};
 use super::columns::{self, bytes, checked, gauge, num8, octets, put, ReqCol};
 use super::path::component;
 use super::{ReqKind, COMP_MASK};
-use crate::oids::ib_sm_mib as o;
+use crate::core::oids::ib_sm_mib as o;
 use std::time::Instant;
 
 /// SDGIDBlock1..32.

@@ -13,7 +13,7 @@ use snmp::value::Value;
 use super::answer::{Answer, Kind};
 use super::columns::{self, bytes, checked, gauge, int, num, num16, num8, octets, put, ReqCol};
 use super::{ReqKind, COMP_MASK};
-use crate::oids::ib_sm_mib as o;
+use crate::core::oids::ib_sm_mib as o;
 
 /// An ibSmPathReqTable row: a PathRecord template and its component mask.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -34,15 +34,12 @@ fn parse_req_index(index: &[u32]) -> Option<(u64, u32)> {
 /// ibSmTraceReqTable): the RowStatus adapter over the view's sessions.
 pub(super) type ReqTable<R> = RowStatusTable<ReqRows<R>>;
 
-/// Where a request table's rows live (the sessions) and its columns.
-pub(super) struct ReqRows<R> {
-    root: Oid,
-    /// RowStatus, the creation time (read-only), then the request's own.
-    columns: Vec<(u32, Access)>,
-    _r: std::marker::PhantomData<fn() -> R>,
-}
+/// Where a request table's rows live (the sessions).
+pub(super) struct ReqRows<R>(std::marker::PhantomData<fn() -> R>);
 
 impl<R: ReqKind + Stored> ReqTable<R> {
+    /// The table of requests `R`: RowStatus, the creation time
+    /// (read-only), then the request's own columns.
     pub(super) fn new() -> Self {
         let columns = (STATUS..=R::last_column())
             .map(|c| {
@@ -54,24 +51,14 @@ impl<R: ReqKind + Stored> ReqTable<R> {
                 (c, a)
             })
             .collect();
-        RowStatusTable(ReqRows {
-            root: oid(R::ENTRY),
-            columns,
-            _r: std::marker::PhantomData,
-        })
+        RowStatusTable::of(R::ENTRY, columns, ReqRows(std::marker::PhantomData))
     }
 }
 
 impl<R: ReqKind + Stored> RowStatusKind for ReqRows<R> {
     type Row = R;
-
-    fn root(&self) -> &Oid {
-        &self.root
-    }
-
-    fn columns(&self) -> &[(u32, Access)] {
-        &self.columns
-    }
+    type View = View;
+    type Change = Change;
 
     fn rows<'a>(&self, view: &'a View) -> Option<&'a RowTable<R>> {
         Some(R::table(&view.system.requests))

@@ -14,7 +14,7 @@ use snmp::value::Value;
 use super::answer::{Answer, Kind, TraceHop};
 use super::columns::{self, bytes, checked, gauge, int, num16, num8, octets, put, ReqCol};
 use super::{ReqKind, COMP_MASK};
-use crate::oids::ib_sm_mib as o;
+use crate::core::oids::ib_sm_mib as o;
 
 /// An ibSmTraceReqTable row: the TraceRecord template columns (kept and
 /// shown; the path traced is the path request with the same index).

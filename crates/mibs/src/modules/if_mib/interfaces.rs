@@ -6,7 +6,7 @@
 //! A snapshot is immutable, but those three objects are "sysUpTime when
 //! something changed", which only a comparison with the previous snapshot can
 //! tell. That history is an [`IfHistory`] owned by the publisher
-//! (`crate::publish::Publisher`), which folds in each snapshot in publication
+//! (`crate::core::publish::Publisher`), which folds in each snapshot in publication
 //! order on the source thread; requests only read the [`Interfaces`] it
 //! produced.
 //!

@@ -19,8 +19,8 @@ use snmp::mib::SetError;
 use snmp::oid::Oid;
 use snmp::value::Value;
 
-use crate::if_mib::IfSet;
-use crate::oids::{ib_if_mib as ibo, if_mib as o};
+use crate::core::oids::{ib_if_mib as ibo, if_mib as o};
+use crate::modules::if_mib::IfSet;
 use crate::Change;
 use crate::{Published, Publisher};
 use crate::{SystemState, View};
@@ -218,131 +218,83 @@ fn if_table_rows_and_formulas() {
     let s = f.ca(up(), down(), 1);
     let sys = system();
     let v = view(&s, &sys);
-    assert_eq!(get(&v, o::IF_NUMBER, &[0]), Value::Integer(2));
-    assert_eq!(get(&v, o::IF_INDEX, &[1]), Value::Integer(1));
-    assert_eq!(
-        get(&v, o::IF_DESCR, &[1]),
-        Value::OctetString(b"mlx5_0 port 1 4x HDR".to_vec())
-    );
-    assert_eq!(get(&v, o::IF_TYPE, &[2]), Value::Integer(199));
-    assert_eq!(get(&v, o::IF_MTU, &[1]), Value::Integer(4096));
-    assert_eq!(get(&v, o::IF_SPEED, &[1]), Value::Gauge32(u32::MAX));
-    assert_eq!(get(&v, o::IF_HIGH_SPEED, &[1]), Value::Gauge32(200_000));
-    assert_eq!(
-        get(&v, o::IF_PHYS_ADDRESS, &[1]),
-        Value::OctetString(vec![0, 5])
-    );
-    assert_eq!(get(&v, o::IF_ADMIN_STATUS, &[1]), Value::Integer(1));
-    assert_eq!(get(&v, o::IF_OPER_STATUS, &[1]), Value::Integer(1));
-    assert_eq!(get(&v, o::IF_OPER_STATUS, &[2]), Value::Integer(2));
-    assert_eq!(get(&v, o::IF_LAST_CHANGE, &[1]), Value::TimeTicks(0));
     // 2.4: RcvData*4 + RcvPkts*POH + RcvFlowPkts*SLP.
     let in_octets = 1000 * 4 + 100 * 4 + 31 * 8;
     let out_octets = 2000 * 4 + 200 * 4 + 37 * 8;
-    assert_eq!(
-        get(&v, o::IF_HC_IN_OCTETS, &[1]),
-        Value::Counter64(in_octets)
-    );
-    assert_eq!(
-        get(&v, o::IF_IN_OCTETS, &[1]),
-        Value::Counter32(in_octets as u32)
-    );
-    assert_eq!(
-        get(&v, o::IF_HC_OUT_OCTETS, &[1]),
-        Value::Counter64(out_octets)
-    );
-    assert_eq!(get(&v, o::IF_IN_UCAST_PKTS, &[1]), Value::Counter32(100));
-    assert_eq!(get(&v, o::IF_HC_IN_UCAST_PKTS, &[1]), Value::Counter64(100));
-    assert_eq!(get(&v, o::IF_IN_DISCARDS, &[1]), Value::Counter32(3 + 5));
-    assert_eq!(get(&v, o::IF_IN_ERRORS, &[1]), Value::Counter32(7 + 11));
-    assert_eq!(get(&v, o::IF_IN_UNKNOWN_PROTOS, &[1]), Value::Counter32(0));
-    assert_eq!(get(&v, o::IF_OUT_DISCARDS, &[1]), Value::Counter32(13 + 17));
-    assert_eq!(
-        get(&v, o::IF_OUT_UCAST_PKTS, &[1]),
-        Value::Counter32(200 + 13 + 17)
-    );
-    assert_eq!(
-        get(&v, o::IF_HC_OUT_UCAST_PKTS, &[1]),
-        Value::Counter64(200 + 13 + 17)
-    );
-    assert_eq!(get(&v, o::IF_OUT_ERRORS, &[1]), Value::Counter32(0));
-    assert_eq!(
-        get(&v, o::IF_HC_IN_MULTICAST_PKTS, &[1]),
-        Value::Counter64(9)
-    );
-    assert_eq!(get(&v, o::IF_OUT_MULTICAST_PKTS, &[1]), Value::Counter32(8));
-    assert_eq!(
-        get(&v, o::IF_HC_IN_BROADCAST_PKTS, &[1]),
-        Value::Counter64(0)
-    );
-    assert_eq!(get(&v, o::IF_OUT_BROADCAST_PKTS, &[1]), Value::Counter32(0));
-    // Port 2 was never read: zero counters.
-    assert_eq!(get(&v, o::IF_HC_IN_OCTETS, &[2]), Value::Counter64(0));
-    assert_eq!(
-        get(&v, o::IF_NAME, &[1]),
-        Value::OctetString(b"mlx5_0/1".to_vec())
-    );
-    assert_eq!(
-        get(&v, o::IF_LINK_UP_DOWN_TRAP_ENABLE, &[1]),
-        Value::Integer(1)
-    );
-    assert_eq!(get(&v, o::IF_PROMISCUOUS_MODE, &[1]), Value::Integer(2));
-    assert_eq!(get(&v, o::IF_CONNECTOR_PRESENT, &[1]), Value::Integer(1));
-    assert_eq!(get(&v, o::IF_ALIAS, &[1]), Value::OctetString(Vec::new()));
-    assert_eq!(
-        get(&v, o::IF_COUNTER_DISCONTINUITY_TIME, &[1]),
-        Value::TimeTicks(0)
-    );
-    assert_eq!(get(&v, o::IF_STACK_STATUS, &[0, 1]), Value::Integer(1));
-    assert_eq!(get(&v, o::IF_STACK_STATUS, &[2, 0]), Value::Integer(1));
-    assert_eq!(get(&v, o::IF_INDEX, &[3]), Value::NoSuchInstance);
-
-    // IB-IF-MIB.
-    assert_eq!(
-        get(&v, ibo::IB_IF_PORT_SYMBOL_ERRS, &[1]),
-        Value::Counter32(19)
-    );
-    assert_eq!(
-        get(&v, ibo::IB_IF_PORT_LINK_DOWNED, &[1]),
-        Value::Counter32(2)
-    );
-    assert_eq!(
-        get(&v, ibo::IB_IF_PORT_STAT_RCV_REM_PHY_ERRS, &[1]),
-        Value::Counter32(7)
-    );
-    assert_eq!(
-        get(&v, ibo::IB_IF_PORT_STAT_VL15_DROPPED, &[1]),
-        Value::Counter32(5)
-    );
-    assert_eq!(
-        get(&v, ibo::IB_IF_PORT_STAT_VL15_DROPPED, &[2]),
-        Value::Counter32(0)
-    );
-    assert_eq!(
-        get(&v, ibo::IB_IF_VL_IN_PKTS, &[1, 1]),
-        Value::Counter64(41)
-    );
-    assert_eq!(
-        get(&v, ibo::IB_IF_VL_IN_OCTETS, &[1, 1]),
-        Value::Counter64(43 * 4 + 41 * 4)
-    );
-    assert_eq!(
-        get(&v, ibo::IB_IF_VL_IN_PKTS, &[1, 15]),
-        Value::Counter64(0)
-    );
-    // OperationalVLs 3 = VL0-3, then VL15.
-    assert_eq!(
-        get(&v, ibo::IB_IF_VL_IN_PKTS, &[1, 4]),
-        Value::NoSuchInstance
-    );
-    assert_eq!(
-        get(&v, ibo::IB_IF_VL_OUT_PKTS, &[1, 1]),
-        Value::NoSuchInstance
-    );
-    assert_eq!(
-        get(&v, ibo::IB_IF_VL_IN_PKTS, &[2, 0]),
-        Value::NoSuchInstance
-    );
+    // (column, index, what the cell reads)
+    let cells: &[(&[u32], &[u32], Value)] = &[
+        (o::IF_NUMBER, &[0], Value::Integer(2)),
+        (o::IF_INDEX, &[1], Value::Integer(1)),
+        (
+            o::IF_DESCR,
+            &[1],
+            Value::OctetString(b"mlx5_0 port 1 4x HDR".to_vec()),
+        ),
+        (o::IF_TYPE, &[2], Value::Integer(199)),
+        (o::IF_MTU, &[1], Value::Integer(4096)),
+        (o::IF_SPEED, &[1], Value::Gauge32(u32::MAX)),
+        (o::IF_HIGH_SPEED, &[1], Value::Gauge32(200_000)),
+        (o::IF_PHYS_ADDRESS, &[1], Value::OctetString(vec![0, 5])),
+        (o::IF_ADMIN_STATUS, &[1], Value::Integer(1)),
+        (o::IF_OPER_STATUS, &[1], Value::Integer(1)),
+        (o::IF_OPER_STATUS, &[2], Value::Integer(2)),
+        (o::IF_LAST_CHANGE, &[1], Value::TimeTicks(0)),
+        (o::IF_HC_IN_OCTETS, &[1], Value::Counter64(in_octets)),
+        (o::IF_IN_OCTETS, &[1], Value::Counter32(in_octets as u32)),
+        (o::IF_HC_OUT_OCTETS, &[1], Value::Counter64(out_octets)),
+        (o::IF_IN_UCAST_PKTS, &[1], Value::Counter32(100)),
+        (o::IF_HC_IN_UCAST_PKTS, &[1], Value::Counter64(100)),
+        (o::IF_IN_DISCARDS, &[1], Value::Counter32(3 + 5)),
+        (o::IF_IN_ERRORS, &[1], Value::Counter32(7 + 11)),
+        (o::IF_IN_UNKNOWN_PROTOS, &[1], Value::Counter32(0)),
+        (o::IF_OUT_DISCARDS, &[1], Value::Counter32(13 + 17)),
+        (o::IF_OUT_UCAST_PKTS, &[1], Value::Counter32(200 + 13 + 17)),
+        (
+            o::IF_HC_OUT_UCAST_PKTS,
+            &[1],
+            Value::Counter64(200 + 13 + 17),
+        ),
+        (o::IF_OUT_ERRORS, &[1], Value::Counter32(0)),
+        (o::IF_HC_IN_MULTICAST_PKTS, &[1], Value::Counter64(9)),
+        (o::IF_OUT_MULTICAST_PKTS, &[1], Value::Counter32(8)),
+        (o::IF_HC_IN_BROADCAST_PKTS, &[1], Value::Counter64(0)),
+        (o::IF_OUT_BROADCAST_PKTS, &[1], Value::Counter32(0)),
+        // Port 2 was never read: zero counters.
+        (o::IF_HC_IN_OCTETS, &[2], Value::Counter64(0)),
+        (o::IF_NAME, &[1], Value::OctetString(b"mlx5_0/1".to_vec())),
+        (o::IF_LINK_UP_DOWN_TRAP_ENABLE, &[1], Value::Integer(1)),
+        (o::IF_PROMISCUOUS_MODE, &[1], Value::Integer(2)),
+        (o::IF_CONNECTOR_PRESENT, &[1], Value::Integer(1)),
+        (o::IF_ALIAS, &[1], Value::OctetString(Vec::new())),
+        (o::IF_COUNTER_DISCONTINUITY_TIME, &[1], Value::TimeTicks(0)),
+        (o::IF_STACK_STATUS, &[0, 1], Value::Integer(1)),
+        (o::IF_STACK_STATUS, &[2, 0], Value::Integer(1)),
+        (o::IF_INDEX, &[3], Value::NoSuchInstance),
+        // IB-IF-MIB.
+        (ibo::IB_IF_PORT_SYMBOL_ERRS, &[1], Value::Counter32(19)),
+        (ibo::IB_IF_PORT_LINK_DOWNED, &[1], Value::Counter32(2)),
+        (
+            ibo::IB_IF_PORT_STAT_RCV_REM_PHY_ERRS,
+            &[1],
+            Value::Counter32(7),
+        ),
+        (ibo::IB_IF_PORT_STAT_VL15_DROPPED, &[1], Value::Counter32(5)),
+        (ibo::IB_IF_PORT_STAT_VL15_DROPPED, &[2], Value::Counter32(0)),
+        (ibo::IB_IF_VL_IN_PKTS, &[1, 1], Value::Counter64(41)),
+        (
+            ibo::IB_IF_VL_IN_OCTETS,
+            &[1, 1],
+            Value::Counter64(43 * 4 + 41 * 4),
+        ),
+        (ibo::IB_IF_VL_IN_PKTS, &[1, 15], Value::Counter64(0)),
+        // OperationalVLs 3 = VL0-3, then VL15.
+        (ibo::IB_IF_VL_IN_PKTS, &[1, 4], Value::NoSuchInstance),
+        (ibo::IB_IF_VL_OUT_PKTS, &[1, 1], Value::NoSuchInstance),
+        (ibo::IB_IF_VL_IN_PKTS, &[2, 0], Value::NoSuchInstance),
+    ];
+    for (column, index, want) in cells {
+        assert_eq!(&get(&v, column, index), want, "{column:?} {index:?}");
+    }
     let Value::OctetString(id) = get(&v, ibo::IB_IPOIB_LINK_LAYER_ADDR, &[1, 1]) else {
         panic!("no IPoIB row");
     };
@@ -523,20 +475,24 @@ fn publishers_are_independent() {
 #[test]
 fn device_name_from_local_ca() {
     let mut f = Fabric::new("local-ca");
-    f.number += 1;
-    let mut b = SnapshotBuilder::new(0);
-    let n = b.add_node(
-        node(
-            NodeType::Ca,
-            0xAC,
-            "MT4123 ConnectX6 Mellanox Technologies",
-            false,
-        ),
-        vec![port(1, up())],
-    );
-    b.local_node = Some(n);
-    b.local_ca = Some("mlx5_0".into());
-    let s = f.build(b);
+    // The agent's own node, a CA, with its device name (`local_ca`) or not.
+    let mut local = |local_ca: Option<&str>| {
+        f.number += 1;
+        let mut b = SnapshotBuilder::new(0);
+        let n = b.add_node(
+            node(
+                NodeType::Ca,
+                0xAC,
+                "MT4123 ConnectX6 Mellanox Technologies",
+                false,
+            ),
+            vec![port(1, up())],
+        );
+        b.local_node = Some(n);
+        b.local_ca = local_ca.map(Into::into);
+        f.build(b)
+    };
+    let s = local(Some("mlx5_0"));
     let sys = system();
     let v = view(&s, &sys);
     assert_eq!(
@@ -549,19 +505,7 @@ fn device_name_from_local_ca() {
     );
     // Without it, the node's name (the description's first word: a
     // firmware's default description has no device word).
-    f.number += 1;
-    let mut b = SnapshotBuilder::new(0);
-    let n = b.add_node(
-        node(
-            NodeType::Ca,
-            0xAC,
-            "MT4123 ConnectX6 Mellanox Technologies",
-            false,
-        ),
-        vec![port(1, up())],
-    );
-    b.local_node = Some(n);
-    let s = f.build(b);
+    let s = local(None);
     assert_eq!(
         get(&view(&s, &sys), o::IF_NAME, &[1]),
         Value::OctetString(b"MT4123/1".to_vec())
@@ -574,7 +518,7 @@ fn sets_become_stored_changes() {
     let s = f.ca(up(), down(), 1);
     let sys = system();
     let v = view(&s, &sys);
-    let x = crate::if_mib::objects(&crate::Options::default())
+    let x = crate::modules::if_mib::objects(&crate::Options::default())
         .into_iter()
         .find(|o| o.root().as_slice() == o::IF_X_ENTRY)
         .unwrap();

@@ -10,8 +10,8 @@ use ib::types::NodeType;
 use snmp::agent::SnmpStats;
 use snmp::value::Value;
 
-use crate::if_mib::tests::{down, get, node, port, readings, system, up, Fabric};
-use crate::oids::{ib_if_mib as ibo, if_mib as o};
+use crate::core::oids::{ib_if_mib as ibo, if_mib as o};
+use crate::modules::if_mib::tests::{down, get, node, port, readings, system, up, Fabric};
 use crate::View;
 
 /// A fabric whose NodeDescriptions are written as real clusters write
@@ -38,7 +38,7 @@ fn in_context(s: &Arc<Snapshot>, name: &str) -> Option<View> {
         Arc::clone(&sys),
         Arc::new(SnmpStats::default()),
     );
-    crate::node_context::view(&base, name.as_bytes())
+    crate::modules::node_context::view(&base, name.as_bytes())
 }
 
 fn text(v: Value) -> String {

@@ -11,8 +11,8 @@ use snmp::oid::Oid;
 use snmp::value::Value;
 
 use crate::core::node::{guid_name, parse_guid_name, Target};
-use crate::if_mib::{IfMibState, IfSet};
-use crate::oids::{if_mib as o, snmpv2_mib as so};
+use crate::core::oids::{if_mib as o, snmpv2_mib as so};
+use crate::modules::if_mib::{IfMibState, IfSet};
 use crate::{Change, SystemState, View};
 
 fn sim() -> Arc<Snapshot> {
@@ -42,6 +42,16 @@ fn get(v: &View, base: &[u32], index: &[u32]) -> Value {
         }
     }
     Value::NoSuchObject
+}
+
+/// ifAlias.3 and the node context's object serving it.
+fn if_alias_3() -> (Vec<u32>, crate::Object) {
+    let alias_oid = [o::IF_ALIAS, &[3]].concat();
+    let obj = super::objects(&crate::Options::default())
+        .into_iter()
+        .find(|x| alias_oid.starts_with(x.root().as_slice()))
+        .unwrap();
+    (alias_oid, obj)
 }
 
 fn a_switch(s: &Snapshot) -> usize {
@@ -212,12 +222,7 @@ fn if_alias_is_set_per_node_and_persisted_by_guid() {
     let guid = s.nodes[sw].info.node_guid;
     let b = base(&s, system());
     let v = super::view(&b, guid_name(guid).as_bytes()).unwrap();
-    let mut alias_oid = o::IF_ALIAS.to_vec();
-    alias_oid.push(3);
-    let obj = super::objects(&crate::Options::default())
-        .into_iter()
-        .find(|x| alias_oid.starts_with(x.root().as_slice()))
-        .unwrap();
+    let (alias_oid, obj) = if_alias_3();
     let change = obj
         .check_set(&v, &alias_oid, &Value::OctetString(b"uplink".to_vec()))
         .unwrap();
@@ -231,7 +236,7 @@ fn if_alias_is_set_per_node_and_persisted_by_guid() {
     );
     let mut sys = system();
     change.apply(&mut sys);
-    let m = sys.modules.get::<IfMibState>().unwrap();
+    let m = sys.modules.get::<IfMibState>();
     assert!(m.if_alias.is_empty(), "the default context is untouched");
     assert_eq!(m.nodes[&guid_name(guid)].if_alias[&3], "uplink");
     // Kept apart from the module's part of the state file (the daemon
@@ -266,7 +271,7 @@ fn if_alias_is_set_per_node_and_persisted_by_guid() {
 /// its defaults holds nothing and frees its place.
 #[test]
 fn node_contexts_hold_values_of_a_bounded_number_of_nodes() {
-    use crate::if_mib::{node_changes, NodeIfState, NODES_STORED_MAX};
+    use crate::modules::if_mib::{node_changes, NodeIfState, NODES_STORED_MAX};
     let s = sim();
     let guid = s.nodes[a_switch(&s)].info.node_guid;
     let mut sys = system();
@@ -278,15 +283,10 @@ fn node_contexts_hold_values_of_a_bounded_number_of_nodes() {
                 .insert(guid_name(ib::types::Guid(0xffff_0000 + i)), Arc::new(n));
         }
     });
-    let full = sys.modules.get::<IfMibState>().unwrap().clone();
+    let full = sys.modules.get::<IfMibState>().clone();
     let b = base(&s, sys.clone());
     let v = super::view(&b, guid_name(guid).as_bytes()).unwrap();
-    let mut alias_oid = o::IF_ALIAS.to_vec();
-    alias_oid.push(3);
-    let obj = super::objects(&crate::Options::default())
-        .into_iter()
-        .find(|x| alias_oid.starts_with(x.root().as_slice()))
-        .unwrap();
+    let (alias_oid, obj) = if_alias_3();
     let set =
         |v: &View, val: &[u8]| obj.check_set(v, &alias_oid, &Value::OctetString(val.to_vec()));
     assert_eq!(
@@ -302,7 +302,7 @@ fn node_contexts_hold_values_of_a_bounded_number_of_nodes() {
         alias: String::new(),
     });
     free.apply(&mut sys);
-    let m = sys.modules.get::<IfMibState>().unwrap();
+    let m = sys.modules.get::<IfMibState>();
     assert!(!m.nodes.contains_key(&other));
     let changes = node_changes(&full, m);
     assert_eq!(changes.len(), 1);
@@ -310,9 +310,9 @@ fn node_contexts_hold_values_of_a_bounded_number_of_nodes() {
     let b = base(&s, sys.clone());
     let v = super::view(&b, guid_name(guid).as_bytes()).unwrap();
     let change = set(&v, b"now it fits").unwrap();
-    let before = sys.modules.get::<IfMibState>().unwrap().clone();
+    let before = sys.modules.get::<IfMibState>().clone();
     change.apply(&mut sys);
-    let changes = node_changes(&before, sys.modules.get::<IfMibState>().unwrap());
+    let changes = node_changes(&before, sys.modules.get::<IfMibState>());
     assert_eq!(changes.len(), 1, "only the node set");
     assert_eq!(
         changes[&guid_name(guid)].as_ref().unwrap().if_alias[&3],
@@ -343,12 +343,17 @@ fn a_snapshot_keeps_the_rows_of_the_last_nodes_asked_only() {
         !Arc::ptr_eq(&a.derived, &later.derived),
         "node 0 was dropped"
     );
-    assert_eq!(b.derived.recent.0.lock().unwrap().len(), super::RECENT);
+    // The node contexts' rows the default context keeps.
+    let kept = || -> Vec<Arc<crate::Derived>> {
+        let recent = &b.derived.fabric().unwrap().recent;
+        recent.0.lock().unwrap().iter().cloned().collect()
+    };
+    assert_eq!(kept().len(), super::RECENT);
     // A view for one use (a monitor's sample) is derived and not kept.
-    let before: Vec<_> = b.derived.recent.0.lock().unwrap().iter().cloned().collect();
+    let before = kept();
     let once = super::view_once(&b, name(0).as_bytes()).unwrap();
     assert!(!Arc::ptr_eq(&once.derived, &later.derived));
-    let after: Vec<_> = b.derived.recent.0.lock().unwrap().iter().cloned().collect();
+    let after = kept();
     assert!(before.iter().zip(&after).all(|(x, y)| Arc::ptr_eq(x, y)));
 }
 
@@ -358,7 +363,7 @@ fn a_snapshot_keeps_the_rows_of_the_last_nodes_asked_only() {
 /// whole rows.
 #[test]
 fn a_get_of_some_ports_derives_those_rows_only_with_the_same_answers() {
-    use crate::oids::ib_if_mib as ib;
+    use crate::core::oids::ib_if_mib as ib;
     let s = sim();
     let b = base(&s, system());
     let ports_tables: [&[u32]; 5] = [

@@ -2,7 +2,7 @@
 //! `snmpusm` and `snmpvacm` expect: usmUserTable, the VACM tables,
 //! SNMP-TARGET-MIB and SNMP-NOTIFICATION-MIB. Each is a RowStatus table
 //! (RFC 2579) with a StorageType column, held in its module's persisted
-//! state ([`crate::state`]), so a Set takes effect when the state is
+//! state ([`crate::core::state`]), so a Set takes effect when the state is
 //! published and survives a restart:
 //!
 //! - rows from the configuration file are `permanent` and refuse Sets
@@ -13,6 +13,10 @@
 //!
 //! A module declares a row type ([`AdminRow`]) per table and serves it with
 //! [`AdminTable`]; TestAndIncr spin locks are [`spin_lock`] scalars.
+//!
+//! It lives beside the modules, not in [`crate::core`]: it reads and
+//! changes the agent's state ([`crate::SystemState`]) and makes the
+//! crate's [`Change`], which name every module.
 
 use std::fmt::Debug;
 use std::time::Instant;
@@ -25,9 +29,9 @@ use snmp::oid::Oid;
 use snmp::rowstatus::{ColumnSet, Row, RowChange, RowRules, RowStatus, RowTable};
 use snmp::value::Value;
 
+use crate::core::oids;
 use crate::core::rowstatus::{RowStatusKind, RowStatusTable};
-use crate::Change;
-use crate::{SystemState, View};
+use crate::{Change, SystemState, View};
 
 /// The most rows one administrative table holds (an unauthenticated peer
 /// cannot create any, an authorized one cannot exhaust memory).
@@ -298,38 +302,19 @@ impl<R: AdminRow> AdminChange<R> {
 /// An administrative table: the RowStatus adapter over a module's rows.
 pub type AdminTable<R> = RowStatusTable<AdminRowsOf<R>>;
 
-/// Where an administrative table's rows live (its module's state) and its
-/// columns (the MIB file's).
-pub struct AdminRowsOf<R> {
-    root: Oid,
-    /// Every accessible column with its MAX-ACCESS, in column order: the
-    /// MIB file's (generated), so no table declares them again.
-    columns: Vec<(u32, Access)>,
-    _r: std::marker::PhantomData<fn() -> R>,
-}
-
-/// MAX-ACCESS as the generated object types spell it; None for columns
-/// that are not accessible.
-fn access(max_access: &str) -> Option<Access> {
-    Some(match max_access {
-        "read-only" => Access::ReadOnly,
-        "read-write" => Access::ReadWrite,
-        "read-create" => Access::ReadCreate,
-        _ => return None,
-    })
-}
+/// Where an administrative table's rows live (its module's state).
+pub struct AdminRowsOf<R>(std::marker::PhantomData<fn() -> R>);
 
 impl<R: AdminRow> AdminTable<R> {
+    /// The table of rows `R`, serving every accessible column of the MIB
+    /// file's (generated), so no table declares them again.
     pub fn new() -> Self {
-        let mut columns: Vec<(u32, Access)> = crate::oids::columns(R::ENTRY)
-            .filter_map(|o| Some((crate::core::util::last(o.oid), access(o.access)?)))
+        let mut columns: Vec<(u32, Access)> = oids::columns(R::ENTRY)
+            .filter(|o| o.access.readable())
+            .map(|o| (crate::core::util::last(o.oid), o.access))
             .collect();
         columns.sort_unstable_by_key(|(c, _)| *c);
-        RowStatusTable(AdminRowsOf {
-            root: Oid::from_slice(R::ENTRY),
-            columns,
-            _r: std::marker::PhantomData,
-        })
+        RowStatusTable::of(R::ENTRY, columns, AdminRowsOf(std::marker::PhantomData))
     }
 }
 
@@ -337,6 +322,11 @@ impl<R: AdminRow> Default for AdminTable<R> {
     fn default() -> Self {
         Self::new()
     }
+}
+
+/// Table `R`'s rows in the view (its module's state).
+fn table_of<R: AdminRow>(view: &View) -> &RowTable<Entry<R>> {
+    &R::rows(view.system.modules.get::<R::State>()).table
 }
 
 /// The rules of one Set: the view the row's columns read.
@@ -374,20 +364,11 @@ where
     AdminChange<R>: IntoChange,
 {
     type Row = Entry<R>;
-
-    fn root(&self) -> &Oid {
-        &self.root
-    }
-
-    fn columns(&self) -> &[(u32, Access)] {
-        &self.columns
-    }
+    type View = View;
+    type Change = Change;
 
     fn rows<'a>(&self, view: &'a View) -> Option<&'a RowTable<Entry<R>>> {
-        view.system
-            .modules
-            .get::<R::State>()
-            .map(|s| &R::rows(s).table)
+        Some(table_of::<R>(view))
     }
 
     fn cell(&self, view: &View, index: &[u32], row: &Row<Entry<R>>, column: u32) -> Option<Value> {
@@ -413,9 +394,9 @@ where
         {
             return Err(SetError::NotWritable);
         }
-        let mut col_oid = self.root.as_slice().to_vec();
+        let mut col_oid = R::ENTRY.to_vec();
         col_oid.push(column);
-        if let Some(syntax) = crate::oids::syntax(&col_oid) {
+        if let Some(syntax) = oids::syntax(&col_oid) {
             syntax.check(s.value)?;
         }
         match row {
@@ -429,9 +410,7 @@ where
     }
 
     fn check(&self, view: &View, cols: &[ColumnSet<'_>]) -> Result<Change, (usize, SetError)> {
-        let empty = RowTable::new(R::STATUS, MAX_ROWS);
-        let rows = self.rows(view).unwrap_or(&empty);
-        let changes = rows.check_with(
+        let changes = table_of::<R>(view).check_with(
             &Rules { view },
             cols,
             |index| Entry {
@@ -501,16 +480,12 @@ pub fn spin_lock<S: AdminState>(
 where
     SpinLockChange<S>: IntoChange,
 {
-    let read = move |v: &View| {
-        let l = v.system.modules.get::<S>().map(get).unwrap_or_default();
-        Value::Integer(l.0)
-    };
+    let read = move |v: &View| Value::Integer(get(v.system.modules.get::<S>()).0);
     std::sync::Arc::new(snmp::table::Scalar::read_write(
         Oid::from_slice(oid),
         read,
         move |v: &View, value: &Value| {
-            let l = v.system.modules.get::<S>().map(get).unwrap_or_default();
-            l.check(value)?;
+            get(v.system.modules.get::<S>()).check(value)?;
             Ok(SpinLockChange::<S> { lock }.into_change())
         },
     ))

@@ -14,9 +14,8 @@ include!(concat!(env!("OUT_DIR"), "/oids.rs"));
 pub struct ObjectType {
     pub name: &'static str,
     pub oid: &'static [u32],
-    /// MAX-ACCESS: "read-only", "read-write", "read-create",
-    /// "not-accessible", "accessible-for-notify".
-    pub access: &'static str,
+    /// MAX-ACCESS (SMIv1's ACCESS read the same).
+    pub access: snmp::mib::Access,
     /// The SMI base type through textual conventions ("OCTET STRING",
     /// "Unsigned32", "INTEGER", "BITS", ...); a table reads `SEQUENCE OF X`.
     pub syntax: &'static str,
@@ -128,13 +127,14 @@ pub fn columns(entry: &[u32]) -> impl Iterator<Item = &'static ObjectType> + '_ 
 /// The parser of `build.rs`, compiled here so its unit tests run.
 #[cfg(test)]
 #[allow(dead_code)]
-#[path = "../build.rs"]
+#[path = "../../build.rs"]
 mod build_script;
 
 #[cfg(test)]
 mod tests {
     use super::build_script::{parse_module, resolve, screaming_snake, Component, Module};
     use super::*;
+    use snmp::mib::Access;
 
     fn mibs_dir() -> std::path::PathBuf {
         std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../mibs")
@@ -258,13 +258,16 @@ mod tests {
             ]
         );
         let c = object_type(ib_sm_mib::IB_SM_PORT_INFO_M_KEY).unwrap();
-        assert_eq!((c.access, c.syntax), ("read-only", "OCTET STRING"));
+        assert_eq!((c.access, c.syntax), (Access::ReadOnly, "OCTET STRING"));
         let p = object_type(ib_sm_mib::IB_SM_PORT_INFO_SUBNET_PREFIX).unwrap();
-        assert_eq!((p.access, p.syntax), ("not-accessible", "OCTET STRING"));
+        assert_eq!(
+            (p.access, p.syntax),
+            (Access::NotAccessible, "OCTET STRING")
+        );
         let g = object_type(ib_sm_mib::IB_SM_NODE_INFO_NODE_GUID).unwrap();
         assert_eq!(g.syntax, "OCTET STRING");
         let t = object_type(ib_sm_mib::IB_SM_PORT_INFO_IN_PART_ENFORCE).unwrap();
-        assert_eq!((t.access, t.syntax), ("read-write", "INTEGER"));
+        assert_eq!((t.access, t.syntax), (Access::ReadWrite, "INTEGER"));
         assert_eq!(
             object_type(ib_sm_mib::IB_SM_PORT_INFO_CAP_MASK)
                 .unwrap()
@@ -277,7 +280,10 @@ mod tests {
         assert_eq!(a.index.last(), Some(&"IMPLIED ibSmServiceName"));
         assert_eq!(columns(ib_sm_mib::IB_SM_PORT_INFO_ENTRY).count(), 45);
         assert_eq!(object_type(if_mib::IF_INDEX).unwrap().syntax, "Integer32");
-        assert_eq!(object_type(if_mib::IF_ALIAS).unwrap().access, "read-write");
+        assert_eq!(
+            object_type(if_mib::IF_ALIAS).unwrap().access,
+            Access::ReadWrite
+        );
     }
 
     #[test]
