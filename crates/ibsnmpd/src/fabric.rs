@@ -9,7 +9,8 @@
 //! [`FabricHandle::published`]). Each new snapshot is diffed once against
 //! the previous one ([`ib::model::compare`]); the events are logged and
 //! counted, and handed with the attribute changes and the new publication to
-//! the notification layer ([`FabricHandle::next_update`]).
+//! the notification layer ([`FabricHandle::next_update`]); so are the
+//! derived findings' changes ([`crate::findings`]).
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::{self, RecvTimeoutError};
@@ -271,6 +272,7 @@ impl FabricThread {
             events_total: Arc::clone(&events_total),
             have_prev: false,
             names,
+            findings: crate::findings::Tracker::default(),
         };
         let join = std::thread::Builder::new()
             .name("ibsnmpd-source".into())
@@ -392,6 +394,8 @@ struct Sweeper {
     have_prev: bool,
     /// The node-name-map in force (swapped on SIGHUP).
     names: Option<crate::nodemap::SharedNodeNameMap>,
+    /// The derived findings logged so far (the plan's, the routes').
+    findings: crate::findings::Tracker,
 }
 
 impl Sweeper {
@@ -457,6 +461,14 @@ impl Sweeper {
             derive_ms = t0.elapsed().as_secs_f64() * 1e3,
             "derived the modules' rows"
         );
+        // Logged here as fabric events are; notified by the notification
+        // layer from the same publications.
+        for c in self.findings.update(
+            published.extra.topology.as_deref(),
+            published.extra.routes.as_deref(),
+        ) {
+            c.log();
+        }
         let number = published.snapshot.sweep.number;
         self.published.store(Arc::new(published));
         self.publications.send_replace(number);

@@ -17,6 +17,7 @@ mod ctl;
 mod daemon;
 mod engine_state;
 mod fabric;
+mod findings;
 mod health;
 mod logging;
 mod man;

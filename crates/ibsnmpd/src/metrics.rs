@@ -46,7 +46,7 @@ use limits::{ClientSlots, Stalling};
 #[derive(Debug, Default)]
 pub struct AgentCounters {
     /// The notification originator's counters (None: no sinks configured).
-    pub notifications: std::sync::OnceLock<Arc<snmp::notify::NotifyStats>>,
+    pub notifications: Option<Arc<snmp::notify::NotifyStats>>,
     /// Successful SIGHUP reloads, and failed ones.
     pub reloads: AtomicU64,
     pub reload_failures: AtomicU64,

@@ -67,17 +67,14 @@ impl Sampler for Reads<'_> {
 }
 
 /// Starts the task on `runtime` when there are triggers.
-pub fn start<F>(
+pub fn start(
     runtime: &tokio::runtime::Handle,
     monitors: Arc<Monitors>,
     dispatcher: Arc<Dispatcher<View, Change>>,
-    view: Arc<F>,
+    view: crate::contexts::ViewFn,
     traps: Option<Traps>,
     contexts: Option<Arc<NodeContexts>>,
-) -> Option<JoinHandle<()>>
-where
-    F: Fn() -> View + Send + Sync + 'static,
-{
+) -> Option<JoinHandle<()>> {
     if monitors.triggers().is_empty() {
         return None;
     }

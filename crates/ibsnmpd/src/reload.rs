@@ -39,24 +39,22 @@ pub struct Reloader {
     pub names: SharedNodeNameMap,
     pub fabric: FabricHandle,
     pub counters: Arc<AgentCounters>,
-    /// Called after each applied reload: the notification layer's seam
-    /// (a warmStart notification, RFC 3418).
-    pub after_reload: Option<Box<dyn Fn() + Send + Sync>>,
-    /// Called with each new community table: the VACM tables show its
-    /// groups ([`crate::vacm_tables::on_reload`]).
-    pub communities_changed: Option<crate::vacm_tables::OnReload>,
-    /// The notification layer whose sinks and thresholds a reload changes.
+    /// The notification layer whose sinks and thresholds a reload changes;
+    /// it says warmStart (RFC 3418) after each applied reload.
     pub traps: Option<Traps>,
-    /// Shows the configured sinks as SNMP-TARGET-MIB rows.
+    /// Shows the configured sinks as SNMP-TARGET-MIB rows, and each new
+    /// community table's groups in the VACM tables.
     pub controller: Arc<crate::controller::Controller>,
+    /// The engine the VACM tables' user rows are made for.
+    pub usm: Arc<snmp::usm::Usm>,
     /// The health checks' settings, read at each snapshot.
     pub health: crate::health::SharedHealthConfig,
     /// The DISMAN-EVENT-MIB triggers' task.
     pub monitors: crate::monitor::MonitorTask,
     /// The cabling plan in force (`[topology] expected`), read again.
-    pub plan: Option<crate::topology::SharedPlan>,
+    pub plan: crate::topology::SharedPlan,
     /// The route check's `[routes] max_spread`, read at each snapshot.
-    pub routes_max_spread: Option<crate::routes::SharedSpread>,
+    pub routes_max_spread: crate::routes::SharedSpread,
 }
 
 impl Reloader {
@@ -65,8 +63,8 @@ impl Reloader {
         match self.try_reload().await {
             Ok(()) => {
                 self.counters.reloads.fetch_add(1, Ordering::Relaxed);
-                if let Some(hook) = &self.after_reload {
-                    hook();
+                if let Some(t) = &self.traps {
+                    t.warm_start();
                 }
             }
             Err(e) => {
@@ -98,13 +96,10 @@ impl Reloader {
             warn!("{w}");
         }
         let communities = Arc::new(crate::config::agent_communities(&new.communities));
-        if let Some(hook) = &self.communities_changed {
-            hook(&communities);
-        }
+        crate::vacm_tables::reconfigure(&self.controller, &self.current, &self.usm, &communities)
+            .await;
         self.communities.store(communities);
-        if let Some(shared) = &self.plan {
-            shared.store(plan);
-        }
+        self.plan.store(plan);
         let renamed = **self.names.load() != names;
         let count = names.len();
         self.names.store(Arc::new(names));
@@ -135,9 +130,7 @@ impl Reloader {
                 })
                 .await;
         }
-        if let Some(spread) = &self.routes_max_spread {
-            spread.set(new.routes_max_spread);
-        }
+        self.routes_max_spread.set(new.routes_max_spread);
         if **self.health.load() != new.health {
             self.health.store(Arc::new(new.health.clone()));
         }

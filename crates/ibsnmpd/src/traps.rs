@@ -305,8 +305,9 @@ impl Traps {
     }
 }
 
-/// Fabric events (port in/out of service, link state) and snapshot
-/// differences (multicast groups, thresholds, masks, keys) to notifications,
+/// Fabric events (port in/out of service, link state), snapshot
+/// differences (multicast groups, thresholds, masks, keys) and the derived
+/// findings' changes (cabling plan, routes) to notifications,
 /// each update read against the snapshot it came from.
 async fn event_task(
     notifier: Notifier,
@@ -315,6 +316,9 @@ async fn event_task(
     fabric: FabricHandle,
     fabric_wide: bool,
 ) {
+    // Findings already notified: those present at the first update after
+    // coldStart are notified then.
+    let mut said = crate::findings::Tracker::default();
     loop {
         let u = fabric.next_update().await;
         if u.missed > 0 {
@@ -333,6 +337,12 @@ async fn event_task(
         }
         for n in notif::from_changes(&u.changes, &u.next.snapshot, &thresholds.load()) {
             notifier.notify(n);
+        }
+        for c in said.update(
+            u.next.extra.topology.as_deref(),
+            u.next.extra.routes.as_deref(),
+        ) {
+            notifier.notify(c.notification());
         }
     }
 }

@@ -45,32 +45,23 @@ fn configure(
     });
 }
 
-/// What a reload calls with the new community table: the permanent rows
-/// again (the community shorthands' groups; the VACM sections and the
-/// users change only on restart), in turn with Sets.
-pub fn on_reload(settings: &Settings, usm: &Arc<Usm>, controller: &Arc<Controller>) -> OnReload {
-    let (vacm, usm, controller) = (
-        settings.vacm.clone(),
-        Arc::clone(usm),
-        Arc::clone(controller),
-    );
-    let shorthand = settings.node_contexts.shorthand_context();
-    Box::new(move |communities: &[Community]| {
-        let (vacm, usm, controller) = (vacm.clone(), Arc::clone(&usm), Arc::clone(&controller));
-        let (communities, shorthand) = (communities.to_vec(), shorthand.clone());
-        tokio::spawn(async move {
-            controller
-                .update_runtime(|system| {
-                    configure(system, &vacm, &usm, &communities, &shorthand);
-                    true
-                })
-                .await
-        });
-    })
+/// A reload's new community table in the tables: the permanent rows again
+/// (the community shorthands' groups; the VACM sections and the users
+/// change only on restart, so `running` has them), in turn with Sets.
+pub async fn reconfigure(
+    controller: &Controller,
+    running: &Settings,
+    usm: &Usm,
+    communities: &[Community],
+) {
+    let shorthand = running.node_contexts.shorthand_context();
+    controller
+        .update_runtime(|system| {
+            configure(system, &running.vacm, usm, communities, &shorthand);
+            true
+        })
+        .await;
 }
-
-/// See [`on_reload`].
-pub type OnReload = Box<dyn Fn(&[Community]) + Send + Sync>;
 
 /// The rows created over SNMP that are in force, as the engine reads them
 /// at each request (the same `Arc` until a Set changes them).

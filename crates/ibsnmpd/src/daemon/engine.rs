@@ -17,6 +17,7 @@ use snmp::oid::Oid;
 use tracing::{info, warn};
 
 use crate::config::{Access, Settings};
+use crate::contexts::ViewFn;
 use crate::state::StateStore;
 
 /// sysDescr: what, which version, on which platform.
@@ -38,23 +39,39 @@ const SECURITY_PARTS: [&str; 2] = [
     <mibs::snmp_vacm::VacmState as mibs::state::PersistedState>::MODULE,
 ];
 
-/// What the agent answers from: built before any socket or thread starts.
-pub(super) struct Engine {
+/// The state directory and what it held, for the controller to persist.
+pub(super) struct Persistence {
     pub store: StateStore,
     pub stored: Persisted,
+}
+
+/// What the agent answers from: built once the (paused) source thread
+/// exists, before any socket is bound.
+pub(super) struct Engine {
     pub system: Arc<ArcSwap<SystemState>>,
     pub usm: Arc<snmp::usm::Usm>,
-    pub dispatcher: Dispatcher<View, mibs::Change>,
+    pub dispatcher: Arc<Dispatcher<View, mibs::Change>>,
+    /// What a request reads: the published tables and the agent state.
+    pub view: ViewFn,
+    pub stats: Arc<snmp::agent::SnmpStats>,
     /// The modules an AgentX master is offered.
     pub agentx_modules: Vec<crate::agentx::Module>,
     /// Every node as a context (None: `node_contexts = "off"`).
     pub contexts: Option<Arc<crate::contexts::NodeContexts>>,
 }
 
+/// What the engine's requests read of the running source.
+pub(super) struct FabricReads {
+    pub fabric: crate::fabric::FabricHandle,
+    /// The source's, where it reads other nodes' detail attributes for
+    /// the node contexts polled.
+    pub demand: Option<Arc<ib::source::demand::Demand>>,
+}
+
 impl Engine {
     /// The state directory read, snmpEngineBoots counted (durably, before
     /// the first answer), every module registered.
-    pub fn build(settings: &Settings) -> Result<Engine> {
+    pub fn build(settings: &Settings, reads: FabricReads) -> Result<(Engine, Persistence)> {
         let (store, stored) = open_state(settings)?;
         if !stored.is_empty() {
             info!(path = %store.path().display(), modules = stored.len(), "loaded persisted state");
@@ -67,62 +84,94 @@ impl Engine {
         let usm = start_usm(settings)?;
         crate::usm_users::start(&mut system, &usm);
         crate::vacm_tables::add_configured(&mut system, settings, &usm);
-        let mut dispatcher = dispatcher(settings);
-        let contexts = node_contexts(settings, &usm)?;
-        let mut or_entries = Vec::new();
-        let mut agentx_modules = Vec::new();
-        for mut m in mibs::modules(&module_options(settings)) {
-            if crate::agentx::serves(m.name) {
-                agentx_modules.push(crate::agentx::Module::of(&m));
-            }
-            if contexts.is_some() {
-                // vacmContextTable lists the node contexts too.
-                let entry = Oid::from_slice(snmp::context::VACM_CONTEXT_ENTRY);
-                m.objects.retain(|o| *o.root() != entry);
-            }
-            dispatcher
-                .register_all(m.objects)
-                .with_context(|| format!("registering {}", m.name))?;
-            or_entries.extend(m.or_entry);
-            if let (Some(c), "SNMP-VIEW-BASED-ACM-MIB") = (&contexts, m.name) {
-                let c: Arc<dyn snmp::context::Contexts<View, mibs::Change>> = c.clone();
-                dispatcher
-                    .register(Arc::new(snmp::context::ContextTable::new(Some(c))))
-                    .context("registering vacmContextTable")?;
-            }
-        }
-        if contexts.is_some() {
-            // ENTITY-MIB's entLogicalTable: how managers discover them.
-            dispatcher
-                .register(Arc::new(mibs::entity_mib::EntLogicalTable::new(
-                    usm.engine.id.clone(),
-                )))
-                .context("registering entLogicalTable")?;
-            let or = mibs::entity_mib::or_entry();
-            // Through an AgentX master too: it is how managers find the
-            // node contexts the subagent registers there.
-            agentx_modules.push(crate::agentx::Module {
-                subtree: Oid::from_slice(mibs::entity_mib::ENT_LOGICAL_ENTRY),
-                caps: Some((or.id.clone(), or.descr.clone())),
-            });
-            or_entries.push(or);
-        }
-        dispatcher
-            .register_all(snmp::usm::mib_objects(&usm))
-            .context("registering usmStats and snmpEngine")?;
+        let with_contexts = settings.node_contexts != crate::config::NodeContexts::Off;
+        let mut modules = mibs::modules(&module_options(settings));
+        let (or_entries, agentx_modules) = offered(&mut modules, with_contexts);
         system.set_or_table(or_entries);
         let system = Arc::new(ArcSwap::from_pointee(system));
         usm.set_managed(Arc::new(crate::usm_users::StateUsers(Arc::clone(&system))));
-        Ok(Engine {
-            store,
-            stored,
+        let stats = snmp::agent::SnmpStats::new();
+        let view = view(reads.fabric, Arc::clone(&system), Arc::clone(&stats));
+        let contexts = with_contexts
+            .then(|| node_contexts(settings, &usm, Arc::clone(&view), reads.demand))
+            .transpose()?;
+        let dispatcher = register(settings, modules, contexts.as_ref(), &usm)?;
+        let engine = Engine {
             system,
             usm,
-            dispatcher,
+            dispatcher: Arc::new(dispatcher),
+            view,
+            stats,
             agentx_modules,
             contexts,
-        })
+        };
+        Ok((engine, Persistence { store, stored }))
     }
+}
+
+/// The sysORTable rows and the subtrees an AgentX master is offered, taken
+/// from `modules` (their objects stay, to be registered).
+fn offered(
+    modules: &mut [mibs::Module],
+    with_contexts: bool,
+) -> (Vec<mibs::SysOrEntry>, Vec<crate::agentx::Module>) {
+    let mut or_entries = Vec::new();
+    let mut agentx_modules = Vec::new();
+    for m in modules.iter_mut() {
+        if crate::agentx::serves(m.name) {
+            agentx_modules.push(crate::agentx::Module::of(m));
+        }
+        or_entries.extend(m.or_entry.take());
+    }
+    if with_contexts {
+        let or = mibs::entity_mib::or_entry();
+        // Through an AgentX master too: it is how managers find the
+        // node contexts the subagent registers there.
+        agentx_modules.push(crate::agentx::Module {
+            subtree: Oid::from_slice(mibs::entity_mib::ENT_LOGICAL_ENTRY),
+            caps: Some((or.id.clone(), or.descr.clone())),
+        });
+        or_entries.push(or);
+    }
+    (or_entries, agentx_modules)
+}
+
+/// The dispatcher with every module's objects registered.
+fn register(
+    settings: &Settings,
+    modules: Vec<mibs::Module>,
+    contexts: Option<&Arc<crate::contexts::NodeContexts>>,
+    usm: &Arc<snmp::usm::Usm>,
+) -> Result<Dispatcher<View, mibs::Change>> {
+    let mut dispatcher = dispatcher(settings);
+    for mut m in modules {
+        if contexts.is_some() {
+            // vacmContextTable lists the node contexts too.
+            let entry = Oid::from_slice(snmp::context::VACM_CONTEXT_ENTRY);
+            m.objects.retain(|o| *o.root() != entry);
+        }
+        dispatcher
+            .register_all(m.objects)
+            .with_context(|| format!("registering {}", m.name))?;
+        if let (Some(c), "SNMP-VIEW-BASED-ACM-MIB") = (contexts, m.name) {
+            let c: Arc<dyn snmp::context::Contexts<View, mibs::Change>> = c.clone();
+            dispatcher
+                .register(Arc::new(snmp::context::ContextTable::new(Some(c))))
+                .context("registering vacmContextTable")?;
+        }
+    }
+    if contexts.is_some() {
+        // ENTITY-MIB's entLogicalTable: how managers discover them.
+        dispatcher
+            .register(Arc::new(mibs::entity_mib::EntLogicalTable::new(
+                usm.engine.id.clone(),
+            )))
+            .context("registering entLogicalTable")?;
+    }
+    dispatcher
+        .register_all(snmp::usm::mib_objects(usm))
+        .context("registering usmStats and snmpEngine")?;
+    Ok(dispatcher)
 }
 
 /// The node contexts' resolver and their object set: the node's system
@@ -131,16 +180,17 @@ impl Engine {
 fn node_contexts(
     settings: &Settings,
     usm: &Arc<snmp::usm::Usm>,
-) -> Result<Option<Arc<crate::contexts::NodeContexts>>> {
-    if settings.node_contexts == crate::config::NodeContexts::Off {
-        return Ok(None);
-    }
+    view: ViewFn,
+    demand: Option<Arc<ib::source::demand::Demand>>,
+) -> Result<Arc<crate::contexts::NodeContexts>> {
     let mut d = dispatcher(settings);
     d.register_all(mibs::node_context::objects(&module_options(settings)))
         .context("registering the node contexts' objects")?;
     d.register_all(snmp::usm::mib_objects(usm))
         .context("registering snmpEngine in node contexts")?;
-    Ok(Some(Arc::new(crate::contexts::NodeContexts::new(d))))
+    Ok(Arc::new(crate::contexts::NodeContexts::new(
+        d, view, demand,
+    )))
 }
 
 /// What the modules read of the settings (writable columns, ifIndex offset,
@@ -160,9 +210,6 @@ pub(super) struct Derived {
     pub health: crate::health::SharedHealthConfig,
     /// The cabling plan (`[topology] expected`): a bad file stops the start.
     pub plan: crate::topology::SharedPlan,
-    /// Where topology and route findings go as notifications, once the
-    /// layer is up.
-    pub traps: crate::topology::Notifier,
     /// The route check's `[routes] max_spread`.
     pub routes_max_spread: crate::routes::SharedSpread,
 }
@@ -173,7 +220,6 @@ impl Derived {
             health: Arc::new(ArcSwap::from_pointee(settings.health.clone())),
             plan: crate::topology::shared_plan(settings.topology_expected.as_deref())
                 .map_err(crate::config::ConfigError)?,
-            traps: Arc::default(),
             routes_max_spread: crate::routes::SharedSpread::new(settings.routes_max_spread),
         })
     }
@@ -183,10 +229,8 @@ impl Derived {
 /// (health, topology) beside them.
 pub(super) fn publisher(settings: &Settings, shared: &Derived) -> Publisher {
     let mut health = crate::health::deriver(Arc::clone(&shared.health));
-    let mut topology =
-        crate::topology::deriver(Arc::clone(&shared.plan), Arc::clone(&shared.traps));
-    let mut routes =
-        crate::routes::deriver(shared.routes_max_spread.clone(), Arc::clone(&shared.traps));
+    let mut topology = crate::topology::deriver(Arc::clone(&shared.plan));
+    let mut routes = crate::routes::deriver(shared.routes_max_spread.clone());
     mibs::Publisher::with_options(&module_options(settings)).with_extra(move |s| {
         crate::fabric::Extras {
             health: Some(health(s)),
@@ -197,12 +241,14 @@ pub(super) fn publisher(settings: &Settings, shared: &Derived) -> Publisher {
 }
 
 /// What a request reads: the published tables and the agent state of now.
-pub(super) fn view(
+fn view(
     fabric: crate::fabric::FabricHandle,
     system: Arc<ArcSwap<SystemState>>,
     stats: Arc<snmp::agent::SnmpStats>,
-) -> impl Fn() -> View + Send + Sync + 'static {
-    move || View::from_published(&fabric.published(), system.load_full(), Arc::clone(&stats))
+) -> ViewFn {
+    Arc::new(move || {
+        View::from_published(&fabric.published(), system.load_full(), Arc::clone(&stats))
+    })
 }
 
 /// The USM engine: snmpEngineID and snmpEngineBoots, then the users.
