@@ -45,6 +45,40 @@ fn the_key_table_is_the_loaders() {
     }
 }
 
+/// docs/config.md's "Keys" table says what the code's table says, row
+/// for row (the code's is the one compiled in).
+#[test]
+fn the_docs_key_table_is_the_codes() {
+    let doc = include_str!("../../../../docs/config.md");
+    let rows = doc
+        .split("\n## Keys\n")
+        .nth(1)
+        .and_then(|t| t.split("\n## ").next())
+        .expect("docs/config.md has a \"## Keys\" section");
+    let documented: Vec<[&str; 4]> = rows
+        .lines()
+        .filter(|l| l.starts_with("| `"))
+        .map(|row| {
+            let cells: Vec<&str> = row.trim_matches('|').split(" | ").map(str::trim).collect();
+            cells[..]
+                .try_into()
+                .unwrap_or_else(|_| panic!("not 4 cells: {row}"))
+        })
+        .collect();
+    let code: Vec<[&str; 4]> = keys::table()
+        .iter()
+        .map(|k| [k.key, k.flag, k.default, k.meaning])
+        .collect();
+    for (d, c) in documented.iter().zip(&code) {
+        assert_eq!(d, c, "docs/config.md and config/keys.rs differ");
+    }
+    assert_eq!(
+        documented.len(),
+        code.len(),
+        "docs/config.md and config/keys.rs differ in rows"
+    );
+}
+
 fn names_of(cell: &str) -> impl Iterator<Item = String> + '_ {
     cell.split('`').skip(1).step_by(2).map(str::to_string)
 }
