@@ -18,10 +18,15 @@ pub mod keys;
 mod merge;
 pub mod monitor;
 pub mod notify;
+mod restart;
 mod settings;
 mod wording;
 
-pub use settings::{agent_communities, Access, Community, NodeContexts, Settings};
+pub use settings::{
+    agent_communities, Access, AgentSettings, AgentxSettings, CheckSettings, Community,
+    DaemonSettings, MetricsSettings, NodeContexts, RequestSettings, Settings, SmSettings,
+    SourceSettings, SystemGroup,
+};
 
 use file::{read_file, FileConfig};
 use merge::merge;

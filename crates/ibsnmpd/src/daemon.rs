@@ -64,7 +64,7 @@ pub fn run(settings: Settings, source: Opened, load: crate::reload::LoadSettings
         agent,
         subagent,
         reloader,
-        &settings.source,
+        &settings.source.spec,
         serve::shutdown_signal(),
     ));
     if let Some(t) = &traps {
@@ -100,9 +100,9 @@ fn start_source(settings: &Settings, source: Opened) -> Result<(Services, Source
     let (fabric, first_sweep) = crate::fabric::FabricThread::start_paused(
         source.source,
         engine::publisher(settings, &derived),
-        settings.sweep_interval,
+        settings.source.sweep_interval,
         Some(Arc::clone(&names)),
-        &settings.source,
+        &settings.source.spec,
     )
     .context("cannot start the source thread")?;
     let services = Services::start(fabric)?;
@@ -120,7 +120,7 @@ fn start_source(settings: &Settings, source: Opened) -> Result<(Services, Source
 /// The node-name-map of the settings (empty without one); a bad map at
 /// startup is a configuration error.
 fn load_node_name_map(settings: &Settings) -> Result<SharedNodeNameMap> {
-    let map = match &settings.node_name_map {
+    let map = match &settings.checks.node_name_map {
         Some(p) => {
             let m = NodeNameMap::load(p).map_err(ConfigError)?;
             info!(path = %p.display(), names = m.len(), "node-name-map loaded");
@@ -140,7 +140,7 @@ fn start_control(
     persistence: engine::Persistence,
     can: Capabilities,
 ) -> Arc<Controller> {
-    let opensm = settings.opensm.clone().map(|o| {
+    let opensm = settings.sm.opensm.clone().map(|o| {
         info!(conf = %o.conf.display(), console = ?o.console, "steering OpenSM ([opensm])");
         Arc::new(crate::opensm::OpenSmControl::new(o))
     });
@@ -158,7 +158,7 @@ fn start_control(
         services.fabric(),
         Arc::clone(&controller),
         can.subnet_administrator,
-        settings.request_session_timeout,
+        settings.requests.session_timeout,
         jobs_rx,
     );
     controller
@@ -186,7 +186,7 @@ fn subagent(
     engine: &Engine,
     controller: &Arc<Controller>,
 ) -> Option<AgentxSubagent> {
-    let master = settings.agentx.clone()?;
+    let master = settings.agentx.master.clone()?;
     let (view, system) = (Arc::clone(&engine.view), Arc::clone(&engine.system));
     Some(crate::agentx::subagent(
         master,
@@ -195,11 +195,11 @@ fn subagent(
         move || view(),
         Arc::clone(controller) as Arc<dyn SetController<mibs::Change>>,
         move || system.load().up_time(),
-        settings.agentx_if_mib,
+        settings.agentx.if_mib,
         engine
             .contexts
             .clone()
-            .filter(|_| settings.agentx_node_contexts),
+            .filter(|_| settings.agentx.node_contexts),
     ))
 }
 
@@ -217,7 +217,7 @@ fn bind_agent(
         .runtime()
         .block_on(Agent::bind(
             AgentConfig {
-                listen: settings.listen.clone(),
+                listen: settings.agent.listen.clone(),
                 communities: crate::config::agent_communities(&settings.communities),
                 ..AgentConfig::default()
             },
@@ -234,12 +234,12 @@ fn bind_agent(
             }
         })?
         .with_usm(Arc::clone(&engine.usm))
-        .with_vacm(Arc::new(settings.vacm.clone()))
+        .with_vacm(Arc::new(settings.agent.vacm.clone()))
         .with_user_hook(Box::new(|v: &mut mibs::View, user: &[u8]| {
             v.user = Some(user.to_vec())
         }))
         .with_managed_vacm(crate::vacm_tables::managed(Arc::clone(&engine.system)))
-        .with_shorthand_context(settings.node_contexts.shorthand_context());
+        .with_shorthand_context(settings.agent.node_contexts.shorthand_context());
     let agent = match &engine.contexts {
         Some(c) => agent.with_contexts(c.clone()),
         None => agent,
@@ -258,7 +258,7 @@ fn start_endpoints(
     engine: &Engine,
     traps: Option<&Traps>,
 ) -> Result<Arc<AgentCounters>> {
-    if let Some(path) = settings.control_socket.as_deref() {
+    if let Some(path) = settings.daemon.control_socket.as_deref() {
         services.start_control(path)?;
     }
     let counters = Arc::new(AgentCounters {

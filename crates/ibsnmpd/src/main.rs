@@ -95,7 +95,7 @@ fn main() -> ExitCode {
 
 fn run(args: cli::RunArgs) -> anyhow::Result<()> {
     let settings = config::load(&args)?;
-    logging::init(&settings.log_level)?;
+    logging::init(&settings.daemon.log_level)?;
     let source = sources::open(&settings)?;
     daemon::run(settings, source, Box::new(move || config::load(&args)))
 }

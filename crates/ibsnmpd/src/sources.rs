@@ -32,17 +32,17 @@ pub struct Opened {
 /// something that cannot be opened (a missing or bad topology file, no such
 /// CA), is a configuration error (exit 2).
 pub fn open(settings: &Settings) -> Result<Opened, ConfigError> {
-    let spec = parse(&settings.source, &settings.source_origin)?;
+    let spec = parse(&settings.source.spec, &settings.source.origin)?;
     let source = open_parsed(
         &spec,
-        &settings.source,
-        &settings.source_origin,
-        &settings.local_node_origin,
+        &settings.source.spec,
+        &settings.source.origin,
+        &settings.source.local_node_origin,
         SourceOptions {
-            local_node: settings.local_node.clone(),
-            sim_partitions: settings.sim_partitions.clone(),
-            sim_services: settings.sim_services.clone(),
-            umad: settings.umad.clone(),
+            local_node: settings.source.local_node.clone(),
+            sim_partitions: settings.source.sim_partitions.clone(),
+            sim_services: settings.source.sim_services.clone(),
+            umad: settings.source.umad.clone(),
             ..SourceOptions::default()
         },
     )?;

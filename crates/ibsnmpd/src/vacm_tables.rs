@@ -21,8 +21,8 @@ use crate::controller::Controller;
 /// as permanent rows, over what the state file restored.
 pub fn add_configured(system: &mut SystemState, settings: &Settings, usm: &Usm) {
     let communities = crate::config::agent_communities(&settings.communities);
-    let shorthand = settings.node_contexts.shorthand_context();
-    configure(system, &settings.vacm, usm, &communities, &shorthand);
+    let shorthand = settings.agent.node_contexts.shorthand_context();
+    configure(system, &settings.agent.vacm, usm, &communities, &shorthand);
 }
 
 fn configure(
@@ -54,10 +54,10 @@ pub async fn reconfigure(
     usm: &Usm,
     communities: &[Community],
 ) {
-    let shorthand = running.node_contexts.shorthand_context();
+    let shorthand = running.agent.node_contexts.shorthand_context();
     controller
         .update_runtime(|system| {
-            configure(system, &running.vacm, usm, communities, &shorthand);
+            configure(system, &running.agent.vacm, usm, communities, &shorthand);
             true
         })
         .await;

@@ -84,7 +84,7 @@ impl Engine {
         let usm = start_usm(settings)?;
         crate::usm_users::start(&mut system, &usm);
         crate::vacm_tables::add_configured(&mut system, settings, &usm);
-        let with_contexts = settings.node_contexts != crate::config::NodeContexts::Off;
+        let with_contexts = settings.agent.node_contexts != crate::config::NodeContexts::Off;
         let mut modules = mibs::modules(&module_options(settings));
         let (or_entries, agentx_modules) = offered(&mut modules, with_contexts);
         system.set_or_table(or_entries);
@@ -197,10 +197,10 @@ fn node_contexts(
 /// opensm.conf), given to their objects and derivations.
 fn module_options(settings: &Settings) -> mibs::Options {
     mibs::Options {
-        if_index_offset: settings.agentx_if_index_offset,
-        sm_control: settings.opensm.is_some(),
-        port_writes: settings.port_writes,
-        opensm_conf: settings.opensm_conf.clone(),
+        if_index_offset: settings.agentx.if_index_offset,
+        sm_control: settings.sm.opensm.is_some(),
+        port_writes: settings.sm.port_writes,
+        opensm_conf: settings.sm.opensm_conf.clone(),
     }
 }
 
@@ -217,10 +217,10 @@ pub(super) struct Derived {
 impl Derived {
     pub(super) fn new(settings: &Settings) -> Result<Derived> {
         Ok(Derived {
-            health: Arc::new(ArcSwap::from_pointee(settings.health.clone())),
-            plan: crate::topology::shared_plan(settings.topology_expected.as_deref())
+            health: Arc::new(ArcSwap::from_pointee(settings.checks.health.clone())),
+            plan: crate::topology::shared_plan(settings.checks.topology_expected.as_deref())
                 .map_err(crate::config::ConfigError)?,
-            routes_max_spread: crate::routes::SharedSpread::new(settings.routes_max_spread),
+            routes_max_spread: crate::routes::SharedSpread::new(settings.checks.routes_max_spread),
         })
     }
 }
@@ -254,31 +254,38 @@ fn view(
 /// The USM engine: snmpEngineID and snmpEngineBoots, then the users.
 fn start_usm(settings: &Settings) -> Result<Arc<snmp::usm::Usm>> {
     let (engine_id, boots) = match crate::engine_state::start(
-        &settings.state_dir,
-        settings.engine_id.clone(),
+        &settings.daemon.state_dir,
+        settings.agent.engine_id.clone(),
     ) {
         Ok(e) => e,
         // Without SNMPv3 users nothing depends on snmpEngineBoots surviving a
         // restart: a read-only agent runs with an engine of this run only.
-        Err(e) if settings.users.is_empty() => {
+        Err(e) if settings.agent.users.is_empty() => {
             warn!(error = %format!("{e:#}"), "snmpEngineID/Boots not persisted (no SNMPv3 users)");
-            crate::engine_state::ephemeral(settings.engine_id.clone())
+            crate::engine_state::ephemeral(settings.agent.engine_id.clone())
         }
         Err(e) => return Err(e),
     };
     let usm = Arc::new(
-        snmp::usm::Usm::new(snmp::usm::Engine::new(engine_id, boots), &settings.users)
-            .context("SNMPv3 users")?,
+        snmp::usm::Usm::new(
+            snmp::usm::Engine::new(engine_id, boots),
+            &settings.agent.users,
+        )
+        .context("SNMPv3 users")?,
     );
-    info!(boots, users = settings.users.len(), "SNMPv3 engine ready");
+    info!(
+        boots,
+        users = settings.agent.users.len(),
+        "SNMPv3 engine ready"
+    );
     Ok(usm)
 }
 
 /// The dispatcher's limits and the subtrees it guards.
 fn dispatcher(settings: &Settings) -> Dispatcher<View, mibs::Change> {
     let mut dispatcher: Dispatcher<View, mibs::Change> = Dispatcher::new();
-    dispatcher.set_max_repetitions(settings.max_repetitions);
-    dispatcher.set_max_bulk_varbinds(settings.max_getbulk_responses);
+    dispatcher.set_max_repetitions(settings.agent.max_repetitions);
+    dispatcher.set_max_bulk_varbinds(settings.agent.max_getbulk_responses);
     // SM_Key and M_Key: SNMPv3 authPriv only, on every transport (AgentX
     // never: its master does not say how the manager authenticated).
     dispatcher.set_secret_subtrees(oids(&[
@@ -296,7 +303,7 @@ fn dispatcher(settings: &Settings) -> Dispatcher<View, mibs::Change> {
     );
     // The tables that grant access: written only at authPriv (notWritable
     // below, on every transport) unless the configuration opens them.
-    if settings.admin_writable_below_authpriv {
+    if settings.agent.admin_writable_below_authpriv {
         warn!("admin_writable_below_authpriv: users, access and targets writable below authPriv");
     } else {
         dispatcher.set_admin_subtrees(admin_subtrees());
@@ -326,22 +333,24 @@ fn admin_subtrees() -> Vec<Oid> {
 /// text in the file, and refuses Sets (commitFailed) until repaired.
 fn initial_state(settings: &Settings, stored: &Persisted, file: &Path) -> Result<SystemState> {
     let mut st = SystemState::new(
-        sys_descr(&settings.source),
+        sys_descr(&settings.source.spec),
         Oid::from_slice(mibs::snmpv2::IBSNMPD_OBJECT_ID),
     );
-    st.contact = settings.sys_contact.clone();
-    st.name = settings.sys_name.clone();
-    st.location = settings.sys_location.clone();
+    st.contact = settings.system.contact.clone();
+    st.name = settings.system.name.clone();
+    st.location = settings.system.location.clone();
     st.enable_authen_traps = settings.notify.auth_traps;
-    st.secrets = settings.secrets;
+    st.secrets = settings.agent.secrets;
     st.requests = Arc::new(
         mibs::ib_sm_req::Sessions::new(
-            settings.request_session_timeout,
-            settings.request_sessions_max,
+            settings.requests.session_timeout,
+            settings.requests.sessions_max,
         )
-        .with_max_result_rows(settings.request_result_rows_max),
+        .with_max_result_rows(settings.requests.result_rows_max),
     );
-    st.monitors = Arc::new(mibs::disman_event::Monitors::new(settings.monitors.clone()));
+    st.monitors = Arc::new(mibs::disman_event::Monitors::new(
+        settings.checks.monitors.clone(),
+    ));
     for problem in st.restore(stored) {
         if SECURITY_PARTS.contains(&problem.module.as_str()) {
             anyhow::bail!(
@@ -405,12 +414,12 @@ fn restore_nodes(
 /// a directory it cannot create is no reason to stop it: said once, then run
 /// (the SNMPv3 engine ID and boots then live in memory when no user needs them).
 fn open_state(settings: &Settings) -> Result<(StateStore, Persisted)> {
-    match StateStore::open(&settings.state_dir) {
+    match StateStore::open(&settings.daemon.state_dir) {
         Ok(s) => {
             let stored = s.load()?;
             // Said, since a default under $HOME may surprise.
             info!(
-                dir = %settings.state_dir.display(),
+                dir = %settings.daemon.state_dir.display(),
                 "state directory: the SNMPv3 engine ID and boots, and values Set over SNMP, are kept here"
             );
             Ok((s, stored))
@@ -426,7 +435,7 @@ fn open_state(settings: &Settings) -> Result<(StateStore, Persisted)> {
                 "no writable state directory; running read-only without persisted state"
             );
             Ok((
-                StateStore::unwritable(&settings.state_dir),
+                StateStore::unwritable(&settings.daemon.state_dir),
                 Persisted::new(),
             ))
         }
