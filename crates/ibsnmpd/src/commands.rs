@@ -13,6 +13,29 @@ pub mod health;
 pub mod routes;
 pub mod topology;
 
+/// `text` on stdout.
+pub fn print(text: &str) -> Result<()> {
+    std::io::stdout()
+        .lock()
+        .write_all(text.as_bytes())
+        .context("cannot write to stdout")
+}
+
+/// A report on stdout, as JSON or as `text` words it.
+pub fn print_report<R: serde::Serialize>(
+    format: crate::cli::HealthFormat,
+    report: &R,
+    text: impl FnOnce(&R) -> String,
+) -> Result<()> {
+    let text = match format {
+        crate::cli::HealthFormat::Json => {
+            serde_json::to_string_pretty(report).context("cannot encode the report")? + "\n"
+        }
+        crate::cli::HealthFormat::Text => text(report),
+    };
+    print(&text)
+}
+
 /// A subcommand's argument that cannot be used: one line, exit 2, as a
 /// configuration problem ([`ConfigError`] is the configuration's own).
 #[derive(Debug, thiserror::Error)]
@@ -70,10 +93,7 @@ pub fn dump(args: &DumpArgs) -> Result<()> {
             return out.flush().context("cannot write to stdout");
         }
     };
-    std::io::stdout()
-        .lock()
-        .write_all(text.as_bytes())
-        .context("cannot write to stdout")
+    print(&text)
 }
 
 /// `ibsnmpd man`: the man page (section 8) from the clap definition, so it
@@ -85,8 +105,5 @@ pub fn man(config: bool) -> Result<()> {
     } else {
         crate::man::agent()?
     };
-    std::io::stdout()
-        .lock()
-        .write_all(out.as_bytes())
-        .context("cannot write to stdout")
+    print(&out)
 }

@@ -290,58 +290,7 @@ impl FabricThread {
                 }
                 sweeper.sweep(source.as_mut());
                 let _ = first_tx.send(());
-                let mut next = Instant::now() + interval;
-                loop {
-                    // Wake for the next sweep, or earlier for the source's
-                    // own timers (software sampling).
-                    let until = match source.wake_at() {
-                        Some(w) if w < next => w,
-                        _ => next,
-                    };
-                    let wait = until.saturating_duration_since(Instant::now());
-                    match rx.recv_timeout(wait) {
-                        Ok(Msg::Control(op, reply)) => {
-                            let changes = op.changes_fabric();
-                            let r = source.control(op).map_err(|e| e.to_string());
-                            // Show the effect of the Set to the next reader:
-                            // publish before answering, so a Get right after
-                            // the Set's response sees it (queries: no need).
-                            if r.is_ok() && changes {
-                                sweeper.sweep(source.as_mut());
-                            }
-                            let _ = reply.send(r);
-                        }
-                        Ok(Msg::Sweep(reply)) => {
-                            let r = if sweeper.sweep(source.as_mut()) {
-                                Ok(sweeper.published.load().snapshot.sweep.number)
-                            } else {
-                                Err("sweep failed; serving the previous snapshot".to_string())
-                            };
-                            let _ = reply.send(r);
-                        }
-                        Ok(Msg::Republish(reply)) => {
-                            let snap = Arc::clone(&sweeper.published.load().snapshot);
-                            sweeper.publish(snap);
-                            let _ = reply.send(());
-                        }
-                        Ok(Msg::Stop) | Err(RecvTimeoutError::Disconnected) => break,
-                        Err(RecvTimeoutError::Timeout) if Instant::now() < next => {
-                            if source.wake() {
-                                sweeper.sweep(source.as_mut());
-                            }
-                        }
-                        Err(RecvTimeoutError::Timeout) => {
-                            sweeper.sweep(source.as_mut());
-                            next += interval;
-                            let now = Instant::now();
-                            if next < now {
-                                // A sweep longer than the interval: skip
-                                // the missed ticks instead of sweeping back to back.
-                                next = now + interval;
-                            }
-                        }
-                    }
-                }
+                sweeper.serve(source.as_mut(), &rx, interval);
                 debug!("source thread stopped");
             })?;
         Ok((
@@ -399,6 +348,72 @@ struct Sweeper {
 }
 
 impl Sweeper {
+    /// The thread's life after the first sweep: a sweep every `interval`
+    /// (earlier for the source's own timers), control operations in
+    /// between, until stopped.
+    fn serve(&mut self, source: &mut dyn Source, rx: &mpsc::Receiver<Msg>, interval: Duration) {
+        let mut next = Instant::now() + interval;
+        loop {
+            // Wake for the next sweep, or earlier for the source's own
+            // timers (software sampling).
+            let until = match source.wake_at() {
+                Some(w) if w < next => w,
+                _ => next,
+            };
+            let wait = until.saturating_duration_since(Instant::now());
+            match rx.recv_timeout(wait) {
+                Ok(Msg::Stop) | Err(RecvTimeoutError::Disconnected) => break,
+                Ok(msg) => self.handle(source, msg),
+                Err(RecvTimeoutError::Timeout) if Instant::now() < next => {
+                    if source.wake() {
+                        self.sweep(source);
+                    }
+                }
+                Err(RecvTimeoutError::Timeout) => {
+                    self.sweep(source);
+                    next += interval;
+                    let now = Instant::now();
+                    if next < now {
+                        // A sweep longer than the interval: skip the
+                        // missed ticks instead of sweeping back to back.
+                        next = now + interval;
+                    }
+                }
+            }
+        }
+    }
+
+    /// One message other than Stop.
+    fn handle(&mut self, source: &mut dyn Source, msg: Msg) {
+        match msg {
+            Msg::Control(op, reply) => {
+                let changes = op.changes_fabric();
+                let r = source.control(op).map_err(|e| e.to_string());
+                // Show the effect of the Set to the next reader: publish
+                // before answering, so a Get right after the Set's
+                // response sees it (queries: no need).
+                if r.is_ok() && changes {
+                    self.sweep(source);
+                }
+                let _ = reply.send(r);
+            }
+            Msg::Sweep(reply) => {
+                let r = if self.sweep(source) {
+                    Ok(self.published.load().snapshot.sweep.number)
+                } else {
+                    Err("sweep failed; serving the previous snapshot".to_string())
+                };
+                let _ = reply.send(r);
+            }
+            Msg::Republish(reply) => {
+                let snap = Arc::clone(&self.published.load().snapshot);
+                self.publish(snap);
+                let _ = reply.send(());
+            }
+            Msg::Stop => {}
+        }
+    }
+
     /// One sweep, published on success; on failure the last snapshot stays
     /// (a failed sweep is no evidence of change, so it makes no events).
     fn sweep(&mut self, source: &mut dyn Source) -> bool {

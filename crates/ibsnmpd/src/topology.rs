@@ -88,6 +88,11 @@ pub const PLAN_READ_LIMIT: Duration = Duration::from_secs(30);
 const MAX_STUCK: usize = 4;
 
 /// Plan files whose read outlived the limit and has not returned yet.
+/// Process-wide on purpose: what it counts is threads blocked in the
+/// kernel, a resource of the process that outlives the load (the start's,
+/// a reload's, `topology check`'s) that left them; each reader's thread
+/// removes its own entry when it returns. A list held by any one caller
+/// would forget them when that caller goes, and could not bound them.
 static STUCK: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
 
 fn stuck() -> std::sync::MutexGuard<'static, Vec<PathBuf>> {

@@ -1,7 +1,6 @@
 //! `ibsnmpd health`: the fabric's health report (docs/health.md), made
 //! from two sweeps of a source or asked of a running agent (`--socket`).
 
-use std::io::Write as _;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
@@ -10,7 +9,7 @@ use ib::model::health::{Health, HealthConfig};
 use ib::model::Snapshot;
 
 use super::UsageError;
-use crate::cli::{HealthArgs, HealthFormat};
+use crate::cli::HealthArgs;
 use crate::config::ConfigError;
 use crate::health::Report;
 
@@ -20,16 +19,7 @@ pub fn run(args: &HealthArgs) -> Result<()> {
         Some(socket) => from_agent(socket)?,
         None => from_source(args)?,
     };
-    let text = match args.format {
-        HealthFormat::Json => {
-            serde_json::to_string_pretty(&report).context("cannot encode the report")? + "\n"
-        }
-        HealthFormat::Text => report.text(),
-    };
-    std::io::stdout()
-        .lock()
-        .write_all(text.as_bytes())
-        .context("cannot write to stdout")
+    super::print_report(args.format, &report, Report::text)
 }
 
 /// The running agent's report: its control socket's `health` answer.

@@ -1,13 +1,12 @@
 //! `ibsnmpd topology`: `check` (the fabric against a cabling plan) and
 //! `fat-tree` (a plan written).
 
-use std::io::Write as _;
 use std::process::ExitCode;
 
 use anyhow::{Context, Result};
 
 use super::UsageError;
-use crate::cli::{HealthFormat, TopologyCheckArgs, TopologyCommand};
+use crate::cli::{TopologyCheckArgs, TopologyCommand};
 
 /// `ibsnmpd topology check`: exit 0 when the fabric matches the plan, 1
 /// when it does not, 2 when it could not tell (bad plan, failed sweep).
@@ -24,14 +23,7 @@ fn check_once(args: &TopologyCheckArgs) -> anyhow::Result<bool> {
         false,
     )?;
     let report = crate::topology::TopologyReport::new(&plan, &snap);
-    let text = match args.format {
-        HealthFormat::Json => serde_json::to_string_pretty(&report)? + "\n",
-        HealthFormat::Text => report.text(),
-    };
-    std::io::stdout()
-        .lock()
-        .write_all(text.as_bytes())
-        .map_err(|e| anyhow::anyhow!("cannot write to stdout: {e}"))?;
+    super::print_report(args.format, &report, crate::topology::TopologyReport::text)?;
     Ok(report.matches)
 }
 
@@ -45,10 +37,7 @@ pub fn run(cmd: &TopologyCommand) -> Result<()> {
             match &a.output {
                 Some(path) => std::fs::write(path, text)
                     .with_context(|| format!("cannot write {}", path.display()))?,
-                None => std::io::stdout()
-                    .lock()
-                    .write_all(text.as_bytes())
-                    .context("cannot write to stdout")?,
+                None => super::print(&text)?,
             }
             Ok(())
         }

@@ -135,7 +135,8 @@ fn agent_settings(
         file.access.take().unwrap_or_default(),
         in_file,
     )?;
-    // linkUp/linkDown name the rows as served.
+    // Only IF-MIB rows served through a master share its ifIndex space
+    // (docs/agentx.md); linkUp/linkDown name the ifIndexes as served.
     let if_index_offset = match (&master, file.agentx_if_mib) {
         (Some(_), Some(true)) => file
             .agentx_if_index_offset
