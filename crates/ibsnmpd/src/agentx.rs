@@ -59,9 +59,6 @@ pub fn subtrees(modules: &[Module]) -> Vec<Oid> {
     out
 }
 
-/// ifIndex offset in AgentX mode with `agentx_if_mib`, unless configured.
-pub const DEFAULT_IF_INDEX_OFFSET: u32 = 1_000_000;
-
 /// ifEntry (RFC 2863) and its last column; ifXEntry likewise.
 const IF_ENTRY: [u32; 9] = [1, 3, 6, 1, 2, 1, 2, 2, 1];
 const IF_ENTRY_LAST: u32 = 22;

@@ -35,6 +35,9 @@ use merge::merge;
 pub const DEFAULT_PORT: u16 = 1161;
 /// Default GetBulk max-repetitions cap (keeps the agent from amplifying).
 pub const DEFAULT_MAX_REPETITIONS: u32 = 100;
+/// ifIndex offset in AgentX mode with `agentx_if_mib`, unless configured
+/// (the settings name their defaults: the settings layer uses no service).
+pub const DEFAULT_IF_INDEX_OFFSET: u32 = 1_000_000;
 /// Default sweep interval.
 pub const DEFAULT_SWEEP_SECS: f64 = 10.0;
 

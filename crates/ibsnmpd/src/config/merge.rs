@@ -140,7 +140,7 @@ fn agent_settings(
     let if_index_offset = match (&master, file.agentx_if_mib) {
         (Some(_), Some(true)) => file
             .agentx_if_index_offset
-            .unwrap_or(crate::agentx::DEFAULT_IF_INDEX_OFFSET),
+            .unwrap_or(super::DEFAULT_IF_INDEX_OFFSET),
         _ => 0,
     };
     let Limits {
