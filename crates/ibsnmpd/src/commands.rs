@@ -10,6 +10,7 @@ use crate::config::ConfigError;
 
 pub mod ctl;
 pub mod health;
+pub mod man;
 pub mod routes;
 pub mod topology;
 
@@ -50,10 +51,10 @@ pub fn one_sweep(
     remote_details: bool,
 ) -> Result<ib::model::Snapshot> {
     let names = match node_name_map {
-        Some(p) => crate::nodemap::NodeNameMap::load(p).map_err(ConfigError)?,
+        Some(p) => crate::models::nodemap::NodeNameMap::load(p).map_err(ConfigError)?,
         None => Default::default(),
     };
-    let mut source = crate::sources::open_spec(spec, None, remote_details)?;
+    let mut source = crate::services::sources::open_spec(spec, None, remote_details)?;
     let mut snap = source
         .sweep()
         .map_err(|e| anyhow::anyhow!("sweep of {spec} failed: {e}"))?;
@@ -76,7 +77,7 @@ pub fn check_exit(clean: Result<bool>) -> std::process::ExitCode {
 
 /// `ibsnmpd dump`: one sweep, printed.
 pub fn dump(args: &DumpArgs) -> Result<()> {
-    crate::logging::init(&args.sweep.log_level)?;
+    crate::models::logging::init(&args.sweep.log_level)?;
     let snap = one_sweep(
         &args.sweep.source,
         args.sweep.node_name_map.as_deref(),
@@ -101,9 +102,9 @@ pub fn dump(args: &DumpArgs) -> Result<()> {
 /// the tests.
 pub fn man(config: bool) -> Result<()> {
     let out = if config {
-        crate::man::config()
+        crate::commands::man::config()
     } else {
-        crate::man::agent()?
+        crate::commands::man::agent()?
     };
     print(&out)
 }

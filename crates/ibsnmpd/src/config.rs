@@ -13,13 +13,14 @@ use crate::cli::RunArgs;
 mod access;
 pub mod engine_id;
 mod file;
-pub mod health;
+pub mod health_section;
 pub mod keys;
 mod merge;
 pub mod monitor;
 pub mod notify;
 mod restart;
 mod settings;
+pub mod umad_section;
 mod wording;
 
 pub use settings::{
@@ -98,8 +99,8 @@ pub fn secrets_mode_warning(path: &std::path::Path, mode: u32) -> Option<String>
     })
 }
 
-impl From<crate::logging::LogError> for ConfigError {
-    fn from(e: crate::logging::LogError) -> Self {
+impl From<crate::models::logging::LogError> for ConfigError {
+    fn from(e: crate::models::logging::LogError) -> Self {
         ConfigError(e.0)
     }
 }

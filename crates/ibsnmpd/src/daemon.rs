@@ -4,12 +4,13 @@
 //! the SNMP engine ([`engine`]), the control path (Sets, requests), the
 //! notification layer, the agent's sockets, the control socket and the
 //! metrics endpoint, the first sweep, the triggers, then the serving loop
-//! with its reload ([`serve`]). [`services::Services`] owns what runs and
+//! with its reload ([`serve`]). [`running::Services`] owns what runs and
 //! stops it.
 
 mod engine;
+pub mod reload;
+mod running;
 mod serve;
-mod services;
 
 use std::sync::Arc;
 
@@ -20,17 +21,21 @@ use snmp::agentx::Subagent;
 use tracing::info;
 
 use crate::config::{ConfigError, Settings};
-use crate::controller::Controller;
 use crate::metrics::AgentCounters;
-use crate::nodemap::{NodeNameMap, SharedNodeNameMap};
-use crate::sources::{Capabilities, Opened};
-use crate::traps::Traps;
+use crate::models::nodemap::{NodeNameMap, SharedNodeNameMap};
+use crate::services::controller::Controller;
+use crate::services::sources::{Capabilities, Opened};
+use crate::services::traps::Traps;
 use engine::{Derived, Engine, FabricReads};
-use services::Services;
+use running::Services;
 
 /// Runs the agent until a termination signal.
-/// `load` reads the settings again on SIGHUP (see [`crate::reload`]).
-pub fn run(settings: Settings, source: Opened, load: crate::reload::LoadSettings) -> Result<()> {
+/// `load` reads the settings again on SIGHUP (see [`crate::daemon::reload`]).
+pub fn run(
+    settings: Settings,
+    source: Opened,
+    load: crate::daemon::reload::LoadSettings,
+) -> Result<()> {
     let can = source.can;
     let (mut services, sourced) = start_source(&settings, source)?;
     let (engine, persistence) = Engine::build(
@@ -45,7 +50,7 @@ pub fn run(settings: Settings, source: Opened, load: crate::reload::LoadSettings
     let agent = bind_agent(&services, &settings, &engine, &controller, traps.as_ref())?;
     let counters = start_endpoints(&mut services, &settings, &engine, traps.as_ref())?;
     sweep_first(&mut services, &sourced, traps.as_ref());
-    let reloader = crate::reload::Reloader {
+    let reloader = crate::daemon::reload::Reloader {
         load,
         current: settings.clone(),
         communities: agent.communities(),
@@ -97,7 +102,7 @@ fn start_source(settings: &Settings, source: Opened) -> Result<(Services, Source
     let derived = Derived::new(settings)?;
     let names = load_node_name_map(settings)?;
     let demand = source.source.demand();
-    let (fabric, first_sweep) = crate::fabric::FabricThread::start_paused(
+    let (fabric, first_sweep) = crate::models::source_thread::FabricThread::start_paused(
         source.source,
         engine::publisher(settings, &derived),
         settings.source.sweep_interval,
@@ -142,7 +147,7 @@ fn start_control(
 ) -> Arc<Controller> {
     let opensm = settings.sm.opensm.clone().map(|o| {
         info!(conf = %o.conf.display(), console = ?o.console, "steering OpenSM ([opensm])");
-        Arc::new(crate::opensm::OpenSmControl::new(o))
+        Arc::new(crate::models::opensm::OpenSmControl::new(o))
     });
     let (jobs_tx, jobs_rx) = tokio::sync::mpsc::unbounded_channel();
     let controller = Arc::new(Controller::new(
@@ -153,7 +158,7 @@ fn start_control(
         opensm,
         Some(jobs_tx),
     ));
-    crate::requests::start(
+    crate::services::requests::start(
         services.runtime(),
         services.fabric(),
         Arc::clone(&controller),
@@ -188,7 +193,7 @@ fn subagent(
 ) -> Option<AgentxSubagent> {
     let master = settings.agentx.master.clone()?;
     let (view, system) = (Arc::clone(&engine.view), Arc::clone(&engine.system));
-    Some(crate::agentx::subagent(
+    Some(crate::services::agentx::subagent(
         master,
         &engine.agentx_modules,
         Arc::clone(&engine.dispatcher),
@@ -238,7 +243,9 @@ fn bind_agent(
         .with_user_hook(Box::new(|v: &mut mibs::View, user: &[u8]| {
             v.user = Some(user.to_vec())
         }))
-        .with_managed_vacm(crate::vacm_tables::managed(Arc::clone(&engine.system)))
+        .with_managed_vacm(crate::services::vacm_tables::managed(Arc::clone(
+            &engine.system,
+        )))
         .with_shorthand_context(settings.agent.node_contexts.shorthand_context());
     let agent = match &engine.contexts {
         Some(c) => agent.with_contexts(c.clone()),
@@ -285,13 +292,13 @@ fn start_monitors(
     services: &Services,
     engine: &Engine,
     traps: Option<Traps>,
-) -> crate::monitor::MonitorTask {
+) -> crate::services::triggers::MonitorTask {
     let handle = services.runtime().handle().clone();
     let (dispatcher, view) = (Arc::clone(&engine.dispatcher), Arc::clone(&engine.view));
     let contexts = engine.contexts.clone();
-    crate::monitor::MonitorTask::start(
+    crate::services::triggers::MonitorTask::start(
         Box::new(move |m| {
-            crate::monitor::start(
+            crate::services::triggers::start(
                 &handle,
                 m,
                 Arc::clone(&dispatcher),

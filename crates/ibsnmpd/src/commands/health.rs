@@ -11,10 +11,10 @@ use ib::model::Snapshot;
 use super::UsageError;
 use crate::cli::HealthArgs;
 use crate::config::ConfigError;
-use crate::health::Report;
+use crate::models::fabric_health::Report;
 
 pub fn run(args: &HealthArgs) -> Result<()> {
-    crate::logging::init(&args.sweep.log_level)?;
+    crate::models::logging::init(&args.sweep.log_level)?;
     let report = match &args.socket {
         Some(socket) => from_agent(socket)?,
         None => from_source(args)?,
@@ -42,10 +42,10 @@ fn from_source(args: &HealthArgs) -> Result<Report> {
         .into());
     }
     let names = match &args.sweep.node_name_map {
-        Some(p) => crate::nodemap::NodeNameMap::load(p).map_err(ConfigError)?,
+        Some(p) => crate::models::nodemap::NodeNameMap::load(p).map_err(ConfigError)?,
         None => Default::default(),
     };
-    let mut source = crate::sources::open_spec(&args.sweep.source, None, false)?;
+    let mut source = crate::services::sources::open_spec(&args.sweep.source, None, false)?;
     let mut sweep = || -> Result<Snapshot> {
         let mut s = source
             .sweep()

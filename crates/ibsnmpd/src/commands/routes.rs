@@ -17,7 +17,7 @@ pub fn check(args: &RoutesCheckArgs) -> ExitCode {
 }
 
 fn check_once(args: &RoutesCheckArgs) -> anyhow::Result<bool> {
-    crate::logging::init(&args.sweep.log_level)?;
+    crate::models::logging::init(&args.sweep.log_level)?;
     if !(args.max_spread.is_finite() && args.max_spread >= 0.0) {
         anyhow::bail!(
             "--max-spread {}: expected a ratio of 0 or more",

@@ -15,15 +15,20 @@ pub fn check(args: &TopologyCheckArgs) -> ExitCode {
 }
 
 fn check_once(args: &TopologyCheckArgs) -> anyhow::Result<bool> {
-    crate::logging::init(&args.sweep.log_level)?;
-    let plan = crate::topology::Plan::load(&args.expected).map_err(anyhow::Error::msg)?;
+    crate::models::logging::init(&args.sweep.log_level)?;
+    let plan =
+        crate::models::cabling_plan::Plan::load(&args.expected).map_err(anyhow::Error::msg)?;
     let snap = super::one_sweep(
         &args.sweep.source,
         args.sweep.node_name_map.as_deref(),
         false,
     )?;
-    let report = crate::topology::TopologyReport::new(&plan, &snap);
-    super::print_report(args.format, &report, crate::topology::TopologyReport::text)?;
+    let report = crate::models::cabling_plan::TopologyReport::new(&plan, &snap);
+    super::print_report(
+        args.format,
+        &report,
+        crate::models::cabling_plan::TopologyReport::text,
+    )?;
     Ok(report.matches)
 }
 

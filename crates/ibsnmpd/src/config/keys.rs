@@ -1,5 +1,5 @@
 //! The configuration's keys, one table, declared here: ibsnmpd.toml(5)
-//! is made from it ([`crate::man::config`]), the loader names a misplaced
+//! is made from it ([`crate::commands::man::config`]), the loader names a misplaced
 //! top-level key from it, and tests check that it lists exactly the keys
 //! the loader accepts and that docs/config.md's "Keys" table says the
 //! same, so the page, the docs and the parser cannot drift.

@@ -394,11 +394,11 @@ fn log_level(
 ) -> Result<String, ConfigError> {
     Ok(match (&args.log_level, file) {
         (Some(l), _) => {
-            crate::logging::parse_filter(l, "--log-level")?;
+            crate::models::logging::parse_filter(l, "--log-level")?;
             l.clone()
         }
         (None, Some(l)) => {
-            crate::logging::parse_filter(&l, &place(origin, lines, "log_level"))?;
+            crate::models::logging::parse_filter(&l, &place(origin, lines, "log_level"))?;
             l
         }
         (None, None) => "info".to_string(),
@@ -472,7 +472,7 @@ pub(super) type OpsSettings = (
 pub(super) fn merge_ops(
     metrics: Option<String>,
     node_name_map: Option<PathBuf>,
-    umad: Option<crate::umad_config::UmadSection>,
+    umad: Option<crate::config::umad_section::UmadSection>,
     in_file: &dyn Fn(&str, String) -> ConfigError,
     args: &RunArgs,
 ) -> Result<OpsSettings, ConfigError> {

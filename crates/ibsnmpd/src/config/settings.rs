@@ -189,7 +189,7 @@ pub struct SmSettings {
     pub opensm_conf: Option<PathBuf>,
     /// `[opensm]`: the OpenSM the agent steers (ibSmConfigTable Sets);
     /// None: the SM columns are read-only.
-    pub opensm: Option<crate::opensm::OpenSmSettings>,
+    pub opensm: Option<crate::models::opensm::OpenSmSettings>,
     /// `port_writes`: ibSmPortInfoTable's safe columns may be set
     /// (Set(PortInfo) SMPs); default false (notWritable).
     pub port_writes: bool,

@@ -11,14 +11,14 @@ use arc_swap::ArcSwap;
 use mibs::state::Persisted;
 use mibs::{SystemState, View};
 
-use crate::fabric::Publisher;
+use crate::models::source_thread::Publisher;
 use snmp::dispatch::Dispatcher;
 use snmp::oid::Oid;
 use tracing::{info, warn};
 
 use crate::config::{Access, Settings};
-use crate::contexts::ViewFn;
-use crate::state::StateStore;
+use crate::models::state::StateStore;
+use crate::services::contexts::ViewFn;
 
 /// sysDescr: what, which version, on which platform.
 fn sys_descr(source: &str) -> String {
@@ -55,14 +55,14 @@ pub(super) struct Engine {
     pub view: ViewFn,
     pub stats: Arc<snmp::agent::SnmpStats>,
     /// The modules an AgentX master is offered.
-    pub agentx_modules: Vec<crate::agentx::Module>,
+    pub agentx_modules: Vec<crate::services::agentx::Module>,
     /// Every node as a context (None: `node_contexts = "off"`).
-    pub contexts: Option<Arc<crate::contexts::NodeContexts>>,
+    pub contexts: Option<Arc<crate::services::contexts::NodeContexts>>,
 }
 
 /// What the engine's requests read of the running source.
 pub(super) struct FabricReads {
-    pub fabric: crate::fabric::FabricHandle,
+    pub fabric: crate::models::source_thread::FabricHandle,
     /// The source's, where it reads other nodes' detail attributes for
     /// the node contexts polled.
     pub demand: Option<Arc<ib::source::demand::Demand>>,
@@ -82,14 +82,16 @@ impl Engine {
             warn!("{w}");
         }
         let usm = start_usm(settings)?;
-        crate::usm_users::start(&mut system, &usm);
-        crate::vacm_tables::add_configured(&mut system, settings, &usm);
+        crate::services::usm_users::start(&mut system, &usm);
+        crate::services::vacm_tables::add_configured(&mut system, settings, &usm);
         let with_contexts = settings.agent.node_contexts != crate::config::NodeContexts::Off;
         let mut modules = mibs::modules(&module_options(settings));
         let (or_entries, agentx_modules) = offered(&mut modules, with_contexts);
         system.set_or_table(or_entries);
         let system = Arc::new(ArcSwap::from_pointee(system));
-        usm.set_managed(Arc::new(crate::usm_users::StateUsers(Arc::clone(&system))));
+        usm.set_managed(Arc::new(crate::services::usm_users::StateUsers(
+            Arc::clone(&system),
+        )));
         let stats = snmp::agent::SnmpStats::new();
         let view = view(reads.fabric, Arc::clone(&system), Arc::clone(&stats));
         let contexts = with_contexts
@@ -114,12 +116,12 @@ impl Engine {
 fn offered(
     modules: &mut [mibs::Module],
     with_contexts: bool,
-) -> (Vec<mibs::SysOrEntry>, Vec<crate::agentx::Module>) {
+) -> (Vec<mibs::SysOrEntry>, Vec<crate::services::agentx::Module>) {
     let mut or_entries = Vec::new();
     let mut agentx_modules = Vec::new();
     for m in modules.iter_mut() {
-        if crate::agentx::serves(m.name) {
-            agentx_modules.push(crate::agentx::Module::of(m));
+        if crate::services::agentx::serves(m.name) {
+            agentx_modules.push(crate::services::agentx::Module::of(m));
         }
         or_entries.extend(m.or_entry.take());
     }
@@ -127,7 +129,7 @@ fn offered(
         let or = mibs::entity_mib::or_entry();
         // Through an AgentX master too: it is how managers find the
         // node contexts the subagent registers there.
-        agentx_modules.push(crate::agentx::Module {
+        agentx_modules.push(crate::services::agentx::Module {
             subtree: Oid::from_slice(mibs::entity_mib::ENT_LOGICAL_ENTRY),
             caps: Some((or.id.clone(), or.descr.clone())),
         });
@@ -140,7 +142,7 @@ fn offered(
 fn register(
     settings: &Settings,
     modules: Vec<mibs::Module>,
-    contexts: Option<&Arc<crate::contexts::NodeContexts>>,
+    contexts: Option<&Arc<crate::services::contexts::NodeContexts>>,
     usm: &Arc<snmp::usm::Usm>,
 ) -> Result<Dispatcher<View, mibs::Change>> {
     let mut dispatcher = dispatcher(settings);
@@ -182,13 +184,13 @@ fn node_contexts(
     usm: &Arc<snmp::usm::Usm>,
     view: ViewFn,
     demand: Option<Arc<ib::source::demand::Demand>>,
-) -> Result<Arc<crate::contexts::NodeContexts>> {
+) -> Result<Arc<crate::services::contexts::NodeContexts>> {
     let mut d = dispatcher(settings);
     d.register_all(mibs::node_context::objects(&module_options(settings)))
         .context("registering the node contexts' objects")?;
     d.register_all(snmp::usm::mib_objects(usm))
         .context("registering snmpEngine in node contexts")?;
-    Ok(Arc::new(crate::contexts::NodeContexts::new(
+    Ok(Arc::new(crate::services::contexts::NodeContexts::new(
         d, view, demand,
     )))
 }
@@ -207,20 +209,24 @@ fn module_options(settings: &Settings) -> mibs::Options {
 /// What the source thread's derivers read and a reload changes.
 pub(super) struct Derived {
     /// The health checks' settings (`[health]`).
-    pub health: crate::health::SharedHealthConfig,
+    pub health: crate::models::fabric_health::SharedHealthConfig,
     /// The cabling plan (`[topology] expected`): a bad file stops the start.
-    pub plan: crate::topology::SharedPlan,
+    pub plan: crate::models::cabling_plan::SharedPlan,
     /// The route check's `[routes] max_spread`.
-    pub routes_max_spread: crate::routes::SharedSpread,
+    pub routes_max_spread: crate::models::route_check::SharedSpread,
 }
 
 impl Derived {
     pub(super) fn new(settings: &Settings) -> Result<Derived> {
         Ok(Derived {
             health: Arc::new(ArcSwap::from_pointee(settings.checks.health.clone())),
-            plan: crate::topology::shared_plan(settings.checks.topology_expected.as_deref())
-                .map_err(crate::config::ConfigError)?,
-            routes_max_spread: crate::routes::SharedSpread::new(settings.checks.routes_max_spread),
+            plan: crate::models::cabling_plan::shared_plan(
+                settings.checks.topology_expected.as_deref(),
+            )
+            .map_err(crate::config::ConfigError)?,
+            routes_max_spread: crate::models::route_check::SharedSpread::new(
+                settings.checks.routes_max_spread,
+            ),
         })
     }
 }
@@ -228,11 +234,11 @@ impl Derived {
 /// The publisher of the modules' tables, with the daemon's own derivations
 /// (health, topology) beside them.
 pub(super) fn publisher(settings: &Settings, shared: &Derived) -> Publisher {
-    let mut health = crate::health::deriver(Arc::clone(&shared.health));
-    let mut topology = crate::topology::deriver(Arc::clone(&shared.plan));
-    let mut routes = crate::routes::deriver(shared.routes_max_spread.clone());
+    let mut health = crate::models::fabric_health::deriver(Arc::clone(&shared.health));
+    let mut topology = crate::models::cabling_plan::deriver(Arc::clone(&shared.plan));
+    let mut routes = crate::models::route_check::deriver(shared.routes_max_spread.clone());
     mibs::Publisher::with_options(&module_options(settings)).with_extra(move |s| {
-        crate::fabric::Extras {
+        crate::models::source_thread::Extras {
             health: Some(health(s)),
             topology: Some(topology(s)),
             routes: Some(routes(s)),
@@ -242,7 +248,7 @@ pub(super) fn publisher(settings: &Settings, shared: &Derived) -> Publisher {
 
 /// What a request reads: the published tables and the agent state of now.
 fn view(
-    fabric: crate::fabric::FabricHandle,
+    fabric: crate::models::source_thread::FabricHandle,
     system: Arc<ArcSwap<SystemState>>,
     stats: Arc<snmp::agent::SnmpStats>,
 ) -> ViewFn {
@@ -253,7 +259,7 @@ fn view(
 
 /// The USM engine: snmpEngineID and snmpEngineBoots, then the users.
 fn start_usm(settings: &Settings) -> Result<Arc<snmp::usm::Usm>> {
-    let (engine_id, boots) = match crate::engine_state::start(
+    let (engine_id, boots) = match crate::models::engine_state::start(
         &settings.daemon.state_dir,
         settings.agent.engine_id.clone(),
     ) {
@@ -262,7 +268,7 @@ fn start_usm(settings: &Settings) -> Result<Arc<snmp::usm::Usm>> {
         // restart: a read-only agent runs with an engine of this run only.
         Err(e) if settings.agent.users.is_empty() => {
             warn!(error = %format!("{e:#}"), "snmpEngineID/Boots not persisted (no SNMPv3 users)");
-            crate::engine_state::ephemeral(settings.agent.engine_id.clone())
+            crate::models::engine_state::ephemeral(settings.agent.engine_id.clone())
         }
         Err(e) => return Err(e),
     };
@@ -296,9 +302,9 @@ fn dispatcher(settings: &Settings) -> Dispatcher<View, mibs::Change> {
     // Community strings in the administrative tables: hidden below authPriv,
     // still configurable by whoever may write there.
     dispatcher.set_hidden_subtrees(
-        crate::vacm_tables::hidden_subtrees()
+        crate::services::vacm_tables::hidden_subtrees()
             .into_iter()
-            .chain(crate::targets::hidden_subtrees())
+            .chain(crate::services::targets::hidden_subtrees())
             .collect(),
     );
     // The tables that grant access: written only at authPriv (notWritable
@@ -365,7 +371,7 @@ fn initial_state(settings: &Settings, stored: &Persisted, file: &Path) -> Result
         warn!(file = %file.display(), part = %problem.module, error = %problem.error,
               "a part of the state file cannot be read: its defaults are in force, the part is kept as it is in the file and its Sets fail until it is repaired");
     }
-    crate::targets::show_configured(&mut st, &settings.notify.sinks);
+    crate::services::targets::show_configured(&mut st, &settings.notify.sinks);
     Ok(st)
 }
 

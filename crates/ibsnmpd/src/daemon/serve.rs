@@ -10,7 +10,7 @@ use snmp::agentx::Subagent;
 use tokio::signal::unix::{signal, SignalKind};
 use tracing::info;
 
-use crate::reload::Reloader;
+use crate::daemon::reload::Reloader;
 
 /// Serves until `shutdown` (Ok: a termination signal, named) or the agent
 /// stops (its error).

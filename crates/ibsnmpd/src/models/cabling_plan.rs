@@ -246,7 +246,7 @@ impl TopologyReport {
 pub struct Published(pub Option<TopologyReport>);
 
 /// The running agent's checker: compares each published snapshot with the
-/// plan in force. What appeared or cleared since is [`crate::findings`]'
+/// plan in force. What appeared or cleared since is [`crate::models::findings`]'
 /// to say.
 pub fn deriver(plan: SharedPlan) -> mibs::publish::ExtraFn<Arc<Published>> {
     Box::new(move |snap: &Arc<Snapshot>| -> Arc<Published> {

@@ -14,7 +14,7 @@ use snmp::vacm::Vacm;
 use tracing::warn;
 
 use crate::config::Settings;
-use crate::controller::Controller;
+use crate::services::controller::Controller;
 
 /// Adds what the configuration puts in force (the configured VACM with the
 /// community and user shorthands, as the engine builds it) to the tables

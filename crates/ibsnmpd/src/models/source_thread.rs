@@ -10,7 +10,7 @@
 //! the previous one ([`ib::model::compare`]); the events are logged and
 //! counted, and handed with the attribute changes and the new publication to
 //! the notification layer ([`FabricHandle::next_update`]); so are the
-//! derived findings' changes ([`crate::findings`]).
+//! derived findings' changes ([`crate::models::findings`]).
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::{self, RecvTimeoutError};
@@ -30,9 +30,9 @@ use ib::types::{Guid, PortNum};
 /// (None: not derived, as in tests of the fabric thread alone).
 #[derive(Clone, Default)]
 pub struct Extras {
-    pub health: Option<Arc<crate::health::HealthReport>>,
-    pub topology: Option<Arc<crate::topology::Published>>,
-    pub routes: Option<Arc<crate::routes::Published>>,
+    pub health: Option<Arc<crate::models::fabric_health::HealthReport>>,
+    pub topology: Option<Arc<crate::models::cabling_plan::Published>>,
+    pub routes: Option<Arc<crate::models::route_check::Published>>,
 }
 
 /// A published snapshot with the modules' rows and the daemon's extras.
@@ -252,7 +252,7 @@ impl FabricThread {
         mut source: Box<dyn Source>,
         publisher: Publisher,
         interval: Duration,
-        names: Option<crate::nodemap::SharedNodeNameMap>,
+        names: Option<crate::models::nodemap::SharedNodeNameMap>,
         source_name: &str,
     ) -> std::io::Result<(Self, mpsc::Receiver<()>)> {
         let (begin_tx, begin_rx) = mpsc::channel::<()>();
@@ -272,7 +272,7 @@ impl FabricThread {
             events_total: Arc::clone(&events_total),
             have_prev: false,
             names,
-            findings: crate::findings::Tracker::default(),
+            findings: crate::models::findings::Tracker::default(),
         };
         let join = std::thread::Builder::new()
             .name("ibsnmpd-source".into())
@@ -342,9 +342,9 @@ struct Sweeper {
     /// to compare against: the fabric as found is not a change).
     have_prev: bool,
     /// The node-name-map in force (swapped on SIGHUP).
-    names: Option<crate::nodemap::SharedNodeNameMap>,
+    names: Option<crate::models::nodemap::SharedNodeNameMap>,
     /// The derived findings logged so far (the plan's, the routes').
-    findings: crate::findings::Tracker,
+    findings: crate::models::findings::Tracker,
 }
 
 impl Sweeper {

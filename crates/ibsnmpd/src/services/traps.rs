@@ -20,7 +20,7 @@ use snmp::usm::{InformWrapper, TrapWrapper, Usm};
 use tracing::{info, warn};
 
 use crate::config::notify::{NotifySettings, SinkSettings, SinkType};
-use crate::fabric::FabricHandle;
+use crate::models::source_thread::FabricHandle;
 
 /// At most one authenticationFailure queued per this interval.
 const AUTH_QUEUE_EVERY: Duration = Duration::from_millis(200);
@@ -170,7 +170,7 @@ impl Traps {
     /// Starts the originator and the event task (on the current runtime).
     /// None when nothing can receive notifications: no sink configured, no
     /// AgentX master to forward to and no `targets` (the SNMP-TARGET-MIB
-    /// rows, [`crate::targets`]). `agent_addr`: the v1 agent-addr.
+    /// rows, [`crate::services::targets`]). `agent_addr`: the v1 agent-addr.
     pub async fn start(
         settings: &NotifySettings,
         agent_addr: Ipv4Addr,
@@ -318,7 +318,7 @@ async fn event_task(
 ) {
     // Findings already notified: those present at the first update after
     // coldStart are notified then.
-    let mut said = crate::findings::Tracker::default();
+    let mut said = crate::models::findings::Tracker::default();
     loop {
         let u = fabric.next_update().await;
         if u.missed > 0 {

@@ -308,7 +308,7 @@ impl Inputs {
 
 /// The running agent's route check: walks each published snapshot's
 /// tables (again only when they or the links changed). What appeared or
-/// cleared since is [`crate::findings`]' to say.
+/// cleared since is [`crate::models::findings`]' to say.
 pub fn deriver(max_spread: SharedSpread) -> mibs::publish::ExtraFn<Arc<Published>> {
     let mut last: Option<(Inputs, RoutesReport)> = None;
     Box::new(move |snap: &Arc<Snapshot>| -> Arc<Published> {

@@ -113,7 +113,7 @@ const CONTEXT_WINDOW: usize = 64;
 
 /// The node contexts served through the master.
 pub fn node_contexts(
-    contexts: Arc<crate::contexts::NodeContexts>,
+    contexts: Arc<crate::services::contexts::NodeContexts>,
 ) -> ContextRegistrations<View, Change> {
     ContextRegistrations {
         resolver: contexts,
@@ -136,7 +136,7 @@ pub fn subagent(
     controller: Arc<dyn snmp::agent::SetController<Change>>,
     up_time: impl Fn() -> u32 + Send + Sync + 'static,
     if_mib: bool,
-    contexts: Option<Arc<crate::contexts::NodeContexts>>,
+    contexts: Option<Arc<crate::services::contexts::NodeContexts>>,
 ) -> Subagent<View, Change> {
     let view = Arc::new(view);
     let mut config = SubagentConfig::new(

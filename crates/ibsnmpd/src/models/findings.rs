@@ -1,8 +1,8 @@
 //! The derived findings' events: what appeared and what cleared between two
-//! publications' cabling-plan comparisons ([`crate::topology`]) and route
-//! checks ([`crate::routes`]). Derivation stays pure; the source thread
+//! publications' cabling-plan comparisons ([`crate::models::cabling_plan`]) and route
+//! checks ([`crate::models::route_check`]). Derivation stays pure; the source thread
 //! logs these changes as it logs fabric events, and the notification layer
-//! ([`crate::traps`]) sends them, each keeping its own [`Tracker`] (what it
+//! ([`crate::services::traps`]) sends them, each keeping its own [`Tracker`] (what it
 //! has said so far).
 
 use std::collections::HashSet;
@@ -10,7 +10,7 @@ use std::collections::HashSet;
 use ib::model::check::Finding as PlanFinding;
 use tracing::{info, warn};
 
-use crate::routes::RouteKey;
+use crate::models::route_check::RouteKey;
 
 /// The findings said so far, to diff the next publication's against.
 #[derive(Default)]
@@ -48,8 +48,8 @@ impl Tracker {
     /// plan forgets the old plan's findings.
     pub fn update(
         &mut self,
-        topology: Option<&crate::topology::Published>,
-        routes: Option<&crate::routes::Published>,
+        topology: Option<&crate::models::cabling_plan::Published>,
+        routes: Option<&crate::models::route_check::Published>,
     ) -> Vec<Change> {
         let mut out = Vec::new();
         if let Some(t) = topology {
@@ -80,7 +80,7 @@ impl Tracker {
 
     fn topology_update(
         &mut self,
-        report: Option<&crate::topology::TopologyReport>,
+        report: Option<&crate::models::cabling_plan::TopologyReport>,
         out: &mut Vec<Change>,
     ) {
         let plan = report.map(|r| r.expected.clone());
@@ -125,17 +125,17 @@ impl Change {
     }
 
     /// DISMAN-EVENT-MIB's mteTriggerFired when a finding appears,
-    /// mteTriggerFalling when it clears ([`crate::topology::notification`],
-    /// [`crate::routes::notification`]).
+    /// mteTriggerFalling when it clears ([`crate::models::cabling_plan::notification`],
+    /// [`crate::models::route_check::notification`]).
     pub fn notification(&self) -> snmp::notify::Notification {
         match self {
             Change::Topology {
                 finding,
                 appeared,
                 total,
-            } => crate::topology::notification(finding, *appeared, *total),
+            } => crate::models::cabling_plan::notification(finding, *appeared, *total),
             Change::Route { key, words, pairs } => {
-                crate::routes::notification(key, words.is_some(), *pairs)
+                crate::models::route_check::notification(key, words.is_some(), *pairs)
             }
         }
     }
@@ -144,7 +144,7 @@ impl Change {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::routes::{deriver, Published, SharedSpread};
+    use crate::models::route_check::{deriver, Published, SharedSpread};
     use ib::model::{NodeIdx, Snapshot};
     use ib::source::sim::{SimConfig, SimSource};
     use ib::source::Source;

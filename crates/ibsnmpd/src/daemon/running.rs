@@ -12,9 +12,9 @@ use tokio::runtime::Runtime;
 use tracing::info;
 
 use crate::config::Settings;
-use crate::ctl::ControlSocket;
-use crate::fabric::{FabricHandle, FabricThread};
-use crate::traps::Traps;
+use crate::models::source_thread::{FabricHandle, FabricThread};
+use crate::services::control_socket::ControlSocket;
+use crate::services::traps::Traps;
 
 /// How long the runtime's tasks get to finish at shutdown.
 const SHUTDOWN_GRACE: Duration = Duration::from_secs(2);
@@ -81,7 +81,7 @@ impl Services {
             .unwrap_or(std::net::Ipv4Addr::UNSPECIFIED);
         // Targets may be added over SNMP whenever managers can reach us.
         let targets = (!settings.agent.listen.is_empty()).then(|| {
-            crate::targets::source(
+            crate::services::targets::source(
                 Arc::clone(system),
                 Arc::clone(&usm),
                 settings.agent.users.clone(),

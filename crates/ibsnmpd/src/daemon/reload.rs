@@ -24,10 +24,10 @@ use snmp::agent::CommunityTable;
 use tracing::{info, warn};
 
 use crate::config::{ConfigError, Settings};
-use crate::fabric::FabricHandle;
 use crate::metrics::AgentCounters;
-use crate::nodemap::{NodeNameMap, SharedNodeNameMap};
-use crate::traps::Traps;
+use crate::models::nodemap::{NodeNameMap, SharedNodeNameMap};
+use crate::models::source_thread::FabricHandle;
+use crate::services::traps::Traps;
 
 /// Reads the settings as at startup (file and flags).
 pub type LoadSettings = Box<dyn Fn() -> Result<Settings, ConfigError> + Send + Sync>;
@@ -45,17 +45,17 @@ pub struct Reloader {
     pub traps: Option<Traps>,
     /// Shows the configured sinks as SNMP-TARGET-MIB rows, and each new
     /// community table's groups in the VACM tables.
-    pub controller: Arc<crate::controller::Controller>,
+    pub controller: Arc<crate::services::controller::Controller>,
     /// The engine the VACM tables' user rows are made for.
     pub usm: Arc<snmp::usm::Usm>,
     /// The health checks' settings, read at each snapshot.
-    pub health: crate::health::SharedHealthConfig,
+    pub health: crate::models::fabric_health::SharedHealthConfig,
     /// The DISMAN-EVENT-MIB triggers' task.
-    pub monitors: crate::monitor::MonitorTask,
+    pub monitors: crate::services::triggers::MonitorTask,
     /// The cabling plan in force (`[topology] expected`), read again.
-    pub plan: crate::topology::SharedPlan,
+    pub plan: crate::models::cabling_plan::SharedPlan,
     /// The route check's `[routes] max_spread`, read at each snapshot.
-    pub routes_max_spread: crate::routes::SharedSpread,
+    pub routes_max_spread: crate::models::route_check::SharedSpread,
 }
 
 impl Reloader {
@@ -86,7 +86,8 @@ impl Reloader {
         };
         // Off the runtime's threads, within a time limit (a hung mount).
         let plan =
-            crate::topology::load_plan_async(new.checks.topology_expected.as_deref()).await?;
+            crate::models::cabling_plan::load_plan_async(new.checks.topology_expected.as_deref())
+                .await?;
         let fixed = self.current.restart_keys(&new, self.traps.is_some());
         if !fixed.is_empty() {
             warn!(
@@ -98,8 +99,13 @@ impl Reloader {
             warn!("{w}");
         }
         let communities = Arc::new(crate::config::agent_communities(&new.communities));
-        crate::vacm_tables::reconfigure(&self.controller, &self.current, &self.usm, &communities)
-            .await;
+        crate::services::vacm_tables::reconfigure(
+            &self.controller,
+            &self.current,
+            &self.usm,
+            &communities,
+        )
+        .await;
         self.communities.store(communities);
         self.plan.store(plan);
         let renamed = **self.names.load() != names;
@@ -117,7 +123,7 @@ impl Reloader {
             let sinks = new.notify.sinks.clone();
             self.controller
                 .update_runtime(|system| {
-                    crate::targets::show_configured(system, &sinks);
+                    crate::services::targets::show_configured(system, &sinks);
                     true
                 })
                 .await;
