@@ -10,8 +10,32 @@ use crate::config::ConfigError;
 
 pub mod ctl;
 pub mod health;
+pub mod man;
 pub mod routes;
 pub mod topology;
+
+/// `text` on stdout.
+pub fn print(text: &str) -> Result<()> {
+    std::io::stdout()
+        .lock()
+        .write_all(text.as_bytes())
+        .context("cannot write to stdout")
+}
+
+/// A report on stdout, as JSON or as `text` words it.
+pub fn print_report<R: serde::Serialize>(
+    format: crate::cli::HealthFormat,
+    report: &R,
+    text: impl FnOnce(&R) -> String,
+) -> Result<()> {
+    let text = match format {
+        crate::cli::HealthFormat::Json => {
+            serde_json::to_string_pretty(report).context("cannot encode the report")? + "\n"
+        }
+        crate::cli::HealthFormat::Text => text(report),
+    };
+    print(&text)
+}
 
 /// A subcommand's argument that cannot be used: one line, exit 2, as a
 /// configuration problem ([`ConfigError`] is the configuration's own).
@@ -27,10 +51,10 @@ pub fn one_sweep(
     remote_details: bool,
 ) -> Result<ib::model::Snapshot> {
     let names = match node_name_map {
-        Some(p) => crate::nodemap::NodeNameMap::load(p).map_err(ConfigError)?,
+        Some(p) => crate::models::nodemap::NodeNameMap::load(p).map_err(ConfigError)?,
         None => Default::default(),
     };
-    let mut source = crate::sources::open_spec(spec, None, remote_details)?;
+    let mut source = crate::services::sources::open_spec(spec, None, remote_details)?;
     let mut snap = source
         .sweep()
         .map_err(|e| anyhow::anyhow!("sweep of {spec} failed: {e}"))?;
@@ -53,7 +77,7 @@ pub fn check_exit(clean: Result<bool>) -> std::process::ExitCode {
 
 /// `ibsnmpd dump`: one sweep, printed.
 pub fn dump(args: &DumpArgs) -> Result<()> {
-    crate::logging::init(&args.sweep.log_level)?;
+    crate::models::logging::init(&args.sweep.log_level)?;
     let snap = one_sweep(
         &args.sweep.source,
         args.sweep.node_name_map.as_deref(),
@@ -70,10 +94,7 @@ pub fn dump(args: &DumpArgs) -> Result<()> {
             return out.flush().context("cannot write to stdout");
         }
     };
-    std::io::stdout()
-        .lock()
-        .write_all(text.as_bytes())
-        .context("cannot write to stdout")
+    print(&text)
 }
 
 /// `ibsnmpd man`: the man page (section 8) from the clap definition, so it
@@ -81,12 +102,9 @@ pub fn dump(args: &DumpArgs) -> Result<()> {
 /// the tests.
 pub fn man(config: bool) -> Result<()> {
     let out = if config {
-        crate::man::config()
+        crate::commands::man::config()
     } else {
-        crate::man::agent()?
+        crate::commands::man::agent()?
     };
-    std::io::stdout()
-        .lock()
-        .write_all(out.as_bytes())
-        .context("cannot write to stdout")
+    print(&out)
 }

@@ -13,15 +13,21 @@ use crate::cli::RunArgs;
 mod access;
 pub mod engine_id;
 mod file;
-pub mod health;
+pub mod health_section;
 pub mod keys;
 mod merge;
 pub mod monitor;
 pub mod notify;
+mod restart;
 mod settings;
+pub mod umad_section;
 mod wording;
 
-pub use settings::{agent_communities, Access, Community, NodeContexts, Settings};
+pub use settings::{
+    agent_communities, Access, AgentSettings, AgentxSettings, CheckSettings, Community,
+    DaemonSettings, MetricsSettings, NodeContexts, RequestSettings, Settings, SmSettings,
+    SourceSettings, SystemGroup,
+};
 
 use file::{read_file, FileConfig};
 use merge::merge;
@@ -30,6 +36,9 @@ use merge::merge;
 pub const DEFAULT_PORT: u16 = 1161;
 /// Default GetBulk max-repetitions cap (keeps the agent from amplifying).
 pub const DEFAULT_MAX_REPETITIONS: u32 = 100;
+/// ifIndex offset in AgentX mode with `agentx_if_mib`, unless configured
+/// (the settings name their defaults: the settings layer uses no service).
+pub const DEFAULT_IF_INDEX_OFFSET: u32 = 1_000_000;
 /// Default sweep interval.
 pub const DEFAULT_SWEEP_SECS: f64 = 10.0;
 
@@ -90,8 +99,8 @@ pub fn secrets_mode_warning(path: &std::path::Path, mode: u32) -> Option<String>
     })
 }
 
-impl From<crate::logging::LogError> for ConfigError {
-    fn from(e: crate::logging::LogError) -> Self {
+impl From<crate::models::logging::LogError> for ConfigError {
+    fn from(e: crate::models::logging::LogError) -> Self {
         ConfigError(e.0)
     }
 }

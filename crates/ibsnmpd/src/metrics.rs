@@ -53,7 +53,7 @@ pub(crate) struct Selection {
 #[derive(Debug, Default)]
 pub struct AgentCounters {
     /// The notification originator's counters (None: no sinks configured).
-    pub notifications: std::sync::OnceLock<Arc<snmp::notify::NotifyStats>>,
+    pub notifications: Option<Arc<snmp::notify::NotifyStats>>,
     /// Successful SIGHUP reloads, and failed ones.
     pub reloads: AtomicU64,
     pub reload_failures: AtomicU64,

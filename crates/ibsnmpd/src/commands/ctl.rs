@@ -1,5 +1,5 @@
 //! `ibsnmpd ctl`: one command line to a running agent's control socket
-//! ([`crate::ctl`] serves it), one answer line back.
+//! ([`crate::services::control_socket`] serves it), one answer line back.
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::Path;
@@ -9,7 +9,7 @@ use anyhow::{Context, Result};
 
 use super::UsageError;
 use crate::cli::CtlArgs;
-use crate::ctl::quote_word;
+use crate::services::control_socket::quote_word;
 
 /// `ibsnmpd ctl`: one command to a running agent's control socket.
 pub fn run(args: &CtlArgs) -> Result<()> {

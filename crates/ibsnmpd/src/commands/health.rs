@@ -1,7 +1,6 @@
 //! `ibsnmpd health`: the fabric's health report (docs/health.md), made
 //! from two sweeps of a source or asked of a running agent (`--socket`).
 
-use std::io::Write as _;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
@@ -10,26 +9,17 @@ use ib::model::health::{Health, HealthConfig};
 use ib::model::Snapshot;
 
 use super::UsageError;
-use crate::cli::{HealthArgs, HealthFormat};
+use crate::cli::HealthArgs;
 use crate::config::ConfigError;
-use crate::health::Report;
+use crate::models::fabric_health::Report;
 
 pub fn run(args: &HealthArgs) -> Result<()> {
-    crate::logging::init(&args.sweep.log_level)?;
+    crate::models::logging::init(&args.sweep.log_level)?;
     let report = match &args.socket {
         Some(socket) => from_agent(socket)?,
         None => from_source(args)?,
     };
-    let text = match args.format {
-        HealthFormat::Json => {
-            serde_json::to_string_pretty(&report).context("cannot encode the report")? + "\n"
-        }
-        HealthFormat::Text => report.text(),
-    };
-    std::io::stdout()
-        .lock()
-        .write_all(text.as_bytes())
-        .context("cannot write to stdout")
+    super::print_report(args.format, &report, Report::text)
 }
 
 /// The running agent's report: its control socket's `health` answer.
@@ -52,10 +42,10 @@ fn from_source(args: &HealthArgs) -> Result<Report> {
         .into());
     }
     let names = match &args.sweep.node_name_map {
-        Some(p) => crate::nodemap::NodeNameMap::load(p).map_err(ConfigError)?,
+        Some(p) => crate::models::nodemap::NodeNameMap::load(p).map_err(ConfigError)?,
         None => Default::default(),
     };
-    let mut source = crate::sources::open_spec(&args.sweep.source, None, false)?;
+    let mut source = crate::services::sources::open_spec(&args.sweep.source, None, false)?;
     let mut sweep = || -> Result<Snapshot> {
         let mut s = source
             .sweep()

@@ -2,14 +2,13 @@
 //! (`ib::model::routes`), as a report with node names (docs/routing.md).
 
 use std::fmt::Write as _;
-use std::io::Write as _;
 use std::process::ExitCode;
 
 use ib::model::routes::{self, Break, RouteCheck};
 use ib::model::{NodeIdx, Snapshot};
 use serde::Serialize;
 
-use crate::cli::{HealthFormat, RoutesCheckArgs};
+use crate::cli::RoutesCheckArgs;
 
 /// Exit 0 when every route arrives and no leaf is unbalanced, 1 with
 /// findings, 2 when the fabric could not be read.
@@ -18,7 +17,7 @@ pub fn check(args: &RoutesCheckArgs) -> ExitCode {
 }
 
 fn check_once(args: &RoutesCheckArgs) -> anyhow::Result<bool> {
-    crate::logging::init(&args.sweep.log_level)?;
+    crate::models::logging::init(&args.sweep.log_level)?;
     if !(args.max_spread.is_finite() && args.max_spread >= 0.0) {
         anyhow::bail!(
             "--max-spread {}: expected a ratio of 0 or more",
@@ -38,14 +37,7 @@ fn check_once(args: &RoutesCheckArgs) -> anyhow::Result<bool> {
         "every route walked"
     );
     let report = Report::new(&snap, check, args.max_spread);
-    let text = match args.format {
-        HealthFormat::Json => serde_json::to_string_pretty(&report)? + "\n",
-        HealthFormat::Text => report.text(),
-    };
-    std::io::stdout()
-        .lock()
-        .write_all(text.as_bytes())
-        .map_err(|e| anyhow::anyhow!("cannot write to stdout: {e}"))?;
+    super::print_report(args.format, &report, Report::text)?;
     Ok(report.findings == 0)
 }
 
@@ -113,43 +105,7 @@ impl Report {
 
     /// A summary line, the counts by kind, then one line per finding.
     pub fn text(&self) -> String {
-        let c = &self.check;
-        let mut out = String::new();
-        let hops: Vec<String> = c
-            .hops
-            .iter()
-            .enumerate()
-            .filter(|(_, n)| **n > 0)
-            .map(|(h, n)| format!("{h}:{n}"))
-            .collect();
-        let _ = writeln!(
-            out,
-            "Routes: {}, {} switches to {} end LIDs: {} routes, {} arrive (hops {})",
-            self.source,
-            c.switches,
-            c.destinations,
-            c.routes,
-            c.good,
-            hops.join(" ")
-        );
-        let kinds = [
-            ("UNREACHABLE", c.unreachable.len()),
-            (
-                "BLACK HOLE",
-                c.broken
-                    .iter()
-                    .filter(|b| !matches!(b.at, Break::Loop { .. }))
-                    .count(),
-            ),
-            (
-                "LOOP",
-                c.broken
-                    .iter()
-                    .filter(|b| matches!(b.at, Break::Loop { .. }))
-                    .count(),
-            ),
-            ("UNBALANCED", c.unbalanced.len()),
-        ];
+        let mut out = self.summary();
         if self.findings == 0 {
             let _ = writeln!(
                 out,
@@ -158,7 +114,9 @@ impl Report {
             );
             return out;
         }
-        let counts: Vec<String> = kinds
+        let c = &self.check;
+        let counts: Vec<String> = self
+            .counts()
             .iter()
             .filter(|(_, n)| *n > 0)
             .map(|(k, n)| format!("{n} {k}"))
@@ -170,6 +128,50 @@ impl Report {
             counts.join(", "),
             c.unreachable_pairs
         );
+        self.finding_lines(&mut out);
+        out
+    }
+
+    /// The first line: the source, the walk's size, the hop counts.
+    fn summary(&self) -> String {
+        let c = &self.check;
+        let hops: Vec<String> = c
+            .hops
+            .iter()
+            .enumerate()
+            .filter(|(_, n)| **n > 0)
+            .map(|(h, n)| format!("{h}:{n}"))
+            .collect();
+        format!(
+            "Routes: {}, {} switches to {} end LIDs: {} routes, {} arrive (hops {})\n",
+            self.source,
+            c.switches,
+            c.destinations,
+            c.routes,
+            c.good,
+            hops.join(" ")
+        )
+    }
+
+    /// The findings by kind, as the summary counts them.
+    fn counts(&self) -> [(&'static str, usize); 4] {
+        let c = &self.check;
+        let loops = c
+            .broken
+            .iter()
+            .filter(|b| matches!(b.at, Break::Loop { .. }))
+            .count();
+        [
+            ("UNREACHABLE", c.unreachable.len()),
+            ("BLACK HOLE", c.broken.len() - loops),
+            ("LOOP", loops),
+            ("UNBALANCED", c.unbalanced.len()),
+        ]
+    }
+
+    /// One line per finding, by kind.
+    fn finding_lines(&self, out: &mut String) {
+        let c = &self.check;
         for u in &c.unreachable {
             let lids: Vec<String> = u.lids.iter().take(16).map(u16::to_string).collect();
             let more = if u.lids.len() > 16 { ", ..." } else { "" };
@@ -183,23 +185,12 @@ impl Report {
             );
         }
         for b in &c.broken {
-            let what = match b.at {
-                Break::NoRoute { switch } => {
-                    format!("BLACK HOLE   {} has no route (entry 255 or past LinearFDBTop)", self.name(switch))
-                }
-                Break::BlackHole { switch, port } => {
-                    format!("BLACK HOLE   {} port {port}: down or not linked", self.name(switch))
-                }
-                Break::Misrouted { switch, port } => format!(
-                    "BLACK HOLE   {} port {port}: leads to a channel adapter that is not the destination",
-                    self.name(switch)
-                ),
-                Break::Loop { switch } => format!("LOOP         through {}", self.name(switch)),
-            };
             let _ = writeln!(
                 out,
-                "  {what}: {} destinations, {} routes",
-                b.destinations, b.routes
+                "  {}: {} destinations, {} routes",
+                self.broken_words(&b.at),
+                b.destinations,
+                b.routes
             );
         }
         for u in &c.unbalanced {
@@ -213,7 +204,24 @@ impl Report {
                 self.max_spread
             );
         }
-        out
+    }
+
+    /// Where and how a route breaks, in words.
+    fn broken_words(&self, at: &Break) -> String {
+        match *at {
+            Break::NoRoute { switch } => format!(
+                "BLACK HOLE   {} has no route (entry 255 or past LinearFDBTop)",
+                self.name(switch)
+            ),
+            Break::BlackHole { switch, port } => {
+                format!("BLACK HOLE   {} port {port}: down or not linked", self.name(switch))
+            }
+            Break::Misrouted { switch, port } => format!(
+                "BLACK HOLE   {} port {port}: leads to a channel adapter that is not the destination",
+                self.name(switch)
+            ),
+            Break::Loop { switch } => format!("LOOP         through {}", self.name(switch)),
+        }
     }
 }
 

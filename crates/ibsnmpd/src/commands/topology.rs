@@ -1,13 +1,12 @@
 //! `ibsnmpd topology`: `check` (the fabric against a cabling plan) and
 //! `fat-tree` (a plan written).
 
-use std::io::Write as _;
 use std::process::ExitCode;
 
 use anyhow::{Context, Result};
 
 use super::UsageError;
-use crate::cli::{HealthFormat, TopologyCheckArgs, TopologyCommand};
+use crate::cli::{TopologyCheckArgs, TopologyCommand};
 
 /// `ibsnmpd topology check`: exit 0 when the fabric matches the plan, 1
 /// when it does not, 2 when it could not tell (bad plan, failed sweep).
@@ -16,22 +15,20 @@ pub fn check(args: &TopologyCheckArgs) -> ExitCode {
 }
 
 fn check_once(args: &TopologyCheckArgs) -> anyhow::Result<bool> {
-    crate::logging::init(&args.sweep.log_level)?;
-    let plan = crate::topology::Plan::load(&args.expected).map_err(anyhow::Error::msg)?;
+    crate::models::logging::init(&args.sweep.log_level)?;
+    let plan =
+        crate::models::cabling_plan::Plan::load(&args.expected).map_err(anyhow::Error::msg)?;
     let snap = super::one_sweep(
         &args.sweep.source,
         args.sweep.node_name_map.as_deref(),
         false,
     )?;
-    let report = crate::topology::TopologyReport::new(&plan, &snap);
-    let text = match args.format {
-        HealthFormat::Json => serde_json::to_string_pretty(&report)? + "\n",
-        HealthFormat::Text => report.text(),
-    };
-    std::io::stdout()
-        .lock()
-        .write_all(text.as_bytes())
-        .map_err(|e| anyhow::anyhow!("cannot write to stdout: {e}"))?;
+    let report = crate::models::cabling_plan::TopologyReport::new(&plan, &snap);
+    super::print_report(
+        args.format,
+        &report,
+        crate::models::cabling_plan::TopologyReport::text,
+    )?;
     Ok(report.matches)
 }
 
@@ -45,10 +42,7 @@ pub fn run(cmd: &TopologyCommand) -> Result<()> {
             match &a.output {
                 Some(path) => std::fs::write(path, text)
                     .with_context(|| format!("cannot write {}", path.display()))?,
-                None => std::io::stdout()
-                    .lock()
-                    .write_all(text.as_bytes())
-                    .context("cannot write to stdout")?,
+                None => super::print(&text)?,
             }
             Ok(())
         }

@@ -2,7 +2,7 @@
 //! offers (`engineID`, `engineIDType`, `engineIDNic`): hex octets as they
 //! are, or an RFC 3411 ID built from a text, an interface's IPv4 or IPv6
 //! address, or its MAC address. None of them: generated once and kept in
-//! the state directory (crate::engine_state).
+//! the state directory (crate::models::engine_state).
 
 use std::net::IpAddr;
 

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 
 use super::wording::{key_lines, line_of, misplaced_top_level_key, operator_words};
-use super::{health, monitor, notify, ConfigError};
+use super::{health_section, monitor, notify, ConfigError};
 
 /// The file as written. Unknown keys are errors (a typo must not be ignored).
 #[derive(Debug, Default, Deserialize)]
@@ -68,8 +68,8 @@ pub(super) struct FileConfig {
     pub(super) metrics_stall_timeout: Option<f64>,
     pub(super) metrics_families: Option<Vec<String>>,
     pub(super) node_name_map: Option<PathBuf>,
-    pub(super) umad: Option<crate::umad_config::UmadSection>,
-    pub(super) health: Option<health::HealthSection>,
+    pub(super) umad: Option<crate::config::umad_section::UmadSection>,
+    pub(super) health: Option<health_section::HealthSection>,
     pub(super) topology: Option<TopologySection>,
     pub(super) routes: Option<RoutesSection>,
     pub(super) monitor: Option<Vec<monitor::MonitorEntry>>,
@@ -196,7 +196,7 @@ pub(super) struct OpenSmSection {
 }
 
 impl OpenSmSection {
-    pub(super) fn settings(self) -> Result<crate::opensm::OpenSmSettings, String> {
+    pub(super) fn settings(self) -> Result<crate::models::opensm::OpenSmSettings, String> {
         let conf = self
             .conf
             .ok_or("conf (the opensm.conf the agent edits) is required")?;
@@ -209,7 +209,7 @@ impl OpenSmSection {
                     .ok_or_else(|| format!("console {c:?}: expected HOST:PORT"))?,
             ),
         };
-        Ok(crate::opensm::OpenSmSettings {
+        Ok(crate::models::opensm::OpenSmSettings {
             conf,
             partitions: self.partitions,
             console,

@@ -10,8 +10,9 @@ use super::access::{file_community, flag_community, usm_users, vacm};
 use super::file::{FileConfig, OpenSmSection, RoutesSection, StringOrList};
 use super::wording::{nearest, place};
 use super::{
-    engine_id, monitor, notify, Access, Community, ConfigError, Settings, DEFAULT_MAX_REPETITIONS,
-    DEFAULT_PORT, DEFAULT_SWEEP_SECS,
+    engine_id, monitor, notify, Access, AgentSettings, AgentxSettings, CheckSettings, Community,
+    ConfigError, DaemonSettings, MetricsSettings, RequestSettings, Settings, SmSettings,
+    SourceSettings, SystemGroup, DEFAULT_MAX_REPETITIONS, DEFAULT_PORT, DEFAULT_SWEEP_SECS,
 };
 
 pub(super) fn merge(
@@ -26,16 +27,95 @@ pub(super) fn merge(
     let metrics_limits = metrics_limits(&file, &in_file)?;
     let (health, routes_max_spread) = checks(&mut file, &in_file)?;
     let mut notify = notify_settings(&mut file, &in_file, args)?;
-
-    let (agentx, listen) = transport(&mut file, &in_file, args)?;
+    let (agent, agentx, requests) = agent_settings(&mut file, &in_file, args)?;
     let communities = communities(&mut file, &in_file, args)?;
     let sweep_interval = sweep_interval(file.sweep_interval, &in_file, args)?;
-
-    let max_repetitions = max_repetitions(args, file.max_repetitions.take())?;
-    let state_dir =
-        (args.state_dir.clone().or(file.persistentdir.take())).unwrap_or_else(default_state_dir);
     let (source, source_at) = source(args, file.source.take(), || place(origin, &lines, "source"))?;
+    notify::check_trapsess_users(&mut notify, &agent.users).map_err(|m| in_file("trapsess", m))?;
+    // A source quiet for one sweep has ended its burst: storm control sends
+    // the state it held back then, not at the interval's end. One and a
+    // half intervals after its last notification: past the next sweep's
+    // publication (which would have carried news), before the one after.
+    notify.storm.quiet = sweep_interval.mul_f64(1.5);
+    let (metrics_listen, node_name_map, mut umad) = merge_ops(
+        file.metrics_listen.take(),
+        file.node_name_map.take(),
+        file.umad.take(),
+        &in_file,
+        args,
+    )?;
+    let (name, contact, location) = system_group(&mut file, &in_file)?;
+    let metrics_families = match &file.metrics_families {
+        Some(names) => metrics_families(names).map_err(|m| in_file("metrics_families", m))?,
+        None => crate::metrics::Families::DEFAULT,
+    };
+    // The umad source reads other nodes' detail attributes only for a
+    // metrics endpoint that serves them (docs/umad.md "Detail attributes and tables").
+    if metrics_listen.is_some() {
+        umad.pma.remote_details = metrics_families.pma_details();
+    }
+    Ok(Settings {
+        source: SourceSettings {
+            spec: source,
+            origin: source_at,
+            sweep_interval,
+            local_node_origin: if args.local_node.is_some() {
+                "--local-node".to_string()
+            } else {
+                place(origin, &lines, "local_node")
+            },
+            local_node: args.local_node.clone().or(file.local_node.take()),
+            umad,
+            sim_partitions: file.sim_partitions.take(),
+            sim_services: file.sim_services.take(),
+        },
+        agent,
+        system: SystemGroup {
+            contact,
+            name,
+            location,
+        },
+        daemon: DaemonSettings {
+            state_dir: (args.state_dir.clone().or(file.persistentdir.take()))
+                .unwrap_or_else(default_state_dir),
+            log_level: log_level(args, file.log_level.take(), origin, &lines)?,
+            control_socket: args.control_socket.clone().or(file.control_socket.take()),
+        },
+        agentx,
+        metrics: MetricsSettings {
+            listen: metrics_listen,
+            limits: metrics_limits,
+            families: metrics_families,
+        },
+        requests,
+        sm: sm_settings(&mut file, &in_file)?,
+        notify,
+        communities,
+        checks: CheckSettings {
+            node_name_map,
+            health,
+            topology_expected: file.topology.take().and_then(|t| t.expected),
+            routes_max_spread,
+            monitors: monitor::triggers(file.monitor.take().unwrap_or_default(), |n, m| {
+                match monitor_lines.get(n) {
+                    Some(l) if !origin.is_empty() => format!("{origin}:{l}: monitor {m}"),
+                    _ => format!("{}: monitor {m}", place(origin, &lines, "monitor")),
+                }
+            })
+            .map_err(ConfigError)?,
+        },
+        warnings: Vec::new(),
+    })
+}
 
+/// The SNMP engine's part, AgentX's and the request sessions': the
+/// transport, the SNMPv3 engine and users, the access rules and limits.
+fn agent_settings(
+    file: &mut FileConfig,
+    in_file: &dyn Fn(&str, String) -> ConfigError,
+    args: &RunArgs,
+) -> Result<(AgentSettings, AgentxSettings, RequestSettings), ConfigError> {
+    let (master, listen) = transport(file, in_file, args)?;
     let engine_id = engine_id::resolve(&engine_id::EngineIdKeys {
         hex: file.engine_id.as_deref(),
         kind: file.engine_id_type.as_deref(),
@@ -47,118 +127,71 @@ pub(super) fn merge(
         file.user.take().unwrap_or_default(),
         file.rouser.take().unwrap_or_default(),
         file.rwuser.take().unwrap_or_default(),
-        &in_file,
+        in_file,
     )?;
-    notify::check_trapsess_users(&mut notify, &users).map_err(|m| in_file("trapsess", m))?;
-    // A source quiet for one sweep has ended its burst: storm control sends
-    // the state it held back then, not at the interval's end. One and a
-    // half intervals after its last notification: past the next sweep's
-    // publication (which would have carried news), before the one after.
-    notify.storm.quiet = sweep_interval.mul_f64(1.5);
-    let (metrics_listen, node_name_map, umad) = merge_ops(
-        file.metrics_listen.take(),
-        file.node_name_map.take(),
-        file.umad.take(),
-        &in_file,
-        args,
-    )?;
-
     let vacm = vacm(
         file.view.take().unwrap_or_default(),
         file.group.take().unwrap_or_default(),
         file.access.take().unwrap_or_default(),
-        &in_file,
+        in_file,
     )?;
+    // Only IF-MIB rows served through a master share its ifIndex space
+    // (docs/agentx.md); linkUp/linkDown name the ifIndexes as served.
+    let if_index_offset = match (&master, file.agentx_if_mib) {
+        (Some(_), Some(true)) => file
+            .agentx_if_index_offset
+            .unwrap_or(super::DEFAULT_IF_INDEX_OFFSET),
+        _ => 0,
+    };
+    let Limits {
+        request_session_timeout,
+        request_sessions_max,
+        request_result_rows_max,
+        max_getbulk_responses,
+    } = limits(file, in_file)?;
+    let agent = AgentSettings {
+        listen,
+        max_repetitions: max_repetitions(args, file.max_repetitions.take())?,
+        max_getbulk_responses,
+        engine_id,
+        users,
+        vacm,
+        node_contexts: node_contexts(file.node_contexts.take(), in_file)?,
+        admin_writable_below_authpriv: file.admin_writable_below_authpriv.take().unwrap_or(false),
+        secrets: file.secrets.take().unwrap_or(false),
+    };
+    let agentx = AgentxSettings {
+        master,
+        if_mib: file.agentx_if_mib.take().unwrap_or(false),
+        node_contexts: file.agentx_node_contexts.take().unwrap_or(true),
+        if_index_offset,
+    };
+    let requests = RequestSettings {
+        session_timeout: request_session_timeout,
+        sessions_max: request_sessions_max,
+        result_rows_max: request_result_rows_max,
+    };
+    Ok((agent, agentx, requests))
+}
 
-    let (sys_name, sys_contact, sys_location) = system_group(&mut file, &in_file)?;
-
+/// `[opensm]`, `opensm_conf` (else `[opensm] conf`) and `port_writes`.
+fn sm_settings(
+    file: &mut FileConfig,
+    in_file: &dyn Fn(&str, String) -> ConfigError,
+) -> Result<SmSettings, ConfigError> {
     let opensm = file
         .opensm
         .take()
         .map(OpenSmSection::settings)
         .transpose()
         .map_err(|m| in_file("opensm", m))?;
-    let log_level = log_level(args, file.log_level.take(), origin, &lines)?;
-    let metrics_families = match &file.metrics_families {
-        Some(names) => metrics_families(names).map_err(|m| in_file("metrics_families", m))?,
-        None => crate::metrics::Families::DEFAULT,
-    };
-    let mut umad = umad;
-    // The umad source reads other nodes' detail attributes only for a
-    // metrics endpoint that serves them (docs/umad.md "Detail attributes and tables").
-    if metrics_listen.is_some() {
-        umad.pma.remote_details = metrics_families.pma_details();
-    }
-    let agentx_if_index_offset = match (&agentx, file.agentx_if_mib) {
-        (Some(_), Some(true)) => file
-            .agentx_if_index_offset
-            .unwrap_or(crate::agentx::DEFAULT_IF_INDEX_OFFSET),
-        _ => 0,
-    };
-    // linkUp/linkDown name the rows as served.
-    let Limits {
-        request_session_timeout,
-        request_sessions_max,
-        request_result_rows_max,
-        max_getbulk_responses,
-    } = limits(&file, &in_file)?;
-    Ok(Settings {
-        secrets: file.secrets.take().unwrap_or(false),
-        sim_partitions: file.sim_partitions,
-        sim_services: file.sim_services,
+    Ok(SmSettings {
         opensm_conf: file
             .opensm_conf
+            .take()
             .or_else(|| opensm.as_ref().map(|o| o.conf.clone())),
         opensm,
         port_writes: file.port_writes.take().unwrap_or(false),
-        node_contexts: node_contexts(file.node_contexts.take(), &in_file)?,
-        admin_writable_below_authpriv: file.admin_writable_below_authpriv.take().unwrap_or(false),
-        request_session_timeout,
-        request_sessions_max,
-        request_result_rows_max,
-        listen,
-        source,
-        source_origin: source_at,
-        communities,
-        state_dir,
-        log_level,
-        sweep_interval,
-        local_node_origin: if args.local_node.is_some() {
-            "--local-node".to_string()
-        } else {
-            place(origin, &lines, "local_node")
-        },
-        local_node: args.local_node.clone().or(file.local_node),
-        max_repetitions,
-        sys_contact,
-        sys_name,
-        sys_location,
-        control_socket: args.control_socket.clone().or(file.control_socket),
-        agentx_if_index_offset,
-        agentx,
-        agentx_if_mib: file.agentx_if_mib.take().unwrap_or(false),
-        agentx_node_contexts: file.agentx_node_contexts.take().unwrap_or(true),
-        notify,
-        engine_id,
-        users,
-        vacm,
-        max_getbulk_responses,
-        warnings: Vec::new(),
-        metrics_listen,
-        metrics_limits,
-        metrics_families,
-        node_name_map,
-        umad,
-        health,
-        topology_expected: file.topology.take().and_then(|t| t.expected),
-        routes_max_spread,
-        monitors: monitor::triggers(file.monitor.take().unwrap_or_default(), |n, m| {
-            match monitor_lines.get(n) {
-                Some(l) if !origin.is_empty() => format!("{origin}:{l}: monitor {m}"),
-                _ => format!("{}: monitor {m}", place(origin, &lines, "monitor")),
-            }
-        })
-        .map_err(ConfigError)?,
     })
 }
 
@@ -361,11 +394,11 @@ fn log_level(
 ) -> Result<String, ConfigError> {
     Ok(match (&args.log_level, file) {
         (Some(l), _) => {
-            crate::logging::parse_filter(l, "--log-level")?;
+            crate::models::logging::parse_filter(l, "--log-level")?;
             l.clone()
         }
         (None, Some(l)) => {
-            crate::logging::parse_filter(&l, &place(origin, lines, "log_level"))?;
+            crate::models::logging::parse_filter(&l, &place(origin, lines, "log_level"))?;
             l
         }
         (None, None) => "info".to_string(),
@@ -439,7 +472,7 @@ pub(super) type OpsSettings = (
 pub(super) fn merge_ops(
     metrics: Option<String>,
     node_name_map: Option<PathBuf>,
-    umad: Option<crate::umad_config::UmadSection>,
+    umad: Option<crate::config::umad_section::UmadSection>,
     in_file: &dyn Fn(&str, String) -> ConfigError,
     args: &RunArgs,
 ) -> Result<OpsSettings, ConfigError> {

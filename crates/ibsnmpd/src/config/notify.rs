@@ -1,6 +1,6 @@
 //! The notification settings: snmpd.conf's trapsink, trap2sink,
 //! informsink and trapsess as TOML keys and flags, storm control and the
-//! IB thresholds (docs/notifications.md); [`crate::traps`] runs them.
+//! IB thresholds (docs/notifications.md); [`crate::services::traps`] runs them.
 
 use std::net::{IpAddr, SocketAddr};
 use std::time::Duration;

@@ -24,40 +24,80 @@ pub struct Community {
     pub access: Access,
 }
 
-/// The effective settings after file and flags are merged.
+/// The effective settings after file and flags are merged: one struct per
+/// part of the agent, each either [`Reloadable`] (a SIGHUP applies it) or
+/// [`RestartOnly`] (a SIGHUP names its changed keys and keeps it as it
+/// runs). [`Settings::restart_keys`] names every part, so a new one must
+/// be placed; each part names every field of its own.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Settings {
-    pub listen: Vec<SocketAddr>,
-    pub source: String,
-    /// Where `source` was given, for errors (`--source` or
+    pub source: SourceSettings,
+    pub agent: AgentSettings,
+    pub system: SystemGroup,
+    pub daemon: DaemonSettings,
+    pub agentx: AgentxSettings,
+    pub metrics: MetricsSettings,
+    pub requests: RequestSettings,
+    pub sm: SmSettings,
+    /// Notification sinks, storm control and thresholds
+    /// (docs/notifications.md): part reloadable, part restart-only
+    /// ([`notify::NotifySettings::restart_keys`]).
+    pub notify: notify::NotifySettings,
+    /// The communities: the next request sees a reload's.
+    pub communities: Communities,
+    /// What the source thread checks each snapshot against.
+    pub checks: CheckSettings,
+    /// Problems worth a warning once logging is up (e.g. file mode); said
+    /// again by each reload.
+    pub warnings: Vec<String>,
+}
+
+/// A part a reload applies.
+pub trait Reloadable {}
+
+/// A part that changes only on restart.
+pub trait RestartOnly {
+    /// The keys (or flags) whose values differ in `new`, as the file names
+    /// them.
+    fn changed(&self, new: &Self) -> Vec<&'static str>;
+}
+
+/// The communities (`[[rocommunity]]`, `[[rwcommunity]]`, `--community`).
+pub type Communities = Vec<Community>;
+
+impl Reloadable for Communities {}
+
+/// Where the fabric comes from and how often it is read.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SourceSettings {
+    /// `source`/`--source`, as given.
+    pub spec: String,
+    /// Where `spec` was given, for errors (`--source` or
     /// `FILE:LINE: source`).
-    pub source_origin: String,
-    pub communities: Vec<Community>,
-    pub state_dir: PathBuf,
-    pub log_level: String,
+    pub origin: String,
     pub sweep_interval: Duration,
     pub local_node: Option<String>,
     /// Where `local_node` was given, for errors (`--local-node` or
     /// `FILE:LINE: local_node`).
     pub local_node_origin: String,
+    /// The umad source's options (`[umad]`).
+    pub umad: ib::source::umad::UmadOptions,
+    /// `sim_partitions`: the simulator's partitions, an OpenSM
+    /// partitions.conf-style file (docs/ib-sm.md).
+    pub sim_partitions: Option<PathBuf>,
+    /// `sim_services`: the services the simulator's SA holds, one per line
+    /// (docs/ib-sm.md).
+    pub sim_services: Option<PathBuf>,
+}
+
+/// The SNMP engine: its ports, protocol limits, SNMPv3 and access rules.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AgentSettings {
+    pub listen: Vec<SocketAddr>,
     pub max_repetitions: u32,
-    pub sys_contact: String,
-    pub sys_name: String,
-    pub sys_location: String,
-    /// Operator control socket (`--control-socket`), none by default.
-    pub control_socket: Option<PathBuf>,
-    /// AgentX subagent mode (`--agentx`, `agentx`): the master's address.
-    pub agentx: Option<snmp::agentx::MasterAddress>,
-    /// In AgentX mode, also serve IF-MIB rows for the IB ports (`agentx_if_mib`).
-    pub agentx_if_mib: bool,
-    /// In AgentX mode, register the node contexts with the master
-    /// (`agentx_node_contexts`, default true; docs/agentx.md "Node contexts").
-    pub agentx_node_contexts: bool,
-    /// Added to every ifIndex (`agentx_if_index_offset`; 1,000,000 by default
-    /// with `agentx_if_mib`, else 0).
-    pub agentx_if_index_offset: u32,
-    /// Notification sinks, storm control and thresholds (docs/notifications.md).
-    pub notify: notify::NotifySettings,
+    /// Cap on the varbinds of one GetBulk response (`max_getbulk_responses`,
+    /// net-snmp's maxGetbulkResponses; default 100).
+    pub max_getbulk_responses: usize,
     /// snmpEngineID from the file (`engine_id`, hex); None: generated once
     /// and kept in the state directory.
     pub engine_id: Option<Vec<u8>>,
@@ -66,52 +106,6 @@ pub struct Settings {
     pub users: Vec<snmp::usm::UserConfig>,
     /// VACM tables from `[[view]]`, `[[group]]`, `[[access]]`.
     pub vacm: snmp::vacm::Vacm,
-    /// Cap on the varbinds of one GetBulk response (`max_getbulk_responses`,
-    /// net-snmp's maxGetbulkResponses; default 100).
-    pub max_getbulk_responses: usize,
-    /// Problems worth a warning once logging is up (e.g. file mode).
-    pub warnings: Vec<String>,
-    /// Prometheus endpoint (`--metrics`), off by default.
-    pub metrics_listen: Option<SocketAddr>,
-    /// What the metrics endpoint lets clients hold (`metrics_max_connections`,
-    /// `metrics_max_connections_per_client`, `metrics_max_renders`,
-    /// `metrics_render_queue`, `metrics_stall_timeout`).
-    pub metrics_limits: crate::metrics::Limits,
-    /// The per-port families a scrape carries (`metrics_families`).
-    pub metrics_families: crate::metrics::Families,
-    /// infiniband-diags node-name-map (`--node-name-map`).
-    pub node_name_map: Option<PathBuf>,
-    /// The umad source's options (`[umad]`).
-    pub umad: ib::source::umad::UmadOptions,
-    /// The fabric health checks' thresholds (`[health]`, docs/health.md).
-    pub health: ib::model::health::HealthConfig,
-    /// DISMAN-EVENT-MIB triggers (`[[monitor]]`, docs/health.md).
-    pub monitors: Vec<mibs::modules::disman_event::Trigger>,
-    /// The cabling plan (`[topology] expected`, docs/topology.md).
-    pub topology_expected: Option<PathBuf>,
-    /// A leaf's uplink spread above which the agent's route check calls
-    /// it unbalanced (`[routes] max_spread`, docs/routing.md).
-    pub routes_max_spread: f64,
-    /// `secrets = true`: IB-SM-MIB's SM_Key and M_Key columns read their
-    /// values; off (default) they read as zeros. The SNMPv3 view of a request
-    /// narrows this further (mibs::View::secrets).
-    pub secrets: bool,
-    /// `sim_partitions`: the simulator's partitions, an OpenSM
-    /// partitions.conf-style file (docs/ib-sm.md).
-    pub sim_partitions: Option<PathBuf>,
-    /// `sim_services`: the services the simulator's SA holds, one per line
-    /// (docs/ib-sm.md).
-    pub sim_services: Option<PathBuf>,
-    /// `opensm_conf`: OpenSM's configuration file, read at each publish for
-    /// ibSmConfigTable's sweep interval, timeouts, LMC, M_Key lease period
-    /// (`[opensm] conf` when that section is there).
-    pub opensm_conf: Option<PathBuf>,
-    /// `[opensm]`: the OpenSM the agent steers (ibSmConfigTable Sets);
-    /// None: the SM columns are read-only.
-    pub opensm: Option<crate::opensm::OpenSmSettings>,
-    /// `port_writes`: ibSmPortInfoTable's safe columns may be set
-    /// (Set(PortInfo) SMPs); default false (notWritable).
-    pub port_writes: bool,
     /// `node_contexts`: whether every node of the fabric is served as an
     /// SNMP context, and whether the community and user shorthands reach
     /// those contexts (docs/contexts.md).
@@ -121,15 +115,145 @@ pub struct Settings {
     /// views allow, not only at authPriv. Default false: whoever writes the
     /// tables that grant access can grant themselves the secrets.
     pub admin_writable_below_authpriv: bool,
-    /// `request_session_timeout`: IB-SM-MIB request sessions no Set touched
-    /// for this long are aged out (default 300 s).
-    pub request_session_timeout: Duration,
+    /// `secrets = true`: IB-SM-MIB's SM_Key and M_Key columns read their
+    /// values; off (default) they read as zeros. The SNMPv3 view of a request
+    /// narrows this further (mibs::View::secrets).
+    pub secrets: bool,
+}
+
+/// SNMPv2-MIB's system group (`syscontact`, `sysname`, `syslocation`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct SystemGroup {
+    pub contact: String,
+    pub name: String,
+    pub location: String,
+}
+
+/// The process: its state, its log, its control socket.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DaemonSettings {
+    pub state_dir: PathBuf,
+    pub log_level: String,
+    /// Operator control socket (`--control-socket`), none by default.
+    pub control_socket: Option<PathBuf>,
+}
+
+/// AgentX subagent mode (docs/agentx.md).
+#[derive(Debug, Clone, PartialEq)]
+pub struct AgentxSettings {
+    /// `--agentx`, `agentx`: the master's address (None: not a subagent).
+    pub master: Option<snmp::agentx::MasterAddress>,
+    /// Also serve IF-MIB rows for the IB ports (`agentx_if_mib`).
+    pub if_mib: bool,
+    /// Register the node contexts with the master (`agentx_node_contexts`,
+    /// default true; docs/agentx.md "Node contexts").
+    pub node_contexts: bool,
+    /// Added to every ifIndex (`agentx_if_index_offset`; 1,000,000 by
+    /// default with `agentx_if_mib`, else 0).
+    pub if_index_offset: u32,
+}
+
+/// The Prometheus endpoint.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MetricsSettings {
+    /// `--metrics`, `metrics_listen`; off by default.
+    pub listen: Option<SocketAddr>,
+    /// What the endpoint lets clients hold (`metrics_max_connections`,
+    /// `metrics_max_connections_per_client`, `metrics_max_renders`,
+    /// `metrics_render_queue`, `metrics_stall_timeout`).
+    pub limits: crate::metrics::Limits,
+    /// The per-port families a scrape carries (`metrics_families`).
+    pub families: crate::metrics::Families,
+}
+
+/// IB-SM-MIB's request sessions (docs/ib-sm.md).
+#[derive(Debug, Clone, PartialEq)]
+pub struct RequestSettings {
+    /// `request_session_timeout`: sessions no Set touched for this long
+    /// are aged out (default 300 s).
+    pub session_timeout: Duration,
     /// `request_sessions_max`: most live sessions per request table
     /// (default 256); a create past it is resourceUnavailable.
-    pub request_sessions_max: usize,
-    /// `request_result_rows_max`: result rows all request sessions hold
-    /// together (default 32,768); an answer past it fails.
-    pub request_result_rows_max: usize,
+    pub sessions_max: usize,
+    /// `request_result_rows_max`: result rows all sessions hold together
+    /// (default 32,768); an answer past it fails.
+    pub result_rows_max: usize,
+}
+
+/// The subnet manager's side of IB-SM-MIB.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SmSettings {
+    /// `opensm_conf`: OpenSM's configuration file, read at each publish for
+    /// ibSmConfigTable's sweep interval, timeouts, LMC, M_Key lease period
+    /// (`[opensm] conf` when that section is there).
+    pub opensm_conf: Option<PathBuf>,
+    /// `[opensm]`: the OpenSM the agent steers (ibSmConfigTable Sets);
+    /// None: the SM columns are read-only.
+    pub opensm: Option<crate::models::opensm::OpenSmSettings>,
+    /// `port_writes`: ibSmPortInfoTable's safe columns may be set
+    /// (Set(PortInfo) SMPs); default false (notWritable).
+    pub port_writes: bool,
+}
+
+/// What the source thread holds each snapshot against; a reload applies
+/// all of it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CheckSettings {
+    /// infiniband-diags node-name-map (`--node-name-map`): read again, a
+    /// sweep asked for.
+    pub node_name_map: Option<PathBuf>,
+    /// The fabric health checks' thresholds (`[health]`, docs/health.md):
+    /// the next snapshot's checks, their window starting again.
+    pub health: ib::model::health::HealthConfig,
+    /// DISMAN-EVENT-MIB triggers (`[[monitor]]`, docs/health.md): the old
+    /// ones stop, the new ones start sampling.
+    pub monitors: Vec<mibs::modules::disman_event::Trigger>,
+    /// The cabling plan (`[topology] expected`, docs/topology.md): held
+    /// against the next sweep.
+    pub topology_expected: Option<PathBuf>,
+    /// A leaf's uplink spread above which the agent's route check calls
+    /// it unbalanced (`[routes] max_spread`, docs/routing.md): the next
+    /// snapshot's check.
+    pub routes_max_spread: f64,
+}
+
+impl Reloadable for CheckSettings {}
+
+impl Settings {
+    /// The settings that differ in `new` and cannot change at run time,
+    /// named as in the file (or the flag). `notifying`: a notification
+    /// layer runs (without one, sinks added need a restart).
+    pub fn restart_keys(&self, new: &Settings, notifying: bool) -> Vec<&'static str> {
+        fn applied<T: Reloadable>(_: &T) {}
+        let Settings {
+            source,
+            agent,
+            system,
+            daemon,
+            agentx,
+            metrics,
+            requests,
+            sm,
+            notify,
+            communities,
+            checks,
+            // Logged again by the reload.
+            warnings: _,
+        } = self;
+        applied(communities);
+        applied(checks);
+        let mut v = Vec::new();
+        v.extend(daemon.changed(&new.daemon));
+        v.extend(source.changed(&new.source));
+        v.extend(agent.changed(&new.agent));
+        v.extend(system.changed(&new.system));
+        v.extend(agentx.changed(&new.agentx));
+        v.extend(notify.restart_keys(&new.notify, notifying));
+        v.extend(metrics.changed(&new.metrics));
+        v.extend(sm.changed(&new.sm));
+        v.extend(requests.changed(&new.requests));
+        v
+    }
 }
 
 /// The config file's communities as the SNMP engine takes them.

@@ -45,6 +45,40 @@ fn the_key_table_is_the_loaders() {
     }
 }
 
+/// docs/config.md's "Keys" table says what the code's table says, row
+/// for row (the code's is the one compiled in).
+#[test]
+fn the_docs_key_table_is_the_codes() {
+    let doc = include_str!("../../../../docs/config.md");
+    let rows = doc
+        .split("\n## Keys\n")
+        .nth(1)
+        .and_then(|t| t.split("\n## ").next())
+        .expect("docs/config.md has a \"## Keys\" section");
+    let documented: Vec<[&str; 4]> = rows
+        .lines()
+        .filter(|l| l.starts_with("| `"))
+        .map(|row| {
+            let cells: Vec<&str> = row.trim_matches('|').split(" | ").map(str::trim).collect();
+            cells[..]
+                .try_into()
+                .unwrap_or_else(|_| panic!("not 4 cells: {row}"))
+        })
+        .collect();
+    let code: Vec<[&str; 4]> = keys::table()
+        .iter()
+        .map(|k| [k.key, k.flag, k.default, k.meaning])
+        .collect();
+    for (d, c) in documented.iter().zip(&code) {
+        assert_eq!(d, c, "docs/config.md and config/keys.rs differ");
+    }
+    assert_eq!(
+        documented.len(),
+        code.len(),
+        "docs/config.md and config/keys.rs differ in rows"
+    );
+}
+
 fn names_of(cell: &str) -> impl Iterator<Item = String> + '_ {
     cell.split('`').skip(1).step_by(2).map(str::to_string)
 }
@@ -70,10 +104,10 @@ fn args() -> RunArgs {
 #[test]
 fn routes_max_spread_defaults_and_is_checked() {
     let s = merge(FileConfig::default(), "", &args()).unwrap();
-    assert_eq!(s.routes_max_spread, 0.5);
+    assert_eq!(s.checks.routes_max_spread, 0.5);
     let f = parse_file("[routes]\nmax_spread = 0.25\n", "c.toml").unwrap();
     let s = merge(f, "c.toml", &args()).unwrap();
-    assert_eq!(s.routes_max_spread, 0.25);
+    assert_eq!(s.checks.routes_max_spread, 0.25);
     let text = "[routes]\nmax_spread = -1.0\n";
     let e = merge(parse_file(text, "c.toml").unwrap(), "c.toml", &args()).unwrap_err();
     assert!(
@@ -86,13 +120,13 @@ fn routes_max_spread_defaults_and_is_checked() {
 #[test]
 fn defaults() {
     let s = merge(FileConfig::default(), "", &args()).unwrap();
-    assert_eq!(s.listen, vec!["127.0.0.1:1161".parse().unwrap()]);
-    assert_eq!(s.source, "sim");
+    assert_eq!(s.agent.listen, vec!["127.0.0.1:1161".parse().unwrap()]);
+    assert_eq!(s.source.spec, "sim");
     assert_eq!(s.communities.len(), 1);
     assert_eq!(s.communities[0].name, "public");
     assert_eq!(s.communities[0].access, Access::ReadOnly);
-    assert_eq!(s.sweep_interval, Duration::from_secs(10));
-    assert_eq!(s.max_repetitions, DEFAULT_MAX_REPETITIONS);
+    assert_eq!(s.source.sweep_interval, Duration::from_secs(10));
+    assert_eq!(s.agent.max_repetitions, DEFAULT_MAX_REPETITIONS);
 }
 
 #[test]
@@ -112,10 +146,10 @@ source = "127.0.0.1"
 "#;
     let f = parse_file(text, "x.toml").unwrap();
     let s = merge(f, "x.toml", &args()).unwrap();
-    assert_eq!(s.listen.len(), 2);
-    assert_eq!(s.listen[1], "[::1]:2001".parse().unwrap());
-    assert_eq!(s.sweep_interval, Duration::from_millis(500));
-    assert_eq!(s.sys_contact, "ops@example.org");
+    assert_eq!(s.agent.listen.len(), 2);
+    assert_eq!(s.agent.listen[1], "[::1]:2001".parse().unwrap());
+    assert_eq!(s.source.sweep_interval, Duration::from_millis(500));
+    assert_eq!(s.system.contact, "ops@example.org");
     assert_eq!(s.communities.len(), 2);
     assert_eq!(s.communities[1].access, Access::ReadWrite);
     assert_eq!(
@@ -129,10 +163,10 @@ source = "127.0.0.1"
     a.community = Some("other".into());
     a.sweep_interval = Some("2".into());
     let s = merge(f, "x.toml", &a).unwrap();
-    assert_eq!(s.listen, vec!["127.0.0.1:3000".parse().unwrap()]);
+    assert_eq!(s.agent.listen, vec!["127.0.0.1:3000".parse().unwrap()]);
     assert_eq!(s.communities[0].name, "other");
     assert_eq!(s.communities[0].source, None);
-    assert_eq!(s.sweep_interval, Duration::from_secs(2));
+    assert_eq!(s.source.sweep_interval, Duration::from_secs(2));
 }
 
 #[test]
@@ -174,7 +208,10 @@ fn errors_name_file_and_line() {
     assert!(e.starts_with("c.toml:2: log_level \"loud\""), "{e}");
     let f = parse_file("\n\nlocal_node = \"x\"\n", "c.toml").unwrap();
     assert_eq!(
-        merge(f, "c.toml", &args()).unwrap().local_node_origin,
+        merge(f, "c.toml", &args())
+            .unwrap()
+            .source
+            .local_node_origin,
         "c.toml:3: local_node"
     );
     let mut a = args();
@@ -204,11 +241,11 @@ fn shipped_examples_load() {
     let s = merge(f, "docs/config.md", &args()).unwrap();
     assert_eq!(s.communities.len(), 4);
     assert_eq!(
-        s.control_socket.as_deref(),
+        s.daemon.control_socket.as_deref(),
         Some(Path::new("/run/ibsnmpd/ctl.sock"))
     );
-    assert!(s.metrics_listen.is_some());
-    assert_eq!(s.umad, ib::source::umad::UmadOptions::default());
+    assert!(s.metrics.listen.is_some());
+    assert_eq!(s.source.umad, ib::source::umad::UmadOptions::default());
 
     let pkg = include_str!("../../../../packaging/ibsnmpd.toml");
     let f = parse_file(pkg, "packaging/ibsnmpd.toml").unwrap();
@@ -222,7 +259,12 @@ fn metrics_detail_families_are_what_the_umad_source_reads() {
     use ib::source::umad::pma::detail;
     let remote = |text: &str| {
         let f = parse_file(text, "c.toml").unwrap();
-        merge(f, "c.toml", &args()).unwrap().umad.pma.remote_details
+        merge(f, "c.toml", &args())
+            .unwrap()
+            .source
+            .umad
+            .pma
+            .remote_details
     };
     let listen = "metrics_listen = \"127.0.0.1:9683\"\n";
     assert_eq!(remote("metrics_families = [\"detail\", \"vl\"]\n"), 0);
@@ -244,16 +286,16 @@ fn metrics_detail_families_are_what_the_umad_source_reads() {
 #[test]
 fn request_sessions() {
     let s = merge(parse_file("", "c.toml").unwrap(), "c.toml", &args()).unwrap();
-    assert_eq!(s.request_session_timeout, Duration::from_secs(300));
-    assert_eq!(s.request_sessions_max, 256);
+    assert_eq!(s.requests.session_timeout, Duration::from_secs(300));
+    assert_eq!(s.requests.sessions_max, 256);
     let f = parse_file(
         "request_session_timeout = 2.5\nrequest_sessions_max = 3\n",
         "c.toml",
     )
     .unwrap();
     let s = merge(f, "c.toml", &args()).unwrap();
-    assert_eq!(s.request_session_timeout, Duration::from_millis(2500));
-    assert_eq!(s.request_sessions_max, 3);
+    assert_eq!(s.requests.session_timeout, Duration::from_millis(2500));
+    assert_eq!(s.requests.sessions_max, 3);
     for bad in [
         "request_session_timeout = 0",
         "request_sessions_max = 0",
@@ -271,12 +313,9 @@ fn request_sessions() {
 #[test]
 fn security_round_3_keys() {
     let s = merge(parse_file("", "c.toml").unwrap(), "c.toml", &args()).unwrap();
-    assert!(!s.admin_writable_below_authpriv);
-    assert_eq!(s.metrics_limits, crate::metrics::Limits::default());
-    assert_eq!(
-        s.request_result_rows_max,
-        mibs::modules::ib_sm_req::MAX_RESULT_ROWS
-    );
+    assert!(!s.agent.admin_writable_below_authpriv);
+    assert_eq!(s.metrics.limits, crate::metrics::Limits::default());
+    assert_eq!(s.requests.result_rows_max, mibs::modules::ib_sm_req::MAX_RESULT_ROWS);
     let f = parse_file(
         "admin_writable_below_authpriv = true
 metrics_max_renders = 3
@@ -291,11 +330,11 @@ request_result_rows_max = 10
     )
     .unwrap();
     let s = merge(f, "c.toml", &args()).unwrap();
-    assert!(s.admin_writable_below_authpriv);
-    let l = &s.metrics_limits;
+    assert!(s.agent.admin_writable_below_authpriv);
+    let l = &s.metrics.limits;
     assert_eq!((l.max_renders, l.render_queue, l.max_per_client), (3, 0, 4));
     assert_eq!(l.stall_timeout, Duration::from_millis(2500));
-    assert_eq!(s.request_result_rows_max, 10);
+    assert_eq!(s.requests.result_rows_max, 10);
 }
 
 #[test]
@@ -332,13 +371,16 @@ group = "g"
 read = "all"
 "#;
     let s = merge(parse_file(text, "c").unwrap(), "c", &args()).unwrap();
-    assert_eq!(s.engine_id, Some(vec![0x80, 0, 0x1f, 0x88, 5, 1, 2, 3]));
-    assert_eq!(s.max_getbulk_responses, 50);
-    assert_eq!(s.users.len(), 2);
-    let ops = &s.users[0];
+    assert_eq!(
+        s.agent.engine_id,
+        Some(vec![0x80, 0, 0x1f, 0x88, 5, 1, 2, 3])
+    );
+    assert_eq!(s.agent.max_getbulk_responses, 50);
+    assert_eq!(s.agent.users.len(), 2);
+    let ops = &s.agent.users[0];
     assert!(ops.access.as_ref().unwrap().write);
     assert_eq!(
-        s.users[1]
+        s.agent.users[1]
             .access
             .as_ref()
             .unwrap()
@@ -350,7 +392,7 @@ read = "all"
     );
     // Passwords never show in Debug output.
     assert!(!format!("{s:?}").contains("authpass1"));
-    assert_eq!(s.vacm.access.len(), 1);
+    assert_eq!(s.agent.vacm.access.len(), 1);
     for (bad, what) in [
         (
             "[[user]]\nname = \"a\"\nauth = \"SHA\"\nauth_pass = \"short\"\n",
@@ -414,7 +456,7 @@ fn listen_forms() {
 #[test]
 fn node_context_keys() {
     let s = merge(FileConfig::default(), "", &args()).unwrap();
-    assert_eq!(s.node_contexts, super::NodeContexts::All);
+    assert_eq!(s.agent.node_contexts, super::NodeContexts::All);
     assert!(!s.notify.fabric_link_traps);
     let f = parse_file(
         "node_contexts = \"none\"\nfabric_link_traps = true\n",
@@ -422,7 +464,7 @@ fn node_context_keys() {
     )
     .unwrap();
     let s = merge(f, "c.toml", &args()).unwrap();
-    assert_eq!(s.node_contexts, super::NodeContexts::None);
+    assert_eq!(s.agent.node_contexts, super::NodeContexts::None);
     assert!(s.notify.fabric_link_traps);
     let f = parse_file("\nnode_contexts = \"some\"\n", "c.toml").unwrap();
     let e = merge(f, "c.toml", &args()).unwrap_err().to_string();
@@ -436,12 +478,12 @@ fn node_context_keys() {
         );
         merge(parse_file(&text, "c.toml").unwrap(), "c.toml", &args())
     };
-    let t = &monitor("contexts = \"leaf*\"\n").unwrap().monitors[0];
+    let t = &monitor("contexts = \"leaf*\"\n").unwrap().checks.monitors[0];
     assert_eq!(
         (t.context.as_slice(), t.context_wildcard),
         (&b"leaf"[..], true)
     );
-    let t = &monitor("context = \"leaf01\"\n").unwrap().monitors[0];
+    let t = &monitor("context = \"leaf01\"\n").unwrap().checks.monitors[0];
     assert_eq!(
         (t.context.as_slice(), t.context_wildcard),
         (&b"leaf01"[..], false)
@@ -479,4 +521,27 @@ fn secrets_warning_only_for_other_users() {
         assert!(!w.contains("0600") && !w.contains("chmod 600"), "{w}");
         assert!(w.contains(&format!("mode {:04o}", bad & 0o777)), "{w}");
     }
+}
+
+/// A reload applies the reloadable parts and names each restart-only key
+/// that changed, in the parts' order.
+#[test]
+fn a_reload_names_the_restart_only_keys_and_applies_the_rest() {
+    let old = merge(FileConfig::default(), "c.toml", &args()).unwrap();
+    let mut new = old.clone();
+    new.checks.routes_max_spread += 1.0;
+    new.communities.clear();
+    new.notify.auth_traps = !new.notify.auth_traps;
+    assert!(old.restart_keys(&new, true).is_empty());
+    new.source.sweep_interval *= 2;
+    new.agentx.if_mib = true;
+    new.notify.queue += 1;
+    assert_eq!(
+        old.restart_keys(&new, true),
+        ["sweep_interval", "agentx_if_mib", "notification_queue"]
+    );
+    let mut kept = old.notify.clone();
+    kept.take_reloadable(new.notify.clone(), true);
+    assert_eq!(kept.auth_traps, new.notify.auth_traps);
+    assert_eq!(kept.queue, old.notify.queue);
 }

@@ -11,13 +11,14 @@ use arc_swap::ArcSwap;
 use mibs::core::state::Persisted;
 use mibs::{SystemState, View};
 
-use crate::fabric::Publisher;
+use crate::models::source_thread::Publisher;
 use snmp::dispatch::Dispatcher;
 use snmp::oid::Oid;
 use tracing::{info, warn};
 
 use crate::config::{Access, Settings};
-use crate::state::StateStore;
+use crate::models::state::StateStore;
+use crate::services::contexts::ViewFn;
 
 /// sysDescr: what, which version, on which platform.
 fn sys_descr(source: &str) -> String {
@@ -38,23 +39,39 @@ const SECURITY_PARTS: [&str; 2] = [
     <mibs::modules::snmp_vacm::VacmState as mibs::core::state::PersistedState>::MODULE,
 ];
 
-/// What the agent answers from: built before any socket or thread starts.
-pub(super) struct Engine {
+/// The state directory and what it held, for the controller to persist.
+pub(super) struct Persistence {
     pub store: StateStore,
     pub stored: Persisted,
+}
+
+/// What the agent answers from: built once the (paused) source thread
+/// exists, before any socket is bound.
+pub(super) struct Engine {
     pub system: Arc<ArcSwap<SystemState>>,
     pub usm: Arc<snmp::usm::Usm>,
-    pub dispatcher: Dispatcher<View, mibs::Change>,
+    pub dispatcher: Arc<Dispatcher<View, mibs::Change>>,
+    /// What a request reads: the published tables and the agent state.
+    pub view: ViewFn,
+    pub stats: Arc<snmp::agent::SnmpStats>,
     /// The modules an AgentX master is offered.
-    pub agentx_modules: Vec<crate::agentx::Module>,
+    pub agentx_modules: Vec<crate::services::agentx::Module>,
     /// Every node as a context (None: `node_contexts = "off"`).
-    pub contexts: Option<Arc<crate::contexts::NodeContexts>>,
+    pub contexts: Option<Arc<crate::services::contexts::NodeContexts>>,
+}
+
+/// What the engine's requests read of the running source.
+pub(super) struct FabricReads {
+    pub fabric: crate::models::source_thread::FabricHandle,
+    /// The source's, where it reads other nodes' detail attributes for
+    /// the node contexts polled.
+    pub demand: Option<Arc<ib::source::demand::Demand>>,
 }
 
 impl Engine {
     /// The state directory read, snmpEngineBoots counted (durably, before
     /// the first answer), every module registered.
-    pub fn build(settings: &Settings) -> Result<Engine> {
+    pub fn build(settings: &Settings, reads: FabricReads) -> Result<(Engine, Persistence)> {
         let (store, stored) = open_state(settings)?;
         if !stored.is_empty() {
             info!(path = %store.path().display(), modules = stored.len(), "loaded persisted state");
@@ -65,64 +82,98 @@ impl Engine {
             warn!("{w}");
         }
         let usm = start_usm(settings)?;
-        crate::usm_users::start(&mut system, &usm);
-        crate::vacm_tables::add_configured(&mut system, settings, &usm);
-        let mut dispatcher = dispatcher(settings);
-        let contexts = node_contexts(settings, &usm)?;
-        let mut or_entries = Vec::new();
-        let mut agentx_modules = Vec::new();
-        for mut m in mibs::modules(&module_options(settings)) {
-            if crate::agentx::serves(m.name) {
-                agentx_modules.push(crate::agentx::Module::of(&m));
-            }
-            if contexts.is_some() {
-                // vacmContextTable lists the node contexts too.
-                let entry = Oid::from_slice(snmp::context::VACM_CONTEXT_ENTRY);
-                m.objects.retain(|o| *o.root() != entry);
-            }
-            dispatcher
-                .register_all(m.objects)
-                .with_context(|| format!("registering {}", m.name))?;
-            or_entries.extend(m.or_entry);
-            if let (Some(c), "SNMP-VIEW-BASED-ACM-MIB") = (&contexts, m.name) {
-                let c: Arc<dyn snmp::context::Contexts<View, mibs::Change>> = c.clone();
-                dispatcher
-                    .register(Arc::new(snmp::context::ContextTable::new(Some(c))))
-                    .context("registering vacmContextTable")?;
-            }
-        }
-        if contexts.is_some() {
-            // ENTITY-MIB's entLogicalTable: how managers discover them.
-            dispatcher
-                .register(Arc::new(mibs::modules::entity_mib::EntLogicalTable::new(
-                    usm.engine.id.clone(),
-                )))
-                .context("registering entLogicalTable")?;
-            let or = mibs::modules::entity_mib::or_entry();
-            // Through an AgentX master too: it is how managers find the
-            // node contexts the subagent registers there.
-            agentx_modules.push(crate::agentx::Module {
-                subtree: Oid::from_slice(mibs::modules::entity_mib::ENT_LOGICAL_ENTRY),
-                caps: Some((or.id.clone(), or.descr.clone())),
-            });
-            or_entries.push(or);
-        }
-        dispatcher
-            .register_all(snmp::usm::mib_objects(&usm))
-            .context("registering usmStats and snmpEngine")?;
+        crate::services::usm_users::start(&mut system, &usm);
+        crate::services::vacm_tables::add_configured(&mut system, settings, &usm);
+        let with_contexts = settings.agent.node_contexts != crate::config::NodeContexts::Off;
+        let mut modules = mibs::modules(&module_options(settings));
+        let (or_entries, agentx_modules) = offered(&mut modules, with_contexts);
         system.set_or_table(or_entries);
         let system = Arc::new(ArcSwap::from_pointee(system));
-        usm.set_managed(Arc::new(crate::usm_users::StateUsers(Arc::clone(&system))));
-        Ok(Engine {
-            store,
-            stored,
+        usm.set_managed(Arc::new(crate::services::usm_users::StateUsers(
+            Arc::clone(&system),
+        )));
+        let stats = snmp::agent::SnmpStats::new();
+        let view = view(reads.fabric, Arc::clone(&system), Arc::clone(&stats));
+        let contexts = with_contexts
+            .then(|| node_contexts(settings, &usm, Arc::clone(&view), reads.demand))
+            .transpose()?;
+        let dispatcher = register(settings, modules, contexts.as_ref(), &usm)?;
+        let engine = Engine {
             system,
             usm,
-            dispatcher,
+            dispatcher: Arc::new(dispatcher),
+            view,
+            stats,
             agentx_modules,
             contexts,
-        })
+        };
+        Ok((engine, Persistence { store, stored }))
     }
+}
+
+/// The sysORTable rows and the subtrees an AgentX master is offered, taken
+/// from `modules` (their objects stay, to be registered).
+fn offered(
+    modules: &mut [mibs::Module],
+    with_contexts: bool,
+) -> (Vec<mibs::SysOrEntry>, Vec<crate::services::agentx::Module>) {
+    let mut or_entries = Vec::new();
+    let mut agentx_modules = Vec::new();
+    for m in modules.iter_mut() {
+        if crate::services::agentx::serves(m.name) {
+            agentx_modules.push(crate::services::agentx::Module::of(m));
+        }
+        or_entries.extend(m.or_entry.take());
+    }
+    if with_contexts {
+        let or = mibs::modules::entity_mib::or_entry();
+        // Through an AgentX master too: it is how managers find the
+        // node contexts the subagent registers there.
+        agentx_modules.push(crate::services::agentx::Module {
+            subtree: Oid::from_slice(mibs::modules::entity_mib::ENT_LOGICAL_ENTRY),
+            caps: Some((or.id.clone(), or.descr.clone())),
+        });
+        or_entries.push(or);
+    }
+    (or_entries, agentx_modules)
+}
+
+/// The dispatcher with every module's objects registered.
+fn register(
+    settings: &Settings,
+    modules: Vec<mibs::Module>,
+    contexts: Option<&Arc<crate::services::contexts::NodeContexts>>,
+    usm: &Arc<snmp::usm::Usm>,
+) -> Result<Dispatcher<View, mibs::Change>> {
+    let mut dispatcher = dispatcher(settings);
+    for mut m in modules {
+        if contexts.is_some() {
+            // vacmContextTable lists the node contexts too.
+            let entry = Oid::from_slice(snmp::context::VACM_CONTEXT_ENTRY);
+            m.objects.retain(|o| *o.root() != entry);
+        }
+        dispatcher
+            .register_all(m.objects)
+            .with_context(|| format!("registering {}", m.name))?;
+        if let (Some(c), "SNMP-VIEW-BASED-ACM-MIB") = (contexts, m.name) {
+            let c: Arc<dyn snmp::context::Contexts<View, mibs::Change>> = c.clone();
+            dispatcher
+                .register(Arc::new(snmp::context::ContextTable::new(Some(c))))
+                .context("registering vacmContextTable")?;
+        }
+    }
+    if contexts.is_some() {
+        // ENTITY-MIB's entLogicalTable: how managers discover them.
+        dispatcher
+            .register(Arc::new(mibs::modules::entity_mib::EntLogicalTable::new(
+                usm.engine.id.clone(),
+            )))
+            .context("registering entLogicalTable")?;
+    }
+    dispatcher
+        .register_all(snmp::usm::mib_objects(usm))
+        .context("registering usmStats and snmpEngine")?;
+    Ok(dispatcher)
 }
 
 /// The node contexts' resolver and their object set: the node's system
@@ -131,10 +182,9 @@ impl Engine {
 fn node_contexts(
     settings: &Settings,
     usm: &Arc<snmp::usm::Usm>,
-) -> Result<Option<Arc<crate::contexts::NodeContexts>>> {
-    if settings.node_contexts == crate::config::NodeContexts::Off {
-        return Ok(None);
-    }
+    view: ViewFn,
+    demand: Option<Arc<ib::source::demand::Demand>>,
+) -> Result<Arc<crate::services::contexts::NodeContexts>> {
     let mut d = dispatcher(settings);
     d.register_all(mibs::modules::node_context::objects(&module_options(
         settings,
@@ -142,41 +192,43 @@ fn node_contexts(
     .context("registering the node contexts' objects")?;
     d.register_all(snmp::usm::mib_objects(usm))
         .context("registering snmpEngine in node contexts")?;
-    Ok(Some(Arc::new(crate::contexts::NodeContexts::new(d))))
+    Ok(Arc::new(crate::services::contexts::NodeContexts::new(
+        d, view, demand,
+    )))
 }
 
 /// What the modules read of the settings (writable columns, ifIndex offset,
 /// opensm.conf), given to their objects and derivations.
 fn module_options(settings: &Settings) -> mibs::Options {
     mibs::Options {
-        if_index_offset: settings.agentx_if_index_offset,
-        sm_control: settings.opensm.is_some(),
-        port_writes: settings.port_writes,
-        opensm_conf: settings.opensm_conf.clone(),
+        if_index_offset: settings.agentx.if_index_offset,
+        sm_control: settings.sm.opensm.is_some(),
+        port_writes: settings.sm.port_writes,
+        opensm_conf: settings.sm.opensm_conf.clone(),
     }
 }
 
 /// What the source thread's derivers read and a reload changes.
 pub(super) struct Derived {
     /// The health checks' settings (`[health]`).
-    pub health: crate::health::SharedHealthConfig,
+    pub health: crate::models::fabric_health::SharedHealthConfig,
     /// The cabling plan (`[topology] expected`): a bad file stops the start.
-    pub plan: crate::topology::SharedPlan,
-    /// Where topology and route findings go as notifications, once the
-    /// layer is up.
-    pub traps: crate::topology::Notifier,
+    pub plan: crate::models::cabling_plan::SharedPlan,
     /// The route check's `[routes] max_spread`.
-    pub routes_max_spread: crate::routes::SharedSpread,
+    pub routes_max_spread: crate::models::route_check::SharedSpread,
 }
 
 impl Derived {
     pub(super) fn new(settings: &Settings) -> Result<Derived> {
         Ok(Derived {
-            health: Arc::new(ArcSwap::from_pointee(settings.health.clone())),
-            plan: crate::topology::shared_plan(settings.topology_expected.as_deref())
-                .map_err(crate::config::ConfigError)?,
-            traps: Arc::default(),
-            routes_max_spread: crate::routes::SharedSpread::new(settings.routes_max_spread),
+            health: Arc::new(ArcSwap::from_pointee(settings.checks.health.clone())),
+            plan: crate::models::cabling_plan::shared_plan(
+                settings.checks.topology_expected.as_deref(),
+            )
+            .map_err(crate::config::ConfigError)?,
+            routes_max_spread: crate::models::route_check::SharedSpread::new(
+                settings.checks.routes_max_spread,
+            ),
         })
     }
 }
@@ -184,13 +236,11 @@ impl Derived {
 /// The publisher of the modules' tables, with the daemon's own derivations
 /// (health, topology) beside them.
 pub(super) fn publisher(settings: &Settings, shared: &Derived) -> Publisher {
-    let mut health = crate::health::deriver(Arc::clone(&shared.health));
-    let mut topology =
-        crate::topology::deriver(Arc::clone(&shared.plan), Arc::clone(&shared.traps));
-    let mut routes =
-        crate::routes::deriver(shared.routes_max_spread.clone(), Arc::clone(&shared.traps));
+    let mut health = crate::models::fabric_health::deriver(Arc::clone(&shared.health));
+    let mut topology = crate::models::cabling_plan::deriver(Arc::clone(&shared.plan));
+    let mut routes = crate::models::route_check::deriver(shared.routes_max_spread.clone());
     mibs::Publisher::with_options(&module_options(settings)).with_extra(move |s| {
-        crate::fabric::Extras {
+        crate::models::source_thread::Extras {
             health: Some(health(s)),
             topology: Some(topology(s)),
             routes: Some(routes(s)),
@@ -199,42 +249,51 @@ pub(super) fn publisher(settings: &Settings, shared: &Derived) -> Publisher {
 }
 
 /// What a request reads: the published tables and the agent state of now.
-pub(super) fn view(
-    fabric: crate::fabric::FabricHandle,
+fn view(
+    fabric: crate::models::source_thread::FabricHandle,
     system: Arc<ArcSwap<SystemState>>,
     stats: Arc<snmp::agent::SnmpStats>,
-) -> impl Fn() -> View + Send + Sync + 'static {
-    move || View::from_published(&fabric.published(), system.load_full(), Arc::clone(&stats))
+) -> ViewFn {
+    Arc::new(move || {
+        View::from_published(&fabric.published(), system.load_full(), Arc::clone(&stats))
+    })
 }
 
 /// The USM engine: snmpEngineID and snmpEngineBoots, then the users.
 fn start_usm(settings: &Settings) -> Result<Arc<snmp::usm::Usm>> {
-    let (engine_id, boots) = match crate::engine_state::start(
-        &settings.state_dir,
-        settings.engine_id.clone(),
+    let (engine_id, boots) = match crate::models::engine_state::start(
+        &settings.daemon.state_dir,
+        settings.agent.engine_id.clone(),
     ) {
         Ok(e) => e,
         // Without SNMPv3 users nothing depends on snmpEngineBoots surviving a
         // restart: a read-only agent runs with an engine of this run only.
-        Err(e) if settings.users.is_empty() => {
+        Err(e) if settings.agent.users.is_empty() => {
             warn!(error = %format!("{e:#}"), "snmpEngineID/Boots not persisted (no SNMPv3 users)");
-            crate::engine_state::ephemeral(settings.engine_id.clone())
+            crate::models::engine_state::ephemeral(settings.agent.engine_id.clone())
         }
         Err(e) => return Err(e),
     };
     let usm = Arc::new(
-        snmp::usm::Usm::new(snmp::usm::Engine::new(engine_id, boots), &settings.users)
-            .context("SNMPv3 users")?,
+        snmp::usm::Usm::new(
+            snmp::usm::Engine::new(engine_id, boots),
+            &settings.agent.users,
+        )
+        .context("SNMPv3 users")?,
     );
-    info!(boots, users = settings.users.len(), "SNMPv3 engine ready");
+    info!(
+        boots,
+        users = settings.agent.users.len(),
+        "SNMPv3 engine ready"
+    );
     Ok(usm)
 }
 
 /// The dispatcher's limits and the subtrees it guards.
 fn dispatcher(settings: &Settings) -> Dispatcher<View, mibs::Change> {
     let mut dispatcher: Dispatcher<View, mibs::Change> = Dispatcher::new();
-    dispatcher.set_max_repetitions(settings.max_repetitions);
-    dispatcher.set_max_bulk_varbinds(settings.max_getbulk_responses);
+    dispatcher.set_max_repetitions(settings.agent.max_repetitions);
+    dispatcher.set_max_bulk_varbinds(settings.agent.max_getbulk_responses);
     // SM_Key and M_Key: SNMPv3 authPriv only, on every transport (AgentX
     // never: its master does not say how the manager authenticated).
     dispatcher.set_secret_subtrees(oids(&[
@@ -245,14 +304,14 @@ fn dispatcher(settings: &Settings) -> Dispatcher<View, mibs::Change> {
     // Community strings in the administrative tables: hidden below authPriv,
     // still configurable by whoever may write there.
     dispatcher.set_hidden_subtrees(
-        crate::vacm_tables::hidden_subtrees()
+        crate::services::vacm_tables::hidden_subtrees()
             .into_iter()
-            .chain(crate::targets::hidden_subtrees())
+            .chain(crate::services::targets::hidden_subtrees())
             .collect(),
     );
     // The tables that grant access: written only at authPriv (notWritable
     // below, on every transport) unless the configuration opens them.
-    if settings.admin_writable_below_authpriv {
+    if settings.agent.admin_writable_below_authpriv {
         warn!("admin_writable_below_authpriv: users, access and targets writable below authPriv");
     } else {
         dispatcher.set_admin_subtrees(admin_subtrees());
@@ -282,23 +341,23 @@ fn admin_subtrees() -> Vec<Oid> {
 /// text in the file, and refuses Sets (commitFailed) until repaired.
 fn initial_state(settings: &Settings, stored: &Persisted, file: &Path) -> Result<SystemState> {
     let mut st = SystemState::new(
-        sys_descr(&settings.source),
+        sys_descr(&settings.source.spec),
         Oid::from_slice(mibs::modules::snmpv2::IBSNMPD_OBJECT_ID),
     );
-    st.contact = settings.sys_contact.clone();
-    st.name = settings.sys_name.clone();
-    st.location = settings.sys_location.clone();
+    st.contact = settings.system.contact.clone();
+    st.name = settings.system.name.clone();
+    st.location = settings.system.location.clone();
     st.enable_authen_traps = settings.notify.auth_traps;
-    st.secrets = settings.secrets;
+    st.secrets = settings.agent.secrets;
     st.requests = Arc::new(
         mibs::modules::ib_sm_req::Sessions::new(
-            settings.request_session_timeout,
-            settings.request_sessions_max,
+            settings.requests.session_timeout,
+            settings.requests.sessions_max,
         )
-        .with_max_result_rows(settings.request_result_rows_max),
+        .with_max_result_rows(settings.requests.result_rows_max),
     );
     st.monitors = Arc::new(mibs::modules::disman_event::Monitors::new(
-        settings.monitors.clone(),
+        settings.checks.monitors.clone(),
     ));
     for problem in st.restore(stored) {
         if SECURITY_PARTS.contains(&problem.module.as_str()) {
@@ -314,7 +373,7 @@ fn initial_state(settings: &Settings, stored: &Persisted, file: &Path) -> Result
         warn!(file = %file.display(), part = %problem.module, error = %problem.error,
               "a part of the state file cannot be read: its defaults are in force, the part is kept as it is in the file and its Sets fail until it is repaired");
     }
-    crate::targets::show_configured(&mut st, &settings.notify.sinks);
+    crate::services::targets::show_configured(&mut st, &settings.notify.sinks);
     Ok(st)
 }
 
@@ -359,12 +418,12 @@ fn restore_nodes(
 /// a directory it cannot create is no reason to stop it: said once, then run
 /// (the SNMPv3 engine ID and boots then live in memory when no user needs them).
 fn open_state(settings: &Settings) -> Result<(StateStore, Persisted)> {
-    match StateStore::open(&settings.state_dir) {
+    match StateStore::open(&settings.daemon.state_dir) {
         Ok(s) => {
             let stored = s.load()?;
             // Said, since a default under $HOME may surprise.
             info!(
-                dir = %settings.state_dir.display(),
+                dir = %settings.daemon.state_dir.display(),
                 "state directory: the SNMPv3 engine ID and boots, and values Set over SNMP, are kept here"
             );
             Ok((s, stored))
@@ -380,7 +439,7 @@ fn open_state(settings: &Settings) -> Result<(StateStore, Persisted)> {
                 "no writable state directory; running read-only without persisted state"
             );
             Ok((
-                StateStore::unwritable(&settings.state_dir),
+                StateStore::unwritable(&settings.daemon.state_dir),
                 Persisted::new(),
             ))
         }

@@ -10,14 +10,16 @@ use snmp::agentx::Subagent;
 use tokio::signal::unix::{signal, SignalKind};
 use tracing::info;
 
-use crate::reload::Reloader;
+use crate::daemon::reload::Reloader;
 
-/// Serves until a termination signal (Ok) or the agent stops (its error).
+/// Serves until `shutdown` (Ok: a termination signal, named) or the agent
+/// stops (its error).
 pub(super) async fn serve(
     agent: Agent<View, Change>,
     subagent: Option<Subagent<View, Change>>,
     mut reloader: Reloader,
     source: &str,
+    shutdown: impl std::future::Future<Output = Result<&'static str>>,
 ) -> Result<()> {
     let udp = !agent.local_addrs().is_empty();
     if udp {
@@ -31,7 +33,6 @@ pub(super) async fn serve(
         }))
     });
     let mut hup = signal(SignalKind::hangup()).context("SIGHUP handler")?;
-    let shutdown = shutdown_signal();
     tokio::pin!(shutdown);
     let serve = async {
         if udp {
@@ -75,7 +76,8 @@ pub(super) async fn serve(
     r
 }
 
-async fn shutdown_signal() -> Result<&'static str> {
+/// SIGTERM or SIGINT, named.
+pub(super) async fn shutdown_signal() -> Result<&'static str> {
     let mut term = signal(SignalKind::terminate()).context("SIGTERM handler")?;
     let mut int = signal(SignalKind::interrupt()).context("SIGINT handler")?;
     Ok(tokio::select! {

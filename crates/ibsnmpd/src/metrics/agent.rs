@@ -230,7 +230,7 @@ fn snmp(out: &mut String, st: &SnmpStats) {
 /// The notification originator's counters and the configuration reloads.
 fn notifications_and_reloads(out: &mut String, a: &AgentCounters) {
     let n = |c: &AtomicU64| c.load(Ordering::Relaxed) as f64;
-    let ns = a.notifications.get();
+    let ns = a.notifications.as_ref();
     let nz = |f: fn(&snmp::notify::NotifyStats) -> &AtomicU64| ns.map_or(0.0, |x| n(f(x)));
     one(
         out,

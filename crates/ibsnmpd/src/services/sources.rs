@@ -5,22 +5,51 @@ use ib::source::{Source, SourceOptions, SourceSpec};
 
 use crate::config::{ConfigError, Settings};
 
+/// What a source can do besides sweeping, asked of its parsed spec (not
+/// of the spec's text).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Capabilities {
+    /// It answers SA queries (PathRecords) on the source thread: the umad
+    /// source, which talks MADs; the others compute paths from the snapshot.
+    pub subnet_administrator: bool,
+}
+
+impl Capabilities {
+    pub fn of(spec: &SourceSpec) -> Self {
+        Capabilities {
+            subnet_administrator: matches!(spec, SourceSpec::Umad { .. }),
+        }
+    }
+}
+
+/// The configured source, opened, with what it can do.
+pub struct Opened {
+    pub source: Box<dyn Source>,
+    pub can: Capabilities,
+}
+
 /// Parses and opens the configured source. A malformed spec, or one naming
 /// something that cannot be opened (a missing or bad topology file, no such
 /// CA), is a configuration error (exit 2).
-pub fn open(settings: &Settings) -> Result<Box<dyn Source>, ConfigError> {
-    open_with(
-        &settings.source,
-        &settings.source_origin,
-        &settings.local_node_origin,
+pub fn open(settings: &Settings) -> Result<Opened, ConfigError> {
+    let spec = parse(&settings.source.spec, &settings.source.origin)?;
+    let source = open_parsed(
+        &spec,
+        &settings.source.spec,
+        &settings.source.origin,
+        &settings.source.local_node_origin,
         SourceOptions {
-            local_node: settings.local_node.clone(),
-            sim_partitions: settings.sim_partitions.clone(),
-            sim_services: settings.sim_services.clone(),
-            umad: settings.umad.clone(),
+            local_node: settings.source.local_node.clone(),
+            sim_partitions: settings.source.sim_partitions.clone(),
+            sim_services: settings.source.sim_services.clone(),
+            umad: settings.source.umad.clone(),
             ..SourceOptions::default()
         },
-    )
+    )?;
+    Ok(Opened {
+        source,
+        can: Capabilities::of(&spec),
+    })
 }
 
 /// A source for one-shot commands (`dump`, `health`): their one sweep reads
@@ -40,7 +69,8 @@ pub fn open_spec(
     if remote_details {
         umad.pma.remote_details = ib::source::umad::pma::detail::ALL;
     }
-    open_with(
+    open_parsed(
+        &parse(spec, "--source")?,
         spec,
         "--source",
         "--local-node",
@@ -52,20 +82,24 @@ pub fn open_spec(
     )
 }
 
+/// The spec as given at `origin`, parsed.
+fn parse(spec: &str, origin: &str) -> Result<SourceSpec, ConfigError> {
+    spec.trim()
+        .parse()
+        .map_err(|e| ConfigError(format!("{origin}: {e}")))
+}
+
 /// `origin` says where the spec was given (`--source`, or the
 /// configuration file's line: `FILE:LINE: source`), `local_node_origin`
 /// where the local node was named, for their errors.
-fn open_with(
+fn open_parsed(
+    parsed: &SourceSpec,
     spec: &str,
     origin: &str,
     local_node_origin: &str,
     opts: SourceOptions,
 ) -> Result<Box<dyn Source>, ConfigError> {
-    let parsed: SourceSpec = spec
-        .trim()
-        .parse()
-        .map_err(|e| ConfigError(format!("{origin}: {e}")))?;
-    ib::source::open(&parsed, &opts).map_err(|e| match e {
+    ib::source::open(parsed, &opts).map_err(|e| match e {
         ib::source::SourceError::NoSuchLocalNode { wanted, have } => ConfigError(format!(
             "{local_node_origin} {wanted:?}: no such node (by name, node description or GUID) in {have}"
         )),

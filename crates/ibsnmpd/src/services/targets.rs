@@ -172,7 +172,7 @@ pub fn show_configured(system: &mut SystemState, sinks: &[SinkSettings]) {
         .iter()
         .enumerate()
         .filter_map(|(i, s)| {
-            let addr = crate::traps::resolve(s).ok()?;
+            let addr = crate::services::traps::resolve(s).ok()?;
             Some((format!("internal{i}").into_bytes(), s, addr))
         })
         .collect();

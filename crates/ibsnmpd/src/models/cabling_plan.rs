@@ -5,9 +5,9 @@
 //! notification sinks. The comparison itself is
 //! `ib::model::check`'s (no MADs).
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use arc_swap::ArcSwapOption;
@@ -15,11 +15,7 @@ use ib::model::check::{check, count_by_kind, Finding};
 use ib::model::Snapshot;
 use ib::topology::Topology;
 use serde::{Deserialize, Serialize};
-use tracing::{info, warn};
-
-/// Where the agent's topology findings go as notifications: set once the
-/// notification layer is up (before, findings are only logged).
-pub type Notifier = Arc<OnceLock<Box<dyn Fn(snmp::notify::Notification) + Send + Sync>>>;
+use tracing::warn;
 
 /// A plan as loaded: its file and its topology.
 #[derive(Debug)]
@@ -92,6 +88,11 @@ pub const PLAN_READ_LIMIT: Duration = Duration::from_secs(30);
 const MAX_STUCK: usize = 4;
 
 /// Plan files whose read outlived the limit and has not returned yet.
+/// Process-wide on purpose: what it counts is threads blocked in the
+/// kernel, a resource of the process that outlives the load (the start's,
+/// a reload's, `topology check`'s) that left them; each reader's thread
+/// removes its own entry when it returns. A list held by any one caller
+/// would forget them when that caller goes, and could not bound them.
 static STUCK: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
 
 fn stuck() -> std::sync::MutexGuard<'static, Vec<PathBuf>> {
@@ -245,49 +246,16 @@ impl TopologyReport {
 pub struct Published(pub Option<TopologyReport>);
 
 /// The running agent's checker: compares each published snapshot with the
-/// plan in force, logs each finding once when it appears and once when it
-/// clears, and sends each as a notification when the layer is up.
-pub fn deriver(plan: SharedPlan, traps: Notifier) -> mibs::core::publish::ExtraFn<Arc<Published>> {
-    // Findings logged, and notified, as present.
-    let mut seen: HashSet<Finding> = HashSet::new();
-    let mut notified: HashSet<Finding> = HashSet::new();
-    let mut plan_path: Option<PathBuf> = None;
+/// plan in force. What appeared or cleared since is [`crate::models::findings`]'
+/// to say.
+pub fn deriver(plan: SharedPlan) -> mibs::core::publish::ExtraFn<Arc<Published>> {
     Box::new(move |snap: &Arc<Snapshot>| -> Arc<Published> {
-        let current = plan.load_full();
-        let path = current.as_ref().map(|p| p.path.clone());
-        if path != plan_path {
-            // A new plan (or none): its differences start afresh.
-            seen.clear();
-            notified.clear();
-            plan_path = path;
-        }
         // No sweep yet: nothing to compare.
-        let report = current
+        let report = plan
+            .load_full()
             .as_deref()
             .filter(|_| snap.sweep.number > 0)
             .map(|p| TopologyReport::new(p, snap));
-        if let Some(r) = &report {
-            let now: HashSet<Finding> = r.findings.iter().cloned().collect();
-            for f in now.difference(&seen) {
-                warn!(kind = f.kind(), "topology: {f}");
-            }
-            for f in seen.difference(&now) {
-                info!(kind = f.kind(), "topology cleared: {f}");
-            }
-            // Notified from the first sweep after coldStart on, which
-            // notifies what was there before.
-            if let Some(t) = traps.get() {
-                let total = r.findings.len();
-                for f in now.difference(&notified) {
-                    t(notification(f, true, total));
-                }
-                for f in notified.difference(&now) {
-                    t(notification(f, false, total));
-                }
-                notified.clone_from(&now);
-            }
-            seen = now;
-        }
         Arc::new(Published(report))
     })
 }
@@ -297,9 +265,9 @@ pub fn deriver(plan: SharedPlan, traps: Notifier) -> mibs::core::publish::ExtraF
 /// mteHotValue the number of findings now, then IB-SM-MIB's
 /// ibSmTrapNodeGUID1/PortNum1 (and 2) for the first two fabric ports the
 /// finding involves. The finding's words go to the log, not the varbinds.
-fn notification(f: &Finding, appeared: bool, total: usize) -> snmp::notify::Notification {
-    use mibs::core::oids::ib_sm_mib as sm;
+pub fn notification(f: &Finding, appeared: bool, total: usize) -> snmp::notify::Notification {
     use mibs::modules::disman_event::Fired;
+    use mibs::core::oids::ib_sm_mib as sm;
     use snmp::oid::Oid;
     use snmp::value::{Value, VarBind};
     let inst = |o: &[u32]| Oid::from_slice(o).join(&[0]);

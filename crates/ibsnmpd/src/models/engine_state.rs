@@ -14,7 +14,7 @@ const BOOTS_FILE: &str = "snmp-engine-boots";
 fn write_durable(dir: &Path, name: &str, text: &str) -> Result<()> {
     let tmp = dir.join(format!(".{name}.{}.tmp", std::process::id()));
     let path = dir.join(name);
-    crate::state::write_synced(&tmp, text.as_bytes())
+    crate::models::state::write_synced(&tmp, text.as_bytes())
         .with_context(|| format!("cannot write {}", tmp.display()))?;
     fs::rename(&tmp, &path).with_context(|| format!("cannot write {}", path.display()))?;
     if let Ok(d) = fs::File::open(dir) {

@@ -9,7 +9,8 @@
 //! [`FabricHandle::published`]). Each new snapshot is diffed once against
 //! the previous one ([`ib::model::compare`]); the events are logged and
 //! counted, and handed with the attribute changes and the new publication to
-//! the notification layer ([`FabricHandle::next_update`]).
+//! the notification layer ([`FabricHandle::next_update`]); so are the
+//! derived findings' changes ([`crate::models::findings`]).
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::{self, RecvTimeoutError};
@@ -29,9 +30,9 @@ use ib::types::{Guid, PortNum};
 /// (None: not derived, as in tests of the fabric thread alone).
 #[derive(Clone, Default)]
 pub struct Extras {
-    pub health: Option<Arc<crate::health::HealthReport>>,
-    pub topology: Option<Arc<crate::topology::Published>>,
-    pub routes: Option<Arc<crate::routes::Published>>,
+    pub health: Option<Arc<crate::models::fabric_health::HealthReport>>,
+    pub topology: Option<Arc<crate::models::cabling_plan::Published>>,
+    pub routes: Option<Arc<crate::models::route_check::Published>>,
 }
 
 /// A published snapshot with the modules' rows and the daemon's extras.
@@ -251,7 +252,7 @@ impl FabricThread {
         mut source: Box<dyn Source>,
         publisher: Publisher,
         interval: Duration,
-        names: Option<crate::nodemap::SharedNodeNameMap>,
+        names: Option<crate::models::nodemap::SharedNodeNameMap>,
         source_name: &str,
     ) -> std::io::Result<(Self, mpsc::Receiver<()>)> {
         let (begin_tx, begin_rx) = mpsc::channel::<()>();
@@ -271,6 +272,7 @@ impl FabricThread {
             events_total: Arc::clone(&events_total),
             have_prev: false,
             names,
+            findings: crate::models::findings::Tracker::default(),
         };
         let join = std::thread::Builder::new()
             .name("ibsnmpd-source".into())
@@ -288,58 +290,7 @@ impl FabricThread {
                 }
                 sweeper.sweep(source.as_mut());
                 let _ = first_tx.send(());
-                let mut next = Instant::now() + interval;
-                loop {
-                    // Wake for the next sweep, or earlier for the source's
-                    // own timers (software sampling).
-                    let until = match source.wake_at() {
-                        Some(w) if w < next => w,
-                        _ => next,
-                    };
-                    let wait = until.saturating_duration_since(Instant::now());
-                    match rx.recv_timeout(wait) {
-                        Ok(Msg::Control(op, reply)) => {
-                            let changes = op.changes_fabric();
-                            let r = source.control(op).map_err(|e| e.to_string());
-                            // Show the effect of the Set to the next reader:
-                            // publish before answering, so a Get right after
-                            // the Set's response sees it (queries: no need).
-                            if r.is_ok() && changes {
-                                sweeper.sweep(source.as_mut());
-                            }
-                            let _ = reply.send(r);
-                        }
-                        Ok(Msg::Sweep(reply)) => {
-                            let r = if sweeper.sweep(source.as_mut()) {
-                                Ok(sweeper.published.load().snapshot.sweep.number)
-                            } else {
-                                Err("sweep failed; serving the previous snapshot".to_string())
-                            };
-                            let _ = reply.send(r);
-                        }
-                        Ok(Msg::Republish(reply)) => {
-                            let snap = Arc::clone(&sweeper.published.load().snapshot);
-                            sweeper.publish(snap);
-                            let _ = reply.send(());
-                        }
-                        Ok(Msg::Stop) | Err(RecvTimeoutError::Disconnected) => break,
-                        Err(RecvTimeoutError::Timeout) if Instant::now() < next => {
-                            if source.wake() {
-                                sweeper.sweep(source.as_mut());
-                            }
-                        }
-                        Err(RecvTimeoutError::Timeout) => {
-                            sweeper.sweep(source.as_mut());
-                            next += interval;
-                            let now = Instant::now();
-                            if next < now {
-                                // A sweep longer than the interval: skip
-                                // the missed ticks instead of sweeping back to back.
-                                next = now + interval;
-                            }
-                        }
-                    }
-                }
+                sweeper.serve(source.as_mut(), &rx, interval);
                 debug!("source thread stopped");
             })?;
         Ok((
@@ -391,10 +342,78 @@ struct Sweeper {
     /// to compare against: the fabric as found is not a change).
     have_prev: bool,
     /// The node-name-map in force (swapped on SIGHUP).
-    names: Option<crate::nodemap::SharedNodeNameMap>,
+    names: Option<crate::models::nodemap::SharedNodeNameMap>,
+    /// The derived findings logged so far (the plan's, the routes').
+    findings: crate::models::findings::Tracker,
 }
 
 impl Sweeper {
+    /// The thread's life after the first sweep: a sweep every `interval`
+    /// (earlier for the source's own timers), control operations in
+    /// between, until stopped.
+    fn serve(&mut self, source: &mut dyn Source, rx: &mpsc::Receiver<Msg>, interval: Duration) {
+        let mut next = Instant::now() + interval;
+        loop {
+            // Wake for the next sweep, or earlier for the source's own
+            // timers (software sampling).
+            let until = match source.wake_at() {
+                Some(w) if w < next => w,
+                _ => next,
+            };
+            let wait = until.saturating_duration_since(Instant::now());
+            match rx.recv_timeout(wait) {
+                Ok(Msg::Stop) | Err(RecvTimeoutError::Disconnected) => break,
+                Ok(msg) => self.handle(source, msg),
+                Err(RecvTimeoutError::Timeout) if Instant::now() < next => {
+                    if source.wake() {
+                        self.sweep(source);
+                    }
+                }
+                Err(RecvTimeoutError::Timeout) => {
+                    self.sweep(source);
+                    next += interval;
+                    let now = Instant::now();
+                    if next < now {
+                        // A sweep longer than the interval: skip the
+                        // missed ticks instead of sweeping back to back.
+                        next = now + interval;
+                    }
+                }
+            }
+        }
+    }
+
+    /// One message other than Stop.
+    fn handle(&mut self, source: &mut dyn Source, msg: Msg) {
+        match msg {
+            Msg::Control(op, reply) => {
+                let changes = op.changes_fabric();
+                let r = source.control(op).map_err(|e| e.to_string());
+                // Show the effect of the Set to the next reader: publish
+                // before answering, so a Get right after the Set's
+                // response sees it (queries: no need).
+                if r.is_ok() && changes {
+                    self.sweep(source);
+                }
+                let _ = reply.send(r);
+            }
+            Msg::Sweep(reply) => {
+                let r = if self.sweep(source) {
+                    Ok(self.published.load().snapshot.sweep.number)
+                } else {
+                    Err("sweep failed; serving the previous snapshot".to_string())
+                };
+                let _ = reply.send(r);
+            }
+            Msg::Republish(reply) => {
+                let snap = Arc::clone(&self.published.load().snapshot);
+                self.publish(snap);
+                let _ = reply.send(());
+            }
+            Msg::Stop => {}
+        }
+    }
+
     /// One sweep, published on success; on failure the last snapshot stays
     /// (a failed sweep is no evidence of change, so it makes no events).
     fn sweep(&mut self, source: &mut dyn Source) -> bool {
@@ -457,6 +476,14 @@ impl Sweeper {
             derive_ms = t0.elapsed().as_secs_f64() * 1e3,
             "derived the modules' rows"
         );
+        // Logged here as fabric events are; notified by the notification
+        // layer from the same publications.
+        for c in self.findings.update(
+            published.extra.topology.as_deref(),
+            published.extra.routes.as_deref(),
+        ) {
+            c.log();
+        }
         let number = published.snapshot.sweep.number;
         self.published.store(Arc::new(published));
         self.publications.send_replace(number);

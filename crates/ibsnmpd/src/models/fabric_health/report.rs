@@ -38,11 +38,11 @@ pub struct Report {
     /// The fabric against its cabling plan (a running agent with
     /// `[topology] expected`, docs/topology.md).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub topology: Option<crate::topology::TopologyReport>,
+    pub topology: Option<crate::models::cabling_plan::TopologyReport>,
     /// Every route of the switches' forwarding tables (a running agent
     /// whose source reads them, docs/routing.md).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub routes: Option<crate::routes::RoutesReport>,
+    pub routes: Option<crate::models::route_check::RoutesReport>,
 }
 
 /// How the reported sweep went (its cost, all phases together).

@@ -20,7 +20,7 @@ use snmp::usm::{InformWrapper, TrapWrapper, Usm};
 use tracing::{info, warn};
 
 use crate::config::notify::{NotifySettings, SinkSettings, SinkType};
-use crate::fabric::FabricHandle;
+use crate::models::source_thread::FabricHandle;
 
 /// At most one authenticationFailure queued per this interval.
 const AUTH_QUEUE_EVERY: Duration = Duration::from_millis(200);
@@ -170,7 +170,7 @@ impl Traps {
     /// Starts the originator and the event task (on the current runtime).
     /// None when nothing can receive notifications: no sink configured, no
     /// AgentX master to forward to and no `targets` (the SNMP-TARGET-MIB
-    /// rows, [`crate::targets`]). `agent_addr`: the v1 agent-addr.
+    /// rows, [`crate::services::targets`]). `agent_addr`: the v1 agent-addr.
     pub async fn start(
         settings: &NotifySettings,
         agent_addr: Ipv4Addr,
@@ -305,8 +305,9 @@ impl Traps {
     }
 }
 
-/// Fabric events (port in/out of service, link state) and snapshot
-/// differences (multicast groups, thresholds, masks, keys) to notifications,
+/// Fabric events (port in/out of service, link state), snapshot
+/// differences (multicast groups, thresholds, masks, keys) and the derived
+/// findings' changes (cabling plan, routes) to notifications,
 /// each update read against the snapshot it came from.
 async fn event_task(
     notifier: Notifier,
@@ -315,6 +316,9 @@ async fn event_task(
     fabric: FabricHandle,
     fabric_wide: bool,
 ) {
+    // Findings already notified: those present at the first update after
+    // coldStart are notified then.
+    let mut said = crate::models::findings::Tracker::default();
     loop {
         let u = fabric.next_update().await;
         if u.missed > 0 {
@@ -333,6 +337,12 @@ async fn event_task(
         }
         for n in notif::from_changes(&u.changes, &u.next.snapshot, &thresholds.load()) {
             notifier.notify(n);
+        }
+        for c in said.update(
+            u.next.extra.topology.as_deref(),
+            u.next.extra.routes.as_deref(),
+        ) {
+            notifier.notify(c.notification());
         }
     }
 }

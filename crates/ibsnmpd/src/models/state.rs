@@ -439,7 +439,7 @@ mod tests {
     fn a_state_file_of_the_erased_states_loads_identically() {
         let dir = tempfile::tempdir().unwrap();
         let store = StateStore::open(dir.path()).unwrap();
-        let written = include_str!("../tests/data/state-v2-main-d5058a0.json");
+        let written = include_str!("../../tests/data/state-v2-main-d5058a0.json");
         fs::write(store.path(), written).unwrap();
         let p = store.load().unwrap();
         let mut system = mibs::SystemState::new("d".into(), snmp::oid::Oid::new(vec![1, 3]));

@@ -6,7 +6,7 @@
 //! snapshot and agent state: `mibs::modules::node_context::view`), and answers it
 //! with the node contexts' own object set. It keeps nothing per node.
 
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 
 use ib::source::demand::Demand;
 use mibs::{Change, View};
@@ -19,26 +19,27 @@ pub type ViewFn = Arc<dyn Fn() -> View + Send + Sync>;
 
 /// Every node of the current snapshot as a context.
 pub struct NodeContexts {
-    /// Set once the fabric is running (the engine's objects, vacmContextTable
-    /// among them, are built before it); no context resolves before.
-    view: OnceLock<(ViewFn, Option<Arc<Demand>>)>,
+    /// The default context's view, which each node's derives from.
+    view: ViewFn,
+    /// The source's (where it reads other nodes' detail attributes on
+    /// request): told which nodes are polled.
+    demand: Option<Arc<Demand>>,
     dispatcher: Arc<Dispatcher<View, Change>>,
 }
 
 impl NodeContexts {
-    /// Contexts answered by `dispatcher` (the node contexts' objects).
-    pub fn new(dispatcher: Dispatcher<View, Change>) -> Self {
+    /// Contexts answered by `dispatcher` (the node contexts' objects),
+    /// resolved from `view`.
+    pub fn new(
+        dispatcher: Dispatcher<View, Change>,
+        view: ViewFn,
+        demand: Option<Arc<Demand>>,
+    ) -> Self {
         NodeContexts {
-            view: OnceLock::new(),
+            view,
+            demand,
             dispatcher: Arc::new(dispatcher),
         }
-    }
-
-    /// Resolves from `view` from now on (called once; later calls change
-    /// nothing), and tells `demand` (the source's, where it reads other
-    /// nodes' detail attributes on request) which nodes are polled.
-    pub fn serve_from(&self, view: ViewFn, demand: Option<Arc<Demand>>) {
-        let _ = self.view.set((view, demand));
     }
 
     /// The node contexts' object set.
@@ -46,8 +47,8 @@ impl NodeContexts {
         &self.dispatcher
     }
 
-    fn base(&self) -> Option<View> {
-        self.view.get().map(|(v, _)| v())
+    fn base(&self) -> View {
+        (self.view)()
     }
 
     /// A node context is polled: its nodes' detail attributes (error
@@ -55,7 +56,7 @@ impl NodeContexts {
     /// sweep on, as long as it is polled. Its counters that need them are
     /// absent until then, never a 0 that was not read.
     fn asked(&self, view: &View) {
-        let (Some((_, Some(demand))), Some(ctx)) = (self.view.get(), view.derived.node()) else {
+        let (Some(demand), Some(ctx)) = (&self.demand, view.derived.node()) else {
             return;
         };
         for n in ctx.target.nodes() {
@@ -74,7 +75,7 @@ impl NodeContexts {
         name: &[u8],
         only: Option<&[u32]>,
     ) -> Option<ContextView<View, Change>> {
-        let view = mibs::modules::node_context::view_reading(&self.base()?, name, only)?;
+        let view = mibs::modules::node_context::view_reading(&self.base(), name, only)?;
         self.asked(&view);
         Some(ContextView {
             view,
@@ -102,11 +103,10 @@ impl Contexts<View, Change> for NodeContexts {
     }
 
     fn exists(&self, name: &[u8]) -> bool {
-        self.base()
-            .is_some_and(|b| mibs::modules::node_context::exists(&b, name))
+        mibs::modules::node_context::exists(&self.base(), name)
     }
 
     fn next_name(&self, after: &[u8]) -> Option<Vec<u8>> {
-        mibs::modules::node_context::next_name(&self.base()?, after)
+        mibs::modules::node_context::next_name(&self.base(), after)
     }
 }

@@ -5,14 +5,12 @@
 //! were not read (the sysfs source, the umad source's quick first sweep)
 //! is not checked: its routes are absent, not clean.
 
-use std::collections::HashSet;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use ib::model::routes::{self, Break, RouteCheck};
 use ib::model::{NodeIdx, Snapshot};
 use serde::{Deserialize, Serialize};
-use tracing::{info, warn};
 
 /// `[routes] max_spread`, read at each snapshot; a reload sets it.
 #[derive(Clone, Debug)]
@@ -240,11 +238,22 @@ pub struct Finding {
     pub words: String,
 }
 
+/// What makes it the same finding from one sweep to the next (its
+/// counts may change).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct RouteKey {
+    pub kind: String,
+    pub guid: String,
+    pub port: u8,
+}
+
 impl Finding {
-    /// What makes it the same finding from one sweep to the next (its
-    /// counts may change).
-    fn key(&self) -> (String, String, u8) {
-        (self.kind.clone(), self.guid.clone(), self.port)
+    pub fn key(&self) -> RouteKey {
+        RouteKey {
+            kind: self.kind.clone(),
+            guid: self.guid.clone(),
+            port: self.port,
+        }
     }
 }
 
@@ -298,15 +307,9 @@ impl Inputs {
 }
 
 /// The running agent's route check: walks each published snapshot's
-/// tables (again only when they or the links changed), logs each finding
-/// once when it appears and once when it clears, and sends each as a
-/// notification when the layer is up.
-pub fn deriver(
-    max_spread: SharedSpread,
-    traps: crate::topology::Notifier,
-) -> mibs::core::publish::ExtraFn<Arc<Published>> {
-    let mut seen: HashSet<(String, String, u8)> = HashSet::new();
-    let mut notified: HashSet<(String, String, u8)> = HashSet::new();
+/// tables (again only when they or the links changed). What appeared or
+/// cleared since is [`crate::models::findings`]' to say.
+pub fn deriver(max_spread: SharedSpread) -> mibs::core::publish::ExtraFn<Arc<Published>> {
     let mut last: Option<(Inputs, RoutesReport)> = None;
     Box::new(move |snap: &Arc<Snapshot>| -> Arc<Published> {
         if snap.sweep.number == 0 || !tables_read(snap) {
@@ -319,27 +322,6 @@ pub fn deriver(
             _ => RoutesReport::new(snap, &routes::check(snap, spread), spread),
         };
         report.sweep = snap.sweep.number;
-        let findings = report.findings();
-        let now: HashSet<_> = findings.iter().map(Finding::key).collect();
-        for f in findings.iter().filter(|f| !seen.contains(&f.key())) {
-            warn!(kind = %f.kind, "routes: {}", f.words);
-        }
-        for (kind, guid, port) in seen.difference(&now) {
-            info!(%kind, "routes cleared: {kind} at {guid} port {port}");
-        }
-        // Notified from the first sweep after coldStart on, which
-        // notifies what was there before.
-        if let Some(t) = traps.get() {
-            let pairs = report.unreachable_pairs;
-            for k in now.difference(&notified) {
-                t(notification(k, true, pairs));
-            }
-            for k in notified.difference(&now) {
-                t(notification(k, false, pairs));
-            }
-            notified.clone_from(&now);
-        }
-        seen = now;
         last = Some((inputs, report.clone()));
         Arc::new(Published(Some(report)))
     })
@@ -349,8 +331,8 @@ pub fn deriver(
 /// mteTriggerFalling when it clears: mteHotTrigger `routes:KIND`,
 /// mteHotValue the host pairs that cannot talk now, then IB-SM-MIB's
 /// ibSmTrapNodeGUID1/PortNum1: the switch (and port) the finding names.
-fn notification(
-    (kind, guid, port): &(String, String, u8),
+pub fn notification(
+    RouteKey { kind, guid, port }: &RouteKey,
     appeared: bool,
     pairs: u64,
 ) -> snmp::notify::Notification {
@@ -378,97 +360,4 @@ fn notification(
     fired
         .notification()
         .with_source(format!("routes:{kind}:{guid}:{port}"))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use ib::source::sim::{SimConfig, SimSource};
-    use ib::source::Source;
-    use ib::types::NodeType;
-    use std::sync::Mutex;
-
-    fn sim() -> Snapshot {
-        let mut sim = SimSource::default_fabric(SimConfig::default()).unwrap();
-        sim.sweep().unwrap()
-    }
-
-    /// A leaf (a switch with a CA on it) and a CA's LID on another switch.
-    fn leaf_and_remote_lid(s: &Snapshot) -> (NodeIdx, u16) {
-        let is_ca = |n: NodeIdx| s.node(n).unwrap().info.node_type != NodeType::Switch as u8;
-        let ca_port = |p: &ib::model::Port| {
-            p.num.0 != 0
-                && is_ca(p.node)
-                && p.remote.and_then(|r| s.port(r)).is_some()
-                && p.info.lid.0 != 0
-        };
-        let a = s.ports.iter().find(|p| ca_port(p)).unwrap();
-        let leaf = s.port(a.remote.unwrap()).unwrap().node;
-        let b = s
-            .ports
-            .iter()
-            .find(|p| ca_port(p) && s.port(p.remote.unwrap()).unwrap().node != leaf)
-            .unwrap();
-        (leaf, b.info.lid.0)
-    }
-
-    #[test]
-    fn findings_appear_and_clear_with_one_notification_each() {
-        let clean = sim();
-        let (leaf, lid) = leaf_and_remote_lid(&clean);
-        let mut broken = clean.clone();
-        let data = broken.nodes[leaf as usize].switch.as_mut().unwrap();
-        let mut lft = data.lft.to_vec();
-        lft[usize::from(lid)] = 0xFF;
-        data.lft = Arc::from(lft);
-
-        let sent: Arc<Mutex<Vec<snmp::notify::Notification>>> = Arc::default();
-        let traps: crate::topology::Notifier = Arc::default();
-        let to = Arc::clone(&sent);
-        let _ = traps.set(Box::new(move |n| to.lock().unwrap().push(n)));
-        let mut derive = deriver(SharedSpread::new(10.0), traps);
-
-        let r = derive(&Arc::new(clean.clone()));
-        let r = r.0.as_ref().expect("tables read: checked");
-        assert_eq!(r.unreachable_pairs, 0);
-        assert!(r.broken.is_empty() && r.routes > 0 && r.good == r.routes);
-        assert!(sent.lock().unwrap().is_empty());
-
-        let r = derive(&Arc::new(broken.clone()));
-        let r = r.0.as_ref().unwrap();
-        assert!(r.unreachable_pairs > 0);
-        assert_eq!(r.broken.len(), 1);
-        assert_eq!(r.broken[0].kind, "no_route");
-        let guid = clean.node(leaf).unwrap().info.node_guid.to_string();
-        assert_eq!(r.broken[0].at.guid, guid);
-        let fired: Vec<_> = sent.lock().unwrap().drain(..).collect();
-        let mut sources: Vec<_> = fired.iter().filter_map(|n| n.source.clone()).collect();
-        sources.sort();
-        assert_eq!(
-            sources,
-            vec![
-                format!("routes:no_route:{guid}:0"),
-                format!("routes:unreachable:{guid}:0")
-            ]
-        );
-        // The same tables again: nothing new to say.
-        let again = derive(&Arc::new(broken));
-        assert_eq!(again.0.as_ref().unwrap().broken.len(), 1);
-        assert!(sent.lock().unwrap().is_empty());
-
-        let r = derive(&Arc::new(clean.clone()));
-        assert_eq!(r.0.as_ref().unwrap().unreachable_pairs, 0);
-        let cleared: Vec<_> = sent.lock().unwrap().drain(..).collect();
-        assert_eq!(cleared.len(), 2);
-        assert!(cleared.iter().all(|c| c.trap_oid != fired[0].trap_oid));
-
-        // No forwarding tables (a sysfs-like snapshot): not checked.
-        let mut bare = clean;
-        for n in &mut bare.nodes {
-            if let Some(d) = n.switch.as_mut() {
-                d.lft = Arc::from(Vec::new());
-            }
-        }
-        assert!(derive(&Arc::new(bare)).0.is_none());
-    }
 }

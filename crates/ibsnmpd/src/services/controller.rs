@@ -20,9 +20,9 @@ use tracing::{error, info};
 
 use ib::source::ControlOp;
 
-use crate::fabric::FabricHandle;
-use crate::opensm::{OpenSmControl, SmFailure, SmUndo};
-use crate::state::{NodeChanges, NodeValues, StateStore};
+use crate::models::opensm::{OpenSmControl, SmFailure, SmUndo};
+use crate::models::source_thread::FabricHandle;
+use crate::models::state::{NodeChanges, NodeValues, StateStore};
 use ib::opensm::SmOp;
 use mibs::modules::ib_sm_req::Job;
 use mibs::modules::if_mib::IfMibState;
@@ -46,7 +46,7 @@ struct Inner {
     /// The OpenSM the agent steers (`[opensm]`), for [`mibs::Plan::sm`].
     opensm: Option<Arc<OpenSmControl>>,
     /// Where requests a Set activates go to be answered (see
-    /// [`crate::requests`]); None: nothing answers them.
+    /// [`crate::services::requests`]); None: nothing answers them.
     jobs: Option<tokio::sync::mpsc::UnboundedSender<Job>>,
 }
 
@@ -119,7 +119,7 @@ impl Inner {
     }
 
     /// Records what a Set changed in node contexts (`all`: every node's
-    /// values after it): what changed only ([`crate::state::NodeStore`]).
+    /// values after it): what changed only ([`crate::models::state::NodeStore`]).
     async fn persist_nodes(&self, changes: NodeChanges, all: NodeValues) -> std::io::Result<()> {
         let store = self.store.clone();
         tokio::task::spawn_blocking(move || store.nodes().save(&changes, &all))

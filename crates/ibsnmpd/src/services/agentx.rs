@@ -59,9 +59,6 @@ pub fn subtrees(modules: &[Module]) -> Vec<Oid> {
     out
 }
 
-/// ifIndex offset in AgentX mode with `agentx_if_mib`, unless configured.
-pub const DEFAULT_IF_INDEX_OFFSET: u32 = 1_000_000;
-
 /// ifEntry (RFC 2863) and its last column; ifXEntry likewise.
 const IF_ENTRY: [u32; 9] = [1, 3, 6, 1, 2, 1, 2, 2, 1];
 const IF_ENTRY_LAST: u32 = 22;
@@ -116,7 +113,7 @@ const CONTEXT_WINDOW: usize = 64;
 
 /// The node contexts served through the master.
 pub fn node_contexts(
-    contexts: Arc<crate::contexts::NodeContexts>,
+    contexts: Arc<crate::services::contexts::NodeContexts>,
 ) -> ContextRegistrations<View, Change> {
     ContextRegistrations {
         resolver: contexts,
@@ -139,7 +136,7 @@ pub fn subagent(
     controller: Arc<dyn snmp::agent::SetController<Change>>,
     up_time: impl Fn() -> u32 + Send + Sync + 'static,
     if_mib: bool,
-    contexts: Option<Arc<crate::contexts::NodeContexts>>,
+    contexts: Option<Arc<crate::services::contexts::NodeContexts>>,
 ) -> Subagent<View, Change> {
     let view = Arc::new(view);
     let mut config = SubagentConfig::new(

@@ -12,9 +12,9 @@ use tokio::runtime::Runtime;
 use tracing::info;
 
 use crate::config::Settings;
-use crate::ctl::ControlSocket;
-use crate::fabric::{FabricHandle, FabricThread};
-use crate::traps::Traps;
+use crate::models::source_thread::{FabricHandle, FabricThread};
+use crate::services::control_socket::ControlSocket;
+use crate::services::traps::Traps;
 
 /// How long the runtime's tasks get to finish at shutdown.
 const SHUTDOWN_GRACE: Duration = Duration::from_secs(2);
@@ -71,6 +71,7 @@ impl Services {
     ) -> Result<Option<Traps>> {
         // SNMPv1's agent-addr: the first IPv4 listen address that names one.
         let agent_addr = settings
+            .agent
             .listen
             .iter()
             .find_map(|a| match a.ip() {
@@ -79,8 +80,12 @@ impl Services {
             })
             .unwrap_or(std::net::Ipv4Addr::UNSPECIFIED);
         // Targets may be added over SNMP whenever managers can reach us.
-        let targets = (!settings.listen.is_empty()).then(|| {
-            crate::targets::source(Arc::clone(system), Arc::clone(&usm), settings.users.clone())
+        let targets = (!settings.agent.listen.is_empty()).then(|| {
+            crate::services::targets::source(
+                Arc::clone(system),
+                Arc::clone(&usm),
+                settings.agent.users.clone(),
+            )
         });
         self.runtime().block_on(Traps::start(
             &settings.notify,
@@ -112,7 +117,7 @@ impl Services {
         snmp: Arc<snmp::agent::SnmpStats>,
         agent: Arc<crate::metrics::AgentCounters>,
     ) -> Result<()> {
-        let Some(addr) = settings.metrics_listen else {
+        let Some(addr) = settings.metrics.listen else {
             return Ok(());
         };
         let fabric = self.fabric();
@@ -122,7 +127,7 @@ impl Services {
             snmp,
             agent,
             started: std::time::Instant::now(),
-            families: settings.metrics_families,
+            families: settings.metrics.families,
         };
         let std_listener = std::net::TcpListener::bind(addr)
             .with_context(|| format!("cannot bind metrics TCP {addr}"))?;
@@ -134,7 +139,7 @@ impl Services {
         runtime.spawn(crate::metrics::serve(
             listener,
             sources,
-            settings.metrics_limits.clone(),
+            settings.metrics.limits.clone(),
         ));
         info!(addr = %local, "metrics endpoint listening (GET /metrics)");
         Ok(())

@@ -14,15 +14,15 @@ use snmp::vacm::Vacm;
 use tracing::warn;
 
 use crate::config::Settings;
-use crate::controller::Controller;
+use crate::services::controller::Controller;
 
 /// Adds what the configuration puts in force (the configured VACM with the
 /// community and user shorthands, as the engine builds it) to the tables
 /// as permanent rows, over what the state file restored.
 pub fn add_configured(system: &mut SystemState, settings: &Settings, usm: &Usm) {
     let communities = crate::config::agent_communities(&settings.communities);
-    let shorthand = settings.node_contexts.shorthand_context();
-    configure(system, &settings.vacm, usm, &communities, &shorthand);
+    let shorthand = settings.agent.node_contexts.shorthand_context();
+    configure(system, &settings.agent.vacm, usm, &communities, &shorthand);
 }
 
 fn configure(
@@ -45,32 +45,23 @@ fn configure(
     });
 }
 
-/// What a reload calls with the new community table: the permanent rows
-/// again (the community shorthands' groups; the VACM sections and the
-/// users change only on restart), in turn with Sets.
-pub fn on_reload(settings: &Settings, usm: &Arc<Usm>, controller: &Arc<Controller>) -> OnReload {
-    let (vacm, usm, controller) = (
-        settings.vacm.clone(),
-        Arc::clone(usm),
-        Arc::clone(controller),
-    );
-    let shorthand = settings.node_contexts.shorthand_context();
-    Box::new(move |communities: &[Community]| {
-        let (vacm, usm, controller) = (vacm.clone(), Arc::clone(&usm), Arc::clone(&controller));
-        let (communities, shorthand) = (communities.to_vec(), shorthand.clone());
-        tokio::spawn(async move {
-            controller
-                .update_runtime(|system| {
-                    configure(system, &vacm, &usm, &communities, &shorthand);
-                    true
-                })
-                .await
-        });
-    })
+/// A reload's new community table in the tables: the permanent rows again
+/// (the community shorthands' groups; the VACM sections and the users
+/// change only on restart, so `running` has them), in turn with Sets.
+pub async fn reconfigure(
+    controller: &Controller,
+    running: &Settings,
+    usm: &Usm,
+    communities: &[Community],
+) {
+    let shorthand = running.agent.node_contexts.shorthand_context();
+    controller
+        .update_runtime(|system| {
+            configure(system, &running.agent.vacm, usm, communities, &shorthand);
+            true
+        })
+        .await;
 }
-
-/// See [`on_reload`].
-pub type OnReload = Box<dyn Fn(&[Community]) + Send + Sync>;
 
 /// The rows created over SNMP that are in force, as the engine reads them
 /// at each request (the same `Arc` until a Set changes them).

@@ -17,8 +17,8 @@ use mibs::modules::ib_sm_req::{
     local_multipaths, local_paths, trace_hops, Answer, Job, JobKind, MultiPathQuery,
 };
 
-use crate::controller::Controller;
-use crate::fabric::FabricHandle;
+use crate::models::source_thread::FabricHandle;
+use crate::services::controller::Controller;
 
 /// Longest wait for the SA's answer (the source thread may be sweeping).
 pub const SA_WAIT: Duration = Duration::from_secs(10);

@@ -15,8 +15,8 @@ use snmp::value::{Value, VarBind};
 use tokio::task::JoinHandle;
 use tracing::{info, warn};
 
-use crate::contexts::NodeContexts;
-use crate::traps::Traps;
+use crate::services::contexts::NodeContexts;
+use crate::services::traps::Traps;
 
 /// How often due triggers are looked for (mteResourceSampleMinimum).
 const TICK: Duration = Duration::from_secs(1);
@@ -67,17 +67,14 @@ impl Sampler for Reads<'_> {
 }
 
 /// Starts the task on `runtime` when there are triggers.
-pub fn start<F>(
+pub fn start(
     runtime: &tokio::runtime::Handle,
     monitors: Arc<Monitors>,
     dispatcher: Arc<Dispatcher<View, Change>>,
-    view: Arc<F>,
+    view: crate::services::contexts::ViewFn,
     traps: Option<Traps>,
     contexts: Option<Arc<NodeContexts>>,
-) -> Option<JoinHandle<()>>
-where
-    F: Fn() -> View + Send + Sync + 'static,
-{
+) -> Option<JoinHandle<()>> {
     if monitors.triggers().is_empty() {
         return None;
     }

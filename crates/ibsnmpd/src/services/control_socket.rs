@@ -19,8 +19,8 @@ use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt};
 use tracing::{debug, info, warn};
 
 use crate::config::ConfigError;
-use crate::fabric::FabricHandle;
-use crate::health::Report;
+use crate::models::fabric_health::Report;
+use crate::models::source_thread::FabricHandle;
 
 /// Longest command line accepted (a node description is at most 64 octets).
 const MAX_LINE: usize = 1024;

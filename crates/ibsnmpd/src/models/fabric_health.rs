@@ -25,7 +25,7 @@ pub struct HealthReport {
 }
 
 /// The `[health]` settings in force in the agent: a reload swaps them
-/// ([`crate::reload`]).
+/// ([`crate::daemon::reload`]).
 pub type SharedHealthConfig = std::sync::Arc<arc_swap::ArcSwap<HealthConfig>>;
 
 /// The running agent's health tracker: it follows every published
