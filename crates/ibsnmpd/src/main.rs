@@ -15,13 +15,6 @@ mod metrics;
 mod models;
 mod services;
 
-// The paths the metrics endpoint names (crates/ibsnmpd/src/metrics, being
-// rewritten beside this layout); its next revision names the layers.
-use models::{fabric_health as health, source_thread as fabric};
-// Named by its doc links only.
-#[allow(unused_imports)]
-use models::{cabling_plan as topology, route_check as routes};
-
 use std::process::ExitCode;
 
 use clap::error::ErrorKind;

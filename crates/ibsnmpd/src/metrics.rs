@@ -62,8 +62,8 @@ pub struct AgentCounters {
 /// What a scrape renders from.
 pub struct Sources {
     /// What is published now: the snapshot and what was derived from it
-    /// (the fabric health report, [`crate::health::HealthReport`]).
-    pub published: Box<dyn Fn() -> Arc<crate::fabric::Published> + Send + Sync>,
+    /// (the fabric health report, [`crate::models::fabric_health::HealthReport`]).
+    pub published: Box<dyn Fn() -> Arc<crate::models::source_thread::Published> + Send + Sync>,
     /// Changes at each publication: the port rows are made then.
     pub publications: tokio::sync::watch::Receiver<u64>,
     pub snmp: Arc<SnmpStats>,
@@ -320,7 +320,7 @@ async fn make_rows(e: Arc<Endpoint>) {
 /// The port rows of the published snapshot: made once per snapshot (off
 /// the async workers) by [`make_rows`] or the first scrape that comes
 /// before it, shared by the rest.
-async fn rows_of(e: &Endpoint, published: &Arc<crate::fabric::Published>) -> Arc<fabric::Rows> {
+async fn rows_of(e: &Endpoint, published: &Arc<crate::models::source_thread::Published>) -> Arc<fabric::Rows> {
     let mut cached = e.rows.lock().await;
     if let Some(r) = cached.as_ref().filter(|r| r.of_same(published)) {
         return Arc::clone(r);
@@ -357,7 +357,7 @@ async fn render_slot(e: &Endpoint) -> Option<tokio::sync::OwnedSemaphorePermit> 
 /// gzipped the part compressed once for the snapshot), then `agent`.
 fn scrape(
     e: &Endpoint,
-    published: Arc<crate::fabric::Published>,
+    published: Arc<crate::models::source_thread::Published>,
     rows: Arc<fabric::Rows>,
     selection: Selection,
     gz: bool,
@@ -549,7 +549,7 @@ mod tests {
 
     #[test]
     fn discovery_lists_every_group_of_the_agent() {
-        let snap = crate::fabric::empty_snapshot("sim", 1);
+        let snap = crate::models::source_thread::empty_snapshot("sim", 1);
         let groups = |q: Option<&str>| -> Vec<serde_json::Value> {
             serde_json::from_str(&sd(q, "agent:9683", &snap).unwrap()).unwrap()
         };

@@ -18,7 +18,7 @@ use ib::model::{Node, Snapshot};
 
 use super::text::{Name, Text};
 use super::{header, Family};
-use crate::health::HealthReport;
+use crate::models::fabric_health::HealthReport;
 use families::{CounterFamily, DETAIL_COUNTERS, HEALTH_GAUGES, STATE_GAUGES, VL_COUNTERS};
 pub use groups::{Families, Group, Shard};
 pub(crate) use rows::esc;
@@ -83,7 +83,7 @@ fn plan(families: Families, health: bool, first: bool) -> Vec<Step> {
 
 /// A cursor over the fabric part of one scrape.
 pub struct Exposition {
-    published: Arc<crate::fabric::Published>,
+    published: Arc<crate::models::source_thread::Published>,
     rows: Arc<Rows>,
     steps: Vec<Step>,
     step: usize,
@@ -150,7 +150,7 @@ impl Lines<'_> {
 impl Exposition {
     /// `rows` must be [`rows`] of `published`.
     pub fn new(
-        published: Arc<crate::fabric::Published>,
+        published: Arc<crate::models::source_thread::Published>,
         rows: Arc<Rows>,
         families: Families,
         shard: Option<Shard>,

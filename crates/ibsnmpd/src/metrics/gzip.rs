@@ -124,7 +124,7 @@ pub(super) type Part = watch::Receiver<Made>;
 pub(super) struct Kept {
     /// The published snapshot they belong to (a weak reference keeps the
     /// address from being reused, not the snapshot alive).
-    of: Weak<crate::fabric::Published>,
+    of: Weak<crate::models::source_thread::Published>,
     parts: Vec<(Selection, Part)>,
 }
 
@@ -135,7 +135,7 @@ impl Kept {
     /// published neither finds nor keeps anything).
     fn renew(
         &mut self,
-        published: &Arc<crate::fabric::Published>,
+        published: &Arc<crate::models::source_thread::Published>,
     ) -> Result<Vec<(Selection, Part)>, ()> {
         if std::ptr::eq(self.of.as_ptr(), Arc::as_ptr(published)) {
             return Ok(Vec::new());
@@ -159,7 +159,7 @@ impl Kept {
 /// MB in hundreds of buffers), not by the first scrape of the new snapshot.
 pub(super) fn stale(
     kept: &Mutex<Kept>,
-    published: &Arc<crate::fabric::Published>,
+    published: &Arc<crate::models::source_thread::Published>,
 ) -> Vec<(Selection, Part)> {
     let mut k = kept.lock().unwrap_or_else(PoisonError::into_inner);
     k.renew(published).unwrap_or_default()
@@ -177,7 +177,7 @@ pub(super) enum Found {
 /// The part of `published` and `selection` to send.
 pub(super) fn find(
     kept: &Mutex<Kept>,
-    published: &Arc<crate::fabric::Published>,
+    published: &Arc<crate::models::source_thread::Published>,
     selection: Selection,
 ) -> Found {
     let (tx, rx) = watch::channel(Made::default());
@@ -237,12 +237,12 @@ mod tests {
         assert_eq!(text, a + b);
     }
 
-    fn published(sweep: u64) -> Arc<crate::fabric::Published> {
-        let snap = crate::fabric::empty_snapshot("sim", sweep);
-        Arc::new(crate::fabric::Published::new(Arc::new(snap)))
+    fn published(sweep: u64) -> Arc<crate::models::source_thread::Published> {
+        let snap = crate::models::source_thread::empty_snapshot("sim", sweep);
+        Arc::new(crate::models::source_thread::Published::new(Arc::new(snap)))
     }
 
-    fn kept(k: &Mutex<Kept>, p: &Arc<crate::fabric::Published>, s: Selection) -> bool {
+    fn kept(k: &Mutex<Kept>, p: &Arc<crate::models::source_thread::Published>, s: Selection) -> bool {
         matches!(find(k, p, s), Found::Kept(_))
     }
 

@@ -7,7 +7,7 @@ use std::fmt::Write as _;
 /// whose routes end there) and `infiniband_routes_uplink_spread{switch,guid}`
 /// per leaf. Absent when the published snapshot's routes were not checked
 /// (no forwarding tables read, no sweep yet).
-pub fn render(out: &mut String, published: &crate::fabric::Published) {
+pub fn render(out: &mut String, published: &crate::models::source_thread::Published) {
     let Some(r) = published.extra.routes.as_ref().and_then(|p| p.0.as_ref()) else {
         return;
     };

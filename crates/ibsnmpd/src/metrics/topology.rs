@@ -3,7 +3,7 @@
 /// /metrics: `infiniband_topology_mismatches{kind}` and, per port a
 /// finding involves, `infiniband_topology_port_mismatch{guid,port,kind,node} 1`.
 /// Absent when no plan is configured or no sweep was compared.
-pub fn render(out: &mut String, published: &crate::fabric::Published) {
+pub fn render(out: &mut String, published: &crate::models::source_thread::Published) {
     use std::fmt::Write as _;
     let Some(r) = published.extra.topology.as_ref().and_then(|p| p.0.as_ref()) else {
         return;

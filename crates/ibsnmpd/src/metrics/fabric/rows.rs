@@ -11,7 +11,7 @@ use ib::types::{Guid, NodeType, PortNum};
 
 use super::families::{counters, CounterFn, HEALTH_GAUGES, STATE_GAUGES};
 use super::{Families, Group};
-use crate::health::HealthReport;
+use crate::models::fabric_health::HealthReport;
 
 /// Node types, in the order the exposition lists them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -86,7 +86,7 @@ pub(super) const NO_VALUE: f64 = f64::from_bits(0x7ff8_dead_beef_0001);
 
 impl Rows {
     /// Whether these rows belong to `published`'s snapshot.
-    pub fn of_same(&self, published: &crate::fabric::Published) -> bool {
+    pub fn of_same(&self, published: &crate::models::source_thread::Published) -> bool {
         self.key == key(&published.snapshot)
     }
 
@@ -142,7 +142,7 @@ fn key(snap: &Arc<Snapshot>) -> (usize, u64) {
 
 /// Every external port (switch port 0 is the management port and has no
 /// link) with its labels, once per snapshot.
-pub fn rows(published: &crate::fabric::Published, families: Families) -> Rows {
+pub fn rows(published: &crate::models::source_thread::Published, families: Families) -> Rows {
     let snap = &published.snapshot;
     let health: HashMap<(Guid, u8), u32> = published
         .extra
