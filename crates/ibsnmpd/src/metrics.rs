@@ -15,12 +15,11 @@
 
 mod agent;
 mod body;
+mod checks;
 pub mod fabric;
 mod gzip;
 mod limits;
-mod routes;
 mod text;
-mod topology;
 
 use std::convert::Infallible;
 use std::sync::atomic::AtomicU64;
@@ -320,7 +319,10 @@ async fn make_rows(e: Arc<Endpoint>) {
 /// The port rows of the published snapshot: made once per snapshot (off
 /// the async workers) by [`make_rows`] or the first scrape that comes
 /// before it, shared by the rest.
-async fn rows_of(e: &Endpoint, published: &Arc<crate::models::source_thread::Published>) -> Arc<fabric::Rows> {
+async fn rows_of(
+    e: &Endpoint,
+    published: &Arc<crate::models::source_thread::Published>,
+) -> Arc<fabric::Rows> {
     let mut cached = e.rows.lock().await;
     if let Some(r) = cached.as_ref().filter(|r| r.of_same(published)) {
         return Arc::clone(r);
@@ -437,8 +439,8 @@ async fn respond(req: &Request<Incoming>, e: &Arc<Endpoint>) -> Response<Body> {
             if selection.shard.is_none_or(Shard::is_first) {
                 agent.reserve(8192);
                 agent::render(&mut agent, &published.snapshot, &e.sources);
-                topology::render(&mut agent, &published);
-                routes::render(&mut agent, &published);
+                checks::plan(&mut agent, &published);
+                checks::routes(&mut agent, &published);
             }
             let body = scrape(e, published, rows, selection, gz, agent, render).start();
             let mut r = Response::new(body);
@@ -489,33 +491,10 @@ async fn respond(req: &Request<Incoming>, e: &Arc<Endpoint>) -> Response<Body> {
     }
 }
 
-/// One metric family: HELP and TYPE once, then its samples.
-pub(crate) struct Family<'a> {
-    name: &'a str,
-    help: &'a str,
-    kind: &'a str,
-}
-
-impl<'a> Family<'a> {
-    fn gauge(name: &'a str, help: &'a str) -> Self {
-        Family {
-            name,
-            help,
-            kind: "gauge",
-        }
-    }
-    fn counter(name: &'a str, help: &'a str) -> Self {
-        Family {
-            name,
-            help,
-            kind: "counter",
-        }
-    }
-}
-
-pub(crate) fn header(out: &mut impl std::fmt::Write, f: &Family<'_>) {
-    let _ = writeln!(out, "# HELP {} {}", f.name, f.help);
-    let _ = writeln!(out, "# TYPE {} {}", f.name, f.kind);
+/// A metric family's HELP and TYPE (`kind`: gauge or counter), written
+/// once before its samples.
+pub(crate) fn header(out: &mut impl std::fmt::Write, name: &str, kind: &str, help: &str) {
+    let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} {kind}");
 }
 
 #[cfg(test)]

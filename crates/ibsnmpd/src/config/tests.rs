@@ -315,7 +315,10 @@ fn security_round_3_keys() {
     let s = merge(parse_file("", "c.toml").unwrap(), "c.toml", &args()).unwrap();
     assert!(!s.agent.admin_writable_below_authpriv);
     assert_eq!(s.metrics.limits, crate::metrics::Limits::default());
-    assert_eq!(s.requests.result_rows_max, mibs::modules::ib_sm_req::MAX_RESULT_ROWS);
+    assert_eq!(
+        s.requests.result_rows_max,
+        mibs::modules::ib_sm_req::MAX_RESULT_ROWS
+    );
     let f = parse_file(
         "admin_writable_below_authpriv = true
 metrics_max_renders = 3

@@ -8,7 +8,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use ib::model::Snapshot;
 use snmp::agent::SnmpStats;
 
-use super::{header, AgentCounters, Family, Sources};
+use super::{header, AgentCounters, Sources};
 
 type PhaseFn = fn(&ib::model::PhaseCost) -> f64;
 
@@ -19,7 +19,7 @@ fn secs(t: SystemTime) -> f64 {
 
 /// One family of one unlabelled sample.
 fn one(out: &mut String, name: &str, help: &str, kind: &str, v: f64) {
-    header(out, &Family { name, help, kind });
+    header(out, name, kind, help);
     let _ = writeln!(out, "{name} {v}");
 }
 
@@ -29,11 +29,9 @@ fn build_info(out: &mut String) {
     let name = "ibsnmpd_build_info";
     header(
         out,
-        &Family {
-            name,
-            help: "The agent's build: version, git revision and compiler (value 1)",
-            kind: "gauge",
-        },
+        name,
+        "gauge",
+        "The agent's build: version, git revision and compiler (value 1)",
     );
     let _ = writeln!(
         out,
@@ -107,14 +105,7 @@ fn last_sweep(out: &mut String, snap: &Snapshot) {
         ),
     ];
     for (name, help, value) in per_phase {
-        header(
-            out,
-            &Family {
-                name,
-                help,
-                kind: "gauge",
-            },
-        );
+        header(out, name, "gauge", help);
         for (phase, c) in phases {
             let _ = writeln!(out, "{name}{{phase=\"{phase}\"}} {}", value(c));
         }
@@ -170,14 +161,7 @@ fn snapshot(out: &mut String, snap: &Snapshot, s: &Sources) {
 fn snmp(out: &mut String, st: &SnmpStats) {
     let ld = |c: &std::sync::atomic::AtomicU32| f64::from(SnmpStats::load(c));
     let name = "ibsnmpd_snmp_requests_total";
-    header(
-        out,
-        &Family {
-            name,
-            help: "SNMP request PDUs received, by type: get, getnext, getbulk, set (getnext is snmpInGetNexts; GetBulk has no MIB counter)",
-            kind: "counter",
-        },
-    );
+    header(out, name, "counter", "SNMP request PDUs received, by type: get, getnext, getbulk, set (getnext is snmpInGetNexts; GetBulk has no MIB counter)");
     for (pdu, c) in [
         ("get", &st.in_get_requests),
         ("getnext", &st.in_get_nexts),
@@ -189,11 +173,9 @@ fn snmp(out: &mut String, st: &SnmpStats) {
     let name = "ibsnmpd_snmp_varbinds_total";
     header(
         out,
-        &Family {
-            name,
-            help: "Variable bindings served by Get/GetNext/GetBulk (read) and Set (set)",
-            kind: "counter",
-        },
+        name,
+        "counter",
+        "Variable bindings served by Get/GetNext/GetBulk (read) and Set (set)",
     );
     let _ = writeln!(out, "{name}{{pdu=\"read\"}} {}", ld(&st.in_total_req_vars));
     let _ = writeln!(out, "{name}{{pdu=\"set\"}} {}", ld(&st.in_total_set_vars));

@@ -16,8 +16,8 @@ use std::sync::Arc;
 use ib::model::health::{Degraded, PortHealth};
 use ib::model::{Node, Snapshot};
 
+use super::header;
 use super::text::{Name, Text};
-use super::{header, Family};
 use crate::models::fabric_health::HealthReport;
 use families::{CounterFamily, DETAIL_COUNTERS, HEALTH_GAUGES, STATE_GAUGES, VL_COUNTERS};
 pub use groups::{Families, Group, Shard};
@@ -310,12 +310,7 @@ impl Exposition {
             // HealthSettings: two families of their own, written whole.
             return;
         };
-        let family = if counter {
-            Family::counter(&name, help)
-        } else {
-            Family::gauge(&name, help)
-        };
-        header(out, &family);
+        header(out, &name, if counter { "counter" } else { "gauge" }, help);
         self.name = Name::new(name);
     }
 
@@ -465,10 +460,9 @@ fn health_settings(out: &mut Text, r: &HealthReport) {
     let c = &r.config;
     header(
         out,
-        &Family::gauge(
-            "infiniband_health_window_seconds",
-            "The window health rates and flap counts are taken over ([health] window)",
-        ),
+        "infiniband_health_window_seconds",
+        "gauge",
+        "The window health rates and flap counts are taken over ([health] window)",
     );
     let _ = writeln!(
         out,
@@ -477,17 +471,16 @@ fn health_settings(out: &mut Text, r: &HealthReport) {
     );
     header(
         out,
-        &Family::gauge(
-            "infiniband_health_no_master_sm",
-            "1: no master Subnet Manager answers (NO_MASTER_SM)",
-        ),
+        "infiniband_health_no_master_sm",
+        "gauge",
+        "1: no master Subnet Manager answers (NO_MASTER_SM)",
     );
     let _ = writeln!(
         out,
         "infiniband_health_no_master_sm {}",
         u8::from(r.no_master_sm)
     );
-    header(out, &Family::gauge("infiniband_health_threshold", "The [health] thresholds: above max_symbol_ber, max_link_recovery_per_hour or max_xmit_wait_ratio, or at flap_count, a port is unhealthy"));
+    header(out, "infiniband_health_threshold", "gauge", "The [health] thresholds: above max_symbol_ber, max_link_recovery_per_hour or max_xmit_wait_ratio, or at flap_count, a port is unhealthy");
     for (check, v) in [
         ("max_symbol_ber", c.max_symbol_ber),
         ("max_link_recovery_per_hour", c.max_link_recovery_per_hour),

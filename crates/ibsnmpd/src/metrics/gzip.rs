@@ -242,7 +242,11 @@ mod tests {
         Arc::new(crate::models::source_thread::Published::new(Arc::new(snap)))
     }
 
-    fn kept(k: &Mutex<Kept>, p: &Arc<crate::models::source_thread::Published>, s: Selection) -> bool {
+    fn kept(
+        k: &Mutex<Kept>,
+        p: &Arc<crate::models::source_thread::Published>,
+        s: Selection,
+    ) -> bool {
         matches!(find(k, p, s), Found::Kept(_))
     }
 

@@ -266,8 +266,8 @@ pub fn deriver(plan: SharedPlan) -> mibs::core::publish::ExtraFn<Arc<Published>>
 /// ibSmTrapNodeGUID1/PortNum1 (and 2) for the first two fabric ports the
 /// finding involves. The finding's words go to the log, not the varbinds.
 pub fn notification(f: &Finding, appeared: bool, total: usize) -> snmp::notify::Notification {
-    use mibs::modules::disman_event::Fired;
     use mibs::core::oids::ib_sm_mib as sm;
+    use mibs::modules::disman_event::Fired;
     use snmp::oid::Oid;
     use snmp::value::{Value, VarBind};
     let inst = |o: &[u32]| Oid::from_slice(o).join(&[0]);
