@@ -195,6 +195,9 @@ impl Report {
                     self.name(switch)
                 ),
                 Break::Loop { switch } => format!("LOOP         through {}", self.name(switch)),
+                Break::CreditLoop { switch, port } => {
+                    format!("CREDIT LOOP  through {} port {port}", self.name(switch))
+                }
             };
             let _ = writeln!(
                 out,
@@ -222,6 +225,7 @@ fn switch_of(b: &Break) -> NodeIdx {
         Break::NoRoute { switch }
         | Break::BlackHole { switch, .. }
         | Break::Misrouted { switch, .. }
-        | Break::Loop { switch } => switch,
+        | Break::Loop { switch }
+        | Break::CreditLoop { switch, .. } => switch,
     }
 }

@@ -11,7 +11,7 @@ use crate::model::snapshot::{
 };
 use crate::model::{Node, NodeIdx, Port, PortIdx, SnapshotBuilder};
 use crate::source::SourceError;
-use crate::topology::Topology;
+use crate::topology::{TopoNode, Topology};
 use crate::types::{
     Gid, Guid, Lid, LinkSpeed, LinkWidth, NodeType, PKey, PhysPortState, PortNum, PortState,
     SmState,
@@ -140,6 +140,128 @@ fn ext_speed_masks(speed: LinkSpeed) -> (u8, u8) {
     (mask, top)
 }
 
+/// What every node's records share (one allocation each, not one a port).
+struct Shared {
+    pkeys: Arc<[PKey]>,
+    no_guids: Arc<[Guid]>,
+    sampling: Sampling,
+}
+
+impl Shared {
+    fn new() -> Self {
+        let (control, result) = super::sampling::idle();
+        Shared {
+            pkeys: Arc::from(vec![PKey::DEFAULT]),
+            no_guids: Arc::from(Vec::<Guid>::new()),
+            sampling: Sampling { control, result },
+        }
+    }
+}
+
+/// A node's ports (port 0 first on a switch) as the SM brings them up,
+/// appended to `ports`, not yet linked.
+fn node_ports(tn: &TopoNode, ni: NodeIdx, shared: &Shared, ports: &mut Vec<Port>) {
+    let t = tn.node_type;
+    let first_port = if t == NodeType::Switch { 0 } else { 1 };
+    for num in first_port..=tn.num_ports {
+        let tp = tn.port(PortNum(num));
+        let width = tp.and_then(|p| p.width).unwrap_or(LinkWidth::X4);
+        let speed = tp.and_then(|p| p.speed).unwrap_or(LinkSpeed::Sdr);
+        let mut info = port_info_template(t, num, tp.is_some(), width, speed);
+        let guid = tn.port_guid(PortNum(num));
+        let end_port = t != NodeType::Switch || num == 0;
+        let guids = if t != NodeType::Switch {
+            // One alias GUID per CA port (the locally administered
+            // bit set), as a virtual function has; GUIDCap one block.
+            info.guid_cap = info.guid_cap.max(8);
+            Arc::from(vec![guid, Guid(guid.0 | ALIAS_GUID_BIT)])
+        } else if end_port {
+            Arc::from(vec![guid])
+        } else {
+            Arc::clone(&shared.no_guids)
+        };
+        ports.push(Port {
+            node: ni,
+            num: PortNum(num),
+            guid,
+            info,
+            remote: None,
+            pkeys: Arc::clone(&shared.pkeys),
+            guids,
+            counters: None,
+        });
+    }
+}
+
+/// A node's record: NodeInfo, SwitchInfo (tables empty until routed), its
+/// PMA's ClassPortInfo and idle sampling.
+fn node(tn: &TopoNode, ports: std::ops::Range<PortIdx>, shared: &Shared) -> Node {
+    let t = tn.node_type;
+    let switch = t == NodeType::Switch;
+    let info = NodeInfo {
+        base_version: 1,
+        class_version: 1,
+        node_type: t.raw(),
+        num_ports: tn.num_ports,
+        system_image_guid: tn.sys_image_guid,
+        node_guid: tn.node_guid,
+        port_guid: if switch {
+            tn.port0_guid
+        } else {
+            tn.port_guid(PortNum(1))
+        },
+        partition_cap: if switch { 8 } else { 128 },
+        device_id: match (tn.device_id, switch) {
+            (0, true) => DEFAULT_SWITCH_DEVICE,
+            (0, false) => DEFAULT_CA_DEVICE,
+            (id, _) => id,
+        },
+        revision: 0,
+        local_port_num: if switch { 0 } else { 1 },
+        vendor_id: if tn.vendor_id != 0 {
+            tn.vendor_id
+        } else {
+            DEFAULT_VENDOR
+        },
+    };
+    let pma_cap = cap::IS_EXTENDED_WIDTH_SUPPORTED
+        | cap::IS_PORT_COUNTERS_XMIT_WAIT_SUPPORTED
+        | if switch { cap::ALL_PORT_SELECT } else { 0 };
+    Node {
+        info,
+        description: tn.description().to_string(),
+        ports,
+        switch: switch.then(|| switch_data(tn)),
+        pma: Some(Box::new(ClassPortInfo {
+            base_version: 1,
+            class_version: 1,
+            capability_mask: pma_cap,
+            resp_time_value: 18,
+            ..ClassPortInfo::default()
+        })),
+        sampling: Some(Box::new(shared.sampling.clone())),
+    }
+}
+
+/// A switch's SwitchInfo, its table empty until the fabric is routed.
+fn switch_data(tn: &TopoNode) -> Box<SwitchData> {
+    Box::new(SwitchData {
+        info: SwitchInfo {
+            linear_fdb_cap: 0xC000,
+            multicast_fdb_cap: 0x1000,
+            life_time_value: 18,
+            partition_enforcement_cap: 32,
+            inbound_enforcement_cap: true,
+            outbound_enforcement_cap: true,
+            filter_raw_inbound_cap: true,
+            filter_raw_outbound_cap: true,
+            enhanced_port0: tn.enhanced_port0.unwrap_or(false),
+            ..SwitchInfo::default()
+        },
+        lft: Arc::from(Vec::<u8>::new()),
+    })
+}
+
 impl Fabric {
     /// Brings up `topo` with the SM on its first node and `local` as this system.
     pub fn build(topo: &Topology, local: NodeIdx, lmc: u8) -> Result<Self, SourceError> {
@@ -148,120 +270,19 @@ impl Fabric {
         }
         let mut nodes = Vec::with_capacity(topo.nodes.len());
         let mut ports: Vec<Port> = Vec::with_capacity(topo.num_ports_total());
-        let pkeys: Arc<[PKey]> = Arc::from(vec![PKey::DEFAULT]);
-        let no_guids: Arc<[Guid]> = Arc::from(Vec::<Guid>::new());
+        let shared = Shared::new();
         let mut node_by_guid = HashMap::with_capacity(topo.nodes.len());
-        let (control, result) = super::sampling::idle();
-        let idle_sampling = Sampling { control, result };
-
         for (ni, tn) in topo.nodes.iter().enumerate() {
-            let t = tn.node_type;
-            let first_port = if t == NodeType::Switch { 0 } else { 1 };
             let start = ports.len() as PortIdx;
-            for num in first_port..=tn.num_ports {
-                let tp = tn.port(PortNum(num));
-                let width = tp.and_then(|p| p.width).unwrap_or(LinkWidth::X4);
-                let speed = tp.and_then(|p| p.speed).unwrap_or(LinkSpeed::Sdr);
-                let mut info = port_info_template(t, num, tp.is_some(), width, speed);
-                let guid = tn.port_guid(PortNum(num));
-                let end_port = t != NodeType::Switch || num == 0;
-                let guids = if t != NodeType::Switch {
-                    // One alias GUID per CA port (the locally administered
-                    // bit set), as a virtual function has; GUIDCap one block.
-                    info.guid_cap = info.guid_cap.max(8);
-                    Arc::from(vec![guid, Guid(guid.0 | ALIAS_GUID_BIT)])
-                } else if end_port {
-                    Arc::from(vec![guid])
-                } else {
-                    Arc::clone(&no_guids)
-                };
-                ports.push(Port {
-                    node: ni as NodeIdx,
-                    num: PortNum(num),
-                    guid,
-                    info,
-                    remote: None,
-                    pkeys: Arc::clone(&pkeys),
-                    guids,
-                    counters: None,
-                });
-            }
-            let end = ports.len() as PortIdx;
-            let port_guid = if t == NodeType::Switch {
-                tn.port0_guid
-            } else {
-                tn.port_guid(PortNum(1))
-            };
-            let info = NodeInfo {
-                base_version: 1,
-                class_version: 1,
-                node_type: t.raw(),
-                num_ports: tn.num_ports,
-                system_image_guid: tn.sys_image_guid,
-                node_guid: tn.node_guid,
-                port_guid,
-                partition_cap: if t == NodeType::Switch { 8 } else { 128 },
-                device_id: if tn.device_id != 0 {
-                    tn.device_id
-                } else if t == NodeType::Switch {
-                    DEFAULT_SWITCH_DEVICE
-                } else {
-                    DEFAULT_CA_DEVICE
-                },
-                revision: 0,
-                local_port_num: if t == NodeType::Switch { 0 } else { 1 },
-                vendor_id: if tn.vendor_id != 0 {
-                    tn.vendor_id
-                } else {
-                    DEFAULT_VENDOR
-                },
-            };
-            let pma_cap = cap::IS_EXTENDED_WIDTH_SUPPORTED
-                | cap::IS_PORT_COUNTERS_XMIT_WAIT_SUPPORTED
-                | if t == NodeType::Switch {
-                    cap::ALL_PORT_SELECT
-                } else {
-                    0
-                };
-            let switch = (t == NodeType::Switch).then(|| {
-                Box::new(SwitchData {
-                    info: SwitchInfo {
-                        linear_fdb_cap: 0xC000,
-                        multicast_fdb_cap: 0x1000,
-                        life_time_value: 18,
-                        partition_enforcement_cap: 32,
-                        inbound_enforcement_cap: true,
-                        outbound_enforcement_cap: true,
-                        filter_raw_inbound_cap: true,
-                        filter_raw_outbound_cap: true,
-                        enhanced_port0: tn.enhanced_port0.unwrap_or(false),
-                        ..SwitchInfo::default()
-                    },
-                    lft: Arc::from(Vec::<u8>::new()),
-                })
-            });
+            node_ports(tn, ni as NodeIdx, &shared, &mut ports);
             if node_by_guid.insert(tn.node_guid, ni as NodeIdx).is_some() {
                 return Err(SourceError::Invalid(format!(
                     "node {:?}: GUID {} used twice",
                     tn.name, tn.node_guid
                 )));
             }
-            nodes.push(Node {
-                info,
-                description: tn.description().to_string(),
-                ports: start..end,
-                switch,
-                pma: Some(Box::new(ClassPortInfo {
-                    base_version: 1,
-                    class_version: 1,
-                    capability_mask: pma_cap,
-                    resp_time_value: 18,
-                    ..ClassPortInfo::default()
-                })),
-                sampling: Some(Box::new(idle_sampling.clone())),
-            });
+            nodes.push(node(tn, start..ports.len() as PortIdx, &shared));
         }
-
         let mut f = Fabric {
             nodes,
             ports,
@@ -273,24 +294,30 @@ impl Fabric {
             subnet_prefix: Gid::DEFAULT_SUBNET_PREFIX,
             node_by_guid,
         };
-        // Links.
+        f.link(topo);
+        let reached = f.assign_lids(topo, lmc);
+        f.route();
+        f.apply_lft(topo)?;
+        f.sm_and_groups(&reached);
+        Ok(f)
+    }
+
+    /// Joins the ports of each link of `topo`.
+    fn link(&mut self, topo: &Topology) {
         for (a, ap, z, zp) in topo.links() {
-            let (Some(pa), Some(pz)) =
-                (f.node_port(a as NodeIdx, ap), f.node_port(z as NodeIdx, zp))
-            else {
+            let (Some(pa), Some(pz)) = (
+                self.node_port(a as NodeIdx, ap),
+                self.node_port(z as NodeIdx, zp),
+            ) else {
                 continue;
             };
-            if let Some(p) = f.ports.get_mut(pa as usize) {
+            if let Some(p) = self.ports.get_mut(pa as usize) {
                 p.remote = Some(pz);
             }
-            if let Some(p) = f.ports.get_mut(pz as usize) {
+            if let Some(p) = self.ports.get_mut(pz as usize) {
                 p.remote = Some(pa);
             }
         }
-        let reached = f.assign_lids(topo, lmc);
-        f.route();
-        f.sm_and_groups(&reached);
-        Ok(f)
     }
 
     pub fn node_by_guid(&self, g: Guid) -> Option<NodeIdx> {
@@ -435,6 +462,34 @@ impl Fabric {
             }
         }
         reached
+    }
+
+    /// The file's `lft` overrides, in order, over the routed tables: a
+    /// table grows (and its LinearFDBTop with it) to hold a LID past its
+    /// top unless the entry is 255, which past the top it already is.
+    fn apply_lft(&mut self, topo: &Topology) -> Result<(), SourceError> {
+        for o in &topo.lft {
+            let bad =
+                |why: &str| SourceError::Invalid(format!("{}:{}: lft: {why}", o.file, o.line));
+            let node = topo
+                .index_of(&o.switch)
+                .and_then(|i| self.nodes.get_mut(i))
+                .ok_or_else(|| bad("no such node"))?;
+            let sw = node.switch.as_mut().ok_or_else(|| bad("not a switch"))?;
+            let mut lft = sw.lft.to_vec();
+            let last = usize::from(o.last.0);
+            if last >= lft.len() && o.port != 0xFF {
+                lft.resize(last + 1, 0xFF);
+                sw.info.linear_fdb_top = sw.info.linear_fdb_top.max(o.last.0);
+            }
+            let first = usize::from(o.first.0);
+            let end = last.min(lft.len().saturating_sub(1));
+            if let Some(entries) = lft.get_mut(first..=end) {
+                entries.iter_mut().for_each(|e| *e = o.port);
+            }
+            sw.lft = Arc::from(lft);
+        }
+        Ok(())
     }
 
     fn set_lid(&mut self, p: PortIdx, lid: Lid, lmc: u8) {
