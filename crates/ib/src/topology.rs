@@ -12,6 +12,10 @@
 //! output or an ibdiagnet (ibdm) topology file ([`formats`]): the format is
 //! told from the content. Files are read within [`Limits`] ([`read`]).
 //!
+//! A fabric file for the built-in sim may also override forwarding-table
+//! entries after the sim routes it: `lft "SWITCH" LID[-LID] PORT` lines
+//! ([`LftOverride`], docs/routing.md "Faults in a fabric file").
+//!
 //! - [`parse`]: text -> [`Topology`], errors naming file, line and expectation;
 //! - [`write`]: [`Topology`] -> text exactly as ibnetdiscover prints it;
 //! - [`fat_tree`]: a fat-tree generator whose output ibsim accepts;

@@ -131,7 +131,7 @@ pub struct RouteCheck {
 
 fn is_switch(s: &Snapshot, n: NodeIdx) -> bool {
     s.node(n)
-        .is_some_and(|n| n.info.node_type == NodeType::Switch as u8)
+        .is_some_and(|n| n.info.node_type() == Some(NodeType::Switch))
 }
 
 /// The end LIDs of a snapshot: CA ports' base LIDs and switches' port 0.
@@ -143,7 +143,7 @@ fn destinations(s: &Snapshot) -> Vec<Dest> {
         .enumerate()
         .filter_map(|(i, p)| {
             let switch = is_switch(s, p.node);
-            let up = p.info.port_state == PortState::Active as u8;
+            let up = p.info.port_state() == Some(PortState::Active);
             let end = if switch {
                 p.num.0 == 0
             } else {
@@ -162,12 +162,12 @@ fn destinations(s: &Snapshot) -> Vec<Dest> {
 /// The port linked to `node`'s port `num`, when the link is up.
 fn far_end(s: &Snapshot, node: NodeIdx, num: u8) -> Option<PortIdx> {
     let here = s.port(s.node_port(node, PortNum(num))?)?;
-    if here.info.port_state != PortState::Active as u8 {
+    if here.info.port_state() != Some(PortState::Active) {
         return None;
     }
     let far = here.remote?;
     let p = s.port(far)?;
-    (p.info.port_state == PortState::Active as u8).then_some(far)
+    (p.info.port_state() == Some(PortState::Active)).then_some(far)
 }
 
 /// The next step of switch `sw`'s route to `d`: arrived (over how many

@@ -138,7 +138,7 @@ impl Report {
                 "BLACK HOLE",
                 c.broken
                     .iter()
-                    .filter(|b| !matches!(b.at, Break::Loop { .. }))
+                    .filter(|b| !matches!(b.at, Break::Loop { .. } | Break::CreditLoop { .. }))
                     .count(),
             ),
             (
@@ -148,6 +148,7 @@ impl Report {
                     .filter(|b| matches!(b.at, Break::Loop { .. }))
                     .count(),
             ),
+            ("CREDIT LOOP", c.credit_loop.len().min(1)),
             ("UNBALANCED", c.unbalanced.len()),
         ];
         if self.findings == 0 {

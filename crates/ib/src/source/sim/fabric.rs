@@ -334,7 +334,7 @@ impl Fabric {
 
     pub fn node_port(&self, n: NodeIdx, num: PortNum) -> Option<PortIdx> {
         let node = self.nodes.get(n as usize)?;
-        let base = if node.info.node_type == NodeType::Switch.raw() {
+        let base = if node.info.node_type() == Some(NodeType::Switch) {
             0
         } else {
             1
@@ -400,12 +400,12 @@ impl Fabric {
         let mut used = vec![false; max + 1];
         let mut want: Vec<(PortIdx, u8)> = Vec::new();
         for &ni in &order {
-            let is_switch = self.nodes[ni as usize].info.node_type == NodeType::Switch.raw();
+            let is_switch = self.nodes[ni as usize].info.node_type() == Some(NodeType::Switch);
             let tn = topo.nodes.get(ni as usize);
             for p in self.node_port_range(ni) {
                 let port = &self.ports[p as usize];
                 let end_port = !is_switch || port.num.0 == 0;
-                let active = port.info.port_state == PortState::Active.raw();
+                let active = port.info.port_state() == Some(PortState::Active);
                 if !end_port || !active {
                     continue;
                 }
@@ -455,7 +455,7 @@ impl Fabric {
             if !*r {
                 for p in self.node_port_range(ni as NodeIdx) {
                     let port = &mut self.ports[p as usize];
-                    if port.info.port_state == PortState::Active.raw() {
+                    if port.info.port_state() == Some(PortState::Active) {
                         port.info.port_state = PortState::Init.raw();
                     }
                 }
@@ -504,7 +504,7 @@ impl Fabric {
     /// route picks among equal next hops by LID, spreading destinations.
     fn route(&mut self) {
         let switches: Vec<NodeIdx> = (0..self.nodes.len() as NodeIdx)
-            .filter(|n| self.nodes[*n as usize].info.node_type == NodeType::Switch.raw())
+            .filter(|n| self.nodes[*n as usize].info.node_type() == Some(NodeType::Switch))
             .collect();
         let mut sw_index = vec![NONE; self.nodes.len()];
         for (i, s) in switches.iter().enumerate() {
@@ -629,7 +629,7 @@ impl Fabric {
             };
             for p in self.ports.iter_mut() {
                 let reached_node = reached.get(p.node as usize).copied().unwrap_or(false);
-                if reached_node && p.info.port_state == PortState::Active.raw() {
+                if reached_node && p.info.port_state() == Some(PortState::Active) {
                     p.info.master_sm_lid = lid;
                 }
             }
@@ -669,7 +669,7 @@ impl Fabric {
             let Some(node) = self.nodes.get(p.node as usize) else {
                 continue;
             };
-            let is_switch = node.info.node_type == NodeType::Switch.raw();
+            let is_switch = node.info.node_type() == Some(NodeType::Switch);
             if (is_switch && p.num.0 != 0) || !p.info.lid.is_unicast() {
                 continue;
             }
@@ -703,7 +703,7 @@ impl Fabric {
             let ca = self
                 .nodes
                 .get(p.node as usize)
-                .is_some_and(|n| n.info.node_type == NodeType::Ca.raw());
+                .is_some_and(|n| n.info.node_type() == Some(NodeType::Ca));
             ca && Some(p.node) != master_node && p.info.lid.is_unicast()
         });
         let Some(i) = standby else {
@@ -762,7 +762,7 @@ impl Fabric {
                 let Some(node) = self.nodes.get(p.node as usize) else {
                     continue;
                 };
-                let is_switch = node.info.node_type == NodeType::Switch.raw();
+                let is_switch = node.info.node_type() == Some(NodeType::Switch);
                 // End ports only: CA ports and switch port 0.
                 if (is_switch && p.num.0 != 0) || !p.info.lid.is_unicast() {
                     continue;
@@ -824,7 +824,7 @@ impl Fabric {
                     .filter(|p| {
                         self.nodes
                             .get(p.node as usize)
-                            .is_some_and(|n| n.info.node_type != NodeType::Switch.raw())
+                            .is_some_and(|n| n.info.node_type() != Some(NodeType::Switch))
                     })
                     .map(|p| McMemberRecord {
                         port_gid: Gid::new(self.subnet_prefix, p.guid),
@@ -875,7 +875,7 @@ impl Fabric {
         let Some(node) = self.nodes.get(self.local_node as usize) else {
             return Vec::new();
         };
-        if node.info.node_type != NodeType::Ca as u8 {
+        if node.info.node_type() != Some(NodeType::Ca) {
             return Vec::new();
         }
         node.ports
