@@ -262,6 +262,46 @@ fn switch_data(tn: &TopoNode) -> Box<SwitchData> {
     })
 }
 
+/// Each switch's distance in hops to switch `d` (breadth-first over the
+/// CSR adjacency; u32::MAX: unreachable), into `dist`.
+fn hops_to(
+    d: usize,
+    adj_start: &[u32],
+    adj: &[(u32, u8)],
+    dist: &mut [u32],
+    queue: &mut VecDeque<u32>,
+) {
+    dist.iter_mut().for_each(|x| *x = u32::MAX);
+    dist[d] = 0;
+    queue.clear();
+    queue.push_back(d as u32);
+    while let Some(x) = queue.pop_front() {
+        let (a, b) = (
+            adj_start[x as usize] as usize,
+            adj_start[x as usize + 1] as usize,
+        );
+        for &(y, _) in &adj[a..b] {
+            if dist[y as usize] == u32::MAX {
+                dist[y as usize] = dist[x as usize] + 1;
+                queue.push_back(y);
+            }
+        }
+    }
+}
+
+/// The switch graph routing works on (indexes: a switch's place in
+/// `switches`).
+struct SwitchGraph {
+    switches: Vec<NodeIdx>,
+    /// Switch i's neighbours (switch, by port) are `adj[adj_start[i]..adj_start[i + 1]]`.
+    adj_start: Vec<u32>,
+    adj: Vec<(u32, u8)>,
+    /// (base LID, LIDs, port) of the end ports on each switch.
+    attached: Vec<Vec<(u16, u16, u8)>>,
+    /// The highest LID attached anywhere.
+    top: u16,
+}
+
 impl Fabric {
     /// Brings up `topo` with the SM on its first node and `local` as this system.
     pub fn build(topo: &Topology, local: NodeIdx, lmc: u8) -> Result<Self, SourceError> {
@@ -368,11 +408,9 @@ impl Fabric {
         (f64::from(SAMPLE_TICK) + 1.0) * 10.0 * 0.4e-9
     }
 
-    /// LIDs: those the file gives are kept when valid and free; the rest are
-    /// handed out breadth-first from the SM's node (the first of the file),
-    /// each end port taking an aligned block of 2^LMC (switch port 0: LMC 0).
-    /// Returns which nodes the SM reached.
-    fn assign_lids(&mut self, topo: &Topology, lmc: u8) -> Vec<bool> {
+    /// The nodes the SM (on the first node) reaches over links, and the
+    /// breadth-first order it meets them in.
+    fn sm_reach(&self) -> (Vec<bool>, Vec<NodeIdx>) {
         let n = self.nodes.len();
         let mut reached = vec![false; n];
         let mut order = Vec::with_capacity(n);
@@ -383,19 +421,26 @@ impl Fabric {
         }
         while let Some(x) = q.pop_front() {
             order.push(x);
-            let range = self.node_port_range(x);
-            for p in range {
-                if let Some(r) = self.remote(p) {
-                    let rn = self.ports.get(r as usize).map_or(NONE, |rp| rp.node);
-                    if let Some(slot) = reached.get_mut(rn as usize) {
-                        if !*slot {
-                            *slot = true;
-                            q.push_back(rn);
-                        }
+            for p in self.node_port_range(x) {
+                let Some(r) = self.remote(p) else { continue };
+                let rn = self.ports.get(r as usize).map_or(NONE, |rp| rp.node);
+                if let Some(slot) = reached.get_mut(rn as usize) {
+                    if !*slot {
+                        *slot = true;
+                        q.push_back(rn);
                     }
                 }
             }
         }
+        (reached, order)
+    }
+
+    /// LIDs: those the file gives are kept when valid and free; the rest are
+    /// handed out breadth-first from the SM's node (the first of the file),
+    /// each end port taking an aligned block of 2^LMC (switch port 0: LMC 0).
+    /// Returns which nodes the SM reached.
+    fn assign_lids(&mut self, topo: &Topology, lmc: u8) -> Vec<bool> {
+        let (reached, order) = self.sm_reach();
         let max = usize::from(Lid::UNICAST_MAX.0);
         let mut used = vec![false; max + 1];
         let mut want: Vec<(PortIdx, u8)> = Vec::new();
@@ -499,10 +544,9 @@ impl Fabric {
         }
     }
 
-    /// Min-hop routing into every switch's LFT. For each destination switch a
-    /// BFS over the switch graph gives each switch its next hops; a LID's
-    /// route picks among equal next hops by LID, spreading destinations.
-    fn route(&mut self) {
+    /// The switches, their switch-to-switch adjacency (CSR) and the LIDs
+    /// attached to each (port 0's, and each CA's block of 2^LMC).
+    fn switch_graph(&self) -> SwitchGraph {
         let switches: Vec<NodeIdx> = (0..self.nodes.len() as NodeIdx)
             .filter(|n| self.nodes[*n as usize].info.node_type() == Some(NodeType::Switch))
             .collect();
@@ -511,18 +555,20 @@ impl Fabric {
             sw_index[*s as usize] = i as u32;
         }
         let ns = switches.len();
-        // Switch-to-switch adjacency (CSR) and the LIDs attached to each switch.
-        let mut adj_start = vec![0u32; ns + 1];
-        let mut adj: Vec<(u32, u8)> = Vec::new();
-        let mut attached: Vec<Vec<(u16, u16, u8)>> = vec![Vec::new(); ns];
-        let mut top: u16 = 0;
-        for (i, &s) in switches.iter().enumerate() {
+        let mut g = SwitchGraph {
+            adj_start: vec![0u32; ns + 1],
+            adj: Vec::new(),
+            attached: vec![Vec::new(); ns],
+            top: 0,
+            switches,
+        };
+        for (i, &s) in g.switches.iter().enumerate() {
             for p in self.node_port_range(s) {
                 let port = &self.ports[p as usize];
                 if port.num.0 == 0 {
                     if port.info.lid.is_unicast() {
-                        attached[i].push((port.info.lid.0, 1, 0));
-                        top = top.max(port.info.lid.0);
+                        g.attached[i].push((port.info.lid.0, 1, 0));
+                        g.top = g.top.max(port.info.lid.0);
                     }
                     continue;
                 }
@@ -530,15 +576,30 @@ impl Fabric {
                 let rp = &self.ports[r as usize];
                 let rsw = sw_index[rp.node as usize];
                 if rsw != NONE {
-                    adj.push((rsw, port.num.0));
+                    g.adj.push((rsw, port.num.0));
                 } else if rp.info.lid.is_unicast() {
                     let size = 1u16 << rp.info.lmc;
-                    attached[i].push((rp.info.lid.0, size, port.num.0));
-                    top = top.max(rp.info.lid.0 + size - 1);
+                    g.attached[i].push((rp.info.lid.0, size, port.num.0));
+                    g.top = g.top.max(rp.info.lid.0 + size - 1);
                 }
             }
-            adj_start[i + 1] = adj.len() as u32;
+            g.adj_start[i + 1] = g.adj.len() as u32;
         }
+        g
+    }
+
+    /// Min-hop routing into every switch's LFT. For each destination switch a
+    /// BFS over the switch graph gives each switch its next hops; a LID's
+    /// route picks among equal next hops by LID, spreading destinations.
+    fn route(&mut self) {
+        let SwitchGraph {
+            switches,
+            adj_start,
+            adj,
+            attached,
+            top,
+        } = self.switch_graph();
+        let ns = switches.len();
         let mut lfts: Vec<Vec<u8>> = vec![vec![0xFF; usize::from(top) + 1]; ns];
         // LIDs routed out of each switch port so far: each LID takes the
         // least-loaded of its shortest-path ports, as OpenSM's minhop
@@ -547,30 +608,15 @@ impl Fabric {
         let mut dist = vec![u32::MAX; ns];
         let mut queue = VecDeque::with_capacity(ns);
         let mut cands: Vec<u8> = Vec::new();
-        for d in 0..ns {
-            if attached[d].is_empty() {
+        for (d, here) in attached.iter().enumerate() {
+            if here.is_empty() {
                 continue;
             }
-            dist.iter_mut().for_each(|x| *x = u32::MAX);
-            dist[d] = 0;
-            queue.clear();
-            queue.push_back(d as u32);
-            while let Some(x) = queue.pop_front() {
-                let (a, b) = (
-                    adj_start[x as usize] as usize,
-                    adj_start[x as usize + 1] as usize,
-                );
-                for &(y, _) in &adj[a..b] {
-                    if dist[y as usize] == u32::MAX {
-                        dist[y as usize] = dist[x as usize] + 1;
-                        queue.push_back(y);
-                    }
-                }
-            }
+            hops_to(d, &adj_start, &adj, &mut dist, &mut queue);
             for s in 0..ns {
                 let lft = &mut lfts[s];
                 if s == d {
-                    for &(base, size, port) in &attached[d] {
+                    for &(base, size, port) in here {
                         for l in base..base + size {
                             lft[usize::from(l)] = port;
                         }
@@ -591,7 +637,7 @@ impl Fabric {
                     continue;
                 }
                 let used = &mut load[s];
-                for &(base, size, _) in &attached[d] {
+                for &(base, size, _) in here {
                     for l in base..base + size {
                         let port = cands
                             .iter()
@@ -726,12 +772,6 @@ impl Fabric {
         });
     }
 
-    /// Replaces the default partition and IPoIB group with those of a
-    /// partitions.conf-style list: members by keyword or port GUID, each
-    /// member port's P_Key table gains the key (full bit for full members),
-    /// and every `ipoib` partition gets its broadcast group (MGID
-    /// ff12:401b:<P_Key>::ffff:ffff, MLIDs from 0xC000) joined by its CA
-    /// members.
     /// Registers services with the SA; each names a port of the fabric.
     pub(crate) fn apply_services(
         &mut self,
@@ -749,6 +789,12 @@ impl Fabric {
         Ok(())
     }
 
+    /// Replaces the default partition and IPoIB group with those of a
+    /// partitions.conf-style list: members by keyword or port GUID, each
+    /// member port's P_Key table gains the key (full bit for full members),
+    /// and every `ipoib` partition gets its broadcast group (MGID
+    /// ff12:401b:<P_Key>::ffff:ffff, MLIDs from 0xC000) joined by its CA
+    /// members.
     pub(crate) fn apply_partitions(&mut self, specs: &[crate::opensm::partitions::Partition]) {
         use crate::opensm::partitions::Who;
         let sm_port = self.sms.first().and_then(|s| s.port);
@@ -807,34 +853,8 @@ impl Fabric {
                     .collect(),
             });
             if let (true, Some(t)) = (spec.ipoib, template.as_ref()) {
-                let full_key = key | 0x8000;
-                let mut mgid = t.mgid.to_bytes();
-                if let Some(d) = mgid.get_mut(4..6) {
-                    d.copy_from_slice(&full_key.to_be_bytes());
-                }
-                let group = McMemberRecord {
-                    mgid: Gid(mgid),
-                    mlid: Lid(0xC000 + u16::try_from(gi).unwrap_or(0)),
-                    p_key: PKey(full_key),
-                    ..t.clone()
-                };
-                let mc_members = members
-                    .iter()
-                    .filter_map(|&(i, _)| self.ports.get(i))
-                    .filter(|p| {
-                        self.nodes
-                            .get(p.node as usize)
-                            .is_some_and(|n| n.info.node_type() != Some(NodeType::Switch))
-                    })
-                    .map(|p| McMemberRecord {
-                        port_gid: Gid::new(self.subnet_prefix, p.guid),
-                        ..group.clone()
-                    })
-                    .collect();
-                self.mcast_groups.push(McastGroup {
-                    group,
-                    members: mc_members,
-                });
+                let group = self.ipoib_group(t, key, gi, &members);
+                self.mcast_groups.push(group);
             }
         }
         for (p, k) in self.ports.iter_mut().zip(pkeys) {
@@ -842,6 +862,43 @@ impl Fabric {
                 p.pkeys = Arc::from(k);
             }
         }
+    }
+
+    /// The IPoIB broadcast group of partition `key` (the `gi`-th of the
+    /// file: MLID 0xC000 + gi) from the default group `t`, joined by the
+    /// partition's CA members.
+    fn ipoib_group(
+        &self,
+        t: &McMemberRecord,
+        key: u16,
+        gi: usize,
+        members: &[(usize, bool)],
+    ) -> McastGroup {
+        let full_key = key | 0x8000;
+        let mut mgid = t.mgid.to_bytes();
+        if let Some(d) = mgid.get_mut(4..6) {
+            d.copy_from_slice(&full_key.to_be_bytes());
+        }
+        let group = McMemberRecord {
+            mgid: Gid(mgid),
+            mlid: Lid(0xC000 + u16::try_from(gi).unwrap_or(0)),
+            p_key: PKey(full_key),
+            ..t.clone()
+        };
+        let members = members
+            .iter()
+            .filter_map(|&(i, _)| self.ports.get(i))
+            .filter(|p| {
+                self.nodes
+                    .get(p.node as usize)
+                    .is_some_and(|n| n.info.node_type() != Some(NodeType::Switch))
+            })
+            .map(|p| McMemberRecord {
+                port_gid: Gid::new(self.subnet_prefix, p.guid),
+                ..group.clone()
+            })
+            .collect();
+        McastGroup { group, members }
     }
 
     /// A snapshot builder with this fabric's static state at time `t` (seconds
