@@ -631,23 +631,22 @@ impl LinkSpeed {
         link_speed_ext_active: u8,
         mlnx_fdr10_active: bool,
     ) -> Option<LinkSpeed> {
-        match link_speed_ext_active {
-            1 => return Some(LinkSpeed::Fdr),
-            2 => return Some(LinkSpeed::Edr),
-            4 => return Some(LinkSpeed::Hdr),
-            8 => return Some(LinkSpeed::Ndr),
-            16 => return Some(LinkSpeed::Xdr),
-            _ => {}
+        // The bits are those of `encoding`, its one table.
+        let mut base = None;
+        let mut i = 0;
+        while i < Self::ALL.len() {
+            let speed = Self::ALL[i];
+            match speed.encoding() {
+                SpeedEncoding::LinkSpeedExt(b) if b == link_speed_ext_active => return Some(speed),
+                SpeedEncoding::LinkSpeed(b) if b == link_speed_active => base = Some(speed),
+                _ => {}
+            }
+            i += 1;
         }
         if mlnx_fdr10_active {
             return Some(LinkSpeed::Fdr10);
         }
-        match link_speed_active {
-            1 => Some(LinkSpeed::Sdr),
-            2 => Some(LinkSpeed::Ddr),
-            4 => Some(LinkSpeed::Qdr),
-            _ => None,
-        }
+        base
     }
 
     /// Per-lane line (signalling) rate in kb/s, before line coding.
@@ -693,31 +692,30 @@ impl fmt::Display for LinkSpeed {
 impl FromStr for LinkSpeed {
     type Err = ParseError;
     fn from_str(s: &str) -> Result<Self, Self::Err> {
-        LinkSpeed::ALL
-            .iter()
-            .copied()
-            .find(|v| v.name().eq_ignore_ascii_case(s.trim()))
-            .ok_or_else(|| ParseError {
-                type_name: "LinkSpeed",
-                input: s.to_string(),
-                reason: "expected SDR, DDR, QDR, FDR10, FDR, EDR, HDR, NDR or XDR",
-            })
+        by_name(LinkSpeed::ALL, LinkSpeed::name, s).ok_or_else(|| ParseError {
+            type_name: "LinkSpeed",
+            input: s.to_string(),
+            reason: "expected SDR, DDR, QDR, FDR10, FDR, EDR, HDR, NDR or XDR",
+        })
     }
 }
 
 impl FromStr for LinkWidth {
     type Err = ParseError;
     fn from_str(s: &str) -> Result<Self, Self::Err> {
-        LinkWidth::ALL
-            .iter()
-            .copied()
-            .find(|v| v.name().eq_ignore_ascii_case(s.trim()))
-            .ok_or_else(|| ParseError {
-                type_name: "LinkWidth",
-                input: s.to_string(),
-                reason: "expected 1X, 2X, 4X, 8X or 12X",
-            })
+        by_name(LinkWidth::ALL, LinkWidth::name, s).ok_or_else(|| ParseError {
+            type_name: "LinkWidth",
+            input: s.to_string(),
+            reason: "expected 1X, 2X, 4X, 8X or 12X",
+        })
     }
+}
+
+/// The value of `all` whose name is `s` (case and surrounding blanks aside).
+fn by_name<T: Copy>(all: &[T], name: fn(T) -> &'static str, s: &str) -> Option<T> {
+    all.iter()
+        .copied()
+        .find(|v| name(*v).eq_ignore_ascii_case(s.trim()))
 }
 
 /// Effective data rate of a link in Mb/s (after line coding), e.g. 4x SDR = 8,000
