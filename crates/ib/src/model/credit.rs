@@ -26,7 +26,8 @@ pub(crate) struct Deps {
 const NONE: u32 = u32::MAX;
 
 impl Deps {
-    /// `ports[i]`: switch i's port count (ports 0..=ports[i]).
+    /// One channel for each port (0 to its port count) of each switch, in
+    /// the walk's order of switches.
     pub(crate) fn new(ports: impl Iterator<Item = u8>) -> Self {
         let mut base = vec![0u32];
         let mut total = 0u32;

@@ -322,30 +322,9 @@ pub fn check(s: &Snapshot, max_spread: f64) -> RouteCheck {
         if !is_switch(s, d.node) {
             depend(&fate, &hop, &mut deps);
         }
-        let mut seen: Vec<Break> = Vec::new();
-        for (i, f) in fate.iter().enumerate() {
-            out.routes += 1;
-            match *f {
-                Fate::Good(h) => {
-                    out.good += 1;
-                    let h = usize::from(h);
-                    if out.hops.len() <= h {
-                        out.hops.resize(h + 1, 0);
-                    }
-                    out.hops[h] += 1;
-                }
-                Fate::Broken(b) => {
-                    if hosts[i] > 0 {
-                        lost.entry(i).or_default().push(d.lid.0);
-                    }
-                    let e = breaks.entry(b).or_insert((0, 0));
-                    e.1 += 1;
-                    if !seen.contains(&b) {
-                        seen.push(b);
-                        e.0 += 1;
-                    }
-                }
-                Fate::Unknown | Fate::Walking => {}
+        for i in tally(&mut out, &fate, &mut breaks) {
+            if hosts[i] > 0 {
+                lost.entry(i).or_default().push(d.lid.0);
             }
         }
         for i in (0..switches.len()).filter(|&i| hosts[i] > 0) {
@@ -372,16 +351,9 @@ pub fn check(s: &Snapshot, max_spread: f64) -> RouteCheck {
                 port,
             })
             .collect();
-        if let Some(&first) = out.credit_loop.first() {
+        if let Some(&Link { switch, port }) = out.credit_loop.first() {
             let on = on_cycle(s, &out.credit_loop, &dests);
-
-            breaks.insert(
-                Break::CreditLoop {
-                    switch: first.switch,
-                    port: first.port,
-                },
-                on,
-            );
+            breaks.insert(Break::CreditLoop { switch, port }, on);
         }
     }
     out.broken = breaks
@@ -402,6 +374,42 @@ pub fn check(s: &Snapshot, max_spread: f64) -> RouteCheck {
         out.balance.push(b);
     }
     out
+}
+
+/// Counts one destination's routes into `out` (hop counts) and `breaks`
+/// (each break once a destination, every route); returns the switches
+/// (by place) whose route is broken.
+fn tally(
+    out: &mut RouteCheck,
+    fate: &[Fate],
+    breaks: &mut BTreeMap<Break, (usize, u64)>,
+) -> Vec<usize> {
+    let mut broken = Vec::new();
+    let mut seen: Vec<Break> = Vec::new();
+    for (i, f) in fate.iter().enumerate() {
+        out.routes += 1;
+        match *f {
+            Fate::Good(h) => {
+                out.good += 1;
+                let h = usize::from(h);
+                if out.hops.len() <= h {
+                    out.hops.resize(h + 1, 0);
+                }
+                out.hops[h] += 1;
+            }
+            Fate::Broken(b) => {
+                broken.push(i);
+                let e = breaks.entry(b).or_insert((0, 0));
+                e.1 += 1;
+                if !seen.contains(&b) {
+                    seen.push(b);
+                    e.0 += 1;
+                }
+            }
+            Fate::Unknown | Fate::Walking => {}
+        }
+    }
+    broken
 }
 
 /// The channel dependencies of one destination's good routes: a switch
