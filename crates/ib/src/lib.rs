@@ -13,6 +13,5 @@ pub mod mad;
 pub mod model;
 pub mod opensm;
 pub mod source;
-pub mod testbed;
 pub mod topology;
 pub mod types;

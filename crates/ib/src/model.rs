@@ -14,6 +14,7 @@ pub mod accum;
 pub mod cell;
 pub mod check;
 pub mod counters;
+mod credit;
 pub mod dump;
 pub mod events;
 pub mod health;

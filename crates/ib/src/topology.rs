@@ -12,6 +12,10 @@
 //! output or an ibdiagnet (ibdm) topology file ([`formats`]): the format is
 //! told from the content. Files are read within [`Limits`] ([`read`]).
 //!
+//! A fabric file for the built-in sim may also override forwarding-table
+//! entries after the sim routes it: `lft "SWITCH" LID[-LID] PORT` lines
+//! ([`LftOverride`], docs/routing.md "Faults in a fabric file").
+//!
 //! - [`parse`]: text -> [`Topology`], errors naming file, line and expectation;
 //! - [`write`]: [`Topology`] -> text exactly as ibnetdiscover prints it;
 //! - [`fat_tree`]: a fat-tree generator whose output ibsim accepts;
@@ -19,6 +23,7 @@
 
 mod fat_tree;
 mod formats;
+mod lft;
 mod links;
 mod parse;
 mod read;
@@ -71,6 +76,9 @@ pub enum TopologyError {
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct Topology {
     pub nodes: Vec<TopoNode>,
+    /// Forwarding-table overrides (`lft` lines, in file order): the sim
+    /// applies them after routing ([`lft`]).
+    pub lft: Vec<LftOverride>,
     by_name: HashMap<String, usize>,
 }
 
@@ -105,6 +113,20 @@ pub struct TopoNode {
     /// Connected ports, in file order (unconnected ports have no line).
     pub ports: Vec<TopoPort>,
     /// Line of the header in its file (0 for generated topologies).
+    pub line: usize,
+}
+
+/// `lft "SWITCH" LID[-LID] PORT`: the switch's LinearForwardingTable
+/// entries for LIDs `first..=last` set to `port` (255: no route) once the
+/// sim has routed the fabric.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LftOverride {
+    pub switch: String,
+    pub first: Lid,
+    pub last: Lid,
+    pub port: u8,
+    /// Where the line is, for errors.
+    pub file: String,
     pub line: usize,
 }
 
@@ -202,7 +224,11 @@ impl Topology {
                 )));
             }
         }
-        Ok(Self { nodes, by_name })
+        Ok(Self {
+            nodes,
+            lft: Vec::new(),
+            by_name,
+        })
     }
 
     pub fn index_of(&self, name: &str) -> Option<usize> {

@@ -77,16 +77,35 @@ impl Guid {
     }
 }
 
-impl From<u64> for Guid {
-    fn from(v: u64) -> Self {
-        Self(v)
-    }
+/// Conversions both ways between a newtype and the integer it wraps, and
+/// (`decimal`) its Display as that integer.
+macro_rules! newtype_int {
+    ($name:ident, $int:ty) => {
+        impl From<$int> for $name {
+            fn from(v: $int) -> Self {
+                Self(v)
+            }
+        }
+        impl From<$name> for $int {
+            fn from(v: $name) -> Self {
+                v.0
+            }
+        }
+    };
+    ($name:ident, $int:ty, decimal) => {
+        newtype_int!($name, $int);
+        impl fmt::Display for $name {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                write!(f, "{}", self.0)
+            }
+        }
+    };
 }
-impl From<Guid> for u64 {
-    fn from(g: Guid) -> Self {
-        g.0
-    }
-}
+
+newtype_int!(Guid, u64);
+newtype_int!(Lid, u16, decimal);
+newtype_int!(PortNum, u8, decimal);
+newtype_int!(PKey, u16);
 
 impl fmt::Display for Guid {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -245,22 +264,6 @@ impl Lid {
     }
 }
 
-impl From<u16> for Lid {
-    fn from(v: u16) -> Self {
-        Self(v)
-    }
-}
-impl From<Lid> for u16 {
-    fn from(l: Lid) -> Self {
-        l.0
-    }
-}
-impl fmt::Display for Lid {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}", self.0)
-    }
-}
-
 /// A port number on a node: 0 is a switch's management port, 255 is invalid/"all ports".
 #[derive(
     Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize,
@@ -273,21 +276,6 @@ impl PortNum {
     pub const ALL: PortNum = PortNum(0xFF);
     pub const fn raw(self) -> u8 {
         self.0
-    }
-}
-impl From<u8> for PortNum {
-    fn from(v: u8) -> Self {
-        Self(v)
-    }
-}
-impl From<PortNum> for u8 {
-    fn from(p: PortNum) -> Self {
-        p.0
-    }
-}
-impl fmt::Display for PortNum {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}", self.0)
     }
 }
 
@@ -324,11 +312,6 @@ impl PKey {
     /// P_Keys 0x0000 and 0x8000 are invalid (IBA 10.9.1.2).
     pub const fn is_valid(self) -> bool {
         self.base() != 0
-    }
-}
-impl From<u16> for PKey {
-    fn from(v: u16) -> Self {
-        Self(v)
     }
 }
 impl fmt::Display for PKey {
@@ -400,8 +383,13 @@ impl Vl {
 // Enumerations
 // ---------------------------------------------------------------------------
 
+/// Wire enumerations, one or several a call: each `Name : "IBA field" {
+/// Variant = value => "printed name", ... }`.
 macro_rules! wire_enum {
-    (
+    ($( $(#[$m:meta])* $name:ident : $tn:literal { $($body:tt)* } )+) => {
+        $( wire_enum!(@one $(#[$m])* $name : $tn { $($body)* }); )+
+    };
+    (@one
         $(#[$m:meta])* $name:ident : $tn:literal {
             $( $(#[$vm:meta])* $var:ident = $val:literal => $disp:literal ),+ $(,)?
         }
@@ -447,16 +435,14 @@ macro_rules! wire_enum {
     };
 }
 
-wire_enum!(
+wire_enum! {
     /// NodeInfo:NodeType (IB-TC-MIB IbNodeType minus unknown(0)).
     NodeType : "NodeType" {
         Ca = 1 => "CA",
         Switch = 2 => "Switch",
         Router = 3 => "Router",
     }
-);
 
-wire_enum!(
     /// PortInfo:PortState (logical state).
     PortState : "PortState" {
         NoChange = 0 => "NoChange",
@@ -465,9 +451,7 @@ wire_enum!(
         Armed = 3 => "Armed",
         Active = 4 => "Active",
     }
-);
 
-wire_enum!(
     /// PortInfo:PortPhysicalState.
     PhysPortState : "PortPhysicalState" {
         Sleep = 1 => "Sleep",
@@ -478,9 +462,7 @@ wire_enum!(
         LinkErrorRecovery = 6 => "LinkErrorRecovery",
         PhyTest = 7 => "PhyTest",
     }
-);
 
-wire_enum!(
     /// SMInfo:SMState (IB-TC-MIB IbSmState).
     SmState : "SMState" {
         NotActive = 0 => "notActive",
@@ -488,9 +470,7 @@ wire_enum!(
         Standby = 2 => "standby",
         Master = 3 => "master",
     }
-);
 
-wire_enum!(
     /// An IBA MTU code (PortInfo NeighborMTU/MTUCap, PathRecord MTU; IB-TC-MIB IbMtu).
     Mtu : "MTU" {
         Mtu256 = 1 => "256",
@@ -499,7 +479,7 @@ wire_enum!(
         Mtu2048 = 4 => "2048",
         Mtu4096 = 5 => "4096",
     }
-);
+}
 
 impl Mtu {
     pub const fn bytes(self) -> u32 {
@@ -631,23 +611,22 @@ impl LinkSpeed {
         link_speed_ext_active: u8,
         mlnx_fdr10_active: bool,
     ) -> Option<LinkSpeed> {
-        match link_speed_ext_active {
-            1 => return Some(LinkSpeed::Fdr),
-            2 => return Some(LinkSpeed::Edr),
-            4 => return Some(LinkSpeed::Hdr),
-            8 => return Some(LinkSpeed::Ndr),
-            16 => return Some(LinkSpeed::Xdr),
-            _ => {}
+        // The bits are those of `encoding`, its one table.
+        let mut base = None;
+        let mut i = 0;
+        while i < Self::ALL.len() {
+            let speed = Self::ALL[i];
+            match speed.encoding() {
+                SpeedEncoding::LinkSpeedExt(b) if b == link_speed_ext_active => return Some(speed),
+                SpeedEncoding::LinkSpeed(b) if b == link_speed_active => base = Some(speed),
+                _ => {}
+            }
+            i += 1;
         }
         if mlnx_fdr10_active {
             return Some(LinkSpeed::Fdr10);
         }
-        match link_speed_active {
-            1 => Some(LinkSpeed::Sdr),
-            2 => Some(LinkSpeed::Ddr),
-            4 => Some(LinkSpeed::Qdr),
-            _ => None,
-        }
+        base
     }
 
     /// Per-lane line (signalling) rate in kb/s, before line coding.
@@ -693,31 +672,30 @@ impl fmt::Display for LinkSpeed {
 impl FromStr for LinkSpeed {
     type Err = ParseError;
     fn from_str(s: &str) -> Result<Self, Self::Err> {
-        LinkSpeed::ALL
-            .iter()
-            .copied()
-            .find(|v| v.name().eq_ignore_ascii_case(s.trim()))
-            .ok_or_else(|| ParseError {
-                type_name: "LinkSpeed",
-                input: s.to_string(),
-                reason: "expected SDR, DDR, QDR, FDR10, FDR, EDR, HDR, NDR or XDR",
-            })
+        by_name(LinkSpeed::ALL, LinkSpeed::name, s).ok_or_else(|| ParseError {
+            type_name: "LinkSpeed",
+            input: s.to_string(),
+            reason: "expected SDR, DDR, QDR, FDR10, FDR, EDR, HDR, NDR or XDR",
+        })
     }
 }
 
 impl FromStr for LinkWidth {
     type Err = ParseError;
     fn from_str(s: &str) -> Result<Self, Self::Err> {
-        LinkWidth::ALL
-            .iter()
-            .copied()
-            .find(|v| v.name().eq_ignore_ascii_case(s.trim()))
-            .ok_or_else(|| ParseError {
-                type_name: "LinkWidth",
-                input: s.to_string(),
-                reason: "expected 1X, 2X, 4X, 8X or 12X",
-            })
+        by_name(LinkWidth::ALL, LinkWidth::name, s).ok_or_else(|| ParseError {
+            type_name: "LinkWidth",
+            input: s.to_string(),
+            reason: "expected 1X, 2X, 4X, 8X or 12X",
+        })
     }
+}
+
+/// The value of `all` whose name is `s` (case and surrounding blanks aside).
+fn by_name<T: Copy>(all: &[T], name: fn(T) -> &'static str, s: &str) -> Option<T> {
+    all.iter()
+        .copied()
+        .find(|v| name(*v).eq_ignore_ascii_case(s.trim()))
 }
 
 /// Effective data rate of a link in Mb/s (after line coding), e.g. 4x SDR = 8,000

@@ -3,8 +3,8 @@
 //! same fabric for the same topology file. No SM is needed: ibnetdiscover
 //! walks the fabric with directed-route SMPs.
 
-use ib::testbed::{Testbed, TestbedConfig};
 use ib::topology::{fat_tree, parse_str, write_ibnetdiscover, Topology, WriteHeader};
+use ib_testbed::{Testbed, TestbedConfig};
 use std::collections::BTreeSet;
 
 /// ibsim (no OpenSM) on `net`; fails the test, naming the missing package,

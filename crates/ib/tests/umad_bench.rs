@@ -2,7 +2,7 @@
 //! against a large ibsim fabric (ignored in normal test runs).
 use std::time::Instant;
 
-use ib::source::umad::discover::{discover, DiscoverOptions};
+use ib::source::umad::discover::{self, discover, DiscoverOptions};
 use ib::source::umad::ffi;
 use ib::source::umad::pma::{self, PmaOptions, Target};
 use ib::source::umad::transport::{Transport, TransportConfig};
@@ -141,4 +141,44 @@ fn cycle(s: &mut UmadSource, window: usize, n: usize) {
         secs / n,
         mads as f64 / n
     );
+}
+
+/// What reading every switch's LinearForwardingTable costs (docs/umad.md):
+/// a discovery without tables, then the first full read of the tables
+/// (SubnGet, 64 LIDs a block, up to each switch's LinearFDBTop), MADs and
+/// seconds, `UMAD_BENCH_ROUNDS` times.
+#[test]
+#[ignore = "benchmark: run under LD_PRELOAD=libumad2sim.so against a large ibsim fabric"]
+fn bench_lft_read() {
+    let window = env_or("UMAD_BENCH_WINDOW", 256);
+    let rounds = env_or("UMAD_BENCH_ROUNDS", 3);
+    let lib = ffi::library().unwrap();
+    let p = lib.resolve(None, None).unwrap();
+    let cfg = TransportConfig {
+        window,
+        ..Default::default()
+    };
+    let mut t = Transport::open(&p.ca, p.port, cfg).unwrap();
+    let mut d = discover(&mut t, DiscoverOptions { lft: false });
+    let switches = d.nodes.values().filter(|n| n.switch_info.is_some()).count();
+    let top = d
+        .nodes
+        .values()
+        .filter_map(|n| n.switch_info.as_ref())
+        .map(|si| si.linear_fdb_top)
+        .max()
+        .unwrap_or(0);
+    for r in 0..rounds {
+        let before = t.stats().sent;
+        let t0 = Instant::now();
+        discover::fetch_lfts(&mut t, &mut d, |_| true);
+        let secs = t0.elapsed().as_secs_f64();
+        let mads = t.stats().sent - before;
+        let entries: usize = d.nodes.values().map(|n| n.lft.len()).sum();
+        println!(
+            "RESULT lft round={r} window={window} switches={switches} top={top} mads={mads} secs={secs:.3} mads_per_sec={:.0} entries={entries} failures={}",
+            mads as f64 / secs,
+            d.failures
+        );
+    }
 }

@@ -4,7 +4,7 @@ mod umad_util;
 use ib::source::umad::discover::{discover, DiscoverOptions};
 use ib::source::umad::ffi;
 use ib::source::umad::transport::{Transport, TransportConfig};
-use ib::testbed::{TestbedConfig, SMALL_NET};
+use ib_testbed::{TestbedConfig, SMALL_NET};
 use umad_util::*;
 
 fn our_view() -> IbnetView {

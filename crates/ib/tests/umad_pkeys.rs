@@ -70,7 +70,7 @@ fn equal_to_the_diags(snap: &Snapshot, which: impl Fn(&ib::model::Port) -> bool)
 
 /// The parent side: SMALL_NET with [`PARTITIONS`], test `name` in the child.
 fn parent(name: &str) {
-    let mut cfg = ib::testbed::TestbedConfig::new(ib::testbed::SMALL_NET);
+    let mut cfg = ib_testbed::TestbedConfig::new(ib_testbed::SMALL_NET);
     cfg.partitions = PARTITIONS.into();
     let tb = start(cfg);
     println!("{}", run_child(&tb, name, &[]));

@@ -1,7 +1,7 @@
 //! Smoke: the libibumad binding and transport talk to ibsim through umad2sim.
 use ib::source::umad::ffi::{self, Address};
 use ib::source::umad::transport::{Agent, Request, Transport, TransportConfig};
-use ib::testbed::{Testbed, TestbedConfig, SMALL_NET};
+use ib_testbed::{Testbed, TestbedConfig, SMALL_NET};
 
 fn in_child() -> bool {
     std::env::var_os("UMAD_TEST_CHILD").is_some()

@@ -4,8 +4,8 @@ mod umad_util;
 
 use ib::model::{dump_ibnetdiscover, FabricEventKind};
 use ib::source::umad::{UmadOptions, UmadSource};
-use ib::testbed::sorted_lines;
 use ib::types::PortNum;
+use ib_testbed::sorted_lines;
 use umad_util::*;
 
 fn open() -> UmadSource {

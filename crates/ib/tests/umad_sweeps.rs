@@ -620,7 +620,7 @@ fn is_sm(s: &Snapshot, desc: &str, num: u8) -> bool {
 #[test]
 fn is_sm_of_a_stopped_standby_within_one_sweep() {
     if !in_child() {
-        let mut cfg = ib::testbed::TestbedConfig::new(ib::testbed::SMALL_NET);
+        let mut cfg = ib_testbed::TestbedConfig::new(ib_testbed::SMALL_NET);
         cfg.sm_sweep_secs = 2;
         let mut tb = start(cfg);
         tb.opensm_console("priority 5").expect("console priority");
@@ -667,8 +667,8 @@ fn is_sm_of_a_stopped_standby_within_one_sweep() {
 }
 
 /// SMALL_NET with OpenSM's partitions.conf `partitions`.
-fn small_net_with_partitions(partitions: &str) -> ib::testbed::Testbed {
-    let mut cfg = ib::testbed::TestbedConfig::new(ib::testbed::SMALL_NET);
+fn small_net_with_partitions(partitions: &str) -> ib_testbed::Testbed {
+    let mut cfg = ib_testbed::TestbedConfig::new(ib_testbed::SMALL_NET);
     cfg.partitions = partitions.into();
     start(cfg)
 }

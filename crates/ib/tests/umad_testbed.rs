@@ -1,5 +1,5 @@
 //! The testbed itself: ibsim + OpenSM start, answer diags and consoles, and tear down.
-use ib::testbed::{Testbed, TestbedConfig, SMALL_NET};
+use ib_testbed::{Testbed, TestbedConfig, SMALL_NET};
 
 #[test]
 fn testbed_starts_answers_and_tears_down() {

@@ -5,8 +5,8 @@ mod umad_util;
 
 use ib::model::route::trace;
 use ib::source::umad::{UmadOptions, UmadSource};
-use ib::testbed::TestbedConfig;
 use ib::types::Lid;
+use ib_testbed::TestbedConfig;
 use umad_util::*;
 
 /// (node description, entry port, exit port) of each hop ibtracert prints.
@@ -18,7 +18,7 @@ fn ibtracert(slid: u16, dlid: u16) -> Vec<(String, Option<u8>, Option<u8>)> {
     let text = String::from_utf8_lossy(&out.stdout).into_owned();
     assert!(out.status.success(), "ibtracert {slid} {dlid}: {text}");
     let name = |l: &str| l.rsplit('"').nth(1).unwrap_or("").to_string();
-    ib::testbed::ibtracert_hops(&text)
+    ib_testbed::ibtracert_hops(&text)
         .unwrap_or_else(|| panic!("ibtracert {slid} {dlid}: {text}"))
         .into_iter()
         .map(|h| (name(h.node), h.entry, h.exit))

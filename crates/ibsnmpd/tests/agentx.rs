@@ -372,7 +372,7 @@ fn a_walk_of_ten_thousand_varbinds_through_snmpd_never_times_out() {
 #[test]
 fn a_counter_clear_through_snmpd_reaches_the_fabric() {
     use common::{guid_index, node_by_name, node_lids, UmadAgent};
-    use ib::testbed::SMALL_NET;
+    use ib_testbed::SMALL_NET;
     let tb = common::testbed(SMALL_NET);
     tb.console("PerformanceSet \"Hca2\"[1] PortCounters.SymbolErrorCounter=9")
         .unwrap();

@@ -2,7 +2,7 @@
 //! would under umad2sim, prints what ibnetdiscover prints for the same ibsim
 //! fabric: the same nodes, GUIDs, port numbers, LIDs and links.
 
-use ib::testbed::{sorted_lines, Testbed, TestbedConfig, SMALL_NET};
+use ib_testbed::{sorted_lines, Testbed, TestbedConfig, SMALL_NET};
 
 /// `ibsnmpd dump --source umad ARGS` on the testbed, which must succeed.
 fn dump(tb: &Testbed, args: &[&str]) -> std::process::Output {

@@ -11,7 +11,7 @@ mod common;
 use std::process::Stdio;
 use std::time::Duration;
 
-use ib::testbed::{check_tools, Testbed, TestbedConfig, SMALL_NET};
+use ib_testbed::{check_tools, Testbed, TestbedConfig, SMALL_NET};
 
 fn health(tb: &Testbed, interval: &str, format: &str) -> std::process::Child {
     tb.command(common::BIN)

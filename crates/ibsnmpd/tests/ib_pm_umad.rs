@@ -1,5 +1,5 @@
 //! IB-PM-MIB on the umad source over ibsim + OpenSM (the testbed of
-//! `ib::testbed`): PortSelect then the counters equal perfquery's for several
+//! `ib_testbed`): PortSelect then the counters equal perfquery's for several
 //! nodes, a counter Set clears it in the PMA (perfquery shows it), and ibsim's
 //! PMA, which lacks PortSamplesControl, gets a software sampling run.
 
@@ -9,7 +9,7 @@ use std::process::Output;
 use std::time::{Duration, Instant};
 
 use common::{guid_hex_index as guid_index, parse_lines, UmadAgent, BIN};
-use ib::testbed::{Testbed, TestbedConfig, SMALL_NET};
+use ib_testbed::{Testbed, TestbedConfig, SMALL_NET};
 use serde_json::Value as Json;
 
 const SC: &str = ".1.3.6.1.3.117.1.2.1";

@@ -19,7 +19,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::time::{Duration, Instant};
 
 use common::{number, sm_col as col, snmp, SmCells as Cells, UmadAgent};
-use ib::testbed::{Testbed, TestbedConfig, SMALL_NET};
+use ib_testbed::{Testbed, TestbedConfig, SMALL_NET};
 
 const SM: &str = ".1.3.6.1.3.117.7";
 

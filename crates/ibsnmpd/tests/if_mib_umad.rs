@@ -13,7 +13,7 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use common::{snmp, UmadAgent};
-use ib::testbed::{Testbed, SMALL_NET};
+use ib_testbed::{Testbed, SMALL_NET};
 
 const IF_ENTRY: &str = ".1.3.6.1.2.1.2.2.1";
 const IF_X_ENTRY: &str = ".1.3.6.1.2.1.31.1.1.1";

@@ -9,7 +9,7 @@ use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use common::{curl, free_port, UmadAgent};
-use ib::testbed::{Testbed, SMALL_NET};
+use ib_testbed::{Testbed, SMALL_NET};
 
 /// `promtool check metrics` on the text: Prometheus' own linter.
 pub fn promtool_check(text: &str) {

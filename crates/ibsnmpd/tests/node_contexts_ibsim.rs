@@ -41,7 +41,7 @@ fn walk(agent: &UmadAgent, community: &str, root: &str) -> BTreeMap<u32, u64> {
 }
 
 /// The agent attached at Hca1, once leaf01's context shows all its ports.
-fn start_at_hca1(tb: &ib::testbed::Testbed, args: &[&str]) -> UmadAgent {
+fn start_at_hca1(tb: &ib_testbed::Testbed, args: &[&str]) -> UmadAgent {
     let ready = |a: &UmadAgent| {
         let o = a.v2c(
             "snmpget",

@@ -96,7 +96,7 @@ impl UmadAgent {
 /// The agent attached at "cn001 HCA-1", sweeping every second, once the
 /// managed switch's context shows all its ports (a poll of a context asks
 /// for its node's details: the leaf's are not asked for yet).
-fn agent(tb: &ib::testbed::Testbed) -> UmadAgent {
+fn agent(tb: &ib_testbed::Testbed) -> UmadAgent {
     UmadAgent::start(
         tb,
         Some("cn001 HCA-1"),
@@ -278,7 +278,7 @@ fn detail_counters_are_read_when_polled_and_equal_perfquery() {
 
 #[test]
 fn a_fabric_without_a_subnet_manager_is_not_healthy() {
-    let tb = ib::testbed::Testbed::start(ib::testbed::TestbedConfig::new(net()).without_opensm())
+    let tb = ib_testbed::Testbed::start(ib_testbed::TestbedConfig::new(net()).without_opensm())
         .unwrap_or_else(|e| panic!("testbed: {e}"));
     let out = tb
         .command(common::BIN)

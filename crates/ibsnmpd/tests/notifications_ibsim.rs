@@ -15,7 +15,7 @@ mod trapd;
 use std::time::{Duration, Instant};
 
 use common::{snmp, UmadAgent};
-use ib::testbed::{
+use ib_testbed::{
     check_tools, Testbed, TestbedConfig, DEFAULT_PARTITIONS, DUAL_PORT_NET, SMALL_NET,
 };
 use trapd::{count, named, Trapd};
@@ -170,7 +170,7 @@ fn new_ipoib_partition_gives_mc_group_created() {
     drop(agent);
 }
 
-/// The agent's own second port (Hca1 of `ib::testbed::DUAL_PORT_NET`: port
+/// The agent's own second port (Hca1 of `ib_testbed::DUAL_PORT_NET`: port
 /// 1 to Switch1, port 2 to Switch2): Unlink gives linkDown for ifIndex 2 with
 /// ibSmTrapOutOfService, ReLink linkUp (the port trains to Init: dormant,
 /// which leaves down) and ibSmTrapInService once OpenSM activates it.

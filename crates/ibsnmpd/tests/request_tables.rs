@@ -509,7 +509,7 @@ fn rowstatus_conformance() {
 
 /// `saquery -p --slid S --dlid D`'s fields (`name....value` lines).
 fn saquery_path(
-    tb: &ib::testbed::Testbed,
+    tb: &ib_testbed::Testbed,
     slid: u16,
     dlid: u16,
     extra: &[&str],
@@ -601,11 +601,7 @@ fn assert_path_equal(r: &BTreeMap<(u32, u32), String>, i: u32, sa: &BTreeMap<Str
 }
 
 /// (node GUID, entry port, exit port) of each hop ibtracert prints.
-fn ibtracert(
-    tb: &ib::testbed::Testbed,
-    slid: u16,
-    dlid: u16,
-) -> Vec<(u64, Option<u8>, Option<u8>)> {
+fn ibtracert(tb: &ib_testbed::Testbed, slid: u16, dlid: u16) -> Vec<(u64, Option<u8>, Option<u8>)> {
     let out = tb
         .run_diag("ibtracert", &[&slid.to_string(), &dlid.to_string()])
         .unwrap();
@@ -618,7 +614,7 @@ fn ibtracert(
             .0;
         u64::from_str_radix(g, 16).unwrap()
     };
-    ib::testbed::ibtracert_hops(&out.stdout)
+    ib_testbed::ibtracert_hops(&out.stdout)
         .unwrap_or_else(|| panic!("ibtracert {slid} {dlid}: {}", out.stdout))
         .into_iter()
         .map(|h| (guid(h.node), h.entry, h.exit))
@@ -626,7 +622,7 @@ fn ibtracert(
 }
 
 /// A umad agent sweeping every 30 s, ready once it serves `nodes` nodes.
-fn umad_agent(tb: &ib::testbed::Testbed, nodes: usize) -> UmadAgent {
+fn umad_agent(tb: &ib_testbed::Testbed, nodes: usize) -> UmadAgent {
     let ready = move |a: &UmadAgent| {
         let o = tool(
             "snmpwalk",
@@ -680,7 +676,7 @@ fn assert_trace_is(tr: &BTreeMap<(u32, u32), String>, want: &[(u64, Option<u8>, 
 
 /// (node description, port) -> (LID, port GUID) of every CA port, from
 /// `ibnetdiscover -p`.
-fn ca_port_lids(tb: &ib::testbed::Testbed) -> BTreeMap<(String, u8), (u16, u64)> {
+fn ca_port_lids(tb: &ib_testbed::Testbed) -> BTreeMap<(String, u8), (u16, u64)> {
     common::diag(tb, "ibnetdiscover", &["-p"])
         .lines()
         .filter(|l| l.starts_with("CA"))
@@ -703,7 +699,7 @@ fn ca_port_lids(tb: &ib::testbed::Testbed) -> BTreeMap<(String, u8), (u16, u64)>
 #[test]
 fn umad_dual_rail_traces_equal_ibtracert() {
     let net = include_str!("../../ib/tests/data/net.dual-rail");
-    let tb = ib::testbed::Testbed::start(ib::testbed::TestbedConfig::new(net))
+    let tb = ib_testbed::Testbed::start(ib_testbed::TestbedConfig::new(net))
         .unwrap_or_else(|e| panic!("testbed: {e}"));
     let ports = ca_port_lids(&tb);
     let at = |n: &str, p: u8| ports[&(n.to_string(), p)];
@@ -742,7 +738,7 @@ fn umad_dual_rail_traces_equal_ibtracert() {
 /// other PathRecord field (rate, packet lifetime, P_Key, SL, selectors,
 /// ...) equal. Not the MTU: ibsim's ports have MTUCap 2048, the sim's 4096
 /// (each side's path MTU is the smallest MTUCap on its route).
-fn sim_answers_like_opensm(tb: &ib::testbed::Testbed, net: &str, ibsim_hosts: &[u16]) {
+fn sim_answers_like_opensm(tb: &ib_testbed::Testbed, net: &str, ibsim_hosts: &[u16]) {
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("fabric.net");
     std::fs::write(&file, net).unwrap();
@@ -802,7 +798,7 @@ fn sim_answers_like_opensm(tb: &ib::testbed::Testbed, net: &str, ibsim_hosts: &[
 }
 
 /// Host LIDs of the fat tree, from ibnetdiscover.
-fn host_lids(tb: &ib::testbed::Testbed) -> Vec<u16> {
+fn host_lids(tb: &ib_testbed::Testbed) -> Vec<u16> {
     common::node_lids(tb)
         .into_iter()
         .filter(|(n, _)| n.starts_with("host"))
@@ -814,7 +810,7 @@ fn host_lids(tb: &ib::testbed::Testbed) -> Vec<u16> {
 fn umad_requests_equal_infiniband_diags() {
     let topo = ib::topology::fat_tree(64, 8, 3).unwrap();
     let net = ib::topology::write_ibnetdiscover(&topo, &Default::default());
-    let mut tb = ib::testbed::Testbed::start(ib::testbed::TestbedConfig::new(net.clone()))
+    let mut tb = ib_testbed::Testbed::start(ib_testbed::TestbedConfig::new(net.clone()))
         .unwrap_or_else(|e| panic!("testbed: {e}"));
     let hosts = host_lids(&tb);
     assert!(hosts.len() >= 32, "{hosts:?}");
@@ -1082,10 +1078,9 @@ fn bench_path_request_4k_hosts() {
 
 fn bench_umad(net: String) {
     // ibsim + OpenSM.
-    let tb = ib::testbed::Testbed::start(
-        ib::testbed::TestbedConfig::new(net).limits(16384, 1024, 65536),
-    )
-    .unwrap_or_else(|e| panic!("testbed: {e}"));
+    let tb =
+        ib_testbed::Testbed::start(ib_testbed::TestbedConfig::new(net).limits(16384, 1024, 65536))
+            .unwrap_or_else(|e| panic!("testbed: {e}"));
     let hosts = host_lids_named(&tb, "Hca");
     let ready = |a: &UmadAgent| {
         let o = tool("snmpget", &a.target, "public", &[".1.3.6.1.2.1.1.3.0"]);
@@ -1124,7 +1119,7 @@ fn bench_umad(net: String) {
 }
 
 /// LIDs of the nodes whose description starts with `prefix`.
-fn host_lids_named(tb: &ib::testbed::Testbed, prefix: &str) -> Vec<u16> {
+fn host_lids_named(tb: &ib_testbed::Testbed, prefix: &str) -> Vec<u16> {
     common::node_lids(tb)
         .into_iter()
         .filter(|(n, _)| n.starts_with(prefix))

@@ -23,43 +23,14 @@ use trapd::{named, of_trigger, Trapd};
 
 const WAIT: Duration = Duration::from_secs(120);
 
-/// Two leaves, two spines, two hosts on each leaf.
-const NET: &str = "\
-Switch\t8 \"spine1\"
-[1]\t\"leaf1\"[7]
-[2]\t\"leaf2\"[7]
-
-Switch\t8 \"spine2\"
-[1]\t\"leaf1\"[8]
-[2]\t\"leaf2\"[8]
-
-Switch\t8 \"leaf1\"
-[1]\t\"h1\"[1]
-[2]\t\"h2\"[1]
-[7]\t\"spine1\"[1]
-[8]\t\"spine2\"[1]
-
-Switch\t8 \"leaf2\"
-[1]\t\"h3\"[1]
-[2]\t\"h4\"[1]
-[7]\t\"spine1\"[2]
-[8]\t\"spine2\"[2]
-
-Hca\t1 \"h1\"
-[1]\t\"leaf1\"[1]
-
-Hca\t1 \"h2\"
-[1]\t\"leaf1\"[2]
-
-Hca\t1 \"h3\"
-[1]\t\"leaf2\"[1]
-
-Hca\t1 \"h4\"
-[1]\t\"leaf2\"[2]
-";
+/// Two leaves, two spines (leaf ports 7 and 8), two hosts on each leaf:
+/// spine1 port 2 and leaf2 port 7 are the link the test pulls.
+fn net() -> String {
+    ib_testbed::leaf_spine_net(2, 2, 2, 8)
+}
 
 /// `ibsnmpd ARGS --source umad` at h1: (exit code, stdout).
-fn ibsnmpd(tb: &ib::testbed::Testbed, args: &[&str]) -> (i32, String) {
+fn ibsnmpd(tb: &ib_testbed::Testbed, args: &[&str]) -> (i32, String) {
     let out = tb
         .command(common::BIN)
         .args(args)
@@ -74,7 +45,7 @@ fn ibsnmpd(tb: &ib::testbed::Testbed, args: &[&str]) -> (i32, String) {
 
 /// The routes check as JSON, and its exit code (balance out of the way:
 /// this test is about routes).
-fn check(tb: &ib::testbed::Testbed) -> (i32, Json) {
+fn check(tb: &ib_testbed::Testbed) -> (i32, Json) {
     let (code, out) = ibsnmpd(
         tb,
         &["routes", "check", "--format", "json", "--max-spread", "100"],
@@ -84,7 +55,7 @@ fn check(tb: &ib::testbed::Testbed) -> (i32, Json) {
 }
 
 /// Every switch's LID and forwarding table, from the agent's dump.
-fn tables(tb: &ib::testbed::Testbed) -> BTreeMap<String, (u16, Vec<u64>)> {
+fn tables(tb: &ib_testbed::Testbed) -> BTreeMap<String, (u16, Vec<u64>)> {
     let (code, out) = ibsnmpd(tb, &["dump", "--format", "json"]);
     assert_eq!(code, 0, "{out}");
     let d: Json = serde_json::from_str(&out).unwrap();
@@ -109,7 +80,7 @@ fn tables(tb: &ib::testbed::Testbed) -> BTreeMap<String, (u16, Vec<u64>)> {
 }
 
 /// `ibroute LID`: LID -> out port, as infiniband-diags reads the table.
-fn ibroute(tb: &ib::testbed::Testbed, lid: u16) -> BTreeMap<u64, u64> {
+fn ibroute(tb: &ib_testbed::Testbed, lid: u16) -> BTreeMap<u64, u64> {
     let out = common::diag(tb, "ibroute", &[&lid.to_string()]);
     out.lines()
         .filter_map(|l| {
@@ -124,7 +95,7 @@ fn ibroute(tb: &ib::testbed::Testbed, lid: u16) -> BTreeMap<u64, u64> {
 /// route to its end. (ibtracert reaches the ports it queries by LID routes
 /// from its own port: from the tools' default attach point, a switch the
 /// dead link cuts off, it could reach nothing.)
-fn traces(tb: &ib::testbed::Testbed, from: u16, to: u16) -> bool {
+fn traces(tb: &ib_testbed::Testbed, from: u16, to: u16) -> bool {
     tb.command("ibtracert")
         .args([from.to_string(), to.to_string()])
         .env("SIM_HOST", "h1")
@@ -133,13 +104,13 @@ fn traces(tb: &ib::testbed::Testbed, from: u16, to: u16) -> bool {
 }
 
 /// The end LIDs: every CA port's and switch's LID the dump shows.
-fn end_lids(tb: &ib::testbed::Testbed) -> Vec<u16> {
+fn end_lids(tb: &ib_testbed::Testbed) -> Vec<u16> {
     common::node_lids(tb).into_values().collect()
 }
 
 #[test]
 fn routes_equal_ibroute_and_ibtracert_and_a_dead_spine_link_is_found() {
-    let mut tb = common::testbed(NET);
+    let mut tb = common::testbed(&net());
     let (code, json) = check(&tb);
     assert_eq!(code, 0, "{json:#}");
     assert_eq!(json["check"]["good"], json["check"]["routes"], "{json:#}");
@@ -257,7 +228,7 @@ fn unreachable_pairs(metrics: &str) -> Option<u64> {
 
 #[test]
 fn the_running_agent_reports_notifies_and_clears_a_dead_spine_link() {
-    let mut tb = common::testbed(NET);
+    let mut tb = common::testbed(&net());
     let dir = tempfile::tempdir().unwrap();
     let trapd = Trapd::start();
     let conf = dir.path().join("ibsnmpd.toml");
@@ -290,7 +261,7 @@ fn the_running_agent_reports_notifies_and_clears_a_dead_spine_link() {
     let agent = UmadAgent::start(&tb, Some("h1"), &args, WAIT, ready);
     trapd.wait(WAIT, "coldStart", |t| !named(t, "coldStart").is_empty());
     let url = format!("http://{metrics}/metrics");
-    let health = |tb: &ib::testbed::Testbed| {
+    let health = |tb: &ib_testbed::Testbed| {
         let out = tb
             .command(common::BIN)
             .args(["health", "--socket", socket.to_str().unwrap()])

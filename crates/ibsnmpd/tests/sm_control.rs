@@ -15,7 +15,7 @@ mod common;
 use std::time::Duration;
 
 use common::{snmp, wait_for, Agent, UmadAgent};
-use ib::testbed::{Testbed, TestbedConfig, SMALL_NET};
+use ib_testbed::{Testbed, TestbedConfig, SMALL_NET};
 
 /// ibSmConfigPriority / ibSmConfigSweepInterval of the subnet fe80::/64.
 const PRIORITY: &str = ".1.3.6.1.3.117.7.1.1.1.1.3.254.128.0.0.0.0.0.0";

@@ -18,7 +18,7 @@ use std::process::{Command, Output};
 use std::time::Duration;
 
 use common::{curl, UmadAgent};
-use ib::testbed::{check_tools, Testbed, TestbedConfig};
+use ib_testbed::{check_tools, Testbed, TestbedConfig};
 use trapd::{named, Trapd};
 
 const BIN: &str = env!("CARGO_BIN_EXE_ibsnmpd");

@@ -215,17 +215,17 @@ impl Health {
             let Some(node) = snap.node(p.node) else {
                 continue;
             };
-            if node.info.node_type == NodeType::Switch as u8 && p.num.0 == 0 {
+            if node.info.node_type() == Some(NodeType::Switch) && p.num.0 == 0 {
                 continue;
             }
             let key = (node.info.node_guid, p.num.0);
             seen.insert(key);
-            let active = p.info.port_state == PortState::Active as u8;
+            let active = p.info.port_state() == Some(PortState::Active);
             if active {
                 self.ever_active.insert(key);
             }
             let was_active = self.was_active.insert(key, active) == Some(true);
-            let went_down = was_active && p.info.port_state == PortState::Down as u8;
+            let went_down = was_active && p.info.port_state() == Some(PortState::Down);
             if went_down {
                 self.downs.entry(key).or_default().push_back(now);
             }
@@ -383,7 +383,7 @@ fn supported_speeds(snap: &Snapshot, p: &Port) -> Vec<LinkSpeed> {
 fn port_speeds(snap: &Snapshot, p: &Port, enabled: bool) -> Vec<LinkSpeed> {
     let cap = snap
         .node(p.node)
-        .filter(|n| n.info.node_type == NodeType::Switch as u8)
+        .filter(|n| n.info.node_type() == Some(NodeType::Switch))
         .and_then(|_| snap.node_port(p.node, crate::types::PortNum(0)))
         .and_then(|p0| snap.port(p0))
         .map_or(p.info.capability_mask, |p0| p0.info.capability_mask);
@@ -488,7 +488,7 @@ pub fn no_master_sm(snap: &Snapshot) -> bool {
     if snap
         .sms
         .iter()
-        .any(|s| s.answering && s.info.sm_state == SmState::Master as u8)
+        .any(|s| s.answering && s.info.sm_state() == Some(SmState::Master))
     {
         return false;
     }
@@ -496,7 +496,7 @@ pub fn no_master_sm(snap: &Snapshot) -> bool {
     // A switch's port 0 is its management port, no link: ibsim shows it
     // Active with no SM at all.
     let link_active = |p: &crate::model::Port| {
-        p.info.port_state == PortState::Active as u8
+        p.info.port_state() == Some(PortState::Active)
             && !(p.num.0 == 0 && snap.node(p.node).is_some_and(|n| n.switch.is_some()))
     };
     looked || !snap.ports.iter().any(link_active)

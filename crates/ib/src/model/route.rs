@@ -39,7 +39,7 @@ pub enum RouteError {
 
 fn is_switch(s: &Snapshot, n: NodeIdx) -> bool {
     s.node(n)
-        .is_some_and(|n| n.info.node_type == NodeType::Switch as u8)
+        .is_some_and(|n| n.info.node_type() == Some(NodeType::Switch))
 }
 
 /// The nodes a packet from end port `from` to `dlid` passes, source and

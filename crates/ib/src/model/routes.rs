@@ -4,7 +4,8 @@
 //! broken: destinations a switch cannot reach, the black holes they fall
 //! into (a table entry pointing at a port that is down or not linked, or no
 //! entry: 255, or past LinearFDBTop), forwarding loops, and leaf switches
-//! whose uplinks carry uneven shares of the destinations.
+//! whose uplinks carry uneven shares of the destinations; and whether the
+//! routes' channel dependencies make a cycle (a credit loop, [`super::credit`]).
 //!
 //! One walk per destination visits each switch once: a switch's route is
 //! its next hop's plus one, so a destination costs O(switches) and the
@@ -14,6 +15,7 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
+use super::credit::Deps;
 use super::snapshot::{NodeIdx, PortIdx, Snapshot};
 use crate::types::{Lid, NodeType, PortNum, PortState};
 
@@ -32,6 +34,18 @@ pub enum Break {
     /// The route comes back to a switch it passed (`switch`: the first of
     /// the cycle met, by node index).
     Loop { switch: NodeIdx },
+    /// The routes' channel dependencies make a cycle (a credit loop: under
+    /// load the links can deadlock though every route arrives); `switch`
+    /// and `port`: the cycle's first link ([`RouteCheck::credit_loop`]
+    /// names them all).
+    CreditLoop { switch: NodeIdx, port: u8 },
+}
+
+/// A switch-to-switch link by its sending end.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct Link {
+    pub switch: NodeIdx,
+    pub port: u8,
 }
 
 /// A route's fate from one switch.
@@ -69,9 +83,12 @@ pub struct Unreachable {
 pub struct Broken {
     #[serde(flatten)]
     pub at: Break,
-    /// Destinations whose routes end there (from at least one switch).
+    /// Destinations whose routes end there (from at least one switch); for
+    /// a credit loop, destinations whose routes hold one of its
+    /// dependencies.
     pub destinations: usize,
-    /// (switch, destination) routes that end there.
+    /// (switch, destination) routes that end there; for a credit loop,
+    /// (dependency, destination) pairs on it.
     pub routes: u64,
 }
 
@@ -106,11 +123,15 @@ pub struct RouteCheck {
     /// the threshold), and every leaf's balance.
     pub unbalanced: Vec<Balance>,
     pub balance: Vec<Balance>,
+    /// One cycle of the channel dependency graph, link by link from its
+    /// first (each depends on the next, the last on the first); empty when
+    /// the routes make none.
+    pub credit_loop: Vec<Link>,
 }
 
 fn is_switch(s: &Snapshot, n: NodeIdx) -> bool {
     s.node(n)
-        .is_some_and(|n| n.info.node_type == NodeType::Switch as u8)
+        .is_some_and(|n| n.info.node_type() == Some(NodeType::Switch))
 }
 
 /// The end LIDs of a snapshot: CA ports' base LIDs and switches' port 0.
@@ -122,7 +143,7 @@ fn destinations(s: &Snapshot) -> Vec<Dest> {
         .enumerate()
         .filter_map(|(i, p)| {
             let switch = is_switch(s, p.node);
-            let up = p.info.port_state == PortState::Active as u8;
+            let up = p.info.port_state() == Some(PortState::Active);
             let end = if switch {
                 p.num.0 == 0
             } else {
@@ -141,12 +162,12 @@ fn destinations(s: &Snapshot) -> Vec<Dest> {
 /// The port linked to `node`'s port `num`, when the link is up.
 fn far_end(s: &Snapshot, node: NodeIdx, num: u8) -> Option<PortIdx> {
     let here = s.port(s.node_port(node, PortNum(num))?)?;
-    if here.info.port_state != PortState::Active as u8 {
+    if here.info.port_state() != Some(PortState::Active) {
         return None;
     }
     let far = here.remote?;
     let p = s.port(far)?;
-    (p.info.port_state == PortState::Active as u8).then_some(far)
+    (p.info.port_state() == Some(PortState::Active)).then_some(far)
 }
 
 /// The next step of switch `sw`'s route to `d`: arrived (over how many
@@ -154,7 +175,8 @@ fn far_end(s: &Snapshot, node: NodeIdx, num: u8) -> Option<PortIdx> {
 /// switch, or where it breaks.
 enum Step {
     Arrived(u8),
-    Next(NodeIdx),
+    /// The next switch, and the port that leads to it.
+    Next(NodeIdx, u8),
     Broken(Break),
 }
 
@@ -175,17 +197,29 @@ fn step(s: &Snapshot, sw: NodeIdx, d: &Dest) -> Step {
     };
     match s.port(far) {
         Some(_) if far == d.port => Step::Arrived(1),
-        Some(p) if is_switch(s, p.node) => Step::Next(p.node),
+        Some(p) if is_switch(s, p.node) => Step::Next(p.node, port),
         _ => Step::Broken(Break::Misrouted { switch: sw, port }),
     }
 }
 
+/// No next switch (in [`walk`]'s `hop`).
+const NO_HOP: (usize, u8) = (usize::MAX, 0);
+
 /// The fate of every switch's route to `d` (indexed like `switches`;
-/// `index`: a node's place among them). Each switch is stepped once: a
-/// walk stops at the first switch whose fate is known and hands it back
-/// along its path, one hop more each switch.
-fn walk(s: &Snapshot, switches: &[NodeIdx], index: &[Option<usize>], d: &Dest) -> Vec<Fate> {
+/// `index`: a node's place among them), and into `hop` each switch's next
+/// switch (by its place) and the port to it, NO_HOP when the route does
+/// not go on to a switch. Each switch is stepped once: a walk stops at the
+/// first switch whose fate is known and hands it back along its path, one
+/// hop more each switch.
+fn walk(
+    s: &Snapshot,
+    switches: &[NodeIdx],
+    index: &[Option<usize>],
+    d: &Dest,
+    hop: &mut [(usize, u8)],
+) -> Vec<Fate> {
     let mut fate = vec![Fate::Unknown; switches.len()];
+    hop.iter_mut().for_each(|h| *h = NO_HOP);
     let mut path: Vec<usize> = Vec::new();
     for start in 0..switches.len() {
         if fate[start] != Fate::Unknown {
@@ -199,8 +233,11 @@ fn walk(s: &Snapshot, switches: &[NodeIdx], index: &[Option<usize>], d: &Dest) -
             let next = match step(s, switches[at], d) {
                 Step::Arrived(links) => break Fate::Good(links),
                 Step::Broken(b) => break Fate::Broken(b),
-                Step::Next(n) => match index.get(n as usize).copied().flatten() {
-                    Some(i) => i,
+                Step::Next(n, port) => match index.get(n as usize).copied().flatten() {
+                    Some(i) => {
+                        hop[at] = (i, port);
+                        i
+                    }
                     None => break Fate::Broken(Break::NoRoute { switch: n }),
                 },
             };
@@ -271,32 +308,23 @@ pub fn check(s: &Snapshot, max_spread: f64) -> RouteCheck {
     let mut breaks: BTreeMap<Break, (usize, u64)> = BTreeMap::new();
     // Per leaf, destinations routed out by each uplink port.
     let mut up: BTreeMap<usize, BTreeMap<u8, u64>> = BTreeMap::new();
+    let mut deps = Deps::new(
+        switches
+            .iter()
+            .map(|&n| s.node(n).map_or(0, |n| n.info.num_ports)),
+    );
+    let mut hop = vec![NO_HOP; switches.len()];
     for d in &dests {
-        let fate = walk(s, &switches, &index, d);
-        let mut seen: Vec<Break> = Vec::new();
-        for (i, f) in fate.iter().enumerate() {
-            out.routes += 1;
-            match *f {
-                Fate::Good(h) => {
-                    out.good += 1;
-                    let h = usize::from(h);
-                    if out.hops.len() <= h {
-                        out.hops.resize(h + 1, 0);
-                    }
-                    out.hops[h] += 1;
-                }
-                Fate::Broken(b) => {
-                    if hosts[i] > 0 {
-                        lost.entry(i).or_default().push(d.lid.0);
-                    }
-                    let e = breaks.entry(b).or_insert((0, 0));
-                    e.1 += 1;
-                    if !seen.contains(&b) {
-                        seen.push(b);
-                        e.0 += 1;
-                    }
-                }
-                Fate::Unknown | Fate::Walking => {}
+        let fate = walk(s, &switches, &index, d, &mut hop);
+        // Data goes to channel adapters; a switch's port 0 gets management
+        // packets, mostly SMPs on VL15, which need no credits (and minhop's
+        // routes between switches go down and up again in a fat tree).
+        if !is_switch(s, d.node) {
+            depend(&fate, &hop, &mut deps);
+        }
+        for i in tally(&mut out, &fate, &mut breaks) {
+            if hosts[i] > 0 {
+                lost.entry(i).or_default().push(d.lid.0);
             }
         }
         for i in (0..switches.len()).filter(|&i| hosts[i] > 0) {
@@ -314,6 +342,19 @@ pub fn check(s: &Snapshot, max_spread: f64) -> RouteCheck {
             hosts: hosts[i],
             lids,
         });
+    }
+    if let Some(cycle) = deps.cycle() {
+        out.credit_loop = cycle
+            .into_iter()
+            .map(|(i, port)| Link {
+                switch: switches[i],
+                port,
+            })
+            .collect();
+        if let Some(&Link { switch, port }) = out.credit_loop.first() {
+            let on = on_cycle(s, &out.credit_loop, &dests);
+            breaks.insert(Break::CreditLoop { switch, port }, on);
+        }
     }
     out.broken = breaks
         .into_iter()
@@ -333,6 +374,80 @@ pub fn check(s: &Snapshot, max_spread: f64) -> RouteCheck {
         out.balance.push(b);
     }
     out
+}
+
+/// Counts one destination's routes into `out` (hop counts) and `breaks`
+/// (each break once a destination, every route); returns the switches
+/// (by place) whose route is broken.
+fn tally(
+    out: &mut RouteCheck,
+    fate: &[Fate],
+    breaks: &mut BTreeMap<Break, (usize, u64)>,
+) -> Vec<usize> {
+    let mut broken = Vec::new();
+    let mut seen: Vec<Break> = Vec::new();
+    for (i, f) in fate.iter().enumerate() {
+        out.routes += 1;
+        match *f {
+            Fate::Good(h) => {
+                out.good += 1;
+                let h = usize::from(h);
+                if out.hops.len() <= h {
+                    out.hops.resize(h + 1, 0);
+                }
+                out.hops[h] += 1;
+            }
+            Fate::Broken(b) => {
+                broken.push(i);
+                let e = breaks.entry(b).or_insert((0, 0));
+                e.1 += 1;
+                if !seen.contains(&b) {
+                    seen.push(b);
+                    e.0 += 1;
+                }
+            }
+            Fate::Unknown | Fate::Walking => {}
+        }
+    }
+    broken
+}
+
+/// The channel dependencies of one destination's good routes: a switch
+/// that sends it on to a switch that sends it on again.
+fn depend(fate: &[Fate], hop: &[(usize, u8)], deps: &mut Deps) {
+    for (i, f) in fate.iter().enumerate() {
+        let Fate::Good(_) = f else { continue };
+        let Some(&(j, pa)) = hop.get(i) else { continue };
+        if let Some(&(k, pb)) = hop.get(j) {
+            if k != usize::MAX {
+                deps.add(i, pa, j, pb);
+            }
+        }
+    }
+}
+
+/// The channel-adapter destinations whose tables route them along a
+/// dependency of the cycle (a link, then the next from the switch it leads to), and how
+/// many (dependency, destination) pairs: what the credit loop carries.
+fn on_cycle(s: &Snapshot, cycle: &[Link], dests: &[Dest]) -> (usize, u64) {
+    let entry = |l: &Link, lid: Lid| {
+        s.node(l.switch)
+            .and_then(|n| n.switch.as_deref())
+            .and_then(|t| t.lft.get(usize::from(lid.0)).copied())
+    };
+    let (mut destinations, mut routes) = (0, 0);
+    for d in dests.iter().filter(|d| !is_switch(s, d.node)) {
+        let held = cycle
+            .iter()
+            .zip(cycle.iter().cycle().skip(1))
+            .filter(|(a, b)| entry(a, d.lid) == Some(a.port) && entry(b, d.lid) == Some(b.port))
+            .count() as u64;
+        if held > 0 {
+            destinations += 1;
+            routes += held;
+        }
+    }
+    (destinations, routes)
 }
 
 /// The uplink a leaf routes `d` out by: its table's port, when that port

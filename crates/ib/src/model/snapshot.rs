@@ -212,7 +212,7 @@ impl Snapshot {
     pub fn node_port(&self, n: NodeIdx, num: PortNum) -> Option<PortIdx> {
         let node = self.node(n)?;
         let first = node.ports.start;
-        let base = if node.info.node_type == NodeType::Switch as u8 {
+        let base = if node.info.node_type() == Some(NodeType::Switch) {
             0
         } else {
             1
@@ -237,7 +237,7 @@ impl Snapshot {
     /// (theirs is reserved), so FDR..XDR switch links read right.
     pub fn port_speed(&self, port: &Port) -> Option<LinkSpeed> {
         let node = self.node(port.node)?;
-        let cap = if node.info.node_type == NodeType::Switch as u8 {
+        let cap = if node.info.node_type() == Some(NodeType::Switch) {
             self.node_port(port.node, PortNum(0))
                 .and_then(|p0| self.port(p0))
                 .map_or(port.info.capability_mask, |p0| p0.info.capability_mask)
@@ -256,7 +256,7 @@ impl Snapshot {
                 p.num.0 != 0
                     || self
                         .node(p.node)
-                        .is_some_and(|n| n.info.node_type != NodeType::Switch as u8)
+                        .is_some_and(|n| n.info.node_type() != Some(NodeType::Switch))
             })
             .count()
     }
@@ -276,7 +276,7 @@ impl Snapshot {
     pub fn pma_lid(&self, g: Guid, num: PortNum) -> Option<Lid> {
         let n = self.node_by_guid(g)?;
         let node = self.node(n)?;
-        let lid = if node.info.node_type == NodeType::Switch as u8 {
+        let lid = if node.info.node_type() == Some(NodeType::Switch) {
             self.node_lid(n)
         } else {
             self.port_of(g, num)
@@ -309,7 +309,7 @@ impl Snapshot {
     pub fn master_sm(&self) -> Option<&SmRecord> {
         self.sms
             .iter()
-            .find(|s| s.answering && s.info.sm_state == crate::types::SmState::Master as u8)
+            .find(|s| s.answering && s.info.sm_state() == Some(crate::types::SmState::Master))
     }
     /// A port's GID with the subnet prefix.
     pub fn port_gid(&self, p: PortIdx) -> Option<Gid> {
@@ -318,7 +318,7 @@ impl Snapshot {
     /// Whether a port is an end port (has its own LID): CA/router ports, switch port 0.
     pub fn is_end_port(&self, p: &Port) -> bool {
         self.node(p.node)
-            .is_some_and(|n| n.info.node_type != NodeType::Switch as u8 || p.num.0 == 0)
+            .is_some_and(|n| n.info.node_type() != Some(NodeType::Switch) || p.num.0 == 0)
     }
     /// A port's logical state.
     pub fn port_state(&self, p: &Port) -> Option<PortState> {
@@ -516,7 +516,7 @@ fn build_index(nodes: &[Node], ports: &[Port]) -> Index {
         let Some(node) = nodes.get(p.node as usize) else {
             continue;
         };
-        let end_port = node.info.node_type != NodeType::Switch as u8 || p.num.0 == 0;
+        let end_port = node.info.node_type() != Some(NodeType::Switch) || p.num.0 == 0;
         if !end_port {
             continue;
         }

@@ -50,7 +50,7 @@ pub(super) enum Format {
     Ibdm,
 }
 
-const NET_WORDS: [&str; 20] = [
+const NET_WORDS: [&str; 21] = [
     "Switch",
     "Hca",
     "Ca",
@@ -71,6 +71,7 @@ const NET_WORDS: [&str; 20] = [
     "Chassis",
     "Hostname",
     "module",
+    "lft",
 ];
 
 fn meaningful(text: &str) -> impl Iterator<Item = (usize, &str)> {

@@ -23,6 +23,13 @@ impl Ctx<'_> {
     }
 }
 
+/// `"text"rest` after optional leading whitespace: (text, rest).
+pub(crate) fn quoted(s: &str) -> Option<(&str, &str)> {
+    let s = s.trim_start().strip_prefix('"')?;
+    let end = s.find('"')?;
+    Some((s.get(..end)?, s.get(end + 1..)?))
+}
+
 /// Checks every link of `nodes` against its far end and adds the far ends
 /// a file left out; `node_files[i]` is node i's file (for errors).
 pub(crate) fn link_up(

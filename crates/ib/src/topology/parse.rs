@@ -4,11 +4,11 @@
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::indexing_slicing))]
 
 use super::formats::{self, Format};
-use super::links::{link_up, Ctx};
+use super::links::{link_up, quoted, Ctx};
 use super::read::{path_name, quote, Limits, Reader, DEFAULT_LIMITS};
 use super::{
-    TopoNode, TopoPort, Topology, TopologyError, IBSIM_CA_GUID_BASE, IBSIM_ROUTER_GUID_BASE,
-    IBSIM_SWITCH_GUID_BASE, MAX_PORTS,
+    LftOverride, TopoNode, TopoPort, Topology, TopologyError, IBSIM_CA_GUID_BASE,
+    IBSIM_ROUTER_GUID_BASE, IBSIM_SWITCH_GUID_BASE, MAX_PORTS,
 };
 use crate::types::{Guid, Lid, LinkSpeed, LinkWidth, NodeType, PortNum};
 use std::path::{Path, PathBuf};
@@ -78,6 +78,8 @@ struct Parser {
     /// Default enabled width/speed masks (`width=`/`speed=` lines).
     width_enabled: Option<u8>,
     speed_enabled: Option<u8>,
+    /// `lft` lines, checked against the nodes once all are read.
+    lft: Vec<LftOverride>,
 }
 
 impl Parser {
@@ -96,6 +98,7 @@ impl Parser {
             pending: Pending::default(),
             width_enabled: None,
             speed_enabled: None,
+            lft: Vec::new(),
         }
     }
 }
@@ -110,7 +113,7 @@ fn type_slot(t: NodeType) -> usize {
 
 const EXPECTED_TOP: &str = "expected a node header (Switch|Hca|Ca|Rt N \"name\"), an \
      assignment (switchguid=, caguid=, rtguid=, sysimgguid=, vendid=, devid=, width=, speed=), \
-     include, a comment or a blank line";
+     include, lft, a comment or a blank line";
 
 impl Parser {
     fn include(&mut self, path: &Path, depth: usize) -> Result<(), TopologyError> {
@@ -208,6 +211,7 @@ impl Parser {
                     };
                     self.include(&path, depth + 1)?;
                 }
+                "lft" => self.lft.push(super::lft::parse_line(trimmed, &ctx)?),
                 // ibsim console commands, its debug switch and name prefix; ibnetdiscover
                 // chassis annotations (-g): no effect on the fabric we build.
                 "do" | "pdebug" | "Chassis" | "Hostname" => {}
@@ -465,7 +469,10 @@ impl Parser {
     }
 
     fn finish(self) -> Result<Topology, TopologyError> {
-        link_up(self.nodes, &self.node_files)
+        super::lft::check(&self.lft, &self.nodes)?;
+        let mut topo = link_up(self.nodes, &self.node_files)?;
+        topo.lft = self.lft;
+        Ok(topo)
     }
 }
 
@@ -475,13 +482,6 @@ fn base_for(t: NodeType) -> u64 {
         NodeType::Switch => IBSIM_SWITCH_GUID_BASE,
         NodeType::Router => IBSIM_ROUTER_GUID_BASE,
     }
-}
-
-/// `"text"rest` after optional leading whitespace: (text, rest).
-fn quoted(s: &str) -> Option<(&str, &str)> {
-    let s = s.trim_start().strip_prefix('"')?;
-    let end = s.find('"')?;
-    Some((s.get(..end)?, s.get(end + 1..)?))
 }
 
 /// `[N]rest` after optional leading whitespace.

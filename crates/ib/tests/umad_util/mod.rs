@@ -4,7 +4,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use ib::testbed::Testbed;
+use ib_testbed::Testbed;
 
 /// True inside the preloaded child.
 pub fn in_child() -> bool {
@@ -147,7 +147,7 @@ pub fn child_diag(cmd: &str, args: &[&str]) -> String {
 
 /// Starts a testbed or fails the test with the reason in words (e.g. which package to
 /// install when ibsim or OpenSM is missing).
-pub fn start(cfg: ib::testbed::TestbedConfig) -> Testbed {
+pub fn start(cfg: ib_testbed::TestbedConfig) -> Testbed {
     Testbed::start(cfg).unwrap_or_else(|e| panic!("cannot start the ibsim testbed: {e}"))
 }
 
@@ -162,7 +162,7 @@ pub fn open_source(mut o: ib::source::umad::UmadOptions) -> ib::source::umad::Um
 /// The parent side of a test on `SMALL_NET`: starts the testbed and re-runs
 /// test `name` in the preloaded child.
 pub fn run_on_small_net(name: &str) {
-    let tb = start(ib::testbed::TestbedConfig::new(ib::testbed::SMALL_NET));
+    let tb = start(ib_testbed::TestbedConfig::new(ib_testbed::SMALL_NET));
     println!("{}", run_child(&tb, name, &[]));
 }
 

@@ -154,17 +154,16 @@ impl Report {
     }
 
     /// The findings by kind, as the summary counts them.
-    fn counts(&self) -> [(&'static str, usize); 4] {
+    fn counts(&self) -> [(&'static str, usize); 5] {
         let c = &self.check;
-        let loops = c
-            .broken
-            .iter()
-            .filter(|b| matches!(b.at, Break::Loop { .. }))
-            .count();
+        let count = |f: fn(&Break) -> bool| c.broken.iter().filter(|b| f(&b.at)).count();
+        let loops = count(|b| matches!(b, Break::Loop { .. }));
+        let credit = count(|b| matches!(b, Break::CreditLoop { .. }));
         [
             ("UNREACHABLE", c.unreachable.len()),
-            ("BLACK HOLE", c.broken.len() - loops),
+            ("BLACK HOLE", c.broken.len() - loops - credit),
             ("LOOP", loops),
+            ("CREDIT LOOP", credit),
             ("UNBALANCED", c.unbalanced.len()),
         ]
     }
@@ -221,6 +220,9 @@ impl Report {
                 self.name(switch)
             ),
             Break::Loop { switch } => format!("LOOP         through {}", self.name(switch)),
+            Break::CreditLoop { switch, port } => {
+                format!("CREDIT LOOP  through {} port {port}", self.name(switch))
+            }
         }
     }
 }
@@ -230,6 +232,7 @@ fn switch_of(b: &Break) -> NodeIdx {
         Break::NoRoute { switch }
         | Break::BlackHole { switch, .. }
         | Break::Misrouted { switch, .. }
-        | Break::Loop { switch } => switch,
+        | Break::Loop { switch }
+        | Break::CreditLoop { switch, .. } => switch,
     }
 }

@@ -60,7 +60,7 @@ pub fn routes(out: &mut String, published: &Published) {
         "# HELP infiniband_routes_unreachable Host pairs that cannot talk: for each leaf switch, its hosts times the end LIDs its forwarding table does not reach\n# TYPE infiniband_routes_unreachable gauge\ninfiniband_routes_unreachable {}",
         r.unreachable_pairs
     );
-    out.push_str("# HELP infiniband_routes_broken Destinations whose routes end at a switch port: kind black_hole (port down or not linked), no_route (no table entry), misrouted (leads to another channel adapter) or loop\n# TYPE infiniband_routes_broken gauge\n");
+    out.push_str("# HELP infiniband_routes_broken Destinations whose routes end at a switch port: kind black_hole (port down or not linked), no_route (no table entry), misrouted (leads to another channel adapter), loop or credit_loop (a cycle of links that routes to channel adapters depend on: a deadlock risk)\n# TYPE infiniband_routes_broken gauge\n");
     for b in &r.broken {
         let _ = writeln!(
             out,

@@ -115,6 +115,7 @@ fn kind_of(b: &Break) -> (&'static str, NodeIdx, u8) {
         Break::BlackHole { switch, port } => ("black_hole", switch, port),
         Break::Misrouted { switch, port } => ("misrouted", switch, port),
         Break::Loop { switch } => ("loop", switch, 0),
+        Break::CreditLoop { switch, port } => ("credit_loop", switch, port),
     }
 }
 
@@ -187,6 +188,7 @@ impl RoutesReport {
             port: b.port,
             words: match b.kind.as_str() {
                 "loop" => format!("LOOP through {}", b.at),
+                "credit_loop" => format!("CREDIT LOOP through {} port {}", b.at, b.port),
                 "no_route" => format!("BLACK HOLE {} has no route", b.at),
                 "misrouted" => format!(
                     "BLACK HOLE {} port {}: leads to a channel adapter that is not the destination",

@@ -25,7 +25,7 @@ pub fn signal(pid: &str, sig: &str) {
 /// SIGHUP to the testbed's OpenSM: it reads partitions.conf again and
 /// resweeps.
 #[allow(dead_code)] // not every test binary steers OpenSM
-pub fn hup_opensm(tb: &ib::testbed::Testbed) {
+pub fn hup_opensm(tb: &ib_testbed::Testbed) {
     let pid = std::fs::read_to_string(tb.dir().join("opensm.pid")).expect("opensm.pid");
     signal(&pid, "HUP");
 }
@@ -231,17 +231,17 @@ pub fn restart_warnings(log: &str) -> Vec<&str> {
 
 /// An ibsim testbed of `net` (the tools checked first: a missing one fails
 /// with its install hint).
-pub fn testbed(net: &str) -> ib::testbed::Testbed {
-    if let Err(e) = ib::testbed::check_tools() {
+pub fn testbed(net: &str) -> ib_testbed::Testbed {
+    if let Err(e) = ib_testbed::check_tools() {
         panic!("{e}");
     }
-    ib::testbed::Testbed::start(ib::testbed::TestbedConfig::new(net))
+    ib_testbed::Testbed::start(ib_testbed::TestbedConfig::new(net))
         .unwrap_or_else(|e| panic!("testbed: {e}"))
 }
 
 /// An infiniband-diags `tool` run on the testbed, asserted to succeed: its
 /// stdout.
-pub fn diag(tb: &ib::testbed::Testbed, tool: &str, args: &[&str]) -> String {
+pub fn diag(tb: &ib_testbed::Testbed, tool: &str, args: &[&str]) -> String {
     let out = tb
         .run_diag(tool, args)
         .unwrap_or_else(|e| panic!("{tool}: {e}"));
@@ -650,7 +650,7 @@ pub fn assert_increasing(rows: &[(Vec<u32>, String)]) {
 }
 
 /// The agent on the umad source under an ibsim testbed's preload
-/// (`ib::testbed`), with a fresh state directory; killed on drop. Tests add
+/// (`ib_testbed`), with a fresh state directory; killed on drop. Tests add
 /// their own query helpers in `impl UmadAgent` blocks.
 pub struct UmadAgent {
     child: Child,
@@ -667,7 +667,7 @@ impl UmadAgent {
     /// attach point, Switch1 port 0), then polls `ready` until it holds;
     /// panics when the agent exits or `wait` passes first.
     pub fn start(
-        tb: &ib::testbed::Testbed,
+        tb: &ib_testbed::Testbed,
         host: Option<&str>,
         args: &[&str],
         wait: Duration,
@@ -769,7 +769,7 @@ impl Drop for UmadAgent {
 // ----- ibsim fabric facts, from infiniband-diags ---------------------------
 
 /// The LID of each port, from smpquery.
-pub fn port_lid(tb: &ib::testbed::Testbed, node_lid: u16, port: u8) -> u16 {
+pub fn port_lid(tb: &ib_testbed::Testbed, node_lid: u16, port: u8) -> u16 {
     let out = tb
         .run_diag(
             "smpquery",
@@ -795,7 +795,7 @@ pub fn field(text: &str, name: &str) -> u64 {
 
 /// (GUID, LID) of a node, from smpquery nodeinfo by its description.
 pub fn node_by_name(
-    tb: &ib::testbed::Testbed,
+    tb: &ib_testbed::Testbed,
     lids: &BTreeMap<String, u16>,
     name: &str,
 ) -> (u64, u16) {
@@ -810,7 +810,7 @@ pub fn node_by_name(
 /// Node description -> a LID of it, from `ibnetdiscover -p` (one line per port:
 /// type, LID, port, GUID, ..., then the description in quotes). SA tables are cut
 /// to one packet under umad2sim, so `saquery NodeRecord` would miss nodes.
-pub fn node_lids(tb: &ib::testbed::Testbed) -> BTreeMap<String, u16> {
+pub fn node_lids(tb: &ib_testbed::Testbed) -> BTreeMap<String, u16> {
     let out = tb.run_diag("ibnetdiscover", &["-p"]).unwrap();
     assert!(out.success(), "{}", out.stderr);
     let mut m = BTreeMap::new();
@@ -842,7 +842,7 @@ pub fn guid_index(g: u64) -> String {
 
 /// perfquery's `Name:....value` lines (any mode: `-x`, `-E`, ...), run
 /// against the testbed.
-pub fn perfquery(tb: &ib::testbed::Testbed, args: &[&str]) -> BTreeMap<String, u64> {
+pub fn perfquery(tb: &ib_testbed::Testbed, args: &[&str]) -> BTreeMap<String, u64> {
     let out = tb.run_diag("perfquery", args).unwrap();
     assert!(
         out.success(),

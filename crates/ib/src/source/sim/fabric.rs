@@ -11,7 +11,7 @@ use crate::model::snapshot::{
 };
 use crate::model::{Node, NodeIdx, Port, PortIdx, SnapshotBuilder};
 use crate::source::SourceError;
-use crate::topology::Topology;
+use crate::topology::{TopoNode, Topology};
 use crate::types::{
     Gid, Guid, Lid, LinkSpeed, LinkWidth, NodeType, PKey, PhysPortState, PortNum, PortState,
     SmState,
@@ -140,6 +140,168 @@ fn ext_speed_masks(speed: LinkSpeed) -> (u8, u8) {
     (mask, top)
 }
 
+/// What every node's records share (one allocation each, not one a port).
+struct Shared {
+    pkeys: Arc<[PKey]>,
+    no_guids: Arc<[Guid]>,
+    sampling: Sampling,
+}
+
+impl Shared {
+    fn new() -> Self {
+        let (control, result) = super::sampling::idle();
+        Shared {
+            pkeys: Arc::from(vec![PKey::DEFAULT]),
+            no_guids: Arc::from(Vec::<Guid>::new()),
+            sampling: Sampling { control, result },
+        }
+    }
+}
+
+/// A node's ports (port 0 first on a switch) as the SM brings them up,
+/// appended to `ports`, not yet linked.
+fn node_ports(tn: &TopoNode, ni: NodeIdx, shared: &Shared, ports: &mut Vec<Port>) {
+    let t = tn.node_type;
+    let first_port = if t == NodeType::Switch { 0 } else { 1 };
+    for num in first_port..=tn.num_ports {
+        let tp = tn.port(PortNum(num));
+        let width = tp.and_then(|p| p.width).unwrap_or(LinkWidth::X4);
+        let speed = tp.and_then(|p| p.speed).unwrap_or(LinkSpeed::Sdr);
+        let mut info = port_info_template(t, num, tp.is_some(), width, speed);
+        let guid = tn.port_guid(PortNum(num));
+        let end_port = t != NodeType::Switch || num == 0;
+        let guids = if t != NodeType::Switch {
+            // One alias GUID per CA port (the locally administered
+            // bit set), as a virtual function has; GUIDCap one block.
+            info.guid_cap = info.guid_cap.max(8);
+            Arc::from(vec![guid, Guid(guid.0 | ALIAS_GUID_BIT)])
+        } else if end_port {
+            Arc::from(vec![guid])
+        } else {
+            Arc::clone(&shared.no_guids)
+        };
+        ports.push(Port {
+            node: ni,
+            num: PortNum(num),
+            guid,
+            info,
+            remote: None,
+            pkeys: Arc::clone(&shared.pkeys),
+            guids,
+            counters: None,
+        });
+    }
+}
+
+/// A node's record: NodeInfo, SwitchInfo (tables empty until routed), its
+/// PMA's ClassPortInfo and idle sampling.
+fn node(tn: &TopoNode, ports: std::ops::Range<PortIdx>, shared: &Shared) -> Node {
+    let t = tn.node_type;
+    let switch = t == NodeType::Switch;
+    let info = NodeInfo {
+        base_version: 1,
+        class_version: 1,
+        node_type: t.raw(),
+        num_ports: tn.num_ports,
+        system_image_guid: tn.sys_image_guid,
+        node_guid: tn.node_guid,
+        port_guid: if switch {
+            tn.port0_guid
+        } else {
+            tn.port_guid(PortNum(1))
+        },
+        partition_cap: if switch { 8 } else { 128 },
+        device_id: match (tn.device_id, switch) {
+            (0, true) => DEFAULT_SWITCH_DEVICE,
+            (0, false) => DEFAULT_CA_DEVICE,
+            (id, _) => id,
+        },
+        revision: 0,
+        local_port_num: if switch { 0 } else { 1 },
+        vendor_id: if tn.vendor_id != 0 {
+            tn.vendor_id
+        } else {
+            DEFAULT_VENDOR
+        },
+    };
+    let pma_cap = cap::IS_EXTENDED_WIDTH_SUPPORTED
+        | cap::IS_PORT_COUNTERS_XMIT_WAIT_SUPPORTED
+        | if switch { cap::ALL_PORT_SELECT } else { 0 };
+    Node {
+        info,
+        description: tn.description().to_string(),
+        ports,
+        switch: switch.then(|| switch_data(tn)),
+        pma: Some(Box::new(ClassPortInfo {
+            base_version: 1,
+            class_version: 1,
+            capability_mask: pma_cap,
+            resp_time_value: 18,
+            ..ClassPortInfo::default()
+        })),
+        sampling: Some(Box::new(shared.sampling.clone())),
+    }
+}
+
+/// A switch's SwitchInfo, its table empty until the fabric is routed.
+fn switch_data(tn: &TopoNode) -> Box<SwitchData> {
+    Box::new(SwitchData {
+        info: SwitchInfo {
+            linear_fdb_cap: 0xC000,
+            multicast_fdb_cap: 0x1000,
+            life_time_value: 18,
+            partition_enforcement_cap: 32,
+            inbound_enforcement_cap: true,
+            outbound_enforcement_cap: true,
+            filter_raw_inbound_cap: true,
+            filter_raw_outbound_cap: true,
+            enhanced_port0: tn.enhanced_port0.unwrap_or(false),
+            ..SwitchInfo::default()
+        },
+        lft: Arc::from(Vec::<u8>::new()),
+    })
+}
+
+/// Each switch's distance in hops to switch `d` (breadth-first over the
+/// CSR adjacency; u32::MAX: unreachable), into `dist`.
+fn hops_to(
+    d: usize,
+    adj_start: &[u32],
+    adj: &[(u32, u8)],
+    dist: &mut [u32],
+    queue: &mut VecDeque<u32>,
+) {
+    dist.iter_mut().for_each(|x| *x = u32::MAX);
+    dist[d] = 0;
+    queue.clear();
+    queue.push_back(d as u32);
+    while let Some(x) = queue.pop_front() {
+        let (a, b) = (
+            adj_start[x as usize] as usize,
+            adj_start[x as usize + 1] as usize,
+        );
+        for &(y, _) in &adj[a..b] {
+            if dist[y as usize] == u32::MAX {
+                dist[y as usize] = dist[x as usize] + 1;
+                queue.push_back(y);
+            }
+        }
+    }
+}
+
+/// The switch graph routing works on (indexes: a switch's place in
+/// `switches`).
+struct SwitchGraph {
+    switches: Vec<NodeIdx>,
+    /// Switch i's neighbours (switch, by port) are `adj[adj_start[i]..adj_start[i + 1]]`.
+    adj_start: Vec<u32>,
+    adj: Vec<(u32, u8)>,
+    /// (base LID, LIDs, port) of the end ports on each switch.
+    attached: Vec<Vec<(u16, u16, u8)>>,
+    /// The highest LID attached anywhere.
+    top: u16,
+}
+
 impl Fabric {
     /// Brings up `topo` with the SM on its first node and `local` as this system.
     pub fn build(topo: &Topology, local: NodeIdx, lmc: u8) -> Result<Self, SourceError> {
@@ -148,120 +310,19 @@ impl Fabric {
         }
         let mut nodes = Vec::with_capacity(topo.nodes.len());
         let mut ports: Vec<Port> = Vec::with_capacity(topo.num_ports_total());
-        let pkeys: Arc<[PKey]> = Arc::from(vec![PKey::DEFAULT]);
-        let no_guids: Arc<[Guid]> = Arc::from(Vec::<Guid>::new());
+        let shared = Shared::new();
         let mut node_by_guid = HashMap::with_capacity(topo.nodes.len());
-        let (control, result) = super::sampling::idle();
-        let idle_sampling = Sampling { control, result };
-
         for (ni, tn) in topo.nodes.iter().enumerate() {
-            let t = tn.node_type;
-            let first_port = if t == NodeType::Switch { 0 } else { 1 };
             let start = ports.len() as PortIdx;
-            for num in first_port..=tn.num_ports {
-                let tp = tn.port(PortNum(num));
-                let width = tp.and_then(|p| p.width).unwrap_or(LinkWidth::X4);
-                let speed = tp.and_then(|p| p.speed).unwrap_or(LinkSpeed::Sdr);
-                let mut info = port_info_template(t, num, tp.is_some(), width, speed);
-                let guid = tn.port_guid(PortNum(num));
-                let end_port = t != NodeType::Switch || num == 0;
-                let guids = if t != NodeType::Switch {
-                    // One alias GUID per CA port (the locally administered
-                    // bit set), as a virtual function has; GUIDCap one block.
-                    info.guid_cap = info.guid_cap.max(8);
-                    Arc::from(vec![guid, Guid(guid.0 | ALIAS_GUID_BIT)])
-                } else if end_port {
-                    Arc::from(vec![guid])
-                } else {
-                    Arc::clone(&no_guids)
-                };
-                ports.push(Port {
-                    node: ni as NodeIdx,
-                    num: PortNum(num),
-                    guid,
-                    info,
-                    remote: None,
-                    pkeys: Arc::clone(&pkeys),
-                    guids,
-                    counters: None,
-                });
-            }
-            let end = ports.len() as PortIdx;
-            let port_guid = if t == NodeType::Switch {
-                tn.port0_guid
-            } else {
-                tn.port_guid(PortNum(1))
-            };
-            let info = NodeInfo {
-                base_version: 1,
-                class_version: 1,
-                node_type: t.raw(),
-                num_ports: tn.num_ports,
-                system_image_guid: tn.sys_image_guid,
-                node_guid: tn.node_guid,
-                port_guid,
-                partition_cap: if t == NodeType::Switch { 8 } else { 128 },
-                device_id: if tn.device_id != 0 {
-                    tn.device_id
-                } else if t == NodeType::Switch {
-                    DEFAULT_SWITCH_DEVICE
-                } else {
-                    DEFAULT_CA_DEVICE
-                },
-                revision: 0,
-                local_port_num: if t == NodeType::Switch { 0 } else { 1 },
-                vendor_id: if tn.vendor_id != 0 {
-                    tn.vendor_id
-                } else {
-                    DEFAULT_VENDOR
-                },
-            };
-            let pma_cap = cap::IS_EXTENDED_WIDTH_SUPPORTED
-                | cap::IS_PORT_COUNTERS_XMIT_WAIT_SUPPORTED
-                | if t == NodeType::Switch {
-                    cap::ALL_PORT_SELECT
-                } else {
-                    0
-                };
-            let switch = (t == NodeType::Switch).then(|| {
-                Box::new(SwitchData {
-                    info: SwitchInfo {
-                        linear_fdb_cap: 0xC000,
-                        multicast_fdb_cap: 0x1000,
-                        life_time_value: 18,
-                        partition_enforcement_cap: 32,
-                        inbound_enforcement_cap: true,
-                        outbound_enforcement_cap: true,
-                        filter_raw_inbound_cap: true,
-                        filter_raw_outbound_cap: true,
-                        enhanced_port0: tn.enhanced_port0.unwrap_or(false),
-                        ..SwitchInfo::default()
-                    },
-                    lft: Arc::from(Vec::<u8>::new()),
-                })
-            });
+            node_ports(tn, ni as NodeIdx, &shared, &mut ports);
             if node_by_guid.insert(tn.node_guid, ni as NodeIdx).is_some() {
                 return Err(SourceError::Invalid(format!(
                     "node {:?}: GUID {} used twice",
                     tn.name, tn.node_guid
                 )));
             }
-            nodes.push(Node {
-                info,
-                description: tn.description().to_string(),
-                ports: start..end,
-                switch,
-                pma: Some(Box::new(ClassPortInfo {
-                    base_version: 1,
-                    class_version: 1,
-                    capability_mask: pma_cap,
-                    resp_time_value: 18,
-                    ..ClassPortInfo::default()
-                })),
-                sampling: Some(Box::new(idle_sampling.clone())),
-            });
+            nodes.push(node(tn, start..ports.len() as PortIdx, &shared));
         }
-
         let mut f = Fabric {
             nodes,
             ports,
@@ -273,24 +334,30 @@ impl Fabric {
             subnet_prefix: Gid::DEFAULT_SUBNET_PREFIX,
             node_by_guid,
         };
-        // Links.
+        f.link(topo);
+        let reached = f.assign_lids(topo, lmc);
+        f.route();
+        f.apply_lft(topo)?;
+        f.sm_and_groups(&reached);
+        Ok(f)
+    }
+
+    /// Joins the ports of each link of `topo`.
+    fn link(&mut self, topo: &Topology) {
         for (a, ap, z, zp) in topo.links() {
-            let (Some(pa), Some(pz)) =
-                (f.node_port(a as NodeIdx, ap), f.node_port(z as NodeIdx, zp))
-            else {
+            let (Some(pa), Some(pz)) = (
+                self.node_port(a as NodeIdx, ap),
+                self.node_port(z as NodeIdx, zp),
+            ) else {
                 continue;
             };
-            if let Some(p) = f.ports.get_mut(pa as usize) {
+            if let Some(p) = self.ports.get_mut(pa as usize) {
                 p.remote = Some(pz);
             }
-            if let Some(p) = f.ports.get_mut(pz as usize) {
+            if let Some(p) = self.ports.get_mut(pz as usize) {
                 p.remote = Some(pa);
             }
         }
-        let reached = f.assign_lids(topo, lmc);
-        f.route();
-        f.sm_and_groups(&reached);
-        Ok(f)
     }
 
     pub fn node_by_guid(&self, g: Guid) -> Option<NodeIdx> {
@@ -307,7 +374,7 @@ impl Fabric {
 
     pub fn node_port(&self, n: NodeIdx, num: PortNum) -> Option<PortIdx> {
         let node = self.nodes.get(n as usize)?;
-        let base = if node.info.node_type == NodeType::Switch.raw() {
+        let base = if node.info.node_type() == Some(NodeType::Switch) {
             0
         } else {
             1
@@ -341,11 +408,9 @@ impl Fabric {
         (f64::from(SAMPLE_TICK) + 1.0) * 10.0 * 0.4e-9
     }
 
-    /// LIDs: those the file gives are kept when valid and free; the rest are
-    /// handed out breadth-first from the SM's node (the first of the file),
-    /// each end port taking an aligned block of 2^LMC (switch port 0: LMC 0).
-    /// Returns which nodes the SM reached.
-    fn assign_lids(&mut self, topo: &Topology, lmc: u8) -> Vec<bool> {
+    /// The nodes the SM (on the first node) reaches over links, and the
+    /// breadth-first order it meets them in.
+    fn sm_reach(&self) -> (Vec<bool>, Vec<NodeIdx>) {
         let n = self.nodes.len();
         let mut reached = vec![false; n];
         let mut order = Vec::with_capacity(n);
@@ -356,29 +421,36 @@ impl Fabric {
         }
         while let Some(x) = q.pop_front() {
             order.push(x);
-            let range = self.node_port_range(x);
-            for p in range {
-                if let Some(r) = self.remote(p) {
-                    let rn = self.ports.get(r as usize).map_or(NONE, |rp| rp.node);
-                    if let Some(slot) = reached.get_mut(rn as usize) {
-                        if !*slot {
-                            *slot = true;
-                            q.push_back(rn);
-                        }
+            for p in self.node_port_range(x) {
+                let Some(r) = self.remote(p) else { continue };
+                let rn = self.ports.get(r as usize).map_or(NONE, |rp| rp.node);
+                if let Some(slot) = reached.get_mut(rn as usize) {
+                    if !*slot {
+                        *slot = true;
+                        q.push_back(rn);
                     }
                 }
             }
         }
+        (reached, order)
+    }
+
+    /// LIDs: those the file gives are kept when valid and free; the rest are
+    /// handed out breadth-first from the SM's node (the first of the file),
+    /// each end port taking an aligned block of 2^LMC (switch port 0: LMC 0).
+    /// Returns which nodes the SM reached.
+    fn assign_lids(&mut self, topo: &Topology, lmc: u8) -> Vec<bool> {
+        let (reached, order) = self.sm_reach();
         let max = usize::from(Lid::UNICAST_MAX.0);
         let mut used = vec![false; max + 1];
         let mut want: Vec<(PortIdx, u8)> = Vec::new();
         for &ni in &order {
-            let is_switch = self.nodes[ni as usize].info.node_type == NodeType::Switch.raw();
+            let is_switch = self.nodes[ni as usize].info.node_type() == Some(NodeType::Switch);
             let tn = topo.nodes.get(ni as usize);
             for p in self.node_port_range(ni) {
                 let port = &self.ports[p as usize];
                 let end_port = !is_switch || port.num.0 == 0;
-                let active = port.info.port_state == PortState::Active.raw();
+                let active = port.info.port_state() == Some(PortState::Active);
                 if !end_port || !active {
                     continue;
                 }
@@ -428,13 +500,41 @@ impl Fabric {
             if !*r {
                 for p in self.node_port_range(ni as NodeIdx) {
                     let port = &mut self.ports[p as usize];
-                    if port.info.port_state == PortState::Active.raw() {
+                    if port.info.port_state() == Some(PortState::Active) {
                         port.info.port_state = PortState::Init.raw();
                     }
                 }
             }
         }
         reached
+    }
+
+    /// The file's `lft` overrides, in order, over the routed tables: a
+    /// table grows (and its LinearFDBTop with it) to hold a LID past its
+    /// top unless the entry is 255, which past the top it already is.
+    fn apply_lft(&mut self, topo: &Topology) -> Result<(), SourceError> {
+        for o in &topo.lft {
+            let bad =
+                |why: &str| SourceError::Invalid(format!("{}:{}: lft: {why}", o.file, o.line));
+            let node = topo
+                .index_of(&o.switch)
+                .and_then(|i| self.nodes.get_mut(i))
+                .ok_or_else(|| bad("no such node"))?;
+            let sw = node.switch.as_mut().ok_or_else(|| bad("not a switch"))?;
+            let mut lft = sw.lft.to_vec();
+            let last = usize::from(o.last.0);
+            if last >= lft.len() && o.port != 0xFF {
+                lft.resize(last + 1, 0xFF);
+                sw.info.linear_fdb_top = sw.info.linear_fdb_top.max(o.last.0);
+            }
+            let first = usize::from(o.first.0);
+            let end = last.min(lft.len().saturating_sub(1));
+            if let Some(entries) = lft.get_mut(first..=end) {
+                entries.iter_mut().for_each(|e| *e = o.port);
+            }
+            sw.lft = Arc::from(lft);
+        }
+        Ok(())
     }
 
     fn set_lid(&mut self, p: PortIdx, lid: Lid, lmc: u8) {
@@ -444,30 +544,31 @@ impl Fabric {
         }
     }
 
-    /// Min-hop routing into every switch's LFT. For each destination switch a
-    /// BFS over the switch graph gives each switch its next hops; a LID's
-    /// route picks among equal next hops by LID, spreading destinations.
-    fn route(&mut self) {
+    /// The switches, their switch-to-switch adjacency (CSR) and the LIDs
+    /// attached to each (port 0's, and each CA's block of 2^LMC).
+    fn switch_graph(&self) -> SwitchGraph {
         let switches: Vec<NodeIdx> = (0..self.nodes.len() as NodeIdx)
-            .filter(|n| self.nodes[*n as usize].info.node_type == NodeType::Switch.raw())
+            .filter(|n| self.nodes[*n as usize].info.node_type() == Some(NodeType::Switch))
             .collect();
         let mut sw_index = vec![NONE; self.nodes.len()];
         for (i, s) in switches.iter().enumerate() {
             sw_index[*s as usize] = i as u32;
         }
         let ns = switches.len();
-        // Switch-to-switch adjacency (CSR) and the LIDs attached to each switch.
-        let mut adj_start = vec![0u32; ns + 1];
-        let mut adj: Vec<(u32, u8)> = Vec::new();
-        let mut attached: Vec<Vec<(u16, u16, u8)>> = vec![Vec::new(); ns];
-        let mut top: u16 = 0;
-        for (i, &s) in switches.iter().enumerate() {
+        let mut g = SwitchGraph {
+            adj_start: vec![0u32; ns + 1],
+            adj: Vec::new(),
+            attached: vec![Vec::new(); ns],
+            top: 0,
+            switches,
+        };
+        for (i, &s) in g.switches.iter().enumerate() {
             for p in self.node_port_range(s) {
                 let port = &self.ports[p as usize];
                 if port.num.0 == 0 {
                     if port.info.lid.is_unicast() {
-                        attached[i].push((port.info.lid.0, 1, 0));
-                        top = top.max(port.info.lid.0);
+                        g.attached[i].push((port.info.lid.0, 1, 0));
+                        g.top = g.top.max(port.info.lid.0);
                     }
                     continue;
                 }
@@ -475,15 +576,30 @@ impl Fabric {
                 let rp = &self.ports[r as usize];
                 let rsw = sw_index[rp.node as usize];
                 if rsw != NONE {
-                    adj.push((rsw, port.num.0));
+                    g.adj.push((rsw, port.num.0));
                 } else if rp.info.lid.is_unicast() {
                     let size = 1u16 << rp.info.lmc;
-                    attached[i].push((rp.info.lid.0, size, port.num.0));
-                    top = top.max(rp.info.lid.0 + size - 1);
+                    g.attached[i].push((rp.info.lid.0, size, port.num.0));
+                    g.top = g.top.max(rp.info.lid.0 + size - 1);
                 }
             }
-            adj_start[i + 1] = adj.len() as u32;
+            g.adj_start[i + 1] = g.adj.len() as u32;
         }
+        g
+    }
+
+    /// Min-hop routing into every switch's LFT. For each destination switch a
+    /// BFS over the switch graph gives each switch its next hops; a LID's
+    /// route picks among equal next hops by LID, spreading destinations.
+    fn route(&mut self) {
+        let SwitchGraph {
+            switches,
+            adj_start,
+            adj,
+            attached,
+            top,
+        } = self.switch_graph();
+        let ns = switches.len();
         let mut lfts: Vec<Vec<u8>> = vec![vec![0xFF; usize::from(top) + 1]; ns];
         // LIDs routed out of each switch port so far: each LID takes the
         // least-loaded of its shortest-path ports, as OpenSM's minhop
@@ -492,30 +608,15 @@ impl Fabric {
         let mut dist = vec![u32::MAX; ns];
         let mut queue = VecDeque::with_capacity(ns);
         let mut cands: Vec<u8> = Vec::new();
-        for d in 0..ns {
-            if attached[d].is_empty() {
+        for (d, here) in attached.iter().enumerate() {
+            if here.is_empty() {
                 continue;
             }
-            dist.iter_mut().for_each(|x| *x = u32::MAX);
-            dist[d] = 0;
-            queue.clear();
-            queue.push_back(d as u32);
-            while let Some(x) = queue.pop_front() {
-                let (a, b) = (
-                    adj_start[x as usize] as usize,
-                    adj_start[x as usize + 1] as usize,
-                );
-                for &(y, _) in &adj[a..b] {
-                    if dist[y as usize] == u32::MAX {
-                        dist[y as usize] = dist[x as usize] + 1;
-                        queue.push_back(y);
-                    }
-                }
-            }
+            hops_to(d, &adj_start, &adj, &mut dist, &mut queue);
             for s in 0..ns {
                 let lft = &mut lfts[s];
                 if s == d {
-                    for &(base, size, port) in &attached[d] {
+                    for &(base, size, port) in here {
                         for l in base..base + size {
                             lft[usize::from(l)] = port;
                         }
@@ -536,7 +637,7 @@ impl Fabric {
                     continue;
                 }
                 let used = &mut load[s];
-                for &(base, size, _) in &attached[d] {
+                for &(base, size, _) in here {
                     for l in base..base + size {
                         let port = cands
                             .iter()
@@ -574,7 +675,7 @@ impl Fabric {
             };
             for p in self.ports.iter_mut() {
                 let reached_node = reached.get(p.node as usize).copied().unwrap_or(false);
-                if reached_node && p.info.port_state == PortState::Active.raw() {
+                if reached_node && p.info.port_state() == Some(PortState::Active) {
                     p.info.master_sm_lid = lid;
                 }
             }
@@ -614,7 +715,7 @@ impl Fabric {
             let Some(node) = self.nodes.get(p.node as usize) else {
                 continue;
             };
-            let is_switch = node.info.node_type == NodeType::Switch.raw();
+            let is_switch = node.info.node_type() == Some(NodeType::Switch);
             if (is_switch && p.num.0 != 0) || !p.info.lid.is_unicast() {
                 continue;
             }
@@ -648,7 +749,7 @@ impl Fabric {
             let ca = self
                 .nodes
                 .get(p.node as usize)
-                .is_some_and(|n| n.info.node_type == NodeType::Ca.raw());
+                .is_some_and(|n| n.info.node_type() == Some(NodeType::Ca));
             ca && Some(p.node) != master_node && p.info.lid.is_unicast()
         });
         let Some(i) = standby else {
@@ -671,12 +772,6 @@ impl Fabric {
         });
     }
 
-    /// Replaces the default partition and IPoIB group with those of a
-    /// partitions.conf-style list: members by keyword or port GUID, each
-    /// member port's P_Key table gains the key (full bit for full members),
-    /// and every `ipoib` partition gets its broadcast group (MGID
-    /// ff12:401b:<P_Key>::ffff:ffff, MLIDs from 0xC000) joined by its CA
-    /// members.
     /// Registers services with the SA; each names a port of the fabric.
     pub(crate) fn apply_services(
         &mut self,
@@ -694,6 +789,12 @@ impl Fabric {
         Ok(())
     }
 
+    /// Replaces the default partition and IPoIB group with those of a
+    /// partitions.conf-style list: members by keyword or port GUID, each
+    /// member port's P_Key table gains the key (full bit for full members),
+    /// and every `ipoib` partition gets its broadcast group (MGID
+    /// ff12:401b:<P_Key>::ffff:ffff, MLIDs from 0xC000) joined by its CA
+    /// members.
     pub(crate) fn apply_partitions(&mut self, specs: &[crate::opensm::partitions::Partition]) {
         use crate::opensm::partitions::Who;
         let sm_port = self.sms.first().and_then(|s| s.port);
@@ -707,7 +808,7 @@ impl Fabric {
                 let Some(node) = self.nodes.get(p.node as usize) else {
                     continue;
                 };
-                let is_switch = node.info.node_type == NodeType::Switch.raw();
+                let is_switch = node.info.node_type() == Some(NodeType::Switch);
                 // End ports only: CA ports and switch port 0.
                 if (is_switch && p.num.0 != 0) || !p.info.lid.is_unicast() {
                     continue;
@@ -752,34 +853,8 @@ impl Fabric {
                     .collect(),
             });
             if let (true, Some(t)) = (spec.ipoib, template.as_ref()) {
-                let full_key = key | 0x8000;
-                let mut mgid = t.mgid.to_bytes();
-                if let Some(d) = mgid.get_mut(4..6) {
-                    d.copy_from_slice(&full_key.to_be_bytes());
-                }
-                let group = McMemberRecord {
-                    mgid: Gid(mgid),
-                    mlid: Lid(0xC000 + u16::try_from(gi).unwrap_or(0)),
-                    p_key: PKey(full_key),
-                    ..t.clone()
-                };
-                let mc_members = members
-                    .iter()
-                    .filter_map(|&(i, _)| self.ports.get(i))
-                    .filter(|p| {
-                        self.nodes
-                            .get(p.node as usize)
-                            .is_some_and(|n| n.info.node_type != NodeType::Switch.raw())
-                    })
-                    .map(|p| McMemberRecord {
-                        port_gid: Gid::new(self.subnet_prefix, p.guid),
-                        ..group.clone()
-                    })
-                    .collect();
-                self.mcast_groups.push(McastGroup {
-                    group,
-                    members: mc_members,
-                });
+                let group = self.ipoib_group(t, key, gi, &members);
+                self.mcast_groups.push(group);
             }
         }
         for (p, k) in self.ports.iter_mut().zip(pkeys) {
@@ -787,6 +862,43 @@ impl Fabric {
                 p.pkeys = Arc::from(k);
             }
         }
+    }
+
+    /// The IPoIB broadcast group of partition `key` (the `gi`-th of the
+    /// file: MLID 0xC000 + gi) from the default group `t`, joined by the
+    /// partition's CA members.
+    fn ipoib_group(
+        &self,
+        t: &McMemberRecord,
+        key: u16,
+        gi: usize,
+        members: &[(usize, bool)],
+    ) -> McastGroup {
+        let full_key = key | 0x8000;
+        let mut mgid = t.mgid.to_bytes();
+        if let Some(d) = mgid.get_mut(4..6) {
+            d.copy_from_slice(&full_key.to_be_bytes());
+        }
+        let group = McMemberRecord {
+            mgid: Gid(mgid),
+            mlid: Lid(0xC000 + u16::try_from(gi).unwrap_or(0)),
+            p_key: PKey(full_key),
+            ..t.clone()
+        };
+        let members = members
+            .iter()
+            .filter_map(|&(i, _)| self.ports.get(i))
+            .filter(|p| {
+                self.nodes
+                    .get(p.node as usize)
+                    .is_some_and(|n| n.info.node_type() != Some(NodeType::Switch))
+            })
+            .map(|p| McMemberRecord {
+                port_gid: Gid::new(self.subnet_prefix, p.guid),
+                ..group.clone()
+            })
+            .collect();
+        McastGroup { group, members }
     }
 
     /// A snapshot builder with this fabric's static state at time `t` (seconds
@@ -820,7 +932,7 @@ impl Fabric {
         let Some(node) = self.nodes.get(self.local_node as usize) else {
             return Vec::new();
         };
-        if node.info.node_type != NodeType::Ca as u8 {
+        if node.info.node_type() != Some(NodeType::Ca) {
             return Vec::new();
         }
         node.ports

@@ -98,10 +98,10 @@ impl TrafficModel {
             let switch = f
                 .nodes
                 .get(p.node as usize)
-                .is_some_and(|x| x.info.node_type == NodeType::Switch.raw());
+                .is_some_and(|x| x.info.node_type() == Some(NodeType::Switch));
             is_switch_port.push(switch);
             remote.push(p.remote.unwrap_or(u32::MAX));
-            let linked = p.remote.is_some() && p.info.port_state == PortState::Active.raw();
+            let linked = p.remote.is_some() && p.info.port_state() == Some(PortState::Active);
             let rate = match (p.info.link_width(), p.info.link_speed(false), linked) {
                 (Some(w), Some(s), true) => data_rate_mbps(w, s) as f64 * 1e6 / 8.0,
                 (None, Some(s), true) => data_rate_mbps(LinkWidth::X4, s) as f64 * 1e6 / 8.0,

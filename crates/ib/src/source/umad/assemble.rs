@@ -117,7 +117,7 @@ pub fn sm_records(b: &SnapshotBuilder, sms: &[(SmInfoRecord, bool)]) -> Vec<SmRe
     let end_port = |p: &Port| {
         b.nodes
             .get(p.node as usize)
-            .is_some_and(|n| n.info.node_type != NodeType::Switch as u8 || p.num.0 == 0)
+            .is_some_and(|n| n.info.node_type() != Some(NodeType::Switch) || p.num.0 == 0)
     };
     sms.iter()
         .map(|(r, answering)| {

@@ -10,7 +10,7 @@ use super::transport::{Request, Transport, TxError};
 use crate::mad::smp::{
     attr, LinearForwardingTable, NodeDescription, NodeInfo, PortInfo, SwitchInfo,
 };
-use crate::types::Guid;
+use crate::types::{Guid, NodeType};
 
 /// Longest directed route IBA allows.
 pub(super) const MAX_HOPS: usize = 63;
@@ -42,7 +42,7 @@ pub struct DNode {
 
 impl DNode {
     pub fn is_switch(&self) -> bool {
-        self.info.node_type == 2
+        self.info.node_type() == Some(NodeType::Switch)
     }
 
     /// The node's management LID (switch: port 0; CA: the first port with a LID).
@@ -252,7 +252,7 @@ fn on_node_info(
     if from.is_none() {
         d.local = g;
     }
-    let is_switch = ni.node_type == 2;
+    let is_switch = ni.node_type() == Some(NodeType::Switch);
     if !d.nodes.contains_key(&g) {
         next.push((
             Q::NodeDesc(g),

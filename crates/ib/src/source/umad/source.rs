@@ -358,13 +358,27 @@ impl UmadSource {
         self.cost = crate::model::SweepCost::default();
         let cold = self.sweep_no == 0 && self.opts.quick_start;
         let mut known = self.last_disc.take();
+        let why = self.why_discover(&mut known);
+        let attempted = why.is_some();
+        let d = self.topology(known, why)?;
+        let (mut d, pma) = self.poll_pmas(d, attempted, cold)?;
+        self.keep_pma(&pma);
+        self.read_tables(&mut d, cold);
+        Ok(self.finish_sweep(d, &pma, started, time))
+    }
+
+    /// Why this sweep discovers the subnet, if it does: the first sweep,
+    /// a trigger the last one left, every sweep when `topology_every` is 1,
+    /// else what probing the known subnet and this sweep's slice of its
+    /// periodic check find.
+    fn why_discover(&mut self, known: &mut Option<Discovered>) -> Option<Trigger> {
         let mut why = self.next_trigger.take();
         if known.is_none() {
             why = Some(Trigger::First);
         } else if why.is_none() && self.opts.topology_every <= 1 {
             why = Some(Trigger::Periodic);
         }
-        if let (None, Some(k)) = (&why, &mut known) {
+        if let (None, Some(k)) = (&why, known.as_mut()) {
             let phase = Phase::start(&self.tr);
             why = watch::probe(&mut self.tr, k);
             if why.is_none() {
@@ -379,8 +393,18 @@ impl UmadSource {
             }
             phase.add_to(&self.tr, &mut self.cost.discovery);
         }
-        let attempted = why.is_some();
-        let mut d = self.topology(known, why)?;
+        why
+    }
+
+    /// Polls the PMAs of `d`; when the counters or the SA's Reports say the
+    /// subnet changed and this sweep has not discovered it yet, discovers
+    /// again and polls the ports that adds.
+    fn poll_pmas(
+        &mut self,
+        mut d: Discovered,
+        attempted: bool,
+        cold: bool,
+    ) -> Result<(Discovered, pma::PmaSweep), SweepError> {
         let targets = assemble::pma_targets(&d);
         let mut pma = self.poll(&targets, d.local, cold);
         let reports = self.tr.take_reports();
@@ -418,6 +442,12 @@ impl UmadSource {
             }
             None => {}
         }
+        Ok((d, pma))
+    }
+
+    /// What the next sweep compares this one's PMA readings with, and the
+    /// failures counted.
+    fn keep_pma(&mut self, pma: &pma::PmaSweep) {
         self.prev_sums.clone_from(&pma.sums);
         for (k, s) in &pma.samples {
             if let Some(r) = s.readings() {
@@ -436,7 +466,12 @@ impl UmadSource {
         }
         self.stats.pma_failures += pma.failures();
         self.stats.unreached_ports = pma.unreached_ports().count() as u64;
-        self.pma_faults.record(&pma, Instant::now());
+        self.pma_faults.record(pma, Instant::now());
+    }
+
+    /// Reads the tables this sweep is due (forwarding tables, then the SA's
+    /// view and the SMs' ports).
+    fn read_tables(&mut self, d: &mut Discovered, cold: bool) {
         // Forwarding and P_Key tables: all after the first sweep and when a
         // discovery saw a changed subnet; else each switch's and end port's
         // periodic re-read (an SM's partition changes show nowhere else) in
@@ -446,16 +481,26 @@ impl UmadSource {
         if self.opts.lft && (tables || slice.is_some()) {
             let phase = Phase::start(&self.tr);
             let due = |g: Guid| slice.is_none_or(|s| s.covers(g.0));
-            super::discover::fetch_lfts(&mut self.tr, &mut d, due);
+            super::discover::fetch_lfts(&mut self.tr, d, due);
             phase.add_to(&self.tr, &mut self.cost.discovery);
         }
         let mut sm_lids: Vec<u16> = self.sms.iter().map(|(r, _)| r.lid.0).collect();
-        self.ask_sa(&d, tables, slice);
-        self.refresh_sm_ports(&mut d, &mut sm_lids);
+        self.ask_sa(d, tables, slice);
+        self.refresh_sm_ports(d, &mut sm_lids);
         if tables {
             self.tables_pending = false;
         }
-        let mut builder = assemble::build(&d, self.last_sa.as_ref(), Some(&pma), &self.caps);
+    }
+
+    /// The snapshot of this sweep; `d` becomes the known subnet.
+    fn finish_sweep(
+        &mut self,
+        d: Discovered,
+        pma: &pma::PmaSweep,
+        started: Instant,
+        time: SystemTime,
+    ) -> Snapshot {
+        let mut builder = assemble::build(&d, self.last_sa.as_ref(), Some(pma), &self.caps);
         builder.sms = assemble::sm_records(&builder, &self.sms);
         // The CA we opened is the local node (assemble::build marks it).
         if builder.local_node.is_some() {
@@ -487,7 +532,7 @@ impl UmadSource {
             }
         }
         self.addresses = Addresses::of(&snap);
-        Ok(snap)
+        snap
     }
 
     /// The topology a sweep works on: discovered now when there is a reason
@@ -621,88 +666,7 @@ impl UmadSource {
             tracing::debug!("no master SM LID known: SA not queried");
             None
         } else {
-            // The local node's tables every sweep: its partitions decide which
-            // multicast groups the SA shows us, read in the same sweep.
-            let end_ports = if tables {
-                assemble::end_ports(d)
-            } else {
-                let mut ports = assemble::local_end_ports(d);
-                // This sweep's slice of the periodic re-read.
-                if let Some(slice) = slice {
-                    let due = |&(lid, port): &(u16, u8)| slice.covers(spread::port_key(lid, port));
-                    ports.extend(assemble::end_ports(d).into_iter().filter(due));
-                    ports.sort_unstable();
-                    ports.dedup();
-                }
-                ports
-            };
-            let blocks = assemble::table_blocks(d);
-            let wanted = sa::Tables {
-                end_ports: &end_ports,
-                whole_fabric: tables,
-                blocks: &blocks,
-                cuts_multi_packet: self.sa_cuts_multi_packet,
-            };
-            let mut v = sa::query(&mut self.tr, sm_lid, self.opts.sm_key, &wanted);
-            if let Some(last) = &self.last_sa {
-                // A query that failed reads as the SA's last answer, not as
-                // nothing (groups vanishing for a sweep would read as deleted).
-                v.keep_failed_from(last);
-                // Our own partitions changed: the others' may have too (a
-                // partition added or removed), read them all in this sweep so
-                // the subnet's partitions and our view of the groups agree.
-                let moved = |k: &(u16, u8)| v.pkeys.get(k) != last.pkeys.get(k);
-                if !tables && end_ports.iter().any(moved) {
-                    tracing::debug!("local partitions changed: reading every partition table");
-                    let all = assemble::end_ports(d);
-                    let wanted = sa::Tables {
-                        end_ports: &all,
-                        whole_fabric: true,
-                        ..wanted
-                    };
-                    sa::tables(&mut self.tr, sm_lid, self.opts.sm_key, &wanted, &mut v);
-                    v.keep_failed_from(last);
-                } else if !tables {
-                    for (k, keys) in &last.pkeys {
-                        v.pkeys.entry(*k).or_insert_with(|| keys.clone());
-                    }
-                    for (lid, g) in &last.guids {
-                        v.guids.entry(*lid).or_insert_with(|| g.clone());
-                    }
-                }
-            }
-            // Whether this SA path cuts multi-packet answers (umad2sim: no
-            // RMPP), as this sweep's answers showed.
-            match v.pkey_read {
-                Some(sa::PKeyRead::WholeFabric) => self.sa_cuts_multi_packet = false,
-                Some(sa::PKeyRead::Cut) => self.sa_cuts_multi_packet = true,
-                _ if !v.cut.is_empty() => self.sa_cuts_multi_packet = true,
-                _ => {}
-            }
-            for what in std::mem::take(&mut v.cut) {
-                self.note_cut(what);
-            }
-            self.note_pkey_read(v.pkey_read);
-            self.stats.sa_failures += v.failures;
-            if v.errors.iter().any(|e| e.starts_with("SMInfoRecord")) {
-                // Logged once below ("SA not answering"), not every sweep.
-                tracing::debug!(sm_lid, "SA silent this sweep");
-            } else if v.failures > 0 {
-                tracing::warn!(
-                    failures = v.failures,
-                    sm_lid,
-                    "SA queries failed: {}",
-                    v.errors.first().map(String::as_str).unwrap_or("")
-                );
-            }
-            if self.opts.subscribe_traps && !self.subscribed && v.failures == 0 {
-                let gid = Gid::new(
-                    d.local_port.as_ref().map(|p| p.gid_prefix).unwrap_or(0),
-                    Guid(self.port.port_guid),
-                );
-                self.subscribed = sa::subscribe(&mut self.tr, sm_lid, gid) > 0;
-            }
-            Some(v)
+            Some(self.query_sa(d, sm_lid, tables, slice))
         };
         // A dead SM (SMInfoRecord unanswered) keeps the last good SA answers, but
         // the SMs say for themselves whether they still run (their SMInfo SMPs
@@ -715,6 +679,97 @@ impl UmadSource {
             None => self.sms = self.probe_sms(sm_lid),
         }
         phase.add_to(&self.tr, &mut self.cost.sa);
+        self.settle_sa(sm_lid, sa_view, sa_ok);
+    }
+
+    /// One sweep's SA queries: the end ports' tables due (see [`sa_end_ports`]),
+    /// what failed kept from the last answers, and what the answers say
+    /// about this SA path noted.
+    fn query_sa(
+        &mut self,
+        d: &Discovered,
+        sm_lid: u16,
+        tables: bool,
+        slice: Option<Slice>,
+    ) -> sa::SaView {
+        let end_ports = sa_end_ports(d, tables, slice);
+        let blocks = assemble::table_blocks(d);
+        let wanted = sa::Tables {
+            end_ports: &end_ports,
+            whole_fabric: tables,
+            blocks: &blocks,
+            cuts_multi_packet: self.sa_cuts_multi_packet,
+        };
+        let mut v = sa::query(&mut self.tr, sm_lid, self.opts.sm_key, &wanted);
+        if let Some(last) = &self.last_sa {
+            // A query that failed reads as the SA's last answer, not as
+            // nothing (groups vanishing for a sweep would read as deleted).
+            v.keep_failed_from(last);
+            // Our own partitions changed: the others' may have too (a
+            // partition added or removed), read them all in this sweep so
+            // the subnet's partitions and our view of the groups agree.
+            let moved = |k: &(u16, u8)| v.pkeys.get(k) != last.pkeys.get(k);
+            if !tables && end_ports.iter().any(moved) {
+                tracing::debug!("local partitions changed: reading every partition table");
+                let all = assemble::end_ports(d);
+                let wanted = sa::Tables {
+                    end_ports: &all,
+                    whole_fabric: true,
+                    ..wanted
+                };
+                sa::tables(&mut self.tr, sm_lid, self.opts.sm_key, &wanted, &mut v);
+                v.keep_failed_from(last);
+            } else if !tables {
+                for (k, keys) in &last.pkeys {
+                    v.pkeys.entry(*k).or_insert_with(|| keys.clone());
+                }
+                for (lid, g) in &last.guids {
+                    v.guids.entry(*lid).or_insert_with(|| g.clone());
+                }
+            }
+        }
+        self.note_sa_answer(&mut v, sm_lid);
+        if self.opts.subscribe_traps && !self.subscribed && v.failures == 0 {
+            let gid = Gid::new(
+                d.local_port.as_ref().map(|p| p.gid_prefix).unwrap_or(0),
+                Guid(self.port.port_guid),
+            );
+            self.subscribed = sa::subscribe(&mut self.tr, sm_lid, gid) > 0;
+        }
+        v
+    }
+
+    /// What one sweep's SA answers say: whether this SA path cuts
+    /// multi-packet answers (umad2sim: no RMPP), how the partition tables
+    /// were read, and the failures (counted, and logged).
+    fn note_sa_answer(&mut self, v: &mut sa::SaView, sm_lid: u16) {
+        match v.pkey_read {
+            Some(sa::PKeyRead::WholeFabric) => self.sa_cuts_multi_packet = false,
+            Some(sa::PKeyRead::Cut) => self.sa_cuts_multi_packet = true,
+            _ if !v.cut.is_empty() => self.sa_cuts_multi_packet = true,
+            _ => {}
+        }
+        for what in std::mem::take(&mut v.cut) {
+            self.note_cut(what);
+        }
+        self.note_pkey_read(v.pkey_read);
+        self.stats.sa_failures += v.failures;
+        if v.errors.iter().any(|e| e.starts_with("SMInfoRecord")) {
+            // Logged once in settle_sa ("SA not answering"), not every sweep.
+            tracing::debug!(sm_lid, "SA silent this sweep");
+        } else if v.failures > 0 {
+            tracing::warn!(
+                failures = v.failures,
+                sm_lid,
+                "SA queries failed: {}",
+                v.errors.first().map(String::as_str).unwrap_or("")
+            );
+        }
+    }
+
+    /// Keeps this sweep's SA view when the SA answered (`sa_ok`), else the
+    /// last one, logging once when the SA stops and starts answering.
+    fn settle_sa(&mut self, sm_lid: u16, sa_view: Option<sa::SaView>, sa_ok: bool) {
         if sa_ok {
             if self.sa_down {
                 tracing::info!(
@@ -724,7 +779,7 @@ impl UmadSource {
                 self.sa_down = false;
             }
             self.last_sa = sa_view;
-        } else if sa_view.is_some() {
+        } else if let Some(v) = &sa_view {
             if !self.sa_down {
                 let silent: Vec<u16> = self
                     .sms
@@ -737,10 +792,7 @@ impl UmadSource {
                     not_answering = ?silent,
                     "SA not answering ({}): SMs that do not answer SMInfo read notActive; \
                      groups, services and partitions are its last answers",
-                    sa_view
-                        .as_ref()
-                        .and_then(|v| v.errors.first())
-                        .map_or("", String::as_str)
+                    v.errors.first().map_or("", String::as_str)
                 );
                 self.sa_down = true;
             }
@@ -848,6 +900,24 @@ impl UmadSource {
             std::thread::sleep(rest);
         }
     }
+}
+
+/// The end ports whose partition tables and GUIDInfo a sweep reads: all
+/// when `tables`, else the local node's (its partitions decide which
+/// multicast groups the SA shows us, read in the same sweep) and this
+/// sweep's `slice` of the periodic re-read.
+fn sa_end_ports(d: &Discovered, tables: bool, slice: Option<Slice>) -> Vec<(u16, u8)> {
+    if tables {
+        return assemble::end_ports(d);
+    }
+    let mut ports = assemble::local_end_ports(d);
+    if let Some(slice) = slice {
+        let due = |&(lid, port): &(u16, u8)| slice.covers(spread::port_key(lid, port));
+        ports.extend(assemble::end_ports(d).into_iter().filter(due));
+        ports.sort_unstable();
+        ports.dedup();
+    }
+    ports
 }
 
 impl From<UmadError> for crate::source::SourceError {

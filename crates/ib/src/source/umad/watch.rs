@@ -23,7 +23,7 @@ use super::req;
 use super::transport::Transport;
 use crate::mad::pma::PortCounters;
 use crate::mad::smp::{attr, PortInfo};
-use crate::types::Guid;
+use crate::types::{Guid, PortState};
 
 /// Why a sweep discovers the subnet.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -82,7 +82,10 @@ pub fn watched(d: &Discovered) -> Vec<(Guid, u8, Vec<u8>, Option<PortInfo>)> {
         let g = n.info.node_guid;
         for p in n.ports.values() {
             let ours = g == d.local && p.num == d.local_port_num;
-            let active = p.info.as_ref().is_some_and(|i| i.port_state == 4);
+            let active = p
+                .info
+                .as_ref()
+                .is_some_and(|i| i.port_state() == Some(PortState::Active));
             let base = n.is_switch() && p.num == 0;
             if ours || !(active || base) {
                 v.push((g, p.num, n.path.clone(), p.info.clone()));

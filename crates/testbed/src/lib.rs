@@ -6,8 +6,8 @@
 //! small watchdog shell that also holds ibsim's console fifo open.
 //!
 //! ```no_run
-//! use ib::testbed::{Testbed, TestbedConfig};
-//! let tb = Testbed::start(TestbedConfig::new(ib::testbed::SMALL_NET)).unwrap();
+//! use ib_testbed::{Testbed, TestbedConfig};
+//! let tb = Testbed::start(TestbedConfig::new(ib_testbed::SMALL_NET)).unwrap();
 //! tb.console("PerformanceSet \"Hca1\"[1] PortCounters.SymbolErrorCounter=5").unwrap();
 //! let out = tb.run_diag("perfquery", &["2", "1"]).unwrap();
 //! assert!(out.success(), "{}", out.stderr);
@@ -16,7 +16,6 @@
 //! The tools come from Debian: `apt-get install ibsim-utils opensm infiniband-diags libibumad-dev`.
 //! Pitfalls (see docs/umad.md): at most 10 clients per ibsim; keep <= 256 MADs outstanding
 //! per client; multi-packet SA answers are cut to one packet; Reports are never delivered.
-#![doc(hidden)]
 
 use std::ffi::OsString;
 use std::fs::{self, File, OpenOptions};
@@ -88,6 +87,42 @@ Hca\t2 \"Hca3\"
 Hca\t1 \"Hca4\"
 [1]\t\"Switch2\"[2]
 ";
+
+/// A two-level fabric in ibsim's net format: `spines` spine and `leaves`
+/// leaf switches of `radix` ports; each leaf has `hosts` single-port HCAs
+/// on its first ports and one uplink to each spine on its last ports (leaf
+/// port `radix - spines + s` to spine `s`'s port `l`, both from 1). Named
+/// spine1.., leaf1.. and h1.. (hosts leaf by leaf); spines come first.
+pub fn leaf_spine_net(spines: u8, leaves: u8, hosts: u8, radix: u8) -> String {
+    use std::fmt::Write as _;
+    let up = |s: u8| radix - spines + s;
+    let mut net = String::new();
+    for s in 1..=spines {
+        let _ = writeln!(net, "Switch\t{radix} \"spine{s}\"");
+        for l in 1..=leaves {
+            let _ = writeln!(net, "[{l}]\t\"leaf{l}\"[{}]", up(s));
+        }
+        net.push('\n');
+    }
+    for l in 1..=leaves {
+        let _ = writeln!(net, "Switch\t{radix} \"leaf{l}\"");
+        for h in 1..=hosts {
+            let _ = writeln!(net, "[{h}]\t\"h{}\"[1]", (l - 1) * hosts + h);
+        }
+        for s in 1..=spines {
+            let _ = writeln!(net, "[{}]\t\"spine{s}\"[{l}]", up(s));
+        }
+        net.push('\n');
+    }
+    for l in 1..=leaves {
+        for h in 1..=hosts {
+            let n = (l - 1) * hosts + h;
+            let _ = writeln!(net, "Hca\t1 \"h{n}\"\n[1]\t\"leaf{l}\"[{h}]\n");
+        }
+    }
+    net.pop();
+    net
+}
 
 /// Default partition file: the default partition with IPoIB, everyone full member.
 pub const DEFAULT_PARTITIONS: &str = "Default=0x7fff, ipoib : ALL=full;\n";
