@@ -11,6 +11,7 @@ mod cli;
 mod commands;
 mod config;
 mod daemon;
+mod http;
 mod metrics;
 mod models;
 mod services;

@@ -21,23 +21,18 @@ mod gzip;
 mod limits;
 mod text;
 
-use std::convert::Infallible;
 use std::sync::atomic::AtomicU64;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use hyper::body::{Bytes, Incoming};
-use hyper::server::conn::http1;
-use hyper::service::service_fn;
 use hyper::{Method, Request, Response, StatusCode};
-use hyper_util::rt::TokioIo;
 use snmp::agent::SnmpStats;
-use tracing::{debug, warn};
+use tracing::debug;
 
 use body::{Body, Scrape};
 pub use fabric::{Families, Group, Shard};
 pub use limits::Limits;
-use limits::{ClientSlots, Stalling};
 
 /// What one scrape asks for: the families (`collect[]`) and group of nodes
 /// (`group`), and so which gzipped part it shares.
@@ -75,12 +70,6 @@ pub struct Sources {
 /// Connections the endpoint holds at once unless configured
 /// (`metrics_max_connections`): a few Prometheus servers and operators.
 pub const DEFAULT_MAX_CONNECTIONS: usize = 64;
-/// A client must send its request headers within this time.
-const HEADER_TIMEOUT: Duration = Duration::from_secs(10);
-/// A connection's whole life, keep-alive included: a slow reader cannot
-/// hold a connection (and its body) for ever.
-const CONNECTION_LIFETIME: Duration = Duration::from_secs(120);
-
 /// The endpoint: its sources and the port labels of the published snapshot.
 struct Endpoint {
     sources: Sources,
@@ -107,7 +96,6 @@ struct Endpoint {
 /// 503 with Retry-After), connections that stall (a slow reader, an idle
 /// keep-alive) closed.
 pub async fn serve(listener: tokio::net::TcpListener, sources: Sources, limits: Limits) {
-    let max_connections = limits.max_connections;
     let endpoint = Arc::new(Endpoint {
         sources,
         rows: tokio::sync::Mutex::new(None),
@@ -118,56 +106,16 @@ pub async fn serve(listener: tokio::net::TcpListener, sources: Sources, limits: 
         chunks: Arc::default(),
     });
     tokio::spawn(make_rows(Arc::clone(&endpoint)));
-    let slots = Arc::new(tokio::sync::Semaphore::new(max_connections.max(1)));
-    let clients = ClientSlots::new(limits.max_per_client);
-    let mut refused = 0u64;
-    loop {
-        let (stream, peer) = match listener.accept().await {
-            Ok(x) => x,
-            Err(e) => {
-                // Out of descriptors and the like: back off, keep serving.
-                warn!(error = %e, "metrics: accept failed");
-                tokio::time::sleep(Duration::from_millis(100)).await;
-                continue;
-            }
-        };
-        let Ok(slot) = Arc::clone(&slots).try_acquire_owned() else {
-            // Closed at once: the descriptor goes back now.
-            refused += 1;
-            if refused.is_power_of_two() {
-                warn!(%peer, refused, limit = max_connections, "metrics: connection limit reached; closing new connections");
-            }
-            drop(stream);
-            continue;
-        };
-        let Some(client) = clients.take(peer.ip()) else {
-            refused += 1;
-            if refused.is_power_of_two() {
-                warn!(%peer, refused, limit = limits.max_per_client, "metrics: per-client connection limit reached; closing new connections");
-            }
-            drop(stream);
-            continue;
-        };
-        let stall = limits.stall_timeout;
+    let bounds = crate::http::Bounds {
+        max_connections: limits.max_connections,
+        max_per_client: limits.max_per_client,
+        stall: limits.stall_timeout,
+    };
+    crate::http::serve(listener, bounds, "metrics", move |req| {
         let endpoint = Arc::clone(&endpoint);
-        tokio::spawn(async move {
-            let svc = service_fn(move |req: Request<Incoming>| {
-                let endpoint = Arc::clone(&endpoint);
-                async move { Ok::<_, Infallible>(respond(&req, &endpoint).await) }
-            });
-            let conn = http1::Builder::new()
-                .timer(hyper_util::rt::TokioTimer::new())
-                .header_read_timeout(HEADER_TIMEOUT)
-                .serve_connection(TokioIo::new(Stalling::new(stream, stall)), svc);
-            match tokio::time::timeout(CONNECTION_LIFETIME, conn).await {
-                Ok(Err(e)) => debug!(%peer, error = %e, "metrics: connection ended"),
-                Err(_) => debug!(%peer, "metrics: connection closed after its lifetime"),
-                Ok(Ok(())) => {}
-            }
-            drop(client);
-            drop(slot);
-        });
-    }
+        async move { respond(&req, &endpoint).await }
+    })
+    .await;
 }
 
 fn accepts_gzip(req: &Request<Incoming>) -> bool {
@@ -401,10 +349,8 @@ fn scrape(
 /// its wait over).
 fn busy(limits: &Limits) -> Response<Body> {
     debug!("metrics: render slots busy; 503");
-    let mut r = Response::new(Body::Fixed(Some(Bytes::from_static(
-        b"busy: too many scrapes at once; retry later\n",
-    ))));
-    *r.status_mut() = StatusCode::SERVICE_UNAVAILABLE;
+    let busy = "busy: too many scrapes at once; retry later\n";
+    let mut r = fixed(StatusCode::SERVICE_UNAVAILABLE, busy, "text/plain");
     let secs = limits.queue_wait.as_secs().max(1).to_string();
     if let Ok(v) = hyper::header::HeaderValue::from_str(&secs) {
         r.headers_mut().insert(hyper::header::RETRY_AFTER, v);
@@ -412,12 +358,17 @@ fn busy(limits: &Limits) -> Response<Body> {
     r
 }
 
+/// A short answer: `status` and `body` of type `content_type`.
+fn fixed(status: StatusCode, body: impl Into<Bytes>, content_type: &'static str) -> Response<Body> {
+    let mut r = Response::new(Body::Fixed(Some(body.into())));
+    *r.status_mut() = status;
+    let v = hyper::header::HeaderValue::from_static(content_type);
+    r.headers_mut().insert(hyper::header::CONTENT_TYPE, v);
+    r
+}
+
 async fn respond(req: &Request<Incoming>, e: &Arc<Endpoint>) -> Response<Body> {
-    let text = |status: StatusCode, body: &'static str| {
-        let mut r = Response::new(Body::Fixed(Some(Bytes::from_static(body.as_bytes()))));
-        *r.status_mut() = status;
-        r
-    };
+    let text = |status, body: &'static str| fixed(status, body, "text/plain");
     if req.method() != Method::GET && req.method() != Method::HEAD {
         return text(StatusCode::METHOD_NOT_ALLOWED, "GET /metrics\n");
     }
@@ -472,14 +423,7 @@ async fn respond(req: &Request<Incoming>, e: &Arc<Endpoint>) -> Response<Body> {
             };
             let published = (e.sources.published)();
             match sd(req.uri().query(), host, &published.snapshot) {
-                Ok(json) => {
-                    let mut r = Response::new(Body::Fixed(Some(Bytes::from(json))));
-                    r.headers_mut().insert(
-                        hyper::header::CONTENT_TYPE,
-                        hyper::header::HeaderValue::from_static("application/json"),
-                    );
-                    r
-                }
+                Ok(json) => fixed(StatusCode::OK, json, "application/json"),
                 Err(help) => text(StatusCode::BAD_REQUEST, help),
             }
         }

@@ -131,29 +131,24 @@ fn plain(
 
 /// Renders and compresses a gzipped part, chunk by chunk, until it ends
 /// or nobody reads or keeps it.
-fn make(m: Maker, pool: &Arc<Pool>, _slot: OwnedSemaphorePermit) {
-    let Maker {
-        text: mut x,
-        part,
-        kept,
-    } = m;
+fn make(mut m: Maker, pool: &Arc<Pool>, _slot: OwnedSemaphorePermit) {
     let mut z = Deflate::new();
     let mut text = pool.text(ROOM);
     let mut out = Vec::with_capacity(2 * GZIP_CHUNK);
     loop {
         text.clear();
-        let more = x.fill(&mut text, CHUNK);
+        let more = m.text.fill(&mut text, CHUNK);
         z.push(text.as_bytes(), &mut out);
         if !more {
             let crc = z.end(false, &mut out);
-            gzip::grow(&kept, &part, out);
-            part.send_modify(|m| m.crc = Some(crc));
+            gzip::grow(&m.kept, &m.part, out);
+            m.part.send_modify(|m| m.crc = Some(crc));
             return;
         }
         if out.len() >= GZIP_CHUNK {
-            gzip::grow(&kept, &part, std::mem::take(&mut out));
+            gzip::grow(&m.kept, &m.part, std::mem::take(&mut out));
             out.reserve(2 * GZIP_CHUNK);
-            if part.is_closed() {
+            if m.part.is_closed() {
                 return;
             }
         }

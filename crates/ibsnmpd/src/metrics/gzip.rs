@@ -102,15 +102,6 @@ pub(super) struct Made {
     octets: usize,
 }
 
-impl Made {
-    /// Adds a chunk (shrunk: a part is kept for the snapshot's life).
-    pub fn push(&mut self, mut chunk: Vec<u8>) {
-        chunk.shrink_to_fit();
-        self.octets += chunk.len();
-        self.chunks.push(Bytes::from(chunk));
-    }
-}
-
 /// A fabric part being made or made: one maker sends, every scrape of it
 /// reads as it grows.
 pub(super) type Part = watch::Receiver<Made>;
@@ -194,12 +185,15 @@ pub(super) fn find(
     Found::Make(tx, rx)
 }
 
-/// Adds `chunk` to `part`; past [`KEPT_MAX`] the part is kept no more
-/// (scrapes that read it still get all of it).
-pub(super) fn grow(kept: &Mutex<Kept>, part: &watch::Sender<Made>, chunk: Vec<u8>) {
+/// Adds `chunk` to `part` (shrunk: a part is kept for the snapshot's
+/// life); past [`KEPT_MAX`] the part is kept no more (scrapes that read it
+/// still get all of it).
+pub(super) fn grow(kept: &Mutex<Kept>, part: &watch::Sender<Made>, mut chunk: Vec<u8>) {
+    chunk.shrink_to_fit();
     let mut octets = 0;
     part.send_modify(|m| {
-        m.push(chunk);
+        m.octets += chunk.len();
+        m.chunks.push(Bytes::from(chunk));
         octets = m.octets;
     });
     if octets > KEPT_MAX {
