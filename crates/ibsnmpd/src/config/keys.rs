@@ -264,7 +264,7 @@ const TABLE: &[Key] = &[
         key: "`metrics_families`",
         flag: "-",
         default: "`[\"data\", \"errors\", \"state\", \"health\"]`",
-        meaning: "the per-port families a scrape carries, by group: `data`, `errors`, `state`, `health`, `detail`, `vl` (docs/metrics.md \"Families\")",
+        meaning: "the per-port families a scrape carries, by group: `data`, `errors`, `state`, `health` (22 samples a healthy port), opt-in `casts` (unicast and multicast packets), `detail`, `vl` (docs/metrics.md \"Families\")",
     },
     Key {
         key: "`node_name_map`",
