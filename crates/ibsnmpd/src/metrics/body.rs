@@ -50,9 +50,6 @@ impl hyper::body::Body for Body {
             Body::Chunks(rx) => rx.poll_recv(cx).map(|c| c.map(|c| Ok(Frame::data(c)))),
         }
     }
-    fn is_end_stream(&self) -> bool {
-        matches!(self, Body::Fixed(None))
-    }
 }
 
 /// Where a scrape's fabric part comes from.

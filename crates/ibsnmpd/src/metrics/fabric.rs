@@ -172,126 +172,12 @@ impl Exposition {
     /// Appends samples to `out` until it holds at least `want` octets or
     /// the fabric part ends; false once it has ended.
     pub(super) fn fill(&mut self, out: &mut Text, want: usize) -> bool {
-        let published = Arc::clone(&self.published);
-        let rows = Arc::clone(&self.rows);
-        let snap = &published.snapshot;
-        let report = published.extra.health.as_deref();
         while let Some(&step) = self.steps.get(self.step) {
             if !self.started {
                 self.begin(out, step);
                 self.started = true;
             }
-            let done = match step {
-                Step::Info(k) => self.each(out, want, &snap.nodes, |w, n| {
-                    if Kind::of(n) == k {
-                        info(w.out, w.name.as_str(), k, snap, n);
-                    }
-                }),
-                // The rows hold a column for each family of the configured
-                // groups, and a scrape's families are among them
-                // (`metrics_families` takes a restart).
-                Step::Counter(k, _, i) => {
-                    let column = rows.column(k, i);
-                    self.each(out, want, rows.kind(k), |w, r| {
-                        if let Some(&v) = column.get(w.pos).filter(|_| r.counted) {
-                            w.sample(r, v);
-                        }
-                    })
-                }
-                Step::Detail(k, i) => {
-                    let Some(&((_, _, value), read)) = DETAIL_COUNTERS.get(i) else {
-                        break;
-                    };
-                    self.each(out, want, rows.kind(k), |w, r| {
-                        if let Some(c) = snap.ports.get(r.port).and_then(|p| p.counters.as_ref()) {
-                            if read(&c.readings) {
-                                w.sample(r, value(&c.totals));
-                            }
-                        }
-                    })
-                }
-                Step::Vl(k, i) => {
-                    let Some(&(_, _, vls, unit)) = VL_COUNTERS.get(i) else {
-                        break;
-                    };
-                    self.each(out, want, rows.kind(k), |w, r| {
-                        let Some(c) = snap.ports.get(r.port).and_then(|p| p.counters.as_ref())
-                        else {
-                            return;
-                        };
-                        let counts = vls(&c.totals);
-                        if counts.is_present() {
-                            for (vl, v) in counts.to_array().iter().enumerate() {
-                                sample_vl(
-                                    w.out,
-                                    w.name.as_str(),
-                                    w.rows.labels(r),
-                                    vl,
-                                    v.wrapping_mul(unit),
-                                );
-                            }
-                        }
-                    })
-                }
-                Step::State(k, i) => {
-                    let column = rows.state(k, i);
-                    self.each(out, want, rows.kind(k), |w, r| {
-                        if let Some(&v) = column.get(w.pos) {
-                            w.sample(r, v);
-                        }
-                    })
-                }
-                Step::Link(k, limited) => {
-                    let links = rows.links(k);
-                    self.each(out, want, rows.kind(k), |w, r| {
-                        // A link with nothing found has no sample.
-                        if links.get(w.pos).is_some_and(|l| l[usize::from(limited)]) {
-                            let Some(h) = health_of(report, r) else {
-                                return;
-                            };
-                            let finding = if limited { &h.limited } else { &h.degraded };
-                            if let Some(d) = finding {
-                                below(w.out, w.name.as_str(), w.rows.labels(r), d);
-                            }
-                        }
-                    })
-                }
-                Step::Health(k, i) => {
-                    let column = rows.health(k, i);
-                    self.each(out, want, rows.kind(k), |w, r| {
-                        // A zero (no errors, no flaps, no flag) tells
-                        // nothing: a healthy port has no health samples.
-                        if let Some(&v) = column.get(w.pos) {
-                            if v.to_bits() != NO_VALUE.to_bits() && v != 0.0 {
-                                w.sample_f64(r, v);
-                            }
-                        }
-                    })
-                }
-                Step::HealthSettings => {
-                    if let Some(r) = report {
-                        health_settings(out, r);
-                    }
-                    true
-                }
-                Step::Sms => self.each(out, want, &snap.sms, |w, sm| {
-                    let node = sm
-                        .port
-                        .and_then(|p| snap.port(p))
-                        .and_then(|p| snap.node(p.node));
-                    let _ = writeln!(
-                        w.out,
-                        "{}{{guid=\"{}\",lid=\"{}\",node=\"{}\",priority=\"{}\"}} {}",
-                        w.name.as_str(),
-                        sm.info.guid,
-                        sm.lid.0,
-                        esc(node.map_or("", |n| n.description.as_str())),
-                        sm.info.priority,
-                        sm.info.sm_state
-                    );
-                }),
-            };
-            if done {
+            if self.write(out, want, step) {
                 self.step += 1;
                 self.pos = 0;
                 self.started = false;
@@ -301,6 +187,124 @@ impl Exposition {
             }
         }
         false
+    }
+
+    /// Writes `step`'s samples from the cursor on until `out` holds `want`
+    /// octets; true when the step has no more.
+    fn write(&mut self, out: &mut Text, want: usize, step: Step) -> bool {
+        let published = Arc::clone(&self.published);
+        let rows = Arc::clone(&self.rows);
+        let snap = &published.snapshot;
+        let report = published.extra.health.as_deref();
+        match step {
+            Step::Info(k) => self.each(out, want, &snap.nodes, |w, n| {
+                if Kind::of(n) == k {
+                    info(w.out, w.name.as_str(), k, snap, n);
+                }
+            }),
+            // The rows hold a column for each family of the configured
+            // groups, and a scrape's families are among them
+            // (`metrics_families` takes a restart).
+            Step::Counter(k, _, i) => {
+                let column = rows.column(k, i);
+                self.each(out, want, rows.kind(k), |w, r| {
+                    if let Some(&v) = column.get(w.pos).filter(|_| r.counted) {
+                        w.sample(r, v);
+                    }
+                })
+            }
+            Step::Detail(k, i) => {
+                let Some(&((_, _, value), read)) = DETAIL_COUNTERS.get(i) else {
+                    return true;
+                };
+                self.each(out, want, rows.kind(k), |w, r| {
+                    if let Some(c) = snap.ports.get(r.port).and_then(|p| p.counters.as_ref()) {
+                        if read(&c.readings) {
+                            w.sample(r, value(&c.totals));
+                        }
+                    }
+                })
+            }
+            Step::Vl(k, i) => {
+                let Some(&(_, _, vls, unit)) = VL_COUNTERS.get(i) else {
+                    return true;
+                };
+                self.each(out, want, rows.kind(k), |w, r| {
+                    let Some(c) = snap.ports.get(r.port).and_then(|p| p.counters.as_ref()) else {
+                        return;
+                    };
+                    let counts = vls(&c.totals);
+                    if counts.is_present() {
+                        for (vl, v) in counts.to_array().iter().enumerate() {
+                            sample_vl(
+                                w.out,
+                                w.name.as_str(),
+                                w.rows.labels(r),
+                                vl,
+                                v.wrapping_mul(unit),
+                            );
+                        }
+                    }
+                })
+            }
+            Step::State(k, i) => {
+                let column = rows.state(k, i);
+                self.each(out, want, rows.kind(k), |w, r| {
+                    if let Some(&v) = column.get(w.pos) {
+                        w.sample(r, v);
+                    }
+                })
+            }
+            Step::Link(k, limited) => {
+                let links = rows.links(k);
+                self.each(out, want, rows.kind(k), |w, r| {
+                    // A link with nothing found has no sample.
+                    if links.get(w.pos).is_some_and(|l| l[usize::from(limited)]) {
+                        let Some(h) = health_of(report, r) else {
+                            return;
+                        };
+                        let finding = if limited { &h.limited } else { &h.degraded };
+                        if let Some(d) = finding {
+                            below(w.out, w.name.as_str(), w.rows.labels(r), d);
+                        }
+                    }
+                })
+            }
+            Step::Health(k, i) => {
+                let column = rows.health(k, i);
+                self.each(out, want, rows.kind(k), |w, r| {
+                    // A zero (no errors, no flaps, no flag) tells
+                    // nothing: a healthy port has no health samples.
+                    if let Some(&v) = column.get(w.pos) {
+                        if v.to_bits() != NO_VALUE.to_bits() && v != 0.0 {
+                            w.sample_f64(r, v);
+                        }
+                    }
+                })
+            }
+            Step::HealthSettings => {
+                if let Some(r) = report {
+                    health_settings(out, r);
+                }
+                true
+            }
+            Step::Sms => self.each(out, want, &snap.sms, |w, sm| {
+                let node = sm
+                    .port
+                    .and_then(|p| snap.port(p))
+                    .and_then(|p| snap.node(p.node));
+                let _ = writeln!(
+                    w.out,
+                    "{}{{guid=\"{}\",lid=\"{}\",node=\"{}\",priority=\"{}\"}} {}",
+                    w.name.as_str(),
+                    sm.info.guid,
+                    sm.lid.0,
+                    esc(node.map_or("", |n| n.description.as_str())),
+                    sm.info.priority,
+                    sm.info.sm_state
+                );
+            }),
+        }
     }
 
     /// Writes a step's HELP and TYPE and remembers its metric name.
