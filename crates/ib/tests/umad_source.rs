@@ -1,7 +1,9 @@
 //! The umad source on ibsim + OpenSM: discovery equals ibnetdiscover, counters set in
 //! ibsim appear, Unlink/ReLink give events within one sweep, failures are survived.
+mod common;
 mod umad_util;
 
+use common::get_port_counters;
 use ib::model::{dump_ibnetdiscover, FabricEventKind};
 use ib::source::umad::{UmadOptions, UmadSource};
 use ib::types::PortNum;
@@ -132,7 +134,7 @@ fn performance_set_counters_appear() {
 
     // The control path: PMA Set(PortCounters) with a CounterSelect clears that counter.
     use ib::mad::pma::{counter_select, PortCounters, PortSamplesControl};
-    use ib::source::{ControlOp, ControlReply, Source};
+    use ib::source::{ControlOp, Source};
     let hca1 = guid(&snap2, "Hca1");
     Source::control(
         &mut s,
@@ -145,17 +147,7 @@ fn performance_set_counters_appear() {
         },
     )
     .unwrap();
-    let r = Source::control(
-        &mut s,
-        ControlOp::GetPortCounters {
-            node: hca1,
-            port: PortNum(1),
-        },
-    )
-    .unwrap();
-    let ControlReply::PortCounters(pc) = r else {
-        panic!("{r:?}")
-    };
+    let pc = get_port_counters(&mut s, hca1, PortNum(1));
     assert_eq!(pc.symbol_error_counter, 0);
     // ibsim's PMA has no PortSamplesControl: a clear error, no panic.
     let e = Source::control(

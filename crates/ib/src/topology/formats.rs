@@ -217,6 +217,17 @@ impl Port {
     }
 }
 
+/// Port `pi` of node `i` leads to port `port` of node `j` (found or made
+/// for it once every line is read): the far node has at least that port.
+fn connect(nodes: &mut [Node], (i, pi): (usize, usize), (j, port): (usize, u8)) {
+    if let Some(x) = nodes.get_mut(j) {
+        x.max_port = x.max_port.max(port);
+    }
+    if let Some(p) = nodes.get_mut(i).and_then(|n| n.ports.get_mut(pi)) {
+        p.remote = Some((j, port));
+    }
+}
+
 fn ctx<'a>(file: &'a str, line: usize) -> Ctx<'a> {
     Ctx { file, line }
 }
@@ -387,12 +398,7 @@ fn ports(text: &str, file: &str) -> Result<Vec<Node>, TopologyError> {
                 nodes.len() - 1
             }
         };
-        if let Some(x) = nodes.get_mut(j) {
-            x.max_port = x.max_port.max(r.port);
-        }
-        if let Some(p) = nodes.get_mut(i).and_then(|n| n.ports.get_mut(pi)) {
-            p.remote = Some((j, r.port));
-        }
+        connect(&mut nodes, (i, pi), (j, r.port));
     }
     Ok(nodes)
 }
