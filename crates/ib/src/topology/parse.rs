@@ -5,7 +5,7 @@
 
 use super::formats::{self, Format};
 use super::links::{link_up, quoted, Ctx};
-use super::read::{path_name, quote, Limits, Reader, DEFAULT_LIMITS};
+use super::read::{path_name, quote, record_lines, Limits, Reader, DEFAULT_LIMITS};
 use super::{
     LftOverride, TopoNode, TopoPort, Topology, TopologyError, IBSIM_CA_GUID_BASE,
     IBSIM_ROUTER_GUID_BASE, IBSIM_SWITCH_GUID_BASE, MAX_PORTS,
@@ -132,17 +132,14 @@ impl Parser {
     ) -> Result<(), TopologyError> {
         // Index of the node whose port lines may follow.
         let mut open: Option<usize> = None;
-        for (i, raw) in text.lines().enumerate() {
-            let ctx = Ctx { file, line: i + 1 };
-            let line = raw.trim_end_matches('\r');
-            let trimmed = line.trim();
-            if trimmed.is_empty() {
+        for (n, line) in record_lines(text) {
+            let ctx = Ctx { file, line: n };
+            // A blank line ends the node record.
+            let Some(line) = line else {
                 open = None;
                 continue;
-            }
-            if trimmed.starts_with('#') {
-                continue;
-            }
+            };
+            let trimmed = line.trim();
             if line.starts_with('[') {
                 let Some(n) = open else {
                     return Err(ctx.err("port line outside a node record: expected a node header (Switch|Hca|Ca|Rt) before it"));
