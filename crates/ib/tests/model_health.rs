@@ -19,6 +19,13 @@ fn first_linked_active(snap: &Snapshot) -> usize {
         .unwrap()
 }
 
+/// A sweep of the sim fabric and its [`first_linked_active`] port.
+fn swept() -> (Snapshot, usize) {
+    let snap = sim().sweep().unwrap();
+    let i = first_linked_active(&snap);
+    (snap, i)
+}
+
 #[test]
 fn a_healthy_fabric_reports_nothing() {
     let mut s = sim();
@@ -58,10 +65,8 @@ fn a_narrow_link_is_degraded_and_a_dropped_one_down_after_up() {
 
 #[test]
 fn a_link_enabled_below_what_both_ends_support_is_limited_not_degraded() {
-    let mut s = sim();
     let mut h = Health::default();
-    let mut snap = s.sweep().unwrap();
-    let i = first_linked_active(&snap);
+    let (mut snap, i) = swept();
     let r = snap.ports[i].remote.unwrap() as usize;
     let supported = snap.ports[i].info.link_width_supported;
     assert!(supported & snap.ports[r].info.link_width_supported & !1 != 0);
@@ -93,10 +98,8 @@ fn a_link_enabled_below_what_both_ends_support_is_limited_not_degraded() {
 
 #[test]
 fn flaps_the_sweeps_saw_count_when_link_downed_does_not_move() {
-    let mut s = sim();
     let mut h = Health::default();
-    let mut snap = s.sweep().unwrap();
-    let i = first_linked_active(&snap);
+    let (mut snap, i) = swept();
     let key = |r: &PortHealth| (r.guid, r.port);
     let want = {
         let p = &snap.ports[i];

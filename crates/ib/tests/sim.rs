@@ -1,7 +1,9 @@
 //! The simulated fabric: bring-up, routing, counters, control operations, events,
 //! sampling, dumps.
 
-use ib::mad::pma::{counter_select, sample_select, sample_status, PortCounters};
+use ib::mad::pma::{
+    counter_select, sample_select, sample_status, PortCounters, PortSamplesControl,
+};
 use ib::model::{diff, dump_ibnetdiscover, dump_json, FabricEventKind, Snapshot};
 use ib::source::sim::{samples_request, SimConfig, SimSource};
 use ib::source::{open, ControlOp, ControlReply, Source, SourceOptions, SourceSpec};
@@ -253,6 +255,19 @@ fn error_burst_moves_error_counters() {
     assert_eq!(b.totals.port_rcv_errors - a.totals.port_rcv_errors, 100);
 }
 
+/// SetPortSamplesControl on `node`; what the PMA answers.
+fn set_samples_control(
+    sim: &mut SimSource,
+    node: Guid,
+    control: PortSamplesControl,
+) -> PortSamplesControl {
+    let op = ControlOp::SetPortSamplesControl { node, control };
+    let ControlReply::PortSamplesControl(c) = sim.control(op).unwrap() else {
+        panic!()
+    };
+    c
+}
+
 #[test]
 fn sampling_state_machine() {
     let mut sim = SimSource::default_fabric(manual(9)).unwrap();
@@ -271,30 +286,14 @@ fn sampling_state_machine() {
             0x7777,
         ],
     );
-    let ControlReply::PortSamplesControl(c) = sim
-        .control(ControlOp::SetPortSamplesControl {
-            node,
-            control: req.clone(),
-        })
-        .unwrap()
-    else {
-        panic!()
-    };
+    let c = set_samples_control(&mut sim, node, req.clone());
     assert_eq!(c.sample_status, sample_status::STARTED);
     assert_eq!(c.tag, 0x1234);
     assert_eq!(c.tick, 0xFF);
     // Another requester's Set collides and leaves the run alone.
     let mut other = req.clone();
     other.tag = 0x9999;
-    let ControlReply::PortSamplesControl(c) = sim
-        .control(ControlOp::SetPortSamplesControl {
-            node,
-            control: other,
-        })
-        .unwrap()
-    else {
-        panic!()
-    };
+    let c = set_samples_control(&mut sim, node, other);
     assert_eq!(c.tag, 0x1234);
 
     let n = s0.node_by_guid(node).unwrap();
@@ -337,15 +336,7 @@ fn sampling_state_machine() {
     // A finished run accepts a new Tag.
     let mut next = req;
     next.tag = 0x4321;
-    let ControlReply::PortSamplesControl(c) = sim
-        .control(ControlOp::SetPortSamplesControl {
-            node,
-            control: next,
-        })
-        .unwrap()
-    else {
-        panic!()
-    };
+    let c = set_samples_control(&mut sim, node, next);
     assert_eq!(c.tag, 0x4321);
 }
 

@@ -15,18 +15,30 @@ fn env_or(name: &str, default: usize) -> usize {
         .unwrap_or(default)
 }
 
-#[test]
-#[ignore = "benchmark: run by scripts/bench-pma.sh under LD_PRELOAD=libumad2sim.so"]
-fn bench_pma_sweep() {
-    let window = env_or("UMAD_BENCH_WINDOW", 128);
-    let rounds = env_or("UMAD_BENCH_ROUNDS", 3);
+/// `UMAD_BENCH_WINDOW` (else `window`) and `UMAD_BENCH_ROUNDS` (else 3).
+fn window_and_rounds(window: usize) -> (usize, usize) {
+    (
+        env_or("UMAD_BENCH_WINDOW", window),
+        env_or("UMAD_BENCH_ROUNDS", 3),
+    )
+}
+
+/// A transport on the default CA and port with `window` MADs outstanding.
+fn open_transport(window: usize) -> Transport {
     let lib = ffi::library().unwrap();
     let p = lib.resolve(None, None).unwrap();
     let cfg = TransportConfig {
         window,
         ..Default::default()
     };
-    let mut t = Transport::open(&p.ca, p.port, cfg).unwrap();
+    Transport::open(&p.ca, p.port, cfg).unwrap()
+}
+
+#[test]
+#[ignore = "benchmark: run by scripts/bench-pma.sh under LD_PRELOAD=libumad2sim.so"]
+fn bench_pma_sweep() {
+    let (window, rounds) = window_and_rounds(128);
+    let mut t = open_transport(window);
     let t0 = Instant::now();
     let d = discover(&mut t, DiscoverOptions { lft: false });
     let disc = t0.elapsed();
@@ -74,8 +86,7 @@ fn bench_pma_sweep() {
 #[test]
 #[ignore = "benchmark: run by scripts/bench-pma.sh under LD_PRELOAD=libumad2sim.so"]
 fn bench_source_sweeps() {
-    let window = env_or("UMAD_BENCH_WINDOW", 256);
-    let rounds = env_or("UMAD_BENCH_ROUNDS", 3);
+    let (window, rounds) = window_and_rounds(256);
     for (mode, topology_every, quick_start) in [
         ("default", 30u32, true),
         ("no_quick_start", 30, false),
@@ -150,15 +161,8 @@ fn cycle(s: &mut UmadSource, window: usize, n: usize) {
 #[test]
 #[ignore = "benchmark: run under LD_PRELOAD=libumad2sim.so against a large ibsim fabric"]
 fn bench_lft_read() {
-    let window = env_or("UMAD_BENCH_WINDOW", 256);
-    let rounds = env_or("UMAD_BENCH_ROUNDS", 3);
-    let lib = ffi::library().unwrap();
-    let p = lib.resolve(None, None).unwrap();
-    let cfg = TransportConfig {
-        window,
-        ..Default::default()
-    };
-    let mut t = Transport::open(&p.ca, p.port, cfg).unwrap();
+    let (window, rounds) = window_and_rounds(256);
+    let mut t = open_transport(window);
     let mut d = discover(&mut t, DiscoverOptions { lft: false });
     let switches = d.nodes.values().filter(|n| n.switch_info.is_some()).count();
     let top = d

@@ -4,7 +4,6 @@ mod umad_util;
 use ib::source::umad::discover::{discover, DiscoverOptions};
 use ib::source::umad::ffi;
 use ib::source::umad::transport::{Transport, TransportConfig};
-use ib_testbed::{TestbedConfig, SMALL_NET};
 use umad_util::*;
 
 fn our_view() -> IbnetView {
@@ -58,9 +57,7 @@ fn equals_ibnetdiscover(links: usize) -> usize {
 #[test]
 fn discovery_equals_ibnetdiscover() {
     if !in_child() {
-        let tb = start(TestbedConfig::new(SMALL_NET));
-        run_child(&tb, "discovery_equals_ibnetdiscover", &[]);
-        return;
+        return run_on_small_net("discovery_equals_ibnetdiscover");
     }
     let links = equals_ibnetdiscover(1);
     println!("links {links}");
@@ -70,11 +67,7 @@ fn discovery_equals_ibnetdiscover() {
 #[test]
 fn fat_tree_discovery_equals_ibnetdiscover() {
     if !in_child() {
-        let topo = ib::topology::fat_tree(128, 8, 3).unwrap();
-        let net = ib::topology::write_ibnetdiscover(&topo, &Default::default());
-        let tb = start(TestbedConfig::new(net));
-        run_child(&tb, "fat_tree_discovery_equals_ibnetdiscover", &[]);
-        return;
+        return run_on_fat_tree(128, "fat_tree_discovery_equals_ibnetdiscover");
     }
     equals_ibnetdiscover(501);
 }

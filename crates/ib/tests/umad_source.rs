@@ -1,7 +1,9 @@
 //! The umad source on ibsim + OpenSM: discovery equals ibnetdiscover, counters set in
 //! ibsim appear, Unlink/ReLink give events within one sweep, failures are survived.
+mod common;
 mod umad_util;
 
+use common::get_port_counters;
 use ib::model::{dump_ibnetdiscover, FabricEventKind};
 use ib::source::umad::{UmadOptions, UmadSource};
 use ib::types::PortNum;
@@ -87,15 +89,11 @@ fn performance_set_counters_appear() {
     // below is such a sweep.
     // Detail attributes every sweep here (what a default sweep reads of them is
     // `detail_attributes_follow_their_summary_counters`).
-    let mut s = open_with(UmadOptions {
+    let o = UmadOptions {
         topology_every: 2,
-        pma: ib::source::umad::pma::PmaOptions {
-            detail_every: 1,
-            remote_details: ib::source::umad::pma::detail::ALL,
-            ..Default::default()
-        },
         ..UmadOptions::default()
-    });
+    };
+    let mut s = open_with(with_details(o, 1));
     s.sweep().unwrap();
     child_console("PerformanceSet \"Hca1\"[1] PortCounters.SymbolErrorCounter=5");
     child_console(
@@ -136,14 +134,8 @@ fn performance_set_counters_appear() {
 
     // The control path: PMA Set(PortCounters) with a CounterSelect clears that counter.
     use ib::mad::pma::{counter_select, PortCounters, PortSamplesControl};
-    use ib::source::{ControlOp, ControlReply, Source};
-    let hca1 = snap2
-        .nodes
-        .iter()
-        .find(|n| n.description == "Hca1")
-        .unwrap()
-        .info
-        .node_guid;
+    use ib::source::{ControlOp, Source};
+    let hca1 = guid(&snap2, "Hca1");
     Source::control(
         &mut s,
         ControlOp::SetPortCounters {
@@ -155,17 +147,7 @@ fn performance_set_counters_appear() {
         },
     )
     .unwrap();
-    let r = Source::control(
-        &mut s,
-        ControlOp::GetPortCounters {
-            node: hca1,
-            port: PortNum(1),
-        },
-    )
-    .unwrap();
-    let ControlReply::PortCounters(pc) = r else {
-        panic!("{r:?}")
-    };
+    let pc = get_port_counters(&mut s, hca1, PortNum(1));
     assert_eq!(pc.symbol_error_counter, 0);
     // ibsim's PMA has no PortSamplesControl: a clear error, no panic.
     let e = Source::control(
@@ -187,14 +169,7 @@ fn detail_attributes_follow_their_summary_counters() {
     // The default schedule for details of a non-local port a consumer wants
     // (`remote_details`): read again when the summary counter they break down
     // moves (or every `detail_every` sweeps).
-    let mut s = open_with(UmadOptions {
-        pma: ib::source::umad::pma::PmaOptions {
-            detail_every: 1000,
-            remote_details: ib::source::umad::pma::detail::ALL,
-            ..Default::default()
-        },
-        ..UmadOptions::default()
-    });
+    let mut s = open_with(with_details(UmadOptions::default(), 1000));
     s.sweep().unwrap();
     s.sweep().unwrap();
     let sent = s.stats().transport.sent;
@@ -228,13 +203,7 @@ fn unlink_relink_events_within_one_sweep() {
     }
     let mut s = open();
     let mut prev = s.sweep().unwrap();
-    let hca4 = prev
-        .nodes
-        .iter()
-        .find(|n| n.description == "Hca4")
-        .unwrap()
-        .info
-        .node_guid;
+    let hca4 = guid(&prev, "Hca4");
     child_console("Unlink \"Hca4\"[1]");
     let mut next = s.sweep().unwrap();
     let ev = ib::model::diff(&prev, &next);

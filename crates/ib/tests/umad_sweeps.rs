@@ -4,7 +4,7 @@
 //! and still show link events within one sweep.
 mod umad_util;
 
-use ib::model::{FabricEventKind, Node, Port, Snapshot};
+use ib::model::{FabricEventKind, Port, Snapshot};
 use ib::source::umad::{UmadOptions, UmadSource};
 use ib::types::Guid;
 use umad_util::*;
@@ -13,26 +13,13 @@ fn open() -> UmadSource {
     open_source(UmadOptions::default())
 }
 
-/// A source that reads every port's detail attributes (what the daemon does
-/// for the metrics families `detail` and `vl`, and dumps); `detail_every`
-/// as given.
+/// A source that reads every port's detail attributes ([`with_details`]).
 fn open_with_details(detail_every: u32) -> UmadSource {
-    let mut o = UmadOptions::default();
-    o.pma.remote_details = ib::source::umad::pma::detail::ALL;
-    o.pma.detail_every = detail_every;
-    open_source(o)
+    open_source(with_details(UmadOptions::default(), detail_every))
 }
 
 fn parent(name: &str) {
     run_on_small_net(name)
-}
-
-fn node<'a>(s: &'a Snapshot, desc: &str) -> Option<&'a Node> {
-    s.nodes.iter().find(|n| n.description == desc)
-}
-
-fn guid(s: &Snapshot, desc: &str) -> Guid {
-    node(s, desc).expect(desc).info.node_guid
 }
 
 /// Linked ports (a switch's port 0 aside) with their node's description.
@@ -425,13 +412,11 @@ fn details_follow_consumers_and_the_periodic_refresh() {
         return parent("details_follow_consumers_and_the_periodic_refresh");
     }
     let every = 4;
-    let mut o = UmadOptions {
+    let o = UmadOptions {
         tables_every: every,
         ..UmadOptions::default()
     };
-    o.pma.remote_details = ib::source::umad::pma::detail::ALL;
-    o.pma.detail_every = every;
-    let mut s = open_source(o);
+    let mut s = open_source(with_details(o, every));
     s.sweep().unwrap();
     let second = s.sweep().unwrap();
     for (desc, p) in linked(&second) {

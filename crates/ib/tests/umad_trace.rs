@@ -6,7 +6,6 @@ mod umad_util;
 use ib::model::route::trace;
 use ib::source::umad::{UmadOptions, UmadSource};
 use ib::types::Lid;
-use ib_testbed::TestbedConfig;
 use umad_util::*;
 
 /// (node description, entry port, exit port) of each hop ibtracert prints.
@@ -38,11 +37,7 @@ fn ca_ports(s: &ib::model::Snapshot) -> Vec<u32> {
 #[test]
 fn traces_equal_ibtracert_in_a_fat_tree() {
     if !in_child() {
-        let topo = ib::topology::fat_tree(64, 8, 3).unwrap();
-        let net = ib::topology::write_ibnetdiscover(&topo, &Default::default());
-        let tb = start(TestbedConfig::new(net));
-        run_child(&tb, "traces_equal_ibtracert_in_a_fat_tree", &[]);
-        return;
+        return run_on_fat_tree(64, "traces_equal_ibtracert_in_a_fat_tree");
     }
     let mut src = UmadSource::open(None, None, UmadOptions::default()).unwrap();
     // The forwarding tables come with the second sweep (quick start).
@@ -75,9 +70,10 @@ fn traces_equal_ibtracert_in_a_fat_tree() {
 #[test]
 fn dual_rail_traces_equal_ibtracert() {
     if !in_child() {
-        let tb = start(TestbedConfig::new(include_str!("data/net.dual-rail")));
-        run_child(&tb, "dual_rail_traces_equal_ibtracert", &[]);
-        return;
+        return run_on_net(
+            include_str!("data/net.dual-rail"),
+            "dual_rail_traces_equal_ibtracert",
+        );
     }
     let mut src = UmadSource::open(None, None, UmadOptions::default()).unwrap();
     src.sweep().unwrap();

@@ -97,11 +97,16 @@ impl fmt::Debug for DrPath {
     }
 }
 
+/// A management class with the ClassVersion requests of it carry.
+type Class = (u8, u8);
+const SUBN_LID_ROUTED: Class = (class::SUBN_LID_ROUTED, class_version::SUBN);
+const PERF_MGT: Class = (class::PERF_MGT, class_version::PERF_MGT);
+const SUBN_ADM: Class = (class::SUBN_ADM, class_version::SUBN_ADM);
+
 /// A MAD with its common header (LID-routed SMPs and GS classes) laid out,
 /// the rest zero.
 fn with_header(
-    mgmt_class: u8,
-    cv: u8,
+    (mgmt_class, cv): Class,
     m: u8,
     tid: u64,
     attr: u16,
@@ -192,14 +197,7 @@ pub fn lid_smp(
     m_key: u64,
     data: &[u8],
 ) -> Result<MadBuf, MadError> {
-    let mut buf = with_header(
-        class::SUBN_LID_ROUTED,
-        class_version::SUBN,
-        m,
-        tid,
-        attribute_id,
-        attribute_modifier,
-    )?;
+    let mut buf = with_header(SUBN_LID_ROUTED, m, tid, attribute_id, attribute_modifier)?;
     super::bits::set(&mut buf, SMP_M_KEY_OFFSET * 8, 64, m_key);
     put_data(&mut buf, SMP_DATA_OFFSET, SMP_DATA_LEN, data, "SMP data")?;
     Ok(buf)
@@ -213,14 +211,7 @@ pub fn pma(
     tid: u64,
     data: &[u8],
 ) -> Result<MadBuf, MadError> {
-    let mut buf = with_header(
-        class::PERF_MGT,
-        class_version::PERF_MGT,
-        m,
-        tid,
-        attribute_id,
-        attribute_modifier,
-    )?;
+    let mut buf = with_header(PERF_MGT, m, tid, attribute_id, attribute_modifier)?;
     put_data(&mut buf, GS_DATA_OFFSET, 192, data, "PMA data")?;
     Ok(buf)
 }
@@ -293,14 +284,7 @@ pub fn sa(
     tid: u64,
     record: &[u8],
 ) -> Result<MadBuf, MadError> {
-    let mut buf = with_header(
-        class::SUBN_ADM,
-        class_version::SUBN_ADM,
-        m,
-        tid,
-        attribute_id,
-        attribute_modifier,
-    )?;
+    let mut buf = with_header(SUBN_ADM, m, tid, attribute_id, attribute_modifier)?;
     let rmpp_h = if m == method::GET_MULTI {
         RmppHeader {
             rmpp_version: rmpp::VERSION,

@@ -653,7 +653,7 @@ fn pair_up(
 
     // Swaps: planned a-b and c-d, actual a-d and c-b.
     for (i, &(a, b)) in missing.iter().enumerate() {
-        if missing_used.get(i).copied().unwrap_or(true) {
+        if !free(&missing_used, i) {
             continue;
         }
         let found = [(a, b), (b, a)].into_iter().find_map(|(a, b)| {
@@ -664,9 +664,9 @@ fn pair_up(
             let u2 = *u_at.get(&c)?;
             let unused = m2 != i
                 && u1 != u2
-                && !missing_used.get(m2).copied().unwrap_or(true)
-                && !unexpected_used.get(u1).copied().unwrap_or(true)
-                && !unexpected_used.get(u2).copied().unwrap_or(true);
+                && free(&missing_used, m2)
+                && free(&unexpected_used, u1)
+                && free(&unexpected_used, u2);
             (unused && other(*unexpected.get(u2)?, c) == b).then_some((a, c, m2, u1, u2))
         });
         let Some((a, c, m2, u1, u2)) = found else {
@@ -692,12 +692,12 @@ fn pair_up(
     }
     // A planned end arriving elsewhere: missing a-b with unexpected a-x.
     for (i, &(a, b)) in missing.iter().enumerate() {
-        if missing_used.get(i).copied().unwrap_or(true) {
+        if !free(&missing_used, i) {
             continue;
         }
         let hit = [a, b].into_iter().find_map(|at| {
             let u = *u_at.get(&at)?;
-            (!unexpected_used.get(u).copied().unwrap_or(true)).then_some((at, u))
+            free(&unexpected_used, u).then_some((at, u))
         });
         if let Some((at, u)) = hit {
             mark(&mut missing_used, &[i]);
@@ -708,10 +708,7 @@ fn pair_up(
     // A planned end whose node is not seen, and another node at its place
     // (a replaced HCA: same cable, new GUID).
     for (a, b) in absent {
-        let u = u_at
-            .get(a)
-            .copied()
-            .filter(|u| !unexpected_used.get(*u).copied().unwrap_or(true));
+        let u = u_at.get(a).copied().filter(|u| free(&unexpected_used, *u));
         match u {
             Some(u) => {
                 mark(&mut unexpected_used, &[u]);
@@ -730,23 +727,26 @@ fn pair_up(
             }),
         }
     }
-    for (i, (a, b)) in missing.iter().enumerate() {
-        if !missing_used.get(i).copied().unwrap_or(true) {
-            out.push(Finding::Missing {
-                a: end(*a),
-                b: end(*b),
-                b_present: true,
-            });
-        }
+    // What no pairing took: links missing and links unexpected, as they are.
+    let left = |links: &[(Key, Key)], used: &[bool]| -> Vec<(End, End)> {
+        let left = links.iter().enumerate().filter(|(i, _)| free(used, *i));
+        left.map(|(_, (a, b))| (end(*a), end(*b))).collect()
+    };
+    for (a, b) in left(missing, &missing_used) {
+        out.push(Finding::Missing {
+            a,
+            b,
+            b_present: true,
+        });
     }
-    for (i, (a, b)) in unexpected.iter().enumerate() {
-        if !unexpected_used.get(i).copied().unwrap_or(true) {
-            out.push(Finding::Unexpected {
-                a: end(*a),
-                b: end(*b),
-            });
-        }
+    for (a, b) in left(unexpected, &unexpected_used) {
+        out.push(Finding::Unexpected { a, b });
     }
+}
+
+/// Whether link `i` is still to be paired (out of range: no).
+fn free(used: &[bool], i: usize) -> bool {
+    !used.get(i).copied().unwrap_or(true)
 }
 
 fn mark(used: &mut [bool], which: &[usize]) {

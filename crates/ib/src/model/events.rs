@@ -60,6 +60,34 @@ fn active(p: &Port) -> bool {
     p.info.port_state() == Some(PortState::Active)
 }
 
+/// The end ports of node `n` that are active (those a node's coming or going
+/// puts in or out of service).
+fn active_end_ports(s: &Snapshot, n: u32) -> impl Iterator<Item = &Port> {
+    s.node_ports(n)
+        .iter()
+        .filter(|p| s.is_end_port(p) && active(p))
+}
+
+/// PortInService (`up`) or PortOutOfService of port `p` of node `node_guid`.
+fn service_event(up: bool, node_guid: Guid, p: &Port, lid: Lid) -> FabricEventKind {
+    let (port, port_guid) = (p.num, p.guid);
+    if up {
+        FabricEventKind::PortInService {
+            node_guid,
+            port,
+            port_guid,
+            lid,
+        }
+    } else {
+        FabricEventKind::PortOutOfService {
+            node_guid,
+            port,
+            port_guid,
+            lid,
+        }
+    }
+}
+
 /// Everything that differs between two sweeps.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Diff {
@@ -95,15 +123,8 @@ pub fn compare(prev: &Snapshot, next: &Snapshot) -> Diff {
         if next_nodes.contains_key(&g) {
             continue;
         }
-        for p in prev.node_ports(i as u32) {
-            if prev.is_end_port(p) && active(p) {
-                push(FabricEventKind::PortOutOfService {
-                    node_guid: g,
-                    port: p.num,
-                    port_guid: p.guid,
-                    lid: p.info.lid,
-                });
-            }
+        for p in active_end_ports(prev, i as u32) {
+            push(service_event(false, g, p, p.info.lid));
         }
         push(FabricEventKind::NodeRemoved {
             node_guid: g,
@@ -117,15 +138,8 @@ pub fn compare(prev: &Snapshot, next: &Snapshot) -> Diff {
                 node_guid: g,
                 description: n.description.clone(),
             });
-            for p in next.node_ports(i as u32) {
-                if next.is_end_port(p) && active(p) {
-                    push(FabricEventKind::PortInService {
-                        node_guid: g,
-                        port: p.num,
-                        port_guid: p.guid,
-                        lid: p.info.lid,
-                    });
-                }
+            for p in active_end_ports(next, i as u32) {
+                push(service_event(true, g, p, p.info.lid));
             }
             continue;
         };
@@ -155,22 +169,9 @@ pub fn compare(prev: &Snapshot, next: &Snapshot) -> Diff {
                 });
             }
             if next.is_end_port(p) && active(q) != active(p) {
-                let (port, port_guid, lid) = (p.num, p.guid, p.info.lid);
-                push(if active(p) {
-                    FabricEventKind::PortInService {
-                        node_guid: g,
-                        port,
-                        port_guid,
-                        lid,
-                    }
-                } else {
-                    FabricEventKind::PortOutOfService {
-                        node_guid: g,
-                        port,
-                        port_guid,
-                        lid: q.info.lid,
-                    }
-                });
+                // Out of service: the LID the port had.
+                let lid = if active(p) { p.info.lid } else { q.info.lid };
+                push(service_event(active(p), g, p, lid));
             }
         }
     }

@@ -153,39 +153,29 @@ fn shared_pkey(a: &[PKey], b: &[PKey], want: Option<PKey>) -> Option<PKey> {
 /// Whether `rec` meets the request's SL, MTU, rate and packet lifetime
 /// components (selector: 0 greater, 1 less, 2 exact, 3 best).
 fn satisfies(rec: &PathRecord, t: &PathRecord, mask: u64) -> bool {
-    let sel = |on: bool, sel_bit: bool, sel: u8, want: u64, have: u64| -> bool {
-        if !on {
-            return true;
-        }
-        match (sel_bit, sel) {
-            (false, _) | (true, 2) => have == want,
-            (true, 0) => have > want,
-            (true, 1) => have < want,
+    // A component and its selector's, compared on `value` of both records.
+    let meets = |on: u64, sel_bit: u64, sel: u8, value: fn(&PathRecord) -> u64| {
+        let (want, have) = (value(t), value(rec));
+        match (mask & on != 0, mask & sel_bit != 0, sel) {
+            (false, _, _) => true,
+            (true, false, _) | (true, true, 2) => have == want,
+            (true, true, 0) => have > want,
+            (true, true, 1) => have < want,
             _ => true,
         }
     };
-    let gbps = |code: u8| rate_gbps_tenths(code).unwrap_or(0);
     (mask & pr::SL == 0 || t.sl == rec.sl)
-        && sel(
-            mask & pr::MTU != 0,
-            mask & pr::MTU_SELECTOR != 0,
-            t.mtu_selector,
-            u64::from(t.mtu),
-            u64::from(rec.mtu),
-        )
-        && sel(
-            mask & pr::RATE != 0,
-            mask & pr::RATE_SELECTOR != 0,
-            t.rate_selector,
-            u64::from(gbps(t.rate)),
-            u64::from(gbps(rec.rate)),
-        )
-        && sel(
-            mask & pr::PACKET_LIFE_TIME != 0,
-            mask & pr::PACKET_LIFE_TIME_SELECTOR != 0,
+        && meets(pr::MTU, pr::MTU_SELECTOR, t.mtu_selector, |r| {
+            u64::from(r.mtu)
+        })
+        && meets(pr::RATE, pr::RATE_SELECTOR, t.rate_selector, |r| {
+            rate_gbps_tenths(r.rate).map_or(0, u64::from)
+        })
+        && meets(
+            pr::PACKET_LIFE_TIME,
+            pr::PACKET_LIFE_TIME_SELECTOR,
             t.packet_life_time_selector,
-            u64::from(t.packet_life_time),
-            u64::from(rec.packet_life_time),
+            |r| u64::from(r.packet_life_time),
         )
 }
 

@@ -24,7 +24,7 @@
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::indexing_slicing))]
 
 use super::links::{link_up, Ctx};
-use super::read::quote;
+use super::read::{quote, record_lines};
 use super::{
     TopoNode, TopoPort, Topology, TopologyError, IBSIM_CA_GUID_BASE, IBSIM_ROUTER_GUID_BASE,
     IBSIM_SWITCH_GUID_BASE, MAX_PORTS,
@@ -75,13 +75,7 @@ const NET_WORDS: [&str; 21] = [
 ];
 
 fn meaningful(text: &str) -> impl Iterator<Item = (usize, &str)> {
-    text.lines()
-        .enumerate()
-        .map(|(i, l)| (i + 1, l.trim_end_matches('\r')))
-        .filter(|(_, l)| {
-            let t = l.trim();
-            !t.is_empty() && !t.starts_with('#')
-        })
+    record_lines(text).filter_map(|(n, l)| Some((n, l?)))
 }
 
 fn is_ports_line(t: &str) -> bool {
@@ -214,6 +208,17 @@ impl Port {
             remote: None,
             line,
         }
+    }
+}
+
+/// Port `pi` of node `i` leads to port `port` of node `j` (found or made
+/// for it once every line is read): the far node has at least that port.
+fn connect(nodes: &mut [Node], (i, pi): (usize, usize), (j, port): (usize, u8)) {
+    if let Some(x) = nodes.get_mut(j) {
+        x.max_port = x.max_port.max(port);
+    }
+    if let Some(p) = nodes.get_mut(i).and_then(|n| n.ports.get_mut(pi)) {
+        p.remote = Some((j, port));
     }
 }
 
@@ -387,12 +392,7 @@ fn ports(text: &str, file: &str) -> Result<Vec<Node>, TopologyError> {
                 nodes.len() - 1
             }
         };
-        if let Some(x) = nodes.get_mut(j) {
-            x.max_port = x.max_port.max(r.port);
-        }
-        if let Some(p) = nodes.get_mut(i).and_then(|n| n.ports.get_mut(pi)) {
-            p.remote = Some((j, r.port));
-        }
+        connect(&mut nodes, (i, pi), (j, r.port));
     }
     Ok(nodes)
 }
@@ -514,18 +514,14 @@ fn ibdm(text: &str, file: &str) -> Result<Vec<Node>, TopologyError> {
             nodes.len() - 1
         })
     };
-    for (i, raw) in text.lines().enumerate() {
-        let n = i + 1;
+    for (n, line) in record_lines(text) {
         let c = ctx(file, n);
-        let line = raw.trim_end_matches('\r');
-        let t = line.trim();
-        if t.is_empty() {
+        // A blank line ends the system's section.
+        let Some(line) = line else {
             cur = None;
             continue;
-        }
-        if t.starts_with('#') {
-            continue;
-        }
+        };
+        let t = line.trim();
         let mut w = Words(t);
         if !line.starts_with([' ', '\t']) {
             let ty = word(&mut w, "a system type", &c)?;

@@ -5,12 +5,13 @@
 
 use super::formats::{self, Format};
 use super::links::{link_up, quoted, Ctx};
-use super::read::{path_name, quote, Limits, Reader, DEFAULT_LIMITS};
+use super::read::{path_name, quote, record_lines, Limits, Reader, DEFAULT_LIMITS};
 use super::{
     LftOverride, TopoNode, TopoPort, Topology, TopologyError, IBSIM_CA_GUID_BASE,
     IBSIM_ROUTER_GUID_BASE, IBSIM_SWITCH_GUID_BASE, MAX_PORTS,
 };
 use crate::types::{Guid, Lid, LinkSpeed, LinkWidth, NodeType, PortNum};
+use std::ops::RangeInclusive;
 use std::path::{Path, PathBuf};
 
 /// Reads a topology file in any accepted format ([`formats::FORMATS`], told
@@ -131,17 +132,14 @@ impl Parser {
     ) -> Result<(), TopologyError> {
         // Index of the node whose port lines may follow.
         let mut open: Option<usize> = None;
-        for (i, raw) in text.lines().enumerate() {
-            let ctx = Ctx { file, line: i + 1 };
-            let line = raw.trim_end_matches('\r');
-            let trimmed = line.trim();
-            if trimmed.is_empty() {
+        for (n, line) in record_lines(text) {
+            let ctx = Ctx { file, line: n };
+            // A blank line ends the node record.
+            let Some(line) = line else {
                 open = None;
                 continue;
-            }
-            if trimmed.starts_with('#') {
-                continue;
-            }
+            };
+            let trimmed = line.trim();
             if line.starts_with('[') {
                 let Some(n) = open else {
                     return Err(ctx.err("port line outside a node record: expected a node header (Switch|Hca|Ca|Rt) before it"));
@@ -333,13 +331,7 @@ impl Parser {
             } else if after.contains("base port 0") {
                 node.enhanced_port0 = Some(false);
             }
-            let words: Vec<&str> = after.split_whitespace().collect();
-            node.lid = keyword_value(&words, "lid")
-                .map(|v| lid_of(v, ctx))
-                .transpose()?;
-            node.lmc = keyword_value(&words, "lmc")
-                .map(|v| lmc_of(v, ctx))
-                .transpose()?;
+            (node.lid, node.lmc) = lid_lmc(after, ctx)?;
         } else if !rest.trim().is_empty() {
             return Err(ctx.err(format!(
                 "unexpected {} after the node id: expected '# \"description\"' or end of line",
@@ -447,13 +439,7 @@ impl Parser {
             None => (c, c),
         };
         if t != NodeType::Switch {
-            let words: Vec<&str> = before.split_whitespace().collect();
-            tp.lid = keyword_value(&words, "lid")
-                .map(|v| lid_of(v, ctx))
-                .transpose()?;
-            tp.lmc = keyword_value(&words, "lmc")
-                .map(|v| lmc_of(v, ctx))
-                .transpose()?;
+            (tp.lid, tp.lmc) = lid_lmc(before, ctx)?;
         }
         for word in after.split_whitespace() {
             if let Some((w, s)) = word.split_once(['x', 'X']) {
@@ -560,26 +546,29 @@ fn assign_u64(line: &str, ctx: &Ctx) -> Result<u64, TopologyError> {
     num(v, ctx).map_err(|_| ctx.err(format!("{}: expected a number after '='", quote(k.trim()))))
 }
 
-fn width_mask(v: u64, ctx: &Ctx) -> Result<u8, TopologyError> {
+/// `v` when it is a u8 in `range`, else the error `expected` words.
+fn u8_in(
+    v: u64,
+    range: RangeInclusive<u8>,
+    ctx: &Ctx,
+    expected: impl FnOnce() -> String,
+) -> Result<u8, TopologyError> {
     u8::try_from(v)
         .ok()
-        .filter(|v| (1..=31).contains(v))
-        .ok_or_else(|| {
-            ctx.err(format!(
-                "width {v}: expected a LinkWidthEnabled mask 1-31 (1=1x, 2=4x, 4=8x, 8=12x, 16=2x)"
-            ))
-        })
+        .filter(|v| range.contains(v))
+        .ok_or_else(|| ctx.err(expected()))
+}
+
+fn width_mask(v: u64, ctx: &Ctx) -> Result<u8, TopologyError> {
+    u8_in(v, 1..=31, ctx, || {
+        format!("width {v}: expected a LinkWidthEnabled mask 1-31 (1=1x, 2=4x, 4=8x, 8=12x, 16=2x)")
+    })
 }
 
 fn speed_mask(v: u64, ctx: &Ctx) -> Result<u8, TopologyError> {
-    u8::try_from(v)
-        .ok()
-        .filter(|v| (1..=15).contains(v))
-        .ok_or_else(|| {
-            ctx.err(format!(
-                "speed {v}: expected a LinkSpeedEnabled mask 1-15 (1=SDR, 2=DDR, 4=QDR)"
-            ))
-        })
+    u8_in(v, 1..=15, ctx, || {
+        format!("speed {v}: expected a LinkSpeedEnabled mask 1-15 (1=SDR, 2=DDR, 4=QDR)")
+    })
 }
 
 /// The number after `key` in a word list.
@@ -591,6 +580,14 @@ fn keyword_value(words: &[&str], key: &str) -> Option<u64> {
         .and_then(|v| number_prefix(v).map(|(n, _)| n))
 }
 
+/// The `lid N` and `lmc M` a comment gives (a switch header's, a CA port's).
+fn lid_lmc(comment: &str, ctx: &Ctx) -> Result<(Option<Lid>, Option<u8>), TopologyError> {
+    let words: Vec<&str> = comment.split_whitespace().collect();
+    let lid = keyword_value(&words, "lid").map(|v| lid_of(v, ctx));
+    let lmc = keyword_value(&words, "lmc").map(|v| lmc_of(v, ctx));
+    Ok((lid.transpose()?, lmc.transpose()?))
+}
+
 fn lid_of(v: u64, ctx: &Ctx) -> Result<Lid, TopologyError> {
     u16::try_from(v)
         .ok()
@@ -600,8 +597,5 @@ fn lid_of(v: u64, ctx: &Ctx) -> Result<Lid, TopologyError> {
 }
 
 fn lmc_of(v: u64, ctx: &Ctx) -> Result<u8, TopologyError> {
-    u8::try_from(v)
-        .ok()
-        .filter(|v| *v <= 7)
-        .ok_or_else(|| ctx.err(format!("lmc {v}: expected 0-7")))
+    u8_in(v, 0..=7, ctx, || format!("lmc {v}: expected 0-7"))
 }

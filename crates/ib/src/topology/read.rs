@@ -66,6 +66,17 @@ pub fn quote(s: &str) -> String {
     format!("{:?}... ({} octets)", s.get(..end).unwrap_or(""), s.len())
 }
 
+/// The lines of a topology text with their numbers (from 1), `\r` ends cut
+/// and `#` comments left out; a blank line is `None`, for the formats in
+/// which it ends a record.
+pub fn record_lines(text: &str) -> impl Iterator<Item = (usize, Option<&str>)> {
+    text.lines()
+        .enumerate()
+        .map(|(i, l)| (i + 1, l.trim_end_matches('\r')))
+        .filter(|(_, l)| !l.trim().starts_with('#'))
+        .map(|(n, l)| (n, (!l.trim().is_empty()).then_some(l)))
+}
+
 /// A path as an error names it: at most 160 octets (an `include` line's
 /// file name is text of the plan).
 pub fn path_name(p: &Path) -> String {

@@ -159,11 +159,48 @@ pub fn open_source(mut o: ib::source::umad::UmadOptions) -> ib::source::umad::Um
     ib::source::umad::UmadSource::open(None, None, o).unwrap()
 }
 
+/// `o` reading every port's detail attributes (what the daemon does for the
+/// metrics families `detail` and `vl`, and dumps) every `detail_every` sweeps.
+pub fn with_details(
+    mut o: ib::source::umad::UmadOptions,
+    detail_every: u32,
+) -> ib::source::umad::UmadOptions {
+    o.pma.remote_details = ib::source::umad::pma::detail::ALL;
+    o.pma.detail_every = detail_every;
+    o
+}
+
 /// The parent side of a test on `SMALL_NET`: starts the testbed and re-runs
 /// test `name` in the preloaded child.
 pub fn run_on_small_net(name: &str) {
-    let tb = start(ib_testbed::TestbedConfig::new(ib_testbed::SMALL_NET));
+    run_on_net(ib_testbed::SMALL_NET, name)
+}
+
+/// The parent side of a test on the fabric `net` (ibsim's net format):
+/// starts the testbed and re-runs test `name` in the preloaded child.
+pub fn run_on_net(net: impl Into<String>, name: &str) {
+    let tb = start(ib_testbed::TestbedConfig::new(net));
     println!("{}", run_child(&tb, name, &[]));
+}
+
+/// [`run_on_net`] on a three-level fat tree of 8-port switches (parallel
+/// paths, 4 hops deep) with `hosts` hosts, as the topology module writes it.
+pub fn run_on_fat_tree(hosts: usize, name: &str) {
+    let topo = ib::topology::fat_tree(hosts, 8, 3).unwrap();
+    run_on_net(
+        ib::topology::write_ibnetdiscover(&topo, &Default::default()),
+        name,
+    )
+}
+
+/// The node with this description.
+pub fn node<'a>(s: &'a ib::model::Snapshot, desc: &str) -> Option<&'a ib::model::Node> {
+    s.nodes.iter().find(|n| n.description == desc)
+}
+
+/// The GUID of the node with this description.
+pub fn guid(s: &ib::model::Snapshot, desc: &str) -> ib::types::Guid {
+    node(s, desc).expect(desc).info.node_guid
 }
 
 /// Hops as ibtracert shows them: (node description, entry, exit).

@@ -26,6 +26,7 @@
 use super::attr::{list_dir, parse_dec_u64, read_opt, SysfsError};
 use super::notes::{Note, NoteKind};
 use crate::mad::pma::{PortCounters, PortCountersExtended};
+use crate::mad::port_counters::PORT_COUNTERS;
 use crate::model::{ExtendedFields, PortReadings};
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -106,18 +107,27 @@ impl Reader {
     }
 }
 
-fn sat16(v: u64) -> u16 {
-    u16::try_from(v).unwrap_or(u16::MAX)
-}
-fn sat8(v: u64) -> u8 {
-    u8::try_from(v).unwrap_or(u8::MAX)
-}
-fn sat4(v: u64) -> u8 {
-    u8::try_from(v.min(15)).unwrap_or(15)
-}
-fn sat32(v: u64) -> u32 {
-    u32::try_from(v).unwrap_or(u32::MAX)
-}
+/// The kernel's `counters/` file of each [`PORT_COUNTERS`] entry, in its
+/// order (CounterSelect bits, then PortXmitWait).
+const COUNTER_FILES: [&str; 17] = [
+    "symbol_error",
+    "link_error_recovery",
+    "link_downed",
+    "port_rcv_errors",
+    "port_rcv_remote_physical_errors",
+    "port_rcv_switch_relay_errors",
+    "port_xmit_discards",
+    "port_xmit_constraint_errors",
+    "port_rcv_constraint_errors",
+    "local_link_integrity_errors",
+    "excessive_buffer_overrun_errors",
+    "VL15_dropped",
+    "port_xmit_data",
+    "port_rcv_data",
+    "port_xmit_packets",
+    "port_rcv_packets",
+    "port_xmit_wait",
+];
 
 /// Reads `port_dir/counters` (and `counters_ext`). `None` when the port has
 /// no `counters/` directory, or when a counter in it could not be read
@@ -142,27 +152,19 @@ pub fn read_counters(
     let mut r = Reader::default();
     let c = cdir.as_path();
 
-    let pc = PortCounters {
+    // PortCounters at its IBA widths (what a PMA Get(PortCounters) would
+    // show: counters/ holds the same values as the extended ones, or the
+    // 32-bit ones beside counters_ext/); the values as read beside.
+    let mut pc = PortCounters {
         port_select: port_num,
-        symbol_error_counter: sat16(r.val(c, "symbol_error")?),
-        link_error_recovery_counter: sat8(r.val(c, "link_error_recovery")?),
-        link_downed_counter: sat8(r.val(c, "link_downed")?),
-        port_rcv_errors: sat16(r.val(c, "port_rcv_errors")?),
-        port_rcv_remote_physical_errors: sat16(r.val(c, "port_rcv_remote_physical_errors")?),
-        port_rcv_switch_relay_errors: sat16(r.val(c, "port_rcv_switch_relay_errors")?),
-        port_xmit_discards: sat16(r.val(c, "port_xmit_discards")?),
-        port_xmit_constraint_errors: sat8(r.val(c, "port_xmit_constraint_errors")?),
-        port_rcv_constraint_errors: sat8(r.val(c, "port_rcv_constraint_errors")?),
-        local_link_integrity_errors: sat4(r.val(c, "local_link_integrity_errors")?),
-        excessive_buffer_overrun_errors: sat4(r.val(c, "excessive_buffer_overrun_errors")?),
-        vl15_dropped: sat16(r.val(c, "VL15_dropped")?),
-        port_xmit_wait: sat32(r.val(c, "port_xmit_wait")?),
         ..PortCounters::default()
     };
-    let xmit_data = r.val(c, "port_xmit_data")?;
-    let rcv_data = r.val(c, "port_rcv_data")?;
-    let xmit_pkts = r.val(c, "port_xmit_packets")?;
-    let rcv_pkts = r.val(c, "port_rcv_packets")?;
+    let mut read = [0u64; 17];
+    for ((f, file), v) in PORT_COUNTERS.iter().zip(COUNTER_FILES).zip(&mut read) {
+        *v = r.val(c, file)?;
+        (f.set)(&mut pc, (*v).min(f.max()));
+    }
+    let [.., xmit_data, rcv_data, xmit_pkts, rcv_pkts, _] = read;
 
     let edir = port_dir.join("counters_ext");
     let ietf = [
@@ -231,16 +233,6 @@ pub fn read_counters(
         (rule, ext)
     };
 
-    // PortCounters' own 32-bit fields: what a PMA Get(PortCounters) would
-    // show (counters/ holds the same values as the extended ones, or the
-    // 32-bit ones beside counters_ext/).
-    let pc = PortCounters {
-        port_xmit_data: sat32(xmit_data),
-        port_rcv_data: sat32(rcv_data),
-        port_xmit_pkts: sat32(xmit_pkts),
-        port_rcv_pkts: sat32(rcv_pkts),
-        ..pc
-    };
     if let Some(cause) = r.trouble {
         notes.push(Note::new(NoteKind::CountersAbsent, subject, cause));
         return Ok(None);

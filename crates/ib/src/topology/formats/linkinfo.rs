@@ -4,7 +4,8 @@
 use std::collections::{HashMap, HashSet};
 
 use super::{
-    ctx, hex_guid, lid_num, meaningful, port_num, width_of, word, Index, Node, Port, Words, FORMATS,
+    connect, ctx, hex_guid, lid_num, meaningful, port_num, width_of, word, Index, Node, Port,
+    Words, FORMATS,
 };
 use crate::topology::links::Ctx;
 use crate::topology::read::quote;
@@ -308,12 +309,7 @@ fn far_ends(
                 }
             },
         };
-        if let Some(x) = nodes.get_mut(j) {
-            x.max_port = x.max_port.max(r.port);
-        }
-        if let Some(p) = nodes.get_mut(i).and_then(|n| n.ports.get_mut(pi)) {
-            p.remote = Some((j, r.port));
-        }
+        connect(&mut nodes, (i, pi), (j, r.port));
     }
     Ok(nodes)
 }
