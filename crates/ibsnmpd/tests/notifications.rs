@@ -510,10 +510,7 @@ fn notifications_are_counted_in_the_metrics() {
 #[test]
 fn v3_trapsess_delivers_auth_priv_traps() {
     let engine = "8000000005aabbccdd";
-    let trapd = Trapd::start_with(
-        common::free_port("127.0.0.1"),
-        &format!("createUser -e 0x{engine} trapops SHA-256 authpass-1 AES privpass-1\n"),
-    );
+    let trapd = Trapd::start_v3(engine);
     let config = format!(
         "engine_id = \"{engine}\"\n\
          [[user]]\nname = \"trapops\"\nauth = \"SHA-256\"\nauth_pass = \"authpass-1\"\n\

@@ -22,10 +22,7 @@ const INTERNAL0_MP_MODEL: &str = ".1.3.6.1.6.3.12.1.3.1.2.105.110.116.101.114.11
 fn sighup_sends_to_a_trapsess_added_and_not_to_a_sink_removed() {
     let engine = "8000000005aabbccee";
     let old_sink = Trapd::start();
-    let new_sink = Trapd::start_with(
-        common::free_port("127.0.0.1"),
-        &format!("createUser -e 0x{engine} trapops SHA-256 authpass-1 AES privpass-1\n"),
-    );
+    let new_sink = Trapd::start_v3(engine);
     let user = "[[user]]\nname = \"trapops\"\nauth = \"SHA-256\"\nauth_pass = \"authpass-1\"\n\
                 priv = \"AES\"\npriv_pass = \"privpass-1\"\n";
     let dir = tempfile::tempdir().unwrap();

@@ -709,6 +709,43 @@ impl UmadAgent {
         a
     }
 
+    /// `start` until the agent answers a sysUpTime `probe`.
+    #[allow(dead_code)] // not every test binary waits this way
+    pub fn start_answering(
+        tb: &ib_testbed::Testbed,
+        host: Option<&str>,
+        args: &[&str],
+        wait: Duration,
+    ) -> UmadAgent {
+        UmadAgent::start(tb, host, args, wait, |a| {
+            probe(&a.target, ".1.3.6.1.2.1.1.3.0", &[]).status.success()
+        })
+    }
+
+    /// `start_answering` sweeping every second with the config file
+    /// `conf`, the control socket `socket` and /metrics on `metrics`.
+    #[allow(dead_code)] // not every test binary runs an operated agent
+    pub fn start_operated(
+        tb: &ib_testbed::Testbed,
+        host: Option<&str>,
+        conf: &Path,
+        socket: &Path,
+        metrics: &str,
+        wait: Duration,
+    ) -> UmadAgent {
+        let args = [
+            "--sweep-interval",
+            "1",
+            "--config",
+            conf.to_str().unwrap(),
+            "--control-socket",
+            socket.to_str().unwrap(),
+            "--metrics",
+            metrics,
+        ];
+        UmadAgent::start_answering(tb, host, &args, wait)
+    }
+
     pub fn log_text(&self) -> String {
         std::fs::read_to_string(&self.log).unwrap_or_default()
     }
