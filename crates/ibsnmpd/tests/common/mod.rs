@@ -467,7 +467,14 @@ impl Agent {
     /// A v2c Get of `oids` with community public, asserted to succeed.
     #[allow(dead_code)] // not every test binary gets this way
     pub fn get(&self, oids: &[&str]) -> String {
-        self.ok("snmpget", "2c", "public", &[], oids)
+        self.get_in("public", oids)
+    }
+
+    /// A v2c Get of `oids` with `community` (`public@CONTEXT` and the
+    /// like), asserted to succeed.
+    #[allow(dead_code)] // not every test binary gets this way
+    pub fn get_in(&self, community: &str, oids: &[&str]) -> String {
+        self.ok("snmpget", "2c", community, &[], oids)
     }
 
     /// `tool` with `-v VERSION -c COMMUNITY -On -t 2 -r 1`, expecting success;
