@@ -410,33 +410,34 @@ mod tests {
 
     #[test]
     fn commands() {
-        assert_eq!(
-            parse("link-flap node01 1").unwrap(),
-            Command::LinkFlap {
-                node: "node01".into(),
-                port: PortNum(1),
-                down_for: Duration::from_secs(5)
-            }
-        );
-        assert_eq!(
-            parse("link-flap 0x2 3 0.5").unwrap(),
-            Command::LinkFlap {
-                node: "0x2".into(),
-                port: PortNum(3),
-                down_for: Duration::from_millis(500)
-            }
-        );
-        assert_eq!(
-            parse("error-burst leaf01 37 100").unwrap(),
-            Command::ErrorBurst {
-                node: "leaf01".into(),
-                port: PortNum(37),
-                count: 100
-            }
-        );
-        assert_eq!(parse("sweep").unwrap(), Command::Sweep);
-        assert_eq!(parse("health").unwrap(), Command::Health);
-        assert_eq!(parse("help").unwrap(), Command::Help);
+        let flap = |node: &str, port, down_for| Command::LinkFlap {
+            node: node.into(),
+            port: PortNum(port),
+            down_for,
+        };
+        for (line, want) in [
+            (
+                "link-flap node01 1",
+                flap("node01", 1, Duration::from_secs(5)),
+            ),
+            (
+                "link-flap 0x2 3 0.5",
+                flap("0x2", 3, Duration::from_millis(500)),
+            ),
+            (
+                "error-burst leaf01 37 100",
+                Command::ErrorBurst {
+                    node: "leaf01".into(),
+                    port: PortNum(37),
+                    count: 100,
+                },
+            ),
+            ("sweep", Command::Sweep),
+            ("health", Command::Health),
+            ("help", Command::Help),
+        ] {
+            assert_eq!(parse(line).unwrap(), want, "{line:?}");
+        }
         for bad in [
             "",
             "flap node01 1",
