@@ -218,14 +218,12 @@ async fn run(fabric: &FabricHandle, line: &str) -> Result<String, String> {
             port,
             down_for,
         } => {
-            let (guid, desc) = resolve_node(&fabric.snapshot(), &node)?;
-            fabric
-                .control(ControlOp::SimLinkFlap {
-                    node: guid,
-                    port,
-                    down_for,
-                })
-                .await?;
+            let (guid, desc) = sim_control(fabric, &node, |node| ControlOp::SimLinkFlap {
+                node,
+                port,
+                down_for,
+            })
+            .await?;
             info!(node = ?desc, %guid, port = port.0, seconds = down_for.as_secs_f64(), "control: link flap");
             Ok(format!(
                 "link-flap {} ({guid}) port {} down for {} s",
@@ -235,14 +233,12 @@ async fn run(fabric: &FabricHandle, line: &str) -> Result<String, String> {
             ))
         }
         Command::ErrorBurst { node, port, count } => {
-            let (guid, desc) = resolve_node(&fabric.snapshot(), &node)?;
-            fabric
-                .control(ControlOp::SimErrorBurst {
-                    node: guid,
-                    port,
-                    count,
-                })
-                .await?;
+            let (guid, desc) = sim_control(fabric, &node, |node| ControlOp::SimErrorBurst {
+                node,
+                port,
+                count,
+            })
+            .await?;
             info!(node = ?desc, %guid, port = port.0, count, "control: error burst");
             Ok(format!(
                 "error-burst {} ({guid}) port {} {count} symbol errors",
@@ -251,6 +247,18 @@ async fn run(fabric: &FabricHandle, line: &str) -> Result<String, String> {
             ))
         }
     }
+}
+
+/// Sends the simulated fabric the operation `op` makes of the node `key`
+/// names (`resolve_node`); that node's GUID and description.
+async fn sim_control(
+    fabric: &FabricHandle,
+    key: &str,
+    op: impl FnOnce(Guid) -> ControlOp,
+) -> Result<(Guid, String), String> {
+    let (guid, desc) = resolve_node(&fabric.snapshot(), key)?;
+    fabric.control(op(guid)).await?;
+    Ok((guid, desc))
 }
 
 /// The published snapshot's health report (the agent's tracker evaluated
