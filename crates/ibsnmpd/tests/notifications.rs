@@ -38,19 +38,7 @@ fn agent(config: &str, extra: &[&str]) -> Setup {
 
 fn agent_sweeping(config: &str, extra: &[&str], sweep: &str) -> Setup {
     let dir = tempfile::tempdir().unwrap();
-    let socket = dir.path().join("ctl.sock");
-    let conf = dir.path().join("ibsnmpd.toml");
-    std::fs::write(&conf, config).unwrap();
-    let mut args = vec![
-        "--config",
-        conf.to_str().unwrap(),
-        "--control-socket",
-        socket.to_str().unwrap(),
-        "--sweep-interval",
-        sweep,
-    ];
-    args.extend_from_slice(extra);
-    let agent = Agent::start(&args);
+    let (agent, socket) = common::agent_with_socket_sweeping(dir.path(), config, sweep, extra);
     Setup { agent, socket, dir }
 }
 

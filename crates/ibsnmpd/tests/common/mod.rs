@@ -927,11 +927,21 @@ pub const PM_COLUMNS: [(u32, &str); 16] = [
     (18, "PortRcvPkts"),
 ];
 
-/// `ibsnmpd ctl --socket SOCKET WORDS...`, expecting success; returns stdout.
 /// An agent whose config file holds `config` and whose control socket is
 /// `ctl.sock`, both in `dir`, sweeping every second; `extra` flags after.
 #[allow(dead_code)] // not every test binary drives the control socket
 pub fn agent_with_socket(dir: &Path, config: &str, extra: &[&str]) -> (Agent, std::path::PathBuf) {
+    agent_with_socket_sweeping(dir, config, "1", extra)
+}
+
+/// `agent_with_socket` sweeping every `sweep` seconds.
+#[allow(dead_code)] // not every test binary drives the control socket
+pub fn agent_with_socket_sweeping(
+    dir: &Path,
+    config: &str,
+    sweep: &str,
+    extra: &[&str],
+) -> (Agent, std::path::PathBuf) {
     let conf = dir.join("ibsnmpd.toml");
     std::fs::write(&conf, config).expect("config");
     let socket = dir.join("ctl.sock");
@@ -943,12 +953,13 @@ pub fn agent_with_socket(dir: &Path, config: &str, extra: &[&str]) -> (Agent, st
         "--control-socket",
         &sock,
         "--sweep-interval",
-        "1",
+        sweep,
     ];
     args.extend_from_slice(extra);
     (Agent::start(&args), socket)
 }
 
+/// `ibsnmpd ctl --socket SOCKET WORDS...`, expecting success; returns stdout.
 pub fn ctl(socket: &Path, words: &[&str]) -> String {
     let out = Command::new(BIN)
         .arg("ctl")
