@@ -62,7 +62,7 @@ mod tests {
     use super::*;
 
     fn parse(t: &str) -> Result<HealthConfig, String> {
-        crate::config::tests::parse_section(t, HealthSection::config)
+        crate::config::parse_section(t, HealthSection::config)
     }
 
     #[test]

@@ -255,7 +255,7 @@ mod tests {
     use super::*;
 
     fn parse(t: &str) -> Result<Trigger, String> {
-        crate::config::tests::parse_section(t, MonitorEntry::trigger)
+        crate::config::parse_section(t, MonitorEntry::trigger)
     }
 
     #[test]

@@ -4,15 +4,6 @@ use std::time::Duration;
 use super::file::parse_file;
 use super::merge::parse_listen;
 use super::*;
-/// A section of the config file read from `text` and checked by `check`
-/// (the sections' unit tests parse this way).
-pub(super) fn parse_section<S: serde::de::DeserializeOwned, T>(
-    text: &str,
-    check: impl FnOnce(S) -> Result<T, String>,
-) -> Result<T, String> {
-    check(toml::from_str::<S>(text).map_err(|e| e.to_string())?)
-}
-
 /// The keys serde knows in `text`'s table (from its unknown-key error).
 fn known_keys(text: &str) -> std::collections::BTreeSet<String> {
     let e = toml::from_str::<FileConfig>(text).unwrap_err().to_string();

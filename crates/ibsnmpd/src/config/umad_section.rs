@@ -145,7 +145,7 @@ mod tests {
     use super::*;
 
     fn parse(text: &str) -> Result<UmadOptions, String> {
-        crate::config::tests::parse_section(text, UmadSection::options)
+        crate::config::parse_section(text, UmadSection::options)
     }
 
     #[test]
