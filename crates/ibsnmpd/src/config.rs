@@ -105,5 +105,15 @@ impl From<crate::models::logging::LogError> for ConfigError {
     }
 }
 
+/// A section of the config file read from `text` and checked by `check`
+/// (the sections' unit tests parse this way).
+#[cfg(test)]
+fn parse_section<S: serde::de::DeserializeOwned, T>(
+    text: &str,
+    check: impl FnOnce(S) -> Result<T, String>,
+) -> Result<T, String> {
+    check(toml::from_str::<S>(text).map_err(|e| e.to_string())?)
+}
+
 #[cfg(test)]
 mod tests;

@@ -103,21 +103,10 @@ fn last_change(cells: &Cells, key: u32) -> u64 {
 #[test]
 fn umad_tables_equal_infiniband_diags() {
     let _serial = one_at_a_time();
-    let mut cfg = TestbedConfig::new(SMALL_NET);
-    cfg.partitions = PARTITIONS.to_string();
-    cfg.sm_sweep_secs = 2;
-    let tb = Testbed::start(cfg).unwrap_or_else(|e| panic!("testbed: {e}"));
-    let ready = |a: &UmadAgent| {
-        let c = walk(&a.target);
-        col(&c, 21, 5).len() >= 6 && !col(&c, 51, 4).is_empty()
-    };
-    let agent = UmadAgent::start(
-        &tb,
-        None,
-        &["--sweep-interval", "1"],
-        Duration::from_secs(60),
-        ready,
-    );
+    let tb = small_fabric(Some(PARTITIONS));
+    let agent = agent_once(&tb, |c| {
+        col(c, 21, 5).len() >= 6 && !col(c, 51, 4).is_empty()
+    });
     let cells = walk(&agent.target);
 
     // Nodes: the GUIDs ibnetdiscover reports, with their types.
@@ -383,9 +372,7 @@ fn sm_info_records(text: &str) -> BTreeSet<(u64, u64, u64)> {
 #[test]
 fn two_sms_show_as_master_and_standby() {
     let _serial = one_at_a_time();
-    let mut cfg = TestbedConfig::new(SMALL_NET);
-    cfg.sm_sweep_secs = 2;
-    let mut tb = Testbed::start(cfg).unwrap_or_else(|e| panic!("testbed: {e}"));
+    let mut tb = small_fabric(None);
     // The master at priority 5 (console), a second OpenSM at priority 1 on a
     // host: it stays standby (OpenSM's default priority 0 would hand over).
     tb.opensm_console("priority 5").expect("console priority");
@@ -437,13 +424,7 @@ fn two_sms_show_as_master_and_standby() {
             })
             .collect()
     };
-    let agent = UmadAgent::start(
-        &tb,
-        None,
-        &["--sweep-interval", "1"],
-        Duration::from_secs(60),
-        |a: &UmadAgent| rows(&walk(&a.target)) == want,
-    );
+    let agent = agent_once(&tb, |c| rows(c) == want);
     let cells = walk(&agent.target);
     assert_eq!(rows(&cells), want, "ibSmSMInfoTable vs saquery SMIR");
 }
@@ -451,17 +432,31 @@ fn two_sms_show_as_master_and_standby() {
 /// SMALL_NET with OpenSM sweeping every 2 s, and the agent on it once its
 /// walk satisfies `ready`.
 fn small_fabric_agent(ready: impl Fn(&Cells) -> bool) -> (Testbed, UmadAgent) {
+    let tb = small_fabric(None);
+    let agent = agent_once(&tb, ready);
+    (tb, agent)
+}
+
+/// SMALL_NET, with `partitions` when given, and OpenSM sweeping every 2 s.
+fn small_fabric(partitions: Option<&str>) -> Testbed {
     let mut cfg = TestbedConfig::new(SMALL_NET);
+    if let Some(p) = partitions {
+        cfg.partitions = p.to_string();
+    }
     cfg.sm_sweep_secs = 2;
-    let tb = Testbed::start(cfg).unwrap_or_else(|e| panic!("testbed: {e}"));
-    let agent = UmadAgent::start(
-        &tb,
+    Testbed::start(cfg).unwrap_or_else(|e| panic!("testbed: {e}"))
+}
+
+/// The agent on `tb` (ibsim's default attach point), sweeping every
+/// second, once its walk satisfies `ready`.
+fn agent_once(tb: &Testbed, ready: impl Fn(&Cells) -> bool) -> UmadAgent {
+    UmadAgent::start(
+        tb,
         None,
         &["--sweep-interval", "1"],
         Duration::from_secs(60),
         |a: &UmadAgent| ready(&walk(&a.target)),
-    );
-    (tb, agent)
+    )
 }
 
 /// `saquery GIR LID`: block number -> the 8 GUIDs of the block.
@@ -888,9 +883,7 @@ fn sm_rows(cells: &Cells, guid: u64) -> Option<(SmRow, (u64, Option<u64>))> {
 #[test]
 fn a_dead_sm_reads_not_active_and_master_again_when_back() {
     let _serial = one_at_a_time();
-    let mut cfg = TestbedConfig::new(SMALL_NET);
-    cfg.sm_sweep_secs = 2;
-    let mut tb = Testbed::start(cfg).unwrap_or_else(|e| panic!("testbed: {e}"));
+    let mut tb = small_fabric(None);
     let traps = trapd::Trapd::start();
     let dir = tempfile::tempdir().expect("tempdir");
     let conf = dir.path().join("ibsnmpd.toml");

@@ -98,28 +98,16 @@ fn a_switch_is_a_device_by_name_and_by_guid_v2c_v3_and_snmptable() {
     let (agent, _cfg) = start("");
     let (guid, node) = switch("leaf01");
     let ports = node["ports"].as_array().unwrap().len() - 1; // no port 0 interface
-    let by_name = agent.ok(
-        "snmpget",
-        "2c",
-        "public@leaf01",
-        &[],
-        &[SYS_NAME, IF_NUMBER],
-    );
+    let by_name = agent.get_in("public@leaf01", &[SYS_NAME, IF_NUMBER]);
     assert!(
         by_name.contains("STRING: \"leaf01\"") || by_name.contains("STRING: leaf01"),
         "{by_name}"
     );
     assert!(by_name.contains(&format!("INTEGER: {ports}")), "{by_name}");
-    let by_guid = agent.ok(
-        "snmpget",
-        "2c",
-        &format!("public@{guid}"),
-        &[],
-        &[SYS_DESCR],
-    );
+    let by_guid = agent.get_in(&format!("public@{guid}"), &[SYS_DESCR]);
     assert!(by_guid.contains("InfiniBand switch"), "{by_guid}");
     // The default context is the agent itself, as always.
-    let own = agent.ok("snmpget", "2c", "public", &[], &[SYS_DESCR]);
+    let own = agent.get(&[SYS_DESCR]);
     assert!(own.contains("ibsnmpd"), "{own}");
 
     // Every port of the switch in ifXTable, over v2c and v3 alike.
@@ -237,21 +225,9 @@ fn if_alias_is_set_per_node_and_survives_a_restart() {
     );
     assert!(set.status.success(), "{}", text(&set));
     agent.restart();
-    let leaf02 = agent.ok(
-        "snmpget",
-        "2c",
-        "public@leaf02",
-        &[],
-        &[&format!("{IF_ALIAS}.37")],
-    );
+    let leaf02 = agent.get_in("public@leaf02", &[&format!("{IF_ALIAS}.37")]);
     assert!(leaf02.contains("to-spine02"), "{leaf02}");
-    let leaf01 = agent.ok(
-        "snmpget",
-        "2c",
-        "public@leaf01",
-        &[],
-        &[&format!("{IF_ALIAS}.37")],
-    );
+    let leaf01 = agent.get_in("public@leaf01", &[&format!("{IF_ALIAS}.37")]);
     assert!(!leaf01.contains("to-spine02"), "{leaf01}");
     // Kept beside state.json, not in it.
     let (guid, _) = switch("leaf02");
@@ -339,13 +315,7 @@ fn an_if_alias_flood_leaves_the_cost_of_a_set_flat() {
     let l1 = size(&log);
     set("private@spine0001", &alias(1, "uplink-0002"));
     assert_eq!(size(&log) - l1, per_set_before, "a node's Set wrote more");
-    let got = agent.ok(
-        "snmpget",
-        "2c",
-        "private@spine0017",
-        &[],
-        &[&format!("{IF_ALIAS}.254")],
-    );
+    let got = agent.get_in("private@spine0017", &[&format!("{IF_ALIAS}.254")]);
     assert!(got.contains("spine0017/254 to somewhere"), "{got}");
     println!(
         "{count} aliases set; sysContact Set (snmpset wall time) median before {:?}, after {:?}; \
@@ -417,7 +387,7 @@ fn without_node_contexts_a_community_gets_nothing_there() {
         text(&o)
     );
     // The default context is unchanged.
-    agent.ok("snmpget", "2c", "public", &[], &[SYS_NAME]);
+    agent.get(&[SYS_NAME]);
     let ctx = agent.ok("snmpwalk", "2c", "public", &[], &[VACM_CONTEXT_NAME]);
     assert!(ctx.contains("\"leaf01\""), "{ctx}");
 

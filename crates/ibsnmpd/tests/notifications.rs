@@ -38,19 +38,7 @@ fn agent(config: &str, extra: &[&str]) -> Setup {
 
 fn agent_sweeping(config: &str, extra: &[&str], sweep: &str) -> Setup {
     let dir = tempfile::tempdir().unwrap();
-    let socket = dir.path().join("ctl.sock");
-    let conf = dir.path().join("ibsnmpd.toml");
-    std::fs::write(&conf, config).unwrap();
-    let mut args = vec![
-        "--config",
-        conf.to_str().unwrap(),
-        "--control-socket",
-        socket.to_str().unwrap(),
-        "--sweep-interval",
-        sweep,
-    ];
-    args.extend_from_slice(extra);
-    let agent = Agent::start(&args);
+    let (agent, socket) = common::agent_with_socket_sweeping(dir.path(), config, sweep, extra);
     Setup { agent, socket, dir }
 }
 
@@ -510,10 +498,7 @@ fn notifications_are_counted_in_the_metrics() {
 #[test]
 fn v3_trapsess_delivers_auth_priv_traps() {
     let engine = "8000000005aabbccdd";
-    let trapd = Trapd::start_with(
-        common::free_port("127.0.0.1"),
-        &format!("createUser -e 0x{engine} trapops SHA-256 authpass-1 AES privpass-1\n"),
-    );
+    let trapd = Trapd::start_v3(engine);
     let config = format!(
         "engine_id = \"{engine}\"\n\
          [[user]]\nname = \"trapops\"\nauth = \"SHA-256\"\nauth_pass = \"authpass-1\"\n\

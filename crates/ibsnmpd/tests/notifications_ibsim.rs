@@ -77,13 +77,8 @@ fn start(tb: &Testbed, trapd: &Trapd, extra_config: &str) -> (UmadAgent, tempfil
         "ibsnmpd.toml",
         &format!("trap2sink = [\"{}\"]\n{extra_config}", trapd.addr()),
     );
-    let ready = |a: &UmadAgent| {
-        common::probe(&a.target, ".1.3.6.1.2.1.1.3.0", &[])
-            .status
-            .success()
-    };
     let args = ["--sweep-interval", "1", "--config", conf.to_str().unwrap()];
-    let a = UmadAgent::start(tb, Some("Hca1"), &args, Duration::from_secs(60), ready);
+    let a = UmadAgent::start_answering(tb, Some("Hca1"), &args, Duration::from_secs(60));
     (a, dir)
 }
 

@@ -42,6 +42,7 @@ fn alert_rules_pass_promtool() {
 struct Prometheus {
     child: Child,
     url: String,
+    log: PathBuf,
 }
 
 impl Prometheus {
@@ -66,6 +67,7 @@ impl Prometheus {
         )
         .unwrap();
         let port = free_port("127.0.0.1");
+        let log = dir.join("prometheus.log");
         let child = Command::new("prometheus")
             .arg(format!("--config.file={}", conf.display()))
             .arg(format!(
@@ -75,12 +77,28 @@ impl Prometheus {
             .arg(format!("--web.listen-address=127.0.0.1:{port}"))
             .stdin(Stdio::null())
             .stdout(Stdio::null())
-            .stderr(std::fs::File::create(dir.join("prometheus.log")).unwrap())
+            .stderr(std::fs::File::create(&log).unwrap())
             .spawn()
             .expect("spawn prometheus");
         Prometheus {
             child,
             url: format!("http://127.0.0.1:{port}"),
+            log,
+        }
+    }
+
+    /// Waits until each of `queries` counts a sample; past `timeout`,
+    /// panics that it never scraped `what`, with its log and `agent`'s.
+    fn wait_scraped(&self, queries: &[&str], timeout: Duration, what: &str, agent: &Agent) {
+        let deadline = Instant::now() + timeout;
+        while queries.iter().any(|q| self.count(q) == 0) {
+            assert!(
+                Instant::now() < deadline,
+                "Prometheus never scraped {what}:\n{}\n{}",
+                std::fs::read_to_string(&self.log).unwrap_or_default(),
+                agent.log_text()
+            );
+            std::thread::sleep(Duration::from_millis(500));
         }
     }
 
@@ -144,16 +162,12 @@ fn every_dashboard_query_works_on_a_real_prometheus() {
     let agent = Agent::start(&["--metrics", &metrics, "--sweep-interval", "1"]);
     let prom = Prometheus::start(dir.path(), &metrics);
     // Enough scrapes for a rate over [5m].
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while prom.count("count_over_time(ibsnmpd_uptime_seconds[5m]) >= 5") == 0 {
-        assert!(
-            Instant::now() < deadline,
-            "Prometheus never scraped the agent:\n{}\n{}",
-            std::fs::read_to_string(dir.path().join("prometheus.log")).unwrap_or_default(),
-            agent.log_text()
-        );
-        std::thread::sleep(Duration::from_millis(500));
-    }
+    prom.wait_scraped(
+        &["count_over_time(ibsnmpd_uptime_seconds[5m]) >= 5"],
+        Duration::from_secs(60),
+        "the agent",
+        &agent,
+    );
 
     let d: serde_json::Value = serde_json::from_str(
         &std::fs::read_to_string(packaging().join("grafana-ibsnmpd.json")).unwrap(),
@@ -318,21 +332,17 @@ fn a_large_fabric_is_lean_and_its_groups_add_up_in_prometheus() {
         "http_sd_configs:\n      - url: http://{metrics}/sd?groups=3\n        refresh_interval: 5s"
     );
     let prom = Prometheus::with_targets(dir.path(), &targets, "5s");
-    let deadline = Instant::now() + Duration::from_secs(120);
     let hca_ports = whole
         .lines()
         .filter(|l| l.starts_with("infiniband_hca_port_state_id{"))
         .count();
     let want = format!("count(infiniband_hca_port_state_id) == {hca_ports}");
-    while prom.count(r#"count(up{job="ibsnmpd"} == 1) == 3"#) == 0 || prom.count(&want) == 0 {
-        assert!(
-            Instant::now() < deadline,
-            "Prometheus never scraped the three groups:\n{}\n{}",
-            std::fs::read_to_string(dir.path().join("prometheus.log")).unwrap_or_default(),
-            agent.log_text()
-        );
-        std::thread::sleep(Duration::from_millis(500));
-    }
+    prom.wait_scraped(
+        &[r#"count(up{job="ibsnmpd"} == 1) == 3"#, &want],
+        Duration::from_secs(120),
+        "the three groups",
+        &agent,
+    );
     assert_eq!(
         prom.count("count by (group) (infiniband_hca_port_state_id)"),
         3

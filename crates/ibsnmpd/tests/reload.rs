@@ -8,6 +8,7 @@ mod common;
 #[path = "notifications_support/mod.rs"]
 mod trapd;
 
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use common::Agent;
@@ -18,26 +19,37 @@ const WAIT: Duration = Duration::from_secs(15);
 /// the index is the name, IMPLIED).
 const INTERNAL0_MP_MODEL: &str = ".1.3.6.1.6.3.12.1.3.1.2.105.110.116.101.114.110.97.108.48";
 
+/// `ibsnmpd.toml` of `text` in a fresh directory.
+fn config_file(text: &str) -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let conf = dir.path().join("ibsnmpd.toml");
+    std::fs::write(&conf, text).unwrap();
+    (dir, conf)
+}
+
+/// Rewrites the config file `conf` with `text` and sends `agent` SIGHUP.
+fn reload(agent: &Agent, conf: &Path, text: &str) {
+    std::fs::write(conf, text).unwrap();
+    common::signal(&agent.pid().to_string(), "HUP");
+}
+
+/// Asserts that `agent` has said of no setting that it needs a restart.
+fn assert_no_restart_warning(agent: &Agent) {
+    let log = agent.log_text();
+    assert!(common::restart_warnings(&log).is_empty(), "{log}");
+}
+
 #[test]
 fn sighup_sends_to_a_trapsess_added_and_not_to_a_sink_removed() {
     let engine = "8000000005aabbccee";
     let old_sink = Trapd::start();
-    let new_sink = Trapd::start_with(
-        common::free_port("127.0.0.1"),
-        &format!("createUser -e 0x{engine} trapops SHA-256 authpass-1 AES privpass-1\n"),
-    );
+    let new_sink = Trapd::start_v3(engine);
     let user = "[[user]]\nname = \"trapops\"\nauth = \"SHA-256\"\nauth_pass = \"authpass-1\"\n\
                 priv = \"AES\"\npriv_pass = \"privpass-1\"\n";
-    let dir = tempfile::tempdir().unwrap();
-    let conf = dir.path().join("ibsnmpd.toml");
-    std::fs::write(
-        &conf,
-        format!(
-            "engine_id = \"{engine}\"\ntrap2sink = [\"{}\"]\n{user}",
-            old_sink.addr()
-        ),
-    )
-    .unwrap();
+    let (_dir, conf) = config_file(&format!(
+        "engine_id = \"{engine}\"\ntrap2sink = [\"{}\"]\n{user}",
+        old_sink.addr()
+    ));
     let agent = Agent::start(&["--config", conf.to_str().unwrap()]);
     old_sink.wait(WAIT, "coldStart", |t| count(t, "coldStart") == 1);
     // SNMPv2c: snmpTargetParamsMPModel 1.
@@ -49,16 +61,15 @@ fn sighup_sends_to_a_trapsess_added_and_not_to_a_sink_removed() {
 
     // The trap2sink goes, a [[trapsess]] comes; the queue length changes
     // only on restart.
-    std::fs::write(
+    reload(
+        &agent,
         &conf,
-        format!(
+        &format!(
             "engine_id = \"{engine}\"\nnotification_queue = 64\n{user}\
              [[trapsess]]\nhost = \"{}\"\nuser = \"trapops\"\nlevel = \"priv\"\n",
             new_sink.addr()
         ),
-    )
-    .unwrap();
-    common::signal(&agent.pid().to_string(), "HUP");
+    );
     let t = new_sink.wait(WAIT, "warmStart at the sink added", |t| {
         count(t, "warmStart") == 1
     });
@@ -86,9 +97,7 @@ fn sighup_sends_to_a_trapsess_added_and_not_to_a_sink_removed() {
 /// threshold, and nothing is said to need a restart.
 #[test]
 fn sighup_applies_the_health_settings() {
-    let dir = tempfile::tempdir().unwrap();
-    let conf = dir.path().join("ibsnmpd.toml");
-    std::fs::write(&conf, "[health]\nflap_count = 2\n").unwrap();
+    let (_dir, conf) = config_file("[health]\nflap_count = 2\n");
     let maddr = format!("127.0.0.1:{}", common::free_port("127.0.0.1"));
     let agent = Agent::start(&[
         "--config",
@@ -108,15 +117,14 @@ fn sighup_applies_the_health_settings() {
     };
     let threshold = |n: u32| format!("infiniband_health_threshold{{check=\"flap_count\"}} {n}\n");
     assert!(scrape().contains(&threshold(2)), "{}", scrape());
-    std::fs::write(&conf, "[health]\nflap_count = 5\n").unwrap();
-    common::signal(&agent.pid().to_string(), "HUP");
+    reload(&agent, &conf, "[health]\nflap_count = 5\n");
     let deadline = std::time::Instant::now() + WAIT;
     while !scrape().contains(&threshold(5)) {
         assert!(std::time::Instant::now() < deadline, "{}", agent.log_text());
         std::thread::sleep(Duration::from_millis(200));
     }
+    assert_no_restart_warning(&agent);
     let log = agent.log_text();
-    assert!(common::restart_warnings(&log).is_empty(), "{log}");
     assert!(log.contains("SIGHUP: configuration reloaded"), "{log}");
 }
 
@@ -125,10 +133,8 @@ fn sighup_applies_the_health_settings() {
 /// carries the threshold in force.
 #[test]
 fn sighup_applies_the_routes_max_spread() {
-    let dir = tempfile::tempdir().unwrap();
-    let conf = dir.path().join("ibsnmpd.toml");
+    let (dir, conf) = config_file("[routes]\nmax_spread = 100\n");
     let socket = dir.path().join("ctl.sock");
-    std::fs::write(&conf, "[routes]\nmax_spread = 100\n").unwrap();
     let agent = Agent::start(&[
         "--config",
         conf.to_str().unwrap(),
@@ -149,13 +155,11 @@ fn sighup_applies_the_routes_max_spread() {
     common::wait_for("the routes report", WAIT, || {
         spread().filter(|s| *s == 100.0)
     });
-    std::fs::write(&conf, "[routes]\nmax_spread = 0.5\n").unwrap();
-    common::signal(&agent.pid().to_string(), "HUP");
+    reload(&agent, &conf, "[routes]\nmax_spread = 0.5\n");
     common::wait_for("max_spread 0.5 in force", WAIT, || {
         spread().filter(|s| *s == 0.5)
     });
-    let log = agent.log_text();
-    assert!(common::restart_warnings(&log).is_empty(), "{log}");
+    assert_no_restart_warning(&agent);
 }
 
 /// A `[[monitor]]` added by a reload samples at once: its existence test
@@ -179,14 +183,11 @@ fn sighup_replaces_the_monitors() {
             .filter(|x| x.object("DISMAN-EVENT-MIB::mteHotTrigger.0") == Some(&*hot))
             .count()
     };
-    let dir = tempfile::tempdir().unwrap();
-    let conf = dir.path().join("ibsnmpd.toml");
-    std::fs::write(&conf, monitor("before")).unwrap();
+    let (_dir, conf) = config_file(&monitor("before"));
     let agent = Agent::start(&["--config", conf.to_str().unwrap()]);
     trapd.wait(WAIT, "the first monitor", |t| fired(t, "before") == 1);
 
-    std::fs::write(&conf, monitor("after")).unwrap();
-    common::signal(&agent.pid().to_string(), "HUP");
+    reload(&agent, &conf, &monitor("after"));
     trapd.wait(WAIT, "the monitor added by the reload", |t| {
         fired(t, "after") == 1
     });
@@ -195,27 +196,22 @@ fn sighup_replaces_the_monitors() {
         walk.contains("'after'") && !walk.contains("'before'"),
         "{walk}"
     );
-    let log = agent.log_text();
-    assert!(common::restart_warnings(&log).is_empty(), "{log}");
+    assert_no_restart_warning(&agent);
 }
 
 /// `authtrapenable` is snmpEnableAuthenTraps' default: a reload changes it
 /// at once (a value Set over SNMP would still win).
 #[test]
 fn sighup_applies_authtrapenable() {
-    let dir = tempfile::tempdir().unwrap();
-    let conf = dir.path().join("ibsnmpd.toml");
-    std::fs::write(&conf, "authtrapenable = 2\n").unwrap();
+    let (_dir, conf) = config_file("authtrapenable = 2\n");
     let agent = Agent::start(&["--config", conf.to_str().unwrap()]);
     const SNMP_ENABLE_AUTHEN_TRAPS: &str = ".1.3.6.1.2.1.11.30.0";
     assert_eq!(agent.get_number(SNMP_ENABLE_AUTHEN_TRAPS), 2);
-    std::fs::write(&conf, "authtrapenable = 1\n").unwrap();
-    common::signal(&agent.pid().to_string(), "HUP");
+    reload(&agent, &conf, "authtrapenable = 1\n");
     let deadline = std::time::Instant::now() + WAIT;
     while agent.get_number(SNMP_ENABLE_AUTHEN_TRAPS) != 1 {
         assert!(std::time::Instant::now() < deadline, "{}", agent.log_text());
         std::thread::sleep(Duration::from_millis(100));
     }
-    let log = agent.log_text();
-    assert!(common::restart_warnings(&log).is_empty(), "{log}");
+    assert_no_restart_warning(&agent);
 }

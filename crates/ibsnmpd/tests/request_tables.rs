@@ -120,12 +120,21 @@ fn assert_numb_path_bounds(t: &str, session: u32, sg: &[Vec<u8>], dg: &[Vec<u8>]
     assert_eq!(paths, n as usize);
 }
 
+/// Sets a PathRecord request of `session` from `slid` to `dlid` with
+/// `extra` unsigned columns (name, value), activated by createAndGo.
+fn ask_path(t: &str, session: u32, slid: u16, dlid: u16, extra: &[(&str, &str)]) {
+    let mut req = path_request(slid, dlid);
+    for (column, value) in extra {
+        req.push((format!("{PATH_REQ}{column}"), "u", value.to_string()));
+    }
+    req.push((format!("{PATH_REQ}RowStatus"), "i", "4".into()));
+    set(t, session, &borrow(&req)).unwrap();
+}
+
 /// A PathRecord request (createAndGo) of `session` from `slid` to `dlid`,
 /// and its result rows once they are there.
 fn path_results(t: &str, session: u32, slid: u16, dlid: u16) -> BTreeMap<(u32, u32), String> {
-    let mut req = path_request(slid, dlid);
-    req.push((format!("{PATH_REQ}RowStatus"), "i", "4".into()));
-    set(t, session, &borrow(&req)).unwrap();
+    ask_path(t, session, slid, dlid, &[]);
     wait_for("path results", || {
         !results(t, PATH_RESULT, session).is_empty()
     });
@@ -219,20 +228,40 @@ fn ca_ports(s: &Snapshot) -> Vec<(u16, u64, u32)> {
         .collect()
 }
 
-fn sim_agent(extra_config: &str) -> (Agent, tempfile::TempDir) {
-    let dir = tempfile::tempdir().unwrap();
-    let conf = dir.path().join("ibsnmpd.toml");
-    std::fs::write(&conf, extra_config).unwrap();
+/// The link-local GID of port GUID `guid` (fe80::/64).
+fn link_local_gid(guid: u64) -> Vec<u8> {
+    let mut g = 0xfe80_0000_0000_0000u64.to_be_bytes().to_vec();
+    g.extend(guid.to_be_bytes());
+    g
+}
+
+/// The agent on the default simulated fabric with `extra_config`, and
+/// that fabric as the sim sweeps it.
+struct SimCase {
+    agent: Agent,
+    snapshot: Snapshot,
+    /// `ca_ports` of the snapshot.
+    cas: Vec<(u16, u64, u32)>,
+    _dir: tempfile::TempDir,
+}
+
+fn sim_agent(extra_config: &str) -> SimCase {
+    let (_dir, conf) = common::temp_file("ibsnmpd.toml", extra_config);
     let agent = Agent::start(&["--config", conf.to_str().unwrap()]);
-    (agent, dir)
+    let snapshot = sim_snapshot();
+    let cas = ca_ports(&snapshot);
+    SimCase {
+        agent,
+        snapshot,
+        cas,
+        _dir,
+    }
 }
 
 #[test]
 fn sim_paths_and_traces_follow_its_routing() {
-    let (agent, _d) = sim_agent("");
-    let t = &agent.target;
-    let s = sim_snapshot();
-    let cas = ca_ports(&s);
+    let sim = sim_agent("");
+    let (t, s, cas) = (&sim.agent.target, &sim.snapshot, &sim.cas);
     assert!(cas.len() >= 4);
     let pairs = [(0, cas.len() - 1), (1, 2), (cas.len() - 1, 0)];
     for (n, &(a, b)) in pairs.iter().enumerate() {
@@ -242,19 +271,15 @@ fn sim_paths_and_traces_follow_its_routing() {
         let r = path_results(t, session, slid, dlid);
         // One path (LMC 0): its ends, the default partition, SL 0, exact
         // selectors, the MTU and rate the route allows.
-        assert_eq!(hex(&r[&(4, 1)]), {
-            let mut g = 0xfe80_0000_0000_0000u64.to_be_bytes().to_vec();
-            g.extend(dguid.to_be_bytes());
-            g
-        });
+        assert_eq!(hex(&r[&(4, 1)]), link_local_gid(dguid));
         assert_eq!(be(&hex(&r[&(5, 1)])), sguid);
         assert_eq!(num(&r[&(7, 1)]), u64::from(dlid));
         assert_eq!(num(&r[&(8, 1)]), u64::from(slid));
         assert_eq!(hexnum(&r[&(13, 1)]), 0xFFFF);
         assert_eq!(num(&r[&(14, 1)]), 0);
         assert_eq!(num(&r[&(15, 1)]), 2);
-        let hops = ib::model::route::trace(&s, sidx, ib::types::Lid(dlid)).unwrap();
-        let ports: Vec<u32> = ib::model::route::links(&s, &hops)
+        let hops = ib::model::route::trace(s, sidx, ib::types::Lid(dlid)).unwrap();
+        let ports: Vec<u32> = ib::model::route::links(s, &hops)
             .into_iter()
             .flat_map(|(x, y)| [x, y])
             .collect();
@@ -292,43 +317,27 @@ fn sim_paths_and_traces_follow_its_routing() {
     // P_Key no end holds: no record, the request goes back to notInService.
     let (slid, _, _) = cas[0];
     let (dlid, _, _) = cas[1];
-    let mut req = path_request(slid, dlid);
-    req.push((format!("{PATH_REQ}SL"), "u", "1".into()));
-    req.push((format!("{PATH_REQ}RowStatus"), "i", "4".into()));
-    set(t, 199, &borrow(&req)).unwrap();
+    ask_path(t, 199, slid, dlid, &[("SL", "1")]);
     wait_for("SL 1 path", || !results(t, PATH_RESULT, 199).is_empty());
     assert_eq!(num(&results(t, PATH_RESULT, 199)[&(14, 1)]), 1);
-    let mut req = path_request(slid, dlid);
-    req.push((format!("{PATH_REQ}PKey"), "u", "32769".into()));
-    req.push((format!("{PATH_REQ}RowStatus"), "i", "4".into()));
-    set(t, 200, &borrow(&req)).unwrap();
+    ask_path(t, 200, slid, dlid, &[("PKey", "32769")]);
     wait_for("P_Key 0x8001 refused", || {
         get(t, &format!("{PATH_REQ}RowStatus"), 200) == "2"
     });
     assert!(results(t, PATH_RESULT, 200).is_empty());
     // PKey 0xFFFF with its component: the path in that partition.
-    let mut req = path_request(slid, dlid);
-    req.push((format!("{PATH_REQ}PKey"), "u", "65535".into()));
-    req.push((format!("{PATH_REQ}RowStatus"), "i", "4".into()));
-    set(t, 201, &borrow(&req)).unwrap();
+    ask_path(t, 201, slid, dlid, &[("PKey", "65535")]);
     wait_for("pkey path", || !results(t, PATH_RESULT, 201).is_empty());
     assert_eq!(hexnum(&results(t, PATH_RESULT, 201)[&(13, 1)]), 0xFFFF);
 }
 
 #[test]
 fn sim_multipath_gives_the_path_of_every_pair() {
-    let (agent, _d) = sim_agent("");
-    let t = &agent.target;
-    let s = sim_snapshot();
-    let cas = ca_ports(&s);
-    let gid = |g: u64| {
-        let mut b = 0xfe80_0000_0000_0000u64.to_be_bytes().to_vec();
-        b.extend(g.to_be_bytes());
-        b
-    };
+    let sim = sim_agent("");
+    let (t, cas) = (&sim.agent.target, &sim.cas);
     let (src, dst) = (&cas[..2], &cas[cas.len() - 2..]);
-    let sg: Vec<Vec<u8>> = src.iter().map(|c| gid(c.1)).collect();
-    let dg: Vec<Vec<u8>> = dst.iter().map(|c| gid(c.1)).collect();
+    let sg: Vec<Vec<u8>> = src.iter().map(|c| link_local_gid(c.1)).collect();
+    let dg: Vec<Vec<u8>> = dst.iter().map(|c| link_local_gid(c.1)).collect();
     set(t, 300, &borrow(&multipath_request(&sg, &dg, &[]))).unwrap();
     wait_for("multipath results", || {
         !results(t, MULTI_RESULT, 300).is_empty()
@@ -339,8 +348,8 @@ fn sim_multipath_gives_the_path_of_every_pair() {
         for b in dst {
             assert_eq!(num(&r[&(8, i)]), u64::from(a.0), "pair {i} SLID");
             assert_eq!(num(&r[&(7, i)]), u64::from(b.0), "pair {i} DLID");
-            assert_eq!(hex(&r[&(5, i)]), gid(a.1));
-            assert_eq!(hex(&r[&(4, i)]), gid(b.1));
+            assert_eq!(hex(&r[&(5, i)]), link_local_gid(a.1));
+            assert_eq!(hex(&r[&(4, i)]), link_local_gid(b.1));
             i += 1;
         }
     }
@@ -363,16 +372,13 @@ fn sim_multipath_gives_the_path_of_every_pair() {
 /// is answered when activated again.
 #[test]
 fn result_rows_are_capped_across_sessions() {
-    let (agent, _d) = sim_agent("request_result_rows_max = 6\n");
-    let t = &agent.target;
-    let cas = ca_ports(&sim_snapshot());
-    let gid = |g: u64| {
-        let mut b = 0xfe80_0000_0000_0000u64.to_be_bytes().to_vec();
-        b.extend(g.to_be_bytes());
-        b
-    };
-    let sg: Vec<Vec<u8>> = cas[..2].iter().map(|c| gid(c.1)).collect();
-    let dg: Vec<Vec<u8>> = cas[cas.len() - 2..].iter().map(|c| gid(c.1)).collect();
+    let sim = sim_agent("request_result_rows_max = 6\n");
+    let (agent, t, cas) = (&sim.agent, &sim.agent.target, &sim.cas);
+    let sg: Vec<Vec<u8>> = cas[..2].iter().map(|c| link_local_gid(c.1)).collect();
+    let dg: Vec<Vec<u8>> = cas[cas.len() - 2..]
+        .iter()
+        .map(|c| link_local_gid(c.1))
+        .collect();
     let request = multipath_request(&sg, &dg, &[]);
     set(t, 400, &borrow(&request)).unwrap();
     wait_for("the first session's results", || {
@@ -393,10 +399,8 @@ fn result_rows_are_capped_across_sessions() {
 
 #[test]
 fn rowstatus_conformance() {
-    let (agent, _d) = sim_agent("request_session_timeout = 2\nrequest_sessions_max = 3\n");
-    let t = &agent.target;
-    let s = sim_snapshot();
-    let cas = ca_ports(&s);
+    let sim = sim_agent("request_session_timeout = 2\nrequest_sessions_max = 3\n");
+    let (t, cas) = (&sim.agent.target, &sim.cas);
     let (slid, dlid) = (cas[0].0, cas[1].0);
     let status = |session| get(t, &format!("{PATH_REQ}RowStatus"), session);
     let rs = format!("{PATH_REQ}RowStatus");
@@ -500,9 +504,9 @@ fn rowstatus_conformance() {
     set(t, 14, &[(&rs, "i", "5")]).unwrap();
 
     // Sessions are runtime state: a restart loses them.
-    let mut agent = agent;
-    agent.restart();
-    assert!(get(&agent.target, &rs, 14).contains("No Such Instance"));
+    let mut sim = sim;
+    sim.agent.restart();
+    assert!(get(&sim.agent.target, &rs, 14).contains("No Such Instance"));
 }
 
 // ----- ibsim + OpenSM -------------------------------------------------------------

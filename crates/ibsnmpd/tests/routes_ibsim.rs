@@ -243,22 +243,7 @@ fn the_running_agent_reports_notifies_and_clears_a_dead_spine_link() {
     .unwrap();
     let socket = dir.path().join("ctl.sock");
     let metrics = format!("127.0.0.1:{}", common::free_port("127.0.0.1"));
-    let args = [
-        "--sweep-interval",
-        "1",
-        "--config",
-        conf.to_str().unwrap(),
-        "--control-socket",
-        socket.to_str().unwrap(),
-        "--metrics",
-        &metrics,
-    ];
-    let ready = |a: &UmadAgent| {
-        common::probe(&a.target, ".1.3.6.1.2.1.1.3.0", &[])
-            .status
-            .success()
-    };
-    let agent = UmadAgent::start(&tb, Some("h1"), &args, WAIT, ready);
+    let agent = UmadAgent::start_operated(&tb, Some("h1"), &conf, &socket, &metrics, WAIT);
     trapd.wait(WAIT, "coldStart", |t| !named(t, "coldStart").is_empty());
     let url = format!("http://{metrics}/metrics");
     let health = |tb: &ib_testbed::Testbed| {

@@ -95,14 +95,23 @@ fn v3(agent: &Agent, tool: &str, user: &str, level: &[&str], oids: &[&str]) -> O
     agent.tool(tool, &args, oids)
 }
 
-fn auth_args(auth: &'static str) -> Vec<&'static str> {
-    vec!["-l", "authNoPriv", "-a", auth, "-A", AUTH_PASS]
+/// `-l authNoPriv` with `auth` (protocol, password), or `-l authPriv`
+/// with `privacy` (protocol, password) as well.
+fn level_args<'a>(auth: (&'a str, &'a str), privacy: Option<(&'a str, &'a str)>) -> Vec<&'a str> {
+    let mut args = vec!["-l", "authNoPriv", "-a", auth.0, "-A", auth.1];
+    if let Some((p, pass)) = privacy {
+        args[1] = "authPriv";
+        args.extend(["-x", p, "-X", pass]);
+    }
+    args
 }
 
-fn priv_args(auth: &'static str, p: &'static str) -> Vec<&'static str> {
-    vec![
-        "-l", "authPriv", "-a", auth, "-A", AUTH_PASS, "-x", p, "-X", PRIV_PASS,
-    ]
+fn auth_args(auth: &str) -> Vec<&str> {
+    level_args((auth, AUTH_PASS), None)
+}
+
+fn priv_args<'a>(auth: &'a str, p: &'a str) -> Vec<&'a str> {
+    level_args((auth, AUTH_PASS), Some((p, PRIV_PASS)))
 }
 
 /// snmpEngineID as served, in upper-case hex.
@@ -259,7 +268,7 @@ fn errors_are_reported_and_counted() {
         &agent,
         "snmpget",
         "sha",
-        &["-l", "authNoPriv", "-a", "SHA", "-A", "wrong-pass"],
+        &level_args(("SHA", "wrong-pass"), None),
         &[SYS_DESCR],
     );
     assert!(!o.status.success(), "{}", text(&o));
@@ -302,18 +311,7 @@ fn errors_are_reported_and_counted() {
         &agent,
         "snmpget",
         "sha_aes",
-        &[
-            "-l",
-            "authPriv",
-            "-a",
-            "SHA",
-            "-A",
-            AUTH_PASS,
-            "-x",
-            "AES",
-            "-X",
-            "wrong-priv",
-        ],
+        &level_args(("SHA", AUTH_PASS), Some(("AES", "wrong-priv"))),
         &[SYS_DESCR],
     );
     assert!(
@@ -326,24 +324,10 @@ fn errors_are_reported_and_counted() {
     // Outside the time window: net-snmp resynchronises from the Report.
     let engine_hex = engine_hex(&agent);
     let before = usm_stat(&agent, 2);
-    let o = v3(
-        &agent,
-        "snmpget",
-        "sha",
-        &[
-            "-l",
-            "authNoPriv",
-            "-a",
-            "SHA",
-            "-A",
-            AUTH_PASS,
-            "-e",
-            &format!("0x{engine_hex}"),
-            "-Z",
-            "7,100000",
-        ],
-        &[SYS_DESCR],
-    );
+    let engine = format!("0x{engine_hex}");
+    let mut level = auth_args("SHA");
+    level.extend(["-e", &engine, "-Z", "7,100000"]);
+    let o = v3(&agent, "snmpget", "sha", &level, &[SYS_DESCR]);
     assert_ok(&agent, &o, "time window resync");
     assert_eq!(usm_stat(&agent, 2), before + 1);
 }

@@ -48,17 +48,25 @@ fn get<'a>(t: &'a BTreeMap<String, String>, oid: &str) -> &'a str {
         .unwrap_or_else(|| panic!("{oid} missing in {t:#?}"))
 }
 
-#[test]
-fn if_table_of_the_hdr_hca_walks() {
-    let spec = format!("sysfs:{}", fixture().display());
-    let agent = Agent::start(&[
+/// The agent on the sysfs tree at `root`, mlx5_0 as "this system", one
+/// sweep an hour, with `extra` arguments.
+fn mlx5_agent(root: &Path, extra: &[&str]) -> Agent {
+    let spec = format!("sysfs:{}", root.display());
+    let mut args = vec![
         "--source",
         &spec,
         "--local-node",
         "mlx5_0",
         "--sweep-interval",
         "3600",
-    ]);
+    ];
+    args.extend_from_slice(extra);
+    Agent::start(&args)
+}
+
+#[test]
+fn if_table_of_the_hdr_hca_walks() {
+    let agent = mlx5_agent(&fixture(), &[]);
     assert_eq!(agent.get_number(IF_NUMBER), 1);
     let t = walk(&agent, IF_TABLE);
     let e = ".1.3.6.1.2.1.2.2.1";
@@ -141,18 +149,8 @@ fn a_down_port_and_a_qdr_port_of_the_dual_port_hca() {
 #[test]
 fn faulty_devices_leave_the_good_ones_served() {
     let faulty = fixture().join("../faulty");
-    let spec = format!("sysfs:{}", faulty.display());
     let mport = free_port("127.0.0.1");
-    let agent = Agent::start(&[
-        "--source",
-        &spec,
-        "--local-node",
-        "mlx5_0",
-        "--sweep-interval",
-        "3600",
-        "--metrics",
-        &format!("127.0.0.1:{mport}"),
-    ]);
+    let agent = mlx5_agent(&faulty, &["--metrics", &format!("127.0.0.1:{mport}")]);
     assert_eq!(agent.get_number(IF_NUMBER), 1, "mlx5_0's one port");
     let m = curl(&format!("http://127.0.0.1:{mport}/metrics"));
     let lines = |needles: &[&str]| -> Vec<&str> {

@@ -314,10 +314,7 @@ fn a_bad_t_address_is_refused_and_nothing_stored() {
 #[test]
 fn v3_and_inform_targets_and_the_configured_sinks_as_permanent_rows() {
     let engine = "8000000005aabbccee";
-    let trapd = Trapd::start_with(
-        common::free_port("127.0.0.1"),
-        &format!("createUser -e 0x{engine} trapops SHA-256 authpass-1 AES privpass-1\n"),
-    );
+    let trapd = Trapd::start_v3(engine);
     let receiver = Trapd::start_with(
         common::free_port("127.0.0.1"),
         "createUser trapops SHA-256 authpass-1 AES privpass-1\n",

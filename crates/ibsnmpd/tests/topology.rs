@@ -156,22 +156,7 @@ fn missing_link_and_swap_from_cli_agent_metrics_and_traps() {
     .unwrap();
     let socket = dir.path().join("ctl.sock");
     let metrics = format!("127.0.0.1:{mport}");
-    let args = [
-        "--sweep-interval",
-        "1",
-        "--config",
-        conf.to_str().unwrap(),
-        "--control-socket",
-        socket.to_str().unwrap(),
-        "--metrics",
-        &metrics,
-    ];
-    let ready = |a: &UmadAgent| {
-        common::probe(&a.target, ".1.3.6.1.2.1.1.3.0", &[])
-            .status
-            .success()
-    };
-    let agent = UmadAgent::start(&tb, None, &args, WAIT, ready);
+    let agent = UmadAgent::start_operated(&tb, None, &conf, &socket, &metrics, WAIT);
     trapd.wait(WAIT, "coldStart", |t| !named(t, "coldStart").is_empty());
     let url = format!("http://{metrics}/metrics");
     assert!(

@@ -9,6 +9,7 @@ use ib::model::{NodeIdx, Snapshot};
 use serde::Serialize;
 
 use crate::cli::RoutesCheckArgs;
+use crate::models::route_check;
 
 /// Exit 0 when every route arrives and no leaf is unbalanced, 1 with
 /// findings, 2 when the fabric could not be read.
@@ -51,23 +52,14 @@ pub struct Named {
 
 impl Named {
     fn of(s: &Snapshot, n: NodeIdx) -> Named {
-        s.node(n).map_or_else(
-            || Named {
-                name: String::new(),
-                guid: String::new(),
-            },
-            |node| Named {
-                name: node.description.clone(),
-                guid: node.info.node_guid.to_string(),
-            },
-        )
+        let (name, guid) = route_check::node_name(s, n).unwrap_or_default();
+        Named { name, guid }
     }
 }
 
 impl std::fmt::Display for Named {
-    // Names are data from the fabric: quoted and escaped.
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{:?} ({})", self.name, self.guid)
+        route_check::fmt_node(f, &self.name, &self.guid)
     }
 }
 

@@ -114,6 +114,32 @@ pub(super) fn vacm(
     Ok(v)
 }
 
+/// A user's `key` protocol and its password (`key`, `key_pass`): both or
+/// neither; the protocol one that `parse` knows (`expected` names them),
+/// then `allowed` (why the key may not be given), then the password at
+/// least 8 characters. Errors as the words after the user's name.
+fn key_pair<P>(
+    (key, protocol, pass): (&str, Option<String>, Option<String>),
+    parse: impl Fn(&str) -> Option<P>,
+    expected: &str,
+    allowed: Result<(), &str>,
+) -> Result<Option<(P, String)>, String> {
+    match (protocol, pass) {
+        (Some(x), Some(p)) => {
+            let proto = parse(&x).ok_or_else(|| format!("{key} {x:?}: expected {expected}"))?;
+            allowed?;
+            if p.len() < 8 {
+                return Err(format!(
+                    "{key}_pass: at least 8 characters (as net-snmp requires)"
+                ));
+            }
+            Ok(Some((proto, p)))
+        }
+        (None, None) => Ok(None),
+        _ => Err(format!("{key} and {key}_pass go together")),
+    }
+}
+
 /// `[[user]]`, `[[rouser]]`, `[[rwuser]]` into USM users with access.
 pub(super) fn usm_users(
     users: Vec<UserEntry>,
@@ -134,41 +160,24 @@ pub(super) fn usm_users(
             return Err(in_file("user", format!("{:?} defined twice", u.name)));
         }
         let who = |m: &str| in_file("user", format!("{:?}: {m}", u.name));
-        let auth = match (u.auth, u.auth_pass) {
-            (Some(a), Some(p)) => {
-                let proto = AuthProtocol::parse(&a).ok_or_else(|| {
-                    who(&format!(
-                        "auth {a:?}: expected MD5, SHA, SHA-224, SHA-256, SHA-384 or SHA-512"
-                    ))
-                })?;
-                if p.len() < 8 {
-                    return Err(who(
-                        "auth_pass: at least 8 characters (as net-snmp requires)",
-                    ));
-                }
-                Some((proto, p))
-            }
-            (None, None) => None,
-            _ => return Err(who("auth and auth_pass go together")),
-        };
-        let privacy = match (u.privacy, u.priv_pass) {
-            (Some(x), Some(p)) => {
-                let proto = PrivProtocol::parse(&x).ok_or_else(|| {
-                    who(&format!("priv {x:?}: expected DES, AES, AES192 or AES256"))
-                })?;
-                if auth.is_none() {
-                    return Err(who("priv needs auth"));
-                }
-                if p.len() < 8 {
-                    return Err(who(
-                        "priv_pass: at least 8 characters (as net-snmp requires)",
-                    ));
-                }
-                Some((proto, p))
-            }
-            (None, None) => None,
-            _ => return Err(who("priv and priv_pass go together")),
-        };
+        let auth = key_pair(
+            ("auth", u.auth, u.auth_pass),
+            AuthProtocol::parse,
+            "MD5, SHA, SHA-224, SHA-256, SHA-384 or SHA-512",
+            Ok(()),
+        )
+        .map_err(|m| who(&m))?;
+        let privacy = key_pair(
+            ("priv", u.privacy, u.priv_pass),
+            PrivProtocol::parse,
+            "DES, AES, AES192 or AES256",
+            if auth.is_none() {
+                Err("priv needs auth")
+            } else {
+                Ok(())
+            },
+        )
+        .map_err(|m| who(&m))?;
         out.push(UserConfig {
             name: u.name,
             auth,

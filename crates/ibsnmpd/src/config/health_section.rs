@@ -62,9 +62,7 @@ mod tests {
     use super::*;
 
     fn parse(t: &str) -> Result<HealthConfig, String> {
-        toml::from_str::<HealthSection>(t)
-            .map_err(|e| e.to_string())?
-            .config()
+        crate::config::parse_section(t, HealthSection::config)
     }
 
     #[test]

@@ -255,9 +255,7 @@ mod tests {
     use super::*;
 
     fn parse(t: &str) -> Result<Trigger, String> {
-        toml::from_str::<MonitorEntry>(t)
-            .map_err(|e| e.to_string())?
-            .trigger()
+        crate::config::parse_section(t, MonitorEntry::trigger)
     }
 
     #[test]

@@ -89,25 +89,16 @@ impl UmadSection {
             o.lft = l;
         }
         if let Some(n) = self.topology_every {
-            if !(1..=1000).contains(&n) {
-                return Err(format!("topology_every = {n}: must be 1..=1000"));
-            }
-            o.topology_every = n;
+            o.topology_every = every("topology_every", n)?;
         }
         if let Some(q) = self.quick_start {
             o.quick_start = q;
         }
         if let Some(n) = self.tables_every {
-            if !(1..=1000).contains(&n) {
-                return Err(format!("tables_every = {n}: must be 1..=1000"));
-            }
-            o.tables_every = n;
+            o.tables_every = every("tables_every", n)?;
         }
         if let Some(n) = self.detail_every {
-            if !(1..=1000).contains(&n) {
-                return Err(format!("detail_every = {n}: must be 1..=1000"));
-            }
-            o.pma.detail_every = n;
+            o.pma.detail_every = every("detail_every", n)?;
         }
         if let Some(t) = self.subscribe_traps {
             o.subscribe_traps = t;
@@ -128,6 +119,15 @@ impl UmadSection {
     }
 }
 
+/// A "every N sweeps" key's value, checked: 1..=1000.
+fn every(key: &str, n: u32) -> Result<u32, String> {
+    if (1..=1000).contains(&n) {
+        Ok(n)
+    } else {
+        Err(format!("{key} = {n}: must be 1..=1000"))
+    }
+}
+
 fn parse_sm_key(s: &str) -> Option<Option<u64>> {
     let s = s.trim();
     if s.eq_ignore_ascii_case("none") {
@@ -145,9 +145,7 @@ mod tests {
     use super::*;
 
     fn parse(text: &str) -> Result<UmadOptions, String> {
-        toml::from_str::<UmadSection>(text)
-            .map_err(|e| e.to_string())?
-            .options()
+        crate::config::parse_section(text, UmadSection::options)
     }
 
     #[test]

@@ -35,25 +35,30 @@ pub struct Switch {
     pub guid: String,
 }
 
+/// Node `n`'s description and NodeGUID as the reports name it; None when
+/// the snapshot has no such node.
+pub fn node_name(s: &Snapshot, n: NodeIdx) -> Option<(String, String)> {
+    s.node(n)
+        .map(|node| (node.description.clone(), node.info.node_guid.to_string()))
+}
+
+/// A node named in a report's text: its name quoted and escaped (names
+/// are data from the fabric), then its GUID.
+pub fn fmt_node(f: &mut std::fmt::Formatter<'_>, name: &str, guid: &str) -> std::fmt::Result {
+    write!(f, "{name:?} ({guid})")
+}
+
 impl Switch {
     fn of(s: &Snapshot, n: NodeIdx) -> Switch {
-        s.node(n).map_or_else(
-            || Switch {
-                switch: format!("node {n}"),
-                guid: String::new(),
-            },
-            |node| Switch {
-                switch: node.description.clone(),
-                guid: node.info.node_guid.to_string(),
-            },
-        )
+        let (switch, guid) =
+            node_name(s, n).unwrap_or_else(|| (format!("node {n}"), String::new()));
+        Switch { switch, guid }
     }
 }
 
 impl std::fmt::Display for Switch {
-    // Names are data from the fabric: quoted and escaped.
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{:?} ({})", self.switch, self.guid)
+        fmt_node(f, &self.switch, &self.guid)
     }
 }
 

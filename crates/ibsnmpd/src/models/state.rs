@@ -116,16 +116,7 @@ impl StateStore {
         };
         let mut bytes = serde_json::to_vec_pretty(&disk).map_err(io::Error::other)?;
         bytes.push(b'\n');
-        let tmp = self
-            .dir
-            .join(format!(".{FILE_NAME}.{}.tmp", std::process::id()));
-        let result = write_synced(&tmp, &bytes).and_then(|()| fs::rename(&tmp, &self.path));
-        if result.is_err() {
-            let _ = fs::remove_file(&tmp);
-        }
-        result?;
-        // The rename is durable only once the directory entry is.
-        File::open(&self.dir)?.sync_all()
+        replace_durably(&self.dir, FILE_NAME, &bytes)
     }
 }
 
@@ -280,15 +271,7 @@ impl NodeStore {
         let plain: BTreeMap<&String, &NodeIfState> = all.iter().map(|(k, v)| (k, &**v)).collect();
         let mut bytes = serde_json::to_vec(&plain).map_err(io::Error::other)?;
         bytes.push(b'\n');
-        let tmp = self
-            .dir
-            .join(format!(".{NODE_COMPACTED}.{}.tmp", std::process::id()));
-        let result = write_synced(&tmp, &bytes).and_then(|()| fs::rename(&tmp, &self.compacted));
-        if result.is_err() {
-            let _ = fs::remove_file(&tmp);
-        }
-        result?;
-        File::open(&self.dir)?.sync_all()?;
+        replace_durably(&self.dir, NODE_COMPACTED, &bytes)?;
         // Only once the compacted file is durable: a crash before leaves
         // the log, whose lines give the same values again.
         if let Ok(f) = OpenOptions::new().write(true).open(&self.log) {
@@ -342,6 +325,20 @@ pub fn create_private_dir(dir: &Path) -> io::Result<()> {
         .recursive(true)
         .mode(0o700)
         .create(dir)
+}
+
+/// Replaces `dir/name` with `bytes` atomically and durably: a temp file
+/// of ours (removed when the write or the rename fails), synced, renamed
+/// over it, then the directory synced (the rename is durable only once
+/// the directory entry is).
+fn replace_durably(dir: &Path, name: &str, bytes: &[u8]) -> io::Result<()> {
+    let tmp = dir.join(format!(".{name}.{}.tmp", std::process::id()));
+    let result = write_synced(&tmp, bytes).and_then(|()| fs::rename(&tmp, dir.join(name)));
+    if result.is_err() {
+        let _ = fs::remove_file(&tmp);
+    }
+    result?;
+    File::open(dir)?.sync_all()
 }
 
 /// Writes a file of the state directory: 0600 from its creation.

@@ -218,14 +218,12 @@ async fn run(fabric: &FabricHandle, line: &str) -> Result<String, String> {
             port,
             down_for,
         } => {
-            let (guid, desc) = resolve_node(&fabric.snapshot(), &node)?;
-            fabric
-                .control(ControlOp::SimLinkFlap {
-                    node: guid,
-                    port,
-                    down_for,
-                })
-                .await?;
+            let (guid, desc) = sim_control(fabric, &node, |node| ControlOp::SimLinkFlap {
+                node,
+                port,
+                down_for,
+            })
+            .await?;
             info!(node = ?desc, %guid, port = port.0, seconds = down_for.as_secs_f64(), "control: link flap");
             Ok(format!(
                 "link-flap {} ({guid}) port {} down for {} s",
@@ -235,14 +233,12 @@ async fn run(fabric: &FabricHandle, line: &str) -> Result<String, String> {
             ))
         }
         Command::ErrorBurst { node, port, count } => {
-            let (guid, desc) = resolve_node(&fabric.snapshot(), &node)?;
-            fabric
-                .control(ControlOp::SimErrorBurst {
-                    node: guid,
-                    port,
-                    count,
-                })
-                .await?;
+            let (guid, desc) = sim_control(fabric, &node, |node| ControlOp::SimErrorBurst {
+                node,
+                port,
+                count,
+            })
+            .await?;
             info!(node = ?desc, %guid, port = port.0, count, "control: error burst");
             Ok(format!(
                 "error-burst {} ({guid}) port {} {count} symbol errors",
@@ -251,6 +247,18 @@ async fn run(fabric: &FabricHandle, line: &str) -> Result<String, String> {
             ))
         }
     }
+}
+
+/// Sends the simulated fabric the operation `op` makes of the node `key`
+/// names (`resolve_node`); that node's GUID and description.
+async fn sim_control(
+    fabric: &FabricHandle,
+    key: &str,
+    op: impl FnOnce(Guid) -> ControlOp,
+) -> Result<(Guid, String), String> {
+    let (guid, desc) = resolve_node(&fabric.snapshot(), key)?;
+    fabric.control(op(guid)).await?;
+    Ok((guid, desc))
 }
 
 /// The published snapshot's health report (the agent's tracker evaluated
@@ -410,33 +418,34 @@ mod tests {
 
     #[test]
     fn commands() {
-        assert_eq!(
-            parse("link-flap node01 1").unwrap(),
-            Command::LinkFlap {
-                node: "node01".into(),
-                port: PortNum(1),
-                down_for: Duration::from_secs(5)
-            }
-        );
-        assert_eq!(
-            parse("link-flap 0x2 3 0.5").unwrap(),
-            Command::LinkFlap {
-                node: "0x2".into(),
-                port: PortNum(3),
-                down_for: Duration::from_millis(500)
-            }
-        );
-        assert_eq!(
-            parse("error-burst leaf01 37 100").unwrap(),
-            Command::ErrorBurst {
-                node: "leaf01".into(),
-                port: PortNum(37),
-                count: 100
-            }
-        );
-        assert_eq!(parse("sweep").unwrap(), Command::Sweep);
-        assert_eq!(parse("health").unwrap(), Command::Health);
-        assert_eq!(parse("help").unwrap(), Command::Help);
+        let flap = |node: &str, port, down_for| Command::LinkFlap {
+            node: node.into(),
+            port: PortNum(port),
+            down_for,
+        };
+        for (line, want) in [
+            (
+                "link-flap node01 1",
+                flap("node01", 1, Duration::from_secs(5)),
+            ),
+            (
+                "link-flap 0x2 3 0.5",
+                flap("0x2", 3, Duration::from_millis(500)),
+            ),
+            (
+                "error-burst leaf01 37 100",
+                Command::ErrorBurst {
+                    node: "leaf01".into(),
+                    port: PortNum(37),
+                    count: 100,
+                },
+            ),
+            ("sweep", Command::Sweep),
+            ("health", Command::Health),
+            ("help", Command::Help),
+        ] {
+            assert_eq!(parse(line).unwrap(), want, "{line:?}");
+        }
         for bad in [
             "",
             "flap node01 1",

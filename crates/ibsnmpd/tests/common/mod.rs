@@ -467,7 +467,14 @@ impl Agent {
     /// A v2c Get of `oids` with community public, asserted to succeed.
     #[allow(dead_code)] // not every test binary gets this way
     pub fn get(&self, oids: &[&str]) -> String {
-        self.ok("snmpget", "2c", "public", &[], oids)
+        self.get_in("public", oids)
+    }
+
+    /// A v2c Get of `oids` with `community` (`public@CONTEXT` and the
+    /// like), asserted to succeed.
+    #[allow(dead_code)] // not every test binary gets this way
+    pub fn get_in(&self, community: &str, oids: &[&str]) -> String {
+        self.ok("snmpget", "2c", community, &[], oids)
     }
 
     /// `tool` with `-v VERSION -c COMMUNITY -On -t 2 -r 1`, expecting success;
@@ -709,6 +716,43 @@ impl UmadAgent {
         a
     }
 
+    /// `start` until the agent answers a sysUpTime `probe`.
+    #[allow(dead_code)] // not every test binary waits this way
+    pub fn start_answering(
+        tb: &ib_testbed::Testbed,
+        host: Option<&str>,
+        args: &[&str],
+        wait: Duration,
+    ) -> UmadAgent {
+        UmadAgent::start(tb, host, args, wait, |a| {
+            probe(&a.target, ".1.3.6.1.2.1.1.3.0", &[]).status.success()
+        })
+    }
+
+    /// `start_answering` sweeping every second with the config file
+    /// `conf`, the control socket `socket` and /metrics on `metrics`.
+    #[allow(dead_code)] // not every test binary runs an operated agent
+    pub fn start_operated(
+        tb: &ib_testbed::Testbed,
+        host: Option<&str>,
+        conf: &Path,
+        socket: &Path,
+        metrics: &str,
+        wait: Duration,
+    ) -> UmadAgent {
+        let args = [
+            "--sweep-interval",
+            "1",
+            "--config",
+            conf.to_str().unwrap(),
+            "--control-socket",
+            socket.to_str().unwrap(),
+            "--metrics",
+            metrics,
+        ];
+        UmadAgent::start_answering(tb, host, &args, wait)
+    }
+
     pub fn log_text(&self) -> String {
         std::fs::read_to_string(&self.log).unwrap_or_default()
     }
@@ -883,11 +927,21 @@ pub const PM_COLUMNS: [(u32, &str); 16] = [
     (18, "PortRcvPkts"),
 ];
 
-/// `ibsnmpd ctl --socket SOCKET WORDS...`, expecting success; returns stdout.
 /// An agent whose config file holds `config` and whose control socket is
 /// `ctl.sock`, both in `dir`, sweeping every second; `extra` flags after.
 #[allow(dead_code)] // not every test binary drives the control socket
 pub fn agent_with_socket(dir: &Path, config: &str, extra: &[&str]) -> (Agent, std::path::PathBuf) {
+    agent_with_socket_sweeping(dir, config, "1", extra)
+}
+
+/// `agent_with_socket` sweeping every `sweep` seconds.
+#[allow(dead_code)] // not every test binary drives the control socket
+pub fn agent_with_socket_sweeping(
+    dir: &Path,
+    config: &str,
+    sweep: &str,
+    extra: &[&str],
+) -> (Agent, std::path::PathBuf) {
     let conf = dir.join("ibsnmpd.toml");
     std::fs::write(&conf, config).expect("config");
     let socket = dir.join("ctl.sock");
@@ -899,12 +953,13 @@ pub fn agent_with_socket(dir: &Path, config: &str, extra: &[&str]) -> (Agent, st
         "--control-socket",
         &sock,
         "--sweep-interval",
-        "1",
+        sweep,
     ];
     args.extend_from_slice(extra);
     (Agent::start(&args), socket)
 }
 
+/// `ibsnmpd ctl --socket SOCKET WORDS...`, expecting success; returns stdout.
 pub fn ctl(socket: &Path, words: &[&str]) -> String {
     let out = Command::new(BIN)
         .arg("ctl")

@@ -124,6 +124,15 @@ impl Trapd {
         Trapd::start_at(&format!("udp:127.0.0.1:{port}"), port, extra)
     }
 
+    /// Knowing the USM user trapops (SHA-256 authpass-1, AES privpass-1)
+    /// under the sender's engine `engine` (hex), for SNMPv3 traps.
+    pub fn start_v3(engine: &str) -> Trapd {
+        Trapd::start_with(
+            free_port("127.0.0.1"),
+            &format!("createUser -e 0x{engine} trapops SHA-256 authpass-1 AES privpass-1\n"),
+        )
+    }
+
     /// Listening on `transport` (net-snmp's spelling, e.g. `udp6:[::1]:PORT`)
     /// whose port is `port`.
     pub fn start_at(transport: &str, port: u16, extra: &str) -> Trapd {

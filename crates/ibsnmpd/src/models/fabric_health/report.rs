@@ -6,7 +6,7 @@
 use std::fmt::Write as _;
 use std::time::SystemTime;
 
-use ib::model::health::{HealthConfig, PortHealth};
+use ib::model::health::{Degraded, HealthConfig, PortHealth};
 use ib::model::Snapshot;
 use ib::types::SmState;
 use serde::{Deserialize, Serialize};
@@ -280,22 +280,23 @@ fn port_lines(p: &PortHealth, c: &HealthConfig, span: &str) -> Vec<(Kind, String
     if p.down_after_up {
         lines.push((Kind::Down, format!("DOWN       {at}: was active, is not")));
     }
-    if let Some(d) = &p.degraded {
+    // The link as it runs, and as both ends could run it.
+    let link = |d: &Degraded| {
+        (
+            format!("{} {}", d.width, d.speed),
+            format!("{} {}", d.expected_width, d.expected_speed),
+        )
+    };
+    if let Some((runs, could)) = p.degraded.as_ref().map(link) {
         lines.push((
             Kind::Degraded,
-            format!(
-                "DEGRADED   {at}: {} {}, could be {} {}",
-                d.width, d.speed, d.expected_width, d.expected_speed
-            ),
+            format!("DEGRADED   {at}: {runs}, could be {could}"),
         ));
     }
-    if let Some(d) = &p.limited {
+    if let Some((runs, could)) = p.limited.as_ref().map(link) {
         lines.push((
             Kind::Limited,
-            format!(
-                "LIMITED    {at}: {} {} as enabled, both ends support {} {}",
-                d.width, d.speed, d.expected_width, d.expected_speed
-            ),
+            format!("LIMITED    {at}: {runs} as enabled, both ends support {could}"),
         ));
     }
     let ber = p.symbol_ber.filter(|b| *b > c.max_symbol_ber);

@@ -90,13 +90,20 @@ mod tests {
     /// (The option editing itself is `ib::opensm::conf`'s, tested there.)
     const CONF: &str = "# site\nsweep_interval 10 # ours\n";
 
-    #[test]
-    fn file_is_replaced_atomically_keeping_its_mode() {
+    /// CONF as `opensm.conf` in a fresh directory, with permissions `mode`.
+    fn conf_file(mode: u32) -> (tempfile::TempDir, std::path::PathBuf) {
         use std::os::unix::fs::PermissionsExt;
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("opensm.conf");
         fs::write(&p, CONF).unwrap();
-        fs::set_permissions(&p, fs::Permissions::from_mode(0o600)).unwrap();
+        fs::set_permissions(&p, fs::Permissions::from_mode(mode)).unwrap();
+        (dir, p)
+    }
+
+    #[test]
+    fn file_is_replaced_atomically_keeping_its_mode() {
+        use std::os::unix::fs::PermissionsExt;
+        let (dir, p) = conf_file(0o600);
         set_options(&p, &[("sweep_interval", "7".into())]).unwrap();
         let t = fs::read_to_string(&p).unwrap();
         assert_eq!(t, "# site\nsweep_interval 7 # ours\n");
@@ -114,11 +121,8 @@ mod tests {
     /// thread while edits run), and the owner and group stay.
     #[test]
     fn the_temporary_file_is_born_with_the_final_mode() {
-        use std::os::unix::fs::{MetadataExt, PermissionsExt};
-        let dir = tempfile::tempdir().unwrap();
-        let p = dir.path().join("opensm.conf");
-        fs::write(&p, CONF).unwrap();
-        fs::set_permissions(&p, fs::Permissions::from_mode(0o640)).unwrap();
+        use std::os::unix::fs::MetadataExt;
+        let (dir, p) = conf_file(0o640);
         // As root (CI), an owner other than the agent's must stay too.
         let _ = std::os::unix::fs::chown(&p, Some(65534), Some(65534));
         let before = fs::metadata(&p).unwrap();
