@@ -7,6 +7,7 @@
 use std::fmt::Write as _;
 
 use super::{fabric::esc, header};
+use crate::models::route_check::Switch;
 use crate::models::source_thread::Published;
 
 /// `infiniband_topology_mismatches{kind}` and, per port a finding
@@ -55,30 +56,24 @@ pub fn routes(out: &mut String, published: &Published) {
     let Some(r) = published.extra.routes.as_ref().and_then(|p| p.0.as_ref()) else {
         return;
     };
-    let _ = writeln!(
-        out,
-        "# HELP infiniband_routes_unreachable Host pairs that cannot talk: for each leaf switch, its hosts times the end LIDs its forwarding table does not reach\n# TYPE infiniband_routes_unreachable gauge\ninfiniband_routes_unreachable {}",
-        r.unreachable_pairs
-    );
-    out.push_str("# HELP infiniband_routes_broken Destinations whose routes end at a switch port: kind black_hole (port down or not linked), no_route (no table entry), misrouted (leads to another channel adapter), loop or credit_loop (a cycle of links that routes to channel adapters depend on: a deadlock risk)\n# TYPE infiniband_routes_broken gauge\n");
+    let at = |s: &Switch| format!("switch=\"{}\",guid=\"{}\"", esc(&s.switch), s.guid);
+    header(out, "infiniband_routes_unreachable", "gauge", "Host pairs that cannot talk: for each leaf switch, its hosts times the end LIDs its forwarding table does not reach");
+    let _ = writeln!(out, "infiniband_routes_unreachable {}", r.unreachable_pairs);
+    header(out, "infiniband_routes_broken", "gauge", "Destinations whose routes end at a switch port: kind black_hole (port down or not linked), no_route (no table entry), misrouted (leads to another channel adapter), loop or credit_loop (a cycle of links that routes to channel adapters depend on: a deadlock risk)");
     for b in &r.broken {
+        let (kind, port, n) = (&b.kind, b.port, b.destinations);
         let _ = writeln!(
             out,
-            "infiniband_routes_broken{{kind=\"{}\",switch=\"{}\",guid=\"{}\",port=\"{}\"}} {}",
-            b.kind,
-            esc(&b.at.switch),
-            b.at.guid,
-            b.port,
-            b.destinations
+            "infiniband_routes_broken{{kind=\"{kind}\",{},port=\"{port}\"}} {n}",
+            at(&b.at)
         );
     }
-    out.push_str("# HELP infiniband_routes_uplink_spread How unevenly a leaf switch's uplinks share the destinations routed up, (max - min) / mean: 0 is even\n# TYPE infiniband_routes_uplink_spread gauge\n");
+    header(out, "infiniband_routes_uplink_spread", "gauge", "How unevenly a leaf switch's uplinks share the destinations routed up, (max - min) / mean: 0 is even");
     for b in &r.balance {
         let _ = writeln!(
             out,
-            "infiniband_routes_uplink_spread{{switch=\"{}\",guid=\"{}\"}} {}",
-            esc(&b.at.switch),
-            b.at.guid,
+            "infiniband_routes_uplink_spread{{{}}} {}",
+            at(&b.at),
             b.spread
         );
     }
