@@ -227,36 +227,47 @@ fn net_snmp_tools() {
     assert_eq!(h.state.lock().unwrap().contact, "ops@x");
     let (ok, out) = run("snmpget", &["-v2c", "-c", "public", a, "1.3.6.1.2.1.1.4.0"]);
     assert!(ok && out.contains("ops@x"), "{out}");
-    let (ok, out) = run(
-        "snmpset",
-        &["-v2c", "-c", "private", a, "1.3.6.1.2.1.1.4.0", "i", "3"],
-    );
-    assert!(!ok && out.contains("wrongType"), "{out}");
-    let (ok, out) = run(
-        "snmpset",
-        &["-v1", "-c", "private", a, "1.3.6.1.2.1.1.4.0", "i", "3"],
-    );
-    assert!(!ok && out.contains("badValue"), "{out}");
-    let (ok, out) = run(
-        "snmpset",
-        &["-v2c", "-c", "private", a, "1.3.6.1.2.1.1.1.0", "s", "x"],
-    );
-    assert!(!ok && out.contains("notWritable"), "{out}");
-    let (ok, out) = run(
-        "snmpset",
-        &["-v1", "-c", "private", a, "1.3.6.1.2.1.1.1.0", "s", "x"],
-    );
-    assert!(!ok && out.contains("noSuchName"), "{out}");
-    let (ok, out) = run(
-        "snmpset",
-        &["-v2c", "-c", "public", a, "1.3.6.1.2.1.1.4.0", "s", "y"],
-    );
-    assert!(!ok && out.contains("noAccess"), "{out}");
-    let (ok, out) = run(
-        "snmpset",
-        &["-v2c", "-c", "private", a, "1.3.6.1.2.1.1.6.0", "s", "y"],
-    );
-    assert!(!ok && out.contains("commitFailed"), "{out}");
+    // Refused Sets, each with the error net-snmp names: (version,
+    // community, OID, type, value, error).
+    for (v, c, o, t, x, err) in [
+        (
+            "-v2c",
+            "private",
+            "1.3.6.1.2.1.1.4.0",
+            "i",
+            "3",
+            "wrongType",
+        ),
+        ("-v1", "private", "1.3.6.1.2.1.1.4.0", "i", "3", "badValue"),
+        (
+            "-v2c",
+            "private",
+            "1.3.6.1.2.1.1.1.0",
+            "s",
+            "x",
+            "notWritable",
+        ),
+        (
+            "-v1",
+            "private",
+            "1.3.6.1.2.1.1.1.0",
+            "s",
+            "x",
+            "noSuchName",
+        ),
+        ("-v2c", "public", "1.3.6.1.2.1.1.4.0", "s", "y", "noAccess"),
+        (
+            "-v2c",
+            "private",
+            "1.3.6.1.2.1.1.6.0",
+            "s",
+            "y",
+            "commitFailed",
+        ),
+    ] {
+        let (ok, out) = run("snmpset", &[v, "-c", c, a, o, t, x]);
+        assert!(!ok && out.contains(err), "{err}: {out}");
+    }
     assert_eq!(h.state.lock().unwrap().contact, "ops@x");
 
     // Unknown community and disallowed source: no answer, counted.
