@@ -653,11 +653,7 @@ fn no_local_node_no_rows() {
 #[test]
 fn sim_values_equal_the_formulas_over_the_dumped_totals() {
     use ib::source::Source;
-    let mut src = ib::source::sim::SimSource::default_fabric(ib::source::sim::SimConfig {
-        source_name: "test-sim-formulas".into(),
-        ..Default::default()
-    })
-    .unwrap();
+    let mut src = crate::testing::sim_source("test-sim-formulas", false);
     let sys = system();
     for _ in 0..3 {
         let s = Arc::new(src.sweep().unwrap());

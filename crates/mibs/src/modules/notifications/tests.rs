@@ -102,12 +102,7 @@ fn trap_names(v: &[Notification]) -> Vec<&'static str> {
 #[test]
 fn snapshot_differences() {
     use ib::source::Source;
-    let mut src = ib::source::sim::SimSource::default_fabric(ib::source::sim::SimConfig {
-        source_name: "test-notifications".into(),
-        manual_clock: true,
-        ..Default::default()
-    })
-    .unwrap();
+    let mut src = crate::testing::sim_source("test-notifications", true);
     let a = src.sweep().unwrap();
     let th = Thresholds {
         link_integrity: 3,
@@ -174,12 +169,7 @@ fn mc_names(prev: &Snapshot, next: &Snapshot) -> Vec<&'static str> {
 #[test]
 fn mc_group_events_only_for_real_changes() {
     use ib::source::Source;
-    let mut src = ib::source::sim::SimSource::default_fabric(ib::source::sim::SimConfig {
-        source_name: "test-mc".into(),
-        manual_clock: true,
-        ..Default::default()
-    })
-    .unwrap();
+    let mut src = crate::testing::sim_source("test-mc", true);
     let a = src.sweep().unwrap();
     assert!(a.master_sm().is_some() && a.local_node.is_some());
     let group = |mgid: u8, p_key: u16| {
