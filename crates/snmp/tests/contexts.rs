@@ -147,12 +147,9 @@ fn vacm() -> Vacm {
         v.groups
             .insert((model, name.as_bytes().to_vec()), name.into());
         v.access.push(AccessEntry {
-            group: name.into(),
             context,
             model: Some(model),
-            level: SecurityLevel::NoAuthNoPriv,
-            read: Some("all".into()),
-            write: None,
+            ..AccessEntry::read_only(name, SecurityLevel::NoAuthNoPriv, "all")
         });
     }
     v
