@@ -24,3 +24,15 @@ pub fn runtime() -> tokio::runtime::Runtime {
         .build()
         .unwrap()
 }
+
+/// Runs `tool` (see [`run`]) and checks that it succeeds, or fails, as
+/// `ok` says, and that its output holds `want`; returns the output.
+#[allow(dead_code)] // not every test binary uses it
+pub fn expect(tool: &str, args: &[&str], ok: bool, want: &str) -> String {
+    let (succeeded, out) = run(tool, args);
+    assert!(
+        succeeded == ok && out.contains(want),
+        "{tool} {args:?}: {out}"
+    );
+    out
+}
