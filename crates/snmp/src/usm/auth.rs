@@ -37,16 +37,7 @@ impl AuthProtocol {
     /// Parses net-snmp's names (`MD5`, `SHA`, `SHA-224` ... `SHA-512`;
     /// `SHA1` and names without the dash are accepted too).
     pub fn parse(s: &str) -> Option<Self> {
-        let u = s.to_ascii_uppercase().replace('-', "");
-        Some(match u.as_str() {
-            "MD5" => AuthProtocol::Md5,
-            "SHA" | "SHA1" => AuthProtocol::Sha1,
-            "SHA224" => AuthProtocol::Sha224,
-            "SHA256" => AuthProtocol::Sha256,
-            "SHA384" => AuthProtocol::Sha384,
-            "SHA512" => AuthProtocol::Sha512,
-            _ => return None,
-        })
+        super::protocol_by_name(&Self::ALL, Self::name, &[("SHA1", AuthProtocol::Sha1)], s)
     }
 
     /// The net-snmp name.

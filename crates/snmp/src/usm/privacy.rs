@@ -46,16 +46,12 @@ impl PrivProtocol {
     /// `AES256`, `AES-256`, and `AES192C`, `AES256C` for the Reeder
     /// extension).
     pub fn parse(s: &str) -> Option<Self> {
-        let u = s.to_ascii_uppercase().replace('-', "");
-        Some(match u.as_str() {
-            "DES" => PrivProtocol::Des,
-            "AES" | "AES128" => PrivProtocol::Aes128,
-            "AES192" => PrivProtocol::Aes192,
-            "AES256" => PrivProtocol::Aes256,
-            "AES192C" => PrivProtocol::Aes192C,
-            "AES256C" => PrivProtocol::Aes256C,
-            _ => return None,
-        })
+        super::protocol_by_name(
+            &Self::ALL,
+            Self::name,
+            &[("AES128", PrivProtocol::Aes128)],
+            s,
+        )
     }
 
     pub fn name(self) -> &'static str {
