@@ -39,30 +39,14 @@ fn protocol_by_name<P: Copy>(
 mod tests {
     use super::*;
 
-    /// net-snmp's names in any case, with or without dashes, and the
-    /// older spellings.
+    /// Names in any case, with or without dashes, and the older spellings
+    /// (each name itself round-trips in the protocols' own tests).
     #[test]
     fn protocol_names() {
-        for (s, p) in [
-            ("MD5", AuthProtocol::Md5),
-            ("sha", AuthProtocol::Sha1),
-            ("SHA1", AuthProtocol::Sha1),
-            ("SHA-1", AuthProtocol::Sha1),
-            ("sha-224", AuthProtocol::Sha224),
-            ("SHA512", AuthProtocol::Sha512),
-        ] {
-            assert_eq!(AuthProtocol::parse(s), Some(p), "{s}");
-        }
-        for (s, p) in [
-            ("des", PrivProtocol::Des),
-            ("AES", PrivProtocol::Aes128),
-            ("AES128", PrivProtocol::Aes128),
-            ("aes-192", PrivProtocol::Aes192),
-            ("AES256C", PrivProtocol::Aes256C),
-        ] {
-            assert_eq!(PrivProtocol::parse(s), Some(p), "{s}");
-        }
+        assert_eq!(AuthProtocol::parse("sha-1"), Some(AuthProtocol::Sha1));
+        assert_eq!(AuthProtocol::parse("Sha224"), Some(AuthProtocol::Sha224));
+        assert_eq!(PrivProtocol::parse("aes-128"), Some(PrivProtocol::Aes128));
+        assert_eq!(PrivProtocol::parse("AES-256c"), Some(PrivProtocol::Aes256C));
         assert_eq!(AuthProtocol::parse("SHA2"), None);
-        assert_eq!(PrivProtocol::parse("AES512"), None);
     }
 }
