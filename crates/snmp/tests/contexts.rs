@@ -9,12 +9,11 @@ use std::process::Command;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
-use common::run;
+use common::{oid, run};
 use snmp::agent::{Agent, AgentConfig, ApplyError, Community, CommunityAccess, SnmpStats};
 use snmp::context::{ContextTable, ContextView, Contexts};
 use snmp::dispatch::Dispatcher;
 use snmp::index::{IndexCodec, Unsigned32};
-use snmp::oid::Oid;
 use snmp::table::{RowSet, Scalars, Table};
 use snmp::usm::{Engine as UsmEngine, SecurityLevel, UserAccess, UserConfig, Usm};
 use snmp::vacm::{AccessEntry, ContextMatch, MibView, SecurityModel, Vacm, ViewFamily};
@@ -73,10 +72,6 @@ impl Contexts<View, ()> for Fabric {
             dispatcher: Arc::clone(&self.nodes),
         })
     }
-}
-
-fn oid(s: &str) -> Oid {
-    s.parse().unwrap()
 }
 
 /// sysDescr.0 and sysName.0; the default context also has sysContact.0

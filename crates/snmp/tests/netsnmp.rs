@@ -5,7 +5,7 @@ mod common;
 
 use std::sync::{Arc, Mutex};
 
-use common::{expect, run};
+use common::{expect, oid, run};
 use snmp::agent::{
     Agent, AgentConfig, ApplyError, ApplyErrorKind, Community, CommunityAccess, SnmpStats,
 };
@@ -32,10 +32,6 @@ type View = Arc<State>;
 enum Change {
     Contact(String),
     Fail,
-}
-
-fn oid(s: &str) -> Oid {
-    s.parse().unwrap()
 }
 
 fn dispatcher() -> Dispatcher<View, Change> {

@@ -3,6 +3,8 @@
 
 use std::process::Command;
 
+use snmp::oid::Oid;
+
 /// Runs one of net-snmp's tools with numeric OIDs, one try of one second
 /// and `args`: (success, stdout and stderr).
 pub fn run(tool: &str, args: &[&str]) -> (bool, String) {
@@ -35,4 +37,10 @@ pub fn expect(tool: &str, args: &[&str], ok: bool, want: &str) -> String {
         "{tool} {args:?}: {out}"
     );
     out
+}
+
+/// A dotted OID of the test's own writing.
+#[allow(dead_code)] // not every test binary uses it
+pub fn oid(s: &str) -> Oid {
+    s.parse().unwrap()
 }
