@@ -9,7 +9,7 @@ use std::process::Command;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
-use common::{oid, run};
+use common::{oid, run, serve};
 use snmp::agent::{Agent, AgentConfig, ApplyError, Community, CommunityAccess, SnmpStats};
 use snmp::context::{ContextTable, ContextView, Contexts};
 use snmp::dispatch::Dispatcher;
@@ -201,10 +201,8 @@ fn start() -> Harness {
         .with_vacm(Arc::new(vacm()))
         .with_contexts(fabric)
         .with_shorthand_context(ContextMatch::all());
-    let port = agent.local_addrs()[0].port();
-    rt.spawn(agent.run());
     Harness {
-        port,
+        port: serve(&rt, agent)[0],
         stats,
         resolved,
         _rt: rt,

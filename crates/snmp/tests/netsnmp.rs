@@ -5,7 +5,7 @@ mod common;
 
 use std::sync::{Arc, Mutex};
 
-use common::{expect, oid, run};
+use common::{expect, oid, run, serve};
 use snmp::agent::{
     Agent, AgentConfig, ApplyError, ApplyErrorKind, Community, CommunityAccess, SnmpStats,
 };
@@ -136,12 +136,10 @@ fn start() -> Harness {
             Arc::clone(&stats),
         ))
         .unwrap();
-    let port = agent.local_addrs()[0].port();
-    let port6 = agent.local_addrs()[1].port();
-    rt.spawn(agent.run());
+    let ports = serve(&rt, agent);
     Harness {
-        port,
-        port6,
+        port: ports[0],
+        port6: ports[1],
         stats,
         state,
         _rt: rt,

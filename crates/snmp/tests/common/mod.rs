@@ -44,3 +44,16 @@ pub fn expect(tool: &str, args: &[&str], ok: bool, want: &str) -> String {
 pub fn oid(s: &str) -> Oid {
     s.parse().unwrap()
 }
+
+/// Starts `agent` on `rt`: the ports it listens on, in its configuration's
+/// order.
+#[allow(dead_code)] // not every test binary uses it
+pub fn serve<V, K>(rt: &tokio::runtime::Runtime, agent: snmp::agent::Agent<V, K>) -> Vec<u16>
+where
+    V: Send + Sync + 'static,
+    K: Send + Sync + 'static,
+{
+    let ports = agent.local_addrs().iter().map(|a| a.port()).collect();
+    rt.spawn(agent.run());
+    ports
+}
