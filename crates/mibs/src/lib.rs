@@ -684,4 +684,6 @@ impl View {
 }
 
 #[cfg(test)]
+mod testing;
+#[cfg(test)]
 mod tests;

@@ -206,6 +206,22 @@ pub struct AccessEntry {
     pub write: Option<String>,
 }
 
+impl AccessEntry {
+    /// Reads of view `read` for `group` at `level` or above, in every
+    /// context and under every security model, and no writes: the common
+    /// entry, the others by struct update from it.
+    pub fn read_only(group: &str, level: SecurityLevel, read: &str) -> Self {
+        AccessEntry {
+            group: group.into(),
+            context: ContextMatch::default(),
+            model: None,
+            level,
+            read: Some(read.into()),
+            write: None,
+        }
+    }
+}
+
 /// Why access was refused (RFC 3415 3.2: noGroupName, noAccessEntry, noSuchView).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Denied {
@@ -467,21 +483,15 @@ mod tests {
             .insert((SecurityModel::V2c, b"public".to_vec()), "g".into());
         vacm.groups
             .insert((SecurityModel::Usm, b"ops".to_vec()), "g".into());
+        vacm.access.push(AccessEntry::read_only(
+            "g",
+            SecurityLevel::NoAuthNoPriv,
+            "all",
+        ));
         vacm.access.push(AccessEntry {
-            group: "g".into(),
-            context: Default::default(),
-            model: None,
-            level: SecurityLevel::NoAuthNoPriv,
-            read: Some("all".into()),
-            write: None,
-        });
-        vacm.access.push(AccessEntry {
-            group: "g".into(),
-            context: Default::default(),
             model: Some(SecurityModel::Usm),
-            level: SecurityLevel::AuthPriv,
-            read: Some("all".into()),
             write: Some("all".into()),
+            ..AccessEntry::read_only("g", SecurityLevel::AuthPriv, "all")
         });
         assert!(vacm
             .views(SecurityModel::V1, b"public", SecurityLevel::NoAuthNoPriv)
@@ -502,12 +512,8 @@ mod tests {
             .unwrap();
         assert!(v.write.is_some());
         vacm.access.push(AccessEntry {
-            group: "g".into(),
-            context: Default::default(),
             model: Some(SecurityModel::V2c),
-            level: SecurityLevel::NoAuthNoPriv,
-            read: Some("missing".into()),
-            write: None,
+            ..AccessEntry::read_only("g", SecurityLevel::NoAuthNoPriv, "missing")
         });
         assert_eq!(
             vacm.views(SecurityModel::V2c, b"public", SecurityLevel::NoAuthNoPriv)
@@ -516,12 +522,9 @@ mod tests {
             Denied::NoSuchView
         );
         vacm.access.push(AccessEntry {
-            group: "g".into(),
-            context: Default::default(),
             model: Some(SecurityModel::V1),
-            level: SecurityLevel::NoAuthNoPriv,
-            read: Some("all".into()),
             write: Some("missing".into()),
+            ..AccessEntry::read_only("g", SecurityLevel::NoAuthNoPriv, "all")
         });
         vacm.groups
             .insert((SecurityModel::V1, b"public".to_vec()), "g".into());
@@ -544,12 +547,8 @@ mod tests {
         vacm.groups
             .insert((SecurityModel::V2c, b"c".to_vec()), "g".into());
         let entry = |context: ContextMatch, view: &str| AccessEntry {
-            group: "g".into(),
             context,
-            model: None,
-            level: SecurityLevel::NoAuthNoPriv,
-            read: Some(view.into()),
-            write: None,
+            ..AccessEntry::read_only("g", SecurityLevel::NoAuthNoPriv, view)
         };
         vacm.access
             .push(entry(ContextMatch::Prefix(b"".to_vec()), "any"));

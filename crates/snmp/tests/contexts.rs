@@ -9,12 +9,11 @@ use std::process::Command;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
-use common::run;
+use common::{oid, run, serve};
 use snmp::agent::{Agent, AgentConfig, ApplyError, Community, CommunityAccess, SnmpStats};
 use snmp::context::{ContextTable, ContextView, Contexts};
 use snmp::dispatch::Dispatcher;
 use snmp::index::{IndexCodec, Unsigned32};
-use snmp::oid::Oid;
 use snmp::table::{RowSet, Scalars, Table};
 use snmp::usm::{Engine as UsmEngine, SecurityLevel, UserAccess, UserConfig, Usm};
 use snmp::vacm::{AccessEntry, ContextMatch, MibView, SecurityModel, Vacm, ViewFamily};
@@ -73,10 +72,6 @@ impl Contexts<View, ()> for Fabric {
             dispatcher: Arc::clone(&self.nodes),
         })
     }
-}
-
-fn oid(s: &str) -> Oid {
-    s.parse().unwrap()
 }
 
 /// sysDescr.0 and sysName.0; the default context also has sysContact.0
@@ -147,12 +142,9 @@ fn vacm() -> Vacm {
         v.groups
             .insert((model, name.as_bytes().to_vec()), name.into());
         v.access.push(AccessEntry {
-            group: name.into(),
             context,
             model: Some(model),
-            level: SecurityLevel::NoAuthNoPriv,
-            read: Some("all".into()),
-            write: None,
+            ..AccessEntry::read_only(name, SecurityLevel::NoAuthNoPriv, "all")
         });
     }
     v
@@ -209,10 +201,8 @@ fn start() -> Harness {
         .with_vacm(Arc::new(vacm()))
         .with_contexts(fabric)
         .with_shorthand_context(ContextMatch::all());
-    let port = agent.local_addrs()[0].port();
-    rt.spawn(agent.run());
     Harness {
-        port,
+        port: serve(&rt, agent)[0],
         stats,
         resolved,
         _rt: rt,

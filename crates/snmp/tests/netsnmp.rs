@@ -5,7 +5,7 @@ mod common;
 
 use std::sync::{Arc, Mutex};
 
-use common::run;
+use common::{expect, oid, run, serve};
 use snmp::agent::{
     Agent, AgentConfig, ApplyError, ApplyErrorKind, Community, CommunityAccess, SnmpStats,
 };
@@ -32,10 +32,6 @@ type View = Arc<State>;
 enum Change {
     Contact(String),
     Fail,
-}
-
-fn oid(s: &str) -> Oid {
-    s.parse().unwrap()
 }
 
 fn dispatcher() -> Dispatcher<View, Change> {
@@ -140,12 +136,10 @@ fn start() -> Harness {
             Arc::clone(&stats),
         ))
         .unwrap();
-    let port = agent.local_addrs()[0].port();
-    let port6 = agent.local_addrs()[1].port();
-    rt.spawn(agent.run());
+    let ports = serve(&rt, agent);
     Harness {
-        port,
-        port6,
+        port: ports[0],
+        port6: ports[1],
         stats,
         state,
         _rt: rt,
@@ -166,9 +160,18 @@ fn net_snmp_tools() {
     let agent = format!("127.0.0.1:{}", h.port);
     let a = agent.as_str();
 
+    // sysDescr.0 over v2c.
+    let sys_descr = |community: &str, agent: &str, ok: bool, want: &str| {
+        expect(
+            "snmpget",
+            &["-v2c", "-c", community, agent, "1.3.6.1.2.1.1.1.0"],
+            ok,
+            want,
+        )
+    };
+
     // Get in both versions.
-    let (ok, out) = run("snmpget", &["-v2c", "-c", "public", a, "1.3.6.1.2.1.1.1.0"]);
-    assert!(ok && out.contains("\"test agent\""), "{out}");
+    sys_descr("public", a, true, "\"test agent\"");
     let (_, out) = run(
         "snmpget",
         &[
@@ -182,100 +185,104 @@ fn net_snmp_tools() {
     );
     assert!(out.contains("No Such Object"), "{out}");
     assert!(out.contains("No Such Instance"), "{out}");
-    let (ok, out) = run("snmpget", &["-v1", "-c", "public", a, "1.3.6.1.2.1.1.2.0"]);
-    assert!(!ok && out.contains("noSuchName"), "{out}");
-    let (ok, out) = run(
+    expect(
+        "snmpget",
+        &["-v1", "-c", "public", a, "1.3.6.1.2.1.1.2.0"],
+        false,
+        "noSuchName",
+    );
+    expect(
         "snmpget",
         &["-v1", "-c", "public", a, "1.3.6.1.2.1.31.1.1.1.6.1"],
+        false,
+        "noSuchName",
     );
-    assert!(!ok && out.contains("noSuchName"), "{out}");
 
     // Walks: strictly increasing, complete; v1 skips Counter64.
-    let (ok, out) = run("snmpwalk", &["-v2c", "-c", "public", a, "1.3"]);
-    assert!(ok, "{out}");
-    let v2 = oids_of(&out);
-    assert!(v2.windows(2).all(|w| w[0] < w[1]), "{out}");
-    assert_eq!(v2.len(), 4 + 60, "{out}");
-    let (ok, out) = run("snmpwalk", &["-v1", "-c", "public", a, "1.3"]);
-    assert!(ok, "{out}");
-    let v1 = oids_of(&out);
-    assert!(v1.windows(2).all(|w| w[0] < w[1]), "{out}");
-    assert_eq!(v1.len(), 4 + 40, "{out}");
-    let (ok, out) = run("snmpbulkwalk", &["-v2c", "-c", "public", "-Cr50", a, "1.3"]);
-    assert!(ok, "{out}");
-    assert_eq!(oids_of(&out), v2);
-    let (ok, out) = run(
+    let walk = |tool: &str, args: &[&str]| oids_of(&expect(tool, args, true, ""));
+    let v2 = walk("snmpwalk", &["-v2c", "-c", "public", a, "1.3"]);
+    assert!(v2.windows(2).all(|w| w[0] < w[1]), "{v2:?}");
+    assert_eq!(v2.len(), 4 + 60, "{v2:?}");
+    let v1 = walk("snmpwalk", &["-v1", "-c", "public", a, "1.3"]);
+    assert!(v1.windows(2).all(|w| w[0] < w[1]), "{v1:?}");
+    assert_eq!(v1.len(), 4 + 40, "{v1:?}");
+    let bulk = walk("snmpbulkwalk", &["-v2c", "-c", "public", "-Cr50", a, "1.3"]);
+    assert_eq!(bulk, v2);
+    expect(
         "snmpgetnext",
         &["-v2c", "-c", "public", a, "1.3.6.1.2.1.31.1.1.1.15.20"],
+        true,
+        "No more variables",
     );
-    assert!(ok && out.contains("No more variables"), "{out}");
 
     // Sets.
-    let (ok, out) = run(
-        "snmpset",
-        &[
-            "-v2c",
-            "-c",
-            "private",
-            a,
-            "1.3.6.1.2.1.1.4.0",
-            "s",
-            "ops@x",
-        ],
-    );
-    assert!(ok, "{out}");
+    let set = [
+        "-v2c",
+        "-c",
+        "private",
+        a,
+        "1.3.6.1.2.1.1.4.0",
+        "s",
+        "ops@x",
+    ];
+    expect("snmpset", &set, true, "");
     assert_eq!(h.state.lock().unwrap().contact, "ops@x");
-    let (ok, out) = run("snmpget", &["-v2c", "-c", "public", a, "1.3.6.1.2.1.1.4.0"]);
-    assert!(ok && out.contains("ops@x"), "{out}");
-    let (ok, out) = run(
-        "snmpset",
-        &["-v2c", "-c", "private", a, "1.3.6.1.2.1.1.4.0", "i", "3"],
+    expect(
+        "snmpget",
+        &["-v2c", "-c", "public", a, "1.3.6.1.2.1.1.4.0"],
+        true,
+        "ops@x",
     );
-    assert!(!ok && out.contains("wrongType"), "{out}");
-    let (ok, out) = run(
-        "snmpset",
-        &["-v1", "-c", "private", a, "1.3.6.1.2.1.1.4.0", "i", "3"],
-    );
-    assert!(!ok && out.contains("badValue"), "{out}");
-    let (ok, out) = run(
-        "snmpset",
-        &["-v2c", "-c", "private", a, "1.3.6.1.2.1.1.1.0", "s", "x"],
-    );
-    assert!(!ok && out.contains("notWritable"), "{out}");
-    let (ok, out) = run(
-        "snmpset",
-        &["-v1", "-c", "private", a, "1.3.6.1.2.1.1.1.0", "s", "x"],
-    );
-    assert!(!ok && out.contains("noSuchName"), "{out}");
-    let (ok, out) = run(
-        "snmpset",
-        &["-v2c", "-c", "public", a, "1.3.6.1.2.1.1.4.0", "s", "y"],
-    );
-    assert!(!ok && out.contains("noAccess"), "{out}");
-    let (ok, out) = run(
-        "snmpset",
-        &["-v2c", "-c", "private", a, "1.3.6.1.2.1.1.6.0", "s", "y"],
-    );
-    assert!(!ok && out.contains("commitFailed"), "{out}");
+    // Refused Sets, each with the error net-snmp names: (version,
+    // community, OID, type, value, error).
+    for (v, c, o, t, x, err) in [
+        (
+            "-v2c",
+            "private",
+            "1.3.6.1.2.1.1.4.0",
+            "i",
+            "3",
+            "wrongType",
+        ),
+        ("-v1", "private", "1.3.6.1.2.1.1.4.0", "i", "3", "badValue"),
+        (
+            "-v2c",
+            "private",
+            "1.3.6.1.2.1.1.1.0",
+            "s",
+            "x",
+            "notWritable",
+        ),
+        (
+            "-v1",
+            "private",
+            "1.3.6.1.2.1.1.1.0",
+            "s",
+            "x",
+            "noSuchName",
+        ),
+        ("-v2c", "public", "1.3.6.1.2.1.1.4.0", "s", "y", "noAccess"),
+        (
+            "-v2c",
+            "private",
+            "1.3.6.1.2.1.1.6.0",
+            "s",
+            "y",
+            "commitFailed",
+        ),
+    ] {
+        expect("snmpset", &[v, "-c", c, a, o, t, x], false, err);
+    }
     assert_eq!(h.state.lock().unwrap().contact, "ops@x");
 
     // Unknown community and disallowed source: no answer, counted.
     let before = SnmpStats::load(&h.stats.in_bad_community_names);
-    let (ok, out) = run("snmpget", &["-v2c", "-c", "wrong", a, "1.3.6.1.2.1.1.1.0"]);
-    assert!(!ok && out.contains("Timeout"), "{out}");
-    let (ok, _) = run(
-        "snmpget",
-        &["-v2c", "-c", "elsewhere", a, "1.3.6.1.2.1.1.1.0"],
-    );
-    assert!(!ok);
+    sys_descr("wrong", a, false, "Timeout");
+    sys_descr("elsewhere", a, false, "");
     assert_eq!(SnmpStats::load(&h.stats.in_bad_community_names), before + 2);
     assert_eq!(SnmpStats::load(&h.stats.in_bad_community_uses), 1);
 
     // IPv6.
     let a6 = format!("udp6:[::1]:{}", h.port6);
-    let (ok, out) = run(
-        "snmpget",
-        &["-v2c", "-c", "public", &a6, "1.3.6.1.2.1.1.1.0"],
-    );
-    assert!(ok && out.contains("\"test agent\""), "{out}");
+    sys_descr("public", &a6, true, "\"test agent\"");
 }

@@ -138,11 +138,7 @@ mod tests {
 
     #[test]
     fn one_row_per_node_walked_column_by_column() {
-        let mut src = ib::source::sim::SimSource::default_fabric(ib::source::sim::SimConfig {
-            source_name: "test-ent-logical".into(),
-            ..Default::default()
-        })
-        .unwrap();
+        let mut src = crate::testing::sim_source("test-ent-logical", false);
         let s = Arc::new(src.sweep().unwrap());
         let v = View::new(
             Arc::clone(&s),

@@ -15,8 +15,10 @@ use std::net::{Ipv4Addr, Ipv6Addr, SocketAddr};
 use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
+use snmp::message::{Version, SNMP_V3};
 use snmp::mib::{MibObject, SetError};
 use snmp::table::Scalars;
+use snmp::vacm::SecurityModel;
 use snmp::value::Value;
 
 use crate::core::oids::snmp_target_mib as o;
@@ -350,15 +352,15 @@ impl AdminRow for TargetAddr {
 }
 
 /// snmpTargetParamsMPModel values this agent sends with (RFC 3411
-/// SnmpMessageProcessingModel).
-pub const MP_V1: i32 = 0;
-pub const MP_V2C: i32 = 1;
-pub const MP_V3: i32 = 3;
+/// SnmpMessageProcessingModel: the msgVersion numbers).
+pub const MP_V1: i32 = Version::V1 as i32;
+pub const MP_V2C: i32 = Version::V2c as i32;
+pub const MP_V3: i32 = SNMP_V3 as i32;
 
-/// SnmpSecurityModel values.
-pub const SM_V1: i32 = 1;
-pub const SM_V2C: i32 = 2;
-pub const SM_USM: i32 = 3;
+/// SnmpSecurityModel values (the VACM's).
+pub const SM_V1: i32 = SecurityModel::V1 as i32;
+pub const SM_V2C: i32 = SecurityModel::V2c as i32;
+pub const SM_USM: i32 = SecurityModel::Usm as i32;
 
 /// One snmpTargetParamsEntry's columns (none has a DEFVAL: all must be set).
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]

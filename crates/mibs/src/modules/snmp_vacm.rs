@@ -615,14 +615,9 @@ mod tests {
                 }],
             },
         );
-        configured.access.push(AccessEntry {
-            group: "g".into(),
-            context: Default::default(),
-            model: None,
-            level: SecurityLevel::AuthPriv,
-            read: Some("all".into()),
-            write: None,
-        });
+        configured
+            .access
+            .push(AccessEntry::read_only("g", SecurityLevel::AuthPriv, "all"));
         let mut s = VacmState::default();
         assert_eq!(s.configure(&configured), 0);
         let g = s.groups.get(&[3, 3, 111, 112, 115]).unwrap();

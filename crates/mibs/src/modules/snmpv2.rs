@@ -189,84 +189,66 @@ const OR_COLS: &[Col<SysOrEntry>] = &[
 /// receives or sends (responses, traps, outgoing requests) stay at zero.
 fn snmp_group() -> Scalars<View, Change> {
     use std::sync::atomic::Ordering::Relaxed;
-    let counter = |f: fn(&snmp::agent::SnmpStats) -> &std::sync::atomic::AtomicU32| {
-        move |v: &View| Value::Counter32(f(&v.stats).load(Relaxed))
-    };
-    let zero = |_: &View| Value::Counter32(0);
-    Scalars::new(oid(o::SNMP))
-        .read_only(last(o::SNMP_IN_PKTS), counter(|s| &s.in_pkts))
-        .read_only(
-            last(o::SNMP_IN_BAD_VERSIONS),
-            counter(|s| &s.in_bad_versions),
-        )
-        .read_only(
-            last(o::SNMP_IN_BAD_COMMUNITY_NAMES),
-            counter(|s| &s.in_bad_community_names),
-        )
-        .read_only(
-            last(o::SNMP_IN_BAD_COMMUNITY_USES),
-            counter(|s| &s.in_bad_community_uses),
-        )
-        .read_only(
-            last(o::SNMP_IN_ASN_PARSE_ERRS),
-            counter(|s| &s.in_asn_parse_errs),
-        )
-        .read_write(
-            last(o::SNMP_ENABLE_AUTHEN_TRAPS),
-            |v: &View| {
-                Value::Integer(if authen_traps_enabled(&v.system) {
-                    1
-                } else {
-                    2
-                })
-            },
-            |_, val| {
-                check::enumerated(val, &[1, 2])
-                    .map(|i| Change::System(SystemSet::SnmpEnableAuthenTraps(i == 1)))
-            },
-        )
-        .read_only(last(o::SNMP_OUT_PKTS), counter(|s| &s.out_pkts))
-        .read_only(
-            last(o::SNMP_IN_TOTAL_REQ_VARS),
-            counter(|s| &s.in_total_req_vars),
-        )
-        .read_only(
-            last(o::SNMP_IN_TOTAL_SET_VARS),
-            counter(|s| &s.in_total_set_vars),
-        )
-        .read_only(
-            last(o::SNMP_IN_GET_REQUESTS),
-            counter(|s| &s.in_get_requests),
-        )
-        .read_only(last(o::SNMP_IN_GET_NEXTS), counter(|s| &s.in_get_nexts))
-        .read_only(
-            last(o::SNMP_IN_SET_REQUESTS),
-            counter(|s| &s.in_set_requests),
-        )
-        .read_only(last(o::SNMP_OUT_TOO_BIGS), counter(|s| &s.out_too_bigs))
-        .read_only(
-            last(o::SNMP_OUT_NO_SUCH_NAMES),
-            counter(|s| &s.out_no_such_names),
-        )
-        .read_only(last(o::SNMP_OUT_BAD_VALUES), counter(|s| &s.out_bad_values))
-        .read_only(last(o::SNMP_OUT_GEN_ERRS), counter(|s| &s.out_gen_errs))
-        .read_only(
-            last(o::SNMP_OUT_GET_RESPONSES),
-            counter(|s| &s.out_get_responses),
-        )
-        .read_only(last(o::SNMP_IN_TOO_BIGS), zero)
-        .read_only(last(o::SNMP_IN_NO_SUCH_NAMES), zero)
-        .read_only(last(o::SNMP_IN_BAD_VALUES), zero)
-        .read_only(last(o::SNMP_IN_READ_ONLYS), zero)
-        .read_only(last(o::SNMP_IN_GEN_ERRS), zero)
-        .read_only(last(o::SNMP_IN_GET_RESPONSES), zero)
-        .read_only(last(o::SNMP_IN_TRAPS), zero)
-        .read_only(last(o::SNMP_OUT_GET_REQUESTS), zero)
-        .read_only(last(o::SNMP_OUT_GET_NEXTS), zero)
-        .read_only(last(o::SNMP_OUT_SET_REQUESTS), zero)
-        .read_only(last(o::SNMP_OUT_TRAPS), zero)
-        .read_only(last(o::SNMP_SILENT_DROPS), counter(|s| &s.silent_drops))
-        .read_only(last(o::SNMP_PROXY_DROPS), counter(|s| &s.proxy_drops))
+    // (column, the agent's counter): Counter32 reads of SnmpStats.
+    type Field = fn(&snmp::agent::SnmpStats) -> &std::sync::atomic::AtomicU32;
+    let counters: [(&[u32], Field); 18] = [
+        (o::SNMP_IN_PKTS, |s| &s.in_pkts),
+        (o::SNMP_IN_BAD_VERSIONS, |s| &s.in_bad_versions),
+        (o::SNMP_IN_BAD_COMMUNITY_NAMES, |s| {
+            &s.in_bad_community_names
+        }),
+        (o::SNMP_IN_BAD_COMMUNITY_USES, |s| &s.in_bad_community_uses),
+        (o::SNMP_IN_ASN_PARSE_ERRS, |s| &s.in_asn_parse_errs),
+        (o::SNMP_OUT_PKTS, |s| &s.out_pkts),
+        (o::SNMP_IN_TOTAL_REQ_VARS, |s| &s.in_total_req_vars),
+        (o::SNMP_IN_TOTAL_SET_VARS, |s| &s.in_total_set_vars),
+        (o::SNMP_IN_GET_REQUESTS, |s| &s.in_get_requests),
+        (o::SNMP_IN_GET_NEXTS, |s| &s.in_get_nexts),
+        (o::SNMP_IN_SET_REQUESTS, |s| &s.in_set_requests),
+        (o::SNMP_OUT_TOO_BIGS, |s| &s.out_too_bigs),
+        (o::SNMP_OUT_NO_SUCH_NAMES, |s| &s.out_no_such_names),
+        (o::SNMP_OUT_BAD_VALUES, |s| &s.out_bad_values),
+        (o::SNMP_OUT_GEN_ERRS, |s| &s.out_gen_errs),
+        (o::SNMP_OUT_GET_RESPONSES, |s| &s.out_get_responses),
+        (o::SNMP_SILENT_DROPS, |s| &s.silent_drops),
+        (o::SNMP_PROXY_DROPS, |s| &s.proxy_drops),
+    ];
+    // Obsolete counters of PDUs this agent never receives or sends.
+    let zeros = [
+        o::SNMP_IN_TOO_BIGS,
+        o::SNMP_IN_NO_SUCH_NAMES,
+        o::SNMP_IN_BAD_VALUES,
+        o::SNMP_IN_READ_ONLYS,
+        o::SNMP_IN_GEN_ERRS,
+        o::SNMP_IN_GET_RESPONSES,
+        o::SNMP_IN_TRAPS,
+        o::SNMP_OUT_GET_REQUESTS,
+        o::SNMP_OUT_GET_NEXTS,
+        o::SNMP_OUT_SET_REQUESTS,
+        o::SNMP_OUT_TRAPS,
+    ];
+    let group = Scalars::new(oid(o::SNMP)).read_write(
+        last(o::SNMP_ENABLE_AUTHEN_TRAPS),
+        |v: &View| {
+            Value::Integer(if authen_traps_enabled(&v.system) {
+                1
+            } else {
+                2
+            })
+        },
+        |_, val| {
+            check::enumerated(val, &[1, 2])
+                .map(|i| Change::System(SystemSet::SnmpEnableAuthenTraps(i == 1)))
+        },
+    );
+    let group = counters.into_iter().fold(group, |g, (column, f)| {
+        g.read_only(last(column), move |v: &View| {
+            Value::Counter32(f(&v.stats).load(Relaxed))
+        })
+    });
+    zeros.into_iter().fold(group, |g, column| {
+        g.read_only(last(column), |_: &View| Value::Counter32(0))
+    })
 }
 
 #[cfg(test)]

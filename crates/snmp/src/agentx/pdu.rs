@@ -236,27 +236,25 @@ impl<'a> Reader<'a> {
     fn u8(&mut self, what: &'static str) -> Result<u8, DecodeError> {
         Ok(self.take(1, what)?.first().copied().unwrap_or(0))
     }
-    fn u16(&mut self, what: &'static str) -> Result<u16, DecodeError> {
-        let b: [u8; 2] = self
-            .take(2, what)?
+    /// `N` octets in the session's byte order (RFC 2741 6.1 NETWORK_BYTE_ORDER):
+    /// `be`/`le` are the integer type's `from_be_bytes`/`from_le_bytes`.
+    fn int<const N: usize, T>(
+        &mut self,
+        what: &'static str,
+        be: fn([u8; N]) -> T,
+        le: fn([u8; N]) -> T,
+    ) -> Result<T, DecodeError> {
+        let b: [u8; N] = self
+            .take(N, what)?
             .try_into()
             .map_err(|_| DecodeError::Short(what))?;
-        Ok(if self.big_endian {
-            u16::from_be_bytes(b)
-        } else {
-            u16::from_le_bytes(b)
-        })
+        Ok(if self.big_endian { be(b) } else { le(b) })
+    }
+    fn u16(&mut self, what: &'static str) -> Result<u16, DecodeError> {
+        self.int(what, u16::from_be_bytes, u16::from_le_bytes)
     }
     fn u32(&mut self, what: &'static str) -> Result<u32, DecodeError> {
-        let b: [u8; 4] = self
-            .take(4, what)?
-            .try_into()
-            .map_err(|_| DecodeError::Short(what))?;
-        Ok(if self.big_endian {
-            u32::from_be_bytes(b)
-        } else {
-            u32::from_le_bytes(b)
-        })
+        self.int(what, u32::from_be_bytes, u32::from_le_bytes)
     }
     fn u64(&mut self, what: &'static str) -> Result<u64, DecodeError> {
         let hi = u64::from(self.u32(what)?);

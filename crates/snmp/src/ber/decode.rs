@@ -181,16 +181,22 @@ pub fn decode_i64(c: &[u8]) -> Result<i64, BerError> {
             _ => return Err(BerError::IntegerOverflow),
         }
     }
-    let mut v: i64 = if neg { -1 } else { 0 };
-    for &b in s {
-        v = (v << 8) | i64::from(b);
-    }
-    Ok(v)
+    // Sign-extended from all ones: the same bits as i64 arithmetic.
+    Ok(big_endian(if neg { u64::MAX } else { 0 }, s) as i64)
 }
 
 pub fn decode_i32(c: &[u8]) -> Result<i32, BerError> {
-    let v = decode_i64(c)?;
-    i32::try_from(v).map_err(|_| BerError::IntegerOverflow)
+    narrow(decode_i64(c))
+}
+
+/// `s` (at most 8 octets) shifted in, most significant first, over `init`.
+fn big_endian(init: u64, s: &[u8]) -> u64 {
+    s.iter().fold(init, |v, &b| (v << 8) | u64::from(b))
+}
+
+/// A decoded integer as a narrower type (too large: IntegerOverflow).
+fn narrow<W, T: TryFrom<W>>(v: Result<W, BerError>) -> Result<T, BerError> {
+    v.and_then(|v| T::try_from(v).map_err(|_| BerError::IntegerOverflow))
 }
 
 /// Decodes unsigned content as u64. Leading zero octets are skipped; content
@@ -207,16 +213,11 @@ pub fn decode_u64(c: &[u8]) -> Result<u64, BerError> {
     if s.len() > 8 {
         return Err(BerError::IntegerOverflow);
     }
-    let mut v: u64 = 0;
-    for &b in s {
-        v = (v << 8) | u64::from(b);
-    }
-    Ok(v)
+    Ok(big_endian(0, s))
 }
 
 pub fn decode_u32(c: &[u8]) -> Result<u32, BerError> {
-    let v = decode_u64(c)?;
-    u32::try_from(v).map_err(|_| BerError::IntegerOverflow)
+    narrow(decode_u64(c))
 }
 
 /// Decodes OBJECT IDENTIFIER content (first two arcs packed as 40*X+Y).

@@ -378,15 +378,23 @@ fn sets() {
     );
 }
 
+/// The test dispatcher with the ifDescr column kept back by `keep` (hidden
+/// or secret): the dispatcher, the column and its cell ifDescr.1.
+fn keeping_if_descr(
+    keep: fn(&mut Dispatcher<View, Change>, Vec<Oid>),
+) -> (Dispatcher<View, Change>, Oid, Oid) {
+    let mut d = dispatcher();
+    let column = oid("1.3.6.1.2.1.2.2.1.3");
+    keep(&mut d, vec![column.clone()]);
+    (d, column, oid("1.3.6.1.2.1.2.2.1.3.1"))
+}
+
 /// Hidden subtrees: read and written only with clearance (notWritable
 /// below).
 #[test]
 fn hidden_subtrees_are_secret_to_read_only() {
-    let mut d = dispatcher();
-    let column = oid("1.3.6.1.2.1.2.2.1.3");
-    d.set_hidden_subtrees(vec![column.clone()]);
+    let (d, _, cell) = keeping_if_descr(Dispatcher::set_hidden_subtrees);
     let v = view();
-    let cell = oid("1.3.6.1.2.1.2.2.1.3.1");
     let run =
         |c: Clearance, pdu: &Pdu| d.process_with(&v, Version::V2c, pdu, 65000, &FullAccess, c);
     let get = Pdu::GetRequest(PduBody::request(
@@ -461,11 +469,8 @@ fn admin_subtrees_are_writable_only_with_clearance() {
 /// clearance and the plain reads and set checks AgentX uses.
 #[test]
 fn secrets_need_clearance_on_every_entry_point() {
-    let mut d = dispatcher();
-    let column = oid("1.3.6.1.2.1.2.2.1.3");
-    d.set_secret_subtrees(vec![column.clone()]);
+    let (d, column, cell) = keeping_if_descr(Dispatcher::set_secret_subtrees);
     let v = view();
-    let cell = oid("1.3.6.1.2.1.2.2.1.3.1");
     let last_public = oid("1.3.6.1.2.1.2.2.1.2.3");
     // Plain reads: absent, walked past.
     assert_eq!(d.get(&v, cell.as_slice()), Value::NoSuchObject);

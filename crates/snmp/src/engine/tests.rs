@@ -35,12 +35,8 @@ fn inner(families: Vec<ViewFamily>) -> Engine<(), ()> {
     vacm.groups
         .insert((SecurityModel::Usm, b"n".to_vec()), "g".into());
     vacm.access.push(AccessEntry {
-        group: "g".into(),
-        context: Default::default(),
-        model: None,
-        level: SecurityLevel::NoAuthNoPriv,
-        read: Some("v".into()),
         write: Some("v".into()),
+        ..AccessEntry::read_only("g", SecurityLevel::NoAuthNoPriv, "v")
     });
     let mut d = d;
     d.set_secret_subtrees(vec![Oid::new(vec![1, 3, 6, 1, 2, 1, 1, 3])]);
@@ -319,12 +315,8 @@ fn context_engine(shorthand: ContextMatch) -> Engine<(), ()> {
         ContextMatch::Prefix(b"leaf".to_vec()),
     ] {
         vacm.access.push(AccessEntry {
-            group: "g".into(),
             context,
-            model: None,
-            level: SecurityLevel::NoAuthNoPriv,
-            read: Some("v".into()),
-            write: None,
+            ..AccessEntry::read_only("g", SecurityLevel::NoAuthNoPriv, "v")
         });
     }
     let nodes = Nodes(Arc::new(scalar_dispatcher(5, 5)));

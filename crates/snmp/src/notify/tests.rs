@@ -280,14 +280,21 @@ fn one_sink(rx: &UdpSocket, kind: SinkKind) -> OriginatorConfig {
     }
 }
 
-/// One v2c sink on `rx` with storm control `storm`.
-/// An originator with storm control `storm` sending SNMPv2c traps to a
-/// socket of its own (returned first).
-async fn storm_originator(storm: StormControl) -> (UdpSocket, Notifier, JoinHandle<()>) {
+/// An originator sending SNMPv2c traps to a socket of its own (returned
+/// first), its storm control letting two notifications of a source
+/// through per `interval` and sending the state held back after `quiet`.
+async fn storm_originator(
+    interval: Duration,
+    quiet: Duration,
+) -> (UdpSocket, Notifier, JoinHandle<()>) {
     let rx = UdpSocket::bind("127.0.0.1:0").await.unwrap();
     let config = OriginatorConfig {
         sinks: vec![v2c_sink(&rx)],
-        storm,
+        storm: StormControl {
+            max_per_interval: 2,
+            interval,
+            quiet,
+        },
         ..OriginatorConfig::default()
     };
     let (n, task) = start(config, Arc::new(|| 5)).await.unwrap();
@@ -309,12 +316,8 @@ fn link_state(up: bool, source: &str) -> Notification {
 #[test]
 fn storm_control_sends_the_state_held_back_once_the_source_is_quiet() {
     rt().block_on(async {
-        let storm = StormControl {
-            max_per_interval: 2,
-            interval: Duration::from_secs(3600),
-            quiet: Duration::from_millis(100),
-        };
-        let (rx, n, _task) = storm_originator(storm).await;
+        let (rx, n, _task) =
+            storm_originator(Duration::from_secs(3600), Duration::from_millis(100)).await;
         let link = |up: bool| link_state(up, "a");
         let mut buf = vec![0u8; 2000];
         let mut next = async || {
@@ -358,12 +361,8 @@ fn storm_control_sends_the_state_held_back_once_the_source_is_quiet() {
 #[test]
 fn storm_control_sends_the_state_held_back_when_the_window_ends() {
     rt().block_on(async {
-        let storm = StormControl {
-            max_per_interval: 2,
-            interval: Duration::from_millis(600),
-            ..StormControl::default()
-        };
-        let (rx, n, _task) = storm_originator(storm).await;
+        let quiet = StormControl::default().quiet;
+        let (rx, n, _task) = storm_originator(Duration::from_millis(600), quiet).await;
         let link = link_state;
         // "a": up, down (sent), up, down, up (held): it ends up, the
         // manager's last word was down.

@@ -13,24 +13,25 @@ pub fn integer(v: &Value) -> Result<i32, SetError> {
     }
 }
 
+/// An INTEGER that `ok` accepts (else wrongType / wrongValue).
+fn integer_where(v: &Value, ok: impl Fn(&i32) -> bool) -> Result<i32, SetError> {
+    integer(v).and_then(|i| {
+        if ok(&i) {
+            Ok(i)
+        } else {
+            Err(SetError::WrongValue)
+        }
+    })
+}
+
 /// An INTEGER within `range` (else wrongType / wrongValue).
 pub fn integer_in(v: &Value, range: RangeInclusive<i32>) -> Result<i32, SetError> {
-    let i = integer(v)?;
-    if range.contains(&i) {
-        Ok(i)
-    } else {
-        Err(SetError::WrongValue)
-    }
+    integer_where(v, |i| range.contains(i))
 }
 
 /// An enumerated INTEGER whose value is one of `allowed`.
 pub fn enumerated(v: &Value, allowed: &[i32]) -> Result<i32, SetError> {
-    let i = integer(v)?;
-    if allowed.contains(&i) {
-        Ok(i)
-    } else {
-        Err(SetError::WrongValue)
-    }
+    integer_where(v, |i| allowed.contains(i))
 }
 
 /// An OCTET STRING whose length is in `len` (else wrongType / wrongLength).
@@ -55,31 +56,11 @@ pub fn display_string(v: &Value, max: usize) -> Result<String, SetError> {
     }
 }
 
-/// A Gauge32/Unsigned32.
+/// A Gauge32/Unsigned32. (Counters are read-only in SMIv2 and no TimeTicks
+/// object here is writable: there are no Set checks for them.)
 pub fn unsigned32(v: &Value) -> Result<u32, SetError> {
     match v {
         Value::Gauge32(u) => Ok(*u),
-        _ => Err(SetError::WrongType),
-    }
-}
-
-pub fn counter32(v: &Value) -> Result<u32, SetError> {
-    match v {
-        Value::Counter32(u) => Ok(*u),
-        _ => Err(SetError::WrongType),
-    }
-}
-
-pub fn counter64(v: &Value) -> Result<u64, SetError> {
-    match v {
-        Value::Counter64(u) => Ok(*u),
-        _ => Err(SetError::WrongType),
-    }
-}
-
-pub fn timeticks(v: &Value) -> Result<u32, SetError> {
-    match v {
-        Value::TimeTicks(u) => Ok(*u),
         _ => Err(SetError::WrongType),
     }
 }

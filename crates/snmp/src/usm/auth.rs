@@ -5,7 +5,7 @@
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::indexing_slicing))]
 
 use hmac::digest::core_api::BlockSizeUser;
-use hmac::digest::{Digest, KeyInit};
+use hmac::digest::{Digest, DynDigest, KeyInit};
 use hmac::{Mac, SimpleHmac};
 use subtle::ConstantTimeEq;
 
@@ -37,16 +37,7 @@ impl AuthProtocol {
     /// Parses net-snmp's names (`MD5`, `SHA`, `SHA-224` ... `SHA-512`;
     /// `SHA1` and names without the dash are accepted too).
     pub fn parse(s: &str) -> Option<Self> {
-        let u = s.to_ascii_uppercase().replace('-', "");
-        Some(match u.as_str() {
-            "MD5" => AuthProtocol::Md5,
-            "SHA" | "SHA1" => AuthProtocol::Sha1,
-            "SHA224" => AuthProtocol::Sha224,
-            "SHA256" => AuthProtocol::Sha256,
-            "SHA384" => AuthProtocol::Sha384,
-            "SHA512" => AuthProtocol::Sha512,
-            _ => return None,
-        })
+        super::protocol_by_name(&Self::ALL, Self::name, &[("SHA1", AuthProtocol::Sha1)], s)
     }
 
     /// The net-snmp name.
@@ -72,23 +63,27 @@ impl AuthProtocol {
         }
     }
 
+    /// A fresh hasher of this protocol's digest: the one place that picks
+    /// the digest type for hashing (the HMAC needs the type itself, see
+    /// [`Self::mac`]).
+    fn hasher(self) -> Box<dyn DynDigest> {
+        match self {
+            AuthProtocol::Md5 => Box::new(md5::Md5::new()),
+            AuthProtocol::Sha1 => Box::new(sha1::Sha1::new()),
+            AuthProtocol::Sha224 => Box::new(sha2::Sha224::new()),
+            AuthProtocol::Sha256 => Box::new(sha2::Sha256::new()),
+            AuthProtocol::Sha384 => Box::new(sha2::Sha384::new()),
+            AuthProtocol::Sha512 => Box::new(sha2::Sha512::new()),
+        }
+    }
+
     /// The digest of `parts` concatenated.
     pub fn hash(self, parts: &[&[u8]]) -> Vec<u8> {
-        fn h<D: Digest>(parts: &[&[u8]]) -> Vec<u8> {
-            let mut d = D::new();
-            for p in parts {
-                d.update(p);
-            }
-            d.finalize().to_vec()
+        let mut d = self.hasher();
+        for p in parts {
+            d.update(p);
         }
-        match self {
-            AuthProtocol::Md5 => h::<md5::Md5>(parts),
-            AuthProtocol::Sha1 => h::<sha1::Sha1>(parts),
-            AuthProtocol::Sha224 => h::<sha2::Sha224>(parts),
-            AuthProtocol::Sha256 => h::<sha2::Sha256>(parts),
-            AuthProtocol::Sha384 => h::<sha2::Sha384>(parts),
-            AuthProtocol::Sha512 => h::<sha2::Sha512>(parts),
-        }
+        d.finalize().to_vec()
     }
 
     /// usmUserAuthProtocol's value for this protocol (RFC 3414, RFC 7860).
@@ -158,30 +153,20 @@ impl AuthProtocol {
         if password.is_empty() {
             return None;
         }
-        fn h<D: Digest>(password: &[u8]) -> Vec<u8> {
-            let mut d = D::new();
-            // 64-octet blocks, as A.2 does; the rotation keeps the stream exact.
-            let mut block = [0u8; 64];
-            let mut idx = 0usize;
-            let mut done = 0usize;
-            while done < EXPANDED_LEN {
-                for b in block.iter_mut() {
-                    *b = password.get(idx % password.len()).copied().unwrap_or(0);
-                    idx += 1;
-                }
-                d.update(block);
-                done += block.len();
+        let mut d = self.hasher();
+        // 64-octet blocks, as A.2 does; the rotation keeps the stream exact.
+        let mut block = [0u8; 64];
+        let mut idx = 0usize;
+        let mut done = 0usize;
+        while done < EXPANDED_LEN {
+            for b in block.iter_mut() {
+                *b = password.get(idx % password.len()).copied().unwrap_or(0);
+                idx += 1;
             }
-            d.finalize().to_vec()
+            d.update(&block);
+            done += block.len();
         }
-        Some(match self {
-            AuthProtocol::Md5 => h::<md5::Md5>(password),
-            AuthProtocol::Sha1 => h::<sha1::Sha1>(password),
-            AuthProtocol::Sha224 => h::<sha2::Sha224>(password),
-            AuthProtocol::Sha256 => h::<sha2::Sha256>(password),
-            AuthProtocol::Sha384 => h::<sha2::Sha384>(password),
-            AuthProtocol::Sha512 => h::<sha2::Sha512>(password),
-        })
+        Some(d.finalize().to_vec())
     }
 
     /// Key localization (RFC 3414 2.6): H(Ku || engineID || Ku).

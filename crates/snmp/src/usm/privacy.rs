@@ -46,16 +46,12 @@ impl PrivProtocol {
     /// `AES256`, `AES-256`, and `AES192C`, `AES256C` for the Reeder
     /// extension).
     pub fn parse(s: &str) -> Option<Self> {
-        let u = s.to_ascii_uppercase().replace('-', "");
-        Some(match u.as_str() {
-            "DES" => PrivProtocol::Des,
-            "AES" | "AES128" => PrivProtocol::Aes128,
-            "AES192" => PrivProtocol::Aes192,
-            "AES256" => PrivProtocol::Aes256,
-            "AES192C" => PrivProtocol::Aes192C,
-            "AES256C" => PrivProtocol::Aes256C,
-            _ => return None,
-        })
+        super::protocol_by_name(
+            &Self::ALL,
+            Self::name,
+            &[("AES128", PrivProtocol::Aes128)],
+            s,
+        )
     }
 
     pub fn name(self) -> &'static str {
@@ -268,15 +264,25 @@ mod tests {
             .is_err());
     }
 
+    const EXT_ENGINE: [u8; 3] = [1, 2, 3];
+
+    /// The SHA-1 localized key of "secretpw" and `p`'s key from it, longer
+    /// than SHA-1 gives (the key extension tests).
+    fn extended_key(p: PrivProtocol) -> (Vec<u8>, Vec<u8>) {
+        let kul = AuthProtocol::Sha1
+            .localized_key(b"secretpw", &EXT_ENGINE)
+            .unwrap();
+        let k = p
+            .localized_key(AuthProtocol::Sha1, b"secretpw", &EXT_ENGINE)
+            .unwrap();
+        (kul, k)
+    }
+
     /// Extension: the first 20 octets of a SHA-1 AES-256 key are the plain
     /// localized key, the rest SHA-1 of it.
     #[test]
     fn blumenthal_extension() {
-        let e = [1u8, 2, 3];
-        let kul = AuthProtocol::Sha1.localized_key(b"secretpw", &e).unwrap();
-        let k = PrivProtocol::Aes256
-            .localized_key(AuthProtocol::Sha1, b"secretpw", &e)
-            .unwrap();
+        let (kul, k) = extended_key(PrivProtocol::Aes256);
         assert_eq!(&k[..20], &kul[..]);
         assert_eq!(&k[20..], &AuthProtocol::Sha1.hash(&[&kul])[..12]);
     }
@@ -286,17 +292,10 @@ mod tests {
     /// passphrase (pysnmp's usmAesCfb256Protocol agrees in tests/snmpv3.rs).
     #[test]
     fn reeder_extension() {
-        let e = [1u8, 2, 3];
-        let kul = AuthProtocol::Sha1.localized_key(b"secretpw", &e).unwrap();
-        let k = PrivProtocol::Aes256C
-            .localized_key(AuthProtocol::Sha1, b"secretpw", &e)
-            .unwrap();
+        let (kul, k) = extended_key(PrivProtocol::Aes256C);
         assert_eq!(&k[..20], &kul[..]);
-        let again = AuthProtocol::Sha1.localized_key(&kul, &e).unwrap();
+        let again = AuthProtocol::Sha1.localized_key(&kul, &EXT_ENGINE).unwrap();
         assert_eq!(&k[20..], &again[..12]);
-        let b = PrivProtocol::Aes256
-            .localized_key(AuthProtocol::Sha1, b"secretpw", &e)
-            .unwrap();
-        assert_ne!(k, b);
+        assert_ne!(k, extended_key(PrivProtocol::Aes256).1);
     }
 }

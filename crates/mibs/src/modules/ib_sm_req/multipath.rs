@@ -13,8 +13,8 @@ use snmp::rowstatus::RowData;
 use snmp::value::Value;
 
 use super::answer::{Answer, Kind};
-use super::columns::{self, bytes, checked, gauge, num8, octets, put, ReqCol};
-use super::path::component;
+use super::columns::{self, bytes, gauge, num8, put, ReqCol};
+use super::path::{component, CompMask};
 use super::{ReqKind, COMP_MASK};
 use crate::core::oids::ib_sm_mib as o;
 use std::time::Instant;
@@ -48,9 +48,7 @@ pub struct MultiPathReq {
     pub dgid_count: u8,
     /// SDGIDBlock1..32.
     pub blocks: Vec<Vec<u8>>,
-    /// ibSmMultiPathReqCompMask as set; None: the components of the columns set.
-    pub comp_mask: Option<u64>,
-    pub set_mask: u64,
+    pub comp_mask: CompMask,
     pub created: Instant,
 }
 
@@ -62,8 +60,7 @@ impl Default for MultiPathReq {
             sgid_count: 0,
             dgid_count: 0,
             blocks: vec![Vec::new(); BLOCKS],
-            comp_mask: None,
-            set_mask: 0,
+            comp_mask: CompMask::default(),
             created: Instant::now(),
         }
     }
@@ -125,7 +122,7 @@ pub fn local_multipaths(s: &Snapshot, q: &MultiPathQuery) -> Result<Answer, Stri
 
 impl MultiPathReq {
     pub fn mask(&self) -> u64 {
-        self.comp_mask.unwrap_or(self.set_mask)
+        self.comp_mask.get()
     }
 
     /// The GIDs of the SDGIDBlock columns, in order (16 octets each).
@@ -299,14 +296,12 @@ const OWN_COLS: &[ReqCol<MultiPathReq>] = &[
 impl RowData for MultiPathReq {
     fn set(&mut self, column: u32, v: &Value) -> Result<(), SetError> {
         if column == COMP_MASK {
-            checked(o::IB_SM_MULTI_PATH_REQ_COMP_MASK, v)?;
-            self.comp_mask = Some(u64::from_be_bytes(octets::<8>(v)?));
-            return Ok(());
+            return self.comp_mask.put(o::IB_SM_MULTI_PATH_REQ_COMP_MASK, v);
         }
         let bit = columns::write(TEMPLATE_COLS, &mut self.template, column, v)
             .or_else(|| columns::write(OWN_COLS, self, column, v))
             .unwrap_or(Err(SetError::NotWritable))?;
-        self.set_mask |= bit;
+        self.comp_mask.columns |= bit;
         Ok(())
     }
 

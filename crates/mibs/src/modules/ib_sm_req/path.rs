@@ -15,14 +15,35 @@ use super::columns::{self, bytes, checked, gauge, int, num, num16, num8, octets,
 use super::{ReqKind, COMP_MASK};
 use crate::core::oids::ib_sm_mib as o;
 
+/// A path request's ComponentMask (both path tables): as its CompMask
+/// column set it, else the components of the columns set.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct CompMask {
+    /// The CompMask column as set.
+    pub set: Option<u64>,
+    /// The components of the columns set.
+    pub columns: u64,
+}
+
+impl CompMask {
+    /// The ComponentMask the request is asked with.
+    pub fn get(&self) -> u64 {
+        self.set.unwrap_or(self.columns)
+    }
+
+    /// A Set of the CompMask column `oid` (8 octets, big-endian).
+    pub(super) fn put(&mut self, oid: &[u32], v: &Value) -> Result<(), SetError> {
+        checked(oid, v)?;
+        self.set = Some(u64::from_be_bytes(octets::<8>(v)?));
+        Ok(())
+    }
+}
+
 /// An ibSmPathReqTable row: a PathRecord template and its component mask.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct PathReq {
     pub template: PathRecord,
-    /// ibSmPathReqRowCompMask as set; None: the components of the columns set.
-    pub comp_mask: Option<u64>,
-    /// The components of the columns set.
-    pub set_mask: u64,
+    pub comp_mask: CompMask,
     pub created: Instant,
 }
 
@@ -30,8 +51,7 @@ impl Default for PathReq {
     fn default() -> Self {
         PathReq {
             template: PathRecord::default(),
-            comp_mask: None,
-            set_mask: 0,
+            comp_mask: CompMask::default(),
             created: Instant::now(),
         }
     }
@@ -40,20 +60,18 @@ impl Default for PathReq {
 impl PathReq {
     /// The ComponentMask the request is asked with.
     pub fn mask(&self) -> u64 {
-        self.comp_mask.unwrap_or(self.set_mask)
+        self.comp_mask.get()
     }
 }
 
 impl RowData for PathReq {
     fn set(&mut self, column: u32, v: &Value) -> Result<(), SetError> {
         if column == COMP_MASK {
-            checked(o::IB_SM_PATH_REQ_ROW_COMP_MASK, v)?;
-            self.comp_mask = Some(u64::from_be_bytes(octets::<8>(v)?));
-            return Ok(());
+            return self.comp_mask.put(o::IB_SM_PATH_REQ_ROW_COMP_MASK, v);
         }
         let bit = columns::write(PATH_COLS, &mut self.template, column, v)
             .unwrap_or(Err(SetError::NotWritable))?;
-        self.set_mask |= bit;
+        self.comp_mask.columns |= bit;
         Ok(())
     }
 

@@ -235,32 +235,18 @@ mod tests {
     fn status_mapping() {
         use PhysPortState as P;
         use PortState as S;
-        assert_eq!(
-            oper_status(Some(S::Active), Some(P::LinkUp)),
-            OperStatus::Up
-        );
-        assert_eq!(
-            oper_status(Some(S::Armed), Some(P::LinkUp)),
-            OperStatus::Dormant
-        );
-        assert_eq!(
-            oper_status(Some(S::Init), Some(P::LinkUp)),
-            OperStatus::Dormant
-        );
-        assert_eq!(
-            oper_status(Some(S::Down), Some(P::Polling)),
-            OperStatus::Down
-        );
-        assert_eq!(
-            oper_status(Some(S::Down), Some(P::Disabled)),
-            OperStatus::Down
-        );
-        assert_eq!(
-            oper_status(Some(S::Down), Some(P::PhyTest)),
-            OperStatus::Testing
-        );
-        assert_eq!(oper_status(None, None), OperStatus::Unknown);
-        assert_eq!(oper_status(Some(S::NoChange), None), OperStatus::Unknown);
+        for (state, phys, want) in [
+            (Some(S::Active), Some(P::LinkUp), OperStatus::Up),
+            (Some(S::Armed), Some(P::LinkUp), OperStatus::Dormant),
+            (Some(S::Init), Some(P::LinkUp), OperStatus::Dormant),
+            (Some(S::Down), Some(P::Polling), OperStatus::Down),
+            (Some(S::Down), Some(P::Disabled), OperStatus::Down),
+            (Some(S::Down), Some(P::PhyTest), OperStatus::Testing),
+            (None, None, OperStatus::Unknown),
+            (Some(S::NoChange), None, OperStatus::Unknown),
+        ] {
+            assert_eq!(oper_status(state, phys), want, "{state:?} {phys:?}");
+        }
         assert_eq!(admin_status(Some(P::Disabled)), AdminStatus::Down);
         assert_eq!(admin_status(Some(P::Polling)), AdminStatus::Up);
         assert_eq!(admin_status(None), AdminStatus::Up);

@@ -204,6 +204,14 @@ pub(crate) fn get(v: &View, base: &[u32], index: &[u32]) -> Value {
     Value::NoSuchObject
 }
 
+/// A TimeTicks object's value (the history tests' ifLastChange and the like).
+fn ticks(v: &View, base: &[u32], index: &[u32]) -> u32 {
+    match get(v, base, index) {
+        Value::TimeTicks(t) => t,
+        other => panic!("{base:?} {index:?}: {other:?}"),
+    }
+}
+
 pub(crate) fn up() -> PortInfo {
     port_info(5, PortState::Active, PhysPortState::LinkUp)
 }
@@ -331,16 +339,14 @@ fn history_moves_only_on_change() {
     let sys = system();
     let s1 = f.ca(up(), down(), 1);
     let v1 = f.publish(&s1, &sys);
-    assert_eq!(get(&v1, o::IF_LAST_CHANGE, &[2]), Value::TimeTicks(0));
+    assert_eq!(ticks(&v1, o::IF_LAST_CHANGE, &[2]), 0);
     std::thread::sleep(Duration::from_millis(30));
     // Port 2 comes up; port 1's counters grow (no discontinuity).
     let s2 = f.ca(up(), up(), 2);
     let v2 = f.publish(&s2, &sys);
-    let Value::TimeTicks(lc) = get(&v2, o::IF_LAST_CHANGE, &[2]) else {
-        panic!()
-    };
+    let lc = ticks(&v2, o::IF_LAST_CHANGE, &[2]);
     assert!(lc > 0);
-    assert_eq!(get(&v2, o::IF_LAST_CHANGE, &[1]), Value::TimeTicks(0));
+    assert_eq!(ticks(&v2, o::IF_LAST_CHANGE, &[1]), 0);
     assert_eq!(
         get(&v2, o::IF_COUNTER_DISCONTINUITY_TIME, &[1]),
         Value::TimeTicks(0)
@@ -352,23 +358,21 @@ fn history_moves_only_on_change() {
     );
     // A request still holding the older publication reads it unchanged; it
     // cannot touch the publisher's history.
-    assert_eq!(get(&v1, o::IF_LAST_CHANGE, &[2]), Value::TimeTicks(0));
+    assert_eq!(ticks(&v1, o::IF_LAST_CHANGE, &[2]), 0);
     std::thread::sleep(Duration::from_millis(30));
     // Nothing changes: ifLastChange stays where it was.
     let s3 = f.ca(up(), up(), 3);
     let v3 = f.publish(&s3, &sys);
-    assert_eq!(get(&v3, o::IF_LAST_CHANGE, &[2]), Value::TimeTicks(lc));
-    assert_eq!(get(&v3, o::IF_LAST_CHANGE, &[1]), Value::TimeTicks(0));
-    assert_eq!(get(&v3, o::IF_TABLE_LAST_CHANGE, &[0]), Value::TimeTicks(0));
+    assert_eq!(ticks(&v3, o::IF_LAST_CHANGE, &[2]), lc);
+    assert_eq!(ticks(&v3, o::IF_LAST_CHANGE, &[1]), 0);
+    assert_eq!(ticks(&v3, o::IF_TABLE_LAST_CHANGE, &[0]), 0);
     std::thread::sleep(Duration::from_millis(30));
     // Port 2 goes down again: a later ifLastChange.
     let s4 = f.ca(up(), down(), 4);
     let v4 = f.publish(&s4, &sys);
-    let Value::TimeTicks(lc4) = get(&v4, o::IF_LAST_CHANGE, &[2]) else {
-        panic!()
-    };
+    let lc4 = ticks(&v4, o::IF_LAST_CHANGE, &[2]);
     assert!(lc4 > lc, "{lc4} > {lc}");
-    assert_eq!(get(&v4, o::IF_LAST_CHANGE, &[1]), Value::TimeTicks(0));
+    assert_eq!(ticks(&v4, o::IF_LAST_CHANGE, &[1]), 0);
 }
 
 #[test]
@@ -385,19 +389,13 @@ fn discontinuity_when_port_returns() {
     let s2 = f.build(b);
     let v2 = f.publish(&s2, &sys);
     assert_eq!(get(&v2, o::IF_NUMBER, &[0]), Value::Integer(0));
-    let Value::TimeTicks(tlc) = get(&v2, o::IF_TABLE_LAST_CHANGE, &[0]) else {
-        panic!()
-    };
+    let tlc = ticks(&v2, o::IF_TABLE_LAST_CHANGE, &[0]);
     std::thread::sleep(Duration::from_millis(30));
     let s3 = f.ca(up(), down(), 1);
     let v3 = f.publish(&s3, &sys);
-    let Value::TimeTicks(d) = get(&v3, o::IF_COUNTER_DISCONTINUITY_TIME, &[1]) else {
-        panic!()
-    };
+    let d = ticks(&v3, o::IF_COUNTER_DISCONTINUITY_TIME, &[1]);
     assert!(d > 0, "a port back after an absence restarts its totals");
-    let Value::TimeTicks(tlc3) = get(&v3, o::IF_TABLE_LAST_CHANGE, &[0]) else {
-        panic!()
-    };
+    let tlc3 = ticks(&v3, o::IF_TABLE_LAST_CHANGE, &[0]);
     assert!(tlc3 >= tlc);
     // The same discontinuity is served identically later; counters that
     // merely grow are no discontinuity.
@@ -451,16 +449,14 @@ fn publishers_are_independent() {
     let va = a.publish(&s, &sys);
     let s = b.ca(up(), down(), 2);
     let vb = b.publish(&s, &sys);
-    let Value::TimeTicks(lc) = get(&va, o::IF_LAST_CHANGE, &[2]) else {
-        panic!()
-    };
+    let lc = ticks(&va, o::IF_LAST_CHANGE, &[2]);
     assert!(lc > 0);
-    assert_eq!(get(&vb, o::IF_LAST_CHANGE, &[2]), Value::TimeTicks(0));
+    assert_eq!(ticks(&vb, o::IF_LAST_CHANGE, &[2]), 0);
     // A fresh publisher (or a standalone view) of A's latest snapshot has no
     // history: what it finds first changed before the agent started.
     let s = a.ca(up(), up(), 3);
     let fresh = published_view(&Publisher::new().publish(Arc::clone(&s)), &sys);
-    assert_eq!(get(&fresh, o::IF_LAST_CHANGE, &[2]), Value::TimeTicks(0));
+    assert_eq!(ticks(&fresh, o::IF_LAST_CHANGE, &[2]), 0);
     assert_eq!(
         get(&view(&s, &sys), o::IF_LAST_CHANGE, &[2]),
         Value::TimeTicks(0)
@@ -644,7 +640,7 @@ fn no_local_node_no_rows() {
     let s = f.build(SnapshotBuilder::new(0));
     let v = view(&s, &system());
     assert_eq!(get(&v, o::IF_NUMBER, &[0]), Value::Integer(0));
-    assert_eq!(get(&v, o::IF_TABLE_LAST_CHANGE, &[0]), Value::TimeTicks(0));
+    assert_eq!(ticks(&v, o::IF_TABLE_LAST_CHANGE, &[0]), 0);
 }
 
 /// The built-in simulated fabric: every IF-MIB counter equals the 2.4
@@ -653,11 +649,7 @@ fn no_local_node_no_rows() {
 #[test]
 fn sim_values_equal_the_formulas_over_the_dumped_totals() {
     use ib::source::Source;
-    let mut src = ib::source::sim::SimSource::default_fabric(ib::source::sim::SimConfig {
-        source_name: "test-sim-formulas".into(),
-        ..Default::default()
-    })
-    .unwrap();
+    let mut src = crate::testing::sim_source("test-sim-formulas", false);
     let sys = system();
     for _ in 0..3 {
         let s = Arc::new(src.sweep().unwrap());

@@ -16,11 +16,7 @@ use crate::modules::if_mib::{IfMibState, IfSet};
 use crate::{Change, SystemState, View};
 
 fn sim() -> Arc<Snapshot> {
-    let mut src = ib::source::sim::SimSource::default_fabric(ib::source::sim::SimConfig {
-        source_name: "test-node-contexts".into(),
-        ..Default::default()
-    })
-    .unwrap();
+    let mut src = crate::testing::sim_source("test-node-contexts", false);
     src.sweep().unwrap();
     Arc::new(src.sweep().unwrap())
 }

@@ -86,6 +86,16 @@ fn objects_as_the_mib_lists_them() {
     assert!(!names(&bad_m_key(1, p, g, 1, &k)).contains(&"?"));
 }
 
+/// The index in `s.ports` of port `port` of the first switch.
+fn first_switch_port(s: &Snapshot, port: u8) -> usize {
+    let node = s
+        .nodes
+        .iter()
+        .position(|n| n.info.node_type() == Some(NodeType::Switch))
+        .unwrap();
+    s.node_port(node as u32, ib::types::PortNum(port)).unwrap() as usize
+}
+
 fn trap_names(v: &[Notification]) -> Vec<&'static str> {
     v.iter()
         .map(|n| {
@@ -102,12 +112,7 @@ fn trap_names(v: &[Notification]) -> Vec<&'static str> {
 #[test]
 fn snapshot_differences() {
     use ib::source::Source;
-    let mut src = ib::source::sim::SimSource::default_fabric(ib::source::sim::SimConfig {
-        source_name: "test-notifications".into(),
-        manual_clock: true,
-        ..Default::default()
-    })
-    .unwrap();
+    let mut src = crate::testing::sim_source("test-notifications", true);
     let a = src.sweep().unwrap();
     let th = Thresholds {
         link_integrity: 3,
@@ -117,12 +122,7 @@ fn snapshot_differences() {
     let mut b = a.clone();
     // A CA port (node01 port 1) and a switch's external port.
     let ca = b.node_port(0, ib::types::PortNum(1)).unwrap() as usize;
-    let sw_node = b
-        .nodes
-        .iter()
-        .position(|n| n.info.node_type() == Some(NodeType::Switch))
-        .unwrap();
-    let sw = b.node_port(sw_node as u32, ib::types::PortNum(1)).unwrap() as usize;
+    let sw = first_switch_port(&b, 1);
     b.ports[ca].info.capability_mask ^= 1 << 5;
     b.ports[ca].info.m_key_violations += 1;
     b.ports[ca].info.p_key_violations += 2;
@@ -174,12 +174,7 @@ fn mc_names(prev: &Snapshot, next: &Snapshot) -> Vec<&'static str> {
 #[test]
 fn mc_group_events_only_for_real_changes() {
     use ib::source::Source;
-    let mut src = ib::source::sim::SimSource::default_fabric(ib::source::sim::SimConfig {
-        source_name: "test-mc".into(),
-        manual_clock: true,
-        ..Default::default()
-    })
-    .unwrap();
+    let mut src = crate::testing::sim_source("test-mc", true);
     let a = src.sweep().unwrap();
     assert!(a.master_sm().is_some() && a.local_node.is_some());
     let group = |mgid: u8, p_key: u16| {
@@ -229,12 +224,7 @@ fn mc_group_events_only_for_real_changes() {
             members: Vec::new(),
         });
     };
-    let sw = a
-        .nodes
-        .iter()
-        .position(|n| n.info.node_type() == Some(NodeType::Switch))
-        .unwrap();
-    let sw = a.node_port(sw as u32, ib::types::PortNum(0)).unwrap() as usize;
+    let sw = first_switch_port(&a, 0);
     let mut others = with.clone();
     in_p1(&mut others, sw);
     let mut joined = others.clone();
