@@ -159,6 +159,18 @@ fn destinations(s: &Snapshot) -> Vec<Dest> {
         .collect()
 }
 
+/// Every channel adapter port with a LID, up or not: what the tables route.
+fn destinations_routed(s: &Snapshot) -> impl Iterator<Item = Dest> + '_ {
+    s.ports.iter().enumerate().filter_map(|(i, p)| {
+        let ca = p.num.0 != 0 && !is_switch(s, p.node) && p.info.lid.0 != 0;
+        ca.then_some(Dest {
+            lid: p.info.lid,
+            port: PortIdx::try_from(i).ok()?,
+            node: p.node,
+        })
+    })
+}
+
 /// The port linked to `node`'s port `num`, when the link is up.
 fn far_end(s: &Snapshot, node: NodeIdx, num: u8) -> Option<PortIdx> {
     let here = s.port(s.node_port(node, PortNum(num))?)?;
@@ -319,8 +331,7 @@ pub fn check(s: &Snapshot, max_spread: f64) -> RouteCheck {
         // Data goes to channel adapters; a switch's port 0 gets management
         // packets, mostly SMPs on VL15, which need no credits (and minhop's
         // routes between switches go down and up again in a fat tree).
-        let data = !is_switch(s, d.node);
-        if data {
+        if !is_switch(s, d.node) {
             depend(&fate, &hop, &mut deps);
         }
         for i in tally(&mut out, &fate, &mut breaks) {
@@ -328,11 +339,15 @@ pub fn check(s: &Snapshot, max_spread: f64) -> RouteCheck {
                 lost.entry(i).or_default().push(d.lid.0);
             }
         }
-        // Balance is the data's too: OpenSM's minhop leaves switch LIDs out
-        // of its port loads (on the 4,096-host ibsim fabric they all took a
-        // leaf's first uplink, 255 destinations against 128).
-        for i in (0..switches.len()).filter(|&i| data && hosts[i] > 0) {
-            if let Some(port) = uplink_of(s, switches[i], d) {
+    }
+    // Balance: how evenly the tables spread the channel adapters' LIDs over
+    // each leaf's uplinks, a host that is down included (its entries stay
+    // until the SM routes again). Switch LIDs carry management only, and
+    // OpenSM's minhop leaves them out of its port loads (on the 4,096-host
+    // ibsim fabric they all took a leaf's first uplink, 255 against 128).
+    for d in destinations_routed(s) {
+        for i in (0..switches.len()).filter(|&i| hosts[i] > 0) {
+            if let Some(port) = uplink_of(s, switches[i], &d) {
                 *up.entry(i).or_default().entry(port).or_insert(0) += 1;
             }
         }

@@ -601,9 +601,11 @@ impl Fabric {
         } = self.switch_graph();
         let ns = switches.len();
         let mut lfts: Vec<Vec<u8>> = vec![vec![0xFF; usize::from(top) + 1]; ns];
-        // LIDs routed out of each switch port so far: each LID takes the
-        // least-loaded of its shortest-path ports, as OpenSM's minhop
-        // balances them (LID modulo piled 6 of 8 on one uplink of a leaf).
+        // Channel adapters' LIDs routed out of each switch port so far: each
+        // LID takes the least-loaded of its shortest-path ports, as OpenSM's
+        // minhop balances them (LID modulo piled 6 of 8 on one uplink of a
+        // leaf). A switch's own LID (management only) is not counted, as
+        // minhop does not.
         let mut load: Vec<[u32; 256]> = vec![[0; 256]; ns];
         let mut dist = vec![u32::MAX; ns];
         let mut queue = VecDeque::with_capacity(ns);
@@ -637,14 +639,16 @@ impl Fabric {
                     continue;
                 }
                 let used = &mut load[s];
-                for &(base, size, _) in here {
+                for &(base, size, at) in here {
                     for l in base..base + size {
                         let port = cands
                             .iter()
                             .copied()
                             .min_by_key(|p| (used[usize::from(*p)], *p))
                             .unwrap_or(cands[0]);
-                        used[usize::from(port)] += 1;
+                        if at != 0 {
+                            used[usize::from(port)] += 1;
+                        }
                         lft[usize::from(l)] = port;
                     }
                 }
