@@ -69,8 +69,12 @@ end=$((SECONDS + MINUTES * 60))
 while [ $SECONDS -lt $end ]; do
     alerts=$(query 'ALERTS')
     echo "$alerts" | grep -q '"status":"success"' || fail "ALERTS: $alerts"
-    echo "$alerts" | grep -q '"result":\[\]' ||
+    echo "$alerts" | grep -q '"result":\[\]' || {
+        # What the failed scrapes said, if a target is down.
+        curl -sS --max-time 10 "http://127.0.0.1:$prom/api/v1/targets" |
+            grep -o '"lastError":"[^"]\+"' | sort | uniq -c >&2
         fail "alerts on a healthy fabric ($(echo "$alerts" | grep -o '"alertname":"[A-Za-z]*","alertstate":"[a-z]*"' | sort | uniq -c | tr -s ' \n' ' ')): $(echo "$alerts" | head -c 1500)"
+    }
     kill -0 "${pids[0]}" 2>/dev/null || fail "the agent stopped: $(tail -5 "$tmp/agent.log")"
     sleep 5
 done

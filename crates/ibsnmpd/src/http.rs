@@ -24,8 +24,9 @@ use tracing::{debug, warn};
 
 /// A client must send its request headers within this time.
 const HEADER_TIMEOUT: Duration = Duration::from_secs(10);
-/// A connection's whole life, keep-alive included: a slow reader cannot
-/// hold a connection (and its body) for ever.
+/// A connection's whole life, keep-alive included, after which it closes
+/// once its response in flight is out: a client cannot hold a connection
+/// for ever.
 const CONNECTION_LIFETIME: Duration = Duration::from_secs(120);
 
 /// What clients may hold.
@@ -84,10 +85,20 @@ pub async fn serve<H, F, B>(
                 .timer(hyper_util::rt::TokioTimer::new())
                 .header_read_timeout(HEADER_TIMEOUT)
                 .serve_connection(TokioIo::new(Stalling::new(stream, stall)), svc);
-            match tokio::time::timeout(CONNECTION_LIFETIME, conn).await {
-                Ok(Err(e)) => debug!(%peer, error = %e, "{name}: connection ended"),
-                Err(_) => debug!(%peer, "{name}: connection closed after its lifetime"),
-                Ok(Ok(())) => {}
+            let mut conn = std::pin::pin!(conn);
+            let ended = tokio::select! {
+                r = conn.as_mut() => r,
+                () = tokio::time::sleep(CONNECTION_LIFETIME) => {
+                    // Closed once the response in flight is out (cut, a
+                    // scrape fails: Prometheus' up went 0 every few
+                    // minutes); a reader that stops is the stall's.
+                    debug!(%peer, "{name}: connection closing after its lifetime");
+                    conn.as_mut().graceful_shutdown();
+                    conn.await
+                }
+            };
+            if let Err(e) = ended {
+                debug!(%peer, error = %e, "{name}: connection ended");
             }
             drop((client, slot));
         });
