@@ -281,7 +281,7 @@ pub(super) fn settle<R>(
 }
 
 /// A checked request Set (phase 1), applied in phase 2 by the daemon's
-/// control path ([`crate::change::Change::apply`]).
+/// control path ([`crate::Change::apply`]).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum RequestChange {
     Path(Vec<RowChange<PathReq>>),
